@@ -1,0 +1,47 @@
+# cython: language_level=3
+"""The physical node of the columnar model: type, length, offset, null count, buffers, children.
+
+Arrays, record batches and the C data interface are all views over ArrayData; the IPC reader builds
+it straight from a message body and the writer flattens it back.
+"""
+
+
+cdef class ArrayData:
+    def __init__(self, type, int64_t length, int64_t offset=0, int64_t null_count=-1,
+                 list buffers=None, list children=None, dictionary=None):
+        self.type = type
+        self.length = length
+        self.offset = offset
+        self.null_count = null_count
+        self.buffers = buffers if buffers is not None else []
+        self.children = children if children is not None else []
+        self.dictionary = dictionary
+
+    def copy_with(self, **changes):
+        """A shallow copy with some attributes replaced."""
+        cdef ArrayData d = make_array_data(self.type, self.length, self.offset, self.null_count,
+                                           list(self.buffers), list(self.children), self.dictionary)
+        for k, v in changes.items():
+            setattr(d, k, v)
+        return d
+
+    def __repr__(self):
+        return (f"ArrayData(type={self.type}, length={self.length}, offset={self.offset}, "
+                f"null_count={self.null_count}, buffers={len(self.buffers)}, "
+                f"children={len(self.children)})")
+
+    def __reduce__(self):
+        raise TypeError("ArrayData is not picklable; write it with arrowipc.ipc instead")
+
+
+cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int64_t null_count,
+                               list buffers, list children, object dictionary):
+    cdef ArrayData d = ArrayData.__new__(ArrayData)
+    d.type = type
+    d.length = length
+    d.offset = offset
+    d.null_count = null_count
+    d.buffers = buffers
+    d.children = children
+    d.dictionary = dictionary
+    return d

@@ -1,0 +1,204 @@
+# cython: language_level=3
+"""Zero-copy buffers.
+
+A Buffer is a pointer, a size and an owner. Views of input bytes (bytes, mmap, memoryview) hold a
+Py_buffer on the input through a `_PyBufferOwner`; allocations (decompression, re-alignment, bitmap
+shifts, packing) are 64-byte aligned and freed by an `_AlignedAllocation` when the last view dies.
+A zero-length buffer never exposes a NULL pointer.
+"""
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS
+from libc.stdint cimport uint8_t, int64_t, uintptr_t
+from libc.stdlib cimport free
+from libc.string cimport memset, memcmp
+
+from arrowipc.errors import ArrowInvalid, ArrowCapacityError
+
+cdef extern from "stdlib.h" nogil:
+    int posix_memalign(void** memptr, size_t alignment, size_t size)
+
+# Exported for zero-length buffers: aligned, never NULL, never written.
+cdef uint8_t[128] _ZERO_BYTES
+memset(_ZERO_BYTES, 0, 128)
+cdef const uint8_t* ZERO_PTR = <const uint8_t*>(((<uintptr_t>_ZERO_BYTES) + 63) & ~(<uintptr_t>63))
+
+cdef int64_t _live_allocations = 0   # number of _AlignedAllocation alive; tests assert it returns to 0
+
+
+cdef class _PyBufferOwner:
+    """Holds a Py_buffer on an exporter for as long as some Buffer points into it."""
+    cdef Py_buffer view
+    cdef bint held
+
+    def __dealloc__(self):
+        if self.held:
+            PyBuffer_Release(&self.view)
+            self.held = False
+
+    @property
+    def obj(self):
+        if self.held and self.view.obj is not None:
+            return self.view.obj
+        return None
+
+
+cdef class _AlignedAllocation:
+    """Memory arrowipc allocated itself (64-byte aligned)."""
+    cdef void* ptr
+    cdef int64_t size
+
+    def __dealloc__(self):
+        global _live_allocations
+        if self.ptr != NULL:
+            free(self.ptr)
+            self.ptr = NULL
+            _live_allocations -= 1
+
+
+def live_allocations():
+    """How many arrowipc-owned allocations are alive (for leak tests)."""
+    return _live_allocations
+
+
+cdef class Buffer:
+    """A contiguous, immutable (unless allocated by us) range of bytes that keeps its owner alive."""
+
+    def __cinit__(self):
+        self.ptr = ZERO_PTR
+        self.size = 0
+        self.base = None
+        self.writable = False
+        self._exports = 0
+
+    def __init__(self, *args):
+        if args:
+            raise TypeError("use arrowipc.py_buffer(obj) or arrowipc.allocate_buffer(size)")
+
+    @property
+    def size(self):
+        return self.size
+
+    @property
+    def address(self):
+        return <uintptr_t>self.ptr
+
+    @property
+    def is_mutable(self):
+        return bool(self.writable)
+
+    def __len__(self):
+        return self.size
+
+    def __bool__(self):
+        return True
+
+    def slice(self, int64_t offset=0, length=None):
+        """A zero-copy view of [offset, offset + length) of this buffer (bounds-checked)."""
+        cdef int64_t n
+        if offset < 0 or offset > self.size:
+            raise ArrowInvalid(f"slice offset {offset} outside buffer of {self.size} bytes")
+        n = self.size - offset if length is None else <int64_t>length
+        if n < 0 or n > self.size - offset:
+            raise ArrowInvalid(f"slice [{offset}, {offset}+{n}) outside buffer of {self.size} bytes")
+        return slice_unchecked(self, offset, n)
+
+    def to_pybytes(self):
+        return (<char*>self.ptr)[:self.size] if self.size else b""
+
+    def equals(self, other):
+        cdef Buffer o = other if isinstance(other, Buffer) else py_buffer(other)
+        return o.size == self.size and (self.size == 0 or memcmp(o.ptr, self.ptr, self.size) == 0)
+
+    def __eq__(self, other):
+        try:
+            return self.equals(other)
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.to_pybytes())
+
+    def __repr__(self):
+        return f"<arrowipc.Buffer address=0x{<uintptr_t>self.ptr:x} size={self.size}>"
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        if (flags & PyBUF_WRITABLE) and not self.writable:
+            raise BufferError("arrowipc.Buffer is read-only")
+        self._shape[0] = <Py_ssize_t>self.size
+        self._strides[0] = 1
+        view.buf = <void*>self.ptr
+        view.obj = self
+        view.len = <Py_ssize_t>self.size
+        view.readonly = 0 if self.writable else 1
+        view.itemsize = 1
+        view.format = "B"
+        view.ndim = 1
+        view.shape = self._shape
+        view.strides = self._strides
+        view.suboffsets = NULL
+        view.internal = NULL
+        self._exports += 1
+
+    def __releasebuffer__(self, Py_buffer* view):
+        self._exports -= 1
+
+
+cdef Buffer wrap_pointer(const uint8_t* ptr, int64_t size, object base, bint writable=False):
+    cdef Buffer b = Buffer.__new__(Buffer)
+    b.ptr = ptr if (ptr != NULL and size > 0) else ZERO_PTR
+    b.size = size
+    b.base = base
+    b.writable = writable
+    return b
+
+
+cdef Buffer slice_unchecked(Buffer parent, int64_t offset, int64_t length):
+    # Slices point at the parent's owner, never at the parent, so chains stay one level deep.
+    cdef object owner = parent.base if parent.base is not None else parent
+    return wrap_pointer(parent.ptr + offset, length, owner, parent.writable)
+
+
+cpdef Buffer py_buffer(object obj):
+    """A zero-copy Buffer over any object that supports the buffer protocol (C-contiguous)."""
+    if isinstance(obj, Buffer):
+        return <Buffer>obj
+    cdef _PyBufferOwner owner = _PyBufferOwner.__new__(_PyBufferOwner)
+    PyObject_GetBuffer(obj, &owner.view, PyBUF_SIMPLE | PyBUF_ANY_CONTIGUOUS)
+    owner.held = True
+    return wrap_pointer(<const uint8_t*>owner.view.buf, owner.view.len, owner, False)
+
+
+# No single allocation may exceed this unless the caller raises the limit (untrusted sizes).
+cdef int64_t MAX_ALLOCATION = (<int64_t>1) << 40
+
+
+cpdef Buffer allocate(int64_t size, bint zero=True):
+    """A new 64-byte-aligned, writable buffer owned by arrowipc."""
+    global _live_allocations
+    cdef void* p = NULL
+    if size < 0 or size > MAX_ALLOCATION:
+        raise ArrowCapacityError(f"refusing to allocate {size} bytes (limit {MAX_ALLOCATION})")
+    if size == 0:
+        return wrap_pointer(NULL, 0, None, True)
+    if posix_memalign(&p, 64, <size_t>((size + 63) & ~63)) != 0 or p == NULL:
+        raise MemoryError(f"cannot allocate {size} bytes")
+    if zero:
+        memset(p, 0, <size_t>((size + 63) & ~63))
+    else:
+        # Zero the tail padding so written padding is deterministic.
+        memset(<uint8_t*>p + (size & ~63), 0, <size_t>(((size + 63) & ~63) - (size & ~63)))
+    cdef _AlignedAllocation a = _AlignedAllocation.__new__(_AlignedAllocation)
+    a.ptr = p
+    a.size = size
+    _live_allocations += 1
+    return wrap_pointer(<const uint8_t*>p, size, a, True)
+
+
+cdef uint8_t* mutable_data(Buffer buf) except NULL:
+    if not buf.writable:
+        raise BufferError("buffer is read-only")
+    return <uint8_t*>buf.ptr
+
+
+def allocate_buffer(int64_t size, bint zero=True):
+    return allocate(size, zero)
+

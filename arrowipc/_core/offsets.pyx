@@ -1,0 +1,83 @@
+# cython: language_level=3
+"""Offset buffers: validation (monotonic, inside the data) and re-basing of sliced offsets."""
+from libc.stdint cimport uint8_t, int32_t, int64_t
+
+from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
+from arrowipc._core.kernels cimport (arrowipc_check_offsets32, arrowipc_check_offsets64,
+                                     arrowipc_rebase_offsets32, arrowipc_rebase_offsets64,
+                                     ARROWIPC_OFFSETS_NEGATIVE, ARROWIPC_OFFSETS_DECREASING)
+from arrowipc.errors import ArrowInvalid
+
+
+cdef inline int check_span(Buffer offsets, int64_t offset, int64_t length, int width, str where) except -1:
+    # offsets[offset .. offset + length] (length + 1 values) must fit in the buffer.
+    if offset < 0 or length < 0:
+        raise ArrowInvalid(f"{where}: negative offset {offset} or length {length}")
+    if offset > offsets.size // width or length + 1 > offsets.size // width - offset:
+        raise ArrowInvalid(f"{where}: {length + 1} offsets from index {offset} need "
+                           f"{(offset + length + 1) * width} bytes but the offsets buffer has "
+                           f"{offsets.size}")
+    return 0
+
+
+def check_offsets(Buffer offsets, int64_t offset, int64_t length, int width, int64_t data_size,
+                  str where="offsets"):
+    """Validate offsets[offset .. offset + length]: non-negative, non-decreasing, last <= data_size.
+
+    Returns (first, last). Raises ArrowInvalid naming the index of the first bad offset.
+    """
+    cdef int64_t bad = 0, first, last
+    cdef int code
+    if length == 0 and offsets.size == 0:
+        return 0, 0          # a zero-length array may omit its offsets buffer entirely
+    check_span(offsets, offset, length, width, where)
+    if width == 4:
+        with nogil:
+            code = arrowipc_check_offsets32((<const int32_t*>offsets.ptr) + offset, length, data_size, &bad)
+        first = (<const int32_t*>offsets.ptr)[offset]
+        last = (<const int32_t*>offsets.ptr)[offset + length]
+    else:
+        with nogil:
+            code = arrowipc_check_offsets64((<const int64_t*>offsets.ptr) + offset, length, data_size, &bad)
+        first = (<const int64_t*>offsets.ptr)[offset]
+        last = (<const int64_t*>offsets.ptr)[offset + length]
+    if code == ARROWIPC_OFFSETS_NEGATIVE:
+        raise ArrowInvalid(f"{where}: offset 0 is {first}, expected >= 0")
+    if code == ARROWIPC_OFFSETS_DECREASING:
+        raise ArrowInvalid(f"{where}: offsets must not decrease, but offset {bad} is less than offset {bad - 1}")
+    if code != 0:
+        raise ArrowInvalid(f"{where}: last offset {last} is beyond the end of the data ({data_size} bytes or values)")
+    return first, last
+
+
+def read_offset_pair(Buffer offsets, int64_t offset, int64_t length, int width):
+    """(offsets[offset], offsets[offset + length]) after a bounds check of the span."""
+    if length == 0 and offsets.size == 0:
+        return 0, 0
+    check_span(offsets, offset, length, width, "offsets")
+    if width == 4:
+        return (<const int32_t*>offsets.ptr)[offset], (<const int32_t*>offsets.ptr)[offset + length]
+    return (<const int64_t*>offsets.ptr)[offset], (<const int64_t*>offsets.ptr)[offset + length]
+
+
+def rebase_offsets(Buffer offsets, int64_t offset, int64_t length, int width):
+    """(new offsets Buffer starting at 0, first, last) for offsets[offset .. offset + length].
+
+    Zero-copy when the first offset already is 0.
+    """
+    first, last = read_offset_pair(offsets, offset, length, width)
+    if offsets.size == 0:
+        out = allocate(width, True)
+        return out, 0, 0
+    if first == 0:
+        return offsets.slice(offset * width, (length + 1) * width), first, last
+    cdef Buffer out2 = allocate((length + 1) * width, False)
+    cdef uint8_t* dst = mutable_data(out2)
+    cdef const uint8_t* src = offsets.ptr + offset * width
+    if width == 4:
+        with nogil:
+            arrowipc_rebase_offsets32(<const int32_t*>src, length, <int32_t*>dst)
+    else:
+        with nogil:
+            arrowipc_rebase_offsets64(<const int64_t*>src, length, <int64_t*>dst)
+    return out2, first, last

@@ -1,0 +1,33 @@
+"""The exception taxonomy: one base, one class per kind of failure.
+
+ArrowInvalid is raised for every malformed input, whichever layer finds it; messages say what was
+expected, what was found, and where (field, buffer index or byte offset).
+"""
+
+
+class ArrowException(Exception):
+    """Base of every exception arrowipc raises on purpose."""
+
+
+class ArrowInvalid(ArrowException, ValueError):
+    """Malformed input or an invalid argument value."""
+
+
+class ArrowTypeError(ArrowException, TypeError):
+    """A value or object of the wrong type."""
+
+
+class ArrowIndexError(ArrowException, IndexError):
+    """An index out of range (a user-supplied index, never a malformed input)."""
+
+
+class ArrowKeyError(ArrowException, KeyError):
+    """A field name that does not exist."""
+
+
+class ArrowNotImplementedError(ArrowException, NotImplementedError):
+    """Something the format allows that arrowipc cannot do."""
+
+
+class ArrowCapacityError(ArrowException):
+    """A resource bound (allocation, nesting depth, count) would be exceeded."""

@@ -1,0 +1,854 @@
+"""Data types, fields and schemas: the logical half of the columnar model.
+
+Every member of the `Type` union of Schema.fbs has a DataType here, plus dictionary and extension
+types (which the format expresses through Field attributes). Each type knows its physical layout
+(`kind`, `buffer_count`, `byte_width`), which is what the IPC reader, the writer and the C data
+interface dispatch on. Names, factories and string forms follow pyarrow.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Mapping
+
+from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
+
+
+class Kind:
+    """Physical layout families; small ints so the Cython layer can switch on them."""
+    NULL = 0
+    BOOL = 1
+    FIXED = 2            # fixed-width values: ints, floats, decimals, temporal, intervals, fsb
+    BINARY = 3           # int32 offsets + data
+    LARGE_BINARY = 4     # int64 offsets + data
+    VIEW = 5             # 16-byte views + variadic data buffers
+    LIST = 6             # int32 offsets + child (also map)
+    LARGE_LIST = 7
+    LIST_VIEW = 8        # int32 offsets + int32 sizes + child
+    LARGE_LIST_VIEW = 9
+    FIXED_SIZE_LIST = 10
+    STRUCT = 11
+    SPARSE_UNION = 12
+    DENSE_UNION = 13
+    RUN_END_ENCODED = 14
+    DICTIONARY = 15      # physical layout of the index type; values live in the dictionary
+
+
+# IPC body buffers per layout (the validity bitmap counts even when it is written with length 0).
+IPC_BUFFER_COUNT = {
+    Kind.NULL: 0, Kind.BOOL: 2, Kind.FIXED: 2, Kind.BINARY: 3, Kind.LARGE_BINARY: 3, Kind.VIEW: 2,
+    Kind.LIST: 2, Kind.LARGE_LIST: 2, Kind.LIST_VIEW: 3, Kind.LARGE_LIST_VIEW: 3,
+    Kind.FIXED_SIZE_LIST: 1, Kind.STRUCT: 1, Kind.SPARSE_UNION: 1, Kind.DENSE_UNION: 2,
+    Kind.RUN_END_ENCODED: 0, Kind.DICTIONARY: 2,
+}
+
+TIME_UNITS = ("s", "ms", "us", "ns")
+
+
+def _check_unit(unit: str) -> str:
+    if unit not in TIME_UNITS:
+        raise ArrowInvalid(f"time unit must be one of {TIME_UNITS}, got {unit!r}")
+    return unit
+
+
+def normalize_metadata(metadata) -> dict | None:
+    """Metadata as a dict of bytes to bytes (pyarrow's form), or None when empty."""
+    if not metadata:
+        return None
+    out = {}
+    items = metadata.items() if isinstance(metadata, Mapping) else metadata
+    for k, v in items:
+        out[k.encode() if isinstance(k, str) else bytes(k)] = v.encode() if isinstance(v, str) else bytes(v)
+    return out
+
+
+class DataType:
+    """Base of all types. Subclasses set `kind`, `name` and layout attributes."""
+    __slots__ = ("kind", "name", "byte_width", "bit_width")
+
+    def __init__(self, kind: int, name: str, bit_width: int = 0):
+        self.kind = kind
+        self.name = name
+        self.bit_width = bit_width
+        self.byte_width = bit_width // 8
+
+    # -- identity -------------------------------------------------------------------------------
+    def _key(self):
+        return (self.name,)
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return str(self) == other
+        return isinstance(other, DataType) and type(other) is type(self) and self._key() == other._key()
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + tuple(
+            k if not isinstance(k, list) else tuple(k) for k in self._key()))
+
+    def equals(self, other, check_metadata: bool = False) -> bool:
+        return self == other
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"DataType({self})"
+
+    # -- layout ---------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self.name
+
+    @property
+    def num_fields(self) -> int:
+        return 0
+
+    def field(self, i) -> "Field":
+        raise ArrowTypeError(f"type {self} has no child fields")
+
+    @property
+    def fields(self) -> list:
+        return []
+
+    @property
+    def ipc_buffer_count(self) -> int:
+        return IPC_BUFFER_COUNT[self.kind]
+
+    @property
+    def storage_type(self) -> "DataType":
+        return self
+
+    def __arrow_c_schema__(self):
+        from ._core import cdata
+        return cdata.export_schema_capsule(self, "", True, None)
+
+
+class PrimitiveType(DataType):
+    """A type fully described by its name and width (null, bool, ints, floats, dates, intervals)."""
+    __slots__ = ("is_signed", "is_integer", "is_float")
+
+    def __init__(self, kind, name, bit_width=0, is_integer=False, is_signed=False, is_float=False):
+        super().__init__(kind, name, bit_width)
+        self.is_integer = is_integer
+        self.is_signed = is_signed
+        self.is_float = is_float
+
+
+class BinaryType(DataType):
+    """utf8/binary in their offset (32/64-bit) and view flavours."""
+    __slots__ = ("is_utf8",)
+
+    def __init__(self, kind, name, is_utf8):
+        super().__init__(kind, name, 0)
+        self.is_utf8 = is_utf8
+
+
+class FixedSizeBinaryType(DataType):
+    __slots__ = ()
+
+    def __init__(self, byte_width: int):
+        byte_width = int(byte_width)
+        if byte_width < 0:
+            raise ArrowInvalid(f"fixed_size_binary width must be >= 0, got {byte_width}")
+        super().__init__(Kind.FIXED, f"fixed_size_binary[{byte_width}]", byte_width * 8)
+
+    def _key(self):
+        return ("fsb", self.byte_width)
+
+
+class DecimalType(DataType):
+    __slots__ = ("precision", "scale")
+    _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
+
+    def __init__(self, bit_width: int, precision: int, scale: int = 0):
+        maxp = self._MAX_PRECISION.get(bit_width)
+        if maxp is None:
+            raise ArrowInvalid(f"decimal bit width must be 32, 64, 128 or 256, got {bit_width}")
+        if not 1 <= precision <= maxp:
+            raise ArrowInvalid(f"decimal{bit_width} precision must be in [1, {maxp}], got {precision}")
+        super().__init__(Kind.FIXED, f"decimal{bit_width}({precision}, {scale})", bit_width)
+        self.precision = int(precision)
+        self.scale = int(scale)
+
+    def _key(self):
+        return ("decimal", self.bit_width, self.precision, self.scale)
+
+
+class TimestampType(DataType):
+    __slots__ = ("unit", "tz")
+
+    def __init__(self, unit: str, tz: str | None = None):
+        _check_unit(unit)
+        name = f"timestamp[{unit}]" if tz is None else f"timestamp[{unit}, tz={tz}]"
+        super().__init__(Kind.FIXED, name, 64)
+        self.unit = unit
+        self.tz = tz
+
+    def _key(self):
+        return ("timestamp", self.unit, self.tz)
+
+
+class Time32Type(DataType):
+    __slots__ = ("unit",)
+
+    def __init__(self, unit: str):
+        if unit not in ("s", "ms"):
+            raise ArrowInvalid(f"time32 unit must be 's' or 'ms', got {unit!r}")
+        super().__init__(Kind.FIXED, f"time32[{unit}]", 32)
+        self.unit = unit
+
+    def _key(self):
+        return ("time32", self.unit)
+
+
+class Time64Type(DataType):
+    __slots__ = ("unit",)
+
+    def __init__(self, unit: str):
+        if unit not in ("us", "ns"):
+            raise ArrowInvalid(f"time64 unit must be 'us' or 'ns', got {unit!r}")
+        super().__init__(Kind.FIXED, f"time64[{unit}]", 64)
+        self.unit = unit
+
+    def _key(self):
+        return ("time64", self.unit)
+
+
+class DurationType(DataType):
+    __slots__ = ("unit",)
+
+    def __init__(self, unit: str):
+        _check_unit(unit)
+        super().__init__(Kind.FIXED, f"duration[{unit}]", 64)
+        self.unit = unit
+
+    def _key(self):
+        return ("duration", self.unit)
+
+
+class _NestedType(DataType):
+    """A type with child fields."""
+    __slots__ = ("_fields",)
+
+    @property
+    def num_fields(self) -> int:
+        return len(self._fields)
+
+    @property
+    def fields(self) -> list:
+        return list(self._fields)
+
+    def field(self, i):
+        if isinstance(i, str):
+            for f in self._fields:
+                if f.name == i:
+                    return f
+            raise ArrowKeyError(i)
+        return self._fields[i]
+
+    def __iter__(self):
+        return iter(self._fields)
+
+    def __len__(self):
+        return len(self._fields)
+
+    def _key(self):
+        return (self.name,) + tuple(f._key() for f in self._fields)
+
+
+def _as_field(value, default_name: str) -> "Field":
+    if isinstance(value, Field):
+        return value
+    if isinstance(value, DataType):
+        return Field(default_name, value)
+    raise ArrowTypeError(f"expected a DataType or Field, got {type(value).__name__}")
+
+
+class _ListLike(_NestedType):
+    __slots__ = ()
+    _label = "list"
+
+    def __init__(self, kind, value):
+        f = _as_field(value, "item")
+        super().__init__(kind, self._label, 0)
+        self._fields = (f,)
+
+    @property
+    def value_field(self) -> "Field":
+        return self._fields[0]
+
+    @property
+    def value_type(self) -> DataType:
+        return self._fields[0].type
+
+    def __str__(self):
+        return f"{self._label}<{self._fields[0]._short()}>"
+
+
+class ListType(_ListLike):
+    __slots__ = ()
+    _label = "list"
+
+    def __init__(self, value):
+        super().__init__(Kind.LIST, value)
+
+
+class LargeListType(_ListLike):
+    __slots__ = ()
+    _label = "large_list"
+
+    def __init__(self, value):
+        super().__init__(Kind.LARGE_LIST, value)
+
+
+class ListViewType(_ListLike):
+    __slots__ = ()
+    _label = "list_view"
+
+    def __init__(self, value):
+        super().__init__(Kind.LIST_VIEW, value)
+
+
+class LargeListViewType(_ListLike):
+    __slots__ = ()
+    _label = "large_list_view"
+
+    def __init__(self, value):
+        super().__init__(Kind.LARGE_LIST_VIEW, value)
+
+
+class FixedSizeListType(_ListLike):
+    __slots__ = ("list_size",)
+    _label = "fixed_size_list"
+
+    def __init__(self, value, list_size: int):
+        list_size = int(list_size)
+        if list_size < 0:
+            raise ArrowInvalid(f"fixed_size_list size must be >= 0, got {list_size}")
+        super().__init__(Kind.FIXED_SIZE_LIST, value)
+        self.list_size = list_size
+
+    def _key(self):
+        return super()._key() + (self.list_size,)
+
+    def __str__(self):
+        return f"fixed_size_list<{self._fields[0]._short()}>[{self.list_size}]"
+
+
+class MapType(_NestedType):
+    """map<key, item>: physically list<entries: struct<key, value>>; keys are never null."""
+    __slots__ = ("keys_sorted",)
+
+    def __init__(self, key, item, keys_sorted: bool = False, entries_name="entries"):
+        kf = _as_field(key, "key")
+        if kf.nullable:
+            kf = kf.with_nullable(False)
+        itf = _as_field(item, "value")
+        entries = Field(entries_name, StructType([kf, itf]), nullable=False)
+        super().__init__(Kind.LIST, "map", 0)
+        self._fields = (entries,)
+        self.keys_sorted = bool(keys_sorted)
+
+    @property
+    def key_field(self) -> "Field":
+        return self._fields[0].type.field(0)
+
+    @property
+    def item_field(self) -> "Field":
+        return self._fields[0].type.field(1)
+
+    @property
+    def key_type(self):
+        return self.key_field.type
+
+    @property
+    def item_type(self):
+        return self.item_field.type
+
+    @property
+    def value_field(self):
+        return self._fields[0]
+
+    @property
+    def value_type(self):
+        return self._fields[0].type
+
+    def _key(self):
+        return ("map", self.key_field._key(), self.item_field._key(), self.keys_sorted)
+
+    def __str__(self):
+        s = f"map<{self.key_type}, {self.item_type}"
+        if not self.item_field.nullable:
+            s += " not null"
+        return s + (", keys_sorted>" if self.keys_sorted else ">")
+
+
+class StructType(_NestedType):
+    __slots__ = ()
+
+    def __init__(self, fields: Iterable):
+        fs = []
+        for f in fields:
+            if isinstance(f, tuple):
+                f = Field(f[0], f[1])
+            fs.append(_as_field(f, ""))
+        super().__init__(Kind.STRUCT, "struct", 0)
+        self._fields = tuple(fs)
+
+    def get_field_index(self, name: str) -> int:
+        idx = [i for i, f in enumerate(self._fields) if f.name == name]
+        return idx[0] if len(idx) == 1 else -1
+
+    def __str__(self):
+        return "struct<" + ", ".join(f._short() for f in self._fields) + ">"
+
+
+class UnionType(_NestedType):
+    __slots__ = ("mode", "type_codes")
+
+    def __init__(self, fields, mode: str, type_codes=None):
+        if mode not in ("sparse", "dense"):
+            raise ArrowInvalid(f"union mode must be 'sparse' or 'dense', got {mode!r}")
+        fs = tuple(_as_field(f, str(i)) for i, f in enumerate(fields))
+        codes = list(range(len(fs))) if type_codes is None else [int(c) for c in type_codes]
+        if len(codes) != len(fs):
+            raise ArrowInvalid(f"union has {len(fs)} children but {len(codes)} type codes")
+        if any(not 0 <= c <= 127 for c in codes) or len(set(codes)) != len(codes):
+            raise ArrowInvalid(f"union type codes must be distinct and in [0, 127], got {codes}")
+        super().__init__(Kind.SPARSE_UNION if mode == "sparse" else Kind.DENSE_UNION,
+                         f"{mode}_union", 0)
+        self._fields = fs
+        self.mode = mode
+        self.type_codes = codes
+
+    def _key(self):
+        return super()._key() + (tuple(self.type_codes),)
+
+    def __str__(self):
+        inner = ", ".join(f"{f._short()}={c}" for f, c in zip(self._fields, self.type_codes))
+        return f"{self.mode}_union<{inner}>"
+
+
+class DictionaryType(DataType):
+    __slots__ = ("index_type", "value_type", "ordered")
+
+    def __init__(self, index_type: DataType, value_type: DataType, ordered: bool = False):
+        if not (isinstance(index_type, PrimitiveType) and index_type.is_integer):
+            raise ArrowTypeError(f"dictionary index type must be an integer type, got {index_type}")
+        super().__init__(Kind.DICTIONARY, "dictionary", index_type.bit_width)
+        self.index_type = index_type
+        self.value_type = value_type
+        self.ordered = bool(ordered)
+
+    def _key(self):
+        return ("dictionary", self.index_type._key(), self.value_type._key(), self.ordered)
+
+    def __str__(self):
+        return (f"dictionary<values={self.value_type}, indices={self.index_type}, "
+                f"ordered={int(self.ordered)}>")
+
+
+class RunEndEncodedType(_NestedType):
+    __slots__ = ()
+
+    def __init__(self, run_end_type: DataType, value_type: DataType):
+        if str(run_end_type) not in ("int16", "int32", "int64"):
+            raise ArrowTypeError(f"run end type must be int16, int32 or int64, got {run_end_type}")
+        super().__init__(Kind.RUN_END_ENCODED, "run_end_encoded", 0)
+        self._fields = (Field("run_ends", run_end_type, nullable=False),
+                        _as_field(value_type, "values"))
+
+    @property
+    def run_end_type(self):
+        return self._fields[0].type
+
+    @property
+    def value_type(self):
+        return self._fields[1].type
+
+    def __str__(self):
+        return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_type}>"
+
+
+class ExtensionType(DataType):
+    """A user type over a storage type, identified by ARROW:extension:name in field metadata."""
+    __slots__ = ("extension_name", "storage", "serialized")
+
+    def __init__(self, extension_name: str, storage_type: DataType, serialized: bytes = b""):
+        super().__init__(storage_type.kind, f"extension<{extension_name}>", storage_type.bit_width)
+        self.extension_name = extension_name
+        self.storage = storage_type
+        self.serialized = bytes(serialized)
+
+    @property
+    def storage_type(self):
+        return self.storage
+
+    @property
+    def num_fields(self):
+        return self.storage.num_fields
+
+    @property
+    def fields(self):
+        return self.storage.fields
+
+    def field(self, i):
+        return self.storage.field(i)
+
+    @property
+    def ipc_buffer_count(self):
+        return self.storage.ipc_buffer_count
+
+    def __arrow_ext_serialize__(self) -> bytes:
+        return self.serialized
+
+    def _key(self):
+        return ("extension", self.extension_name, self.storage._key(), self.serialized)
+
+
+# -- factories (pyarrow names) ------------------------------------------------------------------
+
+def _prim(kind, name, bits, **kw):
+    t = PrimitiveType(kind, name, bits, **kw)
+    return lambda: t
+
+
+null = _prim(Kind.NULL, "null", 0)
+bool_ = _prim(Kind.BOOL, "bool", 1)
+int8 = _prim(Kind.FIXED, "int8", 8, is_integer=True, is_signed=True)
+int16 = _prim(Kind.FIXED, "int16", 16, is_integer=True, is_signed=True)
+int32 = _prim(Kind.FIXED, "int32", 32, is_integer=True, is_signed=True)
+int64 = _prim(Kind.FIXED, "int64", 64, is_integer=True, is_signed=True)
+uint8 = _prim(Kind.FIXED, "uint8", 8, is_integer=True)
+uint16 = _prim(Kind.FIXED, "uint16", 16, is_integer=True)
+uint32 = _prim(Kind.FIXED, "uint32", 32, is_integer=True)
+uint64 = _prim(Kind.FIXED, "uint64", 64, is_integer=True)
+float16 = _prim(Kind.FIXED, "halffloat", 16, is_float=True)
+float32 = _prim(Kind.FIXED, "float", 32, is_float=True)
+float64 = _prim(Kind.FIXED, "double", 64, is_float=True)
+date32 = _prim(Kind.FIXED, "date32[day]", 32)
+date64 = _prim(Kind.FIXED, "date64[ms]", 64)
+month_day_nano_interval = _prim(Kind.FIXED, "month_day_nano_interval", 128)
+month_interval = _prim(Kind.FIXED, "month_interval", 32)
+day_time_interval = _prim(Kind.FIXED, "day_time_interval", 64)
+halffloat, float_, double = float16, float32, float64
+
+_string = BinaryType(Kind.BINARY, "string", True)
+_binary = BinaryType(Kind.BINARY, "binary", False)
+_large_string = BinaryType(Kind.LARGE_BINARY, "large_string", True)
+_large_binary = BinaryType(Kind.LARGE_BINARY, "large_binary", False)
+_string_view = BinaryType(Kind.VIEW, "string_view", True)
+_binary_view = BinaryType(Kind.VIEW, "binary_view", False)
+
+
+def string():
+    return _string
+
+
+utf8 = string
+
+
+def large_string():
+    return _large_string
+
+
+large_utf8 = large_string
+
+
+def string_view():
+    return _string_view
+
+
+utf8_view = string_view
+
+
+def binary(length: int = -1):
+    return _binary if length == -1 else FixedSizeBinaryType(length)
+
+
+def large_binary():
+    return _large_binary
+
+
+def binary_view():
+    return _binary_view
+
+
+def fixed_size_binary(byte_width: int):
+    return FixedSizeBinaryType(byte_width)
+
+
+def decimal32(precision, scale=0):
+    return DecimalType(32, precision, scale)
+
+
+def decimal64(precision, scale=0):
+    return DecimalType(64, precision, scale)
+
+
+def decimal128(precision, scale=0):
+    return DecimalType(128, precision, scale)
+
+
+def decimal256(precision, scale=0):
+    return DecimalType(256, precision, scale)
+
+
+def timestamp(unit, tz=None):
+    return TimestampType(unit, tz)
+
+
+def time32(unit):
+    return Time32Type(unit)
+
+
+def time64(unit):
+    return Time64Type(unit)
+
+
+def duration(unit):
+    return DurationType(unit)
+
+
+def list_(value_type, list_size: int = -1):
+    return ListType(value_type) if list_size == -1 else FixedSizeListType(value_type, list_size)
+
+
+def large_list(value_type):
+    return LargeListType(value_type)
+
+
+def list_view(value_type):
+    return ListViewType(value_type)
+
+
+def large_list_view(value_type):
+    return LargeListViewType(value_type)
+
+
+def fixed_size_list(value_type, list_size):
+    return FixedSizeListType(value_type, list_size)
+
+
+def map_(key_type, item_type, keys_sorted=False):
+    return MapType(key_type, item_type, keys_sorted)
+
+
+def struct(fields):
+    if isinstance(fields, Mapping):
+        fields = list(fields.items())
+    return StructType(fields)
+
+
+def sparse_union(child_fields, type_codes=None):
+    return UnionType(child_fields, "sparse", type_codes)
+
+
+def dense_union(child_fields, type_codes=None):
+    return UnionType(child_fields, "dense", type_codes)
+
+
+def union(child_fields, mode, type_codes=None):
+    return UnionType(child_fields, mode, type_codes)
+
+
+def dictionary(index_type, value_type, ordered=False):
+    return DictionaryType(index_type, value_type, ordered)
+
+
+def run_end_encoded(run_end_type, value_type):
+    return RunEndEncodedType(run_end_type, value_type)
+
+
+_BY_NAME = {t().name: t for t in (
+    null, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
+    float64, date32, date64, month_interval, day_time_interval, month_day_nano_interval,
+    string, binary, large_string, large_binary, string_view, binary_view)}
+_BY_NAME.update({"float16": float16, "float32": float32, "float64": float64, "utf8": string,
+                 "large_utf8": large_string, "date32": date32, "date64": date64,
+                 "boolean": bool_})
+
+
+def type_for_alias(name: str) -> DataType:
+    """A type from its short name ('int64', 'string', 'double', ...)."""
+    try:
+        return _BY_NAME[name]()
+    except KeyError:
+        raise ArrowInvalid(f"no type named {name!r}") from None
+
+
+def ensure_type(t) -> DataType:
+    if isinstance(t, DataType):
+        return t
+    if isinstance(t, str):
+        return type_for_alias(t)
+    raise ArrowTypeError(f"expected a DataType, got {type(t).__name__}")
+
+
+# -- fields and schemas -------------------------------------------------------------------------
+
+class Field:
+    __slots__ = ("name", "type", "nullable", "metadata")
+
+    def __init__(self, name: str, type: DataType, nullable: bool = True, metadata=None):
+        if not isinstance(name, str):
+            raise ArrowTypeError(f"field name must be a str, got {type(name).__name__}")
+        self.name = name
+        self.type = ensure_type(type)
+        self.nullable = bool(nullable)
+        self.metadata = normalize_metadata(metadata)
+
+    def _key(self):
+        return (self.name, self.type._key(), self.nullable)
+
+    def equals(self, other: "Field", check_metadata: bool = False) -> bool:
+        if not isinstance(other, Field) or self._key() != other._key():
+            return False
+        return not check_metadata or self.metadata == other.metadata
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def with_name(self, name):
+        return Field(name, self.type, self.nullable, self.metadata)
+
+    def with_type(self, type):
+        return Field(self.name, type, self.nullable, self.metadata)
+
+    def with_nullable(self, nullable):
+        return Field(self.name, self.type, nullable, self.metadata)
+
+    def with_metadata(self, metadata):
+        return Field(self.name, self.type, self.nullable, metadata)
+
+    def remove_metadata(self):
+        return Field(self.name, self.type, self.nullable, None)
+
+    def _short(self):
+        return f"{self.name}: {self.type}" + ("" if self.nullable else " not null")
+
+    def __str__(self):
+        return f"pyarrow.Field<{self._short()}>".replace("pyarrow", "arrowipc")
+
+    __repr__ = __str__
+
+    def __arrow_c_schema__(self):
+        from ._core import cdata
+        return cdata.export_schema_capsule(self.type, self.name, self.nullable, self.metadata)
+
+
+def field(name, type, nullable=True, metadata=None) -> Field:
+    return Field(name, type, nullable, metadata)
+
+
+class Schema:
+    __slots__ = ("_fields", "metadata", "_index")
+
+    def __init__(self, fields: Iterable, metadata=None):
+        fs = []
+        for f in fields:
+            if isinstance(f, tuple):
+                f = Field(f[0], f[1])
+            if not isinstance(f, Field):
+                raise ArrowTypeError(f"schema members must be Fields, got {type(f).__name__}")
+            fs.append(f)
+        self._fields = tuple(fs)
+        self.metadata = normalize_metadata(metadata)
+        self._index = None
+
+    def __len__(self):
+        return len(self._fields)
+
+    def __iter__(self) -> Iterator[Field]:
+        return iter(self._fields)
+
+    def __getitem__(self, i):
+        return self.field(i)
+
+    @property
+    def names(self) -> list:
+        return [f.name for f in self._fields]
+
+    @property
+    def types(self) -> list:
+        return [f.type for f in self._fields]
+
+    @property
+    def fields(self) -> list:
+        return list(self._fields)
+
+    def get_field_index(self, name: str) -> int:
+        """Index of the only field called `name`, or -1 when none or several are."""
+        if self._index is None:
+            idx = {}
+            for i, f in enumerate(self._fields):
+                idx[f.name] = -1 if f.name in idx else i
+            self._index = idx
+        return self._index.get(name, -1)
+
+    def get_all_field_indices(self, name: str) -> list:
+        return [i for i, f in enumerate(self._fields) if f.name == name]
+
+    def field(self, i) -> Field:
+        if isinstance(i, str):
+            j = self.get_field_index(i)
+            if j < 0:
+                raise ArrowKeyError(f"no single field named {i!r} in schema")
+            return self._fields[j]
+        return self._fields[i]
+
+    def equals(self, other: "Schema", check_metadata: bool = False) -> bool:
+        if not isinstance(other, Schema) or len(other) != len(self):
+            return False
+        if not all(a.equals(b, check_metadata) for a, b in zip(self._fields, other._fields)):
+            return False
+        return not check_metadata or self.metadata == other.metadata
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    def __hash__(self):
+        return hash(tuple(f._key() for f in self._fields))
+
+    def with_metadata(self, metadata):
+        return Schema(self._fields, metadata)
+
+    def remove_metadata(self):
+        return Schema(self._fields, None)
+
+    def append(self, f: Field):
+        return Schema(self._fields + (f,), self.metadata)
+
+    def remove(self, i: int):
+        return Schema(self._fields[:i] + self._fields[i + 1:], self.metadata)
+
+    def __str__(self):
+        lines = [f._short() for f in self._fields]
+        if self.metadata:
+            lines.append("-- schema metadata --")
+            lines += [f"{k.decode(errors='replace')}: {v.decode(errors='replace')[:60]}"
+                      for k, v in self.metadata.items()]
+        return "\n".join(lines)
+
+    def __repr__(self):
+        return "arrowipc.Schema\n" + str(self)
+
+    def __arrow_c_schema__(self):
+        from ._core import cdata
+        return cdata.export_schema_capsule(StructType(self._fields), "", False, self.metadata)
+
+
+def schema(fields, metadata=None) -> Schema:
+    """A Schema from fields, (name, type) pairs, a mapping, or any __arrow_c_schema__ exporter."""
+    if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Schema)):
+        from .interop import import_schema
+        return import_schema(fields)
+    if isinstance(fields, Schema):
+        return Schema(fields, metadata if metadata is not None else fields.metadata)
+    if isinstance(fields, Mapping):
+        fields = list(fields.items())
+    return Schema(fields, metadata)

@@ -1,0 +1,110 @@
+#include "arrowipc_kernels.h"
+#include <string.h>
+
+static inline uint64_t load_le64(const uint8_t* p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v; /* little-endian hosts only (x86-64, aarch64): bitmaps are LSB-first bytes */
+}
+
+int64_t arrowipc_count_set_bits(const uint8_t* data, int64_t bit_offset, int64_t length) {
+  int64_t count = 0;
+  if (length <= 0) return 0;
+  const uint8_t* p = data + bit_offset / 8;
+  int64_t bit = bit_offset % 8;
+  /* leading partial byte */
+  if (bit != 0) {
+    int64_t take = 8 - bit < length ? 8 - bit : length;
+    uint8_t mask = (uint8_t)(((1u << take) - 1u) << bit);
+    count += __builtin_popcount(*p & mask);
+    length -= take;
+    p++;
+  }
+  while (length >= 64) {
+    count += __builtin_popcountll(load_le64(p));
+    p += 8;
+    length -= 64;
+  }
+  while (length >= 8) {
+    count += __builtin_popcount(*p);
+    p++;
+    length -= 8;
+  }
+  if (length > 0) count += __builtin_popcount(*p & ((1u << length) - 1u));
+  return count;
+}
+
+void arrowipc_copy_bits(const uint8_t* src, int64_t src_offset, int64_t length, uint8_t* dst) {
+  int64_t nbytes = (length + 7) / 8;
+  if (length <= 0) return;
+  const uint8_t* p = src + src_offset / 8;
+  int shift = (int)(src_offset % 8);
+  if (shift == 0) {
+    memcpy(dst, p, (size_t)nbytes);
+  } else {
+    /* Each output byte takes the high bits of p[i] and the low bits of p[i + 1]; the last byte
+     * must not read past the source bitmap's last needed byte. */
+    int64_t src_last = (src_offset + length - 1) / 8 - src_offset / 8;
+    for (int64_t i = 0; i < nbytes; i++) {
+      uint8_t lo = (uint8_t)(p[i] >> shift);
+      uint8_t hi = (i + 1 <= src_last) ? (uint8_t)(p[i + 1] << (8 - shift)) : 0;
+      dst[i] = lo | hi;
+    }
+  }
+  if (length % 8) dst[nbytes - 1] &= (uint8_t)((1u << (length % 8)) - 1u);
+}
+
+int64_t arrowipc_pack_bools(const uint8_t* values, int64_t n, uint8_t* dst) {
+  int64_t count = 0, i = 0, o = 0;
+  for (; i + 8 <= n; i += 8, o++) {
+    uint8_t b = (uint8_t)((values[i] != 0) | (values[i + 1] != 0) << 1 | (values[i + 2] != 0) << 2 |
+                          (values[i + 3] != 0) << 3 | (values[i + 4] != 0) << 4 |
+                          (values[i + 5] != 0) << 5 | (values[i + 6] != 0) << 6 |
+                          (values[i + 7] != 0) << 7);
+    dst[o] = b;
+    count += __builtin_popcount(b);
+  }
+  if (i < n) {
+    uint8_t b = 0;
+    for (int j = 0; i + j < n; j++) b |= (uint8_t)((values[i + j] != 0) << j);
+    dst[o] = b;
+    count += __builtin_popcount(b);
+  }
+  return count;
+}
+
+void arrowipc_unpack_bits(const uint8_t* src, int64_t offset, int64_t n, uint8_t* dst) {
+  for (int64_t i = 0; i < n; i++) {
+    int64_t b = offset + i;
+    dst[i] = (src[b >> 3] >> (b & 7)) & 1;
+  }
+}
+
+#define CHECK_OFFSETS(T)                                                        \
+  if (offsets[0] < 0) { *where = 0; return ARROWIPC_OFFSETS_NEGATIVE; }         \
+  T prev = offsets[0];                                                          \
+  for (int64_t i = 1; i <= n; i++) {                                            \
+    T cur = offsets[i];                                                         \
+    if (cur < prev) { *where = i; return ARROWIPC_OFFSETS_DECREASING; }         \
+    prev = cur;                                                                 \
+  }                                                                             \
+  if ((int64_t)prev > data_size) { *where = n; return ARROWIPC_OFFSETS_OUT_OF_RANGE; } \
+  return ARROWIPC_OFFSETS_OK;
+
+int arrowipc_check_offsets32(const int32_t* offsets, int64_t n, int64_t data_size, int64_t* where) {
+  CHECK_OFFSETS(int32_t)
+}
+
+int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_size, int64_t* where) {
+  CHECK_OFFSETS(int64_t)
+}
+
+void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst) {
+  int32_t base = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+}
+
+void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst) {
+  int64_t base = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+}

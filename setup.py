@@ -1,0 +1,39 @@
+"""Build the Cython extension modules under arrowipc/_core (one per .pyx file)."""
+import glob
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+C_SOURCES = sorted(glob.glob("cpp/*.c"))  # small C kernels, symbols prefixed arrowipc_
+
+
+def extensions():
+    exts = []
+    for pyx in sorted(glob.glob("arrowipc/_core/*.pyx")):
+        name = pyx[:-4].replace(os.sep, ".")
+        exts.append(
+            Extension(
+                name,
+                [pyx] + C_SOURCES,
+                include_dirs=["cpp"],
+                extra_compile_args=["-O3", "-std=c11", "-fno-strict-aliasing"],
+                define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+            )
+        )
+    return cythonize(
+        exts,
+        language_level=3,
+        compiler_directives={
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+            "embedsignature": True,
+        },
+        quiet=True,
+    )
+
+
+setup(ext_modules=extensions())
