@@ -296,7 +296,11 @@ cdef int64_t write_record_batch_table(_Out o, int64_t length, list nodes, list b
 
 
 def layout_body(list buffers, int alignment):
-    """(buffer spans [(offset, length)], gather parts, body length) at `alignment`."""
+    """(buffer spans [(offset, length)], gather parts, body length) at `alignment`.
+
+    A buffer is a bytes-like object, None (length 0), or a tuple of bytes-likes written back to
+    back (a compressed buffer: length prefix, then the frame or the raw bytes).
+    """
     cdef list spans = []
     cdef list parts = []
     cdef int64_t pos = 0, n, pad
@@ -304,11 +308,20 @@ def layout_body(list buffers, int alignment):
         if b is None:
             spans.append((pos, 0))
             continue
-        n = len(b)
-        spans.append((pos, n))
-        if n:
-            parts.append(b)
+        if type(b) is tuple:
+            n = 0
+            for x in b:
+                n += len(x)
+            spans.append((pos, n))
+            parts.extend(b)
             pos += n
+        else:
+            n = len(b)
+            spans.append((pos, n))
+            if n:
+                parts.append(b)
+            pos += n
+        if n:
             pad = (alignment - pos % alignment) % alignment
             if pad:
                 parts.append(PADDING[pad])
