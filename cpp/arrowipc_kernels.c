@@ -99,12 +99,12 @@ int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_siz
   CHECK_OFFSETS(int64_t)
 }
 
-void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst) {
-  int32_t base = src[0];
-  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst) {
+  int32_t first = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - first + base;
 }
 
-void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst) {
-  int64_t base = src[0];
-  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst) {
+  int64_t first = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - first + base;
 }

@@ -26,8 +26,10 @@ void arrowipc_unpack_bits(const uint8_t* src, int64_t offset, int64_t n, uint8_t
 int arrowipc_check_offsets32(const int32_t* offsets, int64_t n, int64_t data_size, int64_t* where);
 int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_size, int64_t* where);
 
-/* dst[i] = src[i] - src[0] for i in [0, n]: rebase a sliced offset buffer to start at zero. */
-void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst);
-void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst);
+/* dst[i] = src[i] - src[0] + base for i in [0, n]: rebase a sliced offset buffer to start at
+ * `base` (0 when writing a slice, the running total when concatenating). The caller checks that
+ * the result fits the offset width. */
+void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst);
+void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst);
 
 #endif

@@ -8,5 +8,5 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int ARROWIPC_OFFSETS_OK, ARROWIPC_OFFSETS_NEGATIVE, ARROWIPC_OFFSETS_DECREASING, ARROWIPC_OFFSETS_OUT_OF_RANGE
     int arrowipc_check_offsets32(const int32_t* offsets, int64_t n, int64_t data_size, int64_t* where)
     int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_size, int64_t* where)
-    void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst)
-    void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst)
+    void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst)
+    void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst)

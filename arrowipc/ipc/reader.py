@@ -12,12 +12,13 @@ from collections import namedtuple
 from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
-                                  decode_record_batch_header, make_plan)
+                                  decode_record_batch_header, make_plan, run_pending_checks)
 from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from . import metadata as md
+from .dictionary import DictionaryMemo
 from .message import Message, read_message_from, read_message_header
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
@@ -39,7 +40,7 @@ class MessageDecoder:
         self._plan = None
         self._included = None
         self._out_index = None
-        self.dictionaries = {}      # id -> ArrayData of the current dictionary values
+        self.memo = None            # DictionaryMemo when the schema has dictionaries
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message):
@@ -55,6 +56,11 @@ class MessageDecoder:
         self.info = info
         full = info.schema
         self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
+        self.memo = None
+        if info.dictionaries:
+            self.memo = DictionaryMemo(info, self.stats, self.where, self.where == "file")
+            self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
+                                for i, d in info.dictionaries.items()}
         inc = self.options.included_fields
         if inc is None:
             self.schema = full
@@ -73,10 +79,12 @@ class MessageDecoder:
         self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg.body, self._plan, self._included, msg.offset)
+        if self.memo is not None:
+            for i, (f, col) in enumerate(zip(self.info.schema, cols)):
+                if col is not None:
+                    self.memo.resolve(col, f.type, (i,))
         if self._included is not None:
             cols = [c for c in cols if c is not None]
-        if self.info.dictionaries:
-            self._attach_dictionaries(cols)
         return RecordBatch(self.schema, cols, header.length, pending)
 
     def _assemble(self, header, body: Buffer, plan, included, offset: int):
@@ -90,10 +98,24 @@ class MessageDecoder:
         return assemble_columns(plan, header, body, included, prepared, self.where)
 
     def read_dictionary_message(self, msg: Message):
-        raise ArrowNotImplementedError(f"{self.where}: dictionary batches are not supported yet")
-
-    def _attach_dictionaries(self, cols):
-        raise ArrowNotImplementedError(f"{self.where}: dictionary-encoded fields are not supported yet")
+        """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
+        self.stats.num_messages += 1
+        t = msg.header
+        dict_id, is_delta = t.int64(0), t.boolean(2)
+        if self.memo is None or dict_id not in self._dict_plans:
+            raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has id "
+                               f"{dict_id}, which no field of the schema uses")
+        data = t.table(1, "RecordBatch")
+        if data is None:
+            raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no data")
+        header = decode_record_batch_header(data)
+        cols, pending = self._assemble(header, msg.body, self._dict_plans[dict_id], None, msg.offset)
+        if pending:
+            run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
+        values = cols[0]
+        entry = self.info.dictionaries[dict_id]
+        self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
+        self.memo.add(dict_id, values, is_delta)
 
     def decode(self, msg: Message):
         """A RecordBatch for a record batch message, None after absorbing a dictionary batch."""
