@@ -78,7 +78,7 @@ class MessageDecoder:
         self.stats.num_messages += 1
         self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
-        cols, pending = self._assemble(header, msg.body, self._plan, self._included, msg.offset)
+        cols, pending = self._assemble(header, msg, self._plan, self._included)
         if self.memo is not None:
             for i, (f, col) in enumerate(zip(self.info.schema, cols)):
                 if col is not None:
@@ -87,15 +87,15 @@ class MessageDecoder:
             cols = [c for c in cols if c is not None]
         return RecordBatch(self.schema, cols, header.length, pending)
 
-    def _assemble(self, header, body: Buffer, plan, included, offset: int):
-        where = f"{self.where}: message at byte {offset}"
+    def _assemble(self, header, msg: Message, plan, included):
         prepared = None
         if header.codec >= 0:
-            mask = buffer_needed_mask(plan, header, included)
+            mask = buffer_needed_mask(plan, header, included, msg.version)
             from .compression import decompress_body_buffers
-            prepared = decompress_body_buffers(header, body, header.codec, mask,
-                                               self.options.use_threads, where)
-        return assemble_columns(plan, header, body, included, prepared, self.where)
+            prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
+                                               self.options.use_threads,
+                                               f"{self.where}: message at byte {msg.offset}")
+        return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version)
 
     def read_dictionary_message(self, msg: Message):
         """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
@@ -109,7 +109,7 @@ class MessageDecoder:
         if data is None:
             raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no data")
         header = decode_record_batch_header(data)
-        cols, pending = self._assemble(header, msg.body, self._dict_plans[dict_id], None, msg.offset)
+        cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
         if pending:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
         values = cols[0]
