@@ -11,6 +11,7 @@ from libc.string cimport memcpy
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 from arrowipc._core.flatbuf cimport FlatTable, rd_i64
+from arrowipc._core.framing cimport Message, read_frame
 
 from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
@@ -72,7 +73,7 @@ cdef class RecordBatchHeader:
         return [(self.buf_offset(i), self.buf_length(i)) for i in range(self.n_buffers)]
 
 
-def decode_record_batch_header(FlatTable rb):
+cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
     """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
     cdef int64_t p, n
@@ -430,3 +431,26 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int v
             for j in range(start, min(a.buf_i, h.n_buffers)):
                 mask[j] = True
     return mask
+
+
+def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, plan_and_roots,
+                      list included, str where):
+    """The stream reader's hot step over an in-memory buffer.
+
+    Returns (message or None, next position, columns, pending, num_rows): for an uncompressed
+    record batch the columns are assembled here; for anything else columns is None and the
+    caller decodes the message itself.
+    """
+    cdef Message msg
+    cdef RecordBatchHeader h
+    m, pos = read_frame(buf, pos, end, max_metadata, where, True)
+    if m is None:
+        return None, pos, None, None, 0
+    msg = m
+    if msg.header_type != 3:
+        return msg, pos, None, None, 0
+    h = decode_record_batch_header(msg.header)
+    if h.codec >= 0:
+        return msg, pos, None, None, 0
+    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version)
+    return msg, pos, cols, pending, h.length

@@ -12,7 +12,8 @@ from collections import namedtuple
 from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
-                                  decode_record_batch_header, make_plan, run_pending_checks)
+                                  decode_record_batch_header, make_plan, next_message_fast,
+                                  run_pending_checks)
 from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
@@ -208,6 +209,9 @@ class RecordBatchStreamReader(_ReaderBase):
             return
         dec, src = self._decoder, self._source
         limit = dec.options.max_metadata_size
+        if isinstance(src, BufferSource) and dec.memo is None:
+            yield from self._iter_in_memory(dec, src, limit)
+            return
         while True:
             msg = read_message_from(src, limit)
             if msg is None:
@@ -219,6 +223,26 @@ class RecordBatchStreamReader(_ReaderBase):
                 batch = dec.decode(msg)
                 if batch is not None:
                     yield batch
+
+    def _iter_in_memory(self, dec, src, limit):
+        buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
+        stats = dec.stats
+        while True:
+            msg, src.pos, cols, pending, num_rows = next_message_fast(
+                buf, src.pos, end, limit, plan, included, "stream")
+            if msg is None:
+                self._done = True
+                return
+            if cols is None:
+                batch = dec.decode(msg)
+                if batch is not None:
+                    yield batch
+                continue
+            stats.num_messages += 1
+            stats.num_record_batches += 1
+            if included is not None:
+                cols = [c for c in cols if c is not None]
+            yield RecordBatch(schema, cols, num_rows, pending)
 
     def read_all(self) -> Table:
         return Table(self.schema, list(self))
