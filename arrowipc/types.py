@@ -746,9 +746,9 @@ def field(name, type, nullable=True, metadata=None) -> Field:
 
 
 class Schema:
-    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache")
+    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache", "endianness")
 
-    def __init__(self, fields: Iterable, metadata=None):
+    def __init__(self, fields: Iterable, metadata=None, endianness: str = "little"):
         fs = []
         for f in fields:
             if isinstance(f, tuple):
@@ -760,6 +760,8 @@ class Schema:
         self.metadata = normalize_metadata(metadata)
         self._index = None
         self._ipc_cache = None   # encoded Schema messages, filled by the IPC writer
+        # byte order of the data: "big" only for batches read with ensure_native_endian=False
+        self.endianness = endianness
 
     def __len__(self):
         return len(self._fields)

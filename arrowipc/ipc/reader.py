@@ -52,9 +52,9 @@ class MessageDecoder:
         self.set_schema(*_decoded_schema(msg.header))
 
     def set_schema(self, info: md.SchemaInfo, plan=None):
-        if info.endianness != md.ENDIAN_LITTLE:
-            raise ArrowNotImplementedError(f"{self.where}: big-endian data is not supported yet")
         self.info = info
+        # Big-endian input is swapped to native order unless the caller asked to keep it.
+        self._swap = info.endianness == md.ENDIAN_BIG and self.options.ensure_native_endian
         full = info.schema
         self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
         self.memo = None
@@ -63,6 +63,8 @@ class MessageDecoder:
             self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
                                 for i, d in info.dictionaries.items()}
         inc = self.options.included_fields
+        if info.endianness == md.ENDIAN_BIG and not self._swap:
+            full = T.Schema(full.fields, full.metadata, endianness="big")
         if inc is None:
             self.schema = full
             return
@@ -80,6 +82,8 @@ class MessageDecoder:
         self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
         if self.memo is not None:
             for i, (f, col) in enumerate(zip(self.info.schema, cols)):
                 if col is not None:
@@ -98,6 +102,23 @@ class MessageDecoder:
                                                f"{self.where}: message at byte {msg.offset}")
         return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version)
 
+    def _swapped(self, cols, pending):
+        """Columns byte-swapped to native order, with every node's content check queued again
+        (the checks must read the swapped values, after dictionaries are attached)."""
+        from .endian import swap_array_data
+        out = [None if c is None else swap_array_data(c) for c in cols]
+        queued = []
+
+        def queue(node, name):
+            queued.append((node, name))
+            for k, child in enumerate(node.children):
+                queue(child, f"{name}[{k}]")
+
+        for f, c in zip(self.info.schema, out):
+            if c is not None:
+                queue(c, f.name)
+        return out, queued
+
     def read_dictionary_message(self, msg: Message):
         """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
         self.stats.num_messages += 1
@@ -111,6 +132,8 @@ class MessageDecoder:
             raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no data")
         header = decode_record_batch_header(data)
         cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
         if pending:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
         values = cols[0]
@@ -209,7 +232,7 @@ class RecordBatchStreamReader(_ReaderBase):
             return
         dec, src = self._decoder, self._source
         limit = dec.options.max_metadata_size
-        if isinstance(src, BufferSource) and dec.memo is None:
+        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
             yield from self._iter_in_memory(dec, src, limit)
             return
         while True:
