@@ -134,11 +134,11 @@ class MessageDecoder:
         cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
         if self._swap:
             cols, pending = self._swapped(cols, pending)
-        if pending:
-            run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
         values = cols[0]
         entry = self.info.dictionaries[dict_id]
         self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
+        if pending:
+            run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
     def decode(self, msg: Message):
