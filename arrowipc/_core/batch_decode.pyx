@@ -12,7 +12,7 @@ from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_da
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 from arrowipc._core.flatbuf cimport FlatTable, rd_i64
 
-from arrowipc._core.offsets import check_offsets
+from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
 # Layout kinds (mirror arrowipc.types.Kind)
@@ -75,20 +75,27 @@ cdef class RecordBatchHeader:
 def decode_record_batch_header(FlatTable rb):
     """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
+    cdef int64_t p, n
     h.length = rb.get_i64(RB_LENGTH, 0)
     if h.length < 0:
         raise ArrowInvalid(f"record batch length is {h.length}, expected >= 0")
-    h.nodes, h.n_nodes = rb.structs(RB_NODES, 16)
-    h.buffers, h.n_buffers = rb.structs(RB_BUFFERS, 16)
-    comp = rb.table(RB_COMPRESSION, "BodyCompression")
+    p = rb.vector_at(RB_NODES, 16, &n)
+    h.nodes = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.n_nodes = n
+    p = rb.vector_at(RB_BUFFERS, 16, &n)
+    h.buffers = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.n_buffers = n
     h.codec = -1
+    h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else []
+    if rb.field_pos(RB_COMPRESSION) < 0:
+        return h
+    comp = rb.table(RB_COMPRESSION, "BodyCompression")
     if comp is not None:
         h.codec = comp.uint8(0, 0)
         if h.codec not in (0, 1):
             raise ArrowInvalid(f"body compression codec must be 0 (LZ4_FRAME) or 1 (ZSTD), got {h.codec}")
         if comp.uint8(1, 0) != 0:
             raise ArrowInvalid(f"body compression method must be 0 (BUFFER), got {comp.uint8(1, 0)}")
-    h.variadic_counts = rb.int64s(RB_VARIADIC)
     return h
 
 
@@ -99,34 +106,36 @@ cdef class _Plan:
     cdef list types
     cdef list nchildren
     cdef list list_sizes
+    cdef list names             # dotted path of each node, for error messages
 
 
 def make_plan(list field_types):
-    """Pre-order layout of the given top-level types (one entry per node)."""
+    """Pre-order layout of the given top-level (name, type) pairs (one entry per node)."""
     cdef _Plan p = _Plan.__new__(_Plan)
-    p.kinds, p.byte_widths, p.types, p.nchildren, p.list_sizes = [], [], [], [], []
+    p.kinds, p.byte_widths, p.types, p.nchildren, p.list_sizes, p.names = [], [], [], [], [], []
 
-    def add(t, depth):
+    def add(t, name, depth):
         if depth > MAX_DEPTH:
             raise ArrowInvalid(f"type nesting deeper than {MAX_DEPTH}")
         st = t.storage_type
         kind = st.kind
         p.types.append(t)
+        p.names.append(name)
         p.kinds.append(kind)
         if kind == K_DICTIONARY:
             p.byte_widths.append(st.index_type.byte_width)
         else:
             p.byte_widths.append(st.byte_width)
         p.list_sizes.append(getattr(st, "list_size", 0))
-        children = [] if kind == K_DICTIONARY else [f.type for f in st.fields]
+        children = [] if kind == K_DICTIONARY else st.fields
         p.nchildren.append(len(children))
         for c in children:
-            add(c, depth + 1)
+            add(c.type, f"{name}.{c.name}", depth + 1)
 
     roots = []
-    for t in field_types:
+    for name, t in field_types:
         roots.append(len(p.kinds))
-        add(t, 1)
+        add(t, name, 1)
     return p, roots
 
 
@@ -139,7 +148,9 @@ cdef class _Assembler:
     cdef int64_t var_i
     cdef int64_t plan_i
     cdef list prepared          # decompressed buffers by header index, or None
+    cdef list pending           # nodes whose O(n) content checks are deferred: (node, name)
     cdef str where
+    cdef int version            # metadata version of the message (V4 unions carry a bitmap)
 
     cdef Buffer next_buffer(self, str field_name):
         """The next body buffer, bounds-checked and 8-byte aligned."""
@@ -164,11 +175,18 @@ cdef class _Assembler:
             return copy
         return b
 
+    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, str name) except -1:
+        # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
+        if count > 0 and (b.size // width) < count:
+            raise ArrowInvalid(f"{self.where}: field {name!r} needs {count * width} bytes of "
+                               f"{what}, buffer has {b.size}")
+        return 0
+
     cdef skip(self):
         """Advance past the node at plan_i (and its subtree) without building it."""
         cdef int kind = self.plan.kinds[self.plan_i]
         cdef int nch = self.plan.nchildren[self.plan_i]
-        cdef int64_t nbuf = ipc_buffer_count(kind)
+        cdef int64_t nbuf = ipc_buffer_count(kind, self.version)
         self.plan_i += 1
         self.node_i += 1
         if kind == K_VIEW:
@@ -181,8 +199,9 @@ cdef class _Assembler:
         for _ in range(nch):
             self.skip()
 
-    cdef ArrayData build(self, str name, int depth):
+    cdef ArrayData build(self, int depth):
         cdef int pi = self.plan_i
+        cdef str name = self.plan.names[pi]
         cdef int kind = self.plan.kinds[pi]
         cdef int64_t width = self.plan.byte_widths[pi]
         cdef int nch = self.plan.nchildren[pi]
@@ -190,7 +209,8 @@ cdef class _Assembler:
         cdef int64_t length, nulls, need, first, last, nvar, k, size
         cdef Buffer validity, values, offs
         cdef list bufs, children
-        cdef ArrayData child
+        cdef ArrayData child, d
+        cdef Buffer type_ids
 
         if depth > MAX_DEPTH:
             raise ArrowInvalid(f"{self.where}: nesting deeper than {MAX_DEPTH} at field {name!r}")
@@ -208,8 +228,34 @@ cdef class _Assembler:
         if kind == K_NULL:
             return make_array_data(t, length, 0, length, [], [], None)
 
-        if kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
-            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+        if kind == K_REE:
+            if nulls:
+                raise ArrowInvalid(f"{self.where}: run-end encoded field {name!r} has null count "
+                                   f"{nulls}, expected 0")
+            children = [self.build(depth + 1), self.build(depth + 1)]
+            d = make_array_data(t, length, 0, 0, [], children, None)
+            self.pending.append((d, name))
+            return d
+
+        if kind == K_SPARSE_UNION or kind == K_DENSE_UNION:
+            if self.version < 4:
+                # V4 unions carry a validity bitmap; V5 removed it. Like Arrow C++, accept it
+                # only when it marks nothing null.
+                self.next_buffer(name)
+                if nulls:
+                    raise ArrowInvalid(f"{self.where}: union field {name!r} from metadata V4 has "
+                                       f"{nulls} top-level nulls, which V5 unions cannot hold")
+            type_ids = self.next_buffer(name)
+            self.need(type_ids, length, 1, "type ids", name)
+            bufs = [type_ids]
+            if kind == K_DENSE_UNION:
+                offs = self.next_buffer(name)
+                self.need(offs, length, 4, "union offsets", name)
+                bufs.append(offs)
+            children = [self.build(depth + 1) for k in range(nch)]
+            d = make_array_data(t, length, 0, 0, bufs, children, None)
+            self.pending.append((d, name))
+            return d
 
         # validity bitmap (every remaining layout starts with one)
         validity = self.next_buffer(name)
@@ -235,31 +281,64 @@ cdef class _Assembler:
                 raise ArrowInvalid(f"{self.where}: field {name!r} of type {t} and length {length} "
                                    f"needs {length * width} bytes, buffer has {values.size}")
             bufs.append(values)
-            return make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            if kind == K_DICTIONARY:
+                self.pending.append((d, name))
+            return d
 
         if kind == K_BINARY or kind == K_LARGE_BINARY:
             offs = self.next_buffer(name)
             values = self.next_buffer(name)
-            check_offsets(offs, 0, length, 4 if kind == K_BINARY else 8, values.size,
-                          f"{self.where}: offsets of field {name!r}")
+            self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
             bufs.append(offs)
             bufs.append(values)
-            return make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_VIEW:
-            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+            values = self.next_buffer(name)
+            self.need(values, length, 16, "views", name)
+            bufs.append(values)
+            if self.var_i >= len(self.h.variadic_counts):
+                raise ArrowInvalid(f"{self.where}: view field {name!r} needs variadic buffer count "
+                                   f"{self.var_i} but the header has {len(self.h.variadic_counts)}")
+            nvar = self.h.variadic_counts[self.var_i]
+            self.var_i += 1
+            if nvar < 0 or nvar > self.h.n_buffers - self.buf_i:
+                raise ArrowInvalid(f"{self.where}: view field {name!r} claims {nvar} data buffers "
+                                   f"but only {self.h.n_buffers - self.buf_i} buffers remain")
+            for k in range(nvar):
+                bufs.append(self.next_buffer(name))
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_LIST or kind == K_LARGE_LIST:
             offs = self.next_buffer(name)
+            self.need(offs, length + 1, 4 if kind == K_LIST else 8, "offsets", name)
             bufs.append(offs)
-            child = self.build(name + ".item", depth + 1)
-            check_offsets(offs, 0, length, 4 if kind == K_LIST else 8, child.length,
-                          f"{self.where}: offsets of field {name!r}")
-            return make_array_data(t, length, 0, nulls, bufs, [child], None)
+            child = self.build(depth + 1)
+            d = make_array_data(t, length, 0, nulls, bufs, [child], None)
+            self.pending.append((d, name))
+            return d
+
+        if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+            width = 4 if kind == K_LIST_VIEW else 8
+            offs = self.next_buffer(name)
+            values = self.next_buffer(name)
+            self.need(offs, length, width, "list view offsets", name)
+            self.need(values, length, width, "list view sizes", name)
+            bufs.append(offs)
+            bufs.append(values)
+            child = self.build(depth + 1)
+            d = make_array_data(t, length, 0, nulls, bufs, [child], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_FIXED_SIZE_LIST:
             size = self.plan.list_sizes[pi]
-            child = self.build(name + ".item", depth + 1)
+            child = self.build(depth + 1)
             if size > 0 and length > child.length // size:
                 raise ArrowInvalid(f"{self.where}: fixed size list {name!r} of length {length} and "
                                    f"size {size} needs {length * size} child values, has {child.length}")
@@ -268,7 +347,7 @@ cdef class _Assembler:
         if kind == K_STRUCT:
             children = []
             for k in range(nch):
-                child = self.build(name + "." + t.storage_type.field(k).name, depth + 1)
+                child = self.build(depth + 1)
                 if child.length < length:
                     raise ArrowInvalid(f"{self.where}: struct {name!r} has length {length} but child "
                                        f"{k} has length {child.length}")
@@ -278,19 +357,27 @@ cdef class _Assembler:
         raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
 
 
-cdef inline int64_t ipc_buffer_count(int kind) noexcept:
+cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:
     if kind == K_NULL or kind == K_REE:
         return 0
-    if kind == K_FIXED_SIZE_LIST or kind == K_STRUCT or kind == K_SPARSE_UNION:
+    if kind == K_SPARSE_UNION:
+        return 1 if version >= 4 else 2
+    if kind == K_DENSE_UNION:
+        return 2 if version >= 4 else 3
+    if kind == K_FIXED_SIZE_LIST or kind == K_STRUCT:
         return 1
     if kind == K_BINARY or kind == K_LARGE_BINARY or kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
         return 3
     return 2
 
 
-def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer body,
-                     list included=None, list prepared=None, str where="record batch"):
-    """ArrayData per top-level field (None where `included` is False), from header and body."""
+def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
+                     list included=None, list prepared=None, str where="record batch",
+                     int version=4):
+    """(ArrayData per top-level field (None where `included` is False), pending checks or None).
+
+    Sizes are checked here; the O(n) offset passes are returned to run before first access.
+    """
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
     cdef _Assembler a = _Assembler.__new__(_Assembler)
@@ -300,23 +387,31 @@ def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer bod
     a.body = body
     a.plan = plan
     a.prepared = prepared
+    a.pending = []
     a.where = where
+    a.version = version
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     for i in range(len(roots)):
         if included is not None and not included[i]:
             a.skip()
             out.append(None)
             continue
-        col = a.build(names[i], 1)
+        col = a.build(1)
         if col.length != h.length and h.length >= 0:
             if col.length < h.length:
-                raise ArrowInvalid(f"{where}: column {names[i]!r} has length {col.length} but the "
+                raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
                                    f"batch has {h.length} rows")
         out.append(col)
-    return out
+    return out, (a.pending or None)
 
 
-def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
+def run_pending_checks(list pending, str where="record batch"):
+    """Run the deferred content checks collected while assembling a batch."""
+    for node, name in pending:
+        check_content(node, f"{where}: field {name!r}")
+
+
+def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int version=4):
     """Which header buffers belong to included fields (for projection before decompression)."""
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
@@ -325,6 +420,7 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
     cdef int64_t start, j
     a.h = h
     a.plan = plan
+    a.version = version
     a.where = "record batch"
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     for i in range(len(roots)):

@@ -10,11 +10,12 @@ import os
 import struct
 
 from .. import types as T
-from .._core.batch_encode import encode_record_batch
+from .._core.batch_encode import encode_dictionary_batch, encode_record_batch
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
+from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .message import EOS_MARKER
 from .options import COMPRESSION_CODECS, IpcWriteOptions, MetadataVersion, WriteStats
 
@@ -63,8 +64,7 @@ class _Sink:
 
     def write_parts(self, parts: list, nbytes: int) -> None:
         if self._memory:
-            for p in parts:
-                self.f.write(p)
+            self.f._extend(parts, nbytes)
         elif self._fd is not None:
             for i in range(0, len(parts), _IOV_MAX):
                 chunk = parts[i:i + _IOV_MAX]
@@ -99,6 +99,8 @@ class _Sink:
 
 
 class _WriterBase:
+    _file_mode = False
+
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None):
         self.options = options or IpcWriteOptions()
@@ -119,6 +121,7 @@ class _WriterBase:
             from .compression import make_body_compressor
             self._compress = make_body_compressor(self.options)
         self._dict_ids = md.DictionaryIds()
+        self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
         self._write_schema()
 
@@ -126,8 +129,16 @@ class _WriterBase:
         pass
 
     def _write_schema(self):
-        fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-        self._write_message_bytes(_frame(fb, self.options.use_legacy_format), [], 0)
+        # Schemas are immutable: the encoded message is cached on the Schema object.
+        key = (self._version, self.options.use_legacy_format)
+        cache = self.schema._ipc_cache
+        if cache is None:
+            cache = self.schema._ipc_cache = {}
+        framed = cache.get(key)
+        if framed is None:
+            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
+            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
+        self._write_message_bytes(framed, [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write(meta)
@@ -141,10 +152,12 @@ class _WriterBase:
             raise ArrowInvalid("write to a closed writer")
         if not isinstance(batch, RecordBatch):
             batch = record_batch(batch)
-        if not batch.schema.equals(self.schema):
+        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
             raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
                                f"vs\n{self.schema}")
         md_bytes = T.normalize_metadata(custom_metadata)
+        if self._dicts:
+            self._write_dictionaries(batch)
         start = self._sink.pos
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self.options.alignment, self._version, md_bytes,
@@ -156,9 +169,28 @@ class _WriterBase:
     def _after_batch(self, offset, meta_len, body_len):
         pass
 
+    def _after_dictionary(self, offset, meta_len, body_len):
+        pass
+
+    def _write_dictionaries(self, batch):
+        for dict_id, values, is_delta, kind in self._dicts.dictionaries_for(self.schema, batch._columns):
+            start = self._sink.pos
+            meta, parts, body_len = encode_dictionary_batch(
+                dict_id, values, is_delta, self.options.alignment, self._version, self._codec,
+                self.options.use_legacy_format, self._compress)
+            self._write_message_bytes(meta, parts, body_len)
+            self.stats.num_dictionary_batches += 1
+            if kind == "delta":
+                self.stats.num_dictionary_deltas += 1
+            elif kind == "replace":
+                self.stats.num_replaced_dictionaries += 1
+            self._after_dictionary(start, len(meta), body_len)
+
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
+        if self.options.unify_dictionaries and self._dicts:
+            table_ = unify_table_dictionaries(table_)
         for b in table_.to_batches(max_chunksize):
             self.write_batch(b)
 
@@ -220,8 +252,13 @@ class RecordBatchFileWriter(_WriterBase):
         head = self._magic + bytes((-len(self._magic)) % 8)
         self._sink.write(head)
 
+    _file_mode = True
+
     def _after_batch(self, offset, meta_len, body_len):
         self._batch_blocks.append((offset, meta_len, body_len))
+
+    def _after_dictionary(self, offset, meta_len, body_len):
+        self._dict_blocks.append((offset, meta_len, body_len))
 
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
