@@ -344,13 +344,17 @@ class RecordBatchFileReader(_ReaderBase):
     def num_dictionaries(self) -> int:
         return len(self._dict_blocks)
 
-    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
+    def _check_block(self, block, i: int, what: str):
         off, meta_len, body_len = block
         limit = self._footer_start
         if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
                 or body_len > limit - off - meta_len):
             raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
                                f"{body_len}) lies outside the data section [8, {limit})")
+        return block
+
+    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
+        off, meta_len, body_len = self._check_block(block, i, what)
         src = self._source
         read = read_message_from if with_body else read_message_header
         if isinstance(src, BufferSource):
@@ -381,6 +385,19 @@ class RecordBatchFileReader(_ReaderBase):
         if not 0 <= i < n:
             raise IndexError(f"record batch index {i} out of range for {n} batches")
         self._ensure_dictionaries()
+        dec, src = self._decoder, self._source
+        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
+            off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+            msg, _, cols, pending, num_rows = next_message_fast(
+                src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
+                dec._included, "file")
+            if msg is not None and cols is not None:
+                dec.stats.num_messages += 1
+                dec.stats.num_record_batches += 1
+                if dec._included is not None:
+                    cols = [c for c in cols if c is not None]
+                return RecordBatchWithMetadata(RecordBatch(dec.schema, cols, num_rows, pending),
+                                               msg.custom_metadata)
         msg = self._read_block(self._batch_blocks[i], i, "record batch")
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
