@@ -326,6 +326,8 @@ class RecordBatchFileReader(_ReaderBase):
         self.metadata = md.decode_custom_metadata(footer, 4)
         self._footer_start = footer_end - footer_len
         self._dictionaries_read = False
+        dec = self._decoder
+        self._fast = isinstance(src, BufferSource) and dec.memo is None and not dec._swap
 
     def _blocks(self, footer, slot):
         raw, n = footer.structs(slot, 24)
@@ -378,15 +380,16 @@ class RecordBatchFileReader(_ReaderBase):
             self._decoder.read_dictionary_message(msg)
         self._dictionaries_read = True
 
-    def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+    def _get(self, i: int, with_metadata: bool):
         n = len(self._batch_blocks)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError(f"record batch index {i} out of range for {n} batches")
-        self._ensure_dictionaries()
+        if not self._dictionaries_read:
+            self._ensure_dictionaries()
         dec, src = self._decoder, self._source
-        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
+        if self._fast:
             off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
             msg, _, cols, pending, num_rows = next_message_fast(
                 src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
@@ -396,16 +399,19 @@ class RecordBatchFileReader(_ReaderBase):
                 dec.stats.num_record_batches += 1
                 if dec._included is not None:
                     cols = [c for c in cols if c is not None]
-                return RecordBatchWithMetadata(RecordBatch(dec.schema, cols, num_rows, pending),
-                                               msg.custom_metadata)
+                batch = RecordBatch(dec.schema, cols, num_rows, pending)
+                return (batch, msg.custom_metadata) if with_metadata else batch
         msg = self._read_block(self._batch_blocks[i], i, "record batch")
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
-        return RecordBatchWithMetadata(self._decoder.read_record_batch_message(msg),
-                                       msg.custom_metadata)
+        batch = dec.read_record_batch_message(msg)
+        return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        return RecordBatchWithMetadata(*self._get(i, True))
 
     def get_batch(self, i: int) -> RecordBatch:
-        return self.get_batch_with_custom_metadata(i).batch
+        return self._get(i, False)
 
     get_record_batch = get_batch
 
