@@ -99,10 +99,40 @@ def concat_array_data(parts: list) -> ArrayData:
         children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
         return ArrayData(t, total, 0, nulls, [validity], children)
-    # remaining layouts (views, list views, unions, run-end encoded): through Python values
+    if kind == Kind.SPARSE_UNION:
+        from .array import make_array
+        type_ids = concat_buffers([p.buffers[0].slice(p.offset, p.length) for p in parts], total)
+        children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
+                                       for p in parts]) for k in range(t.storage_type.num_fields)]
+        return ArrayData(t, total, 0, 0, [type_ids], children)
+    if kind == Kind.DENSE_UNION:
+        return _concat_dense_union(t, parts, total)
+    # remaining layouts (views, list views, run-end encoded): through Python values
     from .array import make_array
     from .from_python import array_data_from_python
     values = []
     for p in parts:
         values += make_array(p).to_pylist()
     return array_data_from_python(values, t)
+
+
+def _concat_dense_union(t, parts, total):
+    """Dense unions: children concatenated whole; each part's offsets shifted by the lengths of
+    the same child in the parts before it."""
+    import struct
+    from array import array as _pyarray
+    codes = t.storage_type.type_codes
+    child_of = {c: k for k, c in enumerate(codes)}
+    type_ids = concat_buffers([p.buffers[0].slice(p.offset, p.length) for p in parts], total)
+    base = [0] * len(codes)
+    offsets = _pyarray("i")
+    for p in parts:
+        ids = memoryview(p.buffers[0])[p.offset:p.offset + p.length].cast("b")
+        offs = memoryview(p.buffers[1])[p.offset * 4:(p.offset + p.length) * 4].cast("i")
+        for code, o in zip(ids, offs):
+            offsets.append(o + base[child_of[code]])
+        for k in range(len(codes)):
+            base[k] += p.children[k].length
+    children = [concat_array_data([p.children[k] for p in parts]) for k in range(len(codes))]
+    from ._core.buffer import py_buffer
+    return ArrayData(t, total, 0, 0, [type_ids, py_buffer(offsets.tobytes())], children)

@@ -108,7 +108,9 @@ def _validate_values(d: ArrayData, t, where: str):
         if null_count_of(key_data):
             raise ArrowInvalid(f"{where}: map keys must not be null")
     elif isinstance(t, T.DecimalType):
+        import decimal
+        ctx = decimal.Context(prec=100)       # exact for decimal256's 76 digits
         limit = 10 ** t.precision
         for i, v in enumerate(make_array(d).to_pylist()):
-            if v is not None and abs(v.scaleb(t.scale)) >= limit:
+            if v is not None and abs(v.scaleb(t.scale, ctx)) >= limit:
                 raise ArrowInvalid(f"{where}: value {i} ({v}) does not fit precision {t.precision}")
