@@ -164,6 +164,8 @@ class _WriterBase:
             self._codec, self.options.use_legacy_format, self._compress)
         self._write_message_bytes(meta, parts, body_len)
         self.stats.num_record_batches += 1
+        self.stats.total_serialized_body_size += body_len
+        self.stats.total_raw_body_size += batch.nbytes
         self._after_batch(start, len(meta), body_len)
 
     def _after_batch(self, offset, meta_len, body_len):
@@ -276,3 +278,26 @@ def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=Non
              magic: bytes = b"ARROW1") -> RecordBatchFileWriter:
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic)
+
+
+def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
+    """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
+    from .._core.buffer import py_buffer
+    options = options or IpcWriteOptions()
+    fb = md.encode_schema_message(schema, int(options.metadata_version), md.DictionaryIds())
+    return py_buffer(_frame(fb, options.use_legacy_format))
+
+
+def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
+    """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
+    from .._core.buffer import concat_buffers
+    options = options or IpcWriteOptions()
+    codec = COMPRESSION_CODECS[options.compression]
+    compress = None
+    if codec >= 0:
+        from .compression import make_body_compressor
+        compress = make_body_compressor(options)
+    meta, parts, body_len = encode_record_batch(batch._columns, batch.num_rows, options.alignment,
+                                                int(options.metadata_version), None, codec,
+                                                options.use_legacy_format, compress)
+    return concat_buffers([meta] + parts, len(meta) + body_len)
