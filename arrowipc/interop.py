@@ -60,7 +60,8 @@ def export_stream(schema: Schema, batches: Iterable, requested_schema=None):
     def struct_arrays():
         for b in batches:
             if not b.schema.equals(schema):
-                raise ArrowInvalid(f"record batch with schema\n{b.schema}\nin a stream of\n{schema}")
+                raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
+                                   f"in a stream of\n{schema}")
             yield b._as_struct_data()
 
     return cdata.export_stream_capsule(struct_type, "", False, schema.metadata, struct_arrays())

@@ -213,7 +213,8 @@ def encode_metadata(metadata):
     for k, v in metadata.items():
         k = k.encode() if isinstance(k, str) else bytes(k)
         v = v.encode() if isinstance(v, str) else bytes(v)
-        parts += [len(k).to_bytes(4, order, signed=True), k, len(v).to_bytes(4, order, signed=True), v]
+        parts += [len(k).to_bytes(4, order, signed=True), k,
+                  len(v).to_bytes(4, order, signed=True), v]
     return b"".join(parts)
 
 
@@ -590,7 +591,8 @@ cdef void _stream_release(ArrowArrayStream* stream) noexcept with gil:
 cdef void _stream_capsule_destructor(object capsule) noexcept:
     if not PyCapsule_IsValid(capsule, b"arrow_array_stream"):
         return
-    cdef ArrowArrayStream* s = <ArrowArrayStream*>PyCapsule_GetPointer(capsule, b"arrow_array_stream")
+    cdef ArrowArrayStream* s = <ArrowArrayStream*>PyCapsule_GetPointer(capsule,
+                                                                       b"arrow_array_stream")
     if s.release != NULL:
         s.release(s)
     free(s)

@@ -448,7 +448,8 @@ def test_views_export_variadic_sizes_buffer():
     assert raw.n_buffers == 2 + n_data + 1
     sizes = ctypes.cast(raw.buffers[raw.n_buffers - 1], ctypes.POINTER(ctypes.c_int64))
     assert [sizes[i] for i in range(n_data)] == [b.size for b in ours.data.buffers[2:]]
-    assert [raw.buffers[i] for i in range(2, 2 + n_data)] == [b.address for b in ours.data.buffers[2:]]
+    assert ([raw.buffers[i] for i in range(2, 2 + n_data)]
+            == [b.address for b in ours.data.buffers[2:]])
     del schema_capsule, array_capsule, raw
 
 
@@ -730,7 +731,8 @@ _RELEASE_ARRAY = ctypes.CFUNCTYPE(None, ctypes.POINTER(_CArray))(
 
 def _capsule(struct, name):
     new = ctypes.pythonapi.PyCapsule_New
-    new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    new.restype = ctypes.py_object
+    new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     return new(ctypes.addressof(struct), name, None)
 
 
@@ -765,8 +767,8 @@ def test_malformed_children_raise():
         with pytest.raises(ArrowInvalid, match="format"):
             cdata.import_schema_capsule(_capsule(_foreign_schema(fmt, children), b"arrow_schema"))
     with pytest.raises(ArrowInvalid, match="not an integer"):
-        cdata.import_schema_capsule(_capsule(_foreign_schema(b"g", dictionary=_foreign_schema(b"u")),
-                                             b"arrow_schema"))
+        float_indices = _foreign_schema(b"g", dictionary=_foreign_schema(b"u"))
+        cdata.import_schema_capsule(_capsule(float_indices, b"arrow_schema"))
     released = _foreign_schema(b"i")
     released.release = None
     with pytest.raises(ArrowInvalid, match="released"):
