@@ -61,8 +61,12 @@ def _build(name: str, storage: DataType, serialized: bytes):
     return ExtensionType(name, storage, serialized)
 
 
-def apply_extension_metadata(storage: DataType, metadata):
-    """(type, remaining field metadata) for a field read from IPC or the C data interface."""
+def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = False):
+    """(type, remaining field metadata) for a field read from IPC or the C data interface.
+
+    Unknown names stay storage + metadata, unless `keep_unknown` (a bare array has no field to
+    hold the metadata): then they become a generic ExtensionType so nothing is lost.
+    """
     if not metadata:
         return storage, metadata
     name_key = next((k for k in EXTENSION_NAME_KEYS if k in metadata), None)
@@ -72,6 +76,8 @@ def apply_extension_metadata(storage: DataType, metadata):
     meta_key = EXTENSION_METADATA_KEYS[EXTENSION_NAME_KEYS.index(name_key)]
     serialized = metadata.get(meta_key, b"")
     ext = _build(name, storage, serialized)
+    if ext is None and keep_unknown:
+        ext = ExtensionType(name, storage, serialized)
     if ext is None:
         return storage, metadata        # unknown: keep storage and the metadata as they are
     rest = {k: v for k, v in metadata.items() if k not in (name_key, meta_key)}

@@ -506,6 +506,13 @@ class ExtensionType(DataType):
     def _key(self):
         return ("extension", self.extension_name, self.storage._key(), self.serialized)
 
+    # Extension types are equal by name, storage and metadata, whatever Python class holds them.
+    def __eq__(self, other):
+        return isinstance(other, ExtensionType) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
 
 # -- factories (pyarrow names) ------------------------------------------------------------------
 

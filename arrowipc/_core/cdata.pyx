@@ -161,6 +161,8 @@ _FACTORY_BY_FORMAT = {
     "vz": _types.binary_view,
 }
 
+from arrowipc.extension import apply_extension_metadata
+
 EXTENSION_NAME_KEY = b"ARROW:extension:name"
 EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
 
@@ -768,11 +770,10 @@ cdef tuple _import_schema_node(const ArrowSchema* s, int depth, str path):
         vname, vtype, vnullable, vmeta = _import_schema_node(s.dictionary, depth + 1,
                                                              f"{path}.dictionary")
         t = DictionaryType(t, vtype, bool(s.flags & ARROW_FLAG_DICTIONARY_ORDERED))
-    if metadata is not None and EXTENSION_NAME_KEY in metadata:
-        ext_name = metadata.pop(EXTENSION_NAME_KEY).decode("utf-8", "replace")
-        serialized = metadata.pop(EXTENSION_METADATA_KEY, b"")
-        t = ExtensionType(ext_name, t, serialized)
-        metadata = metadata or None
+    if metadata is not None:
+        # the same rule as IPC: registered and canonical names become extension types, unknown
+        # names stay storage + metadata
+        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0))
     return (name, t, bool(s.flags & ARROW_FLAG_NULLABLE), metadata)
 
 
