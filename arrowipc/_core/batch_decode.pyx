@@ -8,7 +8,7 @@ for every later access: sizes are checked against lengths and types, offsets are
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
 
-from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data
+from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data, py_buffer
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 from arrowipc._core.flatbuf cimport FlatTable, rd_i64
 from arrowipc._core.framing cimport Message, read_frame
@@ -42,6 +42,8 @@ DEF RB_COMPRESSION = 3
 DEF RB_VARIADIC = 4
 
 DEF MAX_DEPTH = 64
+
+cdef Buffer ZERO_OFFSETS = py_buffer(bytes(8))   # one 0 offset, 32 or 64 bits wide
 
 
 cdef class RecordBatchHeader:
@@ -176,6 +178,14 @@ cdef class _Assembler:
             return copy
         return b
 
+    cdef Buffer offsets_buffer(self, str name, int64_t length):
+        # Writers before 1.0 sent zero-length arrays with an empty offsets buffer; give them the
+        # single 0 offset every consumer expects.
+        cdef Buffer offs = self.next_buffer(name)
+        if length == 0 and offs.size < 8:
+            return ZERO_OFFSETS
+        return offs
+
     cdef int need(self, Buffer b, int64_t count, int64_t width, str what, str name) except -1:
         # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
         if count > 0 and (b.size // width) < count:
@@ -288,7 +298,7 @@ cdef class _Assembler:
             return d
 
         if kind == K_BINARY or kind == K_LARGE_BINARY:
-            offs = self.next_buffer(name)
+            offs = self.offsets_buffer(name, length)
             values = self.next_buffer(name)
             self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
             bufs.append(offs)
@@ -316,7 +326,7 @@ cdef class _Assembler:
             return d
 
         if kind == K_LIST or kind == K_LARGE_LIST:
-            offs = self.next_buffer(name)
+            offs = self.offsets_buffer(name, length)
             self.need(offs, length + 1, 4 if kind == K_LIST else 8, "offsets", name)
             bufs.append(offs)
             child = self.build(depth + 1)

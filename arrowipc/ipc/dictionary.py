@@ -63,7 +63,7 @@ class DictionaryMemo:
         self.where = where
         self.file_mode = file_mode
         self.values = {}                     # id -> ArrayData
-        self.id_by_path = {f.path: i for i, f in info.dictionaries.items()}
+        self.id_by_path = {p: i for i, f in info.dictionaries.items() for p in (f.paths or [f.path])}
         self._prefixes = _prefixes(self.id_by_path)
 
     def resolve(self, root: ArrayData, root_type, root_path: tuple, skip_self: bool = False):

@@ -39,10 +39,11 @@ MAX_NESTING_DEPTH = 64
 
 @dataclass
 class DictionaryField:
-    """Where a dictionary-encoded field sits, and its dictionary id."""
+    """Where the fields using one dictionary id sit (several when the id is shared)."""
     id: int
     value_type: T.DataType
-    path: tuple  # child indices from the schema root
+    path: tuple  # child indices from the schema root, of the first field using the id
+    paths: list = dc_field(default_factory=list)  # every field using the id
 
 
 @dataclass
@@ -201,7 +202,7 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
             if prev.value_type != dtype:
                 raise ArrowInvalid(f"{where}: dictionary id {dict_id} is used for {prev.value_type} "
                                    f"and {dtype}")
-        info.dictionaries.setdefault(dict_id, DictionaryField(dict_id, dtype, path))
+        info.dictionaries.setdefault(dict_id, DictionaryField(dict_id, dtype, path)).paths.append(path)
         dtype = T.DictionaryType(index, dtype, enc.boolean(2))
     return T.Field(name, dtype, nullable, metadata)
 
