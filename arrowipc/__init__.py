@@ -1,0 +1,32 @@
+"""arrowipc: the Apache Arrow columnar format and its IPC protocols, Cython-accelerated.
+
+`import arrowipc` is cheap: numpy, flatbuffers and the codecs load only when a feature needs them.
+"""
+from .errors import (ArrowCapacityError, ArrowException, ArrowIndexError, ArrowInvalid,
+                     ArrowKeyError, ArrowNotImplementedError, ArrowTypeError)
+from .types import (DataType, Field, Schema, binary, binary_view, bool_, date32, date64,
+                    day_time_interval, decimal32, decimal64, decimal128, decimal256, dense_union,
+                    dictionary, double, duration, field, fixed_size_binary, fixed_size_list,
+                    float16, float32, float64, float_, halffloat, int8, int16, int32, int64,
+                    large_binary, large_list, large_list_view, large_string, large_utf8, list_,
+                    list_view, map_, month_day_nano_interval, month_interval, null,
+                    run_end_encoded, schema, sparse_union, string, string_view, struct, time32,
+                    time64, timestamp, type_for_alias, uint8, uint16, uint32, uint64, union, utf8,
+                    utf8_view)
+from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
+                    FixedSizeBinaryType, FixedSizeListType, LargeListType, ListType, MapType,
+                    StructType, Time32Type, Time64Type, TimestampType, UnionType)
+from ._core.buffer import Buffer, allocate_buffer, py_buffer
+from .array import Array, ChunkedArray, array, chunked_array, nulls
+from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .io import BufferOutputStream, BufferReader, memory_map
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # `arrowipc.ipc` loads on first use so plain `import arrowipc` stays light.
+    if name == "ipc":
+        import importlib
+        return importlib.import_module(".ipc", __name__)
+    raise AttributeError(f"module 'arrowipc' has no attribute {name!r}")

@@ -1,0 +1,336 @@
+# cython: language_level=3
+"""RecordBatch header decode and body assembly: metadata + body bytes -> ArrayData, zero-copy.
+
+Every node and buffer the header claims is checked against the body before use; buffers that are
+not 8-byte aligned are copied to an aligned allocation (never read misaligned). The result is safe
+for every later access: sizes are checked against lengths and types, offsets are validated.
+"""
+from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
+from libc.string cimport memcpy
+
+from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data
+from arrowipc._core.arraydata cimport ArrayData, make_array_data
+from arrowipc._core.flatbuf cimport FlatTable, rd_i64
+
+from arrowipc._core.offsets import check_offsets
+from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
+
+# Layout kinds (mirror arrowipc.types.Kind)
+DEF K_NULL = 0
+DEF K_BOOL = 1
+DEF K_FIXED = 2
+DEF K_BINARY = 3
+DEF K_LARGE_BINARY = 4
+DEF K_VIEW = 5
+DEF K_LIST = 6
+DEF K_LARGE_LIST = 7
+DEF K_LIST_VIEW = 8
+DEF K_LARGE_LIST_VIEW = 9
+DEF K_FIXED_SIZE_LIST = 10
+DEF K_STRUCT = 11
+DEF K_SPARSE_UNION = 12
+DEF K_DENSE_UNION = 13
+DEF K_REE = 14
+DEF K_DICTIONARY = 15
+
+# Slots of RecordBatch in Message.fbs
+DEF RB_LENGTH = 0
+DEF RB_NODES = 1
+DEF RB_BUFFERS = 2
+DEF RB_COMPRESSION = 3
+DEF RB_VARIADIC = 4
+
+DEF MAX_DEPTH = 64
+
+
+cdef class RecordBatchHeader:
+    """The decoded RecordBatch table: length, field nodes, buffer locations, compression."""
+    cdef readonly int64_t length
+    cdef Buffer nodes          # n_nodes x (int64 length, int64 null_count)
+    cdef readonly int64_t n_nodes
+    cdef Buffer buffers        # n_buffers x (int64 offset, int64 length)
+    cdef readonly int64_t n_buffers
+    cdef readonly int codec    # -1: uncompressed, 0: LZ4_FRAME, 1: ZSTD
+    cdef readonly list variadic_counts
+
+    cdef inline int64_t node_length(self, int64_t i) noexcept:
+        return rd_i64(self.nodes.ptr + 16 * i)
+
+    cdef inline int64_t node_nulls(self, int64_t i) noexcept:
+        return rd_i64(self.nodes.ptr + 16 * i + 8)
+
+    cdef inline int64_t buf_offset(self, int64_t i) noexcept:
+        return rd_i64(self.buffers.ptr + 16 * i)
+
+    cdef inline int64_t buf_length(self, int64_t i) noexcept:
+        return rd_i64(self.buffers.ptr + 16 * i + 8)
+
+    def nodes_list(self):
+        return [(self.node_length(i), self.node_nulls(i)) for i in range(self.n_nodes)]
+
+    def buffers_list(self):
+        return [(self.buf_offset(i), self.buf_length(i)) for i in range(self.n_buffers)]
+
+
+def decode_record_batch_header(FlatTable rb):
+    """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
+    cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
+    h.length = rb.get_i64(RB_LENGTH, 0)
+    if h.length < 0:
+        raise ArrowInvalid(f"record batch length is {h.length}, expected >= 0")
+    h.nodes, h.n_nodes = rb.structs(RB_NODES, 16)
+    h.buffers, h.n_buffers = rb.structs(RB_BUFFERS, 16)
+    comp = rb.table(RB_COMPRESSION, "BodyCompression")
+    h.codec = -1
+    if comp is not None:
+        h.codec = comp.uint8(0, 0)
+        if h.codec not in (0, 1):
+            raise ArrowInvalid(f"body compression codec must be 0 (LZ4_FRAME) or 1 (ZSTD), got {h.codec}")
+        if comp.uint8(1, 0) != 0:
+            raise ArrowInvalid(f"body compression method must be 0 (BUFFER), got {comp.uint8(1, 0)}")
+    h.variadic_counts = rb.int64s(RB_VARIADIC)
+    return h
+
+
+cdef class _Plan:
+    """Per-schema layout, flattened once: what assembly needs without attribute lookups."""
+    cdef list kinds
+    cdef list byte_widths
+    cdef list types
+    cdef list nchildren
+    cdef list list_sizes
+
+
+def make_plan(list field_types):
+    """Pre-order layout of the given top-level types (one entry per node)."""
+    cdef _Plan p = _Plan.__new__(_Plan)
+    p.kinds, p.byte_widths, p.types, p.nchildren, p.list_sizes = [], [], [], [], []
+
+    def add(t, depth):
+        if depth > MAX_DEPTH:
+            raise ArrowInvalid(f"type nesting deeper than {MAX_DEPTH}")
+        st = t.storage_type
+        kind = st.kind
+        p.types.append(t)
+        p.kinds.append(kind)
+        if kind == K_DICTIONARY:
+            p.byte_widths.append(st.index_type.byte_width)
+        else:
+            p.byte_widths.append(st.byte_width)
+        p.list_sizes.append(getattr(st, "list_size", 0))
+        children = [] if kind == K_DICTIONARY else [f.type for f in st.fields]
+        p.nchildren.append(len(children))
+        for c in children:
+            add(c, depth + 1)
+
+    roots = []
+    for t in field_types:
+        roots.append(len(p.kinds))
+        add(t, 1)
+    return p, roots
+
+
+cdef class _Assembler:
+    cdef RecordBatchHeader h
+    cdef Buffer body
+    cdef _Plan plan
+    cdef int64_t node_i
+    cdef int64_t buf_i
+    cdef int64_t var_i
+    cdef int64_t plan_i
+    cdef list prepared          # decompressed buffers by header index, or None
+    cdef str where
+
+    cdef Buffer next_buffer(self, str field_name):
+        """The next body buffer, bounds-checked and 8-byte aligned."""
+        cdef int64_t i = self.buf_i
+        cdef int64_t off, n
+        cdef Buffer b, copy
+        if i >= self.h.n_buffers:
+            raise ArrowInvalid(f"{self.where}: field {field_name!r} needs buffer {i} but the header "
+                               f"lists {self.h.n_buffers} buffers")
+        self.buf_i += 1
+        if self.prepared is not None:
+            return self.prepared[i]
+        off = self.h.buf_offset(i)
+        n = self.h.buf_length(i)
+        if off < 0 or n < 0 or off > self.body.size or n > self.body.size - off:
+            raise ArrowInvalid(f"{self.where}: buffer {i} of field {field_name!r} spans bytes "
+                               f"[{off}, {off}+{n}) but the body has {self.body.size} bytes")
+        b = slice_unchecked(self.body, off, n)
+        if (<uintptr_t>b.ptr) & 7:
+            copy = allocate(n, False)
+            memcpy(mutable_data(copy), b.ptr, n)
+            return copy
+        return b
+
+    cdef skip(self):
+        """Advance past the node at plan_i (and its subtree) without building it."""
+        cdef int kind = self.plan.kinds[self.plan_i]
+        cdef int nch = self.plan.nchildren[self.plan_i]
+        cdef int64_t nbuf = ipc_buffer_count(kind)
+        self.plan_i += 1
+        self.node_i += 1
+        if kind == K_VIEW:
+            if self.var_i >= len(self.h.variadic_counts):
+                raise ArrowInvalid(f"{self.where}: a view field needs variadic buffer count "
+                                   f"{self.var_i} but the header has {len(self.h.variadic_counts)}")
+            nbuf += self.h.variadic_counts[self.var_i]
+            self.var_i += 1
+        self.buf_i += nbuf
+        for _ in range(nch):
+            self.skip()
+
+    cdef ArrayData build(self, str name, int depth):
+        cdef int pi = self.plan_i
+        cdef int kind = self.plan.kinds[pi]
+        cdef int64_t width = self.plan.byte_widths[pi]
+        cdef int nch = self.plan.nchildren[pi]
+        cdef object t = self.plan.types[pi]
+        cdef int64_t length, nulls, need, first, last, nvar, k, size
+        cdef Buffer validity, values, offs
+        cdef list bufs, children
+        cdef ArrayData child
+
+        if depth > MAX_DEPTH:
+            raise ArrowInvalid(f"{self.where}: nesting deeper than {MAX_DEPTH} at field {name!r}")
+        self.plan_i += 1
+        if self.node_i >= self.h.n_nodes:
+            raise ArrowInvalid(f"{self.where}: field {name!r} needs field node {self.node_i} but "
+                               f"the header lists {self.h.n_nodes} nodes")
+        length = self.h.node_length(self.node_i)
+        nulls = self.h.node_nulls(self.node_i)
+        self.node_i += 1
+        if length < 0 or nulls < 0 or nulls > length:
+            raise ArrowInvalid(f"{self.where}: field {name!r} has length {length} and null count "
+                               f"{nulls}; expected 0 <= null count <= length")
+
+        if kind == K_NULL:
+            return make_array_data(t, length, 0, length, [], [], None)
+
+        if kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
+            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+
+        # validity bitmap (every remaining layout starts with one)
+        validity = self.next_buffer(name)
+        if nulls == 0:
+            bufs = [None]
+        else:
+            if validity.size < (length + 7) // 8:
+                raise ArrowInvalid(f"{self.where}: field {name!r} has {nulls} nulls; its validity "
+                                   f"bitmap needs {(length + 7) // 8} bytes but has {validity.size}")
+            bufs = [validity]
+
+        if kind == K_BOOL:
+            values = self.next_buffer(name)
+            if values.size < (length + 7) // 8:
+                raise ArrowInvalid(f"{self.where}: bool field {name!r} of length {length} needs "
+                                   f"{(length + 7) // 8} value bytes, buffer has {values.size}")
+            bufs.append(values)
+            return make_array_data(t, length, 0, nulls, bufs, [], None)
+
+        if kind == K_FIXED or kind == K_DICTIONARY:
+            values = self.next_buffer(name)
+            if width > 0 and length > values.size // width:
+                raise ArrowInvalid(f"{self.where}: field {name!r} of type {t} and length {length} "
+                                   f"needs {length * width} bytes, buffer has {values.size}")
+            bufs.append(values)
+            return make_array_data(t, length, 0, nulls, bufs, [], None)
+
+        if kind == K_BINARY or kind == K_LARGE_BINARY:
+            offs = self.next_buffer(name)
+            values = self.next_buffer(name)
+            check_offsets(offs, 0, length, 4 if kind == K_BINARY else 8, values.size,
+                          f"{self.where}: offsets of field {name!r}")
+            bufs.append(offs)
+            bufs.append(values)
+            return make_array_data(t, length, 0, nulls, bufs, [], None)
+
+        if kind == K_VIEW:
+            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+
+        if kind == K_LIST or kind == K_LARGE_LIST:
+            offs = self.next_buffer(name)
+            bufs.append(offs)
+            child = self.build(name + ".item", depth + 1)
+            check_offsets(offs, 0, length, 4 if kind == K_LIST else 8, child.length,
+                          f"{self.where}: offsets of field {name!r}")
+            return make_array_data(t, length, 0, nulls, bufs, [child], None)
+
+        if kind == K_FIXED_SIZE_LIST:
+            size = self.plan.list_sizes[pi]
+            child = self.build(name + ".item", depth + 1)
+            if size > 0 and length > child.length // size:
+                raise ArrowInvalid(f"{self.where}: fixed size list {name!r} of length {length} and "
+                                   f"size {size} needs {length * size} child values, has {child.length}")
+            return make_array_data(t, length, 0, nulls, bufs, [child], None)
+
+        if kind == K_STRUCT:
+            children = []
+            for k in range(nch):
+                child = self.build(name + "." + t.storage_type.field(k).name, depth + 1)
+                if child.length < length:
+                    raise ArrowInvalid(f"{self.where}: struct {name!r} has length {length} but child "
+                                       f"{k} has length {child.length}")
+                children.append(child)
+            return make_array_data(t, length, 0, nulls, bufs, children, None)
+
+        raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+
+
+cdef inline int64_t ipc_buffer_count(int kind) noexcept:
+    if kind == K_NULL or kind == K_REE:
+        return 0
+    if kind == K_FIXED_SIZE_LIST or kind == K_STRUCT or kind == K_SPARSE_UNION:
+        return 1
+    if kind == K_BINARY or kind == K_LARGE_BINARY or kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+        return 3
+    return 2
+
+
+def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer body,
+                     list included=None, list prepared=None, str where="record batch"):
+    """ArrayData per top-level field (None where `included` is False), from header and body."""
+    cdef _Plan plan = plan_and_roots[0]
+    cdef list roots = plan_and_roots[1]
+    cdef _Assembler a = _Assembler.__new__(_Assembler)
+    cdef list out = []
+    cdef Py_ssize_t i
+    a.h = h
+    a.body = body
+    a.plan = plan
+    a.prepared = prepared
+    a.where = where
+    a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    for i in range(len(roots)):
+        if included is not None and not included[i]:
+            a.skip()
+            out.append(None)
+            continue
+        col = a.build(names[i], 1)
+        if col.length != h.length and h.length >= 0:
+            if col.length < h.length:
+                raise ArrowInvalid(f"{where}: column {names[i]!r} has length {col.length} but the "
+                                   f"batch has {h.length} rows")
+        out.append(col)
+    return out
+
+
+def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
+    """Which header buffers belong to included fields (for projection before decompression)."""
+    cdef _Plan plan = plan_and_roots[0]
+    cdef list roots = plan_and_roots[1]
+    cdef _Assembler a = _Assembler.__new__(_Assembler)
+    cdef list mask = [False] * h.n_buffers
+    cdef int64_t start, j
+    a.h = h
+    a.plan = plan
+    a.where = "record batch"
+    a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    for i in range(len(roots)):
+        start = a.buf_i
+        a.skip()
+        if included is None or included[i]:
+            for j in range(start, min(a.buf_i, h.n_buffers)):
+                mask[j] = True
+    return mask

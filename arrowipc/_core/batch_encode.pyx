@@ -1,0 +1,384 @@
+# cython: language_level=3
+"""RecordBatch encoding: ArrayData -> field nodes, body buffers and the header flatbuffer.
+
+The writer flattens a batch in pre-order, truncates sliced buffers (offsets rebased to 0, bitmaps
+shifted to bit 0), lays buffers out at the requested alignment and encodes the Message flatbuffer
+front to back without a general-purpose builder. The body is returned as a gather list: nothing is
+copied here except what slicing forces.
+"""
+from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
+from libc.string cimport memcpy, memset
+
+from arrowipc._core.buffer cimport Buffer, py_buffer
+from arrowipc._core.arraydata cimport ArrayData
+
+from arrowipc._core.bitmap import bitmap_view, count_set_bits
+from arrowipc._core.offsets import rebase_offsets, read_offset_pair
+from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
+
+DEF K_NULL = 0
+DEF K_BOOL = 1
+DEF K_FIXED = 2
+DEF K_BINARY = 3
+DEF K_LARGE_BINARY = 4
+DEF K_VIEW = 5
+DEF K_LIST = 6
+DEF K_LARGE_LIST = 7
+DEF K_LIST_VIEW = 8
+DEF K_LARGE_LIST_VIEW = 9
+DEF K_FIXED_SIZE_LIST = 10
+DEF K_STRUCT = 11
+DEF K_SPARSE_UNION = 12
+DEF K_DENSE_UNION = 13
+DEF K_REE = 14
+DEF K_DICTIONARY = 15
+
+# Padding chunks, so gather lists never allocate for padding.
+PADDING = tuple(bytes(i) for i in range(64))
+cdef bytes _EMPTY = b""
+
+
+cdef class FlatBatch:
+    """A batch flattened for IPC: nodes, buffers (None = length 0) and variadic counts."""
+    cdef public list nodes        # [(length, null_count), ...]
+    cdef public list buffers      # [Buffer or None, ...]
+    cdef public list variadic_counts
+
+    def __init__(self):
+        self.nodes = []
+        self.buffers = []
+        self.variadic_counts = []
+
+
+cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except -1:
+    """Null count of d over [offset, offset + length) (offset absolute, including d.offset)."""
+    cdef object v
+    if length == 0:
+        return 0
+    if d.type.storage_type.kind == K_NULL:
+        return length
+    if d.null_count == 0:
+        return 0
+    v = d.buffers[0] if d.buffers else None
+    if v is None:
+        return 0
+    if d.null_count > 0 and offset == d.offset and length == d.length:
+        return d.null_count
+    return length - count_set_bits(v, offset, length)
+
+
+cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int depth):
+    """Append the node for d's slots [offset, offset + length) and its buffers, then children's."""
+    cdef object t = d.type.storage_type
+    cdef int kind = t.kind
+    cdef int64_t nulls, width, first, last, size
+    cdef Buffer values
+    cdef ArrayData child
+    if depth > 64:
+        raise ArrowInvalid("cannot write arrays nested more than 64 deep")
+    nulls = node_null_count(d, offset, length)
+    fb.nodes.append((length, nulls))
+    if kind == K_NULL:
+        return
+    if kind in (K_SPARSE_UNION, K_DENSE_UNION, K_REE, K_VIEW, K_LIST_VIEW, K_LARGE_LIST_VIEW):
+        raise ArrowNotImplementedError(f"writing {t} is not supported yet")
+
+    # validity: omitted (length 0) when there are no nulls
+    if nulls == 0 or d.buffers[0] is None:
+        fb.buffers.append(None)
+    else:
+        fb.buffers.append(bitmap_view(d.buffers[0], offset, length))
+
+    if kind == K_BOOL:
+        fb.buffers.append(bitmap_view(d.buffers[1], offset, length))
+        return
+    if kind == K_FIXED or kind == K_DICTIONARY:
+        width = t.index_type.byte_width if kind == K_DICTIONARY else t.byte_width
+        values = d.buffers[1]
+        if values is None or (length and (offset > values.size // max(width, 1) or
+                                          length > values.size // max(width, 1) - offset)):
+            raise ArrowInvalid(f"values buffer of a {t} array is too small for {length} values "
+                               f"at offset {offset}")
+        fb.buffers.append(values.slice(offset * width, length * width))
+        return
+    if kind == K_BINARY or kind == K_LARGE_BINARY:
+        width = 4 if kind == K_BINARY else 8
+        offs, first, last = rebase_offsets(d.buffers[1], offset, length, width)
+        fb.buffers.append(offs)
+        data = d.buffers[2]
+        fb.buffers.append(data.slice(first, last - first) if data is not None else None)
+        return
+    if kind == K_LIST or kind == K_LARGE_LIST:
+        width = 4 if kind == K_LIST else 8
+        offs, first, last = rebase_offsets(d.buffers[1], offset, length, width)
+        fb.buffers.append(offs)
+        child = d.children[0]
+        flatten_node(fb, child, child.offset + first, last - first, depth + 1)
+        return
+    if kind == K_FIXED_SIZE_LIST:
+        size = t.list_size
+        child = d.children[0]
+        flatten_node(fb, child, child.offset + offset * size, length * size, depth + 1)
+        return
+    if kind == K_STRUCT:
+        # struct children are addressed with the parent's offset added to their own
+        for child in d.children:
+            flatten_node(fb, child, child.offset + offset, length, depth + 1)
+        return
+    raise ArrowNotImplementedError(f"writing {t} is not supported yet")
+
+
+def flatten_columns(list columns, int64_t num_rows):
+    """FlatBatch for a record batch's columns (ArrayData), in pre-order."""
+    cdef FlatBatch fb = FlatBatch()
+    cdef ArrayData d
+    for d in columns:
+        if d.length != num_rows:
+            raise ArrowInvalid(f"column of length {d.length} in a batch of {num_rows} rows")
+        flatten_node(fb, d, d.offset, d.length, 1)
+    return fb
+
+
+# -- front-to-back flatbuffer encoding ---------------------------------------------------------
+
+cdef class _Out:
+    cdef bytearray data
+
+    cdef inline int64_t pos(self):
+        return len(self.data)
+
+    cdef inline void pad_to(self, int64_t align, int64_t phase=0):
+        cdef int64_t p = len(self.data)
+        cdef int64_t n = (align - ((p - phase) % align)) % align
+        if n:
+            self.data += PADDING[n]
+
+    cdef inline void u8(self, int v):
+        self.data.append(v & 0xFF)
+
+    cdef inline void i16(self, int16_t v):
+        self.data += (<char*>&v)[:2]
+
+    cdef inline void i32(self, int32_t v):
+        self.data += (<char*>&v)[:4]
+
+    cdef inline void i64(self, int64_t v):
+        self.data += (<char*>&v)[:8]
+
+    cdef inline void patch_u32(self, int64_t at, uint32_t v):
+        cdef char* p = <char*>self.data
+        memcpy(p + at, &v, 4)
+
+
+cdef int64_t write_table(_Out o, list slots, list sizes, list values):
+    """Write vtable then table inline data; fields are laid out in the order given, each aligned to
+    its size. slots/sizes/values are parallel; value None marks an offset field to patch later.
+    Returns the table position; field positions are stored back into `values` as ('at', pos)."""
+    cdef int nslots = (max(slots) + 1) if slots else 0
+    cdef int64_t vt_pos, tbl_pos, p
+    cdef list field_off = [0] * nslots
+    cdef int i
+    # inline layout: soffset (4) then fields sorted by decreasing size for natural alignment
+    order = sorted(range(len(slots)), key=lambda k: -sizes[k])
+    layout = []
+    p = 4
+    for i in order:
+        sz = sizes[i]
+        p = (p + sz - 1) // sz * sz
+        layout.append((i, p))
+        field_off[slots[i]] = p
+        p += sz
+    inline_size = (p + 3) // 4 * 4
+    o.pad_to(2)
+    vt_pos = o.pos()
+    o.i16(4 + 2 * nslots)
+    o.i16(inline_size)
+    for i in range(nslots):
+        o.i16(field_off[i])
+    o.pad_to(8)
+    tbl_pos = o.pos()
+    o.i32(<int32_t>(tbl_pos - vt_pos))
+    positions = {}
+    cur = 4
+    for i, at in layout:
+        if at > cur:
+            o.data += PADDING[at - cur]
+        v = values[i]
+        sz = sizes[i]
+        positions[i] = tbl_pos + at
+        if v is None:
+            o.i32(0)   # uoffset, patched when the target is written
+        elif sz == 8:
+            o.i64(v)
+        elif sz == 4:
+            o.i32(v)
+        elif sz == 2:
+            o.i16(v)
+        else:
+            o.u8(v)
+        cur = at + sz
+    if inline_size > cur:
+        o.data += PADDING[inline_size - cur]
+    for i in range(len(values)):
+        if values[i] is None:
+            values[i] = ("at", positions[i])
+    return tbl_pos
+
+
+cdef inline void link(_Out o, object field_ref, int64_t target):
+    cdef int64_t at = field_ref[1]
+    o.patch_u32(at, <uint32_t>(target - at))
+
+
+cdef int64_t write_struct_vector(_Out o, list pairs):
+    """A vector of 16-byte structs (two int64 each); returns the vector position."""
+    o.pad_to(8, 4)
+    cdef int64_t vpos = o.pos()
+    o.i32(<int32_t>len(pairs))
+    for a, b in pairs:
+        o.i64(a)
+        o.i64(b)
+    return vpos
+
+
+cdef int64_t write_string(_Out o, bytes s):
+    o.pad_to(4)
+    cdef int64_t pos = o.pos()
+    o.i32(<int32_t>len(s))
+    o.data += s
+    o.u8(0)
+    return pos
+
+
+cdef int64_t write_metadata_vector(_Out o, dict metadata):
+    """[KeyValue] vector; returns its position."""
+    cdef list keys = list(metadata.keys())
+    cdef int64_t n = len(keys)
+    o.pad_to(4)
+    cdef int64_t vpos = o.pos()
+    o.i32(<int32_t>n)
+    cdef int64_t slots_at = o.pos()
+    for _ in range(n):
+        o.i32(0)
+    for i, k in enumerate(keys):
+        vals = [None, None]
+        tpos = write_table(o, [0, 1], [4, 4], vals)
+        o.patch_u32(slots_at + 4 * i, <uint32_t>(tpos - (slots_at + 4 * i)))
+        link(o, vals[0], write_string(o, bytes(k)))
+        link(o, vals[1], write_string(o, bytes(metadata[k])))
+    return vpos
+
+
+cdef int64_t write_record_batch_table(_Out o, int64_t length, list nodes, list buffer_spans,
+                                      int codec, list variadic_counts):
+    slots, sizes, vals = [0, 1, 2], [8, 4, 4], [length, None, None]
+    if codec >= 0:
+        slots.append(3); sizes.append(4); vals.append(None)
+    if variadic_counts:
+        slots.append(4); sizes.append(4); vals.append(None)
+    rb = write_table(o, slots, sizes, vals)
+    link(o, vals[1], write_struct_vector(o, nodes))
+    link(o, vals[2], write_struct_vector(o, buffer_spans))
+    k = 3
+    if codec >= 0:
+        cvals = [codec, 0]
+        link(o, vals[k], write_table(o, [0, 1], [1, 1], cvals))
+        k += 1
+    if variadic_counts:
+        o.pad_to(8, 4)
+        vpos = o.pos()
+        o.i32(<int32_t>len(variadic_counts))
+        for c in variadic_counts:
+            o.i64(c)
+        link(o, vals[k], vpos)
+    return rb
+
+
+def layout_body(list buffers, int alignment):
+    """(buffer spans [(offset, length)], gather parts, body length) at `alignment`."""
+    cdef list spans = []
+    cdef list parts = []
+    cdef int64_t pos = 0, n, pad
+    for b in buffers:
+        if b is None:
+            spans.append((pos, 0))
+            continue
+        n = len(b)
+        spans.append((pos, n))
+        if n:
+            parts.append(b)
+            pos += n
+            pad = (alignment - pos % alignment) % alignment
+            if pad:
+                parts.append(PADDING[pad])
+                pos += pad
+    return spans, parts, pos
+
+
+def encode_message(int header_type, int version, int64_t body_length, header_writer,
+                   dict custom_metadata=None, bint legacy=False):
+    """Framed message bytes: continuation, int32 length, flatbuffer padded to 8."""
+    cdef _Out o = _Out.__new__(_Out)
+    o.data = bytearray(8)       # framing prefix, filled in last
+    o.i32(0)                    # root offset (relative to byte 8), patched below
+    slots, sizes, vals = [0, 1, 2, 3], [2, 1, 4, 8], [version, header_type, None, body_length]
+    if custom_metadata:
+        slots.append(4); sizes.append(4); vals.append(None)
+    msg = write_table(o, slots, sizes, vals)
+    o.patch_u32(8, <uint32_t>(msg - 8))
+    link(o, vals[2], header_writer(o))
+    if custom_metadata:
+        link(o, vals[4], write_metadata_vector(o, custom_metadata))
+    prefix_len = 4 if legacy else 8
+    o.pad_to(8)
+    cdef bytearray data = o.data
+    meta_len = len(data) - 8
+    if legacy:
+        # legacy framing has a 4-byte prefix: keep the total a multiple of 8
+        del data[:4]
+        meta_len = len(data) - 4
+        if (meta_len + 4) % 8:
+            data += PADDING[8 - (meta_len + 4) % 8]
+            meta_len = len(data) - 4
+        data[0:4] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
+    else:
+        data[0:4] = b"\xff\xff\xff\xff"
+        data[4:8] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
+    return bytes(data)
+
+
+def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
+                        dict custom_metadata=None, int codec=-1, bint legacy=False,
+                        object compress=None):
+    """(framed metadata bytes, body gather parts, body length) for one record batch.
+
+    Builds the header with an exact body layout; `compress`, if given, maps the list of body
+    buffers to their compressed forms (issue 4) before layout.
+    """
+    fb = flatten_columns(columns, num_rows)
+    buffers = fb.buffers if compress is None else compress(fb.buffers)
+    spans, parts, body_len = layout_body(buffers, alignment)
+
+    def header(_Out o):
+        return write_record_batch_table(o, num_rows, fb.nodes, spans, codec, fb.variadic_counts)
+
+    meta = encode_message(3, version, body_len, header, custom_metadata, legacy)
+    return meta, parts, body_len
+
+
+def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
+                            int version=4, int codec=-1, bint legacy=False, object compress=None):
+    """(framed metadata bytes, body gather parts, body length) for one dictionary batch."""
+    fb = flatten_columns([values], values.length)
+    buffers = fb.buffers if compress is None else compress(fb.buffers)
+    spans, parts, body_len = layout_body(buffers, alignment)
+
+    def header(_Out o):
+        slots, sizes, vals = [0, 1, 2], [8, 4, 1], [dict_id, None, 1 if is_delta else 0]
+        t = write_table(o, slots, sizes, vals)
+        link(o, vals[1], write_record_batch_table(o, values.length, fb.nodes, spans, codec,
+                                                  fb.variadic_counts))
+        return t
+
+    meta = encode_message(2, version, body_len, header, None, legacy)
+    return meta, parts, body_len

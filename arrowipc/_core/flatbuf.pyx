@@ -1,0 +1,219 @@
+# cython: language_level=3
+"""Verified flatbuffer reading.
+
+Every offset read from the input is checked against the buffer before it is followed, so a corrupt
+or hostile message raises ArrowInvalid instead of reading out of bounds. Slot numbers are the
+field indices of format/*.fbs (a union field takes two slots: its type, then its value).
+"""
+from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
+from libc.string cimport memcpy
+
+from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
+from arrowipc.errors import ArrowInvalid
+
+
+cdef inline uint32_t rd_u32(const uint8_t* p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline int32_t rd_i32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline uint16_t rd_u16(const uint8_t* p) noexcept nogil:
+    cdef uint16_t v
+    memcpy(&v, p, 2)
+    return v
+
+
+cdef inline int64_t rd_i64(const uint8_t* p) noexcept nogil:
+    cdef int64_t v
+    memcpy(&v, p, 8)
+    return v
+
+
+cdef class FlatTable:
+    """A flatbuffer table at `pos` inside `buf`, with its vtable located and checked."""
+
+    def __repr__(self):
+        return f"<FlatTable {self.what} at {self.pos}>"
+
+    cdef inline int64_t field_pos(self, int slot):
+        """Absolute position of the field in `slot`, or -1 when absent."""
+        cdef int64_t entry = 4 + 2 * <int64_t>slot
+        if entry + 2 > self.vt_size:
+            return -1
+        cdef uint16_t off = rd_u16(self.buf.ptr + self.vt_pos + entry)
+        if off == 0:
+            return -1
+        return self.pos + off
+
+    cdef int64_t scalar_pos(self, int slot, int width) except -2:
+        cdef int64_t p = self.field_pos(slot)
+        if p < 0:
+            return -1
+        if p - self.pos + width > self.inline_size:
+            raise ArrowInvalid(f"flatbuffer {self.what}: field {slot} ({width} bytes at byte {p}) "
+                               f"extends past the table's {self.inline_size} inline bytes")
+        return p
+
+    cdef int64_t get_i64(self, int slot, int64_t default) except? -0x7fffffffffffffff:
+        cdef int64_t p = self.scalar_pos(slot, 8)
+        return default if p < 0 else rd_i64(self.buf.ptr + p)
+
+    cdef int32_t get_i32(self, int slot, int32_t default) except? -0x7fffffff:
+        cdef int64_t p = self.scalar_pos(slot, 4)
+        return default if p < 0 else rd_i32(self.buf.ptr + p)
+
+    cdef int16_t get_i16(self, int slot, int16_t default) except? -0x7fff:
+        cdef int64_t p = self.scalar_pos(slot, 2)
+        return default if p < 0 else <int16_t>rd_u16(self.buf.ptr + p)
+
+    cdef int get_u8(self, int slot, int default) except -1:
+        cdef int64_t p = self.scalar_pos(slot, 1)
+        return default if p < 0 else self.buf.ptr[p]
+
+    cdef int64_t deref(self, int slot) except -2:
+        """Follow the uoffset in `slot`; the target position, or -1 when absent."""
+        cdef int64_t p = self.scalar_pos(slot, 4)
+        if p < 0:
+            return -1
+        cdef int64_t target = p + <int64_t>rd_u32(self.buf.ptr + p)
+        if target > self.buf.size - 4:
+            raise ArrowInvalid(f"flatbuffer {self.what}: field {slot} points to byte {target}, "
+                               f"beyond the {self.buf.size}-byte metadata")
+        return target
+
+    cdef int64_t vector_at(self, int slot, int64_t elem_size, int64_t* count) except -2:
+        """Position of the first element of the vector in `slot` (count written), -1 if absent."""
+        cdef int64_t p = self.deref(slot)
+        if p < 0:
+            count[0] = 0
+            return -1
+        cdef int64_t n = rd_u32(self.buf.ptr + p)
+        if elem_size > 0 and n > (self.buf.size - p - 4) // elem_size:
+            raise ArrowInvalid(f"flatbuffer {self.what}: vector in field {slot} claims {n} elements "
+                               f"of {elem_size} bytes at byte {p}, past the end of the "
+                               f"{self.buf.size}-byte metadata")
+        count[0] = n
+        return p + 4
+
+    # -- Python-facing accessors (schema and footer decoding) ----------------------------------
+    def has(self, int slot):
+        return self.field_pos(slot) >= 0
+
+    def int64(self, int slot, int64_t default=0):
+        return self.get_i64(slot, default)
+
+    def int32(self, int slot, int32_t default=0):
+        return self.get_i32(slot, default)
+
+    def int16(self, int slot, int16_t default=0):
+        return self.get_i16(slot, default)
+
+    def uint8(self, int slot, int default=0):
+        return self.get_u8(slot, default)
+
+    def boolean(self, int slot, bint default=False):
+        return self.get_u8(slot, default) != 0
+
+    def table(self, int slot, str what="table"):
+        cdef int64_t p = self.deref(slot)
+        if p < 0:
+            return None
+        return table_at(self.buf, p, what, self.depth + 1)
+
+    def string(self, int slot):
+        """The string in `slot` decoded as UTF-8 (None when absent)."""
+        b = self.bytes_field(slot)
+        if b is None:
+            return None
+        try:
+            return b.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ArrowInvalid(f"flatbuffer {self.what}: string field {slot} is not UTF-8: {e}") from None
+
+    def bytes_field(self, int slot):
+        cdef int64_t n
+        cdef int64_t p = self.vector_at(slot, 1, &n)
+        if p < 0:
+            return None
+        return (<const char*>self.buf.ptr + p)[:n]
+
+    def vector_length(self, int slot):
+        cdef int64_t n
+        self.vector_at(slot, 0, &n)
+        return n
+
+    def tables(self, int slot, str what="table"):
+        """The vector of tables in `slot` as a list of FlatTable (empty when absent)."""
+        cdef int64_t n, i, p, q
+        p = self.vector_at(slot, 4, &n)
+        out = []
+        for i in range(n):
+            q = p + 4 * i
+            out.append(table_at(self.buf, q + <int64_t>rd_u32(self.buf.ptr + q), what, self.depth + 1))
+        return out
+
+    def int64s(self, int slot):
+        cdef int64_t n, i
+        cdef int64_t p = self.vector_at(slot, 8, &n)
+        return [rd_i64(self.buf.ptr + p + 8 * i) for i in range(n)]
+
+    def int32s(self, int slot):
+        cdef int64_t n, i
+        cdef int64_t p = self.vector_at(slot, 4, &n)
+        return [rd_i32(self.buf.ptr + p + 4 * i) for i in range(n)]
+
+    def int16s(self, int slot):
+        cdef int64_t n, i
+        cdef int64_t p = self.vector_at(slot, 2, &n)
+        return [<int16_t>rd_u16(self.buf.ptr + p + 2 * i) for i in range(n)]
+
+    def structs(self, int slot, int64_t struct_size):
+        """(Buffer over the raw struct array, count) for a vector of fixed-size structs."""
+        cdef int64_t n
+        cdef int64_t p = self.vector_at(slot, struct_size, &n)
+        if p < 0:
+            return py_buffer(b""), 0
+        return slice_unchecked(self.buf, p, n * struct_size), n
+
+
+cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth):
+    """Locate and check the table at `pos`: its vtable and inline size must lie inside `buf`."""
+    if depth > 128:
+        raise ArrowInvalid(f"flatbuffer {what}: tables nested more than 128 deep")
+    if pos < 0 or pos > buf.size - 4:
+        raise ArrowInvalid(f"flatbuffer {what}: table at byte {pos} outside the {buf.size}-byte metadata")
+    cdef int64_t vt = pos - <int64_t>rd_i32(buf.ptr + pos)
+    if vt < 0 or vt > buf.size - 4:
+        raise ArrowInvalid(f"flatbuffer {what}: vtable of the table at byte {pos} is at byte {vt}, "
+                           f"outside the {buf.size}-byte metadata")
+    cdef int64_t vt_size = rd_u16(buf.ptr + vt)
+    cdef int64_t inline_size = rd_u16(buf.ptr + vt + 2)
+    if vt_size < 4 or vt_size % 2 or vt_size > buf.size - vt:
+        raise ArrowInvalid(f"flatbuffer {what}: vtable at byte {vt} has invalid size {vt_size}")
+    if inline_size < 4 or inline_size > buf.size - pos:
+        raise ArrowInvalid(f"flatbuffer {what}: table at byte {pos} claims {inline_size} inline "
+                           f"bytes but the metadata has {buf.size - pos} left")
+    cdef FlatTable t = FlatTable.__new__(FlatTable)
+    t.buf = buf
+    t.pos = pos
+    t.vt_pos = vt
+    t.vt_size = vt_size
+    t.inline_size = inline_size
+    t.depth = depth
+    t.what = what
+    return t
+
+
+cpdef FlatTable root_table(object data, str what="Message"):
+    """The root table of a flatbuffer held in `data` (any buffer; zero-copy)."""
+    cdef Buffer buf = py_buffer(data)
+    if buf.size < 8:
+        raise ArrowInvalid(f"flatbuffer {what}: expected at least 8 bytes, got {buf.size}")
+    return table_at(buf, rd_u32(buf.ptr), what, 0)

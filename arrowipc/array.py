@@ -1,0 +1,453 @@
+"""Arrays: zero-copy views over ArrayData, with pyarrow's names.
+
+An Array never owns memory itself: its ArrayData holds Buffers, and each Buffer keeps its owner (input
+bytes, a memory map, an allocation, an imported C array) alive. Slicing is O(1).
+"""
+from __future__ import annotations
+
+from ._core.arraydata import ArrayData
+from ._core.buffer import Buffer, py_buffer
+from ._core import bitmap as _bitmap
+from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
+from .types import DataType, Field, Kind
+
+
+def _computed_null_count(data: ArrayData) -> int:
+    kind = data.type.kind
+    if kind == Kind.NULL:
+        return data.length
+    if kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        return 0  # these layouts have no validity bitmap of their own
+    validity = data.buffers[0] if data.buffers else None
+    if validity is None or data.length == 0:
+        return 0
+    return data.length - _bitmap.count_set_bits(validity, data.offset, data.length)
+
+
+def null_count_of(data: ArrayData) -> int:
+    """The null count of `data`, computed (and cached) when the producer did not give it."""
+    if data.null_count < 0:
+        data.null_count = _computed_null_count(data)
+    return data.null_count
+
+
+class Array:
+    """A sequence of values of one type, backed by ArrayData."""
+    __slots__ = ("data",)
+
+    def __init__(self, data: ArrayData):
+        if not isinstance(data, ArrayData):
+            raise ArrowTypeError("use arrowipc.array() to build arrays")
+        self.data = data
+
+    # -- shape ----------------------------------------------------------------------------------
+    @property
+    def type(self) -> DataType:
+        return self.data.type
+
+    @property
+    def offset(self) -> int:
+        return self.data.offset
+
+    def __len__(self) -> int:
+        return self.data.length
+
+    @property
+    def null_count(self) -> int:
+        return null_count_of(self.data)
+
+    def buffers(self) -> list:
+        """This node's buffers followed by its children's, in pre-order (pyarrow's order)."""
+        out = list(self.data.buffers)
+        for c in self.data.children:
+            out += make_array(c).buffers()
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        seen, total = set(), 0
+        stack = [self.data]
+        while stack:
+            d = stack.pop()
+            for b in d.buffers:
+                if b is not None and b.address not in seen:
+                    seen.add(b.address)
+                    total += b.size
+            stack.extend(d.children)
+            if d.dictionary is not None:
+                stack.append(d.dictionary)
+        return total
+
+    # -- slicing and access ---------------------------------------------------------------------
+    def slice(self, offset: int = 0, length: int | None = None) -> "Array":
+        n = self.data.length
+        if offset < 0:
+            raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
+        offset = min(offset, n)
+        length = n - offset if length is None else max(0, min(length, n - offset))
+        d = self.data
+        nc = 0 if d.null_count == 0 else (length if d.type.kind == Kind.NULL else -1)
+        return make_array(ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children,
+                                    d.dictionary))
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                raise ArrowInvalid("only contiguous slices (step 1) are supported")
+            return self.slice(start, max(0, stop - start))
+        n = len(self)
+        i = int(key)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
+        return self.slice(i, 1).to_pylist()[0]
+
+    def __iter__(self):
+        return iter(self.to_pylist())
+
+    def is_valid(self, i: int | None = None):
+        """Without an index: a bool Array saying which slots hold a value; with one: a bool."""
+        valid = self._validity_bytes()
+        if i is not None:
+            return bool(valid[i])
+        return array([bool(v) for v in valid], type="bool")
+
+    def is_null(self, i: int | None = None):
+        if i is not None:
+            return not self.is_valid(i)
+        return array([not v for v in self._validity_bytes()], type="bool")
+
+    def _validity_bytes(self) -> bytes:
+        d = self.data
+        if d.type.kind == Kind.NULL:
+            return bytes(d.length)
+        if d.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+            return bytes(1 if v is not None else 0 for v in self.to_pylist())
+        validity = d.buffers[0] if d.buffers else None
+        if validity is None:
+            return b"\x01" * d.length
+        return _bitmap.unpack_bits(validity, d.offset, d.length)
+
+    # -- conversion -----------------------------------------------------------------------------
+    def to_pylist(self) -> list:
+        from .to_python import to_pylist
+        return to_pylist(self.data)
+
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False):
+        """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
+        from .to_python import to_numpy
+        return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
+
+    def equals(self, other: "Array") -> bool:
+        if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
+            return False
+        return _values_equal(self.to_pylist(), other.to_pylist())
+
+    def validate(self, full: bool = False) -> None:
+        from .validate import validate_array
+        validate_array(self.data, full=full)
+
+    # -- interop --------------------------------------------------------------------------------
+    def __arrow_c_schema__(self):
+        from .interop import export_schema
+        return export_schema(Field("", self.type))
+
+    def __arrow_c_array__(self, requested_schema=None):
+        from .interop import export_array
+        return export_array(self.data, Field("", self.type), requested_schema)
+
+    def __repr__(self):
+        vals = self.to_pylist()
+        shown = vals if len(vals) <= 20 else vals[:10] + ["..."] + vals[-10:]
+        return f"<arrowipc.{type(self).__name__} type={self.type} length={len(self)}>\n{shown}"
+
+    def __reduce__(self):
+        return (array, (self.to_pylist(), self.type))
+
+
+def _values_equal(a, b) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x != y and not (x != x and y != y):  # NaN == NaN for array equality
+            return False
+    return True
+
+
+class BooleanArray(Array):
+    __slots__ = ()
+
+
+class NumericArray(Array):
+    __slots__ = ()
+
+
+class BinaryArray(Array):
+    __slots__ = ()
+
+    @property
+    def offsets(self) -> "Array":
+        from .types import int32, int64
+        t = int32() if self.type.kind == Kind.BINARY else int64()
+        d = self.data
+        return make_array(ArrayData(t, d.length + 1, d.offset, 0, [None, d.buffers[1]]))
+
+
+class StringArray(BinaryArray):
+    __slots__ = ()
+
+
+class FixedSizeBinaryArray(Array):
+    __slots__ = ()
+
+
+class BaseListArray(Array):
+    __slots__ = ()
+
+    @property
+    def values(self) -> Array:
+        return make_array(self.data.children[0])
+
+    @property
+    def offsets(self) -> Array:
+        from .types import int32, int64
+        t = int32() if self.type.kind in (Kind.LIST, Kind.LIST_VIEW) else int64()
+        d = self.data
+        n = d.length + (1 if d.type.kind in (Kind.LIST, Kind.LARGE_LIST) else 0)
+        return make_array(ArrayData(t, n, d.offset, 0, [None, d.buffers[1]]))
+
+    def flatten(self) -> Array:
+        """The child values this (possibly sliced) list array refers to."""
+        from ._core.offsets import read_offset_pair
+        d = self.data
+        if d.type.kind == Kind.FIXED_SIZE_LIST:
+            size = d.type.list_size
+            return self.values.slice(d.offset * size, d.length * size)
+        if d.type.kind in (Kind.LIST, Kind.LARGE_LIST):
+            width = 4 if d.type.kind == Kind.LIST else 8
+            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)
+            return self.values.slice(first, last - first)
+        # list views may share or reorder child ranges: gather the referenced values
+        values = [v for x in self.to_pylist() if x is not None for v in x]
+        return array(values, type=d.type.value_type)
+
+
+class ListArray(BaseListArray):
+    __slots__ = ()
+
+
+class LargeListArray(BaseListArray):
+    __slots__ = ()
+
+
+class ListViewArray(BaseListArray):
+    __slots__ = ()
+
+
+class LargeListViewArray(BaseListArray):
+    __slots__ = ()
+
+
+class FixedSizeListArray(BaseListArray):
+    __slots__ = ()
+
+
+class MapArray(ListArray):
+    __slots__ = ()
+
+    @property
+    def keys(self) -> Array:
+        return self.flatten().field(0)
+
+    @property
+    def items(self) -> Array:
+        return self.flatten().field(1)
+
+
+class StructArray(Array):
+    __slots__ = ()
+
+    def field(self, i) -> Array:
+        """Child i (or the child named i), sliced to this array's offset and length."""
+        if isinstance(i, str):
+            j = self.type.get_field_index(i)
+            if j < 0:
+                raise KeyError(i)
+            i = j
+        d = self.data
+        return make_array(d.children[i]).slice(d.offset, d.length)
+
+    def flatten(self) -> list:
+        return [self.field(i) for i in range(self.type.num_fields)]
+
+
+class UnionArray(Array):
+    __slots__ = ()
+
+    def field(self, i) -> Array:
+        return make_array(self.data.children[i])
+
+
+class DictionaryArray(Array):
+    __slots__ = ()
+
+    @property
+    def indices(self) -> Array:
+        d = self.data
+        return make_array(ArrayData(d.type.index_type, d.length, d.offset, d.null_count,
+                                    d.buffers, [], None))
+
+    @property
+    def dictionary(self) -> Array:
+        return make_array(self.data.dictionary)
+
+
+class RunEndEncodedArray(Array):
+    __slots__ = ()
+
+    @property
+    def run_ends(self) -> Array:
+        return make_array(self.data.children[0])
+
+    @property
+    def values(self) -> Array:
+        return make_array(self.data.children[1])
+
+
+class ExtensionArray(Array):
+    __slots__ = ()
+
+    @property
+    def storage(self) -> Array:
+        d = self.data
+        return make_array(ArrayData(d.type.storage, d.length, d.offset, d.null_count, d.buffers,
+                                    d.children, d.dictionary))
+
+
+class NullArray(Array):
+    __slots__ = ()
+
+
+_CLASS_BY_KIND = {
+    Kind.NULL: NullArray, Kind.BOOL: BooleanArray, Kind.FIXED: NumericArray,
+    Kind.LARGE_BINARY: BinaryArray, Kind.BINARY: BinaryArray, Kind.VIEW: BinaryArray,
+    Kind.LIST: ListArray, Kind.LARGE_LIST: LargeListArray, Kind.LIST_VIEW: ListViewArray,
+    Kind.LARGE_LIST_VIEW: LargeListViewArray, Kind.FIXED_SIZE_LIST: FixedSizeListArray,
+    Kind.STRUCT: StructArray, Kind.SPARSE_UNION: UnionArray, Kind.DENSE_UNION: UnionArray,
+    Kind.RUN_END_ENCODED: RunEndEncodedArray, Kind.DICTIONARY: DictionaryArray,
+}
+
+
+def make_array(data: ArrayData) -> Array:
+    """The Array subclass that fits `data`'s type, as a view over it."""
+    from .types import ExtensionType, MapType, FixedSizeBinaryType, BinaryType
+    t = data.type
+    if isinstance(t, ExtensionType):
+        return ExtensionArray(data)
+    if isinstance(t, MapType):
+        return MapArray(data)
+    if isinstance(t, FixedSizeBinaryType):
+        return FixedSizeBinaryArray(data)
+    if isinstance(t, BinaryType) and t.is_utf8:
+        return StringArray(data)
+    return _CLASS_BY_KIND[t.kind](data)
+
+
+class ChunkedArray:
+    """A column made of several arrays of one type (what Table.column returns)."""
+    __slots__ = ("type", "chunks")
+
+    def __init__(self, chunks, type: DataType | None = None):
+        chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
+        if type is None:
+            if not chunks:
+                raise ArrowInvalid("cannot infer the type of a ChunkedArray without chunks")
+            type = chunks[0].type
+        for c in chunks:
+            if c.type != type:
+                raise ArrowInvalid(f"chunk of type {c.type} in a ChunkedArray of type {type}")
+        self.type = type
+        self.chunks = chunks
+
+    @property
+    def num_chunks(self) -> int:
+        return len(self.chunks)
+
+    def chunk(self, i: int) -> Array:
+        return self.chunks[i]
+
+    def __len__(self) -> int:
+        return sum(len(c) for c in self.chunks)
+
+    @property
+    def null_count(self) -> int:
+        return sum(c.null_count for c in self.chunks)
+
+    def to_pylist(self) -> list:
+        out = []
+        for c in self.chunks:
+            out += c.to_pylist()
+        return out
+
+    def __getitem__(self, i):
+        return self.to_pylist()[i] if not isinstance(i, slice) else self.to_pylist()[i]
+
+    def equals(self, other) -> bool:
+        return (isinstance(other, ChunkedArray) and other.type == self.type
+                and _values_equal(self.to_pylist(), other.to_pylist()))
+
+    def to_numpy(self):
+        import numpy as np
+        if len(self.chunks) == 1:
+            return self.chunks[0].to_numpy(zero_copy_only=False)
+        if not self.chunks:
+            return np.array([])
+        return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from .interop import export_array_stream
+        return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
+                                   requested_schema)
+
+    def __repr__(self):
+        return f"<arrowipc.ChunkedArray type={self.type} length={len(self)} chunks={self.num_chunks}>"
+
+
+def array(obj, type=None, from_pandas: bool = False) -> Array:
+    """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
+    from .types import ensure_type
+    if isinstance(obj, Array):
+        if type is not None and ensure_type(type) != obj.type:
+            raise ArrowTypeError(f"array of type {obj.type} cannot be used as {type}")
+        return obj
+    if type is not None:
+        type = ensure_type(type)
+    if hasattr(obj, "__arrow_c_array__"):
+        from .interop import import_array
+        field, data = import_array(obj)
+        return make_array(data)
+    if hasattr(obj, "__arrow_c_stream__"):
+        from .interop import import_array_stream
+        chunks = [make_array(d) for d in import_array_stream(obj)[1]]
+        if len(chunks) == 1:
+            return chunks[0]
+        raise ArrowInvalid("array() got a stream of several chunks; use chunked_array()")
+    from .from_python import array_data_from_python
+    return make_array(array_data_from_python(obj, type))
+
+
+def chunked_array(chunks, type=None) -> ChunkedArray:
+    if hasattr(chunks, "__arrow_c_stream__") and not isinstance(chunks, (list, tuple)):
+        from .interop import import_array_stream
+        field, datas = import_array_stream(chunks)
+        return ChunkedArray([make_array(d) for d in datas], field.type)
+    from .types import ensure_type
+    return ChunkedArray(chunks, ensure_type(type) if type is not None else None)
+
+
+def nulls(length: int, type=None) -> Array:
+    from .types import null as _null, ensure_type
+    t = ensure_type(type) if type is not None else _null()
+    return array([None] * length, type=t)

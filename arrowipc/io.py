@@ -1,0 +1,97 @@
+"""In-memory sinks, buffer readers and memory maps (pyarrow.io names)."""
+from __future__ import annotations
+
+import io
+import mmap
+import os
+
+from ._core.buffer import Buffer, py_buffer
+
+
+class BufferOutputStream:
+    """An in-memory sink. Immutable inputs are kept by reference and joined once in getvalue()."""
+
+    def __init__(self):
+        self._parts = []
+        self._size = 0
+        self.closed = False
+
+    def write(self, data) -> int:
+        if self.closed:
+            raise ValueError("write to a closed BufferOutputStream")
+        if isinstance(data, Buffer) and not data.is_mutable:
+            part = data
+        elif isinstance(data, bytes):
+            part = data
+        else:
+            part = bytes(data)  # the caller may reuse a mutable buffer: keep a copy
+        n = len(part)
+        if n:
+            self._parts.append(part)
+            self._size += n
+        return n
+
+    def tell(self) -> int:
+        return self._size
+
+    def flush(self):
+        pass
+
+    def close(self):
+        self.closed = True
+
+    def writable(self):
+        return True
+
+    def getvalue(self) -> Buffer:
+        if len(self._parts) != 1:
+            self._parts = [b"".join(self._parts)]
+        return py_buffer(self._parts[0])
+
+
+class BufferReader(io.RawIOBase):
+    """A read-only file-like object over a buffer (zero-copy source for the IPC readers)."""
+
+    def __init__(self, obj):
+        super().__init__()
+        self.buffer = py_buffer(obj)
+        self._pos = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, pos, whence=0):
+        base = {0: 0, 1: self._pos, 2: self.buffer.size}[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def readinto(self, b):
+        mv = memoryview(b).cast("B")
+        n = max(0, min(len(mv), self.buffer.size - self._pos))
+        mv[:n] = memoryview(self.buffer)[self._pos:self._pos + n]
+        self._pos += n
+        return n
+
+    def read_buffer(self, n: int) -> Buffer:
+        n = max(0, min(n, self.buffer.size - self._pos))
+        out = self.buffer.slice(self._pos, n)
+        self._pos += n
+        return out
+
+
+def memory_map(path, mode: str = "r") -> Buffer:
+    """A read-only, zero-copy Buffer over the whole file at `path`."""
+    if mode != "r":
+        raise ValueError("only read-only memory maps are supported")
+    with open(os.fspath(path), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size == 0:
+            return py_buffer(b"")
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    return py_buffer(mm)

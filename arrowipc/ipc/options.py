@@ -1,0 +1,97 @@
+"""IPC options and statistics, with pyarrow's names and defaults."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from ..errors import ArrowInvalid
+
+
+class MetadataVersion(enum.IntEnum):
+    V1 = 0
+    V2 = 1
+    V3 = 2
+    V4 = 3
+    V5 = 4
+
+
+COMPRESSION_CODECS = {None: -1, "lz4": 0, "lz4_frame": 0, "zstd": 1}
+CODEC_NAMES = {0: "lz4", 1: "zstd"}
+
+# Resource bounds for untrusted input (issue 5 makes them configurable from IpcReadOptions).
+MAX_METADATA_SIZE = 64 << 20
+
+
+def _check_compression(compression):
+    if compression is not None and not isinstance(compression, str):
+        compression = getattr(compression, "name", compression)
+    if isinstance(compression, str):
+        compression = compression.lower()
+    if compression not in COMPRESSION_CODECS:
+        raise ValueError(f"compression must be one of None, 'lz4', 'lz4_frame', 'zstd'; got {compression!r}")
+    return compression
+
+
+class IpcWriteOptions:
+    """How to write IPC streams and files (pyarrow.ipc.IpcWriteOptions)."""
+
+    def __init__(self, *, metadata_version=MetadataVersion.V5, allow_64bit=False,
+                 use_legacy_format=False, compression=None, use_threads=True,
+                 emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
+                 compression_level=None, min_space_savings=None):
+        self.metadata_version = MetadataVersion(metadata_version)
+        if self.metadata_version < MetadataVersion.V4:
+            raise ArrowInvalid(f"can write metadata V4 or V5, not {self.metadata_version.name}")
+        self.allow_64bit = bool(allow_64bit)
+        self.use_legacy_format = bool(use_legacy_format)
+        self.compression = _check_compression(compression)
+        self.compression_level = compression_level
+        self.min_space_savings = min_space_savings
+        self.use_threads = bool(use_threads)
+        self.emit_dictionary_deltas = bool(emit_dictionary_deltas)
+        self.unify_dictionaries = bool(unify_dictionaries)
+        if alignment not in (8, 16, 32, 64):
+            raise ValueError(f"alignment must be 8, 16, 32 or 64, got {alignment}")
+        self.alignment = alignment
+
+    def __repr__(self):
+        return (f"IpcWriteOptions(metadata_version={self.metadata_version.name}, "
+                f"compression={self.compression!r}, alignment={self.alignment}, "
+                f"use_threads={self.use_threads})")
+
+
+class IpcReadOptions:
+    """How to read IPC streams and files (pyarrow.ipc.IpcReadOptions)."""
+
+    def __init__(self, *, ensure_native_endian=True, use_threads=True, included_fields=None,
+                 max_metadata_size=MAX_METADATA_SIZE):
+        self.ensure_native_endian = bool(ensure_native_endian)
+        self.use_threads = bool(use_threads)
+        if included_fields is not None:
+            included_fields = [int(i) for i in included_fields]
+        self.included_fields = included_fields
+        self.max_metadata_size = int(max_metadata_size)
+
+    def __repr__(self):
+        return (f"IpcReadOptions(ensure_native_endian={self.ensure_native_endian}, "
+                f"use_threads={self.use_threads}, included_fields={self.included_fields})")
+
+
+@dataclass
+class ReadStats:
+    num_messages: int = 0
+    num_record_batches: int = 0
+    num_dictionary_batches: int = 0
+    num_dictionary_deltas: int = 0
+    num_replaced_dictionaries: int = 0
+
+
+@dataclass
+class WriteStats:
+    num_messages: int = 0
+    num_record_batches: int = 0
+    num_dictionary_batches: int = 0
+    num_dictionary_deltas: int = 0
+    num_replaced_dictionaries: int = 0
+    total_raw_body_size: int = 0
+    total_serialized_body_size: int = 0

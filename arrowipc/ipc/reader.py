@@ -1,0 +1,367 @@
+"""Stream and file readers (pyarrow.ipc.RecordBatchStreamReader / RecordBatchFileReader).
+
+`MessageDecoder` turns messages into schemas and batches without doing I/O; the readers feed it
+from a source. Both keep dictionaries in a memo, project columns before touching their buffers,
+and hand out batches whose buffers are views of the input.
+"""
+from __future__ import annotations
+
+import struct
+from collections import namedtuple
+
+from .. import types as T
+from .._core.arraydata import ArrayData
+from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
+                                  decode_record_batch_header, make_plan)
+from .._core.buffer import Buffer, py_buffer
+from .._core.flatbuf import root_table
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..table import RecordBatch, Table
+from . import metadata as md
+from .message import Message, read_message_from
+from .options import IpcReadOptions, ReadStats
+from .sources import BufferSource, open_source
+
+RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
+
+FILE_MAGICS = (b"ARROW1", b"ALKAID1")
+
+
+class MessageDecoder:
+    """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
+
+    def __init__(self, options: IpcReadOptions | None = None, where: str = "stream"):
+        self.options = options or IpcReadOptions()
+        self.where = where
+        self.info = None
+        self.schema = None          # the schema batches are returned with (after projection)
+        self.stats = ReadStats()
+        self._plan = None
+        self._names = None
+        self._included = None
+        self._out_index = None
+        self.dictionaries = {}      # id -> ArrayData of the current dictionary values
+
+    # -- schema ---------------------------------------------------------------------------------
+    def read_schema_message(self, msg: Message):
+        if msg.header_type != md.HEADER_SCHEMA:
+            raise ArrowInvalid(f"{self.where}: expected a schema message first, found a {msg.type} "
+                               f"message at byte {msg.offset}")
+        self.stats.num_messages += 1
+        self.set_schema(md.decode_schema(msg.header))
+
+    def set_schema(self, info: md.SchemaInfo):
+        if info.endianness != md.ENDIAN_LITTLE:
+            raise ArrowNotImplementedError(f"{self.where}: big-endian data is not supported yet")
+        self.info = info
+        full = info.schema
+        self._plan = make_plan([f.type for f in full])
+        self._names = full.names
+        inc = self.options.included_fields
+        if inc is None:
+            self.schema = full
+            return
+        n = len(full)
+        for i in inc:
+            if not 0 <= i < n:
+                raise ArrowInvalid(f"included_fields has index {i} but the schema has {n} fields")
+        keep = sorted(set(inc))
+        self._included = [i in keep for i in range(n)]
+        self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
+
+    # -- batches --------------------------------------------------------------------------------
+    def read_record_batch_message(self, msg: Message) -> RecordBatch:
+        self.stats.num_messages += 1
+        self.stats.num_record_batches += 1
+        header = decode_record_batch_header(msg.header)
+        cols = self._assemble(header, msg.body, f"{self.where}: record batch at byte {msg.offset}")
+        if self._included is not None:
+            cols = [c for c in cols if c is not None]
+        if self.info.dictionaries:
+            self._attach_dictionaries(cols)
+        return RecordBatch(self.schema, cols, header.length)
+
+    def _assemble(self, header, body: Buffer, where: str, plan=None, names=None, included=None):
+        plan = plan or self._plan
+        names = names or self._names
+        included = included if plan is not self._plan else self._included
+        prepared = None
+        if header.codec >= 0:
+            mask = buffer_needed_mask(plan, header, included)
+            from .compression import decompress_body_buffers
+            prepared = decompress_body_buffers(header, body, header.codec, mask,
+                                               self.options.use_threads, where)
+        return assemble_columns(plan, names, header, body, included, prepared, where)
+
+    def read_dictionary_message(self, msg: Message):
+        raise ArrowNotImplementedError(f"{self.where}: dictionary batches are not supported yet")
+
+    def _attach_dictionaries(self, cols):
+        raise ArrowNotImplementedError(f"{self.where}: dictionary-encoded fields are not supported yet")
+
+    def decode(self, msg: Message):
+        """A RecordBatch for a record batch message, None after absorbing a dictionary batch."""
+        if msg.header_type == md.HEADER_RECORD_BATCH:
+            return self.read_record_batch_message(msg)
+        if msg.header_type == md.HEADER_DICTIONARY_BATCH:
+            self.read_dictionary_message(msg)
+            return None
+        if msg.header_type == md.HEADER_SCHEMA:
+            raise ArrowInvalid(f"{self.where}: unexpected second schema message at byte {msg.offset}")
+        raise ArrowNotImplementedError(f"{self.where}: {msg.type} messages are not supported in "
+                                       f"record batch streams")
+
+
+class _ReaderBase:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def stats(self) -> ReadStats:
+        return self._decoder.stats
+
+    @property
+    def schema(self) -> T.Schema:
+        return self._decoder.schema
+
+
+class RecordBatchStreamReader(_ReaderBase):
+    """Reads the IPC stream format from bytes, a path or a file-like object."""
+
+    def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None):
+        self._source = open_source(source)
+        self._decoder = MessageDecoder(options, "stream")
+        self._done = False
+        first = read_message_from(self._source, self._decoder.options.max_metadata_size)
+        if first is None:
+            raise ArrowInvalid("stream: expected a schema message, found the end of the stream")
+        self._decoder.read_schema_message(first)
+
+    def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
+        if self._done:
+            raise StopIteration
+        dec = self._decoder
+        while True:
+            msg = read_message_from(self._source, dec.options.max_metadata_size)
+            if msg is None:
+                self._done = True
+                raise StopIteration
+            batch = dec.decode(msg)
+            if batch is not None:
+                return RecordBatchWithMetadata(batch, msg.custom_metadata)
+
+    def read_next_batch(self) -> RecordBatch:
+        return self.read_next_batch_with_custom_metadata().batch
+
+    def iter_batches_with_custom_metadata(self):
+        while True:
+            try:
+                yield self.read_next_batch_with_custom_metadata()
+            except StopIteration:
+                return
+
+    def __iter__(self):
+        while True:
+            try:
+                yield self.read_next_batch_with_custom_metadata().batch
+            except StopIteration:
+                return
+
+    def read_all(self) -> Table:
+        return Table(self.schema, list(self))
+
+    def read_pandas(self, **kwargs):
+        import pandas  # noqa: F401  (optional dependency)
+        raise ArrowNotImplementedError("read_pandas needs pyarrow; use pyarrow.table(reader.read_all())")
+
+    def close(self):
+        self._done = True
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from ..interop import export_stream
+        return export_stream(self.schema, iter(self), requested_schema)
+
+
+class RecordBatchFileReader(_ReaderBase):
+    """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
+
+    def __init__(self, source, footer_offset: int | None = None, *,
+                 options: IpcReadOptions | None = None, memory_pool=None):
+        self._source = open_source(source)
+        self._decoder = MessageDecoder(options, "file")
+        size = footer_offset if footer_offset is not None else self._source.size
+        self._read_footer(size)
+
+    def _read_footer(self, size: int):
+        src = self._source
+        if size < 12 + 10:
+            raise ArrowInvalid(f"file: {size} bytes is too small for an Arrow IPC file "
+                               f"(magic, footer and trailer need at least 22)")
+        head = src.read_at(0, 8).to_pybytes()
+        magic = next((m for m in FILE_MAGICS if head.startswith(m)), None)
+        if magic is None:
+            raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
+                               f"found {head[:7]!r}")
+        self.magic = magic
+        tail_len = len(magic)
+        tail = src.read_at(size - tail_len - 4, tail_len + 4).to_pybytes()
+        if tail[4:] not in FILE_MAGICS:
+            raise ArrowInvalid(f"file: expected the magic at the end (byte {size - tail_len}), "
+                               f"found {tail[4:]!r}; the file may be truncated")
+        footer_len = struct.unpack("<i", tail[:4])[0]
+        footer_end = size - tail_len - 4
+        if footer_len <= 0 or footer_len > footer_end - 8:
+            raise ArrowInvalid(f"file: footer length {footer_len} does not fit in the "
+                               f"{size}-byte file")
+        footer = root_table(src.read_at(footer_end - footer_len, footer_len), "Footer")
+        version = footer.int16(0)
+        if version > md.METADATA_V5:
+            raise ArrowInvalid(f"file: footer metadata version V{version + 1} is newer than V5")
+        schema_table = footer.table(1, "Schema")
+        if schema_table is None:
+            raise ArrowInvalid("file: footer has no schema")
+        self._decoder.set_schema(md.decode_schema(schema_table))
+        self._dict_blocks = self._blocks(footer, 2)
+        self._batch_blocks = self._blocks(footer, 3)
+        self.metadata = md.decode_custom_metadata(footer, 4)
+        self._footer_start = footer_end - footer_len
+        self._dictionaries_read = False
+
+    def _blocks(self, footer, slot):
+        raw, n = footer.structs(slot, 24)
+        data = raw.to_pybytes()
+        out = []
+        for i in range(n):
+            off, meta_len, _pad, body_len = struct.unpack_from("<qiiq", data, 24 * i)
+            out.append((off, meta_len, body_len))
+        return out
+
+    @property
+    def num_record_batches(self) -> int:
+        return len(self._batch_blocks)
+
+    @property
+    def num_dictionaries(self) -> int:
+        return len(self._dict_blocks)
+
+    def _read_block(self, block, i: int, what: str) -> Message:
+        off, meta_len, body_len = block
+        limit = self._footer_start
+        if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
+                or body_len > limit - off - meta_len):
+            raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
+                               f"{body_len}) lies outside the data section [8, {limit})")
+        src = self._source
+        if isinstance(src, BufferSource):
+            msg = read_message_from(_BoundedSource(src, off, off + meta_len + body_len),
+                                    self._decoder.options.max_metadata_size, "file")
+        else:
+            src.pos = off
+            src.f.seek(off)
+            msg = read_message_from(src, self._decoder.options.max_metadata_size, "file")
+        if msg is None:
+            raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
+        return msg
+
+    def _ensure_dictionaries(self):
+        if self._dictionaries_read:
+            return
+        for i, block in enumerate(self._dict_blocks):
+            msg = self._read_block(block, i, "dictionary")
+            if msg.header_type != md.HEADER_DICTIONARY_BATCH:
+                raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
+            self._decoder.read_dictionary_message(msg)
+        self._dictionaries_read = True
+
+    def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        n = len(self._batch_blocks)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"record batch index {i} out of range for {n} batches")
+        self._ensure_dictionaries()
+        msg = self._read_block(self._batch_blocks[i], i, "record batch")
+        if msg.header_type != md.HEADER_RECORD_BATCH:
+            raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
+        return RecordBatchWithMetadata(self._decoder.read_record_batch_message(msg),
+                                       msg.custom_metadata)
+
+    def get_batch(self, i: int) -> RecordBatch:
+        return self.get_batch_with_custom_metadata(i).batch
+
+    get_record_batch = get_batch
+
+    def __iter__(self):
+        for i in range(len(self._batch_blocks)):
+            yield self.get_batch(i)
+
+    def iter_batches_with_custom_metadata(self):
+        for i in range(len(self._batch_blocks)):
+            yield self.get_batch_with_custom_metadata(i)
+
+    def count_rows(self) -> int:
+        """Total rows, from each batch's header only (no body is read)."""
+        total = 0
+        for i, block in enumerate(self._batch_blocks):
+            msg = self._read_block((block[0], block[1], 0), i, "record batch")
+            total += decode_record_batch_header(msg.header).length
+        return total
+
+    def read_all(self) -> Table:
+        return Table(self.schema, list(self))
+
+    def close(self):
+        self._source.close()
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from ..interop import export_stream
+        return export_stream(self.schema, iter(self), requested_schema)
+
+
+class _BoundedSource:
+    """A view of a BufferSource limited to [start, end): a block's message cannot read past it."""
+
+    def __init__(self, src: BufferSource, start: int, end: int):
+        self.buf = src.buf
+        self.pos = start
+        self.end = end
+        self.name = src.name
+
+    def read(self, n: int) -> Buffer:
+        n = max(0, min(n, self.end - self.pos))
+        out = self.buf.slice(self.pos, n)
+        self.pos += n
+        return out
+
+
+def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=None):
+    """A RecordBatchStreamReader over bytes, a Buffer, a path or a file-like object."""
+    return RecordBatchStreamReader(source, options=options)
+
+
+def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptions | None = None,
+              memory_pool=None):
+    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object."""
+    return RecordBatchFileReader(source, footer_offset, options=options)
+
+
+def read_schema(obj, dictionary_memo=None) -> T.Schema:
+    """The schema of a Schema message (a Message, bytes, or a stream)."""
+    msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
+    if msg is None or msg.header_type != md.HEADER_SCHEMA:
+        raise ArrowInvalid("read_schema: expected a schema message")
+    return md.decode_schema(msg.header).schema
+
+
+def read_record_batch(obj, schema: T.Schema, dictionary_memo=None, *,
+                      options: IpcReadOptions | None = None) -> RecordBatch:
+    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema."""
+    msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
+    if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
+        raise ArrowInvalid("read_record_batch: expected a record batch message")
+    dec = MessageDecoder(options, "message")
+    dec.set_schema(md.SchemaInfo(schema))
+    return dec.read_record_batch_message(msg)

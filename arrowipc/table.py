@@ -1,0 +1,395 @@
+"""Record batches and tables.
+
+A RecordBatch is a schema plus one ArrayData per column, all of the same length; a Table is a schema
+plus a list of record batches. Columns are wrapped as Arrays only when asked for, so the IPC reader
+creates a handful of objects per batch.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ._core.arraydata import ArrayData
+from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of
+from .errors import ArrowIndexError, ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .types import Field, Schema, StructType, normalize_metadata
+
+
+def _column_index(schema: Schema, i) -> int:
+    if isinstance(i, str):
+        j = schema.get_field_index(i)
+        if j < 0:
+            raise ArrowKeyError(f"no single column named {i!r}")
+        return j
+    n = len(schema)
+    j = i + n if i < 0 else i
+    if not 0 <= j < n:
+        raise ArrowIndexError(f"column index {i} out of range for {n} columns")
+    return j
+
+
+def _schema_from_arrays(arrays, names, schema, metadata) -> Schema:
+    if schema is not None:
+        if len(schema) != len(arrays):
+            raise ArrowInvalid(f"schema has {len(schema)} fields but {len(arrays)} arrays were given")
+        for f, a in zip(schema, arrays):
+            if f.type != a.type:
+                raise ArrowTypeError(f"column {f.name!r}: schema says {f.type}, array is {a.type}")
+        return schema if metadata is None else schema.with_metadata(metadata)
+    if names is None or len(names) != len(arrays):
+        raise ArrowInvalid("from_arrays needs one name per array (or a schema)")
+    return Schema([Field(n, a.type) for n, a in zip(names, arrays)], metadata)
+
+
+class RecordBatch:
+    """Equal-length columns under a schema."""
+    __slots__ = ("schema", "_columns", "num_rows")
+
+    def __init__(self, schema: Schema, columns: list, num_rows: int):
+        # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
+        self.schema = schema
+        self._columns = columns
+        self.num_rows = num_rows
+
+    # -- construction ---------------------------------------------------------------------------
+    @classmethod
+    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "RecordBatch":
+        arrays = [a if isinstance(a, Array) else array(a, schema.field(i).type if schema else None)
+                  for i, a in enumerate(arrays)]
+        sch = _schema_from_arrays(arrays, names, schema, metadata)
+        n = len(arrays[0]) if arrays else 0
+        for f, a in zip(sch, arrays):
+            if len(a) != n:
+                raise ArrowInvalid(f"column {f.name!r} has {len(a)} rows, expected {n}")
+        return cls(sch, [a.data for a in arrays], n)
+
+    @classmethod
+    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+        if schema is not None:
+            arrays = [array(mapping[f.name], f.type) for f in schema]
+            return cls.from_arrays(arrays, schema=schema, metadata=metadata)
+        names = list(mapping.keys())
+        return cls.from_arrays([array(v) for v in mapping.values()], names=names, metadata=metadata)
+
+    @classmethod
+    def from_pylist(cls, rows: list, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+        names = list(schema.names) if schema is not None else list(dict.fromkeys(
+            k for r in rows for k in r))
+        return cls.from_pydict({n: [r.get(n) for r in rows] for n in names}, schema, metadata)
+
+    @classmethod
+    def from_struct_array(cls, arr: Array) -> "RecordBatch":
+        d = arr.data
+        if not isinstance(d.type, StructType):
+            raise ArrowTypeError(f"expected a struct array, got {d.type}")
+        cols = [make_array(c).slice(d.offset, d.length).data for c in d.children]
+        return cls(Schema(d.type.fields), cols, d.length)
+
+    # -- shape and access -----------------------------------------------------------------------
+    @property
+    def num_columns(self) -> int:
+        return len(self._columns)
+
+    @property
+    def column_names(self) -> list:
+        return self.schema.names
+
+    @property
+    def columns(self) -> list:
+        return [make_array(c) for c in self._columns]
+
+    def column(self, i) -> Array:
+        return make_array(self._columns[_column_index(self.schema, i)])
+
+    def field(self, i) -> Field:
+        return self.schema.field(i)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            start, stop, _ = i.indices(self.num_rows)
+            return self.slice(start, max(0, stop - start))
+        return self.column(i)
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def shape(self):
+        return (self.num_rows, self.num_columns)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(make_array(c).nbytes for c in self._columns)
+
+    def slice(self, offset: int = 0, length: int | None = None) -> "RecordBatch":
+        if offset < 0:
+            raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
+        offset = min(offset, self.num_rows)
+        length = self.num_rows - offset if length is None else max(0, min(length, self.num_rows - offset))
+        cols = [make_array(c).slice(offset, length).data for c in self._columns]
+        return RecordBatch(self.schema, cols, length)
+
+    def select(self, columns) -> "RecordBatch":
+        idx = [_column_index(self.schema, c) for c in columns]
+        return RecordBatch(Schema([self.schema.field(i) for i in idx], self.schema.metadata),
+                           [self._columns[i] for i in idx], self.num_rows)
+
+    def replace_schema_metadata(self, metadata=None) -> "RecordBatch":
+        return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
+
+    # -- conversion -----------------------------------------------------------------------------
+    def to_pydict(self) -> dict:
+        return {f.name: make_array(c).to_pylist() for f, c in zip(self.schema, self._columns)}
+
+    def to_pylist(self) -> list:
+        names = self.schema.names
+        cols = [make_array(c).to_pylist() for c in self._columns]
+        return [dict(zip(names, row)) for row in zip(*cols)] if cols else [{} for _ in range(self.num_rows)]
+
+    def to_struct_array(self) -> Array:
+        return make_array(self._as_struct_data())
+
+    def _as_struct_data(self) -> ArrayData:
+        return ArrayData(StructType(self.schema.fields), self.num_rows, 0, 0, [None],
+                         list(self._columns))
+
+    def equals(self, other: "RecordBatch", check_metadata: bool = False) -> bool:
+        if not isinstance(other, RecordBatch) or not self.schema.equals(other.schema, check_metadata):
+            return False
+        return other.num_rows == self.num_rows and all(
+            make_array(a).equals(make_array(b)) for a, b in zip(self._columns, other._columns))
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    __hash__ = None
+
+    def validate(self, full: bool = False) -> None:
+        from .validate import validate_array
+        for f, c in zip(self.schema, self._columns):
+            if c.length != self.num_rows:
+                raise ArrowInvalid(f"column {f.name!r} has {c.length} rows, the batch has {self.num_rows}")
+            validate_array(c, full=full, where=f"column {f.name!r}")
+
+    # -- interop --------------------------------------------------------------------------------
+    def __arrow_c_schema__(self):
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_array__(self, requested_schema=None):
+        from .interop import export_array
+        return export_array(self._as_struct_data(),
+                            Field("", StructType(self.schema.fields), False, self.schema.metadata),
+                            requested_schema)
+
+    def __repr__(self):
+        return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
+
+
+class Table:
+    """A schema and a sequence of record batches sharing it."""
+    __slots__ = ("schema", "_batches")
+
+    def __init__(self, schema: Schema, batches: list):
+        self.schema = schema
+        self._batches = batches
+
+    @classmethod
+    def from_batches(cls, batches: Iterable, schema: Schema | None = None) -> "Table":
+        batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in batches]
+        if schema is None:
+            if not batches:
+                raise ArrowInvalid("from_batches needs a schema when there are no batches")
+            schema = batches[0].schema
+        for i, b in enumerate(batches):
+            if not b.schema.equals(schema):
+                raise ArrowInvalid(f"batch {i} has schema\n{b.schema}\nexpected\n{schema}")
+        return cls(schema, batches)
+
+    @classmethod
+    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "Table":
+        if arrays and all(isinstance(a, ChunkedArray) for a in arrays):
+            sch = _schema_from_arrays(arrays, names, schema, metadata)
+            return cls.from_batches(
+                [RecordBatch.from_arrays(list(chunks), schema=sch)
+                 for chunks in _aligned_chunks(arrays)], sch)
+        b = RecordBatch.from_arrays(arrays, names, schema, metadata)
+        return cls(b.schema, [b])
+
+    @classmethod
+    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "Table":
+        b = RecordBatch.from_pydict(mapping, schema, metadata)
+        return cls(b.schema, [b])
+
+    @classmethod
+    def from_pylist(cls, rows: list, schema: Schema | None = None, metadata=None) -> "Table":
+        b = RecordBatch.from_pylist(rows, schema, metadata)
+        return cls(b.schema, [b])
+
+    @property
+    def num_rows(self) -> int:
+        return sum(b.num_rows for b in self._batches)
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.schema)
+
+    @property
+    def column_names(self) -> list:
+        return self.schema.names
+
+    @property
+    def shape(self):
+        return (self.num_rows, self.num_columns)
+
+    def __len__(self) -> int:
+        return self.num_rows
+
+    @property
+    def columns(self) -> list:
+        return [self.column(i) for i in range(len(self.schema))]
+
+    def column(self, i) -> ChunkedArray:
+        j = _column_index(self.schema, i)
+        return ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
+
+    def __getitem__(self, i):
+        return self.column(i)
+
+    def field(self, i) -> Field:
+        return self.schema.field(i)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self._batches)
+
+    def to_batches(self, max_chunksize: int | None = None) -> list:
+        if not max_chunksize:
+            return list(self._batches)
+        if max_chunksize < 0:
+            raise ArrowInvalid(f"max_chunksize must be positive, got {max_chunksize}")
+        out = []
+        for b in self._batches:
+            for off in range(0, b.num_rows, max_chunksize):
+                out.append(b.slice(off, max_chunksize))
+        return out
+
+    def to_reader(self, max_chunksize: int | None = None):
+        return iter(self.to_batches(max_chunksize))
+
+    def slice(self, offset: int = 0, length: int | None = None) -> "Table":
+        total = self.num_rows
+        offset = min(max(offset, 0), total)
+        length = total - offset if length is None else max(0, min(length, total - offset))
+        out, pos = [], 0
+        for b in self._batches:
+            lo, hi = max(offset, pos), min(offset + length, pos + b.num_rows)
+            if lo < hi:
+                out.append(b.slice(lo - pos, hi - lo))
+            pos += b.num_rows
+        return Table(self.schema, out)
+
+    def select(self, columns) -> "Table":
+        return Table.from_batches([b.select(columns) for b in self._batches],
+                                  self._batches[0].select(columns).schema if self._batches else
+                                  Schema([self.schema.field(c) for c in columns], self.schema.metadata))
+
+    def combine_chunks(self) -> "Table":
+        return self
+
+    def to_pydict(self) -> dict:
+        return {f.name: self.column(i).to_pylist() for i, f in enumerate(self.schema)}
+
+    def to_pylist(self) -> list:
+        out = []
+        for b in self._batches:
+            out += b.to_pylist()
+        return out
+
+    def replace_schema_metadata(self, metadata=None) -> "Table":
+        sch = self.schema.with_metadata(metadata)
+        return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
+
+    def equals(self, other: "Table", check_metadata: bool = False) -> bool:
+        if not isinstance(other, Table) or not self.schema.equals(other.schema, check_metadata):
+            return False
+        return other.num_rows == self.num_rows and all(
+            self.column(i).equals(other.column(i)) for i in range(self.num_columns))
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    __hash__ = None
+
+    def validate(self, full: bool = False) -> None:
+        for b in self._batches:
+            b.validate(full=full)
+
+    def __arrow_c_schema__(self):
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from .interop import export_stream
+        return export_stream(self.schema, iter(self._batches), requested_schema)
+
+    def __repr__(self):
+        return f"arrowipc.Table\n{self.schema}\n----\nnum_rows: {self.num_rows}"
+
+
+def _aligned_chunks(chunked: list):
+    """Re-chunk several ChunkedArrays of equal length to common chunk boundaries."""
+    bounds = set()
+    for ca in chunked:
+        pos = 0
+        for c in ca.chunks:
+            pos += len(c)
+            bounds.add(pos)
+    bounds = sorted(b for b in bounds if b > 0)
+    start = 0
+    for end in bounds:
+        yield [_chunked_slice(ca, start, end - start) for ca in chunked]
+        start = end
+
+
+def _chunked_slice(ca: ChunkedArray, offset: int, length: int) -> Array:
+    pos = 0
+    for c in ca.chunks:
+        if pos <= offset < pos + len(c) and offset + length <= pos + len(c):
+            return c.slice(offset - pos, length)
+        pos += len(c)
+    return array(ca.to_pylist()[offset:offset + length], ca.type)
+
+
+def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
+    """A RecordBatch from arrays, a dict of columns, or any __arrow_c_array__ exporter."""
+    if isinstance(data, RecordBatch):
+        return data
+    if hasattr(data, "__arrow_c_array__"):
+        from .interop import import_record_batch
+        return import_record_batch(data)
+    if isinstance(data, dict):
+        return RecordBatch.from_pydict(data, schema, metadata)
+    return RecordBatch.from_arrays(list(data), names, schema, metadata)
+
+
+def table(data, names=None, schema=None, metadata=None) -> Table:
+    """A Table from a dict of columns, arrays, or any __arrow_c_stream__/__arrow_c_array__ exporter."""
+    if isinstance(data, Table):
+        return data
+    if isinstance(data, RecordBatch):
+        return Table(data.schema, [data])
+    if hasattr(data, "__arrow_c_stream__"):
+        from .interop import import_stream
+        sch, batches = import_stream(data)
+        return Table(sch, list(batches))
+    if hasattr(data, "__arrow_c_array__"):
+        b = record_batch(data)
+        return Table(b.schema, [b])
+    if isinstance(data, dict):
+        return Table.from_pydict(data, schema, metadata)
+    return Table.from_arrays(list(data), names, schema, metadata)
+
+
+def concat_tables(tables) -> Table:
+    tables = list(tables)
+    if not tables:
+        raise ArrowInvalid("concat_tables needs at least one table")
+    return Table.from_batches([b for t in tables for b in t._batches], tables[0].schema)
