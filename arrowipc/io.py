@@ -5,7 +5,7 @@ import io
 import mmap
 import os
 
-from ._core.buffer import Buffer, py_buffer
+from ._core.buffer import Buffer, concat_buffers, py_buffer
 
 
 class BufferOutputStream:
@@ -31,6 +31,13 @@ class BufferOutputStream:
             self._size += n
         return n
 
+    def _extend(self, parts: list, nbytes: int) -> None:
+        """Append immutable parts by reference (the IPC writer's gather path)."""
+        if self.closed:
+            raise ValueError("write to a closed BufferOutputStream")
+        self._parts.extend(parts)
+        self._size += nbytes
+
     def tell(self) -> int:
         return self._size
 
@@ -44,8 +51,9 @@ class BufferOutputStream:
         return True
 
     def getvalue(self) -> Buffer:
+        """The bytes written so far as one 64-byte-aligned Buffer (one gather copy)."""
         if len(self._parts) != 1:
-            self._parts = [b"".join(self._parts)]
+            self._parts = [concat_buffers(self._parts, self._size)]
         return py_buffer(self._parts[0])
 
 

@@ -42,13 +42,28 @@ def _schema_from_arrays(arrays, names, schema, metadata) -> Schema:
 
 class RecordBatch:
     """Equal-length columns under a schema."""
-    __slots__ = ("schema", "_columns", "num_rows")
+    __slots__ = ("schema", "_cols", "num_rows", "_pending")
 
-    def __init__(self, schema: Schema, columns: list, num_rows: int):
+    def __init__(self, schema: Schema, columns: list, num_rows: int, pending=None):
         # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
+        # `pending` holds the O(n) structural checks of a batch read from IPC; they run before
+        # any column data is handed out (the gate is the `_columns` property).
         self.schema = schema
-        self._columns = columns
+        self._cols = columns
         self.num_rows = num_rows
+        self._pending = pending
+
+    @property
+    def _columns(self) -> list:
+        if self._pending is not None:
+            from ._core.batch_decode import run_pending_checks
+            pending, self._pending = self._pending, None
+            try:
+                run_pending_checks(pending)
+            except BaseException:
+                self._pending = pending
+                raise
+        return self._cols
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
@@ -87,7 +102,7 @@ class RecordBatch:
     # -- shape and access -----------------------------------------------------------------------
     @property
     def num_columns(self) -> int:
-        return len(self._columns)
+        return len(self._cols)
 
     @property
     def column_names(self) -> list:

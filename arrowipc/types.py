@@ -746,7 +746,7 @@ def field(name, type, nullable=True, metadata=None) -> Field:
 
 
 class Schema:
-    __slots__ = ("_fields", "metadata", "_index")
+    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache")
 
     def __init__(self, fields: Iterable, metadata=None):
         fs = []
@@ -759,6 +759,7 @@ class Schema:
         self._fields = tuple(fs)
         self.metadata = normalize_metadata(metadata)
         self._index = None
+        self._ipc_cache = None   # encoded Schema messages, filled by the IPC writer
 
     def __len__(self):
         return len(self._fields)

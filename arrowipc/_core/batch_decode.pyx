@@ -75,20 +75,27 @@ cdef class RecordBatchHeader:
 def decode_record_batch_header(FlatTable rb):
     """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
+    cdef int64_t p, n
     h.length = rb.get_i64(RB_LENGTH, 0)
     if h.length < 0:
         raise ArrowInvalid(f"record batch length is {h.length}, expected >= 0")
-    h.nodes, h.n_nodes = rb.structs(RB_NODES, 16)
-    h.buffers, h.n_buffers = rb.structs(RB_BUFFERS, 16)
-    comp = rb.table(RB_COMPRESSION, "BodyCompression")
+    p = rb.vector_at(RB_NODES, 16, &n)
+    h.nodes = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.n_nodes = n
+    p = rb.vector_at(RB_BUFFERS, 16, &n)
+    h.buffers = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.n_buffers = n
     h.codec = -1
+    h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else []
+    if rb.field_pos(RB_COMPRESSION) < 0:
+        return h
+    comp = rb.table(RB_COMPRESSION, "BodyCompression")
     if comp is not None:
         h.codec = comp.uint8(0, 0)
         if h.codec not in (0, 1):
             raise ArrowInvalid(f"body compression codec must be 0 (LZ4_FRAME) or 1 (ZSTD), got {h.codec}")
         if comp.uint8(1, 0) != 0:
             raise ArrowInvalid(f"body compression method must be 0 (BUFFER), got {comp.uint8(1, 0)}")
-    h.variadic_counts = rb.int64s(RB_VARIADIC)
     return h
 
 
@@ -99,34 +106,36 @@ cdef class _Plan:
     cdef list types
     cdef list nchildren
     cdef list list_sizes
+    cdef list names             # dotted path of each node, for error messages
 
 
 def make_plan(list field_types):
-    """Pre-order layout of the given top-level types (one entry per node)."""
+    """Pre-order layout of the given top-level (name, type) pairs (one entry per node)."""
     cdef _Plan p = _Plan.__new__(_Plan)
-    p.kinds, p.byte_widths, p.types, p.nchildren, p.list_sizes = [], [], [], [], []
+    p.kinds, p.byte_widths, p.types, p.nchildren, p.list_sizes, p.names = [], [], [], [], [], []
 
-    def add(t, depth):
+    def add(t, name, depth):
         if depth > MAX_DEPTH:
             raise ArrowInvalid(f"type nesting deeper than {MAX_DEPTH}")
         st = t.storage_type
         kind = st.kind
         p.types.append(t)
+        p.names.append(name)
         p.kinds.append(kind)
         if kind == K_DICTIONARY:
             p.byte_widths.append(st.index_type.byte_width)
         else:
             p.byte_widths.append(st.byte_width)
         p.list_sizes.append(getattr(st, "list_size", 0))
-        children = [] if kind == K_DICTIONARY else [f.type for f in st.fields]
+        children = [] if kind == K_DICTIONARY else st.fields
         p.nchildren.append(len(children))
         for c in children:
-            add(c, depth + 1)
+            add(c.type, f"{name}.{c.name}", depth + 1)
 
     roots = []
-    for t in field_types:
+    for name, t in field_types:
         roots.append(len(p.kinds))
-        add(t, 1)
+        add(t, name, 1)
     return p, roots
 
 
@@ -139,6 +148,7 @@ cdef class _Assembler:
     cdef int64_t var_i
     cdef int64_t plan_i
     cdef list prepared          # decompressed buffers by header index, or None
+    cdef list pending           # deferred O(n) checks: (offsets, length, width, data size, name)
     cdef str where
 
     cdef Buffer next_buffer(self, str field_name):
@@ -164,6 +174,16 @@ cdef class _Assembler:
             return copy
         return b
 
+    cdef int check_offsets_later(self, Buffer offs, int64_t length, int width, int64_t data_size,
+                                 str name) except -1:
+        # O(1) now: the offsets buffer must hold length + 1 entries. The O(n) monotonicity pass
+        # runs before the data is first accessed (see run_pending_checks).
+        if length > 0 and (offs.size // width) < length + 1:
+            raise ArrowInvalid(f"{self.where}: field {name!r} of length {length} needs "
+                               f"{(length + 1) * width} bytes of offsets, buffer has {offs.size}")
+        self.pending.append((offs, length, width, data_size, name))
+        return 0
+
     cdef skip(self):
         """Advance past the node at plan_i (and its subtree) without building it."""
         cdef int kind = self.plan.kinds[self.plan_i]
@@ -181,8 +201,9 @@ cdef class _Assembler:
         for _ in range(nch):
             self.skip()
 
-    cdef ArrayData build(self, str name, int depth):
+    cdef ArrayData build(self, int depth):
         cdef int pi = self.plan_i
+        cdef str name = self.plan.names[pi]
         cdef int kind = self.plan.kinds[pi]
         cdef int64_t width = self.plan.byte_widths[pi]
         cdef int nch = self.plan.nchildren[pi]
@@ -240,8 +261,7 @@ cdef class _Assembler:
         if kind == K_BINARY or kind == K_LARGE_BINARY:
             offs = self.next_buffer(name)
             values = self.next_buffer(name)
-            check_offsets(offs, 0, length, 4 if kind == K_BINARY else 8, values.size,
-                          f"{self.where}: offsets of field {name!r}")
+            self.check_offsets_later(offs, length, 4 if kind == K_BINARY else 8, values.size, name)
             bufs.append(offs)
             bufs.append(values)
             return make_array_data(t, length, 0, nulls, bufs, [], None)
@@ -252,14 +272,13 @@ cdef class _Assembler:
         if kind == K_LIST or kind == K_LARGE_LIST:
             offs = self.next_buffer(name)
             bufs.append(offs)
-            child = self.build(name + ".item", depth + 1)
-            check_offsets(offs, 0, length, 4 if kind == K_LIST else 8, child.length,
-                          f"{self.where}: offsets of field {name!r}")
+            child = self.build(depth + 1)
+            self.check_offsets_later(offs, length, 4 if kind == K_LIST else 8, child.length, name)
             return make_array_data(t, length, 0, nulls, bufs, [child], None)
 
         if kind == K_FIXED_SIZE_LIST:
             size = self.plan.list_sizes[pi]
-            child = self.build(name + ".item", depth + 1)
+            child = self.build(depth + 1)
             if size > 0 and length > child.length // size:
                 raise ArrowInvalid(f"{self.where}: fixed size list {name!r} of length {length} and "
                                    f"size {size} needs {length * size} child values, has {child.length}")
@@ -268,7 +287,7 @@ cdef class _Assembler:
         if kind == K_STRUCT:
             children = []
             for k in range(nch):
-                child = self.build(name + "." + t.storage_type.field(k).name, depth + 1)
+                child = self.build(depth + 1)
                 if child.length < length:
                     raise ArrowInvalid(f"{self.where}: struct {name!r} has length {length} but child "
                                        f"{k} has length {child.length}")
@@ -288,9 +307,12 @@ cdef inline int64_t ipc_buffer_count(int kind) noexcept:
     return 2
 
 
-def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer body,
+def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
                      list included=None, list prepared=None, str where="record batch"):
-    """ArrayData per top-level field (None where `included` is False), from header and body."""
+    """(ArrayData per top-level field (None where `included` is False), pending checks or None).
+
+    Sizes are checked here; the O(n) offset passes are returned to run before first access.
+    """
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
     cdef _Assembler a = _Assembler.__new__(_Assembler)
@@ -300,6 +322,7 @@ def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer bod
     a.body = body
     a.plan = plan
     a.prepared = prepared
+    a.pending = []
     a.where = where
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     for i in range(len(roots)):
@@ -307,13 +330,19 @@ def assemble_columns(plan_and_roots, list names, RecordBatchHeader h, Buffer bod
             a.skip()
             out.append(None)
             continue
-        col = a.build(names[i], 1)
+        col = a.build(1)
         if col.length != h.length and h.length >= 0:
             if col.length < h.length:
-                raise ArrowInvalid(f"{where}: column {names[i]!r} has length {col.length} but the "
+                raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
                                    f"batch has {h.length} rows")
         out.append(col)
-    return out
+    return out, (a.pending or None)
+
+
+def run_pending_checks(list pending, str where="record batch"):
+    """Run the deferred offset checks collected while assembling a batch."""
+    for offs, length, width, data_size, name in pending:
+        check_offsets(offs, 0, length, width, data_size, f"{where}: offsets of field {name!r}")
 
 
 def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):

@@ -8,6 +8,7 @@ copied here except what slicing forces.
 """
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
 from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 from arrowipc._core.buffer cimport Buffer, py_buffer
 from arrowipc._core.arraydata cimport ArrayData
@@ -295,7 +296,11 @@ cdef int64_t write_record_batch_table(_Out o, int64_t length, list nodes, list b
 
 
 def layout_body(list buffers, int alignment):
-    """(buffer spans [(offset, length)], gather parts, body length) at `alignment`."""
+    """(buffer spans [(offset, length)], gather parts, body length) at `alignment`.
+
+    A buffer is a bytes-like object, None (length 0), or a tuple of bytes-likes written back to
+    back (a compressed buffer: length prefix, then the frame or the raw bytes).
+    """
     cdef list spans = []
     cdef list parts = []
     cdef int64_t pos = 0, n, pad
@@ -303,11 +308,20 @@ def layout_body(list buffers, int alignment):
         if b is None:
             spans.append((pos, 0))
             continue
-        n = len(b)
-        spans.append((pos, n))
-        if n:
-            parts.append(b)
+        if type(b) is tuple:
+            n = 0
+            for x in b:
+                n += len(x)
+            spans.append((pos, n))
+            parts.extend(b)
             pos += n
+        else:
+            n = len(b)
+            spans.append((pos, n))
+            if n:
+                parts.append(b)
+            pos += n
+        if n:
             pad = (alignment - pos % alignment) % alignment
             if pad:
                 parts.append(PADDING[pad])
@@ -347,17 +361,96 @@ def encode_message(int header_type, int version, int64_t body_length, header_wri
     return bytes(data)
 
 
+cdef inline void put_i16(char* p, int64_t at, int16_t v) noexcept:
+    memcpy(p + at, &v, 2)
+
+
+cdef inline void put_i32(char* p, int64_t at, int32_t v) noexcept:
+    memcpy(p + at, &v, 4)
+
+
+cdef inline void put_i64(char* p, int64_t at, int64_t v) noexcept:
+    memcpy(p + at, &v, 8)
+
+
+cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, int version,
+                                     int64_t body_len, int codec, list variadic_counts):
+    """Framed Message(RecordBatch) bytes with a fixed layout (no custom metadata, modern framing).
+
+    Layout, relative to the flatbuffer start (byte 8 of the output):
+      0 root offset | 4 Message vtable | 24 Message table | 48 RecordBatch vtable |
+      64 RecordBatch table | 96 BodyCompression (optional) | vectors: nodes, buffers, variadic
+    """
+    cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
+    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)
+    cdef int64_t nodes_at = pos + 4                        # vector length at pos, data 8-aligned
+    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 4
+    cdef int64_t var_at = bufs_at + 16 * n_bufs + 4
+    cdef int64_t end = (var_at + 8 * n_var) if n_var else (bufs_at + 16 * n_bufs)
+    cdef int64_t meta_len = (end + 7) // 8 * 8
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + meta_len)
+    cdef char* o = PyBytes_AS_STRING(out)
+    cdef char* f = o + 8
+    cdef int64_t i, a, b
+    memset(o, 0, 8 + meta_len)
+    put_i32(o, 0, -1)
+    put_i32(o, 4, <int32_t>meta_len)
+    put_i32(f, 0, 24)                                      # root: Message table
+    # Message vtable (5 slots) and table
+    put_i16(f, 4, 14); put_i16(f, 6, 24)
+    put_i16(f, 8, 16); put_i16(f, 10, 18); put_i16(f, 12, 4); put_i16(f, 14, 8); put_i16(f, 16, 0)
+    put_i32(f, 24, 20)                                     # soffset to vtable at 4
+    put_i32(f, 28, 64 - 28)                                # header -> RecordBatch table
+    put_i64(f, 32, body_len)
+    put_i16(f, 40, <int16_t>version)
+    f[42] = 3                                              # MessageHeader.RecordBatch
+    # RecordBatch vtable (5 slots) and table
+    put_i16(f, 48, 14); put_i16(f, 50, 32)
+    put_i16(f, 52, 8); put_i16(f, 54, 4); put_i16(f, 56, 16)
+    put_i16(f, 58, 20 if codec >= 0 else 0); put_i16(f, 60, 24 if n_var else 0)
+    put_i32(f, 64, 16)                                     # soffset to vtable at 48
+    put_i32(f, 68, <int32_t>(nodes_at - 4 - 68))
+    put_i64(f, 72, num_rows)
+    put_i32(f, 80, <int32_t>(bufs_at - 4 - 80))
+    if codec >= 0:
+        put_i32(f, 84, 104 - 84)
+        put_i16(f, 96, 8); put_i16(f, 98, 8); put_i16(f, 100, 4); put_i16(f, 102, 5)
+        put_i32(f, 104, 8)                                 # soffset to vtable at 96
+        f[108] = <char>codec
+        f[109] = 0                                         # BodyCompressionMethod.BUFFER
+    if n_var:
+        put_i32(f, 88, <int32_t>(var_at - 4 - 88))
+    put_i32(f, nodes_at - 4, <int32_t>n_nodes)
+    for i in range(n_nodes):
+        a, b = nodes[i]
+        put_i64(f, nodes_at + 16 * i, a)
+        put_i64(f, nodes_at + 16 * i + 8, b)
+    put_i32(f, bufs_at - 4, <int32_t>n_bufs)
+    for i in range(n_bufs):
+        a, b = spans[i]
+        put_i64(f, bufs_at + 16 * i, a)
+        put_i64(f, bufs_at + 16 * i + 8, b)
+    if n_var:
+        put_i32(f, var_at - 4, <int32_t>n_var)
+        for i in range(n_var):
+            put_i64(f, var_at + 8 * i, variadic_counts[i])
+    return out
+
+
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
                         dict custom_metadata=None, int codec=-1, bint legacy=False,
                         object compress=None):
     """(framed metadata bytes, body gather parts, body length) for one record batch.
 
     Builds the header with an exact body layout; `compress`, if given, maps the list of body
-    buffers to their compressed forms (issue 4) before layout.
+    buffers to their compressed forms before layout.
     """
     fb = flatten_columns(columns, num_rows)
     buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
+    if not custom_metadata and not legacy:
+        return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
+                                          fb.variadic_counts), parts, body_len)
 
     def header(_Out o):
         return write_record_batch_table(o, num_rows, fb.nodes, spans, codec, fb.variadic_counts)

@@ -9,7 +9,7 @@ A zero-length buffer never exposes a NULL pointer.
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
 from libc.stdlib cimport free
-from libc.string cimport memset, memcmp
+from libc.string cimport memset, memcmp, memcpy
 
 from arrowipc.errors import ArrowInvalid, ArrowCapacityError
 
@@ -41,15 +41,77 @@ cdef class _PyBufferOwner:
         return None
 
 
+# Recently freed large blocks, kept for reuse: writing into fresh pages costs a page fault per
+# 4 KiB, which dominates large sequential writes (the system allocator maps and unmaps big blocks).
+DEF POOL_MIN_BLOCK = 1 << 20
+DEF POOL_SLOTS = 4
+cdef int64_t POOL_MAX_BYTES = (<int64_t>512) << 20
+cdef void* _pool_ptr[POOL_SLOTS]
+cdef int64_t _pool_cap[POOL_SLOTS]
+cdef int64_t _pool_bytes = 0
+
+
+cdef void* pool_take(int64_t capacity) noexcept:
+    """A cached block of at least `capacity` bytes (and at most twice that), or NULL."""
+    global _pool_bytes
+    cdef int i, best = -1
+    for i in range(POOL_SLOTS):
+        if _pool_ptr[i] != NULL and capacity <= _pool_cap[i] <= 2 * capacity:
+            if best < 0 or _pool_cap[i] < _pool_cap[best]:
+                best = i
+    if best < 0:
+        return NULL
+    cdef void* p = _pool_ptr[best]
+    _pool_ptr[best] = NULL
+    _pool_bytes -= _pool_cap[best]
+    return p
+
+
+cdef void pool_give(void* p, int64_t capacity) noexcept:
+    """Keep a freed block for reuse, evicting the smallest; free it when it does not fit."""
+    global _pool_bytes
+    cdef int i, victim = -1
+    if capacity < POOL_MIN_BLOCK or capacity > POOL_MAX_BYTES:
+        free(p)
+        return
+    for i in range(POOL_SLOTS):
+        if _pool_ptr[i] == NULL:
+            victim = i
+            break
+        if victim < 0 or _pool_cap[i] < _pool_cap[victim]:
+            victim = i
+    if _pool_ptr[victim] != NULL:
+        free(_pool_ptr[victim])
+        _pool_bytes -= _pool_cap[victim]
+        _pool_ptr[victim] = NULL
+    if _pool_bytes + capacity > POOL_MAX_BYTES:
+        free(p)
+        return
+    _pool_ptr[victim] = p
+    _pool_cap[victim] = capacity
+    _pool_bytes += capacity
+
+
+def release_pooled_memory():
+    """Return every cached block to the system."""
+    global _pool_bytes
+    for i in range(POOL_SLOTS):
+        if _pool_ptr[i] != NULL:
+            free(_pool_ptr[i])
+            _pool_ptr[i] = NULL
+    _pool_bytes = 0
+
+
 cdef class _AlignedAllocation:
     """Memory arrowipc allocated itself (64-byte aligned)."""
     cdef void* ptr
     cdef int64_t size
+    cdef int64_t capacity
 
     def __dealloc__(self):
         global _live_allocations
         if self.ptr != NULL:
-            free(self.ptr)
+            pool_give(self.ptr, self.capacity)
             self.ptr = NULL
             _live_allocations -= 1
 
@@ -179,18 +241,42 @@ cpdef Buffer allocate(int64_t size, bint zero=True):
         raise ArrowCapacityError(f"refusing to allocate {size} bytes (limit {MAX_ALLOCATION})")
     if size == 0:
         return wrap_pointer(NULL, 0, None, True)
-    if posix_memalign(&p, 64, <size_t>((size + 63) & ~63)) != 0 or p == NULL:
-        raise MemoryError(f"cannot allocate {size} bytes")
+    cdef int64_t capacity = (size + 63) & ~63
+    if capacity >= POOL_MIN_BLOCK:
+        p = pool_take(capacity)
+    if p == NULL:
+        if posix_memalign(&p, 64, <size_t>capacity) != 0 or p == NULL:
+            raise MemoryError(f"cannot allocate {size} bytes")
     if zero:
-        memset(p, 0, <size_t>((size + 63) & ~63))
+        memset(p, 0, <size_t>capacity)
     else:
         # Zero the tail padding so written padding is deterministic.
-        memset(<uint8_t*>p + (size & ~63), 0, <size_t>(((size + 63) & ~63) - (size & ~63)))
+        memset(<uint8_t*>p + (size & ~63), 0, <size_t>(capacity - (size & ~63)))
     cdef _AlignedAllocation a = _AlignedAllocation.__new__(_AlignedAllocation)
     a.ptr = p
     a.size = size
+    a.capacity = capacity
     _live_allocations += 1
     return wrap_pointer(<const uint8_t*>p, size, a, True)
+
+
+def concat_buffers(list parts, int64_t total):
+    """One aligned Buffer holding the parts back to back (a single gather copy, GIL released)."""
+    cdef Buffer out = allocate(total, False)
+    cdef uint8_t* dst = <uint8_t*>out.ptr
+    cdef int64_t pos = 0, n
+    cdef Buffer b
+    for part in parts:
+        b = py_buffer(part)
+        n = b.size
+        if n > total - pos:
+            raise ValueError("parts are larger than the declared total")
+        with nogil:
+            memcpy(dst + pos, b.ptr, <size_t>n)
+        pos += n
+    if pos != total:
+        raise ValueError(f"parts hold {pos} bytes, expected {total}")
+    return out
 
 
 cdef uint8_t* mutable_data(Buffer buf) except NULL:

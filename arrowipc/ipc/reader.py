@@ -18,7 +18,7 @@ from .._core.flatbuf import root_table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from . import metadata as md
-from .message import Message, read_message_from
+from .message import Message, read_message_from, read_message_header
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
 
@@ -37,7 +37,6 @@ class MessageDecoder:
         self.schema = None          # the schema batches are returned with (after projection)
         self.stats = ReadStats()
         self._plan = None
-        self._names = None
         self._included = None
         self._out_index = None
         self.dictionaries = {}      # id -> ArrayData of the current dictionary values
@@ -48,15 +47,14 @@ class MessageDecoder:
             raise ArrowInvalid(f"{self.where}: expected a schema message first, found a {msg.type} "
                                f"message at byte {msg.offset}")
         self.stats.num_messages += 1
-        self.set_schema(md.decode_schema(msg.header))
+        self.set_schema(*_decoded_schema(msg.header))
 
-    def set_schema(self, info: md.SchemaInfo):
+    def set_schema(self, info: md.SchemaInfo, plan=None):
         if info.endianness != md.ENDIAN_LITTLE:
             raise ArrowNotImplementedError(f"{self.where}: big-endian data is not supported yet")
         self.info = info
         full = info.schema
-        self._plan = make_plan([f.type for f in full])
-        self._names = full.names
+        self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
         inc = self.options.included_fields
         if inc is None:
             self.schema = full
@@ -74,24 +72,22 @@ class MessageDecoder:
         self.stats.num_messages += 1
         self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
-        cols = self._assemble(header, msg.body, f"{self.where}: record batch at byte {msg.offset}")
+        cols, pending = self._assemble(header, msg.body, self._plan, self._included, msg.offset)
         if self._included is not None:
             cols = [c for c in cols if c is not None]
         if self.info.dictionaries:
             self._attach_dictionaries(cols)
-        return RecordBatch(self.schema, cols, header.length)
+        return RecordBatch(self.schema, cols, header.length, pending)
 
-    def _assemble(self, header, body: Buffer, where: str, plan=None, names=None, included=None):
-        plan = plan or self._plan
-        names = names or self._names
-        included = included if plan is not self._plan else self._included
+    def _assemble(self, header, body: Buffer, plan, included, offset: int):
+        where = f"{self.where}: message at byte {offset}"
         prepared = None
         if header.codec >= 0:
             mask = buffer_needed_mask(plan, header, included)
             from .compression import decompress_body_buffers
             prepared = decompress_body_buffers(header, body, header.codec, mask,
                                                self.options.use_threads, where)
-        return assemble_columns(plan, names, header, body, included, prepared, where)
+        return assemble_columns(plan, header, body, included, prepared, self.where)
 
     def read_dictionary_message(self, msg: Message):
         raise ArrowNotImplementedError(f"{self.where}: dictionary batches are not supported yet")
@@ -110,6 +106,27 @@ class MessageDecoder:
             raise ArrowInvalid(f"{self.where}: unexpected second schema message at byte {msg.offset}")
         raise ArrowNotImplementedError(f"{self.where}: {msg.type} messages are not supported in "
                                        f"record batch streams")
+
+
+_SCHEMA_CACHE: dict = {}
+_SCHEMA_CACHE_SIZE = 64
+
+
+def _decoded_schema(schema_table):
+    """(SchemaInfo, plan) for a Schema table, interned by its bytes.
+
+    Schemas, fields and types are immutable, so streams and files that share a schema (the usual
+    case in ETL) share one decoded copy instead of rebuilding thousands of Field objects.
+    """
+    key = schema_table.buf.to_pybytes()
+    hit = _SCHEMA_CACHE.get(key)
+    if hit is None:
+        info = md.decode_schema(schema_table)
+        hit = (info, make_plan([(f.name, f.type) for f in info.schema]))
+        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
+            _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)))
+        _SCHEMA_CACHE[key] = hit
+    return hit
 
 
 class _ReaderBase:
@@ -164,11 +181,22 @@ class RecordBatchStreamReader(_ReaderBase):
                 return
 
     def __iter__(self):
+        # The hot loop: no custom metadata decoding, no namedtuple per batch.
+        if self._done:
+            return
+        dec, src = self._decoder, self._source
+        limit = dec.options.max_metadata_size
         while True:
-            try:
-                yield self.read_next_batch_with_custom_metadata().batch
-            except StopIteration:
+            msg = read_message_from(src, limit)
+            if msg is None:
+                self._done = True
                 return
+            if msg.header_type == md.HEADER_RECORD_BATCH:
+                yield dec.read_record_batch_message(msg)
+            else:
+                batch = dec.decode(msg)
+                if batch is not None:
+                    yield batch
 
     def read_all(self) -> Table:
         return Table(self.schema, list(self))
@@ -223,7 +251,7 @@ class RecordBatchFileReader(_ReaderBase):
         schema_table = footer.table(1, "Schema")
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
-        self._decoder.set_schema(md.decode_schema(schema_table))
+        self._decoder.set_schema(*_decoded_schema(schema_table))
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
         self.metadata = md.decode_custom_metadata(footer, 4)
@@ -247,7 +275,7 @@ class RecordBatchFileReader(_ReaderBase):
     def num_dictionaries(self) -> int:
         return len(self._dict_blocks)
 
-    def _read_block(self, block, i: int, what: str) -> Message:
+    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
         off, meta_len, body_len = block
         limit = self._footer_start
         if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
@@ -255,13 +283,14 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
                                f"{body_len}) lies outside the data section [8, {limit})")
         src = self._source
+        read = read_message_from if with_body else read_message_header
         if isinstance(src, BufferSource):
-            msg = read_message_from(_BoundedSource(src, off, off + meta_len + body_len),
-                                    self._decoder.options.max_metadata_size, "file")
+            msg = read(_BoundedSource(src, off, off + meta_len + body_len),
+                       self._decoder.options.max_metadata_size, "file")
         else:
             src.pos = off
             src.f.seek(off)
-            msg = read_message_from(src, self._decoder.options.max_metadata_size, "file")
+            msg = read(src, self._decoder.options.max_metadata_size, "file")
         if msg is None:
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
         return msg
@@ -306,7 +335,7 @@ class RecordBatchFileReader(_ReaderBase):
         """Total rows, from each batch's header only (no body is read)."""
         total = 0
         for i, block in enumerate(self._batch_blocks):
-            msg = self._read_block((block[0], block[1], 0), i, "record batch")
+            msg = self._read_block(block, i, "record batch", with_body=False)
             total += decode_record_batch_header(msg.header).length
         return total
 

@@ -22,6 +22,7 @@ class BufferSource:
     def __init__(self, buf: Buffer, name: str = "buffer"):
         self.buf = buf
         self.pos = 0
+        self.end = buf.size
         self.name = name
 
     @property

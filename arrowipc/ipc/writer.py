@@ -63,8 +63,7 @@ class _Sink:
 
     def write_parts(self, parts: list, nbytes: int) -> None:
         if self._memory:
-            for p in parts:
-                self.f.write(p)
+            self.f._extend(parts, nbytes)
         elif self._fd is not None:
             for i in range(0, len(parts), _IOV_MAX):
                 chunk = parts[i:i + _IOV_MAX]
@@ -126,8 +125,16 @@ class _WriterBase:
         pass
 
     def _write_schema(self):
-        fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-        self._write_message_bytes(_frame(fb, self.options.use_legacy_format), [], 0)
+        # Schemas are immutable: the encoded message is cached on the Schema object.
+        key = (self._version, self.options.use_legacy_format)
+        cache = self.schema._ipc_cache
+        if cache is None:
+            cache = self.schema._ipc_cache = {}
+        framed = cache.get(key)
+        if framed is None:
+            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
+            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
+        self._write_message_bytes(framed, [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write(meta)
@@ -141,7 +148,7 @@ class _WriterBase:
             raise ArrowInvalid("write to a closed writer")
         if not isinstance(batch, RecordBatch):
             batch = record_batch(batch)
-        if not batch.schema.equals(self.schema):
+        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
             raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
                                f"vs\n{self.schema}")
         md_bytes = T.normalize_metadata(custom_metadata)

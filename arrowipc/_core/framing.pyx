@@ -1,0 +1,155 @@
+# cython: language_level=3
+"""Encapsulated message framing and Message decoding, without I/O.
+
+`read_frame` finds the message at a position of an in-memory buffer (continuation marker or legacy
+int32 prefix, metadata, body) and returns zero-copy views; `decode_message` checks and decodes
+the Message table. Both run once per message, so they live in Cython.
+"""
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
+from libc.string cimport memcpy
+
+from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
+from arrowipc._core.flatbuf cimport FlatTable, root_table
+from arrowipc.errors import ArrowInvalid
+
+DEF METADATA_V4 = 3
+DEF METADATA_V5 = 4
+
+_TYPE_NAMES = {1: "schema", 2: "dictionary", 3: "record batch", 4: "tensor", 5: "sparse tensor"}
+_HEADER_TABLE_NAMES = {1: "Schema", 2: "DictionaryBatch", 3: "RecordBatch", 4: "Tensor",
+                       5: "SparseTensor"}
+
+
+cdef class Message:
+    """One IPC message: the decoded Message table, its raw metadata and its body."""
+    cdef readonly Buffer metadata
+    cdef public Buffer body
+    cdef readonly int header_type
+    cdef readonly int version
+    cdef readonly int64_t body_length
+    cdef readonly int64_t offset
+    cdef readonly FlatTable header
+    cdef FlatTable _table
+    cdef object _custom_metadata
+    cdef bint _custom_decoded
+
+    @property
+    def type(self):
+        return _TYPE_NAMES.get(self.header_type, "unknown")
+
+    @property
+    def custom_metadata(self):
+        if not self._custom_decoded:
+            if self._table.field_pos(4) < 0:
+                return None
+            from arrowipc.ipc.metadata import decode_custom_metadata
+            self._custom_metadata = decode_custom_metadata(self._table, 4)
+            self._custom_decoded = True
+        return self._custom_metadata
+
+    @property
+    def metadata_version(self):
+        from arrowipc.ipc.options import MetadataVersion
+        return MetadataVersion(self.version)
+
+    def serialize(self):
+        """The framed message (continuation, length, metadata padded to 8, body) as a Buffer."""
+        meta = self.metadata.to_pybytes()
+        pad = (-len(meta)) % 8
+        out = b"\xff\xff\xff\xff" + (len(meta) + pad).to_bytes(4, "little") + meta + bytes(pad)
+        if self.body is not None:
+            out += self.body.to_pybytes()
+        return py_buffer(out)
+
+    def equals(self, other):
+        return (isinstance(other, Message) and self.metadata.equals(other.metadata)
+                and (self.body.to_pybytes() if self.body is not None else b"") ==
+                (other.body.to_pybytes() if other.body is not None else b""))
+
+    def __repr__(self):
+        return (f"<arrowipc.ipc.Message type={self.type} metadata_length={self.metadata.size} "
+                f"body_length={self.body_length}>")
+
+
+cpdef Message decode_message(object metadata, int64_t offset=-1):
+    """Check and decode a Message flatbuffer (body not attached)."""
+    cdef Buffer meta = py_buffer(metadata)
+    cdef FlatTable t = root_table(meta, "Message")
+    cdef Message m = Message.__new__(Message)
+    m.metadata = meta
+    m.offset = offset
+    m._table = t
+    m.version = t.get_i16(0, 0)
+    m.header_type = t.get_u8(1, 0)
+    m.body_length = t.get_i64(3, 0)
+    if m.version > METADATA_V5 or m.version < 0:
+        raise ArrowInvalid(f"message at byte {offset}: metadata version V{m.version + 1} is newer "
+                           f"than V5, the newest this reader understands")
+    if m.version < METADATA_V4:
+        raise ArrowInvalid(f"message at byte {offset}: metadata version V{m.version + 1} (before "
+                           f"Arrow 0.8) is not supported; expected V4 or V5")
+    if m.body_length < 0:
+        raise ArrowInvalid(f"message at byte {offset}: body length {m.body_length} is negative")
+    if m.header_type < 1 or m.header_type > 5:
+        raise ArrowInvalid(f"message at byte {offset}: unknown header type {m.header_type}")
+    m.header = t.table(2, _HEADER_TABLE_NAMES[m.header_type])
+    if m.header is None:
+        raise ArrowInvalid(f"message at byte {offset}: {m.type} message without a header")
+    return m
+
+
+cdef inline int32_t rd_i32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+def frame_prefix_length(bytes prefix):
+    """(metadata length, prefix size) from the first 8 bytes (or 4 for legacy framing)."""
+    cdef const uint8_t* p = prefix
+    if rd_i32(p) == -1:
+        return rd_i32(p + 4), 8
+    return rd_i32(p), 4
+
+
+def read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where, bint with_body=True):
+    """(Message or None, next position) for the message at `pos` of buf[:end].
+
+    None means end of stream (EOS marker, legacy zero length, or nothing left at a message
+    boundary). Truncation inside a message raises ArrowInvalid naming the byte offset.
+    """
+    cdef int64_t avail = end - pos
+    cdef int64_t start = pos
+    cdef int32_t length
+    cdef int64_t prefix
+    if avail <= 0:
+        return None, pos
+    if avail < 4:
+        raise ArrowInvalid(f"{where}: truncated message prefix at byte {start}: expected 4 bytes, "
+                           f"got {avail}")
+    length = rd_i32(buf.ptr + pos)
+    prefix = 4
+    if length == -1:
+        if avail < 8:
+            raise ArrowInvalid(f"{where}: truncated message length at byte {start + 4}: expected "
+                               f"4 bytes, got {avail - 4}")
+        length = rd_i32(buf.ptr + pos + 4)
+        prefix = 8
+    if length == 0:
+        return None, pos + prefix
+    if length < 0 or length > max_metadata:
+        raise ArrowInvalid(f"{where}: message at byte {start} claims {length} bytes of metadata; "
+                           f"expected 1..{max_metadata}")
+    if length > avail - prefix:
+        raise ArrowInvalid(f"{where}: truncated message at byte {start}: expected {length} bytes "
+                           f"of metadata, got {avail - prefix}")
+    pos += prefix
+    cdef Message m = decode_message(slice_unchecked(buf, pos, length), start)
+    pos += length
+    if not with_body:
+        return m, pos
+    if m.body_length > end - pos:
+        raise ArrowInvalid(f"{where}: truncated {m.type} message at byte {start}: expected a "
+                           f"{m.body_length}-byte body, got {end - pos}")
+    m.body = slice_unchecked(buf, pos, m.body_length)
+    return m, pos + m.body_length
