@@ -185,6 +185,11 @@ class RecordBatch:
                 raise ArrowInvalid(f"column {f.name!r} has {c.length} rows, the batch has {self.num_rows}")
             validate_array(c, full=full, where=f"column {f.name!r}")
 
+    def serialize(self, options=None):
+        """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
+        from .ipc.writer import serialize_record_batch
+        return serialize_record_batch(self, options)
+
     # -- interop --------------------------------------------------------------------------------
     def __arrow_c_schema__(self):
         return self.schema.__arrow_c_schema__()

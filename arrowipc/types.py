@@ -120,8 +120,8 @@ class DataType:
         return self
 
     def __arrow_c_schema__(self):
-        from ._core import cdata
-        return cdata.export_schema_capsule(self, "", True, None)
+        from .interop import export_schema
+        return export_schema(self)
 
 
 class PrimitiveType(DataType):
@@ -737,8 +737,8 @@ class Field:
     __repr__ = __str__
 
     def __arrow_c_schema__(self):
-        from ._core import cdata
-        return cdata.export_schema_capsule(self.type, self.name, self.nullable, self.metadata)
+        from .interop import export_schema
+        return export_schema(self)
 
 
 def field(name, type, nullable=True, metadata=None) -> Field:
@@ -746,9 +746,9 @@ def field(name, type, nullable=True, metadata=None) -> Field:
 
 
 class Schema:
-    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache")
+    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache", "endianness")
 
-    def __init__(self, fields: Iterable, metadata=None):
+    def __init__(self, fields: Iterable, metadata=None, endianness: str = "little"):
         fs = []
         for f in fields:
             if isinstance(f, tuple):
@@ -760,6 +760,8 @@ class Schema:
         self.metadata = normalize_metadata(metadata)
         self._index = None
         self._ipc_cache = None   # encoded Schema messages, filled by the IPC writer
+        # byte order of the data: "big" only for batches read with ensure_native_endian=False
+        self.endianness = endianness
 
     def __len__(self):
         return len(self._fields)
@@ -838,9 +840,14 @@ class Schema:
     def __repr__(self):
         return "arrowipc.Schema\n" + str(self)
 
+    def serialize(self):
+        """The framed IPC Schema message as a Buffer."""
+        from .ipc.writer import serialize_schema
+        return serialize_schema(self)
+
     def __arrow_c_schema__(self):
-        from ._core import cdata
-        return cdata.export_schema_capsule(StructType(self._fields), "", False, self.metadata)
+        from .interop import export_schema
+        return export_schema(self)
 
 
 def schema(fields, metadata=None) -> Schema:

@@ -99,12 +99,105 @@ int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_siz
   CHECK_OFFSETS(int64_t)
 }
 
-void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst) {
-  int32_t base = src[0];
-  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst) {
+  int32_t first = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - first + base;
 }
 
-void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst) {
-  int64_t base = src[0];
-  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - base;
+void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst) {
+  int64_t first = src[0];
+  for (int64_t i = 0; i <= n; i++) dst[i] = src[i] - first + base;
+}
+
+static inline int bit_is_set(const uint8_t* bits, int64_t i) {
+  return bits == NULL || ((bits[i >> 3] >> (i & 7)) & 1);
+}
+
+int arrowipc_check_views(const uint8_t* views, const uint8_t* validity, int64_t offset,
+                         int64_t length, const int64_t* data_sizes, int64_t n_data, int64_t* where) {
+  for (int64_t i = 0; i < length; i++) {
+    if (!bit_is_set(validity, offset + i)) continue;
+    const uint8_t* v = views + 16 * (offset + i);
+    int32_t len, buf, off;
+    memcpy(&len, v, 4);
+    if (len < 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }
+    if (len <= 12) continue;
+    memcpy(&buf, v + 8, 4);
+    memcpy(&off, v + 12, 4);
+    if (buf < 0 || (int64_t)buf >= n_data) { *where = i; return ARROWIPC_CHECK_BAD_BUFFER; }
+    if (off < 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }
+    if ((int64_t)off > data_sizes[buf] || (int64_t)len > data_sizes[buf] - (int64_t)off) {
+      *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE;
+    }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+#define CHECK_LIST_VIEWS                                                          \
+  for (int64_t i = 0; i < length; i++) {                                          \
+    if (!bit_is_set(validity, offset + i)) continue;                              \
+    int64_t o = offsets[offset + i], s = sizes[offset + i];                       \
+    if (o < 0 || s < 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }           \
+    if (o > child_length || s > child_length - o) { *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE; } \
+  }                                                                               \
+  return ARROWIPC_CHECK_OK;
+
+int arrowipc_check_list_views32(const int32_t* offsets, const int32_t* sizes, const uint8_t* validity,
+                                int64_t offset, int64_t length, int64_t child_length, int64_t* where) {
+  CHECK_LIST_VIEWS
+}
+
+int arrowipc_check_list_views64(const int64_t* offsets, const int64_t* sizes, const uint8_t* validity,
+                                int64_t offset, int64_t length, int64_t child_length, int64_t* where) {
+  CHECK_LIST_VIEWS
+}
+
+int arrowipc_check_union(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset,
+                         int64_t length, const int8_t* child_for_code, const int64_t* child_lengths,
+                         int64_t* where) {
+  for (int64_t i = 0; i < length; i++) {
+    int8_t code = type_ids[offset + i];
+    if (code < 0 || child_for_code[code] < 0) { *where = i; return ARROWIPC_CHECK_UNDECLARED; }
+    if (value_offsets != NULL) {
+      int32_t o = value_offsets[offset + i];
+      if (o < 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }
+      if ((int64_t)o >= child_lengths[child_for_code[code]]) { *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE; }
+    }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, const uint8_t* validity,
+                           int64_t offset, int64_t length, int64_t bound, int64_t* where) {
+  for (int64_t i = 0; i < length; i++) {
+    if (!bit_is_set(validity, offset + i)) continue;
+    const uint8_t* p = indices + (offset + i) * width;
+    int64_t v;
+    switch (width) {
+      case 1: v = is_signed ? (int64_t)*(const int8_t*)p : (int64_t)*p; break;
+      case 2: { int16_t s; uint16_t u; memcpy(&s, p, 2); memcpy(&u, p, 2); v = is_signed ? s : u; break; }
+      case 4: { int32_t s; uint32_t u; memcpy(&s, p, 4); memcpy(&u, p, 4); v = is_signed ? s : (int64_t)u; break; }
+      default: { int64_t s; memcpy(&s, p, 8); v = s;
+                 if (!is_signed && s < 0) { *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE; } break; }
+    }
+    if (v < 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }
+    if (v >= bound) { *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE; }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length,
+                            int64_t* where) {
+  int64_t prev = 0;
+  for (int64_t i = 0; i < length; i++) {
+    const uint8_t* p = run_ends + (offset + i) * width;
+    int64_t v;
+    if (width == 2) { int16_t s; memcpy(&s, p, 2); v = s; }
+    else if (width == 4) { int32_t s; memcpy(&s, p, 4); v = s; }
+    else { memcpy(&v, p, 8); }
+    if (v <= 0) { *where = i; return ARROWIPC_CHECK_NEGATIVE; }
+    if (v <= prev) { *where = i; return ARROWIPC_CHECK_NOT_INCREASING; }
+    prev = v;
+  }
+  return ARROWIPC_CHECK_OK;
 }

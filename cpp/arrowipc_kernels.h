@@ -26,8 +26,39 @@ void arrowipc_unpack_bits(const uint8_t* src, int64_t offset, int64_t n, uint8_t
 int arrowipc_check_offsets32(const int32_t* offsets, int64_t n, int64_t data_size, int64_t* where);
 int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_size, int64_t* where);
 
-/* dst[i] = src[i] - src[0] for i in [0, n]: rebase a sliced offset buffer to start at zero. */
-void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst);
-void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst);
+/* dst[i] = src[i] - src[0] + base for i in [0, n]: rebase a sliced offset buffer to start at
+ * `base` (0 when writing a slice, the running total when concatenating). The caller checks that
+ * the result fits the offset width. */
+void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst);
+void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst);
 
 #endif
+
+/* Content checks for the remaining layouts. Each returns 0 or a positive code and sets *where to
+ * the offending slot; validity may be NULL (all valid) and is read at bit (offset + i). */
+#define ARROWIPC_CHECK_OK 0
+#define ARROWIPC_CHECK_NEGATIVE 1      /* a negative length, size, offset or index */
+#define ARROWIPC_CHECK_OUT_OF_RANGE 2  /* a range or index past the end of its target */
+#define ARROWIPC_CHECK_BAD_BUFFER 3    /* a view naming a variadic buffer that does not exist */
+#define ARROWIPC_CHECK_NOT_INCREASING 4
+#define ARROWIPC_CHECK_UNDECLARED 5    /* a union type id not declared by the type */
+
+/* 16-byte binary views: inline when length <= 12, else (prefix, buffer index, offset). */
+int arrowipc_check_views(const uint8_t* views, const uint8_t* validity, int64_t offset,
+                         int64_t length, const int64_t* data_sizes, int64_t n_data, int64_t* where);
+/* List views: offsets[i] >= 0, sizes[i] >= 0 and offsets[i] + sizes[i] <= child_length. */
+int arrowipc_check_list_views32(const int32_t* offsets, const int32_t* sizes, const uint8_t* validity,
+                                int64_t offset, int64_t length, int64_t child_length, int64_t* where);
+int arrowipc_check_list_views64(const int64_t* offsets, const int64_t* sizes, const uint8_t* validity,
+                                int64_t offset, int64_t length, int64_t child_length, int64_t* where);
+/* Union type ids: child_for_code[code] >= 0 for every id; for dense unions also
+ * 0 <= value_offsets[i] < child_lengths[child]. child_for_code has 128 entries. */
+int arrowipc_check_union(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset,
+                         int64_t length, const int8_t* child_for_code, const int64_t* child_lengths,
+                         int64_t* where);
+/* Integer indices in [0, bound) for valid slots; width is 1, 2, 4 or 8; is_signed selects sign. */
+int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, const uint8_t* validity,
+                           int64_t offset, int64_t length, int64_t bound, int64_t* where);
+/* Run ends: positive, strictly increasing; width 2, 4 or 8. */
+int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length,
+                            int64_t* where);

@@ -11,8 +11,9 @@ from libc.string cimport memcpy
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 from arrowipc._core.flatbuf cimport FlatTable, rd_i64
+from arrowipc._core.framing cimport Message, read_frame
 
-from arrowipc._core.offsets import check_offsets
+from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
 # Layout kinds (mirror arrowipc.types.Kind)
@@ -72,7 +73,7 @@ cdef class RecordBatchHeader:
         return [(self.buf_offset(i), self.buf_length(i)) for i in range(self.n_buffers)]
 
 
-def decode_record_batch_header(FlatTable rb):
+cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
     """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
     cdef int64_t p, n
@@ -148,8 +149,9 @@ cdef class _Assembler:
     cdef int64_t var_i
     cdef int64_t plan_i
     cdef list prepared          # decompressed buffers by header index, or None
-    cdef list pending           # deferred O(n) checks: (offsets, length, width, data size, name)
+    cdef list pending           # nodes whose O(n) content checks are deferred: (node, name)
     cdef str where
+    cdef int version            # metadata version of the message (V4 unions carry a bitmap)
 
     cdef Buffer next_buffer(self, str field_name):
         """The next body buffer, bounds-checked and 8-byte aligned."""
@@ -174,21 +176,18 @@ cdef class _Assembler:
             return copy
         return b
 
-    cdef int check_offsets_later(self, Buffer offs, int64_t length, int width, int64_t data_size,
-                                 str name) except -1:
-        # O(1) now: the offsets buffer must hold length + 1 entries. The O(n) monotonicity pass
-        # runs before the data is first accessed (see run_pending_checks).
-        if length > 0 and (offs.size // width) < length + 1:
-            raise ArrowInvalid(f"{self.where}: field {name!r} of length {length} needs "
-                               f"{(length + 1) * width} bytes of offsets, buffer has {offs.size}")
-        self.pending.append((offs, length, width, data_size, name))
+    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, str name) except -1:
+        # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
+        if count > 0 and (b.size // width) < count:
+            raise ArrowInvalid(f"{self.where}: field {name!r} needs {count * width} bytes of "
+                               f"{what}, buffer has {b.size}")
         return 0
 
     cdef skip(self):
         """Advance past the node at plan_i (and its subtree) without building it."""
         cdef int kind = self.plan.kinds[self.plan_i]
         cdef int nch = self.plan.nchildren[self.plan_i]
-        cdef int64_t nbuf = ipc_buffer_count(kind)
+        cdef int64_t nbuf = ipc_buffer_count(kind, self.version)
         self.plan_i += 1
         self.node_i += 1
         if kind == K_VIEW:
@@ -211,7 +210,8 @@ cdef class _Assembler:
         cdef int64_t length, nulls, need, first, last, nvar, k, size
         cdef Buffer validity, values, offs
         cdef list bufs, children
-        cdef ArrayData child
+        cdef ArrayData child, d
+        cdef Buffer type_ids
 
         if depth > MAX_DEPTH:
             raise ArrowInvalid(f"{self.where}: nesting deeper than {MAX_DEPTH} at field {name!r}")
@@ -229,8 +229,34 @@ cdef class _Assembler:
         if kind == K_NULL:
             return make_array_data(t, length, 0, length, [], [], None)
 
-        if kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
-            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+        if kind == K_REE:
+            if nulls:
+                raise ArrowInvalid(f"{self.where}: run-end encoded field {name!r} has null count "
+                                   f"{nulls}, expected 0")
+            children = [self.build(depth + 1), self.build(depth + 1)]
+            d = make_array_data(t, length, 0, 0, [], children, None)
+            self.pending.append((d, name))
+            return d
+
+        if kind == K_SPARSE_UNION or kind == K_DENSE_UNION:
+            if self.version < 4:
+                # V4 unions carry a validity bitmap; V5 removed it. Like Arrow C++, accept it
+                # only when it marks nothing null.
+                self.next_buffer(name)
+                if nulls:
+                    raise ArrowInvalid(f"{self.where}: union field {name!r} from metadata V4 has "
+                                       f"{nulls} top-level nulls, which V5 unions cannot hold")
+            type_ids = self.next_buffer(name)
+            self.need(type_ids, length, 1, "type ids", name)
+            bufs = [type_ids]
+            if kind == K_DENSE_UNION:
+                offs = self.next_buffer(name)
+                self.need(offs, length, 4, "union offsets", name)
+                bufs.append(offs)
+            children = [self.build(depth + 1) for k in range(nch)]
+            d = make_array_data(t, length, 0, 0, bufs, children, None)
+            self.pending.append((d, name))
+            return d
 
         # validity bitmap (every remaining layout starts with one)
         validity = self.next_buffer(name)
@@ -256,25 +282,60 @@ cdef class _Assembler:
                 raise ArrowInvalid(f"{self.where}: field {name!r} of type {t} and length {length} "
                                    f"needs {length * width} bytes, buffer has {values.size}")
             bufs.append(values)
-            return make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            if kind == K_DICTIONARY:
+                self.pending.append((d, name))
+            return d
 
         if kind == K_BINARY or kind == K_LARGE_BINARY:
             offs = self.next_buffer(name)
             values = self.next_buffer(name)
-            self.check_offsets_later(offs, length, 4 if kind == K_BINARY else 8, values.size, name)
+            self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
             bufs.append(offs)
             bufs.append(values)
-            return make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_VIEW:
-            raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+            values = self.next_buffer(name)
+            self.need(values, length, 16, "views", name)
+            bufs.append(values)
+            if self.var_i >= len(self.h.variadic_counts):
+                raise ArrowInvalid(f"{self.where}: view field {name!r} needs variadic buffer count "
+                                   f"{self.var_i} but the header has {len(self.h.variadic_counts)}")
+            nvar = self.h.variadic_counts[self.var_i]
+            self.var_i += 1
+            if nvar < 0 or nvar > self.h.n_buffers - self.buf_i:
+                raise ArrowInvalid(f"{self.where}: view field {name!r} claims {nvar} data buffers "
+                                   f"but only {self.h.n_buffers - self.buf_i} buffers remain")
+            for k in range(nvar):
+                bufs.append(self.next_buffer(name))
+            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_LIST or kind == K_LARGE_LIST:
             offs = self.next_buffer(name)
+            self.need(offs, length + 1, 4 if kind == K_LIST else 8, "offsets", name)
             bufs.append(offs)
             child = self.build(depth + 1)
-            self.check_offsets_later(offs, length, 4 if kind == K_LIST else 8, child.length, name)
-            return make_array_data(t, length, 0, nulls, bufs, [child], None)
+            d = make_array_data(t, length, 0, nulls, bufs, [child], None)
+            self.pending.append((d, name))
+            return d
+
+        if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+            width = 4 if kind == K_LIST_VIEW else 8
+            offs = self.next_buffer(name)
+            values = self.next_buffer(name)
+            self.need(offs, length, width, "list view offsets", name)
+            self.need(values, length, width, "list view sizes", name)
+            bufs.append(offs)
+            bufs.append(values)
+            child = self.build(depth + 1)
+            d = make_array_data(t, length, 0, nulls, bufs, [child], None)
+            self.pending.append((d, name))
+            return d
 
         if kind == K_FIXED_SIZE_LIST:
             size = self.plan.list_sizes[pi]
@@ -297,10 +358,14 @@ cdef class _Assembler:
         raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
 
 
-cdef inline int64_t ipc_buffer_count(int kind) noexcept:
+cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:
     if kind == K_NULL or kind == K_REE:
         return 0
-    if kind == K_FIXED_SIZE_LIST or kind == K_STRUCT or kind == K_SPARSE_UNION:
+    if kind == K_SPARSE_UNION:
+        return 1 if version >= 4 else 2
+    if kind == K_DENSE_UNION:
+        return 2 if version >= 4 else 3
+    if kind == K_FIXED_SIZE_LIST or kind == K_STRUCT:
         return 1
     if kind == K_BINARY or kind == K_LARGE_BINARY or kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
         return 3
@@ -308,7 +373,8 @@ cdef inline int64_t ipc_buffer_count(int kind) noexcept:
 
 
 def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
-                     list included=None, list prepared=None, str where="record batch"):
+                     list included=None, list prepared=None, str where="record batch",
+                     int version=4):
     """(ArrayData per top-level field (None where `included` is False), pending checks or None).
 
     Sizes are checked here; the O(n) offset passes are returned to run before first access.
@@ -324,6 +390,7 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     a.prepared = prepared
     a.pending = []
     a.where = where
+    a.version = version
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     for i in range(len(roots)):
         if included is not None and not included[i]:
@@ -340,12 +407,12 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
 
 
 def run_pending_checks(list pending, str where="record batch"):
-    """Run the deferred offset checks collected while assembling a batch."""
-    for offs, length, width, data_size, name in pending:
-        check_offsets(offs, 0, length, width, data_size, f"{where}: offsets of field {name!r}")
+    """Run the deferred content checks collected while assembling a batch."""
+    for node, name in pending:
+        check_content(node, f"{where}: field {name!r}")
 
 
-def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
+def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int version=4):
     """Which header buffers belong to included fields (for projection before decompression)."""
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
@@ -354,6 +421,7 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
     cdef int64_t start, j
     a.h = h
     a.plan = plan
+    a.version = version
     a.where = "record batch"
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     for i in range(len(roots)):
@@ -363,3 +431,26 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included):
             for j in range(start, min(a.buf_i, h.n_buffers)):
                 mask[j] = True
     return mask
+
+
+def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, plan_and_roots,
+                      list included, str where):
+    """The stream reader's hot step over an in-memory buffer.
+
+    Returns (message or None, next position, columns, pending, num_rows): for an uncompressed
+    record batch the columns are assembled here; for anything else columns is None and the
+    caller decodes the message itself.
+    """
+    cdef Message msg
+    cdef RecordBatchHeader h
+    m, pos = read_frame(buf, pos, end, max_metadata, where, True)
+    if m is None:
+        return None, pos, None, None, 0
+    msg = m
+    if msg.header_type != 3:
+        return msg, pos, None, None, 0
+    h = decode_record_batch_header(msg.header)
+    if h.codec >= 0:
+        return msg, pos, None, None, 0
+    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version)
+    return msg, pos, cols, pending, h.length

@@ -44,19 +44,48 @@ cdef class FlatBatch:
     cdef public list nodes        # [(length, null_count), ...]
     cdef public list buffers      # [Buffer or None, ...]
     cdef public list variadic_counts
+    cdef public int version       # metadata version being written (V4 unions differ)
 
-    def __init__(self):
+    def __init__(self, int version=4):
         self.nodes = []
         self.buffers = []
         self.variadic_counts = []
+        self.version = version
+
+
+def ree_physical_slice(ArrayData d, int64_t offset, int64_t length):
+    """(run_ends, values) ArrayData covering logical [offset, offset + length) of a run-end
+    encoded array, with run ends rebased to start at the slice (a new buffer when sliced)."""
+    from arrowipc.array import make_array
+    from arrowipc.from_python import array_data_from_python
+    cdef ArrayData run_ends = d.children[0], values = d.children[1]
+    if offset == 0 and run_ends.offset == 0 and values.offset == 0:
+        ends = make_array(run_ends).to_pylist()
+        if length == (ends[-1] if ends else 0):
+            return run_ends, values
+    ends = make_array(run_ends).to_pylist()
+    lo = 0
+    while lo < len(ends) and ends[lo] <= offset:
+        lo += 1
+    hi = lo
+    new_ends = []
+    while hi < len(ends) and length > 0:
+        new_ends.append(min(ends[hi] - offset, length))
+        if ends[hi] >= offset + length:
+            hi += 1
+            break
+        hi += 1
+    new_run_ends = array_data_from_python(new_ends, run_ends.type)
+    return new_run_ends, make_array(values).slice(lo, hi - lo).data
 
 
 cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except -1:
     """Null count of d over [offset, offset + length) (offset absolute, including d.offset)."""
     cdef object v
-    if length == 0:
-        return 0
-    if d.type.storage_type.kind == K_NULL:
+    cdef int kind = d.type.storage_type.kind
+    if length == 0 or kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
+        return 0            # no validity bitmap of their own
+    if kind == K_NULL:
         return length
     if d.null_count == 0:
         return 0
@@ -81,8 +110,25 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
     fb.nodes.append((length, nulls))
     if kind == K_NULL:
         return
-    if kind in (K_SPARSE_UNION, K_DENSE_UNION, K_REE, K_VIEW, K_LIST_VIEW, K_LARGE_LIST_VIEW):
-        raise ArrowNotImplementedError(f"writing {t} is not supported yet")
+    if kind == K_SPARSE_UNION or kind == K_DENSE_UNION:
+        fb.nodes[-1] = (length, 0)
+        if fb.version < 4:
+            fb.buffers.append(None)          # V4 unions have a validity slot: write it empty
+        fb.buffers.append(d.buffers[0].slice(offset, length))
+        if kind == K_SPARSE_UNION:
+            for child in d.children:
+                flatten_node(fb, child, child.offset + offset, length, depth + 1)
+        else:
+            fb.buffers.append(d.buffers[1].slice(offset * 4, length * 4))
+            for child in d.children:       # dense children are written whole
+                flatten_node(fb, child, child.offset, child.length, depth + 1)
+        return
+    if kind == K_REE:
+        fb.nodes[-1] = (length, 0)
+        run_ends, values = ree_physical_slice(d, offset, length)
+        flatten_node(fb, run_ends, run_ends.offset, run_ends.length, depth + 1)
+        flatten_node(fb, values, values.offset, values.length, depth + 1)
+        return
 
     # validity: omitted (length 0) when there are no nulls
     if nulls == 0 or d.buffers[0] is None:
@@ -116,6 +162,18 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
         child = d.children[0]
         flatten_node(fb, child, child.offset + first, last - first, depth + 1)
         return
+    if kind == K_VIEW:
+        fb.buffers.append(d.buffers[1].slice(offset * 16, length * 16))
+        fb.buffers.extend(d.buffers[2:])   # variadic data buffers, referenced by the views as-is
+        fb.variadic_counts.append(len(d.buffers) - 2)
+        return
+    if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+        width = 4 if kind == K_LIST_VIEW else 8
+        fb.buffers.append(d.buffers[1].slice(offset * width, length * width))
+        fb.buffers.append(d.buffers[2].slice(offset * width, length * width))
+        child = d.children[0]                # offsets are not rebased: the child goes whole
+        flatten_node(fb, child, child.offset, child.length, depth + 1)
+        return
     if kind == K_FIXED_SIZE_LIST:
         size = t.list_size
         child = d.children[0]
@@ -129,9 +187,9 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
     raise ArrowNotImplementedError(f"writing {t} is not supported yet")
 
 
-def flatten_columns(list columns, int64_t num_rows):
+def flatten_columns(list columns, int64_t num_rows, int version=4):
     """FlatBatch for a record batch's columns (ArrayData), in pre-order."""
-    cdef FlatBatch fb = FlatBatch()
+    cdef FlatBatch fb = FlatBatch(version)
     cdef ArrayData d
     for d in columns:
         if d.length != num_rows:
@@ -445,7 +503,7 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
     Builds the header with an exact body layout; `compress`, if given, maps the list of body
     buffers to their compressed forms before layout.
     """
-    fb = flatten_columns(columns, num_rows)
+    fb = flatten_columns(columns, num_rows, version)
     buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
     if not custom_metadata and not legacy:
@@ -462,7 +520,7 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
 def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
                             int version=4, int codec=-1, bint legacy=False, object compress=None):
     """(framed metadata bytes, body gather parts, body length) for one dictionary batch."""
-    fb = flatten_columns([values], values.length)
+    fb = flatten_columns([values], values.length, version)
     buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
 

@@ -22,16 +22,6 @@ _HEADER_TABLE_NAMES = {1: "Schema", 2: "DictionaryBatch", 3: "RecordBatch", 4: "
 
 cdef class Message:
     """One IPC message: the decoded Message table, its raw metadata and its body."""
-    cdef readonly Buffer metadata
-    cdef public Buffer body
-    cdef readonly int header_type
-    cdef readonly int version
-    cdef readonly int64_t body_length
-    cdef readonly int64_t offset
-    cdef readonly FlatTable header
-    cdef FlatTable _table
-    cdef object _custom_metadata
-    cdef bint _custom_decoded
 
     @property
     def type(self):
@@ -112,7 +102,7 @@ def frame_prefix_length(bytes prefix):
     return rd_i32(p), 4
 
 
-def read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where, bint with_body=True):
+cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where, bint with_body=True):
     """(Message or None, next position) for the message at `pos` of buf[:end].
 
     None means end of stream (EOS marker, legacy zero length, or nothing left at a message

@@ -1,4 +1,4 @@
-from libc.stdint cimport uint8_t, int32_t, int64_t
+from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t
 
 cdef extern from "arrowipc_kernels.h" nogil:
     int64_t arrowipc_count_set_bits(const uint8_t* data, int64_t bit_offset, int64_t length)
@@ -8,5 +8,13 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int ARROWIPC_OFFSETS_OK, ARROWIPC_OFFSETS_NEGATIVE, ARROWIPC_OFFSETS_DECREASING, ARROWIPC_OFFSETS_OUT_OF_RANGE
     int arrowipc_check_offsets32(const int32_t* offsets, int64_t n, int64_t data_size, int64_t* where)
     int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_size, int64_t* where)
-    void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t* dst)
-    void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t* dst)
+    void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst)
+    void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst)
+    int ARROWIPC_CHECK_OK, ARROWIPC_CHECK_NEGATIVE, ARROWIPC_CHECK_OUT_OF_RANGE, ARROWIPC_CHECK_BAD_BUFFER
+    int ARROWIPC_CHECK_NOT_INCREASING, ARROWIPC_CHECK_UNDECLARED
+    int arrowipc_check_views(const uint8_t* views, const uint8_t* validity, int64_t offset, int64_t length, const int64_t* data_sizes, int64_t n_data, int64_t* where)
+    int arrowipc_check_list_views32(const int32_t* offsets, const int32_t* sizes, const uint8_t* validity, int64_t offset, int64_t length, int64_t child_length, int64_t* where)
+    int arrowipc_check_list_views64(const int64_t* offsets, const int64_t* sizes, const uint8_t* validity, int64_t offset, int64_t length, int64_t child_length, int64_t* where)
+    int arrowipc_check_union(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset, int64_t length, const int8_t* child_for_code, const int64_t* child_lengths, int64_t* where)
+    int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, const uint8_t* validity, int64_t offset, int64_t length, int64_t bound, int64_t* where)
+    int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length, int64_t* where)

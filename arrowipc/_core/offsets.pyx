@@ -76,8 +76,45 @@ def rebase_offsets(Buffer offsets, int64_t offset, int64_t length, int width):
     cdef const uint8_t* src = offsets.ptr + offset * width
     if width == 4:
         with nogil:
-            arrowipc_rebase_offsets32(<const int32_t*>src, length, <int32_t*>dst)
+            arrowipc_rebase_offsets32(<const int32_t*>src, length, 0, <int32_t*>dst)
     else:
         with nogil:
-            arrowipc_rebase_offsets64(<const int64_t*>src, length, <int64_t*>dst)
+            arrowipc_rebase_offsets64(<const int64_t*>src, length, 0, <int64_t*>dst)
     return out2, first, last
+
+
+def concat_offsets(list pieces, int width):
+    """Offsets for several offset ranges laid back to back: pieces are (offsets Buffer, offset,
+    length); returns (Buffer of sum(length) + 1 offsets, [(first, last)] per piece)."""
+    cdef int64_t total = 0, base = 0, pos = 0, first, last, offset, length
+    cdef list spans = []
+    for offs, offset, length in pieces:
+        first, last = read_offset_pair(offs, offset, length, width)
+        if last < first:
+            raise ArrowInvalid(f"offsets: last offset {last} is before the first {first}")
+        spans.append((first, last))
+        total += length
+        base += last - first
+    if width == 4 and base > 0x7fffffff:
+        raise ArrowInvalid(f"concatenated data of {base} bytes overflows 32-bit offsets")
+    cdef Buffer out = allocate((total + 1) * width, True)
+    cdef uint8_t* dst = mutable_data(out)
+    cdef Buffer b
+    base = 0
+    for (offs, offset, length), (first, last) in zip(pieces, spans):
+        b = offs
+        if length == 0:
+            continue
+        if width == 4:
+            arrowipc_rebase_offsets32((<const int32_t*>b.ptr) + offset, length, <int32_t>base,
+                                      (<int32_t*>dst) + pos)
+        else:
+            arrowipc_rebase_offsets64((<const int64_t*>b.ptr) + offset, length, base,
+                                      (<int64_t*>dst) + pos)
+        pos += length
+        base += last - first
+    if width == 4:
+        (<int32_t*>dst)[total] = <int32_t>base
+    else:
+        (<int64_t*>dst)[total] = base
+    return out, spans

@@ -35,8 +35,6 @@ TIME_UNIT_CODES = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 TIME_UNITS_BY_CODE = {v: k for k, v in TIME_UNIT_CODES.items()}
 MAX_NESTING_DEPTH = 64
 
-EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
-EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
 
 
 @dataclass
@@ -209,8 +207,8 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
 
 
 def _apply_extension(dtype, metadata):
-    """Extension types are left as storage + metadata here; issue 3's registry upgrades them."""
-    return dtype, metadata
+    from ..extension import apply_extension_metadata
+    return apply_extension_metadata(dtype, metadata)
 
 
 def decode_schema(t: FlatTable) -> SchemaInfo:

@@ -12,12 +12,14 @@ from collections import namedtuple
 from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
-                                  decode_record_batch_header, make_plan)
+                                  decode_record_batch_header, make_plan, next_message_fast,
+                                  run_pending_checks)
 from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from . import metadata as md
+from .dictionary import DictionaryMemo
 from .message import Message, read_message_from, read_message_header
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
@@ -39,7 +41,7 @@ class MessageDecoder:
         self._plan = None
         self._included = None
         self._out_index = None
-        self.dictionaries = {}      # id -> ArrayData of the current dictionary values
+        self.memo = None            # DictionaryMemo when the schema has dictionaries
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message):
@@ -50,12 +52,19 @@ class MessageDecoder:
         self.set_schema(*_decoded_schema(msg.header))
 
     def set_schema(self, info: md.SchemaInfo, plan=None):
-        if info.endianness != md.ENDIAN_LITTLE:
-            raise ArrowNotImplementedError(f"{self.where}: big-endian data is not supported yet")
         self.info = info
+        # Big-endian input is swapped to native order unless the caller asked to keep it.
+        self._swap = info.endianness == md.ENDIAN_BIG and self.options.ensure_native_endian
         full = info.schema
         self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
+        self.memo = None
+        if info.dictionaries:
+            self.memo = DictionaryMemo(info, self.stats, self.where, self.where == "file")
+            self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
+                                for i, d in info.dictionaries.items()}
         inc = self.options.included_fields
+        if info.endianness == md.ENDIAN_BIG and not self._swap:
+            full = T.Schema(full.fields, full.metadata, endianness="big")
         if inc is None:
             self.schema = full
             return
@@ -72,28 +81,65 @@ class MessageDecoder:
         self.stats.num_messages += 1
         self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
-        cols, pending = self._assemble(header, msg.body, self._plan, self._included, msg.offset)
+        cols, pending = self._assemble(header, msg, self._plan, self._included)
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
+        if self.memo is not None:
+            for i, (f, col) in enumerate(zip(self.info.schema, cols)):
+                if col is not None:
+                    self.memo.resolve(col, f.type, (i,))
         if self._included is not None:
             cols = [c for c in cols if c is not None]
-        if self.info.dictionaries:
-            self._attach_dictionaries(cols)
         return RecordBatch(self.schema, cols, header.length, pending)
 
-    def _assemble(self, header, body: Buffer, plan, included, offset: int):
-        where = f"{self.where}: message at byte {offset}"
+    def _assemble(self, header, msg: Message, plan, included):
         prepared = None
         if header.codec >= 0:
-            mask = buffer_needed_mask(plan, header, included)
+            mask = buffer_needed_mask(plan, header, included, msg.version)
             from .compression import decompress_body_buffers
-            prepared = decompress_body_buffers(header, body, header.codec, mask,
-                                               self.options.use_threads, where)
-        return assemble_columns(plan, header, body, included, prepared, self.where)
+            prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
+                                               self.options.use_threads,
+                                               f"{self.where}: message at byte {msg.offset}")
+        return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version)
+
+    def _swapped(self, cols, pending):
+        """Columns byte-swapped to native order, with every node's content check queued again
+        (the checks must read the swapped values, after dictionaries are attached)."""
+        from .endian import swap_array_data
+        out = [None if c is None else swap_array_data(c) for c in cols]
+        queued = []
+
+        def queue(node, name):
+            queued.append((node, name))
+            for k, child in enumerate(node.children):
+                queue(child, f"{name}[{k}]")
+
+        for f, c in zip(self.info.schema, out):
+            if c is not None:
+                queue(c, f.name)
+        return out, queued
 
     def read_dictionary_message(self, msg: Message):
-        raise ArrowNotImplementedError(f"{self.where}: dictionary batches are not supported yet")
-
-    def _attach_dictionaries(self, cols):
-        raise ArrowNotImplementedError(f"{self.where}: dictionary-encoded fields are not supported yet")
+        """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
+        self.stats.num_messages += 1
+        t = msg.header
+        dict_id, is_delta = t.int64(0), t.boolean(2)
+        if self.memo is None or dict_id not in self._dict_plans:
+            raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has id "
+                               f"{dict_id}, which no field of the schema uses")
+        data = t.table(1, "RecordBatch")
+        if data is None:
+            raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no data")
+        header = decode_record_batch_header(data)
+        cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
+        values = cols[0]
+        entry = self.info.dictionaries[dict_id]
+        self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
+        if pending:
+            run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
+        self.memo.add(dict_id, values, is_delta)
 
     def decode(self, msg: Message):
         """A RecordBatch for a record batch message, None after absorbing a dictionary batch."""
@@ -186,6 +232,9 @@ class RecordBatchStreamReader(_ReaderBase):
             return
         dec, src = self._decoder, self._source
         limit = dec.options.max_metadata_size
+        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
+            yield from self._iter_in_memory(dec, src, limit)
+            return
         while True:
             msg = read_message_from(src, limit)
             if msg is None:
@@ -197,6 +246,26 @@ class RecordBatchStreamReader(_ReaderBase):
                 batch = dec.decode(msg)
                 if batch is not None:
                     yield batch
+
+    def _iter_in_memory(self, dec, src, limit):
+        buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
+        stats = dec.stats
+        while True:
+            msg, src.pos, cols, pending, num_rows = next_message_fast(
+                buf, src.pos, end, limit, plan, included, "stream")
+            if msg is None:
+                self._done = True
+                return
+            if cols is None:
+                batch = dec.decode(msg)
+                if batch is not None:
+                    yield batch
+                continue
+            stats.num_messages += 1
+            stats.num_record_batches += 1
+            if included is not None:
+                cols = [c for c in cols if c is not None]
+            yield RecordBatch(schema, cols, num_rows, pending)
 
     def read_all(self) -> Table:
         return Table(self.schema, list(self))
@@ -257,6 +326,8 @@ class RecordBatchFileReader(_ReaderBase):
         self.metadata = md.decode_custom_metadata(footer, 4)
         self._footer_start = footer_end - footer_len
         self._dictionaries_read = False
+        dec = self._decoder
+        self._fast = isinstance(src, BufferSource) and dec.memo is None and not dec._swap
 
     def _blocks(self, footer, slot):
         raw, n = footer.structs(slot, 24)
@@ -275,13 +346,17 @@ class RecordBatchFileReader(_ReaderBase):
     def num_dictionaries(self) -> int:
         return len(self._dict_blocks)
 
-    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
+    def _check_block(self, block, i: int, what: str):
         off, meta_len, body_len = block
         limit = self._footer_start
         if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
                 or body_len > limit - off - meta_len):
             raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
                                f"{body_len}) lies outside the data section [8, {limit})")
+        return block
+
+    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
+        off, meta_len, body_len = self._check_block(block, i, what)
         src = self._source
         read = read_message_from if with_body else read_message_header
         if isinstance(src, BufferSource):
@@ -305,21 +380,38 @@ class RecordBatchFileReader(_ReaderBase):
             self._decoder.read_dictionary_message(msg)
         self._dictionaries_read = True
 
-    def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+    def _get(self, i: int, with_metadata: bool):
         n = len(self._batch_blocks)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError(f"record batch index {i} out of range for {n} batches")
-        self._ensure_dictionaries()
+        if not self._dictionaries_read:
+            self._ensure_dictionaries()
+        dec, src = self._decoder, self._source
+        if self._fast:
+            off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+            msg, _, cols, pending, num_rows = next_message_fast(
+                src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
+                dec._included, "file")
+            if msg is not None and cols is not None:
+                dec.stats.num_messages += 1
+                dec.stats.num_record_batches += 1
+                if dec._included is not None:
+                    cols = [c for c in cols if c is not None]
+                batch = RecordBatch(dec.schema, cols, num_rows, pending)
+                return (batch, msg.custom_metadata) if with_metadata else batch
         msg = self._read_block(self._batch_blocks[i], i, "record batch")
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
-        return RecordBatchWithMetadata(self._decoder.read_record_batch_message(msg),
-                                       msg.custom_metadata)
+        batch = dec.read_record_batch_message(msg)
+        return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        return RecordBatchWithMetadata(*self._get(i, True))
 
     def get_batch(self, i: int) -> RecordBatch:
-        return self.get_batch_with_custom_metadata(i).batch
+        return self._get(i, False)
 
     get_record_batch = get_batch
 

@@ -10,11 +10,12 @@ import os
 import struct
 
 from .. import types as T
-from .._core.batch_encode import encode_record_batch
+from .._core.batch_encode import encode_dictionary_batch, encode_record_batch
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
+from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .message import EOS_MARKER
 from .options import COMPRESSION_CODECS, IpcWriteOptions, MetadataVersion, WriteStats
 
@@ -98,6 +99,8 @@ class _Sink:
 
 
 class _WriterBase:
+    _file_mode = False
+
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None):
         self.options = options or IpcWriteOptions()
@@ -118,6 +121,7 @@ class _WriterBase:
             from .compression import make_body_compressor
             self._compress = make_body_compressor(self.options)
         self._dict_ids = md.DictionaryIds()
+        self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
         self._write_schema()
 
@@ -152,20 +156,43 @@ class _WriterBase:
             raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
                                f"vs\n{self.schema}")
         md_bytes = T.normalize_metadata(custom_metadata)
+        if self._dicts:
+            self._write_dictionaries(batch)
         start = self._sink.pos
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self.options.alignment, self._version, md_bytes,
             self._codec, self.options.use_legacy_format, self._compress)
         self._write_message_bytes(meta, parts, body_len)
         self.stats.num_record_batches += 1
+        self.stats.total_serialized_body_size += body_len
+        self.stats.total_raw_body_size += batch.nbytes
         self._after_batch(start, len(meta), body_len)
 
     def _after_batch(self, offset, meta_len, body_len):
         pass
 
+    def _after_dictionary(self, offset, meta_len, body_len):
+        pass
+
+    def _write_dictionaries(self, batch):
+        for dict_id, values, is_delta, kind in self._dicts.dictionaries_for(self.schema, batch._columns):
+            start = self._sink.pos
+            meta, parts, body_len = encode_dictionary_batch(
+                dict_id, values, is_delta, self.options.alignment, self._version, self._codec,
+                self.options.use_legacy_format, self._compress)
+            self._write_message_bytes(meta, parts, body_len)
+            self.stats.num_dictionary_batches += 1
+            if kind == "delta":
+                self.stats.num_dictionary_deltas += 1
+            elif kind == "replace":
+                self.stats.num_replaced_dictionaries += 1
+            self._after_dictionary(start, len(meta), body_len)
+
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
+        if self.options.unify_dictionaries and self._dicts:
+            table_ = unify_table_dictionaries(table_)
         for b in table_.to_batches(max_chunksize):
             self.write_batch(b)
 
@@ -227,8 +254,13 @@ class RecordBatchFileWriter(_WriterBase):
         head = self._magic + bytes((-len(self._magic)) % 8)
         self._sink.write(head)
 
+    _file_mode = True
+
     def _after_batch(self, offset, meta_len, body_len):
         self._batch_blocks.append((offset, meta_len, body_len))
+
+    def _after_dictionary(self, offset, meta_len, body_len):
+        self._dict_blocks.append((offset, meta_len, body_len))
 
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
@@ -246,3 +278,26 @@ def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=Non
              magic: bytes = b"ARROW1") -> RecordBatchFileWriter:
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic)
+
+
+def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
+    """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
+    from .._core.buffer import py_buffer
+    options = options or IpcWriteOptions()
+    fb = md.encode_schema_message(schema, int(options.metadata_version), md.DictionaryIds())
+    return py_buffer(_frame(fb, options.use_legacy_format))
+
+
+def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
+    """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
+    from .._core.buffer import concat_buffers
+    options = options or IpcWriteOptions()
+    codec = COMPRESSION_CODECS[options.compression]
+    compress = None
+    if codec >= 0:
+        from .compression import make_body_compressor
+        compress = make_body_compressor(options)
+    meta, parts, body_len = encode_record_batch(batch._columns, batch.num_rows, options.alignment,
+                                                int(options.metadata_version), None, codec,
+                                                options.use_legacy_format, compress)
+    return concat_buffers([meta] + parts, len(meta) + body_len)

@@ -1,0 +1,187 @@
+# cython: language_level=3
+"""The O(n) structural checks of one node: offsets, views, list views, union ids and offsets,
+run ends and dictionary indices. One dispatcher serves the IPC reader's deferred checks and
+Array/RecordBatch.validate(); the loops are C kernels run without the GIL.
+"""
+from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t
+from libc.stdlib cimport malloc, free
+
+from arrowipc._core.buffer cimport Buffer
+from arrowipc._core.arraydata cimport ArrayData
+from arrowipc._core.kernels cimport (
+    arrowipc_check_views, arrowipc_check_list_views32, arrowipc_check_list_views64,
+    arrowipc_check_union, arrowipc_check_indices, arrowipc_check_run_ends,
+    ARROWIPC_CHECK_NEGATIVE, ARROWIPC_CHECK_OUT_OF_RANGE, ARROWIPC_CHECK_BAD_BUFFER,
+    ARROWIPC_CHECK_NOT_INCREASING, ARROWIPC_CHECK_UNDECLARED)
+from arrowipc._core.offsets import check_offsets
+from arrowipc.errors import ArrowInvalid
+
+DEF K_BINARY = 3
+DEF K_LARGE_BINARY = 4
+DEF K_VIEW = 5
+DEF K_LIST = 6
+DEF K_LARGE_LIST = 7
+DEF K_LIST_VIEW = 8
+DEF K_LARGE_LIST_VIEW = 9
+DEF K_SPARSE_UNION = 12
+DEF K_DENSE_UNION = 13
+DEF K_REE = 14
+DEF K_DICTIONARY = 15
+
+
+cdef inline const uint8_t* validity_ptr(ArrayData d):
+    cdef object v = d.buffers[0] if d.buffers else None
+    if v is None or d.null_count == 0:
+        return NULL
+    return (<Buffer>v).ptr
+
+
+cdef int need_bytes(object buf, int64_t nbytes, str what, str where) except -1:
+    cdef int64_t size = 0 if buf is None else (<Buffer>buf).size
+    if nbytes > size:
+        raise ArrowInvalid(f"{where}: {what} needs {nbytes} bytes, buffer has {size}")
+    return 0
+
+
+def check_content(ArrayData d, str where):
+    """Raise ArrowInvalid unless every value-level reference of `d` stays in bounds."""
+    cdef object t = d.type.storage_type
+    cdef int kind = t.kind
+    cdef int64_t bad = 0, i, n, w
+    cdef int code = 0
+    cdef int signed = 0
+    cdef int64_t* sizes = NULL
+    cdef Buffer b, b2
+    cdef int8_t child_for_code[128]
+    cdef int64_t child_lengths[128]
+    cdef const uint8_t* valid = validity_ptr(d)
+    cdef int64_t off = d.offset, length = d.length
+    if d.length == 0:
+        return
+
+    if kind == K_BINARY or kind == K_LARGE_BINARY:
+        check_offsets(d.buffers[1], off, length, 4 if kind == K_BINARY else 8,
+                      d.buffers[2].size if d.buffers[2] is not None else 0, f"{where}: offsets")
+        return
+    if kind == K_LIST or kind == K_LARGE_LIST:
+        check_offsets(d.buffers[1], off, length, 4 if kind == K_LIST else 8,
+                      (<ArrayData>d.children[0]).length, f"{where}: offsets")
+        return
+
+    if kind == K_VIEW:
+        need_bytes(d.buffers[1], (off + length) * 16, "the views", where)
+        b = d.buffers[1]
+        n = len(d.buffers) - 2
+        sizes = <int64_t*>malloc(sizeof(int64_t) * (n if n > 0 else 1))
+        try:
+            for i in range(n):
+                sizes[i] = (<Buffer>d.buffers[2 + i]).size if d.buffers[2 + i] is not None else 0
+            with nogil:
+                code = arrowipc_check_views(b.ptr, valid, off, length, sizes, n, &bad)
+        finally:
+            free(sizes)
+        if code == ARROWIPC_CHECK_NEGATIVE:
+            raise ArrowInvalid(f"{where}: view {bad} has a negative length or offset")
+        if code == ARROWIPC_CHECK_BAD_BUFFER:
+            raise ArrowInvalid(f"{where}: view {bad} refers to a data buffer that does not exist "
+                               f"({n} variadic buffers)")
+        if code:
+            raise ArrowInvalid(f"{where}: view {bad} extends past the end of its data buffer")
+        return
+
+    if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+        w = 4 if kind == K_LIST_VIEW else 8
+        need_bytes(d.buffers[1], (off + length) * w, "the list view offsets", where)
+        need_bytes(d.buffers[2], (off + length) * w, "the list view sizes", where)
+        b, b2 = d.buffers[1], d.buffers[2]
+        n = (<ArrayData>d.children[0]).length
+        with nogil:
+            if w == 4:
+                code = arrowipc_check_list_views32(<const int32_t*>b.ptr, <const int32_t*>b2.ptr,
+                                                   valid, off, length, n, &bad)
+            else:
+                code = arrowipc_check_list_views64(<const int64_t*>b.ptr, <const int64_t*>b2.ptr,
+                                                   valid, off, length, n, &bad)
+        if code == ARROWIPC_CHECK_NEGATIVE:
+            raise ArrowInvalid(f"{where}: list view {bad} has a negative offset or size")
+        if code:
+            raise ArrowInvalid(f"{where}: list view {bad} extends past the {n} child values")
+        return
+
+    if kind == K_SPARSE_UNION or kind == K_DENSE_UNION:
+        need_bytes(d.buffers[0], off + length, "the type ids", where)
+        for i in range(128):
+            child_for_code[i] = -1
+        for i, c in enumerate(t.type_codes):
+            child_for_code[c] = <int8_t>i
+            child_lengths[i] = (<ArrayData>d.children[i]).length
+            if kind == K_SPARSE_UNION and child_lengths[i] < off + length:
+                raise ArrowInvalid(f"{where}: sparse union child {i} has {child_lengths[i]} values, "
+                                   f"expected at least {off + length}")
+        b = d.buffers[0]
+        if kind == K_DENSE_UNION:
+            need_bytes(d.buffers[1], (off + length) * 4, "the union offsets", where)
+            b2 = d.buffers[1]
+            with nogil:
+                code = arrowipc_check_union(<const int8_t*>b.ptr, <const int32_t*>b2.ptr, off,
+                                            length, child_for_code, child_lengths, &bad)
+        else:
+            with nogil:
+                code = arrowipc_check_union(<const int8_t*>b.ptr, NULL, off, length,
+                                            child_for_code, child_lengths, &bad)
+        if code == ARROWIPC_CHECK_UNDECLARED:
+            raise ArrowInvalid(f"{where}: slot {bad} has type id "
+                               f"{(<const int8_t*>b.ptr)[off + bad]}, not one of the declared "
+                               f"{list(t.type_codes)}")
+        if code == ARROWIPC_CHECK_NEGATIVE:
+            raise ArrowInvalid(f"{where}: dense union offset {bad} is negative")
+        if code:
+            raise ArrowInvalid(f"{where}: dense union offset {bad} is past the end of its child")
+        return
+
+    if kind == K_REE:
+        run_ends, values = d.children[0], d.children[1]
+        if (<ArrayData>run_ends).length != (<ArrayData>values).length:
+            raise ArrowInvalid(f"{where}: {(<ArrayData>run_ends).length} run ends but "
+                               f"{(<ArrayData>values).length} values")
+        from arrowipc.array import null_count_of
+        if null_count_of(run_ends):
+            raise ArrowInvalid(f"{where}: run ends must not be null")
+        w = (<ArrayData>run_ends).type.byte_width
+        n = (<ArrayData>run_ends).length
+        need_bytes((<ArrayData>run_ends).buffers[1], ((<ArrayData>run_ends).offset + n) * w,
+                   "the run ends", where)
+        b = (<ArrayData>run_ends).buffers[1]
+        i = (<ArrayData>run_ends).offset
+        with nogil:
+            code = arrowipc_check_run_ends(b.ptr, <int>w, i, n, &bad)
+        if code == ARROWIPC_CHECK_NEGATIVE:
+            raise ArrowInvalid(f"{where}: run end {bad} is not positive")
+        if code:
+            raise ArrowInvalid(f"{where}: run end {bad} is not greater than the one before")
+        if n == 0 or _run_end_at(b, w, i + n - 1) < off + length:
+            raise ArrowInvalid(f"{where}: the run ends cover "
+                               f"{_run_end_at(b, w, i + n - 1) if n else 0} values, expected at "
+                               f"least {off + length}")
+        return
+
+    if kind == K_DICTIONARY:
+        w = t.index_type.byte_width
+        need_bytes(d.buffers[1], (off + length) * w, "the indices", where)
+        n = (<ArrayData>d.dictionary).length if d.dictionary is not None else 0
+        b = d.buffers[1]
+        signed = 1 if t.index_type.is_signed else 0
+        with nogil:
+            code = arrowipc_check_indices(b.ptr, <int>w, signed, valid, off, length, n, &bad)
+        if code:
+            raise ArrowInvalid(f"{where}: dictionary index at slot {bad} is outside the "
+                               f"dictionary of {n} values")
+        return
+
+
+cdef int64_t _run_end_at(Buffer b, int64_t w, int64_t i):
+    if w == 2:
+        return (<const short*>b.ptr)[i]
+    if w == 4:
+        return (<const int32_t*>b.ptr)[i]
+    return (<const int64_t*>b.ptr)[i]

@@ -1,0 +1,170 @@
+"""The Arrow PyCapsule interface: our objects to and from any Arrow library, zero-copy.
+
+Exports back `__arrow_c_schema__`, `__arrow_c_array__` and `__arrow_c_stream__` of the model
+classes; imports take any object exposing those methods (pyarrow, polars, nanoarrow, duckdb...).
+The C-level work (structs, release callbacks, buffer sizes) lives in `arrowipc._core.cdata`.
+
+`requested_schema`: the protocol lets a producer ignore it, and we do unless it describes exactly
+the type we would export anyway (then it is trivially honoured). We never cast on export; a
+consumer that asked for another type receives ours and can check it.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ._core import cdata
+from ._core.arraydata import ArrayData
+from .errors import ArrowInvalid, ArrowTypeError
+from .types import DataType, Field, Schema, StructType
+
+
+# -- export -------------------------------------------------------------------------------------
+
+def _field_of(obj) -> Field:
+    if isinstance(obj, Field):
+        return obj
+    if isinstance(obj, DataType):
+        return Field("", obj)
+    raise ArrowTypeError(f"expected a Field, DataType or Schema, got {type(obj).__name__}")
+
+
+def _check_requested_schema(requested_schema) -> None:
+    """Validate `requested_schema` is a schema capsule; what it asks for is not honoured."""
+    if requested_schema is not None:
+        cdata.import_schema_capsule(requested_schema)
+
+
+def export_schema(obj):
+    """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
+    if isinstance(obj, Schema):
+        return cdata.export_schema_capsule(StructType(obj.fields), "", False, obj.metadata)
+    f = _field_of(obj)
+    return cdata.export_schema_capsule(f.type, f.name, f.nullable, f.metadata)
+
+
+def export_array(data: ArrayData, field: Field, requested_schema=None):
+    """(schema capsule, array capsule) for `data`, described by `field` (see module docstring)."""
+    _check_requested_schema(requested_schema)
+    if data.type != field.type:
+        raise ArrowTypeError(f"array of type {data.type} exported as field of type {field.type}")
+    schema_capsule = cdata.export_schema_capsule(field.type, field.name, field.nullable,
+                                                 field.metadata)
+    return schema_capsule, cdata.export_array_capsule(data)
+
+
+def export_stream(schema: Schema, batches: Iterable, requested_schema=None):
+    """An "arrow_array_stream" PyCapsule of record batches (each a non-null struct array)."""
+    _check_requested_schema(requested_schema)
+    struct_type = StructType(schema.fields)
+
+    def struct_arrays():
+        for b in batches:
+            if not b.schema.equals(schema):
+                raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
+                                   f"in a stream of\n{schema}")
+            yield b._as_struct_data()
+
+    return cdata.export_stream_capsule(struct_type, "", False, schema.metadata, struct_arrays())
+
+
+def export_array_stream(field: Field, arrays: Iterable, requested_schema=None):
+    """An "arrow_array_stream" PyCapsule of ArrayData chunks, all of `field`'s type."""
+    _check_requested_schema(requested_schema)
+
+    def checked():
+        for d in arrays:
+            if d.type != field.type:
+                raise ArrowInvalid(f"chunk of type {d.type} in a stream of {field.type}")
+            yield d
+
+    return cdata.export_stream_capsule(field.type, field.name, field.nullable, field.metadata,
+                                       checked())
+
+
+# -- import -------------------------------------------------------------------------------------
+
+def _schema_capsule_of(obj):
+    if hasattr(obj, "__arrow_c_schema__"):
+        return obj.__arrow_c_schema__()
+    return obj  # a raw "arrow_schema" capsule; cdata checks its name
+
+
+def import_field(obj) -> Field:
+    """A Field from an object with `__arrow_c_schema__` (or an "arrow_schema" capsule)."""
+    name, type, nullable, metadata = cdata.import_schema_capsule(_schema_capsule_of(obj))
+    return Field(name, type, nullable, metadata)
+
+
+def _schema_from_struct_field(f: Field) -> Schema:
+    if not isinstance(f.type, StructType):
+        raise ArrowTypeError(f"a schema must be exported as a struct type, got {f.type}")
+    return Schema(f.type.fields, f.metadata)
+
+
+def import_schema(obj) -> Schema:
+    """A Schema from an object with `__arrow_c_schema__` describing a struct (pyarrow's form)."""
+    return _schema_from_struct_field(import_field(obj))
+
+
+def _array_capsules_of(obj):
+    if not hasattr(obj, "__arrow_c_array__"):
+        raise ArrowTypeError(f"{type(obj).__name__} does not implement __arrow_c_array__")
+    capsules = obj.__arrow_c_array__()
+    if not (isinstance(capsules, tuple) and len(capsules) == 2):
+        raise ArrowTypeError("__arrow_c_array__ must return a (schema, array) pair of capsules")
+    return capsules
+
+
+def import_array(obj) -> tuple:
+    """(Field, ArrayData) from an object with `__arrow_c_array__`, zero-copy."""
+    schema_capsule, array_capsule = _array_capsules_of(obj)
+    name, type, nullable, metadata = cdata.import_schema_capsule(schema_capsule)
+    data = cdata.import_array_capsule(array_capsule, type)
+    return Field(name, type, nullable, metadata), data
+
+
+def _batch_from_struct(schema: Schema, data: ArrayData):
+    """A RecordBatch whose columns are the children of a struct array without top-level nulls."""
+    from .array import make_array, null_count_of
+    from .table import RecordBatch
+    if null_count_of(data) != 0:
+        raise ArrowInvalid(f"a struct array with {data.null_count} null rows cannot be a record "
+                           "batch (top-level validity must be absent or all valid)")
+    columns = []
+    for f, c in zip(schema, data.children):
+        # The struct's offset applies to its children; bake it into each column.
+        if data.offset == 0 and c.length == data.length:
+            columns.append(c)
+        else:
+            columns.append(make_array(c).slice(data.offset, data.length).data)
+    return RecordBatch(schema, columns, data.length)
+
+
+def import_record_batch(obj):
+    """A RecordBatch from an object whose `__arrow_c_array__` gives a struct array."""
+    f, data = import_array(obj)
+    return _batch_from_struct(_schema_from_struct_field(f), data)
+
+
+def _stream_capsule_of(obj):
+    if not hasattr(obj, "__arrow_c_stream__"):
+        raise ArrowTypeError(f"{type(obj).__name__} does not implement __arrow_c_stream__")
+    return obj.__arrow_c_stream__()
+
+
+def import_array_stream(obj) -> tuple:
+    """(Field, iterator of ArrayData) from an object with `__arrow_c_stream__`."""
+    (name, type, nullable, metadata), arrays = cdata.import_stream_capsule(_stream_capsule_of(obj))
+    return Field(name, type, nullable, metadata), arrays
+
+
+def import_stream(obj) -> tuple:
+    """(Schema, iterator of RecordBatch) from an object whose stream yields struct arrays."""
+    f, arrays = import_array_stream(obj)
+    schema = _schema_from_struct_field(f)
+
+    def batches() -> Iterator:
+        for data in arrays:
+            yield _batch_from_struct(schema, data)
+
+    return schema, batches()
