@@ -1,8 +1,8 @@
 """Root conftest of the test suite.
 
-The suite has no __init__.py files: pytest's default ("prepend") import mode puts each test
-file's folder on sys.path, so every test file basename must be unique across tests/.  This file
-also makes the repository root (the in-place build of arrowipc) and tests/ itself importable, so
+Test folders need no __init__.py: pytest's rootdir-based discovery ("prepend" import mode) puts
+a test file's folder on sys.path, so test file basenames must be unique across tests/.  This file
+makes the repository root (the in-place build of arrowipc) and tests/ itself importable, so
 `import arrowipc` and `import strategies` work from any sub-folder and under any import mode.
 """
 import os

@@ -211,7 +211,7 @@ def test_gold_read_matches_pyarrow(gold_dir, stem, form):
 
     S.assert_schema_equal(S.to_pa_schema(got.schema), expected.schema)
     assert len(got.batches) == len(expected.batches)
-    for index, (ours, theirs) in enumerate(zip(got.batches, expected.batches)):
+    for ours, theirs in zip(got.batches, expected.batches):
         S.assert_batch_matches(ours, theirs)
     assert [as_kv(m) for m in got.custom_metadata] == expected.custom_metadata
     assert as_kv(got.footer_metadata) == expected.footer_metadata
