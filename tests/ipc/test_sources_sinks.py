@@ -1,0 +1,437 @@
+"""Where arrowipc reads from and writes to.
+
+Sources: bytes, bytearray, memoryview, arrowipc Buffer, any buffer-protocol object, a path (str
+and pathlib), file-likes (io.BytesIO, an open file, a socket's makefile).  A file-like is never
+read past the end-of-stream marker: two streams back to back are read by two open_stream calls,
+and a socket reader gets each batch while the writer still holds the connection open.
+Reads from memory are zero-copy (buffer addresses inside the input), misaligned input still
+reads right, and batches outlive their reader and source.
+Sinks: a path (str and pathlib), file-likes, BufferOutputStream.
+"""
+import gc
+import io
+import pathlib
+import socket
+import threading
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+import numpy as np  # noqa: E402
+import pyarrow.ipc as pa_ipc  # noqa: E402
+
+import arrowipc  # noqa: E402
+from arrowipc import ipc  # noqa: E402
+
+import strategies as S  # noqa: E402
+
+SOCKET_TIMEOUT = 20  # seconds; a reader that waits for more than one message fails, not hangs
+
+
+def sample_table():
+    return S.make_table(["int64", "string", "list", "struct", "bool", "float64"], [13, 0, 29], seed=3)
+
+
+def arrowipc_buffer(data: bytes):
+    """An arrowipc Buffer over `data` (public py_buffer if exported, else the core one)."""
+    factory = getattr(arrowipc, "py_buffer", None)
+    if factory is None:
+        from arrowipc._core.buffer import py_buffer as factory
+    return factory(data)
+
+
+def memory_address(obj) -> int:
+    """Address of the first byte of a bytes / bytearray / memoryview object."""
+    return np.frombuffer(obj, dtype=np.uint8).ctypes.data
+
+
+# ---------------------------------------------------------------------------------------------
+# sources
+
+IN_MEMORY_SOURCES = {
+    "bytes": lambda data: data,
+    "bytearray": lambda data: bytearray(data),
+    "memoryview": lambda data: memoryview(data),
+    "arrowipc_buffer": arrowipc_buffer,
+    "numpy_array": lambda data: np.frombuffer(data, dtype=np.uint8),
+}
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("kind", list(IN_MEMORY_SOURCES))
+def test_in_memory_sources(kind, form):
+    table = sample_table()
+    data = S.pa_stream_bytes(table) if form == "stream" else S.pa_file_bytes(table)
+    source = IN_MEMORY_SOURCES[kind](data)
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    with opener(source) as reader:
+        S.assert_table_matches(reader.read_all(), table)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("kind", ["str", "pathlib"])
+def test_path_sources(kind, form, tmp_path):
+    table = sample_table()
+    path = tmp_path / f"data.{form}"
+    path.write_bytes(S.pa_stream_bytes(table) if form == "stream" else S.pa_file_bytes(table))
+    source = str(path) if kind == "str" else pathlib.Path(path)
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    with opener(source) as reader:
+        S.assert_table_matches(reader.read_all(), table)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("kind", ["bytesio", "open_file"])
+def test_file_like_sources(kind, form, tmp_path):
+    table = sample_table()
+    data = S.pa_stream_bytes(table) if form == "stream" else S.pa_file_bytes(table)
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    if kind == "bytesio":
+        with opener(io.BytesIO(data)) as reader:
+            S.assert_table_matches(reader.read_all(), table)
+    else:
+        path = tmp_path / "data.arrow"
+        path.write_bytes(data)
+        with open(path, "rb") as f:
+            with opener(f) as reader:
+                S.assert_table_matches(reader.read_all(), table)
+            # like pyarrow, closing the reader leaves the caller's file open
+            assert not f.closed
+
+
+def test_file_reader_random_access_on_file_like(tmp_path):
+    table = sample_table()
+    path = tmp_path / "data.arrow"
+    path.write_bytes(S.pa_file_bytes(table))
+    with open(path, "rb") as f, ipc.open_file(f) as reader:
+        batches = table.to_batches()
+        for i in (2, 0, 1):
+            S.assert_batch_matches(reader.get_batch(i), batches[i])
+
+
+@pytest.mark.parametrize("writer", ["pyarrow", "arrowipc"])
+def test_two_streams_back_to_back_in_one_file_like(writer):
+    first = S.make_table(["int32", "string"], [5, 6], seed=1)
+    second = S.make_table(["float64", "list"], [7], seed=2, metadata={b"which": b"second"})
+    sink = io.BytesIO()
+    for table in (first, second):
+        if writer == "pyarrow":
+            with pa_ipc.new_stream(sink, table.schema) as w:
+                w.write_table(table)
+        else:
+            ours = arrowipc.table(table)
+            with ipc.new_stream(sink, ours.schema) as w:
+                w.write_table(ours)
+    first_length = len(S.pa_stream_bytes(first)) if writer == "pyarrow" else None
+    sink.seek(0)
+    got_first = ipc.open_stream(sink).read_all()
+    end_of_first = sink.tell()
+    if first_length is not None:
+        assert end_of_first == first_length, "the first reader read past its EOS marker"
+    got_second = ipc.open_stream(sink).read_all()
+    assert sink.tell() == len(sink.getvalue())
+    S.assert_table_matches(got_first, first)
+    S.assert_table_matches(got_second, second)
+    # and the oracle agrees on where the first stream ends
+    sink.seek(0)
+    pa_ipc.open_stream(sink).read_all()
+    assert sink.tell() == end_of_first
+
+
+def test_stream_followed_by_garbage_reads_only_the_stream(tmp_path):
+    table = sample_table()
+    data = S.pa_stream_bytes(table)
+    path = tmp_path / "stream_then_garbage"
+    path.write_bytes(data + b"not arrow at all" * 4)
+    with open(path, "rb") as f:
+        S.assert_table_matches(ipc.open_stream(f).read_all(), table)
+        assert f.tell() == len(data)
+
+
+class ReadOnlyStream:
+    """A minimal file-like: read() and `closed` only; no seek, tell, readinto or fileno."""
+
+    closed = False
+
+    def __init__(self, data: bytes):
+        self._data = memoryview(data)
+        self.position = 0
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            size = len(self._data) - self.position
+        chunk = bytes(self._data[self.position: self.position + size])
+        self.position += len(chunk)
+        return chunk
+
+
+def test_read_only_file_like_source():
+    table = sample_table()
+    data = S.pa_stream_bytes(table)
+    source = ReadOnlyStream(data + b"\xff" * 32)
+    S.assert_table_matches(ipc.open_stream(source).read_all(), table)
+    assert source.position == len(data)
+
+
+# ---------------------------------------------------------------------------------------------
+# sockets: a writer thread on one end, a reader on the other
+
+def run_socket_pair(write, read):
+    """Run write(wfile) in a thread and read(rfile) here; the writer keeps its end open until
+    the reader is done, so a reader that waits for EOF instead of EOS times out."""
+    writer_end, reader_end = socket.socketpair()
+    reader_end.settimeout(SOCKET_TIMEOUT)
+    reader_done = threading.Event()
+    errors = []
+
+    def writer_thread():
+        try:
+            with writer_end.makefile("wb") as wfile:
+                write(wfile)
+                wfile.flush()
+            reader_done.wait(SOCKET_TIMEOUT)
+        except BaseException as exc:  # surfaced in the main thread
+            errors.append(exc)
+        finally:
+            writer_end.close()
+
+    thread = threading.Thread(target=writer_thread, daemon=True)
+    thread.start()
+    try:
+        with reader_end.makefile("rb") as rfile:
+            return read(rfile)
+    finally:
+        reader_done.set()
+        thread.join(SOCKET_TIMEOUT)
+        reader_end.close()
+        assert not errors, errors
+
+
+def test_socket_pyarrow_writer_arrowipc_reader():
+    table = sample_table()
+
+    def write(wfile):
+        with pa_ipc.new_stream(wfile, table.schema) as w:
+            w.write_table(table)
+
+    got = run_socket_pair(write, lambda rfile: ipc.open_stream(rfile).read_all())
+    S.assert_table_matches(got, table)
+
+
+def test_socket_arrowipc_writer_pyarrow_reader():
+    table = sample_table()
+    ours = arrowipc.table(table)
+
+    def write(wfile):
+        with ipc.new_stream(wfile, ours.schema) as w:
+            w.write_table(ours)
+
+    got = run_socket_pair(write, lambda rfile: pa_ipc.open_stream(rfile).read_all())
+    got.validate(full=True)
+    assert got.equals(table)
+    S.assert_schema_equal(got.schema, table.schema)
+
+
+def test_socket_reader_gets_each_batch_before_the_next_is_sent():
+    # the writer sends batch k+1 only after the reader has batch k: a reader that reads ahead
+    # (buffering past the current message) blocks and times out
+    batches = [S.make_batch(["int32", "string"], n, seed=n) for n in (3, 5, 2)]
+    received = [threading.Event() for _ in batches]
+
+    def write(wfile):
+        with pa_ipc.new_stream(wfile, batches[0].schema) as w:
+            for batch, event in zip(batches, received):
+                w.write_batch(batch)
+                wfile.flush()
+                assert event.wait(SOCKET_TIMEOUT), "reader did not get the batch"
+
+    def read(rfile):
+        reader = ipc.open_stream(rfile)
+        got = []
+        for event in received:
+            got.append(reader.read_next_batch())
+            event.set()
+        with pytest.raises(StopIteration):
+            reader.read_next_batch()
+        return got
+
+    got = run_socket_pair(write, read)
+    for ours, theirs in zip(got, batches):
+        S.assert_batch_matches(ours, theirs)
+
+
+def test_socket_arrowipc_writer_sends_each_batch_as_written():
+    batches = [S.make_batch(["int64", "list"], n, seed=n) for n in (4, 1, 6)]
+    received = [threading.Event() for _ in batches]
+
+    def write(wfile):
+        schema = arrowipc.schema(batches[0].schema)
+        with ipc.new_stream(wfile, schema) as w:
+            for batch, event in zip(batches, received):
+                w.write_batch(arrowipc.record_batch(batch))
+                wfile.flush()
+                assert event.wait(SOCKET_TIMEOUT), "reader did not get the batch"
+
+    def read(rfile):
+        reader = pa_ipc.open_stream(rfile)
+        got = []
+        for event in received:
+            got.append(reader.read_next_batch())
+            event.set()
+        return got
+
+    got = run_socket_pair(write, read)
+    for theirs_read, written in zip(got, batches):
+        theirs_read.validate(full=True)
+        assert theirs_read.equals(written)
+
+
+# ---------------------------------------------------------------------------------------------
+# zero-copy, alignment, ownership
+
+def buffer_ranges(batch):
+    """(address, size) of every non-empty buffer of every column, nested children included."""
+    ranges = []
+
+    def visit(array):
+        for buf in array.buffers():
+            if buf is not None and buf.size > 0:
+                ranges.append((buf.address, buf.size))
+
+    for i in range(batch.num_columns):
+        visit(batch.column(i))
+    return ranges
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("kind", ["bytes", "bytearray", "memoryview"])
+def test_reading_from_memory_is_zero_copy(kind, form):
+    batch = S.make_batch(["int64", "float64", "string", "bool", "list", "struct"], 200, seed=5)
+    data = S.pa_stream_bytes([batch]) if form == "stream" else S.pa_file_bytes([batch])
+    source = {"bytes": data, "bytearray": bytearray(data), "memoryview": memoryview(data)}[kind]
+    start = memory_address(source)
+    end = start + len(data)
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    reader = opener(source)
+    got = reader.read_next_batch() if form == "stream" else reader.get_batch(0)
+    ours_ranges = buffer_ranges(got)
+    assert ours_ranges, "no buffers to check"
+    for address, size in ours_ranges:
+        assert start <= address and address + size <= end, (hex(address), size, hex(start), hex(end))
+    # exported to pyarrow through the C data interface, still the same memory
+    exported = S.to_pa_batch(got)
+    for address, size in buffer_ranges(exported):
+        assert start <= address and address + size <= end, (hex(address), size)
+    assert exported.equals(batch)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_misaligned_input_reads_correctly(form):
+    batch = S.make_batch(["int64", "float64", "decimal128", "int16", "string", "list", "struct",
+                          "month_day_nano_interval", "timestamp_us_tz"], 77, seed=6)
+    data = S.pa_stream_bytes([batch]) if form == "stream" else S.pa_file_bytes([batch])
+    holder = bytearray(len(data) + 1)
+    holder[1:] = data
+    source = memoryview(holder)[1:]
+    assert memory_address(source) % 2 == 1, "source is not misaligned"
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    with opener(source) as reader:
+        table = reader.read_all()
+    exported = S.to_pa_table(table)
+    exported.validate(full=True)
+    S.assert_table_matches(table, pa.Table.from_batches([batch]))
+
+
+def test_batches_outlive_reader_and_source_bytes():
+    table = sample_table()
+    source = bytearray(S.pa_stream_bytes(table))
+    reader = ipc.open_stream(source)
+    batches = list(reader)
+    reader.close()
+    del reader, source
+    gc.collect()
+    for ours, theirs in zip(batches, table.to_batches()):
+        S.assert_batch_matches(ours, theirs)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_batches_outlive_reader_and_file_path(form, tmp_path):
+    table = sample_table()
+    path = tmp_path / "data.arrow"
+    path.write_bytes(S.pa_stream_bytes(table) if form == "stream" else S.pa_file_bytes(table))
+    opener = ipc.open_stream if form == "stream" else ipc.open_file
+    with opener(str(path)) as reader:
+        got = reader.read_all()
+    path.unlink()
+    gc.collect()
+    S.assert_table_matches(got, table)
+
+
+# ---------------------------------------------------------------------------------------------
+# sinks
+
+SINK_KINDS = ["str", "pathlib", "bytesio", "open_file", "buffer_output_stream"]
+
+
+def write_ours(sink, table, form):
+    ours = arrowipc.table(table)
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    with opener(sink, ours.schema) as writer:
+        writer.write_table(ours)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("kind", SINK_KINDS)
+def test_sinks(kind, form, tmp_path):
+    table = sample_table()
+    path = tmp_path / f"out.{form}"
+    if kind == "str":
+        write_ours(str(path), table, form)
+        data = path.read_bytes()
+    elif kind == "pathlib":
+        write_ours(path, table, form)
+        data = path.read_bytes()
+    elif kind == "bytesio":
+        sink = io.BytesIO()
+        write_ours(sink, table, form)
+        data = sink.getvalue()
+    elif kind == "open_file":
+        with open(path, "wb") as f:
+            write_ours(f, table, form)
+            assert not f.closed
+        data = path.read_bytes()
+    else:
+        sink = arrowipc.BufferOutputStream()
+        write_ours(sink, table, form)
+        buf = sink.getvalue()
+        assert len(buf) == buf.size
+        data = S.as_bytes(buf)
+    S.assert_pa_reads_back(data, table, form, [13, 0, 29])
+
+
+def test_path_sink_overwrites_existing_file(tmp_path):
+    path = tmp_path / "out.arrows"
+    path.write_bytes(b"x" * 100_000)
+    table = S.make_table(["int8"], [3])
+    write_ours(str(path), table, "stream")
+    data = path.read_bytes()
+    assert len(data) < 100_000
+    S.assert_pa_reads_back(data, table, "stream")
+
+
+def test_file_like_sink_written_at_its_current_position():
+    table = S.make_table(["string"], [4])
+    sink = io.BytesIO()
+    sink.write(b"HEADER!!")
+    write_ours(sink, table, "stream")
+    data = sink.getvalue()
+    assert data[:8] == b"HEADER!!"
+    S.assert_pa_reads_back(data[8:], table, "stream")
+
+
+def test_arrowipc_reads_its_own_buffer_output():
+    table = sample_table()
+    sink = arrowipc.BufferOutputStream()
+    write_ours(sink, table, "file")
+    with ipc.open_file(sink.getvalue()) as reader:
+        S.assert_table_matches(reader.read_all(), table)
