@@ -29,24 +29,20 @@ from arrowipc.errors import ArrowInvalid
 from arrowipc.integration import read_json, read_json_table, write_json
 from arrowipc.table import RecordBatch
 
-ROOT = "/work/shared/arrow-testing/data/arrow-ipc-stream/integration"
+_TESTING = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "arrow-testing")
+ROOT = os.path.join(_TESTING, "data", "arrow-ipc-stream", "integration")
 
 # -- capability table -----------------------------------------------------------------------------
 # Folder (or folder/file) -> None when everything is expected to pass, else the reason the IPC
 # side is expected to fail (strict xfail: a fix turns the test red so the entry gets removed).
 CAPABILITIES = {
     "0.14.1": None,
-    "0.14.1/generated_primitive_zerolength": (
-        "engine bug (IPC reader): a zero-length binary/utf8 column written by 0.14.1 has an empty "
-        "offsets buffer; the reader demands 4 bytes ('needs 4 bytes of offsets, buffer has 0'), "
-        "Arrow C++ accepts it"),
     "0.17.1": None,
     "1.0.0-bigendian": None,
     "1.0.0-littleendian": None,
     "2.0.0-compression": None,       # lz4 and zstandard are installed
-    "4.0.0-shareddict": (
-        "engine bug (IPC reader): two fields share dictionary id 0; DictionaryMemo maps each id to "
-        "the first field's path only, so col2 gets no dictionary (empty) and to_pylist raises"),
+    "4.0.0-shareddict": None,
     "cpp-21.0.0": None,
 }
 
