@@ -61,7 +61,7 @@ def ree_physical_slice(ArrayData d, int64_t offset, int64_t length):
     cdef ArrayData run_ends = d.children[0], values = d.children[1]
     if offset == 0 and run_ends.offset == 0 and values.offset == 0:
         ends = make_array(run_ends).to_pylist()
-        if length == (ends[-1] if ends else 0):
+        if length == (ends[len(ends) - 1] if ends else 0):
             return run_ends, values
     ends = make_array(run_ends).to_pylist()
     lo = 0
@@ -111,7 +111,7 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
     if kind == K_NULL:
         return
     if kind == K_SPARSE_UNION or kind == K_DENSE_UNION:
-        fb.nodes[-1] = (length, 0)
+        fb.nodes[len(fb.nodes) - 1] = (length, 0)
         if fb.version < 4:
             fb.buffers.append(None)          # V4 unions have a validity slot: write it empty
         fb.buffers.append(d.buffers[0].slice(offset, length))
@@ -124,7 +124,7 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
                 flatten_node(fb, child, child.offset, child.length, depth + 1)
         return
     if kind == K_REE:
-        fb.nodes[-1] = (length, 0)
+        fb.nodes[len(fb.nodes) - 1] = (length, 0)
         run_ends, values = ree_physical_slice(d, offset, length)
         flatten_node(fb, run_ends, run_ends.offset, run_ends.length, depth + 1)
         flatten_node(fb, values, values.offset, values.length, depth + 1)

@@ -58,9 +58,10 @@ class SchemaInfo:
 # -- decoding ---------------------------------------------------------------------------------------
 
 def decode_custom_metadata(table: FlatTable, slot: int):
-    kvs = table.tables(slot, "KeyValue")
-    if not kvs:
+    """dict of bytes -> bytes; None when the field is absent, {} when present but empty."""
+    if not table.has(slot):
         return None
+    kvs = table.tables(slot, "KeyValue")
     out = {}
     for kv in kvs:
         k, v = kv.bytes_field(0), kv.bytes_field(1)

@@ -26,8 +26,9 @@ import strategies as S  # noqa: E402
 # Issue 3 flips its entries (or adds "issue3" to RUN_LEVELS) when dictionaries, unions,
 # extension types, views and run-end encoding land.
 
-GOLD_DIRS = ("1.0.0-littleendian", "cpp-21.0.0")
-RUN_LEVELS = frozenset({"issue2"})
+GOLD_DIRS = ("0.14.1", "0.17.1", "1.0.0-bigendian", "1.0.0-littleendian", "2.0.0-compression",
+             "4.0.0-shareddict", "cpp-21.0.0")
+RUN_LEVELS = frozenset({"issue2", "issue3", "issue4"})
 
 GOLD_CAPABILITY = {
     # issue 2: primitive, binary, temporal, decimal, nested (list/struct/map) types
@@ -66,7 +67,7 @@ GOLD_CAPABILITY = {
     "generated_run_end_encoded": "issue3",
     "generated_union": "issue3",
     "generated_shared_dict": "issue3",
-    # issue 4: compressed bodies (2.0.0-compression; not in GOLD_DIRS yet)
+    # issue 4: compressed bodies (2.0.0-compression)
     "generated_lz4": "issue4",
     "generated_zstd": "issue4",
     "generated_uncompressible_lz4": "issue4",
