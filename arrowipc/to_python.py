@@ -621,7 +621,21 @@ def _to_list(data: ArrayData, where: str) -> list:
     handler = _fixed_handler(t) if t.kind == Kind.FIXED else _HANDLER_BY_KIND[t.kind]
     if data.length == 0:
         return []
-    return handler(data, t, where)
+    values = handler(data, t, where)
+    if isinstance(data.type, ExtensionType):
+        convert = _CANONICAL_VALUE.get(data.type.extension_name)
+        if convert is not None:
+            values = [None if v is None else convert(v) for v in values]
+    return values
+
+
+def _uuid(v):
+    import uuid
+    return uuid.UUID(bytes=v)
+
+
+# Canonical extension types whose Python values differ from their storage (as in pyarrow).
+_CANONICAL_VALUE = {"arrow.uuid": _uuid, "arrow.bool8": bool}
 
 
 # -- numpy --------------------------------------------------------------------------------------

@@ -125,9 +125,9 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
         return
     if kind == K_REE:
         fb.nodes[len(fb.nodes) - 1] = (length, 0)
-        run_ends, values = ree_physical_slice(d, offset, length)
-        flatten_node(fb, run_ends, run_ends.offset, run_ends.length, depth + 1)
-        flatten_node(fb, values, values.offset, values.length, depth + 1)
+        ends_data, values_data = ree_physical_slice(d, offset, length)
+        flatten_node(fb, ends_data, ends_data.offset, ends_data.length, depth + 1)
+        flatten_node(fb, values_data, values_data.offset, values_data.length, depth + 1)
         return
 
     # validity: omitted (length 0) when there are no nulls

@@ -46,6 +46,10 @@ def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefix
     """
     if root_path in wanted and not skip_self:
         found.setdefault(root_path, []).append(root)
+        # dictionaries nested in this dictionary's values live under root.dictionary
+        if root.dictionary is not None and any(len(p) > len(root_path) and p[:len(root_path)] == root_path
+                                               for p in wanted):
+            find_nodes(root.dictionary, root_type, root_path, wanted, prefixes, found, True)
         return
     st = root_type.value_type.storage_type if isinstance(root_type, T.DictionaryType) else root_type.storage_type
     for k, child in enumerate(root.children):
@@ -131,7 +135,10 @@ class DictionaryTracker:
             if (i,) in self.prefixes:
                 find_nodes(col, f.type, (i,), self.wanted, self.prefixes, found)
         out = []
-        for dict_id, (path, dtype) in enumerate(self.paths):
+        # innermost first: a dictionary's values may use the dictionaries nested inside them
+        order = sorted(range(len(self.paths)), key=lambda k: -len(self.paths[k][0]))
+        for dict_id in order:
+            path, dtype = self.paths[dict_id]
             nodes = found.get(path, [])
             dicts = [n.dictionary for n in nodes if n.dictionary is not None]
             if not dicts:

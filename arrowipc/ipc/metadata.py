@@ -248,8 +248,8 @@ def _offsets_vector(b, offsets):
 
 
 def encode_custom_metadata(b, metadata):
-    """Offset of a [KeyValue] vector, or None when there is no metadata."""
-    if not metadata:
+    """Offset of a [KeyValue] vector, or None when there is no metadata ({} writes an empty one)."""
+    if metadata is None:
         return None
     kvs = []
     for k, v in metadata.items():

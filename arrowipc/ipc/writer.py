@@ -245,7 +245,9 @@ class RecordBatchFileWriter(_WriterBase):
         if magic not in (b"ARROW1", b"ALKAID1"):
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
-        self._footer_metadata = T.normalize_metadata(metadata)
+        # an explicitly empty mapping is written as an empty (present) metadata vector
+        self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
+            {} if metadata is not None else None)
         self._batch_blocks = []
         self._dict_blocks = []
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
