@@ -282,16 +282,19 @@ def test_run_end_encoded():
 
 
 def test_extension_types_give_storage_values():
+    # canonical arrow.uuid converts like pyarrow (uuid.UUID); other extensions give storage values
     uuids = pa.array([b"0123456789abcdef", None, b"fedcba9876543210"], pa.binary(16))
     arr = pa.ExtensionArray.from_storage(pa.uuid(), uuids)
     data = data_from_pyarrow(arr)
     assert isinstance(data.type, ai.ExtensionType)
-    assert to_pylist(data) == uuids.to_pylist()
-    # pyarrow gives uuid.UUID for its canonical uuid type; we give the storage bytes
+    assert to_pylist(data) == arr.to_pylist()
     assert to_pylist(data_from_pyarrow(arr.storage.slice(1))) == uuids.slice(1).to_pylist()
     nested = ArrayData(ai.list_(data.type), 1, 0, 0,
                        [None, py_buffer(struct.pack("<2i", 0, 3))], [data])
-    assert to_pylist(nested) == [uuids.to_pylist()]
+    assert to_pylist(nested) == [arr.to_pylist()]
+    other = ArrayData(ai.ExtensionType("my.ext", ai.binary(16)), data.length, data.offset,
+                      data.null_count, data.buffers)
+    assert to_pylist(other) == uuids.to_pylist()
 
 
 def test_array_methods_use_the_converters():
