@@ -7,6 +7,7 @@ for every later access: sizes are checked against lengths and types, offsets are
 """
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
+from libc.stdlib cimport malloc, free
 
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data, py_buffer
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
@@ -49,24 +50,25 @@ cdef Buffer ZERO_OFFSETS = py_buffer(bytes(8))   # one 0 offset, 32 or 64 bits w
 cdef class RecordBatchHeader:
     """The decoded RecordBatch table: length, field nodes, buffer locations, compression."""
     cdef readonly int64_t length
-    cdef Buffer nodes          # n_nodes x (int64 length, int64 null_count)
+    cdef Buffer meta           # the metadata the two vectors below point into (kept alive)
+    cdef const uint8_t* nodes  # n_nodes x (int64 length, int64 null_count)
     cdef readonly int64_t n_nodes
-    cdef Buffer buffers        # n_buffers x (int64 offset, int64 length)
+    cdef const uint8_t* buffers  # n_buffers x (int64 offset, int64 length)
     cdef readonly int64_t n_buffers
     cdef readonly int codec    # -1: uncompressed, 0: LZ4_FRAME, 1: ZSTD
     cdef readonly list variadic_counts
 
     cdef inline int64_t node_length(self, int64_t i) noexcept:
-        return rd_i64(self.nodes.ptr + 16 * i)
+        return rd_i64(self.nodes + 16 * i)
 
     cdef inline int64_t node_nulls(self, int64_t i) noexcept:
-        return rd_i64(self.nodes.ptr + 16 * i + 8)
+        return rd_i64(self.nodes + 16 * i + 8)
 
     cdef inline int64_t buf_offset(self, int64_t i) noexcept:
-        return rd_i64(self.buffers.ptr + 16 * i)
+        return rd_i64(self.buffers + 16 * i)
 
     cdef inline int64_t buf_length(self, int64_t i) noexcept:
-        return rd_i64(self.buffers.ptr + 16 * i + 8)
+        return rd_i64(self.buffers + 16 * i + 8)
 
     def nodes_list(self):
         return [(self.node_length(i), self.node_nulls(i)) for i in range(self.n_nodes)]
@@ -82,11 +84,12 @@ cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
     h.length = rb.get_i64(RB_LENGTH, 0)
     if h.length < 0:
         raise ArrowInvalid(f"record batch length is {h.length}, expected >= 0")
+    h.meta = rb.buf
     p = rb.vector_at(RB_NODES, 16, &n)
-    h.nodes = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.nodes = rb.buf.ptr + (p if p >= 0 else 0)
     h.n_nodes = n
     p = rb.vector_at(RB_BUFFERS, 16, &n)
-    h.buffers = slice_unchecked(rb.buf, p if p >= 0 else 0, 16 * n)
+    h.buffers = rb.buf.ptr + (p if p >= 0 else 0)
     h.n_buffers = n
     h.codec = -1
     h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else []
@@ -103,13 +106,40 @@ cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
 
 
 cdef class _Plan:
-    """Per-schema layout, flattened once: what assembly needs without attribute lookups."""
+    """Per-schema layout, flattened once into C arrays: what assembly needs per node without
+    touching Python objects (types are only handed to the ArrayData)."""
     cdef list kinds
     cdef list byte_widths
     cdef list types
     cdef list nchildren
     cdef list list_sizes
     cdef list names             # dotted path of each node, for error messages
+    cdef int* c_kinds
+    cdef int* c_nchildren
+    cdef int64_t* c_widths
+    cdef int64_t* c_list_sizes
+    cdef Py_ssize_t n
+
+    def __dealloc__(self):
+        free(self.c_kinds)
+        free(self.c_nchildren)
+        free(self.c_widths)
+        free(self.c_list_sizes)
+
+    cdef freeze(self):
+        cdef Py_ssize_t i, n = len(self.kinds)
+        self.n = n
+        self.c_kinds = <int*>malloc(sizeof(int) * (n + 1))
+        self.c_nchildren = <int*>malloc(sizeof(int) * (n + 1))
+        self.c_widths = <int64_t*>malloc(sizeof(int64_t) * (n + 1))
+        self.c_list_sizes = <int64_t*>malloc(sizeof(int64_t) * (n + 1))
+        if not (self.c_kinds and self.c_nchildren and self.c_widths and self.c_list_sizes):
+            raise MemoryError()
+        for i in range(n):
+            self.c_kinds[i] = self.kinds[i]
+            self.c_nchildren[i] = self.nchildren[i]
+            self.c_widths[i] = self.byte_widths[i]
+            self.c_list_sizes[i] = self.list_sizes[i]
 
 
 def make_plan(list field_types):
@@ -139,6 +169,7 @@ def make_plan(list field_types):
     for name, t in field_types:
         roots.append(len(p.kinds))
         add(t, name, 1)
+    p.freeze()
     return p, roots
 
 
@@ -155,13 +186,13 @@ cdef class _Assembler:
     cdef str where
     cdef int version            # metadata version of the message (V4 unions carry a bitmap)
 
-    cdef Buffer next_buffer(self, str field_name):
+    cdef Buffer next_buffer(self, int pi):
         """The next body buffer, bounds-checked and 8-byte aligned."""
         cdef int64_t i = self.buf_i
         cdef int64_t off, n
         cdef Buffer b, copy
         if i >= self.h.n_buffers:
-            raise ArrowInvalid(f"{self.where}: field {field_name!r} needs buffer {i} but the header "
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[pi]!r} needs buffer {i} but the header "
                                f"lists {self.h.n_buffers} buffers")
         self.buf_i += 1
         if self.prepared is not None:
@@ -169,7 +200,7 @@ cdef class _Assembler:
         off = self.h.buf_offset(i)
         n = self.h.buf_length(i)
         if off < 0 or n < 0 or off > self.body.size or n > self.body.size - off:
-            raise ArrowInvalid(f"{self.where}: buffer {i} of field {field_name!r} spans bytes "
+            raise ArrowInvalid(f"{self.where}: buffer {i} of field {self.plan.names[pi]!r} spans bytes "
                                f"[{off}, {off}+{n}) but the body has {self.body.size} bytes")
         b = slice_unchecked(self.body, off, n)
         if (<uintptr_t>b.ptr) & 7:
@@ -178,7 +209,7 @@ cdef class _Assembler:
             return copy
         return b
 
-    cdef Buffer offsets_buffer(self, str name, int64_t length):
+    cdef Buffer offsets_buffer(self, int name, int64_t length):
         # Writers before 1.0 sent zero-length arrays with an empty offsets buffer; give them the
         # single 0 offset every consumer expects.
         cdef Buffer offs = self.next_buffer(name)
@@ -186,17 +217,19 @@ cdef class _Assembler:
             return ZERO_OFFSETS
         return offs
 
-    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, str name) except -1:
+    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, int name) except -1:
         # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
         if count > 0 and (b.size // width) < count:
-            raise ArrowInvalid(f"{self.where}: field {name!r} needs {count * width} bytes of "
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs {count * width} bytes of "
                                f"{what}, buffer has {b.size}")
         return 0
 
     cdef skip(self):
         """Advance past the node at plan_i (and its subtree) without building it."""
-        cdef int kind = self.plan.kinds[self.plan_i]
-        cdef int nch = self.plan.nchildren[self.plan_i]
+        if self.plan_i >= self.plan.n:
+            raise ArrowInvalid(f"{self.where}: more field nodes than the schema has")
+        cdef int kind = self.plan.c_kinds[self.plan_i]
+        cdef int nch = self.plan.c_nchildren[self.plan_i]
         cdef int64_t nbuf = ipc_buffer_count(kind, self.version)
         self.plan_i += 1
         self.node_i += 1
@@ -212,11 +245,13 @@ cdef class _Assembler:
 
     cdef ArrayData build(self, int depth):
         cdef int pi = self.plan_i
-        cdef str name = self.plan.names[pi]
-        cdef int kind = self.plan.kinds[pi]
-        cdef int64_t width = self.plan.byte_widths[pi]
-        cdef int nch = self.plan.nchildren[pi]
+        if pi >= self.plan.n:
+            raise ArrowInvalid(f"{self.where}: more field nodes than the schema has")
+        cdef int kind = self.plan.c_kinds[pi]
+        cdef int64_t width = self.plan.c_widths[pi]
+        cdef int nch = self.plan.c_nchildren[pi]
         cdef object t = self.plan.types[pi]
+        cdef int name = pi              # a plan index: the dotted name is looked up on errors only
         cdef int64_t length, nulls, need, first, last, nvar, k, size
         cdef Buffer validity, values, offs
         cdef list bufs, children
@@ -224,16 +259,16 @@ cdef class _Assembler:
         cdef Buffer type_ids
 
         if depth > MAX_DEPTH:
-            raise ArrowInvalid(f"{self.where}: nesting deeper than {MAX_DEPTH} at field {name!r}")
+            raise ArrowInvalid(f"{self.where}: nesting deeper than {MAX_DEPTH} at field {self.plan.names[name]!r}")
         self.plan_i += 1
         if self.node_i >= self.h.n_nodes:
-            raise ArrowInvalid(f"{self.where}: field {name!r} needs field node {self.node_i} but "
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs field node {self.node_i} but "
                                f"the header lists {self.h.n_nodes} nodes")
         length = self.h.node_length(self.node_i)
         nulls = self.h.node_nulls(self.node_i)
         self.node_i += 1
         if length < 0 or nulls < 0 or nulls > length:
-            raise ArrowInvalid(f"{self.where}: field {name!r} has length {length} and null count "
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} has length {length} and null count "
                                f"{nulls}; expected 0 <= null count <= length")
 
         if kind == K_NULL:
@@ -241,7 +276,7 @@ cdef class _Assembler:
 
         if kind == K_REE:
             if nulls:
-                raise ArrowInvalid(f"{self.where}: run-end encoded field {name!r} has null count "
+                raise ArrowInvalid(f"{self.where}: run-end encoded field {self.plan.names[name]!r} has null count "
                                    f"{nulls}, expected 0")
             children = [self.build(depth + 1), self.build(depth + 1)]
             d = make_array_data(t, length, 0, 0, [], children, None)
@@ -254,7 +289,7 @@ cdef class _Assembler:
                 # only when it marks nothing null.
                 self.next_buffer(name)
                 if nulls:
-                    raise ArrowInvalid(f"{self.where}: union field {name!r} from metadata V4 has "
+                    raise ArrowInvalid(f"{self.where}: union field {self.plan.names[name]!r} from metadata V4 has "
                                        f"{nulls} top-level nulls, which V5 unions cannot hold")
             type_ids = self.next_buffer(name)
             self.need(type_ids, length, 1, "type ids", name)
@@ -274,14 +309,14 @@ cdef class _Assembler:
             bufs = [None]
         else:
             if validity.size < (length + 7) // 8:
-                raise ArrowInvalid(f"{self.where}: field {name!r} has {nulls} nulls; its validity "
+                raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} has {nulls} nulls; its validity "
                                    f"bitmap needs {(length + 7) // 8} bytes but has {validity.size}")
             bufs = [validity]
 
         if kind == K_BOOL:
             values = self.next_buffer(name)
             if values.size < (length + 7) // 8:
-                raise ArrowInvalid(f"{self.where}: bool field {name!r} of length {length} needs "
+                raise ArrowInvalid(f"{self.where}: bool field {self.plan.names[name]!r} of length {length} needs "
                                    f"{(length + 7) // 8} value bytes, buffer has {values.size}")
             bufs.append(values)
             return make_array_data(t, length, 0, nulls, bufs, [], None)
@@ -289,7 +324,7 @@ cdef class _Assembler:
         if kind == K_FIXED or kind == K_DICTIONARY:
             values = self.next_buffer(name)
             if width > 0 and length > values.size // width:
-                raise ArrowInvalid(f"{self.where}: field {name!r} of type {t} and length {length} "
+                raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} of type {t} and length {length} "
                                    f"needs {length * width} bytes, buffer has {values.size}")
             bufs.append(values)
             d = make_array_data(t, length, 0, nulls, bufs, [], None)
@@ -312,12 +347,12 @@ cdef class _Assembler:
             self.need(values, length, 16, "views", name)
             bufs.append(values)
             if self.var_i >= len(self.h.variadic_counts):
-                raise ArrowInvalid(f"{self.where}: view field {name!r} needs variadic buffer count "
+                raise ArrowInvalid(f"{self.where}: view field {self.plan.names[name]!r} needs variadic buffer count "
                                    f"{self.var_i} but the header has {len(self.h.variadic_counts)}")
             nvar = self.h.variadic_counts[self.var_i]
             self.var_i += 1
             if nvar < 0 or nvar > self.h.n_buffers - self.buf_i:
-                raise ArrowInvalid(f"{self.where}: view field {name!r} claims {nvar} data buffers "
+                raise ArrowInvalid(f"{self.where}: view field {self.plan.names[name]!r} claims {nvar} data buffers "
                                    f"but only {self.h.n_buffers - self.buf_i} buffers remain")
             for k in range(nvar):
                 bufs.append(self.next_buffer(name))
@@ -348,10 +383,10 @@ cdef class _Assembler:
             return d
 
         if kind == K_FIXED_SIZE_LIST:
-            size = self.plan.list_sizes[pi]
+            size = self.plan.c_list_sizes[pi]
             child = self.build(depth + 1)
             if size > 0 and length > child.length // size:
-                raise ArrowInvalid(f"{self.where}: fixed size list {name!r} of length {length} and "
+                raise ArrowInvalid(f"{self.where}: fixed size list {self.plan.names[name]!r} of length {length} and "
                                    f"size {size} needs {length * size} child values, has {child.length}")
             return make_array_data(t, length, 0, nulls, bufs, [child], None)
 
@@ -360,12 +395,12 @@ cdef class _Assembler:
             for k in range(nch):
                 child = self.build(depth + 1)
                 if child.length < length:
-                    raise ArrowInvalid(f"{self.where}: struct {name!r} has length {length} but child "
+                    raise ArrowInvalid(f"{self.where}: struct {self.plan.names[name]!r} has length {length} but child "
                                        f"{k} has length {child.length}")
                 children.append(child)
             return make_array_data(t, length, 0, nulls, bufs, children, None)
 
-        raise ArrowNotImplementedError(f"{self.where}: field {name!r} of type {t} is not supported yet")
+        raise ArrowNotImplementedError(f"{self.where}: field {self.plan.names[name]!r} of type {t} is not supported yet")
 
 
 cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:
@@ -413,12 +448,18 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
                 raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
                                    f"batch has {h.length} rows")
         out.append(col)
-    return out, (a.pending or None)
+    return out, ((a.pending, plan.names) if a.pending else None)
 
 
-def run_pending_checks(list pending, str where="record batch"):
-    """Run the deferred content checks collected while assembling a batch."""
-    for node, name in pending:
+def run_pending_checks(tuple pending, str where="record batch"):
+    """Run the deferred content checks collected while assembling a batch.
+
+    `pending` is (entries, names): entries are (node, label) where a label is a field name or an
+    index into `names` (the plan's dotted names, so no string is built unless a check fails).
+    """
+    entries, names = pending
+    for node, label in entries:
+        name = names[label] if type(label) is int else label
         check_content(node, f"{where}: field {name!r}")
 
 

@@ -9,7 +9,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 from libc.string cimport memcpy
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
-from arrowipc._core.flatbuf cimport FlatTable, root_table
+from arrowipc._core.flatbuf cimport FlatTable, root_table, table_at
 from arrowipc.errors import ArrowInvalid
 
 DEF METADATA_V4 = 3
@@ -63,7 +63,7 @@ cdef class Message:
 
 cpdef Message decode_message(object metadata, int64_t offset=-1):
     """Check and decode a Message flatbuffer (body not attached)."""
-    cdef Buffer meta = py_buffer(metadata)
+    cdef Buffer meta = metadata if type(metadata) is Buffer else py_buffer(metadata)
     cdef FlatTable t = root_table(meta, "Message")
     cdef Message m = Message.__new__(Message)
     m.metadata = meta
@@ -82,9 +82,11 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
         raise ArrowInvalid(f"message at byte {offset}: body length {m.body_length} is negative")
     if m.header_type < 1 or m.header_type > 5:
         raise ArrowInvalid(f"message at byte {offset}: unknown header type {m.header_type}")
-    m.header = t.table(2, _HEADER_TABLE_NAMES[m.header_type])
-    if m.header is None:
+    cdef int64_t hpos = t.deref(2)
+    if hpos < 0:
         raise ArrowInvalid(f"message at byte {offset}: {m.type} message without a header")
+    m.header = table_at(meta, hpos, "RecordBatch" if m.header_type == 3 else
+                        _HEADER_TABLE_NAMES[m.header_type], 1)
     return m
 
 

@@ -161,7 +161,13 @@ def make_body_compressor(options):
             return (_RAW_PREFIX, buf)
         return (_PREFIX.pack(n), packed)
 
-    def compress_buffers(buffers: list) -> list:
-        return _map(one, buffers, use_threads, sum(len(b) for b in buffers if b is not None))
+    class Compressor:
+        """Callable over a batch's body buffers; remembers the raw size of the last batch."""
+        last_raw_size = 0
 
-    return compress_buffers
+        def __call__(self, buffers: list) -> list:
+            raw = sum(len(b) for b in buffers if b is not None)
+            self.last_raw_size = raw + sum((-len(b)) % 8 for b in buffers if b is not None)
+            return _map(one, buffers, use_threads, raw)
+
+    return Compressor()

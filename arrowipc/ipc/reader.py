@@ -117,7 +117,7 @@ class MessageDecoder:
         for f, c in zip(self.info.schema, out):
             if c is not None:
                 queue(c, f.name)
-        return out, queued
+        return out, (queued, None)
 
     def read_dictionary_message(self, msg: Message):
         """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""

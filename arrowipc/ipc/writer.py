@@ -165,7 +165,8 @@ class _WriterBase:
         self._write_message_bytes(meta, parts, body_len)
         self.stats.num_record_batches += 1
         self.stats.total_serialized_body_size += body_len
-        self.stats.total_raw_body_size += batch.nbytes
+        self.stats.total_raw_body_size += (body_len if self._compress is None
+                                           else self._compress.last_raw_size)
         self._after_batch(start, len(meta), body_len)
 
     def _after_batch(self, offset, meta_len, body_len):
