@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import struct
+from typing import NamedTuple
 
 from .. import types as T
 from .._core.batch_encode import encode_dictionary_batch, encode_record_batch
@@ -98,6 +99,95 @@ class _Sink:
                 pass
 
 
+class EncodedMessage(NamedTuple):
+    """One encoded message: framed metadata (prefix + flatbuffer padded to 8) and its body as a
+    gather list of unpacked buffers and padding."""
+    header_type: int               # md.HEADER_DICTIONARY_BATCH or md.HEADER_RECORD_BATCH
+    metadata: bytes
+    parts: list
+    body_length: int
+    dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
+
+
+class MessageEncoder:
+    """Schema, dictionaries and record batches -> encoded messages, without I/O.
+
+    The stream and file writers write what it returns; the dissociated server sends the same
+    messages with metadata and bodies on separate channels. Dictionary tracking (new, delta,
+    replacement) and compression happen here, once for every consumer.
+    """
+
+    def __init__(self, schema, options: IpcWriteOptions | None = None, file_mode: bool = False):
+        self.options = options or IpcWriteOptions()
+        if not isinstance(schema, T.Schema):
+            schema = T.schema(schema)
+        self.schema = schema
+        self.stats = WriteStats()
+        self._version = int(self.options.metadata_version)
+        self._codec = COMPRESSION_CODECS[self.options.compression]
+        self._compress = None
+        if self._codec >= 0:
+            from .compression import make_body_compressor
+            self._compress = make_body_compressor(self.options)
+        self.dictionaries = DictionaryTracker(schema, self.options, file_mode)
+
+    @property
+    def prefix_length(self) -> int:
+        """Bytes of framing before the flatbuffer in `metadata` (4 for the legacy format)."""
+        return 4 if self.options.use_legacy_format else 8
+
+    def schema_message(self) -> bytes:
+        # Schemas are immutable: the encoded message is cached on the Schema object.
+        key = (self._version, self.options.use_legacy_format)
+        cache = self.schema._ipc_cache
+        if cache is None:
+            cache = self.schema._ipc_cache = {}
+        framed = cache.get(key)
+        if framed is None:
+            fb = md.encode_schema_message(self.schema, self._version, md.DictionaryIds())
+            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
+        self.stats.num_messages += 1
+        return framed
+
+    def batch_messages(self, batch, custom_metadata=None) -> list:
+        """[EncodedMessage]: the dictionary batches this batch needs, then the batch itself."""
+        if not isinstance(batch, RecordBatch):
+            batch = record_batch(batch)
+        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
+            raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
+                               f"vs\n{self.schema}")
+        md_bytes = T.normalize_metadata(custom_metadata)
+        out = self._dictionary_messages(batch) if self.dictionaries else []
+        stats, options = self.stats, self.options
+        meta, parts, body_len = encode_record_batch(
+            batch._columns, batch.num_rows, options.alignment, self._version, md_bytes,
+            self._codec, options.use_legacy_format, self._compress)
+        stats.num_messages += 1
+        stats.num_record_batches += 1
+        stats.total_serialized_body_size += body_len
+        stats.total_raw_body_size += (body_len if self._compress is None
+                                      else self._compress.last_raw_size)
+        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
+        return out
+
+    def _dictionary_messages(self, batch) -> list:
+        out = []
+        stats, options = self.stats, self.options
+        for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
+                                                                                  batch._columns):
+            meta, parts, body_len = encode_dictionary_batch(
+                dict_id, values, is_delta, options.alignment, self._version, self._codec,
+                options.use_legacy_format, self._compress)
+            stats.num_messages += 1
+            stats.num_dictionary_batches += 1
+            if kind == "delta":
+                stats.num_dictionary_deltas += 1
+            elif kind == "replace":
+                stats.num_replaced_dictionaries += 1
+            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind))
+        return out
+
+
 class _WriterBase:
     _file_mode = False
 
@@ -108,86 +198,40 @@ class _WriterBase:
             self.options.use_legacy_format = bool(use_legacy_format)
         if metadata_version is not None:
             self.options.metadata_version = MetadataVersion(metadata_version)
-        if not isinstance(schema, T.Schema):
-            schema = T.schema(schema)
-        self.schema = schema
+        self._encoder = MessageEncoder(schema, self.options, self._file_mode)
+        self.schema = self._encoder.schema
+        self._dicts = self._encoder.dictionaries
+        self.stats = self._encoder.stats
         self._sink = _Sink(sink)
         self._closed = False
-        self.stats = WriteStats()
-        self._version = int(self.options.metadata_version)
-        self._codec = COMPRESSION_CODECS[self.options.compression]
-        self._compress = None
-        if self._codec >= 0:
-            from .compression import make_body_compressor
-            self._compress = make_body_compressor(self.options)
-        self._dict_ids = md.DictionaryIds()
-        self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
-        self._write_schema()
+        self._write_message_bytes(self._encoder.schema_message(), [], 0)
 
     def _start(self):
         pass
-
-    def _write_schema(self):
-        # Schemas are immutable: the encoded message is cached on the Schema object.
-        key = (self._version, self.options.use_legacy_format)
-        cache = self.schema._ipc_cache
-        if cache is None:
-            cache = self.schema._ipc_cache = {}
-        framed = cache.get(key)
-        if framed is None:
-            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
-        self._write_message_bytes(framed, [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write(meta)
         if body_len:
             self._sink.write_parts(parts, body_len)
-        self.stats.num_messages += 1
 
     # -- public API -----------------------------------------------------------------------------
     def write_batch(self, batch, custom_metadata=None):
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
-        if not isinstance(batch, RecordBatch):
-            batch = record_batch(batch)
-        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
-            raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
-                               f"vs\n{self.schema}")
-        md_bytes = T.normalize_metadata(custom_metadata)
-        if self._dicts:
-            self._write_dictionaries(batch)
-        start = self._sink.pos
-        meta, parts, body_len = encode_record_batch(
-            batch._columns, batch.num_rows, self.options.alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress)
-        self._write_message_bytes(meta, parts, body_len)
-        self.stats.num_record_batches += 1
-        self.stats.total_serialized_body_size += body_len
-        self.stats.total_raw_body_size += (body_len if self._compress is None
-                                           else self._compress.last_raw_size)
-        self._after_batch(start, len(meta), body_len)
+        for m in self._encoder.batch_messages(batch, custom_metadata):
+            start = self._sink.pos
+            self._write_message_bytes(m.metadata, m.parts, m.body_length)
+            if m.header_type == md.HEADER_RECORD_BATCH:
+                self._after_batch(start, len(m.metadata), m.body_length)
+            else:
+                self._after_dictionary(start, len(m.metadata), m.body_length)
 
     def _after_batch(self, offset, meta_len, body_len):
         pass
 
     def _after_dictionary(self, offset, meta_len, body_len):
         pass
-
-    def _write_dictionaries(self, batch):
-        for dict_id, values, is_delta, kind in self._dicts.dictionaries_for(self.schema, batch._columns):
-            start = self._sink.pos
-            meta, parts, body_len = encode_dictionary_batch(
-                dict_id, values, is_delta, self.options.alignment, self._version, self._codec,
-                self.options.use_legacy_format, self._compress)
-            self._write_message_bytes(meta, parts, body_len)
-            self.stats.num_dictionary_batches += 1
-            if kind == "delta":
-                self.stats.num_dictionary_deltas += 1
-            elif kind == "replace":
-                self.stats.num_replaced_dictionaries += 1
-            self._after_dictionary(start, len(meta), body_len)
 
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
@@ -268,7 +312,7 @@ class RecordBatchFileWriter(_WriterBase):
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         footer = md.encode_footer(self.schema, self._dict_blocks, self._batch_blocks,
-                                  self._footer_metadata, self._version, md.DictionaryIds())
+                                  self._footer_metadata, self._encoder._version, md.DictionaryIds())
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
