@@ -294,12 +294,14 @@ class _Connection:
     # -- receiving: requests, free_data, disconnect -------------------------------------------------
     def _receive_loop(self):
         t = self.transport
+        idle = select.poll()
+        idle.register(t.sock, select.POLLIN)
         try:
             while True:
                 # wait without a timeout: an idle client is fine; a started frame must finish
                 try:
-                    select.select([t.sock], [], [])
-                except (OSError, ValueError):
+                    idle.poll()
+                except OSError:
                     break
                 frame = t.receive()
                 if frame is None:

@@ -295,12 +295,19 @@ class SegmentTable:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} is not sealed against "
                                        f"shrinking (seals 0x{seals:x}); refusing to map it")
             else:
+                if fd is not None:
+                    raise ArrowInvalid(f"{self.name}: segment {segment_id} has a name and a "
+                                       f"descriptor")
                 fd = self._open_named(segment_id, name)
             actual = os.fstat(fd).st_size
             if actual < size:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} announced as {size} bytes "
                                    f"but the file has {actual}")
-            self.mappings[segment_id] = map_segment(fd, size, False, True)
+            try:
+                self.mappings[segment_id] = map_segment(fd, size, False, True)
+            except OSError as e:
+                raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
+                                   f"bytes): {e}") from None
         finally:
             if fd is not None:
                 os.close(fd)
@@ -329,9 +336,9 @@ class SegmentTable:
 class FreeChannel:
     """Sends free_data for addresses whose last view went away, coalescing what is pending.
 
-    Releases may come from finalizers at any moment (even inside a send on this thread), so they
-    only queue; the queue is flushed when the connection is free (now, or after the send that
-    holds it).
+    Releases may come from finalizers at any moment, on any thread, even inside a send on this
+    thread, so they only queue and try a non-blocking send; a send that held the connection
+    meanwhile flushes the queue when it finishes (the transport's after_send hook).
     """
 
     def __init__(self, transport, tag: int | None):
@@ -340,7 +347,7 @@ class FreeChannel:
         self.pending: collections.deque = collections.deque()
         self.sent_messages = 0
         self.sent_addresses = 0
-        self._flushing = False
+        self._local = threading.local()
         transport.after_send = self.flush
 
     def release(self, addresses) -> None:
@@ -350,14 +357,16 @@ class FreeChannel:
         self.flush()
 
     def flush(self) -> None:
-        while self.pending and not self._flushing and not self.transport.closed:
-            self._flushing = True
-            try:
-                blocked = self._send_pending()
-            finally:
-                self._flushing = False
-            if blocked:
-                return
+        local = self._local
+        if getattr(local, "active", False):      # our own free_data send's hook
+            return
+        local.active = True
+        try:
+            while self.pending and not self.transport.closed:
+                if self._send_pending() and self.transport.sending():
+                    return                       # that send flushes when it is done
+        finally:
+            local.active = False
 
     def _send_pending(self) -> bool:
         """Send what is queued; True when another send holds the connection (it flushes after)."""

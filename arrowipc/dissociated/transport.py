@@ -25,7 +25,6 @@ from .._core.buffer import Buffer, allocate
 from ..errors import ArrowInvalid
 
 _IOV_MAX = 1024
-_SOCKET_BUFFER = 4 << 20
 _MAX_FDS_PER_RECV = 16
 _MAX_UNCLAIMED_FDS = 64
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
@@ -80,6 +79,9 @@ class Transport:
     def receive(self) -> Frame | None:
         raise NotImplementedError
 
+    def sending(self) -> bool:
+        return False
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -111,11 +113,6 @@ class SocketTransport(Transport):
         self._fds: collections.deque = collections.deque()
         self._header = bytearray(wire.FRAME_HEADER_SIZE)
         sock.settimeout(timeout)
-        for opt in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, opt, _SOCKET_BUFFER)
-            except OSError:
-                pass
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -144,6 +141,10 @@ class SocketTransport(Transport):
         if hook is not None:
             hook()
         return True
+
+    def sending(self) -> bool:
+        """Whether a send holds the connection right now."""
+        return self._send_lock.locked()
 
     def _sendmsg_all(self, views: list, fd: int | None) -> None:
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] \
@@ -193,9 +194,12 @@ class SocketTransport(Transport):
 
     def _recv_exact(self, view: memoryview, at_boundary: bool) -> bool:
         got, want = 0, view.nbytes
+        # Descriptors ride on the first byte of a segment frame, so only frame headers (read
+        # exactly, from a frame boundary) need recvmsg; payloads use the plain, faster recv.
+        ancillary = self.is_unix and at_boundary
         while got < want:
             try:
-                if self.is_unix:
+                if ancillary:
                     n = self._recvmsg_into(view[got:])
                 else:
                     n = self.sock.recv_into(view[got:])

@@ -73,6 +73,43 @@ def test_a_kept_batch_keeps_exactly_its_block():
         reader.close()
 
 
+def test_batches_dropped_on_other_threads_while_reading_are_all_freed():
+    import queue
+    import random
+    import threading
+    table = int_batches(40, 500, seed=3)
+    handoff = queue.Queue()
+
+    def dropper(seed):
+        rng = random.Random(seed)
+        while True:
+            batch = handoff.get()
+            if batch is None:
+                return
+            if rng.random() < 0.5:
+                threading.Event().wait(rng.random() * 0.002)
+            del batch
+
+    threads = [threading.Thread(target=dropper, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    with DissociatedServer(lambda t: arrowipc.table(table), body_mode="shared") as s:
+        reader = connect(s.uri, b"x", timeout=TIMEOUT)
+        rows = 0
+        for batch in reader:
+            rows += batch.num_rows
+            handoff.put(batch)
+            del batch
+        for _ in threads:
+            handoff.put(None)
+        for t in threads:
+            t.join(TIMEOUT)
+        assert rows == table.num_rows
+        wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="every block freed")
+        assert s.stats()["blocks_released"] == 40 and s.stats()["unknown_frees"] == 0
+        reader.close()
+
+
 def test_dictionary_blocks_live_as_long_as_the_batches_using_them():
     with DissociatedServer(resolve, body_mode="shared",
                            options=arrowipc.ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as s:
