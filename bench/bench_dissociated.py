@@ -45,7 +45,7 @@ def make_batches(count: int, nbytes: int) -> list:
     return [pa.record_batch([pa.array(base + i)], names=["v"]) for i in range(count)]
 
 
-# -- servers (run in a child process) ----------------------------------------------------------------
+# -- servers (run in a child process) --------------------------------------------------------------
 
 def serve_pyarrow(path: str, workloads: dict):
     data = {name.encode(): make_batches(*shape) for name, shape in workloads.items()}
@@ -81,7 +81,7 @@ def serve_dissociated(path: str, mode: str, workloads: dict):
     server.close()
 
 
-# -- clients (timed in this process) -------------------------------------------------------------------
+# -- clients (timed in this process) ---------------------------------------------------------------
 
 def consume(buffers) -> int:
     total = 0

@@ -80,7 +80,8 @@ cdef class Mapping:
 
 
 def map_segment(int fd, int64_t size, bint writable, bint populate=True):
-    """Map `size` bytes of fd shared; MAP_POPULATE pre-faults the pages (no fault per 4 KiB later)."""
+    """Map `size` bytes of fd shared; MAP_POPULATE pre-faults the pages (no fault per 4 KiB
+    later)."""
     if size <= 0:
         raise ArrowInvalid(f"segment size must be positive, got {size}")
     cdef int prot = PROT_READ | (PROT_WRITE if writable else 0)

@@ -110,7 +110,8 @@ def body_tag(object sequence, int body_type, int shift=BODY_TYPE_SHIFT):
     if not 0 <= body_type <= 255:
         raise ArrowInvalid(f"body type must fit in 8 bits, got {body_type}")
     if shift != BODY_TYPE_SHIFT and shift != LEGACY_BODY_TYPE_SHIFT:
-        raise ArrowInvalid(f"body type shift must be 56 (the spec) or 55 (compatibility), got {shift}")
+        raise ArrowInvalid(f"body type shift must be 56 (the spec) or 55 (compatibility), got "
+                           f"{shift}")
     return (<uint64_t>body_type << shift) | seq
 
 
@@ -222,7 +223,7 @@ def sequence_at(object first, int64_t index):
     return <uint32_t>((base + <uint64_t>index) & MASK32)
 
 
-# -- our framing -------------------------------------------------------------------------------------
+# -- our framing -----------------------------------------------------------------------------------
 
 def frame_header(int kind, object tag, object length):
     """The 24-byte header of one frame of our stream-socket framing."""

@@ -24,7 +24,7 @@ from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
 from .shm import FreeChannel, SegmentTable, SharedBody, split_address
-from .uri import SCHEME_TCP, SCHEME_UNIX, parse_uri
+from .uri import SCHEME_UNIX, parse_uri
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_PENDING = 4096
@@ -184,7 +184,7 @@ class DissociatedReader:
     def stats(self) -> ReadStats:
         return self._decoder.stats
 
-    # -- iteration ----------------------------------------------------------------------------------
+    # -- iteration ---------------------------------------------------------------------------------
     def read_next_batch(self) -> RecordBatch:
         if self._finished:
             raise StopIteration
@@ -241,7 +241,7 @@ class DissociatedReader:
             self._selector.close()
             self._selector = None
 
-    # -- the reassembly loop ------------------------------------------------------------------------
+    # -- the reassembly loop -----------------------------------------------------------------------
     def _advance(self):
         """Decode messages in order until a batch comes out (or the schema, at the start);
         None at the end of the stream."""
@@ -307,7 +307,7 @@ class DissociatedReader:
     def _seq(self, pos: int) -> int:
         return wire.sequence_at(self._first, pos)
 
-    # -- receiving ----------------------------------------------------------------------------------
+    # -- receiving ---------------------------------------------------------------------------------
     def _receive(self) -> bool:
         """Handle one frame from a connection that still has something for this stream; False
         when none has."""
@@ -455,7 +455,7 @@ class DissociatedReader:
                                f"messages, {self._max_pending_bytes} bytes); last arrival: "
                                f"sequence {seq}")
 
-    # -- bodies -------------------------------------------------------------------------------------
+    # -- bodies ------------------------------------------------------------------------------------
     def _body_buffer(self, pos, msg, body):
         seq = self._seq(pos)
         length = msg.body_length

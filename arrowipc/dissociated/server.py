@@ -116,7 +116,7 @@ class DissociatedServer:
                                                name="arrowipc-dissociated-accept")
         self._accept_thread.start()
 
-    # -- addresses ----------------------------------------------------------------------------------
+    # -- addresses ---------------------------------------------------------------------------------
     def _uri(self, want: int) -> str:
         if self.unix_path is not None:
             u = DissociatedURI(SCHEME_UNIX, want, self.free_data, path=self.unix_path)
@@ -141,7 +141,7 @@ class DissociatedServer:
         """Only the body stream."""
         return self._uri(self.want_bodies)
 
-    # -- lifecycle ----------------------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------------------
     def _accept_loop(self):
         while True:
             try:
@@ -207,7 +207,7 @@ class DissociatedServer:
                 for key in ("blocks_allocated", "blocks_released", "unknown_frees"):
                     self._totals[key] += getattr(conn.arena, key)
 
-    # -- observability ------------------------------------------------------------------------------
+    # -- observability -----------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counters over every connection so far: blocks allocated and released (freed by the
         client or on disconnect), blocks outstanding, free_data addresses not recognised."""
@@ -236,7 +236,7 @@ class DissociatedServer:
                 out.extend(c.arena.outstanding())
         return sorted(out)
 
-    # -- streams ------------------------------------------------------------------------------------
+    # -- streams -----------------------------------------------------------------------------------
     def resolve(self, ticket: bytes):
         """(Schema, iterator of batches) for a ticket; UnknownTicket when the resolver says so."""
         try:
@@ -291,7 +291,7 @@ class _Connection:
         self.receiver.join(timeout)
         self.worker.join(timeout)
 
-    # -- receiving: requests, free_data, disconnect -------------------------------------------------
+    # -- receiving: requests, free_data, disconnect ------------------------------------------------
     def _receive_loop(self):
         t = self.transport
         idle = select.poll()
@@ -373,7 +373,7 @@ class _Connection:
         except (ArrowInvalid, OSError):
             pass
 
-    # -- the worker: one stream at a time -----------------------------------------------------------
+    # -- the worker: one stream at a time ----------------------------------------------------------
     def _work_loop(self):
         while True:
             req = self.requests.get()

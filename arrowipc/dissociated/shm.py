@@ -170,8 +170,9 @@ class SharedArena:
             mapping = map_segment(fd, size, True, self.populate)
             seg = _Segment(seg_id, size, mapping, path)
             if self.named:
+                name = os.path.basename(path)
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0,
-                                          [tp.segment_payload(seg_id, size, os.path.basename(path))])
+                                          [tp.segment_payload(seg_id, size, name)])
             else:
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(seg_id, size)],
                                           fd=fd)

@@ -262,7 +262,7 @@ class SocketTransport(Transport):
                 pass
 
 
-# -- control frames ---------------------------------------------------------------------------------
+# -- control frames --------------------------------------------------------------------------------
 
 def hello_payload(flags: int) -> bytes:
     return _HELLO.pack(HELLO_VERSION, flags)

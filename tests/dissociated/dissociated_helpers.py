@@ -53,8 +53,8 @@ def extra_types_table(lengths=(9, 0, 5)) -> pa.Table:
         ints = pa.array([rng.randrange(-50, 50) if rng.random() > 0.2 else None for _ in range(n)],
                         pa.int32())
         types = pa.array([i % 2 for i in range(n)], pa.int8())
-        sparse = pa.UnionArray.from_sparse(types, [pa.array(range(n), pa.int64()),
-                                                   pa.array([str(i) for i in range(n)], pa.string())])
+        sparse = pa.UnionArray.from_sparse(
+            types, [pa.array(range(n), pa.int64()), pa.array([str(i) for i in range(n)], pa.string())])
         offsets = pa.array([i // 2 for i in range(n)], pa.int32())
         dense = pa.UnionArray.from_dense(types, offsets,
                                          [pa.array(range((n + 1) // 2), pa.float64()),
@@ -115,7 +115,7 @@ def batch_lengths(table) -> list:
     return [b.num_rows for b in table.to_batches()]
 
 
-# -- schedules (DissociatedServer's test hook) ------------------------------------------------------
+# -- schedules (DissociatedServer's test hook) -----------------------------------------------------
 
 def frame_sequence(frame) -> tuple[str, int]:
     """('metadata' | 'eos' | 'body', sequence) of a (kind, tag, parts) frame."""

@@ -293,7 +293,8 @@ HOSTILE_SERVER = {
     "segment-bad-name": (frame(5, 0, struct.pack("<QQB", 0, 4096, 1) + b"../etc/passwd"),
                          "has name '../etc/passwd'"),
     "stray-descriptors": (lambda t: t.sock.sendmsg(
-        [b"\x00"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [sealed_memfd()] * 20))]),
+        [b"\x00"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                     array.array("i", [sealed_memfd()] * 20))]),
         "more than 16 descriptors"),
 }
 

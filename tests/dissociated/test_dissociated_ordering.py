@@ -14,7 +14,8 @@ from arrowipc.ipc import IpcWriteOptions
 from arrowipc.dissociated.server import _body_spans
 from arrowipc.dissociated.shm import SharedArena
 from arrowipc.ipc.writer import MessageEncoder
-from dissociated_helpers import (TIMEOUT, FakeServer, add_body, bodies_first, delta_dictionary_batches,
+from dissociated_helpers import (TIMEOUT, FakeServer, add_body, bodies_first,
+                                 delta_dictionary_batches,
                                  dictionary_bodies_last, drop, duplicate, extra_types_table,
                                  frame_sequence, replace_body, retag, reversed_order, shuffled,
                                  wait_until)

@@ -48,7 +48,7 @@ def test_prefix_rejects_sequence_out_of_range(bad):
         wire.metadata_prefix(3, 0)
 
 
-# -- body tags ------------------------------------------------------------------------------------------
+# -- body tags -------------------------------------------------------------------------------------
 
 def test_body_tag_golden_values():
     assert wire.body_tag(7, 0) == 0x0000000000000007
@@ -95,7 +95,7 @@ def test_body_tag_argument_checks():
         wire.parse_body_tag(1 << 64)
 
 
-# -- type-1 bodies and free_data ---------------------------------------------------------------------
+# -- type-1 bodies and free_data -------------------------------------------------------------------
 
 def test_shared_body_golden_bytes():
     payload = wire.encode_shared_body(128, [(64, 10), (0x0000010000000080, 0)])
@@ -132,7 +132,7 @@ def test_free_data_golden_bytes_and_checks():
         wire.encode_free_data([])
 
 
-# -- sequence numbers ------------------------------------------------------------------------------------
+# -- sequence numbers ------------------------------------------------------------------------------
 
 def test_sequence_positions_roll_over_after_uint32_max():
     first = U32_MAX - 1
@@ -154,7 +154,7 @@ def test_unwrap_across_many_rollovers():
         pos + (1 << 31) - 1
 
 
-# -- our frame header ------------------------------------------------------------------------------------
+# -- our frame header ------------------------------------------------------------------------------
 
 def test_frame_header_golden_bytes():
     head = wire.frame_header(wire.FRAME_TAGGED, 0x0100000000000007, 16)
@@ -176,7 +176,7 @@ def test_malformed_frame_headers(header, expected):
         wire.parse_frame_header(header, 1024)
 
 
-# -- URIs ---------------------------------------------------------------------------------------------------
+# -- URIs ------------------------------------------------------------------------------------------
 
 def test_uri_round_trips():
     u = parse_uri("arrowipc+tcp://127.0.0.1:5005?want_data=42&free_data=18446744073709551615"
@@ -186,7 +186,8 @@ def test_uri_round_trips():
     assert format_uri(u) == ("arrowipc+tcp://127.0.0.1:5005?want_data=42&free_data="
                              "18446744073709551615&remote_handle=AAEC_w")
     v = parse_uri("arrowipc+unix:///tmp/a%20dir/s.sock?want_data=1")
-    assert (v.scheme, v.path, v.want_data, v.free_data) == (SCHEME_UNIX, "/tmp/a dir/s.sock", 1, None)
+    assert (v.scheme, v.path, v.want_data, v.free_data) == \
+        (SCHEME_UNIX, "/tmp/a dir/s.sock", 1, None)
     assert parse_uri(format_uri(v)) == v
     six = parse_uri("arrowipc+tcp://[::1]:9?want_data=0")
     assert (six.host, six.port) == ("::1", 9) and parse_uri(str(six)) == six
