@@ -497,14 +497,18 @@ cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, i
 
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
                         dict custom_metadata=None, int codec=-1, bint legacy=False,
-                        object compress=None):
+                        object compress=None, FlatBatch flat=None, list compressed=None):
     """(framed metadata bytes, body gather parts, body length) for one record batch.
 
     Builds the header with an exact body layout; `compress`, if given, maps the list of body
-    buffers to their compressed forms before layout.
+    buffers to their compressed forms before layout. A caller that flattened and compressed
+    several batches at once passes `flat` and `compressed` instead.
     """
-    fb = flatten_columns(columns, num_rows, version)
-    buffers = fb.buffers if compress is None else compress(fb.buffers)
+    fb = flat if flat is not None else flatten_columns(columns, num_rows, version)
+    if compressed is not None:
+        buffers = compressed
+    else:
+        buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
     if not custom_metadata and not legacy:
         return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
