@@ -522,3 +522,58 @@ def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, in
 
     meta = encode_message(2, version, body_len, header, None, legacy)
     return meta, parts, body_len
+
+
+# -- Schema message and footer around a pre-encoded schema ---------------------------------------
+
+cdef int64_t embed_blob(_Out o, bytes blob, int64_t table_pos, int64_t fb_start):
+    """Place a self-contained flatbuffer region (encoded back to front, so aligned relative to
+    its end) with its end 8-aligned relative to the flatbuffer start; returns the position of
+    the table it holds. Every offset inside the region is relative, so it is copied verbatim."""
+    cdef int64_t n = len(blob)
+    cdef int64_t pad = (8 - (o.pos() - fb_start + n) % 8) % 8
+    if pad:
+        o.data += PADDING[pad]
+    cdef int64_t start = o.pos()
+    o.data += blob
+    return start + table_pos
+
+
+def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False):
+    """Framed Schema message around a pre-encoded Schema table region."""
+    def header(_Out o):
+        return embed_blob(o, blob, table_pos, 8)
+    return encode_message(1, version, 0, header, None, legacy)
+
+
+cdef int64_t write_block_vector(_Out o, list blocks):
+    """[Block]: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
+    o.pad_to(8, 4)
+    cdef int64_t vpos = o.pos()
+    o.i32(<int32_t>len(blocks))
+    for off, meta_len, body_len in blocks:
+        o.i64(off)
+        o.i32(meta_len)
+        o.i32(0)
+        o.i64(body_len)
+    return vpos
+
+
+def encode_footer(bytes blob, int64_t table_pos, list dictionaries, list record_batches,
+                  dict metadata=None, int version=4):
+    """Footer flatbuffer (unframed) around a pre-encoded Schema table region."""
+    cdef _Out o = _Out.__new__(_Out)
+    o.data = bytearray()
+    o.i32(0)                                 # root offset, patched below
+    slots, sizes, vals = [0, 1, 2, 3], [2, 4, 4, 4], [version, None, None, None]
+    if metadata is not None:
+        slots.append(4); sizes.append(4); vals.append(None)
+    footer = write_table(o, slots, sizes, vals)
+    o.patch_u32(0, <uint32_t>footer)
+    link(o, vals[2], write_block_vector(o, dictionaries))
+    link(o, vals[3], write_block_vector(o, record_batches))
+    if metadata is not None:
+        link(o, vals[4], write_metadata_vector(o, metadata))
+    link(o, vals[1], embed_blob(o, blob, table_pos, 0))
+    o.pad_to(8)
+    return bytes(o.data)

@@ -10,7 +10,8 @@ import os
 import struct
 
 from .. import types as T
-from .._core.batch_encode import encode_dictionary_batch, encode_record_batch, flatten_columns
+from .._core.batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
+                                  encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
@@ -124,7 +125,6 @@ class _WriterBase:
             from .compression import make_body_compressor
             self._compress = make_body_compressor(self.options)
             self._body_alignment = 8
-        self._dict_ids = md.DictionaryIds()
         self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
         self._write_schema()
@@ -133,16 +133,9 @@ class _WriterBase:
         pass
 
     def _write_schema(self):
-        # Schemas are immutable: the encoded message is cached on the Schema object.
-        key = (self._version, self.options.use_legacy_format)
-        cache = self.schema._ipc_cache
-        if cache is None:
-            cache = self.schema._ipc_cache = {}
-        framed = cache.get(key)
-        if framed is None:
-            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
-        self._write_message_bytes(framed, [], 0)
+        blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
+        self._write_message_bytes(
+            encode_schema_message(blob, pos, self._version, self.options.use_legacy_format), [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write(meta)
@@ -262,13 +255,6 @@ class _WriterBase:
         self.close()
 
 
-def _frame(flatbuffer: bytes, legacy: bool) -> bytes:
-    pad = (-len(flatbuffer) - (4 if legacy else 0)) % 8
-    n = len(flatbuffer) + pad
-    prefix = struct.pack("<i", n) if legacy else b"\xff\xff\xff\xff" + struct.pack("<i", n)
-    return prefix + flatbuffer + bytes(pad)
-
-
 class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker."""
 
@@ -308,8 +294,9 @@ class RecordBatchFileWriter(_WriterBase):
 
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
-        footer = md.encode_footer(self.schema, self._dict_blocks, self._batch_blocks,
-                                  self._footer_metadata, self._version, md.DictionaryIds())
+        blob, pos = md.schema_blob(self.schema)
+        footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
+                               self._footer_metadata, self._version)
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -328,8 +315,9 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
     options = options or IpcWriteOptions()
-    fb = md.encode_schema_message(schema, int(options.metadata_version), md.DictionaryIds())
-    return py_buffer(_frame(fb, options.use_legacy_format))
+    blob, pos = md.schema_blob(schema)
+    return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
+                                           options.use_legacy_format))
 
 
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
