@@ -10,12 +10,13 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
-from arrowipc._core.buffer cimport Buffer, py_buffer
+from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
 from arrowipc._core.arraydata cimport ArrayData
 
 from arrowipc._core.bitmap import bitmap_view, count_set_bits
 from arrowipc._core.offsets import rebase_offsets, read_offset_pair
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
+from arrowipc.types import ExtensionType
 
 from arrowipc._core.kinds cimport *
 
@@ -64,10 +65,15 @@ def ree_physical_slice(ArrayData d, int64_t offset, int64_t length):
     return new_run_ends, make_array(values).slice(lo, hi - lo).data
 
 
+cdef inline object storage_of(object t):
+    """The storage type of an extension type, else the type itself (no Python property call)."""
+    return t.storage if isinstance(t, ExtensionType) else t
+
+
 cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except -1:
     """Null count of d over [offset, offset + length) (offset absolute, including d.offset)."""
     cdef object v
-    cdef int kind = d.type.storage_type.kind
+    cdef int kind = storage_of(d.type).kind
     if length == 0 or kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
         return 0            # no validity bitmap of their own
     if kind == K_NULL:
@@ -84,7 +90,7 @@ cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except
 
 cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int depth):
     """Append the node for d's slots [offset, offset + length) and its buffers, then children's."""
-    cdef object t = d.type.storage_type
+    cdef object t = storage_of(d.type)
     cdef int kind = t.kind
     cdef int64_t nulls, width, first, last, size
     cdef Buffer values
@@ -131,7 +137,11 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
                                           length > values.size // max(width, 1) - offset)):
             raise ArrowInvalid(f"values buffer of a {t} array is too small for {length} values "
                                f"at offset {offset}")
-        fb.buffers.append(values.slice(offset * width, length * width))
+        # bounds checked just above
+        if offset == 0 and length * width == values.size:
+            fb.buffers.append(values)
+        else:
+            fb.buffers.append(slice_unchecked(values, offset * width, length * width))
         return
     if kind == K_BINARY or kind == K_LARGE_BINARY:
         width = 4 if kind == K_BINARY else 8
