@@ -433,12 +433,15 @@ cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, i
     Layout, relative to the flatbuffer start (byte 8 of the output):
       0 root offset | 4 Message vtable | 24 Message table | 48 RecordBatch vtable |
       64 RecordBatch table | 96 BodyCompression (optional) | vectors: nodes, buffers, variadic
+    Every int64 lands on an 8-byte boundary of the flatbuffer: strict verifiers (flatcc, Rust)
+    check alignment.
     """
     cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
-    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)
-    cdef int64_t nodes_at = pos + 4                        # vector length at pos, data 8-aligned
-    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 4
-    cdef int64_t var_at = bufs_at + 16 * n_bufs + 4
+    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)     # 8-aligned
+    # each vector: 4 bytes of padding, the uint32 length, then 8-aligned int64 elements
+    cdef int64_t nodes_at = pos + 8
+    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 8
+    cdef int64_t var_at = bufs_at + 16 * n_bufs + 8
     cdef int64_t end = (var_at + 8 * n_var) if n_var else (bufs_at + 16 * n_bufs)
     cdef int64_t meta_len = (end + 7) // 8 * 8
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + meta_len)
