@@ -417,18 +417,19 @@ class _Connection:
     def _serve(self, role, ticket):
         s = self.server
         schema, batches = s.resolve(ticket)
-        frames = self._stream_frames(role, schema, batches)
+        groups = self._stream_frames(role, schema, batches)
         if s.schedule is not None:
-            frames = s.schedule(list(frames))
-        send = self.transport.send_frame
-        for kind, tag, parts in frames:
-            send(kind, tag, parts)
-        send(wire.FRAME_STREAM_END, 0, [])
+            groups = [[f] for f in s.schedule([f for g in groups for f in g])]
+        send = self.transport.send_frames
+        for group in groups:
+            send(group)
+        send([(wire.FRAME_STREAM_END, 0, [])])
         with s._lock:
             s._totals["streams"] += 1
 
     def _stream_frames(self, role, schema, batches):
-        """(frame kind, tag, parts) for every message of the stream this role sends."""
+        """Lists of (frame kind, tag, parts): the frames this role sends, one list per batch
+        (its dictionary messages and itself, metadata and bodies), sent together."""
         s = self.server
         encoder = MessageEncoder(schema, s.options)
         skip = encoder.prefix_length
@@ -440,18 +441,21 @@ class _Connection:
                     [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
 
         if role != ROLE_BODIES:
-            yield metadata(encoder.schema_message())
+            yield [metadata(encoder.schema_message())]
         position += 1
         for batch in batches:
+            group = []
             for m in encoder.batch_messages(batch):
                 if role != ROLE_BODIES:
-                    yield metadata(m.metadata)
+                    group.append(metadata(m.metadata))
                 if role != ROLE_METADATA:
-                    yield self._body_frame(wire.sequence_at(s.first_sequence, position), m, skip)
+                    group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
+                                                  skip))
                 position += 1
+            yield group
         if role != ROLE_BODIES:
-            yield (wire.FRAME_MESSAGE, 0,
-                   [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])
+            yield [(wire.FRAME_MESSAGE, 0,
+                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])]
 
     def _body_frame(self, seq: int, m, skip: int):
         shift = self.server.tag_shift

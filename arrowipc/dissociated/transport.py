@@ -76,6 +76,12 @@ class Transport:
                    blocking: bool = True) -> bool:
         raise NotImplementedError
 
+    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+        for kind, tag, parts in frames:
+            self.send_frame(kind, tag, parts, fd, blocking)
+            fd = None
+        return True
+
     def receive(self) -> Frame | None:
         raise NotImplementedError
 
@@ -124,14 +130,22 @@ class SocketTransport(Transport):
                    blocking: bool = True) -> bool:
         """Send one frame; with blocking=False, give up (return False) if another send holds
         the connection (used from finalizers, which may run inside a send)."""
-        views, total = _byte_views(parts)
-        head = wire.frame_header(kind, tag, total)
+        return self.send_frames([(kind, tag, parts)], fd, blocking)
+
+    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+        """Send (kind, tag, parts) frames back to back in as few sendmsg calls as possible (a
+        message's metadata and body together: one wake-up of the reader, not two)."""
+        iov = []
+        for kind, tag, parts in frames:
+            views, total = _byte_views(parts)
+            iov.append(memoryview(wire.frame_header(kind, tag, total)))
+            iov.extend(views)
         if not self._send_lock.acquire(blocking):
             return False
         try:
             if self.closed:
                 raise TransportClosed(f"{self.name}: send on a closed connection")
-            self._sendmsg_all([memoryview(head)] + views, fd)
+            self._sendmsg_all(iov, fd)
         except OSError as e:
             self._mark_closed()
             raise TransportClosed(f"{self.name}: send failed: {e}") from e
