@@ -188,3 +188,14 @@ def file_frames(data):
     head = 8
     frames, _, _ = split_stream(data, head)
     return frames
+
+
+def replace_buffer(data: bytearray, frame: Frame, buffer_index: int, content: bytes) -> None:
+    """Put `content` where body buffer `buffer_index` of `frame` starts, and patch the buffer's
+    length in the header to len(content); the rest of the old buffer stays as unused body bytes.
+    `content` must fit in the old buffer (positions of everything else are unchanged)."""
+    pos, offset, length = frame.buffers()[buffer_index]
+    assert len(content) <= length, f"{len(content)} bytes do not fit in a {length}-byte buffer"
+    start = frame.body_start + offset
+    data[start:start + len(content)] = content
+    struct.pack_into("<q", data, pos + 8, len(content))
