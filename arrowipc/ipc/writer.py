@@ -194,7 +194,8 @@ class _WriterBase:
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
-        if self.options.unify_dictionaries and self._dicts:
+        # as in pyarrow, only files unify (a stream can replace dictionaries instead)
+        if self.options.unify_dictionaries and self._dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
         batches = table_.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:

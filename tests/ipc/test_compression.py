@@ -42,20 +42,6 @@ COMPRESSION_DIR = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration", 
 SUPPLEMENT = os.path.join(REPO, os.pardir, "shared", "ipc-supplement")
 SUFFIX = {"stream": ".stream", "file": ".arrow_file"}
 
-# Engine findings these tests record (reported to the lead); strict, so a fix turns them red
-# until the marker goes.
-CONCAT_VALIDITY_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: arrowipc.concat._bitmap_concat loses the nulls of a delta dictionary appended "
-    "to one without a validity bitmap (see test_dictionaries.py)"))
-MIN_SPACE_SAVINGS_IGNORED = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: IpcWriteOptions(min_space_savings=...) is accepted but make_body_compressor "
-    "never reads it: buffers are compressed whenever that makes them any smaller"))
-PREALLOCATES_CLAIMED_SIZE = pytest.mark.xfail(strict=True, reason=(
-    "engine gap: a prefix up to the fixed 16 GiB MAX_DECOMPRESSED_BUFFER is allocated before "
-    "the frame is looked at (lz4 max_length / zstd read(size) preallocate it): a 600 KB frame "
-    "claiming 8 GiB gives MemoryError under RLIMIT_AS instead of ArrowInvalid; DESIGN.md asks "
-    "to cap preallocation, and the limit is not configurable from IpcReadOptions"))
-
 # ---------------------------------------------------------------------------------------------
 # helpers
 
@@ -195,7 +181,6 @@ def test_compressed_supplement_dictionary_batches_are_compressed(stem, form):
     assert [b.column(1).to_pylist() for b in ours] == [b.column(1).to_pylist() for b in theirs]
 
 
-@CONCAT_VALIDITY_BUG
 @pytest.mark.parametrize("stem,form", SUPPLEMENT_CASES, ids=[f"{s}.{f}" for s, f in SUPPLEMENT_CASES])
 def test_compressed_supplement_decodes_to_expected(stem, form):
     path = os.path.join(SUPPLEMENT, stem + SUFFIX[form])
@@ -569,7 +554,6 @@ def test_huge_prefix_under_address_space_limit(codec, prefix, tmp_path):
     assert result.stdout.startswith("ArrowInvalid")
 
 
-@PREALLOCATES_CLAIMED_SIZE
 @pytest.mark.parametrize("codec", CODECS)
 def test_prefix_under_the_limit_but_far_beyond_the_frame(codec, tmp_path):
     # 8 GiB claimed by a 600 KB frame: nothing that large should be allocated to find out
@@ -776,7 +760,6 @@ def test_compression_level(codec, low, high):
     assert_pa_equal(got, [batch])
 
 
-@MIN_SPACE_SAVINGS_IGNORED
 @pytest.mark.parametrize("codec", CODECS)
 def test_min_space_savings_stores_raw_below_the_threshold(codec):
     batch = compressible_batch()

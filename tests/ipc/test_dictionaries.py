@@ -33,15 +33,6 @@ SHARED_DICT_DIR = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration", 
 
 FORMS = ["stream", "file"]
 
-# Engine bugs these tests found (reported to the lead); strict, so a fix turns them red until the
-# marker goes.
-CONCAT_VALIDITY_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: arrowipc.concat._bitmap_concat writes whole 0xff bytes for a part without a "
-    "validity bitmap, so nulls of the next part (at a non-byte-aligned bit) are lost: a delta "
-    "dictionary ['d', None] appended to ['a', 'b', 'c'] reads as ['a', 'b', 'c', 'd', '']"))
-FILE_NUM_MESSAGES_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine deviation: pyarrow's file reader counts the footer's schema as a message "
-    "(num_messages starts at 1); arrowipc's file reader starts at 0"))
 DICT_STAT_FIELDS = ("num_dictionary_batches", "num_dictionary_deltas", "num_replaced_dictionaries")
 STAT_FIELDS = ("num_messages", "num_record_batches") + DICT_STAT_FIELDS
 
@@ -167,12 +158,10 @@ SUPPLEMENT_CASES = [
 ]
 SUPPLEMENT_IDS = [f"{stem}.{form}" for stem, form in SUPPLEMENT_CASES]
 # the delta files append a dictionary holding a null to one without nulls
-SUPPLEMENT_VALUE_CASES = [
-    pytest.param(stem, form, id=f"{stem}.{form}", marks=[CONCAT_VALIDITY_BUG] if "delta" in stem else [])
-    for stem, form in SUPPLEMENT_CASES]
-SUPPLEMENT_ALL_STATS_CASES = [
-    pytest.param(stem, form, id=f"{stem}.{form}", marks=[FILE_NUM_MESSAGES_BUG] if form == "file" else [])
-    for stem, form in SUPPLEMENT_CASES]
+SUPPLEMENT_VALUE_CASES = [pytest.param(stem, form, id=f"{stem}.{form}")
+                          for stem, form in SUPPLEMENT_CASES]
+SUPPLEMENT_ALL_STATS_CASES = [pytest.param(stem, form, id=f"{stem}.{form}")
+                              for stem, form in SUPPLEMENT_CASES]
 
 
 def supplement_path(stem, form):
@@ -270,7 +259,7 @@ def test_supplement_all_read_stats_match_pyarrow(stem, form):
     assert stats_of(ours.stats) == stats_of(theirs.stats)
 
 
-@pytest.mark.parametrize("form", ["stream", pytest.param("file", marks=FILE_NUM_MESSAGES_BUG)])
+@pytest.mark.parametrize("form", ["stream", "file"])
 def test_reader_num_messages_counts_like_pyarrow(form):
     batches = [dict_batch([0, 1], ["a", "b"]), dict_batch([1], ["a", "b"])]
     data, _ = pa_write(batches, form)
@@ -285,8 +274,7 @@ def test_reader_num_messages_counts_like_pyarrow(form):
 
 
 @pytest.mark.parametrize("form", FORMS)
-@pytest.mark.parametrize("first", [pytest.param(["a", "b", "c"], id="first_without_validity",
-                                                marks=CONCAT_VALIDITY_BUG),
+@pytest.mark.parametrize("first", [pytest.param(["a", "b", "c"], id="first_without_validity"),
                                    pytest.param(["a", None, "c"], id="first_with_nulls")])
 def test_delta_holding_a_null_after_a_dictionary(form, first):
     # the smallest reproduction of the supplement files' case, at several bit positions
@@ -499,9 +487,6 @@ def test_unify_dictionaries_makes_one_dictionary_in_a_file():
     assert dictionaries[0].equals(pa_read(theirs, "file")[0][0].column("d").dictionary)
 
 
-@pytest.mark.xfail(strict=True, reason="engine deviation: pyarrow ignores unify_dictionaries when "
-                   "writing a stream (replacements are legal there); arrowipc unifies, so "
-                   "WriteStats and messages differ from pyarrow's")
 def test_unify_dictionaries_in_a_stream_behaves_like_pyarrow():
     table = pa.Table.from_batches(unify_chunks())
     ours, ours_stats = ours_write(None, "stream", ipc.IpcWriteOptions(unify_dictionaries=True), table=table)

@@ -34,19 +34,6 @@ BIG = os.path.join(INTEGRATION, "1.0.0-bigendian")
 LITTLE = os.path.join(INTEGRATION, "1.0.0-littleendian")
 METADATA_V4, METADATA_V5 = 3, 4
 
-# Engine bug these tests found (reported to the lead); strict, so a fix turns them red until the
-# marker goes.
-BIG_ENDIAN_AS_IS_BUG = pytest.mark.xfail(strict=True, reason=(
-    "engine bug: with ensure_native_endian=False the deferred content checks read big-endian "
-    "offsets as little-endian and raise ArrowInvalid ('offsets: last offset 369098752 is beyond "
-    "the end of the data') for every layout with offsets (binary, list, map, union children, "
-    "dictionaries), so the data cannot be kept as-is"))
-# the big-endian gold files whose layouts all lack offsets read as-is today
-BIG_ENDIAN_WITHOUT_OFFSETS = {"generated_custom_metadata", "generated_datetime", "generated_decimal",
-                              "generated_decimal256", "generated_interval", "generated_null",
-                              "generated_null_trivial", "generated_primitive_no_batches",
-                              "generated_primitive_zerolength"}
-
 
 def sample_batches():
     return [S.make_batch(["int32", "string", "list", "struct", "bool", "decimal128"], 21, seed=1),
@@ -370,8 +357,7 @@ def big_endian_stems():
 
 
 BIG_STEMS = big_endian_stems()
-BIG_STEMS_AS_IS = [stem if stem in BIG_ENDIAN_WITHOUT_OFFSETS or not isinstance(stem, str)
-                   else pytest.param(stem, marks=BIG_ENDIAN_AS_IS_BUG) for stem in BIG_STEMS]
+BIG_STEMS_AS_IS = list(BIG_STEMS)
 SUFFIX = {"stream": ".stream", "file": ".arrow_file"}
 
 
@@ -454,7 +440,6 @@ def test_big_endian_kept_as_is(stem, form):
                 assert _same_buffers(ours_dict, their_dict), (stem, i)
 
 
-@BIG_ENDIAN_AS_IS_BUG
 def test_big_endian_int32_bytes_are_swapped_relative_to_the_twin():
     # a direct look at one fixed-width column: same values, bytes reversed per element
     stem = "generated_primitive"
