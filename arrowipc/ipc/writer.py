@@ -126,6 +126,7 @@ class _WriterBase:
             self._compress = make_body_compressor(self.options)
             self._body_alignment = 8
         self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
+        self._has_dicts = bool(self._dicts)
         self._start()
         self._write_schema()
 
@@ -138,9 +139,14 @@ class _WriterBase:
             encode_schema_message(blob, pos, self._version, self.options.use_legacy_format), [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
-        self._sink.write(meta)
-        if body_len:
-            self._sink.write_parts(parts, body_len)
+        sink = self._sink
+        if sink._memory:                      # one append for metadata and body
+            sink.f._extend([meta] + parts if body_len else [meta], len(meta) + body_len)
+            sink.pos += len(meta) + body_len
+        else:
+            sink.write(meta)
+            if body_len:
+                sink.write_parts(parts, body_len)
         self.stats.num_messages += 1
 
     # -- public API -----------------------------------------------------------------------------
@@ -152,8 +158,8 @@ class _WriterBase:
         if batch.schema is not self.schema and not batch.schema.equals(self.schema):
             raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
                                f"vs\n{self.schema}")
-        md_bytes = T.normalize_metadata(custom_metadata)
-        if self._dicts:
+        md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
+        if self._has_dicts:
             self._write_dictionaries(batch)
         start = self._sink.pos
         meta, parts, body_len = encode_record_batch(
@@ -195,7 +201,7 @@ class _WriterBase:
         if not isinstance(table_, Table):
             table_ = table(table_)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
-        if self.options.unify_dictionaries and self._dicts and self._file_mode:
+        if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
         batches = table_.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
