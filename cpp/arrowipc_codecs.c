@@ -35,8 +35,14 @@ static struct {
   size_t (*compress_bound)(size_t);
   unsigned (*is_error)(size_t);
   const char* (*error_name)(size_t);
+  void* (*create_dstream)(void);
+  size_t (*free_dstream)(void*);
+  size_t (*decompress_stream)(void*, void*, void*);
   int loaded;
 } zstd;
+
+typedef struct { const void* src; size_t size; size_t pos; } zstd_in;
+typedef struct { void* dst; size_t size; size_t pos; } zstd_out;
 
 #define LZ4F_VERSION_NUMBER 100
 
@@ -62,8 +68,12 @@ int arrowipc_codec_load(int codec, const char* path) {
   *(void**)&zstd.compress_bound = dlsym(h, "ZSTD_compressBound");
   *(void**)&zstd.is_error = dlsym(h, "ZSTD_isError");
   *(void**)&zstd.error_name = dlsym(h, "ZSTD_getErrorName");
+  *(void**)&zstd.create_dstream = dlsym(h, "ZSTD_createDStream");
+  *(void**)&zstd.free_dstream = dlsym(h, "ZSTD_freeDStream");
+  *(void**)&zstd.decompress_stream = dlsym(h, "ZSTD_decompressStream");
   zstd.loaded = zstd.decompress && zstd.compress && zstd.compress_bound && zstd.is_error &&
-                zstd.error_name;
+                zstd.error_name && zstd.create_dstream && zstd.free_dstream &&
+                zstd.decompress_stream;
   return zstd.loaded;
 }
 
@@ -108,6 +118,53 @@ int arrowipc_decompress(int codec, const uint8_t* src, int64_t src_len, uint8_t*
     if (src_size == 0 && dst_size == 0) { status = ARROWIPC_CODEC_TOO_SHORT; break; }  /* no progress */
   }
   lz4.free_dctx(ctx);
+  return status;
+}
+
+int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                               int64_t* size, const char** error) {
+  static const size_t SCRATCH = 1 << 16;
+  uint8_t scratch[1 << 16];
+  int64_t total = 0;
+  *error = NULL;
+  *size = 0;
+  if (codec == ARROWIPC_CODEC_ZSTD) {
+    if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    void* ds = zstd.create_dstream();
+    if (ds == NULL) return ARROWIPC_CODEC_UNAVAILABLE;
+    zstd_in in = {src, (size_t)src_len, 0};
+    int status = ARROWIPC_CODEC_TOO_SHORT;
+    for (;;) {
+      zstd_out out = {scratch, SCRATCH, 0};
+      size_t r = zstd.decompress_stream(ds, &out, &in);
+      if (zstd.is_error(r)) { *error = zstd.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
+      total += (int64_t)out.pos;
+      if (total > limit) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+      if (r == 0 && in.pos == in.size) { status = ARROWIPC_CODEC_OK; break; }
+      if (out.pos == 0 && in.pos == in.size) break;     /* input ended inside a frame */
+    }
+    zstd.free_dstream(ds);
+    *size = total;
+    return status;
+  }
+  if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+  LZ4F_dctx* ctx = NULL;
+  size_t r = lz4.create_dctx(&ctx, LZ4F_VERSION_NUMBER);
+  if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_CORRUPT; }
+  int64_t in = 0;
+  int status = ARROWIPC_CODEC_TOO_SHORT;
+  for (;;) {
+    size_t dst_size = SCRATCH, src_size = (size_t)(src_len - in);
+    r = lz4.decompress(ctx, scratch, &dst_size, src + in, &src_size, NULL);
+    if (lz4.is_error(r)) { *error = lz4.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
+    total += (int64_t)dst_size;
+    in += (int64_t)src_size;
+    if (total > limit) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+    if (r == 0) { status = in == src_len ? ARROWIPC_CODEC_OK : ARROWIPC_CODEC_TRAILING; break; }
+    if (src_size == 0 && dst_size == 0) break;          /* no progress: truncated */
+  }
+  lz4.free_dctx(ctx);
+  *size = total;
   return status;
 }
 

@@ -31,6 +31,12 @@ int64_t arrowipc_compress_bound(int codec, int64_t n);
 int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8_t* dst,
                       int64_t cap, int64_t* out_len, const char** error);
 
+/* Count what src decompresses to, through a small scratch buffer, stopping past `limit`
+ * (ARROWIPC_CODEC_TOO_LONG). Used before allocating when a claimed size is implausibly large
+ * for its input, so memory follows the data rather than the claim. */
+int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                               int64_t* size, const char** error);
+
 /* A unit of codec work for the parallel runner. */
 typedef struct {
   int compress;            /* 1: compress src into dst; 0: decompress into exactly dst_len */

@@ -5,6 +5,7 @@ Every node and buffer the header claims is checked against the body before use; 
 not 8-byte aligned are copied to an aligned allocation (never read misaligned). The result is safe
 for every later access: sizes are checked against lengths and types, offsets are validated.
 """
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
@@ -32,6 +33,7 @@ DEF MAX_DEPTH = 64
 cdef Buffer ZERO_OFFSETS = py_buffer(bytes(8))   # one 0 offset, 32 or 64 bits wide
 
 
+@cython.no_gc
 cdef class RecordBatchHeader:
     """The decoded RecordBatch table: length, field nodes, buffer locations, compression."""
     cdef readonly int64_t length

@@ -28,6 +28,8 @@ cdef extern from "arrowipc_codecs.h" nogil:
     int arrowipc_codec_load(int codec, const char* path)
     int arrowipc_codec_available(int codec)
     int64_t arrowipc_compress_bound(int codec, int64_t n)
+    int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                                   int64_t* size, const char** error)
     void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads)
 
 _NAMES = {0: "LZ4_FRAME", 1: "ZSTD"}
@@ -58,9 +60,42 @@ cdef str describe(arrowipc_codec_task* t, str where, int64_t index):
     return f"{where}: buffer {index}: corrupt {name} data{detail}"
 
 
+# A claimed size above this multiple of the compressed size (plus a slack) is measured before
+# anything is allocated for it.
+DEF PLAUSIBLE_RATIO = 64
+DEF PLAUSIBLE_SLACK = 1 << 20
+
+
+cdef int check_claim(int codec, Buffer src, int64_t claimed, str where, object label) except -1:
+    """Allocation follows the data: an implausibly large claim must be proven by decoding."""
+    cdef int64_t measured = 0
+    cdef const char* error = NULL
+    cdef int status
+    if claimed <= PLAUSIBLE_RATIO * src.size + PLAUSIBLE_SLACK:
+        return 0
+    with nogil:
+        status = arrowipc_decompressed_size(codec, src.ptr, src.size, claimed, &measured, &error)
+    if status == ARROWIPC_CODEC_OK and measured == claimed:
+        return 0
+    name = _NAMES.get(codec, str(codec))
+    if status == ARROWIPC_CODEC_OK or status == ARROWIPC_CODEC_TOO_SHORT:
+        raise ArrowInvalid(f"{where}: buffer {label}: {name} data decodes to {measured} bytes but "
+                           f"its prefix states {claimed}")
+    if status == ARROWIPC_CODEC_TOO_LONG:
+        raise ArrowInvalid(f"{where}: buffer {label}: {name} data decompresses to more than the "
+                           f"{claimed} bytes its prefix states")
+    if status == ARROWIPC_CODEC_TRAILING:
+        raise ArrowInvalid(f"{where}: buffer {label}: bytes left after the end of the {name} frame")
+    detail = f" ({error.decode(errors='replace')})" if error != NULL else ""
+    raise ArrowInvalid(f"{where}: buffer {label}: corrupt {name} data{detail}")
+
+
 def decompress_all(int codec, list sources, list sizes, list labels, int threads, str where):
-    """Decompress each source into a new Buffer of exactly its size (sizes already checked)."""
+    """Decompress each source into a new Buffer of exactly its size (sizes already checked
+    against the caller's limit; implausible ones are measured before any allocation)."""
     cdef Py_ssize_t n = len(sources), i
+    for i in range(n):
+        check_claim(codec, sources[i], sizes[i], where, labels[i])
     cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
     cdef Buffer src, dst
     cdef list outs = []

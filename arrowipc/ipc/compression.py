@@ -110,6 +110,30 @@ def _decompress_zstd(data: memoryview, size: int) -> bytes:
 _DECOMPRESS = {CODEC_LZ4_FRAME: _decompress_lz4, CODEC_ZSTD: _decompress_zstd}
 
 
+def _measure(codec: int, data: memoryview, limit: int) -> int:
+    """Bytes `data` decompresses to, counted in 64 KiB steps; stops past `limit`."""
+    total, step = 0, 1 << 16
+    try:
+        if codec == CODEC_LZ4_FRAME:
+            import lz4.frame
+            d = lz4.frame.LZ4FrameDecompressor()
+            chunk = d.decompress(data, max_length=step)
+            while True:
+                total += len(chunk)
+                if total > limit or d.eof or not chunk:
+                    return total
+                chunk = d.decompress(b"", max_length=step)
+        import zstandard
+        reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=False)
+        while True:
+            chunk = reader.read(step)
+            total += len(chunk)
+            if total > limit or not chunk:
+                return total
+    except Exception as e:  # noqa: BLE001 - the codecs raise their own error types
+        raise ArrowInvalid(f"corrupt {CODEC_NAMES[codec]} data: {e}") from None
+
+
 def decompress_buffer(raw: Buffer, codec: int, limit: int = MAX_DECOMPRESSED_BUFFER,
                       where: str = "buffer") -> Buffer:
     """The uncompressed contents of one compressed body buffer."""
@@ -123,6 +147,15 @@ def decompress_buffer(raw: Buffer, codec: int, limit: int = MAX_DECOMPRESSED_BUF
     if size < 0 or size > limit:
         raise ArrowInvalid(f"{where}: uncompressed length prefix is {size}; expected -1 or "
                            f"0..{limit}")
+    if size > 64 * raw.size + (1 << 20):
+        # implausibly large claim: measure the real output before allocating for it
+        measured = _measure(codec, memoryview(raw)[8:], size)
+        if measured > size:
+            raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decompresses to more than "
+                               f"the {size} bytes its prefix states")
+        if measured < size:
+            raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decodes to {measured} bytes "
+                               f"but its prefix states {size}")
     out = _DECOMPRESS[codec](memoryview(raw)[8:], size)
     if len(out) != size:
         raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decompressed to {len(out)} bytes "
@@ -203,6 +236,7 @@ def make_body_compressor(options):
     if level is None:
         level = 0 if codec == CODEC_LZ4_FRAME else 1      # the codecs' fast defaults, as pyarrow
     threshold = options.compression_threshold
+    savings = options.min_space_savings
     use_threads = options.use_threads
     native = _native()
     # ZSTD output depends on the library version: compress with the `zstandard` package's
@@ -227,8 +261,10 @@ def make_body_compressor(options):
             packed = compress_many([buffers[i] for i in work]) if work else []
             out = [None if b is None or len(b) == 0 else (_RAW_PREFIX, b) for b in buffers]
             for i, p in zip(work, packed):
-                if p is not None:           # never store a buffer larger than it was raw
-                    out[i] = (_PREFIX.pack(len(buffers[i])), p)
+                n = len(buffers[i])
+                # never store a buffer larger than it was raw, nor one that saves too little
+                if p is not None and (savings is None or 1.0 - len(p) / n >= savings):
+                    out[i] = (_PREFIX.pack(n), p)
             return out
 
     return Compressor()

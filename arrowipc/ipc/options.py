@@ -65,7 +65,10 @@ class IpcWriteOptions:
             raise ValueError(f"compression_threshold must be >= 0 bytes, got {compression_threshold}")
         # buffers smaller than this many bytes are stored raw (prefix -1)
         self.compression_threshold = int(compression_threshold)
-        self.min_space_savings = min_space_savings
+        if min_space_savings is not None and not 0.0 <= float(min_space_savings) <= 1.0:
+            raise ValueError(f"min_space_savings must be in [0, 1], got {min_space_savings}")
+        # a buffer is stored raw unless compression saves at least this fraction of its size
+        self.min_space_savings = None if min_space_savings is None else float(min_space_savings)
         self.use_threads = bool(use_threads)
         self.emit_dictionary_deltas = bool(emit_dictionary_deltas)
         self.unify_dictionaries = bool(unify_dictionaries)

@@ -135,6 +135,7 @@ class MessageEncoder:
             self._compress = make_body_compressor(self.options)
             self._body_alignment = 8
         self.dictionaries = DictionaryTracker(schema, self.options, file_mode)
+        self._has_dicts = bool(self.dictionaries)
 
     @property
     def prefix_length(self) -> int:
@@ -156,8 +157,8 @@ class MessageEncoder:
         if batch.schema is not self.schema and not batch.schema.equals(self.schema):
             raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
                                f"vs\n{self.schema}")
-        md_bytes = T.normalize_metadata(custom_metadata)
-        out = self._dictionary_messages(batch) if self.dictionaries else []
+        md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
+        out = self._dictionary_messages(batch) if self._has_dicts else []
         stats = self.stats
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
@@ -207,6 +208,7 @@ class _WriterBase:
         self.schema = enc.schema
         self.stats = enc.stats
         self._dicts = enc.dictionaries
+        self._has_dicts = enc._has_dicts
         self._version = enc._version
         self._compress = enc._compress
         self._sink = _Sink(sink)
@@ -218,9 +220,14 @@ class _WriterBase:
         pass
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
-        self._sink.write(meta)
-        if body_len:
-            self._sink.write_parts(parts, body_len)
+        sink = self._sink
+        if sink._memory:                      # one append for metadata and body
+            sink.f._extend([meta] + parts if body_len else [meta], len(meta) + body_len)
+            sink.pos += len(meta) + body_len
+        else:
+            sink.write(meta)
+            if body_len:
+                sink.write_parts(parts, body_len)
 
     # -- public API -----------------------------------------------------------------------------
     def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
@@ -243,7 +250,8 @@ class _WriterBase:
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
-        if self.options.unify_dictionaries and self._dicts:
+        # as in pyarrow, only files unify (a stream can replace dictionaries instead)
+        if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
         batches = table_.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
