@@ -21,8 +21,9 @@ def _bitmap_concat(parts, index):
     pos = 0
     for p in parts:
         src = p.buffers[index] if p.buffers else None
-        if src is None:                                   # all valid
-            bits = b"\xff" * ((p.length + 7) // 8)
+        if src is None:                                   # all valid; no bit past the end
+            tail = p.length % 8
+            bits = b"\xff" * (p.length // 8) + (bytes([(1 << tail) - 1]) if tail else b"")
             chunk = memoryview(bits)
             shifted = None
         else:
