@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
         raise e
 
 
-# -- commands ---------------------------------------------------------------------------------------
+# -- commands --------------------------------------------------------------------------------------
 
 def cmd_inspect(args) -> int:
     from .cli_inspect import Input, describe, render_text
@@ -83,7 +83,8 @@ def cmd_head(args) -> int:
         total = reader.count_rows()
         print(f"({shown:,} of {total:,} rows)")
     else:
-        print(f"(first {shown:,} rows)" if shown == args.n else f"({shown:,} rows, the whole stream)")
+        print(f"(first {shown:,} rows)" if shown == args.n
+              else f"({shown:,} rows, the whole stream)")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return EXIT_OK
@@ -106,7 +107,8 @@ def cmd_convert(args) -> int:
     from .cli_inspect import Input, output_kind
     kind = _output_kind(output_kind, args.dst, args.to)
     if args.alkaid and kind != "file":
-        raise UsageError("--alkaid sets the file magic: it needs a file output (.arrow or --to file)")
+        raise UsageError("--alkaid sets the file magic: it needs a file output "
+                         "(.arrow or --to file)")
     if args.batch_rows is not None and args.batch_rows < 1:
         raise UsageError(f"--batch-rows must be 1 or more, got {args.batch_rows}")
     _refuse_same_file(args.src, args.dst)
@@ -156,7 +158,7 @@ def cmd_bench(args) -> int:
     return EXIT_OK
 
 
-# -- helpers ----------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------
 
 def _column_list(text: str | None) -> list | None:
     if text is None:
@@ -194,8 +196,11 @@ def _label(path: str) -> str:
     return "<stdout>" if path == "-" else path
 
 
-def _input_label(path: str) -> str:
-    return "<stdin>" if path == "-" else path
+def _about(target: str | None, what: str) -> str:
+    """`<input>: what` for problems of the input data."""
+    if target is None:
+        return what
+    return f"{'<stdin>' if target == '-' else target}: {what}"
 
 
 def _summary_line(s: dict) -> str:
@@ -211,7 +216,7 @@ def _report(args, line: str):
     print(line, file=sys.stderr if args.dst == "-" else sys.stdout)
 
 
-# -- parser -----------------------------------------------------------------------------------------
+# -- parser ----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
@@ -300,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# -- entry point ------------------------------------------------------------------------------------
+# -- entry point -----------------------------------------------------------------------------------
 
 def _one_line(e: BaseException) -> str:
     text = " ".join(str(e).split())
@@ -349,9 +354,9 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
         status, what = EXIT_USAGE, "error"
         command = getattr(e, "prog", command)
     elif isinstance(e, ArrowNotImplementedError):
-        status, what = EXIT_UNSUPPORTED, f"{_input_label(target)}: unsupported" if target else "unsupported"
+        status, what = EXIT_UNSUPPORTED, _about(target, "unsupported")
     elif isinstance(e, ArrowInvalid):
-        status, what = EXIT_INVALID_DATA, f"{_input_label(target)}: invalid data" if target else "invalid data"
+        status, what = EXIT_INVALID_DATA, _about(target, "invalid data")
     elif isinstance(e, OSError):
         status, what = EXIT_IO, "I/O error"
         if e.filename is not None and e.strerror:

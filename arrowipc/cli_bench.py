@@ -141,11 +141,8 @@ def _time_library(lib, repeat: int, folder: str) -> dict:
 
 
 def pyarrow_available() -> bool:
-    try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    import importlib.util
+    return importlib.util.find_spec("pyarrow") is not None
 
 
 def run_bench(rows: int = 1_000_000, batch_rows: int = 65_536, repeat: int = 5,

@@ -65,7 +65,7 @@ class Progress:
             self.stream.flush()
 
 
-# -- reading ----------------------------------------------------------------------------------------
+# -- reading ---------------------------------------------------------------------------------------
 
 def open_reader(inp: Input, columns: list | None = None):
     """A file or stream reader for `inp`, projected to `columns` (names) when given."""
@@ -97,12 +97,12 @@ def select_in_order(batch, columns: list | None):
 def input_codec(inp: Input) -> str | None:
     """The compression of the input's first record batch (None when uncompressed)."""
     from .cli_inspect import describe
-    report = describe(inp)
+    report = describe(inp, batch_limit=1)
     first = next((b["compression"] for b in report["batches"]), "none")
     return None if first == "none" else first
 
 
-# -- writing ----------------------------------------------------------------------------------------
+# -- writing ---------------------------------------------------------------------------------------
 
 def write_options(compression: str | None):
     from .ipc import IpcWriteOptions
@@ -221,7 +221,8 @@ def replacements_as_deltas(pairs, schema):
                     index[_hashable(v)] = len(values)
                     values.append(v)
             dtype = schema.field(i).type
-            positions = make_array(col.copy_with(type=dtype.index_type, dictionary=None)).to_pylist()
+            indices_only = col.copy_with(type=dtype.index_type, dictionary=None)
+            positions = make_array(indices_only).to_pylist()
             remapped = [None if x is None else index[_hashable(new[x])] for x in positions]
             dictionary = array_data_from_python(values, dtype.value_type)
             indices = array_data_from_python(remapped, dtype.index_type)
@@ -285,7 +286,9 @@ def convert(inp: Input, dst: str, kind: str, compression: str | None, batch_rows
         counter = [0]
         pairs = _file_batches(reader, counter)
         n = max(reader.num_record_batches, 1)
-        position = lambda: inp.size * counter[0] // n  # noqa: E731
+
+        def position():                  # batches done, as a share of the input's bytes
+            return inp.size * counter[0] // n
         footer_metadata = reader.metadata
     else:
         pairs = reader.iter_batches_with_custom_metadata()
@@ -307,7 +310,7 @@ def select_in_order_schema(schema, columns):
     return Schema([schema.field(schema.get_field_index(c)) for c in columns], schema.metadata)
 
 
-# -- recover ----------------------------------------------------------------------------------------
+# -- recover ---------------------------------------------------------------------------------------
 
 class RescuedBatches:
     """Every complete record batch of a truncated stream or footer-less file, in order.

@@ -139,7 +139,7 @@ def schema_dict(info: md.SchemaInfo) -> dict:
     }
 
 
-# -- per-message sizes ------------------------------------------------------------------------------
+# -- per-message sizes -----------------------------------------------------------------------------
 
 class _ColumnRanges:
     """Which header buffers belong to each top-level column (cached per layout)."""
@@ -185,7 +185,7 @@ def buffer_sizes(header, body, where: str) -> list:
     return out
 
 
-# -- the scan ---------------------------------------------------------------------------------------
+# -- the scan --------------------------------------------------------------------------------------
 
 class _Scan:
     """Accumulates the description while messages are read."""
@@ -269,8 +269,9 @@ class _Scan:
             self.r["compression"] = "+".join(CODEC_NAMES.get(c, str(c)) for c in used)
 
 
-def _scan_stream(src, scan: _Scan, where: str):
-    """Read schema, dictionary and record batch messages until the end-of-stream marker."""
+def _scan_stream(src, scan: _Scan, where: str, batch_limit: int | None = None):
+    """Read schema, dictionary and record batch messages until the end-of-stream marker
+    (or until `batch_limit` record batches were read)."""
     dec = MessageDecoder(None, where)
     start = src.pos
     first = read_message_from(src, MAX_METADATA_SIZE, where)
@@ -280,7 +281,7 @@ def _scan_stream(src, scan: _Scan, where: str):
     dec.read_schema_message(first)
     scan.schema(dec, first.version)
     index = 0
-    while True:
+    while batch_limit is None or index < batch_limit:
         pos = src.pos
         msg = read_message_from(src, MAX_METADATA_SIZE, where)
         if msg is None:
@@ -296,7 +297,7 @@ def _scan_stream(src, scan: _Scan, where: str):
             raise ArrowInvalid(f"{where}: unexpected {msg.type} message at byte {msg.offset}")
 
 
-def _scan_file(reader: RecordBatchFileReader, scan: _Scan):
+def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | None = None):
     """Read the footer's dictionary and record batch blocks, as a file reader would."""
     src = reader._source
     head = BufferSource(src.buf) if isinstance(src, BufferSource) else None
@@ -314,7 +315,7 @@ def _scan_file(reader: RecordBatchFileReader, scan: _Scan):
         if msg.header_type != md.HEADER_DICTIONARY_BATCH:
             raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
         scan.dictionary_batch(msg, "file")
-    for i, block in enumerate(reader._batch_blocks):
+    for i, block in enumerate(reader._batch_blocks[:batch_limit]):
         msg = reader._read_block(block, i, "record batch")
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
@@ -322,8 +323,9 @@ def _scan_file(reader: RecordBatchFileReader, scan: _Scan):
     scan.r["footer_metadata"] = metadata_dict(reader.metadata)
 
 
-def describe(inp: Input) -> dict:
-    """The inspect report of an input; report["error"] holds the first problem met, if any."""
+def describe(inp: Input, batch_limit: int | None = None) -> dict:
+    """The inspect report of an input; report["error"] holds the first problem met, if any.
+    With `batch_limit`, reading stops after that many record batches."""
     r = {"path": inp.label, "size_bytes": inp.size, "format": inp.kind,
          "magic": inp.detail if inp.kind == "file" else None,
          "framing": inp.detail if inp.kind == "stream" else "continuation",
@@ -342,18 +344,18 @@ def describe(inp: Input) -> dict:
                 r["error"] = str(e)
                 src = open_source(inp.source)
                 src.pos = 8
-                _scan_stream(src, scan, "file")
+                _scan_stream(src, scan, "file", batch_limit)
             else:
-                _scan_file(reader, scan)
+                _scan_file(reader, scan, batch_limit)
         else:
-            _scan_stream(open_source(inp.source), scan, "stream")
+            _scan_stream(open_source(inp.source), scan, "stream", batch_limit)
     except ArrowInvalid as e:
         r["error"] = str(e)
     scan.finish()
     return r
 
 
-# -- text rendering ---------------------------------------------------------------------------------
+# -- text rendering --------------------------------------------------------------------------------
 
 def human_bytes(n: int) -> str:
     if n < 1024:
@@ -395,7 +397,8 @@ def _table(rows: list, right: set) -> list:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for r in rows:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))]
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths))]
         out.append("  " + "  ".join(cells).rstrip())
     return out
 

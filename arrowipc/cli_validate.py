@@ -37,7 +37,7 @@ class _Checker:
     def problem(self, where: str, e):
         self.problems.append({"where": where, "message": e if isinstance(e, str) else _text(e)})
 
-    # -- one stream of messages -----------------------------------------------------------------------
+    # -- one stream of messages --------------------------------------------------------------------
     def check_messages(self, src, where: str):
         dec = MessageDecoder(None, where)
         limit = dec.options.max_metadata_size
@@ -131,7 +131,7 @@ class _Checker:
                 out.append((f.name, e))
         return out
 
-    # -- the file footer ------------------------------------------------------------------------------
+    # -- the file footer ---------------------------------------------------------------------------
     def check_blocks(self, reader: RecordBatchFileReader):
         """Check the messages the footer points at (when the data section could not be read)."""
         dec = reader._decoder

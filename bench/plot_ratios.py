@@ -12,6 +12,7 @@ on stdout, ready for docs/benchmarks.md. Needs matplotlib.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -104,13 +105,12 @@ def simple_table(groups: dict) -> str:
 def main(argv: list | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("report", type=Path, help="benchmark report (JSON)")
-    parser.add_argument("-o", "--output", type=Path, default=HERE.parent / "docs" / "benchmarks.png",
+    parser.add_argument("-o", "--output", type=Path,
+                        default=HERE.parent / "docs" / "benchmarks.png",
                         help="PNG to write (default: docs/benchmarks.png)")
     parser.add_argument("--title", default="arrowipc vs pyarrow: time ratio per benchmark group")
     args = parser.parse_args(argv)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         print("plot_ratios: matplotlib is needed (pip install matplotlib)", file=sys.stderr)
         return 2
     report = json.loads(args.report.read_text())

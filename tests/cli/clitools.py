@@ -43,7 +43,8 @@ def fuzz_files(kind: str) -> list:
     folder = os.path.join(corpus_dir(), "data", f"arrow-ipc-{kind}")
     if not os.path.isdir(folder):
         return []
-    return sorted(os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("clusterfuzz"))
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                  if n.startswith("clusterfuzz"))
 
 
 @dataclass

@@ -145,7 +145,8 @@ def test_text_report_of_a_gold_file(capsys):
     r = run(capsys, "inspect", gold("primitive", "file"))
     assert r.status == EXIT_OK
     lines = r.out.splitlines()
-    assert lines[0].endswith(f"Arrow IPC file, {os.path.getsize(gold('primitive', 'file')):,} bytes")
+    size = os.path.getsize(gold("primitive", "file"))
+    assert lines[0].endswith(f"Arrow IPC file, {size:,} bytes")
     assert "  format          file, magic ARROW1" in lines
     assert "  metadata        V5, little-endian" in lines
     assert "  record batches  2, 37 rows (17, 20)" in lines

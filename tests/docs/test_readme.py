@@ -20,8 +20,8 @@ from arrowipc.cli import main
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 README = os.path.join(REPO_ROOT, "README.md")
-BLOCK = re.compile(r"(<!-- needs: (?P<needs>\w+) -->\n)?```(?P<lang>pycon|console)\n(?P<body>.*?)```",
-                   re.S)
+BLOCK = re.compile(r"(<!-- needs: (?P<needs>\w+) -->\n)?"
+                   r"```(?P<lang>pycon|console)\n(?P<body>.*?)```", re.S)
 
 
 def readme_blocks():
