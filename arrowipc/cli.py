@@ -15,11 +15,8 @@ Heavy modules load inside the commands, so `arrowipc --help` costs about an `imp
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-
-from .cli_convert import UsageError
 
 EXIT_OK = 0
 EXIT_INVALID_DATA = 1
@@ -30,6 +27,10 @@ EXIT_INTERNAL = 5
 EXIT_INTERRUPTED = 130
 
 COMPRESSIONS = ("lz4", "zstd", "none")
+
+
+class UsageError(Exception):
+    """A command line that cannot be carried out (exit status 2)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,6 +49,7 @@ def cmd_inspect(args) -> int:
     inp = Input(args.file)
     report = describe(inp)
     if args.json:
+        import json
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(render_text(report, max_batches=args.max_batches))
@@ -96,6 +98,7 @@ def cmd_validate(args) -> int:
     inp = Input(args.file)
     result = validate_input(inp, full=args.full)
     if args.json:
+        import json
         print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
         print(render_validation(result))
@@ -152,6 +155,7 @@ def cmd_bench(args) -> int:
     results = run_bench(rows=args.rows, batch_rows=args.batch_rows, repeat=args.repeat,
                         with_import=not args.no_import, log=sys.stderr if args.verbose else None)
     if args.json:
+        import json
         print(json.dumps(results, indent=2))
     else:
         print(render_bench(results))

@@ -17,10 +17,6 @@ from .errors import ArrowInvalid, ArrowNotImplementedError
 PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progress bar to help
 
 
-class UsageError(Exception):
-    """A command line that cannot be carried out (exit code 2)."""
-
-
 # -- progress -------------------------------------------------------------------------------------
 
 class Progress:
@@ -69,6 +65,7 @@ class Progress:
 
 def open_reader(inp: Input, columns: list | None = None):
     """A file or stream reader for `inp`, projected to `columns` (names) when given."""
+    from .cli import UsageError
     from .ipc import IpcReadOptions, open_file, open_stream
     opener = open_file if inp.kind == "file" else open_stream
     reader = opener(inp.source)
