@@ -18,22 +18,7 @@ from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
 # Layout kinds (mirror arrowipc.types.Kind)
-DEF K_NULL = 0
-DEF K_BOOL = 1
-DEF K_FIXED = 2
-DEF K_BINARY = 3
-DEF K_LARGE_BINARY = 4
-DEF K_VIEW = 5
-DEF K_LIST = 6
-DEF K_LARGE_LIST = 7
-DEF K_LIST_VIEW = 8
-DEF K_LARGE_LIST_VIEW = 9
-DEF K_FIXED_SIZE_LIST = 10
-DEF K_STRUCT = 11
-DEF K_SPARSE_UNION = 12
-DEF K_DENSE_UNION = 13
-DEF K_REE = 14
-DEF K_DICTIONARY = 15
+from arrowipc._core.kinds cimport *
 
 # Slots of RecordBatch in Message.fbs
 DEF RB_LENGTH = 0

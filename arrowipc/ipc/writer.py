@@ -10,7 +10,8 @@ import os
 import struct
 
 from .. import types as T
-from .._core.batch_encode import encode_dictionary_batch, encode_record_batch
+from .._core.batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
+                                  encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
@@ -117,10 +118,13 @@ class _WriterBase:
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_CODECS[self.options.compression]
         self._compress = None
+        # Compressed buffers are never viewed in place (frames are decompressed into fresh
+        # aligned allocations), so their bodies use the format's 8-byte minimum alignment.
+        self._body_alignment = self.options.alignment
         if self._codec >= 0:
             from .compression import make_body_compressor
             self._compress = make_body_compressor(self.options)
-        self._dict_ids = md.DictionaryIds()
+            self._body_alignment = 8
         self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
         self._write_schema()
@@ -129,16 +133,9 @@ class _WriterBase:
         pass
 
     def _write_schema(self):
-        # Schemas are immutable: the encoded message is cached on the Schema object.
-        key = (self._version, self.options.use_legacy_format)
-        cache = self.schema._ipc_cache
-        if cache is None:
-            cache = self.schema._ipc_cache = {}
-        framed = cache.get(key)
-        if framed is None:
-            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
-        self._write_message_bytes(framed, [], 0)
+        blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
+        self._write_message_bytes(
+            encode_schema_message(blob, pos, self._version, self.options.use_legacy_format), [], 0)
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write(meta)
@@ -147,7 +144,7 @@ class _WriterBase:
         self.stats.num_messages += 1
 
     # -- public API -----------------------------------------------------------------------------
-    def write_batch(self, batch, custom_metadata=None):
+    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
         if not isinstance(batch, RecordBatch):
@@ -160,13 +157,18 @@ class _WriterBase:
             self._write_dictionaries(batch)
         start = self._sink.pos
         meta, parts, body_len = encode_record_batch(
-            batch._columns, batch.num_rows, self.options.alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress)
+            batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
+            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
         self._write_message_bytes(meta, parts, body_len)
         self.stats.num_record_batches += 1
         self.stats.total_serialized_body_size += body_len
-        self.stats.total_raw_body_size += (body_len if self._compress is None
-                                           else self._compress.last_raw_size)
+        if self._compress is None:
+            self.stats.total_raw_body_size += body_len
+        else:
+            flat = _flat if _flat is not None else flatten_columns(batch._columns, batch.num_rows,
+                                                                   self._version)
+            self.stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
+                                                  for x in flat.buffers if x is not None)
         self._after_batch(start, len(meta), body_len)
 
     def _after_batch(self, offset, meta_len, body_len):
@@ -179,7 +181,7 @@ class _WriterBase:
         for dict_id, values, is_delta, kind in self._dicts.dictionaries_for(self.schema, batch._columns):
             start = self._sink.pos
             meta, parts, body_len = encode_dictionary_batch(
-                dict_id, values, is_delta, self.options.alignment, self._version, self._codec,
+                dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
                 self.options.use_legacy_format, self._compress)
             self._write_message_bytes(meta, parts, body_len)
             self.stats.num_dictionary_batches += 1
@@ -192,10 +194,43 @@ class _WriterBase:
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
-        if self.options.unify_dictionaries and self._dicts:
+        # as in pyarrow, only files unify (a stream can replace dictionaries instead)
+        if self.options.unify_dictionaries and self._dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
-        for b in table_.to_batches(max_chunksize):
+        batches = table_.to_batches(max_chunksize)
+        if self._compress is not None and self.options.use_threads and len(batches) > 1:
+            self._write_batches_compressed_together(batches)
+            return
+        for b in batches:
             self.write_batch(b)
+
+    # Raw bytes of the batches whose buffers are compressed in one parallel call.
+    _COMPRESS_WINDOW_BYTES = 256 << 20
+
+    def _write_batches_compressed_together(self, batches):
+        """Compress the buffers of several batches in one parallel call (threads stay busy
+        across batch boundaries), then write the batches in order."""
+        version = self._version
+        i = 0
+        while i < len(batches):
+            window, flats, size = [], [], 0
+            while i < len(batches) and (not window or size < self._COMPRESS_WINDOW_BYTES):
+                b = batches[i]
+                if b.schema is not self.schema and not b.schema.equals(self.schema):
+                    raise ArrowInvalid(f"batch schema does not match the writer's schema:\n"
+                                       f"{b.schema}\nvs\n{self.schema}")
+                fb = flatten_columns(b._columns, b.num_rows, version)
+                window.append(b)
+                flats.append(fb)
+                size += sum(len(x) for x in fb.buffers if x is not None)
+                i += 1
+            everything = [x for fb in flats for x in fb.buffers]
+            packed = self._compress(everything)
+            pos = 0
+            for b, fb in zip(window, flats):
+                n = len(fb.buffers)
+                self.write_batch(b, None, fb, packed[pos:pos + n])
+                pos += n
 
     def write(self, table_or_batch):
         if isinstance(table_or_batch, RecordBatch):
@@ -219,13 +254,6 @@ class _WriterBase:
 
     def __exit__(self, exc_type, exc, tb):
         self.close()
-
-
-def _frame(flatbuffer: bytes, legacy: bool) -> bytes:
-    pad = (-len(flatbuffer) - (4 if legacy else 0)) % 8
-    n = len(flatbuffer) + pad
-    prefix = struct.pack("<i", n) if legacy else b"\xff\xff\xff\xff" + struct.pack("<i", n)
-    return prefix + flatbuffer + bytes(pad)
 
 
 class RecordBatchStreamWriter(_WriterBase):
@@ -267,8 +295,9 @@ class RecordBatchFileWriter(_WriterBase):
 
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
-        footer = md.encode_footer(self.schema, self._dict_blocks, self._batch_blocks,
-                                  self._footer_metadata, self._version, md.DictionaryIds())
+        blob, pos = md.schema_blob(self.schema)
+        footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
+                               self._footer_metadata, self._version)
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -287,8 +316,9 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
     options = options or IpcWriteOptions()
-    fb = md.encode_schema_message(schema, int(options.metadata_version), md.DictionaryIds())
-    return py_buffer(_frame(fb, options.use_legacy_format))
+    blob, pos = md.schema_blob(schema)
+    return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
+                                           options.use_legacy_format))
 
 
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
