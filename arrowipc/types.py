@@ -7,7 +7,7 @@ interface dispatch on. Names, factories and string forms follow pyarrow.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from _collections_abc import Iterable, Iterator, Mapping  # as collections.abc; typing is slow
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 
