@@ -55,14 +55,13 @@ class RecordBatch:
 
     @property
     def _columns(self) -> list:
-        if self._pending is not None:
+        pending = self._pending
+        if pending is not None:
+            # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
+            # release the GIL) runs them too instead of getting unchecked columns.
             from ._core.batch_decode import run_pending_checks
-            pending, self._pending = self._pending, None
-            try:
-                run_pending_checks(pending)
-            except BaseException:
-                self._pending = pending
-                raise
+            run_pending_checks(pending)
+            self._pending = None
         return self._cols
 
     # -- construction ---------------------------------------------------------------------------

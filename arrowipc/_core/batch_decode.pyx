@@ -185,6 +185,7 @@ cdef class _Assembler:
     cdef list pending           # nodes whose O(n) content checks are deferred: (node, name)
     cdef str where
     cdef int version            # metadata version of the message (V4 unions carry a bitmap)
+    cdef int64_t copy_budget    # bytes re-alignment may still copy (overlapping buffers bound)
 
     cdef Buffer next_buffer(self, int pi):
         """The next body buffer, bounds-checked and 8-byte aligned."""
@@ -204,6 +205,13 @@ cdef class _Assembler:
                                f"[{off}, {off}+{n}) but the body has {self.body.size} bytes")
         b = slice_unchecked(self.body, off, n)
         if (<uintptr_t>b.ptr) & 7:
+            # Buffers may overlap; without this bound a small body listed many times would make
+            # re-alignment copy far more than the input holds.
+            if n > self.copy_budget:
+                raise ArrowInvalid(f"{self.where}: re-aligning buffer {i} of field "
+                                   f"{self.plan.names[pi]!r} would copy more bytes than the "
+                                   f"{self.body.size}-byte body holds (overlapping buffers)")
+            self.copy_budget -= n
             copy = allocate(n, False)
             memcpy(mutable_data(copy), b.ptr, n)
             return copy
@@ -417,12 +425,29 @@ cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:
     return 2
 
 
+cdef int check_header_limits(RecordBatchHeader h, tuple limits, str where) except -1:
+    # limits = (max buffers, max variadic buffers), from IpcReadOptions
+    cdef int64_t max_buffers = limits[0], max_variadic = limits[1], total = 0
+    if h.n_buffers > max_buffers:
+        raise ArrowInvalid(f"{where}: the record batch lists {h.n_buffers} buffers, more than the "
+                           f"limit of {max_buffers} (IpcReadOptions(max_buffers=...))")
+    for c in h.variadic_counts:
+        if c > 0:                       # negative counts are rejected where they are used
+            if c > max_variadic - total:
+                raise ArrowInvalid(f"{where}: the record batch lists more than {max_variadic} "
+                                   f"variadic data buffers "
+                                   f"(IpcReadOptions(max_variadic_buffers=...))")
+            total += c
+    return 0
+
+
 def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
                      list included=None, list prepared=None, str where="record batch",
-                     int version=4):
+                     int version=4, tuple limits=None):
     """(ArrayData per top-level field (None where `included` is False), pending checks or None).
 
     Sizes are checked here; the O(n) offset passes are returned to run before first access.
+    `limits` (max buffers, max variadic buffers) bounds what the header may list.
     """
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
@@ -436,7 +461,10 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     a.pending = []
     a.where = where
     a.version = version
+    a.copy_budget = body.size
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    if limits is not None:
+        check_header_limits(h, limits, where)
     for i in range(len(roots)):
         if included is not None and not included[i]:
             a.skip()
@@ -485,7 +513,7 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int v
 
 
 def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, plan_and_roots,
-                      list included, str where):
+                      list included, str where, tuple limits=None):
     """The stream reader's hot step over an in-memory buffer.
 
     Returns (message or None, next position, columns, pending, num_rows): for an uncompressed
@@ -503,5 +531,6 @@ def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata
     h = decode_record_batch_header(msg.header)
     if h.codec >= 0:
         return msg, pos, None, None, 0
-    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version)
+    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version,
+                                     limits)
     return msg, pos, cols, pending, h.length
