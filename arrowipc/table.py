@@ -10,7 +10,8 @@ from typing import Iterable
 
 from ._core.arraydata import ArrayData
 from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of
-from .errors import ArrowIndexError, ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
+                     ArrowTypeError)
 from .types import Field, Schema, StructType, normalize_metadata
 
 
@@ -157,7 +158,15 @@ class RecordBatch:
     def to_pylist(self) -> list:
         names = self.schema.names
         cols = [make_array(c).to_pylist() for c in self._columns]
-        return [dict(zip(names, row)) for row in zip(*cols)] if cols else [{} for _ in range(self.num_rows)]
+        try:
+            if not cols:
+                [None] * self.num_rows          # fails at once when the rows cannot fit
+                return [{} for _ in range(self.num_rows)]
+            return [dict(zip(names, row)) for row in zip(*cols)]
+        except MemoryError:
+            # a batch without columns can claim any number of rows
+            raise ArrowCapacityError(f"record batch: {self.num_rows} rows do not fit in memory as "
+                                     f"Python dicts") from None
 
     def to_struct_array(self) -> Array:
         return make_array(self._as_struct_data())

@@ -20,7 +20,7 @@ MAX_DEPTH = 64
 def _need(buf, nbytes: int, what: str, where: str):
     size = 0 if buf is None else buf.size
     if nbytes > size:
-        raise ArrowInvalid(f"{where}: {what} needs {nbytes} bytes, buffer has {size}")
+        raise ArrowInvalid(f"{where}: the {what} buffer needs {nbytes} bytes, has {size}")
 
 
 def _buffer_count(d: ArrayData, expected: int, where: str):
@@ -46,23 +46,23 @@ def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth
     if has_validity:
         _buffer_count(d, 1, where)
         if d.buffers[0] is not None:
-            _need(d.buffers[0], (off + n + 7) // 8, "the validity bitmap", where)
+            _need(d.buffers[0], (off + n + 7) // 8, "validity", where)
         elif d.null_count > 0:
             raise ArrowInvalid(f"{where}: null count {d.null_count} but no validity bitmap")
     if len(d.children) != t.num_fields and kind != Kind.DICTIONARY:
         raise ArrowInvalid(f"{where}: type {t} needs {t.num_fields} children, got {len(d.children)}")
     if kind == Kind.BOOL:
         _buffer_count(d, 2, where)
-        _need(d.buffers[1], (off + n + 7) // 8, "the values bitmap", where)
+        _need(d.buffers[1], (off + n + 7) // 8, "values", where)
     elif kind in (Kind.FIXED, Kind.DICTIONARY):
         _buffer_count(d, 2, where)
         w = t.index_type.byte_width if kind == Kind.DICTIONARY else t.byte_width
-        _need(d.buffers[1], (off + n) * w, "the values", where)
+        _need(d.buffers[1], (off + n) * w, "values", where)
     elif kind in (Kind.BINARY, Kind.LARGE_BINARY, Kind.LIST, Kind.LARGE_LIST):
         _buffer_count(d, 3 if kind in (Kind.BINARY, Kind.LARGE_BINARY) else 2, where)
         w = 4 if kind in (Kind.BINARY, Kind.LIST) else 8
         if n:
-            _need(d.buffers[1], (off + n + 1) * w, "the offsets", where)
+            _need(d.buffers[1], (off + n + 1) * w, "offsets", where)
     elif kind == Kind.VIEW:
         _buffer_count(d, 2, where)
     elif kind in (Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW):

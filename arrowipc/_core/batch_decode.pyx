@@ -471,10 +471,11 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
             out.append(None)
             continue
         col = a.build(1)
-        if col.length != h.length and h.length >= 0:
-            if col.length < h.length:
-                raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
-                                   f"batch has {h.length} rows")
+        if col.length != h.length:
+            # longer is as wrong as shorter: consumers (pyarrow's import among them) require
+            # every column of a batch to have exactly its number of rows
+            raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
+                               f"batch has {h.length} rows")
         out.append(col)
     return out, ((a.pending, plan.names) if a.pending else None)
 

@@ -25,7 +25,7 @@ MAX_NESTING_DEPTH = 64               # levels of nested types (the engine's hard
 MAX_FIELDS = 100_000                 # fields of a schema, nested ones counted
 MAX_BUFFERS = 1 << 20                # buffers listed by one record batch header
 MAX_VARIADIC_BUFFERS = 1 << 20       # data buffers of the view columns of one record batch
-MAX_DECOMPRESSED_SIZE = 1 << 34      # bytes all compressed buffers of one message decompress to
+MAX_DECOMPRESSED_SIZE = 1 << 32      # bytes all compressed buffers of one message decompress to
 
 VALIDATION_LEVELS = ("structural", "full", "none")
 
