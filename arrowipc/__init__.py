@@ -30,4 +30,7 @@ def __getattr__(name):
     if name in ("ipc", "dissociated", "integration", "validate"):
         import importlib
         return importlib.import_module("." + name, __name__)
+    if name == "recover":             # arrowipc.recover = arrowipc.ipc.recover
+        import importlib
+        return importlib.import_module(".ipc", __name__).recover
     raise AttributeError(f"module 'arrowipc' has no attribute {name!r}")

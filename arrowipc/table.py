@@ -10,7 +10,8 @@ from _collections_abc import Iterable  # as collections.abc; typing is slow to i
 
 from ._core.arraydata import ArrayData
 from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of
-from .errors import ArrowIndexError, ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
+                     ArrowTypeError)
 from .types import Field, Schema, StructType, normalize_metadata
 
 
@@ -55,14 +56,13 @@ class RecordBatch:
 
     @property
     def _columns(self) -> list:
-        if self._pending is not None:
+        pending = self._pending
+        if pending is not None:
+            # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
+            # release the GIL) runs them too instead of getting unchecked columns.
             from ._core.batch_decode import run_pending_checks
-            pending, self._pending = self._pending, None
-            try:
-                run_pending_checks(pending)
-            except BaseException:
-                self._pending = pending
-                raise
+            run_pending_checks(pending)
+            self._pending = None
         return self._cols
 
     # -- construction ---------------------------------------------------------------------------
@@ -158,7 +158,15 @@ class RecordBatch:
     def to_pylist(self) -> list:
         names = self.schema.names
         cols = [make_array(c).to_pylist() for c in self._columns]
-        return [dict(zip(names, row)) for row in zip(*cols)] if cols else [{} for _ in range(self.num_rows)]
+        try:
+            if not cols:
+                [None] * self.num_rows          # fails at once when the rows cannot fit
+                return [{} for _ in range(self.num_rows)]
+            return [dict(zip(names, row)) for row in zip(*cols)]
+        except MemoryError:
+            # a batch without columns can claim any number of rows
+            raise ArrowCapacityError(f"record batch: {self.num_rows} rows do not fit in memory as "
+                                     f"Python dicts") from None
 
     def to_struct_array(self) -> Array:
         return make_array(self._as_struct_data())

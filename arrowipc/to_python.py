@@ -26,7 +26,7 @@ from itertools import islice
 from ._core.arraydata import ArrayData
 from ._core.bitmap import unpack_bits
 from ._core.offsets import check_offsets
-from .errors import ArrowInvalid
+from .errors import ArrowCapacityError, ArrowInvalid
 from .types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
                     PrimitiveType, Time32Type, Time64Type, TimestampType)
 
@@ -56,9 +56,22 @@ _NESTED_KINDS = frozenset((Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARG
 
 # -- public entry points ------------------------------------------------------------------------
 
+# Above this many values a conversion first tries to allocate the list of results: an array that
+# claims 2**40 rows (possible in a few bytes: nulls, run ends, empty structs) then fails at once
+# instead of after building millions of objects.
+_EARLY_SIZE_CHECK = 1 << 24
+
 def to_pylist(data: ArrayData) -> list:
     """The values of `data` as Python objects (None for nulls), as pyarrow's to_pylist gives."""
-    return _to_list(data, "array")
+    try:
+        if data.length > _EARLY_SIZE_CHECK:
+            [None] * data.length       # fails at once when not even the list itself fits
+        return _to_list(data, "array")
+    except MemoryError:
+        # a valid array can be far longer than its bytes (nulls, run-end encoding, empty structs):
+        # its Python form may simply not fit
+        raise ArrowCapacityError(f"array: {data.length} values of type {data.type} do not fit in "
+                                 f"memory as Python objects") from None
 
 
 # -- buffer access (bounds-checked) -------------------------------------------------------------

@@ -2,14 +2,15 @@
 
 Structural validation checks every buffer size against the type, length and offset, then runs the
 same O(n) content checks the IPC reader defers (offsets, views, list views, union ids, run ends,
-dictionary indices). Full validation adds UTF-8 validity, map keys without nulls, and decimal
-values within their precision.
+dictionary indices). Full validation adds what pyarrow's validate(full=True) checks: null counts
+against the bitmaps, UTF-8, binary view prefixes, decimal precision, date64 and time ranges, dense
+union offsets that never decrease within a child, and map keys without nulls. Both levels run
+their O(n) loops in C without the GIL (arrowipc._core.content_checks).
 """
 from __future__ import annotations
 
-from . import types as T
 from ._core.arraydata import ArrayData
-from ._core.content_checks import check_content
+from ._core.content_checks import check_content, check_values
 from .errors import ArrowInvalid
 from .types import Kind
 
@@ -19,7 +20,7 @@ MAX_DEPTH = 64
 def _need(buf, nbytes: int, what: str, where: str):
     size = 0 if buf is None else buf.size
     if nbytes > size:
-        raise ArrowInvalid(f"{where}: {what} needs {nbytes} bytes, buffer has {size}")
+        raise ArrowInvalid(f"{where}: the {what} buffer needs {nbytes} bytes, has {size}")
 
 
 def _buffer_count(d: ArrayData, expected: int, where: str):
@@ -39,29 +40,35 @@ def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth
         raise ArrowInvalid(f"{where}: negative offset {off} or length {n}")
     if d.null_count > n:
         raise ArrowInvalid(f"{where}: null count {d.null_count} exceeds length {n}")
+    if d.null_count < -1:
+        raise ArrowInvalid(f"{where}: null count {d.null_count} is negative")
     has_validity = kind not in (Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED)
     if has_validity:
         _buffer_count(d, 1, where)
         if d.buffers[0] is not None:
-            _need(d.buffers[0], (off + n + 7) // 8, "the validity bitmap", where)
+            _need(d.buffers[0], (off + n + 7) // 8, "validity", where)
         elif d.null_count > 0:
             raise ArrowInvalid(f"{where}: null count {d.null_count} but no validity bitmap")
+    if len(d.children) != t.num_fields and kind != Kind.DICTIONARY:
+        raise ArrowInvalid(f"{where}: type {t} needs {t.num_fields} children, got {len(d.children)}")
     if kind == Kind.BOOL:
         _buffer_count(d, 2, where)
-        _need(d.buffers[1], (off + n + 7) // 8, "the values bitmap", where)
+        _need(d.buffers[1], (off + n + 7) // 8, "values", where)
     elif kind in (Kind.FIXED, Kind.DICTIONARY):
         _buffer_count(d, 2, where)
         w = t.index_type.byte_width if kind == Kind.DICTIONARY else t.byte_width
-        _need(d.buffers[1], (off + n) * w, "the values", where)
+        _need(d.buffers[1], (off + n) * w, "values", where)
     elif kind in (Kind.BINARY, Kind.LARGE_BINARY, Kind.LIST, Kind.LARGE_LIST):
         _buffer_count(d, 3 if kind in (Kind.BINARY, Kind.LARGE_BINARY) else 2, where)
         w = 4 if kind in (Kind.BINARY, Kind.LIST) else 8
         if n:
-            _need(d.buffers[1], (off + n + 1) * w, "the offsets", where)
+            _need(d.buffers[1], (off + n + 1) * w, "offsets", where)
     elif kind == Kind.VIEW:
         _buffer_count(d, 2, where)
     elif kind in (Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW):
         _buffer_count(d, 3, where)
+    elif kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION):
+        _buffer_count(d, 1 if kind == Kind.SPARSE_UNION else 2, where)
     elif kind == Kind.FIXED_SIZE_LIST:
         need = (off + n) * t.list_size
         if d.children[0].length < need:
@@ -72,11 +79,12 @@ def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth
             if c.length < off + n:
                 raise ArrowInvalid(f"{where}: struct child {k} has {c.length} values, expected "
                                    f"at least {off + n}")
-    if len(d.children) != t.num_fields and kind != Kind.DICTIONARY:
-        raise ArrowInvalid(f"{where}: type {t} needs {t.num_fields} children, got {len(d.children)}")
     if kind == Kind.DICTIONARY:
         if d.dictionary is None:
             raise ArrowInvalid(f"{where}: dictionary array without a dictionary")
+        if d.dictionary.type != t.value_type:
+            raise ArrowInvalid(f"{where}: dictionary has type {d.dictionary.type}, expected "
+                               f"{t.value_type}")
         validate_array(d.dictionary, full, f"{where}.dictionary", depth + 1)
     for k, c in enumerate(d.children):
         f = t.field(k)
@@ -85,32 +93,16 @@ def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth
         validate_array(c, full, f"{where}.{f.name}", depth + 1)
     check_content(d, where)
     if full:
-        _validate_values(d, t, where)
+        check_values(d, where)
 
 
-def _validate_values(d: ArrayData, t, where: str):
-    from .array import make_array
-    if isinstance(t, T.BinaryType) and t.is_utf8:
-        arr = make_array(d.copy_with(type=T.binary() if t.kind == Kind.BINARY else
-                                     T.large_binary() if t.kind == Kind.LARGE_BINARY else
-                                     T.binary_view()))
-        for i, v in enumerate(arr.to_pylist()):
-            if v is not None:
-                try:
-                    v.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise ArrowInvalid(f"{where}: value {i} is not valid UTF-8 ({e.reason} at "
-                                       f"byte {e.start})") from None
-    elif isinstance(t, T.MapType):
-        entries = d.children[0]
-        key_data = entries.children[0]
-        from .array import null_count_of
-        if null_count_of(key_data):
-            raise ArrowInvalid(f"{where}: map keys must not be null")
-    elif isinstance(t, T.DecimalType):
-        import decimal
-        ctx = decimal.Context(prec=100)       # exact for decimal256's 76 digits
-        limit = 10 ** t.precision
-        for i, v in enumerate(make_array(d).to_pylist()):
-            if v is not None and abs(v.scaleb(t.scale, ctx)) >= limit:
-                raise ArrowInvalid(f"{where}: value {i} ({v}) does not fit precision {t.precision}")
+def validate_values(d: ArrayData, where: str, dictionaries: bool = False) -> None:
+    """The full level's value checks for `d` and its children, after the structural checks have
+    passed (the IPC reader's eager full validation). Dictionaries are checked only when asked:
+    the reader checks each one once, when its dictionary batch arrives, not with every batch."""
+    check_values(d, where)
+    t = d.type.storage_type
+    for k, c in enumerate(d.children):
+        validate_values(c, f"{where}.{t.field(k).name}", dictionaries)
+    if dictionaries and d.dictionary is not None:
+        validate_values(d.dictionary, f"{where}.dictionary", dictionaries)

@@ -213,3 +213,177 @@ void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst,
       dst[d >> 3] &= (uint8_t)~(1u << (d & 7));
   }
 }
+/* ---- Full validation: value-level checks -------------------------------------------------- */
+
+/* Well-formed UTF-8 (Unicode table 3-7): no overlongs, no surrogates, nothing above U+10FFFF.
+ * ASCII runs are skipped eight bytes at a time. */
+int arrowipc_utf8_valid(const uint8_t* p, int64_t n, int64_t* bad_byte) {
+  int64_t i = 0;
+  while (i < n) {
+    if (i + 32 <= n) {
+      uint64_t a, b, c, d;
+      memcpy(&a, p + i, 8); memcpy(&b, p + i + 8, 8);
+      memcpy(&c, p + i + 16, 8); memcpy(&d, p + i + 24, 8);
+      if (((a | b | c | d) & 0x8080808080808080ULL) == 0) { i += 32; continue; }
+    }
+    if (i + 8 <= n) {
+      uint64_t a;
+      memcpy(&a, p + i, 8);
+      if ((a & 0x8080808080808080ULL) == 0) { i += 8; continue; }
+    }
+    uint8_t c0 = p[i];
+    if (c0 < 0x80) { i++; continue; }
+    int64_t need;
+    uint8_t lo = 0x80, hi = 0xBF;  /* allowed range of the second byte */
+    if (c0 >= 0xC2 && c0 <= 0xDF) need = 1;
+    else if (c0 >= 0xE0 && c0 <= 0xEF) {
+      need = 2;
+      if (c0 == 0xE0) lo = 0xA0;
+      if (c0 == 0xED) hi = 0x9F;
+    } else if (c0 >= 0xF0 && c0 <= 0xF4) {
+      need = 3;
+      if (c0 == 0xF0) lo = 0x90;
+      if (c0 == 0xF4) hi = 0x8F;
+    } else { *bad_byte = i; return 0; }
+    if (need > n - i - 1) { *bad_byte = i; return 0; }
+    if (p[i + 1] < lo || p[i + 1] > hi) { *bad_byte = i; return 0; }
+    for (int64_t k = 2; k <= need; k++) {
+      if ((p[i + k] & 0xC0) != 0x80) { *bad_byte = i; return 0; }
+    }
+    i += need + 1;
+  }
+  return 1;
+}
+
+/* One pass over the whole data span, then a check that every value starts on a character
+ * boundary; only when that fails are the values checked one by one (nulls skipped) to find the
+ * first bad one. */
+#define CHECK_UTF8_OFFSETS(T)                                                          \
+  int64_t bad = 0;                                                                     \
+  if (length <= 0) return ARROWIPC_CHECK_OK;                                           \
+  int64_t first = (int64_t)offsets[offset], last = (int64_t)offsets[offset + length];  \
+  int fast_ok = arrowipc_utf8_valid(data + first, last - first, &bad);                 \
+  if (fast_ok) {                                                                       \
+    for (int64_t i = 1; i < length; i++) {                                             \
+      int64_t o = (int64_t)offsets[offset + i];                                        \
+      if (o < last && (data[o] & 0xC0) == 0x80) { fast_ok = 0; break; }                \
+    }                                                                                  \
+  }                                                                                    \
+  if (fast_ok) return ARROWIPC_CHECK_OK;                                               \
+  for (int64_t i = 0; i < length; i++) {                                               \
+    if (!bit_is_set(validity, offset + i)) continue;                                   \
+    int64_t a = (int64_t)offsets[offset + i], b = (int64_t)offsets[offset + i + 1];    \
+    if (!arrowipc_utf8_valid(data + a, b - a, &bad)) {                                 \
+      *where = i; *bad_byte = bad; return ARROWIPC_CHECK_INVALID_UTF8;                 \
+    }                                                                                  \
+  }                                                                                    \
+  return ARROWIPC_CHECK_OK;
+
+int arrowipc_check_utf8_offsets32(const int32_t* offsets, const uint8_t* data, const uint8_t* validity,
+                                  int64_t offset, int64_t length, int64_t* where, int64_t* bad_byte) {
+  CHECK_UTF8_OFFSETS(int32_t)
+}
+
+int arrowipc_check_utf8_offsets64(const int64_t* offsets, const uint8_t* data, const uint8_t* validity,
+                                  int64_t offset, int64_t length, int64_t* where, int64_t* bad_byte) {
+  CHECK_UTF8_OFFSETS(int64_t)
+}
+
+int arrowipc_check_view_values(const uint8_t* views, const uint8_t* validity, int64_t offset,
+                               int64_t length, const uint8_t* const* data, int check_utf8,
+                               int64_t* where, int64_t* bad_byte) {
+  for (int64_t i = 0; i < length; i++) {
+    if (!bit_is_set(validity, offset + i)) continue;
+    const uint8_t* v = views + 16 * (offset + i);
+    int32_t len, buf, off;
+    const uint8_t* value;
+    memcpy(&len, v, 4);
+    if (len <= 12) {
+      value = v + 4;
+    } else {
+      memcpy(&buf, v + 8, 4);
+      memcpy(&off, v + 12, 4);
+      value = data[buf] + off;
+      if (memcmp(value, v + 4, 4) != 0) { *where = i; return ARROWIPC_CHECK_BAD_PREFIX; }
+    }
+    if (check_utf8 && !arrowipc_utf8_valid(value, len, bad_byte)) {
+      *where = i; return ARROWIPC_CHECK_INVALID_UTF8;
+    }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+/* Magnitudes as eight 32-bit limbs, least significant first. */
+static void pow10_limbs(int p, uint32_t out[8]) {
+  memset(out, 0, 8 * sizeof(uint32_t));
+  out[0] = 1;
+  for (int k = 0; k < p; k++) {
+    uint64_t carry = 0;
+    for (int j = 0; j < 8; j++) {
+      uint64_t x = (uint64_t)out[j] * 10u + carry;
+      out[j] = (uint32_t)x;
+      carry = x >> 32;
+    }
+  }
+}
+
+static int magnitude_below(const uint8_t* v, int byte_width, const uint32_t limit[8]) {
+  uint32_t m[8];
+  int nlimbs = byte_width / 4;
+  for (int j = 0; j < nlimbs; j++) memcpy(&m[j], v + 4 * j, 4);
+  int negative = (m[nlimbs - 1] >> 31) & 1;
+  for (int j = nlimbs; j < 8; j++) m[j] = negative ? 0xFFFFFFFFu : 0u;
+  if (negative) { /* two's complement negation over all eight limbs */
+    uint64_t carry = 1;
+    for (int j = 0; j < 8; j++) {
+      uint64_t x = (uint64_t)(uint32_t)~m[j] + carry;
+      m[j] = (uint32_t)x;
+      carry = x >> 32;
+    }
+  }
+  for (int j = 7; j >= 0; j--) {
+    if (m[j] != limit[j]) return m[j] < limit[j];
+  }
+  return 0; /* equal to 10^precision: one digit too many */
+}
+
+int arrowipc_check_decimals(const uint8_t* values, int byte_width, int precision,
+                            const uint8_t* validity, int64_t offset, int64_t length, int64_t* where) {
+  uint32_t limit[8];
+  if (precision < 0 || precision > 76) precision = 76;
+  pow10_limbs(precision, limit);
+  for (int64_t i = 0; i < length; i++) {
+    if (!bit_is_set(validity, offset + i)) continue;
+    if (!magnitude_below(values + (offset + i) * byte_width, byte_width, limit)) {
+      *where = i; return ARROWIPC_CHECK_PRECISION;
+    }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* validity, int64_t offset,
+                             int64_t length, int64_t lo, int64_t hi, int64_t multiple, int64_t* where) {
+  for (int64_t i = 0; i < length; i++) {
+    if (!bit_is_set(validity, offset + i)) continue;
+    int64_t v;
+    if (width == 4) { int32_t s; memcpy(&s, values + 4 * (offset + i), 4); v = s; }
+    else { memcpy(&v, values + 8 * (offset + i), 8); }
+    if (v < lo || v > hi) { *where = i; return ARROWIPC_CHECK_OUT_OF_RANGE; }
+    if (multiple > 0 && v % multiple != 0) { *where = i; return ARROWIPC_CHECK_NOT_MULTIPLE; }
+  }
+  return ARROWIPC_CHECK_OK;
+}
+
+int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets,
+                                           int64_t offset, int64_t length, int64_t* where) {
+  int32_t last[128];
+  for (int k = 0; k < 128; k++) last[k] = 0;
+  for (int64_t i = 0; i < length; i++) {
+    int8_t code = type_ids[offset + i];
+    int32_t o = value_offsets[offset + i];
+    if (code < 0) continue; /* undeclared ids are reported by the structural check */
+    if (o < last[code]) { *where = i; return ARROWIPC_CHECK_NOT_INCREASING; }
+    last[code] = o;
+  }
+  return ARROWIPC_CHECK_OK;
+}

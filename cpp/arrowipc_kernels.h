@@ -66,4 +66,33 @@ int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, 
  * other bits of dst are kept. src may be NULL, meaning all bits set. */
 void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
                            int64_t n);
+/* ---- Full validation: value-level checks (see arrowipc/_core/content_checks.pyx) ----------- */
+#define ARROWIPC_CHECK_INVALID_UTF8 6
+#define ARROWIPC_CHECK_PRECISION 7      /* a decimal value with more digits than its precision */
+#define ARROWIPC_CHECK_BAD_PREFIX 8     /* a binary view whose prefix differs from its data */
+#define ARROWIPC_CHECK_NOT_MULTIPLE 9   /* a value that is not a multiple of the required unit */
+
+/* 1 when p[0..n) is well-formed UTF-8; else 0 with *bad_byte set to the first bad byte. */
+int arrowipc_utf8_valid(const uint8_t* p, int64_t n, int64_t* bad_byte);
+/* UTF-8 of every valid value of a 32/64-bit offset layout (offsets already checked): slot in
+ * *where, byte offset inside that value in *bad_byte. */
+int arrowipc_check_utf8_offsets32(const int32_t* offsets, const uint8_t* data, const uint8_t* validity,
+                                  int64_t offset, int64_t length, int64_t* where, int64_t* bad_byte);
+int arrowipc_check_utf8_offsets64(const int64_t* offsets, const uint8_t* data, const uint8_t* validity,
+                                  int64_t offset, int64_t length, int64_t* where, int64_t* bad_byte);
+/* Views (already bounds-checked): UTF-8 of each valid value when check_utf8, and for views longer
+ * than 12 bytes that the 4-byte prefix equals the first 4 bytes of the data. */
+int arrowipc_check_view_values(const uint8_t* views, const uint8_t* validity, int64_t offset,
+                               int64_t length, const uint8_t* const* data, int check_utf8,
+                               int64_t* where, int64_t* bad_byte);
+/* Decimal values (little-endian two's complement of 4, 8, 16 or 32 bytes) with
+ * |value| < 10^precision. */
+int arrowipc_check_decimals(const uint8_t* values, int byte_width, int precision,
+                            const uint8_t* validity, int64_t offset, int64_t length, int64_t* where);
+/* Integer values (width 4 or 8, signed) in [lo, hi] and, when multiple > 0, multiples of it. */
+int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* validity, int64_t offset,
+                             int64_t length, int64_t lo, int64_t hi, int64_t multiple, int64_t* where);
+/* Dense union offsets (already in range) never decrease within one child. */
+int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets,
+                                           int64_t offset, int64_t length, int64_t* where);
 #endif

@@ -172,6 +172,7 @@ cdef class _Assembler:
     cdef list pending           # nodes whose O(n) content checks are deferred: (node, name)
     cdef str where
     cdef int version            # metadata version of the message (V4 unions carry a bitmap)
+    cdef int64_t copy_budget    # bytes re-alignment may still copy (overlapping buffers bound)
 
     cdef Buffer next_buffer(self, int pi):
         """The next body buffer, bounds-checked and 8-byte aligned."""
@@ -191,6 +192,13 @@ cdef class _Assembler:
                                f"[{off}, {off}+{n}) but the body has {self.body.size} bytes")
         b = slice_unchecked(self.body, off, n)
         if (<uintptr_t>b.ptr) & 7:
+            # Buffers may overlap; without this bound a small body listed many times would make
+            # re-alignment copy far more than the input holds.
+            if n > self.copy_budget:
+                raise ArrowInvalid(f"{self.where}: re-aligning buffer {i} of field "
+                                   f"{self.plan.names[pi]!r} would copy more bytes than the "
+                                   f"{self.body.size}-byte body holds (overlapping buffers)")
+            self.copy_budget -= n
             copy = allocate(n, False)
             memcpy(mutable_data(copy), b.ptr, n)
             return copy
@@ -404,12 +412,29 @@ cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:
     return 2
 
 
+cdef int check_header_limits(RecordBatchHeader h, tuple limits, str where) except -1:
+    # limits = (max buffers, max variadic buffers), from IpcReadOptions
+    cdef int64_t max_buffers = limits[0], max_variadic = limits[1], total = 0
+    if h.n_buffers > max_buffers:
+        raise ArrowInvalid(f"{where}: the record batch lists {h.n_buffers} buffers, more than the "
+                           f"limit of {max_buffers} (IpcReadOptions(max_buffers=...))")
+    for c in h.variadic_counts:
+        if c > 0:                       # negative counts are rejected where they are used
+            if c > max_variadic - total:
+                raise ArrowInvalid(f"{where}: the record batch lists more than {max_variadic} "
+                                   f"variadic data buffers "
+                                   f"(IpcReadOptions(max_variadic_buffers=...))")
+            total += c
+    return 0
+
+
 def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
                      list included=None, list prepared=None, str where="record batch",
-                     int version=4):
+                     int version=4, tuple limits=None):
     """(ArrayData per top-level field (None where `included` is False), pending checks or None).
 
     Sizes are checked here; the O(n) offset passes are returned to run before first access.
+    `limits` (max buffers, max variadic buffers) bounds what the header may list.
     """
     cdef _Plan plan = plan_and_roots[0]
     cdef list roots = plan_and_roots[1]
@@ -423,17 +448,21 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     a.pending = []
     a.where = where
     a.version = version
+    a.copy_budget = body.size
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    if limits is not None:
+        check_header_limits(h, limits, where)
     for i in range(len(roots)):
         if included is not None and not included[i]:
             a.skip()
             out.append(None)
             continue
         col = a.build(1)
-        if col.length != h.length and h.length >= 0:
-            if col.length < h.length:
-                raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
-                                   f"batch has {h.length} rows")
+        if col.length != h.length:
+            # longer is as wrong as shorter: consumers (pyarrow's import among them) require
+            # every column of a batch to have exactly its number of rows
+            raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
+                               f"batch has {h.length} rows")
         out.append(col)
     return out, ((a.pending, plan.names) if a.pending else None)
 
@@ -472,7 +501,7 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int v
 
 
 def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, plan_and_roots,
-                      list included, str where):
+                      list included, str where, tuple limits=None):
     """The stream reader's hot step over an in-memory buffer.
 
     Returns (message or None, next position, columns, pending, num_rows): for an uncompressed
@@ -490,5 +519,6 @@ def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata
     h = decode_record_batch_header(msg.header)
     if h.codec >= 0:
         return msg, pos, None, None, 0
-    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version)
+    cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version,
+                                     limits)
     return msg, pos, cols, pending, h.length

@@ -1,7 +1,15 @@
 # cython: language_level=3
-"""The O(n) structural checks of one node: offsets, views, list views, union ids and offsets,
-run ends and dictionary indices. One dispatcher serves the IPC reader's deferred checks and
-Array/RecordBatch.validate(); the loops are C kernels run without the GIL.
+"""The O(n) checks of one node, in two levels.
+
+`check_content` (structural): offsets, views, list views, union ids and offsets, run ends and
+dictionary indices -- everything a later access needs to stay in bounds. It serves the IPC
+reader's deferred checks and Array/RecordBatch.validate().
+
+`check_values` (full, run after check_content): null counts against the validity bitmap, UTF-8,
+binary view prefixes, decimal precision, date64/time ranges, dense union offsets that never
+decrease within a child, and map keys without nulls -- what pyarrow's validate(full=True) checks.
+
+The loops are C kernels run without the GIL; neither function recurses into children.
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t
 from libc.stdlib cimport malloc, free
@@ -9,12 +17,17 @@ from libc.stdlib cimport malloc, free
 from arrowipc._core.buffer cimport Buffer
 from arrowipc._core.arraydata cimport ArrayData
 from arrowipc._core.kernels cimport (
+    arrowipc_count_set_bits, arrowipc_check_utf8_offsets32, arrowipc_check_utf8_offsets64,
+    arrowipc_check_view_values, arrowipc_check_decimals, arrowipc_check_int_range,
+    arrowipc_check_union_offsets_monotonic, ARROWIPC_CHECK_INVALID_UTF8, ARROWIPC_CHECK_PRECISION,
+    ARROWIPC_CHECK_BAD_PREFIX, ARROWIPC_CHECK_NOT_MULTIPLE,
     arrowipc_check_views, arrowipc_check_list_views32, arrowipc_check_list_views64,
     arrowipc_check_union, arrowipc_check_indices, arrowipc_check_run_ends,
     ARROWIPC_CHECK_NEGATIVE, ARROWIPC_CHECK_OUT_OF_RANGE, ARROWIPC_CHECK_BAD_BUFFER,
     ARROWIPC_CHECK_NOT_INCREASING, ARROWIPC_CHECK_UNDECLARED)
 from arrowipc._core.offsets import check_offsets
 from arrowipc.errors import ArrowInvalid
+from arrowipc import types as T
 
 from arrowipc._core.kinds cimport *
 
@@ -173,5 +186,155 @@ cdef int64_t _run_end_at(Buffer b, int64_t w, int64_t i):
     if w == 2:
         return (<const short*>b.ptr)[i]
     if w == 4:
+        return (<const int32_t*>b.ptr)[i]
+    return (<const int64_t*>b.ptr)[i]
+
+
+# Ranges of the time types by unit: [0, one day) in that unit.
+_DAY_IN_UNIT = {"s": 86400, "ms": 86400 * 1000, "us": 86400 * 1000000, "ns": 86400 * 1000000000}
+_MILLIS_PER_DAY = 86400 * 1000
+
+
+def check_values(ArrayData d, str where):
+    """Raise ArrowInvalid unless the values of `d` are valid (the full level); `d` must already
+    have passed check_content."""
+    cdef object t = d.type.storage_type
+    cdef int kind = t.kind
+    cdef int64_t bad = 0, bad_byte = 0, actual, n, i
+    cdef int code = 0
+    cdef Buffer b, b2
+    cdef const uint8_t* valid = validity_ptr(d)
+    cdef int64_t off = d.offset, length = d.length
+    cdef const uint8_t** data_ptrs = NULL
+    cdef int utf8
+
+    _check_null_count(d, kind, where)
+    if length == 0:
+        return
+
+    if kind == K_BINARY or kind == K_LARGE_BINARY:
+        if not t.is_utf8:
+            return
+        if d.buffers[2] is None:        # only empty values can pass the structural check
+            return
+        b, b2 = d.buffers[1], d.buffers[2]
+        with nogil:
+            if kind == K_BINARY:
+                code = arrowipc_check_utf8_offsets32(<const int32_t*>b.ptr, b2.ptr, valid, off,
+                                                     length, &bad, &bad_byte)
+            else:
+                code = arrowipc_check_utf8_offsets64(<const int64_t*>b.ptr, b2.ptr, valid, off,
+                                                     length, &bad, &bad_byte)
+        if code:
+            raise ArrowInvalid(f"{where}: value {bad} is not valid UTF-8 (bad byte at offset "
+                               f"{bad_byte} of the value)")
+        return
+
+    if kind == K_VIEW:
+        b = d.buffers[1]
+        n = len(d.buffers) - 2
+        utf8 = 1 if t.is_utf8 else 0
+        data_ptrs = <const uint8_t**>malloc(sizeof(uint8_t*) * (n if n > 0 else 1))
+        if data_ptrs == NULL:
+            raise MemoryError()
+        try:
+            for i in range(n):
+                # an absent buffer has size 0, so no view that passed check_content points in it
+                data_ptrs[i] = NULL if d.buffers[2 + i] is None else (<Buffer>d.buffers[2 + i]).ptr
+            with nogil:
+                code = arrowipc_check_view_values(b.ptr, valid, off, length, data_ptrs, utf8,
+                                                  &bad, &bad_byte)
+        finally:
+            free(data_ptrs)
+        if code == ARROWIPC_CHECK_BAD_PREFIX:
+            raise ArrowInvalid(f"{where}: view {bad} has a prefix that differs from the first 4 "
+                               f"bytes of its data")
+        if code:
+            raise ArrowInvalid(f"{where}: value {bad} is not valid UTF-8 (bad byte at offset "
+                               f"{bad_byte} of the value)")
+        return
+
+    if kind == K_FIXED:
+        _check_fixed_values(d, t, valid, where)
+        return
+
+    if kind == K_DENSE_UNION:
+        b, b2 = d.buffers[0], d.buffers[1]
+        with nogil:
+            code = arrowipc_check_union_offsets_monotonic(<const int8_t*>b.ptr,
+                                                          <const int32_t*>b2.ptr, off, length, &bad)
+        if code:
+            raise ArrowInvalid(f"{where}: dense union offset {bad} is less than the previous "
+                               f"offset into the same child")
+        return
+
+    if kind == K_LIST and isinstance(t, T.MapType):
+        from arrowipc.array import null_count_of
+        keys = (<ArrayData>d.children[0]).children[0]
+        if null_count_of(keys):
+            raise ArrowInvalid(f"{where}: map keys must not be null, found {null_count_of(keys)} "
+                               f"null keys")
+        return
+
+
+cdef int _check_null_count(ArrayData d, int kind, str where) except -1:
+    # A known null count must match the bitmap (or be the length for null arrays, 0 for layouts
+    # without a validity bitmap).
+    cdef int64_t actual
+    cdef Buffer v
+    if d.null_count < 0:
+        return 0
+    if kind == K_NULL:
+        actual = d.length
+    elif kind in (K_SPARSE_UNION, K_DENSE_UNION, K_REE):
+        actual = 0
+    elif d.buffers and d.buffers[0] is not None:
+        v = d.buffers[0]
+        with nogil:
+            actual = d.length - arrowipc_count_set_bits(v.ptr, d.offset, d.length)
+    else:
+        actual = 0
+    if actual != d.null_count:
+        raise ArrowInvalid(f"{where}: null count is {d.null_count} but the validity bitmap has "
+                           f"{actual} nulls")
+    return 0
+
+
+cdef int _check_fixed_values(ArrayData d, object t, const uint8_t* valid, str where) except -1:
+    cdef Buffer b = d.buffers[1]
+    cdef int64_t bad = 0, lo = 0, hi = 0, multiple = 0
+    cdef int code = 0, width = 0, precision = 0
+    cdef int64_t off = d.offset, length = d.length
+    if isinstance(t, T.DecimalType):
+        width = t.byte_width
+        precision = t.precision
+        with nogil:
+            code = arrowipc_check_decimals(b.ptr, width, precision, valid, off, length, &bad)
+        if code:
+            from arrowipc.array import make_array
+            value = make_array(d).slice(bad, 1).to_pylist()[0]
+            raise ArrowInvalid(f"{where}: decimal value {value} at slot {bad} does not fit "
+                               f"precision {precision}")
+        return 0
+    if t.name.startswith("date64"):
+        width, lo, hi, multiple = 8, -(1 << 63), (1 << 63) - 1, _MILLIS_PER_DAY
+    elif isinstance(t, (T.Time32Type, T.Time64Type)):
+        width = t.byte_width
+        lo, hi = 0, _DAY_IN_UNIT[t.unit] - 1
+    else:
+        return 0
+    with nogil:
+        code = arrowipc_check_int_range(b.ptr, width, valid, off, length, lo, hi, multiple, &bad)
+    if code == ARROWIPC_CHECK_NOT_MULTIPLE:
+        raise ArrowInvalid(f"{where}: date64 value {_int_at(b, width, off + bad)} at slot {bad} "
+                           f"is not a whole number of days")
+    if code:
+        raise ArrowInvalid(f"{where}: {t} value {_int_at(b, width, off + bad)} at slot {bad} is "
+                           f"outside [0, {hi + 1})")
+    return 0
+
+
+cdef int64_t _int_at(Buffer b, int width, int64_t i):
+    if width == 4:
         return (<const int32_t*>b.ptr)[i]
     return (<const int64_t*>b.ptr)[i]

@@ -18,8 +18,16 @@ class MetadataVersion(enum.IntEnum):
 COMPRESSION_CODECS = {None: -1, "lz4": 0, "lz4_frame": 0, "zstd": 1}
 CODEC_NAMES = {0: "lz4", 1: "zstd"}
 
-# Resource bounds for untrusted input (issue 5 makes them configurable from IpcReadOptions).
-MAX_METADATA_SIZE = 64 << 20
+# Resource bounds for untrusted input, the defaults of IpcReadOptions. Every one is checked before
+# the memory it guards is allocated.
+MAX_METADATA_SIZE = 64 << 20         # bytes of one message's flatbuffer metadata
+MAX_NESTING_DEPTH = 64               # levels of nested types (the engine's hard limit too)
+MAX_FIELDS = 100_000                 # fields of a schema, nested ones counted
+MAX_BUFFERS = 1 << 20                # buffers listed by one record batch header
+MAX_VARIADIC_BUFFERS = 1 << 20       # data buffers of the view columns of one record batch
+MAX_DECOMPRESSED_SIZE = 1 << 32      # bytes all compressed buffers of one message decompress to
+
+VALIDATION_LEVELS = ("structural", "full", "none")
 
 
 def _check_compression(compression):
@@ -83,20 +91,64 @@ class IpcWriteOptions:
 
 
 class IpcReadOptions:
-    """How to read IPC streams and files (pyarrow.ipc.IpcReadOptions)."""
+    """How to read IPC streams and files (pyarrow.ipc.IpcReadOptions), with the bounds that make
+    reading untrusted input safe.
+
+    Validation levels (`validate=`):
+
+    * ``"structural"`` (default): everything needed so that no later access (to_pylist,
+      to_numpy, export to pyarrow, slicing) can read out of bounds or loop forever. Sizes are
+      checked while a batch is assembled; the O(n) passes (offsets, views, list views, union ids,
+      run ends, dictionary indices) run, with the GIL released, before any column data of the
+      batch is handed out.
+    * ``"full"``: structural plus value checks (UTF-8, decimal precision, null counts, map keys,
+      time ranges, ... -- what pyarrow's ``validate(full=True)`` checks), run eagerly: the reader
+      raises on the batch itself.
+    * ``"none"``: no O(n) checks at all. Only for TRUSTED input: a malformed stream can then make
+      later accesses read out of bounds.
+
+    A stream must end with its end-of-stream marker: a stream that stops at a message boundary
+    without one raises ArrowInvalid (after every complete batch) unless
+    ``allow_missing_eos=True`` (pyarrow's behaviour).
+    """
 
     def __init__(self, *, ensure_native_endian=True, use_threads=True, included_fields=None,
-                 max_metadata_size=MAX_METADATA_SIZE):
+                 validate="structural", allow_missing_eos=False,
+                 max_metadata_size=MAX_METADATA_SIZE, max_nesting_depth=MAX_NESTING_DEPTH,
+                 max_fields=MAX_FIELDS, max_buffers=MAX_BUFFERS,
+                 max_variadic_buffers=MAX_VARIADIC_BUFFERS,
+                 max_decompressed_size=MAX_DECOMPRESSED_SIZE):
         self.ensure_native_endian = bool(ensure_native_endian)
         self.use_threads = bool(use_threads)
         if included_fields is not None:
             included_fields = [int(i) for i in included_fields]
         self.included_fields = included_fields
-        self.max_metadata_size = int(max_metadata_size)
+        if validate not in VALIDATION_LEVELS:
+            raise ValueError(f"validate must be one of {', '.join(map(repr, VALIDATION_LEVELS))}; "
+                             f"got {validate!r}")
+        self.validate = validate
+        self.allow_missing_eos = bool(allow_missing_eos)
+        self.max_metadata_size = _positive("max_metadata_size", max_metadata_size)
+        self.max_nesting_depth = _positive("max_nesting_depth", max_nesting_depth)
+        if self.max_nesting_depth > MAX_NESTING_DEPTH:
+            raise ValueError(f"max_nesting_depth can be at most {MAX_NESTING_DEPTH}, "
+                             f"got {max_nesting_depth}")
+        self.max_fields = _positive("max_fields", max_fields)
+        self.max_buffers = _positive("max_buffers", max_buffers)
+        self.max_variadic_buffers = _positive("max_variadic_buffers", max_variadic_buffers)
+        self.max_decompressed_size = _positive("max_decompressed_size", max_decompressed_size)
 
     def __repr__(self):
-        return (f"IpcReadOptions(ensure_native_endian={self.ensure_native_endian}, "
+        return (f"IpcReadOptions(validate={self.validate!r}, "
+                f"ensure_native_endian={self.ensure_native_endian}, "
                 f"use_threads={self.use_threads}, included_fields={self.included_fields})")
+
+
+def _positive(name: str, value) -> int:
+    value = int(value)
+    if value <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value}")
+    return value
 
 
 @dataclass

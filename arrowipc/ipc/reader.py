@@ -7,6 +7,7 @@ and hand out batches whose buffers are views of the input.
 from __future__ import annotations
 
 import struct
+import threading
 from collections import namedtuple
 
 from .. import types as T
@@ -18,8 +19,10 @@ from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
+from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
+from .limits import check_decompressed_sizes, check_schema_bounds, schema_size
 from .message import Message, read_message_from, read_message_header
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
@@ -42,6 +45,8 @@ class MessageDecoder:
         self._included = None
         self._out_index = None
         self.memo = None            # DictionaryMemo when the schema has dictionaries
+        self._level = self.options.validate
+        self._limits = (self.options.max_buffers, self.options.max_variadic_buffers)
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message):
@@ -49,7 +54,7 @@ class MessageDecoder:
             raise ArrowInvalid(f"{self.where}: expected a schema message first, found a {msg.type} "
                                f"message at byte {msg.offset}")
         self.stats.num_messages += 1
-        self.set_schema(*_decoded_schema(msg.header))
+        self.set_schema(*_decoded_schema(msg.header, self.options, self.where))
 
     def set_schema(self, info: md.SchemaInfo, plan=None):
         self.info = info
@@ -80,9 +85,10 @@ class MessageDecoder:
         self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
 
     # -- batches --------------------------------------------------------------------------------
-    def read_record_batch_message(self, msg: Message) -> RecordBatch:
-        self.stats.num_messages += 1
-        self.stats.num_record_batches += 1
+    def read_record_batch_message(self, msg: Message, count: bool = True) -> RecordBatch:
+        if count:
+            self.stats.num_messages += 1
+            self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         if self._swap:
@@ -93,18 +99,41 @@ class MessageDecoder:
                     self.memo.resolve(col, f.type, (i,))
         if self._included is not None:
             cols = [c for c in cols if c is not None]
-        return RecordBatch(self.schema, cols, header.length,
-                           None if self._keep_foreign else pending)
+        return self.make_batch(cols, header.length, pending)
+
+    def make_batch(self, cols: list, num_rows: int, pending) -> RecordBatch:
+        """A RecordBatch of assembled columns, checked as the validation level says.
+
+        structural: the O(n) checks stay pending and run before any column data is handed out
+        (the batch's `_columns` gate), so no access can go out of bounds and plain reads cost no
+        more than pyarrow's. full: the same checks plus the value checks, run now, so the read
+        itself raises. none: skipped (trusted input only).
+        """
+        level = self._level
+        if self._keep_foreign:
+            # big-endian data kept as-is cannot be checked by native-order kernels
+            return RecordBatch(self.schema, cols, num_rows, None)
+        if level == "structural":
+            return RecordBatch(self.schema, cols, num_rows, pending)
+        if level == "full":
+            if pending is not None:
+                run_pending_checks(pending, self.where)
+            for f, col in zip(self.schema, cols):
+                validate_values(col, f"{self.where}: field {f.name!r}")
+        return RecordBatch(self.schema, cols, num_rows, None)
 
     def _assemble(self, header, msg: Message, plan, included):
         prepared = None
         if header.codec >= 0:
             mask = buffer_needed_mask(plan, header, included, msg.version)
+            where = f"{self.where}: message at byte {msg.offset}"
+            check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
+                                     self.options.max_decompressed_size, where)
             from .compression import decompress_body_buffers
             prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
-                                               self.options.use_threads,
-                                               f"{self.where}: message at byte {msg.offset}")
-        return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version)
+                                               self.options.use_threads, where)
+        return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version,
+                                self._limits)
 
     @property
     def plain(self) -> bool:
@@ -146,8 +175,11 @@ class MessageDecoder:
         values = cols[0]
         entry = self.info.dictionaries[dict_id]
         self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
-        if pending and not self._keep_foreign:
+        # A dictionary is checked once, when it arrives, at the reader's level.
+        if pending and self._level != "none" and not self._keep_foreign:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
+        if self._level == "full":
+            validate_values(values, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
     def decode(self, msg: Message):
@@ -167,21 +199,27 @@ _SCHEMA_CACHE: dict = {}
 _SCHEMA_CACHE_SIZE = 64
 
 
-def _decoded_schema(schema_table):
+def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
     """(SchemaInfo, plan) for a Schema table, interned by its bytes.
 
     Schemas, fields and types are immutable, so streams and files that share a schema (the usual
-    case in ETL) share one decoded copy instead of rebuilding thousands of Field objects.
+    case in ETL) share one decoded copy instead of rebuilding thousands of Field objects. The
+    field count and depth are bounded before anything is built, and re-checked on a cache hit
+    against the current reader's options.
     """
     key = schema_table.buf.to_pybytes()
     hit = _SCHEMA_CACHE.get(key)
     if hit is None:
+        n_fields, depth = schema_size(schema_table, options.max_fields, options.max_nesting_depth,
+                                      where)
         info = md.decode_schema(schema_table)
-        hit = (info, make_plan([(f.name, f.type) for f in info.schema]))
+        hit = (info, make_plan([(f.name, f.type) for f in info.schema]), n_fields, depth)
         if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
-            _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)))
+            _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)), None)
         _SCHEMA_CACHE[key] = hit
-    return hit
+    else:
+        check_schema_bounds(hit[2], hit[3], options, where)
+    return hit[0], hit[1]
 
 
 class _ReaderBase:
@@ -209,17 +247,30 @@ class RecordBatchStreamReader(_ReaderBase):
         self._done = False
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
-            raise ArrowInvalid("stream: expected a schema message, found the end of the stream")
+            raise ArrowInvalid(f"stream: expected a schema message at byte {self._source.pos}, "
+                               f"found the end of the stream (empty or truncated input)")
         self._decoder.read_schema_message(first)
+
+    def _end_of_stream(self, start: int):
+        """Called when no message follows position `start`: a clean end needs the end-of-stream
+        marker (the reader moved past it), otherwise the stream was cut at a message boundary."""
+        self._done = True
+        if self._source.pos == start and not self._decoder.options.allow_missing_eos:
+            stats = self._decoder.stats
+            raise ArrowInvalid(f"stream: truncated at byte {start}: the input ends after "
+                               f"{stats.num_record_batches} record batches without an "
+                               f"end-of-stream marker (IpcReadOptions(allow_missing_eos=True) "
+                               f"accepts that)")
 
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         if self._done:
             raise StopIteration
         dec = self._decoder
         while True:
+            start = self._source.pos
             msg = read_message_from(self._source, dec.options.max_metadata_size)
             if msg is None:
-                self._done = True
+                self._end_of_stream(start)
                 raise StopIteration
             batch = dec.decode(msg)
             if batch is not None:
@@ -245,9 +296,10 @@ class RecordBatchStreamReader(_ReaderBase):
             yield from self._iter_in_memory(dec, src, limit)
             return
         while True:
+            start = src.pos
             msg = read_message_from(src, limit)
             if msg is None:
-                self._done = True
+                self._end_of_stream(start)
                 return
             if msg.header_type == md.HEADER_RECORD_BATCH:
                 yield dec.read_record_batch_message(msg)
@@ -258,12 +310,14 @@ class RecordBatchStreamReader(_ReaderBase):
 
     def _iter_in_memory(self, dec, src, limit):
         buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
-        stats = dec.stats
+        stats, limits = dec.stats, dec._limits
+        structural = dec._level == "structural"
         while True:
+            start = src.pos
             msg, src.pos, cols, pending, num_rows = next_message_fast(
-                buf, src.pos, end, limit, plan, included, "stream")
+                buf, start, end, limit, plan, included, "stream", limits)
             if msg is None:
-                self._done = True
+                self._end_of_stream(start)
                 return
             if cols is None:
                 batch = dec.decode(msg)
@@ -274,7 +328,8 @@ class RecordBatchStreamReader(_ReaderBase):
             stats.num_record_batches += 1
             if included is not None:
                 cols = [c for c in cols if c is not None]
-            yield RecordBatch(schema, cols, num_rows, pending)
+            yield (RecordBatch(schema, cols, num_rows, pending) if structural
+                   else dec.make_batch(cols, num_rows, pending))
 
     def read_all(self) -> Table:
         return Table(self.schema, list(self))
@@ -298,6 +353,9 @@ class RecordBatchFileReader(_ReaderBase):
                  options: IpcReadOptions | None = None, memory_pool=None):
         self._source = open_source(source)
         self._decoder = MessageDecoder(options, "file")
+        # get_batch may be called from several threads: the lock covers the dictionaries (read
+        # once) and file-like sources (seek + read); in-memory batches need no lock.
+        self._lock = threading.Lock()
         size = footer_offset if footer_offset is not None else self._source.size
         self._read_footer(size)
 
@@ -322,6 +380,10 @@ class RecordBatchFileReader(_ReaderBase):
         if footer_len <= 0 or footer_len > footer_end - 8:
             raise ArrowInvalid(f"file: footer length {footer_len} does not fit in the "
                                f"{size}-byte file")
+        if footer_len > self._decoder.options.max_metadata_size:
+            raise ArrowInvalid(f"file: footer of {footer_len} bytes is larger than the limit of "
+                               f"{self._decoder.options.max_metadata_size} "
+                               f"(IpcReadOptions(max_metadata_size=...))")
         footer = root_table(src.read_at(footer_end - footer_len, footer_len), "Footer")
         version = footer.int16(0)
         if version > md.METADATA_V5:
@@ -329,7 +391,7 @@ class RecordBatchFileReader(_ReaderBase):
         schema_table = footer.table(1, "Schema")
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
-        self._decoder.set_schema(*_decoded_schema(schema_table))
+        self._decoder.set_schema(*_decoded_schema(schema_table, self._decoder.options, "file"))
         self._decoder.stats.num_messages += 1      # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
@@ -381,14 +443,15 @@ class RecordBatchFileReader(_ReaderBase):
         return msg
 
     def _ensure_dictionaries(self):
-        if self._dictionaries_read:
-            return
-        for i, block in enumerate(self._dict_blocks):
-            msg = self._read_block(block, i, "dictionary")
-            if msg.header_type != md.HEADER_DICTIONARY_BATCH:
-                raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
-            self._decoder.read_dictionary_message(msg)
-        self._dictionaries_read = True
+        with self._lock:
+            if self._dictionaries_read:
+                return
+            for i, block in enumerate(self._dict_blocks):
+                msg = self._read_block(block, i, "dictionary")
+                if msg.header_type != md.HEADER_DICTIONARY_BATCH:
+                    raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
+                self._decoder.read_dictionary_message(msg)
+            self._dictionaries_read = True
 
     def _get(self, i: int, with_metadata: bool):
         n = len(self._batch_blocks)
@@ -403,18 +466,26 @@ class RecordBatchFileReader(_ReaderBase):
             off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
             msg, _, cols, pending, num_rows = next_message_fast(
                 src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
-                dec._included, "file")
+                dec._included, "file", dec._limits)
             if msg is not None and cols is not None:
-                dec.stats.num_messages += 1
-                dec.stats.num_record_batches += 1
+                with self._lock:
+                    dec.stats.num_messages += 1
+                    dec.stats.num_record_batches += 1
                 if dec._included is not None:
                     cols = [c for c in cols if c is not None]
-                batch = RecordBatch(dec.schema, cols, num_rows, pending)
+                batch = dec.make_batch(cols, num_rows, pending)
                 return (batch, msg.custom_metadata) if with_metadata else batch
-        msg = self._read_block(self._batch_blocks[i], i, "record batch")
+        if isinstance(src, BufferSource):
+            msg = self._read_block(self._batch_blocks[i], i, "record batch")
+        else:
+            with self._lock:
+                msg = self._read_block(self._batch_blocks[i], i, "record batch")
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
-        batch = dec.read_record_batch_message(msg)
+        with self._lock:
+            dec.stats.num_messages += 1
+            dec.stats.num_record_batches += 1
+        batch = dec.read_record_batch_message(msg, count=False)
         return (batch, msg.custom_metadata) if with_metadata else batch
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
@@ -436,9 +507,10 @@ class RecordBatchFileReader(_ReaderBase):
     def count_rows(self) -> int:
         """Total rows, from each batch's header only (no body is read)."""
         total = 0
-        for i, block in enumerate(self._batch_blocks):
-            msg = self._read_block(block, i, "record batch", with_body=False)
-            total += decode_record_batch_header(msg.header).length
+        with self._lock:
+            for i, block in enumerate(self._batch_blocks):
+                msg = self._read_block(block, i, "record batch", with_body=False)
+                total += decode_record_batch_header(msg.header).length
         return total
 
     def read_all(self) -> Table:
@@ -474,8 +546,16 @@ def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=No
 
 
 def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptions | None = None,
-              memory_pool=None):
-    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object."""
+              memory_pool=None, recover: bool = False):
+    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object.
+
+    With recover=True a file whose footer is missing or damaged is read as a stream instead
+    (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
+    its `recovery` attribute says what was found.
+    """
+    if recover:
+        from .recover import open_file_recovering
+        return open_file_recovering(source, footer_offset, options)
     return RecordBatchFileReader(source, footer_offset, options=options)
 
 

@@ -7,6 +7,8 @@ single copy only for file-likes that want one contiguous buffer.
 from __future__ import annotations
 
 import os
+import secrets
+import stat
 import struct
 from typing import NamedTuple
 
@@ -26,12 +28,19 @@ _LEGACY_EOS = b"\x00\x00\x00\x00"
 
 
 class _Sink:
-    """Adapts a path, a file-like object or a BufferOutputStream to gather writes."""
+    """Adapts a path, a file-like object or a BufferOutputStream to gather writes.
+
+    A path is written atomically: to a temporary file in the same directory, renamed over the
+    final name only when the writer closes successfully, so a crash or an error never leaves a
+    truncated file under that name. (Paths that are not regular files, such as /dev/stdout or a
+    FIFO, are written in place.)
+    """
 
     def __init__(self, sink):
         self.owns = False
+        self.path = self.tmp_path = None
         if isinstance(sink, (str, os.PathLike)):
-            sink = open(os.fspath(sink), "wb")
+            sink = self._open_path(os.fspath(sink))
             self.owns = True
         if not hasattr(sink, "write"):
             raise TypeError(f"cannot write IPC data to a {type(sink).__name__}: expected a path, "
@@ -90,14 +99,59 @@ class _Sink:
                 k = os.write(self._fd, mv)
                 mv = mv[k:]
 
+    def _open_path(self, path: str):
+        target = os.path.realpath(path)
+        try:
+            st = os.stat(target)
+        except FileNotFoundError:
+            st = None
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            return open(path, "wb")
+        directory, name = os.path.split(target)
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))  # replacing a file keeps its permissions
+        self.path, self.tmp_path = target, tmp
+        return os.fdopen(fd, "wb")
+
     def close(self):
         if self.owns:
-            self.f.close()
+            if self.tmp_path is not None:
+                try:
+                    self.f.flush()
+                    os.fsync(self.f.fileno())  # the data is on disk before the name points at it
+                    self.f.close()
+                    os.replace(self.tmp_path, self.path)
+                except BaseException:
+                    self.abort()
+                    raise
+                self.tmp_path = None
+            else:
+                self.f.close()
         elif hasattr(self.f, "flush") and not self._memory:
             try:
                 self.f.flush()
             except (OSError, ValueError):
                 pass
+
+    def abort(self):
+        """Give up a path write: the temporary file goes, the final name is left untouched."""
+        if self.tmp_path is not None:
+            tmp, self.tmp_path = self.tmp_path, None
+            try:
+                self.f.close()
+            except (OSError, ValueError):
+                pass
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+    def __del__(self):
+        # a writer dropped without close() never commits its file
+        if getattr(self, "tmp_path", None) is not None:
+            self.abort()
 
 
 class EncodedMessage(NamedTuple):
@@ -309,6 +363,11 @@ class _WriterBase:
         return self
 
     def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and self._sink.tmp_path is not None:
+            # an error inside the block: a path sink keeps its previous contents (or stays absent)
+            self._closed = True
+            self._sink.abort()
+            return
         self.close()
 
 

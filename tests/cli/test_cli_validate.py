@@ -51,9 +51,6 @@ def test_every_gold_file_agrees_with_pyarrow(capsys, path):
     if problem is None:
         assert r.status == EXIT_OK, r.out
         assert "full checks" in r.out
-    elif "whole number of days" in problem and r.status == EXIT_OK:
-        pytest.xfail("validate_array(full=True) does not yet check that date64 values are "
-                     "whole days, as pyarrow does")
     else:             # old gold decimals exceed their precision, old date64 values are not days
         assert r.status == EXIT_INVALID_DATA
         assert r.out.startswith("problem: record batch ")

@@ -1,0 +1,51 @@
+"""The short fuzz runs CI makes (the long runs are documented in tests/fuzz/README.md).
+
+* the pure-Python mutation fuzzer (mutate.py): a fixed, reproducible set of mutants of every gold
+  seed for the stream, file and compressed targets, in worker processes with limits;
+* the atheris (libFuzzer) harness, when atheris is installed: a few thousand runs per target.
+
+Any crash, hang or foreign exception fails the test and leaves the input in tests/fuzz/findings/.
+"""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mutate  # noqa: E402  (puts tests/untrusted on sys.path)
+import harness  # noqa: E402
+import seeds  # noqa: E402
+
+MUTANTS = int(os.environ.get("ARROWIPC_FUZZ_MUTANTS", "12000"))
+ATHERIS_RUNS = int(os.environ.get("ARROWIPC_FUZZ_ATHERIS_RUNS", "3000"))
+
+pytestmark = pytest.mark.skipif(not harness.gold_files(), reason="arrow-testing corpus not found")
+
+
+def test_mutation_fuzzer_short_run():
+    counts, findings = mutate.run(seeds.TARGETS, seconds=150, jobs=min(2, os.cpu_count() or 1),
+                                  max_mutants=MUTANTS, quiet=True)
+    print("mutation fuzzer:", dict(counts))
+    assert not findings, "\n".join(f"{t}: {r['detail'][:500]} -> {p}" for t, r, p in findings)
+    assert sum(counts.values()) >= min(MUTANTS, 2000)      # it really ran
+
+
+@pytest.mark.skipif(importlib.util.find_spec("atheris") is None, reason="atheris not installed")
+@pytest.mark.parametrize("target", seeds.TARGETS)
+def test_atheris_short_run(target, tmp_path):
+    corpus = tmp_path / "corpus"
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    env = dict(os.environ, PYTHONPATH=harness.REPO_ROOT)
+    done = subprocess.run(
+        [sys.executable, os.path.join(HERE, "fuzz_ipc.py"), "--target", target,
+         f"-runs={ATHERIS_RUNS}", "-timeout=20", "-rss_limit_mb=4096",
+         f"-artifact_prefix={artifacts}/", str(corpus)],
+        capture_output=True, text=True, env=env, timeout=600)
+    found = os.listdir(artifacts)
+    assert done.returncode == 0 and not found, (found, done.stderr[-3000:])
+    assert f"Done {ATHERIS_RUNS} runs" in done.stderr
