@@ -11,7 +11,6 @@ import os
 import re
 from dataclasses import dataclass
 
-from .. import ipc
 from ..errors import ArrowInvalid
 
 SUFFIXES = (".arrow", ".arrows", ".feather", ".ipc")
@@ -88,6 +87,7 @@ def detect_format(path: str) -> InputFile:
 
 def read_input_schema(inp: InputFile):
     """The arrowipc Schema of one input, read from its footer or first message."""
+    from .. import ipc      # loaded on first use: importing the data source stays cheap
     try:
         if inp.is_file_format:
             return ipc.open_file(inp.path).schema
@@ -102,6 +102,7 @@ def batch_sizes(path: str, with_rows: bool) -> list:
 
     Row counts come from each batch's metadata header; bodies are neither read nor decompressed.
     """
+    from .. import ipc
     from .._core.batch_decode import decode_record_batch_header
     reader = ipc.open_file(path)
     # The footer's blocks (offset, metadata length, body length) are the file's batch index.
