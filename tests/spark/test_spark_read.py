@@ -4,7 +4,6 @@ Input files are written by pyarrow (the oracle writer) unless a type needs arrow
 values are spelled out by hand, so the conversion to Spark's types is checked independently.
 """
 import datetime as dt
-import os
 from decimal import Decimal
 
 import numpy as np
