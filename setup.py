@@ -18,7 +18,8 @@ def extensions():
                 name,
                 [pyx] + C_SOURCES,
                 include_dirs=["cpp"],
-                extra_compile_args=["-O3", "-std=c11", "-fno-strict-aliasing"],
+                extra_compile_args=["-O3", "-std=gnu11", "-fno-strict-aliasing"],
+                libraries=["dl", "pthread"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
             )
         )

@@ -18,3 +18,4 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int arrowipc_check_union(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset, int64_t length, const int8_t* child_for_code, const int64_t* child_lengths, int64_t* where)
     int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, const uint8_t* validity, int64_t offset, int64_t length, int64_t bound, int64_t* where)
     int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length, int64_t* where)
+    void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset, int64_t n)

@@ -55,6 +55,9 @@ class MessageDecoder:
         self.info = info
         # Big-endian input is swapped to native order unless the caller asked to keep it.
         self._swap = info.endianness == md.ENDIAN_BIG and self.options.ensure_native_endian
+        # Big-endian data kept as-is cannot be checked by native-order kernels: the caller asked
+        # for the raw bytes, and gets them unchecked.
+        self._keep_foreign = info.endianness == md.ENDIAN_BIG and not self._swap
         full = info.schema
         self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
         self.memo = None
@@ -90,7 +93,8 @@ class MessageDecoder:
                     self.memo.resolve(col, f.type, (i,))
         if self._included is not None:
             cols = [c for c in cols if c is not None]
-        return RecordBatch(self.schema, cols, header.length, pending)
+        return RecordBatch(self.schema, cols, header.length,
+                           None if self._keep_foreign else pending)
 
     def _assemble(self, header, msg: Message, plan, included):
         prepared = None
@@ -101,6 +105,11 @@ class MessageDecoder:
                                                self.options.use_threads,
                                                f"{self.where}: message at byte {msg.offset}")
         return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version)
+
+    @property
+    def plain(self) -> bool:
+        """No dictionaries and native byte order: batches can take the one-call Cython path."""
+        return self.memo is None and not self._swap and not self._keep_foreign
 
     def _swapped(self, cols, pending):
         """Columns byte-swapped to native order, with every node's content check queued again
@@ -137,7 +146,7 @@ class MessageDecoder:
         values = cols[0]
         entry = self.info.dictionaries[dict_id]
         self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
-        if pending:
+        if pending and not self._keep_foreign:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
@@ -232,7 +241,7 @@ class RecordBatchStreamReader(_ReaderBase):
             return
         dec, src = self._decoder, self._source
         limit = dec.options.max_metadata_size
-        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
+        if isinstance(src, BufferSource) and dec.plain:
             yield from self._iter_in_memory(dec, src, limit)
             return
         while True:
@@ -321,13 +330,14 @@ class RecordBatchFileReader(_ReaderBase):
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
         self._decoder.set_schema(*_decoded_schema(schema_table))
+        self._decoder.stats.num_messages += 1      # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
         self.metadata = md.decode_custom_metadata(footer, 4)
         self._footer_start = footer_end - footer_len
         self._dictionaries_read = False
         dec = self._decoder
-        self._fast = isinstance(src, BufferSource) and dec.memo is None and not dec._swap
+        self._fast = isinstance(src, BufferSource) and dec.plain
 
     def _blocks(self, footer, slot):
         raw, n = footer.structs(slot, 24)
