@@ -1,8 +1,13 @@
 """The output commit protocol: tasks write under _temporary/<job>/, the driver publishes.
 
-  task:    <root>/_temporary/<job>/<task attempt>/part-<partition>-<job>.<ext>
+  setup:   the driver creates <root>/_temporary/<job>/ before any task runs
+  task:    <root>/_temporary/<job>/attempt-<id>/part-<partition>-<job>.<ext>
   commit:  move each reported file to <root>/, drop what 'overwrite' replaces, write _SUCCESS
   abort:   remove <root>/_temporary/<job> (and the root when this job created it and it is empty)
+
+Tasks never create the job directory, only their attempt directory inside it. When a task fails,
+Spark aborts the job while other tasks may still be running; once abort has removed the job
+directory, such a task cannot start a file under the output path any more.
 
 Files of failed or speculative attempts are never reported, so commit leaves them behind in the
 job's temporary directory and removes that directory whole. Paths must be visible to the driver
@@ -22,10 +27,21 @@ def job_dir(root: str, job_id: str) -> str:
     return os.path.join(root, TEMPORARY, job_id)
 
 
+def setup_job(root: str, job_id: str) -> None:
+    """Create the job's temporary directory (on the driver, before the tasks run)."""
+    os.makedirs(job_dir(root, job_id), exist_ok=True)
+
+
 def task_dir(root: str, job_id: str, task_attempt_id: int) -> str:
-    """A directory of this task attempt's own; created on demand."""
+    """A directory of this task attempt's own, inside the job's (which must still exist)."""
     path = os.path.join(job_dir(root, job_id), f"attempt-{task_attempt_id}")
-    os.makedirs(path, exist_ok=True)
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        raise RuntimeError(f"arrowipc: the write job {job_id} was aborted (its directory "
+                           f"{job_dir(root, job_id)} is gone); this task writes nothing") from None
     return path
 
 
@@ -49,7 +65,12 @@ def _remove_if_empty(path: str):
 
 
 def _drop_job_dir(root: str, job_id: str):
-    shutil.rmtree(job_dir(root, job_id), ignore_errors=True)
+    path = job_dir(root, job_id)
+    # A task still finishing may add a file while the tree is removed: go again, briefly.
+    for _ in range(5):
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            break
     _remove_if_empty(os.path.join(root, TEMPORARY))
 
 

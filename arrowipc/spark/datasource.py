@@ -287,6 +287,7 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self.extension = _FORMATS[fmt]
         self.rows_per_batch = parse_count(_option(options, OPT_ROWS_PER_BATCH,
                                                   DEFAULT_ROWS_PER_BATCH), OPT_ROWS_PER_BATCH)
+        C.setup_job(self.root, self.job_id)
 
     def _open(self, path: str, schema):
         from .. import ipc

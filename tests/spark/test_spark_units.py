@@ -85,6 +85,7 @@ def _touch(path, text="x"):
 def test_commit_publishes_and_overwrite_replaces_only_then(tmp_path):
     root = str(tmp_path / "out")
     _touch(os.path.join(root, "part-old.arrow"), "old")
+    C.setup_job(root, "job1")
     task = C.task_dir(root, "job1", 7)
     new = os.path.join(task, "part-00000-job1.arrow")
     _touch(new, "new")
@@ -99,12 +100,18 @@ def test_commit_publishes_and_overwrite_replaces_only_then(tmp_path):
 
 def test_abort_removes_the_job_and_a_root_it_created(tmp_path):
     root = str(tmp_path / "out")
+    C.setup_job(root, "job2")
     _touch(os.path.join(C.task_dir(root, "job2", 1), "part-00000-job2.arrow"))
     C.abort_job(root, "job2", root_existed=False)
     assert not os.path.exists(root)
     _touch(os.path.join(root, "keep.arrow"))
+    C.setup_job(root, "job3")
     _touch(os.path.join(C.task_dir(root, "job3", 1), "part-00000-job3.arrow"))
     C.abort_job(root, "job3", root_existed=True)
+    assert os.listdir(root) == ["keep.arrow"]
+    # a task that starts after the abort writes nothing
+    with pytest.raises(RuntimeError, match="aborted"):
+        C.task_dir(root, "job3", 2)
     assert os.listdir(root) == ["keep.arrow"]
 
 
