@@ -1,0 +1,357 @@
+"""The "arrowipc" PySpark data source: Arrow IPC files and streams, read and written by arrowipc.
+
+    spark.read.format("arrowipc").load("events/")            # a file, a directory or a glob
+    df.write.format("arrowipc").mode("overwrite").option("compression", "zstd").save("out/")
+
+Planning (file discovery, schemas, footers) runs on the driver; read and write run in the
+executors' Python workers, which need arrowipc and pyarrow installed. pyarrow is imported only
+inside the methods that run there, so importing this module stays cheap.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
+                                    InputPartition, WriterCommitMessage)
+
+from ..errors import ArrowInvalid
+from . import commit as C
+from .inputs import (detect_format, find_input_paths, local_path, parse_count, parse_size,
+                     plan_ranges, read_input_schema)
+
+# Read options
+OPT_PATH = "path"
+OPT_SCHEMA = "schema"                    # a DDL string; same effect as DataFrameReader.schema()
+OPT_ROWS_PER_PARTITION = "rowsPerPartition"
+OPT_BYTES_PER_PARTITION = "bytesPerPartition"
+# Write options
+OPT_COMPRESSION = "compression"          # none | lz4 | zstd
+OPT_FORMAT = "format"                    # file (.arrow) | stream (.arrows)
+OPT_ROWS_PER_BATCH = "rowsPerBatch"
+DEFAULT_ROWS_PER_BATCH = 65536
+
+_COMPRESSIONS = {"none": None, "uncompressed": None, "lz4": "lz4", "lz4_frame": "lz4",
+                 "zstd": "zstd"}
+_FORMATS = {"file": ".arrow", "stream": ".arrows"}
+
+
+class ArrowIpcPartition(InputPartition):
+    """Record batches [start, end) of one input (end None: a whole stream).
+
+    `columns[i]` is the position, in the batches read with `included_fields`, of the column that
+    feeds output column i (None: the file lacks it and it reads as nulls).
+    """
+
+    def __init__(self, index: int, path: str, is_file_format: bool, start: int, end,
+                 included, columns: tuple):
+        super().__init__(index)
+        self.path = path
+        self.is_file_format = is_file_format
+        self.start = start
+        self.end = end
+        self.included = included
+        self.columns = columns
+
+    def __repr__(self):
+        where = f"batches [{self.start}, {self.end})" if self.is_file_format else "stream"
+        return f"ArrowIpcPartition({self.value}, {self.path!r}, {where})"
+
+
+@dataclass
+class ArrowIpcCommitMessage(WriterCommitMessage):
+    """What one write task produced: [(temporary path, final file name)], rows and bytes."""
+    files: list = field(default_factory=list)
+    rows: int = 0
+    bytes: int = 0
+
+
+def _option(options, name: str, default=None):
+    # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
+    value = options.get(name)
+    if value is None:
+        value = options.get(name.lower())
+    return default if value is None else value
+
+
+def _match_columns(file_schema, spark_schema, path: str) -> tuple:
+    """For each field of a user-given schema, the index of the file column feeding it."""
+    from .spark_types import spark_type_of
+    names = file_schema.names
+    lowered = {}
+    for i, n in enumerate(names):
+        lowered.setdefault(n.lower(), []).append(i)
+    out = []
+    for f in spark_schema.fields:
+        if names.count(f.name) == 1:
+            i = names.index(f.name)
+        elif len(lowered.get(f.name.lower(), [])) == 1:   # Spark resolves names case-insensitively
+            i = lowered[f.name.lower()][0]
+        elif f.name in names or f.name.lower() in lowered:
+            raise ArrowInvalid(f"arrowipc: {path} has several columns named {f.name!r}")
+        elif not f.nullable:
+            raise ArrowInvalid(f"arrowipc: {path} has no column {f.name!r}, which the given "
+                               f"schema declares non-nullable")
+        else:
+            out.append(None)
+            continue
+        spark_type_of(file_schema.field(i).type, f"field {names[i]!r} of {path}")
+        out.append(i)
+    return tuple(out)
+
+
+def _inputs(options):
+    """[(InputFile, arrowipc Schema)] for the load path, resolved to absolute paths."""
+    paths = find_input_paths(_option(options, OPT_PATH, ""))
+    inputs = [detect_format(os.path.abspath(p)) for p in paths]
+    return [(inp, read_input_schema(inp)) for inp in inputs]
+
+
+def _common_spark_schema(inputs):
+    """The Spark schema every input shares; raises naming the first file that differs."""
+    from .spark_types import describe_difference, spark_schema_of
+    first_inp, first_schema = inputs[0]
+    expected = spark_schema_of(first_schema, first_inp.path)
+    for inp, schema in inputs[1:]:
+        got = spark_schema_of(schema, inp.path)
+        if got != expected:
+            raise ArrowInvalid(
+                f"arrowipc: the schema of {inp.path} differs from that of {first_inp.path}: "
+                f"{describe_difference(got, expected)}. Read them separately, or give a schema "
+                f"(DataFrameReader.schema(...) or option 'schema') to read them together")
+    return expected
+
+
+class ArrowIpcDataSource(DataSource):
+    """Spark data source "arrowipc" over Arrow IPC files (.arrow/.feather) and streams (.arrows).
+
+    Read options: path (file, directory or glob), schema (DDL; or DataFrameReader.schema()),
+    rowsPerPartition or bytesPerPartition (default 128m) to split files by record batch ranges.
+    Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536).
+    Write modes: append and overwrite.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrowipc"
+
+    def schema(self):
+        ddl = _option(self.options, OPT_SCHEMA)
+        if ddl:
+            return ddl
+        # Remembered on the instance, which Spark pickles into the read planner: an inferred
+        # schema means the files must agree; a schema given by the user means conform to it.
+        self._schema_inferred = True
+        return _common_spark_schema(_inputs(self.options))
+
+    def reader(self, schema):
+        inferred = getattr(self, "_schema_inferred", False)
+        return ArrowIpcReader(self.options, schema, inferred)
+
+    def writer(self, schema, overwrite: bool):
+        return ArrowIpcWriter(self.options, schema, overwrite)
+
+
+class ArrowIpcReader(DataSourceReader):
+
+    def __init__(self, options, schema, schema_inferred: bool):
+        self.options = dict(options)
+        self.spark_schema = schema
+        self.schema_inferred = schema_inferred
+
+    def partitions(self):
+        options = self.options
+        rows = _option(options, OPT_ROWS_PER_PARTITION)
+        nbytes = _option(options, OPT_BYTES_PER_PARTITION)
+        if rows is not None and nbytes is not None:
+            raise ArrowInvalid(f"arrowipc: give {OPT_ROWS_PER_PARTITION} or "
+                               f"{OPT_BYTES_PER_PARTITION}, not both")
+        rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
+        nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
+        inputs = _inputs(options)
+        if self.schema_inferred:
+            _common_spark_schema(inputs)
+        column_plans = {}
+        for inp, schema in inputs:
+            if self.schema_inferred:
+                columns = tuple(range(len(schema)))
+            else:
+                columns = _match_columns(schema, self.spark_schema, inp.path)
+            used = sorted({c for c in columns if c is not None})
+            if used == list(range(len(schema))):
+                column_plans[inp.path] = (None, columns)
+            else:   # read only the columns used; positions shift to the projected batch
+                position = {c: k for k, c in enumerate(used)}
+                column_plans[inp.path] = (used, tuple(None if c is None else position[c]
+                                                      for c in columns))
+        parts = []
+        for r in plan_ranges([inp for inp, _ in inputs], rows, nbytes):
+            included, columns = column_plans[r.path]
+            parts.append(ArrowIpcPartition(len(parts), r.path, r.is_file_format, r.start, r.end,
+                                           included, columns))
+        return parts
+
+    def read(self, partition):
+        if not isinstance(partition, ArrowIpcPartition):
+            return iter(())      # Spark's placeholder when there is nothing to read
+        return self._read(partition)
+
+    def _read(self, p: ArrowIpcPartition):
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        from .. import ipc
+        from .conversion import conform_batch, day_time_columns_as_durations
+        target = to_arrow_schema(self.spark_schema, timezone="UTC")
+        options = ipc.IpcReadOptions(included_fields=p.included) if p.included is not None else None
+        if p.is_file_format:
+            reader = ipc.open_file(p.path, options=options)
+            batches = (reader.get_batch(i) for i in range(p.start, p.end))
+            first = p.start
+        else:
+            reader = ipc.open_stream(p.path, options=options)
+            batches = iter(reader)
+            first = 0
+        for i, batch in enumerate(batches, first):
+            batch = day_time_columns_as_durations(batch)
+            yield conform_batch(pa.record_batch(batch), p.columns, target,
+                                f"{p.path} (record batch {i})")
+
+
+def _utc_type(t):
+    """`t` with every zoned timestamp marked UTC (same instants): files that do not depend on
+    the session time zone."""
+    import pyarrow as pa
+    import pyarrow.types as pat
+    if pat.is_timestamp(t):
+        return pa.timestamp(t.unit, "UTC") if t.tz else t
+    if pat.is_struct(t):
+        return pa.struct([f.with_type(_utc_type(f.type)) for f in t])
+    if pat.is_map(t):
+        return pa.map_(t.key_field.with_type(_utc_type(t.key_type)),
+                       t.item_field.with_type(_utc_type(t.item_type)))
+    if pat.is_list(t):
+        return pa.list_(t.value_field.with_type(_utc_type(t.value_type)))
+    if pat.is_large_list(t):
+        return pa.large_list(t.value_field.with_type(_utc_type(t.value_type)))
+    return t
+
+
+def _rechunked(batches, rows_per_batch: int):
+    """pyarrow batches regrouped to `rows_per_batch` rows each (the last may be shorter)."""
+    import pyarrow as pa
+    pending, count = [], 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        pending.append(b)
+        count += b.num_rows
+        if count < rows_per_batch:
+            continue
+        merged = pending[0] if len(pending) == 1 else (
+            pa.Table.from_batches(pending).combine_chunks().to_batches()[0])
+        start = 0
+        while count - start >= rows_per_batch:
+            yield merged.slice(start, rows_per_batch)
+            start += rows_per_batch
+        pending = [merged.slice(start)] if start < count else []
+        count -= start
+    if count:
+        yield pending[0] if len(pending) == 1 else (
+            pa.Table.from_batches(pending).combine_chunks().to_batches()[0])
+
+
+class ArrowIpcWriter(DataSourceArrowWriter):
+    """Each task writes one file under _temporary/<job>/; commit publishes, abort removes."""
+
+    def __init__(self, options, schema, overwrite: bool):
+        path = _option(options, OPT_PATH)
+        if not path:
+            raise ArrowInvalid("arrowipc: no output path; use .save(path)")
+        # Absolute now, on the driver: executors may run in other working directories.
+        self.root = os.path.abspath(local_path(path))
+        self.root_existed = os.path.isdir(self.root)
+        self.job_id = uuid.uuid4().hex
+        self.overwrite = bool(overwrite)
+        self.spark_schema = schema
+        compression = str(_option(options, OPT_COMPRESSION, "none")).lower()
+        if compression not in _COMPRESSIONS:
+            raise ArrowInvalid(f"arrowipc: option {OPT_COMPRESSION} must be none, lz4 or zstd; "
+                               f"got {compression!r}")
+        self.compression = _COMPRESSIONS[compression]
+        fmt = str(_option(options, OPT_FORMAT, "file")).lower()
+        if fmt not in _FORMATS:
+            raise ArrowInvalid(f"arrowipc: option {OPT_FORMAT} must be file or stream; got {fmt!r}")
+        self.stream_format = fmt == "stream"
+        self.extension = _FORMATS[fmt]
+        self.rows_per_batch = parse_count(_option(options, OPT_ROWS_PER_BATCH,
+                                                  DEFAULT_ROWS_PER_BATCH), OPT_ROWS_PER_BATCH)
+        C.setup_job(self.root, self.job_id)
+
+    def _open(self, path: str, schema):
+        from .. import ipc
+        options = ipc.IpcWriteOptions(compression=self.compression)
+        if self.stream_format:
+            return ipc.new_stream(path, schema, options=options)
+        return ipc.new_file(path, schema, options=options,
+                            metadata={"writer": "arrowipc.spark", "spark.job": self.job_id})
+
+    def write(self, iterator):
+        import pyarrow as pa
+        from pyspark import TaskContext
+
+        import arrowipc
+        ctx = TaskContext.get()
+        partition_id = ctx.partitionId() if ctx is not None else 0
+        attempt_id = ctx.taskAttemptId() if ctx is not None else uuid.uuid4().int % 10**9
+        name = C.part_file_name(partition_id, self.job_id, 0, self.extension)
+        temp_path = os.path.join(C.task_dir(self.root, self.job_id, attempt_id), name)
+        writer, rows, out_schema = None, 0, None
+        try:
+            for batch in _rechunked(iterator, self.rows_per_batch):
+                if out_schema is None:
+                    out_schema = pa.schema([f.with_type(_utc_type(f.type)) for f in batch.schema])
+                    writer = self._open(temp_path, arrowipc.schema(out_schema))
+                if not batch.schema.equals(out_schema):
+                    batch = pa.RecordBatch.from_arrays(
+                        [c.cast(f.type) for c, f in zip(batch.columns, out_schema)],
+                        schema=out_schema)
+                writer.write_batch(arrowipc.record_batch(batch))
+                rows += batch.num_rows
+            if writer is not None:
+                writer.close()
+        except BaseException:
+            if writer is not None:
+                try:
+                    writer.close()
+                finally:
+                    if os.path.exists(temp_path):
+                        os.remove(temp_path)
+            raise
+        if writer is None:          # an empty task writes no file
+            return ArrowIpcCommitMessage()
+        return ArrowIpcCommitMessage([(temp_path, name)], rows, os.path.getsize(temp_path))
+
+    def _write_empty_file(self):
+        """A schema-only file, so that reading an empty result back still finds its schema."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        import arrowipc
+        name = C.part_file_name(0, self.job_id, 0, self.extension)
+        path = os.path.join(C.task_dir(self.root, self.job_id, 0), name)
+        schema = arrowipc.schema(to_arrow_schema(self.spark_schema, timezone="UTC"))
+        self._open(path, schema).close()
+        return [(path, name)]
+
+    def commit(self, messages):
+        done = [m for m in messages if m is not None]
+        written = [tuple(f) for m in done for f in m.files]
+        if not written:
+            written = self._write_empty_file()
+        summary = {"rows": sum(m.rows for m in done), "bytes": sum(m.bytes for m in done),
+                   "mode": "overwrite" if self.overwrite else "append"}
+        C.commit_job(self.root, self.job_id, written, self.overwrite, summary)
+
+    def abort(self, messages):
+        C.abort_job(self.root, self.job_id, self.root_existed)

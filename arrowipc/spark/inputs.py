@@ -1,0 +1,178 @@
+"""Input discovery and split planning for the Spark data source (pure arrowipc, no Spark).
+
+A load path is a file, a directory (its .arrow/.arrows/.feather files) or a glob. A file in the
+IPC file format (.arrow, Feather V2) splits into ranges of record batches taken from its footer;
+a stream (.arrows) has no index, so it is read whole by one partition.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+
+from ..errors import ArrowInvalid
+
+SUFFIXES = (".arrow", ".arrows", ".feather", ".ipc")
+FILE_MAGIC = b"ARROW1"
+DEFAULT_BYTES_PER_PARTITION = 128 * 1024 * 1024   # like spark.sql.files.maxPartitionBytes
+
+
+@dataclass(frozen=True)
+class InputFile:
+    path: str
+    is_file_format: bool        # IPC file format (footer), else stream format
+
+
+@dataclass(frozen=True)
+class BatchRange:
+    """Record batches [start, end) of one input; end None means 'to the end' (streams)."""
+    path: str
+    is_file_format: bool
+    start: int
+    end: int | None
+
+
+def local_path(path: str) -> str:
+    """A local path from a load path; accepts Spark-style 'file:' URIs."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", path):
+        raise ArrowInvalid(f"arrowipc: only local (or shared, mounted) paths are supported, got {path!r}")
+    return path
+
+
+def _is_data_name(name: str) -> bool:
+    # Spark's convention: names starting with '_' or '.' are metadata (_SUCCESS, _temporary).
+    return not name.startswith(("_", ".")) and name.endswith(SUFFIXES)
+
+
+def _files_in(directory: str) -> list:
+    return sorted(os.path.join(directory, n) for n in os.listdir(directory)
+                  if _is_data_name(n) and os.path.isfile(os.path.join(directory, n)))
+
+
+def find_input_paths(path: str) -> list:
+    """The data files a load path names, sorted; raises when it names none."""
+    if not path:
+        raise ArrowInvalid("arrowipc: no path given; use .load(path) or .option('path', ...)")
+    path = local_path(path)
+    if os.path.isdir(path):
+        found = _files_in(path)
+    elif os.path.isfile(path):
+        found = [path]
+    else:
+        found = []
+        for match in sorted(glob.glob(path)):
+            if os.path.isdir(match):
+                found.extend(_files_in(match))
+            elif os.path.isfile(match):
+                found.append(match)
+    if not found:
+        raise ArrowInvalid(f"arrowipc: {path!r} names no {'/'.join(SUFFIXES)} files")
+    return found
+
+
+def detect_format(path: str) -> InputFile:
+    """Whether `path` holds the IPC file format (magic ARROW1) or a stream."""
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head.startswith(b"FEA1"):
+        raise ArrowInvalid(f"arrowipc: {path} is a Feather V1 file, which is not Arrow IPC; "
+                           f"rewrite it as Feather V2 / Arrow IPC")
+    return InputFile(path, head.startswith(FILE_MAGIC))
+
+
+def read_input_schema(inp: InputFile):
+    """The arrowipc Schema of one input, read from its footer or first message."""
+    from .. import ipc      # loaded on first use: importing the data source stays cheap
+    try:
+        if inp.is_file_format:
+            return ipc.open_file(inp.path).schema
+        with open(inp.path, "rb") as f:
+            return ipc.open_stream(f).schema
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"arrowipc: cannot read the schema of {inp.path}: {e}") from e
+
+
+def batch_sizes(path: str, with_rows: bool) -> list:
+    """[(rows or None, bytes)] per record batch of an IPC file, from its footer alone.
+
+    Row counts come from each batch's metadata header; bodies are neither read nor decompressed.
+    """
+    from .. import ipc
+    from .._core.batch_decode import decode_record_batch_header
+    reader = ipc.open_file(path)
+    # The footer's blocks (offset, metadata length, body length) are the file's batch index.
+    blocks = reader._batch_blocks
+    sizes = []
+    for i, (_, meta_len, body_len) in enumerate(blocks):
+        rows = None
+        if with_rows:
+            msg = reader._read_block(blocks[i], i, "record batch", with_body=False)
+            rows = decode_record_batch_header(msg.header).length
+        sizes.append((rows, meta_len + body_len))
+    return sizes
+
+
+def group_batches(sizes: list, rows_per_partition: int | None,
+                  bytes_per_partition: int | None) -> list:
+    """Consecutive [start, end) ranges whose rows (or bytes) stay within the target.
+
+    A range closes before the batch that would take it past the target, so a range is over the
+    target only when one batch alone is.
+    """
+    use_rows = rows_per_partition is not None
+    target = rows_per_partition if use_rows else bytes_per_partition
+    ranges, start, acc = [], 0, 0
+    for i, (rows, nbytes) in enumerate(sizes):
+        amount = rows if use_rows else nbytes
+        if i > start and acc + amount > target:
+            ranges.append((start, i))
+            start, acc = i, 0
+        acc += amount
+    if start < len(sizes):
+        ranges.append((start, len(sizes)))
+    return ranges
+
+
+def plan_ranges(inputs: list, rows_per_partition: int | None = None,
+                bytes_per_partition: int | None = None) -> list:
+    """The BatchRanges covering every input, in input order."""
+    if rows_per_partition is None and bytes_per_partition is None:
+        bytes_per_partition = DEFAULT_BYTES_PER_PARTITION
+    out = []
+    for inp in inputs:
+        if not inp.is_file_format:
+            out.append(BatchRange(inp.path, False, 0, None))
+            continue
+        sizes = batch_sizes(inp.path, rows_per_partition is not None)
+        for start, end in group_batches(sizes, rows_per_partition, bytes_per_partition):
+            out.append(BatchRange(inp.path, True, start, end))
+    return out
+
+
+_SIZE_SUFFIX = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+                "g": 1 << 30, "gb": 1 << 30}
+
+
+def parse_size(text: str, option: str) -> int:
+    """A positive byte count from '1048576', '64m', '1g', '512kb'."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _SIZE_SUFFIX or int(m.group(1)) <= 0:
+        raise ArrowInvalid(f"arrowipc: option {option} expects a positive size such as "
+                           f"134217728, 64m or 1g; got {text!r}")
+    return int(m.group(1)) * _SIZE_SUFFIX[m.group(2).lower()]
+
+
+def parse_count(text: str, option: str) -> int:
+    """A positive integer option."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ArrowInvalid(f"arrowipc: option {option} expects a positive integer, got {text!r}")
+    return value

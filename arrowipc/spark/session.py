@@ -1,0 +1,38 @@
+"""Building a SparkSession with the arrowipc data source registered."""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def register(spark) -> None:
+    """Register the "arrowipc" data source with `spark` (harmless if already registered)."""
+    from .datasource import ArrowIpcDataSource
+    spark.dataSource.register(ArrowIpcDataSource)
+
+
+def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: dict | None = None,
+                  log_level: str = "ERROR"):
+    """A SparkSession for `master` (embedded local Spark by default) with arrowipc registered.
+
+    Python workers run the interpreter that runs this code unless PYSPARK_PYTHON says otherwise
+    (as it does when a packed environment is shipped with spark.archives). Timestamps are
+    handled in UTC and shuffles use few partitions, which suits a 2-core local run.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        # everything runs on this machine: no need to look for a routable address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(log_level)
+    register(spark)
+    return spark
