@@ -18,8 +18,10 @@ def extensions():
                 name,
                 [pyx] + C_SOURCES,
                 include_dirs=["cpp"],
-                extra_compile_args=["-O3", "-std=c11", "-fno-strict-aliasing"],
+                extra_compile_args=["-O3", "-std=gnu11", "-fno-strict-aliasing"],
+                libraries=["dl", "pthread"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+                extra_link_args=["-s"],  # strip symbols: a small wheel and install
             )
         )
     return cythonize(
@@ -33,7 +35,9 @@ def extensions():
             "embedsignature": True,
         },
         quiet=True,
+        nthreads=os.cpu_count() or 1,
     )
 
 
-setup(ext_modules=extensions())
+# build_ext compiles the extensions in parallel (one per core)
+setup(ext_modules=extensions(), options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -26,10 +26,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    # `arrowipc.ipc` loads on first use so plain `import arrowipc` stays light.
-    if name == "ipc":
+    # Subpackages load on first use so plain `import arrowipc` stays light.
+    if name in ("ipc", "dissociated", "integration", "validate"):
         import importlib
-        return importlib.import_module(".ipc", __name__)
+        return importlib.import_module("." + name, __name__)
     if name == "recover":             # arrowipc.recover = arrowipc.ipc.recover
         import importlib
         return importlib.import_module(".ipc", __name__).recover

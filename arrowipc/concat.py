@@ -3,7 +3,7 @@ combine_chunks and ChunkedArray flattening). Buffers are copied once, in bulk, p
 from __future__ import annotations
 
 from ._core.arraydata import ArrayData
-from ._core.bitmap import copy_bitmap
+from ._core.bitmap import concat_bitmaps
 from ._core.buffer import allocate_buffer, concat_buffers
 from ._core.offsets import concat_offsets
 from .array import null_count_of
@@ -13,39 +13,11 @@ from .types import Kind
 
 def _bitmap_concat(parts, index):
     """Validity (index 0) or bool values (index 1) of parts joined at bit 0 of a new bitmap."""
-    total = sum(p.length for p in parts)
     if index == 0 and all(null_count_of(p) == 0 for p in parts):
         return None
-    out = allocate_buffer((total + 7) // 8, zero=True)
-    mv = memoryview(out)
-    pos = 0
-    for p in parts:
-        src = p.buffers[index] if p.buffers else None
-        if src is None:                                   # all valid
-            bits = b"\xff" * ((p.length + 7) // 8)
-            chunk = memoryview(bits)
-            shifted = None
-        else:
-            shifted = copy_bitmap(src, p.offset, p.length)
-            chunk = memoryview(shifted)
-        if pos % 8 == 0:
-            mv[pos // 8:pos // 8 + len(chunk)] = chunk
-        else:
-            _or_bits(mv, pos, bytes(chunk), p.length)
-        pos += p.length
-    if total % 8:
-        mv[-1] = mv[-1] & ((1 << (total % 8)) - 1)
-    return out
-
-
-def _or_bits(dst, pos, src: bytes, n: int):
-    shift = pos % 8
-    base = pos // 8
-    for i in range((n + 7) // 8):
-        v = src[i] << shift
-        dst[base + i] |= v & 0xFF
-        if base + i + 1 < len(dst):
-            dst[base + i + 1] |= v >> 8
+    total = sum(p.length for p in parts)
+    return concat_bitmaps([(p.buffers[index] if p.buffers else None, p.offset, p.length)
+                           for p in parts], total)
 
 
 def concat_array_data(parts: list) -> ArrayData:

@@ -6,7 +6,7 @@ creates a handful of objects per batch.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData
 from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of

@@ -7,38 +7,29 @@ interface dispatch on. Names, factories and string forms follow pyarrow.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Mapping
+from _collections_abc import Iterable, Iterator, Mapping  # as collections.abc; typing is slow
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 
 
 class Kind:
-    """Physical layout families; small ints so the Cython layer can switch on them."""
-    NULL = 0
-    BOOL = 1
-    FIXED = 2            # fixed-width values: ints, floats, decimals, temporal, intervals, fsb
-    BINARY = 3           # int32 offsets + data
-    LARGE_BINARY = 4     # int64 offsets + data
-    VIEW = 5             # 16-byte views + variadic data buffers
-    LIST = 6             # int32 offsets + child (also map)
-    LARGE_LIST = 7
-    LIST_VIEW = 8        # int32 offsets + int32 sizes + child
-    LARGE_LIST_VIEW = 9
-    FIXED_SIZE_LIST = 10
-    STRUCT = 11
-    SPARSE_UNION = 12
-    DENSE_UNION = 13
-    RUN_END_ENCODED = 14
-    DICTIONARY = 15      # physical layout of the index type; values live in the dictionary
+    """Physical layout families; small ints so the Cython layer can switch on them.
+
+    The values are defined once, in arrowipc/_core/kinds.pxd.
+    """
+    NULL = BOOL = FIXED = BINARY = LARGE_BINARY = VIEW = LIST = LARGE_LIST = LIST_VIEW = 0
+    LARGE_LIST_VIEW = FIXED_SIZE_LIST = STRUCT = SPARSE_UNION = DENSE_UNION = 0
+    RUN_END_ENCODED = DICTIONARY = 0
 
 
-# IPC body buffers per layout (the validity bitmap counts even when it is written with length 0).
-IPC_BUFFER_COUNT = {
-    Kind.NULL: 0, Kind.BOOL: 2, Kind.FIXED: 2, Kind.BINARY: 3, Kind.LARGE_BINARY: 3, Kind.VIEW: 2,
-    Kind.LIST: 2, Kind.LARGE_LIST: 2, Kind.LIST_VIEW: 3, Kind.LARGE_LIST_VIEW: 3,
-    Kind.FIXED_SIZE_LIST: 1, Kind.STRUCT: 1, Kind.SPARSE_UNION: 1, Kind.DENSE_UNION: 2,
-    Kind.RUN_END_ENCODED: 0, Kind.DICTIONARY: 2,
-}
+def _load_kinds():
+    from ._core.kinds import KINDS
+    for name, value in KINDS.items():
+        setattr(Kind, name, value)
+
+
+_load_kinds()
+
 
 TIME_UNITS = ("s", "ms", "us", "ns")
 
@@ -110,10 +101,6 @@ class DataType:
     @property
     def fields(self) -> list:
         return []
-
-    @property
-    def ipc_buffer_count(self) -> int:
-        return IPC_BUFFER_COUNT[self.kind]
 
     @property
     def storage_type(self) -> "DataType":
@@ -495,10 +482,6 @@ class ExtensionType(DataType):
 
     def field(self, i):
         return self.storage.field(i)
-
-    @property
-    def ipc_buffer_count(self):
-        return self.storage.ipc_buffer_count
 
     def __arrow_ext_serialize__(self) -> bytes:
         return self.serialized

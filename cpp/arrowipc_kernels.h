@@ -32,7 +32,6 @@ int arrowipc_check_offsets64(const int64_t* offsets, int64_t n, int64_t data_siz
 void arrowipc_rebase_offsets32(const int32_t* src, int64_t n, int32_t base, int32_t* dst);
 void arrowipc_rebase_offsets64(const int64_t* src, int64_t n, int64_t base, int64_t* dst);
 
-#endif
 
 /* Content checks for the remaining layouts. Each returns 0 or a positive code and sets *where to
  * the offending slot; validity may be NULL (all valid) and is read at bit (offset + i). */
@@ -92,3 +91,8 @@ int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* va
 /* Dense union offsets (already in range) never decrease within one child. */
 int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets,
                                            int64_t offset, int64_t length, int64_t* where);
+/* Copy n bits from src (starting at bit src_offset) to dst (starting at bit dst_offset); the
+ * other bits of dst are kept. src may be NULL, meaning all bits set. */
+void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
+                           int64_t n);
+#endif

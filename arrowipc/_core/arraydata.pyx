@@ -1,4 +1,5 @@
-# cython: language_level=3
+
+cimport cython# cython: language_level=3
 """The physical node of the columnar model: type, length, offset, null count, buffers, children.
 
 Arrays, record batches and the C data interface are all views over ArrayData; the IPC reader builds
@@ -6,6 +7,7 @@ it straight from a message body and the writer flattens it back.
 """
 
 
+@cython.no_gc
 cdef class ArrayData:
     def __init__(self, type, int64_t length, int64_t offset=0, int64_t null_count=-1,
                  list buffers=None, list children=None, dictionary=None):

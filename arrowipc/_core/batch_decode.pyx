@@ -5,6 +5,7 @@ Every node and buffer the header claims is checked against the body before use; 
 not 8-byte aligned are copied to an aligned allocation (never read misaligned). The result is safe
 for every later access: sizes are checked against lengths and types, offsets are validated.
 """
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t, uintptr_t
 from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
@@ -18,22 +19,7 @@ from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
 # Layout kinds (mirror arrowipc.types.Kind)
-DEF K_NULL = 0
-DEF K_BOOL = 1
-DEF K_FIXED = 2
-DEF K_BINARY = 3
-DEF K_LARGE_BINARY = 4
-DEF K_VIEW = 5
-DEF K_LIST = 6
-DEF K_LARGE_LIST = 7
-DEF K_LIST_VIEW = 8
-DEF K_LARGE_LIST_VIEW = 9
-DEF K_FIXED_SIZE_LIST = 10
-DEF K_STRUCT = 11
-DEF K_SPARSE_UNION = 12
-DEF K_DENSE_UNION = 13
-DEF K_REE = 14
-DEF K_DICTIONARY = 15
+from arrowipc._core.kinds cimport *
 
 # Slots of RecordBatch in Message.fbs
 DEF RB_LENGTH = 0
@@ -47,6 +33,7 @@ DEF MAX_DEPTH = 64
 cdef Buffer ZERO_OFFSETS = py_buffer(bytes(8))   # one 0 offset, 32 or 64 bits wide
 
 
+@cython.no_gc
 cdef class RecordBatchHeader:
     """The decoded RecordBatch table: length, field nodes, buffer locations, compression."""
     cdef readonly int64_t length

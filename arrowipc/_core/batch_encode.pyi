@@ -15,6 +15,7 @@ def encode_message(header_type: int, version: int, body_length: int, header_writ
 def encode_record_batch(columns: list[ArrayData], num_rows: int, alignment: int = 64, version: int = 4,
                         custom_metadata: dict[bytes, bytes] | None = None, codec: int = -1,
                         legacy: bool = False, compress: Callable[[list[Any]], list[Any]] | None = None,
+                        flat: FlatBatch | None = None, compressed: list[Any] | None = None,
                         ) -> tuple[bytes, list[Any], int]: ...
 def encode_dictionary_batch(dict_id: int, values: ArrayData, is_delta: bool, alignment: int = 64,
                             version: int = 4, codec: int = -1, legacy: bool = False,

@@ -10,29 +10,15 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
-from arrowipc._core.buffer cimport Buffer, py_buffer
+from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
 from arrowipc._core.arraydata cimport ArrayData
 
 from arrowipc._core.bitmap import bitmap_view, count_set_bits
 from arrowipc._core.offsets import rebase_offsets, read_offset_pair
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
+from arrowipc.types import ExtensionType
 
-DEF K_NULL = 0
-DEF K_BOOL = 1
-DEF K_FIXED = 2
-DEF K_BINARY = 3
-DEF K_LARGE_BINARY = 4
-DEF K_VIEW = 5
-DEF K_LIST = 6
-DEF K_LARGE_LIST = 7
-DEF K_LIST_VIEW = 8
-DEF K_LARGE_LIST_VIEW = 9
-DEF K_FIXED_SIZE_LIST = 10
-DEF K_STRUCT = 11
-DEF K_SPARSE_UNION = 12
-DEF K_DENSE_UNION = 13
-DEF K_REE = 14
-DEF K_DICTIONARY = 15
+from arrowipc._core.kinds cimport *
 
 # Padding chunks, so gather lists never allocate for padding.
 PADDING = tuple(bytes(i) for i in range(64))
@@ -79,10 +65,15 @@ def ree_physical_slice(ArrayData d, int64_t offset, int64_t length):
     return new_run_ends, make_array(values).slice(lo, hi - lo).data
 
 
+cdef inline object storage_of(object t):
+    """The storage type of an extension type, else the type itself (no Python property call)."""
+    return t.storage if isinstance(t, ExtensionType) else t
+
+
 cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except -1:
     """Null count of d over [offset, offset + length) (offset absolute, including d.offset)."""
     cdef object v
-    cdef int kind = d.type.storage_type.kind
+    cdef int kind = storage_of(d.type).kind
     if length == 0 or kind == K_SPARSE_UNION or kind == K_DENSE_UNION or kind == K_REE:
         return 0            # no validity bitmap of their own
     if kind == K_NULL:
@@ -99,7 +90,7 @@ cdef int64_t node_null_count(ArrayData d, int64_t offset, int64_t length) except
 
 cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int depth):
     """Append the node for d's slots [offset, offset + length) and its buffers, then children's."""
-    cdef object t = d.type.storage_type
+    cdef object t = storage_of(d.type)
     cdef int kind = t.kind
     cdef int64_t nulls, width, first, last, size
     cdef Buffer values
@@ -146,7 +137,11 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
                                           length > values.size // max(width, 1) - offset)):
             raise ArrowInvalid(f"values buffer of a {t} array is too small for {length} values "
                                f"at offset {offset}")
-        fb.buffers.append(values.slice(offset * width, length * width))
+        # bounds checked just above
+        if offset == 0 and length * width == values.size:
+            fb.buffers.append(values)
+        else:
+            fb.buffers.append(slice_unchecked(values, offset * width, length * width))
         return
     if kind == K_BINARY or kind == K_LARGE_BINARY:
         width = 4 if kind == K_BINARY else 8
@@ -438,12 +433,15 @@ cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, i
     Layout, relative to the flatbuffer start (byte 8 of the output):
       0 root offset | 4 Message vtable | 24 Message table | 48 RecordBatch vtable |
       64 RecordBatch table | 96 BodyCompression (optional) | vectors: nodes, buffers, variadic
+    Every int64 lands on an 8-byte boundary of the flatbuffer: strict verifiers (flatcc, Rust)
+    check alignment.
     """
     cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
-    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)
-    cdef int64_t nodes_at = pos + 4                        # vector length at pos, data 8-aligned
-    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 4
-    cdef int64_t var_at = bufs_at + 16 * n_bufs + 4
+    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)     # 8-aligned
+    # each vector: 4 bytes of padding, the uint32 length, then 8-aligned int64 elements
+    cdef int64_t nodes_at = pos + 8
+    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 8
+    cdef int64_t var_at = bufs_at + 16 * n_bufs + 8
     cdef int64_t end = (var_at + 8 * n_var) if n_var else (bufs_at + 16 * n_bufs)
     cdef int64_t meta_len = (end + 7) // 8 * 8
     cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + meta_len)
@@ -497,14 +495,18 @@ cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, i
 
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
                         dict custom_metadata=None, int codec=-1, bint legacy=False,
-                        object compress=None):
+                        object compress=None, FlatBatch flat=None, list compressed=None):
     """(framed metadata bytes, body gather parts, body length) for one record batch.
 
     Builds the header with an exact body layout; `compress`, if given, maps the list of body
-    buffers to their compressed forms before layout.
+    buffers to their compressed forms before layout. A caller that flattened and compressed
+    several batches at once passes `flat` and `compressed` instead.
     """
-    fb = flatten_columns(columns, num_rows, version)
-    buffers = fb.buffers if compress is None else compress(fb.buffers)
+    fb = flat if flat is not None else flatten_columns(columns, num_rows, version)
+    if compressed is not None:
+        buffers = compressed
+    else:
+        buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
     if not custom_metadata and not legacy:
         return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
@@ -533,3 +535,58 @@ def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, in
 
     meta = encode_message(2, version, body_len, header, None, legacy)
     return meta, parts, body_len
+
+
+# -- Schema message and footer around a pre-encoded schema ---------------------------------------
+
+cdef int64_t embed_blob(_Out o, bytes blob, int64_t table_pos, int64_t fb_start):
+    """Place a self-contained flatbuffer region (encoded back to front, so aligned relative to
+    its end) with its end 8-aligned relative to the flatbuffer start; returns the position of
+    the table it holds. Every offset inside the region is relative, so it is copied verbatim."""
+    cdef int64_t n = len(blob)
+    cdef int64_t pad = (8 - (o.pos() - fb_start + n) % 8) % 8
+    if pad:
+        o.data += PADDING[pad]
+    cdef int64_t start = o.pos()
+    o.data += blob
+    return start + table_pos
+
+
+def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False):
+    """Framed Schema message around a pre-encoded Schema table region."""
+    def header(_Out o):
+        return embed_blob(o, blob, table_pos, 8)
+    return encode_message(1, version, 0, header, None, legacy)
+
+
+cdef int64_t write_block_vector(_Out o, list blocks):
+    """[Block]: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
+    o.pad_to(8, 4)
+    cdef int64_t vpos = o.pos()
+    o.i32(<int32_t>len(blocks))
+    for off, meta_len, body_len in blocks:
+        o.i64(off)
+        o.i32(meta_len)
+        o.i32(0)
+        o.i64(body_len)
+    return vpos
+
+
+def encode_footer(bytes blob, int64_t table_pos, list dictionaries, list record_batches,
+                  dict metadata=None, int version=4):
+    """Footer flatbuffer (unframed) around a pre-encoded Schema table region."""
+    cdef _Out o = _Out.__new__(_Out)
+    o.data = bytearray()
+    o.i32(0)                                 # root offset, patched below
+    slots, sizes, vals = [0, 1, 2, 3], [2, 4, 4, 4], [version, None, None, None]
+    if metadata is not None:
+        slots.append(4); sizes.append(4); vals.append(None)
+    footer = write_table(o, slots, sizes, vals)
+    o.patch_u32(0, <uint32_t>footer)
+    link(o, vals[2], write_block_vector(o, dictionaries))
+    link(o, vals[3], write_block_vector(o, record_batches))
+    if metadata is not None:
+        link(o, vals[4], write_metadata_vector(o, metadata))
+    link(o, vals[1], embed_blob(o, blob, table_pos, 0))
+    o.pad_to(8)
+    return bytes(o.data)

@@ -4,7 +4,8 @@ from libc.stdint cimport uint8_t, int64_t
 
 from arrowipc._core.buffer cimport Buffer, allocate, py_buffer, mutable_data
 from arrowipc._core.kernels cimport (arrowipc_count_set_bits, arrowipc_copy_bits,
-                                     arrowipc_pack_bools, arrowipc_unpack_bits)
+                                     arrowipc_pack_bools, arrowipc_unpack_bits,
+                                     arrowipc_copy_bits_to)
 from arrowipc.errors import ArrowInvalid
 
 
@@ -71,3 +72,25 @@ def unpack_bits(Buffer buf, int64_t offset, int64_t length):
         with nogil:
             arrowipc_unpack_bits(buf.ptr, offset, length, dst)
     return bytes(out)
+
+
+def concat_bitmaps(list parts, int64_t total):
+    """One bitmap of `total` bits from (bitmap Buffer or None meaning all set, bit offset, length)
+    parts laid back to back from bit 0."""
+    cdef Buffer out = allocate((total + 7) // 8, True)
+    cdef uint8_t* dst = mutable_data(out) if out.size else NULL
+    cdef int64_t pos = 0, off, n
+    cdef Buffer src
+    cdef const uint8_t* sp
+    for buf, off, n in parts:
+        if n > total - pos:
+            raise ArrowInvalid(f"bitmap parts hold more than the {total} bits declared")
+        sp = NULL
+        if buf is not None:
+            src = buf
+            check_bits(src, off, n, "bitmap")
+            sp = src.ptr
+        with nogil:
+            arrowipc_copy_bits_to(sp, off, dst, pos, n)
+        pos += n
+    return out

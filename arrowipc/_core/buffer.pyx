@@ -6,6 +6,7 @@ Py_buffer on the input through a `_PyBufferOwner`; allocations (decompression, r
 shifts, packing) are 64-byte aligned and freed by an `_AlignedAllocation` when the last view dies.
 A zero-length buffer never exposes a NULL pointer.
 """
+cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
 from libc.stdlib cimport free
@@ -24,6 +25,7 @@ cdef const uint8_t* ZERO_PTR = <const uint8_t*>(((<uintptr_t>_ZERO_BYTES) + 63) 
 cdef int64_t _live_allocations = 0   # number of _AlignedAllocation alive; tests assert it returns to 0
 
 
+@cython.no_gc
 cdef class _PyBufferOwner:
     """Holds a Py_buffer on an exporter for as long as some Buffer points into it."""
     cdef Py_buffer view
@@ -102,6 +104,7 @@ def release_pooled_memory():
     _pool_bytes = 0
 
 
+@cython.no_gc
 cdef class _AlignedAllocation:
     """Memory arrowipc allocated itself (64-byte aligned)."""
     cdef void* ptr
@@ -121,6 +124,7 @@ def live_allocations():
     return _live_allocations
 
 
+@cython.no_gc
 cdef class Buffer:
     """A contiguous, immutable (unless allocated by us) range of bytes that keeps its owner alive."""
 

@@ -32,24 +32,7 @@ from arrowipc.types import (BinaryType, DataType, DecimalType, DictionaryType, D
                             TimestampType, UnionType)
 from arrowipc import types as _types
 
-# Layout kinds (mirror arrowipc.types.Kind)
-cdef enum:
-    K_NULL = 0
-    K_BOOL = 1
-    K_FIXED = 2
-    K_BINARY = 3
-    K_LARGE_BINARY = 4
-    K_VIEW = 5
-    K_LIST = 6
-    K_LARGE_LIST = 7
-    K_LIST_VIEW = 8
-    K_LARGE_LIST_VIEW = 9
-    K_FIXED_SIZE_LIST = 10
-    K_STRUCT = 11
-    K_SPARSE_UNION = 12
-    K_DENSE_UNION = 13
-    K_REE = 14
-    K_DICTIONARY = 15
+from arrowipc._core.kinds cimport *
 
 # Nesting deeper than this in a foreign schema or array is refused (it would exhaust the C stack).
 cdef enum:

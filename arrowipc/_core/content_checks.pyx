@@ -29,19 +29,7 @@ from arrowipc._core.offsets import check_offsets
 from arrowipc.errors import ArrowInvalid
 from arrowipc import types as T
 
-DEF K_NULL = 0
-DEF K_FIXED = 2
-DEF K_BINARY = 3
-DEF K_LARGE_BINARY = 4
-DEF K_VIEW = 5
-DEF K_LIST = 6
-DEF K_LARGE_LIST = 7
-DEF K_LIST_VIEW = 8
-DEF K_LARGE_LIST_VIEW = 9
-DEF K_SPARSE_UNION = 12
-DEF K_DENSE_UNION = 13
-DEF K_REE = 14
-DEF K_DICTIONARY = 15
+from arrowipc._core.kinds cimport *
 
 
 cdef inline const uint8_t* validity_ptr(ArrayData d):

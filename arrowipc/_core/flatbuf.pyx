@@ -5,6 +5,7 @@ Every offset read from the input is checked against the buffer before it is foll
 or hostile message raises ArrowInvalid instead of reading out of bounds. Slot numbers are the
 field indices of format/*.fbs (a union field takes two slots: its type, then its value).
 """
+cimport cython
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
 from libc.string cimport memcpy
 
@@ -36,6 +37,7 @@ cdef inline int64_t rd_i64(const uint8_t* p) noexcept nogil:
     return v
 
 
+@cython.no_gc
 cdef class FlatTable:
     """A flatbuffer table at `pos` inside `buf`, with its vtable located and checked."""
 

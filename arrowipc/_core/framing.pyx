@@ -5,6 +5,7 @@
 int32 prefix, metadata, body) and returns zero-copy views; `decode_message` checks and decodes
 the Message table. Both run once per message, so they live in Cython.
 """
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 from libc.string cimport memcpy
 
@@ -20,6 +21,7 @@ _HEADER_TABLE_NAMES = {1: "Schema", 2: "DictionaryBatch", 3: "RecordBatch", 4: "
                        5: "SparseTensor"}
 
 
+@cython.no_gc
 cdef class Message:
     """One IPC message: the decoded Message table, its raw metadata and its body."""
 

@@ -392,36 +392,17 @@ def encode_schema_table(b, schema: T.Schema, dict_ids: DictionaryIds, features=(
     return _table(b, 4, [(0, "Int16", ENDIAN_LITTLE)], [(1, fields_vec), (2, md), (3, feats)])
 
 
-def encode_schema_message(schema: T.Schema, version: int = METADATA_V5,
-                          dict_ids: DictionaryIds | None = None) -> bytes:
-    """The flatbuffer bytes of a Message whose header is `schema`."""
-    b = _builder()
-    s = encode_schema_table(b, schema, dict_ids if dict_ids is not None else DictionaryIds())
-    msg = _table(b, 5, [(0, "Int16", version), (1, "Uint8", HEADER_SCHEMA), (3, "Int64", 0)],
-                 [(2, s)])
-    b.Finish(msg)
-    return bytes(b.Output())
-
-
-def encode_footer(schema: T.Schema, dictionaries: list, record_batches: list,
-                  metadata=None, version: int = METADATA_V5,
-                  dict_ids: DictionaryIds | None = None) -> bytes:
-    """Footer flatbuffer; blocks are (offset, metadata length, body length)."""
-    b = _builder()
-    s = encode_schema_table(b, schema, dict_ids if dict_ids is not None else DictionaryIds())
-
-    def blocks(items):
-        b.StartVector(24, len(items), 8)
-        for off, meta_len, body_len in reversed(items):
-            b.Prep(8, 24)
-            b.PrependInt64(body_len)
-            b.Pad(4)
-            b.PrependInt32(meta_len)
-            b.PrependInt64(off)
-        return _end_vector(b)
-
-    d, r = blocks(dictionaries), blocks(record_batches)
-    md = encode_custom_metadata(b, metadata)
-    footer = _table(b, 5, [(0, "Int16", version)], [(1, s), (2, d), (3, r), (4, md)])
-    b.Finish(footer)
-    return bytes(b.Output())
+def schema_blob(schema: T.Schema) -> tuple:
+    """(bytes, table position): the Schema table and everything it references as one
+    self-contained flatbuffer region, encoded once per Schema object (schemas are immutable) and
+    embedded verbatim in Schema messages and file footers."""
+    cache = schema._ipc_cache
+    if cache is None:
+        cache = schema._ipc_cache = {}
+    hit = cache.get("blob")
+    if hit is None:
+        b = _builder()
+        end_offset = encode_schema_table(b, schema, DictionaryIds())
+        data = bytes(b.Bytes[b.Head():])
+        hit = cache["blob"] = (data, len(data) - end_offset)
+    return hit

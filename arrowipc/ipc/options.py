@@ -40,21 +40,43 @@ def _check_compression(compression):
     return compression
 
 
+_LEVELS = {"lz4": (0, 12), "lz4_frame": (0, 12), "zstd": (-7, 22)}
+
+
+def _check_level(compression, level):
+    if level is None:
+        return None
+    if compression is None:
+        raise ValueError("compression_level needs a compression codec ('lz4' or 'zstd')")
+    lo, hi = _LEVELS[compression]
+    if not isinstance(level, int) or not lo <= level <= hi:
+        raise ValueError(f"compression_level for {compression} must be an integer in "
+                         f"[{lo}, {hi}], got {level!r}")
+    return level
+
+
 class IpcWriteOptions:
     """How to write IPC streams and files (pyarrow.ipc.IpcWriteOptions)."""
 
     def __init__(self, *, metadata_version=MetadataVersion.V5, allow_64bit=False,
                  use_legacy_format=False, compression=None, use_threads=True,
                  emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
-                 compression_level=None, min_space_savings=None):
+                 compression_level=None, compression_threshold=0, min_space_savings=None):
         self.metadata_version = MetadataVersion(metadata_version)
         if self.metadata_version < MetadataVersion.V4:
             raise ArrowInvalid(f"can write metadata V4 or V5, not {self.metadata_version.name}")
         self.allow_64bit = bool(allow_64bit)
         self.use_legacy_format = bool(use_legacy_format)
         self.compression = _check_compression(compression)
-        self.compression_level = compression_level
-        self.min_space_savings = min_space_savings
+        self.compression_level = _check_level(self.compression, compression_level)
+        if int(compression_threshold) < 0:
+            raise ValueError(f"compression_threshold must be >= 0 bytes, got {compression_threshold}")
+        # buffers smaller than this many bytes are stored raw (prefix -1)
+        self.compression_threshold = int(compression_threshold)
+        if min_space_savings is not None and not 0.0 <= float(min_space_savings) <= 1.0:
+            raise ValueError(f"min_space_savings must be in [0, 1], got {min_space_savings}")
+        # a buffer is stored raw unless compression saves at least this fraction of its size
+        self.min_space_savings = None if min_space_savings is None else float(min_space_savings)
         self.use_threads = bool(use_threads)
         self.emit_dictionary_deltas = bool(emit_dictionary_deltas)
         self.unify_dictionaries = bool(unify_dictionaries)

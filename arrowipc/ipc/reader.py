@@ -60,6 +60,9 @@ class MessageDecoder:
         self.info = info
         # Big-endian input is swapped to native order unless the caller asked to keep it.
         self._swap = info.endianness == md.ENDIAN_BIG and self.options.ensure_native_endian
+        # Big-endian data kept as-is cannot be checked by native-order kernels: the caller asked
+        # for the raw bytes, and gets them unchecked.
+        self._keep_foreign = info.endianness == md.ENDIAN_BIG and not self._swap
         full = info.schema
         self._plan = plan if plan is not None else make_plan([(f.name, f.type) for f in full])
         self.memo = None
@@ -104,9 +107,11 @@ class MessageDecoder:
         structural: the O(n) checks stay pending and run before any column data is handed out
         (the batch's `_columns` gate), so no access can go out of bounds and plain reads cost no
         more than pyarrow's. full: the same checks plus the value checks, run now, so the read
-        itself raises. none: skipped (trusted input only).
+        itself raises. none: skipped (trusted input only). Big-endian data kept in its byte order
+        (ensure_native_endian=False) cannot be checked by the native-order kernels and is handed
+        out unchecked, as the caller asked for the raw bytes.
         """
-        level = self._level
+        level = "none" if self._keep_foreign else self._level
         if level == "structural":
             return RecordBatch(self.schema, cols, num_rows, pending)
         if level == "full":
@@ -133,6 +138,11 @@ class MessageDecoder:
                                          f"compressed buffers claim") from None
         return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version,
                                 self._limits)
+
+    @property
+    def plain(self) -> bool:
+        """No dictionaries and native byte order: batches can take the one-call Cython path."""
+        return self.memo is None and not self._swap and not self._keep_foreign
 
     def _swapped(self, cols, pending):
         """Columns byte-swapped to native order, with every node's content check queued again
@@ -170,9 +180,9 @@ class MessageDecoder:
         entry = self.info.dictionaries[dict_id]
         self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
         # A dictionary is checked once, when it arrives, at the reader's level.
-        if pending and self._level != "none":
+        if pending and self._level != "none" and not self._keep_foreign:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
-        if self._level == "full":
+        if self._level == "full" and not self._keep_foreign:
             validate_values(values, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
@@ -290,7 +300,7 @@ class RecordBatchStreamReader(_ReaderBase):
             return
         dec, src = self._decoder, self._source
         limit = dec.options.max_metadata_size
-        if isinstance(src, BufferSource) and dec.memo is None and not dec._swap:
+        if isinstance(src, BufferSource) and dec.plain:
             yield from self._iter_in_memory(dec, src, limit)
             return
         while True:
@@ -390,13 +400,14 @@ class RecordBatchFileReader(_ReaderBase):
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
         self._decoder.set_schema(*_decoded_schema(schema_table, self._decoder.options, "file"))
+        self._decoder.stats.num_messages += 1      # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
         self.metadata = md.decode_custom_metadata(footer, 4)
         self._footer_start = footer_end - footer_len
         self._dictionaries_read = False
         dec = self._decoder
-        self._fast = isinstance(src, BufferSource) and dec.memo is None and not dec._swap
+        self._fast = isinstance(src, BufferSource) and dec.plain
 
     def _blocks(self, footer, slot):
         raw, n = footer.structs(slot, 24)

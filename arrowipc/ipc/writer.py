@@ -10,9 +10,11 @@ import os
 import secrets
 import stat
 import struct
+from typing import NamedTuple
 
 from .. import types as T
-from .._core.batch_encode import encode_dictionary_batch, encode_record_batch
+from .._core.batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
+                                  encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
@@ -152,6 +154,100 @@ class _Sink:
             self.abort()
 
 
+class EncodedMessage(NamedTuple):
+    """One encoded message: framed metadata (prefix + flatbuffer padded to 8) and its body as a
+    gather list of unpacked buffers and padding."""
+    header_type: int               # md.HEADER_DICTIONARY_BATCH or md.HEADER_RECORD_BATCH
+    metadata: bytes
+    parts: list
+    body_length: int
+    dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
+
+
+class MessageEncoder:
+    """Schema, dictionaries and record batches -> encoded messages, without I/O.
+
+    The stream and file writers write what it returns; the dissociated server sends the same
+    messages with metadata and bodies on separate channels. Dictionary tracking (new, delta,
+    replacement), compression and the write statistics live here, once for every consumer.
+    """
+
+    def __init__(self, schema, options: IpcWriteOptions | None = None, file_mode: bool = False):
+        self.options = options or IpcWriteOptions()
+        if not isinstance(schema, T.Schema):
+            schema = T.schema(schema)
+        self.schema = schema
+        self.stats = WriteStats()
+        self._version = int(self.options.metadata_version)
+        self._codec = COMPRESSION_CODECS[self.options.compression]
+        self._compress = None
+        # Compressed buffers are never viewed in place (frames are decompressed into fresh
+        # aligned allocations), so their bodies use the format's 8-byte minimum alignment.
+        self._body_alignment = self.options.alignment
+        if self._codec >= 0:
+            from .compression import make_body_compressor
+            self._compress = make_body_compressor(self.options)
+            self._body_alignment = 8
+        self.dictionaries = DictionaryTracker(schema, self.options, file_mode)
+        self._has_dicts = bool(self.dictionaries)
+
+    @property
+    def prefix_length(self) -> int:
+        """Bytes of framing before the flatbuffer in `metadata` (4 for the legacy format)."""
+        return 4 if self.options.use_legacy_format else 8
+
+    def schema_message(self) -> bytes:
+        blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
+        self.stats.num_messages += 1
+        return encode_schema_message(blob, pos, self._version, self.options.use_legacy_format)
+
+    def batch_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> list:
+        """[EncodedMessage]: the dictionary batches this batch needs, then the batch itself.
+
+        _flat/_compressed: the batch already flattened and its buffers compressed (by a writer
+        that compresses several batches in one parallel call)."""
+        if not isinstance(batch, RecordBatch):
+            batch = record_batch(batch)
+        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
+            raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
+                               f"vs\n{self.schema}")
+        md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
+        out = self._dictionary_messages(batch) if self._has_dicts else []
+        stats = self.stats
+        meta, parts, body_len = encode_record_batch(
+            batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
+            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
+        stats.num_messages += 1
+        stats.num_record_batches += 1
+        stats.total_serialized_body_size += body_len
+        if self._compress is None:
+            stats.total_raw_body_size += body_len
+        else:
+            flat = _flat if _flat is not None else flatten_columns(batch._columns, batch.num_rows,
+                                                                   self._version)
+            stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
+                                             for x in flat.buffers if x is not None)
+        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
+        return out
+
+    def _dictionary_messages(self, batch) -> list:
+        out = []
+        stats, options = self.stats, self.options
+        for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
+                                                                                  batch._columns):
+            meta, parts, body_len = encode_dictionary_batch(
+                dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
+                options.use_legacy_format, self._compress)
+            stats.num_messages += 1
+            stats.num_dictionary_batches += 1
+            if kind == "delta":
+                stats.num_dictionary_deltas += 1
+            elif kind == "replace":
+                stats.num_replaced_dictionaries += 1
+            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind))
+        return out
+
+
 class _WriterBase:
     _file_mode = False
 
@@ -162,66 +258,42 @@ class _WriterBase:
             self.options.use_legacy_format = bool(use_legacy_format)
         if metadata_version is not None:
             self.options.metadata_version = MetadataVersion(metadata_version)
-        if not isinstance(schema, T.Schema):
-            schema = T.schema(schema)
-        self.schema = schema
+        self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
+        self.schema = enc.schema
+        self.stats = enc.stats
+        self._dicts = enc.dictionaries
+        self._has_dicts = enc._has_dicts
+        self._version = enc._version
+        self._compress = enc._compress
         self._sink = _Sink(sink)
         self._closed = False
-        self.stats = WriteStats()
-        self._version = int(self.options.metadata_version)
-        self._codec = COMPRESSION_CODECS[self.options.compression]
-        self._compress = None
-        if self._codec >= 0:
-            from .compression import make_body_compressor
-            self._compress = make_body_compressor(self.options)
-        self._dict_ids = md.DictionaryIds()
-        self._dicts = DictionaryTracker(schema, self.options, self._file_mode)
         self._start()
-        self._write_schema()
+        self._write_message_bytes(enc.schema_message(), [], 0)
 
     def _start(self):
         pass
 
-    def _write_schema(self):
-        # Schemas are immutable: the encoded message is cached on the Schema object.
-        key = (self._version, self.options.use_legacy_format)
-        cache = self.schema._ipc_cache
-        if cache is None:
-            cache = self.schema._ipc_cache = {}
-        framed = cache.get(key)
-        if framed is None:
-            fb = md.encode_schema_message(self.schema, self._version, self._dict_ids)
-            framed = cache[key] = _frame(fb, self.options.use_legacy_format)
-        self._write_message_bytes(framed, [], 0)
-
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
-        self._sink.write(meta)
-        if body_len:
-            self._sink.write_parts(parts, body_len)
-        self.stats.num_messages += 1
+        sink = self._sink
+        if sink._memory:                      # one append for metadata and body
+            sink.f._extend([meta] + parts if body_len else [meta], len(meta) + body_len)
+            sink.pos += len(meta) + body_len
+        else:
+            sink.write(meta)
+            if body_len:
+                sink.write_parts(parts, body_len)
 
     # -- public API -----------------------------------------------------------------------------
-    def write_batch(self, batch, custom_metadata=None):
+    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
-        if not isinstance(batch, RecordBatch):
-            batch = record_batch(batch)
-        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
-            raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
-                               f"vs\n{self.schema}")
-        md_bytes = T.normalize_metadata(custom_metadata)
-        if self._dicts:
-            self._write_dictionaries(batch)
-        start = self._sink.pos
-        meta, parts, body_len = encode_record_batch(
-            batch._columns, batch.num_rows, self.options.alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress)
-        self._write_message_bytes(meta, parts, body_len)
-        self.stats.num_record_batches += 1
-        self.stats.total_serialized_body_size += body_len
-        self.stats.total_raw_body_size += (body_len if self._compress is None
-                                           else self._compress.last_raw_size)
-        self._after_batch(start, len(meta), body_len)
+        for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
+            start = self._sink.pos
+            self._write_message_bytes(m.metadata, m.parts, m.body_length)
+            if m.header_type == md.HEADER_RECORD_BATCH:
+                self._after_batch(start, len(m.metadata), m.body_length)
+            else:
+                self._after_dictionary(start, len(m.metadata), m.body_length)
 
     def _after_batch(self, offset, meta_len, body_len):
         pass
@@ -229,27 +301,46 @@ class _WriterBase:
     def _after_dictionary(self, offset, meta_len, body_len):
         pass
 
-    def _write_dictionaries(self, batch):
-        for dict_id, values, is_delta, kind in self._dicts.dictionaries_for(self.schema, batch._columns):
-            start = self._sink.pos
-            meta, parts, body_len = encode_dictionary_batch(
-                dict_id, values, is_delta, self.options.alignment, self._version, self._codec,
-                self.options.use_legacy_format, self._compress)
-            self._write_message_bytes(meta, parts, body_len)
-            self.stats.num_dictionary_batches += 1
-            if kind == "delta":
-                self.stats.num_dictionary_deltas += 1
-            elif kind == "replace":
-                self.stats.num_replaced_dictionaries += 1
-            self._after_dictionary(start, len(meta), body_len)
-
     def write_table(self, table_, max_chunksize: int | None = None):
         if not isinstance(table_, Table):
             table_ = table(table_)
-        if self.options.unify_dictionaries and self._dicts:
+        # as in pyarrow, only files unify (a stream can replace dictionaries instead)
+        if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
-        for b in table_.to_batches(max_chunksize):
+        batches = table_.to_batches(max_chunksize)
+        if self._compress is not None and self.options.use_threads and len(batches) > 1:
+            self._write_batches_compressed_together(batches)
+            return
+        for b in batches:
             self.write_batch(b)
+
+    # Raw bytes of the batches whose buffers are compressed in one parallel call.
+    _COMPRESS_WINDOW_BYTES = 256 << 20
+
+    def _write_batches_compressed_together(self, batches):
+        """Compress the buffers of several batches in one parallel call (threads stay busy
+        across batch boundaries), then write the batches in order."""
+        version = self._version
+        i = 0
+        while i < len(batches):
+            window, flats, size = [], [], 0
+            while i < len(batches) and (not window or size < self._COMPRESS_WINDOW_BYTES):
+                b = batches[i]
+                if b.schema is not self.schema and not b.schema.equals(self.schema):
+                    raise ArrowInvalid(f"batch schema does not match the writer's schema:\n"
+                                       f"{b.schema}\nvs\n{self.schema}")
+                fb = flatten_columns(b._columns, b.num_rows, version)
+                window.append(b)
+                flats.append(fb)
+                size += sum(len(x) for x in fb.buffers if x is not None)
+                i += 1
+            everything = [x for fb in flats for x in fb.buffers]
+            packed = self._compress(everything)
+            pos = 0
+            for b, fb in zip(window, flats):
+                n = len(fb.buffers)
+                self.write_batch(b, None, fb, packed[pos:pos + n])
+                pos += n
 
     def write(self, table_or_batch):
         if isinstance(table_or_batch, RecordBatch):
@@ -278,13 +369,6 @@ class _WriterBase:
             self._sink.abort()
             return
         self.close()
-
-
-def _frame(flatbuffer: bytes, legacy: bool) -> bytes:
-    pad = (-len(flatbuffer) - (4 if legacy else 0)) % 8
-    n = len(flatbuffer) + pad
-    prefix = struct.pack("<i", n) if legacy else b"\xff\xff\xff\xff" + struct.pack("<i", n)
-    return prefix + flatbuffer + bytes(pad)
 
 
 class RecordBatchStreamWriter(_WriterBase):
@@ -326,8 +410,9 @@ class RecordBatchFileWriter(_WriterBase):
 
     def _finish(self):
         self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
-        footer = md.encode_footer(self.schema, self._dict_blocks, self._batch_blocks,
-                                  self._footer_metadata, self._version, md.DictionaryIds())
+        blob, pos = md.schema_blob(self.schema)
+        footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
+                               self._footer_metadata, self._version)
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -346,8 +431,9 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
     options = options or IpcWriteOptions()
-    fb = md.encode_schema_message(schema, int(options.metadata_version), md.DictionaryIds())
-    return py_buffer(_frame(fb, options.use_legacy_format))
+    blob, pos = md.schema_blob(schema)
+    return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
+                                           options.use_legacy_format))
 
 
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):

@@ -1,0 +1,166 @@
+# cython: language_level=3
+"""LZ4_FRAME and ZSTD in C: the system libraries loaded at run time, called without the GIL, in
+parallel across buffers, writing into outputs allocated once at their final (checked) size.
+
+`available(codec)` says whether the C path is usable; otherwise arrowipc.ipc.compression falls
+back to the `lz4` and `zstandard` packages.
+"""
+from libc.stdint cimport uint8_t, int64_t
+from libc.stdlib cimport malloc, free
+
+from arrowipc._core.buffer cimport Buffer, allocate, py_buffer, slice_unchecked
+from arrowipc.errors import ArrowInvalid
+
+cdef extern from "arrowipc_codecs.h" nogil:
+    int ARROWIPC_CODEC_OK, ARROWIPC_CODEC_UNAVAILABLE, ARROWIPC_CODEC_CORRUPT
+    int ARROWIPC_CODEC_TOO_LONG, ARROWIPC_CODEC_TOO_SHORT, ARROWIPC_CODEC_TRAILING
+    ctypedef struct arrowipc_codec_task:
+        int compress
+        int codec
+        int level
+        const uint8_t* src
+        int64_t src_len
+        uint8_t* dst
+        int64_t dst_len
+        int64_t out_len
+        int status
+        const char* error
+    int arrowipc_codec_load(int codec, const char* path)
+    int arrowipc_codec_available(int codec)
+    int64_t arrowipc_compress_bound(int codec, int64_t n)
+    int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                                   int64_t* size, const char** error)
+    void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads)
+
+_NAMES = {0: "LZ4_FRAME", 1: "ZSTD"}
+
+
+def load(int codec, str path):
+    """Try to load `codec` from the shared library at `path`."""
+    return bool(arrowipc_codec_load(codec, path.encode()))
+
+
+def available(int codec):
+    return bool(arrowipc_codec_available(codec))
+
+
+cdef str describe(arrowipc_codec_task* t, str where, int64_t index):
+    name = _NAMES.get(t.codec, str(t.codec))
+    detail = f" ({t.error.decode(errors='replace')})" if t.error != NULL else ""
+    if t.status == ARROWIPC_CODEC_TOO_LONG:
+        return (f"{where}: buffer {index}: {name} data decompresses to more than the "
+                f"{t.dst_len} bytes its prefix states")
+    if t.status == ARROWIPC_CODEC_TOO_SHORT:
+        return (f"{where}: buffer {index}: {name} data ends before the {t.dst_len} bytes its "
+                f"prefix states (truncated or corrupt){detail}")
+    if t.status == ARROWIPC_CODEC_TRAILING:
+        return f"{where}: buffer {index}: bytes left after the end of the {name} frame"
+    if t.status == ARROWIPC_CODEC_UNAVAILABLE:
+        return f"{where}: the {name} library is not available"
+    return f"{where}: buffer {index}: corrupt {name} data{detail}"
+
+
+# A claimed size above this multiple of the compressed size (plus a slack) is measured before
+# anything is allocated for it.
+DEF PLAUSIBLE_RATIO = 64
+DEF PLAUSIBLE_SLACK = 1 << 20
+
+
+cdef int check_claim(int codec, Buffer src, int64_t claimed, str where, object label) except -1:
+    """Allocation follows the data: an implausibly large claim must be proven by decoding."""
+    cdef int64_t measured = 0
+    cdef const char* error = NULL
+    cdef int status
+    if claimed <= PLAUSIBLE_RATIO * src.size + PLAUSIBLE_SLACK:
+        return 0
+    with nogil:
+        status = arrowipc_decompressed_size(codec, src.ptr, src.size, claimed, &measured, &error)
+    if status == ARROWIPC_CODEC_OK and measured == claimed:
+        return 0
+    name = _NAMES.get(codec, str(codec))
+    if status == ARROWIPC_CODEC_OK or status == ARROWIPC_CODEC_TOO_SHORT:
+        raise ArrowInvalid(f"{where}: buffer {label}: {name} data decodes to {measured} bytes but "
+                           f"its prefix states {claimed}")
+    if status == ARROWIPC_CODEC_TOO_LONG:
+        raise ArrowInvalid(f"{where}: buffer {label}: {name} data decompresses to more than the "
+                           f"{claimed} bytes its prefix states")
+    if status == ARROWIPC_CODEC_TRAILING:
+        raise ArrowInvalid(f"{where}: buffer {label}: bytes left after the end of the {name} frame")
+    detail = f" ({error.decode(errors='replace')})" if error != NULL else ""
+    raise ArrowInvalid(f"{where}: buffer {label}: corrupt {name} data{detail}")
+
+
+def decompress_all(int codec, list sources, list sizes, list labels, int threads, str where):
+    """Decompress each source into a new Buffer of exactly its size (sizes already checked
+    against the caller's limit; implausible ones are measured before any allocation)."""
+    cdef Py_ssize_t n = len(sources), i
+    for i in range(n):
+        check_claim(codec, sources[i], sizes[i], where, labels[i])
+    cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
+    cdef Buffer src, dst
+    cdef list outs = []
+    if tasks == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            src = sources[i]
+            dst = allocate(sizes[i], False)
+            outs.append(dst)
+            tasks[i].compress = 0
+            tasks[i].codec = codec
+            tasks[i].level = 0
+            tasks[i].src = src.ptr
+            tasks[i].src_len = src.size
+            tasks[i].dst = <uint8_t*>dst.ptr
+            tasks[i].dst_len = dst.size
+            tasks[i].status = 0
+            tasks[i].error = NULL
+        with nogil:
+            arrowipc_codec_run(tasks, n, threads)
+        for i in range(n):
+            if tasks[i].status != ARROWIPC_CODEC_OK:
+                raise ArrowInvalid(describe(&tasks[i], where, labels[i]))
+        return outs
+    finally:
+        free(tasks)
+
+
+def compress_all(int codec, int level, list sources, int threads):
+    """[compressed Buffer or None (incompressible: not smaller than the input)] per source."""
+    cdef Py_ssize_t n = len(sources), i
+    cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
+    cdef Buffer src, dst
+    cdef list outs = []
+    cdef int64_t bound
+    if tasks == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            src = py_buffer(sources[i])
+            bound = arrowipc_compress_bound(codec, src.size)
+            if bound <= 0:
+                raise ArrowInvalid(f"the {_NAMES.get(codec)} library is not available")
+            dst = allocate(bound, False)
+            outs.append((src, dst))
+            tasks[i].compress = 1
+            tasks[i].codec = codec
+            tasks[i].level = level
+            tasks[i].src = src.ptr
+            tasks[i].src_len = src.size
+            tasks[i].dst = <uint8_t*>dst.ptr
+            tasks[i].dst_len = dst.size
+            tasks[i].out_len = 0
+            tasks[i].status = 0
+            tasks[i].error = NULL
+        with nogil:
+            arrowipc_codec_run(tasks, n, threads)
+        result = []
+        for i in range(n):
+            if tasks[i].status != ARROWIPC_CODEC_OK:
+                raise ArrowInvalid(describe(&tasks[i], "compression", i))
+            src, dst = outs[i]
+            result.append(slice_unchecked(dst, 0, tasks[i].out_len)
+                          if tasks[i].out_len < src.size else None)
+        return result
+    finally:
+        free(tasks)

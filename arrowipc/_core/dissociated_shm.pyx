@@ -1,0 +1,117 @@
+# cython: language_level=3
+"""Shared-memory mappings for Dissociated IPC type-1 bodies.
+
+A Mapping is one mmap'ed segment file (a sealed memfd, or a named file under /dev/shm): read-write
+on the server, which copies body buffers into it, read-only on the client, which hands out
+zero-copy views whose owner keeps the mapping alive. Copies run without the GIL.
+"""
+from libc.stdint cimport uint8_t, int64_t, uint64_t
+from libc.string cimport memcpy
+
+from arrowipc._core.buffer cimport Buffer, py_buffer, wrap_pointer, allocate
+
+from arrowipc.errors import ArrowInvalid
+
+cdef extern from "sys/mman.h" nogil:
+    void* mmap(void* addr, size_t length, int prot, int flags, int fd, long offset)
+    int munmap(void* addr, size_t length)
+    void* MAP_FAILED
+    int PROT_READ
+    int PROT_WRITE
+    int MAP_SHARED
+    int MAP_POPULATE
+
+cdef extern from "errno.h":
+    int errno
+
+
+cdef class Mapping:
+    """One mapped segment: pointer, size, and whether this side may write it."""
+    cdef uint8_t* ptr
+    cdef readonly int64_t size
+    cdef readonly bint writable
+
+    def __dealloc__(self):
+        if self.ptr != NULL:
+            munmap(self.ptr, <size_t>self.size)
+            self.ptr = NULL
+
+    @property
+    def closed(self):
+        return self.ptr == NULL
+
+    def close(self):
+        """Unmap now. Only for the side that never hands out views (the server)."""
+        if self.ptr != NULL:
+            munmap(self.ptr, <size_t>self.size)
+            self.ptr = NULL
+
+    def write_parts(self, int64_t offset, list parts):
+        """Copy the parts back to back into [offset, ...); returns the end offset."""
+        cdef Buffer b
+        cdef int64_t pos = offset, n
+        if not self.writable:
+            raise ArrowInvalid("mapping is read-only")
+        if self.ptr == NULL:
+            raise ArrowInvalid("mapping is closed")
+        if offset < 0 or offset > self.size:
+            raise ArrowInvalid(f"write at {offset} outside a {self.size}-byte mapping")
+        for part in parts:
+            b = py_buffer(part)
+            n = b.size
+            if n > self.size - pos:
+                raise ArrowInvalid(f"{n} bytes at offset {pos} do not fit in a {self.size}-byte "
+                                   f"mapping")
+            with nogil:
+                memcpy(self.ptr + pos, b.ptr, <size_t>n)
+            pos += n
+        return pos
+
+    def view(self, uint64_t offset, uint64_t length, object owner=None):
+        """A read-only zero-copy Buffer over [offset, offset + length) whose base is `owner`
+        (which must keep this mapping alive), or the mapping itself."""
+        if self.ptr == NULL:
+            raise ArrowInvalid("mapping is closed")
+        if length > <uint64_t>self.size or offset > <uint64_t>self.size - length:
+            raise ArrowInvalid(f"region [{offset}, {offset}+{length}) lies outside the "
+                               f"{self.size}-byte segment")
+        return wrap_pointer(self.ptr + offset, <int64_t>length, self if owner is None else owner,
+                            False)
+
+
+def map_segment(int fd, int64_t size, bint writable, bint populate=True):
+    """Map `size` bytes of fd shared; MAP_POPULATE pre-faults the pages (no fault per 4 KiB
+    later)."""
+    if size <= 0:
+        raise ArrowInvalid(f"segment size must be positive, got {size}")
+    cdef int prot = PROT_READ | (PROT_WRITE if writable else 0)
+    cdef int flags = MAP_SHARED | (MAP_POPULATE if populate else 0)
+    cdef void* p
+    with nogil:
+        p = mmap(NULL, <size_t>size, prot, flags, fd, 0)
+    if p == MAP_FAILED:
+        import os
+        err = errno
+        raise OSError(err, f"mmap of a {size}-byte segment failed: {os.strerror(err)}")
+    cdef Mapping m = Mapping.__new__(Mapping)
+    m.ptr = <uint8_t*>p
+    m.size = size
+    m.writable = writable
+    return m
+
+
+def scatter_copy(int64_t total, list regions):
+    """A new zeroed aligned Buffer of `total` bytes with each (source Buffer, destination offset)
+    copied in; every region is bounds-checked against `total`."""
+    cdef Buffer out = allocate(total, True)
+    cdef Buffer src
+    cdef int64_t dest, n
+    cdef uint8_t* dst = <uint8_t*>out.ptr
+    for source, dest in regions:
+        src = py_buffer(source)
+        n = src.size
+        if dest < 0 or n > total or dest > total - n:
+            raise ArrowInvalid(f"{n} bytes at body offset {dest} do not fit in a {total}-byte body")
+        with nogil:
+            memcpy(dst + dest, src.ptr, <size_t>n)
+    return out

@@ -1,0 +1,1 @@
+KINDS: dict[str, int]

@@ -1,0 +1,395 @@
+"""`arrowipc convert` and `arrowipc recover`: rewrite IPC data, or rescue what a crash left.
+
+Both read batch by batch and write through the package's own writers, so memory stays at about one
+batch (plus one output batch when regrouping rows). Output goes to a temporary file beside the
+destination and is renamed over it at the end: a failed run never leaves half a file behind.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+
+from .cli_inspect import Input, human_bytes
+from .errors import ArrowInvalid, ArrowNotImplementedError
+
+PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progress bar to help
+
+
+# -- progress -------------------------------------------------------------------------------------
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self, total: int, label: str, enabled: bool, stream=None):
+        self.total = max(total, 1)
+        self.label = label
+        self.enabled = enabled
+        self.stream = stream if stream is not None else sys.stderr
+        self._last = 0.0
+        self._drawn = False
+
+    @classmethod
+    def auto(cls, total: int, label: str, forced: bool | None, stream=None) -> "Progress":
+        stream = stream if stream is not None else sys.stderr
+        if forced is None:
+            isatty = getattr(stream, "isatty", None)
+            enabled = bool(isatty and isatty()) and total >= PROGRESS_MIN_BYTES
+        else:
+            enabled = forced
+        return cls(total, label, enabled, stream)
+
+    def update(self, done: int, force: bool = False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = min(max(done / self.total, 0.0), 1.0)
+        filled = int(frac * 30)
+        self.stream.write(f"\r{self.label} {frac * 100:5.1f}% [{'#' * filled}{'.' * (30 - filled)}]"
+                          f" {human_bytes(done)} / {human_bytes(self.total)}")
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self):
+        if self._drawn:
+            self.update(self.total, force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+def open_reader(inp: Input, columns: list | None = None):
+    """A file or stream reader for `inp`, projected to `columns` (names) when given."""
+    from .cli import UsageError
+    from .ipc import IpcReadOptions, open_file, open_stream
+    opener = open_file if inp.kind == "file" else open_stream
+    reader = opener(inp.source)
+    if not columns:
+        return reader
+    schema = reader.schema
+    indices = []
+    for name in columns:
+        found = schema.get_all_field_indices(name)
+        if not found:
+            raise UsageError(f"no column named {name!r}; the columns are: "
+                             f"{', '.join(schema.names)}")
+        if len(found) > 1:
+            raise UsageError(f"column name {name!r} is ambiguous: {len(found)} columns have it")
+        indices.append(found[0])
+    return opener(inp.source, options=IpcReadOptions(included_fields=indices))
+
+
+def select_in_order(batch, columns: list | None):
+    """The projected batch with its columns in the order they were asked for."""
+    if not columns or list(batch.schema.names) == list(columns):
+        return batch
+    return batch.select(columns)
+
+
+def input_codec(inp: Input) -> str | None:
+    """The compression of the input's first record batch (None when uncompressed)."""
+    from .cli_inspect import describe
+    report = describe(inp, batch_limit=1)
+    first = next((b["compression"] for b in report["batches"]), "none")
+    return None if first == "none" else first
+
+
+# -- writing ---------------------------------------------------------------------------------------
+
+def write_options(compression: str | None):
+    from .ipc import IpcWriteOptions
+    return IpcWriteOptions(compression=compression, emit_dictionary_deltas=True)
+
+
+class _Output:
+    """The destination: a temporary file renamed into place on success, or stdout ("-")."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.tmp = None
+        if path == "-":
+            self.sink = sys.stdout.buffer
+        else:
+            folder = os.path.dirname(os.path.abspath(path))
+            fd, self.tmp = tempfile.mkstemp(prefix=".arrowipc-", suffix=".part", dir=folder)
+            self.sink = os.fdopen(fd, "wb")
+
+    def commit(self):
+        if self.tmp is not None:
+            self.sink.close()
+            os.replace(self.tmp, self.path)
+            self.tmp = None
+        else:
+            self.sink.flush()
+
+    def abort(self):
+        if self.tmp is not None:
+            self.sink.close()
+            try:
+                os.unlink(self.tmp)
+            except OSError:
+                pass
+            self.tmp = None
+
+
+def regroup(batches_with_metadata, schema, rows: int):
+    """(batch, None) pairs of exactly `rows` rows (the last may be shorter)."""
+    from .concat import concat_array_data
+    from .ipc.dictionary import unify_table_dictionaries
+    from .table import RecordBatch, Table
+    pending, count = [], 0
+
+    def combined(parts):
+        if len(parts) == 1:
+            return parts[0]
+        parts = unify_table_dictionaries(Table(schema, parts)).to_batches()
+        cols = [concat_array_data([p._columns[i] for p in parts]) for i in range(len(schema))]
+        return RecordBatch(schema, cols, sum(p.num_rows for p in parts))
+
+    for batch, _ in batches_with_metadata:
+        if batch.num_rows == 0:
+            continue
+        pending.append(batch)
+        count += batch.num_rows
+        if count < rows:
+            continue
+        whole = combined(pending)
+        start = 0
+        while whole.num_rows - start >= rows:
+            yield whole.slice(start, rows), None
+            start += rows
+        pending = [whole.slice(start)] if start < whole.num_rows else []
+        count = whole.num_rows - start
+    if count:
+        yield combined(pending), None
+
+
+def _hashable(v):
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple((k, _hashable(x)) for k, x in v.items())
+    return (type(v), v)
+
+
+def replacements_as_deltas(pairs, schema):
+    """(batch, metadata) pairs whose top-level dictionaries only ever grow.
+
+    The file format forbids replacing a dictionary; a stream may. Each dictionary column keeps one
+    growing dictionary here: a batch whose dictionary does not extend it gets its indices
+    remapped onto it, so the writer can emit deltas instead of replacements. (Dictionaries whose
+    values hold dictionaries themselves are passed through unchanged.)
+    """
+    from ._core.arraydata import ArrayData
+    from .array import make_array
+    from .from_python import array_data_from_python
+    from .ipc.dictionary import dictionary_paths
+    from .table import RecordBatch
+    nested = {p[0] for p, _ in dictionary_paths(schema) if len(p) > 1}
+    dict_cols = [p[0] for p, _ in dictionary_paths(schema) if len(p) == 1 and p[0] not in nested]
+    if not dict_cols:
+        yield from pairs
+        return
+    state = {i: ([], None, None) for i in dict_cols}    # values, value -> index, last dictionary
+    for batch, custom in pairs:
+        columns = list(batch._columns)
+        changed = False
+        for i in dict_cols:
+            col = columns[i]
+            values, index, last = state[i]
+            if col.dictionary is None or col.dictionary is last:
+                continue
+            new = make_array(col.dictionary).to_pylist()
+            if new[:len(values)] == values:
+                values.extend(new[len(values):])
+                state[i] = (values, None, col.dictionary)
+                continue
+            if index is None:
+                index = {}
+                for k, v in enumerate(values):
+                    index.setdefault(_hashable(v), k)
+            for v in new:
+                if _hashable(v) not in index:
+                    index[_hashable(v)] = len(values)
+                    values.append(v)
+            dtype = schema.field(i).type
+            indices_only = col.copy_with(type=dtype.index_type, dictionary=None)
+            positions = make_array(indices_only).to_pylist()
+            remapped = [None if x is None else index[_hashable(new[x])] for x in positions]
+            dictionary = array_data_from_python(values, dtype.value_type)
+            indices = array_data_from_python(remapped, dtype.index_type)
+            columns[i] = ArrayData(dtype, indices.length, 0, indices.null_count, indices.buffers,
+                                   [], dictionary)
+            state[i] = (list(values), index, dictionary)
+            changed = True
+        yield (RecordBatch(batch.schema, columns, batch.num_rows) if changed else batch), custom
+
+
+def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
+                  footer_metadata=None, magic: bytes = b"ARROW1", progress=None,
+                  position=None) -> dict:
+    """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
+    from .ipc import new_file, new_stream
+    out = _Output(dst)
+    options = write_options(compression)
+    batches = rows = 0
+    try:
+        if kind == "file":
+            writer = new_file(out.sink, schema, options=options, metadata=footer_metadata,
+                              magic=magic)
+        else:
+            writer = new_stream(out.sink, schema, options=options)
+        with writer:
+            for batch, custom in pairs:
+                writer.write_batch(batch, custom_metadata=custom)
+                batches += 1
+                rows += batch.num_rows
+                if progress is not None and position is not None:
+                    progress.update(position())
+        out.commit()
+    except BaseException:
+        out.abort()
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    return {"path": dst, "format": kind, "batches": batches, "rows": rows,
+            "compression": compression or "none",
+            "magic": magic.decode() if kind == "file" else None}
+
+
+def _stream_position(reader):
+    src = getattr(reader, "_source", None)
+    return (lambda: getattr(src, "pos", 0)) if src is not None else (lambda: 0)
+
+
+def _file_batches(reader, counter: list):
+    for pair in reader.iter_batches_with_custom_metadata():
+        counter[0] += 1
+        yield pair
+
+
+def convert(inp: Input, dst: str, kind: str, compression: str | None, batch_rows: int | None,
+            columns: list | None, magic: bytes, progress: bool | None) -> dict:
+    reader = open_reader(inp, columns)
+    schema = select_in_order_schema(reader.schema, columns)
+    bar = Progress.auto(inp.size, "converting", progress)
+    if inp.kind == "file":
+        counter = [0]
+        pairs = _file_batches(reader, counter)
+        n = max(reader.num_record_batches, 1)
+
+        def position():                  # batches done, as a share of the input's bytes
+            return inp.size * counter[0] // n
+        footer_metadata = reader.metadata
+    else:
+        pairs = reader.iter_batches_with_custom_metadata()
+        position = _stream_position(reader)
+        footer_metadata = None
+    pairs = ((select_in_order(b, columns), m) for b, m in pairs)
+    if batch_rows:
+        pairs = regroup(pairs, schema, batch_rows)
+    if kind == "file" and inp.kind == "stream":
+        pairs = replacements_as_deltas(pairs, schema)
+    return write_batches(schema, pairs, dst, kind, compression, footer_metadata if kind == "file"
+                         else None, magic, bar, position)
+
+
+def select_in_order_schema(schema, columns):
+    if not columns or list(schema.names) == list(columns):
+        return schema
+    from .types import Schema
+    return Schema([schema.field(schema.get_field_index(c)) for c in columns], schema.metadata)
+
+
+# -- recover ---------------------------------------------------------------------------------------
+
+class RescuedBatches:
+    """Every complete record batch of a truncated stream or footer-less file, in order.
+
+    Reads message by message (`read_message_from` + `MessageDecoder`) and stops at the first
+    message that is cut short or does not decode and pass the structural checks. A stand-in for
+    `arrowipc.ipc.recover` (issue 5): when that lands, `recover` can use it instead.
+    After iteration: `complete` (an end-of-stream marker was reached), `stopped_at` (byte offset
+    of the first bad message, None when every message was whole) and `reason`.
+    """
+
+    def __init__(self, inp: Input):
+        from .ipc.message import read_message_from
+        from .ipc.reader import MessageDecoder, RecordBatchFileReader
+        from .ipc.sources import open_source
+        self.where = inp.kind
+        self.src = open_source(inp.source)
+        self.has_footer = False
+        if inp.kind == "file":
+            self.src.pos = 8                 # past the magic and its padding
+            try:
+                footer_start = RecordBatchFileReader(inp.source)._footer_start
+            except ArrowInvalid:
+                pass
+            else:
+                self.has_footer = True
+                self.src.end = footer_start
+        self.decoder = MessageDecoder(None, self.where)
+        first = read_message_from(self.src, self.decoder.options.max_metadata_size, self.where)
+        if first is None:
+            raise ArrowInvalid(f"{self.where}: no schema message: there is nothing to recover")
+        self.decoder.read_schema_message(first)
+        self.schema = self.decoder.schema
+        self.complete = False
+        self.stopped_at = None
+        self.reason = None
+        self.batches = 0
+        self.rows = 0
+        self._read = read_message_from
+
+    @property
+    def position(self) -> int:
+        return self.src.pos
+
+    def __iter__(self):
+        dec, src = self.decoder, self.src
+        while True:
+            start = src.pos
+            try:
+                msg = self._read(src, dec.options.max_metadata_size, self.where)
+                if msg is None:
+                    # an end-of-stream marker was read (the position moved), or the input simply
+                    # ended between two messages
+                    self.complete = src.pos > start
+                    return
+                batch = dec.decode(msg)
+                if batch is None:
+                    continue
+                batch.validate()             # runs the deferred O(n) checks too
+            except (ArrowInvalid, ArrowNotImplementedError) as e:
+                self.stopped_at = start
+                self.reason = " ".join(str(e).split())
+                return
+            self.batches += 1
+            self.rows += batch.num_rows
+            yield batch, msg.custom_metadata
+
+
+def _rescue_complete_batches(inp: Input) -> RescuedBatches:
+    """The recover command's reader (switch to arrowipc.ipc.recover once issue 5 lands)."""
+    return RescuedBatches(inp)
+
+
+def recover(inp: Input, dst: str, kind: str, compression: str | None,
+            progress: bool | None) -> dict:
+    rescued = _rescue_complete_batches(inp)
+    bar = Progress.auto(inp.size, "recovering", progress)
+    pairs = iter(rescued)
+    if kind == "file" and inp.kind == "stream":
+        pairs = replacements_as_deltas(pairs, rescued.schema)
+    summary = write_batches(rescued.schema, pairs, dst, kind, compression, None,
+                            b"ARROW1", bar, lambda: rescued.position)
+    summary.update(complete=rescued.complete, stopped_at=rescued.stopped_at,
+                   reason=rescued.reason, has_footer=rescued.has_footer)
+    return summary

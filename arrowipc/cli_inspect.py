@@ -1,0 +1,464 @@
+"""`arrowipc inspect`: describe an Arrow IPC file or stream from its metadata.
+
+Only message headers are decoded (plus the 8-byte length prefix of each compressed buffer, which
+holds its uncompressed size), never the values: the description is quick on large inputs and still
+possible for inputs whose content the reader would reject. The result is a plain dict, ready for
+`json.dumps`; `render_text` turns it into the terminal report.
+"""
+from __future__ import annotations
+
+import os
+import struct
+
+from . import types as T
+from ._core.batch_decode import buffer_needed_mask, decode_record_batch_header
+from .errors import ArrowInvalid
+from .ipc import metadata as md
+from .ipc.message import CONTINUATION, read_message_from, read_message_header
+from .ipc.options import MAX_METADATA_SIZE
+from .ipc.reader import FILE_MAGICS, MessageDecoder, RecordBatchFileReader
+from .ipc.sources import BufferSource, open_source
+
+CODEC_NAMES = {-1: "none", 0: "lz4", 1: "zstd"}
+STREAM_EXTENSIONS = (".arrows", ".stream", ".ipcstream")
+FILE_EXTENSIONS = (".arrow", ".arrow_file", ".feather", ".ipc")
+_I64 = struct.Struct("<q")
+
+
+# -- what the input is -----------------------------------------------------------------------------
+
+def sniff_format(head: bytes) -> tuple:
+    """("file", magic) or ("stream", framing) from the first 8 bytes; ArrowInvalid otherwise."""
+    for magic in FILE_MAGICS:
+        if head.startswith(magic):
+            return "file", magic.decode()
+    if len(head) == 0:
+        raise ArrowInvalid("empty input (0 bytes): expected an Arrow IPC file or stream")
+    if head[:4] == CONTINUATION:
+        return "stream", "continuation"
+    if len(head) >= 4 and 0 <= struct.unpack("<i", head[:4])[0] <= MAX_METADATA_SIZE:
+        return "stream", "legacy"           # pre-0.15 framing: a bare int32 metadata length
+    raise ArrowInvalid(f"expected an Arrow IPC file (magic 'ARROW1' or 'ALKAID1') or stream "
+                       f"(continuation marker ff ff ff ff) at byte 0, found {head[:8].hex(' ')}")
+
+
+class Input:
+    """One command-line input: a path (memory-mapped when read) or stdin ("-", read whole)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        if name == "-":
+            import sys
+            self.data = sys.stdin.buffer.read()
+            self.size = len(self.data)
+            head = self.data[:8]
+        else:
+            if os.path.isdir(name):
+                raise IsADirectoryError(21, "Is a directory", name)
+            with open(name, "rb") as f:
+                head = f.read(8)
+            self.data = None
+            self.size = os.path.getsize(name)
+        self.kind, self.detail = sniff_format(head)
+
+    @property
+    def source(self):
+        """What to hand to open_file / open_stream / open_source."""
+        return self.data if self.data is not None else self.name
+
+    @property
+    def label(self) -> str:
+        return "<stdin>" if self.name == "-" else self.name
+
+
+def output_kind(path: str, to: str | None) -> str:
+    """'file' or 'stream' for an output, from --to or the path's extension."""
+    if to:
+        return to
+    ext = os.path.splitext(path)[1].lower()
+    if path == "-" or ext in STREAM_EXTENSIONS:
+        return "stream"
+    if ext in FILE_EXTENSIONS:
+        return "file"
+    raise ValueError(f"cannot tell the output format from {path!r}: use an extension "
+                     f"({', '.join(FILE_EXTENSIONS)} for files, {', '.join(STREAM_EXTENSIONS)} "
+                     f"for streams) or --to file|stream")
+
+
+# -- naming fields ---------------------------------------------------------------------------------
+
+def _child_fields(t: T.DataType) -> list:
+    if isinstance(t, T.DictionaryType):
+        t = t.value_type
+    return list(t.storage_type.fields)
+
+
+def field_name_at(schema: T.Schema, path: tuple) -> str:
+    """Dotted name of the field at a dictionary path (child indices from the schema root)."""
+    fields, names = list(schema.fields), []
+    for k in path:
+        if not 0 <= k < len(fields):
+            return ".".join(names + [f"<{k}>"])
+        f = fields[k]
+        names.append(f.name)
+        fields = _child_fields(f.type)
+    return ".".join(names)
+
+
+def _text(b) -> str:
+    if isinstance(b, (bytes, bytearray)):
+        return bytes(b).decode("utf-8", "backslashreplace")
+    return str(b)
+
+
+def metadata_dict(m) -> dict | None:
+    if m is None:
+        return None
+    return {_text(k): _text(v) for k, v in m.items()}
+
+
+def _field_dict(f: T.Field, path: tuple, dict_ids: dict) -> dict:
+    out = {"name": f.name, "type": str(f.type), "nullable": f.nullable}
+    if f.metadata:
+        out["metadata"] = metadata_dict(f.metadata)
+    if isinstance(f.type, T.DictionaryType):
+        out["dictionary"] = {"id": dict_ids.get(path), "index_type": str(f.type.index_type),
+                             "value_type": str(f.type.value_type), "ordered": f.type.ordered}
+    children = _child_fields(f.type)
+    if children:
+        out["children"] = [_field_dict(c, path + (k,), dict_ids) for k, c in enumerate(children)]
+    return out
+
+
+def schema_dict(info: md.SchemaInfo) -> dict:
+    dict_ids = {p: i for i, d in info.dictionaries.items() for p in (d.paths or [d.path])}
+    return {
+        "fields": [_field_dict(f, (i,), dict_ids) for i, f in enumerate(info.schema)],
+        "metadata": metadata_dict(info.schema.metadata),
+        "endianness": "big" if info.endianness == md.ENDIAN_BIG else "little",
+    }
+
+
+# -- per-message sizes -----------------------------------------------------------------------------
+
+class _ColumnRanges:
+    """Which header buffers belong to each top-level column (cached per layout)."""
+
+    def __init__(self, plan, ncols: int):
+        self.plan = plan
+        self.ncols = ncols
+        self._cache = {}
+
+    def ranges(self, header, version: int) -> list:
+        key = (version, tuple(header.variadic_counts))
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = []
+            for c in range(self.ncols):
+                mask = buffer_needed_mask(self.plan, header, [j == c for j in range(self.ncols)],
+                                          version)
+                idx = [k for k, used in enumerate(mask) if used]
+                hit.append((idx[0], idx[-1] + 1) if idx else (0, 0))
+            if len(self._cache) < 16:
+                self._cache[key] = hit
+        return hit
+
+
+def buffer_sizes(header, body, where: str) -> list:
+    """[(stored bytes, decoded bytes)] per header buffer; decoded reads the 8-byte prefix."""
+    out = []
+    size = body.size if body is not None else 0
+    for k, (off, length) in enumerate(header.buffers_list()):
+        if off < 0 or length < 0 or length > size or off > size - length:
+            raise ArrowInvalid(f"{where}: buffer {k} [{off}, {off}+{length}) lies outside the "
+                               f"{size}-byte body")
+        if header.codec < 0 or length == 0:
+            out.append((length, length))
+            continue
+        if length < 8:
+            raise ArrowInvalid(f"{where}: compressed buffer {k} has {length} bytes, expected at "
+                               f"least the 8-byte length prefix")
+        raw = _I64.unpack(body.slice(off, 8).to_pybytes())[0]
+        if raw < -1:
+            raise ArrowInvalid(f"{where}: compressed buffer {k} claims {raw} uncompressed bytes")
+        out.append((length, length - 8 if raw == -1 else raw))
+    return out
+
+
+# -- the scan --------------------------------------------------------------------------------------
+
+class _Scan:
+    """Accumulates the description while messages are read."""
+
+    def __init__(self, report: dict):
+        self.r = report
+        self.info = None
+        self.columns = None
+        self.ranges = None
+        self.versions = set()
+        self.codecs = set()
+        self.dict_state = {}            # id -> {"values": n}
+
+    def schema(self, dec: MessageDecoder, version: int | None):
+        self.info = dec.info
+        if version is not None:
+            self.versions.add(version)
+        self.r["schema"] = schema_dict(dec.info)
+        self.r["endianness"] = self.r["schema"]["endianness"]
+        schema = dec.info.schema
+        self.columns = [{"name": f.name, "type": str(f.type), "stored_bytes": 0,
+                         "decoded_bytes": 0} for f in schema]
+        self.ranges = _ColumnRanges(dec._plan, len(schema))
+        self.r["columns"] = self.columns
+        self.r["dictionaries"] = [
+            {"id": i, "fields": [field_name_at(schema, p) for p in (d.paths or [d.path])],
+             "value_type": str(d.value_type), "batches": 0, "deltas": 0, "replacements": 0,
+             "values": 0}
+            for i, d in sorted(dec.info.dictionaries.items())]
+
+    def record_batch(self, msg, index: int, where: str):
+        h = decode_record_batch_header(msg.header)
+        self.versions.add(msg.version)
+        self.codecs.add(h.codec)
+        sizes = buffer_sizes(h, msg.body, where)
+        for col, (lo, hi) in zip(self.columns, self.ranges.ranges(h, msg.version)):
+            for stored, decoded in sizes[lo:hi]:
+                col["stored_bytes"] += stored
+                col["decoded_bytes"] += decoded
+        entry = {"index": index, "offset": msg.offset, "rows": h.length,
+                 "metadata_bytes": msg.metadata.size, "body_bytes": msg.body_length,
+                 "compression": CODEC_NAMES.get(h.codec, str(h.codec))}
+        custom = msg.custom_metadata
+        if custom is not None:
+            entry["custom_metadata"] = metadata_dict(custom)
+        self.r["batches"].append(entry)
+        self.r["num_record_batches"] += 1
+        self.r["num_rows"] += h.length
+
+    def dictionary_batch(self, msg, where: str):
+        t = msg.header
+        dict_id, is_delta = t.int64(0), t.boolean(2)
+        data = t.table(1, "RecordBatch")
+        if data is None:
+            raise ArrowInvalid(f"{where}: dictionary batch at byte {msg.offset} has no data")
+        h = decode_record_batch_header(data)
+        self.versions.add(msg.version)
+        self.codecs.add(h.codec)
+        entry = next((d for d in self.r["dictionaries"] if d["id"] == dict_id), None)
+        if entry is None:
+            raise ArrowInvalid(f"{where}: dictionary batch at byte {msg.offset} has id {dict_id}, "
+                               f"which no field of the schema uses")
+        kind = "delta" if is_delta else ("replacement" if entry["batches"] else "initial")
+        entry["batches"] += 1
+        if kind == "delta":
+            entry["deltas"] += 1
+            entry["values"] += h.length
+        else:
+            entry["replacements"] += kind == "replacement"
+            entry["values"] = h.length
+        self.r["dictionary_batches"].append(
+            {"id": dict_id, "kind": kind, "offset": msg.offset, "values": h.length,
+             "body_bytes": msg.body_length, "compression": CODEC_NAMES.get(h.codec, str(h.codec))})
+
+    def finish(self):
+        self.r["metadata_version"] = "/".join(f"V{v + 1}" for v in sorted(self.versions)) or None
+        used = sorted(self.codecs)
+        if not used:
+            self.r["compression"] = "none"
+        else:
+            self.r["compression"] = "+".join(CODEC_NAMES.get(c, str(c)) for c in used)
+
+
+def _scan_stream(src, scan: _Scan, where: str, batch_limit: int | None = None):
+    """Read schema, dictionary and record batch messages until the end-of-stream marker
+    (or until `batch_limit` record batches were read)."""
+    dec = MessageDecoder(None, where)
+    start = src.pos
+    first = read_message_from(src, MAX_METADATA_SIZE, where)
+    if first is None:
+        raise ArrowInvalid(f"{where}: expected a schema message at byte {start}, found the end "
+                           f"of the stream")
+    dec.read_schema_message(first)
+    scan.schema(dec, first.version)
+    index = 0
+    while batch_limit is None or index < batch_limit:
+        pos = src.pos
+        msg = read_message_from(src, MAX_METADATA_SIZE, where)
+        if msg is None:
+            scan.r["end_of_stream_marker"] = src.pos > pos
+            scan.r["trailing_bytes"] = src.end - src.pos
+            return
+        if msg.header_type == md.HEADER_RECORD_BATCH:
+            scan.record_batch(msg, index, f"{where}: record batch {index} at byte {msg.offset}")
+            index += 1
+        elif msg.header_type == md.HEADER_DICTIONARY_BATCH:
+            scan.dictionary_batch(msg, where)
+        else:
+            raise ArrowInvalid(f"{where}: unexpected {msg.type} message at byte {msg.offset}")
+
+
+def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | None = None):
+    """Read the footer's dictionary and record batch blocks, as a file reader would."""
+    src = reader._source
+    head = BufferSource(src.buf) if isinstance(src, BufferSource) else None
+    version = None
+    if head is not None:                     # the schema message after the magic: its version
+        head.pos = 8
+        try:
+            first = read_message_header(head, MAX_METADATA_SIZE, "file")
+            version = first.version if first is not None else None
+        except ArrowInvalid:
+            version = None
+    scan.schema(reader._decoder, version)
+    for i, block in enumerate(reader._dict_blocks):
+        msg = reader._read_block(block, i, "dictionary")
+        if msg.header_type != md.HEADER_DICTIONARY_BATCH:
+            raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
+        scan.dictionary_batch(msg, "file")
+    for i, block in enumerate(reader._batch_blocks[:batch_limit]):
+        msg = reader._read_block(block, i, "record batch")
+        if msg.header_type != md.HEADER_RECORD_BATCH:
+            raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
+        scan.record_batch(msg, i, f"file: record batch {i} at byte {msg.offset}")
+    scan.r["footer_metadata"] = metadata_dict(reader.metadata)
+
+
+def describe(inp: Input, batch_limit: int | None = None) -> dict:
+    """The inspect report of an input; report["error"] holds the first problem met, if any.
+    With `batch_limit`, reading stops after that many record batches."""
+    r = {"path": inp.label, "size_bytes": inp.size, "format": inp.kind,
+         "magic": inp.detail if inp.kind == "file" else None,
+         "framing": inp.detail if inp.kind == "stream" else "continuation",
+         "metadata_version": None, "endianness": None, "schema": None,
+         "num_record_batches": 0, "num_rows": 0, "compression": None, "columns": [],
+         "dictionaries": [], "dictionary_batches": [], "batches": [], "error": None}
+    scan = _Scan(r)
+    try:
+        if inp.kind == "file":
+            try:
+                reader = RecordBatchFileReader(inp.source)
+            except ArrowInvalid as e:
+                # no usable footer (a crashed writer, a truncated copy): describe the stream
+                # section after the magic instead, as `recover` would read it
+                r["footer_error"] = str(e)
+                r["error"] = str(e)
+                src = open_source(inp.source)
+                src.pos = 8
+                _scan_stream(src, scan, "file", batch_limit)
+            else:
+                _scan_file(reader, scan, batch_limit)
+        else:
+            _scan_stream(open_source(inp.source), scan, "stream", batch_limit)
+    except ArrowInvalid as e:
+        r["error"] = str(e)
+    scan.finish()
+    return r
+
+
+# -- text rendering --------------------------------------------------------------------------------
+
+def human_bytes(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}"
+    return f"{n} B"  # pragma: no cover
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
+
+
+def _clip(s: str, width: int = 100) -> str:
+    return s if len(s) <= width else s[:width - 1] + "…"
+
+
+def _metadata_lines(m: dict | None, indent: str) -> list:
+    if not m:
+        return []
+    return [f"{indent}{_clip(k, 40)} = {_clip(v)}" for k, v in m.items()]
+
+
+def _field_lines(f: dict, indent: str) -> list:
+    line = f"{indent}{f['name']}: {f['type']}" + ("" if f["nullable"] else " not null")
+    d = f.get("dictionary")
+    if d is not None:
+        line += f"  [dictionary id {d['id']}{', ordered' if d['ordered'] else ''}]"
+    out = [line]
+    out += _metadata_lines(f.get("metadata"), indent + "    | ")
+    for c in f.get("children", []):
+        out += _field_lines(c, indent + "    ")
+    return out
+
+
+def _table(rows: list, right: set) -> list:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w)
+                 for i, (c, w) in enumerate(zip(r, widths))]
+        out.append("  " + "  ".join(cells).rstrip())
+    return out
+
+
+def render_text(r: dict, max_batches: int = 10) -> str:
+    lines = []
+    fmt = "file" if r["format"] == "file" else "stream"
+    lines.append(f"{r['path']}: Arrow IPC {fmt}, {r['size_bytes']:,} bytes")
+    if r["format"] == "file":
+        kind = f"file, magic {r['magic']}"
+    else:
+        kind = "stream" + (", legacy framing (pre-0.15, no continuation marker)"
+                           if r["framing"] == "legacy" else "")
+    lines.append(f"  format          {kind}")
+    lines.append(f"  metadata        {r['metadata_version'] or 'unknown'}, "
+                 f"{r['endianness'] or 'unknown'}-endian")
+    rows = [b["rows"] for b in r["batches"]]
+    per = ""
+    if rows:
+        shown = ", ".join(f"{n:,}" for n in rows[:max_batches])
+        per = f" ({shown}{', …' if len(rows) > max_batches else ''})"
+    lines.append(f"  record batches  {r['num_record_batches']:,}, "
+                 f"{_plural(r['num_rows'], 'row')}{per}")
+    lines.append(f"  compression     {r['compression']}")
+    if r["format"] == "stream" and r["error"] is None:
+        eos = "end-of-stream marker" if r.get("end_of_stream_marker") else "no end-of-stream marker"
+        extra = f", {r['trailing_bytes']:,} bytes after it" if r.get("trailing_bytes") else ""
+        lines.append(f"  ends with       {eos}{extra}")
+    s = r["schema"]
+    if s is not None:
+        lines.append(f"schema ({len(s['fields'])} fields):")
+        for f in s["fields"]:
+            lines += _field_lines(f, "  ")
+        if s["metadata"]:
+            lines.append("schema metadata:")
+            lines += _metadata_lines(s["metadata"], "  ")
+    if r["columns"]:
+        lines.append("columns (stored: bytes in the input; decoded: bytes in memory):")
+        table = [["column", "type", "stored", "decoded"]]
+        for c in r["columns"]:
+            table.append([c["name"], _clip(c["type"], 40), human_bytes(c["stored_bytes"]),
+                          human_bytes(c["decoded_bytes"])])
+        lines += _table(table, {2, 3})
+    if r["dictionaries"]:
+        lines.append("dictionaries:")
+        for d in r["dictionaries"]:
+            lines.append(f"  id {d['id']} ({', '.join(d['fields'])}; values "
+                         f"{_clip(d['value_type'], 40)}): {_plural(d['batches'], 'batch')}, "
+                         f"{_plural(d['deltas'], 'delta')}, "
+                         f"{_plural(d['replacements'], 'replacement')}, "
+                         f"{_plural(d['values'], 'value')}")
+    if r.get("footer_metadata"):
+        lines.append("footer metadata:")
+        lines += _metadata_lines(r["footer_metadata"], "  ")
+    tagged = [b for b in r["batches"] if b.get("custom_metadata")]
+    if tagged:
+        lines.append("batch metadata:")
+        for b in tagged[:max_batches]:
+            for k, v in b["custom_metadata"].items():
+                lines.append(f"  batch {b['index']}: {_clip(k, 40)} = {_clip(v)}")
+        if len(tagged) > max_batches:
+            lines.append(f"  … {len(tagged) - max_batches} more batches with metadata")
+    return "\n".join(lines)

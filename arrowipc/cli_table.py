@@ -1,0 +1,135 @@
+"""`arrowipc head`: rows of record batches as an aligned text table.
+
+Values go through `to_pylist` and are printed compactly (null, true/false, ISO dates, nested values
+inline). Where a column cannot become Python objects (nanosecond times, dates out of Python's
+range) its raw integers are shown with the unit instead, so head never fails on valid data.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+from . import types as T
+from .errors import ArrowInvalid
+
+_NUMERIC_KINDS = ("int", "uint", "float", "double", "halffloat", "decimal")
+_UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+def _is_numeric(t: T.DataType) -> bool:
+    if isinstance(t, T.DictionaryType):
+        t = t.value_type
+    return str(t).startswith(_NUMERIC_KINDS)
+
+
+def format_value(v, nested: bool = False) -> str:
+    """A compact text form of one Python value from to_pylist."""
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return "true" if v else "false"
+    if isinstance(v, str):
+        if nested:
+            return json.dumps(v, ensure_ascii=False)
+        return v.translate(_ESCAPES)
+    if isinstance(v, (bytes, bytearray)):
+        return repr(bytes(v))
+    if isinstance(v, float):
+        return repr(v)
+    if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
+        return v.isoformat()
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {format_value(x, True)}" for k, x in v.items()) + "}"
+    if isinstance(v, tuple) and hasattr(v, "_fields"):            # interval named tuples
+        return "(" + ", ".join(f"{k}={x}" for k, x in zip(v._fields, v)) + ")"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(format_value(x, True) for x in v) + ")"
+    if isinstance(v, list):
+        return "[" + ", ".join(format_value(x, True) for x in v) + "]"
+    return str(v)
+
+
+_ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\0"})
+
+
+def _raw_integers(arr) -> list:
+    """The stored integers of a temporal column (same width, as signed ints)."""
+    from .array import make_array
+    t = arr.type
+    width = t.bit_width
+    as_int = T.int64() if width == 64 else T.int32()
+    return make_array(arr.data.copy_with(type=as_int)).to_pylist()
+
+
+def _temporal_strings(arr) -> list:
+    """Cells of a timestamp/time/duration column, formatted from the raw integers."""
+    t = arr.type
+    unit = getattr(t, "unit", None)
+    raw = _raw_integers(arr)
+    digits = _UNIT_DIGITS.get(unit, 0)
+    scale = 10 ** digits
+    out = []
+    for v in raw:
+        if v is None:
+            out.append("null")
+            continue
+        whole, frac = divmod(v, scale)
+        frac_s = f".{frac:0{digits}d}" if digits else ""
+        try:
+            if isinstance(t, T.TimestampType):
+                s = (_EPOCH + _dt.timedelta(seconds=whole)).isoformat() + frac_s
+                out.append(s + ("Z" if t.tz else ""))        # the UTC instant
+            elif isinstance(t, (T.Time32Type, T.Time64Type)):
+                out.append((_dt.datetime.min + _dt.timedelta(seconds=whole)).time().isoformat()
+                           + frac_s)
+            else:
+                out.append(f"{v}{unit}")
+        except (OverflowError, ValueError):
+            out.append(f"{v}{unit}")
+    return out
+
+
+def column_cells(arr) -> tuple:
+    """(cells, note): the text of every value of an Array, and a note when shown raw."""
+    try:
+        return [format_value(v) for v in arr.to_pylist()], None
+    except (ArrowInvalid, OverflowError, ValueError) as e:
+        t = arr.type
+        if isinstance(t, (T.TimestampType, T.Time32Type, T.Time64Type, T.DurationType)):
+            return _temporal_strings(arr), None
+        return ["?"] * len(arr), str(e)
+
+
+def clip(s: str, width: int) -> str:
+    return s if len(s) <= width else s[:max(1, width - 1)] + "…"
+
+
+def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
+    """(text lines, notes) of an aligned table of the rows of `batches` under `schema`."""
+    names = [f.name for f in schema]
+    types = [str(f.type) for f in schema]
+    right = [_is_numeric(f.type) for f in schema]
+    columns = [[] for _ in names]
+    notes = []
+    for b in batches:
+        for i in range(len(names)):
+            cells, note = column_cells(b.column(i))
+            columns[i].extend(clip(c, max_width) for c in cells)
+            if note and not any(n.startswith(f"{names[i]}:") for n in notes):
+                notes.append(f"{names[i]}: values cannot be shown ({note})")
+    headers = [clip(n, max_width) for n in names]
+    types = [clip(t, max_width) for t in types]
+    widths = [max([len(h), len(t)] + [len(c) for c in col])
+              for h, t, col in zip(headers, types, columns)]
+
+    def line(cells, align=True):
+        parts = [c.rjust(w) if align and r else c.ljust(w)
+                 for c, w, r in zip(cells, widths, right)]
+        return " | ".join(parts).rstrip()
+
+    out = [line(headers, False), line(types, False), "-+-".join("-" * w for w in widths)]
+    nrows = len(columns[0]) if columns else 0
+    for r in range(nrows):
+        out.append(line([col[r] for col in columns]))
+    return out, notes

@@ -1,0 +1,225 @@
+"""`arrowipc validate`: every problem of an IPC file or stream, each with where it is.
+
+The reader stops at the first problem; this check goes on. Messages are read in order (for a file:
+the data section between the magic and the footer), each record batch is decoded, its deferred
+checks run and every column is validated (`validate_array`, structural or full). When a batch does
+not decode, each column is decoded alone to name every column at fault. For files the footer is
+read too and every block it lists is matched against the messages found.
+"""
+from __future__ import annotations
+
+from . import types as T
+from ._core.batch_decode import decode_record_batch_header, run_pending_checks
+from .cli_inspect import Input
+from .errors import ArrowInvalid, ArrowNotImplementedError
+from .ipc import metadata as md
+from .ipc.message import read_message_from
+from .ipc.reader import MessageDecoder, RecordBatchFileReader
+from .ipc.sources import open_source
+from .validate import validate_array
+
+_BAD_DATA = (ArrowInvalid, ArrowNotImplementedError)
+
+
+def _text(e: BaseException) -> str:
+    return " ".join(str(e).split())
+
+
+class _Checker:
+    def __init__(self, full: bool):
+        self.full = full
+        self.problems = []
+        self.batches = 0
+        self.rows = 0
+        self.dictionary_batches = 0
+        self.messages = {}               # offset -> (header type, body length) for the footer check
+
+    def problem(self, where: str, e):
+        self.problems.append({"where": where, "message": e if isinstance(e, str) else _text(e)})
+
+    # -- one stream of messages --------------------------------------------------------------------
+    def check_messages(self, src, where: str):
+        dec = MessageDecoder(None, where)
+        limit = dec.options.max_metadata_size
+        start = src.pos
+        try:
+            first = read_message_from(src, limit, where)
+        except _BAD_DATA as e:
+            self.problem(f"schema message at byte {start}", e)
+            return None
+        if first is None:
+            self.problem(f"byte {start}", f"{where}: expected a schema message, found the end "
+                                          f"of the {where}")
+            return None
+        try:
+            dec.read_schema_message(first)
+        except _BAD_DATA as e:
+            self.problem(f"schema message at byte {start}", e)
+            return None
+        index = 0
+        while True:
+            pos = src.pos
+            try:
+                msg = read_message_from(src, limit, where)
+            except _BAD_DATA as e:
+                # the framing is lost: nothing after this point can be located
+                self.problem(f"message at byte {pos}", e)
+                return dec
+            if msg is None:
+                return dec
+            self.messages[msg.offset] = (msg.header_type, msg.body_length)
+            if msg.header_type == md.HEADER_RECORD_BATCH:
+                self.check_batch(dec, msg, index)
+                index += 1
+            elif msg.header_type == md.HEADER_DICTIONARY_BATCH:
+                self.dictionary_batches += 1
+                try:
+                    dec.read_dictionary_message(msg)
+                except _BAD_DATA as e:
+                    self.problem(f"dictionary batch at byte {msg.offset}", e)
+            else:
+                self.problem(f"message at byte {msg.offset}",
+                             f"{where}: unexpected {msg.type} message")
+
+    def check_batch(self, dec: MessageDecoder, msg, index: int):
+        where = f"record batch {index} (byte {msg.offset})"
+        self.batches += 1
+        try:
+            batch = dec.read_record_batch_message(msg)
+            columns = batch._columns          # runs the deferred O(n) checks
+        except _BAD_DATA as e:
+            found = self._column_problems(dec, msg)
+            if found:
+                for name, err in found:
+                    self.problem(f"{where}, column {name!r}", err)
+            else:
+                self.problem(where, e)
+            return
+        self.rows += batch.num_rows
+        for f, col in zip(batch.schema, columns):
+            if col.length != batch.num_rows:
+                self.problem(f"{where}, column {f.name!r}",
+                             f"{col.length} values but the batch has {batch.num_rows} rows")
+            try:
+                validate_array(col, full=self.full, where=f"field {f.name!r}")
+            except _BAD_DATA as e:
+                self.problem(f"{where}, column {f.name!r}", e)
+
+    def _column_problems(self, dec: MessageDecoder, msg) -> list:
+        """[(column name, error)] from decoding each column of a failing batch on its own."""
+        try:
+            header = decode_record_batch_header(msg.header)
+        except _BAD_DATA:
+            return []
+        schema = dec.info.schema
+        n = len(schema)
+        out = []
+        for c, f in enumerate(schema):
+            if dec._included is not None and not dec._included[c]:
+                continue
+            try:
+                cols, pending = dec._assemble(header, msg, dec._plan, [j == c for j in range(n)])
+                if dec._swap:
+                    cols, pending = dec._swapped(cols, pending)
+                col = cols[c]
+                if dec.memo is not None:
+                    dec.memo.resolve(col, f.type, (c,))
+                if pending:
+                    run_pending_checks(pending, dec.where)
+                validate_array(col, full=self.full, where=f"field {f.name!r}")
+            except _BAD_DATA as e:
+                out.append((f.name, e))
+        return out
+
+    # -- the file footer ---------------------------------------------------------------------------
+    def check_blocks(self, reader: RecordBatchFileReader):
+        """Check the messages the footer points at (when the data section could not be read)."""
+        dec = reader._decoder
+        for i, block in enumerate(reader._dict_blocks):
+            try:
+                msg = reader._read_block(block, i, "dictionary")
+                self.dictionary_batches += 1
+                dec.read_dictionary_message(msg)
+            except _BAD_DATA as e:
+                self.problem(f"footer dictionary block {i}", e)
+        for i, block in enumerate(reader._batch_blocks):
+            try:
+                msg = reader._read_block(block, i, "record batch")
+            except _BAD_DATA as e:
+                self.problem(f"footer record batch block {i}", e)
+                continue
+            if msg.header_type != md.HEADER_RECORD_BATCH:
+                self.problem(f"footer record batch block {i}", f"holds a {msg.type} message")
+                continue
+            self.check_batch(dec, msg, i)
+
+    def check_footer(self, reader: RecordBatchFileReader, schema: T.Schema | None):
+        if schema is not None and not reader.schema.equals(schema):
+            self.problem("footer", "the footer's schema differs from the schema message: "
+                                   + _schema_difference(schema, reader.schema))
+        for what, blocks, want in (("dictionary", reader._dict_blocks, md.HEADER_DICTIONARY_BATCH),
+                                   ("record batch", reader._batch_blocks, md.HEADER_RECORD_BATCH)):
+            for i, (off, meta_len, body_len) in enumerate(blocks):
+                found = self.messages.get(off)
+                if found is None:
+                    self.problem(f"footer {what} block {i}",
+                                 f"points at byte {off}, where no message starts")
+                elif found[0] != want:
+                    self.problem(f"footer {what} block {i}",
+                                 f"points at byte {off}, which holds a "
+                                 f"{md.HEADER_NAMES.get(found[0], found[0])} message")
+                elif found[1] != body_len:
+                    self.problem(f"footer {what} block {i}",
+                                 f"says the body at byte {off} has {body_len} bytes, the message "
+                                 f"says {found[1]}")
+        batch_msgs = sum(1 for t, _ in self.messages.values() if t == md.HEADER_RECORD_BATCH)
+        if len(reader._batch_blocks) != batch_msgs:
+            self.problem("footer", f"lists {len(reader._batch_blocks)} record batches, the data "
+                                   f"section holds {batch_msgs}")
+
+
+def _schema_difference(a: T.Schema, b: T.Schema) -> str:
+    if len(a) != len(b):
+        return f"{len(a)} fields against {len(b)}"
+    for i, (x, y) in enumerate(zip(a, b)):
+        if not x.equals(y):
+            return f"field {i} is '{x._short()}' against '{y._short()}'"
+    return "the schema metadata differs"
+
+
+def validate_input(inp: Input, full: bool = False) -> dict:
+    """{"valid", "problems": [{"where", "message"}], counts...} for one input."""
+    check = _Checker(full)
+    if inp.kind == "file":
+        reader = None
+        try:
+            reader = RecordBatchFileReader(inp.source)
+        except _BAD_DATA as e:
+            check.problem("footer", e)
+        src = open_source(inp.source)
+        src.pos = 8                       # past the magic and its padding
+        if reader is not None:
+            src.end = reader._footer_start
+        dec = check.check_messages(src, "file")
+        if reader is not None and dec is None:
+            check.check_blocks(reader)        # no usable schema message: follow the footer
+        elif reader is not None:
+            check.check_footer(reader, dec.info.schema)
+    else:
+        check.check_messages(open_source(inp.source), "stream")
+    return {"path": inp.label, "format": inp.kind, "level": "full" if full else "structural",
+            "valid": not check.problems, "record_batches": check.batches, "rows": check.rows,
+            "dictionary_batches": check.dictionary_batches, "problems": check.problems}
+
+
+def render_validation(r: dict) -> str:
+    kind = r["format"]
+    counts = (f"{r['record_batches']:,} record batch{'es' if r['record_batches'] != 1 else ''}, "
+              f"{r['rows']:,} row{'s' if r['rows'] != 1 else ''}")
+    if r["valid"]:
+        return f"valid: {r['path']} ({kind}, {counts}; {r['level']} checks)"
+    lines = [f"problem: {p['where']}: {p['message']}" for p in r["problems"]]
+    n = len(r["problems"])
+    lines.append(f"invalid: {r['path']} ({kind}): {n} problem{'s' if n != 1 else ''} "
+                 f"({r['level']} checks)")
+    return "\n".join(lines)

@@ -1,0 +1,556 @@
+"""The Dissociated IPC client: request a ticket, reassemble metadata and bodies by sequence number.
+
+Untagged messages are metadata, tagged ones bodies, whatever connection they come on. Messages
+are decoded strictly in sequence order with the IPC engine's own decoder (MessageDecoder), so
+dictionaries, deltas, replacements and compression behave exactly as in an IPC stream. Type-1
+bodies become zero-copy views of the server's shared memory; a body's addresses go back in a
+free_data message when the last view of it goes.
+"""
+from __future__ import annotations
+
+import selectors
+import time
+
+from .. import types as T
+from .._core import dissociated_wire as wire
+from .._core.batch_decode import decode_record_batch_header
+from .._core.buffer import allocate
+from .._core.dissociated_shm import scatter_copy
+from .._core.framing import decode_message
+from ..errors import ArrowInvalid, ArrowKeyError
+from ..ipc import metadata as md
+from ..ipc.options import IpcReadOptions, ReadStats
+from ..ipc.reader import MessageDecoder
+from ..table import RecordBatch, Table
+from . import transport as tp
+from .shm import FreeChannel, SegmentTable, SharedBody, split_address
+from .uri import SCHEME_UNIX, parse_uri
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_MAX_PENDING = 4096
+DEFAULT_MAX_PENDING_BYTES = 8 << 30
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
+
+
+class _Channel:
+    """One connection: its transport, the tags from its URI, its segments and free_data sender."""
+
+    def __init__(self, uri, transport, name: str):
+        self.uri = uri
+        self.name = name
+        self.transport = transport
+        self.want_tag = uri.want_data
+        self.free = FreeChannel(transport, uri.free_data)
+        self.segments = SegmentTable(name, token=uri.remote_handle)
+        self.ended = True             # nothing more expected until a request is sent
+
+
+class _Pending:
+    __slots__ = ("message", "needs_body")
+
+    def __init__(self, message, needs_body):
+        self.message = message
+        self.needs_body = needs_body
+
+
+class _Body:
+    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size")
+
+    def __init__(self, channel, body_type, payload, total=None, pairs=None):
+        self.channel = channel
+        self.body_type = body_type
+        self.payload = payload
+        self.total = total
+        self.pairs = pairs
+        self.size = payload.size
+
+
+class DissociatedClient:
+    """Connections to a dissociated server (one URI, or a metadata and a data URI); reads one
+    stream at a time."""
+
+    def __init__(self, uri: str, *, data_uri: str | None = None,
+                 timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
+                 max_frame: int = tp.DEFAULT_MAX_FRAME):
+        self.timeout = timeout
+        self.channels = []
+        self.streaming = False        # a reader has requested a stream and not reached its end
+        self.broken = False
+        try:
+            for which, text in (("metadata", uri), ("data", data_uri)):
+                if text is None:
+                    continue
+                u = parse_uri(text)
+                name = f"{which} connection {text.split('?')[0]}" if data_uri else \
+                    f"connection {text.split('?')[0]}"
+                if u.scheme == SCHEME_UNIX:
+                    t = tp.connect_unix(u.path, timeout=timeout, max_frame=max_frame)
+                else:
+                    t = tp.connect_tcp(u.host, u.port, timeout=timeout, max_frame=max_frame)
+                ch = _Channel(u, t, name)
+                self.channels.append(ch)
+                flags = 0
+                if shared_memory is not False:
+                    if u.scheme == SCHEME_UNIX:
+                        flags |= tp.HELLO_MEMFD
+                    elif shared_memory or u.host in _LOOPBACK:
+                        flags |= tp.HELLO_NAMED
+                t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
+        except BaseException:
+            self.close()
+            raise
+
+    def read(self, ticket, *, options: IpcReadOptions | None = None, first_sequence: int = 0,
+             accept_shift55: bool = False, max_pending: int = DEFAULT_MAX_PENDING,
+             max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> "DissociatedReader":
+        """Request `ticket` (bytes or str) and return the reader of its stream."""
+        if self.broken:
+            raise ArrowInvalid("this dissociated client failed earlier; open a new one")
+        if self.streaming:
+            raise ArrowInvalid("the previous stream on this client is not finished; read it to "
+                               "the end (or close the client) before requesting another")
+        reader = DissociatedReader(self, _ticket_bytes(ticket), options=options,
+                                   first_sequence=first_sequence, accept_shift55=accept_shift55,
+                                   max_pending=max_pending, max_pending_bytes=max_pending_bytes)
+        reader._start()
+        return reader
+
+    def close(self) -> None:
+        """Close the connections; the server then frees every block it handed out here (batches
+        still alive keep their mappings and stay valid)."""
+        for ch in self.channels:
+            ch.free.flush()
+            ch.transport.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _ticket_bytes(ticket) -> bytes:
+    if isinstance(ticket, str):
+        return ticket.encode("utf-8")
+    return bytes(ticket)
+
+
+class DissociatedReader:
+    """Batches of one dissociated stream, in sequence order (a pyarrow-like stream reader)."""
+
+    def __init__(self, client: DissociatedClient, ticket: bytes, *, options=None,
+                 first_sequence: int = 0, accept_shift55: bool = False,
+                 max_pending: int = DEFAULT_MAX_PENDING,
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES, owns_client: bool = False):
+        self._client = client
+        self.ticket = ticket
+        self._decoder = MessageDecoder(options, "dissociated stream")
+        self._first = wire.sequence_at(first_sequence, 0)
+        self._accept55 = bool(accept_shift55)
+        self._max_pending = int(max_pending)
+        self._max_pending_bytes = int(max_pending_bytes)
+        self._owns_client = owns_client
+        self._next = 0                 # stream position of the next message to decode
+        self._eos = None               # stream position of the end-of-stream message
+        self._meta: dict = {}          # position -> _Pending
+        self._bodies: dict = {}        # position -> _Body
+        self._pending_bytes = 0
+        self._finished = False
+        self._schema = None
+        self._selector = None
+
+    # -- setup ------------------------------------------------------------------------------------
+    def _start(self):
+        try:
+            self._client.streaming = True
+            for ch in self._client.channels:
+                ch.ended = False
+                ch.transport.send_frame(wire.FRAME_TAGGED, ch.want_tag, [self.ticket])
+            self._advance()                               # decodes the schema first
+            if self._decoder.schema is None:
+                raise ArrowInvalid(f"dissociated stream: ended before its schema (sequence "
+                                   f"{self._first})")
+            self._schema = self._decoder.schema
+        except BaseException:
+            self._fail()
+            raise
+
+    @property
+    def schema(self) -> T.Schema:
+        return self._schema
+
+    @property
+    def stats(self) -> ReadStats:
+        return self._decoder.stats
+
+    # -- iteration ---------------------------------------------------------------------------------
+    def read_next_batch(self) -> RecordBatch:
+        if self._finished:
+            raise StopIteration
+        try:
+            batch = self._advance()
+        except BaseException:
+            self._fail()
+            raise
+        if batch is None:
+            raise StopIteration
+        return batch
+
+    def __iter__(self):
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self) -> Table:
+        return Table(self.schema, list(self))
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from ..interop import export_stream
+        return export_stream(self.schema, iter(self), requested_schema)
+
+    def close(self) -> None:
+        """Stop reading; if the stream is not finished, the connection is closed (the server
+        frees this client's blocks; batches already returned stay valid)."""
+        if not self._finished:
+            self._finished = True
+            self._client.broken = True
+            self._client.close()
+        elif self._owns_client:
+            self._client.close()
+        self._drop_buffered()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _fail(self):
+        self._finished = True
+        self._client.broken = True
+        self._client.close()
+        self._drop_buffered()
+
+    def _drop_buffered(self):
+        self._meta.clear()
+        self._bodies.clear()
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+
+    # -- the reassembly loop -----------------------------------------------------------------------
+    def _advance(self):
+        """Decode messages in order until a batch comes out (or the schema, at the start);
+        None at the end of the stream."""
+        while True:
+            pos = self._next
+            if self._eos is not None and pos == self._eos:
+                self._finish()
+                return None
+            entry = self._meta.get(pos)
+            if entry is not None and (not entry.needs_body or pos in self._bodies):
+                del self._meta[pos]
+                msg = entry.message
+                if entry.needs_body:
+                    body = self._bodies.pop(pos)
+                    self._pending_bytes -= body.size
+                    msg.body = self._body_buffer(pos, msg, body)
+                self._next = pos + 1
+                batch = self._decode(pos, msg)
+                if pos == 0 or batch is not None:
+                    return batch
+                continue
+            if not self._receive():
+                self._raise_missing(pos, entry)
+
+    def _decode(self, pos, msg):
+        try:
+            if pos == 0:
+                self._decoder.read_schema_message(msg)
+                return None
+            return self._decoder.decode(msg)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {e}") from e
+
+    def _finish(self):
+        """End of stream reached: wait for every connection's stream end, then check leftovers."""
+        while any(not ch.ended for ch in self._client.channels):
+            if not self._receive():
+                break
+        if self._bodies:
+            pos = min(self._bodies)
+            raise ArrowInvalid(f"orphan body with sequence {self._seq(pos)}: the stream ended at "
+                               f"sequence {self._seq(self._eos)} without a metadata message for it")
+        self._finished = True
+        self._client.streaming = False
+        self._schema_only_decoder()
+
+    def _schema_only_decoder(self):
+        # The stream is over: drop the dictionary memo so dictionary bodies no batch uses are
+        # freed (batches keep the dictionaries they reference).
+        self._decoder.memo = None
+
+    def _raise_missing(self, pos, entry):
+        seq = self._seq(pos)
+        if entry is not None:
+            raise ArrowInvalid(f"missing body for sequence {seq}: its {entry.message.type} "
+                               f"metadata arrived but the connections ended without the body")
+        if self._eos is not None:
+            raise ArrowInvalid(f"gap before end of stream: metadata message with sequence {seq} "
+                               f"never arrived (end of stream at sequence {self._seq(self._eos)})")
+        raise ArrowInvalid(f"connections ended before the end-of-stream message; the next "
+                           f"expected sequence was {seq}")
+
+    def _seq(self, pos: int) -> int:
+        return wire.sequence_at(self._first, pos)
+
+    # -- receiving ---------------------------------------------------------------------------------
+    def _receive(self) -> bool:
+        """Handle one frame from a connection that still has something for this stream; False
+        when none has."""
+        live = [ch for ch in self._client.channels if not ch.ended]
+        if not live:
+            return False
+        ch = live[0] if len(live) == 1 else self._ready_channel(live)
+        frame = ch.transport.receive()
+        if frame is None:
+            ch.ended = True
+            return True
+        self._handle(ch, frame)
+        return True
+
+    def _ready_channel(self, live):
+        if self._selector is None:
+            self._selector = selectors.DefaultSelector()
+            for ch in self._client.channels:
+                self._selector.register(ch.transport.sock, selectors.EVENT_READ, ch)
+        timeout = self._client.timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            for key, _ in self._selector.select(wait):
+                if not key.data.ended:
+                    return key.data
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"dissociated stream: nothing arrived for {timeout} s while "
+                                   f"waiting for sequence {self._seq(self._next)}")
+
+    def _handle(self, ch, frame):
+        kind = frame.kind
+        if kind == wire.FRAME_MESSAGE:
+            self._on_metadata(frame.payload)
+        elif kind == wire.FRAME_TAGGED:
+            self._on_body(ch, frame.tag, frame.payload)
+        elif kind == wire.FRAME_SEGMENT:
+            seg_id, size, name = tp.parse_segment(frame.payload)
+            if ch.segments.add(seg_id, size, frame.fd, name):
+                ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
+        elif kind == wire.FRAME_STREAM_END:
+            if frame.payload.size:
+                raise ArrowInvalid(f"{ch.name}: stream-end frame with a {frame.payload.size}-byte "
+                                   f"payload; expected none")
+            ch.ended = True
+        elif kind == wire.FRAME_ERROR:
+            code, text = tp.parse_error(frame.payload)
+            if code == tp.ERROR_UNKNOWN_TICKET:
+                raise ArrowKeyError(f"dissociated server: {text}")
+            raise ArrowInvalid(f"dissociated server error: {text}")
+        else:
+            raise ArrowInvalid(f"{ch.name}: unexpected {wire.FRAME_KIND_NAMES[kind]} frame from "
+                               f"the server")
+
+    def _position(self, seq: int, what: str) -> int:
+        pos = wire.unwrap_sequence(seq, self._first, self._next)
+        if pos < 0:
+            raise ArrowInvalid(f"{what} with sequence {seq} lies before the start of the stream "
+                               f"(sequence {self._first})")
+        return pos
+
+    def _on_metadata(self, payload):
+        kind, seq, flatbuffer = wire.parse_metadata_message(payload)
+        if kind == wire.MESSAGE_END_OF_STREAM:
+            pos = self._position(seq, "end-of-stream message")
+            if self._eos is not None:
+                raise ArrowInvalid(f"second end-of-stream message (sequence {seq}); the first had "
+                                   f"sequence {self._seq(self._eos)}")
+            if pos < self._next:
+                raise ArrowInvalid(f"end-of-stream message has sequence {seq}, but messages up to "
+                                   f"sequence {self._seq(self._next - 1)} were already processed")
+            if pos == 0:
+                raise ArrowInvalid(f"end-of-stream message with sequence {seq} before any schema")
+            late_bodies = [p for p in self._bodies if p >= pos]
+            if late_bodies:
+                raise ArrowInvalid(f"orphan body with sequence {self._seq(min(late_bodies))}: it "
+                                   f"lies after the end of stream at sequence {seq}")
+            late = [p for p in self._meta if p >= pos]
+            if late:
+                raise ArrowInvalid(f"end-of-stream message has sequence {seq} but a metadata "
+                                   f"message with sequence {self._seq(min(late))} arrived, which "
+                                   f"lies after it")
+            self._eos = pos
+            return
+        pos = self._position(seq, "metadata message")
+        if pos < self._next or pos in self._meta:
+            raise ArrowInvalid(f"duplicate metadata message with sequence {seq}")
+        if self._eos is not None and pos >= self._eos:
+            raise ArrowInvalid(f"metadata message with sequence {seq} arrived after the end of "
+                               f"stream at sequence {self._seq(self._eos)}")
+        try:
+            msg = decode_message(flatbuffer)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"metadata message with sequence {seq}: {e}") from e
+        if pos == 0 and msg.header_type != md.HEADER_SCHEMA:
+            raise ArrowInvalid(f"the first message (sequence {seq}) must be a schema, found a "
+                               f"{msg.type} message")
+        if pos != 0 and msg.header_type == md.HEADER_SCHEMA:
+            raise ArrowInvalid(f"metadata message with sequence {seq} is a second schema")
+        needs_body = msg.header_type in _BODY_HEADERS
+        if not needs_body and msg.body_length:
+            raise ArrowInvalid(f"{msg.type} message with sequence {seq} declares a "
+                               f"{msg.body_length}-byte body")
+        if not needs_body and pos in self._bodies:
+            raise ArrowInvalid(f"orphan body with sequence {seq}: its metadata is a {msg.type} "
+                               f"message, which has no body")
+        self._meta[pos] = _Pending(msg, needs_body)
+        self._check_pending_limits(seq)
+
+    def _on_body(self, ch, tag: int, payload):
+        seq, body_type = wire.parse_body_tag(tag, self._accept55)
+        if body_type not in (wire.BODY_BYTES, wire.BODY_SHARED):
+            raise ArrowInvalid(f"body with sequence {seq} has body type {body_type}; expected 0 "
+                               f"(IPC body bytes) or 1 (shared memory)")
+        pos = self._position(seq, "body")
+        if pos < self._next:
+            raise ArrowInvalid(f"duplicate or orphan body with sequence {seq}: message {seq} was "
+                               f"already processed")
+        if pos in self._bodies:
+            raise ArrowInvalid(f"duplicate body with sequence {seq}")
+        if self._eos is not None and pos >= self._eos:
+            raise ArrowInvalid(f"orphan body with sequence {seq}: it lies after the end of stream "
+                               f"at sequence {self._seq(self._eos)}")
+        entry = self._meta.get(pos)
+        if entry is not None and not entry.needs_body:
+            raise ArrowInvalid(f"orphan body with sequence {seq}: its metadata is a "
+                               f"{entry.message.type} message, which has no body")
+        if pos == 0:
+            raise ArrowInvalid(f"orphan body with sequence {seq}: the first message is the schema, "
+                               f"which has no body")
+        if body_type == wire.BODY_SHARED:
+            total, pairs = wire.parse_shared_body(payload, seq)
+            body = _Body(ch, body_type, payload, total, pairs)
+        else:
+            body = _Body(ch, body_type, payload)
+        self._bodies[pos] = body
+        self._pending_bytes += body.size
+        self._check_pending_limits(seq)
+
+    def _check_pending_limits(self, seq):
+        waiting = len(self._meta) + len(self._bodies)
+        if waiting > self._max_pending or self._pending_bytes > self._max_pending_bytes:
+            raise ArrowInvalid(f"{waiting} messages ({self._pending_bytes} bytes) are waiting for "
+                               f"sequence {self._seq(self._next)} (limits {self._max_pending} "
+                               f"messages, {self._max_pending_bytes} bytes); last arrival: "
+                               f"sequence {seq}")
+
+    # -- bodies ------------------------------------------------------------------------------------
+    def _body_buffer(self, pos, msg, body):
+        seq = self._seq(pos)
+        length = msg.body_length
+        if body.body_type == wire.BODY_BYTES:
+            if body.size != length:
+                raise ArrowInvalid(f"body of sequence {seq} has {body.size} bytes; its metadata "
+                                   f"declares a {length}-byte body")
+            return body.payload
+        return self._shared_body_buffer(seq, msg, body, length)
+
+    def _shared_body_buffer(self, seq, msg, body, length):
+        """Zero-copy view when the pairs describe the body laid out in one segment; otherwise one
+        copy into a new allocation (and the addresses are released at once)."""
+        pairs, ch = body.pairs, body.channel
+        lengths_sum = 0
+        for _, n in pairs:
+            lengths_sum += n
+        if body.total != length and body.total != lengths_sum:
+            raise ArrowInvalid(f"type-1 body of sequence {seq} declares a total of {body.total} "
+                               f"bytes; expected the metadata's body length {length} (or the sum "
+                               f"of its buffer lengths, {lengths_sum})")
+        header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
+            msg.header.table(1, "RecordBatch")
+        if header is None:
+            raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
+        spans = decode_record_batch_header(header).buffers_list()
+        if len(pairs) == len(spans):
+            placed = []
+            for i, ((address, n), (off, span_len)) in enumerate(zip(pairs, spans)):
+                if n != span_len:
+                    raise ArrowInvalid(f"type-1 body of sequence {seq}: buffer {i} has length {n} "
+                                       f"but the metadata's buffer {i} has {span_len}")
+                if off < 0 or span_len < 0 or off > length or span_len > length - off:
+                    raise ArrowInvalid(f"sequence {seq}: metadata buffer {i} spans [{off}, "
+                                       f"{off}+{span_len}) outside the {length}-byte body")
+                placed.append((address, n, off))
+        else:
+            if lengths_sum != length:
+                raise ArrowInvalid(f"type-1 body of sequence {seq}: {len(pairs)} regions (not one "
+                                   f"per metadata buffer, {len(spans)}) must add up to the body "
+                                   f"length {length}; they add up to {lengths_sum}")
+            placed, dest = [], 0
+            for address, n in pairs:
+                placed.append((address, n, dest))
+                dest += n
+        addresses = list(dict.fromkeys(a for a, _ in pairs))
+        # one base in one segment for every non-empty region -> the body is a slice
+        base = None
+        for address, n, dest in placed:
+            if n == 0:
+                continue
+            seg, off = split_address(address)
+            here = (seg, off - dest)
+            if base is None:
+                base = here
+            elif here != base:
+                base = False
+                break
+        if base and base[1] >= 0:
+            mapping = ch.segments.get(base[0], seq)
+            owner = SharedBody(mapping, addresses, ch.free)
+            return mapping.view(base[1], length, owner)
+        if base is None:                              # no bytes at all in the regions
+            ch.free.release(addresses)
+            return allocate(length, True)
+        regions = []
+        for address, n, dest in placed:
+            if n:
+                seg, off = split_address(address)
+                regions.append((ch.segments.get(seg, seq).view(off, n), dest))
+        out = scatter_copy(length, regions)
+        del regions
+        ch.free.release(addresses)
+        return out
+
+
+def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOptions | None = None,
+            timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
+            first_sequence: int = 0, accept_shift55: bool = False,
+            max_pending: int = DEFAULT_MAX_PENDING) -> DissociatedReader:
+    """Connect to a dissociated server, request `ticket`, and return the stream's reader.
+
+    With `data_uri`, metadata comes from `uri` and bodies from `data_uri` (two connections, each
+    sent the ticket with its own want_data tag). The reader owns the connection(s): they
+    stay open while batches over shared memory are alive (so their blocks are freed one by one)
+    and close with reader.close(), or once the reader and every such batch are gone.
+    """
+    client = DissociatedClient(uri, data_uri=data_uri, timeout=timeout,
+                               shared_memory=shared_memory)
+    try:
+        reader = DissociatedReader(client, _ticket_bytes(ticket), options=options,
+                                   first_sequence=first_sequence, accept_shift55=accept_shift55,
+                                   max_pending=max_pending, owns_client=True)
+        reader._start()
+    except BaseException:
+        client.close()
+        raise
+    return reader

@@ -1,0 +1,486 @@
+"""The Dissociated IPC server: serves tickets as metadata and body message streams.
+
+A ticket is resolved by a user callback to a schema and batches; the IPC engine's MessageEncoder
+turns them into messages (dictionaries, deltas, replacements and compression exactly as in an IPC
+stream). Each message's flatbuffer goes out untagged with the 5-byte prefix; each RecordBatch and
+DictionaryBatch body goes out tagged, either as the IPC body bytes (type 0, a gather send of the
+unpacked buffers) or as (offset, length) pairs into a shared-memory segment (type 1).
+
+Every connection has a receiver thread (requests, free_data, disconnects: it never stops reading)
+and a worker thread that sends the requested streams one at a time.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import select
+import socket
+import tempfile
+import threading
+
+from .. import types as T
+from .._core import dissociated_wire as wire
+from .._core.batch_decode import decode_record_batch_header
+from .._core.framing import decode_message
+from ..errors import ArrowInvalid
+from ..ipc import metadata as md
+from ..ipc.options import IpcWriteOptions
+from ..ipc.writer import MessageEncoder
+from ..table import RecordBatch, Table
+from . import transport as tp
+from .shm import DEFAULT_SEGMENT_SIZE, SharedArena
+from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
+
+ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
+BODY_MODES = ("bytes", "shared", "auto")
+DEFAULT_SHM_THRESHOLD = 1 << 20
+_MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
+_DRAIN_SECONDS = 2.0
+
+
+class UnknownTicket(KeyError):
+    """Raised by (or on behalf of) a resolver that does not know a ticket."""
+
+
+class DissociatedServer:
+    """Serves tickets over a Unix socket (unix_path; by default a fresh one in a temporary
+    directory) or TCP (host, port; port 0 picks a free one).
+
+    resolver(ticket: bytes) returns (schema, iterable of batches), an arrowipc Table or
+    RecordBatch, or any object with __arrow_c_stream__; it returns None or raises KeyError for an
+    unknown ticket. With separate metadata and data connections it is called once per
+    connection, so it must give the same data each time.
+
+    body_mode: "bytes" (type 0), "shared" (type 1 whenever the connection can map shared
+    memory), "auto" (type 1 from shm_threshold bytes), or a callable (sequence, body_length) ->
+    bool choosing type 1 per body. Shared memory works over Unix sockets (memfd) and, when
+    tcp_shared_memory=True, over TCP to a client on the same host (named segments in /dev/shm).
+
+    schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
+    and returns the frames to send, in the order to send them (reordered, dropped, added).
+    first_sequence (also for tests; the spec starts at 0) numbers the schema message.
+    """
+
+    def __init__(self, resolver, *, unix_path: str | None = None, host: str | None = None,
+                 port: int = 0, body_mode="auto", shm_threshold: int = DEFAULT_SHM_THRESHOLD,
+                 options: IpcWriteOptions | None = None, want_data: int = 1, free_data: int = 2,
+                 want_metadata: int = 3, want_bodies: int = 4, tcp_shared_memory: bool = False,
+                 tag_shift: int = wire.BODY_TYPE_SHIFT, first_sequence: int = 0,
+                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 8 << 30,
+                 send_timeout: float | None = 60.0, schedule=None):
+        if not callable(body_mode) and body_mode not in BODY_MODES:
+            raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
+                             f"{body_mode!r}")
+        tags = [want_data, want_metadata, want_bodies, free_data]
+        if len(set(tags)) != 4 or not all(0 <= t < 1 << 64 for t in tags):
+            raise ValueError(f"want_data, want_metadata, want_bodies and free_data must be "
+                             f"distinct uint64 values, got {tags}")
+        if tag_shift not in (wire.BODY_TYPE_SHIFT, wire.LEGACY_BODY_TYPE_SHIFT):
+            raise ValueError(f"tag_shift must be 56 (the spec) or 55 (compatibility), got "
+                             f"{tag_shift}")
+        self.resolver = resolver
+        self.body_mode = body_mode
+        self.shm_threshold = int(shm_threshold)
+        self.options = options or IpcWriteOptions()
+        if self.options.use_legacy_format:
+            raise ValueError("the dissociated protocol carries flatbuffers without IPC framing; "
+                             "use_legacy_format does not apply")
+        self.roles = {want_data: ROLE_BOTH, want_metadata: ROLE_METADATA, want_bodies: ROLE_BODIES}
+        self.want_data, self.free_data = want_data, free_data
+        self.want_metadata, self.want_bodies = want_metadata, want_bodies
+        self.tcp_shared_memory = bool(tcp_shared_memory)
+        self.tag_shift = tag_shift
+        self.first_sequence = wire.sequence_at(first_sequence, 0)
+        self.segment_size = int(segment_size)
+        self.max_shared_bytes = int(max_shared_bytes)
+        self.send_timeout = send_timeout
+        self.schedule = schedule
+        self.token = os.urandom(8)
+        self._lock = threading.Lock()
+        self._connections: set = set()
+        self._totals = {"connections": 0, "blocks_allocated": 0, "blocks_released": 0,
+                        "unknown_frees": 0, "streams": 0, "errors": 0}
+        self._closed = False
+        self._tmpdir = None
+        if unix_path is None and host is None:
+            self._tmpdir = tempfile.mkdtemp(prefix="arrowipc-dissociated-")
+            unix_path = os.path.join(self._tmpdir, "server.sock")
+        self.unix_path = unix_path
+        if unix_path is not None:
+            self._listener = tp.listen_unix(unix_path)
+            self.host, self.port = None, None
+        else:
+            self._listener = tp.listen_tcp(host, port)
+            self.host, self.port = self._listener.getsockname()[:2]
+        self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True,
+                                               name="arrowipc-dissociated-accept")
+        self._accept_thread.start()
+
+    # -- addresses ---------------------------------------------------------------------------------
+    def _uri(self, want: int) -> str:
+        if self.unix_path is not None:
+            u = DissociatedURI(SCHEME_UNIX, want, self.free_data, path=self.unix_path)
+        else:
+            handle = self.token if self.tcp_shared_memory else None
+            u = DissociatedURI(SCHEME_TCP, want, self.free_data, handle, host=self.host,
+                               port=self.port)
+        return format_uri(u)
+
+    @property
+    def uri(self) -> str:
+        """Metadata and bodies on one connection."""
+        return self._uri(self.want_data)
+
+    @property
+    def metadata_uri(self) -> str:
+        """Only the metadata stream (pair it with data_uri on another connection)."""
+        return self._uri(self.want_metadata)
+
+    @property
+    def data_uri(self) -> str:
+        """Only the body stream."""
+        return self._uri(self.want_bodies)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def _accept_loop(self):
+        while True:
+            try:
+                sock, _ = self._listener.accept()
+            except OSError:
+                return
+            if self._closed:
+                sock.close()
+                return
+            conn = _Connection(self, sock)
+            with self._lock:
+                self._connections.add(conn)
+                self._totals["connections"] += 1
+            conn.start()
+
+    def close(self) -> None:
+        """Stop accepting, drop every connection (freeing their blocks) and wait for threads."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._listener.close()
+        if self.unix_path is not None:
+            # wake accept() on platforms where closing the listener does not
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.settimeout(0.2)
+                s.connect(self.unix_path)
+                s.close()
+            except OSError:
+                pass
+        self._accept_thread.join(5)
+        with self._lock:
+            conns = list(self._connections)
+        for c in conns:
+            c.transport.shutdown()
+        for c in conns:
+            c.join(10)
+        if self.unix_path is not None:
+            try:
+                os.unlink(self.unix_path)
+            except OSError:
+                pass
+        if self._tmpdir is not None:
+            try:
+                os.rmdir(self._tmpdir)
+            except OSError:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _forget(self, conn) -> None:
+        with self._lock:
+            self._connections.discard(conn)
+            if conn.arena is not None:
+                for key in ("blocks_allocated", "blocks_released", "unknown_frees"):
+                    self._totals[key] += getattr(conn.arena, key)
+
+    # -- observability -----------------------------------------------------------------------------
+    def stats(self) -> dict:
+        """Counters over every connection so far: blocks allocated and released (freed by the
+        client or on disconnect), blocks outstanding, free_data addresses not recognised."""
+        with self._lock:
+            out = dict(self._totals)
+            conns = list(self._connections)
+        out["open_connections"] = len(conns)
+        outstanding = 0
+        for c in conns:
+            a = c.arena
+            if a is not None:
+                out["blocks_allocated"] += a.blocks_allocated
+                out["blocks_released"] += a.blocks_released
+                out["unknown_frees"] += a.unknown_frees
+                outstanding += len(a.blocks)
+        out["blocks_outstanding"] = outstanding
+        return out
+
+    def outstanding(self) -> list:
+        """[(sequence, block address, addresses not yet freed)] over the open connections."""
+        with self._lock:
+            conns = list(self._connections)
+        out = []
+        for c in conns:
+            if c.arena is not None:
+                out.extend(c.arena.outstanding())
+        return sorted(out)
+
+    # -- streams -----------------------------------------------------------------------------------
+    def resolve(self, ticket: bytes):
+        """(Schema, iterator of batches) for a ticket; UnknownTicket when the resolver says so."""
+        try:
+            result = self.resolver(ticket)
+        except KeyError as e:
+            raise UnknownTicket(ticket) from e
+        if result is None:
+            raise UnknownTicket(ticket)
+        if isinstance(result, Table):
+            return result.schema, iter(result.to_batches())
+        if isinstance(result, RecordBatch):
+            return result.schema, iter([result])
+        if isinstance(result, tuple) and len(result) == 2:
+            schema, batches = result
+            if not isinstance(schema, T.Schema):
+                schema = T.schema(schema)
+            return schema, iter(batches)
+        if hasattr(result, "__arrow_c_stream__"):
+            from ..interop import import_stream
+            return import_stream(result)
+        raise TypeError(f"the resolver returned a {type(result).__name__}; expected (schema, "
+                        f"batches), a Table, a RecordBatch or an object with __arrow_c_stream__")
+
+
+def _ticket_text(ticket: bytes) -> str:
+    text = repr(ticket[:200])
+    return text + (f" ... ({len(ticket)} bytes)" if len(ticket) > 200 else "")
+
+
+class _Connection:
+    """One client connection: a receiver thread and a worker thread."""
+
+    def __init__(self, server: DissociatedServer, sock):
+        self.server = server
+        self.transport = tp.SocketTransport(sock, timeout=server.send_timeout,
+                                            max_frame=_MAX_REQUEST_FRAME,
+                                            name="dissociated client connection")
+        self.hello_flags = 0
+        self.arena = None
+        self.failed = False
+        self.requests: queue.Queue = queue.Queue()
+        self.receiver = threading.Thread(target=self._receive_loop, daemon=True,
+                                         name="arrowipc-dissociated-receiver")
+        self.worker = threading.Thread(target=self._work_loop, daemon=True,
+                                       name="arrowipc-dissociated-worker")
+
+    def start(self):
+        self.worker.start()
+        self.receiver.start()
+
+    def join(self, timeout):
+        self.receiver.join(timeout)
+        self.worker.join(timeout)
+
+    # -- receiving: requests, free_data, disconnect ------------------------------------------------
+    def _receive_loop(self):
+        t = self.transport
+        idle = select.poll()
+        idle.register(t.sock, select.POLLIN)
+        try:
+            while True:
+                # wait without a timeout: an idle client is fine; a started frame must finish
+                try:
+                    idle.poll()
+                except OSError:
+                    break
+                frame = t.receive()
+                if frame is None:
+                    break
+                self._handle(frame)
+        except (ArrowInvalid, TimeoutError) as e:
+            if not t.closed:
+                self._refuse(tp.ERROR_PROTOCOL, f"protocol error: {e}")
+                self._drain()
+        except OSError:
+            pass
+        finally:
+            self._disconnect()
+
+    def _handle(self, frame):
+        s = self.server
+        if frame.kind == wire.FRAME_TAGGED:
+            if frame.tag == s.free_data:
+                addresses = wire.parse_free_data(frame.payload)
+                if self.arena is not None:
+                    self.arena.free(addresses)
+                else:
+                    with s._lock:
+                        s._totals["unknown_frees"] += len(addresses)
+                return
+            role = s.roles.get(frame.tag)
+            if role is None:
+                raise ArrowInvalid(f"tagged message with tag {frame.tag}; this server takes "
+                                   f"want_data={s.want_data}, {s.want_metadata} (metadata only), "
+                                   f"{s.want_bodies} (bodies only) and free_data={s.free_data}")
+            self.requests.put((role, frame.payload.to_pybytes()))
+        elif frame.kind == wire.FRAME_HELLO:
+            self.hello_flags = tp.parse_hello(frame.payload)
+        elif frame.kind == wire.FRAME_SEGMENT_ACK:
+            if self.arena is not None:
+                self.arena.acknowledge(tp.parse_segment_ack(frame.payload))
+        else:
+            raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
+                               f"client")
+
+    def _drain(self):
+        """After refusing a client, read (and ignore) until it closes, for a short while."""
+        t = self.transport
+        try:
+            t.sock.settimeout(_DRAIN_SECONDS)
+            while t.sock.recv(1 << 16):
+                pass
+        except OSError:
+            pass
+
+    def _disconnect(self):
+        self.requests.put(None)
+        self.transport.shutdown()
+        if threading.current_thread() is not self.worker:
+            self.worker.join()
+        if self.arena is not None:
+            self.arena.close()           # nothing writes into the segments any more
+        self.transport.close()
+        self.server._forget(self)
+
+    def _refuse(self, code: int, text: str):
+        """Send an error frame and stop sending (the client reads it, then closes)."""
+        self.failed = True
+        with self.server._lock:
+            self.server._totals["errors"] += 1
+        try:
+            self.transport.send_frame(wire.FRAME_ERROR, 0, [tp.error_payload(code, text)])
+            self.transport.sock.shutdown(socket.SHUT_WR)
+        except (ArrowInvalid, OSError):
+            pass
+
+    # -- the worker: one stream at a time ----------------------------------------------------------
+    def _work_loop(self):
+        while True:
+            req = self.requests.get()
+            if req is None:
+                return
+            if self.failed:
+                continue
+            role, ticket = req
+            try:
+                self._serve(role, ticket)
+            except tp.TransportClosed:
+                return
+            except UnknownTicket:
+                self._refuse(tp.ERROR_UNKNOWN_TICKET, f"unknown ticket {_ticket_text(ticket)}")
+            except Exception as e:           # the resolver or the data failed: tell the client
+                self._refuse(tp.ERROR_SERVER, f"{type(e).__name__} while serving ticket "
+                                              f"{_ticket_text(ticket)}: {e}")
+
+    def _shared_memory_arena(self):
+        if self.arena is None:
+            s = self.server
+            if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
+                named = False
+            elif (not self.transport.is_unix and s.tcp_shared_memory
+                  and self.hello_flags & tp.HELLO_NAMED):
+                named = True
+            else:
+                return None
+            self.arena = SharedArena(self.transport, named=named, token=s.token.hex(),
+                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes)
+        return self.arena
+
+    def _wants_shared(self, seq: int, body_length: int) -> bool:
+        mode = self.server.body_mode
+        if body_length == 0:
+            return False
+        if callable(mode):
+            return bool(mode(seq, body_length))
+        return mode == "shared" or (mode == "auto" and body_length >= self.server.shm_threshold)
+
+    def _serve(self, role, ticket):
+        s = self.server
+        schema, batches = s.resolve(ticket)
+        groups = self._stream_frames(role, schema, batches)
+        if s.schedule is not None:
+            groups = [[f] for f in s.schedule([f for g in groups for f in g])]
+        send = self.transport.send_frames
+        for group in groups:
+            send(group)
+        send([(wire.FRAME_STREAM_END, 0, [])])
+        with s._lock:
+            s._totals["streams"] += 1
+
+    def _stream_frames(self, role, schema, batches):
+        """Lists of (frame kind, tag, parts): the frames this role sends, one list per batch
+        (its dictionary messages and itself, metadata and bodies), sent together."""
+        s = self.server
+        encoder = MessageEncoder(schema, s.options)
+        skip = encoder.prefix_length
+        position = 0
+
+        def metadata(framed):
+            seq = wire.sequence_at(s.first_sequence, position)
+            return (wire.FRAME_MESSAGE, 0,
+                    [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
+
+        if role != ROLE_BODIES:
+            yield [metadata(encoder.schema_message())]
+        position += 1
+        for batch in batches:
+            group = []
+            for m in encoder.batch_messages(batch):
+                if role != ROLE_BODIES:
+                    group.append(metadata(m.metadata))
+                if role != ROLE_METADATA:
+                    group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
+                                                  skip))
+                position += 1
+            yield group
+        if role != ROLE_BODIES:
+            yield [(wire.FRAME_MESSAGE, 0,
+                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])]
+
+    def _body_frame(self, seq: int, m, skip: int):
+        shift = self.server.tag_shift
+        length = m.body_length
+        if self._wants_shared(seq, length):
+            arena = self._shared_memory_arena()
+            block = arena.allocate(length) if arena is not None else None
+            if block is not None:
+                try:
+                    arena.write(block, m.parts)
+                    base = block.address
+                    pairs = [(base + off if n else base, n) for off, n in _body_spans(m, skip)]
+                    arena.hand_out(block, [a for a, _ in pairs], seq)
+                except BaseException:
+                    arena.discard(block)
+                    raise
+                return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
+                        [wire.encode_shared_body(length, pairs)])
+        return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+
+
+def _body_spans(m, skip: int) -> list:
+    """[(offset, length)] of the message's body buffers, read back from its own header."""
+    msg = decode_message(memoryview(m.metadata)[skip:])
+    header = msg.header
+    if m.header_type == md.HEADER_DICTIONARY_BATCH:
+        header = header.table(1, "RecordBatch")
+    return decode_record_batch_header(header).buffers_list()

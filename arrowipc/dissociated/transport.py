@@ -1,0 +1,376 @@
+"""Transports for Dissociated IPC: delimited and tagged messages over stream sockets.
+
+The protocol needs a transport that delimits messages and can attach a uint64 tag to some. Over
+TCP and Unix stream sockets we frame every message ourselves: a 24-byte header (kind, version,
+tag, payload length; see arrowipc._core.dissociated_wire) and the payload. A tagged message is
+sent with one sendmsg over a gather list (header + the body's buffers, never packed). Unix
+sockets also carry file descriptors (the shared-memory segments) as SCM_RIGHTS with a segment
+frame.
+
+Control frames of our framing (not part of the protocol's messages): hello (client -> server:
+what the client can map), error (server -> client, then the server closes), segment (a shared
+memory segment), stream end (nothing more for this stream on this connection) and segment ack.
+"""
+from __future__ import annotations
+
+import array
+import collections
+import socket
+import struct
+import threading
+from typing import NamedTuple
+
+from .._core import dissociated_wire as wire
+from .._core.buffer import Buffer, allocate
+from ..errors import ArrowInvalid
+
+_IOV_MAX = 1024
+_MAX_FDS_PER_RECV = 16
+_MAX_UNCLAIMED_FDS = 64
+# Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
+PREALLOC_LIMIT = 256 << 20
+DEFAULT_MAX_FRAME = 1 << 36
+
+HELLO_VERSION = 1
+HELLO_MEMFD = 1                 # the client maps memfds received over this Unix socket
+HELLO_NAMED = 2                 # the client maps named segments (/dev/shm) on this host
+_HELLO = struct.Struct("<II")
+
+ERROR_UNKNOWN_TICKET = 1
+ERROR_SERVER = 2
+ERROR_PROTOCOL = 3
+_ERROR = struct.Struct("<I")
+
+SEGMENT_FD = 0
+SEGMENT_NAMED = 1
+_SEGMENT = struct.Struct("<QQB")
+_SEGMENT_ACK = struct.Struct("<Q")
+_MAX_SEGMENT_NAME = 255
+
+
+class Frame(NamedTuple):
+    kind: int
+    tag: int
+    payload: Buffer
+    fd: int | None          # the descriptor a segment frame carried (Unix sockets)
+
+
+class TransportClosed(ArrowInvalid):
+    """The peer closed the connection (or it was closed here)."""
+
+
+class Transport:
+    """What the protocol needs from a transport (a subclass implements send_frame/receive)."""
+
+    closed = False
+
+    def send_message(self, parts: list) -> None:
+        """An untagged (metadata) message made of `parts`."""
+        self.send_frame(wire.FRAME_MESSAGE, 0, parts)
+
+    def send_tagged(self, tag: int, parts: list) -> None:
+        """A tagged message whose body is the gather list `parts` (sent without packing)."""
+        self.send_frame(wire.FRAME_TAGGED, tag, parts)
+
+    def send_frame(self, kind: int, tag: int, parts: list, fd: int | None = None,
+                   blocking: bool = True) -> bool:
+        raise NotImplementedError
+
+    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+        for kind, tag, parts in frames:
+            self.send_frame(kind, tag, parts, fd, blocking)
+            fd = None
+        return True
+
+    def receive(self) -> Frame | None:
+        raise NotImplementedError
+
+    def sending(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+def _byte_views(parts: list) -> tuple[list, int]:
+    views, total = [], 0
+    for p in parts:
+        v = memoryview(p)
+        if v.ndim != 1 or v.itemsize != 1:
+            v = v.cast("B")
+        if v.nbytes:
+            views.append(v)
+            total += v.nbytes
+    return views, total
+
+
+class SocketTransport(Transport):
+    """Our framing over a connected TCP or Unix stream socket."""
+
+    def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME,
+                 timeout: float | None = None, name: str = "connection"):
+        self.sock = sock
+        self.name = name
+        self.is_unix = sock.family == socket.AF_UNIX
+        self.max_frame = int(max_frame)
+        self.closed = False
+        self.after_send = None            # called after each send that held the lock
+        self._send_lock = threading.Lock()
+        self._fds: collections.deque = collections.deque()
+        self._header = bytearray(wire.FRAME_HEADER_SIZE)
+        sock.settimeout(timeout)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def __repr__(self):
+        return f"<SocketTransport {self.name} {'unix' if self.is_unix else 'tcp'}>"
+
+    # -- sending --------------------------------------------------------------------------------
+    def send_frame(self, kind: int, tag: int, parts: list, fd: int | None = None,
+                   blocking: bool = True) -> bool:
+        """Send one frame; with blocking=False, give up (return False) if another send holds
+        the connection (used from finalizers, which may run inside a send)."""
+        return self.send_frames([(kind, tag, parts)], fd, blocking)
+
+    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+        """Send (kind, tag, parts) frames back to back in as few sendmsg calls as possible (a
+        message's metadata and body together: one wake-up of the reader, not two)."""
+        iov = []
+        for kind, tag, parts in frames:
+            views, total = _byte_views(parts)
+            iov.append(memoryview(wire.frame_header(kind, tag, total)))
+            iov.extend(views)
+        if not self._send_lock.acquire(blocking):
+            return False
+        try:
+            if self.closed:
+                raise TransportClosed(f"{self.name}: send on a closed connection")
+            self._sendmsg_all(iov, fd)
+        except OSError as e:
+            self._mark_closed()
+            raise TransportClosed(f"{self.name}: send failed: {e}") from e
+        finally:
+            self._send_lock.release()
+        hook = self.after_send
+        if hook is not None:
+            hook()
+        return True
+
+    def sending(self) -> bool:
+        """Whether a send holds the connection right now."""
+        return self._send_lock.locked()
+
+    def _sendmsg_all(self, views: list, fd: int | None) -> None:
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] \
+            if fd is not None else []
+        i = 0
+        while i < len(views):
+            sent = self.sock.sendmsg(views[i:i + _IOV_MAX], ancillary)
+            ancillary = []                 # the descriptor goes with the first byte only
+            while sent:
+                n = views[i].nbytes
+                if sent >= n:
+                    sent -= n
+                    i += 1
+                else:
+                    views[i] = views[i][sent:]
+                    sent = 0
+
+    # -- receiving ------------------------------------------------------------------------------
+    def receive(self) -> Frame | None:
+        """The next frame, or None when the peer closed the connection at a frame boundary."""
+        if self.closed:
+            return None
+        head = self._header
+        if not self._recv_exact(memoryview(head), at_boundary=True):
+            self._mark_closed()
+            return None
+        kind, tag, length = wire.parse_frame_header(head, self.max_frame)
+        payload = self._recv_payload(length, kind)
+        fd = None
+        if kind == wire.FRAME_SEGMENT and self._fds:
+            fd = self._fds.popleft()
+        return Frame(kind, tag, payload, fd)
+
+    def _recv_payload(self, length: int, kind: int) -> Buffer:
+        first = min(length, PREALLOC_LIMIT)
+        buf = allocate(first, False)
+        if first:
+            self._recv_exact(memoryview(buf), at_boundary=False)
+        got = first
+        while got < length:               # a large claim: grow only as the bytes arrive
+            bigger = allocate(min(length, 2 * got), False)
+            view = memoryview(bigger)
+            view[:got] = memoryview(buf)
+            self._recv_exact(view[got:], at_boundary=False)
+            got, buf = bigger.size, bigger
+        return buf
+
+    def _recv_exact(self, view: memoryview, at_boundary: bool) -> bool:
+        got, want = 0, view.nbytes
+        # Descriptors ride on the first byte of a segment frame, so only frame headers (read
+        # exactly, from a frame boundary) need recvmsg; payloads use the plain, faster recv.
+        ancillary = self.is_unix and at_boundary
+        while got < want:
+            try:
+                if ancillary:
+                    n = self._recvmsg_into(view[got:])
+                else:
+                    n = self.sock.recv_into(view[got:])
+            except socket.timeout:
+                raise TimeoutError(f"{self.name}: no data for {self.sock.gettimeout()} s "
+                                   f"(expected {want - got} more bytes)") from None
+            except OSError as e:
+                self._mark_closed()
+                if at_boundary and got == 0:
+                    return False
+                raise TransportClosed(f"{self.name}: receive failed: {e}") from e
+            if n == 0:
+                if at_boundary and got == 0:
+                    return False
+                self._mark_closed()
+                raise TransportClosed(f"{self.name}: connection closed inside a frame: expected "
+                                      f"{want} bytes, got {got}")
+            got += n
+        return True
+
+    def _recvmsg_into(self, view: memoryview) -> int:
+        n, ancdata, flags, _ = self.sock.recvmsg_into(
+            [view], socket.CMSG_SPACE(_MAX_FDS_PER_RECV * 4))
+        for level, ctype, data in ancdata:
+            if level == socket.SOL_SOCKET and ctype == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(data[:len(data) - len(data) % 4])
+                self._fds.extend(fds)
+        if flags & socket.MSG_CTRUNC:
+            raise ArrowInvalid(f"{self.name}: more than {_MAX_FDS_PER_RECV} descriptors in one "
+                               f"message")
+        if len(self._fds) > _MAX_UNCLAIMED_FDS:
+            raise ArrowInvalid(f"{self.name}: {len(self._fds)} descriptors arrived without "
+                               f"segment frames")
+        return n
+
+    # -- closing --------------------------------------------------------------------------------
+    def _mark_closed(self):
+        self.closed = True
+
+    def shutdown(self) -> None:
+        """Wake a thread blocked on this socket (the socket stays open until close)."""
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.closed = True
+        self.shutdown()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        while self._fds:
+            import os
+            try:
+                os.close(self._fds.popleft())
+            except OSError:
+                pass
+
+
+# -- control frames --------------------------------------------------------------------------------
+
+def hello_payload(flags: int) -> bytes:
+    return _HELLO.pack(HELLO_VERSION, flags)
+
+
+def parse_hello(payload: Buffer) -> int:
+    if payload.size != _HELLO.size:
+        raise ArrowInvalid(f"hello frame has {payload.size} bytes; expected {_HELLO.size}")
+    version, flags = _HELLO.unpack(payload.to_pybytes())
+    if version != HELLO_VERSION:
+        raise ArrowInvalid(f"hello frame version {version}; expected {HELLO_VERSION}")
+    return flags
+
+
+def error_payload(code: int, text: str) -> bytes:
+    return _ERROR.pack(code) + text.encode("utf-8", "replace")[:65536]
+
+
+def parse_error(payload: Buffer) -> tuple[int, str]:
+    if payload.size < _ERROR.size:
+        raise ArrowInvalid(f"error frame has {payload.size} bytes; expected at least {_ERROR.size}")
+    raw = payload.to_pybytes()
+    return _ERROR.unpack_from(raw)[0], raw[_ERROR.size:].decode("utf-8", "replace")
+
+
+def segment_payload(segment_id: int, size: int, name: str | None = None) -> bytes:
+    if name is None:
+        return _SEGMENT.pack(segment_id, size, SEGMENT_FD)
+    return _SEGMENT.pack(segment_id, size, SEGMENT_NAMED) + name.encode("ascii")
+
+
+def parse_segment(payload: Buffer) -> tuple[int, int, str | None]:
+    """(segment id, size, name or None when the descriptor is attached)."""
+    if payload.size < _SEGMENT.size or payload.size > _SEGMENT.size + _MAX_SEGMENT_NAME:
+        raise ArrowInvalid(f"segment frame has {payload.size} bytes; expected {_SEGMENT.size} to "
+                           f"{_SEGMENT.size + _MAX_SEGMENT_NAME}")
+    raw = payload.to_pybytes()
+    segment_id, size, form = _SEGMENT.unpack_from(raw)
+    name = raw[_SEGMENT.size:]
+    if form == SEGMENT_FD:
+        if name:
+            raise ArrowInvalid(f"segment frame {segment_id} carries a descriptor and a name")
+        return segment_id, size, None
+    if form != SEGMENT_NAMED:
+        raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor) "
+                           f"or 1 (named)")
+    try:
+        text = name.decode("ascii")
+    except UnicodeDecodeError:
+        raise ArrowInvalid(f"segment frame {segment_id}: name is not ASCII") from None
+    return segment_id, size, text
+
+
+def segment_ack_payload(segment_id: int) -> bytes:
+    return _SEGMENT_ACK.pack(segment_id)
+
+
+def parse_segment_ack(payload: Buffer) -> int:
+    if payload.size != _SEGMENT_ACK.size:
+        raise ArrowInvalid(f"segment ack has {payload.size} bytes; expected {_SEGMENT_ACK.size}")
+    return _SEGMENT_ACK.unpack(payload.to_pybytes())[0]
+
+
+# -- connecting and listening -------------------------------------------------------------------
+
+def connect_tcp(host: str, port: int, *, timeout: float | None = 60.0,
+                max_frame: int = DEFAULT_MAX_FRAME) -> SocketTransport:
+    sock = socket.create_connection((host, port), timeout=timeout)
+    return SocketTransport(sock, max_frame=max_frame, timeout=timeout, name=f"tcp {host}:{port}")
+
+
+def connect_unix(path: str, *, timeout: float | None = 60.0,
+                 max_frame: int = DEFAULT_MAX_FRAME) -> SocketTransport:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        raise
+    return SocketTransport(sock, max_frame=max_frame, timeout=timeout, name=f"unix {path}")
+
+
+def listen_tcp(host: str = "127.0.0.1", port: int = 0, backlog: int = 64) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(backlog)
+    return sock
+
+
+def listen_unix(path: str, backlog: int = 64) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    sock.listen(backlog)
+    return sock

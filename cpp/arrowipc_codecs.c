@@ -1,0 +1,238 @@
+#include "arrowipc_codecs.h"
+#include <dlfcn.h>
+#include <stddef.h>
+#include <string.h>
+
+/* The few entry points used, declared from the libraries' public, stable C APIs. */
+typedef struct LZ4F_dctx_s LZ4F_dctx;
+typedef struct {
+  int blockSizeID, blockMode, contentChecksumFlag, frameType;
+  unsigned long long contentSize;
+  unsigned dictID;
+  int blockChecksumFlag;
+} lz4f_frame_info;
+typedef struct {
+  lz4f_frame_info frameInfo;
+  int compressionLevel;
+  unsigned autoFlush, favorDecSpeed;
+  unsigned reserved[3];
+} lz4f_preferences;
+
+static struct {
+  size_t (*create_dctx)(LZ4F_dctx**, unsigned);
+  size_t (*free_dctx)(LZ4F_dctx*);
+  size_t (*decompress)(LZ4F_dctx*, void*, size_t*, const void*, size_t*, const void*);
+  unsigned (*is_error)(size_t);
+  const char* (*error_name)(size_t);
+  size_t (*compress_bound)(size_t, const lz4f_preferences*);
+  size_t (*compress_frame)(void*, size_t, const void*, size_t, const lz4f_preferences*);
+  int loaded;
+} lz4;
+
+static struct {
+  size_t (*decompress)(void*, size_t, const void*, size_t);
+  size_t (*compress)(void*, size_t, const void*, size_t, int);
+  size_t (*compress_bound)(size_t);
+  unsigned (*is_error)(size_t);
+  const char* (*error_name)(size_t);
+  void* (*create_dstream)(void);
+  size_t (*free_dstream)(void*);
+  size_t (*decompress_stream)(void*, void*, void*);
+  int loaded;
+} zstd;
+
+typedef struct { const void* src; size_t size; size_t pos; } zstd_in;
+typedef struct { void* dst; size_t size; size_t pos; } zstd_out;
+
+#define LZ4F_VERSION_NUMBER 100
+
+int arrowipc_codec_load(int codec, const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) return 0;
+  if (codec == ARROWIPC_CODEC_LZ4_FRAME) {
+    if (lz4.loaded) return 1;
+    *(void**)&lz4.create_dctx = dlsym(h, "LZ4F_createDecompressionContext");
+    *(void**)&lz4.free_dctx = dlsym(h, "LZ4F_freeDecompressionContext");
+    *(void**)&lz4.decompress = dlsym(h, "LZ4F_decompress");
+    *(void**)&lz4.is_error = dlsym(h, "LZ4F_isError");
+    *(void**)&lz4.error_name = dlsym(h, "LZ4F_getErrorName");
+    *(void**)&lz4.compress_bound = dlsym(h, "LZ4F_compressFrameBound");
+    *(void**)&lz4.compress_frame = dlsym(h, "LZ4F_compressFrame");
+    lz4.loaded = lz4.create_dctx && lz4.free_dctx && lz4.decompress && lz4.is_error &&
+                 lz4.error_name && lz4.compress_bound && lz4.compress_frame;
+    return lz4.loaded;
+  }
+  if (zstd.loaded) return 1;
+  *(void**)&zstd.decompress = dlsym(h, "ZSTD_decompress");
+  *(void**)&zstd.compress = dlsym(h, "ZSTD_compress");
+  *(void**)&zstd.compress_bound = dlsym(h, "ZSTD_compressBound");
+  *(void**)&zstd.is_error = dlsym(h, "ZSTD_isError");
+  *(void**)&zstd.error_name = dlsym(h, "ZSTD_getErrorName");
+  *(void**)&zstd.create_dstream = dlsym(h, "ZSTD_createDStream");
+  *(void**)&zstd.free_dstream = dlsym(h, "ZSTD_freeDStream");
+  *(void**)&zstd.decompress_stream = dlsym(h, "ZSTD_decompressStream");
+  zstd.loaded = zstd.decompress && zstd.compress && zstd.compress_bound && zstd.is_error &&
+                zstd.error_name && zstd.create_dstream && zstd.free_dstream &&
+                zstd.decompress_stream;
+  return zstd.loaded;
+}
+
+int arrowipc_codec_available(int codec) {
+  return codec == ARROWIPC_CODEC_LZ4_FRAME ? lz4.loaded : zstd.loaded;
+}
+
+int arrowipc_decompress(int codec, const uint8_t* src, int64_t src_len, uint8_t* dst,
+                        int64_t dst_len, const char** error) {
+  *error = NULL;
+  if (codec == ARROWIPC_CODEC_ZSTD) {
+    if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    /* The capacity bounds the output: a frame that claims or produces more fails here. */
+    size_t r = zstd.decompress(dst, (size_t)dst_len, src, (size_t)src_len);
+    if (zstd.is_error(r)) {
+      *error = zstd.error_name(r);
+      return strstr(*error, "too small") ? ARROWIPC_CODEC_TOO_LONG : ARROWIPC_CODEC_CORRUPT;
+    }
+    return (int64_t)r == dst_len ? ARROWIPC_CODEC_OK : ARROWIPC_CODEC_TOO_SHORT;
+  }
+  if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+  LZ4F_dctx* ctx = NULL;
+  size_t r = lz4.create_dctx(&ctx, LZ4F_VERSION_NUMBER);
+  if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_CORRUPT; }
+  int64_t in = 0, out = 0;
+  int status = ARROWIPC_CODEC_TOO_SHORT;
+  for (;;) {
+    size_t dst_size = (size_t)(dst_len - out), src_size = (size_t)(src_len - in);
+    uint8_t spare;
+    /* with the output full, offer one spare byte: producing it proves the frame is too long */
+    r = lz4.decompress(ctx, dst_size ? (void*)(dst + out) : (void*)&spare,
+                       dst_size ? &dst_size : (dst_size = 1, &dst_size), src + in, &src_size, NULL);
+    if (lz4.is_error(r)) { *error = lz4.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
+    if (out == dst_len && dst_size > 0) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+    out += (int64_t)dst_size;
+    in += (int64_t)src_size;
+    if (r == 0) {               /* frame complete */
+      status = out != dst_len ? ARROWIPC_CODEC_TOO_SHORT
+             : in != src_len ? ARROWIPC_CODEC_TRAILING : ARROWIPC_CODEC_OK;
+      break;
+    }
+    if (src_size == 0 && dst_size == 0) { status = ARROWIPC_CODEC_TOO_SHORT; break; }  /* no progress */
+  }
+  lz4.free_dctx(ctx);
+  return status;
+}
+
+int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                               int64_t* size, const char** error) {
+  static const size_t SCRATCH = 1 << 16;
+  uint8_t scratch[1 << 16];
+  int64_t total = 0;
+  *error = NULL;
+  *size = 0;
+  if (codec == ARROWIPC_CODEC_ZSTD) {
+    if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    void* ds = zstd.create_dstream();
+    if (ds == NULL) return ARROWIPC_CODEC_UNAVAILABLE;
+    zstd_in in = {src, (size_t)src_len, 0};
+    int status = ARROWIPC_CODEC_TOO_SHORT;
+    for (;;) {
+      zstd_out out = {scratch, SCRATCH, 0};
+      size_t r = zstd.decompress_stream(ds, &out, &in);
+      if (zstd.is_error(r)) { *error = zstd.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
+      total += (int64_t)out.pos;
+      if (total > limit) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+      if (r == 0 && in.pos == in.size) { status = ARROWIPC_CODEC_OK; break; }
+      if (out.pos == 0 && in.pos == in.size) break;     /* input ended inside a frame */
+    }
+    zstd.free_dstream(ds);
+    *size = total;
+    return status;
+  }
+  if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+  LZ4F_dctx* ctx = NULL;
+  size_t r = lz4.create_dctx(&ctx, LZ4F_VERSION_NUMBER);
+  if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_CORRUPT; }
+  int64_t in = 0;
+  int status = ARROWIPC_CODEC_TOO_SHORT;
+  for (;;) {
+    size_t dst_size = SCRATCH, src_size = (size_t)(src_len - in);
+    r = lz4.decompress(ctx, scratch, &dst_size, src + in, &src_size, NULL);
+    if (lz4.is_error(r)) { *error = lz4.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
+    total += (int64_t)dst_size;
+    in += (int64_t)src_size;
+    if (total > limit) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+    if (r == 0) { status = in == src_len ? ARROWIPC_CODEC_OK : ARROWIPC_CODEC_TRAILING; break; }
+    if (src_size == 0 && dst_size == 0) break;          /* no progress: truncated */
+  }
+  lz4.free_dctx(ctx);
+  *size = total;
+  return status;
+}
+
+int64_t arrowipc_compress_bound(int codec, int64_t n) {
+  if (codec == ARROWIPC_CODEC_ZSTD) return zstd.loaded ? (int64_t)zstd.compress_bound((size_t)n) : 0;
+  if (!lz4.loaded) return 0;
+  lz4f_preferences prefs;
+  memset(&prefs, 0, sizeof(prefs));
+  prefs.frameInfo.contentSize = (unsigned long long)n;
+  return (int64_t)lz4.compress_bound((size_t)n, &prefs);
+}
+
+int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8_t* dst,
+                      int64_t cap, int64_t* out_len, const char** error) {
+  *error = NULL;
+  size_t r;
+  if (codec == ARROWIPC_CODEC_ZSTD) {
+    if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    r = zstd.compress(dst, (size_t)cap, src, (size_t)n, level);
+    if (zstd.is_error(r)) { *error = zstd.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
+  } else {
+    if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    lz4f_preferences prefs;
+    memset(&prefs, 0, sizeof(prefs));
+    prefs.frameInfo.contentSize = (unsigned long long)n;   /* readers can size their output */
+    prefs.compressionLevel = level;
+    r = lz4.compress_frame(dst, (size_t)cap, src, (size_t)n, &prefs);
+    if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
+  }
+  *out_len = (int64_t)r;
+  return ARROWIPC_CODEC_OK;
+}
+
+#include <pthread.h>
+
+typedef struct {
+  arrowipc_codec_task* tasks;
+  int64_t n;
+  int64_t next;              /* claimed with __atomic_fetch_add */
+} codec_queue;
+
+static void run_one(arrowipc_codec_task* t) {
+  if (t->compress)
+    t->status = arrowipc_compress(t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
+                                  &t->out_len, &t->error);
+  else
+    t->status = arrowipc_decompress(t->codec, t->src, t->src_len, t->dst, t->dst_len, &t->error);
+}
+
+static void* codec_worker(void* arg) {
+  codec_queue* q = (codec_queue*)arg;
+  for (;;) {
+    int64_t i = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
+    if (i >= q->n) break;
+    run_one(&q->tasks[i]);
+  }
+  return NULL;
+}
+
+void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
+  codec_queue q = {tasks, n, 0};
+  pthread_t ids[64];
+  int started = 0;
+  if (threads > 64) threads = 64;
+  if (threads > n) threads = (int)n;
+  for (int i = 1; i < threads; i++) {
+    if (pthread_create(&ids[started], NULL, codec_worker, &q) == 0) started++;
+  }
+  codec_worker(&q);          /* the calling thread works too */
+  for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+}

@@ -1,0 +1,55 @@
+/* LZ4 frame and ZSTD through the system libraries, loaded at run time (dlopen), so the calls run
+ * in C without the GIL and write straight into buffers arrowipc allocated. Every function returns
+ * a status; the Cython layer turns failures into exceptions. */
+#ifndef ARROWIPC_CODECS_H
+#define ARROWIPC_CODECS_H
+#include <stdint.h>
+
+#define ARROWIPC_CODEC_LZ4_FRAME 0
+#define ARROWIPC_CODEC_ZSTD 1
+
+#define ARROWIPC_CODEC_OK 0
+#define ARROWIPC_CODEC_UNAVAILABLE 1
+#define ARROWIPC_CODEC_CORRUPT 2      /* the library rejected the input */
+#define ARROWIPC_CODEC_TOO_LONG 3     /* decodes to more than the expected size */
+#define ARROWIPC_CODEC_TOO_SHORT 4    /* ends before the expected size */
+#define ARROWIPC_CODEC_TRAILING 5     /* bytes left after the frame */
+#define ARROWIPC_CODEC_NO_SPACE 6     /* compressed output does not fit */
+
+/* Load a codec from the shared library at `path`; returns 1 when its functions resolved. */
+int arrowipc_codec_load(int codec, const char* path);
+int arrowipc_codec_available(int codec);
+
+/* Decompress src into exactly dst_len bytes at dst. */
+int arrowipc_decompress(int codec, const uint8_t* src, int64_t src_len, uint8_t* dst,
+                        int64_t dst_len, const char** error);
+
+/* An upper bound of the compressed size of n bytes (0 when unavailable). */
+int64_t arrowipc_compress_bound(int codec, int64_t n);
+
+/* Compress src into dst (capacity cap); *out_len receives the compressed size. */
+int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8_t* dst,
+                      int64_t cap, int64_t* out_len, const char** error);
+
+/* Count what src decompresses to, through a small scratch buffer, stopping past `limit`
+ * (ARROWIPC_CODEC_TOO_LONG). Used before allocating when a claimed size is implausibly large
+ * for its input, so memory follows the data rather than the claim. */
+int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
+                               int64_t* size, const char** error);
+
+/* A unit of codec work for the parallel runner. */
+typedef struct {
+  int compress;            /* 1: compress src into dst; 0: decompress into exactly dst_len */
+  int codec, level;
+  const uint8_t* src;
+  int64_t src_len;
+  uint8_t* dst;
+  int64_t dst_len;         /* decompress: expected size; compress: capacity */
+  int64_t out_len;         /* compress: produced size */
+  int status;
+  const char* error;
+} arrowipc_codec_task;
+
+/* Run the tasks on up to `threads` threads (the caller's thread included). */
+void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads);
+#endif

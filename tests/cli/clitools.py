@@ -1,0 +1,78 @@
+"""Shared helpers of the command-line tests: run `arrowipc` and find the fixtures.
+
+`run` calls `arrowipc.cli.main` in-process (fast; stdout and stderr captured by capsys);
+`run_program` starts `python -m arrowipc` for what only a real process shows (exit status,
+stdin, broken pipes). Gold files come from apache/arrow-testing beside the repository
+(or $ARROWIPC_TESTING_DIR); the dictionary cases from shared/ipc-supplement.
+"""
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from arrowipc.cli import main
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def corpus_dir() -> str:
+    return os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
+        REPO_ROOT, os.pardir, "shared", "arrow-testing")
+
+
+def gold(stem: str, form: str = "file", version: str = "1.0.0-littleendian") -> str:
+    """Path of a gold integration file (`generated_<stem>`); skips the test when absent."""
+    suffix = ".arrow_file" if form == "file" else ".stream"
+    path = os.path.join(corpus_dir(), "data", "arrow-ipc-stream", "integration", version,
+                        f"generated_{stem}{suffix}")
+    if not os.path.exists(path):
+        pytest.skip(f"gold file not found: {path}")
+    return path
+
+
+def supplement(name: str) -> str:
+    path = os.path.join(REPO_ROOT, os.pardir, "shared", "ipc-supplement", name)
+    if not os.path.exists(path):
+        pytest.skip(f"supplement file not found: {path}")
+    return path
+
+
+def fuzz_files(kind: str) -> list:
+    folder = os.path.join(corpus_dir(), "data", f"arrow-ipc-{kind}")
+    if not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder)
+                  if n.startswith("clusterfuzz"))
+
+
+@dataclass
+class Result:
+    status: int
+    out: str
+    err: str
+
+
+def run(capsys, *args) -> Result:
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return Result(status, out, err)
+
+
+def run_program(*args, stdin: bytes | None = None, timeout: float = 120) -> Result:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [REPO_ROOT, env.get("PYTHONPATH")]))
+    p = subprocess.run([sys.executable, "-m", "arrowipc", *[str(a) for a in args]], input=stdin,
+                       capture_output=True, env=env, timeout=timeout)
+    return Result(p.returncode, p.stdout.decode("utf-8", "replace"),
+                  p.stderr.decode("utf-8", "replace"))
+
+
+def one_line_error(r: Result, command: str) -> str:
+    """The single stderr line of a failed run (asserts there is exactly one, no traceback)."""
+    lines = [ln for ln in r.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, r.err
+    assert lines[0].startswith(f"arrowipc {command}: "), lines[0]
+    assert "Traceback" not in r.err
+    return lines[0]

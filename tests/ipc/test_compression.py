@@ -1,0 +1,890 @@
+"""Body compression (issue 4): LZ4_FRAME and ZSTD, read and write, safe on hostile input.
+
+  * the 2.0.0-compression gold files and the compressed ipc-supplement files read correctly;
+  * round trips both ways with pyarrow for both codecs across the type set (issue 2 and 3
+    types), zero-row batches, all-raw (-1) buffers, mixed raw / compressed buffers, empty
+    buffers, dictionary batches (compressed too);
+  * hostile input: a 2^60 length prefix is an ArrowInvalid, quickly and without a huge
+    allocation (checked under RLIMIT_AS in a subprocess and with tracemalloc); a prefix that
+    does not match the frame, truncated and corrupt frames, decompression bombs -> ArrowInvalid;
+  * options: invalid codecs raise ValueError naming the allowed values, compression level,
+    min_space_savings, use_threads=False; output no larger than pyarrow's.
+"""
+import functools
+import os
+import random
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+import tracemalloc
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.ipc as pa_ipc  # noqa: E402
+
+import arrowipc  # noqa: E402
+from arrowipc import ipc  # noqa: E402
+from arrowipc.errors import ArrowInvalid  # noqa: E402
+
+import ipc_surgery as X  # noqa: E402
+import strategies as S  # noqa: E402
+from test_layouts import ARRAY_CASES  # noqa: E402
+
+CODECS = ["lz4", "zstd"]
+CODEC_IDS = {"lz4": 0, "zstd": 1}
+FORMS = ["stream", "file"]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GOLD = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(REPO, os.pardir, "shared", "arrow-testing")
+COMPRESSION_DIR = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration", "2.0.0-compression")
+SUPPLEMENT = os.path.join(REPO, os.pardir, "shared", "ipc-supplement")
+SUFFIX = {"stream": ".stream", "file": ".arrow_file"}
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+def pa_options(codec, **kwargs):
+    return pa_ipc.IpcWriteOptions(compression=codec, **kwargs)
+
+
+def ours_options(codec, **kwargs):
+    return ipc.IpcWriteOptions(compression=codec, **kwargs)
+
+
+def pa_write(batches, form, options=None, schema=None) -> bytes:
+    schema = schema if schema is not None else batches[0].schema
+    sink = pa.BufferOutputStream()
+    opener = pa_ipc.new_stream if form == "stream" else pa_ipc.new_file
+    with opener(sink, schema, options=options) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def ours_write(batches, form, options=None, schema=None) -> bytes:
+    schema = schema if schema is not None else batches[0].schema
+    sink = arrowipc.BufferOutputStream()
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    with opener(sink, arrowipc.schema(schema), options=options) as writer:
+        for batch in batches:
+            writer.write_batch(arrowipc.record_batch(batch) if isinstance(batch, pa.RecordBatch) else batch)
+    return S.as_bytes(sink.getvalue())
+
+
+def ours_read(source, form, options=None):
+    if form == "stream":
+        reader = ipc.open_stream(source, options=options)
+        return reader.schema, list(reader)
+    reader = ipc.open_file(source, options=options)
+    return reader.schema, [reader.get_batch(i) for i in range(reader.num_record_batches)]
+
+
+def pa_read(data, form):
+    if form == "stream":
+        reader = pa_ipc.open_stream(pa.py_buffer(data))
+        batches = list(reader)
+    else:
+        reader = pa_ipc.open_file(pa.py_buffer(data))
+        batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
+    for batch in batches:
+        batch.validate(full=True)
+    return reader.schema, batches
+
+
+def frames_of(data, form="stream"):
+    return X.file_frames(data) if form == "file" else X.split_stream(data)[0]
+
+
+def body_frames(data, form="stream"):
+    return [f for f in frames_of(data, form) if f.header_type != X.HEADER_SCHEMA]
+
+
+def assert_ours_equal(ours, expected):
+    assert len(ours) == len(expected)
+    for got, want in zip(ours, expected):
+        S.assert_batch_matches(got, want)
+
+
+def assert_pa_equal(got, expected):
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert g.equals(e), f"{g}\n--- expected\n{e}"
+
+
+def random_bytes(n, seed=0) -> bytes:
+    return random.Random(seed).randbytes(n)
+
+
+# ---------------------------------------------------------------------------------------------
+# gold files and supplement files
+
+def compression_stems():
+    if not os.path.isdir(COMPRESSION_DIR):
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"gold corpus missing: {COMPRESSION_DIR}"))]
+    return sorted(n[: -len(".stream")] for n in os.listdir(COMPRESSION_DIR) if n.endswith(".stream"))
+
+
+@pytest.mark.parametrize("use_threads", [True, False], ids=["threads", "no_threads"])
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("stem", compression_stems())
+def test_compression_gold_files(stem, form, use_threads):
+    path = os.path.join(COMPRESSION_DIR, stem + SUFFIX[form])
+    data = open(path, "rb").read()
+    # guard: the file really is compressed with the codec its name says
+    codec = CODEC_IDS["lz4" if "lz4" in stem else "zstd"]
+    frames = body_frames(data, form)
+    assert frames and all(f.codec() == codec for f in frames)
+    if "uncompressible" in stem:
+        assert any(p == -1 for f in frames for _, p in f.compressed_prefixes())
+    theirs_schema, theirs = pa_read(data, form)
+    schema, ours = ours_read(path, form, ipc.IpcReadOptions(use_threads=use_threads))
+    S.assert_schema_equal(S.to_pa_schema(schema), theirs_schema)
+    assert_ours_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("stem", compression_stems())
+def test_compression_gold_files_match_their_json(stem):
+    # the JSON next to each file is an oracle without pyarrow
+    from arrowipc import integration
+    path = os.path.join(COMPRESSION_DIR, stem)
+    json_schema, expected = integration.read_json(path + ".json.gz")
+    for form in FORMS:
+        schema, ours = ours_read(path + SUFFIX[form], form)
+        S.assert_schema_equal(S.to_pa_schema(schema), S.to_pa_schema(json_schema))
+        assert len(ours) == len(expected)
+        for got, want in zip(ours, expected):
+            assert S.to_pa_batch(got).equals(S.to_pa_batch(want)), stem
+
+
+SUPPLEMENT_CASES = [(stem, form) for stem in ("dict_delta_lz4", "dict_delta_zstd") for form in FORMS]
+
+
+@pytest.mark.parametrize("stem,form", SUPPLEMENT_CASES, ids=[f"{s}.{f}" for s, f in SUPPLEMENT_CASES])
+def test_compressed_supplement_dictionary_batches_are_compressed(stem, form):
+    path = os.path.join(SUPPLEMENT, stem + SUFFIX[form])
+    if not os.path.exists(path):
+        pytest.skip(f"missing {path}")
+    data = open(path, "rb").read()
+    frames = body_frames(data, form)
+    dictionaries = [f for f in frames if f.header_type == X.HEADER_DICTIONARY_BATCH]
+    assert len(dictionaries) == 3
+    codec = CODEC_IDS["lz4" if "lz4" in stem else "zstd"]
+    assert all(f.codec() == codec for f in frames)
+    # before any delta holds a null, arrowipc and pyarrow agree batch by batch
+    _, ours = ours_read(path, form)
+    _, theirs = pa_read(data, form)
+    assert len(ours) == len(theirs) == 3
+    expected = pa_ipc.open_file(os.path.join(SUPPLEMENT, stem + ".expected.arrow_file")).read_all()
+    assert ours[0].column(0).to_pylist() == expected.column("d").to_pylist()[:3]
+    assert [b.column(1).to_pylist() for b in ours] == [b.column(1).to_pylist() for b in theirs]
+
+
+@pytest.mark.parametrize("stem,form", SUPPLEMENT_CASES, ids=[f"{s}.{f}" for s, f in SUPPLEMENT_CASES])
+def test_compressed_supplement_decodes_to_expected(stem, form):
+    path = os.path.join(SUPPLEMENT, stem + SUFFIX[form])
+    if not os.path.exists(path):
+        pytest.skip(f"missing {path}")
+    expected = pa_ipc.open_file(os.path.join(SUPPLEMENT, stem + ".expected.arrow_file")).read_all()
+    _, ours = ours_read(path, form)
+    assert [b.to_pylist() for b in ours] == [b.to_pylist() for b in expected.to_batches()]
+
+
+# ---------------------------------------------------------------------------------------------
+# round trips across the type set
+
+TYPE_CASES = [("issue2", c) for c in S.ISSUE2_CASE_IDS] + [("issue3", c) for c in ARRAY_CASES] + \
+    [("dict", "dictionary_string"), ("dict", "dictionary_nested")]
+
+
+def type_case_batch(kind, case, seed=0, length=40):
+    if kind == "issue2":
+        return S.make_batch([case], length, seed=seed)
+    if kind == "issue3":
+        arr = ARRAY_CASES[case](seed)
+        return pa.record_batch({case: arr}).slice(0, length)
+    if case == "dictionary_string":
+        idx = pa.array([None if i % 6 == 1 else (i * 7 + seed) % 5 for i in range(length)], pa.int16())
+        return pa.record_batch({case: pa.DictionaryArray.from_arrays(idx, pa.array(["a", "bb", None, "dddd", "e" * 30]))})
+    idx = pa.array([(i + seed) % 3 for i in range(length)], pa.uint8())
+    values = pa.array([["x", None], [], ["y", "z", "w"]], pa.list_(pa.string()))
+    return pa.record_batch({case: pa.DictionaryArray.from_arrays(idx, values)})
+
+
+TYPE_IDS = [f"{k}-{c}" for k, c in TYPE_CASES]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("kind,case", TYPE_CASES, ids=TYPE_IDS)
+def test_pyarrow_compressed_read_by_arrowipc(kind, case, codec):
+    batches = [type_case_batch(kind, case, 1), type_case_batch(kind, case, 1, 0), type_case_batch(kind, case, 1, 33)]
+    data = pa_write(batches, "stream", pa_options(codec))
+    assert all(f.codec() == CODEC_IDS[codec] for f in body_frames(data))
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, batches)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("kind,case", TYPE_CASES, ids=TYPE_IDS)
+def test_arrowipc_compressed_read_by_pyarrow(kind, case, codec):
+    batches = [type_case_batch(kind, case, 2), type_case_batch(kind, case, 2, 0), type_case_batch(kind, case, 2, 33)]
+    data = ours_write(batches, "stream", ours_options(codec))
+    assert all(f.codec() == CODEC_IDS[codec] for f in body_frames(data))
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, batches)
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, batches)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_all_types_in_one_compressed_batch_both_ways(codec, form):
+    batches = [S.make_batch(S.ISSUE2_CASE_IDS, 500, seed=3), S.make_batch(S.ISSUE2_CASE_IDS, 17, seed=4)]
+    _, ours = ours_read(pa_write(batches, form, pa_options(codec)), form)
+    assert_ours_equal(ours, batches)
+    _, got = pa_read(ours_write(batches, form, ours_options(codec)), form)
+    assert_pa_equal(got, batches)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_compressed_slices_written_by_arrowipc(codec):
+    full = S.make_batch(["int32", "string", "list", "struct", "bool"], 60, seed=5)
+    ours_full = arrowipc.record_batch(full)
+    for start, length in ((3, 17), (13, 40), (1, 0)):
+        data = ours_write([ours_full.slice(start, length)], "file", ours_options(codec), schema=full.schema)
+        _, got = pa_read(data, "file")
+        assert_pa_equal(got, [full.slice(start, length)])
+
+
+# ---------------------------------------------------------------------------------------------
+# zero rows, empty buffers, raw (-1) and mixed buffers
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("form", FORMS)
+def test_zero_row_batches_both_ways(form, codec):
+    batches = [S.make_batch(["int64", "string", "list", "struct", "bool"], 0, seed=6),
+               S.make_batch(["int64", "string", "list", "struct", "bool"], 5, seed=7),
+               S.make_batch(["int64", "string", "list", "struct", "bool"], 0, seed=8)]
+    _, ours = ours_read(pa_write(batches, form, pa_options(codec)), form)
+    assert_ours_equal(ours, batches)
+    data = ours_write(batches, form, ours_options(codec))
+    _, got = pa_read(data, form)
+    assert_pa_equal(got, batches)
+    # empty buffers take no bytes at all: no 8-byte prefix for a zero-length buffer
+    first = body_frames(data, form)[0]
+    assert all(n == 0 or n >= 8 for _, _, n in first.buffers())
+    assert any(n == 0 for _, _, n in first.buffers())
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_empty_buffers_among_compressed_ones(codec):
+    # no nulls -> empty validity buffers; empty strings -> empty data buffer; both next to
+    # compressed ones
+    batch = pa.record_batch({"a": pa.array(range(2000), pa.int64()), "s": pa.array([""] * 2000),
+                             "n": pa.array([None, 1] * 1000, pa.int32())})
+    data = ours_write([batch], "stream", ours_options(codec))
+    frame = body_frames(data)[0]
+    lengths = [n for _, _, n in frame.buffers()]
+    assert lengths[0] == 0 and lengths[2] == 0 and lengths[4] == 0     # a, s validity; s data
+    assert all(p > 0 for _, p in frame.compressed_prefixes())          # the rest compressed
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(pa_write([batch], "stream", pa_options(codec)), "stream")
+    assert_ours_equal(ours, [batch])
+
+
+def incompressible_batch(n=300, seed=9):
+    rng = random.Random(seed)
+    return pa.record_batch({
+        "r": pa.array([rng.randbytes(rng.randint(20, 60)) for _ in range(n)], pa.binary()),
+        "i": pa.array([rng.getrandbits(63) for _ in range(n)], pa.int64()),
+        "b": pa.array([rng.randbytes(16) for _ in range(n)], pa.binary(16)),
+    })
+
+
+# buffers: r validity, r offsets, r data, i validity, i values, b validity, b values
+RANDOM_DATA_BUFFERS = (2, 4, 6)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("form", FORMS)
+def test_all_raw_buffers(form, codec):
+    batch = incompressible_batch()
+    data = ours_write([batch], form, ours_options(codec))
+    frame = body_frames(data, form)[0]
+    buffers = frame.buffers()
+    prefix_at = dict(frame.compressed_prefixes())
+    # random bytes do not compress: those buffers are stored raw (-1), exactly 8 bytes longer
+    raw = [len(batch.column(0).buffers()[2]), 8 * 300, 16 * 300]
+    for index, raw_size in zip(RANDOM_DATA_BUFFERS, raw):
+        _, off, n = buffers[index]
+        assert prefix_at[frame.body_start + off] == -1, index
+        assert n == 8 + raw_size
+    # whatever is compressed is really smaller than raw
+    for _, off, n in buffers:
+        prefix = prefix_at.get(frame.body_start + off)
+        if prefix is not None and prefix != -1:
+            assert n < 8 + prefix
+    _, got = pa_read(data, form)
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(data, form)
+    assert_ours_equal(ours, [batch])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_every_buffer_raw(codec):
+    # only random data: nothing compresses, every non-empty buffer is -1
+    rng = random.Random(1)
+    batch = pa.record_batch({"i": pa.array([rng.getrandbits(64) for _ in range(512)], pa.uint64())})
+    data = ours_write([batch], "stream", ours_options(codec))
+    prefixes = [p for _, p in body_frames(data)[0].compressed_prefixes()]
+    assert prefixes == [-1]
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, [batch])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_mixed_raw_and_compressed_buffers(codec):
+    rng = random.Random(10)
+    batch = pa.record_batch({
+        "random": pa.array([rng.getrandbits(63) for _ in range(1000)], pa.int64()),
+        "zeros": pa.array([0] * 1000, pa.int64()),
+        "text": pa.array(["repeated text " * 3] * 1000),
+    })
+    data = ours_write([batch], "stream", ours_options(codec))
+    prefixes = [p for _, p in body_frames(data)[0].compressed_prefixes()]
+    assert -1 in prefixes and any(p > 0 for p in prefixes), prefixes
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, [batch])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_gold_uncompressible_raw_buffers_read_with_and_without_threads(codec):
+    path = os.path.join(COMPRESSION_DIR, f"generated_uncompressible_{codec}.stream")
+    if not os.path.exists(path):
+        pytest.skip("gold corpus missing")
+    _, theirs = pa_read(open(path, "rb").read(), "stream")
+    for use_threads in (True, False):
+        _, ours = ours_read(path, "stream", ipc.IpcReadOptions(use_threads=use_threads))
+        assert_ours_equal(ours, theirs)
+
+
+# ---------------------------------------------------------------------------------------------
+# dictionary batches are compressed too
+
+def dictionary_batches():
+    def batch(indices, dictionary):
+        return pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()),
+                                                                    pa.array(dictionary)),
+                                "x": pa.array(range(len(indices)), pa.int64())})
+    words = [f"word number {i} " * 4 for i in range(50)]
+    return [batch([0, 1, None, 2], words[:10]), batch([12, 3], words[:20]), batch([1, 0], words[30:32])]
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_arrowipc_compresses_dictionary_batches(codec):
+    batches = dictionary_batches()
+    data = ours_write(batches, "stream", ours_options(codec, emit_dictionary_deltas=True))
+    frames = body_frames(data)
+    dictionaries = [f for f in frames if f.header_type == X.HEADER_DICTIONARY_BATCH]
+    assert len(dictionaries) == 3
+    assert all(f.codec() == CODEC_IDS[codec] for f in dictionaries)
+    assert any(p > 0 for f in dictionaries for _, p in f.compressed_prefixes())
+    reader = pa_ipc.open_stream(pa.py_buffer(data))
+    got = list(reader)
+    assert_pa_equal(got, batches)
+    assert reader.stats.num_dictionary_deltas == 1 and reader.stats.num_replaced_dictionaries == 1
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, batches)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_pyarrow_compressed_dictionary_batches_read_by_arrowipc(codec, form):
+    batches = dictionary_batches()
+    if form == "file":
+        batches = batches[:2]                   # a file takes the delta, not the replacement
+    data = pa_write(batches, form, pa_options(codec, emit_dictionary_deltas=True))
+    dictionaries = [f for f in body_frames(data, form) if f.header_type == X.HEADER_DICTIONARY_BATCH]
+    assert dictionaries and all(f.codec() == CODEC_IDS[codec] for f in dictionaries)
+    _, theirs = pa_read(data, form)
+    _, ours = ours_read(data, form)
+    assert_ours_equal(ours, theirs)
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile input
+
+@functools.lru_cache(maxsize=None)
+def hostile_base(codec, form="stream") -> bytes:
+    """pyarrow-compressed data: 'a' int64 (compressible), 'r' one large random binary value."""
+    batch = pa.record_batch({"a": pa.array(range(1000), pa.int64()),
+                             "r": pa.array([random_bytes(600_000, 11)] + [b""] * 999, pa.binary())})
+    return pa_write([batch], form, pa_options(codec))
+
+
+A_VALUES, R_DATA = 1, 4     # buffer indices: a validity, a values, r validity, r offsets, r data
+
+
+def record_frame(data, form="stream"):
+    return [f for f in frames_of(data, form) if f.header_type == X.HEADER_RECORD_BATCH][0]
+
+
+def buffer_bytes(data, frame, index) -> bytes:
+    _, off, n = frame.buffers()[index]
+    return bytes(data[frame.body_start + off: frame.body_start + off + n])
+
+
+def with_prefix(codec, prefix, index=A_VALUES, form="stream") -> bytes:
+    data = bytearray(hostile_base(codec, form))
+    frame = record_frame(data, form)
+    _, off, _ = frame.buffers()[index]
+    struct.pack_into("<q", data, frame.body_start + off, prefix)
+    return bytes(data)
+
+
+def with_buffer(codec, content: bytes, index=R_DATA, form="stream") -> bytes:
+    data = bytearray(hostile_base(codec, form))
+    X.replace_buffer(data, record_frame(data, form), index, content)
+    return bytes(data)
+
+
+def read_everything(data, form="stream", options=None):
+    _, batches = ours_read(data, form, options)
+    for batch in batches:
+        batch.to_pylist() if batch.num_rows < 100 else [c.to_pylist() for c in batch.columns]
+    return batches
+
+
+def test_hostile_base_is_what_we_think():
+    for codec in CODECS:
+        data = hostile_base(codec)
+        frame = record_frame(data)
+        prefixes = dict((pos, p) for pos, p in frame.compressed_prefixes())
+        assert frame.codec() == CODEC_IDS[codec]
+        assert len(frame.buffers()) == 5
+        a = buffer_bytes(data, frame, A_VALUES)
+        assert struct.unpack_from("<q", a)[0] == 8000
+        assert struct.unpack_from("<q", buffer_bytes(data, frame, R_DATA))[0] == 600_000
+        assert prefixes
+        read_everything(data)       # untouched, it reads
+
+
+HUGE = 1 << 60
+
+
+@pytest.mark.parametrize("index", [A_VALUES, R_DATA], ids=["small_buffer", "large_buffer"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_huge_prefix_is_invalid_quickly_without_allocating(codec, index):
+    data = with_prefix(codec, HUGE, index)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ArrowInvalid) as info:
+            read_everything(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    elapsed = time.perf_counter() - started
+    assert elapsed < 5, f"took {elapsed:.1f} s"
+    assert peak < 64 << 20, f"peak traced allocation {peak} bytes"
+    assert str(HUGE) in str(info.value) or "length" in str(info.value).lower()
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_huge_prefix_in_file_and_file_like(codec, form, tmp_path):
+    import io
+    data = with_prefix(codec, HUGE, A_VALUES, form)
+    with pytest.raises(ArrowInvalid):
+        read_everything(io.BytesIO(data), form)
+    path = tmp_path / "hostile.arrow"
+    path.write_bytes(data)
+    with pytest.raises(ArrowInvalid):
+        read_everything(str(path), form)
+
+
+RLIMIT_SCRIPT = textwrap.dedent("""
+    import resource, sys
+    sys.path.insert(0, {repo!r})
+    import arrowipc
+    from arrowipc import ipc
+    from arrowipc.errors import ArrowInvalid
+    data = open({path!r}, "rb").read()
+    # warm up: the modules, codecs and thread pool a read needs are loaded before the limit
+    list(ipc.open_stream(open({clean!r}, "rb").read()))
+    def vm_size():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    limit = vm_size() + ({headroom_mb} << 20)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        for batch in ipc.open_stream(data):
+            batch.column(0)
+    except ArrowInvalid as e:
+        print("ArrowInvalid", e)
+        sys.exit(0)
+    except MemoryError as e:
+        print("MemoryError", e)
+        sys.exit(3)
+    print("no error")
+    sys.exit(4)
+""")
+
+
+def run_under_rlimit(data: bytes, clean: bytes, tmp_path, headroom_mb=256):
+    path, clean_path = tmp_path / "hostile.stream", tmp_path / "clean.stream"
+    path.write_bytes(data)
+    clean_path.write_bytes(clean)
+    script = RLIMIT_SCRIPT.format(repo=REPO, path=str(path), clean=str(clean_path), headroom_mb=headroom_mb)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("prefix", [HUGE, 1 << 40], ids=["2^60", "2^40"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_huge_prefix_under_address_space_limit(codec, prefix, tmp_path):
+    result = run_under_rlimit(with_prefix(codec, prefix, R_DATA), hostile_base(codec), tmp_path)
+    assert result.returncode == 0, f"stdout: {result.stdout}\nstderr: {result.stderr}"
+    assert result.stdout.startswith("ArrowInvalid")
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_prefix_under_the_limit_but_far_beyond_the_frame(codec, tmp_path):
+    # 8 GiB claimed by a 600 KB frame: nothing that large should be allocated to find out
+    result = run_under_rlimit(with_prefix(codec, 1 << 33, R_DATA), hostile_base(codec), tmp_path)
+    assert result.returncode == 0, f"stdout: {result.stdout}\nstderr: {result.stderr}"
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_untouched_data_reads_under_address_space_limit(codec, tmp_path):
+    # the limit itself leaves room for an honest read of the same data
+    result = run_under_rlimit(hostile_base(codec), hostile_base(codec), tmp_path)
+    assert result.returncode == 4 and result.stdout.startswith("no error"), result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("delta", [1, -1, 8, -7999, 1 << 20], ids=["plus1", "minus1", "plus8", "to1", "plus1MiB"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_prefix_not_matching_the_frame_is_invalid(codec, delta):
+    data = with_prefix(codec, 8000 + delta, A_VALUES)
+    with pytest.raises(ArrowInvalid):
+        read_everything(data)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_zero_prefix_for_a_non_empty_frame_is_invalid(codec):
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_prefix(codec, 0, A_VALUES))
+
+
+@pytest.mark.parametrize("prefix", [-2, -(1 << 62)], ids=["minus2", "very_negative"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_negative_prefix_other_than_raw_marker_is_invalid(codec, prefix):
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_prefix(codec, prefix, A_VALUES))
+
+
+@pytest.mark.parametrize("cut", [1, 7, 100, "to_header"], ids=["cut1", "cut7", "cut100", "header_only"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_truncated_frame_is_invalid(codec, cut):
+    original = buffer_bytes(hostile_base(codec), record_frame(hostile_base(codec)), R_DATA)
+    content = original[:8 + 11] if cut == "to_header" else original[:-cut]
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_buffer(codec, content))
+
+
+@pytest.mark.parametrize("length", [0, 1, 5, 7], ids=lambda n: f"len{n}")
+@pytest.mark.parametrize("codec", CODECS)
+def test_buffer_shorter_than_its_prefix_is_invalid(codec, length):
+    original = buffer_bytes(hostile_base(codec), record_frame(hostile_base(codec)), A_VALUES)
+    if length == 0:
+        # an empty values buffer for 1000 int64 values: too small once decompressed (it is not)
+        with pytest.raises(ArrowInvalid):
+            read_everything(with_buffer(codec, b"", A_VALUES))
+        return
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_buffer(codec, original[:length], A_VALUES))
+
+
+@pytest.mark.parametrize("where", ["magic", "header", "middle", "end"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_corrupt_frame_is_invalid(codec, where):
+    data = bytearray(hostile_base(codec))
+    frame = record_frame(data)
+    _, off, n = frame.buffers()[A_VALUES]
+    start = frame.body_start + off + 8          # the frame, after the length prefix
+    if where == "magic":
+        data[start:start + 4] = b"\x00\x11\x22\x33"
+    elif where == "header":
+        data[start + 4:start + 7] = b"\xff\xff\xff"
+    elif where == "middle":
+        for k in range(start + 12, start + n - 8 - 12):
+            data[k] ^= 0xA5
+    else:
+        data[start + n - 8 - 6:start + n - 8] = b"\xff" * 6
+    with pytest.raises(ArrowInvalid):
+        read_everything(bytes(data))
+
+
+def zstd_bomb(megabytes) -> bytes:
+    import zstandard
+    compressor = zstandard.ZstdCompressor(level=3).compressobj()     # no content size in the header
+    chunk = bytes(1 << 20)
+    return b"".join(compressor.compress(chunk) for _ in range(megabytes)) + compressor.flush()
+
+
+def lz4_bomb(megabytes) -> bytes:
+    import lz4.frame
+    compressor = lz4.frame.LZ4FrameCompressor()
+    chunk = bytes(1 << 20)
+    return compressor.begin() + b"".join(compressor.compress(chunk) for _ in range(megabytes)) + compressor.flush()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_decompression_bomb_is_bounded_by_its_prefix(codec):
+    bomb = zstd_bomb(256) if codec == "zstd" else lz4_bomb(64)
+    # the bomb claims 600000 bytes (the binary value needs exactly that many)
+    data = with_buffer(codec, struct.pack("<q", 600_000) + bomb, R_DATA)
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ArrowInvalid):
+            read_everything(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < 5
+    assert peak < 32 << 20, f"peak traced allocation {peak} bytes"
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_decompression_bomb_under_address_space_limit(codec, tmp_path):
+    bomb = zstd_bomb(512) if codec == "zstd" else lz4_bomb(64)
+    data = with_buffer(codec, struct.pack("<q", 600_000) + bomb, R_DATA)
+    result = run_under_rlimit(data, hostile_base(codec), tmp_path, headroom_mb=128)
+    assert result.returncode == 0, f"stdout: {result.stdout}\nstderr: {result.stderr}"
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_raw_marker_with_too_few_bytes_is_invalid(codec):
+    # -1 then 100 raw bytes where 1000 int64 values need 8000
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_buffer(codec, struct.pack("<q", -1) + bytes(100), A_VALUES))
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_frame_of_the_other_codec_is_invalid(codec):
+    # an LZ4 frame in a ZSTD body (and the reverse), with an honest prefix
+    zeros = bytes(600_000)
+    if codec == "lz4":
+        import zstandard
+        frame = zstandard.ZstdCompressor().compress(zeros)
+    else:
+        import lz4.frame
+        frame = lz4.frame.compress(zeros)
+    with pytest.raises(ArrowInvalid):
+        read_everything(with_buffer(codec, struct.pack("<q", 600_000) + frame, R_DATA))
+    # the same frame under its own codec reads: the bytes are fine, the codec is not
+    own = with_buffer("zstd" if codec == "lz4" else "lz4", struct.pack("<q", 600_000) + frame, R_DATA)
+    (batch,) = read_everything(own)
+    assert batch.column(1).to_pylist()[0] == zeros
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_hostile_compressed_dictionary_batch_is_invalid(codec):
+    data = bytearray(pa_write(dictionary_batches()[:1], "stream", pa_options(codec)))
+    frame = [f for f in frames_of(data) if f.header_type == X.HEADER_DICTIONARY_BATCH][0]
+    pos, _ = [(p, v) for p, v in frame.compressed_prefixes() if v > 0][0]
+    struct.pack_into("<q", data, pos, HUGE)
+    with pytest.raises(ArrowInvalid):
+        read_everything(bytes(data))
+
+
+# ---------------------------------------------------------------------------------------------
+# options
+
+@pytest.mark.parametrize("bad", ["snappy", "gzip", "brotli", "lz4_raw", "", 5])
+def test_invalid_codec_is_a_value_error_listing_allowed_values(bad):
+    with pytest.raises(ValueError) as info:
+        ipc.IpcWriteOptions(compression=bad)
+    message = str(info.value)
+    for allowed in ("lz4", "zstd", "None"):
+        assert allowed in message, message
+    if isinstance(bad, str) and bad:
+        assert bad in message
+
+
+@pytest.mark.parametrize("name,codec", [("lz4", 0), ("lz4_frame", 0), ("zstd", 1), ("LZ4", 0), ("ZSTD", 1)])
+def test_codec_names(name, codec):
+    batch = S.make_batch(["int64", "string"], 100, seed=12)
+    data = ours_write([batch], "stream", ipc.IpcWriteOptions(compression=name))
+    assert body_frames(data)[0].codec() == codec
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+
+
+def test_no_compression_writes_no_compression_field():
+    batch = S.make_batch(["int64"], 10)
+    data = ours_write([batch], "stream", ipc.IpcWriteOptions(compression=None))
+    assert body_frames(data)[0].codec() is None
+
+
+def compressible_batch():
+    rng = random.Random(13)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    return pa.record_batch({
+        "text": pa.array([" ".join(rng.choice(words) for _ in range(rng.randint(3, 12))) for _ in range(4000)]),
+        "ints": pa.array([rng.randint(0, 1000) for _ in range(4000)], pa.int64()),
+    })
+
+
+@pytest.mark.parametrize("codec,low,high", [("zstd", 1, 19), ("lz4", 0, 12)])
+def test_compression_level(codec, low, high):
+    batch = compressible_batch()
+    fast = ours_write([batch], "stream", ours_options(codec, compression_level=low))
+    small = ours_write([batch], "stream", ours_options(codec, compression_level=high))
+    assert fast != small
+    assert len(small) < len(fast)
+    for data in (fast, small):
+        _, got = pa_read(data, "stream")
+        assert_pa_equal(got, [batch])
+    # default level: pyarrow reads it, and it is no larger than the fast level would be... for
+    # zstd the default is 1 (pyarrow's default too)
+    default = ours_write([batch], "stream", ours_options(codec))
+    _, got = pa_read(default, "stream")
+    assert_pa_equal(got, [batch])
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_min_space_savings_stores_raw_below_the_threshold(codec):
+    batch = compressible_batch()
+    plain = ours_write([batch], "stream", ours_options(codec))
+    prefixes = [p for _, p in body_frames(plain)[0].compressed_prefixes()]
+    assert any(p > 0 for p in prefixes)         # buffers compress by default
+    # no buffer saves 99.9 %: all raw
+    strict = ours_write([batch], "stream", ours_options(codec, min_space_savings=0.999))
+    assert [p for _, p in body_frames(strict)[0].compressed_prefixes()] == [-1] * len(prefixes)
+    _, got = pa_read(strict, "stream")
+    assert_pa_equal(got, [batch])
+
+
+def threshold_batch():
+    # a 1000-byte and an 8000-byte values buffer, both very compressible
+    return pa.record_batch({"small": pa.array([0] * 1000, pa.int8()), "large": pa.array([0] * 1000, pa.int64())})
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_compression_threshold_stores_small_buffers_raw(codec):
+    batch = threshold_batch()
+    default = ours_write([batch], "stream", ours_options(codec))
+    assert [p for _, p in body_frames(default)[0].compressed_prefixes()] == [1000, 8000]
+    data = ours_write([batch], "stream", ours_options(codec, compression_threshold=4000))
+    frame = body_frames(data)[0]
+    assert [p for _, p in frame.compressed_prefixes()] == [-1, 8000]
+    assert [n for _, _, n in frame.buffers()][1] == 8 + 1000      # raw: prefix + the 1000 bytes
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, [batch])
+    # a threshold above every buffer: nothing is compressed
+    data = ours_write([batch], "stream", ours_options(codec, compression_threshold=1 << 20))
+    assert [p for _, p in body_frames(data)[0].compressed_prefixes()] == [-1, -1]
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+
+
+def test_negative_compression_threshold_is_a_value_error():
+    with pytest.raises(ValueError):
+        ipc.IpcWriteOptions(compression="zstd", compression_threshold=-1)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_use_threads_false_writes_and_reads(codec):
+    batches = [S.make_batch(S.ISSUE2_CASE_IDS, 300, seed=14), compressible_batch().slice(0, 0)][:1]
+    big = compressible_batch()
+    for data_batches in (batches, [big]):
+        data = ours_write(data_batches, "stream", ours_options(codec, use_threads=False))
+        _, got = pa_read(data, "stream")
+        assert_pa_equal(got, data_batches)
+        _, ours = ours_read(data, "stream", ipc.IpcReadOptions(use_threads=False))
+        assert_ours_equal(ours, data_batches)
+        # the same bytes as with threads: compression is deterministic either way
+        assert data == ours_write(data_batches, "stream", ours_options(codec, use_threads=True))
+
+
+NO_THREADS_SCRIPT = textwrap.dedent("""
+    import sys, threading, random
+    sys.path.insert(0, {repo!r})
+    import arrowipc
+    from arrowipc import ipc
+    rng = random.Random(1)
+    values = [rng.randint(0, 100) for _ in range(400_000)]
+    batch = arrowipc.record_batch({{"a": arrowipc.array(values, type=arrowipc.int64()),
+                                    "b": arrowipc.array(values, type=arrowipc.int64()),
+                                    "c": arrowipc.array([str(v) for v in values])}})
+    sink = arrowipc.BufferOutputStream()
+    options = ipc.IpcWriteOptions(compression={codec!r}, use_threads=False)
+    with ipc.new_stream(sink, batch.schema, options=options) as writer:
+        writer.write_batch(batch)
+    reader = ipc.open_stream(sink.getvalue(), options=ipc.IpcReadOptions(use_threads=False))
+    got = reader.read_all()
+    assert got.num_rows == 400_000
+    assert got.column(2).to_pylist()[:3] == [str(v) for v in values[:3]]
+    print(threading.active_count())
+""")
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_use_threads_false_starts_no_thread(codec):
+    script = NO_THREADS_SCRIPT.format(repo=REPO, codec=codec)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1", f"threads alive: {result.stdout}"
+
+
+@functools.lru_cache(maxsize=None)
+def size_batches():
+    return (S.make_batch(S.ISSUE2_CASE_IDS, 1500, seed=15), S.make_batch(S.ISSUE2_CASE_IDS, 300, seed=16))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_compressed_buffers_no_larger_than_pyarrows(codec, form):
+    batches = size_batches()
+    theirs = pa_write(batches, form, pa_options(codec))
+    ours = ours_write(batches, form, ours_options(codec))
+    ours_frames, theirs_frames = body_frames(ours, form), body_frames(theirs, form)
+    assert len(ours_frames) == len(theirs_frames)
+    total_ours = total_theirs = 0
+    for mine, other in zip(ours_frames, theirs_frames):
+        # buffer by buffer: no larger than pyarrow's but for the frame header's 8-byte content
+        # size field (arrowipc's LZ4 frames record it, pyarrow's do not)
+        for (_, _, n_ours), (_, _, n_theirs) in zip(mine.buffers(), other.buffers()):
+            assert n_ours <= n_theirs + 8, (n_ours, n_theirs)
+            total_ours += n_ours
+            total_theirs += n_theirs
+    assert total_ours <= total_theirs, (total_ours, total_theirs)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_output_no_larger_than_pyarrows_at_8_byte_alignment(codec, form):
+    batches = size_batches()
+    theirs = pa_write(batches, form, pa_options(codec))
+    ours = ours_write(batches, form, ours_options(codec, alignment=8))
+    # within a few bytes of framing per message (flatbuffer layouts differ slightly)
+    assert len(ours) <= len(theirs) + 16 * len(frames_of(ours, form)), (len(ours), len(theirs))
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_output_no_larger_than_pyarrows_with_default_options(codec, form):
+    batches = size_batches()
+    theirs = pa_write(batches, form, pa_options(codec))
+    ours = ours_write(batches, form, ours_options(codec))
+    assert len(ours) <= len(theirs) + 16 * len(frames_of(ours, form)), (len(ours), len(theirs))
