@@ -202,17 +202,6 @@ int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, 
   return ARROWIPC_CHECK_OK;
 }
 
-void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
-                           int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    int bit = src == NULL ? 1 : (src[(src_offset + i) >> 3] >> ((src_offset + i) & 7)) & 1;
-    int64_t d = dst_offset + i;
-    if (bit)
-      dst[d >> 3] |= (uint8_t)(1u << (d & 7));
-    else
-      dst[d >> 3] &= (uint8_t)~(1u << (d & 7));
-  }
-}
 /* ---- Full validation: value-level checks -------------------------------------------------- */
 
 /* Well-formed UTF-8 (Unicode table 3-7): no overlongs, no surrogates, nothing above U+10FFFF.
@@ -386,4 +375,15 @@ int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t
     last[code] = o;
   }
   return ARROWIPC_CHECK_OK;
+}
+void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
+                           int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    int bit = src == NULL ? 1 : (src[(src_offset + i) >> 3] >> ((src_offset + i) & 7)) & 1;
+    int64_t d = dst_offset + i;
+    if (bit)
+      dst[d >> 3] |= (uint8_t)(1u << (d & 7));
+    else
+      dst[d >> 3] &= (uint8_t)~(1u << (d & 7));
+  }
 }

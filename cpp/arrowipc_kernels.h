@@ -62,10 +62,6 @@ int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, con
 int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length,
                             int64_t* where);
 
-/* Copy n bits from src (starting at bit src_offset) to dst (starting at bit dst_offset); the
- * other bits of dst are kept. src may be NULL, meaning all bits set. */
-void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
-                           int64_t n);
 /* ---- Full validation: value-level checks (see arrowipc/_core/content_checks.pyx) ----------- */
 #define ARROWIPC_CHECK_INVALID_UTF8 6
 #define ARROWIPC_CHECK_PRECISION 7      /* a decimal value with more digits than its precision */
@@ -95,4 +91,8 @@ int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* va
 /* Dense union offsets (already in range) never decrease within one child. */
 int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets,
                                            int64_t offset, int64_t length, int64_t* where);
+/* Copy n bits from src (starting at bit src_offset) to dst (starting at bit dst_offset); the
+ * other bits of dst are kept. src may be NULL, meaning all bits set. */
+void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
+                           int64_t n);
 #endif

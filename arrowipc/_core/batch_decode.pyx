@@ -226,13 +226,22 @@ cdef class _Assembler:
         cdef int kind = self.plan.c_kinds[self.plan_i]
         cdef int nch = self.plan.c_nchildren[self.plan_i]
         cdef int64_t nbuf = ipc_buffer_count(kind, self.version)
+        cdef int64_t nvar
+        cdef int pi = self.plan_i
         self.plan_i += 1
         self.node_i += 1
         if kind == K_VIEW:
             if self.var_i >= len(self.h.variadic_counts):
                 raise ArrowInvalid(f"{self.where}: a view field needs variadic buffer count "
                                    f"{self.var_i} but the header has {len(self.h.variadic_counts)}")
-            nbuf += self.h.variadic_counts[self.var_i]
+            nvar = self.h.variadic_counts[self.var_i]
+            # the same bound build() applies: a negative or huge count would move buf_i backwards
+            # or past every buffer
+            if nvar < 0 or nvar > self.h.n_buffers - self.buf_i - nbuf:
+                raise ArrowInvalid(f"{self.where}: view field {self.plan.names[pi]!r} claims {nvar} "
+                                   f"data buffers but only {self.h.n_buffers - self.buf_i - nbuf} "
+                                   f"buffers remain")
+            nbuf += nvar
             self.var_i += 1
         self.buf_i += nbuf
         for _ in range(nch):

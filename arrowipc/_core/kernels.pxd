@@ -18,7 +18,6 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int arrowipc_check_union(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset, int64_t length, const int8_t* child_for_code, const int64_t* child_lengths, int64_t* where)
     int arrowipc_check_indices(const uint8_t* indices, int width, int is_signed, const uint8_t* validity, int64_t offset, int64_t length, int64_t bound, int64_t* where)
     int arrowipc_check_run_ends(const uint8_t* run_ends, int width, int64_t offset, int64_t length, int64_t* where)
-    void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset, int64_t n)
     # full validation (value-level checks)
     int ARROWIPC_CHECK_INVALID_UTF8, ARROWIPC_CHECK_PRECISION, ARROWIPC_CHECK_BAD_PREFIX, ARROWIPC_CHECK_NOT_MULTIPLE
     int arrowipc_utf8_valid(const uint8_t* p, int64_t n, int64_t* bad_byte)
@@ -28,3 +27,4 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int arrowipc_check_decimals(const uint8_t* values, int byte_width, int precision, const uint8_t* validity, int64_t offset, int64_t length, int64_t* where)
     int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* validity, int64_t offset, int64_t length, int64_t lo, int64_t hi, int64_t multiple, int64_t* where)
     int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset, int64_t length, int64_t* where)
+    void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset, int64_t n)

@@ -17,7 +17,7 @@ from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
                                   run_pending_checks)
 from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowCapacityError, ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
@@ -107,12 +107,11 @@ class MessageDecoder:
         structural: the O(n) checks stay pending and run before any column data is handed out
         (the batch's `_columns` gate), so no access can go out of bounds and plain reads cost no
         more than pyarrow's. full: the same checks plus the value checks, run now, so the read
-        itself raises. none: skipped (trusted input only).
+        itself raises. none: skipped (trusted input only). Big-endian data kept in its byte order
+        (ensure_native_endian=False) cannot be checked by the native-order kernels and is handed
+        out unchecked, as the caller asked for the raw bytes.
         """
-        level = self._level
-        if self._keep_foreign:
-            # big-endian data kept as-is cannot be checked by native-order kernels
-            return RecordBatch(self.schema, cols, num_rows, None)
+        level = "none" if self._keep_foreign else self._level
         if level == "structural":
             return RecordBatch(self.schema, cols, num_rows, pending)
         if level == "full":
@@ -127,11 +126,16 @@ class MessageDecoder:
         if header.codec >= 0:
             mask = buffer_needed_mask(plan, header, included, msg.version)
             where = f"{self.where}: message at byte {msg.offset}"
-            check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
-                                     self.options.max_decompressed_size, where)
+            claimed = check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
+                                               self.options.max_decompressed_size, where)
             from .compression import decompress_body_buffers
-            prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
-                                               self.options.use_threads, where)
+            try:
+                prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
+                                                   self.options.use_threads, where)
+            except MemoryError:
+                # claims within the bounds above can still exceed the memory this process has
+                raise ArrowCapacityError(f"{where}: no memory for the {claimed} bytes the "
+                                         f"compressed buffers claim") from None
         return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version,
                                 self._limits)
 
@@ -178,7 +182,7 @@ class MessageDecoder:
         # A dictionary is checked once, when it arrives, at the reader's level.
         if pending and self._level != "none" and not self._keep_foreign:
             run_pending_checks(pending, f"{self.where}: dictionary {dict_id}")
-        if self._level == "full":
+        if self._level == "full" and not self._keep_foreign:
             validate_values(values, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
@@ -197,6 +201,7 @@ class MessageDecoder:
 
 _SCHEMA_CACHE: dict = {}
 _SCHEMA_CACHE_SIZE = 64
+_SCHEMA_CACHE_MAX_FIELDS = 2048
 
 
 def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
@@ -214,9 +219,12 @@ def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
                                       where)
         info = md.decode_schema(schema_table)
         hit = (info, make_plan([(f.name, f.type) for f in info.schema]), n_fields, depth)
-        if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
-            _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)), None)
-        _SCHEMA_CACHE[key] = hit
+        # only schemas of ordinary size are kept: 64 huge ones (up to max_fields each, from a
+        # few bytes of input) would otherwise stay in memory
+        if n_fields <= _SCHEMA_CACHE_MAX_FIELDS:
+            if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
+                _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)), None)
+            _SCHEMA_CACHE[key] = hit
     else:
         check_schema_bounds(hit[2], hit[3], options, where)
     return hit[0], hit[1]
