@@ -17,8 +17,5 @@ if [ ! -f "$stamp" ]; then
   python -m pip install --quiet -r ci/requirements-dev.txt
   touch "$stamp"
 fi
-# The extensions are built in place: processes started by tools (Spark's Python workers, CLI
-# subprocesses) find the package through PYTHONPATH, not through the current directory.
-export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 python setup.py build_ext --inplace --quiet 2>&1 | grep -vE "^(warning: |.*Cython.*DEF)" || true
 python -c "import arrowipc._core.batch_decode" || { echo "arrowipc: building the extensions failed" >&2; exit 1; }
