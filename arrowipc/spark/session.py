@@ -22,15 +22,17 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: di
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        # Local workers inherit this environment: let them import the very arrowipc running here,
-        # also from a checkout that is not installed (an absolute path; their cwd differs).
+        # everything runs on this machine: no need to look for a routable address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if master == "local" or master.startswith("local["):
+        # In-process local workers inherit this environment: let them import the very arrowipc
+        # running here, also from a checkout that is not installed (an absolute path: their cwd
+        # differs). Not for local-cluster, whose executors import the shipped environment.
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         parent = os.path.dirname(here)
         paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
         if parent not in paths:
             os.environ["PYTHONPATH"] = os.pathsep.join([parent] + paths)
-        # everything runs on this machine: no need to look for a routable address
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.sql.session.timeZone", "UTC")
