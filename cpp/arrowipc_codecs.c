@@ -26,12 +26,18 @@ static struct {
   const char* (*error_name)(size_t);
   size_t (*compress_bound)(size_t, const lz4f_preferences*);
   size_t (*compress_frame)(void*, size_t, const void*, size_t, const lz4f_preferences*);
+  unsigned (*version)(void);
   int loaded;
 } lz4;
 
 static struct {
-  size_t (*decompress)(void*, size_t, const void*, size_t);
-  size_t (*compress)(void*, size_t, const void*, size_t, int);
+  size_t (*decompress_dctx)(void*, void*, size_t, const void*, size_t);
+  size_t (*compress_cctx)(void*, void*, size_t, const void*, size_t, int);
+  void* (*create_cctx)(void);
+  size_t (*free_cctx)(void*);
+  void* (*create_dctx)(void);
+  size_t (*free_dctx)(void*);
+  unsigned (*version)(void);
   size_t (*compress_bound)(size_t);
   unsigned (*is_error)(size_t);
   const char* (*error_name)(size_t);
@@ -58,36 +64,58 @@ int arrowipc_codec_load(int codec, const char* path) {
     *(void**)&lz4.error_name = dlsym(h, "LZ4F_getErrorName");
     *(void**)&lz4.compress_bound = dlsym(h, "LZ4F_compressFrameBound");
     *(void**)&lz4.compress_frame = dlsym(h, "LZ4F_compressFrame");
+    *(void**)&lz4.version = dlsym(h, "LZ4F_getVersion");
     lz4.loaded = lz4.create_dctx && lz4.free_dctx && lz4.decompress && lz4.is_error &&
-                 lz4.error_name && lz4.compress_bound && lz4.compress_frame;
+                 lz4.error_name && lz4.compress_bound && lz4.compress_frame && lz4.version;
+    if (!lz4.loaded) dlclose(h);
     return lz4.loaded;
   }
   if (zstd.loaded) return 1;
-  *(void**)&zstd.decompress = dlsym(h, "ZSTD_decompress");
-  *(void**)&zstd.compress = dlsym(h, "ZSTD_compress");
+  *(void**)&zstd.decompress_dctx = dlsym(h, "ZSTD_decompressDCtx");
+  *(void**)&zstd.compress_cctx = dlsym(h, "ZSTD_compressCCtx");
+  *(void**)&zstd.create_cctx = dlsym(h, "ZSTD_createCCtx");
+  *(void**)&zstd.free_cctx = dlsym(h, "ZSTD_freeCCtx");
+  *(void**)&zstd.create_dctx = dlsym(h, "ZSTD_createDCtx");
+  *(void**)&zstd.free_dctx = dlsym(h, "ZSTD_freeDCtx");
+  *(void**)&zstd.version = dlsym(h, "ZSTD_versionNumber");
   *(void**)&zstd.compress_bound = dlsym(h, "ZSTD_compressBound");
   *(void**)&zstd.is_error = dlsym(h, "ZSTD_isError");
   *(void**)&zstd.error_name = dlsym(h, "ZSTD_getErrorName");
   *(void**)&zstd.create_dstream = dlsym(h, "ZSTD_createDStream");
   *(void**)&zstd.free_dstream = dlsym(h, "ZSTD_freeDStream");
   *(void**)&zstd.decompress_stream = dlsym(h, "ZSTD_decompressStream");
-  zstd.loaded = zstd.decompress && zstd.compress && zstd.compress_bound && zstd.is_error &&
-                zstd.error_name && zstd.create_dstream && zstd.free_dstream &&
-                zstd.decompress_stream;
+  zstd.loaded = zstd.decompress_dctx && zstd.compress_cctx && zstd.create_cctx &&
+                zstd.free_cctx && zstd.create_dctx && zstd.free_dctx && zstd.version &&
+                zstd.compress_bound && zstd.is_error && zstd.error_name && zstd.create_dstream &&
+                zstd.free_dstream && zstd.decompress_stream;
+  if (!zstd.loaded) dlclose(h);
   return zstd.loaded;
+}
+
+unsigned arrowipc_codec_version(int codec) {
+  if (codec == ARROWIPC_CODEC_ZSTD) return zstd.loaded ? zstd.version() : 0;
+  return lz4.loaded ? lz4.version() : 0;
 }
 
 int arrowipc_codec_available(int codec) {
   return codec == ARROWIPC_CODEC_LZ4_FRAME ? lz4.loaded : zstd.loaded;
 }
 
-int arrowipc_decompress(int codec, const uint8_t* src, int64_t src_len, uint8_t* dst,
-                        int64_t dst_len, const char** error) {
+void arrowipc_codec_contexts_free(arrowipc_codec_contexts* c) {
+  if (c->zstd_cctx != NULL) zstd.free_cctx(c->zstd_cctx);
+  if (c->zstd_dctx != NULL) zstd.free_dctx(c->zstd_dctx);
+  c->zstd_cctx = c->zstd_dctx = NULL;
+}
+
+int arrowipc_decompress(arrowipc_codec_contexts* c, int codec, const uint8_t* src,
+                        int64_t src_len, uint8_t* dst, int64_t dst_len, const char** error) {
   *error = NULL;
   if (codec == ARROWIPC_CODEC_ZSTD) {
     if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+    if (c->zstd_dctx == NULL && (c->zstd_dctx = zstd.create_dctx()) == NULL)
+      return ARROWIPC_CODEC_NO_MEMORY;
     /* The capacity bounds the output: a frame that claims or produces more fails here. */
-    size_t r = zstd.decompress(dst, (size_t)dst_len, src, (size_t)src_len);
+    size_t r = zstd.decompress_dctx(c->zstd_dctx, dst, (size_t)dst_len, src, (size_t)src_len);
     if (zstd.is_error(r)) {
       *error = zstd.error_name(r);
       return strstr(*error, "too small") ? ARROWIPC_CODEC_TOO_LONG : ARROWIPC_CODEC_CORRUPT;
@@ -177,13 +205,16 @@ int64_t arrowipc_compress_bound(int codec, int64_t n) {
   return (int64_t)lz4.compress_bound((size_t)n, &prefs);
 }
 
-int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8_t* dst,
-                      int64_t cap, int64_t* out_len, const char** error) {
+int arrowipc_compress(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
+                      int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len, const char** error) {
   *error = NULL;
   size_t r;
   if (codec == ARROWIPC_CODEC_ZSTD) {
     if (!zstd.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
-    r = zstd.compress(dst, (size_t)cap, src, (size_t)n, level);
+    if (c->zstd_cctx == NULL && (c->zstd_cctx = zstd.create_cctx()) == NULL)
+      return ARROWIPC_CODEC_NO_MEMORY;
+    /* the same frame as ZSTD_compress (content size, no checksum); the context is reused */
+    r = zstd.compress_cctx(c->zstd_cctx, dst, (size_t)cap, src, (size_t)n, level);
     if (zstd.is_error(r)) { *error = zstd.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
   } else {
     if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
@@ -199,40 +230,67 @@ int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8
 }
 
 #include <pthread.h>
+#include <stdlib.h>
 
 typedef struct {
-  arrowipc_codec_task* tasks;
+  arrowipc_codec_task** order;   /* largest first */
   int64_t n;
-  int64_t next;              /* claimed with __atomic_fetch_add */
+  int64_t next;                  /* claimed with __atomic_fetch_add */
 } codec_queue;
 
-static void run_one(arrowipc_codec_task* t) {
+static void run_one(arrowipc_codec_contexts* c, arrowipc_codec_task* t) {
   if (t->compress)
-    t->status = arrowipc_compress(t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
+    t->status = arrowipc_compress(c, t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
                                   &t->out_len, &t->error);
   else
-    t->status = arrowipc_decompress(t->codec, t->src, t->src_len, t->dst, t->dst_len, &t->error);
+    t->status = arrowipc_decompress(c, t->codec, t->src, t->src_len, t->dst, t->dst_len,
+                                    &t->error);
 }
 
+/* Each worker keeps its codec contexts for all the tasks it claims. */
 static void* codec_worker(void* arg) {
   codec_queue* q = (codec_queue*)arg;
+  arrowipc_codec_contexts c = {NULL, NULL};
   for (;;) {
     int64_t i = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
     if (i >= q->n) break;
-    run_one(&q->tasks[i]);
+    run_one(&c, q->order[i]);
   }
+  arrowipc_codec_contexts_free(&c);
   return NULL;
 }
 
+static int64_t task_work(const arrowipc_codec_task* t) {
+  return t->src_len > t->dst_len ? t->src_len : t->dst_len;
+}
+
+static int larger_first(const void* a, const void* b) {
+  int64_t x = task_work(*(arrowipc_codec_task* const*)a), y = task_work(*(arrowipc_codec_task* const*)b);
+  return x > y ? -1 : x < y;
+}
+
 void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
-  codec_queue q = {tasks, n, 0};
   pthread_t ids[64];
   int started = 0;
+  /* Longest tasks first: the threads then run out of work at nearly the same time. */
+  arrowipc_codec_task** order = (arrowipc_codec_task**)malloc(sizeof(*order) * (size_t)(n + 1));
+  if (order == NULL) threads = 1;
   if (threads > 64) threads = 64;
   if (threads > n) threads = (int)n;
+  if (threads <= 1) {
+    arrowipc_codec_contexts c = {NULL, NULL};
+    for (int64_t i = 0; i < n; i++) run_one(&c, &tasks[i]);
+    arrowipc_codec_contexts_free(&c);
+    free(order);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) order[i] = &tasks[i];
+  qsort(order, (size_t)n, sizeof(*order), larger_first);
+  codec_queue q = {order, n, 0};
   for (int i = 1; i < threads; i++) {
     if (pthread_create(&ids[started], NULL, codec_worker, &q) == 0) started++;
   }
   codec_worker(&q);          /* the calling thread works too */
   for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+  free(order);
 }

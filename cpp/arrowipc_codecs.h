@@ -1,4 +1,5 @@
-/* LZ4 frame and ZSTD through the system libraries, loaded at run time (dlopen), so the calls run
+/* LZ4 frame and ZSTD through shared libraries loaded at run time (dlopen): the codec packages'
+ * extension modules (which export the libraries' C API) or the system libraries. The calls run
  * in C without the GIL and write straight into buffers arrowipc allocated. Every function returns
  * a status; the Cython layer turns failures into exceptions. */
 #ifndef ARROWIPC_CODECS_H
@@ -15,21 +16,30 @@
 #define ARROWIPC_CODEC_TOO_SHORT 4    /* ends before the expected size */
 #define ARROWIPC_CODEC_TRAILING 5     /* bytes left after the frame */
 #define ARROWIPC_CODEC_NO_SPACE 6     /* compressed output does not fit */
+#define ARROWIPC_CODEC_NO_MEMORY 7    /* a codec context could not be allocated */
 
 /* Load a codec from the shared library at `path`; returns 1 when its functions resolved. */
 int arrowipc_codec_load(int codec, const char* path);
 int arrowipc_codec_available(int codec);
+/* The loaded library's version number (major*10000 + minor*100 + patch for ZSTD; LZ4F's
+ * frame API version for LZ4), 0 when not loaded. */
+unsigned arrowipc_codec_version(int codec);
+
+/* Codec contexts one thread reuses across calls (created on first use; free with
+ * arrowipc_codec_contexts_free). Zero-initialise before first use. */
+typedef struct { void* zstd_cctx; void* zstd_dctx; } arrowipc_codec_contexts;
+void arrowipc_codec_contexts_free(arrowipc_codec_contexts* c);
 
 /* Decompress src into exactly dst_len bytes at dst. */
-int arrowipc_decompress(int codec, const uint8_t* src, int64_t src_len, uint8_t* dst,
-                        int64_t dst_len, const char** error);
+int arrowipc_decompress(arrowipc_codec_contexts* c, int codec, const uint8_t* src,
+                        int64_t src_len, uint8_t* dst, int64_t dst_len, const char** error);
 
 /* An upper bound of the compressed size of n bytes (0 when unavailable). */
 int64_t arrowipc_compress_bound(int codec, int64_t n);
 
 /* Compress src into dst (capacity cap); *out_len receives the compressed size. */
-int arrowipc_compress(int codec, int level, const uint8_t* src, int64_t n, uint8_t* dst,
-                      int64_t cap, int64_t* out_len, const char** error);
+int arrowipc_compress(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
+                      int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len, const char** error);
 
 /* Count what src decompresses to, through a small scratch buffer, stopping past `limit`
  * (ARROWIPC_CODEC_TOO_LONG). Used before allocating when a claimed size is implausibly large
@@ -50,6 +60,6 @@ typedef struct {
   const char* error;
 } arrowipc_codec_task;
 
-/* Run the tasks on up to `threads` threads (the caller's thread included). */
+/* Run the tasks on up to `threads` threads (the caller's thread included), largest first. */
 void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads);
 #endif

@@ -43,20 +43,62 @@ cdef class _PyBufferOwner:
         return None
 
 
-# Recently freed large blocks, kept for reuse: writing into fresh pages costs a page fault per
-# 4 KiB, which dominates large sequential writes (the system allocator maps and unmaps big blocks).
+# Recently freed large blocks, kept for reuse: writing into fresh pages costs a page fault and a
+# kernel page clear per 4 KiB, which dominates large sequential writes (decompression, packing).
+# Blocks idle for longer than POOL_IDLE_SECONDS go back to the system at the next pool call.
 DEF POOL_MIN_BLOCK = 1 << 20
-DEF POOL_SLOTS = 4
-cdef int64_t POOL_MAX_BYTES = (<int64_t>512) << 20
+DEF POOL_SLOTS = 64
+DEF POOL_IDLE_SECONDS = 10
+cdef int64_t POOL_MAX_BYTES = (<int64_t>1) << 30
 cdef void* _pool_ptr[POOL_SLOTS]
 cdef int64_t _pool_cap[POOL_SLOTS]
+cdef int64_t _pool_since[POOL_SLOTS]      # monotonic seconds at which the block was pooled
 cdef int64_t _pool_bytes = 0
+# Blocks this large are aligned to, and advised as, transparent huge pages: a 2 MiB page is one
+# fault instead of 512.
+DEF HUGE_PAGE = 1 << 21
+DEF HUGE_BLOCK_MIN = 1 << 22
+
+cdef extern from "time.h" nogil:
+    ctypedef long time_t
+    struct timespec:
+        time_t tv_sec
+        long tv_nsec
+    int clock_gettime(int clk_id, timespec* tp)
+    int CLOCK_MONOTONIC_COARSE
+
+cdef extern from "sys/mman.h" nogil:
+    int madvise(void* addr, size_t length, int advice)
+    int MADV_HUGEPAGE
+
+
+cdef inline int64_t _now() noexcept:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+    return ts.tv_sec
+
+
+cdef void _pool_drop(int i) noexcept:
+    global _pool_bytes
+    free(_pool_ptr[i])
+    _pool_bytes -= _pool_cap[i]
+    _pool_ptr[i] = NULL
+
+
+cdef void _pool_expire(int64_t now) noexcept:
+    cdef int i
+    for i in range(POOL_SLOTS):
+        if _pool_ptr[i] != NULL and now - _pool_since[i] > POOL_IDLE_SECONDS:
+            _pool_drop(i)
 
 
 cdef void* pool_take(int64_t capacity) noexcept:
     """A cached block of at least `capacity` bytes (and at most twice that), or NULL."""
     global _pool_bytes
     cdef int i, best = -1
+    if _pool_bytes == 0:
+        return NULL
+    _pool_expire(_now())
     for i in range(POOL_SLOTS):
         if _pool_ptr[i] != NULL and capacity <= _pool_cap[i] <= 2 * capacity:
             if best < 0 or _pool_cap[i] < _pool_cap[best]:
@@ -70,38 +112,52 @@ cdef void* pool_take(int64_t capacity) noexcept:
 
 
 cdef void pool_give(void* p, int64_t capacity) noexcept:
-    """Keep a freed block for reuse, evicting the smallest; free it when it does not fit."""
+    """Keep a freed block for reuse, evicting the oldest; free it when it does not fit."""
     global _pool_bytes
     cdef int i, victim = -1
+    cdef int64_t now
     if capacity < POOL_MIN_BLOCK or capacity > POOL_MAX_BYTES:
         free(p)
         return
+    now = _now()
+    _pool_expire(now)
     for i in range(POOL_SLOTS):
         if _pool_ptr[i] == NULL:
             victim = i
             break
-        if victim < 0 or _pool_cap[i] < _pool_cap[victim]:
+        if victim < 0 or _pool_since[i] < _pool_since[victim]:
             victim = i
     if _pool_ptr[victim] != NULL:
-        free(_pool_ptr[victim])
-        _pool_bytes -= _pool_cap[victim]
-        _pool_ptr[victim] = NULL
-    if _pool_bytes + capacity > POOL_MAX_BYTES:
-        free(p)
-        return
-    _pool_ptr[victim] = p
-    _pool_cap[victim] = capacity
-    _pool_bytes += capacity
+        _pool_drop(victim)
+    # make room by dropping the oldest blocks
+    while _pool_bytes + capacity > POOL_MAX_BYTES:
+        i = -1
+        for victim in range(POOL_SLOTS):
+            if _pool_ptr[victim] != NULL and (i < 0 or _pool_since[victim] < _pool_since[i]):
+                i = victim
+        if i < 0:
+            break
+        _pool_drop(i)
+    for i in range(POOL_SLOTS):
+        if _pool_ptr[i] == NULL:
+            _pool_ptr[i] = p
+            _pool_cap[i] = capacity
+            _pool_since[i] = now
+            _pool_bytes += capacity
+            return
+    free(p)
 
 
 def release_pooled_memory():
     """Return every cached block to the system."""
-    global _pool_bytes
     for i in range(POOL_SLOTS):
         if _pool_ptr[i] != NULL:
-            free(_pool_ptr[i])
-            _pool_ptr[i] = NULL
-    _pool_bytes = 0
+            _pool_drop(i)
+
+
+def pooled_bytes():
+    """Bytes of freed blocks kept for reuse."""
+    return _pool_bytes
 
 
 @cython.no_gc
@@ -249,7 +305,11 @@ cpdef Buffer allocate(int64_t size, bint zero=True):
     if capacity >= POOL_MIN_BLOCK:
         p = pool_take(capacity)
     if p == NULL:
-        if posix_memalign(&p, 64, <size_t>capacity) != 0 or p == NULL:
+        if capacity >= HUGE_BLOCK_MIN:
+            if posix_memalign(&p, HUGE_PAGE, <size_t>capacity) != 0 or p == NULL:
+                raise MemoryError(f"cannot allocate {size} bytes")
+            madvise(p, <size_t>(capacity & ~(<int64_t>HUGE_PAGE - 1)), MADV_HUGEPAGE)
+        elif posix_memalign(&p, 64, <size_t>capacity) != 0 or p == NULL:
             raise MemoryError(f"cannot allocate {size} bytes")
     if zero:
         memset(p, 0, <size_t>capacity)

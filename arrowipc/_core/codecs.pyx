@@ -1,6 +1,7 @@
 # cython: language_level=3
-"""LZ4_FRAME and ZSTD in C: the system libraries loaded at run time, called without the GIL, in
-parallel across buffers, writing into outputs allocated once at their final (checked) size.
+"""LZ4_FRAME and ZSTD in C: the codec libraries loaded at run time, called without the GIL, in
+parallel across buffers (each worker thread reusing its codec contexts), writing into outputs
+allocated once at their final (checked) size.
 
 `available(codec)` says whether the C path is usable; otherwise arrowipc.ipc.compression falls
 back to the `lz4` and `zstandard` packages.
@@ -14,6 +15,7 @@ from arrowipc.errors import ArrowInvalid
 cdef extern from "arrowipc_codecs.h" nogil:
     int ARROWIPC_CODEC_OK, ARROWIPC_CODEC_UNAVAILABLE, ARROWIPC_CODEC_CORRUPT
     int ARROWIPC_CODEC_TOO_LONG, ARROWIPC_CODEC_TOO_SHORT, ARROWIPC_CODEC_TRAILING
+    int ARROWIPC_CODEC_NO_MEMORY
     ctypedef struct arrowipc_codec_task:
         int compress
         int codec
@@ -27,6 +29,7 @@ cdef extern from "arrowipc_codecs.h" nogil:
         const char* error
     int arrowipc_codec_load(int codec, const char* path)
     int arrowipc_codec_available(int codec)
+    unsigned arrowipc_codec_version(int codec)
     int64_t arrowipc_compress_bound(int codec, int64_t n)
     int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
                                    int64_t* size, const char** error)
@@ -44,6 +47,11 @@ def available(int codec):
     return bool(arrowipc_codec_available(codec))
 
 
+def version(int codec):
+    """The loaded library's version number (0 when none is loaded)."""
+    return arrowipc_codec_version(codec)
+
+
 cdef str describe(arrowipc_codec_task* t, str where, int64_t index):
     name = _NAMES.get(t.codec, str(t.codec))
     detail = f" ({t.error.decode(errors='replace')})" if t.error != NULL else ""
@@ -57,6 +65,8 @@ cdef str describe(arrowipc_codec_task* t, str where, int64_t index):
         return f"{where}: buffer {index}: bytes left after the end of the {name} frame"
     if t.status == ARROWIPC_CODEC_UNAVAILABLE:
         return f"{where}: the {name} library is not available"
+    if t.status == ARROWIPC_CODEC_NO_MEMORY:
+        return f"{where}: buffer {index}: cannot allocate a {name} context"
     return f"{where}: buffer {index}: corrupt {name} data{detail}"
 
 
@@ -66,17 +76,17 @@ DEF PLAUSIBLE_RATIO = 64
 DEF PLAUSIBLE_SLACK = 1 << 20
 
 
-cdef int check_claim(int codec, Buffer src, int64_t claimed, str where, object label) except -1:
+def check_claim(int codec, Buffer src, int64_t claimed, str where, object label):
     """Allocation follows the data: an implausibly large claim must be proven by decoding."""
     cdef int64_t measured = 0
     cdef const char* error = NULL
     cdef int status
     if claimed <= PLAUSIBLE_RATIO * src.size + PLAUSIBLE_SLACK:
-        return 0
+        return
     with nogil:
         status = arrowipc_decompressed_size(codec, src.ptr, src.size, claimed, &measured, &error)
     if status == ARROWIPC_CODEC_OK and measured == claimed:
-        return 0
+        return
     name = _NAMES.get(codec, str(codec))
     if status == ARROWIPC_CODEC_OK or status == ARROWIPC_CODEC_TOO_SHORT:
         raise ArrowInvalid(f"{where}: buffer {label}: {name} data decodes to {measured} bytes but "
@@ -90,12 +100,12 @@ cdef int check_claim(int codec, Buffer src, int64_t claimed, str where, object l
     raise ArrowInvalid(f"{where}: buffer {label}: corrupt {name} data{detail}")
 
 
-def decompress_all(int codec, list sources, list sizes, list labels, int threads, str where):
-    """Decompress each source into a new Buffer of exactly its size (sizes already checked
-    against the caller's limit; implausible ones are measured before any allocation)."""
+def decompress_many(list codecs, list sources, list sizes, list labels, list wheres, int threads):
+    """Decompress each source into a new Buffer of exactly its size, all in one parallel run
+    (largest first, so the threads finish together). Sizes are already checked against the
+    caller's limits and plausible claims (check_claim). Returns, per source, its Buffer or the
+    message of the ArrowInvalid it deserves: one bad frame does not hide the good ones."""
     cdef Py_ssize_t n = len(sources), i
-    for i in range(n):
-        check_claim(codec, sources[i], sizes[i], where, labels[i])
     cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
     cdef Buffer src, dst
     cdef list outs = []
@@ -107,7 +117,7 @@ def decompress_all(int codec, list sources, list sizes, list labels, int threads
             dst = allocate(sizes[i], False)
             outs.append(dst)
             tasks[i].compress = 0
-            tasks[i].codec = codec
+            tasks[i].codec = codecs[i]
             tasks[i].level = 0
             tasks[i].src = src.ptr
             tasks[i].src_len = src.size
@@ -119,7 +129,7 @@ def decompress_all(int codec, list sources, list sizes, list labels, int threads
             arrowipc_codec_run(tasks, n, threads)
         for i in range(n):
             if tasks[i].status != ARROWIPC_CODEC_OK:
-                raise ArrowInvalid(describe(&tasks[i], where, labels[i]))
+                outs[i] = describe(&tasks[i], wheres[i], labels[i])
         return outs
     finally:
         free(tasks)

@@ -29,29 +29,37 @@ _pool = None
 _c_codecs = None
 
 
+# Where the C path finds each codec, in order: the codec packages' extension modules export the
+# libraries' C API (the versions our dependencies pin, the same on every machine; zstandard's is
+# the libzstd pyarrow bundles, so ZSTD frames are byte-identical to pyarrow's), then the system's.
+_LIBRARIES = {
+    CODEC_LZ4_FRAME: (("module", "lz4.frame._frame"), ("path", "liblz4.so.1"), ("path", "liblz4.so")),
+    CODEC_ZSTD: (("module", "zstandard._cffi"), ("path", "libzstd.so.1"), ("path", "libzstd.so")),
+}
+
+
 def _native():
-    """The C codec module when the system codec libraries load, else None (Python fallback)."""
+    """The C codec module (its `available(codec)` says which codecs loaded)."""
     global _c_codecs
     if _c_codecs is None:
         from .._core import codecs
-        for codec, names in ((CODEC_LZ4_FRAME, ("liblz4.so.1", "liblz4.so")),
-                             (CODEC_ZSTD, ("libzstd.so.1", "libzstd.so"))):
-            for name in names:
-                if codecs.load(codec, name):
+        for codec, places in _LIBRARIES.items():
+            for kind, name in places:
+                path = _module_file(name) if kind == "module" else name
+                if path is not None and codecs.load(codec, path):
                     break
-            else:
-                if codec == CODEC_LZ4_FRAME:
-                    _load_lz4_from_package(codecs)
         _c_codecs = codecs
     return _c_codecs
 
 
-def _load_lz4_from_package(codecs):
-    """The `lz4` package's extension exports the LZ4F API: use it when the system has no liblz4."""
+def _module_file(name: str):
+    """The shared-object file of an extension module, without importing it."""
     import importlib.util
-    spec = importlib.util.find_spec("lz4.frame._frame")
-    if spec is not None and spec.origin:
-        codecs.load(CODEC_LZ4_FRAME, spec.origin)
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:
+        return None
+    return spec.origin if spec is not None and spec.origin and spec.origin.endswith(".so") else None
 
 
 def _threads(use_threads: bool, nbytes: int) -> int:
@@ -163,59 +171,109 @@ def decompress_buffer(raw: Buffer, codec: int, limit: int = MAX_DECOMPRESSED_BUF
     return py_buffer(out)
 
 
+class BodyDecompression:
+    """The compressed buffers of one or more message bodies, decompressed in one parallel run.
+
+    `add` checks a body's buffer spans and length prefixes (raising ArrowInvalid for that body)
+    and queues its frames; `run` decompresses every queued frame at once, so the threads stay
+    busy across the buffers of several batches, and returns per body its list of Buffers by
+    header index (None where not needed) or the ArrowInvalid that body deserves.
+    """
+
+    def __init__(self, use_threads: bool, limit: int = MAX_DECOMPRESSED_BUFFER):
+        self.use_threads = use_threads
+        self.limit = limit
+        self._native = _native()
+        self._outs = []           # per body: list by header index
+        self._bodies = []         # per body: (codec, jobs, where) for the Python fallback
+        self._codecs, self._srcs, self._sizes, self._labels, self._wheres, self._slots = \
+            [], [], [], [], [], []
+
+    def add(self, header, body: Buffer, codec: int, needed: list, where: str) -> int:
+        spans = header.buffers_list()
+        jobs = []
+        for i, (off, n) in enumerate(spans):
+            if not needed[i]:
+                continue
+            if off < 0 or n < 0 or off > body.size or n > body.size - off:
+                raise ArrowInvalid(f"{where}: buffer {i} spans bytes [{off}, {off}+{n}) but the "
+                                   f"body has {body.size} bytes")
+            jobs.append((i, body.slice(off, n)))
+        slot = len(self._outs)
+        out = [None] * len(spans)
+        if not self._native.available(codec):
+            self._outs.append(out)
+            self._bodies.append((codec, jobs, where))
+            return slot
+        queued = []
+        for i, raw in jobs:
+            if raw.size == 0:
+                out[i] = raw
+                continue
+            if raw.size < 8:
+                raise ArrowInvalid(f"{where}: buffer {i}: compressed buffer of {raw.size} bytes "
+                                   f"has no 8-byte length prefix")
+            size = _PREFIX.unpack(raw.slice(0, 8).to_pybytes())[0]
+            if size == RAW_MARKER:
+                out[i] = _aligned(raw.slice(8))
+                continue
+            if size < 0 or size > self.limit:
+                raise ArrowInvalid(f"{where}: buffer {i}: uncompressed length prefix is {size}; "
+                                   f"expected -1 or 0..{self.limit}")
+            frame = raw.slice(8)
+            self._native.check_claim(codec, frame, size, where, i)
+            queued.append((i, frame, size))
+        self._outs.append(out)
+        self._bodies.append(None)
+        for i, frame, size in queued:
+            self._codecs.append(codec)
+            self._srcs.append(frame)
+            self._sizes.append(size)
+            self._labels.append(i)
+            self._wheres.append(where)
+            self._slots.append(slot)
+        return slot
+
+    def run(self) -> list:
+        results = list(self._outs)
+        if self._srcs:
+            threads = _threads(self.use_threads, sum(b.size for b in self._srcs))
+            bufs = self._native.decompress_many(self._codecs, self._srcs, self._sizes,
+                                                self._labels, self._wheres, threads)
+            for slot, i, buf in zip(self._slots, self._labels, bufs):
+                if isinstance(results[slot], ArrowInvalid):
+                    continue                      # the body's first error (by buffer) counts
+                if isinstance(buf, str):
+                    results[slot] = ArrowInvalid(buf)
+                else:
+                    results[slot][i] = buf
+        for slot, fallback in enumerate(self._bodies):
+            if fallback is not None:
+                try:
+                    self._decompress_python(results[slot], *fallback)
+                except ArrowInvalid as e:
+                    results[slot] = e
+        return results
+
+    def _decompress_python(self, out, codec, jobs, where):
+        def one(job):
+            i, raw = job
+            return decompress_buffer(raw, codec, self.limit, f"{where}: buffer {i}")
+
+        for (i, _), buf in zip(jobs, _map(one, jobs, self.use_threads,
+                                          sum(b.size for _, b in jobs))):
+            out[i] = _aligned(buf)
+
+
 def decompress_body_buffers(header, body: Buffer, codec: int, needed: list, use_threads: bool,
                             where: str, limit: int = MAX_DECOMPRESSED_BUFFER) -> list:
     """Decompressed Buffer per header buffer index (None where not needed), in parallel."""
-    spans = header.buffers_list()
-    jobs = []
-    for i, (off, n) in enumerate(spans):
-        if not needed[i]:
-            continue
-        if off < 0 or n < 0 or off > body.size or n > body.size - off:
-            raise ArrowInvalid(f"{where}: buffer {i} spans bytes [{off}, {off}+{n}) but the body "
-                               f"has {body.size} bytes")
-        jobs.append((i, body.slice(off, n)))
-    native = _native()
-    if native.available(codec):
-        return _decompress_native(native, codec, jobs, len(spans), use_threads, where, limit)
-
-    def run(job):
-        i, raw = job
-        return decompress_buffer(raw, codec, limit, f"{where}: buffer {i}")
-
-    results = _map(run, jobs, use_threads, sum(b.size for _, b in jobs))
-    out = [None] * len(spans)
-    for (i, _), buf in zip(jobs, results):
-        out[i] = _aligned(buf)
-    return out
-
-
-def _decompress_native(native, codec, jobs, count, use_threads, where, limit):
-    """Prefixes checked here; frames decompressed in C, in parallel, into exact-size buffers."""
-    out = [None] * count
-    srcs, sizes, labels = [], [], []
-    for i, raw in jobs:
-        if raw.size == 0:
-            out[i] = raw
-            continue
-        if raw.size < 8:
-            raise ArrowInvalid(f"{where}: buffer {i}: compressed buffer of {raw.size} bytes has no "
-                               f"8-byte length prefix")
-        size = _PREFIX.unpack(raw.slice(0, 8).to_pybytes())[0]
-        if size == RAW_MARKER:
-            out[i] = _aligned(raw.slice(8))
-            continue
-        if size < 0 or size > limit:
-            raise ArrowInvalid(f"{where}: buffer {i}: uncompressed length prefix is {size}; "
-                               f"expected -1 or 0..{limit}")
-        srcs.append(raw.slice(8))
-        sizes.append(size)
-        labels.append(i)
-    if srcs:
-        threads = _threads(use_threads, sum(b.size for b in srcs))
-        for i, buf in zip(labels, native.decompress_all(codec, srcs, sizes, labels, threads, where)):
-            out[i] = buf
-    return out
+    work = BodyDecompression(use_threads, limit)
+    work.add(header, body, codec, needed, where)
+    result = work.run()[0]
+    if isinstance(result, ArrowInvalid):
+        raise result
+    return result
 
 
 def _aligned(buf: Buffer) -> Buffer:
@@ -239,10 +297,7 @@ def make_body_compressor(options):
     savings = options.min_space_savings
     use_threads = options.use_threads
     native = _native()
-    # ZSTD output depends on the library version: compress with the `zstandard` package's
-    # libzstd (the version pyarrow bundles, so output is byte-identical); LZ4 and every
-    # decompression run on the C path.
-    if native.available(codec) and codec == CODEC_LZ4_FRAME:
+    if native.available(codec):
         def compress_many(datas):
             return native.compress_all(codec, level, datas,
                                        _threads(use_threads, sum(len(d) for d in datas)))

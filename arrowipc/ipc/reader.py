@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import namedtuple
+from collections import deque, namedtuple
 
 from .. import types as T
 from .._core.arraydata import ArrayData
@@ -17,7 +17,7 @@ from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
                                   run_pending_checks)
 from .._core.buffer import Buffer, py_buffer
 from .._core.flatbuf import root_table
-from ..errors import ArrowCapacityError, ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowCapacityError, ArrowException, ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
@@ -91,6 +91,49 @@ class MessageDecoder:
             self.stats.num_record_batches += 1
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
+        return self._finish_batch(header, cols, pending)
+
+    def read_record_batch_window(self, msgs: list, count: bool = True) -> list:
+        """[(RecordBatch, Message)] for consecutive compressed record-batch messages whose
+        buffers are decompressed together in one parallel run (the threads stay busy across
+        batches). A message that fails ends the list with its exception: the batches before it
+        are complete and are still handed out first."""
+        from .compression import BodyDecompression
+        work = BodyDecompression(self.options.use_threads)
+        staged, failure = [], None
+        for msg in msgs:
+            try:
+                header = decode_record_batch_header(msg.header)
+                mask, where, _ = self._decompression_checks(header, msg, self._plan, self._included)
+                staged.append((msg, header, work.add(header, msg.body, header.codec, mask, where)))
+            except ArrowException as e:
+                failure = e
+                break
+        try:
+            prepared = work.run()
+        except MemoryError:
+            raise ArrowCapacityError(f"{self.where}: message at byte {msgs[0].offset}: no memory "
+                                     f"to decompress the buffers of {len(staged)} batches") from None
+        out = []
+        for msg, header, slot in staged:
+            try:
+                if isinstance(prepared[slot], ArrowException):
+                    raise prepared[slot]
+                if count:
+                    self.stats.num_messages += 1
+                    self.stats.num_record_batches += 1
+                cols, pending = assemble_columns(self._plan, header, msg.body, self._included,
+                                                 prepared[slot], self.where, msg.version,
+                                                 self._limits)
+                out.append((self._finish_batch(header, cols, pending), msg))
+            except ArrowException as e:
+                out.append(e)
+                return out
+        if failure is not None:
+            out.append(failure)
+        return out
+
+    def _finish_batch(self, header, cols, pending) -> RecordBatch:
         if self._swap:
             cols, pending = self._swapped(cols, pending)
         if self.memo is not None:
@@ -121,13 +164,19 @@ class MessageDecoder:
                 validate_values(col, f"{self.where}: field {f.name!r}")
         return RecordBatch(self.schema, cols, num_rows, None)
 
+    def _decompression_checks(self, header, msg: Message, plan, included):
+        """(needed-buffer mask, error location, claimed bytes) of a compressed body, after its
+        length prefixes are checked against the reader's limits."""
+        mask = buffer_needed_mask(plan, header, included, msg.version)
+        where = f"{self.where}: message at byte {msg.offset}"
+        claimed = check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
+                                           self.options.max_decompressed_size, where)
+        return mask, where, claimed
+
     def _assemble(self, header, msg: Message, plan, included):
         prepared = None
         if header.codec >= 0:
-            mask = buffer_needed_mask(plan, header, included, msg.version)
-            where = f"{self.where}: message at byte {msg.offset}"
-            claimed = check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
-                                               self.options.max_decompressed_size, where)
+            mask, where, claimed = self._decompression_checks(header, msg, plan, included)
             from .compression import decompress_body_buffers
             try:
                 prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
@@ -230,6 +279,30 @@ def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
     return hit[0], hit[1]
 
 
+# Compressed record batches of in-memory input are decoded a window at a time: the buffers of
+# all of them decompress in one parallel run, so both cores stay busy across batch boundaries.
+# A window reads ahead at most this many body bytes or messages.
+WINDOW_BYTES = 128 << 20
+WINDOW_MESSAGES = 64
+
+
+def _is_compressed_batch(msg: Message) -> bool:
+    return (msg.header_type == md.HEADER_RECORD_BATCH
+            and decode_record_batch_header(msg.header).codec >= 0)
+
+
+def _window(first: Message, peek) -> list:
+    """`first` and the messages `peek()` returns after it (None ends the window)."""
+    msgs, size = [first], first.body.size
+    while len(msgs) < WINDOW_MESSAGES and size < WINDOW_BYTES:
+        msg = peek()
+        if msg is None:
+            break
+        msgs.append(msg)
+        size += msg.body.size
+    return msgs
+
+
 class _ReaderBase:
     def __enter__(self):
         return self
@@ -253,6 +326,7 @@ class RecordBatchStreamReader(_ReaderBase):
         self._source = open_source(source)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
+        self._ready = deque()       # decoded ahead: (batch, message) or the exception met
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
             raise ArrowInvalid(f"stream: expected a schema message at byte {self._source.pos}, "
@@ -270,7 +344,39 @@ class RecordBatchStreamReader(_ReaderBase):
                                f"end-of-stream marker (IpcReadOptions(allow_missing_eos=True) "
                                f"accepts that)")
 
+    def _windowed(self, msg) -> bool:
+        return (isinstance(self._source, BufferSource) and self._decoder.plain
+                and _is_compressed_batch(msg))
+
+    def _decode_window(self, first: Message):
+        """Decode `first`, a compressed record batch, with the compressed record batches that
+        follow it, into self._ready. A message that cannot be framed ends the window; it is
+        read (and its error raised) after the batches before it are handed out."""
+        src, limit = self._source, self._decoder.options.max_metadata_size
+
+        def peek():
+            start = src.pos
+            try:
+                msg = read_message_from(src, limit)
+                if msg is not None and _is_compressed_batch(msg):
+                    return msg
+            except ArrowException:
+                pass
+            src.pos = start
+            return None
+
+        self._ready.extend(self._decoder.read_record_batch_window(_window(first, peek)))
+
+    def _next_ready(self):
+        item = self._ready.popleft()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
+        if self._ready:
+            batch, msg = self._next_ready()
+            return RecordBatchWithMetadata(batch, msg.custom_metadata)
         if self._done:
             raise StopIteration
         dec = self._decoder
@@ -280,6 +386,10 @@ class RecordBatchStreamReader(_ReaderBase):
             if msg is None:
                 self._end_of_stream(start)
                 raise StopIteration
+            if self._windowed(msg):
+                self._decode_window(msg)
+                batch, msg = self._next_ready()
+                return RecordBatchWithMetadata(batch, msg.custom_metadata)
             batch = dec.decode(msg)
             if batch is not None:
                 return RecordBatchWithMetadata(batch, msg.custom_metadata)
@@ -296,6 +406,8 @@ class RecordBatchStreamReader(_ReaderBase):
 
     def __iter__(self):
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
+        while self._ready:
+            yield self._next_ready()[0]
         if self._done:
             return
         dec, src = self._decoder, self._source
@@ -328,6 +440,11 @@ class RecordBatchStreamReader(_ReaderBase):
                 self._end_of_stream(start)
                 return
             if cols is None:
+                if msg.header_type == md.HEADER_RECORD_BATCH:     # compressed
+                    self._decode_window(msg)
+                    while self._ready:
+                        yield self._next_ready()[0]
+                    continue
                 batch = dec.decode(msg)
                 if batch is not None:
                     yield batch
@@ -505,8 +622,39 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self):
-        for i in range(len(self._batch_blocks)):
-            yield self.get_batch(i)
+        n, i = len(self._batch_blocks), 0
+        while i < n:
+            msg = self._compressed_block(i) if self._fast else None
+            if msg is None:
+                yield self.get_batch(i)
+                i += 1
+                continue
+            # a window of consecutive compressed batches, decompressed together
+            j = i + 1
+
+            def peek():
+                nonlocal j
+                m = self._compressed_block(j) if j < n else None
+                j += m is not None
+                return m
+
+            for item in self._decoder.read_record_batch_window(_window(msg, peek), count=False):
+                if isinstance(item, BaseException):
+                    raise item
+                with self._lock:
+                    self._decoder.stats.num_messages += 1
+                    self._decoder.stats.num_record_batches += 1
+                yield item[0]
+            i = j
+
+    def _compressed_block(self, i: int):
+        """Block i's message when it is a compressed record batch (else None: get_batch reads
+        it, and reports its errors)."""
+        try:
+            msg = self._read_block(self._batch_blocks[i], i, "record batch")
+            return msg if _is_compressed_batch(msg) else None
+        except ArrowException:
+            return None
 
     def iter_batches_with_custom_metadata(self):
         for i in range(len(self._batch_blocks)):

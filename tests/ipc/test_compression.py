@@ -888,3 +888,185 @@ def test_output_no_larger_than_pyarrows_with_default_options(codec, form):
     theirs = pa_write(batches, form, pa_options(codec))
     ours = ours_write(batches, form, ours_options(codec))
     assert len(ours) <= len(theirs) + 16 * len(frames_of(ours, form)), (len(ours), len(theirs))
+
+
+# ---------------------------------------------------------------------------------------------
+# windows: consecutive compressed batches of in-memory input decompress in one parallel run
+
+@functools.lru_cache(maxsize=None)
+def window_batches(n=6, rows=3000):
+    """Batches with compressible and incompressible buffers, nulls, strings and lists."""
+    out = []
+    for i in range(n):
+        rnd = random.Random(40 + i)
+        ints = [rnd.randrange(-(1 << 62), 1 << 62) for _ in range(rows)]
+        out.append(pa.record_batch({
+            "seq": pa.array(range(i * rows, (i + 1) * rows), pa.int64()),
+            "noise": pa.array(ints, pa.int64()),
+            "maybe": pa.array([None if k % 7 == 0 else k * 0.5 for k in range(rows)]),
+            "s": pa.array([f"v{rnd.randrange(50)}" for _ in range(rows)]),
+            "l": pa.array([[k, k + 1] if k % 5 else None for k in range(rows)], pa.list_(pa.int32())),
+        }))
+    return tuple(out)
+
+
+def assert_same_batches(got, expected):
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert pa.record_batch(g).equals(e)
+
+
+def iterate(data, form):
+    """Every batch through the readers' iteration (the windowed path)."""
+    if form == "stream":
+        return list(ipc.open_stream(data))
+    return list(ipc.open_file(data))
+
+
+def corrupt_batch_frame(data, form, batch_index):
+    """`data` with the magic number of the first compressed frame of record batch
+    `batch_index` damaged; returns (bytes, that message's offset)."""
+    data = bytearray(data)
+    frame = [f for f in frames_of(data, form) if f.header_type == X.HEADER_RECORD_BATCH][batch_index]
+    for pos, prefix in frame.compressed_prefixes():
+        if prefix > 0:
+            for k in range(pos + 8, pos + 12):
+                data[k] ^= 0x5A
+            return bytes(data), frame.start
+    raise AssertionError("no compressed buffer in that batch")
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_windowed_iteration_reads_every_batch_in_order(codec, form):
+    batches = window_batches()
+    data = pa_write(batches, form, pa_options(codec))
+    got = iterate(data, form)
+    assert_same_batches(got, batches)
+    reader = ipc.open_stream(data) if form == "stream" else ipc.open_file(data)
+    list(reader)
+    assert reader.stats.num_record_batches == len(batches)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_windowed_stream_keeps_custom_metadata_per_batch(codec):
+    batches = window_batches(4)
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, batches[0].schema, options=pa_options(codec)) as writer:
+        for i, b in enumerate(batches):
+            writer.write_batch(b, custom_metadata={"i": str(i)})
+    reader = ipc.open_stream(sink.getvalue().to_pybytes())
+    got = list(reader.iter_batches_with_custom_metadata())
+    assert [m[b"i"] for _, m in got] == [b"0", b"1", b"2", b"3"]
+    assert_same_batches([b for b, _ in got], batches)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_leaving_a_window_early_loses_no_batch(codec):
+    """The batches a window decoded ahead are handed out by the next read, whichever API."""
+    batches = window_batches(5)
+    reader = ipc.open_stream(pa_write(batches, "stream", pa_options(codec)))
+    first = next(iter(reader))
+    second = reader.read_next_batch()
+    third, meta = reader.read_next_batch_with_custom_metadata()
+    rest = list(reader)
+    assert_same_batches([first, second, third] + rest, batches)
+    with pytest.raises(StopIteration):
+        reader.read_next_batch()
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_bad_frame_in_a_window_comes_after_the_good_batches(codec, form):
+    batches = window_batches(5)
+    data, offset = corrupt_batch_frame(pa_write(batches, form, pa_options(codec)), form, 2)
+    reader = ipc.open_stream(data) if form == "stream" else ipc.open_file(data)
+    got = []
+    with pytest.raises(ArrowInvalid, match=f"message at byte {offset}: buffer \\d+: corrupt "
+                                           f"{'LZ4_FRAME' if codec == 'lz4' else 'ZSTD'} data"):
+        for batch in reader:
+            got.append(batch)
+    assert_same_batches(got, list(batches[:2]))
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_truncated_compressed_stream_yields_every_complete_batch_then_raises(codec):
+    batches = window_batches(5)
+    data = pa_write(batches, "stream", pa_options(codec))
+    frames = [f for f in frames_of(data) if f.header_type == X.HEADER_RECORD_BATCH]
+    cut = frames[3].body_start + frames[3].body_len // 2
+    reader = ipc.open_stream(data[:cut])
+    got = []
+    with pytest.raises(ArrowInvalid, match="truncated"):
+        for batch in reader:
+            got.append(batch)
+    assert_same_batches(got, list(batches[:3]))
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_window_bounds_split_long_streams(codec, monkeypatch):
+    from arrowipc.ipc import reader as reader_module
+    monkeypatch.setattr(reader_module, "WINDOW_MESSAGES", 2)
+    batches = window_batches(5)
+    for form in FORMS:
+        assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
+    monkeypatch.setattr(reader_module, "WINDOW_MESSAGES", 64)
+    monkeypatch.setattr(reader_module, "WINDOW_BYTES", 1)
+    for form in FORMS:
+        assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_uncompressed_and_compressed_batches_interleaved(codec):
+    """A stream whose batches switch compression on and off (legal: it is per message)."""
+    batches = window_batches(4)
+    plain = pa_write(list(batches[:2]), "stream")
+    packed = pa_write(batches[2:], "stream", pa_options(codec))
+    # splice: schema + 2 plain batches + 2 compressed batches + EOS
+    p_frames, c_frames = X.split_stream(plain)[0], X.split_stream(packed)[0]
+    body = lambda data, f: data[f.start:f.body_start + f.body_len]  # noqa: E731
+    spliced = (body(plain, p_frames[0]) + body(packed, c_frames[1]) + body(plain, p_frames[1])
+               + body(packed, c_frames[2]) + body(plain, p_frames[2]) + b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    got = list(ipc.open_stream(spliced))
+    assert_same_batches(got, [batches[2], batches[0], batches[3], batches[1]])
+
+
+def test_zstd_frames_are_byte_identical_to_pyarrows():
+    """The C path loads the libzstd pyarrow bundles (from the zstandard package), so frames
+    match pyarrow's byte for byte."""
+    batch = size_batches()[0]
+    theirs = body_frames(pa_write([batch], "stream", pa_options("zstd")))[0]
+    ours = body_frames(ours_write([batch], "stream", ours_options("zstd")))[0]
+    same = 0
+    for (_, o_off, o_n), (_, t_off, t_n) in zip(ours.buffers(), theirs.buffers()):
+        mine = ours.data[ours.body_start + o_off: ours.body_start + o_off + o_n]
+        other = theirs.data[theirs.body_start + t_off: theirs.body_start + t_off + t_n]
+        if mine[:8] != b"\xff" * 8 and o_n:          # pyarrow keeps frames arrowipc stores raw
+            assert bytes(mine) == bytes(other)
+            same += 1
+    assert same >= 5
+
+
+def test_codec_libraries_loaded():
+    from arrowipc.ipc import compression
+    import zstandard
+    native = compression._native()
+    assert native.available(0) and native.available(1)
+    major, minor, patch = zstandard.ZSTD_VERSION
+    assert native.version(1) == major * 10000 + minor * 100 + patch
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_compressed_in_memory_batches_share_one_window(form, monkeypatch):
+    from arrowipc.ipc.reader import MessageDecoder
+    sizes = []
+    original = MessageDecoder.read_record_batch_window
+
+    def spy(self, msgs, *args, **kwargs):
+        sizes.append(len(msgs))
+        return original(self, msgs, *args, **kwargs)
+
+    monkeypatch.setattr(MessageDecoder, "read_record_batch_window", spy)
+    batches = window_batches(5)
+    assert_same_batches(iterate(pa_write(batches, form, pa_options("zstd")), form), batches)
+    assert sizes == [5]

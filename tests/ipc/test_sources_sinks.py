@@ -435,3 +435,27 @@ def test_arrowipc_reads_its_own_buffer_output():
     write_ours(sink, table, "file")
     with ipc.open_file(sink.getvalue()) as reader:
         S.assert_table_matches(reader.read_all(), table)
+
+
+def test_freed_large_blocks_are_pooled_and_bounded():
+    """Large freed blocks are kept for reuse (no page faults on the next large write), within
+    the pool's byte bound, and can be handed back to the system."""
+    from arrowipc._core.buffer import allocate_buffer, pooled_bytes, release_pooled_memory
+    release_pooled_memory()
+    assert pooled_bytes() == 0
+    block = allocate_buffer(8 << 20, False)
+    address = block.address
+    del block
+    assert pooled_bytes() >= 8 << 20
+    again = allocate_buffer((8 << 20) - 100, False)       # a close size reuses the block
+    assert again.address == address and pooled_bytes() == 0
+    del again
+    # many large blocks freed at once: the pool keeps at most 1 GiB of them
+    blocks = [allocate_buffer(96 << 20, False) for _ in range(14)]
+    del blocks
+    assert 0 < pooled_bytes() <= 1 << 30
+    release_pooled_memory()
+    assert pooled_bytes() == 0
+    small = allocate_buffer(1000)                          # small blocks are never pooled
+    del small
+    assert pooled_bytes() == 0
