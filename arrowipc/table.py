@@ -15,6 +15,18 @@ from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKey
 from .types import Field, Schema, StructType, normalize_metadata
 
 
+# What one row of a column-less batch costs as a Python dict (an empty dict and its list slot).
+_EMPTY_DICT_BYTES = 72
+
+
+def _physical_memory() -> int:
+    import os
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
 def _column_index(schema: Schema, i) -> int:
     if isinstance(i, str):
         j = schema.get_field_index(i)
@@ -160,11 +172,14 @@ class RecordBatch:
         cols = [make_array(c).to_pylist() for c in self._columns]
         try:
             if not cols:
+                # a batch without columns can claim any number of rows: refuse at once what
+                # cannot fit in this machine's memory rather than grow until the OS kills us
+                if self.num_rows * _EMPTY_DICT_BYTES > _physical_memory():
+                    raise MemoryError
                 [None] * self.num_rows          # fails at once when the rows cannot fit
                 return [{} for _ in range(self.num_rows)]
             return [dict(zip(names, row)) for row in zip(*cols)]
         except MemoryError:
-            # a batch without columns can claim any number of rows
             raise ArrowCapacityError(f"record batch: {self.num_rows} rows do not fit in memory as "
                                      f"Python dicts") from None
 
