@@ -387,3 +387,47 @@ void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst,
       dst[d >> 3] &= (uint8_t)~(1u << (d & 7));
   }
 }
+
+#include <pthread.h>
+
+typedef struct {
+  uint8_t* dst;
+  const uint8_t* const* srcs;
+  const int64_t* sizes;
+  int64_t n;
+  int64_t begin, end;        /* the output byte range this thread copies */
+} gather_slice;
+
+static void* gather_run(void* arg) {
+  gather_slice* s = (gather_slice*)arg;
+  int64_t pos = 0;
+  for (int64_t i = 0; i < s->n && pos < s->end; i++) {
+    int64_t a = pos > s->begin ? pos : s->begin;
+    int64_t b = pos + s->sizes[i] < s->end ? pos + s->sizes[i] : s->end;
+    if (a < b) memcpy(s->dst + a, s->srcs[i] + (a - pos), (size_t)(b - a));
+    pos += s->sizes[i];
+  }
+  return NULL;
+}
+
+void arrowipc_gather(uint8_t* dst, const uint8_t* const* srcs, const int64_t* sizes, int64_t n,
+                     int threads) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) total += sizes[i];
+  if (threads > 8) threads = 8;
+  if (threads < 1 || total < threads) threads = 1;
+  gather_slice slices[8];
+  pthread_t ids[8];
+  int started = 0;
+  for (int t = 0; t < threads; t++) {
+    gather_slice s = {dst, srcs, sizes, n, total / threads * t,
+                      t == threads - 1 ? total : total / threads * (t + 1)};
+    slices[t] = s;
+  }
+  for (int t = 1; t < threads; t++) {
+    if (pthread_create(&ids[started], NULL, gather_run, &slices[t]) == 0) started++;
+    else gather_run(&slices[t]);       /* no thread: copy that slice here */
+  }
+  gather_run(&slices[0]);
+  for (int t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}

@@ -95,4 +95,9 @@ int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t
  * other bits of dst are kept. src may be NULL, meaning all bits set. */
 void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset,
                            int64_t n);
+
+/* Copy the n sources (sizes[i] bytes each) back to back into dst, the output split into
+ * `threads` equal byte ranges copied in parallel (the calling thread takes the first). */
+void arrowipc_gather(uint8_t* dst, const uint8_t* const* srcs, const int64_t* sizes, int64_t n,
+                     int threads);
 #endif

@@ -9,7 +9,9 @@ A zero-length buffer never exposes a NULL pointer.
 cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
+
+from arrowipc._core.kernels cimport arrowipc_gather
 from libc.string cimport memset, memcmp, memcpy
 
 from arrowipc.errors import ArrowInvalid, ArrowCapacityError
@@ -324,22 +326,38 @@ cpdef Buffer allocate(int64_t size, bint zero=True):
     return wrap_pointer(<const uint8_t*>p, size, a, True)
 
 
+# Gathers at least this large are copied by two threads (one memcpy stream does not saturate
+# the memory bus; a large getvalue() or concatenation is otherwise a serial tail).
+DEF PARALLEL_GATHER_BYTES = 16 << 20
+
+
 def concat_buffers(list parts, int64_t total):
     """One aligned Buffer holding the parts back to back (a single gather copy, GIL released)."""
     cdef Buffer out = allocate(total, False)
-    cdef uint8_t* dst = <uint8_t*>out.ptr
-    cdef int64_t pos = 0, n
+    cdef Py_ssize_t n = len(parts), i
+    cdef int64_t pos = 0
+    cdef list held = [py_buffer(part) for part in parts]    # keeps every source alive
     cdef Buffer b
-    for part in parts:
-        b = py_buffer(part)
-        n = b.size
-        if n > total - pos:
-            raise ValueError("parts are larger than the declared total")
+    cdef const uint8_t** srcs = <const uint8_t**>malloc(sizeof(uint8_t*) * (n + 1))
+    cdef int64_t* sizes = <int64_t*>malloc(sizeof(int64_t) * (n + 1))
+    cdef int threads = 2 if total >= PARALLEL_GATHER_BYTES else 1
+    try:
+        if srcs == NULL or sizes == NULL:
+            raise MemoryError()
+        for i in range(n):
+            b = held[i]
+            if b.size > total - pos:
+                raise ValueError("parts are larger than the declared total")
+            srcs[i] = b.ptr
+            sizes[i] = b.size
+            pos += b.size
+        if pos != total:
+            raise ValueError(f"parts hold {pos} bytes, expected {total}")
         with nogil:
-            memcpy(dst + pos, b.ptr, <size_t>n)
-        pos += n
-    if pos != total:
-        raise ValueError(f"parts hold {pos} bytes, expected {total}")
+            arrowipc_gather(<uint8_t*>out.ptr, srcs, sizes, n, threads)
+    finally:
+        free(srcs)
+        free(sizes)
     return out
 
 

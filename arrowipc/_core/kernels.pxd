@@ -28,3 +28,4 @@ cdef extern from "arrowipc_kernels.h" nogil:
     int arrowipc_check_int_range(const uint8_t* values, int width, const uint8_t* validity, int64_t offset, int64_t length, int64_t lo, int64_t hi, int64_t multiple, int64_t* where)
     int arrowipc_check_union_offsets_monotonic(const int8_t* type_ids, const int32_t* value_offsets, int64_t offset, int64_t length, int64_t* where)
     void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst, int64_t dst_offset, int64_t n)
+    void arrowipc_gather(uint8_t* dst, const uint8_t* const* srcs, const int64_t* sizes, int64_t n, int threads)

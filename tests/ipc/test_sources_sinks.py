@@ -459,3 +459,19 @@ def test_freed_large_blocks_are_pooled_and_bounded():
     small = allocate_buffer(1000)                          # small blocks are never pooled
     del small
     assert pooled_bytes() == 0
+
+
+@pytest.mark.parametrize("sizes", [[0, 1, 7, 64], [(6 << 20) + 3, 0, (5 << 20) + 1, 17, (7 << 20) - 5]],
+                         ids=["small", "parallel"])
+def test_concat_buffers_is_exact_below_and_above_the_parallel_threshold(sizes):
+    import random
+    from arrowipc._core.buffer import concat_buffers
+    rnd = random.Random(len(sizes))
+    parts = [rnd.randbytes(n) for n in sizes]
+    out = concat_buffers(parts, sum(sizes))
+    assert out.address % 64 == 0
+    assert bytes(out) == b"".join(parts)
+    with pytest.raises(ValueError, match="expected"):
+        concat_buffers(parts, sum(sizes) + 1)
+    with pytest.raises(ValueError, match="larger than the declared total"):
+        concat_buffers(parts, max(0, sum(sizes) - 2))
