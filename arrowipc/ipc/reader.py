@@ -93,27 +93,35 @@ class MessageDecoder:
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
 
-    def read_record_batch_window(self, msgs: list, count: bool = True) -> list:
-        """[(RecordBatch, Message)] for consecutive compressed record-batch messages whose
-        buffers are decompressed together in one parallel run (the threads stay busy across
-        batches). A message that fails ends the list with its exception: the batches before it
-        are complete and are still handed out first."""
+    def read_record_batch_window(self, first: Message, peek, count: bool = True) -> list:
+        """[(RecordBatch, Message)] for `first`, a compressed record batch, and the compressed
+        record batches `peek()` returns after it (None when the next message is not one), their
+        buffers decompressed together in one parallel run so the threads stay busy across
+        batches. The window closes at WINDOW_MESSAGES messages or WINDOW_BYTES claimed
+        uncompressed bytes. A message that fails ends the list with its exception: the batches
+        before it are complete and are still handed out first."""
         from .compression import BodyDecompression
         work = BodyDecompression(self.options.use_threads)
-        staged, failure = [], None
-        for msg in msgs:
+        staged, failure, claimed_total, msg = [], None, 0, first
+        while msg is not None:
             try:
                 header = decode_record_batch_header(msg.header)
-                mask, where, _ = self._decompression_checks(header, msg, self._plan, self._included)
+                mask, where, claimed = self._decompression_checks(header, msg, self._plan,
+                                                                  self._included)
                 staged.append((msg, header, work.add(header, msg.body, header.codec, mask, where)))
             except ArrowException as e:
                 failure = e
                 break
+            claimed_total += claimed
+            if len(staged) >= WINDOW_MESSAGES or claimed_total >= WINDOW_BYTES:
+                break
+            msg = peek()
         try:
             prepared = work.run()
         except MemoryError:
-            raise ArrowCapacityError(f"{self.where}: message at byte {msgs[0].offset}: no memory "
-                                     f"to decompress the buffers of {len(staged)} batches") from None
+            raise ArrowCapacityError(f"{self.where}: message at byte {first.offset}: no memory "
+                                     f"for the {claimed_total} bytes the compressed buffers of "
+                                     f"{len(staged)} batches claim") from None
         out = []
         for msg, header, slot in staged:
             try:
@@ -281,26 +289,14 @@ def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
 
 # Compressed record batches of in-memory input are decoded a window at a time: the buffers of
 # all of them decompress in one parallel run, so both cores stay busy across batch boundaries.
-# A window reads ahead at most this many body bytes or messages.
-WINDOW_BYTES = 128 << 20
+# A window decodes ahead at most this many messages, or uncompressed bytes (past the first batch).
+WINDOW_BYTES = 256 << 20
 WINDOW_MESSAGES = 64
 
 
 def _is_compressed_batch(msg: Message) -> bool:
     return (msg.header_type == md.HEADER_RECORD_BATCH
             and decode_record_batch_header(msg.header).codec >= 0)
-
-
-def _window(first: Message, peek) -> list:
-    """`first` and the messages `peek()` returns after it (None ends the window)."""
-    msgs, size = [first], first.body.size
-    while len(msgs) < WINDOW_MESSAGES and size < WINDOW_BYTES:
-        msg = peek()
-        if msg is None:
-            break
-        msgs.append(msg)
-        size += msg.body.size
-    return msgs
 
 
 class _ReaderBase:
@@ -365,7 +361,7 @@ class RecordBatchStreamReader(_ReaderBase):
             src.pos = start
             return None
 
-        self._ready.extend(self._decoder.read_record_batch_window(_window(first, peek)))
+        self._ready.extend(self._decoder.read_record_batch_window(first, peek))
 
     def _next_ready(self):
         item = self._ready.popleft()
@@ -638,7 +634,7 @@ class RecordBatchFileReader(_ReaderBase):
                 j += m is not None
                 return m
 
-            for item in self._decoder.read_record_batch_window(_window(msg, peek), count=False):
+            for item in self._decoder.read_record_batch_window(msg, peek, count=False):
                 if isinstance(item, BaseException):
                     raise item
                 with self._lock:

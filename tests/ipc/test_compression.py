@@ -1004,19 +1004,6 @@ def test_truncated_compressed_stream_yields_every_complete_batch_then_raises(cod
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_window_bounds_split_long_streams(codec, monkeypatch):
-    from arrowipc.ipc import reader as reader_module
-    monkeypatch.setattr(reader_module, "WINDOW_MESSAGES", 2)
-    batches = window_batches(5)
-    for form in FORMS:
-        assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
-    monkeypatch.setattr(reader_module, "WINDOW_MESSAGES", 64)
-    monkeypatch.setattr(reader_module, "WINDOW_BYTES", 1)
-    for form in FORMS:
-        assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
-
-
-@pytest.mark.parametrize("codec", CODECS)
 def test_uncompressed_and_compressed_batches_interleaved(codec):
     """A stream whose batches switch compression on and off (legal: it is per message)."""
     batches = window_batches(4)
@@ -1056,17 +1043,32 @@ def test_codec_libraries_loaded():
     assert native.version(1) == major * 10000 + minor * 100 + patch
 
 
-@pytest.mark.parametrize("form", FORMS)
-def test_compressed_in_memory_batches_share_one_window(form, monkeypatch):
+def window_sizes(monkeypatch):
+    """The number of batches each window decodes, recorded as the readers run."""
     from arrowipc.ipc.reader import MessageDecoder
     sizes = []
     original = MessageDecoder.read_record_batch_window
 
-    def spy(self, msgs, *args, **kwargs):
-        sizes.append(len(msgs))
-        return original(self, msgs, *args, **kwargs)
+    def spy(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        sizes.append(len(out))
+        return out
 
     monkeypatch.setattr(MessageDecoder, "read_record_batch_window", spy)
+    return sizes
+
+
+@pytest.mark.parametrize("bounds,expected", [(None, [5]), ({"WINDOW_MESSAGES": 2}, [2, 2, 1]),
+                                             ({"WINDOW_BYTES": 1}, [1, 1, 1, 1, 1])],
+                         ids=["one_window", "two_messages", "one_byte"])
+@pytest.mark.parametrize("form", FORMS)
+def test_compressed_in_memory_batches_share_windows_within_bounds(form, bounds, expected, monkeypatch):
+    from arrowipc.ipc import reader as reader_module
+    for name, value in (bounds or {}).items():
+        monkeypatch.setattr(reader_module, name, value)
+    sizes = window_sizes(monkeypatch)
     batches = window_batches(5)
-    assert_same_batches(iterate(pa_write(batches, form, pa_options("zstd")), form), batches)
-    assert sizes == [5]
+    for codec in CODECS:
+        sizes.clear()
+        assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
+        assert sizes == expected
