@@ -329,7 +329,7 @@ class RescuedBatches:
         if inp.kind == "file":
             self.src.pos = 8                 # past the magic and its padding
             try:
-                footer_start = RecordBatchFileReader(inp.source)._footer_start
+                footer_start = RecordBatchFileReader(inp.source).footer_offset
             except ArrowInvalid:
                 pass
             else:

@@ -310,13 +310,14 @@ def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | No
         except ArrowInvalid:
             version = None
     scan.schema(reader._decoder, version)
-    for i, block in enumerate(reader._dict_blocks):
-        msg = reader._read_block(block, i, "dictionary")
+    for i in range(reader.num_dictionaries):
+        msg = reader.read_block_message("dictionary", i)
         if msg.header_type != md.HEADER_DICTIONARY_BATCH:
             raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
         scan.dictionary_batch(msg, "file")
-    for i, block in enumerate(reader._batch_blocks[:batch_limit]):
-        msg = reader._read_block(block, i, "record batch")
+    count = reader.num_record_batches
+    for i in range(count if batch_limit is None else min(count, batch_limit)):
+        msg = reader.read_block_message("record batch", i)
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
         scan.record_batch(msg, i, f"file: record batch {i} at byte {msg.offset}")

@@ -135,16 +135,16 @@ class _Checker:
     def check_blocks(self, reader: RecordBatchFileReader):
         """Check the messages the footer points at (when the data section could not be read)."""
         dec = reader._decoder
-        for i, block in enumerate(reader._dict_blocks):
+        for i in range(reader.num_dictionaries):
             try:
-                msg = reader._read_block(block, i, "dictionary")
+                msg = reader.read_block_message("dictionary", i)
                 self.dictionary_batches += 1
                 dec.read_dictionary_message(msg)
             except _BAD_DATA as e:
                 self.problem(f"footer dictionary block {i}", e)
-        for i, block in enumerate(reader._batch_blocks):
+        for i in range(reader.num_record_batches):
             try:
-                msg = reader._read_block(block, i, "record batch")
+                msg = reader.read_block_message("record batch", i)
             except _BAD_DATA as e:
                 self.problem(f"footer record batch block {i}", e)
                 continue
@@ -157,8 +157,9 @@ class _Checker:
         if schema is not None and not reader.schema.equals(schema):
             self.problem("footer", "the footer's schema differs from the schema message: "
                                    + _schema_difference(schema, reader.schema))
-        for what, blocks, want in (("dictionary", reader._dict_blocks, md.HEADER_DICTIONARY_BATCH),
-                                   ("record batch", reader._batch_blocks, md.HEADER_RECORD_BATCH)):
+        for what, blocks, want in (
+                ("dictionary", reader.dictionary_blocks, md.HEADER_DICTIONARY_BATCH),
+                ("record batch", reader.record_batch_blocks, md.HEADER_RECORD_BATCH)):
             for i, (off, meta_len, body_len) in enumerate(blocks):
                 found = self.messages.get(off)
                 if found is None:
@@ -173,8 +174,8 @@ class _Checker:
                                  f"says the body at byte {off} has {body_len} bytes, the message "
                                  f"says {found[1]}")
         batch_msgs = sum(1 for t, _ in self.messages.values() if t == md.HEADER_RECORD_BATCH)
-        if len(reader._batch_blocks) != batch_msgs:
-            self.problem("footer", f"lists {len(reader._batch_blocks)} record batches, the data "
+        if reader.num_record_batches != batch_msgs:
+            self.problem("footer", f"lists {reader.num_record_batches} record batches, the data "
                                    f"section holds {batch_msgs}")
 
 
@@ -199,7 +200,7 @@ def validate_input(inp: Input, full: bool = False) -> dict:
         src = open_source(inp.source)
         src.pos = 8                       # past the magic and its padding
         if reader is not None:
-            src.end = reader._footer_start
+            src.end = reader.footer_offset
         dec = check.check_messages(src, "file")
         if reader is not None and dec is None:
             check.check_blocks(reader)        # no usable schema message: follow the footer

@@ -539,6 +539,32 @@ class RecordBatchFileReader(_ReaderBase):
     def num_dictionaries(self) -> int:
         return len(self._dict_blocks)
 
+    # -- the footer's index, for tools (validation, recovery, partition planning) ---------------
+    @property
+    def record_batch_blocks(self) -> list:
+        """(offset, metadata length, body length) of each record batch, as the footer lists them."""
+        return list(self._batch_blocks)
+
+    @property
+    def dictionary_blocks(self) -> list:
+        """(offset, metadata length, body length) of each dictionary batch in the footer."""
+        return list(self._dict_blocks)
+
+    @property
+    def footer_offset(self) -> int:
+        """The byte at which the footer starts: the end of the data section."""
+        return self._footer_start
+
+    def read_block_message(self, kind: str, i: int, with_body: bool = True) -> Message:
+        """The message footer block `i` of `kind` ("record batch" or "dictionary") points at,
+        checked to lie inside the data section (its body not read unless `with_body`)."""
+        blocks = self._batch_blocks if kind == "record batch" else self._dict_blocks
+        if kind not in ("record batch", "dictionary"):
+            raise ValueError(f"kind must be 'record batch' or 'dictionary', got {kind!r}")
+        if not 0 <= i < len(blocks):
+            raise IndexError(f"{kind} block {i} out of range for {len(blocks)} blocks")
+        return self._read_block(blocks[i], i, kind, with_body)
+
     def _check_block(self, block, i: int, what: str):
         off, meta_len, body_len = block
         limit = self._footer_start

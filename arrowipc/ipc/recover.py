@@ -86,10 +86,11 @@ def scan_batches(source, options: IpcReadOptions | None = None):
 
 def _check_footer_blocks(reader: RecordBatchFileReader) -> None:
     # A footer that parses may still point at garbage: every block must hold a message of its kind.
-    for what, blocks, header_type in (("dictionary", reader._dict_blocks, md.HEADER_DICTIONARY_BATCH),
-                                      ("record batch", reader._batch_blocks, md.HEADER_RECORD_BATCH)):
-        for i, block in enumerate(blocks):
-            msg = reader._read_block(block, i, what, with_body=False)
+    for what, count, header_type in (
+            ("dictionary", reader.num_dictionaries, md.HEADER_DICTIONARY_BATCH),
+            ("record batch", reader.num_record_batches, md.HEADER_RECORD_BATCH)):
+        for i in range(count):
+            msg = reader.read_block_message(what, i, with_body=False)
             if msg.header_type != header_type:
                 raise ArrowInvalid(f"file: {what} block {i} holds a {msg.type} message")
 

@@ -106,12 +106,11 @@ def batch_sizes(path: str, with_rows: bool) -> list:
     from .._core.batch_decode import decode_record_batch_header
     reader = ipc.open_file(path)
     # The footer's blocks (offset, metadata length, body length) are the file's batch index.
-    blocks = reader._batch_blocks
     sizes = []
-    for i, (_, meta_len, body_len) in enumerate(blocks):
+    for i, (_, meta_len, body_len) in enumerate(reader.record_batch_blocks):
         rows = None
         if with_rows:
-            msg = reader._read_block(blocks[i], i, "record batch", with_body=False)
+            msg = reader.read_block_message("record batch", i, with_body=False)
             rows = decode_record_batch_header(msg.header).length
         sizes.append((rows, meta_len + body_len))
     return sizes

@@ -475,3 +475,27 @@ def test_concat_buffers_is_exact_below_and_above_the_parallel_threshold(sizes):
         concat_buffers(parts, sum(sizes) + 1)
     with pytest.raises(ValueError, match="larger than the declared total"):
         concat_buffers(parts, max(0, sum(sizes) - 2))
+
+
+def test_file_reader_footer_index():
+    """The footer's blocks and the messages they point at, for tools (validate, recover, Spark)."""
+    import pyarrow as pa
+    batch = pa.record_batch({"d": pa.array(["x", "y", "x"]).dictionary_encode(), "n": [1, 2, 3]})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+        writer.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    reader = ipc.open_file(data)
+    blocks = reader.record_batch_blocks
+    assert len(blocks) == reader.num_record_batches == 2
+    assert len(reader.dictionary_blocks) == reader.num_dictionaries == 1
+    assert all(off < reader.footer_offset for off, _, _ in blocks + reader.dictionary_blocks)
+    assert reader.footer_offset == len(data) - 10 - int.from_bytes(data[-10:-6], "little")
+    msg = reader.read_block_message("record batch", 1, with_body=False)
+    assert (msg.offset, msg.type) == (blocks[1][0], "record batch")
+    assert reader.read_block_message("dictionary", 0).type == "dictionary"
+    with pytest.raises(IndexError, match="record batch block 2 out of range for 2 blocks"):
+        reader.read_block_message("record batch", 2)
+    with pytest.raises(ValueError, match="kind must be"):
+        reader.read_block_message("schema", 0)
