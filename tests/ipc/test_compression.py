@@ -923,6 +923,15 @@ def iterate(data, form):
     return list(ipc.open_file(data))
 
 
+def batches_before_error(reader, match) -> list:
+    """The batches a reader hands out before raising an ArrowInvalid matching `match`."""
+    got = []
+    with pytest.raises(ArrowInvalid, match=match):
+        for batch in reader:
+            got.append(batch)
+    return got
+
+
 def corrupt_batch_frame(data, form, batch_index):
     """`data` with the magic number of the first compressed frame of record batch
     `batch_index` damaged; returns (bytes, that message's offset)."""
@@ -981,11 +990,8 @@ def test_bad_frame_in_a_window_comes_after_the_good_batches(codec, form):
     batches = window_batches(5)
     data, offset = corrupt_batch_frame(pa_write(batches, form, pa_options(codec)), form, 2)
     reader = ipc.open_stream(data) if form == "stream" else ipc.open_file(data)
-    got = []
-    with pytest.raises(ArrowInvalid, match=f"message at byte {offset}: buffer \\d+: corrupt "
-                                           f"{'LZ4_FRAME' if codec == 'lz4' else 'ZSTD'} data"):
-        for batch in reader:
-            got.append(batch)
+    got = batches_before_error(reader, f"message at byte {offset}: buffer \\d+: corrupt "
+                                       f"{'LZ4_FRAME' if codec == 'lz4' else 'ZSTD'} data")
     assert_same_batches(got, list(batches[:2]))
 
 
@@ -995,11 +1001,7 @@ def test_truncated_compressed_stream_yields_every_complete_batch_then_raises(cod
     data = pa_write(batches, "stream", pa_options(codec))
     frames = [f for f in frames_of(data) if f.header_type == X.HEADER_RECORD_BATCH]
     cut = frames[3].body_start + frames[3].body_len // 2
-    reader = ipc.open_stream(data[:cut])
-    got = []
-    with pytest.raises(ArrowInvalid, match="truncated"):
-        for batch in reader:
-            got.append(batch)
+    got = batches_before_error(ipc.open_stream(data[:cut]), "truncated")
     assert_same_batches(got, list(batches[:3]))
 
 
