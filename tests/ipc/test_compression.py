@@ -1074,3 +1074,31 @@ def test_compressed_in_memory_batches_share_windows_within_bounds(form, bounds, 
         sizes.clear()
         assert_same_batches(iterate(pa_write(batches, form, pa_options(codec)), form), batches)
         assert sizes == expected
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_windowed_read_with_projection(form):
+    batches = window_batches(4)
+    data = pa_write(batches, form, pa_options("zstd"))
+    options = ipc.IpcReadOptions(included_fields=[3, 1])
+    reader = ipc.open_stream(data, options=options) if form == "stream" else ipc.open_file(data, options=options)
+    got = list(reader)
+    assert reader.schema.names == ["noise", "s"]
+    assert_same_batches(got, [b.select(["noise", "s"]) for b in batches])
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_windowed_full_validation_raises_at_the_bad_batch(form):
+    """validate="full" checks each batch as it is decoded; in a window the batches before a bad
+    one are still handed out first."""
+    batches = list(window_batches(4))
+    bad = pa.record_batch({k: batches[2].column(k) for k in batches[2].schema.names if k != "s"}
+                          | {"s": pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(
+                              struct.pack("<3i", 0, 1, 2)), pa.py_buffer(b"\xff\xfe")])
+                             .take(pa.array([0] * batches[2].num_rows))})
+    bad = bad.select(batches[0].schema.names)
+    data = pa_write(batches[:2] + [bad] + batches[3:], form, pa_options("zstd"))
+    options = ipc.IpcReadOptions(validate="full")
+    reader = ipc.open_stream(data, options=options) if form == "stream" else ipc.open_file(data, options=options)
+    got = batches_before_error(reader, "UTF-8")
+    assert_same_batches(got, batches[:2])
