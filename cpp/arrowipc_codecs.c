@@ -129,13 +129,14 @@ int arrowipc_decompress(arrowipc_codec_contexts* c, int codec, const uint8_t* sr
   int64_t in = 0, out = 0;
   int status = ARROWIPC_CODEC_TOO_SHORT;
   for (;;) {
-    size_t dst_size = (size_t)(dst_len - out), src_size = (size_t)(src_len - in);
-    uint8_t spare;
     /* with the output full, offer one spare byte: producing it proves the frame is too long */
-    r = lz4.decompress(ctx, dst_size ? (void*)(dst + out) : (void*)&spare,
-                       dst_size ? &dst_size : (dst_size = 1, &dst_size), src + in, &src_size, NULL);
+    const int full = out == dst_len;
+    uint8_t spare;
+    size_t dst_size = full ? 1 : (size_t)(dst_len - out), src_size = (size_t)(src_len - in);
+    r = lz4.decompress(ctx, full ? (void*)&spare : (void*)(dst + out), &dst_size, src + in,
+                       &src_size, NULL);
     if (lz4.is_error(r)) { *error = lz4.error_name(r); status = ARROWIPC_CODEC_CORRUPT; break; }
-    if (out == dst_len && dst_size > 0) { status = ARROWIPC_CODEC_TOO_LONG; break; }
+    if (full && dst_size > 0) { status = ARROWIPC_CODEC_TOO_LONG; break; }
     out += (int64_t)dst_size;
     in += (int64_t)src_size;
     if (r == 0) {               /* frame complete */
