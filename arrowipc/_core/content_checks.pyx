@@ -11,7 +11,7 @@ decrease within a child, and map keys without nulls -- what pyarrow's validate(f
 
 The loops are C kernels run without the GIL; neither function recurses into children.
 """
-from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t
+from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t, INT64_MIN, INT64_MAX
 from libc.stdlib cimport malloc, free
 
 from arrowipc._core.buffer cimport Buffer
@@ -317,7 +317,7 @@ cdef int _check_fixed_values(ArrayData d, object t, const uint8_t* valid, str wh
                                f"precision {precision}")
         return 0
     if t.name.startswith("date64"):
-        width, lo, hi, multiple = 8, -(1 << 63), (1 << 63) - 1, _MILLIS_PER_DAY
+        width, lo, hi, multiple = 8, INT64_MIN, INT64_MAX, _MILLIS_PER_DAY
     elif isinstance(t, (T.Time32Type, T.Time64Type)):
         width = t.byte_width
         lo, hi = 0, _DAY_IN_UNIT[t.unit] - 1
