@@ -558,9 +558,9 @@ class RecordBatchFileReader(_ReaderBase):
     def read_block_message(self, kind: str, i: int, with_body: bool = True) -> Message:
         """The message footer block `i` of `kind` ("record batch" or "dictionary") points at,
         checked to lie inside the data section (its body not read unless `with_body`)."""
-        blocks = self._batch_blocks if kind == "record batch" else self._dict_blocks
         if kind not in ("record batch", "dictionary"):
             raise ValueError(f"kind must be 'record batch' or 'dictionary', got {kind!r}")
+        blocks = self._batch_blocks if kind == "record batch" else self._dict_blocks
         if not 0 <= i < len(blocks):
             raise IndexError(f"{kind} block {i} out of range for {len(blocks)} blocks")
         return self._read_block(blocks[i], i, kind, with_body)
