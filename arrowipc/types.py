@@ -736,7 +736,7 @@ def field(name, type, nullable=True, metadata=None) -> Field:
 
 
 class Schema:
-    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache", "endianness")
+    __slots__ = ("_fields", "metadata", "_index", "_ipc_cache", "_fields_key", "endianness")
 
     def __init__(self, fields: Iterable, metadata=None, endianness: str = "little"):
         fs = []
@@ -750,6 +750,7 @@ class Schema:
         self.metadata = normalize_metadata(metadata)
         self._index = None
         self._ipc_cache = None   # encoded Schema messages, filled by the IPC writer
+        self._fields_key = None  # the fields' identity keys, built on first comparison
         # byte order of the data: "big" only for batches read with ensure_native_endian=False
         self.endianness = endianness
 
@@ -794,18 +795,28 @@ class Schema:
             return self._fields[j]
         return self._fields[i]
 
+    def _key(self) -> tuple:
+        # Schemas and fields are immutable: the key is built once and compared as one tuple
+        # (writers check every batch's schema against theirs).
+        if self._fields_key is None:
+            self._fields_key = tuple(f._key() for f in self._fields)
+        return self._fields_key
+
     def equals(self, other: "Schema", check_metadata: bool = False) -> bool:
         if not isinstance(other, Schema) or len(other) != len(self):
             return False
-        if not all(a.equals(b, check_metadata) for a, b in zip(self._fields, other._fields)):
+        if self._key() != other._key():
             return False
-        return not check_metadata or self.metadata == other.metadata
+        if not check_metadata:
+            return True
+        return self.metadata == other.metadata and all(
+            a.metadata == b.metadata for a, b in zip(self._fields, other._fields))
 
     def __eq__(self, other):
         return self.equals(other)
 
     def __hash__(self):
-        return hash(tuple(f._key() for f in self._fields))
+        return hash(self._key())
 
     def with_metadata(self, metadata):
         return Schema(self._fields, metadata)
