@@ -1,8 +1,10 @@
 """Body compression (LZ4_FRAME, ZSTD): each buffer on its own, an int64 uncompressed-length prefix.
 
-A prefix of -1 marks a buffer stored raw. The codec libraries release the GIL, so buffers are
-(de)compressed in parallel on a shared thread pool. Nothing is allocated from a claimed size before
-that size is checked against a limit, and the output is bounded by the prefix, never by the frame.
+A prefix of -1 marks a buffer stored raw. Frames are (de)compressed in C (`_core/codecs.pyx`,
+`cpp/arrowipc_codecs.c`) without the GIL, on as many threads as there are CPUs, across the buffers
+of one batch or of a window of batches; the codec packages' Python APIs are the fallback when no
+codec library loads. Nothing is allocated from a claimed size before that size is checked against
+a limit, and the output is bounded by the prefix, never by the frame.
 """
 from __future__ import annotations
 
