@@ -83,8 +83,8 @@ def exercise(data, mode: str, options=None, to_pyarrow: bool = True) -> int:
     if mode == "stream":
         batches = ipc.open_stream(data, options=options)
     else:
-        reader = ipc.open_file(data, options=options)
-        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        # iteration: get_batch for each uncompressed batch, windows for compressed ones
+        batches = iter(ipc.open_file(data, options=options))
     from arrowipc.errors import ArrowException
     rows, first_error = 0, None
     for batch in batches:
