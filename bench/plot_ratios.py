@@ -61,12 +61,15 @@ def plot(groups: dict, path: Path, title: str, subtitle: str = "") -> None:
     ax.axvline(0, color="black", linewidth=1)
     span = max(abs(math.log10(r)) for r in values) * 1.35 + 0.05
     ax.set_xlim(-span, span)
-    ticks = [t for t in (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100)
-             if abs(math.log10(t)) <= span]
+    # half decades while they fit, whole decades on a wide axis (labels would overlap)
+    candidates = ((0.001, 0.01, 0.1, 1, 10, 100, 1000) if span > 2
+                  else (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100))
+    ticks = [t for t in candidates if abs(math.log10(t)) <= span]
     ax.set_xticks([math.log10(t) for t in ticks], [f"{t:g}×" for t in ticks])
     for y, r in enumerate(values):
         x = math.log10(r)
-        ax.text(x + (0.01 if x >= 0 else -0.01), y, f" {r:.2f} ", va="center",
+        ax.text(x + (0.01 if x >= 0 else -0.01), y, f" {r:.2f} " if r >= 0.01 else f" {r:.1g} ",
+                va="center",
                 ha="left" if x >= 0 else "right", fontsize=8)
     ax.set_xlabel("arrowipc time / pyarrow time (log scale; left of 1: arrowipc is faster)")
     ax.set_title(title + (f"\n{subtitle}" if subtitle else ""), fontsize=10)
