@@ -9,7 +9,8 @@ from ._core.arraydata import ArrayData
 from ._core.buffer import Buffer, py_buffer
 from ._core import bitmap as _bitmap
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
-from .types import DataType, Field, Kind
+from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
+                    MapType)
 
 
 def _computed_null_count(data: ArrayData) -> int:
@@ -340,19 +341,30 @@ _CLASS_BY_KIND = {
 }
 
 
+def _array_class(t: DataType) -> type:
+    if isinstance(t, ExtensionType):
+        return ExtensionArray
+    if isinstance(t, MapType):
+        return MapArray
+    if isinstance(t, FixedSizeBinaryType):
+        return FixedSizeBinaryArray
+    if isinstance(t, BinaryType) and t.is_utf8:
+        return StringArray
+    return _CLASS_BY_KIND[t.kind]
+
+
+# Array class by (type class, utf8): wide batches ask for thousands of columns at a time.
+_CLASS_CACHE: dict = {}
+
+
 def make_array(data: ArrayData) -> Array:
     """The Array subclass that fits `data`'s type, as a view over it."""
-    from .types import ExtensionType, MapType, FixedSizeBinaryType, BinaryType
     t = data.type
-    if isinstance(t, ExtensionType):
-        return ExtensionArray(data)
-    if isinstance(t, MapType):
-        return MapArray(data)
-    if isinstance(t, FixedSizeBinaryType):
-        return FixedSizeBinaryArray(data)
-    if isinstance(t, BinaryType) and t.is_utf8:
-        return StringArray(data)
-    return _CLASS_BY_KIND[t.kind](data)
+    key = (type(t), t.kind, getattr(t, "is_utf8", False))
+    cls = _CLASS_CACHE.get(key)
+    if cls is None:
+        cls = _CLASS_CACHE[key] = _array_class(t)
+    return cls(data)
 
 
 class ChunkedArray:
