@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
-from ._core.arraydata import ArrayData
+from ._core.arraydata import ArrayData, untrack_acyclic
 from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
@@ -65,6 +65,10 @@ class RecordBatch:
         self._cols = columns
         self.num_rows = num_rows
         self._pending = pending
+        if type(self) is RecordBatch:
+            # a schema, ArrayData and checks: no cycle can pass through a batch, and readers
+            # make thousands of them (the collector's traversals cost more than the reading)
+            untrack_acyclic(self)
 
     @property
     def _columns(self) -> list:

@@ -11,3 +11,9 @@ cdef class ArrayData:
 
 cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int64_t null_count,
                                list buffers, list children, object dictionary)
+
+# Leave a container of acyclic objects (Buffers, ArrayData, None) out of the cyclic garbage
+# collector's traversals: ArrayData and Buffer are already outside it (no_gc), and a batch
+# carries a dozen such lists, which otherwise dominate the collector's work on reads of many
+# small batches. The container must never come to hold anything that can form a cycle.
+cdef void untrack(object container) noexcept

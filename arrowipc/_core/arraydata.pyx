@@ -36,9 +36,28 @@ cdef class ArrayData:
         raise TypeError("ArrayData is not picklable; write it with arrowipc.ipc instead")
 
 
+cdef extern from "Python.h":
+    int PyObject_GC_IsTracked(object o)
+    void PyObject_GC_UnTrack(void* o)
+
+
+cdef void untrack(object container) noexcept:
+    if PyObject_GC_IsTracked(container):
+        PyObject_GC_UnTrack(<void*>container)
+
+
+def untrack_acyclic(obj):
+    """Leave `obj`, which can never be part of a reference cycle, out of the cyclic GC."""
+    untrack(obj)
+
+
 cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int64_t null_count,
                                list buffers, list children, object dictionary):
+    """An ArrayData over `buffers` (Buffer or None) and `children` (ArrayData); both lists are
+    left out of the cyclic GC (see untrack)."""
     cdef ArrayData d = ArrayData.__new__(ArrayData)
+    untrack(buffers)
+    untrack(children)
     d.type = type
     d.length = length
     d.offset = offset

@@ -11,7 +11,7 @@ from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data, py_buffer
-from arrowipc._core.arraydata cimport ArrayData, make_array_data
+from arrowipc._core.arraydata cimport ArrayData, make_array_data, untrack
 from arrowipc._core.flatbuf cimport FlatTable, rd_i64
 from arrowipc._core.framing cimport Message, read_frame
 
@@ -473,7 +473,13 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
             raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
                                f"batch has {h.length} rows")
         out.append(col)
-    return out, ((a.pending, plan.names) if a.pending else None)
+    untrack(out)                    # ArrayData and None only
+    if not a.pending:
+        return out, None
+    untrack(a.pending)              # (ArrayData, label) tuples
+    pending = (a.pending, plan.names)
+    untrack(pending)
+    return out, pending
 
 
 def run_pending_checks(tuple pending, str where="record batch"):
