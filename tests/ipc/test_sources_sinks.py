@@ -499,3 +499,33 @@ def test_file_reader_footer_index():
         reader.read_block_message("record batch", 2)
     with pytest.raises(ValueError, match="kind must be"):
         reader.read_block_message("schema", 0)
+
+
+def test_read_batches_stay_out_of_the_cyclic_gc():
+    """Batches, their column lists and their ArrayData lists are acyclic: the readers leave them
+    out of the collector (whose traversals otherwise dominate reads of many small batches), and
+    they are still freed by reference counting."""
+    import gc
+    from arrowipc._core.buffer import live_allocations
+    import pyarrow as pa
+    batch = pa.record_batch({"s": ["a", None, "ccc"], "l": pa.array([[1], [], None], pa.list_(pa.int8()))})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as w:
+        for _ in range(3):
+            w.write_batch(batch)
+    before = live_allocations()
+    got = list(ipc.open_stream(sink.getvalue().to_pybytes()))
+    assert live_allocations() > before                     # decompressed buffers
+    for b in got:
+        assert not gc.is_tracked(b)
+        cols = b._columns
+        assert not gc.is_tracked(cols)
+        assert not gc.is_tracked(cols[1].buffers) and not gc.is_tracked(cols[1].children)
+        assert pa.record_batch(b).equals(batch)
+
+    class Tagged(arrowipc.RecordBatch):                   # subclasses may add cycles: tracked
+        pass
+
+    assert gc.is_tracked(Tagged(got[0].schema, got[0]._columns, 3))
+    del got, b, cols
+    assert live_allocations() == before                    # freed without the collector
