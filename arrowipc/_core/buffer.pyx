@@ -10,9 +10,9 @@ cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBUF_ANY_CONTIGUOUS
 from libc.stdint cimport uint8_t, int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memset, memcmp, memcpy
 
 from arrowipc._core.kernels cimport arrowipc_gather
-from libc.string cimport memset, memcmp, memcpy
 
 from arrowipc.errors import ArrowInvalid, ArrowCapacityError
 
