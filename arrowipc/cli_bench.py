@@ -72,17 +72,11 @@ def make_table(rows: int, batch_rows: int):
     return arrowipc.Table.from_batches(batches)
 
 
-class _Arrowipc:
-    name = "arrowipc"
-
-    def __init__(self, table):
-        import arrowipc
-        from arrowipc import ipc
-        self.m, self.ipc, self.table = arrowipc, ipc, table
-        self.zstd = ipc.IpcWriteOptions(compression="zstd")
+class _Library:
+    """The same calls on one library's `ipc` module (subclasses set ipc, table, zstd, sink)."""
 
     def write_stream(self, options=None):
-        sink = self.m.BufferOutputStream()
+        sink = self.new_sink()
         with self.ipc.new_stream(sink, self.table.schema, options=options) as w:
             w.write_table(self.table)
         return sink.getvalue()
@@ -98,7 +92,18 @@ class _Arrowipc:
         return self.ipc.open_file(path).read_all()
 
 
-class _Pyarrow:
+class _Arrowipc(_Library):
+    name = "arrowipc"
+
+    def __init__(self, table):
+        import arrowipc
+        from arrowipc import ipc
+        self.ipc, self.table = ipc, table
+        self.new_sink = arrowipc.BufferOutputStream
+        self.zstd = ipc.IpcWriteOptions(compression="zstd")
+
+
+class _Pyarrow(_Library):
     name = "pyarrow"
 
     def __init__(self, table):
@@ -106,20 +111,8 @@ class _Pyarrow:
         import pyarrow.ipc as ipc
         self.pa, self.ipc = pa, ipc
         self.table = pa.table(table)              # the same values, via the PyCapsule interface
+        self.new_sink = pa.BufferOutputStream
         self.zstd = ipc.IpcWriteOptions(compression="zstd")
-
-    def write_stream(self, options=None):
-        sink = self.pa.BufferOutputStream()
-        with self.ipc.new_stream(sink, self.table.schema, options=options) as w:
-            w.write_table(self.table)
-        return sink.getvalue()
-
-    def read_stream(self, data):
-        return self.ipc.open_stream(data).read_all()
-
-    def write_file(self, path):
-        with self.ipc.new_file(path, self.table.schema) as w:
-            w.write_table(self.table)
 
     def read_file(self, path):
         with self.pa.memory_map(path) as source:
