@@ -30,6 +30,8 @@ from arrowipc import ipc  # noqa: E402
 from arrowipc.errors import ArrowInvalid  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
+from ipc_roundtrip import (assert_ours_equal, assert_pa_equal, ours_read, ours_write,  # noqa: E402
+                           pa_read, pa_write)
 import strategies as S  # noqa: E402
 from test_layouts import ARRAY_CASES  # noqa: E402
 
@@ -53,64 +55,12 @@ def ours_options(codec, **kwargs):
     return ipc.IpcWriteOptions(compression=codec, **kwargs)
 
 
-def pa_write(batches, form, options=None, schema=None) -> bytes:
-    schema = schema if schema is not None else batches[0].schema
-    sink = pa.BufferOutputStream()
-    opener = pa_ipc.new_stream if form == "stream" else pa_ipc.new_file
-    with opener(sink, schema, options=options) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
-
-
-def ours_write(batches, form, options=None, schema=None) -> bytes:
-    schema = schema if schema is not None else batches[0].schema
-    sink = arrowipc.BufferOutputStream()
-    opener = ipc.new_stream if form == "stream" else ipc.new_file
-    with opener(sink, arrowipc.schema(schema), options=options) as writer:
-        for batch in batches:
-            writer.write_batch(arrowipc.record_batch(batch) if isinstance(batch, pa.RecordBatch) else batch)
-    return S.as_bytes(sink.getvalue())
-
-
-def ours_read(source, form, options=None):
-    if form == "stream":
-        reader = ipc.open_stream(source, options=options)
-        return reader.schema, list(reader)
-    reader = ipc.open_file(source, options=options)
-    return reader.schema, [reader.get_batch(i) for i in range(reader.num_record_batches)]
-
-
-def pa_read(data, form):
-    if form == "stream":
-        reader = pa_ipc.open_stream(pa.py_buffer(data))
-        batches = list(reader)
-    else:
-        reader = pa_ipc.open_file(pa.py_buffer(data))
-        batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
-    for batch in batches:
-        batch.validate(full=True)
-    return reader.schema, batches
-
-
 def frames_of(data, form="stream"):
     return X.file_frames(data) if form == "file" else X.split_stream(data)[0]
 
 
 def body_frames(data, form="stream"):
     return [f for f in frames_of(data, form) if f.header_type != X.HEADER_SCHEMA]
-
-
-def assert_ours_equal(ours, expected):
-    assert len(ours) == len(expected)
-    for got, want in zip(ours, expected):
-        S.assert_batch_matches(got, want)
-
-
-def assert_pa_equal(got, expected):
-    assert len(got) == len(expected)
-    for g, e in zip(got, expected):
-        assert g.equals(e), f"{g}\n--- expected\n{e}"
 
 
 def random_bytes(n, seed=0) -> bytes:

@@ -25,6 +25,7 @@ import arrowipc  # noqa: E402
 from arrowipc import ipc  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
+from ipc_roundtrip import assert_ours_equal, ours_read, ours_write, pa_read, pa_write  # noqa: E402
 import strategies as S  # noqa: E402
 
 FORMS = ["stream", "file"]
@@ -193,51 +194,6 @@ def make_batch(case, seed=0, metadata=None):
 # ---------------------------------------------------------------------------------------------
 # IPC helpers
 
-def pa_write(batches, form, schema=None, options=None) -> bytes:
-    schema = schema if schema is not None else batches[0].schema
-    sink = pa.BufferOutputStream()
-    opener = pa_ipc.new_stream if form == "stream" else pa_ipc.new_file
-    with opener(sink, schema, options=options) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
-
-
-def ours_write(ours_batches, form, schema, options=None) -> bytes:
-    sink = arrowipc.BufferOutputStream()
-    opener = ipc.new_stream if form == "stream" else ipc.new_file
-    with opener(sink, schema, options=options) as writer:
-        for batch in ours_batches:
-            writer.write_batch(batch)
-    return S.as_bytes(sink.getvalue())
-
-
-def ours_read(data, form, options=None):
-    if form == "stream":
-        reader = ipc.open_stream(data, options=options)
-        return reader.schema, list(reader)
-    reader = ipc.open_file(data, options=options)
-    return reader.schema, [reader.get_batch(i) for i in range(reader.num_record_batches)]
-
-
-def pa_read(data, form):
-    if form == "stream":
-        reader = pa_ipc.open_stream(pa.py_buffer(data))
-        batches = list(reader)
-    else:
-        reader = pa_ipc.open_file(pa.py_buffer(data))
-        batches = [reader.get_batch(i) for i in range(reader.num_record_batches)]
-    for batch in batches:
-        batch.validate(full=True)
-    return reader.schema, batches
-
-
-def assert_ours_equal(ours_batches, expected):
-    assert len(ours_batches) == len(expected)
-    for got, want in zip(ours_batches, expected):
-        S.assert_batch_matches(got, want)
-
-
 def check_pa_to_ours(batches, form):
     schema, got = ours_read(pa_write(batches, form), form)
     S.assert_schema_equal(S.to_pa_schema(schema), batches[0].schema)
@@ -247,7 +203,7 @@ def check_pa_to_ours(batches, form):
 def check_ours_to_pa(batches, form, ours_batches=None):
     if ours_batches is None:
         ours_batches = [arrowipc.record_batch(b) for b in batches]
-    data = ours_write(ours_batches, form, arrowipc.schema(batches[0].schema))
+    data = ours_write(ours_batches, form, schema=arrowipc.schema(batches[0].schema))
     schema, got = pa_read(data, form)
     S.assert_schema_equal(schema, batches[0].schema)
     assert len(got) == len(batches)
@@ -275,7 +231,7 @@ def test_arrowipc_writes_pyarrow_reads(case, form):
 @pytest.mark.parametrize("case", CASES)
 def test_arrowipc_reads_its_own_output(case):
     batches = [make_batch(case, 6), make_batch(case, 7)]
-    data = ours_write([arrowipc.record_batch(b) for b in batches], "stream", arrowipc.schema(batches[0].schema))
+    data = ours_write([arrowipc.record_batch(b) for b in batches], "stream", schema=arrowipc.schema(batches[0].schema))
     _, got = ours_read(data, "stream")
     assert_ours_equal(got, batches)
 
@@ -326,7 +282,7 @@ def variadic_counts(frame):
 
 def test_variadic_buffer_counts_in_pre_order():
     batch = view_columns_batch()
-    data = ours_write([arrowipc.record_batch(batch)], "stream", arrowipc.schema(batch.schema))
+    data = ours_write([arrowipc.record_batch(batch)], "stream", schema=arrowipc.schema(batch.schema))
     frames, _, _ = X.split_stream(data)
     counts = variadic_counts(frames[1])
     # one entry per view column, in pre-order; the writer may pack data buffers its own way
@@ -351,7 +307,7 @@ def test_variadic_buffer_counts_of_nested_views_in_pre_order():
             names=["v", "lv"]),
         "w": _view_multi_buffer(pa.binary_view(), 4),
     })
-    data = ours_write([arrowipc.record_batch(batch)], "file", arrowipc.schema(batch.schema))
+    data = ours_write([arrowipc.record_batch(batch)], "file", schema=arrowipc.schema(batch.schema))
     counts = variadic_counts(X.file_frames(data)[1])
     assert counts is not None and len(counts) == 3
     _, (got,) = pa_read(data, "file")
@@ -379,7 +335,7 @@ def test_view_values_exactly_twelve_and_thirteen_bytes():
     built = arrowipc.array(values, type=arrowipc.string_view())
     assert built.to_pylist() == values
     data = ours_write([arrowipc.record_batch({"v": built})], "stream",
-                      arrowipc.schema(pa.schema([("v", pa.string_view())])))
+                      schema=arrowipc.schema(pa.schema([("v", pa.string_view())])))
     _, (got,) = pa_read(data, "stream")
     assert got.column(0).to_pylist() == values
 
@@ -404,7 +360,7 @@ def test_arrowipc_built_arrays_read_by_pyarrow(case):
     batch = arrowipc.record_batch({"c": arr})
     expected = pa.record_batch({"c": pa.array(values, pa_type)})
     for form in FORMS:
-        data = ours_write([batch, batch.slice(3, 17)], form, arrowipc.schema(expected.schema))
+        data = ours_write([batch, batch.slice(3, 17)], form, schema=arrowipc.schema(expected.schema))
         _, got = pa_read(data, form)
         assert got[0].column(0).to_pylist() == values
         assert got[1].column(0).to_pylist() == values[3:20]
@@ -422,7 +378,7 @@ def test_union_type_codes_survive(mode):
         utype = schema.field(0).type
         assert list(utype.type_codes) == UNION_CODES
         assert S.to_pa_schema(schema).field(0).type.mode == mode
-        data = ours_write([got], form, schema)
+        data = ours_write([got], form, schema=schema)
         _, (back,) = pa_read(data, form)
         assert back.column(0).type.type_codes == UNION_CODES
         assert back.equals(batch)
@@ -430,7 +386,7 @@ def test_union_type_codes_survive(mode):
 
 def test_union_type_ids_buffer_is_written_as_codes():
     batch = make_batch("sparse_union", 11)
-    data = ours_write([arrowipc.record_batch(batch)], "stream", arrowipc.schema(batch.schema))
+    data = ours_write([arrowipc.record_batch(batch)], "stream", schema=arrowipc.schema(batch.schema))
     frames, _, _ = X.split_stream(data)
     frame = frames[1]
     # sparse union: no validity buffer; the first buffer holds the int8 type ids
@@ -450,7 +406,7 @@ def test_run_end_type_is_kept(run_end_type):
     for form in FORMS:
         schema, (got,) = ours_read(pa_write([batch], form), form)
         assert schema.field(0).type.run_end_type.name == str(run_end_type)
-        _, (back,) = pa_read(ours_write([got], form, schema), form)
+        _, (back,) = pa_read(ours_write([got], form, schema=schema), form)
         assert back.column(0).type == batch.column(0).type
         assert back.equals(batch)
 
@@ -556,7 +512,7 @@ def test_unknown_extension_kept_as_storage_and_metadata(form):
     assert schema.field(0).metadata == UNKNOWN_METADATA
     S.assert_batch_matches(got, batch)
     # written back: pyarrow finds the same name, metadata and storage
-    back_schema, (back,) = pa_read(ours_write([got], form, schema), form)
+    back_schema, (back,) = pa_read(ours_write([got], form, schema=schema), form)
     assert back_schema.field(0).metadata == UNKNOWN_METADATA
     assert back.equals(batch)
 
@@ -578,7 +534,7 @@ def test_registered_extension_arrowipc_to_pyarrow(form, celsius_registered, pa_c
     batch = celsius_batch()
     ours = arrowipc.record_batch(batch)
     assert isinstance(ours.schema.field(0).type, CelsiusType)
-    _, (back,) = pa_read(ours_write([ours, ours.slice(3, 17)][:1], form, ours.schema), form)
+    _, (back,) = pa_read(ours_write([ours, ours.slice(3, 17)][:1], form, schema=ours.schema), form)
     assert isinstance(back.column(0).type, PaCelsiusType)
     assert back.equals(batch)
 
@@ -588,13 +544,13 @@ def test_registered_extension_read_without_pyarrow_registration(form, celsius_re
     # pyarrow without the type: storage + ARROW:extension:* field metadata, as written
     storage = pa.array([1.5, None, -2.0], pa.float64())
     ours = arrowipc.record_batch({"t": arrowipc.array([1.5, None, -2.0], type=CelsiusType())})
-    back_schema, (back,) = pa_read(ours_write([ours], form, ours.schema), form)
+    back_schema, (back,) = pa_read(ours_write([ours], form, schema=ours.schema), form)
     assert back_schema.field(0).type == pa.float64()
     assert back_schema.field(0).metadata == {b"ARROW:extension:name": b"arrowipc.test.celsius",
                                              b"ARROW:extension:metadata": b"unit=C"}
     assert back.column(0).equals(storage)
     # and arrowipc reads its own output back as the registered type
-    schema, (got,) = ours_read(ours_write([ours], form, ours.schema), form)
+    schema, (got,) = ours_read(ours_write([ours], form, schema=ours.schema), form)
     assert isinstance(schema.field(0).type, CelsiusType)
     assert got.column(0).to_pylist() == [1.5, None, -2.0]
 
@@ -631,7 +587,7 @@ def test_extension_inside_nested_types():
 @pytest.mark.parametrize("form", FORMS)
 def test_null_type_has_no_buffers(form):
     batch = pa.record_batch({"n": pa.nulls(N), "i": pa.array(range(N), pa.int8())})
-    data = ours_write([arrowipc.record_batch(batch)], form, arrowipc.schema(batch.schema))
+    data = ours_write([arrowipc.record_batch(batch)], form, schema=arrowipc.schema(batch.schema))
     frames = X.file_frames(data) if form == "file" else X.split_stream(data)[0]
     record = frames[1].record_batch()
     nodes = record.struct_vector(1, "qq")
