@@ -21,6 +21,7 @@ import arrowipc  # noqa: E402
 from arrowipc import ipc  # noqa: E402
 
 import strategies as S  # noqa: E402
+from ipc_surgery import FlatTable  # noqa: E402
 
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 FILE_MAGIC = b"ARROW1"
@@ -29,44 +30,9 @@ METADATA_V5 = 4  # MetadataVersion.V5 in Schema.fbs
 HEADER_SCHEMA, HEADER_DICTIONARY_BATCH, HEADER_RECORD_BATCH = 1, 2, 3
 
 
-# ---------------------------------------------------------------------------------------------
-# A minimal flatbuffer table reader (enough for Message, RecordBatch and Footer).
-
-class FlatTable:
-    def __init__(self, buf: bytes, pos: int):
-        self.buf = buf
-        self.pos = pos
-        vtable = pos - struct.unpack_from("<i", buf, pos)[0]
-        self.vtable = vtable
-        self.vtable_size = struct.unpack_from("<H", buf, vtable)[0]
-
-    @classmethod
-    def root(cls, buf: bytes, start: int = 0):
-        return cls(buf, start + struct.unpack_from("<I", buf, start)[0])
-
-    def _field_pos(self, index: int):
-        entry = 4 + 2 * index
-        if entry >= self.vtable_size:
-            return None
-        offset = struct.unpack_from("<H", self.buf, self.vtable + entry)[0]
-        return None if offset == 0 else self.pos + offset
-
-    def scalar(self, index: int, fmt: str, default=0):
-        pos = self._field_pos(index)
-        return default if pos is None else struct.unpack_from("<" + fmt, self.buf, pos)[0]
-
-    def table(self, index: int):
-        pos = self._field_pos(index)
-        return None if pos is None else FlatTable(self.buf, pos + struct.unpack_from("<I", self.buf, pos)[0])
-
-    def struct_vector(self, index: int, fmt: str):
-        pos = self._field_pos(index)
-        if pos is None:
-            return []
-        start = pos + struct.unpack_from("<I", self.buf, pos)[0]
-        count = struct.unpack_from("<I", self.buf, start)[0]
-        size = struct.calcsize("<" + fmt)
-        return [struct.unpack_from("<" + fmt, self.buf, start + 4 + i * size) for i in range(count)]
+def struct_values(table, index: int, fmt: str) -> list:
+    """The unpacked structs of a vector of structs (ipc_surgery's reader also gives positions)."""
+    return [values for _, values in table.struct_vector(index, fmt)]
 
 
 class Message:
@@ -90,8 +56,8 @@ class Message:
             if self.header_type == HEADER_DICTIONARY_BATCH:
                 header = header.table(1)
             self.length = header.scalar(0, "q")
-            self.nodes = header.struct_vector(1, "qq")      # FieldNode: length, null_count
-            self.buffers = header.struct_vector(2, "qq")    # Buffer: offset, length
+            self.nodes = struct_values(header, 1, "qq")      # FieldNode: length, null_count
+            self.buffers = struct_values(header, 2, "qq")    # Buffer: offset, length
             self.compression = header.table(3)
 
 
@@ -116,7 +82,7 @@ def parse_file(data: bytes):
     footer_start = len(data) - 10 - footer_size
     assert 8 <= footer_start, f"footer of {footer_size} bytes does not fit"
     footer = FlatTable.root(data, footer_start)
-    blocks = footer.struct_vector(3, "qi4xq")  # Block: offset, metaDataLength, (pad), bodyLength
+    blocks = struct_values(footer, 3, "qi4xq")  # Block: offset, metaDataLength, (pad), bodyLength
     messages, _ = parse_stream(data, 8)
     return messages, footer, blocks
 
@@ -195,7 +161,7 @@ def test_file_magic_footer_size_and_blocks():
     messages, footer, blocks = parse_file(data)
     assert footer.scalar(0, "h") == METADATA_V5
     assert footer.table(1) is not None, "footer has no schema"
-    assert footer.struct_vector(2, "qi4xq") == []  # no dictionaries in issue 2
+    assert struct_values(footer, 2, "qi4xq") == []  # no dictionaries in issue 2
     batch_messages = record_batch_messages(messages)
     assert len(blocks) == len(batches) == len(batch_messages)
     for (offset, metadata_length, body_length), message in zip(blocks, batch_messages):
