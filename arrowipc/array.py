@@ -6,7 +6,6 @@ bytes, a memory map, an allocation, an imported C array) alive. Slicing is O(1).
 from __future__ import annotations
 
 from ._core.arraydata import ArrayData
-from ._core.buffer import Buffer, py_buffer
 from ._core import bitmap as _bitmap
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ._core.arraydata import ArrayData
 from ._core.bitmap import concat_bitmaps
-from ._core.buffer import allocate_buffer, concat_buffers
+from ._core.buffer import concat_buffers
 from ._core.offsets import concat_offsets
 from .array import null_count_of
 from .errors import ArrowInvalid
@@ -91,7 +91,6 @@ def concat_array_data(parts: list) -> ArrayData:
 def _concat_dense_union(t, parts, total):
     """Dense unions: children concatenated whole; each part's offsets shifted by the lengths of
     the same child in the parts before it."""
-    import struct
     from array import array as _pyarray
     codes = t.storage_type.type_codes
     child_of = {c: k for k, c in enumerate(codes)}

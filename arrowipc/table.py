@@ -9,10 +9,10 @@ from __future__ import annotations
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData, untrack_acyclic
-from .array import Array, ChunkedArray, _values_equal, array, make_array, null_count_of
+from .array import Array, ChunkedArray, array, make_array
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
-from .types import Field, Schema, StructType, normalize_metadata
+from .types import Field, Schema, StructType
 
 
 # What one row of a column-less batch costs as a Python dict (an empty dict and its list slot).

@@ -49,7 +49,7 @@ def main(argv=None) -> int:
     t_build = time.perf_counter() - t0
     schema = batches[0].schema
     print(f"built {args.batches} batches x {per} rows from Python objects in {t_build:.2f}s")
-    print(f"schema:\n  " + "\n  ".join(str(schema).splitlines()))
+    print("schema:\n  " + "\n  ".join(str(schema).splitlines()))
 
     t0 = time.perf_counter()
     with ipc.new_file(file_path, schema, metadata={"writer": "arrowipc", "rows": str(per * args.batches)}) as w:

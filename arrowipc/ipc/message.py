@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import struct
 
-from .._core.buffer import Buffer, py_buffer
+from .._core.buffer import py_buffer
 from .._core import framing as _framing
 from ..errors import ArrowInvalid
-from . import metadata as md
 from .options import MAX_METADATA_SIZE
 from .sources import open_source
 
@@ -66,10 +65,8 @@ def read_message_header(source, max_metadata_size: int = MAX_METADATA_SIZE, wher
             raise ArrowInvalid(f"{where}: truncated message length at byte {start + 4}: expected "
                                f"4 bytes, got {raw.size}")
         length = _I32.unpack(raw.to_pybytes())[0]
-        prefix = 8
     else:
         length = _I32.unpack(first.to_pybytes())[0]   # pre-0.15 framing
-        prefix = 4
     if length == 0:
         return None                                   # end-of-stream marker
     if length < 0 or length > max_metadata_size:

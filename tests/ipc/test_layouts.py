@@ -13,16 +13,13 @@ each with nulls and with slices at offsets that are not multiples of 8:
   pyarrow writes -> arrowipc reads   (schema with metadata, values, Python values)
   arrowipc writes -> pyarrow reads   (validate(full=True), equal)
 """
-import os
 import uuid
 
 import pytest
 
 pa = pytest.importorskip("pyarrow")
-import pyarrow.ipc as pa_ipc  # noqa: E402
 
 import arrowipc  # noqa: E402
-from arrowipc import ipc  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
 from ipc_roundtrip import assert_ours_equal, ours_read, ours_write, pa_read, pa_write  # noqa: E402

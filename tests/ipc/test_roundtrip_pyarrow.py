@@ -456,7 +456,7 @@ def test_write_batch_with_wrong_schema_is_rejected():
 # property test: random type mixes, lengths, null ratios and slices, both directions
 
 def test_random_batches_round_trip_both_directions():
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import HealthCheck, given, settings
 
     @settings(max_examples=30, deadline=None, database=None,
