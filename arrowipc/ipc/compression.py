@@ -13,7 +13,7 @@ import struct
 from concurrent.futures import ThreadPoolExecutor
 
 from .._core.buffer import Buffer, py_buffer
-from ..errors import ArrowInvalid
+from ..errors import ArrowCapacityError, ArrowInvalid
 
 CODEC_LZ4_FRAME = 0
 CODEC_ZSTD = 1
@@ -88,19 +88,14 @@ def _decompress_lz4(data: memoryview, size: int) -> bytes:
     import lz4.frame
     d = lz4.frame.LZ4FrameDecompressor()
     try:
-        out = d.decompress(data, max_length=size) if size else d.decompress(data, max_length=1)
+        out = d.decompress(data, max_length=size + 1)     # one spare byte proves a lie
     except RuntimeError as e:
         raise ArrowInvalid(f"corrupt LZ4 frame: {e}") from None
-    if size and len(out) == size and not d.eof:
-        # all the promised bytes are here; anything more is a lie about the size
-        try:
-            extra = d.decompress(b"", max_length=1)
-        except RuntimeError as e:
-            raise ArrowInvalid(f"corrupt LZ4 frame: {e}") from None
-        if extra or not d.eof:
-            raise ArrowInvalid(f"LZ4 frame decompresses to more than the {size} bytes its prefix states")
+    if len(out) > size:
+        raise ArrowInvalid(f"LZ4 frame decompresses to more than the {size} bytes its prefix states")
     if not d.eof:
-        raise ArrowInvalid(f"LZ4 frame is truncated: expected {size} bytes, got {len(out)} and no frame end")
+        raise ArrowInvalid(f"LZ4 frame is truncated: expected {size} bytes, got {len(out)} and no "
+                           f"frame end")
     return out
 
 
@@ -144,99 +139,124 @@ def _measure(codec: int, data: memoryview, limit: int) -> int:
         raise ArrowInvalid(f"corrupt {CODEC_NAMES[codec]} data: {e}") from None
 
 
-def decompress_buffer(raw: Buffer, codec: int, limit: int = MAX_DECOMPRESSED_BUFFER,
-                      where: str = "buffer") -> Buffer:
-    """The uncompressed contents of one compressed body buffer."""
-    if raw.size == 0:
-        return raw
-    if raw.size < 8:
-        raise ArrowInvalid(f"{where}: compressed buffer of {raw.size} bytes has no 8-byte length prefix")
-    size = _PREFIX.unpack(raw.slice(0, 8).to_pybytes())[0]
-    if size == RAW_MARKER:
-        return raw.slice(8)
-    if size < 0 or size > limit:
-        raise ArrowInvalid(f"{where}: uncompressed length prefix is {size}; expected -1 or "
-                           f"0..{limit}")
-    if size > 64 * raw.size + (1 << 20):
+def _decompress_frame(frame: Buffer, size: int, codec: int, where: str) -> Buffer:
+    """`frame` decompressed by the codec packages' Python APIs (the fallback when no codec
+    library loads) into exactly `size` bytes, a size `BodyDecompression.add` already checked."""
+    if size > 64 * frame.size + (1 << 20):
         # implausibly large claim: measure the real output before allocating for it
-        measured = _measure(codec, memoryview(raw)[8:], size)
+        measured = _measure(codec, memoryview(frame), size)
         if measured > size:
             raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decompresses to more than "
                                f"the {size} bytes its prefix states")
         if measured < size:
             raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decodes to {measured} bytes "
                                f"but its prefix states {size}")
-    out = _DECOMPRESS[codec](memoryview(raw)[8:], size)
+    try:
+        out = _DECOMPRESS[codec](memoryview(frame), size)
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"{where}: {e}") from None
     if len(out) != size:
         raise ArrowInvalid(f"{where}: {CODEC_NAMES[codec]} data decompressed to {len(out)} bytes "
                            f"but its prefix states {size}")
     return py_buffer(out)
 
 
+# The most output one input byte can produce, a fact of each format: an LZ4 match length grows by
+# 255 per extra byte; a 4-byte ZSTD RLE block yields at most one 128 KiB block. The constants
+# cover frame headers. A claim beyond this is a lie whatever the frame holds.
+_MAX_RATIO = {CODEC_LZ4_FRAME: 256, CODEC_ZSTD: 32768}
+_MAX_EXTRA = {CODEC_LZ4_FRAME: 1 << 16, CODEC_ZSTD: 1 << 17}
+
+
 class BodyDecompression:
     """The compressed buffers of one or more message bodies, decompressed in one parallel run.
 
-    `add` checks a body's buffer spans and length prefixes (raising ArrowInvalid for that body)
+    `add` reads a body's buffer spans and length prefixes once, checks each claim (against what
+    the codec can produce from the bytes present, `buffer_limit`, and the message's claims
+    against `message_limit`), raising ArrowInvalid for that body before anything is allocated,
     and queues its frames; `run` decompresses every queued frame at once, so the threads stay
     busy across the buffers of several batches, and returns per body its list of Buffers by
     header index (None where not needed) or the ArrowInvalid that body deserves.
     """
 
-    def __init__(self, use_threads: bool, limit: int = MAX_DECOMPRESSED_BUFFER):
+    def __init__(self, use_threads: bool, message_limit: int | None = None,
+                 buffer_limit: int = MAX_DECOMPRESSED_BUFFER):
         self.use_threads = use_threads
-        self.limit = limit
+        self.message_limit = message_limit
+        self.buffer_limit = buffer_limit
+        self.claimed = 0          # uncompressed bytes the queued frames claim, all bodies
         self._native = _native()
         self._outs = []           # per body: list by header index
-        self._bodies = []         # per body: (codec, jobs, where) for the Python fallback
+        self._fallbacks = []      # per body: (codec, frames, where) for the Python APIs, or None
+        self._first_where = None
         self._codecs, self._srcs, self._sizes, self._labels, self._wheres, self._slots = \
             [], [], [], [], [], []
 
     def add(self, header, body: Buffer, codec: int, needed: list, where: str) -> int:
         spans = header.buffers_list()
-        jobs = []
+        out = [None] * len(spans)
+        frames = []               # (header index, frame without its prefix, claimed size)
+        claimed = 0
+        ratio, extra = _MAX_RATIO[codec], _MAX_EXTRA[codec]
         for i, (off, n) in enumerate(spans):
             if not needed[i]:
                 continue
             if off < 0 or n < 0 or off > body.size or n > body.size - off:
                 raise ArrowInvalid(f"{where}: buffer {i} spans bytes [{off}, {off}+{n}) but the "
                                    f"body has {body.size} bytes")
-            jobs.append((i, body.slice(off, n)))
-        slot = len(self._outs)
-        out = [None] * len(spans)
-        if not self._native.available(codec):
-            self._outs.append(out)
-            self._bodies.append((codec, jobs, where))
-            return slot
-        queued = []
-        for i, raw in jobs:
-            if raw.size == 0:
-                out[i] = raw
+            if n == 0:
+                out[i] = body.slice(off, 0)
                 continue
-            if raw.size < 8:
-                raise ArrowInvalid(f"{where}: buffer {i}: compressed buffer of {raw.size} bytes "
-                                   f"has no 8-byte length prefix")
-            size = _PREFIX.unpack(raw.slice(0, 8).to_pybytes())[0]
+            if n < 8:
+                raise ArrowInvalid(f"{where}: buffer {i}: compressed buffer of {n} bytes has no "
+                                   f"8-byte length prefix")
+            size = _PREFIX.unpack(body.slice(off, 8).to_pybytes())[0]
             if size == RAW_MARKER:
-                out[i] = _aligned(raw.slice(8))
+                out[i] = _aligned(body.slice(off + 8, n - 8))
                 continue
-            if size < 0 or size > self.limit:
+            if size > ratio * (n - 8) + extra:
+                raise ArrowInvalid(f"{where}: buffer {i} claims {size} uncompressed bytes, more "
+                                   f"than {CODEC_NAMES[codec]} can produce from its {n - 8} "
+                                   f"compressed bytes")
+            if size < 0 or size > self.buffer_limit:
                 raise ArrowInvalid(f"{where}: buffer {i}: uncompressed length prefix is {size}; "
-                                   f"expected -1 or 0..{self.limit}")
-            frame = raw.slice(8)
-            self._native.check_claim(codec, frame, size, where, i)
-            queued.append((i, frame, size))
+                                   f"expected -1 or 0..{self.buffer_limit}")
+            claimed += size
+            if self.message_limit is not None and claimed > self.message_limit:
+                raise ArrowInvalid(f"{where}: compressed buffers claim more than "
+                                   f"{self.message_limit} uncompressed bytes in one message "
+                                   f"(IpcReadOptions(max_decompressed_size=...))")
+            frames.append((i, body.slice(off + 8, n - 8), size))
+        native = self._native.available(codec)
+        if native:
+            for i, frame, size in frames:
+                self._native.check_claim(codec, frame, size, where, i)
+        slot = len(self._outs)
         self._outs.append(out)
-        self._bodies.append(None)
-        for i, frame, size in queued:
-            self._codecs.append(codec)
-            self._srcs.append(frame)
-            self._sizes.append(size)
-            self._labels.append(i)
-            self._wheres.append(where)
-            self._slots.append(slot)
+        self._fallbacks.append(None if native else (codec, frames, where))
+        self.claimed += claimed
+        if self._first_where is None:
+            self._first_where = where
+        if native:
+            for i, frame, size in frames:
+                self._codecs.append(codec)
+                self._srcs.append(frame)
+                self._sizes.append(size)
+                self._labels.append(i)
+                self._wheres.append(where)
+                self._slots.append(slot)
         return slot
 
     def run(self) -> list:
+        try:
+            return self._run()
+        except MemoryError:
+            # claims within the limits can still exceed the memory this process has
+            raise ArrowCapacityError(f"{self._first_where}: no memory for the {self.claimed} "
+                                     f"bytes the compressed buffers of {len(self._outs)} "
+                                     f"message(s) claim") from None
+
+    def _run(self) -> list:
         results = list(self._outs)
         if self._srcs:
             threads = _threads(self.use_threads, sum(b.size for b in self._srcs))
@@ -249,7 +269,7 @@ class BodyDecompression:
                     results[slot] = ArrowInvalid(buf)
                 else:
                     results[slot][i] = buf
-        for slot, fallback in enumerate(self._bodies):
+        for slot, fallback in enumerate(self._fallbacks):
             if fallback is not None:
                 try:
                     self._decompress_python(results[slot], *fallback)
@@ -257,20 +277,20 @@ class BodyDecompression:
                     results[slot] = e
         return results
 
-    def _decompress_python(self, out, codec, jobs, where):
+    def _decompress_python(self, out, codec, frames, where):
         def one(job):
-            i, raw = job
-            return decompress_buffer(raw, codec, self.limit, f"{where}: buffer {i}")
+            i, frame, size = job
+            return _decompress_frame(frame, size, codec, f"{where}: buffer {i}")
 
-        for (i, _), buf in zip(jobs, _map(one, jobs, self.use_threads,
-                                          sum(b.size for _, b in jobs))):
+        for (i, _, _), buf in zip(frames, _map(one, frames, self.use_threads,
+                                               sum(f.size for _, f, _ in frames))):
             out[i] = _aligned(buf)
 
 
 def decompress_body_buffers(header, body: Buffer, codec: int, needed: list, use_threads: bool,
-                            where: str, limit: int = MAX_DECOMPRESSED_BUFFER) -> list:
+                            where: str, message_limit: int | None = None) -> list:
     """Decompressed Buffer per header buffer index (None where not needed), in parallel."""
-    work = BodyDecompression(use_threads, limit)
+    work = BodyDecompression(use_threads, message_limit)
     work.add(header, body, codec, needed, where)
     result = work.run()[0]
     if isinstance(result, ArrowInvalid):

@@ -2,27 +2,15 @@
 
 A flatbuffer vector may point at the same table many times, so a schema of a few kilobytes can
 describe billions of fields (each level multiplying the one above). `schema_size` walks the
-field tree without building anything and stops as soon as a bound is passed. Compressed buffers
-state their uncompressed size in an 8-byte prefix; `check_decompressed_sizes` bounds those claims
-by what the codecs can actually produce from the bytes present and by a per-message total.
+field tree without building anything and stops as soon as a bound is passed. (The claims of
+compressed buffers are bounded where their prefixes are read, in `compression.BodyDecompression`.)
 """
 from __future__ import annotations
 
-import struct
-
-from .._core.buffer import Buffer
 from ..errors import ArrowInvalid
 
 _FIELD_CHILDREN = 5        # Field.children in Schema.fbs
 _SCHEMA_FIELDS = 1         # Schema.fields
-_I64 = struct.Struct("<q")
-
-# The most output one input byte can produce, a fact of each format: an LZ4 match length grows by
-# 255 per extra byte; a 4-byte ZSTD RLE block yields at most one 128 KiB block. The constants
-# cover frame headers.
-_MAX_RATIO = {0: 256, 1: 32768}
-_MAX_EXTRA = {0: 1 << 16, 1: 1 << 17}
-_CODEC_NAMES = {0: "LZ4_FRAME", 1: "ZSTD"}
 
 
 def schema_size(schema_table, max_fields: int, max_depth: int, where: str = "schema"):
@@ -64,27 +52,3 @@ def check_schema_bounds(n_fields: int, depth: int, options, where: str = "schema
     if depth > options.max_nesting_depth:
         raise ArrowInvalid(f"{where}: fields are nested {depth} levels deep, more than the limit "
                            f"of {options.max_nesting_depth} (IpcReadOptions(max_nesting_depth=...))")
-
-
-def check_decompressed_sizes(spans: list, body: Buffer, codec: int, needed: list, limit: int,
-                             where: str) -> int:
-    """The total uncompressed size the needed buffers claim, after checking each claim against
-    what its codec can produce from the bytes present, and the total against `limit`."""
-    total = 0
-    ratio, extra = _MAX_RATIO[codec], _MAX_EXTRA[codec]
-    for i, (off, n) in enumerate(spans):
-        if not needed[i] or n < 8:
-            continue               # absent buffers, and too-short ones the codec layer reports
-        if off < 0 or off > body.size or n > body.size - off:
-            continue               # reported, with its position, by the codec layer
-        claimed = _I64.unpack(body.slice(off, 8).to_pybytes())[0]
-        if claimed < 0:
-            continue               # -1 marks a buffer stored raw; others are rejected later
-        if claimed > ratio * (n - 8) + extra:
-            raise ArrowInvalid(f"{where}: buffer {i} claims {claimed} uncompressed bytes, more than "
-                               f"{_CODEC_NAMES[codec]} can produce from its {n - 8} compressed bytes")
-        total += claimed
-        if total > limit:
-            raise ArrowInvalid(f"{where}: compressed buffers claim more than {limit} uncompressed "
-                               f"bytes in one message (IpcReadOptions(max_decompressed_size=...))")
-    return total

@@ -11,18 +11,17 @@ import threading
 from collections import deque, namedtuple
 
 from .. import types as T
-from .._core.arraydata import ArrayData
 from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
                                   decode_record_batch_header, make_plan, next_message_fast,
                                   run_pending_checks)
-from .._core.buffer import Buffer, py_buffer
+from .._core.buffer import Buffer
 from .._core.flatbuf import root_table
-from ..errors import ArrowCapacityError, ArrowException, ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
-from .limits import check_decompressed_sizes, check_schema_bounds, schema_size
+from .limits import check_schema_bounds, schema_size
 from .message import Message, read_message_from, read_message_header
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
@@ -101,27 +100,21 @@ class MessageDecoder:
         uncompressed bytes. A message that fails ends the list with its exception: the batches
         before it are complete and are still handed out first."""
         from .compression import BodyDecompression
-        work = BodyDecompression(self.options.use_threads)
-        staged, failure, claimed_total, msg = [], None, 0, first
+        work = BodyDecompression(self.options.use_threads, self.options.max_decompressed_size)
+        staged, failure, msg = [], None, first
         while msg is not None:
             try:
                 header = decode_record_batch_header(msg.header)
-                mask, where, claimed = self._decompression_checks(header, msg, self._plan,
-                                                                  self._included)
-                staged.append((msg, header, work.add(header, msg.body, header.codec, mask, where)))
+                needed = buffer_needed_mask(self._plan, header, self._included, msg.version)
+                slot = work.add(header, msg.body, header.codec, needed, self._message_where(msg))
+                staged.append((msg, header, slot))
             except ArrowException as e:
                 failure = e
                 break
-            claimed_total += claimed
-            if len(staged) >= WINDOW_MESSAGES or claimed_total >= WINDOW_BYTES:
+            if len(staged) >= WINDOW_MESSAGES or work.claimed >= WINDOW_BYTES:
                 break
             msg = peek()
-        try:
-            prepared = work.run()
-        except MemoryError:
-            raise ArrowCapacityError(f"{self.where}: message at byte {first.offset}: no memory "
-                                     f"for the {claimed_total} bytes the compressed buffers of "
-                                     f"{len(staged)} batches claim") from None
+        prepared = work.run()
         out = []
         for msg, header, slot in staged:
             try:
@@ -172,27 +165,18 @@ class MessageDecoder:
                 validate_values(col, f"{self.where}: field {f.name!r}")
         return RecordBatch(self.schema, cols, num_rows, None)
 
-    def _decompression_checks(self, header, msg: Message, plan, included):
-        """(needed-buffer mask, error location, claimed bytes) of a compressed body, after its
-        length prefixes are checked against the reader's limits."""
-        mask = buffer_needed_mask(plan, header, included, msg.version)
-        where = f"{self.where}: message at byte {msg.offset}"
-        claimed = check_decompressed_sizes(header.buffers_list(), msg.body, header.codec, mask,
-                                           self.options.max_decompressed_size, where)
-        return mask, where, claimed
+    def _message_where(self, msg: Message) -> str:
+        return f"{self.where}: message at byte {msg.offset}"
 
     def _assemble(self, header, msg: Message, plan, included):
         prepared = None
         if header.codec >= 0:
-            mask, where, claimed = self._decompression_checks(header, msg, plan, included)
             from .compression import decompress_body_buffers
-            try:
-                prepared = decompress_body_buffers(header, msg.body, header.codec, mask,
-                                                   self.options.use_threads, where)
-            except MemoryError:
-                # claims within the bounds above can still exceed the memory this process has
-                raise ArrowCapacityError(f"{where}: no memory for the {claimed} bytes the "
-                                         f"compressed buffers claim") from None
+            prepared = decompress_body_buffers(header, msg.body, header.codec,
+                                               buffer_needed_mask(plan, header, included,
+                                                                  msg.version),
+                                               self.options.use_threads, self._message_where(msg),
+                                               self.options.max_decompressed_size)
         return assemble_columns(plan, header, msg.body, included, prepared, self.where, msg.version,
                                 self._limits)
 

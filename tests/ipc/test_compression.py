@@ -656,6 +656,84 @@ def test_hostile_compressed_dictionary_batch_is_invalid(codec):
 
 
 # ---------------------------------------------------------------------------------------------
+# the codec packages' Python APIs: the path taken where no codec library loads
+
+@pytest.fixture
+def python_codecs(monkeypatch):
+    """Reads and writes as on a machine where neither codec library loads."""
+    from arrowipc.ipc import compression
+
+    class NoLibraries:
+        @staticmethod
+        def available(codec):
+            return False
+
+    monkeypatch.setattr(compression, "_native", NoLibraries)
+    calls = {"compress": 0, "decompress": 0}
+
+    def counted(kind, fn):
+        def call(*args):
+            calls[kind] += 1
+            return fn(*args)
+        return call
+
+    monkeypatch.setattr(compression, "_DECOMPRESS", {c: counted("decompress", fn)
+                                                     for c, fn in compression._DECOMPRESS.items()})
+    make = compression._python_compressor
+    monkeypatch.setattr(compression, "_python_compressor",
+                        lambda codec, level: counted("compress", make(codec, level)))
+    return calls
+
+
+@pytest.mark.parametrize("use_threads", [True, False], ids=["threads", "no_threads"])
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_python_codecs_round_trip_both_ways(codec, form, use_threads, python_codecs):
+    whole = S.make_batch(S.ISSUE2_CASE_IDS, 500, seed=5)
+    batches = [whole, whole.slice(0, 0), incompressible_batch()]
+    read_options = ipc.IpcReadOptions(use_threads=use_threads)
+    for batch in batches:
+        _, ours = ours_read(pa_write([batch], form, pa_options(codec)), form, read_options)
+        assert_ours_equal(ours, [batch])
+        written = ours_write([batch], form, ours_options(codec, use_threads=use_threads))
+        _, got = pa_read(written, form)
+        assert_pa_equal(got, [batch])
+    assert python_codecs["compress"] and python_codecs["decompress"]
+    # the raw (-1) buffers of the incompressible batch are raw on this path too
+    frame = record_frame(ours_write([batches[2]], "stream", ours_options(codec)))
+    assert any(value == -1 for _, value in frame.compressed_prefixes())
+
+
+# Each hostile body and the words of the ArrowInvalid it gets on the Python path (the C path's
+# messages are checked above and in tests/untrusted).
+PYTHON_PATH_HOSTILE = {
+    "huge_prefix": (lambda c: with_prefix(c, HUGE, R_DATA), "more than"),
+    "prefix_plus1": (lambda c: with_prefix(c, 8001, A_VALUES), "8001"),
+    "prefix_minus1": (lambda c: with_prefix(c, 7999, A_VALUES), "7999"),
+    "prefix_far_beyond_frame": (lambda c: with_prefix(c, 1 << 26, R_DATA),
+                                "decodes to 600000 bytes but its prefix states 67108864"),
+    "prefix_zero": (lambda c: with_prefix(c, 0, A_VALUES), "more than the 0 bytes its prefix"),
+    "negative_prefix": (lambda c: with_prefix(c, -2, A_VALUES), "expected -1 or 0.."),
+    "truncated": (lambda c: with_buffer(c, buffer_bytes(hostile_base(c), record_frame(hostile_base(c)),
+                                                        R_DATA)[:-100]), "ZSTD|LZ4"),
+    "short_prefix": (lambda c: with_buffer(c, b"\x01\x02\x03", A_VALUES), "no 8-byte length prefix"),
+    "bomb": (lambda c: with_buffer(c, struct.pack("<q", 600_000) + (zstd_bomb(64) if c == "zstd"
+                                                                    else lz4_bomb(16)), R_DATA),
+             "more than the 600000 bytes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PYTHON_PATH_HOSTILE))
+@pytest.mark.parametrize("codec", CODECS)
+def test_python_codecs_refuse_hostile_bodies(codec, case, python_codecs):
+    make, words = PYTHON_PATH_HOSTILE[case]
+    data = make(codec)
+    with pytest.raises(ArrowInvalid, match=words) as info:
+        read_everything(data)
+    assert "message at byte" in str(info.value) and "buffer" in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------
 # options
 
 @pytest.mark.parametrize("bad", ["snappy", "gzip", "brotli", "lz4_raw", "", 5])
