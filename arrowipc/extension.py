@@ -6,15 +6,15 @@ registered stay as their storage type with the metadata kept on the field, so no
 """
 from __future__ import annotations
 
-from .errors import ArrowKeyError, ArrowTypeError
-from .types import DataType, ExtensionType
+import json
+
+from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .types import (DataType, ExtensionType, FixedSizeListType, ListType, StructType, binary,
+                    binary_view, fixed_size_binary, int8, int32, large_binary, large_string,
+                    string, string_view)
 
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
-
-# The canonical extension types of the Arrow specification, read as extension types by default.
-CANONICAL_NAMES = ("arrow.uuid", "arrow.json", "arrow.bool8", "arrow.opaque",
-                   "arrow.fixed_shape_tensor", "arrow.variable_shape_tensor", "arrow.parquet.variant")
 
 _registry: dict = {}
 
@@ -48,10 +48,129 @@ def unregister_extension_type(name: str) -> None:
     del _registry[name]
 
 
-def _build(name: str, storage: DataType, serialized: bytes):
+def _json_object(name: str, serialized: bytes, where: str, required: bool) -> dict:
+    """The JSON object a canonical type serializes its parameters to ({} when absent and
+    optional)."""
+    if not serialized and not required:
+        return {}
+    try:
+        value = json.loads(serialized.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ArrowInvalid(f"{where}: {name} metadata must be a JSON object, found "
+                           f"{serialized[:60]!r} ({e})") from None
+    if not isinstance(value, dict):
+        raise ArrowInvalid(f"{where}: {name} metadata must be a JSON object, found "
+                           f"{type(value).__name__}")
+    return value
+
+
+def _check_tensor_layout(name: str, params: dict, ndim: int, where: str) -> None:
+    """dim_names and permutation, where present, describe each of the ndim dimensions once."""
+    names = params.get("dim_names")
+    if names is not None and not (isinstance(names, list) and len(names) == ndim
+                                  and all(isinstance(n, str) for n in names)):
+        raise ArrowInvalid(f"{where}: {name} dim_names must be {ndim} strings, found {names!r}")
+    perm = params.get("permutation")
+    if perm is not None and not (isinstance(perm, list) and all(type(k) is int for k in perm)
+                                 and sorted(perm) == list(range(ndim))):
+        raise ArrowInvalid(f"{where}: {name} permutation must order 0..{ndim - 1}, found {perm!r}")
+
+
+def _product_up_to(dims: list, bound: int) -> int:
+    """The product of non-negative dims, or bound + 1 once it passes bound (a hostile shape of
+    many huge numbers must not build a huge integer)."""
+    if 0 in dims:
+        return 0
+    product = 1
+    for d in dims:
+        product *= d
+        if product > bound:
+            return bound + 1
+    return product
+
+
+def _check_fixed_shape_tensor(name, storage, serialized, where):
+    if not isinstance(storage, FixedSizeListType):
+        return "a fixed_size_list"
+    params = _json_object(name, serialized, where, required=True)
+    shape = params.get("shape")
+    if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
+        raise ArrowInvalid(f"{where}: {name} shape must be a list of non-negative integers, "
+                           f"found {shape!r}")
+    if _product_up_to(shape, storage.list_size) != storage.list_size:
+        raise ArrowInvalid(f"{where}: {name} shape {shape[:8]}{'...' if len(shape) > 8 else ''} "
+                           f"does not hold the {storage.list_size} values of each storage list")
+    _check_tensor_layout(name, params, len(shape), where)
+    return None
+
+
+def _check_variable_shape_tensor(name, storage, serialized, where):
+    if not isinstance(storage, StructType):
+        return "struct<data: list, shape: fixed_size_list<int32>>"
+    data_at, shape_at = storage.get_field_index("data"), storage.get_field_index("shape")
+    shape = storage.field(shape_at).type if shape_at >= 0 else None
+    if (data_at < 0 or not isinstance(storage.field(data_at).type, ListType)
+            or not isinstance(shape, FixedSizeListType) or shape.value_type != int32()):
+        return "struct<data: list, shape: fixed_size_list<int32>>"
+    params = _json_object(name, serialized, where, required=False)
+    _check_tensor_layout(name, params, shape.list_size, where)
+    uniform = params.get("uniform_shape")
+    if uniform is not None and not (isinstance(uniform, list) and len(uniform) == shape.list_size
+                                    and all(d is None or type(d) is int for d in uniform)):
+        raise ArrowInvalid(f"{where}: {name} uniform_shape must be {shape.list_size} integers or "
+                           f"nulls, found {uniform!r}")
+    return None
+
+
+def _check_opaque(name, storage, serialized, where):
+    params = _json_object(name, serialized, where, required=True)
+    for key in ("type_name", "vendor_name"):
+        if not isinstance(params.get(key), str):
+            raise ArrowInvalid(f"{where}: {name} metadata needs a string {key!r}, found "
+                               f"{params.get(key)!r}")
+    return None
+
+
+def _check_variant(name, storage, serialized, where):
+    at = storage.get_field_index("metadata") if isinstance(storage, StructType) else -1
+    if at < 0 or storage.field(at).type not in (binary(), large_binary(), binary_view()):
+        return "a struct with a binary 'metadata' field"
+    return None
+
+
+def _storage_is(expected: str, *types):
+    return lambda name, storage, serialized, where: None if storage in types else expected
+
+
+# What the specification requires of each canonical type: a check returning the storage it
+# expected when the storage is wrong (raising itself for bad parameters), None when all is well.
+_CANONICAL_CHECKS = {
+    "arrow.uuid": _storage_is("fixed_size_binary(16)", fixed_size_binary(16)),
+    "arrow.bool8": _storage_is("int8", int8()),
+    "arrow.json": _storage_is("string, large_string or string_view", string(), large_string(),
+                              string_view()),
+    "arrow.opaque": _check_opaque,
+    "arrow.fixed_shape_tensor": _check_fixed_shape_tensor,
+    "arrow.variable_shape_tensor": _check_variable_shape_tensor,
+    "arrow.parquet.variant": _check_variant,
+}
+# The canonical extension types of the Arrow specification, read as extension types by default.
+CANONICAL_NAMES = tuple(_CANONICAL_CHECKS)
+
+
+def check_canonical(name: str, storage: DataType, serialized: bytes, where: str) -> None:
+    """ArrowInvalid unless `storage` and the serialized parameters are what the canonical type
+    `name` requires: its values are interpreted by that definition (a UUID is 16 bytes)."""
+    expected = _CANONICAL_CHECKS[name](name, storage, serialized, where)
+    if expected is not None:
+        raise ArrowInvalid(f"{where}: {name} storage must be {expected}, found {storage}")
+
+
+def _build(name: str, storage: DataType, serialized: bytes, where: str = "field"):
     registered = _registry.get(name)
     if registered is None:
         if name in CANONICAL_NAMES:
+            check_canonical(name, storage, serialized, where)
             return CanonicalExtensionType(name, storage, serialized)
         return None
     cls = registered if isinstance(registered, type) else type(registered)
@@ -61,7 +180,8 @@ def _build(name: str, storage: DataType, serialized: bytes):
     return ExtensionType(name, storage, serialized)
 
 
-def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = False):
+def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = False,
+                             where: str = "field"):
     """(type, remaining field metadata) for a field read from IPC or the C data interface.
 
     Unknown names stay storage + metadata, unless `keep_unknown` (a bare array has no field to
@@ -75,7 +195,7 @@ def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = F
     name = metadata[name_key].decode("utf-8", errors="replace")
     meta_key = EXTENSION_METADATA_KEYS[EXTENSION_NAME_KEYS.index(name_key)]
     serialized = metadata.get(meta_key, b"")
-    ext = _build(name, storage, serialized)
+    ext = _build(name, storage, serialized, where)
     if ext is None and keep_unknown:
         ext = ExtensionType(name, storage, serialized)
     if ext is None:

@@ -182,7 +182,8 @@ def _field_from_json(obj: dict, where: str, dict_values: dict, depth: int = 0) -
                 for c in obj.get("children") or []]
     dtype = _type_from_json(_need(obj, "type", where), [c.field for c in children], where)
     nullable = bool(obj.get("nullable", True))
-    dtype, metadata = apply_extension_metadata(dtype, _metadata_from_json(obj.get("metadata"), where))
+    dtype, metadata = apply_extension_metadata(dtype, _metadata_from_json(obj.get("metadata"), where),
+                                               where=where)
     enc = obj.get("dictionary")
     if enc is None:
         return _FieldNode(T.Field(name, dtype, nullable, metadata), None, children)

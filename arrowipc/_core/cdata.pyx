@@ -756,7 +756,7 @@ cdef tuple _import_schema_node(const ArrowSchema* s, int depth, str path):
     if metadata is not None:
         # the same rule as IPC: registered and canonical names become extension types, unknown
         # names stay storage + metadata
-        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0))
+        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0), where=where)
     return (name, t, bool(s.flags & ARROW_FLAG_NULLABLE), metadata)
 
 

@@ -193,7 +193,7 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
                 for i, c in enumerate(t.tables(5, "Field"))]
     dtype = _decode_type(type_id, t.table(3, "Type"), children, where)
     metadata = decode_custom_metadata(t, 6)
-    dtype, metadata = _apply_extension(dtype, metadata)
+    dtype, metadata = _apply_extension(dtype, metadata, where)
     enc = t.table(4, "DictionaryEncoding")
     if enc is not None:
         dict_id = enc.int64(0)
@@ -208,9 +208,9 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
     return T.Field(name, dtype, nullable, metadata)
 
 
-def _apply_extension(dtype, metadata):
+def _apply_extension(dtype, metadata, where: str):
     from ..extension import apply_extension_metadata
-    return apply_extension_metadata(dtype, metadata)
+    return apply_extension_metadata(dtype, metadata, where=where)
 
 
 def decode_schema(t: FlatTable) -> SchemaInfo:

@@ -13,6 +13,7 @@ each with nulls and with slices at offsets that are not multiples of 8:
   pyarrow writes -> arrowipc reads   (schema with metadata, values, Python values)
   arrowipc writes -> pyarrow reads   (validate(full=True), equal)
 """
+import re
 import uuid
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 import arrowipc  # noqa: E402
+from arrowipc.errors import ArrowInvalid  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
 from ipc_roundtrip import assert_ours_equal, ours_read, ours_write, pa_read, pa_write  # noqa: E402
@@ -488,6 +490,94 @@ def test_uuid_python_values_are_uuids():
     values = got.column(0).to_pylist()
     assert values == batch.column(0).to_pylist()
     assert all(v is None or isinstance(v, uuid.UUID) for v in values)
+
+
+def canonical_field_stream(name, storage, values, serialized=b""):
+    """A pyarrow stream whose field carries a canonical extension name over `storage` (pyarrow
+    writes the keys as plain field metadata, whatever the storage)."""
+    field = pa.field("x", storage, metadata={b"ARROW:extension:name": name.encode(),
+                                             b"ARROW:extension:metadata": serialized})
+    schema = pa.schema([field])
+    return pa_write([pa.record_batch([pa.array(values, storage)], schema=schema)], "stream")
+
+
+VARIABLE_TENSOR = pa.struct([("data", pa.list_(pa.float32())), ("shape", pa.list_(pa.int32(), 2))])
+VARIANT = pa.struct([pa.field("metadata", pa.binary(), nullable=False), ("value", pa.binary())])
+
+CANONICAL_GOOD = {
+    "uuid": ("arrow.uuid", pa.binary(16), [b"0123456789abcdef"], b""),
+    "bool8": ("arrow.bool8", pa.int8(), [1, 0], b""),
+    "json_large_string": ("arrow.json", pa.large_string(), ['{"a": 1}'], b""),
+    "json_string_view": ("arrow.json", pa.string_view(), ["[]"], b""),
+    "opaque": ("arrow.opaque", pa.int32(), [7], b'{"type_name": "geo", "vendor_name": "acme"}'),
+    "fixed_shape_tensor": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 6), [list(range(6))],
+                           b'{"shape": [2, 3], "dim_names": ["y", "x"], "permutation": [1, 0]}'),
+    "variable_shape_tensor": ("arrow.variable_shape_tensor", VARIABLE_TENSOR,
+                              [{"data": [1.0, 2.0], "shape": [1, 2]}], b'{"uniform_shape": [1, null]}'),
+    "variant": ("arrow.parquet.variant", VARIANT, [{"metadata": b"\x01", "value": b"\x00"}], b""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANONICAL_GOOD))
+def test_canonical_types_with_their_storage_and_parameters_read(case):
+    name, storage, values, serialized = CANONICAL_GOOD[case]
+    schema, (got,) = ours_read(canonical_field_stream(name, storage, values, serialized), "stream")
+    assert schema.field(0).type.extension_name == name
+    assert schema.field(0).type.storage_type == arrowipc.schema(pa.schema([("x", storage)])).field(0).type
+    assert len(got.column(0).to_pylist()) == len(values)
+
+
+# Each rule of the canonical definitions, the storage or parameters that break it, and the words
+# of the ArrowInvalid. pyarrow refuses the same streams (checked where it knows the type).
+CANONICAL_BAD = {
+    "uuid_width": ("arrow.uuid", pa.binary(8), [b"01234567"], b"",
+                   "arrow.uuid storage must be fixed_size_binary(16), found fixed_size_binary[8]"),
+    "uuid_binary": ("arrow.uuid", pa.binary(), [b"x"], b"", "storage must be fixed_size_binary(16)"),
+    "bool8": ("arrow.bool8", pa.int16(), [1], b"", "arrow.bool8 storage must be int8, found int16"),
+    "json": ("arrow.json", pa.int32(), [1], b"",
+             "arrow.json storage must be string, large_string or string_view, found int32"),
+    "opaque_no_vendor": ("arrow.opaque", pa.int32(), [1], b'{"type_name": "geo"}',
+                         "needs a string 'vendor_name'"),
+    "opaque_not_json": ("arrow.opaque", pa.int32(), [1], b"geo", "metadata must be a JSON object"),
+    "tensor_storage": ("arrow.fixed_shape_tensor", pa.int32(), [1], b'{"shape": [1]}',
+                       "storage must be a fixed_size_list, found int32"),
+    "tensor_no_shape": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4), [[1, 2, 3, 4]], b"{}",
+                        "shape must be a list of non-negative integers"),
+    "tensor_shape_size": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4), [[1, 2, 3, 4]],
+                          b'{"shape": [3, 2]}', "does not hold the 4 values of each storage list"),
+    "tensor_huge_shape": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4), [[1, 2, 3, 4]],
+                          ('{"shape": [' + ", ".join(["99999999999999999999"] * 20000) + "]}").encode(),
+                          "does not hold the 4 values"),
+    "tensor_permutation": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4), [[1, 2, 3, 4]],
+                           b'{"shape": [2, 2], "permutation": [1, "a"]}', "permutation must order 0..1"),
+    "tensor_dim_names": ("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4), [[1, 2, 3, 4]],
+                         b'{"shape": [2, 2], "dim_names": ["x"]}', "dim_names must be 2 strings"),
+    "variable_tensor_storage": ("arrow.variable_shape_tensor", pa.int32(), [1], b"",
+                                "storage must be struct<data: list, shape: fixed_size_list<int32>>"),
+    "variable_tensor_uniform": ("arrow.variable_shape_tensor", VARIABLE_TENSOR,
+                                [{"data": [1.0], "shape": [1, 1]}], b'{"uniform_shape": [1]}',
+                                "uniform_shape must be 2 integers or nulls"),
+    "variant_storage": ("arrow.parquet.variant", pa.int32(), [1], b"",
+                        "storage must be a struct with a binary 'metadata' field"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANONICAL_BAD))
+def test_canonical_type_over_the_wrong_storage_or_parameters_is_invalid(case):
+    name, storage, values, serialized, words = CANONICAL_BAD[case]
+    data = canonical_field_stream(name, storage, values, serialized)
+    with pytest.raises(ArrowInvalid, match=re.escape(words)) as info:
+        ours_read(data, "stream")
+    assert "field 'x'" in str(info.value)
+    if name != "arrow.parquet.variant":          # pyarrow reads variant as storage + metadata
+        with pytest.raises((pa.ArrowInvalid, pa.ArrowKeyError, pa.ArrowTypeError)):
+            pa_read(data, "stream")
+
+
+def test_canonical_type_over_the_wrong_storage_through_the_c_interface():
+    field = pa.field("x", pa.binary(8), metadata={b"ARROW:extension:name": b"arrow.uuid"})
+    with pytest.raises(ArrowInvalid, match=re.escape("arrow.uuid storage must be fixed_size_binary(16)")):
+        arrowipc.schema(pa.schema([field]))
 
 
 UNKNOWN_METADATA = {b"ARROW:extension:name": b"com.example.unknown",

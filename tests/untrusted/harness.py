@@ -88,8 +88,6 @@ def exercise(data, mode: str, options=None, to_pyarrow: bool = True) -> int:
     from arrowipc.errors import ArrowException
     rows, first_error = 0, None
     for batch in batches:
-        if to_pyarrow:
-            _check_in_pyarrow(batch, data, mode)
         if batch.num_columns == 0 and not _legitimately_huge(batch.num_rows):
             batch.to_pylist()          # a batch without columns still claims a number of rows
         for column in batch.columns:
@@ -98,6 +96,12 @@ def exercise(data, mode: str, options=None, to_pyarrow: bool = True) -> int:
             try:
                 column.to_pylist()
             except ArrowException as e:
+                first_error = first_error or e
+        if to_pyarrow:
+            # after our own conversions: input pyarrow refuses must still exercise ours
+            try:
+                _check_in_pyarrow(batch, data, mode)
+            except PyarrowRefuses as e:
                 first_error = first_error or e
         rows += batch.num_rows
     if first_error is not None:

@@ -10,7 +10,7 @@ With --valgrind (what ci/valgrind.sh does) the replay runs under valgrind's memc
     (but in the dynamic loader resolving library paths, a known false report);
   * no use of uninitialised memory whose stack passes through arrowipc (CPython's own reports,
     such as maybe_small_long in 3.11 builds, are counted but not held against us);
-  * "definitely lost" and "indirectly lost" bytes the same after 3 rounds as after 1: nothing
+  * "definitely lost" and "indirectly lost" bytes no more after 3 rounds than after 1: nothing
     leaks in proportion to the inputs read.
 
     python tests/untrusted/memcheck_replay.py [--rounds N] [--limit K]
@@ -136,7 +136,7 @@ def valgrind_check(limit=None, log_dir: str = ".") -> bool:
     growth = (three["definitely_lost"] - one["definitely_lost"],
               three["indirectly_lost"] - one["indirectly_lost"])
     ok = (one["invalid"] == three["invalid"] == 0 and one["uninitialised_ours"] == 0
-          and three["uninitialised_ours"] == 0 and growth == (0, 0))
+          and three["uninitialised_ours"] == 0 and max(growth) <= 0)   # less is interpreter noise
     print(f"leak growth from 1 to 3 rounds: {growth[0]} B definitely, {growth[1]} B indirectly; "
           f"{'OK' if ok else 'FAILED'}")
     return ok
