@@ -55,13 +55,19 @@ def _json_object(name: str, serialized: bytes, where: str, required: bool) -> di
         return {}
     try:
         value = json.loads(serialized.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as e:
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ArrowInvalid(f"{where}: {name} metadata must be a JSON object, found "
-                           f"{serialized[:60]!r} ({e})") from None
+                           f"{serialized[:60]!r} ({_short(e)})") from None
     if not isinstance(value, dict):
         raise ArrowInvalid(f"{where}: {name} metadata must be a JSON object, found "
                            f"{type(value).__name__}")
     return value
+
+
+def _short(value) -> str:
+    """A parameter as quoted in an error: hostile metadata can be megabytes long."""
+    text = str(value) if isinstance(value, BaseException) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _check_tensor_layout(name: str, params: dict, ndim: int, where: str) -> None:
@@ -69,11 +75,13 @@ def _check_tensor_layout(name: str, params: dict, ndim: int, where: str) -> None
     names = params.get("dim_names")
     if names is not None and not (isinstance(names, list) and len(names) == ndim
                                   and all(isinstance(n, str) for n in names)):
-        raise ArrowInvalid(f"{where}: {name} dim_names must be {ndim} strings, found {names!r}")
+        raise ArrowInvalid(f"{where}: {name} dim_names must be {ndim} strings, found "
+                           f"{_short(names)}")
     perm = params.get("permutation")
     if perm is not None and not (isinstance(perm, list) and all(type(k) is int for k in perm)
                                  and sorted(perm) == list(range(ndim))):
-        raise ArrowInvalid(f"{where}: {name} permutation must order 0..{ndim - 1}, found {perm!r}")
+        raise ArrowInvalid(f"{where}: {name} permutation must order 0..{ndim - 1}, found "
+                           f"{_short(perm)}")
 
 
 def _product_up_to(dims: list, bound: int) -> int:
@@ -96,10 +104,10 @@ def _check_fixed_shape_tensor(name, storage, serialized, where):
     shape = params.get("shape")
     if not (isinstance(shape, list) and all(type(d) is int and d >= 0 for d in shape)):
         raise ArrowInvalid(f"{where}: {name} shape must be a list of non-negative integers, "
-                           f"found {shape!r}")
+                           f"found {_short(shape)}")
     if _product_up_to(shape, storage.list_size) != storage.list_size:
-        raise ArrowInvalid(f"{where}: {name} shape {shape[:8]}{'...' if len(shape) > 8 else ''} "
-                           f"does not hold the {storage.list_size} values of each storage list")
+        raise ArrowInvalid(f"{where}: {name} shape {_short(shape)} does not hold the "
+                           f"{storage.list_size} values of each storage list")
     _check_tensor_layout(name, params, len(shape), where)
     return None
 
@@ -118,7 +126,7 @@ def _check_variable_shape_tensor(name, storage, serialized, where):
     if uniform is not None and not (isinstance(uniform, list) and len(uniform) == shape.list_size
                                     and all(d is None or type(d) is int for d in uniform)):
         raise ArrowInvalid(f"{where}: {name} uniform_shape must be {shape.list_size} integers or "
-                           f"nulls, found {uniform!r}")
+                           f"nulls, found {_short(uniform)}")
     return None
 
 
@@ -127,7 +135,7 @@ def _check_opaque(name, storage, serialized, where):
     for key in ("type_name", "vendor_name"):
         if not isinstance(params.get(key), str):
             raise ArrowInvalid(f"{where}: {name} metadata needs a string {key!r}, found "
-                               f"{params.get(key)!r}")
+                               f"{_short(params.get(key))}")
     return None
 
 

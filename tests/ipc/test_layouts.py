@@ -574,6 +574,19 @@ def test_canonical_type_over_the_wrong_storage_or_parameters_is_invalid(case):
             pa_read(data, "stream")
 
 
+@pytest.mark.parametrize("serialized,words", [
+    (b"[" * 100_000 + b"]" * 100_000, "metadata must be a JSON object"),
+    (b'{"shape": [' + b"7" * 5000 + b"]}", "metadata must be a JSON object"),
+    (b'{"shape": [1, 4], "permutation": [' + b", ".join([b'"a"'] * 100_000) + b"]}", "..."),
+], ids=["deep_nesting", "huge_number", "huge_parameter"])
+def test_hostile_canonical_parameters_are_invalid_with_a_short_message(serialized, words):
+    data = canonical_field_stream("arrow.fixed_shape_tensor", pa.list_(pa.int32(), 4),
+                                  [[1, 2, 3, 4]], serialized)
+    with pytest.raises(ArrowInvalid, match=re.escape(words)) as info:
+        ours_read(data, "stream")
+    assert len(str(info.value)) < 300
+
+
 def test_canonical_type_over_the_wrong_storage_through_the_c_interface():
     field = pa.field("x", pa.binary(8), metadata={b"ARROW:extension:name": b"arrow.uuid"})
     with pytest.raises(ArrowInvalid, match=re.escape("arrow.uuid storage must be fixed_size_binary(16)")):
