@@ -13,7 +13,18 @@ from ..errors import ArrowInvalid
 
 
 def dictionary_paths(schema: T.Schema) -> list:
-    """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id."""
+    """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id.
+    Walked once per Schema object (schemas are immutable; a writer asks at every open)."""
+    cache = schema._ipc_cache
+    if cache is None:
+        cache = schema._ipc_cache = {}
+    hit = cache.get("dictionary_paths")
+    if hit is None:
+        hit = cache["dictionary_paths"] = tuple(_walk_dictionaries(schema))
+    return list(hit)
+
+
+def _walk_dictionaries(schema: T.Schema) -> list:
     out = []
 
     def walk(t, path):
