@@ -14,6 +14,7 @@ replays that folder).
 
     python tests/fuzz/mutate.py --seconds 60               # all targets, 2 workers
     python tests/fuzz/mutate.py --target compressed --seconds 3600 --jobs 2
+    python tests/fuzz/mutate.py --target compressed --python-codecs    # the codec fallback path
 """
 from __future__ import annotations
 
@@ -173,7 +174,11 @@ def main(argv):
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--start", type=int, default=0, help="first mutant index (resume a run)")
+    ap.add_argument("--python-codecs", action="store_true",
+                    help="decompress with the codec packages' Python APIs (the fallback path)")
     args = ap.parse_args(argv)
+    if args.python_codecs:
+        os.environ[harness.PYTHON_CODECS_ENV] = "1"       # inherited by the worker processes
     targets = seeds.TARGETS if args.target == "all" else (args.target,)
     _, findings = run(targets, args.seconds, args.jobs, args.start)
     return 1 if findings else 0

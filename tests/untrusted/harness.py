@@ -175,10 +175,25 @@ def run_task(task, options=None) -> dict:
 
 # -- worker processes ---------------------------------------------------------------------------
 
+def use_python_codecs() -> None:
+    """Read and write as on a machine where neither codec library loads (the codec packages'
+    Python APIs), so fuzzing reaches that path too."""
+    from arrowipc.ipc import compression
+
+    class NoLibraries:
+        @staticmethod
+        def available(codec):
+            return False
+
+    compression._native = NoLibraries
+
+
 def _worker_main():
     import resource
     import arrowipc.ipc  # noqa: F401  (imports before the limit: they are not the input's fault)
     import pyarrow  # noqa: F401
+    if os.environ.get(PYTHON_CODECS_ENV):
+        use_python_codecs()
     limit = int(os.environ.get("ARROWIPC_REPLAY_MEMORY", MEMORY_LIMIT))
     with open("/proc/self/statm") as f:
         used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -188,6 +203,9 @@ def _worker_main():
         result = run_task(tuple(json.loads(line)))
         out.write(json.dumps(result) + "\n")
         out.flush()
+
+
+PYTHON_CODECS_ENV = "ARROWIPC_FUZZ_PYTHON_CODECS"     # set: workers call use_python_codecs()
 
 
 class _Worker:
