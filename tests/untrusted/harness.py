@@ -175,6 +175,9 @@ def run_task(task, options=None) -> dict:
 
 # -- worker processes ---------------------------------------------------------------------------
 
+PYTHON_CODECS_ENV = "ARROWIPC_FUZZ_PYTHON_CODECS"     # set: workers call use_python_codecs()
+
+
 def use_python_codecs() -> None:
     """Read and write as on a machine where neither codec library loads (the codec packages'
     Python APIs), so fuzzing reaches that path too."""
@@ -203,9 +206,6 @@ def _worker_main():
         result = run_task(tuple(json.loads(line)))
         out.write(json.dumps(result) + "\n")
         out.flush()
-
-
-PYTHON_CODECS_ENV = "ARROWIPC_FUZZ_PYTHON_CODECS"     # set: workers call use_python_codecs()
 
 
 class _Worker:
