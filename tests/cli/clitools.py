@@ -2,8 +2,8 @@
 
 `run` calls `arrowipc.cli.main` in-process (fast; stdout and stderr captured by capsys);
 `run_program` starts `python -m arrowipc` for what only a real process shows (exit status,
-stdin, broken pipes). Gold files come from apache/arrow-testing beside the repository
-(or $ARROWIPC_TESTING_DIR); the dictionary cases from shared/ipc-supplement.
+stdin, broken pipes). Gold files and the dictionary cases come from the repository's own copy of
+the corpus (tests/data/, see tests/testdata.py).
 """
 import os
 import subprocess
@@ -12,37 +12,29 @@ from dataclasses import dataclass
 
 import pytest
 
+import testdata
 from arrowipc.cli import main
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def corpus_dir() -> str:
-    return os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-        REPO_ROOT, os.pardir, "shared", "arrow-testing")
+    return testdata.ARROW_TESTING
 
 
 def gold(stem: str, form: str = "file", version: str = "1.0.0-littleendian") -> str:
-    """Path of a gold integration file (`generated_<stem>`); skips the test when absent."""
+    """Path of a gold integration file (`generated_<stem>`); the test fails when it is absent."""
     suffix = ".arrow_file" if form == "file" else ".stream"
-    path = os.path.join(corpus_dir(), "data", "arrow-ipc-stream", "integration", version,
-                        f"generated_{stem}{suffix}")
-    if not os.path.exists(path):
-        pytest.skip(f"gold file not found: {path}")
-    return path
+    return testdata.required(os.path.join(testdata.integration_dir(version),
+                                          f"generated_{stem}{suffix}"))
 
 
 def supplement(name: str) -> str:
-    path = os.path.join(REPO_ROOT, os.pardir, "shared", "ipc-supplement", name)
-    if not os.path.exists(path):
-        pytest.skip(f"supplement file not found: {path}")
-    return path
+    return testdata.required(os.path.join(testdata.IPC_SUPPLEMENT, name))
 
 
 def fuzz_files(kind: str) -> list:
-    folder = os.path.join(corpus_dir(), "data", f"arrow-ipc-{kind}")
-    if not os.path.isdir(folder):
-        return []
+    folder = testdata.required(os.path.join(corpus_dir(), "data", f"arrow-ipc-{kind}"))
     return sorted(os.path.join(folder, n) for n in os.listdir(folder)
                   if n.startswith("clusterfuzz"))
 

@@ -14,6 +14,7 @@ from arrowipc._core.buffer import Buffer
 from arrowipc.dissociated import DissociatedClient, DissociatedServer, connect
 from arrowipc.dissociated.shm import SHM_DIR
 from arrowipc.ipc import IpcWriteOptions
+import testdata
 from dissociated_helpers import (TIMEOUT, batch_lengths, delta_dictionary_batches,
                                  extra_types_table, int_batches, issue2_type_table,
                                  plain_stream_table, wait_until)
@@ -234,16 +235,12 @@ def test_compatibility_shift55_tags():
             read(s, b"issue2", False)
 
 
-# -- the gold corpus (when present): every type the integration files cover ------------------------
+# -- the gold corpus: every type the integration files cover ------------------------
 
 def _gold_streams():
-    root = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "shared",
-        "arrow-testing")
-    folder = os.path.join(root, "data", "arrow-ipc-stream", "integration", "cpp-21.0.0")
+    folder = testdata.integration_dir("cpp-21.0.0")
     paths = sorted(glob.glob(os.path.join(folder, "*.stream")))
-    if not paths:
-        return [pytest.param(None, None, marks=pytest.mark.skip(reason="gold corpus not found"))]
+    assert paths, f"no gold streams under {folder}"
     return [pytest.param(p, i % 2 == 1, id=os.path.basename(p)[len("generated_"):-len(".stream")])
             for i, p in enumerate(paths)]
 

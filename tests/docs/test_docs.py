@@ -13,6 +13,8 @@ import pytest
 import arrowipc
 from arrowipc import ipc
 
+import testdata
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = os.path.join(REPO_ROOT, "docs")
 PAGES = ["api.md", "formats.md", "validation.md", "benchmarks.md"]
@@ -86,11 +88,7 @@ def test_mentioned_test_functions_exist():
 
 
 def test_mentioned_gold_files_exist():
-    corpus = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-        REPO_ROOT, os.pardir, "shared", "arrow-testing")
-    folder = os.path.join(corpus, "data", "arrow-ipc-stream", "integration")
-    if not os.path.isdir(folder):
-        pytest.skip("no gold corpus")
+    folder = testdata.required(testdata.INTEGRATION)
     stems = {n.split(".")[0][len("generated_"):] for d in os.listdir(folder)
              if os.path.isdir(os.path.join(folder, d)) for n in os.listdir(os.path.join(folder, d))
              if n.startswith("generated_")}

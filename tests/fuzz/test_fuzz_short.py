@@ -23,7 +23,6 @@ import seeds  # noqa: E402
 MUTANTS = int(os.environ.get("ARROWIPC_FUZZ_MUTANTS", "12000"))
 ATHERIS_RUNS = int(os.environ.get("ARROWIPC_FUZZ_ATHERIS_RUNS", "3000"))
 
-pytestmark = pytest.mark.skipif(not harness.gold_files(), reason="arrow-testing corpus not found")
 
 
 def test_mutation_fuzzer_short_run():

@@ -7,7 +7,7 @@ and `.arrow_file` forms:
   * arrowipc rewrites what it read (stream and file writers) and pyarrow reads the rewrite back,
     fully validated, equal to the original.
 
-The corpus is found at <repo>/../shared/arrow-testing, or at $ARROWIPC_TESTING_DIR.
+The corpus is the repository's copy under tests/data/arrow-testing (or $ARROWIPC_TESTING_DIR).
 """
 import os
 
@@ -20,6 +20,7 @@ import arrowipc  # noqa: E402
 from arrowipc import ipc  # noqa: E402
 
 import strategies as S  # noqa: E402
+import testdata  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Capability table: the single place that says which gold file belongs to which issue.
@@ -85,16 +86,8 @@ def capability(stem: str) -> str:
     return "issue3" if any(marker in stem for marker in ISSUE3_NAME_MARKERS) else "issue2"
 
 
-def arrow_testing_dir() -> str:
-    override = os.environ.get("ARROWIPC_TESTING_DIR")
-    if override:
-        return override
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return os.path.join(repo, os.pardir, "shared", "arrow-testing")
-
-
 def integration_dir(gold_dir: str) -> str:
-    return os.path.join(arrow_testing_dir(), "data", "arrow-ipc-stream", "integration", gold_dir)
+    return testdata.required(testdata.integration_dir(gold_dir))
 
 
 def gold_cases():
@@ -102,16 +95,11 @@ def gold_cases():
     params = []
     for gold_dir in GOLD_DIRS:
         folder = integration_dir(gold_dir)
-        if not os.path.isdir(folder):
-            continue
         stems = sorted({name[: -len(".stream")] for name in os.listdir(folder) if name.endswith(".stream")})
         for stem in stems:
             if capability(stem) in RUN_LEVELS:
                 params.append(pytest.param(gold_dir, stem, id=f"{gold_dir}/{stem[len('generated_'):]}"))
-    if not params:
-        params.append(pytest.param(None, None, id="no-gold-corpus", marks=pytest.mark.skip(
-            reason=f"arrow-testing gold files not found under {arrow_testing_dir()} "
-                   "(set ARROWIPC_TESTING_DIR)")))
+    assert params, f"no gold files under {testdata.ARROW_TESTING}"
     return params
 
 
@@ -190,8 +178,6 @@ def read_bytes(path: str) -> bytes:
 def test_capability_table_classifies_every_gold_file():
     for gold_dir in GOLD_DIRS:
         folder = integration_dir(gold_dir)
-        if not os.path.isdir(folder):
-            pytest.skip(f"gold corpus missing: {folder}")
         for name in os.listdir(folder):
             if name.endswith(".stream"):
                 stem = name[: -len(".stream")]

@@ -29,9 +29,9 @@ from arrowipc.errors import ArrowInvalid
 from arrowipc.integration import read_json, read_json_table, write_json
 from arrowipc.table import RecordBatch
 
-_TESTING = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "arrow-testing")
-ROOT = os.path.join(_TESTING, "data", "arrow-ipc-stream", "integration")
+import testdata
+
+ROOT = testdata.INTEGRATION
 
 # -- capability table -----------------------------------------------------------------------------
 # Folder (or folder/file) -> None when everything is expected to pass, else the reason the IPC

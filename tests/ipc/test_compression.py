@@ -33,15 +33,15 @@ import ipc_surgery as X  # noqa: E402
 from ipc_roundtrip import (assert_ours_equal, assert_pa_equal, ours_read, ours_write,  # noqa: E402
                            pa_read, pa_write)
 import strategies as S  # noqa: E402
+import testdata  # noqa: E402
 from test_layouts import ARRAY_CASES  # noqa: E402
 
 CODECS = ["lz4", "zstd"]
 CODEC_IDS = {"lz4": 0, "zstd": 1}
 FORMS = ["stream", "file"]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GOLD = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(REPO, os.pardir, "shared", "arrow-testing")
-COMPRESSION_DIR = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration", "2.0.0-compression")
-SUPPLEMENT = os.path.join(REPO, os.pardir, "shared", "ipc-supplement")
+COMPRESSION_DIR = testdata.integration_dir("2.0.0-compression")
+SUPPLEMENT = testdata.IPC_SUPPLEMENT
 SUFFIX = {"stream": ".stream", "file": ".arrow_file"}
 
 # ---------------------------------------------------------------------------------------------
@@ -71,9 +71,8 @@ def random_bytes(n, seed=0) -> bytes:
 # gold files and supplement files
 
 def compression_stems():
-    if not os.path.isdir(COMPRESSION_DIR):
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"gold corpus missing: {COMPRESSION_DIR}"))]
-    return sorted(n[: -len(".stream")] for n in os.listdir(COMPRESSION_DIR) if n.endswith(".stream"))
+    return sorted(n[: -len(".stream")] for n in os.listdir(testdata.required(COMPRESSION_DIR))
+                  if n.endswith(".stream"))
 
 
 @pytest.mark.parametrize("use_threads", [True, False], ids=["threads", "no_threads"])
@@ -113,9 +112,7 @@ SUPPLEMENT_CASES = [(stem, form) for stem in ("dict_delta_lz4", "dict_delta_zstd
 
 @pytest.mark.parametrize("stem,form", SUPPLEMENT_CASES, ids=[f"{s}.{f}" for s, f in SUPPLEMENT_CASES])
 def test_compressed_supplement_dictionary_batches_are_compressed(stem, form):
-    path = os.path.join(SUPPLEMENT, stem + SUFFIX[form])
-    if not os.path.exists(path):
-        pytest.skip(f"missing {path}")
+    path = testdata.required(os.path.join(SUPPLEMENT, stem + SUFFIX[form]))
     data = open(path, "rb").read()
     frames = body_frames(data, form)
     dictionaries = [f for f in frames if f.header_type == X.HEADER_DICTIONARY_BATCH]
@@ -133,9 +130,7 @@ def test_compressed_supplement_dictionary_batches_are_compressed(stem, form):
 
 @pytest.mark.parametrize("stem,form", SUPPLEMENT_CASES, ids=[f"{s}.{f}" for s, f in SUPPLEMENT_CASES])
 def test_compressed_supplement_decodes_to_expected(stem, form):
-    path = os.path.join(SUPPLEMENT, stem + SUFFIX[form])
-    if not os.path.exists(path):
-        pytest.skip(f"missing {path}")
+    path = testdata.required(os.path.join(SUPPLEMENT, stem + SUFFIX[form]))
     expected = pa_ipc.open_file(os.path.join(SUPPLEMENT, stem + ".expected.arrow_file")).read_all()
     _, ours = ours_read(path, form)
     assert [b.to_pylist() for b in ours] == [b.to_pylist() for b in expected.to_batches()]
@@ -315,9 +310,7 @@ def test_mixed_raw_and_compressed_buffers(codec):
 
 @pytest.mark.parametrize("codec", CODECS)
 def test_gold_uncompressible_raw_buffers_read_with_and_without_threads(codec):
-    path = os.path.join(COMPRESSION_DIR, f"generated_uncompressible_{codec}.stream")
-    if not os.path.exists(path):
-        pytest.skip("gold corpus missing")
+    path = testdata.required(os.path.join(COMPRESSION_DIR, f"generated_uncompressible_{codec}.stream"))
     _, theirs = pa_read(open(path, "rb").read(), "stream")
     for use_threads in (True, False):
         _, ours = ours_read(path, "stream", ipc.IpcReadOptions(use_threads=use_threads))

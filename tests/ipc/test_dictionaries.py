@@ -25,11 +25,10 @@ from arrowipc.errors import ArrowInvalid  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
 import strategies as S  # noqa: E402
+import testdata  # noqa: E402
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SUPPLEMENT = os.path.join(REPO, os.pardir, "shared", "ipc-supplement")
-GOLD = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(REPO, os.pardir, "shared", "arrow-testing")
-SHARED_DICT_DIR = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration", "4.0.0-shareddict")
+SUPPLEMENT = testdata.IPC_SUPPLEMENT
+SHARED_DICT_DIR = testdata.integration_dir("4.0.0-shareddict")
 
 FORMS = ["stream", "file"]
 
@@ -165,10 +164,7 @@ SUPPLEMENT_ALL_STATS_CASES = [pytest.param(stem, form, id=f"{stem}.{form}")
 
 
 def supplement_path(stem, form):
-    path = os.path.join(SUPPLEMENT, stem + (".stream" if form == "stream" else ".arrow_file"))
-    if not os.path.exists(path):
-        pytest.skip(f"ipc-supplement file missing: {path}")
-    return path
+    return testdata.required(os.path.join(SUPPLEMENT, stem + (".stream" if form == "stream" else ".arrow_file")))
 
 
 def supplement_expected(stem) -> pa.Table:
@@ -176,9 +172,7 @@ def supplement_expected(stem) -> pa.Table:
 
 
 def test_supplement_folder_is_complete():
-    names = set(os.listdir(SUPPLEMENT)) if os.path.isdir(SUPPLEMENT) else set()
-    if not names:
-        pytest.skip(f"ipc-supplement missing: {SUPPLEMENT}")
+    names = set(os.listdir(testdata.required(SUPPLEMENT)))
     for stem, form in SUPPLEMENT_CASES:
         assert stem + (".stream" if form == "stream" else ".arrow_file") in names
         assert stem + ".expected.arrow_file" in names
@@ -778,10 +772,8 @@ def test_nested_dictionary_deltas_in_a_list():
 # one dictionary id shared by several fields (the 4.0.0-shareddict gold file)
 
 def shared_dict_path(form):
-    path = os.path.join(SHARED_DICT_DIR, "generated_shared_dict" + (".stream" if form == "stream" else ".arrow_file"))
-    if not os.path.exists(path):
-        pytest.skip(f"gold file missing: {path}")
-    return path
+    return testdata.required(os.path.join(
+        SHARED_DICT_DIR, "generated_shared_dict" + (".stream" if form == "stream" else ".arrow_file")))
 
 
 def schema_dictionary_ids(data, form):

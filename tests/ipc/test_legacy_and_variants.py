@@ -27,13 +27,11 @@ import ipc_surgery as X  # noqa: E402
 import ipc_roundtrip as R  # noqa: E402
 from ipc_roundtrip import assert_ours_equal, ours_read, ours_write, pa_write  # noqa: E402
 import strategies as S  # noqa: E402
+import testdata  # noqa: E402
 
 FORMS = ["stream", "file"]
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-GOLD = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(REPO, os.pardir, "shared", "arrow-testing")
-INTEGRATION = os.path.join(GOLD, "data", "arrow-ipc-stream", "integration")
-BIG = os.path.join(INTEGRATION, "1.0.0-bigendian")
-LITTLE = os.path.join(INTEGRATION, "1.0.0-littleendian")
+BIG = testdata.integration_dir("1.0.0-bigendian")
+LITTLE = testdata.integration_dir("1.0.0-littleendian")
 METADATA_V4, METADATA_V5 = 3, 4
 
 
@@ -314,9 +312,8 @@ def test_old_metadata_version_messages_still_read():
 # big-endian input
 
 def big_endian_stems():
-    if not os.path.isdir(BIG):
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"gold corpus missing: {BIG}"))]
-    return sorted(name[: -len(".stream")] for name in os.listdir(BIG) if name.endswith(".stream"))
+    return sorted(name[: -len(".stream")] for name in os.listdir(testdata.required(BIG))
+                  if name.endswith(".stream"))
 
 
 BIG_STEMS = big_endian_stems()

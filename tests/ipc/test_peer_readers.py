@@ -18,10 +18,11 @@ import nanoarrow.ipc as naipc  # noqa: E402
 import arrowipc  # noqa: E402
 from arrowipc import ipc  # noqa: E402
 
-TESTING = os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "arrow-testing")
-INTEGRATION = os.path.join(TESTING, "data", "arrow-ipc-stream", "integration")
+import testdata  # noqa: E402
+
+INTEGRATION = testdata.INTEGRATION
 GOLD = sorted(glob.glob(os.path.join(INTEGRATION, "*", "*.stream")))
+assert GOLD, f"no gold streams under {INTEGRATION}"
 
 
 def _ids(paths):
@@ -74,14 +75,12 @@ def _polars_read(data: bytes, kind: str):
     return (pl.read_ipc_stream if kind == "stream" else pl.read_ipc)(io.BytesIO(data))
 
 
-@pytest.mark.skipif(not GOLD, reason="arrow-testing gold files not found")
 @pytest.mark.parametrize("path", GOLD, ids=_ids(GOLD))
 def test_nanoarrow_reads_arrowipc_streams(path):
     theirs, ours = _differential(_nanoarrow_read, _gold_table(path), "stream")
     assert ours.equals(theirs)
 
 
-@pytest.mark.skipif(not GOLD, reason="arrow-testing gold files not found")
 @pytest.mark.parametrize("kind", ["stream", "file"])
 @pytest.mark.parametrize("path", GOLD, ids=_ids(GOLD))
 def test_polars_reads_arrowipc_output(path, kind):

@@ -32,8 +32,11 @@ from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
+for _path in (REPO_ROOT, os.path.dirname(HERE)):       # arrowipc, and tests/ for testdata
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+
+import testdata  # noqa: E402
 
 CORPUS_DIRS = ("arrow-ipc-stream", "arrow-ipc-file", "arrow-ipc-tensor-stream",
                "forward-compatibility")
@@ -44,8 +47,7 @@ DEFAULT_TIMEOUT = 20.0
 
 
 def testing_dir() -> str:
-    return os.environ.get("ARROWIPC_TESTING_DIR") or os.path.join(
-        os.path.dirname(REPO_ROOT), "shared", "arrow-testing")
+    return testdata.ARROW_TESTING
 
 
 def corpus_files() -> list:
@@ -53,7 +55,9 @@ def corpus_files() -> list:
     root = os.path.join(testing_dir(), "data")
     out = []
     for d in CORPUS_DIRS:
-        for dirpath, _, names in os.walk(os.path.join(root, d)):
+        folder = os.path.join(root, d)
+        assert os.path.isdir(folder), f"test data missing: {folder}"
+        for dirpath, _, names in os.walk(folder):
             out.extend(os.path.join(dirpath, n) for n in names)
     return sorted(out)
 

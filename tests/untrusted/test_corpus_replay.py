@@ -24,7 +24,6 @@ def _assert_no_bugs(results):
     assert not bad, report
 
 
-@pytest.mark.skipif(not harness.corpus_files(), reason="arrow-testing corpus not found")
 def test_corpus_replay_has_no_crash_hang_or_foreign_exception():
     results = harness.replay(jobs=min(2, os.cpu_count() or 1))
     counts = harness.summary(results)

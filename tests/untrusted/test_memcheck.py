@@ -11,7 +11,6 @@ import pytest
 import harness
 import memcheck_replay
 
-pytestmark = pytest.mark.skipif(not harness.corpus_files(), reason="arrow-testing corpus not found")
 
 
 def test_replaying_the_corpus_again_keeps_nothing():

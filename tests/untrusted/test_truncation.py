@@ -146,7 +146,6 @@ def _run(path):
         return path, 0, "".join(traceback.format_exception(e))[-3000:]
 
 
-@pytest.mark.skipif(not GOLD, reason="arrow-testing corpus not found")
 def test_every_gold_file_cut_at_every_byte():
     jobs = min(2, os.cpu_count() or 1)
     with multiprocessing.get_context("fork").Pool(jobs) as pool:
@@ -159,7 +158,6 @@ def test_every_gold_file_cut_at_every_byte():
     assert total_cuts >= total_bytes - 8 * len(GOLD)
 
 
-@pytest.mark.skipif(not GOLD, reason="arrow-testing corpus not found")
 def test_recover_writes_a_valid_file_from_a_cut_file():
     path = next(p for p in GOLD if p.endswith("generated_primitive.arrow_file") and "1.0.0-little" in p)
     data = open(path, "rb").read()
