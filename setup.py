@@ -1,12 +1,21 @@
-"""Build the Cython extension modules under arrowipc/_core (one per .pyx file)."""
+"""Build the Cython extension modules under arrowipc/_core (one per .pyx file).
+
+The C kernels in cpp/ are compiled once, into a static library every extension links (the linker
+takes only the objects an extension uses), instead of once per extension.
+"""
 import glob
 import os
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-C_SOURCES = sorted(glob.glob("cpp/*.c"))  # small C kernels, symbols prefixed arrowipc_
+C_FLAGS = ["-O3", "-std=gnu11", "-fno-strict-aliasing"]
+C_LIBRARY = ("arrowipc_c", {
+    "sources": sorted(glob.glob("cpp/*.c")),     # small C kernels, symbols prefixed arrowipc_
+    "include_dirs": ["cpp"],
+    "cflags": C_FLAGS + ["-fPIC", "-Wall"],      # linked into shared objects
+})
 
 
 def extensions():
@@ -16,12 +25,13 @@ def extensions():
         exts.append(
             Extension(
                 name,
-                [pyx] + C_SOURCES,
+                [pyx],
                 include_dirs=["cpp"],
-                extra_compile_args=["-O3", "-std=gnu11", "-fno-strict-aliasing"],
-                libraries=["dl", "pthread"],
+                extra_compile_args=C_FLAGS,
+                libraries=["arrowipc_c", "dl", "pthread"],
                 define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
                 extra_link_args=["-s"],  # strip symbols: a small wheel and install
+                depends=sorted(glob.glob("cpp/*.c") + glob.glob("cpp/*.h")),
             )
         )
     return cythonize(
@@ -39,5 +49,14 @@ def extensions():
     )
 
 
+class BuildExtWithLibrary(build_ext):
+    """build_ext that builds the C library first: `build` would, `build_ext --inplace` alone does not."""
+
+    def run(self):
+        self.run_command("build_clib")
+        super().run()
+
+
 # build_ext compiles the extensions in parallel (one per core)
-setup(ext_modules=extensions(), options={"build_ext": {"parallel": os.cpu_count() or 1}})
+setup(ext_modules=extensions(), libraries=[C_LIBRARY], cmdclass={"build_ext": BuildExtWithLibrary},
+      options={"build_ext": {"parallel": os.cpu_count() or 1}})

@@ -240,7 +240,10 @@ def check_values(ArrayData d, str where):
         try:
             for i in range(n):
                 # an absent buffer has size 0, so no view that passed check_content points in it
-                data_ptrs[i] = NULL if d.buffers[2 + i] is None else (<Buffer>d.buffers[2 + i]).ptr
+                # an if, not a conditional expression: Cython would type that one's temporary without const
+                data_ptrs[i] = NULL
+                if d.buffers[2 + i] is not None:
+                    data_ptrs[i] = (<Buffer>d.buffers[2 + i]).ptr
             with nogil:
                 code = arrowipc_check_view_values(b.ptr, valid, off, length, data_ptrs, utf8,
                                                   &bad, &bad_byte)

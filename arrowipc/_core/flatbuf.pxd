@@ -1,4 +1,5 @@
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
+from libc.string cimport memcpy
 from arrowipc._core.buffer cimport Buffer
 
 cdef class FlatTable:
@@ -21,5 +22,14 @@ cdef class FlatTable:
 cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth)
 cpdef FlatTable root_table(object data, str what=*)
 
-cdef inline int64_t rd_i64(const uint8_t* p) noexcept nogil
-cdef inline uint32_t rd_u32(const uint8_t* p) noexcept nogil
+# Unaligned little-endian reads, defined here so every module that cimports them inlines them.
+cdef inline uint32_t rd_u32(const uint8_t* p) noexcept nogil:
+    cdef uint32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline int64_t rd_i64(const uint8_t* p) noexcept nogil:
+    cdef int64_t v
+    memcpy(&v, p, 8)
+    return v
