@@ -44,9 +44,24 @@ class _Parser(argparse.ArgumentParser):
 
 # -- commands --------------------------------------------------------------------------------------
 
+def _json_input(args, failed):
+    """The Input of `args.file`; with --json, an input that cannot be opened or is not Arrow IPC
+    still gets a JSON object on stdout, `failed(path, message)`, before the one-line error."""
+    from .cli_inspect import Input
+    from .errors import ArrowInvalid
+    try:
+        return Input(args.file)
+    except (ArrowInvalid, OSError) as e:
+        if args.json:
+            import json
+            path = "<stdin>" if args.file == "-" else args.file
+            print(json.dumps(failed(path, _one_line(e)), indent=2, ensure_ascii=False))
+        raise
+
+
 def cmd_inspect(args) -> int:
-    from .cli_inspect import Input, describe, render_text
-    inp = Input(args.file)
+    from .cli_inspect import describe, render_text
+    inp = _json_input(args, lambda path, message: {"path": path, "error": message})
     report = describe(inp)
     if args.json:
         import json
@@ -61,12 +76,8 @@ def cmd_inspect(args) -> int:
 
 def cmd_head(args) -> int:
     from .cli_convert import open_reader, select_in_order
-    from .cli_inspect import Input
+    from .cli_inspect import Input, plural
     from .cli_table import render_rows
-    if args.n < 0:
-        raise UsageError(f"-n must be 0 or more, got {args.n}")
-    if args.max_width < 4:
-        raise UsageError(f"--max-width must be at least 4, got {args.max_width}")
     columns = _column_list(args.columns)
     inp = Input(args.file)
     reader = open_reader(inp, columns)
@@ -82,20 +93,19 @@ def cmd_head(args) -> int:
     lines, notes = render_rows(schema, batches, args.max_width)
     print("\n".join(lines))
     if inp.kind == "file":
-        total = reader.count_rows()
-        print(f"({shown:,} of {total:,} rows)")
+        print(f"({shown:,} of {plural(reader.count_rows(), 'row')})")
     else:
-        print(f"(first {shown:,} rows)" if shown == args.n
-              else f"({shown:,} rows, the whole stream)")
+        print(f"(first {plural(shown, 'row')})" if shown == args.n
+              else f"({plural(shown, 'row')}, the whole stream)")
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return EXIT_OK
 
 
 def cmd_validate(args) -> int:
-    from .cli_inspect import Input
     from .cli_validate import render_validation, validate_input
-    inp = Input(args.file)
+    inp = _json_input(args, lambda path, message: {
+        "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})
     result = validate_input(inp, full=args.full)
     if args.json:
         import json
@@ -112,8 +122,6 @@ def cmd_convert(args) -> int:
     if args.alkaid and kind != "file":
         raise UsageError("--alkaid sets the file magic: it needs a file output "
                          "(.arrow or --to file)")
-    if args.batch_rows is not None and args.batch_rows < 1:
-        raise UsageError(f"--batch-rows must be 1 or more, got {args.batch_rows}")
     _refuse_same_file(args.src, args.dst)
     inp = Input(args.src)
     compression = _compression(args.compression, lambda: input_codec(inp))
@@ -150,8 +158,6 @@ def cmd_recover(args) -> int:
 
 def cmd_bench(args) -> int:
     from .cli_bench import render_bench, run_bench
-    if args.rows < 1 or args.repeat < 1:
-        raise UsageError("--rows and --repeat must be 1 or more")
     results = run_bench(rows=args.rows, batch_rows=args.batch_rows, repeat=args.repeat,
                         with_import=not args.no_import, log=sys.stderr if args.verbose else None)
     if args.json:
@@ -222,6 +228,20 @@ def _report(args, line: str):
 
 # -- parser ----------------------------------------------------------------------------------------
 
+def _whole_number(minimum: int):
+    """An argparse type: an int of at least `minimum`, else a usage error (exit status 2)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {minimum} or more, got {value}")
+        return value
+    parse.__name__ = f"whole number >= {minimum}"
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
     common = _Parser(add_help=False)
@@ -231,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Inspect, check, convert and rescue Apache Arrow IPC files "
                                  "(.arrow) and streams (.arrows). Use '-' to read stdin.",
                      epilog="exit status: 0 ok, 1 invalid data, 2 usage error, 3 I/O error, "
-                            "4 unsupported feature, 5 internal error")
+                            "4 unsupported feature, 5 internal error, 130 interrupted (Ctrl-C)")
     parser.add_argument("--version", action="version", version=f"arrowipc {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -241,16 +261,17 @@ def build_parser() -> argparse.ArgumentParser:
                                    "and custom metadata, read from the message headers.")
     p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin)")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
-    p.add_argument("--max-batches", type=int, default=10, metavar="N",
+    p.add_argument("--max-batches", type=_whole_number(0), default=10, metavar="N",
                    help="batches listed one by one in the text report (default 10)")
     p.set_defaults(func=cmd_inspect)
 
     p = sub.add_parser("head", parents=[common], help="print the first rows as a table",
                        description="The first rows as an aligned table.")
     p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin)")
-    p.add_argument("-n", type=int, default=10, metavar="N", help="rows to show (default 10)")
+    p.add_argument("-n", type=_whole_number(0), default=10, metavar="N",
+                   help="rows to show (default 10)")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
-    p.add_argument("--max-width", type=int, default=40, metavar="W",
+    p.add_argument("--max-width", type=_whole_number(4), default=40, metavar="W",
                    help="cut cells longer than W characters (default 40)")
     p.set_defaults(func=cmd_head)
 
@@ -280,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("src", help="an Arrow IPC file or stream ('-' for stdin)")
     p.add_argument("dst", help="the output path ('-' for stdout)")
     output_options(p)
-    p.add_argument("--batch-rows", type=int, metavar="N", help="regroup rows into N-row batches")
+    p.add_argument("--batch-rows", type=_whole_number(1), metavar="N",
+                   help="regroup rows into N-row batches")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
     p.add_argument("--alkaid", action="store_true", help="write the file magic 'ALKAID1'")
     p.set_defaults(func=cmd_convert)
@@ -299,9 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Time writing and reading streams and files with arrowipc "
                                    "and, when installed, pyarrow; print the ratio table "
                                    "(ratio = arrowipc time / pyarrow time; below 1 is faster).")
-    p.add_argument("--rows", type=int, default=1_000_000, help="rows of the data set (1000000)")
-    p.add_argument("--batch-rows", type=int, default=65_536, help="rows per batch (65536)")
-    p.add_argument("--repeat", type=int, default=5, help="runs per measurement (5)")
+    p.add_argument("--rows", type=_whole_number(1), default=1_000_000,
+                   help="rows of the data set (1000000)")
+    p.add_argument("--batch-rows", type=_whole_number(1), default=65_536,
+                   help="rows per batch (65536)")
+    p.add_argument("--repeat", type=_whole_number(1), default=5, help="runs per measurement (5)")
     p.add_argument("--no-import", action="store_true", help="skip the import-time row")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("-v", "--verbose", action="store_true", help="log each step on stderr")
@@ -361,6 +385,9 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
         status, what = EXIT_UNSUPPORTED, _about(target, "unsupported")
     elif isinstance(e, ArrowInvalid):
         status, what = EXIT_INVALID_DATA, _about(target, "invalid data")
+        if "truncated" in str(e) and command != "arrowipc recover" and target not in (None, "-"):
+            e = (f"{_one_line(e)} (to copy every complete batch: "
+                 f"arrowipc recover {target} <output>)")
     elif isinstance(e, OSError):
         status, what = EXIT_IO, "I/O error"
         if e.filename is not None and e.strerror:

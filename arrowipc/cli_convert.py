@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 
 from .cli_inspect import Input, human_bytes
@@ -20,13 +19,14 @@ PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progr
 # -- progress -------------------------------------------------------------------------------------
 
 class Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+    """A one-line progress bar on stderr with rate and time left, redrawn at most ten times a second."""
 
     def __init__(self, total: int, label: str, enabled: bool, stream=None):
         self.total = max(total, 1)
         self.label = label
         self.enabled = enabled
         self.stream = stream if stream is not None else sys.stderr
+        self._start = time.monotonic()
         self._last = 0.0
         self._drawn = False
 
@@ -47,18 +47,37 @@ class Progress:
         if not force and now - self._last < 0.1:
             return
         self._last = now
-        frac = min(max(done / self.total, 0.0), 1.0)
-        filled = int(frac * 30)
-        self.stream.write(f"\r{self.label} {frac * 100:5.1f}% [{'#' * filled}{'.' * (30 - filled)}]"
-                          f" {human_bytes(done)} / {human_bytes(self.total)}")
+        self.stream.write("\r" + self.line(done, now - self._start))
         self.stream.flush()
         self._drawn = True
+
+    def line(self, done: int, elapsed: float) -> str:
+        """The bar after `elapsed` seconds with `done` of the total bytes processed."""
+        frac = min(max(done / self.total, 0.0), 1.0)
+        filled = int(frac * 30)
+        rate = done / elapsed if elapsed > 0 else 0.0
+        if frac >= 1.0:
+            left = f"done in {_duration(elapsed)}"
+        elif rate > 0:
+            left = f"ETA {_duration((self.total - done) / rate)}"
+        else:
+            left = "ETA --:--"
+        return (f"{self.label} {frac * 100:5.1f}% [{'#' * filled}{'.' * (30 - filled)}]"
+                f" {human_bytes(done)} / {human_bytes(self.total)}, {human_bytes(int(rate))}/s, {left}")
 
     def close(self):
         if self._drawn:
             self.update(self.total, force=True)
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """m:ss, or h:mm:ss from an hour on."""
+    seconds = int(seconds + 0.5)
+    h, rest = divmod(seconds, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -107,34 +126,28 @@ def write_options(compression: str | None):
 
 
 class _Output:
-    """The destination: a temporary file renamed into place on success, or stdout ("-")."""
+    """The destination: a file renamed into place on success (arrowipc.ipc.sinks.AtomicFile), or
+    stdout ("-")."""
 
     def __init__(self, path: str):
+        from .ipc.sinks import AtomicFile
         self.path = path
-        self.tmp = None
+        self.atomic = None
         if path == "-":
             self.sink = sys.stdout.buffer
         else:
-            folder = os.path.dirname(os.path.abspath(path))
-            fd, self.tmp = tempfile.mkstemp(prefix=".arrowipc-", suffix=".part", dir=folder)
-            self.sink = os.fdopen(fd, "wb")
+            self.atomic = AtomicFile(path)
+            self.sink = self.atomic.file
 
     def commit(self):
-        if self.tmp is not None:
-            self.sink.close()
-            os.replace(self.tmp, self.path)
-            self.tmp = None
+        if self.atomic is not None:
+            self.atomic.commit()
         else:
             self.sink.flush()
 
     def abort(self):
-        if self.tmp is not None:
-            self.sink.close()
-            try:
-                os.unlink(self.tmp)
-            except OSError:
-                pass
-            self.tmp = None
+        if self.atomic is not None:
+            self.atomic.abort()
 
 
 def regroup(batches_with_metadata, schema, rows: int):

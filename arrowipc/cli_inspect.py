@@ -16,7 +16,7 @@ from .errors import ArrowInvalid
 from .ipc import metadata as md
 from .ipc.message import CONTINUATION, read_message_from, read_message_header
 from .ipc.options import MAX_METADATA_SIZE
-from .ipc.reader import FILE_MAGICS, MessageDecoder, RecordBatchFileReader
+from .ipc.reader import FILE_MAGICS, MessageDecoder, RecordBatchFileReader, describe_bytes
 from .ipc.sources import BufferSource, open_source
 
 CODEC_NAMES = {-1: "none", 0: "lz4", 1: "zstd"}
@@ -39,7 +39,8 @@ def sniff_format(head: bytes) -> tuple:
     if len(head) >= 4 and 0 <= struct.unpack("<i", head[:4])[0] <= MAX_METADATA_SIZE:
         return "stream", "legacy"           # pre-0.15 framing: a bare int32 metadata length
     raise ArrowInvalid(f"expected an Arrow IPC file (magic 'ARROW1' or 'ALKAID1') or stream "
-                       f"(continuation marker ff ff ff ff) at byte 0, found {head[:8].hex(' ')}")
+                       f"(continuation marker ff ff ff ff) at byte 0, found "
+                       f"{describe_bytes(head[:8])}")
 
 
 class Input:
@@ -368,7 +369,7 @@ def human_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
 
 
@@ -422,7 +423,7 @@ def render_text(r: dict, max_batches: int = 10) -> str:
         shown = ", ".join(f"{n:,}" for n in rows[:max_batches])
         per = f" ({shown}{', …' if len(rows) > max_batches else ''})"
     lines.append(f"  record batches  {r['num_record_batches']:,}, "
-                 f"{_plural(r['num_rows'], 'row')}{per}")
+                 f"{plural(r['num_rows'], 'row')}{per}")
     lines.append(f"  compression     {r['compression']}")
     if r["format"] == "stream" and r["error"] is None:
         eos = "end-of-stream marker" if r.get("end_of_stream_marker") else "no end-of-stream marker"
@@ -430,7 +431,7 @@ def render_text(r: dict, max_batches: int = 10) -> str:
         lines.append(f"  ends with       {eos}{extra}")
     s = r["schema"]
     if s is not None:
-        lines.append(f"schema ({len(s['fields'])} fields):")
+        lines.append(f"schema ({plural(len(s['fields']), 'field')}):")
         for f in s["fields"]:
             lines += _field_lines(f, "  ")
         if s["metadata"]:
@@ -447,10 +448,10 @@ def render_text(r: dict, max_batches: int = 10) -> str:
         lines.append("dictionaries:")
         for d in r["dictionaries"]:
             lines.append(f"  id {d['id']} ({', '.join(d['fields'])}; values "
-                         f"{_clip(d['value_type'], 40)}): {_plural(d['batches'], 'batch')}, "
-                         f"{_plural(d['deltas'], 'delta')}, "
-                         f"{_plural(d['replacements'], 'replacement')}, "
-                         f"{_plural(d['values'], 'value')}")
+                         f"{_clip(d['value_type'], 40)}): {plural(d['batches'], 'batch')}, "
+                         f"{plural(d['deltas'], 'delta')}, "
+                         f"{plural(d['replacements'], 'replacement')}, "
+                         f"{plural(d['values'], 'value')}")
     if r.get("footer_metadata"):
         lines.append("footer metadata:")
         lines += _metadata_lines(r["footer_metadata"], "  ")

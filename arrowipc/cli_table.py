@@ -1,8 +1,10 @@
 """`arrowipc head`: rows of record batches as an aligned text table.
 
 Values go through `to_pylist` and are printed compactly (null, true/false, ISO dates, nested values
-inline). Where a column cannot become Python objects (nanosecond times, dates out of Python's
-range) its raw integers are shown with the unit instead, so head never fails on valid data.
+inline). Timestamps, times and durations are formatted from their stored integers, one format per
+column (the unit's fraction digits on every row; nanoseconds and dates out of Python's range
+included); a value that cannot be shown (a string that is not valid UTF-8) is shown as its bytes in
+hex, and the rest of its column as usual, so head never fails on data it can read.
 """
 from __future__ import annotations
 
@@ -90,15 +92,36 @@ def _temporal_strings(arr) -> list:
     return out
 
 
+def _utf8_cells(arr) -> tuple:
+    """(cells, note) of a string column holding invalid UTF-8: the bad values as hex bytes."""
+    from .array import make_array
+    as_bytes = {T.Kind.BINARY: T.binary(), T.Kind.LARGE_BINARY: T.large_binary(),
+                T.Kind.VIEW: T.binary_view()}[arr.type.kind]
+    cells, bad = [], []
+    for row, raw in enumerate(make_array(arr.data.copy_with(type=as_bytes)).to_pylist()):
+        if raw is None:
+            cells.append("null")
+            continue
+        try:
+            cells.append(format_value(raw.decode("utf-8")))
+        except UnicodeDecodeError:
+            cells.append(f"<invalid UTF-8: {raw.hex(' ')}>")
+            bad.append(row)
+    rows = ", ".join(str(r) for r in bad[:5]) + (", …" if len(bad) > 5 else "")
+    return cells, f"not valid UTF-8 at row {rows} of this batch, shown as hex bytes"
+
+
 def column_cells(arr) -> tuple:
-    """(cells, note): the text of every value of an Array, and a note when shown raw."""
+    """(cells, note): the text of every value of an Array, and a note about values shown raw."""
+    t = arr.type
+    if isinstance(t, (T.TimestampType, T.Time32Type, T.Time64Type, T.DurationType)):
+        return _temporal_strings(arr), None
     try:
         return [format_value(v) for v in arr.to_pylist()], None
     except (ArrowInvalid, OverflowError, ValueError) as e:
-        t = arr.type
-        if isinstance(t, (T.TimestampType, T.Time32Type, T.Time64Type, T.DurationType)):
-            return _temporal_strings(arr), None
-        return ["?"] * len(arr), str(e)
+        if isinstance(t, T.BinaryType) and t.is_utf8:
+            return _utf8_cells(arr)
+        return ["?"] * len(arr), f"values cannot be shown ({e})"
 
 
 def clip(s: str, width: int) -> str:
@@ -117,7 +140,7 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
             cells, note = column_cells(b.column(i))
             columns[i].extend(clip(c, max_width) for c in cells)
             if note and not any(n.startswith(f"{names[i]}:") for n in notes):
-                notes.append(f"{names[i]}: values cannot be shown ({note})")
+                notes.append(f"{names[i]}: {note}")
     headers = [clip(n, max_width) for n in names]
     types = [clip(t, max_width) for t in types]
     widths = [max([len(h), len(t)] + [len(c) for c in col])

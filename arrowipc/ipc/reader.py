@@ -29,6 +29,22 @@ from .sources import BufferSource, open_source
 RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
 
 FILE_MAGICS = (b"ARROW1", b"ALKAID1")
+# Formats users mistake for Arrow IPC, by their leading magic: named in the error instead of a dump.
+FOREIGN_MAGICS = {
+    b"FEA1": "a Feather V1 file (an older format than Arrow IPC: pyarrow.feather reads it)",
+    b"PAR1": "a Parquet file, not Arrow IPC",
+}
+
+
+def foreign_format(head: bytes) -> str | None:
+    """What a non-Arrow input is, from its first bytes, when it is a format we can name."""
+    return next((what for magic, what in FOREIGN_MAGICS.items() if head.startswith(magic)), None)
+
+
+def describe_bytes(head: bytes) -> str:
+    """`head` for an error message: the format it belongs to when known, else its bytes in hex."""
+    what = foreign_format(head)
+    return f"{what}, starting {head.hex(' ')}" if what else head.hex(" ")
 
 
 class MessageDecoder:
@@ -473,13 +489,13 @@ class RecordBatchFileReader(_ReaderBase):
         magic = next((m for m in FILE_MAGICS if head.startswith(m)), None)
         if magic is None:
             raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
-                               f"found {head[:7]!r}")
+                               f"found {describe_bytes(head[:8])}")
         self.magic = magic
         tail_len = len(magic)
         tail = src.read_at(size - tail_len - 4, tail_len + 4).to_pybytes()
         if tail[4:] not in FILE_MAGICS:
             raise ArrowInvalid(f"file: expected the magic at the end (byte {size - tail_len}), "
-                               f"found {tail[4:]!r}; the file may be truncated")
+                               f"found {tail[4:].hex(' ')}; the file may be truncated")
         footer_len = struct.unpack("<i", tail[:4])[0]
         footer_end = size - tail_len - 4
         if footer_len <= 0 or footer_len > footer_end - 8:

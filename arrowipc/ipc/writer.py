@@ -7,7 +7,6 @@ single copy only for file-likes that want one contiguous buffer.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import struct
 from typing import NamedTuple
@@ -21,6 +20,7 @@ from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .message import EOS_MARKER
+from .sinks import AtomicFile
 from .options import COMPRESSION_CODECS, IpcWriteOptions, MetadataVersion, WriteStats
 
 _IOV_MAX = 1024
@@ -38,7 +38,7 @@ class _Sink:
 
     def __init__(self, sink):
         self.owns = False
-        self.path = self.tmp_path = None
+        self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         if isinstance(sink, (str, os.PathLike)):
             sink = self._open_path(os.fspath(sink))
             self.owns = True
@@ -100,33 +100,19 @@ class _Sink:
                 mv = mv[k:]
 
     def _open_path(self, path: str):
-        target = os.path.realpath(path)
         try:
-            st = os.stat(target)
-        except FileNotFoundError:
+            st = os.stat(os.path.realpath(path))
+        except OSError:
             st = None
         if st is not None and not stat.S_ISREG(st.st_mode):
             return open(path, "wb")
-        directory, name = os.path.split(target)
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        if st is not None:
-            os.chmod(tmp, stat.S_IMODE(st.st_mode))  # replacing a file keeps its permissions
-        self.path, self.tmp_path = target, tmp
-        return os.fdopen(fd, "wb")
+        self.atomic = AtomicFile(path)
+        return self.atomic.file
 
     def close(self):
         if self.owns:
-            if self.tmp_path is not None:
-                try:
-                    self.f.flush()
-                    os.fsync(self.f.fileno())  # the data is on disk before the name points at it
-                    self.f.close()
-                    os.replace(self.tmp_path, self.path)
-                except BaseException:
-                    self.abort()
-                    raise
-                self.tmp_path = None
+            if self.atomic is not None:
+                self.atomic.commit(durable=True)
             else:
                 self.f.close()
         elif hasattr(self.f, "flush") and not self._memory:
@@ -137,21 +123,8 @@ class _Sink:
 
     def abort(self):
         """Give up a path write: the temporary file goes, the final name is left untouched."""
-        if self.tmp_path is not None:
-            tmp, self.tmp_path = self.tmp_path, None
-            try:
-                self.f.close()
-            except (OSError, ValueError):
-                pass
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-    def __del__(self):
-        # a writer dropped without close() never commits its file
-        if getattr(self, "tmp_path", None) is not None:
-            self.abort()
+        if self.atomic is not None:
+            self.atomic.abort()
 
 
 class EncodedMessage(NamedTuple):
@@ -363,7 +336,7 @@ class _WriterBase:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None and self._sink.tmp_path is not None:
+        if exc_type is not None and self._sink.atomic is not None:
             # an error inside the block: a path sink keeps its previous contents (or stays absent)
             self._closed = True
             self._sink.abort()

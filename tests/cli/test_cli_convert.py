@@ -142,7 +142,7 @@ def test_footer_metadata_kept_file_to_file(capsys, tmp_path):
 @pytest.mark.parametrize("args,needle", [
     (["x.bin"], "cannot tell the output format"),
     (["--alkaid", "x.arrows"], "--alkaid sets the file magic"),
-    (["--batch-rows", "0", "x.arrow"], "--batch-rows must be 1 or more"),
+    (["--batch-rows", "0", "x.arrow"], "argument --batch-rows: must be 1 or more, got 0"),
     (["--compression", "gzip", "x.arrow"], "invalid choice: 'gzip'"),
     (["--columns", "nope", "x.arrow"], "no column named 'nope'"),
 ])
@@ -214,4 +214,5 @@ def test_progress_bar_auto_rules():
     bar.close()
     text = bar.stream.getvalue()
     assert " 50.0% [###############...............]" in text
-    assert text.endswith("100.0% [##############################] 1000 B / 1000 B\n")
+    assert "100.0% [##############################] 1000 B / 1000 B, " in text
+    assert text.endswith("done in 0:00\n")

@@ -114,10 +114,10 @@ def test_long_cells_are_cut(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("args,needle", [
-    (["-n", "-1"], "-n must be 0 or more"),
+    (["-n", "-1"], "argument -n: must be 0 or more, got -1"),
     (["--columns", "nope"], "no column named 'nope'"),
     (["--columns", "a,,b"], "comma-separated"),
-    (["-n", "x"], "invalid int value"),
+    (["-n", "x"], "argument -n: expected a whole number, got 'x'"),
 ])
 def test_usage_errors(capsys, args, needle):
     r = run(capsys, "head", *args, gold("primitive", "file"))
