@@ -179,12 +179,6 @@ def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
 
 # -- 2. the Spark job ----------------------------------------------------------------------------
 
-def _worker_arrowipc_location(_):
-    """Runs in a Spark Python worker: where that worker imports arrowipc from."""
-    import arrowipc as imported
-    return os.path.dirname(os.path.abspath(imported.__file__))
-
-
 def run_spark_job(spark, events_dir: str, products_path: str, result_dir: str) -> dict:
     from pyspark.sql import functions as F
     events = spark.read.format("arrowipc").load(events_dir)
@@ -363,6 +357,12 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    try:
+        from arrowipc.spark.extras import require     # arrowipc.spark itself needs pyspark
+        require("pyarrow")
+    except ImportError as e:
+        print(f"arrowipc-etl: {e}", file=sys.stderr)
+        return 2
     work = args.out or tempfile.mkdtemp(prefix="arrowipc-etl-")
     os.makedirs(work, exist_ok=True)
     timings: dict = {}
@@ -378,14 +378,13 @@ def main(argv=None) -> int:
                 f"{os.path.basename(info['products'])}")
         with Stage(timings, 2, n_stages, "start Spark"):
             from arrowipc.spark import local_session
+            from arrowipc.spark.extras import check_workers
             conf = dict(args.conf)
             if sys.stderr.isatty():
                 conf.setdefault("spark.ui.showConsoleProgress", "true")
             spark = local_session(args.master, "arrowipc-etl", conf)
             import pyspark
-            n_workers = max(2, spark.sparkContext.defaultParallelism)
-            locations = sorted(set(spark.sparkContext.parallelize(range(n_workers), n_workers)
-                                   .map(_worker_arrowipc_location).collect()))
+            locations = check_workers(spark)      # one line, not a Java trace, if one cannot
             say(f"      Spark {pyspark.__version__}, default parallelism "
                 f"{spark.sparkContext.defaultParallelism}")
         result_dir = os.path.join(work, "result")
@@ -409,6 +408,9 @@ def main(argv=None) -> int:
                                                AGGREGATED_COLUMNS),
                            time_read_aggregate(spark, "parquet", parquet_dir))
         spark.stop()
+    except ImportError as e:    # a Python worker without the extra (MissingSparkExtra)
+        print(f"arrowipc-etl: {e}", file=sys.stderr)
+        return 3
     finally:
         if args.out is None:
             shutil.rmtree(work, ignore_errors=True)

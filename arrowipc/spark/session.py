@@ -19,6 +19,8 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: di
     (as it does when a packed environment is shipped with spark.archives). Timestamps are
     handled in UTC and shuffles use few partitions, which suits a 2-core local run.
     """
+    from .extras import require
+    require("pyspark", "pyarrow")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
