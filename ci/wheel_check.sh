@@ -2,13 +2,15 @@
 # The package check: build the sdist from a clean copy of the tracked files, then the wheel from
 # that sdist (python -m build); `twine check --strict` both; look inside the wheel (no tests, no
 # sources or build leftovers, stripped extensions); install the wheel alone (no dependencies) into
-# a fresh venv and measure its installed size and `import arrowipc` time; run the installed
-# `arrowipc` script on a gold file. Prints a summary; exits non-zero when a check fails.
+# a fresh venv and measure its installed size (with the .pyc files pip compiles) and the time of
+# `import arrowipc` (printed, never judged: a busy machine would fail it); check that the import
+# loads none of the heavy dependencies; run the installed `arrowipc` script on a gold file.
+# Prints a summary and writes it to OUT_DIR/summary.json; exits non-zero when a check fails.
 #
 #   bash ci/wheel_check.sh [OUT_DIR]     (OUT_DIR keeps dist/ and the venv; default: a temp dir)
 #
 # Limits (override through the environment): ARROWIPC_MAX_INSTALLED_BYTES (5 MiB),
-# ARROWIPC_MAX_WHEEL_BYTES (2 MiB), ARROWIPC_MAX_IMPORT_MS (30, best of 7 fresh interpreters).
+# ARROWIPC_MAX_WHEEL_BYTES (2 MiB).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -z "${ARROWIPC_USE_CURRENT_PYTHON:-}" ]; then
@@ -42,14 +44,13 @@ build_seconds=$(( $(date +%s) - start ))
 "$PY" -m venv "$OUT/venv"
 "$OUT/venv/bin/python" -m pip install --quiet --no-deps --no-index "$OUT"/dist/*.whl
 
-GOLD="${ARROWIPC_TESTING_DIR:-$ROOT/../shared/arrow-testing}/data/arrow-ipc-stream/integration/1.0.0-littleendian/generated_primitive.arrow_file"
+GOLD="${ARROWIPC_TESTING_DIR:-$ROOT/tests/data/arrow-testing}/data/arrow-ipc-stream/integration/1.0.0-littleendian/generated_primitive.arrow_file"
 "$PY" - "$OUT" "$build_seconds" "$GOLD" <<'EOF'
-import glob, os, statistics, subprocess, sys, zipfile
+import glob, json, os, statistics, subprocess, sys, zipfile
 
 out, build_seconds, gold = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 max_installed = int(os.environ.get("ARROWIPC_MAX_INSTALLED_BYTES", 5 << 20))
 max_wheel = int(os.environ.get("ARROWIPC_MAX_WHEEL_BYTES", 2 << 20))
-max_import_ms = float(os.environ.get("ARROWIPC_MAX_IMPORT_MS", 30))
 failures = []
 
 wheel = glob.glob(os.path.join(out, "dist", "*.whl"))[0]
@@ -104,21 +105,18 @@ heavy = heavy.strip()
 best, median = min(times), statistics.median(times)
 if heavy:
     failures.append(f"import arrowipc loaded {heavy}")
-if best > max_import_ms:
-    failures.append(f"import arrowipc took {best:.1f} ms at best, limit {max_import_ms:.0f} ms")
 if installed > max_installed:
     failures.append(f"installed size {installed:,} bytes exceeds {max_installed:,}")
 if os.path.getsize(wheel) > max_wheel:
     failures.append(f"wheel size {os.path.getsize(wheel):,} bytes exceeds {max_wheel:,}")
 
 cli = os.path.join(out, "venv", "bin", "arrowipc")
-inspect_line = "skipped (no gold corpus)"
-if os.path.exists(gold):
-    r = subprocess.run([cli, "inspect", gold], capture_output=True, text=True, cwd=out, env=env)
-    if r.returncode != 0 or "record batches" not in r.stdout:
-        failures.append(f"installed `arrowipc inspect` failed ({r.returncode}): {r.stderr.strip()}")
-    else:
-        inspect_line = "ok, with none of numpy/flatbuffers/lz4/zstandard installed"
+r = subprocess.run([cli, "inspect", gold], capture_output=True, text=True, cwd=out, env=env)
+if r.returncode != 0 or "record batches" not in r.stdout:
+    failures.append(f"installed `arrowipc inspect` failed ({r.returncode}): {r.stderr.strip()}")
+    inspect_line = "FAILED"
+else:
+    inspect_line = "ok, with none of numpy/flatbuffers/lz4/zstandard installed"
 r = subprocess.run([cli, "--version"], capture_output=True, text=True, cwd=out, env=env)
 if r.returncode != 0:
     failures.append(f"installed `arrowipc --version` failed: {r.stderr.strip()}")
@@ -132,6 +130,11 @@ print(f"import arrowipc best {best:.1f} ms, median {median:.1f} ms (7 fresh inte
       f"loads none of numpy, flatbuffers, lz4, zstandard)" if not heavy else
       f"import arrowipc best {best:.1f} ms, median {median:.1f} ms; loads {heavy}")
 print(f"installed CLI   arrowipc inspect: {inspect_line}")
+with open(os.path.join(out, "summary.json"), "w") as f:
+    json.dump({"wheel_bytes": os.path.getsize(wheel), "sdist_bytes": os.path.getsize(sdist),
+               "installed_bytes": installed, "import_ms_best": round(best, 1),
+               "import_ms_median": round(median, 1), "import_loads": heavy,
+               "failures": failures}, f, indent=2)
 for f in failures:
     print(f"FAILED: {f}", file=sys.stderr)
 sys.exit(1 if failures else 0)
