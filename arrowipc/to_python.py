@@ -218,14 +218,37 @@ def _ns_to_us(raw: list, nulls: list, where: str, t) -> list:
     return [v // 1000 for v in raw]
 
 
-def _temporal_list(data, t, where, unit_of_us):
-    """Shared path of timestamps, times and durations: int64/int32 counts → Python objects."""
+def _pandas_if_installed():
+    """pandas when it can be imported, else None: pyarrow's to_pylist changes with it (below)."""
+    import importlib.util
+    if "pandas" not in _sys.modules and importlib.util.find_spec("pandas") is None:
+        return None
+    try:
+        import pandas
+    except ImportError:          # a broken install counts as none, as for pyarrow
+        return None
+    return pandas
+
+
+def _temporal_list(data, t, where, unit_of_us, of_pandas_ns=None):
+    """Shared path of timestamps, times and durations: int64/int32 counts → Python objects.
+
+    Nanoseconds, as pyarrow converts them: with pandas installed, timestamps and durations become
+    pandas Timestamps and Timedeltas (`of_pandas_ns(pandas)` builds one from a count) and times are
+    cut to microseconds; without pandas, only whole microseconds convert.
+    """
     width = t.byte_width
     raw = _raw_fixed(data, "i" if width == 4 else "q", width, where)
     nulls = _null_positions(data, where)
     unit = t.unit
     if unit == "ns":
-        raw = _ns_to_us(raw, nulls, where, t)
+        pandas = _pandas_if_installed()
+        if pandas is not None and of_pandas_ns is not None:
+            return _map_valid(of_pandas_ns(pandas), raw, nulls, where, t)
+        if pandas is not None:
+            raw = [v // 1000 for v in raw]
+        else:
+            raw = _ns_to_us(raw, nulls, where, t)
         unit = "us"
     return _map_valid(unit_of_us[unit], raw, nulls, where, t)
 
@@ -257,11 +280,13 @@ def timezone_from_string(tz: str) -> _dt.tzinfo:
 
 def _timestamp_list(data, t, where):
     if t.tz is None:
-        return _temporal_list(data, t, where, _NAIVE_DATETIME)
+        return _temporal_list(data, t, where, _NAIVE_DATETIME,
+                              lambda pd: lambda v: pd.Timestamp(v, unit="ns"))
     tzinfo = timezone_from_string(t.tz)
     aware = {u: (lambda f: lambda v: (_EPOCH_UTC + f(v)).astimezone(tzinfo))(f)
              for u, f in _DELTA.items()}
-    return _temporal_list(data, t, where, aware)
+    return _temporal_list(data, t, where, aware,
+                          lambda pd: lambda v: pd.Timestamp(v, unit="ns", tz="UTC").tz_convert(tzinfo))
 
 
 def _time_list(data, t, where):
@@ -269,7 +294,7 @@ def _time_list(data, t, where):
 
 
 def _duration_list(data, t, where):
-    return _temporal_list(data, t, where, _DELTA)
+    return _temporal_list(data, t, where, _DELTA, lambda pd: lambda v: pd.Timedelta(v, unit="ns"))
 
 
 def _date32_list(data, t, where):

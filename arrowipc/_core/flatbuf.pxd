@@ -33,3 +33,15 @@ cdef inline int64_t rd_i64(const uint8_t* p) noexcept nogil:
     cdef int64_t v
     memcpy(&v, p, 8)
     return v
+
+
+cdef inline int32_t rd_i32(const uint8_t* p) noexcept nogil:
+    cdef int32_t v
+    memcpy(&v, p, 4)
+    return v
+
+
+cdef inline uint16_t rd_u16(const uint8_t* p) noexcept nogil:
+    cdef uint16_t v
+    memcpy(&v, p, 2)
+    return v

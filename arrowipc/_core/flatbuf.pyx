@@ -13,18 +13,6 @@ from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
 from arrowipc.errors import ArrowInvalid
 
 
-cdef inline int32_t rd_i32(const uint8_t* p) noexcept nogil:
-    cdef int32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-cdef inline uint16_t rd_u16(const uint8_t* p) noexcept nogil:
-    cdef uint16_t v
-    memcpy(&v, p, 2)
-    return v
-
-
 @cython.no_gc
 cdef class FlatTable:
     """A flatbuffer table at `pos` inside `buf`, with its vtable located and checked."""

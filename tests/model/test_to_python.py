@@ -312,17 +312,56 @@ def test_large_array_is_fast_enough_and_right():
     assert to_pylist(data_from_pyarrow(strings)) == strings.to_pylist()
 
 
-# -- pyarrow's no-pandas behaviour for nanoseconds --------------------------------------------
+# -- nanoseconds: pyarrow's behaviour with pandas installed and without ---------------------------
 
-@pytest.mark.parametrize("t", [pa.timestamp("ns"), pa.timestamp("ns", "UTC"), pa.time64("ns"),
-                               pa.duration("ns")], ids=str)
-def test_nanoseconds_that_are_not_whole_microseconds_raise(t):
-    arr = pa.array([1000, 1001], t)
-    with pytest.raises(ValueError):
-        arr.to_pylist()
-    with pytest.raises(ArrowInvalid, match="index 1"):
-        to_pylist(data_from_pyarrow(arr))
-    check(arr.slice(0, 1))
+NS_TYPES = [pa.timestamp("ns"), pa.timestamp("ns", "UTC"), pa.timestamp("ns", "+05:30"),
+            pa.time64("ns"), pa.duration("ns")]
+
+
+@pytest.mark.parametrize("t", NS_TYPES, ids=str)
+def test_nanoseconds_with_pandas_installed_are_pyarrows(t):
+    pytest.importorskip("pandas")
+    arr = pa.array([1000, 1001, None, 1_600_000_000_123_456_789], t)
+    got, expected = to_pylist(data_from_pyarrow(arr)), arr.to_pylist()
+    assert got == expected                      # pandas Timestamps/Timedeltas, times cut to us
+    assert [type(v) for v in got] == [type(v) for v in expected]
+
+
+NO_PANDAS_SCRIPT = """
+import pyarrow as pa
+from arrowipc.errors import ArrowInvalid
+import arrowipc
+arr = pa.array([1000, 1001], pa.{ctor})
+try:
+    arr.to_pylist()
+except ValueError:
+    pass
+else:
+    raise SystemExit("pyarrow converted without pandas")
+try:
+    arrowipc.array(arr).to_pylist()
+except ArrowInvalid as e:
+    assert "index 1" in str(e), e
+else:
+    raise SystemExit("arrowipc converted without pandas")
+assert arrowipc.array(arr.slice(0, 1)).to_pylist() == arr.slice(0, 1).to_pylist()
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("ctor", ['timestamp("ns")', 'timestamp("ns", "UTC")', 'time64("ns")',
+                                  'duration("ns")'])
+def test_nanoseconds_without_pandas_raise_as_pyarrow(tmp_path, ctor):
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "pandas").mkdir()
+    (tmp_path / "pandas" / "__init__.py").write_text("raise ModuleNotFoundError('no pandas')\n")
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), repo]))
+    p = subprocess.run([sys.executable, "-c", NO_PANDAS_SCRIPT.format(ctor=ctor)],
+                       capture_output=True, text=True, env=env)
+    assert p.stdout == "ok\n", p.stderr
 
 
 def test_garbage_under_nulls_is_ignored():
