@@ -17,7 +17,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
 
 import pytest
@@ -423,18 +422,15 @@ HUGE = 1 << 60
 
 @pytest.mark.parametrize("index", [A_VALUES, R_DATA], ids=["small_buffer", "large_buffer"])
 @pytest.mark.parametrize("codec", CODECS)
-def test_huge_prefix_is_invalid_quickly_without_allocating(codec, index):
+def test_huge_prefix_is_invalid_without_allocating(codec, index):
     data = with_prefix(codec, HUGE, index)
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         with pytest.raises(ArrowInvalid) as info:
             read_everything(data)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5, f"took {elapsed:.1f} s"
     assert peak < 64 << 20, f"peak traced allocation {peak} bytes"
     assert str(HUGE) in str(info.value) or "length" in str(info.value).lower()
 
@@ -594,14 +590,12 @@ def test_decompression_bomb_is_bounded_by_its_prefix(codec):
     # the bomb claims 600000 bytes (the binary value needs exactly that many)
     data = with_buffer(codec, struct.pack("<q", 600_000) + bomb, R_DATA)
     tracemalloc.start()
-    started = time.perf_counter()
     try:
         with pytest.raises(ArrowInvalid):
             read_everything(data)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - started < 5
     assert peak < 32 << 20, f"peak traced allocation {peak} bytes"
 
 

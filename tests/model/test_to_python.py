@@ -662,12 +662,9 @@ def test_corrupted_buffers_raise_arrow_invalid_only():
 def test_column_less_batch_claiming_more_rows_than_memory_refuses_at_once():
     """A batch without columns may claim any length; to_pylist would build that many empty dicts.
     Beyond what physical memory can hold it raises instead of growing until the OS kills us."""
-    import time
     from arrowipc.errors import ArrowCapacityError
     batch = ai.RecordBatch(ai.schema([]), [], 1 << 40)
-    start = time.monotonic()
     with pytest.raises(ArrowCapacityError, match=f"record batch: {1 << 40} rows do not fit in "
                                                  f"memory as Python dicts"):
         batch.to_pylist()
-    assert time.monotonic() - start < 1.0
     assert ai.RecordBatch(ai.schema([]), [], 3).to_pylist() == [{}, {}, {}]
