@@ -18,8 +18,7 @@ from ..io import memory_map
 from ..table import RecordBatch, Table
 from . import metadata as md
 from .options import IpcReadOptions, ReadStats
-from .reader import (FILE_MAGICS, RecordBatchFileReader, RecordBatchStreamReader,
-                     RecordBatchWithMetadata)
+from .reader import FILE_MAGICS, RecordBatchFileReader, RecordBatchWithMetadata
 
 
 @dataclass
@@ -60,28 +59,92 @@ def _data_start(buf: Buffer) -> int:
     return 0
 
 
+class RescuedBatches:
+    """Every complete record batch of a file or stream, read front to back as it comes.
+
+    Messages are framed and decoded one at a time (no decompression window, so each position is
+    exact); iteration yields RecordBatchWithMetadata and stops at the first message that is cut
+    short, does not decode or fails the options' validation level. Memory stays at about one
+    batch. For a file, a readable footer bounds the data section (`has_footer`). `report` is up
+    to date after each batch; `position` is how far the scan has read (for progress bars);
+    `stopped_at` is where the message that ended the scan starts (None when none failed).
+    Raises ArrowInvalid when not even a schema can be read.
+    """
+
+    def __init__(self, source, options: IpcReadOptions | None = None):
+        from .message import read_message_from
+        from .reader import MessageDecoder
+        from .sources import BufferSource
+        buf = _as_buffer(source)
+        start = _data_start(buf)
+        end = buf.size
+        self.where = "file" if start else "stream"
+        self.has_footer = False
+        if start:
+            try:
+                end = RecordBatchFileReader(buf).footer_offset
+                self.has_footer = True
+            except ArrowException:
+                pass
+        self._src = BufferSource(buf.slice(0, end))     # offsets stay those of the input
+        self._src.pos = start
+        self._read = read_message_from
+        self._decoder = MessageDecoder(options, self.where)
+        first = read_message_from(self._src, self._decoder.options.max_metadata_size, self.where)
+        if first is None:
+            raise ArrowInvalid(f"{self.where}: no schema message at byte {start}: there is "
+                               f"nothing to recover")
+        self._decoder.read_schema_message(first)
+        self.schema: T.Schema = self._decoder.schema
+        self.report = RecoveryReport(False, False, 0, 0, self._src.pos, buf.size)
+        self.stopped_at: int | None = None     # where the first bad message starts, if one did
+
+    @property
+    def position(self) -> int:
+        return self._src.pos
+
+    def __iter__(self):
+        dec, src, report = self._decoder, self._src, self.report
+        while True:
+            start = src.pos
+            try:
+                msg = self._read(src, dec.options.max_metadata_size, self.where)
+                if msg is None:
+                    # an end-of-stream marker was read (the position moved), or the data simply
+                    # ended between two messages
+                    report.complete = src.pos > start
+                    report.end = src.pos
+                    if not report.complete:
+                        report.error = (f"{self.where}: the data ends at byte {start} between two "
+                                        f"messages, without an end-of-stream marker")
+                    return
+                batch = dec.decode(msg)
+                if batch is None:
+                    report.end = src.pos
+                    continue
+                batch.validate()            # the deferred O(n) checks: a bad batch ends the scan
+            except ArrowException as e:
+                report.error = " ".join(str(e).split())
+                self.stopped_at = start
+                return
+            report.num_batches += 1
+            report.num_rows += batch.num_rows
+            report.end = src.pos
+            yield RecordBatchWithMetadata(batch, msg.custom_metadata)
+
+
 def scan_batches(source, options: IpcReadOptions | None = None):
     """(schema or None, [RecordBatchWithMetadata], RecoveryReport) from reading `source` (a file
     or a stream) front to back, keeping every batch that arrived whole and passes the options'
     validation level."""
     buf = _as_buffer(source)
-    start = _data_start(buf)
-    view = buf.slice(start, buf.size - start)
-    batches, rows, end, error = [], 0, start, None
-    schema = None
     try:
-        reader = RecordBatchStreamReader(view, options=options)
-        schema = reader.schema
-        end = start + reader._source.pos
-        for item in reader.iter_batches_with_custom_metadata():
-            item.batch._columns             # run the pending checks: a bad batch ends the scan
-            batches.append(item)
-            rows += item.batch.num_rows
-            end = start + reader._source.pos
+        scan = RescuedBatches(buf, options)
     except ArrowException as e:
-        error = str(e)
-    report = RecoveryReport(error is None, False, len(batches), rows, end, buf.size, error)
-    return schema, batches, report
+        start = _data_start(buf)
+        return None, [], RecoveryReport(False, False, 0, 0, start, buf.size, str(e))
+    items = list(scan)
+    return scan.schema, items, scan.report
 
 
 def _check_footer_blocks(reader: RecordBatchFileReader) -> None:

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from arrowipc import cli_bench
+from arrowipc.cli import bench as cli_bench
 from arrowipc.cli import EXIT_OK, EXIT_USAGE
 
 from clitools import one_line_error, run

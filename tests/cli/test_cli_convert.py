@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from arrowipc.cli import EXIT_INVALID_DATA, EXIT_OK, EXIT_USAGE
-from arrowipc.cli_convert import Progress
+from arrowipc.cli.convert import Progress
 
 from clitools import REPO_ROOT, gold, one_line_error, run, run_program, supplement
 

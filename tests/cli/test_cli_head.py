@@ -4,7 +4,7 @@ import pytest
 import arrowipc
 from arrowipc import ipc
 from arrowipc.cli import EXIT_OK, EXIT_USAGE
-from arrowipc.cli_table import format_value
+from arrowipc.cli.head import format_value
 
 from clitools import gold, one_line_error, run, run_program, supplement
 

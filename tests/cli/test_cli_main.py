@@ -70,13 +70,14 @@ def test_unsupported_and_internal_errors(capsys, monkeypatch):
     def bug(args):
         raise RuntimeError("boom")
 
+    from arrowipc.cli import inspect as inspect_command
     path = gold("primitive", "file")
-    monkeypatch.setattr(cli, "cmd_inspect", unsupported)
+    monkeypatch.setattr(inspect_command, "run", unsupported)
     r = run(capsys, "inspect", path)
     assert r.status == EXIT_UNSUPPORTED
     assert one_line_error(r, "inspect") == f"arrowipc inspect: {path}: unsupported: Tensor " \
                                            f"messages are not supported"
-    monkeypatch.setattr(cli, "cmd_inspect", bug)
+    monkeypatch.setattr(inspect_command, "run", bug)
     r = run(capsys, "inspect", path)
     assert r.status == EXIT_INTERNAL
     assert "internal error" in one_line_error(r, "inspect") and "boom" in r.err

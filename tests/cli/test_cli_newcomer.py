@@ -16,7 +16,7 @@ import pytest
 import arrowipc
 from arrowipc import ipc
 from arrowipc.cli import EXIT_INVALID_DATA, EXIT_IO, EXIT_OK, EXIT_USAGE
-from arrowipc.cli_convert import Progress
+from arrowipc.cli.convert import Progress
 
 from clitools import gold, one_line_error, run
 

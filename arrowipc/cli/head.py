@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import sys
 
-from . import types as T
-from .errors import ArrowInvalid
+from .. import types as T
+from ..errors import ArrowInvalid
+from .common import (EXIT_OK, Input, column_list, open_reader, plural, projected_schema,
+                     select_in_order)
 
 _NUMERIC_KINDS = ("int", "uint", "float", "double", "halffloat", "decimal")
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
@@ -57,7 +60,7 @@ _ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\0"})
 
 def _raw_integers(arr) -> list:
     """The stored integers of a temporal column (same width, as signed ints)."""
-    from .array import make_array
+    from ..array import make_array
     t = arr.type
     width = t.bit_width
     as_int = T.int64() if width == 64 else T.int32()
@@ -94,7 +97,7 @@ def _temporal_strings(arr) -> list:
 
 def _utf8_cells(arr) -> tuple:
     """(cells, note) of a string column holding invalid UTF-8: the bad values as hex bytes."""
-    from .array import make_array
+    from ..array import make_array
     as_bytes = {T.Kind.BINARY: T.binary(), T.Kind.LARGE_BINARY: T.large_binary(),
                 T.Kind.VIEW: T.binary_view()}[arr.type.kind]
     cells, bad = [], []
@@ -156,3 +159,29 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     for r in range(nrows):
         out.append(line([col[r] for col in columns]))
     return out, notes
+
+
+def run(args) -> int:
+    """`arrowipc head` with parsed arguments; returns the exit status."""
+    columns = column_list(args.columns)
+    inp = Input(args.file)
+    reader = open_reader(inp, columns)
+    batches, shown = [], 0
+    if args.n:
+        for batch in reader:
+            take = min(args.n - shown, batch.num_rows)
+            batches.append(select_in_order(batch.slice(0, take), columns))
+            shown += take
+            if shown >= args.n:
+                break
+    schema = batches[0].schema if batches else projected_schema(reader.schema, columns)
+    lines, notes = render_rows(schema, batches, args.max_width)
+    print("\n".join(lines))
+    if inp.kind == "file":
+        print(f"({shown:,} of {plural(reader.count_rows(), 'row')})")
+    else:
+        print(f"(first {plural(shown, 'row')})" if shown == args.n
+              else f"({plural(shown, 'row')}, the whole stream)")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK

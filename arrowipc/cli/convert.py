@@ -10,8 +10,8 @@ import os
 import sys
 import time
 
-from .cli_inspect import Input, human_bytes
-from .errors import ArrowInvalid, ArrowNotImplementedError
+from .common import (EXIT_OK, Input, UsageError, column_list, human_bytes, open_reader,
+                     output_kind, select_in_order, select_in_order_schema)
 
 PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progress bar to help
 
@@ -82,37 +82,9 @@ def _duration(seconds: float) -> str:
 
 # -- reading ---------------------------------------------------------------------------------------
 
-def open_reader(inp: Input, columns: list | None = None):
-    """A file or stream reader for `inp`, projected to `columns` (names) when given."""
-    from .cli import UsageError
-    from .ipc import IpcReadOptions, open_file, open_stream
-    opener = open_file if inp.kind == "file" else open_stream
-    reader = opener(inp.source)
-    if not columns:
-        return reader
-    schema = reader.schema
-    indices = []
-    for name in columns:
-        found = schema.get_all_field_indices(name)
-        if not found:
-            raise UsageError(f"no column named {name!r}; the columns are: "
-                             f"{', '.join(schema.names)}")
-        if len(found) > 1:
-            raise UsageError(f"column name {name!r} is ambiguous: {len(found)} columns have it")
-        indices.append(found[0])
-    return opener(inp.source, options=IpcReadOptions(included_fields=indices))
-
-
-def select_in_order(batch, columns: list | None):
-    """The projected batch with its columns in the order they were asked for."""
-    if not columns or list(batch.schema.names) == list(columns):
-        return batch
-    return batch.select(columns)
-
-
 def input_codec(inp: Input) -> str | None:
     """The compression of the input's first record batch (None when uncompressed)."""
-    from .cli_inspect import describe
+    from .inspect import describe
     report = describe(inp, batch_limit=1)
     first = next((b["compression"] for b in report["batches"]), "none")
     return None if first == "none" else first
@@ -121,7 +93,7 @@ def input_codec(inp: Input) -> str | None:
 # -- writing ---------------------------------------------------------------------------------------
 
 def write_options(compression: str | None):
-    from .ipc import IpcWriteOptions
+    from ..ipc import IpcWriteOptions
     return IpcWriteOptions(compression=compression, emit_dictionary_deltas=True)
 
 
@@ -130,7 +102,7 @@ class _Output:
     stdout ("-")."""
 
     def __init__(self, path: str):
-        from .ipc.sinks import AtomicFile
+        from ..ipc.sinks import AtomicFile
         self.path = path
         self.atomic = None
         if path == "-":
@@ -152,9 +124,9 @@ class _Output:
 
 def regroup(batches_with_metadata, schema, rows: int):
     """(batch, None) pairs of exactly `rows` rows (the last may be shorter)."""
-    from .concat import concat_array_data
-    from .ipc.dictionary import unify_table_dictionaries
-    from .table import RecordBatch, Table
+    from ..concat import concat_array_data
+    from ..ipc.dictionary import unify_table_dictionaries
+    from ..table import RecordBatch, Table
     pending, count = [], 0
 
     def combined(parts):
@@ -198,11 +170,11 @@ def replacements_as_deltas(pairs, schema):
     remapped onto it, so the writer can emit deltas instead of replacements. (Dictionaries whose
     values hold dictionaries themselves are passed through unchanged.)
     """
-    from ._core.arraydata import ArrayData
-    from .array import make_array
-    from .from_python import array_data_from_python
-    from .ipc.dictionary import dictionary_paths
-    from .table import RecordBatch
+    from .._core.arraydata import ArrayData
+    from ..array import make_array
+    from ..from_python import array_data_from_python
+    from ..ipc.dictionary import dictionary_paths
+    from ..table import RecordBatch
     nested = {p[0] for p, _ in dictionary_paths(schema) if len(p) > 1}
     dict_cols = [p[0] for p, _ in dictionary_paths(schema) if len(p) == 1 and p[0] not in nested]
     if not dict_cols:
@@ -247,7 +219,7 @@ def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
                   footer_metadata=None, magic: bytes = b"ARROW1", progress=None,
                   position=None) -> dict:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
-    from .ipc import new_file, new_stream
+    from ..ipc import new_file, new_stream
     out = _Output(dst)
     options = write_options(compression)
     batches = rows = 0
@@ -313,96 +285,50 @@ def convert(inp: Input, dst: str, kind: str, compression: str | None, batch_rows
                          else None, magic, bar, position)
 
 
-def select_in_order_schema(schema, columns):
-    if not columns or list(schema.names) == list(columns):
-        return schema
-    from .types import Schema
-    return Schema([schema.field(schema.get_field_index(c)) for c in columns], schema.metadata)
+# -- the command ----------------------------------------------------------------------------------
+
+def output_kind_or_usage_error(dst: str, to: str | None) -> str:
+    try:
+        return output_kind(dst, to)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
-# -- recover ---------------------------------------------------------------------------------------
-
-class RescuedBatches:
-    """Every complete record batch of a truncated stream or footer-less file, in order.
-
-    Reads message by message (`read_message_from` + `MessageDecoder`) and stops at the first
-    message that is cut short or does not decode and pass the structural checks. A stand-in for
-    `arrowipc.ipc.recover` (issue 5): when that lands, `recover` can use it instead.
-    After iteration: `complete` (an end-of-stream marker was reached), `stopped_at` (byte offset
-    of the first bad message, None when every message was whole) and `reason`.
-    """
-
-    def __init__(self, inp: Input):
-        from .ipc.message import read_message_from
-        from .ipc.reader import MessageDecoder, RecordBatchFileReader
-        from .ipc.sources import open_source
-        self.where = inp.kind
-        self.src = open_source(inp.source)
-        self.has_footer = False
-        if inp.kind == "file":
-            self.src.pos = 8                 # past the magic and its padding
-            try:
-                footer_start = RecordBatchFileReader(inp.source).footer_offset
-            except ArrowInvalid:
-                pass
-            else:
-                self.has_footer = True
-                self.src.end = footer_start
-        self.decoder = MessageDecoder(None, self.where)
-        first = read_message_from(self.src, self.decoder.options.max_metadata_size, self.where)
-        if first is None:
-            raise ArrowInvalid(f"{self.where}: no schema message: there is nothing to recover")
-        self.decoder.read_schema_message(first)
-        self.schema = self.decoder.schema
-        self.complete = False
-        self.stopped_at = None
-        self.reason = None
-        self.batches = 0
-        self.rows = 0
-        self._read = read_message_from
-
-    @property
-    def position(self) -> int:
-        return self.src.pos
-
-    def __iter__(self):
-        dec, src = self.decoder, self.src
-        while True:
-            start = src.pos
-            try:
-                msg = self._read(src, dec.options.max_metadata_size, self.where)
-                if msg is None:
-                    # an end-of-stream marker was read (the position moved), or the input simply
-                    # ended between two messages
-                    self.complete = src.pos > start
-                    return
-                batch = dec.decode(msg)
-                if batch is None:
-                    continue
-                batch.validate()             # runs the deferred O(n) checks too
-            except (ArrowInvalid, ArrowNotImplementedError) as e:
-                self.stopped_at = start
-                self.reason = " ".join(str(e).split())
-                return
-            self.batches += 1
-            self.rows += batch.num_rows
-            yield batch, msg.custom_metadata
+def compression_choice(choice: str | None, detect):
+    if choice is None:
+        return detect()                       # keep the input's codec
+    return None if choice == "none" else choice
 
 
-def _rescue_complete_batches(inp: Input) -> RescuedBatches:
-    """The recover command's reader (switch to arrowipc.ipc.recover once issue 5 lands)."""
-    return RescuedBatches(inp)
+def refuse_same_file(src: str, dst: str):
+    if src != "-" and dst != "-" and os.path.exists(dst) and os.path.samefile(src, dst):
+        raise UsageError(f"the output {dst!r} is the input: write to another path")
 
 
-def recover(inp: Input, dst: str, kind: str, compression: str | None,
-            progress: bool | None) -> dict:
-    rescued = _rescue_complete_batches(inp)
-    bar = Progress.auto(inp.size, "recovering", progress)
-    pairs = iter(rescued)
-    if kind == "file" and inp.kind == "stream":
-        pairs = replacements_as_deltas(pairs, rescued.schema)
-    summary = write_batches(rescued.schema, pairs, dst, kind, compression, None,
-                            b"ARROW1", bar, lambda: rescued.position)
-    summary.update(complete=rescued.complete, stopped_at=rescued.stopped_at,
-                   reason=rescued.reason, has_footer=rescued.has_footer)
-    return summary
+def summary_line(s: dict) -> str:
+    kind = f"file (magic {s['magic']})" if s["format"] == "file" else "stream"
+    return (f"{kind}, {s['batches']:,} record batch{'es' if s['batches'] != 1 else ''}, "
+            f"{s['rows']:,} row{'s' if s['rows'] != 1 else ''}, compression {s['compression']}")
+
+
+def report(args, line: str):
+    if args.quiet:
+        return
+    # with the data on stdout, the summary goes to stderr
+    print(line, file=sys.stderr if args.dst == "-" else sys.stdout)
+
+
+def run(args) -> int:
+    """`arrowipc convert` with parsed arguments; returns the exit status."""
+    kind = output_kind_or_usage_error(args.dst, args.to)
+    if args.alkaid and kind != "file":
+        raise UsageError("--alkaid sets the file magic: it needs a file output "
+                         "(.arrow or --to file)")
+    refuse_same_file(args.src, args.dst)
+    inp = Input(args.src)
+    compression = compression_choice(args.compression, lambda: input_codec(inp))
+    summary = convert(inp, args.dst, kind, compression, args.batch_rows,
+                      column_list(args.columns), b"ALKAID1" if args.alkaid else b"ARROW1",
+                      args.progress)
+    report(args, f"wrote {'<stdout>' if args.dst == '-' else args.dst}: {summary_line(summary)}")
+    return EXIT_OK

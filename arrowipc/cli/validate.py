@@ -8,15 +8,15 @@ read too and every block it lists is matched against the messages found.
 """
 from __future__ import annotations
 
-from . import types as T
-from ._core.batch_decode import decode_record_batch_header, run_pending_checks
-from .cli_inspect import Input
-from .errors import ArrowInvalid, ArrowNotImplementedError
-from .ipc import metadata as md
-from .ipc.message import read_message_from
-from .ipc.reader import MessageDecoder, RecordBatchFileReader
-from .ipc.sources import open_source
-from .validate import validate_array
+from .. import types as T
+from .._core.batch_decode import decode_record_batch_header, run_pending_checks
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..ipc import metadata as md
+from ..ipc.message import read_message_from
+from ..ipc.reader import MessageDecoder, RecordBatchFileReader
+from ..ipc.sources import open_source
+from ..validate import validate_array
+from .common import EXIT_INVALID_DATA, EXIT_OK, Input, json_input
 
 _BAD_DATA = (ArrowInvalid, ArrowNotImplementedError)
 
@@ -224,3 +224,16 @@ def render_validation(r: dict) -> str:
     lines.append(f"invalid: {r['path']} ({kind}): {n} problem{'s' if n != 1 else ''} "
                  f"({r['level']} checks)")
     return "\n".join(lines)
+
+
+def run(args) -> int:
+    """`arrowipc validate` with parsed arguments; returns the exit status."""
+    inp = json_input(args, lambda path, message: {
+        "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})
+    result = validate_input(inp, full=args.full)
+    if args.json:
+        import json
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(render_validation(result))
+    return EXIT_OK if result["valid"] else EXIT_INVALID_DATA

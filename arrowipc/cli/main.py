@@ -1,36 +1,19 @@
-"""The `arrowipc` command: inspect, head, validate, convert, recover and bench Arrow IPC data.
-
-Results go to stdout. A failure is one line on stderr, `arrowipc <command>: <what went wrong>`
-(the traceback only with --debug), and the exit status tells its kind:
-
-    0  success (for validate: the input is valid)
-    1  invalid data: the input is not valid Arrow IPC (validate: problems were found)
-    2  usage: a bad command line (unknown option, missing column, ...)
-    3  I/O: a file could not be opened, read or written
-    4  unsupported: valid data using a feature arrowipc does not implement
-    5  internal error: a bug in arrowipc (run again with --debug and report it)
+"""The `arrowipc` command line: the parser, dispatch to one module per command, and how a failure
+becomes one line on stderr and an exit status (see arrowipc/cli/__init__.py for the statuses).
 
 Heavy modules load inside the commands, so `arrowipc --help` costs about an `import arrowipc`.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
-EXIT_OK = 0
-EXIT_INVALID_DATA = 1
-EXIT_USAGE = 2
-EXIT_IO = 3
-EXIT_UNSUPPORTED = 4
-EXIT_INTERNAL = 5
-EXIT_INTERRUPTED = 130
+from .common import (COMPRESSIONS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID_DATA, EXIT_IO,
+                     EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, UsageError, one_line)
 
-COMPRESSIONS = ("lz4", "zstd", "none")
-
-
-class UsageError(Exception):
-    """A command line that cannot be carried out (exit status 2)."""
+COMMANDS = ("inspect", "head", "validate", "convert", "recover", "bench")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,188 +25,13 @@ class _Parser(argparse.ArgumentParser):
         raise e
 
 
-# -- commands --------------------------------------------------------------------------------------
-
-def _json_input(args, failed):
-    """The Input of `args.file`; with --json, an input that cannot be opened or is not Arrow IPC
-    still gets a JSON object on stdout, `failed(path, message)`, before the one-line error."""
-    from .cli_inspect import Input
-    from .errors import ArrowInvalid
-    try:
-        return Input(args.file)
-    except (ArrowInvalid, OSError) as e:
-        if args.json:
-            import json
-            path = "<stdin>" if args.file == "-" else args.file
-            print(json.dumps(failed(path, _one_line(e)), indent=2, ensure_ascii=False))
-        raise
-
-
-def cmd_inspect(args) -> int:
-    from .cli_inspect import describe, render_text
-    inp = _json_input(args, lambda path, message: {"path": path, "error": message})
-    report = describe(inp)
-    if args.json:
-        import json
-        print(json.dumps(report, indent=2, ensure_ascii=False))
-    else:
-        print(render_text(report, max_batches=args.max_batches))
-    if report["error"]:
-        from .errors import ArrowInvalid
-        raise ArrowInvalid(report["error"])
-    return EXIT_OK
-
-
-def cmd_head(args) -> int:
-    from .cli_convert import open_reader, select_in_order
-    from .cli_inspect import Input, plural
-    from .cli_table import render_rows
-    columns = _column_list(args.columns)
-    inp = Input(args.file)
-    reader = open_reader(inp, columns)
-    batches, shown = [], 0
-    if args.n:
-        for batch in reader:
-            take = min(args.n - shown, batch.num_rows)
-            batches.append(select_in_order(batch.slice(0, take), columns))
-            shown += take
-            if shown >= args.n:
-                break
-    schema = batches[0].schema if batches else _projected_schema(reader.schema, columns)
-    lines, notes = render_rows(schema, batches, args.max_width)
-    print("\n".join(lines))
-    if inp.kind == "file":
-        print(f"({shown:,} of {plural(reader.count_rows(), 'row')})")
-    else:
-        print(f"(first {plural(shown, 'row')})" if shown == args.n
-              else f"({plural(shown, 'row')}, the whole stream)")
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    return EXIT_OK
-
-
-def cmd_validate(args) -> int:
-    from .cli_validate import render_validation, validate_input
-    inp = _json_input(args, lambda path, message: {
-        "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})
-    result = validate_input(inp, full=args.full)
-    if args.json:
-        import json
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-    else:
-        print(render_validation(result))
-    return EXIT_OK if result["valid"] else EXIT_INVALID_DATA
-
-
-def cmd_convert(args) -> int:
-    from .cli_convert import convert, input_codec
-    from .cli_inspect import Input, output_kind
-    kind = _output_kind(output_kind, args.dst, args.to)
-    if args.alkaid and kind != "file":
-        raise UsageError("--alkaid sets the file magic: it needs a file output "
-                         "(.arrow or --to file)")
-    _refuse_same_file(args.src, args.dst)
-    inp = Input(args.src)
-    compression = _compression(args.compression, lambda: input_codec(inp))
-    summary = convert(inp, args.dst, kind, compression, args.batch_rows,
-                      _column_list(args.columns), b"ALKAID1" if args.alkaid else b"ARROW1",
-                      args.progress)
-    _report(args, f"wrote {_label(args.dst)}: {_summary_line(summary)}")
-    return EXIT_OK
-
-
-def cmd_recover(args) -> int:
-    from .cli_convert import input_codec, recover
-    from .cli_inspect import Input, output_kind
-    _refuse_same_file(args.src, args.dst)
-    inp = Input(args.src)
-    try:
-        kind = output_kind(args.dst, args.to)
-    except ValueError:
-        kind = inp.kind                       # same format as the input by default
-    compression = _compression(args.compression, lambda: input_codec(inp))
-    summary = recover(inp, args.dst, kind, compression, args.progress)
-    what = f"wrote {_label(args.dst)}: {_summary_line(summary)}"
-    if summary["stopped_at"] is not None:
-        ending = f"stopped at byte {summary['stopped_at']:,}: {summary['reason']}"
-    elif not summary["complete"]:
-        ending = "the input ends between two messages, without an end-of-stream marker"
-    elif inp.kind == "file" and not summary["has_footer"]:
-        ending = "the data section is whole but the footer is missing"
-    else:
-        ending = "the input was complete"
-    _report(args, f"{what}; {ending}")
-    return EXIT_OK
-
-
-def cmd_bench(args) -> int:
-    from .cli_bench import render_bench, run_bench
-    results = run_bench(rows=args.rows, batch_rows=args.batch_rows, repeat=args.repeat,
-                        with_import=not args.no_import, log=sys.stderr if args.verbose else None)
-    if args.json:
-        import json
-        print(json.dumps(results, indent=2))
-    else:
-        print(render_bench(results))
-    return EXIT_OK
-
-
 # -- helpers ---------------------------------------------------------------------------------------
-
-def _column_list(text: str | None) -> list | None:
-    if text is None:
-        return None
-    names = [c.strip() for c in text.split(",")]
-    if not all(names):
-        raise UsageError(f"--columns needs comma-separated names, got {text!r}")
-    return names
-
-
-def _projected_schema(schema, columns):
-    from .cli_convert import select_in_order_schema
-    return select_in_order_schema(schema, columns)
-
-
-def _output_kind(output_kind, dst, to):
-    try:
-        return output_kind(dst, to)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
-def _compression(choice: str | None, detect):
-    if choice is None:
-        return detect()                       # keep the input's codec
-    return None if choice == "none" else choice
-
-
-def _refuse_same_file(src: str, dst: str):
-    if src != "-" and dst != "-" and os.path.exists(dst) and os.path.samefile(src, dst):
-        raise UsageError(f"the output {dst!r} is the input: write to another path")
-
-
-def _label(path: str) -> str:
-    return "<stdout>" if path == "-" else path
-
 
 def _about(target: str | None, what: str) -> str:
     """`<input>: what` for problems of the input data."""
     if target is None:
         return what
     return f"{'<stdin>' if target == '-' else target}: {what}"
-
-
-def _summary_line(s: dict) -> str:
-    kind = f"file (magic {s['magic']})" if s["format"] == "file" else "stream"
-    return (f"{kind}, {s['batches']:,} record batch{'es' if s['batches'] != 1 else ''}, "
-            f"{s['rows']:,} row{'s' if s['rows'] != 1 else ''}, compression {s['compression']}")
-
-
-def _report(args, line: str):
-    if args.quiet:
-        return
-    # with the data on stdout, the summary goes to stderr
-    print(line, file=sys.stderr if args.dst == "-" else sys.stdout)
 
 
 # -- parser ----------------------------------------------------------------------------------------
@@ -243,7 +51,7 @@ def _whole_number(minimum: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true",
                         help="show the full traceback when something fails")
@@ -263,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the description as JSON")
     p.add_argument("--max-batches", type=_whole_number(0), default=10, metavar="N",
                    help="batches listed one by one in the text report (default 10)")
-    p.set_defaults(func=cmd_inspect)
+    p.set_defaults(command_module="inspect")
 
     p = sub.add_parser("head", parents=[common], help="print the first rows as a table",
                        description="The first rows as an aligned table.")
@@ -273,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
     p.add_argument("--max-width", type=_whole_number(4), default=40, metavar="W",
                    help="cut cells longer than W characters (default 40)")
-    p.set_defaults(func=cmd_head)
+    p.set_defaults(command_module="head")
 
     p = sub.add_parser("validate", parents=[common], help="check a file or stream",
                        description="Exit status 0 when the input is valid; otherwise every "
@@ -283,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also check values (UTF-8, decimal precision, map keys), not only "
                         "the structure")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(func=cmd_validate)
+    p.set_defaults(command_module="validate")
 
     def output_options(p):
         p.add_argument("--to", choices=("file", "stream"),
@@ -305,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="regroup rows into N-row batches")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
     p.add_argument("--alkaid", action="store_true", help="write the file magic 'ALKAID1'")
-    p.set_defaults(func=cmd_convert)
+    p.set_defaults(command_module="convert")
 
     p = sub.add_parser("recover", parents=[common],
                        help="rescue the complete batches of a damaged input",
@@ -315,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("src", help="a truncated Arrow IPC stream or file ('-' for stdin)")
     p.add_argument("dst", help="the output path ('-' for stdout); default format: as SRC")
     output_options(p)
-    p.set_defaults(func=cmd_recover)
+    p.set_defaults(command_module="recover")
 
     p = sub.add_parser("bench", parents=[common], help="time arrowipc against pyarrow",
                        description="Time writing and reading streams and files with arrowipc "
@@ -329,16 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-import", action="store_true", help="skip the import-time row")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("-v", "--verbose", action="store_true", help="log each step on stderr")
-    p.set_defaults(func=cmd_bench)
+    p.set_defaults(command_module="bench")
     return parser
 
 
 # -- entry point -----------------------------------------------------------------------------------
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return text or type(e).__name__
-
 
 def main(argv: list | None = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
@@ -357,13 +160,14 @@ def main(argv: list | None = None) -> int:
             e.prog = command
             raise e
         target = getattr(args, "file", None) or getattr(args, "src", None)
-        return args.func(args)
+        run = importlib.import_module(f".{args.command_module}", __package__).run
+        return run(args)
     except BaseException as e:        # noqa: B902 - every failure becomes a status and one line
         return _failure(e, command, target, debug)
 
 
 def _failure(e: BaseException, command: str, target: str | None, debug: bool) -> int:
-    from .errors import ArrowInvalid, ArrowNotImplementedError
+    from ..errors import ArrowInvalid, ArrowNotImplementedError
     if isinstance(e, SystemExit):      # --help and --version
         return e.code if isinstance(e.code, int) else EXIT_OK
     if isinstance(e, BrokenPipeError):   # `arrowipc head big.arrow | head -3`
@@ -386,7 +190,7 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
     elif isinstance(e, ArrowInvalid):
         status, what = EXIT_INVALID_DATA, _about(target, "invalid data")
         if "truncated" in str(e) and command != "arrowipc recover" and target not in (None, "-"):
-            e = (f"{_one_line(e)} (to copy every complete batch: "
+            e = (f"{one_line(e)} (to copy every complete batch: "
                  f"arrowipc recover {target} <output>)")
     elif isinstance(e, OSError):
         status, what = EXIT_IO, "I/O error"
@@ -394,7 +198,7 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
             e = f"{e.filename}: {e.strerror}"
     else:
         status, what = EXIT_INTERNAL, "internal error (run again with --debug and report it)"
-    print(f"{command}: {what}: {_one_line(e)}", file=sys.stderr)
+    print(f"{command}: {what}: {one_line(e)}", file=sys.stderr)
     return status
 
 

@@ -15,6 +15,8 @@ import sys
 import tempfile
 import time
 
+from .common import EXIT_OK
+
 OPERATIONS = (
     ("import", "import the package (fresh interpreter)"),
     ("write_stream", "write a stream to memory"),
@@ -201,3 +203,15 @@ def render_bench(r: dict) -> str:
                  + f", Python {v['python']}")
     lines.append("ratio = arrowipc time / pyarrow time (below 1: arrowipc is faster)")
     return "\n".join(lines)
+
+
+def run(args) -> int:
+    """`arrowipc bench` with parsed arguments; returns the exit status."""
+    results = run_bench(rows=args.rows, batch_rows=args.batch_rows, repeat=args.repeat,
+                        with_import=not args.no_import, log=sys.stderr if args.verbose else None)
+    if args.json:
+        import json
+        print(json.dumps(results, indent=2))
+    else:
+        print(render_bench(results))
+    return EXIT_OK

@@ -7,86 +7,23 @@ possible for inputs whose content the reader would reject. The result is a plain
 """
 from __future__ import annotations
 
-import os
 import struct
 
-from . import types as T
-from ._core.batch_decode import buffer_needed_mask, decode_record_batch_header
-from .errors import ArrowInvalid
-from .ipc import metadata as md
-from .ipc.message import CONTINUATION, read_message_from, read_message_header
-from .ipc.options import MAX_METADATA_SIZE
-from .ipc.reader import FILE_MAGICS, MessageDecoder, RecordBatchFileReader, describe_bytes
-from .ipc.sources import BufferSource, open_source
+from .. import types as T
+from .._core.batch_decode import buffer_needed_mask, decode_record_batch_header
+from ..errors import ArrowInvalid
+from ..ipc import metadata as md
+from ..ipc.message import read_message_from, read_message_header
+from ..ipc.options import MAX_METADATA_SIZE
+from ..ipc.reader import MessageDecoder, RecordBatchFileReader
+from ..ipc.sources import BufferSource, open_source
+from .common import EXIT_OK, Input, human_bytes, json_input, plural
 
 CODEC_NAMES = {-1: "none", 0: "lz4", 1: "zstd"}
-STREAM_EXTENSIONS = (".arrows", ".stream", ".ipcstream")
-FILE_EXTENSIONS = (".arrow", ".arrow_file", ".feather", ".ipc")
 _I64 = struct.Struct("<q")
 
 
 # -- what the input is -----------------------------------------------------------------------------
-
-def sniff_format(head: bytes) -> tuple:
-    """("file", magic) or ("stream", framing) from the first 8 bytes; ArrowInvalid otherwise."""
-    for magic in FILE_MAGICS:
-        if head.startswith(magic):
-            return "file", magic.decode()
-    if len(head) == 0:
-        raise ArrowInvalid("empty input (0 bytes): expected an Arrow IPC file or stream")
-    if head[:4] == CONTINUATION:
-        return "stream", "continuation"
-    if len(head) >= 4 and 0 <= struct.unpack("<i", head[:4])[0] <= MAX_METADATA_SIZE:
-        return "stream", "legacy"           # pre-0.15 framing: a bare int32 metadata length
-    raise ArrowInvalid(f"expected an Arrow IPC file (magic 'ARROW1' or 'ALKAID1') or stream "
-                       f"(continuation marker ff ff ff ff) at byte 0, found "
-                       f"{describe_bytes(head[:8])}")
-
-
-class Input:
-    """One command-line input: a path (memory-mapped when read) or stdin ("-", read whole)."""
-
-    def __init__(self, name: str):
-        self.name = name
-        if name == "-":
-            import sys
-            self.data = sys.stdin.buffer.read()
-            self.size = len(self.data)
-            head = self.data[:8]
-        else:
-            if os.path.isdir(name):
-                raise IsADirectoryError(21, "Is a directory", name)
-            with open(name, "rb") as f:
-                head = f.read(8)
-            self.data = None
-            self.size = os.path.getsize(name)
-        self.kind, self.detail = sniff_format(head)
-
-    @property
-    def source(self):
-        """What to hand to open_file / open_stream / open_source."""
-        return self.data if self.data is not None else self.name
-
-    @property
-    def label(self) -> str:
-        return "<stdin>" if self.name == "-" else self.name
-
-
-def output_kind(path: str, to: str | None) -> str:
-    """'file' or 'stream' for an output, from --to or the path's extension."""
-    if to:
-        return to
-    ext = os.path.splitext(path)[1].lower()
-    if path == "-" or ext in STREAM_EXTENSIONS:
-        return "stream"
-    if ext in FILE_EXTENSIONS:
-        return "file"
-    raise ValueError(f"cannot tell the output format from {path!r}: use an extension "
-                     f"({', '.join(FILE_EXTENSIONS)} for files, {', '.join(STREAM_EXTENSIONS)} "
-                     f"for streams) or --to file|stream")
-
-
-# -- naming fields ---------------------------------------------------------------------------------
 
 def _child_fields(t: T.DataType) -> list:
     if isinstance(t, T.DictionaryType):
@@ -359,20 +296,6 @@ def describe(inp: Input, batch_limit: int | None = None) -> dict:
 
 # -- text rendering --------------------------------------------------------------------------------
 
-def human_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}"
-    return f"{n} B"  # pragma: no cover
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
-
-
 def _clip(s: str, width: int = 100) -> str:
     return s if len(s) <= width else s[:width - 1] + "…"
 
@@ -464,3 +387,17 @@ def render_text(r: dict, max_batches: int = 10) -> str:
         if len(tagged) > max_batches:
             lines.append(f"  … {len(tagged) - max_batches} more batches with metadata")
     return "\n".join(lines)
+
+
+def run(args) -> int:
+    """`arrowipc inspect` with parsed arguments; returns the exit status."""
+    inp = json_input(args, lambda path, message: {"path": path, "error": message})
+    report = describe(inp)
+    if args.json:
+        import json
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(report, max_batches=args.max_batches))
+    if report["error"]:
+            raise ArrowInvalid(report["error"])
+    return EXIT_OK
