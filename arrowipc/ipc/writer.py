@@ -20,8 +20,8 @@ from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .message import EOS_MARKER
-from .sinks import AtomicFile
 from .options import COMPRESSION_CODECS, IpcWriteOptions, MetadataVersion, WriteStats
+from .sinks import AtomicFile
 
 _IOV_MAX = 1024
 _LEGACY_EOS = b"\x00\x00\x00\x00"
