@@ -15,4 +15,5 @@ cdef class Message:
     cdef bint _custom_decoded
 
 cpdef Message decode_message(object metadata, int64_t offset=*)
-cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where, bint with_body=*)
+cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where,
+                       bint with_body=*, int64_t base=*)

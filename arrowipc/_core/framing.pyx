@@ -7,10 +7,9 @@ the Message table. Both run once per message, so they live in Cython.
 """
 cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
-from libc.string cimport memcpy
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
-from arrowipc._core.flatbuf cimport FlatTable, root_table, table_at
+from arrowipc._core.flatbuf cimport FlatTable, rd_i32, root_table, table_at
 from arrowipc.errors import ArrowInvalid
 
 DEF METADATA_V4 = 3
@@ -92,25 +91,14 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
     return m
 
 
-cdef inline int32_t rd_i32(const uint8_t* p) noexcept nogil:
-    cdef int32_t v
-    memcpy(&v, p, 4)
-    return v
-
-
-def frame_prefix_length(bytes prefix):
-    """(metadata length, prefix size) from the first 8 bytes (or 4 for legacy framing)."""
-    cdef const uint8_t* p = prefix
-    if rd_i32(p) == -1:
-        return rd_i32(p + 4), 8
-    return rd_i32(p), 4
-
-
-cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where, bint with_body=True):
+cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where,
+                       bint with_body=True, int64_t base=0):
     """(Message or None, next position) for the message at `pos` of buf[:end].
 
     None means end of stream (EOS marker, legacy zero length, or nothing left at a message
-    boundary). Truncation inside a message raises ArrowInvalid naming the byte offset.
+    boundary). Truncation inside a message raises ArrowInvalid naming the byte offset. `base` is
+    the offset of buf[0] in the whole input (a push decoder frames a window of it): it is added
+    to every offset reported, in messages and in Message.offset.
     """
     cdef int64_t avail = end - pos
     cdef int64_t start = pos
@@ -119,31 +107,31 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
     if avail <= 0:
         return None, pos
     if avail < 4:
-        raise ArrowInvalid(f"{where}: truncated message prefix at byte {start}: expected 4 bytes, "
+        raise ArrowInvalid(f"{where}: truncated message prefix at byte {base + start}: expected 4 bytes, "
                            f"got {avail}")
     length = rd_i32(buf.ptr + pos)
     prefix = 4
     if length == -1:
         if avail < 8:
-            raise ArrowInvalid(f"{where}: truncated message length at byte {start + 4}: expected "
+            raise ArrowInvalid(f"{where}: truncated message length at byte {base + start + 4}: expected "
                                f"4 bytes, got {avail - 4}")
         length = rd_i32(buf.ptr + pos + 4)
         prefix = 8
     if length == 0:
         return None, pos + prefix
     if length < 0 or length > max_metadata:
-        raise ArrowInvalid(f"{where}: message at byte {start} claims {length} bytes of metadata; "
+        raise ArrowInvalid(f"{where}: message at byte {base + start} claims {length} bytes of metadata; "
                            f"expected 1..{max_metadata}")
     if length > avail - prefix:
-        raise ArrowInvalid(f"{where}: truncated message at byte {start}: expected {length} bytes "
+        raise ArrowInvalid(f"{where}: truncated message at byte {base + start}: expected {length} bytes "
                            f"of metadata, got {avail - prefix}")
     pos += prefix
-    cdef Message m = decode_message(slice_unchecked(buf, pos, length), start)
+    cdef Message m = decode_message(slice_unchecked(buf, pos, length), base + start)
     pos += length
     if not with_body:
         return m, pos
     if m.body_length > end - pos:
-        raise ArrowInvalid(f"{where}: truncated {m.type} message at byte {start}: expected a "
+        raise ArrowInvalid(f"{where}: truncated {m.type} message at byte {base + start}: expected a "
                            f"{m.body_length}-byte body, got {end - pos}")
     m.body = slice_unchecked(buf, pos, m.body_length)
     return m, pos + m.body_length

@@ -4,10 +4,13 @@ from .options import IpcReadOptions, IpcWriteOptions, MetadataVersion, ReadStats
 from .reader import (RecordBatchFileReader, RecordBatchStreamReader, RecordBatchWithMetadata,
                      open_file, open_stream, read_record_batch, read_schema)
 from .recover import RecoveredFileReader, RecoveryReport, recover
+from .stream_decoder import (AsyncRecordBatchStreamReader, StreamDecoder, iter_stream_chunks,
+                             open_stream_async)
 from .writer import (RecordBatchFileWriter, RecordBatchStreamWriter, new_file, new_stream,
                      serialize_record_batch, serialize_schema)
 
 __all__ = [
+    "AsyncRecordBatchStreamReader", "StreamDecoder", "iter_stream_chunks", "open_stream_async",
     "IpcReadOptions", "IpcWriteOptions", "Message", "MessageReader", "MetadataVersion",
     "ReadStats", "RecordBatchFileReader", "RecordBatchFileWriter", "RecordBatchStreamReader",
     "RecordBatchStreamWriter", "RecoveredFileReader", "RecoveryReport", "RecordBatchWithMetadata", "WriteStats", "new_file", "new_stream",

@@ -43,6 +43,20 @@ def read_message_from(source, max_metadata_size: int = MAX_METADATA_SIZE, where:
     return msg
 
 
+def no_schema_error(pos: int) -> ArrowInvalid:
+    """A stream that ends (at `pos`) before its schema message: the readers' and the push
+    decoder's one wording."""
+    return ArrowInvalid(f"stream: expected a schema message at byte {pos}, found the end of the "
+                        f"stream (empty or truncated input)")
+
+
+def missing_eos_error(pos: int, num_record_batches: int) -> ArrowInvalid:
+    """A stream cut at a message boundary (`pos`), without its end-of-stream marker."""
+    return ArrowInvalid(f"stream: truncated at byte {pos}: the input ends after "
+                        f"{num_record_batches} record batches without an end-of-stream marker "
+                        f"(IpcReadOptions(allow_missing_eos=True) accepts that)")
+
+
 def read_message_header(source, max_metadata_size: int = MAX_METADATA_SIZE, where: str = "stream"):
     """The next message's prefix and metadata (body not read), or None at end of stream.
 

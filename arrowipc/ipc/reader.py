@@ -22,7 +22,8 @@ from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
 from .limits import check_schema_bounds, schema_size
-from .message import Message, read_message_from, read_message_header
+from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
+                      read_message_header)
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
 
@@ -325,8 +326,7 @@ class RecordBatchStreamReader(_ReaderBase):
         self._ready = deque()       # decoded ahead: (batch, message) or the exception met
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
-            raise ArrowInvalid(f"stream: expected a schema message at byte {self._source.pos}, "
-                               f"found the end of the stream (empty or truncated input)")
+            raise no_schema_error(self._source.pos)
         self._decoder.read_schema_message(first)
 
     def _end_of_stream(self, start: int):
@@ -334,11 +334,7 @@ class RecordBatchStreamReader(_ReaderBase):
         marker (the reader moved past it), otherwise the stream was cut at a message boundary."""
         self._done = True
         if self._source.pos == start and not self._decoder.options.allow_missing_eos:
-            stats = self._decoder.stats
-            raise ArrowInvalid(f"stream: truncated at byte {start}: the input ends after "
-                               f"{stats.num_record_batches} record batches without an "
-                               f"end-of-stream marker (IpcReadOptions(allow_missing_eos=True) "
-                               f"accepts that)")
+            raise missing_eos_error(start, self._decoder.stats.num_record_batches)
 
     def _windowed(self, msg) -> bool:
         return (isinstance(self._source, BufferSource) and self._decoder.plain

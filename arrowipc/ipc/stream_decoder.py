@@ -1,0 +1,276 @@
+"""A push decoder for the IPC stream format: fed bytes as they arrive, it hands out each record
+batch as soon as its message is complete.
+
+    decoder = ipc.StreamDecoder()
+    for chunk in chunks:                   # any sizes: 1 byte, a socket read, an HTTP body part
+        for batch in decoder.feed(chunk):
+            handle(batch)
+    decoder.finish()                       # ArrowInvalid if the stream stopped mid-way
+
+    async for batch in ipc.open_stream_async(asyncio_stream_reader):
+        handle(batch)
+
+It does no I/O and never reads ahead: a message is framed once all its bytes are there (by the
+same Cython framing as the readers, offsets counted from the start of the stream) and decoded by
+the readers' MessageDecoder, so validation levels, limits and error messages are the stream
+reader's. Only the bytes of one incomplete message are held; a message that arrives in one
+`bytes` chunk is used in place, one that spans chunks is joined once. Chunks other than `bytes`
+(bytearray, memoryview, a socket's receive buffer) are copied, as their owner may reuse them.
+"""
+from __future__ import annotations
+
+import struct
+from collections import deque
+from typing import AsyncIterator, Iterator
+
+from .. import types as T
+from .._core.buffer import py_buffer
+from .._core.framing import decode_message, read_frame
+from ..errors import ArrowInvalid
+from ..table import RecordBatch
+from .message import CONTINUATION, missing_eos_error, no_schema_error
+from .options import IpcReadOptions, ReadStats
+from .reader import MessageDecoder, RecordBatchWithMetadata
+
+__all__ = ["AsyncRecordBatchStreamReader", "StreamDecoder", "iter_stream_chunks", "open_stream_async"]
+
+_I32 = struct.Struct("<i")
+
+
+class StreamDecoder:
+    """Decodes an Arrow IPC stream pushed to it in chunks of any size (no I/O, no read-ahead)."""
+
+    def __init__(self, options: IpcReadOptions | None = None):
+        self._decoder = MessageDecoder(options, "stream")
+        self._max_metadata = self._decoder.options.max_metadata_size
+        self._chunks: deque = deque()     # memoryviews of the bytes held for the next message
+        self._held = 0                    # their total size
+        self._offset = 0                  # stream offset of the first byte held
+        self._frame_size = 0              # size of the message being received, once known
+        self._head_size = 0               # its prefix and metadata, once known
+        self._has_schema = False
+        self._ended = False
+
+    # -- state -------------------------------------------------------------------------------
+
+    @property
+    def schema(self) -> T.Schema | None:
+        """The stream's schema (projected by `included_fields`), None until its message arrived."""
+        return self._decoder.schema if self._has_schema else None
+
+    @property
+    def stats(self) -> ReadStats:
+        """Messages, batches and dictionaries decoded so far (as the readers count them)."""
+        return self._decoder.stats
+
+    @property
+    def ended(self) -> bool:
+        """True once the end-of-stream marker arrived; later bytes are ignored, as a reader
+        never looks past that marker."""
+        return self._ended
+
+    @property
+    def bytes_held(self) -> int:
+        """Bytes received that belong to a message not complete yet."""
+        return self._held
+
+    @property
+    def position(self) -> int:
+        """Stream offset up to which every message has been decoded."""
+        return self._offset
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, data) -> list[RecordBatch]:
+        """Take the next bytes of the stream; the record batches they complete, in order."""
+        return [item.batch for item in self.feed_with_custom_metadata(data)]
+
+    def feed_with_custom_metadata(self, data) -> list[RecordBatchWithMetadata]:
+        """As `feed`, with each batch's custom metadata."""
+        if self._ended:
+            return []
+        if not isinstance(data, bytes):
+            data = bytes(memoryview(data).cast("B"))   # its owner may reuse the memory
+        if not data:
+            return []
+        self._chunks.append(memoryview(data))           # sliced without copying
+        self._held += len(data)
+        out = []
+        while not self._ended:
+            size = self._frame_size or self._next_frame_size()
+            if size is None or self._held < size:
+                break
+            self._frame_size = self._head_size = 0
+            frame = self._take(size)
+            msg, _ = read_frame(frame, 0, size, self._max_metadata, "stream", True, self._offset)
+            self._offset += size
+            if msg is None:                 # the end-of-stream marker
+                self._ended = True
+                self._chunks.clear()
+                self._held = 0
+            elif not self._has_schema:
+                self._decoder.read_schema_message(msg)
+                self._has_schema = True
+            else:
+                batch = self._decoder.decode(msg)
+                if batch is not None:
+                    out.append(RecordBatchWithMetadata(batch, msg.custom_metadata))
+        return out
+
+    def finish(self) -> None:
+        """Check that the bytes fed so far end the stream cleanly; ArrowInvalid otherwise, with
+        the stream reader's message for the same bytes. It changes nothing, so it may be asked
+        at any point (and more bytes fed after a failure)."""
+        if self._ended:
+            return
+        if self._held:                      # a message cut short: the framing says where
+            # Its verdict needs the prefix and metadata and the count of body bytes, not their
+            # values: zeros stand in for the body, so asking costs no join of the chunks held.
+            frame = bytearray(self._held)
+            head = self._peek(min(self._held, self._head_size or 8))
+            frame[:len(head)] = head
+            read_frame(py_buffer(frame), 0, self._held, self._max_metadata, "stream", True,
+                       self._offset)
+            raise ArrowInvalid(f"stream: incomplete message at byte {self._offset}")  # not reached
+        if not self._has_schema:
+            raise no_schema_error(self._offset)
+        if not self._decoder.options.allow_missing_eos:
+            raise missing_eos_error(self._offset, self._decoder.stats.num_record_batches)
+
+    # -- framing -----------------------------------------------------------------------------
+
+    def _next_frame_size(self) -> int | None:
+        """Bytes of the next message (prefix, metadata, body), or None until enough arrived to
+        know. A prefix the framing refuses raises its error at once."""
+        if self._held < 4:
+            return None
+        head = self._peek(min(self._held, 8))
+        prefix, length = 4, _I32.unpack_from(head)[0]
+        if head[:4] == CONTINUATION:
+            if len(head) < 8:
+                return None
+            prefix, length = 8, _I32.unpack_from(head, 4)[0]
+        if length == 0:
+            return prefix                    # end-of-stream marker
+        if length < 0 or length > self._max_metadata:
+            frame = py_buffer(head)          # the framing raises its own message for this
+            read_frame(frame, 0, len(head), self._max_metadata, "stream", False, self._offset)
+        self._head_size = prefix + length
+        if self._held < prefix + length:
+            return None
+        meta = self._peek(prefix + length)[prefix:]
+        body_length = decode_message(py_buffer(meta), self._offset).body_length
+        self._frame_size = prefix + length + body_length
+        return self._frame_size
+
+    def _peek(self, n: int) -> bytes:
+        """A copy of the first `n` held bytes (prefixes and metadata only: small)."""
+        first = self._chunks[0]
+        if len(first) >= n:
+            return bytes(first[:n])
+        return bytes(self._take(n, keep=True))
+
+    def _take(self, n: int, keep: bool = False):
+        """A Buffer of the first `n` held bytes, removed unless `keep`: a zero-copy view when one
+        chunk holds them, else joined once."""
+        first = self._chunks[0]
+        if len(first) >= n:
+            out = py_buffer(first[:n])
+            if not keep:
+                self._held -= n
+                if len(first) == n:
+                    self._chunks.popleft()
+                else:
+                    self._chunks[0] = first[n:]
+            return out
+        parts, got, i = [], 0, 0
+        while got < n:
+            chunk = self._chunks[i]
+            part = chunk[:n - got]
+            parts.append(part)
+            got += len(part)
+            i += 1
+        if not keep:
+            for _ in range(i):
+                self._chunks.popleft()
+            if len(part) < len(chunk):
+                self._chunks.appendleft(chunk[len(part):])
+            self._held -= n
+        return py_buffer(b"".join(parts))
+
+
+class AsyncRecordBatchStreamReader:
+    """`async for batch in reader`: an IPC stream read from an asyncio.StreamReader (or any object
+    with an awaitable `read(n)`), decoded by a StreamDecoder as the bytes arrive."""
+
+    def __init__(self, source, options: IpcReadOptions | None = None, chunk_size: int = 1 << 16):
+        self._source = source
+        self._chunk_size = chunk_size
+        self._decoder = StreamDecoder(options)
+        self._ready: deque = deque()
+        self._finished = False
+
+    @property
+    def schema(self) -> T.Schema | None:
+        """The schema, once its message has arrived (after the first `await` at the latest)."""
+        return self._decoder.schema
+
+    @property
+    def stats(self) -> ReadStats:
+        return self._decoder.stats
+
+    async def read_schema(self) -> T.Schema:
+        """Read until the schema message has arrived; the schema."""
+        while self._decoder.schema is None:
+            if not await self._pull():
+                self._decoder.finish()          # raises: the stream ended before its schema
+        return self._decoder.schema
+
+    async def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
+        """The next batch with its custom metadata; StopAsyncIteration at the end."""
+        while not self._ready:
+            if self._finished or not await self._pull():
+                self._finished = True
+                self._decoder.finish()
+                raise StopAsyncIteration
+        return self._ready.popleft()
+
+    async def read_next_batch(self) -> RecordBatch:
+        return (await self.read_next_batch_with_custom_metadata()).batch
+
+    async def read_all(self):
+        """Every remaining batch as a Table."""
+        from ..table import Table
+        schema = await self.read_schema()
+        return Table(schema, [batch async for batch in self])
+
+    async def _pull(self) -> bool:
+        """Read one chunk and feed it; False at the end of the source (or of the stream)."""
+        if self._decoder.ended:
+            return False
+        data = await self._source.read(self._chunk_size)
+        if not data:
+            return False
+        self._ready.extend(self._decoder.feed_with_custom_metadata(data))
+        return True
+
+    def __aiter__(self) -> AsyncIterator[RecordBatch]:
+        return self
+
+    async def __anext__(self) -> RecordBatch:
+        return await self.read_next_batch()
+
+
+def open_stream_async(source, *, options: IpcReadOptions | None = None,
+                      chunk_size: int = 1 << 16) -> AsyncRecordBatchStreamReader:
+    """An async reader of the IPC stream coming from `source` (asyncio.StreamReader or any object
+    with an awaitable read(n)): `async for batch in ipc.open_stream_async(reader)`."""
+    return AsyncRecordBatchStreamReader(source, options, chunk_size)
+
+
+def iter_stream_chunks(chunks, options: IpcReadOptions | None = None) -> Iterator[RecordBatch]:
+    """The batches of a stream given as an iterable of byte chunks (an HTTP body, say)."""
+    decoder = StreamDecoder(options)
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+    decoder.finish()

@@ -1,0 +1,256 @@
+"""The push decoder (ipc.StreamDecoder) and the async reader built on it.
+
+Every gold stream fed 1 byte, 7 bytes and 64 KiB at a time gives the stream reader's batches,
+schema, custom metadata and stats; cut at every byte, `finish()` says what the stream reader says
+of the same bytes (end to end at the boundaries and at random cuts, through the framing step the
+reader runs everywhere else, as tests/untrusted/test_truncation.py does).
+"""
+import asyncio
+import os
+import random
+import socket
+import threading
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+import arrowipc  # noqa: E402
+from arrowipc import ipc  # noqa: E402
+from arrowipc._core.buffer import py_buffer  # noqa: E402
+from arrowipc._core.framing import read_frame  # noqa: E402
+from arrowipc.errors import ArrowInvalid  # noqa: E402
+
+import strategies as S  # noqa: E402
+import testdata  # noqa: E402
+
+GOLD = sorted(os.path.join(d, n) for d, _, names in os.walk(testdata.INTEGRATION)
+              for n in names if n.endswith(".stream"))
+IDS = [os.path.relpath(p, testdata.INTEGRATION)[:-len(".stream")] for p in GOLD]
+MAX_META = 64 << 20
+
+
+def reader_result(data: bytes, options=None):
+    """(schema or None, [(batch, custom metadata)], error message or None) of the stream reader."""
+    items, schema = [], None
+    try:
+        reader = ipc.open_stream(data, options=options)
+        schema = reader.schema
+        for item in reader.iter_batches_with_custom_metadata():
+            item.batch.validate()
+            items.append(item)
+    except ArrowInvalid as e:
+        return schema, items, str(e)
+    return schema, items, None
+
+
+def pushed(data: bytes, size: int, options=None):
+    """The same, from a StreamDecoder fed `size` bytes at a time."""
+    decoder = ipc.StreamDecoder(options)
+    items = []
+    try:
+        for i in range(0, len(data), size):
+            for item in decoder.feed_with_custom_metadata(data[i:i + size]):
+                item.batch.validate()
+                items.append(item)
+        decoder.finish()
+    except ArrowInvalid as e:
+        return decoder, items, str(e)
+    return decoder, items, None
+
+
+def assert_same_items(got, expected):
+    assert len(got) == len(expected)
+    for (b1, m1), (b2, m2) in zip(got, expected):
+        assert S.to_pa_batch(b1).equals(S.to_pa_batch(b2))
+        assert m1 == m2
+
+
+@pytest.mark.parametrize("size", [1, 7, 64 << 10], ids=["1B", "7B", "64KiB"])
+@pytest.mark.parametrize("path", GOLD, ids=IDS)
+def test_gold_streams_pushed_in_chunks_read_as_the_stream_reader(path, size):
+    data = open(path, "rb").read()
+    schema, expected, error = reader_result(data)
+    assert error is None
+    decoder, got, got_error = pushed(data, size)
+    assert got_error is None
+    assert decoder.ended and decoder.bytes_held == 0 and decoder.position == len(data)
+    assert decoder.schema.equals(schema, check_metadata=True)
+    assert_same_items(got, expected)
+    reader = ipc.open_stream(data)
+    reader.read_all()
+    assert decoder.stats == reader.stats
+
+
+def message_spans(data: bytes):
+    buf, pos, spans = py_buffer(data), 0, []
+    while True:
+        msg, nxt = read_frame(buf, pos, len(data), MAX_META, "stream", True)
+        if msg is None:
+            return spans, (pos, nxt)
+        spans.append((pos, nxt))
+        pos = nxt
+
+
+@pytest.mark.parametrize("path", GOLD, ids=IDS)
+def test_every_truncation_behaves_as_in_the_stream_reader(path):
+    data = open(path, "rb").read()
+    spans, (eos_start, eos_end) = message_spans(data)
+    rng = random.Random(len(data))
+    end_to_end = {0, eos_start, *range(eos_start, eos_end), *(s for s, _ in spans),
+                  *range(0, spans[0][1] + 1), *rng.sample(range(len(data)), min(12, len(data)))}
+    decoder = ipc.StreamDecoder()
+    batches = []
+    starts = [s for s, _ in spans]
+    m = 0                                   # the message the cut falls in
+    for cut in range(len(data)):
+        if cut:
+            batches += decoder.feed(data[cut - 1:cut])
+        while m + 1 < len(starts) and starts[m + 1] <= cut:
+            m += 1
+        with pytest.raises(ArrowInvalid) as pushed_error:
+            decoder.finish()
+        if cut in end_to_end:
+            _, items, error = reader_result(data[:cut])
+            assert error == str(pushed_error.value), cut
+            assert len(batches) == len(items), cut
+        elif cut < eos_start:               # inside message m: the reader's framing step
+            with pytest.raises(ArrowInvalid) as framing_error:
+                read_frame(py_buffer(data[:cut]), starts[m], cut, MAX_META, "stream", True)
+            assert str(framing_error.value) == str(pushed_error.value), cut
+    decoder.feed(data[-1:])
+    decoder.finish()                         # whole again
+
+
+def test_finish_changes_nothing_and_bytes_after_the_end_are_ignored():
+    batch = arrowipc.record_batch({"a": [1, 2, 3]})
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    decoder = ipc.StreamDecoder()
+    assert decoder.feed(data[:50]) == [] and decoder.schema is None
+    with pytest.raises(ArrowInvalid, match="truncated message at byte 0"):
+        decoder.finish()
+    got = decoder.feed(data[50:])
+    assert [b.to_pydict() for b in got] == [{"a": [1, 2, 3]}]
+    decoder.finish()
+    assert decoder.feed(b"garbage after the end") == [] and decoder.ended
+
+
+def test_a_hostile_prefix_fails_at_once_without_waiting():
+    decoder = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid, match=r"stream: message at byte 0 claims 2147483647 bytes "
+                                           r"of metadata; expected 1\.\.67108864"):
+        decoder.feed(b"\xff\xff\xff\xff\xff\xff\xff\x7f")
+    small = ipc.StreamDecoder(ipc.IpcReadOptions(max_metadata_size=64))
+    with pytest.raises(ArrowInvalid, match="claims 1000 bytes of metadata; expected 1..64"):
+        small.feed(b"\xff\xff\xff\xff\xe8\x03\x00\x00")
+
+
+def test_chunks_of_reused_memory_are_copied_bytes_are_not():
+    batch = arrowipc.record_batch({"a": list(range(100))})
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    reused = bytearray(data)
+    decoder = ipc.StreamDecoder()
+    (got,) = decoder.feed(reused)
+    reused[:] = bytes(len(reused))          # the caller reuses its receive buffer
+    assert got.column(0).to_pylist() == list(range(100))
+    (view,) = ipc.StreamDecoder().feed(data)
+    assert view.column(0).buffers()[1].address != 0
+    assert ipc.StreamDecoder().feed(memoryview(data))[0].equals(got)
+
+
+def test_options_apply_as_in_the_reader():
+    batch = arrowipc.record_batch({"a": [1], "b": ["x"], "c": [2.5]})
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = sink.getvalue().to_pybytes()
+    options = ipc.IpcReadOptions(included_fields=[2, 0])
+    decoder, items, error = pushed(data, 5, options)
+    schema, expected, _ = reader_result(data, options)
+    assert error is None and decoder.schema.names == schema.names == ["a", "c"]
+    assert_same_items(items, expected)
+    missing_eos = data[:-8]
+    _, _, error = pushed(missing_eos, 3)
+    assert error == reader_result(missing_eos)[2]
+    assert "without an end-of-stream marker" in error
+    relaxed = ipc.IpcReadOptions(allow_missing_eos=True)
+    assert pushed(missing_eos, 3, relaxed)[2] is None
+
+
+def test_empty_input_has_no_schema():
+    decoder = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid) as e:
+        decoder.finish()
+    assert str(e.value) == reader_result(b"")[2]
+
+
+def stream_bytes(n_batches=5):
+    batch = arrowipc.record_batch({"id": list(range(1000)), "s": [str(i) for i in range(1000)]})
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, batch.schema, options=ipc.IpcWriteOptions(compression="zstd")) as w:
+        for i in range(n_batches):
+            w.write_batch(batch, custom_metadata={"i": str(i)})
+    return batch, sink.getvalue().to_pybytes()
+
+
+def test_async_reader_over_an_asyncio_stream():
+    batch, data = stream_bytes()
+
+    async def main():
+        stream = asyncio.StreamReader()
+
+        async def producer():
+            for i in range(0, len(data), 1000):
+                stream.feed_data(data[i:i + 1000])
+                await asyncio.sleep(0)
+            stream.feed_eof()
+
+        task = asyncio.create_task(producer())
+        reader = ipc.open_stream_async(stream, chunk_size=4096)
+        schema = await reader.read_schema()
+        got = [b async for b in reader]
+        await task
+        return schema, got
+
+    schema, got = asyncio.run(main())
+    assert schema.equals(batch.schema)
+    assert len(got) == 5 and all(b.equals(batch) for b in got)
+
+
+def test_async_reader_raises_the_truncation():
+    _, data = stream_bytes()
+
+    async def main():
+        stream = asyncio.StreamReader()
+        stream.feed_data(data[:-100])
+        stream.feed_eof()
+        return [b async for b in ipc.open_stream_async(stream)]
+
+    with pytest.raises(ArrowInvalid) as e:
+        asyncio.run(main())
+    assert str(e.value) == reader_result(data[:-100])[2]
+
+
+def test_over_a_socket_and_an_iterable_of_chunks():
+    batch, data = stream_bytes(3)
+    a, b = socket.socketpair()
+    sender = threading.Thread(target=lambda: (a.sendall(data), a.close()))
+    sender.start()
+    decoder, got = ipc.StreamDecoder(), []
+    while not decoder.ended:
+        chunk = b.recv(1500)
+        if not chunk:
+            break
+        got += decoder.feed(chunk)
+    decoder.finish()
+    sender.join()
+    b.close()
+    assert len(got) == 3 and all(x.equals(batch) for x in got)
+    chunks = (data[i:i + 333] for i in range(0, len(data), 333))
+    assert [x.num_rows for x in ipc.iter_stream_chunks(chunks)] == [1000] * 3
