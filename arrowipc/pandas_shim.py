@@ -1,0 +1,126 @@
+"""The pandas methods of Table, RecordBatch, ChunkedArray, Array and Schema, with pyarrow's
+signatures and defaults.
+
+This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
+functions as methods, and the conversion itself (arrowipc/pandas_compat.py) loads only when one
+of them is called.
+"""
+from __future__ import annotations
+
+__all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "array_to_pandas",
+           "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas"]
+
+
+def _options(kwargs: dict):
+    from .pandas_compat import ToPandasOptions
+    return ToPandasOptions(**kwargs)
+
+
+def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical=False,
+                    zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
+                    timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
+                    ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
+                    maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+    """This table as a pandas.DataFrame, as pyarrow's Table.to_pandas gives it (same options and
+    defaults; the `pandas` schema metadata restores the index and column names and types).
+
+    With self_destruct=True the table gives up its columns as they are converted: do not use it
+    afterwards (as in pyarrow)."""
+    opts = _options(dict(
+        memory_pool=memory_pool, categories=categories,
+        strings_to_categorical=strings_to_categorical, zero_copy_only=zero_copy_only,
+        integer_object_nulls=integer_object_nulls, date_as_object=date_as_object,
+        timestamp_as_object=timestamp_as_object, use_threads=use_threads,
+        deduplicate_objects=deduplicate_objects, ignore_metadata=ignore_metadata, safe=safe,
+        split_blocks=split_blocks, self_destruct=self_destruct, maps_as_pydicts=maps_as_pydicts,
+        types_mapper=types_mapper, coerce_temporal_nanoseconds=coerce_temporal_nanoseconds))
+    from .pandas_compat import table_to_dataframe
+    batches = self.to_batches()
+    columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
+    num_rows = self.num_rows
+    release = None
+    if self_destruct:
+        del batches
+        self._batches = []             # the table no longer holds its buffers
+
+        def release(i):
+            columns[i] = None
+    return table_to_dataframe(self.schema, columns, num_rows, opts, release)
+
+
+def batch_to_pandas(self, **options):
+    """This record batch as a pandas.DataFrame (the options of Table.to_pandas)."""
+    from .table import Table
+    return table_to_pandas(Table(self.schema, [self]), **options)
+
+
+def chunked_array_to_pandas(self, memory_pool=None, categories=None,
+                            strings_to_categorical=False, zero_copy_only=False,
+                            integer_object_nulls=False, date_as_object=True,
+                            timestamp_as_object=False, use_threads=True,
+                            deduplicate_objects=True, ignore_metadata=False, safe=True,
+                            split_blocks=False, self_destruct=False, maps_as_pydicts=None,
+                            types_mapper=None, coerce_temporal_nanoseconds=False):
+    """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
+    opts = _options(dict(
+        memory_pool=memory_pool, categories=categories,
+        strings_to_categorical=strings_to_categorical, zero_copy_only=zero_copy_only,
+        integer_object_nulls=integer_object_nulls, date_as_object=date_as_object,
+        timestamp_as_object=timestamp_as_object, use_threads=use_threads,
+        deduplicate_objects=deduplicate_objects, ignore_metadata=ignore_metadata, safe=safe,
+        split_blocks=split_blocks, self_destruct=self_destruct, maps_as_pydicts=maps_as_pydicts,
+        types_mapper=types_mapper, coerce_temporal_nanoseconds=coerce_temporal_nanoseconds))
+    from .pandas_compat import chunked_to_series
+    return chunked_to_series([c.data for c in self.chunks], self.type, opts,
+                             getattr(self, "_name", None))
+
+
+def array_to_pandas(self, **options):
+    """This array as a pandas.Series (the options of ChunkedArray.to_pandas)."""
+    from .array import ChunkedArray
+    return chunked_array_to_pandas(ChunkedArray([self], self.type), **options)
+
+
+def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None,
+                      safe=True):
+    """A Table from a pandas.DataFrame: pyarrow's inferred types, the index kept as pyarrow
+    keeps it (a RangeIndex as metadata only, other indexes as columns) and the `pandas` schema
+    metadata that lets pyarrow or arrowipc restore the same DataFrame."""
+    from .pandas_compat import dataframe_to_arrays
+    arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe)
+    from .table import RecordBatch, Table
+    if arrays:
+        return cls.from_arrays(arrays, schema=sch)
+    return Table(sch, [RecordBatch(sch, [], len(df))]) if cls is Table else \
+        RecordBatch(sch, [], len(df))
+
+
+def batch_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None):
+    """A RecordBatch from a pandas.DataFrame (see Table.from_pandas)."""
+    return table_from_pandas(cls, df, schema, preserve_index, nthreads, columns)
+
+
+def schema_from_pandas(cls, df, preserve_index=None):
+    """The schema Table.from_pandas(df) would have, with its `pandas` metadata."""
+    from .pandas_compat import dataframe_to_schema
+    return dataframe_to_schema(df, preserve_index)
+
+
+def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=None):
+    """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
+    from .pandas_compat import series_to_array
+    return series_to_array(obj, mask, type, safe)
+
+
+def is_pandas_dataframe(obj) -> bool:
+    """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
+    import sys
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)
+
+
+def is_pandas_series(obj) -> bool:
+    """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
+    import sys
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, (pd.Series, pd.Index))
