@@ -372,9 +372,10 @@ def make_array(data: ArrayData) -> Array:
 
 class ChunkedArray:
     """A column made of several arrays of one type (what Table.column returns)."""
-    __slots__ = ("type", "chunks")
+    __slots__ = ("type", "chunks", "_name")
 
     def __init__(self, chunks, type: DataType | None = None):
+        self._name = None      # the column's name when a Table hands it out (pandas uses it)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:

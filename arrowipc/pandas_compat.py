@@ -205,11 +205,13 @@ def _objects_column(np, chunks, convert) -> _Column:
 
 
 def _as_object_array(np, values):
+    """An object array holding exactly these values (numpy would unpack sequences of equal
+    length into a second dimension: fromiter never does)."""
     if isinstance(values, np.ndarray) and values.dtype == object:
         return values
-    out = np.empty(len(values), dtype=object)
-    out[:] = values if not isinstance(values, np.ndarray) else list(values)
-    return out
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    return np.fromiter(values, dtype=object, count=len(values))
 
 
 def _pylist(d: ArrayData) -> list:
@@ -281,7 +283,7 @@ class _Converter:
             return self.timestamp(chunks, st)
         if isinstance(st, DurationType):
             unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
-            return self.temporal(chunks, st.unit, np.dtype(f"timedelta64[{unit}]"))
+            return self.temporal(chunks, st.unit, np.dtype(f"timedelta64[{unit}]"), str(st))
         if st.name in ("date32[day]", "date64[ms]"):
             if o.date_as_object:
                 return _objects_column(np, chunks, _pylist)
@@ -290,7 +292,7 @@ class _Converter:
                            lambda out: self._fill_dates(chunks, st, out))
         if k in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
             if st.is_utf8:
-                return _Column(build=lambda: self.strings(chunks))
+                return _Column(build=lambda: self.strings(chunks, st))
             dedup = o.deduplicate_objects
             return _objects_column(np, chunks,
                                    lambda d: _binary_objects(np, d, False, None, dedup))
@@ -302,6 +304,11 @@ class _Converter:
         if st.name in ("day_time_interval", "month_interval"):
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {t} is known.")
+        if len(chunks) > 1 and k in _LIST_KINDS:
+            # pyarrow converts list values of all chunks together (a child with a null in any
+            # chunk becomes float everywhere): one combined chunk gives the same
+            from .concat import concat_array_data
+            chunks = [concat_array_data(list(chunks))]
         return _objects_column(np, chunks, self.objects)
 
     def to_numpy(self, d: ArrayData):
@@ -342,7 +349,7 @@ class _Converter:
                 pos += d.length
         return _Column(np.dtype("float64"), fill)
 
-    def temporal(self, chunks, unit: str, dtype) -> _Column:
+    def temporal(self, chunks, unit: str, dtype, what: str = "") -> _Column:
         """int64 time values of `unit` into datetime64/timedelta64 of dtype's unit."""
         np = self.np
         factor = _NS_PER_UNIT[unit] // _NS_PER_UNIT[np.datetime_data(dtype)[0]]
@@ -351,7 +358,7 @@ class _Converter:
             _copy_fixed(chunks, 8, out, factor == 1)
             if factor != 1:
                 ints = out.view("int64")
-                self._scale(ints, factor)
+                self._scale(ints, factor, what)
                 pos = 0
                 for d in chunks:
                     v = _validity(d)
@@ -361,21 +368,26 @@ class _Converter:
         view = (lambda: _zero_copy_view(np, chunks, dtype.str)) if factor == 1 else None
         return _Column(dtype, fill, view)
 
-    def _scale(self, ints, factor: int) -> None:
+    def _scale(self, ints, factor: int, what: str) -> None:
+        """ints *= factor in place, refusing values that leave int64 (NaT slots excepted) with
+        pyarrow's message; `what` names the source type, e.g. "timestamp[ms]"."""
         np = self.np
-        with np.errstate(over="ignore"):
-            big = np.abs(ints) > (np.iinfo(np.int64).max // factor)
-        if big.any():
-            raise ArrowInvalid(f"Casting from timestamp to timestamp[ns] would result in out of "
-                               f"bounds timestamp: {int(ints[big][0])}")
-        ints *= factor
+        limit = np.iinfo(np.int64).max // factor
+        bad = (ints != _NAT) & ((ints > limit) | (ints < -limit))
+        if bad.any():
+            kind = what.split("[")[0]
+            raise ArrowInvalid(f"Casting from {what} to {kind}[ns] would result in out of "
+                               f"bounds {kind}: {int(ints[bad][0])}")
+        np.multiply(ints, factor, out=ints)
 
     def timestamp(self, chunks, st: TimestampType) -> _Column:
         np, pd, o = self.np, self.pd, self.o
-        if o.timestamp_as_object:
-            return _objects_column(np, chunks, lambda d: self._timestamp_objects(d, st))
+        if o.timestamp_as_object and st.unit != "ns":
+            # nanoseconds always fit datetime64[ns]: pyarrow keeps those columns as they are
+            return _objects_column(np, chunks, _pylist)
         unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
-        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"))
+        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"),
+                              f"timestamp[{st.unit}]")
         if st.tz is None:
             return naive
         dtype = _datetime_dtype(pd, unit, st.tz)
@@ -385,17 +397,6 @@ class _Converter:
             values = naive.to_array(np, n)
             return pd.array(values.view("int64"), dtype=dtype, copy=False)
         return _Column(build=build)
-
-    def _timestamp_objects(self, d, st):
-        if st.unit != "ns":
-            return _pylist(d)
-        # datetime cannot hold nanoseconds: pandas Timestamps, as pyarrow gives
-        pd = self.pd
-        values = self.temporal([d], "ns", self.np.dtype("datetime64[ns]")).to_array(self.np, d.length)
-        idx = pd.DatetimeIndex(values)
-        if st.tz is not None:
-            idx = idx.tz_localize("UTC").tz_convert(_tzinfo(st.tz))
-        return idx.astype(object).to_numpy()
 
     def _fill_dates(self, chunks, st, out) -> None:
         np = self.np
@@ -411,7 +412,7 @@ class _Converter:
                     np.multiply(tmp, _MS_PER_DAY, out=ints[pos:pos + d.length], dtype="int64")
                 pos += d.length
         if out.dtype == np.dtype("datetime64[ns]"):
-            self._scale(ints, 1_000_000)
+            self._scale(ints, 1_000_000, "timestamp[ms]")
         pos = 0
         for d in chunks:
             v = _validity(d)
@@ -432,14 +433,14 @@ class _Converter:
         np, pd = self.np, self.pd
         return pd.StringDtype(na_value=np.nan)
 
-    def strings(self, chunks, dtype=None):
+    def strings(self, chunks, t, dtype=None):
         np, pd = self.np, self.pd
         dtype = dtype or self.string_dtype()
         pa = _sys.modules.get("pyarrow")
         if dtype.storage == "pyarrow" and pa is not None:
             # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
             # through the C stream interface (no copy) instead of building Python objects
-            return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks)))
+            return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         if dtype.storage == "pyarrow":
             dtype = pd.StringDtype("python", na_value=dtype.na_value)
         n = _total(chunks)
@@ -525,10 +526,11 @@ class _Converter:
         appearance (what Arrow's dictionary_encode gives), then a Categorical."""
         np, pd = self.np, self.pd
         if st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
-            values = np.concatenate([_binary_objects(np, d, True, None, True) for d in chunks]) \
-                if chunks else np.empty(0, dtype=object)
+            parts = [_binary_objects(np, d, True, None, True) for d in chunks]
         else:
-            values = self.column(chunks, st).to_array(np, _total(chunks))
+            # the values as Python objects (nulls None): integers stay integers
+            parts = [_as_object_array(np, _pylist(d)) for d in chunks]
+        values = np.concatenate(parts) if parts else np.empty(0, dtype=object)
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if isinstance(uniques, pd.Index):
             uniques = uniques.to_numpy()
@@ -642,6 +644,11 @@ class _Converter:
     def _lists(self, d, st):
         np = self.np
         child, starts, stops = self._list_bounds(d, st)
+        ct = child.type
+        if isinstance(ct, ExtensionType):
+            raise ArrowNotImplementedError("extension")
+        if isinstance(ct, FixedSizeBinaryType) or ct.kind == Kind.VIEW:
+            raise ArrowNotImplementedError(f"Not implemented type for Arrow list to pandas: {ct}")
         valid = self._valid_mask(d)
         if st.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.FIXED_SIZE_LIST) and len(starts):
             lo = int(starts.min()) if valid is None else int(starts[valid].min(initial=0))
@@ -673,7 +680,7 @@ class _Converter:
                                    f"struct's {d.offset + d.length} slots")
             sub = ArrayData(c.type, d.length, c.offset + d.offset,
                             0 if c.null_count == 0 else -1, c.buffers, c.children, c.dictionary)
-            cols.append(self.objects(sub).tolist())
+            cols.append(self._nested_values(sub))
         rows = [dict(zip(names, r)) for r in zip(*cols)] if cols else [{} for _ in range(d.length)]
         out = _as_object_array(np, rows)
         valid = self._valid_mask(d)
@@ -686,12 +693,11 @@ class _Converter:
         child, starts, stops = self._list_bounds(d, st)
         if len(child.children) != 2:
             raise ArrowInvalid("map entries need 2 children")
-        lo, hi = 0, child.length
         kd, vd = child.children
-        keys = self.objects(ArrayData(kd.type, hi - lo, kd.offset + child.offset + lo, -1,
-                                      kd.buffers, kd.children, kd.dictionary)).tolist()
-        items = self.objects(ArrayData(vd.type, hi - lo, vd.offset + child.offset + lo, -1,
-                                       vd.buffers, vd.children, vd.dictionary)).tolist()
+        keys = self._nested_values(ArrayData(kd.type, child.length, kd.offset + child.offset, -1,
+                                          kd.buffers, kd.children, kd.dictionary))
+        items = self._nested_values(ArrayData(vd.type, child.length, vd.offset + child.offset, -1,
+                                           vd.buffers, vd.children, vd.dictionary))
         valid = self._valid_mask(d)
         mode = self.o.maps_as_pydicts
         out = np.empty(d.length, dtype=object)
@@ -714,6 +720,16 @@ class _Converter:
                 out[i] = m
         return out
 
+    def _nested_values(self, d):
+        """Struct fields, map keys and items: converted as a numpy column would be (integers
+        with nulls as floats, lists as arrays), then as Python values with None for nulls."""
+        values = self.to_numpy(d).tolist()
+        valid = self._valid_mask(d)
+        if valid is not None:
+            for i in self.np.flatnonzero(~valid).tolist():
+                values[i] = None
+        return values
+
     # -- extension dtypes -----------------------------------------------------------------------
     def extension(self, chunks, t, dtype):
         """A pandas extension array of `dtype` (from types_mapper or the pandas metadata)."""
@@ -721,7 +737,7 @@ class _Converter:
         st = _storage(t)
         if isinstance(dtype, pd.StringDtype) and st.kind in _STRING_KINDS \
                 and getattr(st, "is_utf8", False):
-            return self.strings(chunks, dtype)
+            return self.strings(chunks, st, dtype)
         from pandas.core.arrays.masked import BaseMaskedDtype  # pandas' own masked dtypes
         if isinstance(dtype, BaseMaskedDtype) and (
                 st.kind == Kind.BOOL or (isinstance(st, PrimitiveType) and st.name in _NUMERIC_CODE)):
@@ -905,7 +921,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
     columns_meta = meta.get("columns", []) if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}
-    if opts.zero_copy_only and not opts.split_blocks and len(fields) > 1:
+    if opts.zero_copy_only and not opts.split_blocks:
         raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
     categories = set(opts.categories)
 
@@ -1067,6 +1083,9 @@ def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=Non
     if opts.zero_copy_only:
         _check_zero_copy(Field(name or "", t), plan, chunks, np)
     values = plan.to_array(np, _total(chunks))
+    if opts.timestamp_as_object and isinstance(st, TimestampType) and st.unit == "ns":
+        # a Series of nanosecond timestamps as objects holds pandas Timestamps (and NaT)
+        return pd.Series(values, name=name, copy=False).astype(object)
     return pd.Series(values, name=name, copy=False)
 
 

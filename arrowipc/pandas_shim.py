@@ -115,12 +115,13 @@ def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=Non
 def is_pandas_dataframe(obj) -> bool:
     """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
     import sys
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(obj, pd.DataFrame)
+    frame = getattr(sys.modules.get("pandas"), "DataFrame", None)   # None while pandas loads
+    return frame is not None and isinstance(obj, frame)
 
 
 def is_pandas_series(obj) -> bool:
     """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
     import sys
     pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(obj, (pd.Series, pd.Index))
+    series, index = getattr(pd, "Series", None), getattr(pd, "Index", None)
+    return series is not None and index is not None and isinstance(obj, (series, index))

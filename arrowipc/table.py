@@ -301,7 +301,9 @@ class Table:
 
     def column(self, i) -> ChunkedArray:
         j = _column_index(self.schema, i)
-        return ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
+        ca = ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
+        ca._name = self.schema.field(j).name
+        return ca
 
     def __getitem__(self, i):
         return self.column(i)
