@@ -84,6 +84,10 @@ def _compare(df, **kwargs):
     # both libraries read ours back into the DataFrame pyarrow reads its own back into
     assert_same(got_pa.to_pandas(), expected.to_pandas())
     assert_same(got.to_pandas(), expected.to_pandas())
+    # and pyarrow's own metadata is honoured by arrowipc's to_pandas
+    assert_same(arrowipc.table(expected).to_pandas(), expected.to_pandas())
+    assert_same(arrowipc.table(expected).to_pandas(ignore_metadata=True),
+                expected.to_pandas(ignore_metadata=True))
     return got
 
 
@@ -176,3 +180,19 @@ def test_array_from_pandas():
     s = pd.Series([1.5, np.nan, 3.0])
     assert pa.array(arrowipc.Array.from_pandas(s)).equals(pa.Array.from_pandas(s))
     assert pa.array(arrowipc.array(s)).equals(pa.array(s))
+
+
+@pytest.mark.parametrize("name", list(FRAMES))
+def test_ipc_file_round_trip_through_pyarrow(name, tmp_path):
+    """from_pandas, written by arrowipc to an IPC file, read back by pyarrow: the DataFrame
+    pyarrow gets is the one it gets from its own file (and arrowipc's read_pandas agrees)."""
+    df = FRAMES[name].set_index(pd.Index(np.arange(len(FRAMES[name])) * 2, name="k"))
+    path = tmp_path / "frame.arrow"
+    ours_table = arrowipc.Table.from_pandas(df)
+    with arrowipc.ipc.new_file(str(path), ours_table.schema) as w:
+        w.write_table(ours_table)
+    back = pa.ipc.open_file(str(path)).read_pandas()
+    assert_same(back, pa.Table.from_pandas(df).to_pandas())
+    assert_same(arrowipc.ipc.open_file(str(path)).read_pandas(), back)
+    if name == "numbers":
+        assert_same(back, df)          # these round-trip exactly
