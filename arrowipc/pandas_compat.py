@@ -36,7 +36,7 @@ from .types import (DataType, DecimalType, DictionaryType, DurationType, Extensi
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
                     Time64Type, TimestampType)
 
-__all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_table",
+__all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_arrays",
            "dataframe_to_schema", "series_to_array", "ToPandasOptions"]
 
 _NAT = -(1 << 63)
@@ -1247,8 +1247,11 @@ def _index_level_by_name(df, name):
 
 
 def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, columns=None,
-                        safe=True):
-    """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata)."""
+                        safe=True, chunked=False):
+    """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata).
+
+    With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
+    chunked and every array is a ChunkedArray (for a Table); otherwise chunks are combined."""
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"from_pandas expects a pandas.DataFrame, got {type(df).__name__}")
@@ -1327,7 +1330,7 @@ def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, col
     tasks = []
     for col, fld, name in zip(to_convert, fields_given, all_names):
         tasks.append(lambda col=col, fld=fld, name=name: _convert_series(
-            pd, col, fld, name, safe))
+            pd, col, fld, name, safe, chunked))
     threads = nthreads is None or nthreads > 1
     arrays = _run(tasks, threads and len(df) * len(tasks) > 100_000)
 
@@ -1379,10 +1382,15 @@ def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, col
     return arrays, Schema(fields, md)
 
 
-def _convert_series(pd, col, field: Field | None, name, safe: bool):
-    from .array import make_array
+def _convert_series(pd, col, field: Field | None, name, safe: bool, chunked: bool = False):
+    from .array import ChunkedArray, make_array
     try:
-        data = series_to_array_data(col, field.type if field is not None else None, safe)
+        data = series_to_array_data(col, field.type if field is not None else None, safe,
+                                    chunked)
+        if isinstance(data, list):
+            return ChunkedArray([make_array(d) for d in data], data[0].type)
+        if chunked:
+            return ChunkedArray([make_array(data)], data.type)
     except (ArrowInvalid, ArrowTypeError, ArrowNotImplementedError) as e:
         dtype = getattr(col, "dtype", None)
         e.args = (e.args[0] if e.args else str(e),
@@ -1399,8 +1407,10 @@ def _buffer_of(np, values):
     return py_buffer(values.view("uint8").reshape(-1) if values.ndim else values)
 
 
-def series_to_array_data(col, type: DataType | None = None, safe: bool = True) -> ArrayData:
-    """One pandas Series/Index/array as ArrayData, typed like pyarrow's from_pandas."""
+def series_to_array_data(col, type: DataType | None = None, safe: bool = True,
+                         keep_chunks: bool = False):
+    """One pandas Series/Index/array as ArrayData, typed like pyarrow's from_pandas (a list of
+    ArrayData chunks when keep_chunks and pandas holds the column as several Arrow chunks)."""
     pd, np = _pandas(), _numpy()
     from . import types as T
     values = col.array if hasattr(col, "array") else col
@@ -1412,7 +1422,7 @@ def series_to_array_data(col, type: DataType | None = None, safe: bool = True) -
         return _categorical_data(pd, np, values, type, safe)
     if isinstance(dtype, pd.StringDtype):
         if dtype.storage == "pyarrow" and hasattr(values, "_pa_array"):
-            return _from_arrow_exporter(values._pa_array, type)
+            return _from_arrow_exporter(values._pa_array, type, keep_chunks)
         t = type if type is not None else T.string()
         return _cast_if_needed(_object_data(np, np.asarray(values._ndarray), T.string(), safe),
                                t, safe)
@@ -1426,7 +1436,7 @@ def series_to_array_data(col, type: DataType | None = None, safe: bool = True) -
         t = _numpy_type(np, data.dtype)
         return _cast_if_needed(_masked_data(np, data, values._mask, t), type, safe)
     if hasattr(values, "_pa_array"):          # ArrowExtensionArray: pyarrow already holds it
-        return _from_arrow_exporter(values._pa_array, type)
+        return _from_arrow_exporter(values._pa_array, type, keep_chunks)
     if isinstance(dtype, pd.IntervalDtype) or isinstance(dtype, pd.PeriodDtype):
         raise ArrowNotImplementedError(f"converting pandas {dtype} columns is not supported "
                                        f"without pyarrow's extension types")
@@ -1435,9 +1445,11 @@ def series_to_array_data(col, type: DataType | None = None, safe: bool = True) -
     return ndarray_to_array_data(values, type, safe)
 
 
-def _from_arrow_exporter(obj, type):
+def _from_arrow_exporter(obj, type, keep_chunks=False):
     from .array import chunked_array
     ca = chunked_array(obj)
+    if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
+        return [c.data for c in ca.chunks]
     if len(ca.chunks) == 1:
         data = ca.chunks[0].data
     else:
@@ -1580,17 +1592,10 @@ def _categorical_data(pd, np, values, type, safe) -> ArrayData:
     cats = values.categories
     cat_data = series_to_array_data(pd.Series(cats, copy=False), None, safe)
     index_type = _numpy_type(np, codes.dtype)
-    wide = codes.astype("int64")
-    validity, nulls = _k.sentinel_validity(wide, -1)
+    validity, nulls = _k.sentinel_validity(np.ascontiguousarray(codes), -1)
     t = T.dictionary(index_type, cat_data.type, bool(values.ordered))
     data = ArrayData(t, len(codes), 0, nulls, [validity, _buffer_of(np, codes)], [], cat_data)
     return data if type is None or type == t else _cast_if_needed(data, type, safe)
-
-
-def dataframe_to_table(cls_table, df, schema=None, preserve_index=None, nthreads=None,
-                       columns=None, safe=True):
-    arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe)
-    return cls_table.from_arrays(arrays, schema=sch)
 
 
 def dataframe_to_schema(df, preserve_index=None):

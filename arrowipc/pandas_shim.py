@@ -87,8 +87,9 @@ def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, 
     keeps it (a RangeIndex as metadata only, other indexes as columns) and the `pandas` schema
     metadata that lets pyarrow or arrowipc restore the same DataFrame."""
     from .pandas_compat import dataframe_to_arrays
-    arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe)
     from .table import RecordBatch, Table
+    arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe,
+                                      chunked=cls is Table)
     if arrays:
         return cls.from_arrays(arrays, schema=sch)
     return Table(sch, [RecordBatch(sch, [], len(df))]) if cls is Table else \

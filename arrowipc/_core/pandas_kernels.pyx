@@ -298,26 +298,35 @@ def float_validity(object values):
     return out, nulls
 
 
+cdef inline int64_t _int_at(const uint8_t* p, int w, int64_t i) noexcept nogil:
+    if w == 8:
+        return (<const int64_t*>p)[i]
+    if w == 4:
+        return (<const int32_t*>p)[i]
+    if w == 2:
+        return (<const int16_t*>p)[i]
+    return (<const int8_t*>p)[i]
+
+
 def sentinel_validity(object values, int64_t sentinel):
-    """(bitmap Buffer, null count) marking slots of an 8-byte integer array (datetime64 or
-    timedelta64 viewed as int64: NaT; category codes: -1) equal to `sentinel` as null; (None, 0)
-    when there are none. Narrower code arrays are widened by the caller."""
-    if values.itemsize != 8:
-        raise ArrowInvalid("sentinel_validity: expected 8-byte values")
-    if not values.flags.c_contiguous:
-        values = np.ascontiguousarray(values)
+    """(bitmap Buffer, null count) marking slots of a signed integer array equal to `sentinel`
+    as null (datetime64/timedelta64 viewed as int64: NaT; category codes of any width: -1);
+    (None, 0) when there are none."""
+    cdef int w = values.itemsize
+    if w not in (1, 2, 4, 8) or values.dtype.kind not in ("i", "M", "m"):
+        raise ArrowInvalid(f"sentinel_validity: expected signed integers, got {values.dtype}")
     cdef int64_t n = len(values), i, nulls = 0
-    cdef const int64_t* p = <const int64_t*>_ptr(values)
+    cdef const uint8_t* p = _ptr(values)
     with nogil:
         for i in range(n):
-            nulls += p[i] == sentinel
+            nulls += _int_at(p, w, i) == sentinel
     if nulls == 0:
         return None, 0
     cdef Buffer out = allocate((n + 7) // 8, True)
     cdef uint8_t* d = mutable_data(out)
     with nogil:
         for i in range(n):
-            if p[i] != sentinel:
+            if _int_at(p, w, i) != sentinel:
                 d[i >> 3] |= <uint8_t>(1 << (i & 7))
     return out, nulls
 
