@@ -180,9 +180,23 @@ class _Column:
             v = self.view()
             if v is not None:
                 return v
-        out = np.empty(n, dtype=self.dtype)
+        out = _empty(np, n, self.dtype)
         self.fill(out)
         return out
+
+
+def _empty(np, shape, dtype):
+    """An uninitialised array for converted values. Numeric ones come from arrowipc's allocator:
+    its pool and huge pages spare the page faults fresh memory costs on every conversion (the
+    array keeps the allocation alive; freeing the DataFrame returns it to the pool)."""
+    dtype = np.dtype(dtype)
+    count = 1
+    for x in (shape if isinstance(shape, tuple) else (shape,)):
+        count *= x
+    if dtype.hasobject or count == 0:
+        return np.empty(shape, dtype=dtype)
+    from ._core.buffer import allocate
+    return np.frombuffer(allocate(count * dtype.itemsize, False), dtype=dtype).reshape(shape)
 
 
 def _total(chunks) -> int:
@@ -228,8 +242,11 @@ def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool):
     if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
         width = 4 if t.kind == Kind.BINARY else 8
         data = d.buffers[2] if len(d.buffers) > 2 else None
-        _k.binary_to_objects(_values_buffer(d, "offsets"), data, d.offset, d.length, width,
-                             _validity(d), d.offset, utf8, dedup, na_value, out, 0)
+        try:
+            _k.binary_to_objects(_values_buffer(d, "offsets"), data, d.offset, d.length, width,
+                                 _validity(d), d.offset, utf8, dedup, na_value, out, 0)
+        except UnicodeDecodeError as e:
+            raise ArrowInvalid(f"{d.type} array holds invalid UTF-8: {e}") from None
         return out
     values = _pylist(d)       # views and fixed-size binary: already bounds-checked there
     out[:] = values
@@ -440,6 +457,7 @@ class _Converter:
         if dtype.storage == "pyarrow" and pa is not None:
             # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
             # through the C stream interface (no copy) instead of building Python objects
+            _check_for_export(chunks)
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         if dtype.storage == "pyarrow":
             dtype = pd.StringDtype("python", na_value=dtype.na_value)
@@ -775,6 +793,25 @@ def _same_values(a: ArrayData, b: ArrayData) -> bool:
     return _pylist(a) == _pylist(b)
 
 
+def _check_for_export(chunks) -> None:
+    """Structural checks before chunks go to another library (which trusts what it is given):
+    validity bitmaps and offsets inside their buffers, offsets non-decreasing."""
+    from ._core.bitmap import count_set_bits
+    from ._core.offsets import check_offsets
+    for d in chunks:
+        if d.buffers and d.buffers[0] is not None:
+            count_set_bits(d.buffers[0], d.offset, d.length)
+        k = _storage(d.type).kind
+        if k in (Kind.BINARY, Kind.LARGE_BINARY) and d.length:
+            data = d.buffers[2] if len(d.buffers) > 2 else None
+            check_offsets(_values_buffer(d, "offsets"), d.offset, d.length,
+                          4 if k == Kind.BINARY else 8, data.size if data is not None else 0,
+                          f"{d.type} offsets")
+        elif d.length:
+            from .array import make_array
+            make_array(d).validate(full=True)
+
+
 def _capsule_chunks(chunks, t=None):
     """A ChunkedArray over `chunks` (it exports the Arrow C stream interface)."""
     from .array import ChunkedArray, make_array
@@ -1038,7 +1075,7 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
         placements_by_dtype.setdefault(p.dtype, []).append(pos)
     block_of = {}
     for dtype, places in placements_by_dtype.items():
-        arr = np.empty((len(places), n), dtype=dtype)
+        arr = _empty(np, (len(places), n), dtype)
         blocks.append((arr, np.array(places, dtype=np.intp)))
         for row, pos in enumerate(places):
             block_of[pos] = (arr, row)
