@@ -24,11 +24,13 @@ from arrowipc.errors import ArrowInvalid
 
 
 
-cdef uint8_t* _ptr(object arr) except NULL:
+cdef uint8_t* _ptr(object arr, bint write=True) except NULL:
     # The data pointer of a C-contiguous numpy array (numpy's own headers are not needed for one
     # address); callers check the length and item size before writing through it.
     if not arr.flags.c_contiguous:
         raise ArrowInvalid("pandas kernels need C-contiguous arrays")
+    if write and not arr.flags.writeable:
+        raise ArrowInvalid("pandas kernels cannot write into a read-only array")
     cdef size_t address = arr.__array_interface__["data"][0]
     if address == 0:
         return <uint8_t*>&_EMPTY
@@ -269,7 +271,7 @@ def float_validity(object values):
     cdef int w = values.itemsize
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
-    cdef const uint8_t* p = <const uint8_t*>_ptr(values)
+    cdef const uint8_t* p = <const uint8_t*>_ptr(values, False)
     with nogil:
         for i in range(n):
             if w == 8:
@@ -316,7 +318,7 @@ def sentinel_validity(object values, int64_t sentinel):
     if w not in (1, 2, 4, 8) or values.dtype.kind not in ("i", "M", "m"):
         raise ArrowInvalid(f"sentinel_validity: expected signed integers, got {values.dtype}")
     cdef int64_t n = len(values), i, nulls = 0
-    cdef const uint8_t* p = _ptr(values)
+    cdef const uint8_t* p = _ptr(values, False)
     with nogil:
         for i in range(n):
             nulls += _int_at(p, w, i) == sentinel
@@ -344,7 +346,7 @@ def objects_to_utf8(object values):
     cdef object v
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
-    cdef PyObject** src = <PyObject**>_ptr(values)
+    cdef PyObject** src = <PyObject**>_ptr(values, False)
     cdef list encoded = [None] * n
     for i in range(n):
         v = <object>src[i]
