@@ -132,9 +132,18 @@ def _copy_fixed(chunks, width: int, out, fill_nulls: bool) -> None:
     for d in chunks:
         if d.length:
             _k.copy_values(_values_buffer(d), d.offset, d.length, width, out, pos)
-            v = _validity(d) if fill_nulls else None
-            if v is not None:
-                _k.fill_nulls(out, pos, d.length, v, d.offset, None)
+        pos += d.length
+    if fill_nulls:
+        _fill_chunk_nulls(chunks, out)
+
+
+def _fill_chunk_nulls(chunks, out, fill=None) -> None:
+    """The null slots of chunks laid back to back in `out` set to NaN, NaT or `fill`."""
+    pos = 0
+    for d in chunks:
+        v = _validity(d)
+        if v is not None:
+            _k.fill_nulls(out, pos, d.length, v, d.offset, fill)
         pos += d.length
 
 
@@ -376,12 +385,7 @@ class _Converter:
             if factor != 1:
                 ints = out.view("int64")
                 self._scale(ints, factor, what)
-                pos = 0
-                for d in chunks:
-                    v = _validity(d)
-                    if v is not None:
-                        _k.fill_nulls(out, pos, d.length, v, d.offset, None)
-                    pos += d.length
+                _fill_chunk_nulls(chunks, out)
         view = (lambda: _zero_copy_view(np, chunks, dtype.str)) if factor == 1 else None
         return _Column(dtype, fill, view)
 
@@ -430,12 +434,7 @@ class _Converter:
                 pos += d.length
         if out.dtype == np.dtype("datetime64[ns]"):
             self._scale(ints, 1_000_000, "timestamp[ms]")
-        pos = 0
-        for d in chunks:
-            v = _validity(d)
-            if v is not None:
-                _k.fill_nulls(out, pos, d.length, v, d.offset, None)
-            pos += d.length
+        _fill_chunk_nulls(chunks, out)
 
     def _fill_bools(self, chunks, out) -> None:
         pos = 0
@@ -491,12 +490,7 @@ class _Converter:
         ncat = len(categories)
         if n and ncat == 0 and not _any_nulls(chunks):
             raise ArrowInvalid("dictionary index outside the dictionary of 0 values")
-        pos = 0
-        for d in chunks:
-            v = _validity(d)
-            if v is not None:
-                _k.fill_nulls(codes, pos, d.length, v, d.offset, -1)
-            pos += d.length
+        _fill_chunk_nulls(chunks, codes, -1)
         if len(codes) and (codes.max(initial=-1) >= ncat or codes.min(initial=0) < -1):
             raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
         return pd.Categorical.from_codes(codes, categories=categories, ordered=st.ordered)

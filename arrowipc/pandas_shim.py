@@ -11,9 +11,10 @@ __all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "arr
            "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas"]
 
 
-def _options(kwargs: dict):
+def _options(arguments: dict):
+    """ToPandasOptions from a to_pandas method's locals() (its options, less `self`)."""
     from .pandas_compat import ToPandasOptions
-    return ToPandasOptions(**kwargs)
+    return ToPandasOptions(**{k: v for k, v in arguments.items() if k != "self"})
 
 
 def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical=False,
@@ -26,14 +27,7 @@ def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categori
 
     With self_destruct=True the table gives up its columns as they are converted: do not use it
     afterwards (as in pyarrow)."""
-    opts = _options(dict(
-        memory_pool=memory_pool, categories=categories,
-        strings_to_categorical=strings_to_categorical, zero_copy_only=zero_copy_only,
-        integer_object_nulls=integer_object_nulls, date_as_object=date_as_object,
-        timestamp_as_object=timestamp_as_object, use_threads=use_threads,
-        deduplicate_objects=deduplicate_objects, ignore_metadata=ignore_metadata, safe=safe,
-        split_blocks=split_blocks, self_destruct=self_destruct, maps_as_pydicts=maps_as_pydicts,
-        types_mapper=types_mapper, coerce_temporal_nanoseconds=coerce_temporal_nanoseconds))
+    opts = _options(locals())
     from .pandas_compat import table_to_dataframe
     batches = self.to_batches()
     columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
@@ -62,14 +56,7 @@ def chunked_array_to_pandas(self, memory_pool=None, categories=None,
                             split_blocks=False, self_destruct=False, maps_as_pydicts=None,
                             types_mapper=None, coerce_temporal_nanoseconds=False):
     """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
-    opts = _options(dict(
-        memory_pool=memory_pool, categories=categories,
-        strings_to_categorical=strings_to_categorical, zero_copy_only=zero_copy_only,
-        integer_object_nulls=integer_object_nulls, date_as_object=date_as_object,
-        timestamp_as_object=timestamp_as_object, use_threads=use_threads,
-        deduplicate_objects=deduplicate_objects, ignore_metadata=ignore_metadata, safe=safe,
-        split_blocks=split_blocks, self_destruct=self_destruct, maps_as_pydicts=maps_as_pydicts,
-        types_mapper=types_mapper, coerce_temporal_nanoseconds=coerce_temporal_nanoseconds))
+    opts = _options(locals())
     from .pandas_compat import chunked_to_series
     return chunked_to_series([c.data for c in self.chunks], self.type, opts,
                              getattr(self, "_name", None))

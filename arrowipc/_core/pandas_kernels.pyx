@@ -74,6 +74,19 @@ cdef inline int check_range(Buffer buf, int64_t start, int64_t count, int64_t wi
     return 0
 
 
+cdef inline const uint8_t* bits_ptr(object bitmap, int64_t off, int64_t count,
+                                    str what) except? NULL:
+    # The bytes of a bitmap whose bits [off, off + count) are checked to exist; NULL for None
+    # (no bitmap). Written so it cannot overflow.
+    if bitmap is None:
+        return NULL
+    cdef Buffer b = bitmap
+    if off < 0 or count < 0 or count > b.size * 8 - off:
+        raise ArrowInvalid(f"{what}: bits [{off}, {off}+{count}) need more than the "
+                           f"{b.size} bytes it has")
+    return b.ptr
+
+
 cdef inline bint bit(const uint8_t* bits, int64_t i) noexcept nogil:
     return (bits[i >> 3] >> (i & 7)) & 1
 
@@ -118,14 +131,7 @@ def ints_to_float(Buffer src, str code, int64_t start, int64_t count, object val
     validity bitmap (a Buffer, or None: all valid) has a 0 bit at voff + i."""
     cdef int width = int(code[1:])
     check_range(src, start, count, width, "values buffer")
-    cdef Buffer vb
-    cdef const uint8_t* vp = NULL
-    if validity is not None:
-        vb = validity
-        if voff < 0 or count > vb.size * 8 - voff:
-            raise ArrowInvalid(f"validity bitmap: bits [{voff}, {voff}+{count}) need more than "
-                               f"the {vb.size} bytes it has")
-        vp = vb.ptr
+    cdef const uint8_t* vp = bits_ptr(validity, voff, count, "validity bitmap")
     cdef int fwidth = out.itemsize
     if out_start < 0 or count > len(out) - out_start or fwidth not in (4, 8):
         raise ArrowInvalid("ints_to_float: output too small or not float32/float64")
@@ -159,12 +165,9 @@ def fill_nulls(object out, int64_t out_start, int64_t count, Buffer validity, in
 
     out is float16/32/64 (fill NaN), int64-based datetime/timedelta (fill NaT) or integer codes
     (fill -1)."""
-    if voff < 0 or count < 0 or count > validity.size * 8 - voff:
-        raise ArrowInvalid(f"validity bitmap: bits [{voff}, {voff}+{count}) need more than the "
-                           f"{validity.size} bytes it has")
+    cdef const uint8_t* vp = bits_ptr(validity, voff, count, "validity bitmap")
     if out_start < 0 or count > len(out) - out_start:
         raise ArrowInvalid("fill_nulls: output too small")
-    cdef const uint8_t* vp = validity.ptr
     cdef uint8_t* base = <uint8_t*>_ptr(out)
     cdef int w = out.itemsize
     cdef str pykind = out.dtype.kind
@@ -221,14 +224,7 @@ def binary_to_objects(Buffer offsets, Buffer data, int64_t start, int64_t count,
     check_range(offsets, start, count + 1 if count else 0, owidth, "offsets buffer")
     if out_start < 0 or count > len(out) - out_start or out.dtype.kind != "O":
         raise ArrowInvalid("binary_to_objects: output too small or not of object dtype")
-    cdef Buffer vb
-    cdef const uint8_t* vp = NULL
-    if validity is not None:
-        vb = validity
-        if voff < 0 or count > vb.size * 8 - voff:
-            raise ArrowInvalid(f"validity bitmap: bits [{voff}, {voff}+{count}) need more than "
-                               f"the {vb.size} bytes it has")
-        vp = vb.ptr
+    cdef const uint8_t* vp = bits_ptr(validity, voff, count, "validity bitmap")
     cdef const int32_t* o32 = <const int32_t*>(offsets.ptr + start * 4)
     cdef const int64_t* o64 = <const int64_t*>(offsets.ptr + start * 8)
     cdef int64_t i, lo, hi, prev
