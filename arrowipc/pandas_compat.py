@@ -345,6 +345,10 @@ class _Converter:
             return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
         if st.kind == Kind.DICTIONARY:
             return _as_object_array(np, _pylist(d))
+        if isinstance(st, TimestampType) and st.tz is not None and not self.o.timestamp_as_object:
+            # inside lists pyarrow gives the UTC values, without the time zone
+            return self.temporal([d], st.unit, np.dtype(f"datetime64[{st.unit}]"),
+                                 f"timestamp[{st.unit}]").to_array(np, d.length)
         col = self.column([d], d.type)
         if col.dtype is None:
             built = col.build()
@@ -734,7 +738,12 @@ class _Converter:
 
     def _nested_values(self, d):
         """Struct fields, map keys and items: converted as a numpy column would be (integers
-        with nulls as floats, lists as arrays), then as Python values with None for nulls."""
+        with nulls as floats, lists as arrays), then as Python values with None for nulls.
+        Zoned timestamps are datetimes in their zone, except nanoseconds: those are integers
+        there, as datetime64[ns] values become in Python (pyarrow's forms both)."""
+        st = _storage(d.type)
+        if isinstance(st, TimestampType) and st.tz is not None and st.unit != "ns":
+            return _pylist(d)
         values = self.to_numpy(d).tolist()
         valid = self._valid_mask(d)
         if valid is not None:

@@ -196,3 +196,21 @@ def test_ipc_file_round_trip_through_pyarrow(name, tmp_path):
     assert_same(arrowipc.ipc.open_file(str(path)).read_pandas(), back)
     if name == "numbers":
         assert_same(back, df)          # these round-trip exactly
+
+
+def test_stream_reader_read_pandas():
+    df = FRAMES["numbers"]
+    table = pa.Table.from_pandas(df)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=5)
+    data = sink.getvalue().to_pybytes()
+    assert_same(arrowipc.ipc.open_stream(data).read_pandas(), pa.ipc.open_stream(data).read_pandas())
+    assert_same(arrowipc.ipc.open_stream(data).read_pandas(split_blocks=True), df)
+
+
+def test_array_from_pandas_mask_and_type():
+    s = pd.Series([1, 2, 3])
+    mask = np.array([False, True, False])
+    got = pa.array(arrowipc.Array.from_pandas(s, mask=mask, type=arrowipc.int32()))
+    assert got.equals(pa.Array.from_pandas(s, mask=mask, type=pa.int32()))

@@ -190,3 +190,15 @@ def test_view_and_list_view_types():
                   "bv": pa.array([b"a", None, b"x" * 20], pa.binary_view()),
                   "lv": pa.array([[1, 2], None, []], pa.list_view(pa.int64()))})
     assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("tz", [None, "UTC", "Europe/Paris", "+03:00"])
+def test_nested_timestamps(unit, tz):
+    t = pa.timestamp(unit, tz)
+    values = [1001, None, 1_700_000_000]
+    cols = {"list": pa.array([values, None], pa.list_(t)),
+            "struct": pa.array([{"x": v} for v in values], pa.struct([("x", t)])),
+            "map": pa.array([[(1, v)] for v in values], pa.map_(pa.int8(), t))}
+    for arr in cols.values():
+        assert_converts_like_pyarrow(ours(arr), arr)
