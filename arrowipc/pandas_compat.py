@@ -525,11 +525,13 @@ class _Converter:
                 mapping[i] = j
             part = remapped[pos:pos + d.length]
             if len(part):
+                valid = self._valid_mask(d)
+                if valid is not None:
+                    part[~valid] = 0          # null slots may hold any index
                 if part.min() < 0 or part.max() >= len(values):
-                    valid = part[(part >= 0) & (part < len(values))]
-                    part[:] = np.where((part >= 0) & (part < len(values)), part, 0)
-                    del valid
-                part[:] = mapping[part] if len(mapping) else part
+                    raise ArrowInvalid(f"dictionary index outside the dictionary of "
+                                       f"{len(values)} values")
+                part[:] = mapping[part]
             pos += d.length
         cats = np.empty(len(order), dtype=object)
         cats[:] = order

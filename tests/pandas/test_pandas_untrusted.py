@@ -102,3 +102,20 @@ def test_table_without_batches():
                               ("d", arrowipc.dictionary(arrowipc.int8(), arrowipc.string()))])
     from pandas_oracle import assert_same
     assert_same(arrowipc.Table(schema, []).to_pandas(), pa.schema(schema).empty_table().to_pandas())
+
+
+def test_dictionary_index_outside_one_of_several_dictionaries():
+    t = arrowipc.dictionary(arrowipc.int8(), arrowipc.string())
+    good = make_array(ArrayData(t, 1, 0, 0, [None, _buf(bytes([0]))], [],
+                                arrowipc.array(["a"]).data))
+    bad = make_array(ArrayData(t, 2, 0, 0, [None, _buf(bytes([1, 5]))], [],
+                               arrowipc.array(["b", "c"]).data))
+    column = arrowipc.chunked_array([good, bad])
+    with pytest.raises(arrowipc.ArrowInvalid, match="dictionary index outside the dictionary of "
+                       "2 values"):
+        column.to_pandas()
+    # a null slot may hold any index
+    valid_bits = _buf(bytes([0b01]))
+    nulls = make_array(ArrayData(t, 2, 0, 1, [valid_bits, _buf(bytes([1, 99]))], [],
+                                 arrowipc.array(["b", "c"]).data))
+    assert arrowipc.chunked_array([good, nulls]).to_pandas().tolist()[:2] == ["a", "c"]
