@@ -784,10 +784,21 @@ class _Converter:
             return dtype.construct_array_type()(values, mask)
         pa = _sys.modules.get("pyarrow")
         if pa is not None and hasattr(dtype, "__from_arrow__"):
+            _check_for_export(chunks)
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         raise ArrowNotImplementedError(
             f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
             f"(dtype.__from_arrow__); arrowipc builds pandas' masked and string dtypes itself")
+
+
+def _mapped(types_mapper, t: DataType):
+    """types_mapper(type), given the type as pyarrow gives it when pyarrow is loaded (so mappers
+    written for pyarrow work unchanged: dicts keyed by pyarrow types, pandas.ArrowDtype,
+    pyarrow.types predicates), as an arrowipc DataType otherwise."""
+    pa = _sys.modules.get("pyarrow")
+    if pa is not None and hasattr(pa, "field"):
+        t = pa.field(Field("", t)).type       # through the C schema interface
+    return types_mapper(t)
 
 
 def _same_values(a: ArrayData, b: ArrayData) -> bool:
@@ -851,7 +862,7 @@ def _ext_dtypes(conv: _Converter, fields, columns_meta, categories) -> dict:
     out = {}
     if o.types_mapper is not None:
         for f in fields:
-            dt = o.types_mapper(f.type)
+            dt = _mapped(o.types_mapper, f.type)
             if dt is not None:
                 out[f.name] = dt
     plain = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -1026,7 +1037,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
                 f = fields[what]
                 e = None
                 if opts.types_mapper is not None:
-                    e = opts.types_mapper(f.type)
+                    e = _mapped(opts.types_mapper, f.type)
                 if e is None and _storage(f.type).kind in _STRING_KINDS and \
                         getattr(_storage(f.type), "is_utf8", False):
                     e = conv.string_dtype()
@@ -1116,7 +1127,7 @@ def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=Non
     st = _storage(t)
     e = None
     if opts.types_mapper is not None:
-        e = opts.types_mapper(t)
+        e = _mapped(opts.types_mapper, t)
     is_str = st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)
     cat = opts.strings_to_categorical and is_str
     if e is None and is_str and not cat and not isinstance(t, ExtensionType):

@@ -122,6 +122,10 @@ def test_types_mapper():
     def by_name(typ):
         return mapping.get(str(typ))
     assert_same(ours(t).to_pandas(types_mapper=by_name), t.to_pandas(types_mapper=by_name))
+    # the usual idiom: a dict keyed by pyarrow types (pyarrow is loaded here, so the mapper is
+    # given pyarrow types, as pyarrow gives them)
+    by_type = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
+    assert_same(ours(t).to_pandas(types_mapper=by_type), t.to_pandas(types_mapper=by_type))
 
 
 def test_zero_copy_only():
@@ -202,3 +206,9 @@ def test_nested_timestamps(unit, tz):
             "map": pa.array([[(1, v)] for v in values], pa.map_(pa.int8(), t))}
     for arr in cols.values():
         assert_converts_like_pyarrow(ours(arr), arr)
+
+
+def test_types_mapper_to_arrow_dtype():
+    # pandas.ArrowDtype is built by pandas from pyarrow arrays: handed over zero-copy
+    t = pa.table({"i": pa.array([1, None, 3]), "s": pa.array(["a", None, "c"])})
+    assert_same(ours(t).to_pandas(types_mapper=pd.ArrowDtype), t.to_pandas(types_mapper=pd.ArrowDtype))
