@@ -242,10 +242,13 @@ def _pylist(d: ArrayData) -> list:
     return to_pylist(d)
 
 
-def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool):
-    """str or bytes objects of one binary-like chunk (any layout) as an object array."""
+def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool, out=None,
+                    out_start: int = 0):
+    """str or bytes objects of one binary-like chunk (any layout) as an object array, or
+    written into out[out_start:] when given."""
     t = _storage(d.type)
-    out = np.empty(d.length, dtype=object)
+    if out is None:
+        out = np.empty(d.length, dtype=object)
     if d.length == 0:
         return out
     if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
@@ -253,14 +256,15 @@ def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool):
         data = d.buffers[2] if len(d.buffers) > 2 else None
         try:
             _k.binary_to_objects(_values_buffer(d, "offsets"), data, d.offset, d.length, width,
-                                 _validity(d), d.offset, utf8, dedup, na_value, out, 0)
+                                 _validity(d), d.offset, utf8, dedup, na_value, out, out_start)
         except UnicodeDecodeError as e:
             raise ArrowInvalid(f"{d.type} array holds invalid UTF-8: {e}") from None
         return out
     values = _pylist(d)       # views and fixed-size binary: already bounds-checked there
-    out[:] = values
+    part = _as_object_array(np, values)
     if na_value is not None and _null_count(d):
-        out[[v is None for v in values]] = na_value
+        part[[v is None for v in values]] = na_value
+    out[out_start:out_start + d.length] = part
     return out
 
 
@@ -468,8 +472,7 @@ class _Converter:
         values = np.empty(n, dtype=object)
         pos = 0
         for d in chunks:
-            values[pos:pos + d.length] = _binary_objects(np, d, True, dtype.na_value,
-                                                         self.o.deduplicate_objects)
+            _binary_objects(np, d, True, dtype.na_value, self.o.deduplicate_objects, values, pos)
             pos += d.length
         return dtype.construct_array_type()(values, dtype=dtype)
 

@@ -11,11 +11,10 @@ Every offset and length comes from ArrayData that may have been read from untrus
 range is checked against the buffer's size before any pointer is formed (written so it cannot
 overflow), and offsets are checked to be non-decreasing and inside the data buffer.
 """
-from cpython.bytes cimport PyBytes_FromStringAndSize
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
+from cpython.ref cimport Py_INCREF, PyObject
 from libc.stdint cimport uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
+from libc.stdlib cimport calloc, free
 
 import numpy as np
 
@@ -216,48 +215,118 @@ def unpack_bools(Buffer bits, int64_t boff, int64_t count, object out, int64_t o
             d[i] = bit(s, boff + i)
 
 
+cdef extern from "Python.h":
+    # raw forms: a new reference or NULL with an exception set, no automatic reference counting
+    PyObject* _decode_utf8 "PyUnicode_DecodeUTF8"(const char* s, Py_ssize_t size,
+                                                  const char* errors)
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* s, Py_ssize_t size)
+    void Py_XDECREF(PyObject* o)
+
+
+# Deduplication table: open addressing over (bytes, hash) with the object made for them. Small
+# and bounded: past DEDUP_MAX_DISTINCT distinct values per call new values are simply not
+# remembered (a column of unique strings then costs one probe per value, nothing more).
+DEF DEDUP_SLOTS = 1 << 16
+DEF DEDUP_MAX_DISTINCT = DEDUP_SLOTS // 2
+
+cdef struct DedupSlot:
+    const uint8_t* ptr
+    int64_t size
+    uint64_t hash
+    PyObject* obj             # a strong reference; NULL: empty slot
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* p, int64_t n) noexcept nogil:
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef int64_t i = 0
+    while i + 8 <= n:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0x100000001B3ULL
+        h ^= h >> 29
+        i += 8
+    while i < n:
+        h = (h ^ p[i]) * 0x100000001B3ULL
+        i += 1
+    return h ^ (h >> 32)
+
+
+cdef PyObject* new_value(const uint8_t* p, int64_t n, bint utf8) except NULL:
+    # a new str or bytes; NULL (with Python's UnicodeDecodeError or MemoryError set) propagates
+    if utf8:
+        return _decode_utf8(<const char*>p, n, NULL)
+    return _new_bytes(<const char*>p, n)
+
+
 def binary_to_objects(Buffer offsets, Buffer data, int64_t start, int64_t count, int owidth,
                       object validity, int64_t voff, bint utf8, bint dedup, object na_value,
                       object out, int64_t out_start):
     """Strings (utf8) or bytes of a binary/string array into out[out_start:] (an object array);
-    na_value where the validity bitmap has a 0 bit. With dedup, equal values share one object."""
+    na_value where the validity bitmap has a 0 bit. With dedup, equal values share one object
+    (found through a bounded hash table on the raw bytes, so a repeated value costs a hash and a
+    comparison, not an object)."""
     check_range(offsets, start, count + 1 if count else 0, owidth, "offsets buffer")
     if out_start < 0 or count > len(out) - out_start or out.dtype.kind != "O":
         raise ArrowInvalid("binary_to_objects: output too small or not of object dtype")
     cdef const uint8_t* vp = bits_ptr(validity, voff, count, "validity bitmap")
     cdef const int32_t* o32 = <const int32_t*>(offsets.ptr + start * 4)
     cdef const int64_t* o64 = <const int64_t*>(offsets.ptr + start * 8)
-    cdef int64_t i, lo, hi, prev
+    cdef int64_t i, lo, hi, prev, size
     cdef int64_t dsize = data.size if data is not None else 0
     cdef const uint8_t* dp = data.ptr if data is not None else NULL
     cdef PyObject** dst = <PyObject**>_ptr(out) + out_start
-    cdef dict seen = {} if dedup else None
-    cdef object v, key, old
+    cdef PyObject* na = <PyObject*>na_value
+    cdef PyObject* v
+    cdef DedupSlot* table = NULL
+    cdef DedupSlot* slot
+    cdef uint64_t h, mask = DEDUP_SLOTS - 1
+    cdef int64_t distinct = 0
     if count == 0:
         return
-    prev = o32[0] if owidth == 4 else o64[0]
-    for i in range(count):
-        lo = prev
-        hi = o32[i + 1] if owidth == 4 else o64[i + 1]
-        if lo < 0 or hi < lo or hi > dsize:
-            raise ArrowInvalid(f"offsets buffer: value {i} spans [{lo}, {hi}) outside the data "
-                               f"buffer of {dsize} bytes")
-        prev = hi
-        if vp != NULL and not bit(vp, voff + i):
-            v = na_value
-        else:
-            key = PyBytes_FromStringAndSize(<const char*>(dp + lo), hi - lo)
-            if dedup:
-                v = seen.get(key)
-                if v is None:
-                    v = key.decode("utf-8") if utf8 else key
-                    seen[key] = v
+    if dedup:
+        table = <DedupSlot*>calloc(DEDUP_SLOTS, sizeof(DedupSlot))
+        if table == NULL:
+            raise MemoryError("binary_to_objects: no memory for the deduplication table")
+    try:
+        prev = o32[0] if owidth == 4 else o64[0]
+        for i in range(count):
+            lo = prev
+            hi = o32[i + 1] if owidth == 4 else o64[i + 1]
+            if lo < 0 or hi < lo or hi > dsize:
+                raise ArrowInvalid(f"offsets buffer: value {i} spans [{lo}, {hi}) outside the "
+                                   f"data buffer of {dsize} bytes")
+            prev = hi
+            if vp != NULL and not bit(vp, voff + i):
+                v = na
+                Py_INCREF(<object>v)
+            elif table != NULL:
+                size = hi - lo
+                h = hash_bytes(dp + lo, size)
+                slot = &table[h & mask]
+                while slot.obj != NULL and not (slot.hash == h and slot.size == size and
+                                                memcmp(slot.ptr, dp + lo, size) == 0):
+                    slot = &table[(slot - table + 1) & mask]
+                if slot.obj != NULL:
+                    v = slot.obj
+                    Py_INCREF(<object>v)
+                else:
+                    v = new_value(dp + lo, size, utf8)
+                    if distinct < DEDUP_MAX_DISTINCT:
+                        slot.ptr = dp + lo
+                        slot.size = size
+                        slot.hash = h
+                        slot.obj = v
+                        Py_INCREF(<object>v)        # the table's own reference
+                        distinct += 1
             else:
-                v = PyUnicode_DecodeUTF8(<const char*>(dp + lo), hi - lo, NULL) if utf8 else key
-        Py_INCREF(v)
-        old = <object>dst[i]          # the slot's previous object (None from np.empty)
-        Py_DECREF(old)
-        dst[i] = <PyObject*>v
+                v = new_value(dp + lo, hi - lo, utf8)
+            Py_XDECREF(dst[i])                      # the slot's previous object (None)
+            dst[i] = v
+    finally:
+        if table != NULL:
+            for i in range(DEDUP_SLOTS):
+                Py_XDECREF(table[i].obj)
+            free(table)
 
 
 def float_validity(object values):
@@ -329,28 +398,37 @@ def sentinel_validity(object values, int64_t sentinel):
     return out, nulls
 
 
+cdef extern from "Python.h":
+    const char* _utf8_and_size "PyUnicode_AsUTF8AndSize"(PyObject* s, Py_ssize_t* size)
+    bint _is_exact_str "PyUnicode_CheckExact"(PyObject* o)
+    bint _is_exact_float "PyFloat_CheckExact"(PyObject* o)
+    double _float_value "PyFloat_AS_DOUBLE"(PyObject* o)
+    PyObject* _Py_None "Py_None"
+
+
 def objects_to_utf8(object values):
-    """A string column from an object array holding only str and missing values (None, NaN,
-    pandas.NA, NaT: anything the caller's `is_missing` accepted is passed as non-str).
+    """A string column from an object array holding only str and missing values (None, float
+    NaN).
 
     Returns (offsets Buffer (int64), data Buffer, validity Buffer or None, null count, index of
     the first value that is neither str nor None/float NaN, or -1). When that index is not -1 the
-    buffers are None and the caller infers the column's type another way."""
+    buffers are None and the caller infers the column's type another way. Two passes over the
+    objects, no Python object made: the first sizes the data, the second copies it."""
     cdef int64_t n = len(values), i, total = 0, nulls = 0
     cdef Py_ssize_t size
     cdef const char* s
-    cdef object v
+    cdef PyObject* v
     if not values.flags.c_contiguous:
         values = np.ascontiguousarray(values)
     cdef PyObject** src = <PyObject**>_ptr(values, False)
-    cdef list encoded = [None] * n
     for i in range(n):
-        v = <object>src[i]
-        if type(v) is str:
-            b = (<str>v).encode("utf-8", "surrogatepass") if not (<str>v).isascii() else v
-            encoded[i] = b
-            total += len(b)
-        elif v is None or (type(v) is float and v != v):
+        v = src[i]
+        if _is_exact_str(v):
+            s = _utf8_and_size(v, &size)      # ASCII: the str's own bytes, nothing allocated
+            if s == NULL:
+                raise ArrowInvalid(f"value {i} cannot be encoded as UTF-8")
+            total += size
+        elif v == _Py_None or (_is_exact_float(v) and _float_value(v) != _float_value(v)):
             nulls += 1
         else:
             return None, None, None, 0, i
@@ -363,24 +441,12 @@ def objects_to_utf8(object values):
     cdef int64_t pos = 0
     o[0] = 0
     for i in range(n):
-        v = encoded[i]
-        if v is not None:
-            if type(v) is str:
-                s = PyUnicode_AsUTF8AndSizeWrapper(v, &size)
-            else:
-                s = <const char*>(<bytes>v)
-                size = len(<bytes>v)
+        v = src[i]
+        if _is_exact_str(v):
+            s = _utf8_and_size(v, &size)      # cached by the first pass
             memcpy(d + pos, s, size)
             pos += size
             if vp != NULL:
                 vp[i >> 3] |= <uint8_t>(1 << (i & 7))
         o[i + 1] = pos
     return offs, data, valid, nulls, -1
-
-
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object s, Py_ssize_t* size) except NULL
-
-
-cdef inline const char* PyUnicode_AsUTF8AndSizeWrapper(object s, Py_ssize_t* size) except NULL:
-    return PyUnicode_AsUTF8AndSize(s, size)
