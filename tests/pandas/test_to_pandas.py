@@ -212,3 +212,20 @@ def test_types_mapper_to_arrow_dtype():
     # pandas.ArrowDtype is built by pandas from pyarrow arrays: handed over zero-copy
     t = pa.table({"i": pa.array([1, None, 3]), "s": pa.array(["a", None, "c"])})
     assert_same(ours(t).to_pandas(types_mapper=pd.ArrowDtype), t.to_pandas(types_mapper=pd.ArrowDtype))
+
+
+@pytest.mark.parametrize("dedup", [True, False])
+def test_python_string_storage_many_distinct_values(dedup):
+    # more distinct values than the deduplication table remembers, each repeated
+    values = [f"value-{i % 50_000}" if i % 7 else None for i in range(120_000)]
+    arr = pa.array(values, pa.large_string())
+    python_str = pd.StringDtype("python", na_value=np.nan)
+    got = ours(arr).to_pandas(types_mapper=lambda t: python_str, deduplicate_objects=dedup)
+    expected = arr.to_pandas(types_mapper=lambda t: python_str, deduplicate_objects=dedup)
+    assert_same(got, expected)
+    objs = got.array._ndarray
+    if dedup:
+        assert objs[2] is objs[50_002]               # remembered: one object per value
+    binary = pa.array([v.encode() if v else None for v in values])
+    got_b = ours(binary).to_pandas(deduplicate_objects=dedup)
+    assert_same(got_b, binary.to_pandas(deduplicate_objects=dedup))
