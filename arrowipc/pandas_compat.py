@@ -559,7 +559,7 @@ class _Converter:
 
     # -- run-end encoded ------------------------------------------------------------------------
     def run_end_decoded(self, chunks, st):
-        np, pd = self.np, self.pd
+        np = self.np
         parts = []
         for d in chunks:
             if len(d.children) != 2:
@@ -1086,7 +1086,6 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
     (unless split_blocks), extension arrays one per block. Conversion tasks run in parallel."""
     np, o = conv.np, conv.o
     blocks = []
-    tasks = []
     placements_by_dtype: dict = {}
     for pos, p in enumerate(plans):
         if p.dtype is None or o.split_blocks:
@@ -1100,8 +1099,9 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
             block_of[pos] = (arr, row)
     results: dict = {}
 
-    def task(pos, p):
+    def task(pos):
         def run():
+            p = plans[pos]
             if pos in block_of:
                 arr, row = block_of[pos]
                 p.fill(arr[row])
@@ -1109,11 +1109,11 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
                 results[pos] = p.build()
             else:
                 results[pos] = p.to_array(np, n)
-            if release is not None:
+            if release is not None:       # self_destruct: drop this column's buffers now
+                plans[pos] = None
                 release(data_idx[pos])
         return run
-    for pos, p in enumerate(plans):
-        tasks.append(task(pos, p))
+    tasks = [task(pos) for pos in range(len(plans))]
     _run(tasks, o.use_threads and not o.self_destruct)
     for pos in sorted(results):
         arr = results[pos]

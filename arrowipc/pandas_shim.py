@@ -32,13 +32,13 @@ def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categori
     batches = self.to_batches()
     columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
     num_rows = self.num_rows
-    release = None
-    if self_destruct:
-        del batches
-        self._batches = []             # the table no longer holds its buffers
+    if not self_destruct:
+        return table_to_dataframe(self.schema, columns, num_rows, opts)
+    del batches
+    self._batches = []                 # the table no longer holds its buffers
 
-        def release(i):
-            columns[i] = None
+    def release(i):
+        columns[i] = None              # converted: its buffers may go
     return table_to_dataframe(self.schema, columns, num_rows, opts, release)
 
 
