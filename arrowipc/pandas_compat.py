@@ -334,6 +334,7 @@ class _Converter:
         if st.name in ("day_time_interval", "month_interval"):
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {t} is known.")
+        _check_list_values(st)
         if len(chunks) > 1 and k in _LIST_KINDS:
             # pyarrow converts list values of all chunks together (a child with a null in any
             # chunk becomes float everywhere): one combined chunk gives the same
@@ -665,11 +666,7 @@ class _Converter:
     def _lists(self, d, st):
         np = self.np
         child, starts, stops = self._list_bounds(d, st)
-        ct = child.type
-        if isinstance(ct, ExtensionType):
-            raise ArrowNotImplementedError("extension")
-        if isinstance(ct, FixedSizeBinaryType) or ct.kind == Kind.VIEW:
-            raise ArrowNotImplementedError(f"Not implemented type for Arrow list to pandas: {ct}")
+        _check_list_values(st)
         valid = self._valid_mask(d)
         if st.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.FIXED_SIZE_LIST) and len(starts):
             lo = int(starts.min()) if valid is None else int(starts[valid].min(initial=0))
@@ -792,6 +789,22 @@ class _Converter:
         raise ArrowNotImplementedError(
             f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
             f"(dtype.__from_arrow__); arrowipc builds pandas' masked and string dtypes itself")
+
+
+def _check_list_values(t: DataType) -> None:
+    """Refuse, before any data is read (empty columns too), the list values pyarrow cannot
+    convert (fixed-size binary, views, extension types), with pyarrow's messages."""
+    t = _storage(t)
+    if t.kind in _LIST_KINDS and not isinstance(t, MapType):
+        vt = t.value_type
+        if isinstance(vt, ExtensionType):
+            raise ArrowNotImplementedError("extension")
+        if isinstance(vt, FixedSizeBinaryType) or vt.kind == Kind.VIEW:
+            raise ArrowNotImplementedError(f"Not implemented type for Arrow list to pandas: {vt}")
+        _check_list_values(vt)
+    elif t.kind == Kind.STRUCT or isinstance(t, MapType):
+        for f in t.fields:
+            _check_list_values(f.type)
 
 
 def _mapped(types_mapper, t: DataType):

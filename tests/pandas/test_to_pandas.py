@@ -225,3 +225,22 @@ def test_python_string_storage_many_distinct_values(dedup):
     binary = pa.array([v.encode() if v else None for v in values])
     got_b = ours(binary).to_pandas(deduplicate_objects=dedup)
     assert_same(got_b, binary.to_pandas(deduplicate_objects=dedup))
+
+
+def test_property_random_batches():
+    """Random type mixes, lengths, null ratios and slices: pyarrow's DataFrame or pyarrow's
+    error, every time."""
+    from hypothesis import HealthCheck, given, settings
+    from strategies import record_batches
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(record_batches(max_columns=5, max_length=30))
+    def check(sample):
+        batch, (offset, length) = sample
+        if any(name.rsplit("_", 1)[0] in NOT_CONVERTIBLE for name in batch.schema.names):
+            return
+        sliced = batch.slice(offset, length)
+        assert_converts_like_pyarrow(ours(sliced), sliced)
+        table = pa.Table.from_batches([sliced, batch])
+        assert_converts_like_pyarrow(ours(table), table)
+    check()
