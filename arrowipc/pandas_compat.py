@@ -1642,16 +1642,32 @@ def _object_data(np, values, type, safe: bool) -> ArrayData:
     return array_data_from_python(items, type)
 
 
-def _python_value(pd, np, v):
-    """numpy and pandas scalars inside object columns as the Python values pyarrow sees."""
+def _python_value(pd, np, v, nested: bool = False):
+    """numpy and pandas scalars inside object columns as the Python values pyarrow sees; inside
+    lists, arrays and dicts NaN is a null too (pyarrow's from_pandas semantics)."""
+    if nested and isinstance(v, float) and v != v:
+        return None
     if isinstance(v, np.ndarray):
-        return [_python_value(pd, np, x) for x in v.tolist()]
+        return [_python_value(pd, np, x, True) for x in v.tolist()]
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_python_value(pd, np, x, True) for x in v)
+    if isinstance(v, dict):
+        return {k: _python_value(pd, np, x, True) for k, x in v.items()}
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
+        return None if nested and isinstance(v, float) and v != v else v
     if isinstance(v, pd.Timestamp):
         return v.to_pydatetime(warn=False)
     if isinstance(v, pd.Timedelta):
         return v.to_pytimedelta()
+    if isinstance(v, pd.DateOffset):
+        from .to_python import MonthDayNano
+        kw = v.kwds
+        months = kw.get("years", 0) * 12 + kw.get("months", 0)
+        days = kw.get("weeks", 0) * 7 + kw.get("days", 0)
+        ns = (((kw.get("hours", 0) * 60 + kw.get("minutes", 0)) * 60 + kw.get("seconds", 0))
+              * 1_000_000 + kw.get("microseconds", 0)) * 1000 + kw.get("nanoseconds", 0)
+        return MonthDayNano(int(months * v.n), int(days * v.n), int(ns * v.n))
     return v
 
 

@@ -214,3 +214,27 @@ def test_array_from_pandas_mask_and_type():
     mask = np.array([False, True, False])
     got = pa.array(arrowipc.Array.from_pandas(s, mask=mask, type=arrowipc.int32()))
     assert got.equals(pa.Array.from_pandas(s, mask=mask, type=pa.int32()))
+
+
+CASES_FROM_FRAMES = [c for c in __import__("strategies").ISSUE2_CASE_IDS
+                     if c not in ("month_interval", "day_time_interval",
+                                  "large_list_of_fixed_size_binary")]
+
+
+@pytest.mark.parametrize("case", CASES_FROM_FRAMES)
+def test_frames_pyarrow_made_from_every_type(case):
+    """The DataFrames pyarrow's to_pandas makes from every type, back through from_pandas:
+    the same inferred types, values and metadata as pyarrow (or pyarrow's error)."""
+    from strategies import make_table
+    df = make_table([case], [9, 6], seed=11, null_ratio=0.3).to_pandas()
+    try:
+        expected = pa.Table.from_pandas(df)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        with pytest.raises((arrowipc.ArrowInvalid, arrowipc.ArrowTypeError,
+                            arrowipc.ArrowNotImplementedError)):
+            arrowipc.Table.from_pandas(df)
+        return
+    got = pa.table(arrowipc.Table.from_pandas(df))
+    assert got.schema.remove_metadata() == expected.schema.remove_metadata()
+    assert _meta(got.schema) == _meta(expected.schema)
+    assert got.to_pylist() == expected.to_pylist()
