@@ -475,7 +475,12 @@ class _Converter:
         for d in chunks:
             _binary_objects(np, d, True, dtype.na_value, self.o.deduplicate_objects, values, pos)
             pos += d.length
-        return dtype.construct_array_type()(values, dtype=dtype)
+        cls = dtype.construct_array_type()
+        simple_new = getattr(cls, "_simple_new", None)
+        if simple_new is not None:
+            # every value is a str or the dtype's NA: skip the constructor's per-value check
+            return simple_new(values, dtype)
+        return cls(values, dtype=dtype)
 
     # -- categoricals ---------------------------------------------------------------------------
     def categorical(self, chunks, st: DictionaryType):

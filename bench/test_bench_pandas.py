@@ -8,10 +8,11 @@ from_pandas starts from the DataFrame pyarrow's to_pandas gives.
 Two kinds of runs:
 - `test_to_pandas` / `test_from_pandas` [arrowipc | pyarrow]: pytest-benchmark groups, so
   `bench/ratios.py` reports them with the IPC ones;
-- `test_interleaved_ratios`: both libraries alternate round by round (the one starting a round
-  alternates too), so a load change on this shared machine hits both alike; it prints the median
-  of each and their ratio (below 1 = arrowipc faster). Results are checked for equality first, so a
-  fast wrong answer fails.
+- `test_interleaved_ratios[auto|python]`: both libraries alternate round by round (the one
+  starting a round alternates too), so a load change on this shared machine hits both alike; it
+  prints the median of each and their ratio (below 1 = arrowipc faster), once with pandas' default
+  string storage and once with the "python" storage pandas uses where pyarrow is not installed.
+  Results are checked for equality first, so a fast wrong answer fails.
 
 Run: python -m pytest bench/test_bench_pandas.py --benchmark-enable -s
 """
@@ -86,24 +87,30 @@ def test_pandas(benchmark, pandas_data, operation, lib):
     _check(operation, result, pandas_data)
 
 
-def test_interleaved_ratios(pandas_data, capsys):
+@pytest.mark.parametrize("string_storage", ["auto", "python"])
+def test_interleaved_ratios(pandas_data, capsys, string_storage):
+    """"auto": pandas' default (Arrow-backed strings where pyarrow is installed, as here);
+    "python": the storage pandas uses where pyarrow is not installed, the case arrowipc is for."""
     rows = []
-    for operation, make in OPERATIONS.items():
-        funcs = {lib: make(lib, pandas_data) for lib in LIBS}
-        for lib in LIBS:                      # warm-up, and the results are right
-            _check(operation, funcs[lib](), pandas_data)
-        times = {lib: [] for lib in LIBS}
-        for r in range(ROUNDS):
-            order = LIBS if r % 2 == 0 else LIBS[::-1]
-            for lib in order:
-                start = time.perf_counter()
-                funcs[lib]()
-                times[lib].append(time.perf_counter() - start)
-        med = {lib: statistics.median(v) for lib, v in times.items()}
-        rows.append((operation, med["arrowipc"], med["pyarrow"], med["arrowipc"] / med["pyarrow"]))
+    with pd.option_context("mode.string_storage", string_storage):
+        data = dict(pandas_data, frame=pandas_data["pyarrow"].to_pandas())
+        for operation, make in OPERATIONS.items():
+            funcs = {lib: make(lib, data) for lib in LIBS}
+            for lib in LIBS:                      # warm-up, and the results are right
+                _check(operation, funcs[lib](), data)
+            times = {lib: [] for lib in LIBS}
+            for r in range(ROUNDS):
+                order = LIBS if r % 2 == 0 else LIBS[::-1]
+                for lib in order:
+                    start = time.perf_counter()
+                    funcs[lib]()
+                    times[lib].append(time.perf_counter() - start)
+            med = {lib: statistics.median(v) for lib, v in times.items()}
+            rows.append((operation, med["arrowipc"], med["pyarrow"],
+                         med["arrowipc"] / med["pyarrow"]))
     with capsys.disabled():
-        print(f"\n| operation ({LABEL}, {ROUNDS} interleaved rounds) | arrowipc ms | pyarrow ms "
-              f"| ratio |")
+        print(f"\n| {LABEL}, string storage {string_storage!r}, {ROUNDS} interleaved rounds "
+              f"| arrowipc ms | pyarrow ms | ratio |")
         print("| --- | ---: | ---: | ---: |")
         for op, a, p, ratio in rows:
             print(f"| {op} | {a * 1000:.1f} | {p * 1000:.1f} | {ratio:.2f}x |")
