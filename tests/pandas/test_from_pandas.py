@@ -238,3 +238,21 @@ def test_frames_pyarrow_made_from_every_type(case):
     assert got.schema.remove_metadata() == expected.schema.remove_metadata()
     assert _meta(got.schema) == _meta(expected.schema)
     assert got.to_pylist() == expected.to_pylist()
+
+
+@pytest.mark.parametrize("frame", [
+    pd.DataFrame({"x": pd.Categorical(["a", "b"])}, index=pd.CategoricalIndex(["p", "q"])),
+    pd.DataFrame({"a": [1, 2]}, index=pd.Index([1.5, 2.5], name="f")),
+    pd.DataFrame({"a": [1, 2]}, index=pd.Index([pd.Timestamp("2020-01-01"),
+                                                pd.Timestamp("2021-01-01")], name="when")),
+    pd.DataFrame([[1, 2]], columns=pd.Index([pd.Timestamp("2020-01-01", tz="UTC"),
+                                             pd.Timestamp("2021-01-01", tz="UTC")])),
+    pd.DataFrame([[1, 2]], columns=pd.Index([1.5, 2.5])),
+])
+def test_more_index_and_column_kinds(frame):
+    _compare(frame)
+
+
+def test_sliced_table_with_range_index_metadata():
+    expected = pa.Table.from_pandas(pd.DataFrame({"a": [1, 2, 3]})).slice(1)
+    assert_same(arrowipc.table(expected).to_pandas(), expected.to_pandas())
