@@ -229,7 +229,7 @@ def test_frames_pyarrow_made_from_every_type(case):
     df = make_table([case], [9, 6], seed=11, null_ratio=0.3).to_pandas()
     try:
         expected = pa.Table.from_pandas(df)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         with pytest.raises((arrowipc.ArrowInvalid, arrowipc.ArrowTypeError,
                             arrowipc.ArrowNotImplementedError)):
             arrowipc.Table.from_pandas(df)
