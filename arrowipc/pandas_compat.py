@@ -284,8 +284,12 @@ class _Converter:
 
     def __init__(self, opts: ToPandasOptions):
         self.o = opts
-        self.pd = _pandas()
+        self.pd = pd = _pandas()
         self.np = _numpy()
+        # strings as pandas' `str` dtype: always from pandas 3, by option from 2.3 (pyarrow's rule)
+        major, minor = (int(x) for x in pd.__version__.split(".")[:2])
+        self.uses_string_dtype = major >= 3 or (
+            (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
 
     # -- top level ------------------------------------------------------------------------------
     def column(self, chunks: list, t: DataType, name=None, ext_dtype=None,
@@ -321,9 +325,12 @@ class _Converter:
             return _Column(np.dtype(f"datetime64[{unit}]"),
                            lambda out: self._fill_dates(chunks, st, out))
         if k in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
-            if st.is_utf8:
-                return _Column(build=lambda: self.strings(chunks, st))
             dedup = o.deduplicate_objects
+            if st.is_utf8 and self.uses_string_dtype:
+                return _Column(build=lambda: self.strings(chunks, st))
+            if st.is_utf8:                   # pandas < 3 without infer_string: objects
+                return _objects_column(np, chunks,
+                                       lambda d: _binary_objects(np, d, True, None, dedup))
             return _objects_column(np, chunks,
                                    lambda d: _binary_objects(np, d, False, None, dedup))
         if k == Kind.RUN_END_ENCODED:
@@ -1038,7 +1045,8 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
             getattr(_storage(f.type), "is_utf8", False)
         cat = cat or f.name in categories
         e = ext.get(f.name)
-        if e is None and not cat and _storage(f.type).kind in _STRING_KINDS and \
+        if e is None and not cat and conv.uses_string_dtype and \
+                _storage(f.type).kind in _STRING_KINDS and \
                 getattr(_storage(f.type), "is_utf8", False) and not \
                 isinstance(f.type, ExtensionType):
             e = conv.string_dtype()
@@ -1059,7 +1067,8 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
                 e = None
                 if opts.types_mapper is not None:
                     e = _mapped(opts.types_mapper, f.type)
-                if e is None and _storage(f.type).kind in _STRING_KINDS and \
+                if e is None and conv.uses_string_dtype and \
+                        _storage(f.type).kind in _STRING_KINDS and \
                         getattr(_storage(f.type), "is_utf8", False):
                     e = conv.string_dtype()
                 arr = conv.column(columns[what], f.type, f.name, e).to_array(
@@ -1079,9 +1088,28 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
     col_index = _column_index(pd, [f.name for f in data_fields], columns_meta, column_indexes)
 
     blocks = _blocks(conv, plans, num_rows, release, data_idx)
-    from pandas.api.internals import create_dataframe_from_blocks
+    try:
+        from pandas.api.internals import create_dataframe_from_blocks
+    except ImportError:                     # pandas < 3
+        create_dataframe_from_blocks = _frame_from_blocks
     df = create_dataframe_from_blocks(blocks, index=index, columns=col_index)
     df.attrs = attributes if isinstance(attributes, dict) else {}
+    return df
+
+
+def _frame_from_blocks(blocks, index, columns):
+    """A DataFrame from (block, placement) pairs through the public constructor (pandas
+    releases without pandas.api.internals); columns are handed over without copies."""
+    pd = _pandas()
+    arrays = [None] * len(columns)
+    for arr, places in blocks:
+        if getattr(arr, "ndim", 1) == 2:
+            for row, pos in enumerate(places.tolist()):
+                arrays[pos] = arr[row]
+        else:
+            arrays[int(places[0])] = arr
+    df = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
+    df.columns = columns
     return df
 
 
@@ -1151,7 +1179,8 @@ def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=Non
         e = _mapped(opts.types_mapper, t)
     is_str = st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)
     cat = opts.strings_to_categorical and is_str
-    if e is None and is_str and not cat and not isinstance(t, ExtensionType):
+    if e is None and is_str and not cat and conv.uses_string_dtype and \
+            not isinstance(t, ExtensionType):
         e = conv.string_dtype()
     plan = conv.column(chunks, t, name, e if not cat else None, cat)
     if opts.zero_copy_only:

@@ -244,3 +244,26 @@ def test_property_random_batches():
         table = pa.Table.from_batches([sliced, batch])
         assert_converts_like_pyarrow(ours(table), table)
     check()
+
+
+def test_without_pandas_api_internals(monkeypatch):
+    """pandas releases without pandas.api.internals get the same frame via the constructor."""
+    import sys
+    expected_table = make_table(["int64", "string", "float32", "timestamp_ms_tz", "bool"], [5, 4],
+                                seed=8)
+    expected = expected_table.to_pandas()            # pyarrow needs the module itself
+    monkeypatch.setitem(sys.modules, "pandas.api.internals", None)   # import fails
+    assert_same(ours(expected_table).to_pandas(), expected)
+    assert_same(ours(expected_table).to_pandas(split_blocks=True), expected)
+
+
+def test_pandas_2_strings_are_objects(monkeypatch):
+    """Before pandas 3 (and without future.infer_string) pyarrow gives strings as objects with
+    None for nulls; so do we."""
+    monkeypatch.setattr(pd, "__version__", "2.2.3")
+    t = pa.table({"s": pa.array(["x", None, "x"]),
+                  "l": pa.array(["y", None, "z"], pa.large_string())})
+    df = ours(t).to_pandas()
+    assert df["s"].dtype == object and df["l"].dtype == object
+    assert df["s"].tolist() == ["x", None, "x"] and df["l"].tolist() == ["y", None, "z"]
+    assert df["s"].iloc[0] is df["s"].iloc[2]          # deduplicated
