@@ -32,6 +32,7 @@ import sys as _sys
 from ._core.arraydata import ArrayData
 from ._core import pandas_kernels as _k
 from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .pandas_shim import schema_pandas_metadata
 from .types import (DataType, DecimalType, DictionaryType, DurationType, ExtensionType, Field,
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
                     Time64Type, TimestampType)
@@ -867,22 +868,6 @@ def _capsule_chunks(chunks, t=None):
 # Arrow -> pandas: tables
 # ================================================================================================
 
-def _pandas_metadata(schema: Schema):
-    md = schema.metadata or {}
-    raw = md.get(b"pandas")
-    if raw is None:
-        return None
-    try:
-        meta = _json.loads(raw.decode("utf8"))
-    except (UnicodeDecodeError, ValueError) as e:
-        raise ArrowInvalid(f"schema metadata 'pandas' is not valid JSON: {e}") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("columns", []), list) or \
-            not isinstance(meta.get("index_columns", []), list):
-        raise ArrowInvalid("schema metadata 'pandas' must be an object with lists "
-                           "'columns' and 'index_columns'")
-    return meta
-
-
 def _ext_dtypes(conv: _Converter, fields, columns_meta, categories) -> dict:
     """Field name -> pandas extension dtype (types_mapper first, then the metadata's numpy_type
     naming an extension dtype), as pyarrow decides them."""
@@ -998,7 +983,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
     conv = _Converter(opts)
     pd, np = conv.pd, conv.np
     fields = list(schema)
-    meta = None if opts.ignore_metadata else _pandas_metadata(schema)
+    meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
     columns_meta = meta.get("columns", []) if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}

@@ -8,7 +8,8 @@ of them is called.
 from __future__ import annotations
 
 __all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "array_to_pandas",
-           "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas"]
+           "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas",
+           "schema_pandas_metadata", "is_pandas_dataframe", "is_pandas_series"]
 
 
 def _options(arguments: dict):
@@ -92,6 +93,25 @@ def schema_from_pandas(cls, df, preserve_index=None):
     """The schema Table.from_pandas(df) would have, with its `pandas` metadata."""
     from .pandas_compat import dataframe_to_schema
     return dataframe_to_schema(df, preserve_index)
+
+
+def schema_pandas_metadata(schema) -> dict | None:
+    """Schema.pandas_metadata: the parsed `pandas` metadata, or None when absent. Metadata
+    that is not a JSON object with lists `columns` and `index_columns` is an ArrowInvalid."""
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return None
+    import json
+    from .errors import ArrowInvalid
+    try:
+        meta = json.loads(raw.decode("utf8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ArrowInvalid(f"schema metadata 'pandas' is not valid JSON: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("columns", []), list) or \
+            not isinstance(meta.get("index_columns", []), list):
+        raise ArrowInvalid("schema metadata 'pandas' must be an object with lists "
+                           "'columns' and 'index_columns'")
+    return meta
 
 
 def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=None):

@@ -847,6 +847,12 @@ class Schema:
         from .pandas_shim import schema_from_pandas
         return schema_from_pandas(cls, df, preserve_index)
 
+    @property
+    def pandas_metadata(self) -> dict | None:
+        """The `pandas` schema metadata as a dict (None when absent), as pyarrow gives it."""
+        from .pandas_shim import schema_pandas_metadata
+        return schema_pandas_metadata(self)
+
     def serialize(self):
         """The framed IPC Schema message as a Buffer."""
         from .ipc.writer import serialize_schema

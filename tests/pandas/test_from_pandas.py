@@ -256,3 +256,13 @@ def test_more_index_and_column_kinds(frame):
 def test_sliced_table_with_range_index_metadata():
     expected = pa.Table.from_pandas(pd.DataFrame({"a": [1, 2, 3]})).slice(1)
     assert_same(arrowipc.table(expected).to_pandas(), expected.to_pandas())
+
+
+def test_schema_pandas_metadata():
+    df = pd.DataFrame({"a": [1, 2]}, index=pd.Index(["x", "y"], name="k"))
+    ours_md = arrowipc.Table.from_pandas(df).schema.pandas_metadata
+    pa_md = pa.Table.from_pandas(df).schema.pandas_metadata
+    ours_md.pop("creator")
+    pa_md.pop("creator")
+    assert ours_md == pa_md
+    assert arrowipc.schema([("a", arrowipc.int64())]).pandas_metadata is None
