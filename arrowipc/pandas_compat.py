@@ -65,7 +65,9 @@ def _numpy():
 
 
 class ToPandasOptions:
-    """The options of `to_pandas()` (pyarrow's names and defaults)."""
+    """The options of `to_pandas()` (pyarrow's names and defaults). `memory_pool` is accepted
+    and ignored (arrowipc has one allocator); `safe` concerns casts pyarrow may make on the way,
+    which this conversion never needs."""
     __slots__ = ("memory_pool", "categories", "strings_to_categorical", "zero_copy_only",
                  "integer_object_nulls", "date_as_object", "timestamp_as_object", "use_threads",
                  "deduplicate_objects", "ignore_metadata", "safe", "split_blocks",
@@ -173,14 +175,13 @@ class _Column:
     `dtype` is the numpy dtype of a column that goes into a 2-D block (then `fill(out)` writes
     the values into a 1-D contiguous row of it, and `view()` may offer a zero-copy array), or None
     for a column pandas holds as an extension array (then `build()` returns it)."""
-    __slots__ = ("dtype", "fill", "view", "build", "copies")
+    __slots__ = ("dtype", "fill", "view", "build")
 
-    def __init__(self, dtype=None, fill=None, view=None, build=None, copies=True):
+    def __init__(self, dtype=None, fill=None, view=None, build=None):
         self.dtype = dtype
         self.fill = fill
         self.view = view
         self.build = build
-        self.copies = copies
 
     def to_array(self, np, n: int):
         """The column on its own: a zero-copy view when there is one, else a filled array."""
@@ -293,7 +294,7 @@ class _Converter:
             (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
 
     # -- top level ------------------------------------------------------------------------------
-    def column(self, chunks: list, t: DataType, name=None, ext_dtype=None,
+    def column(self, chunks: list, t: DataType, ext_dtype=None,
                categorical: bool = False) -> _Column:
         np, o = self.np, self.o
         if ext_dtype is not None:
@@ -1035,7 +1036,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
                 getattr(_storage(f.type), "is_utf8", False) and not \
                 isinstance(f.type, ExtensionType):
             e = conv.string_dtype()
-        plans.append(conv.column(chunks, f.type, f.name, e if not cat else None, cat))
+        plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
     if opts.zero_copy_only:
         for f, p, i in zip(data_fields, plans, data_idx):
             _check_zero_copy(f, p, columns[i], np)
@@ -1056,7 +1057,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
                         _storage(f.type).kind in _STRING_KINDS and \
                         getattr(_storage(f.type), "is_utf8", False):
                     e = conv.string_dtype()
-                arr = conv.column(columns[what], f.type, f.name, e).to_array(
+                arr = conv.column(columns[what], f.type, e).to_array(
                     np, _total(columns[what]))
                 arrays.append(pd.Index(arr, name=None))
             names.append(name)
@@ -1167,7 +1168,7 @@ def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=Non
     if e is None and is_str and not cat and conv.uses_string_dtype and \
             not isinstance(t, ExtensionType):
         e = conv.string_dtype()
-    plan = conv.column(chunks, t, name, e if not cat else None, cat)
+    plan = conv.column(chunks, t, e if not cat else None, cat)
     if opts.zero_copy_only:
         _check_zero_copy(Field(name or "", t), plan, chunks, np)
     values = plan.to_array(np, _total(chunks))
