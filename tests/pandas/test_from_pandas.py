@@ -171,9 +171,12 @@ def test_duplicate_columns_raise():
 
 def test_zero_copy_numbers():
     values = np.arange(10, dtype="int64")
-    t = arrowipc.Table.from_pandas(pd.DataFrame({"v": values}, copy=False))
-    buf = t.column(0).chunks[0].buffers()[1]
-    assert np.frombuffer(buf, dtype="int64").tolist() == values.tolist()
+    floats = np.array([1.5, np.nan, 3.0])
+    arr = arrowipc.Array.from_pandas(pd.Series(values, copy=False))
+    assert arr.buffers()[1].address == values.__array_interface__["data"][0]   # not copied
+    farr = arrowipc.Array.from_pandas(pd.Series(floats, copy=False))
+    assert farr.buffers()[1].address == floats.__array_interface__["data"][0]
+    assert farr.null_count == 1
 
 
 def test_array_from_pandas():
