@@ -10,6 +10,7 @@ from ._core import bitmap as _bitmap
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
+from . import pandas_shim as _pandas
 
 
 def _computed_null_count(data: ArrayData) -> int:
@@ -139,6 +140,9 @@ class Array:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
         from .to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
+
+    to_pandas = _pandas.array_to_pandas
+    from_pandas = classmethod(_pandas.array_from_pandas)
 
     def equals(self, other: "Array") -> bool:
         if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
@@ -368,9 +372,10 @@ def make_array(data: ArrayData) -> Array:
 
 class ChunkedArray:
     """A column made of several arrays of one type (what Table.column returns)."""
-    __slots__ = ("type", "chunks")
+    __slots__ = ("type", "chunks", "_name")
 
     def __init__(self, chunks, type: DataType | None = None):
+        self._name = None      # the column's name when a Table hands it out (pandas uses it)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:
@@ -417,6 +422,8 @@ class ChunkedArray:
             return np.array([])
         return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
 
+    to_pandas = _pandas.chunked_array_to_pandas
+
     def __arrow_c_stream__(self, requested_schema=None):
         from .interop import export_array_stream
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
@@ -435,6 +442,8 @@ def array(obj, type=None, from_pandas: bool = False) -> Array:
         return obj
     if type is not None:
         type = ensure_type(type)
+    if _pandas.is_pandas_series(obj):
+        return Array.from_pandas(obj, type=type)
     if hasattr(obj, "__arrow_c_array__"):
         from .interop import import_array
         field, data = import_array(obj)

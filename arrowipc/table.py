@@ -10,6 +10,7 @@ from _collections_abc import Iterable  # as collections.abc; typing is slow to i
 
 from ._core.arraydata import ArrayData, untrack_acyclic
 from .array import Array, ChunkedArray, array, make_array
+from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
@@ -187,6 +188,10 @@ class RecordBatch:
             raise ArrowCapacityError(f"record batch: {self.num_rows} rows do not fit in memory as "
                                      f"Python dicts") from None
 
+    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use)
+    to_pandas = _pandas.batch_to_pandas
+    from_pandas = classmethod(_pandas.batch_from_pandas)
+
     def to_struct_array(self) -> Array:
         return make_array(self._as_struct_data())
 
@@ -296,7 +301,9 @@ class Table:
 
     def column(self, i) -> ChunkedArray:
         j = _column_index(self.schema, i)
-        return ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
+        ca = ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
+        ca._name = self.schema.field(j).name
+        return ca
 
     def __getitem__(self, i):
         return self.column(i)
@@ -350,6 +357,10 @@ class Table:
         for b in self._batches:
             out += b.to_pylist()
         return out
+
+    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use)
+    to_pandas = _pandas.table_to_pandas
+    from_pandas = classmethod(_pandas.table_from_pandas)
 
     def replace_schema_metadata(self, metadata=None) -> "Table":
         sch = self.schema.with_metadata(metadata)
@@ -409,6 +420,8 @@ def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
     """A RecordBatch from arrays, a dict of columns, or any __arrow_c_array__ exporter."""
     if isinstance(data, RecordBatch):
         return data
+    if _pandas.is_pandas_dataframe(data):
+        return RecordBatch.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_array__"):
         from .interop import import_record_batch
         return import_record_batch(data)
@@ -423,6 +436,8 @@ def table(data, names=None, schema=None, metadata=None) -> Table:
         return data
     if isinstance(data, RecordBatch):
         return Table(data.schema, [data])
+    if _pandas.is_pandas_dataframe(data):
+        return Table.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_stream__"):
         from .interop import import_stream
         sch, batches = import_stream(data)

@@ -841,6 +841,18 @@ class Schema:
     def __repr__(self):
         return "arrowipc.Schema\n" + str(self)
 
+    @classmethod
+    def from_pandas(cls, df, preserve_index=None) -> "Schema":
+        """The schema Table.from_pandas(df) would have (arrowipc/pandas_shim.py)."""
+        from .pandas_shim import schema_from_pandas
+        return schema_from_pandas(cls, df, preserve_index)
+
+    @property
+    def pandas_metadata(self) -> dict | None:
+        """The `pandas` schema metadata as a dict (None when absent), as pyarrow gives it."""
+        from .pandas_shim import schema_pandas_metadata
+        return schema_pandas_metadata(self)
+
     def serialize(self):
         """The framed IPC Schema message as a Buffer."""
         from .ipc.writer import serialize_schema

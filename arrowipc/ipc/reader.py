@@ -315,6 +315,10 @@ class _ReaderBase:
     def schema(self) -> T.Schema:
         return self._decoder.schema
 
+    def read_pandas(self, **options):
+        """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
+        return self.read_all().to_pandas(**options)
+
 
 class RecordBatchStreamReader(_ReaderBase):
     """Reads the IPC stream format from bytes, a path or a file-like object."""
@@ -450,10 +454,6 @@ class RecordBatchStreamReader(_ReaderBase):
 
     def read_all(self) -> Table:
         return Table(self.schema, list(self))
-
-    def read_pandas(self, **kwargs):
-        import pandas  # noqa: F401  (optional dependency)
-        raise ArrowNotImplementedError("read_pandas needs pyarrow; use pyarrow.table(reader.read_all())")
 
     def close(self):
         self._done = True

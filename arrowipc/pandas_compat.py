@@ -1,0 +1,1724 @@
+"""Arrow tables to pandas DataFrames and back, without pyarrow.
+
+`to_pandas()` produces what pyarrow 26's `to_pandas()` produces (same dtypes, values, index,
+column names, time zones, categoricals, objects for nested types, NaN/NaT/None for nulls) and
+honours the `pandas` schema metadata pyarrow writes; `from_pandas()` infers the Arrow types
+pyarrow infers and writes that metadata in pyarrow's format, so pyarrow reads our files back into
+the same DataFrame. docs/pandas.md lists the options and the few deliberate differences.
+
+How a column becomes pandas data:
+- numbers, booleans without nulls, timestamps, durations (and dates with date_as_object=False)
+  are copied by the kernels of `_core/pandas_kernels` straight into the 2-D block pandas keeps
+  for their dtype (or, with split_blocks=True, handed over as zero-copy views when one chunk
+  without nulls needs no conversion). Integers with nulls become float64 with NaN, as in pyarrow.
+  These kernels release the GIL, so with use_threads the columns convert in parallel.
+- strings become pandas' default `str` dtype, built as pandas itself would build it: with the
+  "python" storage, an object array of str made by one C loop that creates each distinct string
+  once; with the "pyarrow" storage (pandas chose it, so pandas has loaded pyarrow), our buffers are
+  handed to pandas through the Arrow C stream interface without a copy. arrowipc never imports
+  pyarrow: it only uses the module pandas already loaded.
+- dictionaries become Categoricals (chunks with different dictionaries are unified first), time
+  zones a DatetimeTZDtype, and everything else (decimals, dates, times, binary, lists, structs,
+  maps) object columns of the Python values pyarrow gives.
+
+pandas is imported only here, and only when a conversion runs: `import arrowipc` stays light.
+"""
+from __future__ import annotations
+
+import json as _json
+import re as _re
+import sys as _sys
+
+from ._core.arraydata import ArrayData
+from ._core import pandas_kernels as _k
+from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .pandas_shim import schema_pandas_metadata
+from .types import (DataType, DecimalType, DictionaryType, DurationType, ExtensionType, Field,
+                    FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
+                    Time64Type, TimestampType)
+
+__all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_arrays",
+           "dataframe_to_schema", "series_to_array", "ToPandasOptions"]
+
+_NAT = -(1 << 63)
+_MS_PER_DAY = 86_400_000
+_NS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1000, "ns": 1}
+_GENERATED_INDEX = _re.compile(r"^__index_level_\d+__$")
+
+# numpy dtype codes of Arrow's fixed-width numbers, by type name
+_NUMERIC_CODE = {"int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
+                 "uint16": "u2", "uint32": "u4", "uint64": "u8", "halffloat": "f2",
+                 "float": "f4", "double": "f8"}
+_STRING_KINDS = (Kind.BINARY, Kind.LARGE_BINARY, Kind.VIEW)
+_LIST_KINDS = (Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW,
+               Kind.FIXED_SIZE_LIST)
+
+
+def _pandas():
+    import pandas
+    return pandas
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+class ToPandasOptions:
+    """The options of `to_pandas()` (pyarrow's names and defaults). `memory_pool` is accepted
+    and ignored (arrowipc has one allocator); `safe` concerns casts pyarrow may make on the way,
+    which this conversion never needs."""
+    __slots__ = ("memory_pool", "categories", "strings_to_categorical", "zero_copy_only",
+                 "integer_object_nulls", "date_as_object", "timestamp_as_object", "use_threads",
+                 "deduplicate_objects", "ignore_metadata", "safe", "split_blocks",
+                 "self_destruct", "maps_as_pydicts", "types_mapper", "coerce_temporal_nanoseconds")
+
+    def __init__(self, memory_pool=None, categories=None, strings_to_categorical=False,
+                 zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
+                 timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
+                 ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
+                 maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+        if maps_as_pydicts not in (None, "lossy", "strict"):
+            raise ValueError(f"Invalid value for 'maps_as_pydicts': valid values are 'lossy', "
+                             f"'strict' or `None` (default). Received {maps_as_pydicts!r}.")
+        self.memory_pool = memory_pool
+        self.categories = list(categories) if categories else []
+        self.strings_to_categorical = bool(strings_to_categorical)
+        self.zero_copy_only = bool(zero_copy_only)
+        self.integer_object_nulls = bool(integer_object_nulls)
+        self.date_as_object = bool(date_as_object)
+        self.timestamp_as_object = bool(timestamp_as_object)
+        self.use_threads = bool(use_threads)
+        self.deduplicate_objects = bool(deduplicate_objects)
+        self.ignore_metadata = bool(ignore_metadata)
+        self.safe = bool(safe)
+        self.split_blocks = bool(split_blocks)
+        self.self_destruct = bool(self_destruct)
+        self.maps_as_pydicts = maps_as_pydicts
+        self.types_mapper = types_mapper
+        self.coerce_temporal_nanoseconds = bool(coerce_temporal_nanoseconds)
+
+
+# ================================================================================================
+# Arrow -> pandas: one column
+# ================================================================================================
+
+def _storage(t: DataType) -> DataType:
+    while isinstance(t, ExtensionType):
+        t = t.storage
+    return t
+
+
+def _null_count(d: ArrayData) -> int:
+    from .array import null_count_of
+    return null_count_of(d)
+
+
+def _validity(d: ArrayData):
+    """The validity Buffer of a chunk that has nulls, else None."""
+    if d.length == 0 or _null_count(d) == 0 or not d.buffers:
+        return None
+    return d.buffers[0]
+
+
+def _values_buffer(d: ArrayData, what: str = "values"):
+    if len(d.buffers) < 2 or d.buffers[1] is None:
+        if d.length == 0:
+            return None
+        raise ArrowInvalid(f"{d.type} array of length {d.length} has no {what} buffer")
+    return d.buffers[1]
+
+
+def _copy_fixed(chunks, width: int, out, fill_nulls: bool) -> None:
+    """Fixed-width chunks copied back to back into `out`; nulls filled with NaN/NaT."""
+    pos = 0
+    for d in chunks:
+        if d.length:
+            _k.copy_values(_values_buffer(d), d.offset, d.length, width, out, pos)
+        pos += d.length
+    if fill_nulls:
+        _fill_chunk_nulls(chunks, out)
+
+
+def _fill_chunk_nulls(chunks, out, fill=None) -> None:
+    """The null slots of chunks laid back to back in `out` set to NaN, NaT or `fill`."""
+    pos = 0
+    for d in chunks:
+        v = _validity(d)
+        if v is not None:
+            _k.fill_nulls(out, pos, d.length, v, d.offset, fill)
+        pos += d.length
+
+
+def _zero_copy_view(np, chunks, code: str):
+    """A read-only numpy view of the only chunk's values, or None when that needs a copy."""
+    if len(chunks) != 1:
+        return None
+    d = chunks[0]
+    if _null_count(d):
+        return None
+    width = int(code[-1]) if code[-1].isdigit() else np.dtype(code).itemsize
+    buf = _values_buffer(d)
+    if buf is None:
+        return np.empty(0, dtype=code)
+    if d.offset < 0 or d.length > buf.size // width - d.offset:
+        raise ArrowInvalid(f"{d.type} values buffer of {buf.size} bytes is too short for "
+                           f"elements [{d.offset}, {d.offset + d.length})")
+    view = np.frombuffer(buf, dtype=code, count=d.length, offset=d.offset * width)
+    view.flags.writeable = False
+    return view
+
+
+class _Column:
+    """How one Arrow column becomes pandas data.
+
+    `dtype` is the numpy dtype of a column that goes into a 2-D block (then `fill(out)` writes
+    the values into a 1-D contiguous row of it, and `view()` may offer a zero-copy array), or None
+    for a column pandas holds as an extension array (then `build()` returns it)."""
+    __slots__ = ("dtype", "fill", "view", "build")
+
+    def __init__(self, dtype=None, fill=None, view=None, build=None):
+        self.dtype = dtype
+        self.fill = fill
+        self.view = view
+        self.build = build
+
+    def to_array(self, np, n: int):
+        """The column on its own: a zero-copy view when there is one, else a filled array."""
+        if self.dtype is None:
+            return self.build()
+        if self.view is not None:
+            v = self.view()
+            if v is not None:
+                return v
+        out = _empty(np, n, self.dtype)
+        self.fill(out)
+        return out
+
+
+def _empty(np, shape, dtype):
+    """An uninitialised array for converted values. Numeric ones come from arrowipc's allocator:
+    its pool and huge pages spare the page faults fresh memory costs on every conversion (the
+    array keeps the allocation alive; freeing the DataFrame returns it to the pool)."""
+    dtype = np.dtype(dtype)
+    count = 1
+    for x in (shape if isinstance(shape, tuple) else (shape,)):
+        count *= x
+    if dtype.hasobject or count == 0:
+        return np.empty(shape, dtype=dtype)
+    from ._core.buffer import allocate
+    return np.frombuffer(allocate(count * dtype.itemsize, False), dtype=dtype).reshape(shape)
+
+
+def _total(chunks) -> int:
+    return sum(d.length for d in chunks)
+
+
+def _any_nulls(chunks) -> bool:
+    return any(_null_count(d) for d in chunks)
+
+
+def _objects_column(np, chunks, convert) -> _Column:
+    """An object column whose values come chunk by chunk from convert(chunk) -> sequence."""
+    def fill(out):
+        pos = 0
+        for d in chunks:
+            if d.length:
+                out[pos:pos + d.length] = _as_object_array(np, convert(d))
+            pos += d.length
+    return _Column(np.dtype(object), fill)
+
+
+def _as_object_array(np, values):
+    """An object array holding exactly these values (numpy would unpack sequences of equal
+    length into a second dimension: fromiter never does)."""
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        return values
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def _pylist(d: ArrayData) -> list:
+    from .to_python import to_pylist
+    return to_pylist(d)
+
+
+def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool, out=None,
+                    out_start: int = 0):
+    """str or bytes objects of one binary-like chunk (any layout) as an object array, or
+    written into out[out_start:] when given."""
+    t = _storage(d.type)
+    if out is None:
+        out = np.empty(d.length, dtype=object)
+    if d.length == 0:
+        return out
+    if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
+        width = 4 if t.kind == Kind.BINARY else 8
+        data = d.buffers[2] if len(d.buffers) > 2 else None
+        try:
+            _k.binary_to_objects(_values_buffer(d, "offsets"), data, d.offset, d.length, width,
+                                 _validity(d), d.offset, utf8, dedup, na_value, out, out_start)
+        except UnicodeDecodeError as e:
+            raise ArrowInvalid(f"{d.type} array holds invalid UTF-8: {e}") from None
+        return out
+    values = _pylist(d)       # views and fixed-size binary: already bounds-checked there
+    part = _as_object_array(np, values)
+    if na_value is not None and _null_count(d):
+        part[[v is None for v in values]] = na_value
+    out[out_start:out_start + d.length] = part
+    return out
+
+
+def _tzinfo(tz: str):
+    from .to_python import timezone_from_string
+    return timezone_from_string(tz)
+
+
+def _datetime_dtype(pd, unit: str, tz):
+    if tz is None:
+        return _numpy().dtype(f"datetime64[{unit}]")
+    return pd.DatetimeTZDtype(unit=unit, tz=_tzinfo(tz))
+
+
+class _Converter:
+    """Column conversions for one to_pandas call (options, pandas and numpy bound once)."""
+
+    def __init__(self, opts: ToPandasOptions):
+        self.o = opts
+        self.pd = pd = _pandas()
+        self.np = _numpy()
+        # strings as pandas' `str` dtype: always from pandas 3, by option from 2.3 (pyarrow's rule)
+        major, minor = (int(x) for x in pd.__version__.split(".")[:2])
+        self.uses_string_dtype = major >= 3 or (
+            (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
+
+    # -- top level ------------------------------------------------------------------------------
+    def column(self, chunks: list, t: DataType, ext_dtype=None,
+               categorical: bool = False) -> _Column:
+        np, o = self.np, self.o
+        if ext_dtype is not None:
+            return _Column(build=lambda: self.extension(chunks, t, ext_dtype))
+        st = _storage(t)
+        if isinstance(t, ExtensionType) and t.extension_name == "arrow.uuid":
+            return _objects_column(np, chunks, _pylist)
+        k = st.kind
+        if categorical and k != Kind.DICTIONARY:
+            return _Column(build=lambda: self.encoded_categorical(chunks, st))
+        if k == Kind.DICTIONARY:
+            return _Column(build=lambda: self.categorical(chunks, st))
+        if k == Kind.NULL:
+            return _Column(np.dtype(object), lambda out: out.fill(None))
+        if k == Kind.BOOL:
+            if _any_nulls(chunks):
+                return _objects_column(np, chunks, _pylist)
+            return _Column(np.dtype(bool), lambda out: self._fill_bools(chunks, out))
+        if isinstance(st, PrimitiveType) and st.name in _NUMERIC_CODE:
+            return self.numeric(chunks, st)
+        if isinstance(st, TimestampType):
+            return self.timestamp(chunks, st)
+        if isinstance(st, DurationType):
+            unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
+            return self.temporal(chunks, st.unit, np.dtype(f"timedelta64[{unit}]"), str(st))
+        if st.name in ("date32[day]", "date64[ms]"):
+            if o.date_as_object:
+                return _objects_column(np, chunks, _pylist)
+            unit = "ns" if o.coerce_temporal_nanoseconds else "ms"
+            return _Column(np.dtype(f"datetime64[{unit}]"),
+                           lambda out: self._fill_dates(chunks, st, out))
+        if k in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
+            dedup = o.deduplicate_objects
+            if st.is_utf8 and self.uses_string_dtype:
+                return _Column(build=lambda: self.strings(chunks, st))
+            if st.is_utf8:                   # pandas < 3 without infer_string: objects
+                return _objects_column(np, chunks,
+                                       lambda d: _binary_objects(np, d, True, None, dedup))
+            return _objects_column(np, chunks,
+                                   lambda d: _binary_objects(np, d, False, None, dedup))
+        if k == Kind.RUN_END_ENCODED:
+            return _Column(build=lambda: self.run_end_decoded(chunks, st))
+        if k in (Kind.SPARSE_UNION, Kind.DENSE_UNION):
+            raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
+                                           f"type {t} is known.")
+        if st.name in ("day_time_interval", "month_interval"):
+            raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
+                                           f"type {t} is known.")
+        _check_list_values(st)
+        if len(chunks) > 1 and k in _LIST_KINDS:
+            # pyarrow converts list values of all chunks together (a child with a null in any
+            # chunk becomes float everywhere): one combined chunk gives the same
+            from .concat import concat_array_data
+            chunks = [concat_array_data(list(chunks))]
+        return _objects_column(np, chunks, self.objects)
+
+    def to_numpy(self, d: ArrayData):
+        """One chunk as a numpy array, as pyarrow shapes list values (strings as object)."""
+        st = _storage(d.type)
+        np = self.np
+        if st.kind in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
+            return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
+        if st.kind == Kind.DICTIONARY:
+            return _as_object_array(np, _pylist(d))
+        if isinstance(st, TimestampType) and st.tz is not None and not self.o.timestamp_as_object:
+            # inside lists pyarrow gives the UTC values, without the time zone
+            return self.temporal([d], st.unit, np.dtype(f"datetime64[{st.unit}]"),
+                                 f"timestamp[{st.unit}]").to_array(np, d.length)
+        col = self.column([d], d.type)
+        if col.dtype is None:
+            built = col.build()
+            return np.asarray(built, dtype=object) if not isinstance(built, np.ndarray) else built
+        return col.to_array(np, d.length)
+
+    # -- numbers and time -----------------------------------------------------------------------
+    def numeric(self, chunks, st) -> _Column:
+        np, o = self.np, self.o
+        code = _NUMERIC_CODE[st.name]
+        width = int(code[1])
+        nulls = _any_nulls(chunks)
+        if code[0] == "f":
+            return _Column(np.dtype(code), lambda out: _copy_fixed(chunks, width, out, True),
+                           lambda: _zero_copy_view(np, chunks, code))
+        if not nulls:
+            return _Column(np.dtype(code), lambda out: _copy_fixed(chunks, width, out, False),
+                           lambda: _zero_copy_view(np, chunks, code))
+        if o.integer_object_nulls:
+            return _objects_column(np, chunks, _pylist)
+
+        def fill(out):
+            pos = 0
+            for d in chunks:
+                if d.length:
+                    _k.ints_to_float(_values_buffer(d), code, d.offset, d.length, _validity(d),
+                                     d.offset, out, pos)
+                pos += d.length
+        return _Column(np.dtype("float64"), fill)
+
+    def temporal(self, chunks, unit: str, dtype, what: str = "") -> _Column:
+        """int64 time values of `unit` into datetime64/timedelta64 of dtype's unit."""
+        np = self.np
+        factor = _NS_PER_UNIT[unit] // _NS_PER_UNIT[np.datetime_data(dtype)[0]]
+
+        def fill(out):
+            _copy_fixed(chunks, 8, out, factor == 1)
+            if factor != 1:
+                ints = out.view("int64")
+                self._scale(ints, factor, what)
+                _fill_chunk_nulls(chunks, out)
+        view = (lambda: _zero_copy_view(np, chunks, dtype.str)) if factor == 1 else None
+        return _Column(dtype, fill, view)
+
+    def _scale(self, ints, factor: int, what: str) -> None:
+        """ints *= factor in place, refusing values that leave int64 (NaT slots excepted) with
+        pyarrow's message; `what` names the source type, e.g. "timestamp[ms]"."""
+        np = self.np
+        limit = np.iinfo(np.int64).max // factor
+        bad = (ints != _NAT) & ((ints > limit) | (ints < -limit))
+        if bad.any():
+            kind = what.split("[")[0]
+            raise ArrowInvalid(f"Casting from {what} to {kind}[ns] would result in out of "
+                               f"bounds {kind}: {int(ints[bad][0])}")
+        np.multiply(ints, factor, out=ints)
+
+    def timestamp(self, chunks, st: TimestampType) -> _Column:
+        np, pd, o = self.np, self.pd, self.o
+        if o.timestamp_as_object and st.unit != "ns":
+            # nanoseconds always fit datetime64[ns]: pyarrow keeps those columns as they are
+            return _objects_column(np, chunks, _pylist)
+        unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
+        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"),
+                              f"timestamp[{st.unit}]")
+        if st.tz is None:
+            return naive
+        dtype = _datetime_dtype(pd, unit, st.tz)
+        n = _total(chunks)
+
+        def build():
+            values = naive.to_array(np, n)
+            return pd.array(values.view("int64"), dtype=dtype, copy=False)
+        return _Column(build=build)
+
+    def _fill_dates(self, chunks, st, out) -> None:
+        np = self.np
+        ints = out.view("int64")
+        if st.name == "date64[ms]":
+            _copy_fixed(chunks, 8, ints, False)
+        else:
+            pos = 0
+            for d in chunks:
+                if d.length:
+                    tmp = np.empty(d.length, dtype="int32")
+                    _k.copy_values(_values_buffer(d), d.offset, d.length, 4, tmp, 0)
+                    np.multiply(tmp, _MS_PER_DAY, out=ints[pos:pos + d.length], dtype="int64")
+                pos += d.length
+        if out.dtype == np.dtype("datetime64[ns]"):
+            self._scale(ints, 1_000_000, "timestamp[ms]")
+        _fill_chunk_nulls(chunks, out)
+
+    def _fill_bools(self, chunks, out) -> None:
+        pos = 0
+        for d in chunks:
+            if d.length:
+                _k.unpack_bools(_values_buffer(d), d.offset, d.length, out, pos)
+            pos += d.length
+
+    # -- strings --------------------------------------------------------------------------------
+    def string_dtype(self):
+        """pandas' default `str` dtype, with the storage pandas resolves for it."""
+        np, pd = self.np, self.pd
+        return pd.StringDtype(na_value=np.nan)
+
+    def strings(self, chunks, t, dtype=None):
+        np, pd = self.np, self.pd
+        dtype = dtype or self.string_dtype()
+        pa = _sys.modules.get("pyarrow")
+        if dtype.storage == "pyarrow" and pa is not None:
+            # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
+            # through the C stream interface (no copy) instead of building Python objects
+            _check_for_export(chunks)
+            return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
+        if dtype.storage == "pyarrow":
+            dtype = pd.StringDtype("python", na_value=dtype.na_value)
+        n = _total(chunks)
+        values = np.empty(n, dtype=object)
+        pos = 0
+        for d in chunks:
+            _binary_objects(np, d, True, dtype.na_value, self.o.deduplicate_objects, values, pos)
+            pos += d.length
+        cls = dtype.construct_array_type()
+        simple_new = getattr(cls, "_simple_new", None)
+        if simple_new is not None:
+            # every value is a str or the dtype's NA: skip the constructor's per-value check
+            return simple_new(values, dtype)
+        return cls(values, dtype=dtype)
+
+    # -- categoricals ---------------------------------------------------------------------------
+    def categorical(self, chunks, st: DictionaryType):
+        np, pd = self.np, self.pd
+        dicts = [d.dictionary for d in chunks if d.length]
+        if any(x is None for x in dicts):
+            raise ArrowInvalid("dictionary array has no dictionary")
+        first = dicts[0] if dicts else None
+        codes_dtype = _NUMERIC_CODE[st.index_type.name]
+        n = _total(chunks)
+        codes = np.empty(n, dtype=codes_dtype)
+        _copy_fixed(chunks, int(codes_dtype[1]), codes, False)
+        if first is None:
+            categories = self._dictionary_values([ArrayData(st.value_type, 0, 0, 0,
+                                                            [None, None, None])])
+        elif all(x is first for x in dicts) or all(_same_values(x, first) for x in dicts):
+            categories = self._dictionary_values([first])
+        else:
+            categories, codes = self._unified(chunks, codes)
+        ncat = len(categories)
+        if n and ncat == 0 and not _any_nulls(chunks):
+            raise ArrowInvalid("dictionary index outside the dictionary of 0 values")
+        _fill_chunk_nulls(chunks, codes, -1)
+        if len(codes) and (codes.max(initial=-1) >= ncat or codes.min(initial=0) < -1):
+            raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
+        return pd.Categorical.from_codes(codes, categories=categories, ordered=st.ordered)
+
+    def _dictionary_values(self, dicts):
+        """Dictionary values in the form pyarrow hands pandas as categories."""
+        np = self.np
+        parts = [self.to_numpy(x) for x in dicts]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    def _unified(self, chunks, codes):
+        """Categories covering every chunk's dictionary (first chunk's order, then new values in
+        order of appearance, as Arrow's dictionary unification) and the remapped codes."""
+        np = self.np
+        seen: dict = {}
+        order = []
+        pos = 0
+        remapped = codes.astype("int64")
+        for d in chunks:
+            values = self._dictionary_values([d.dictionary])
+            mapping = np.empty(len(values), dtype="int64")
+            for i, v in enumerate(values.tolist()):
+                key = (type(v), v) if v == v else (type(v), "nan")
+                j = seen.get(key)
+                if j is None:
+                    j = seen[key] = len(order)
+                    order.append(values[i])
+                mapping[i] = j
+            part = remapped[pos:pos + d.length]
+            if len(part):
+                valid = self._valid_mask(d)
+                if valid is not None:
+                    part[~valid] = 0          # null slots may hold any index
+                if part.min() < 0 or part.max() >= len(values):
+                    raise ArrowInvalid(f"dictionary index outside the dictionary of "
+                                       f"{len(values)} values")
+                part[:] = mapping[part]
+            pos += d.length
+        cats = np.empty(len(order), dtype=object)
+        cats[:] = order
+        if len(order) and all(isinstance(x, (int, float)) for x in order):
+            cats = np.asarray(order)
+        return cats, remapped
+
+    def encoded_categorical(self, chunks, st):
+        """`categories=` / strings_to_categorical: the column hash-encoded in order of first
+        appearance (what Arrow's dictionary_encode gives), then a Categorical."""
+        np, pd = self.np, self.pd
+        if st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
+            parts = [_binary_objects(np, d, True, None, True) for d in chunks]
+        else:
+            # the values as Python objects (nulls None): integers stay integers
+            parts = [_as_object_array(np, _pylist(d)) for d in chunks]
+        values = np.concatenate(parts) if parts else np.empty(0, dtype=object)
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+        if isinstance(uniques, pd.Index):
+            uniques = uniques.to_numpy()
+        return pd.Categorical.from_codes(codes, categories=uniques)
+
+    # -- run-end encoded ------------------------------------------------------------------------
+    def run_end_decoded(self, chunks, st):
+        np = self.np
+        parts = []
+        for d in chunks:
+            if len(d.children) != 2:
+                raise ArrowInvalid("run_end_encoded array needs 2 children")
+            ends_d, values_d = d.children
+            ends = self.column([ends_d], ends_d.type).to_array(np, ends_d.length).astype("int64")
+            if len(ends) and (np.any(np.diff(ends) <= 0) or ends[0] <= 0):
+                raise ArrowInvalid("run ends must be positive and strictly increasing")
+            lo, hi = d.offset, d.offset + d.length
+            if d.length and (not len(ends) or ends[-1] < hi):
+                raise ArrowInvalid(f"run ends cover {ends[-1] if len(ends) else 0} values but "
+                                   f"the array needs {hi}")
+            first = int(np.searchsorted(ends, lo, side="right"))
+            last = int(np.searchsorted(ends, hi - 1, side="right")) + 1 if d.length else first
+            run_ends = np.minimum(ends[first:last], hi) - lo
+            counts = np.diff(np.concatenate([[0], run_ends]))
+            idx = np.repeat(np.arange(first, last), counts)
+            if len(ends) > values_d.length:
+                raise ArrowInvalid(f"run_end_encoded array has {len(ends)} runs but "
+                                   f"{values_d.length} values")
+            values = self.column([values_d], values_d.type).to_array(np, values_d.length)
+            parts.append(values.take(idx))
+        if not parts:
+            return self.column([], st.value_type).to_array(np, 0)
+        if len(parts) == 1:
+            return parts[0]
+        if isinstance(parts[0], np.ndarray):
+            return np.concatenate(parts)
+        return type(parts[0])._concat_same_type(parts)
+
+    # -- objects for nested types ---------------------------------------------------------------
+    def objects(self, d: ArrayData):
+        """The Python values pyarrow gives for one chunk inside an object column: lists as numpy
+        arrays, structs as dicts, maps as lists of (key, item) tuples or dicts, and the
+        to_pylist value otherwise."""
+        np = self.np
+        st = _storage(d.type)
+        k = st.kind
+        if isinstance(st, MapType):
+            return self._maps(d, st)
+        if k in _LIST_KINDS:
+            return self._lists(d, st)
+        if k == Kind.STRUCT:
+            return self._structs(d, st)
+        if st.name == "month_day_nano_interval":
+            pd = self.pd
+            return _as_object_array(np, [None if v is None else pd.DateOffset(
+                months=v[0], days=v[1], nanoseconds=v[2]) for v in _pylist(d)])
+        if k == Kind.DICTIONARY:
+            return _as_object_array(np, _pylist(d))
+        if k in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
+            return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
+        if k == Kind.RUN_END_ENCODED:
+            return _as_object_array(np, _pylist(d))
+        return _as_object_array(np, _pylist(d))
+
+    def _list_bounds(self, d, st):
+        """(child ArrayData, per-list (start, stop) in the child) of one list-like chunk."""
+        np = self.np
+        if not d.children:
+            raise ArrowInvalid(f"{st} array has no child")
+        child = d.children[0]
+        n = d.length
+        if st.kind == Kind.FIXED_SIZE_LIST:
+            size = st.list_size
+            starts = (np.arange(n, dtype="int64") + d.offset) * size
+            return child, starts, starts + size
+        width = 4 if st.kind in (Kind.LIST, Kind.LIST_VIEW) else 8
+        code = f"i{width}"
+        if st.kind in (Kind.LIST, Kind.LARGE_LIST):
+            offs = np.empty(n + 1, dtype=code)
+            if n:
+                _k.copy_values(_values_buffer(d, "offsets"), d.offset, n + 1, width, offs, 0)
+            else:
+                offs[0] = 0
+            starts, stops = offs[:-1].astype("int64"), offs[1:].astype("int64")
+        else:
+            starts = np.empty(n, dtype=code)
+            sizes = np.empty(n, dtype=code)
+            if n:
+                _k.copy_values(_values_buffer(d, "offsets"), d.offset, n, width, starts, 0)
+                if len(d.buffers) < 3 or d.buffers[2] is None:
+                    raise ArrowInvalid(f"{st} array has no sizes buffer")
+                _k.copy_values(d.buffers[2], d.offset, n, width, sizes, 0)
+            starts = starts.astype("int64")
+            stops = starts + sizes.astype("int64")
+        valid = self._valid_mask(d)
+        check_starts, check_stops = (starts, stops) if valid is None else (starts[valid],
+                                                                            stops[valid])
+        if len(check_starts) and (check_starts.min() < 0 or (check_stops < check_starts).any()
+                                  or check_stops.max() > child.length):
+            raise ArrowInvalid(f"{st} offsets point outside the child array of length "
+                               f"{child.length}")
+        return child, starts, stops
+
+    def _valid_mask(self, d):
+        v = _validity(d)
+        if v is None:
+            return None
+        from ._core.bitmap import unpack_bits
+        return self.np.frombuffer(unpack_bits(v, d.offset, d.length), dtype=bool)
+
+    def _lists(self, d, st):
+        np = self.np
+        child, starts, stops = self._list_bounds(d, st)
+        _check_list_values(st)
+        valid = self._valid_mask(d)
+        if st.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.FIXED_SIZE_LIST) and len(starts):
+            lo = int(starts.min()) if valid is None else int(starts[valid].min(initial=0))
+            hi = int(stops.max()) if valid is None else int(stops[valid].max(initial=lo))
+            hi = max(hi, lo)
+        else:
+            lo, hi = 0, child.length
+        sub = ArrayData(child.type, hi - lo, child.offset + lo,
+                        0 if child.null_count == 0 else -1, child.buffers, child.children,
+                        child.dictionary)
+        values = self.to_numpy(sub)
+        out = np.empty(d.length, dtype=object)
+        s, e = (starts - lo).tolist(), (stops - lo).tolist()
+        for i in range(d.length):
+            out[i] = values[s[i]:e[i]]
+        if valid is not None:
+            out[~valid] = None
+        return out
+
+    def _structs(self, d, st):
+        np = self.np
+        names = [f.name for f in st.fields]
+        if len(d.children) != len(names):
+            raise ArrowInvalid(f"{st} array has {len(d.children)} children")
+        cols = []
+        for c in d.children:
+            if c.offset + d.offset + d.length > c.offset + c.length and d.length:
+                raise ArrowInvalid(f"{st} child of length {c.length} is shorter than the "
+                                   f"struct's {d.offset + d.length} slots")
+            sub = ArrayData(c.type, d.length, c.offset + d.offset,
+                            0 if c.null_count == 0 else -1, c.buffers, c.children, c.dictionary)
+            cols.append(self._nested_values(sub))
+        rows = [dict(zip(names, r)) for r in zip(*cols)] if cols else [{} for _ in range(d.length)]
+        out = _as_object_array(np, rows)
+        valid = self._valid_mask(d)
+        if valid is not None:
+            out[~valid] = None
+        return out
+
+    def _maps(self, d, st: MapType):
+        np = self.np
+        child, starts, stops = self._list_bounds(d, st)
+        if len(child.children) != 2:
+            raise ArrowInvalid("map entries need 2 children")
+        kd, vd = child.children
+        keys = self._nested_values(ArrayData(kd.type, child.length, kd.offset + child.offset, -1,
+                                          kd.buffers, kd.children, kd.dictionary))
+        items = self._nested_values(ArrayData(vd.type, child.length, vd.offset + child.offset, -1,
+                                           vd.buffers, vd.children, vd.dictionary))
+        valid = self._valid_mask(d)
+        mode = self.o.maps_as_pydicts
+        out = np.empty(d.length, dtype=object)
+        s, e = starts.tolist(), stops.tolist()
+        for i in range(d.length):
+            if valid is not None and not valid[i]:
+                continue
+            ks, vs = keys[s[i]:e[i]], items[s[i]:e[i]]
+            if mode is None:
+                out[i] = list(zip(ks, vs))
+            else:
+                m = dict(zip(ks, vs))
+                if len(m) != len(ks):
+                    if mode == "strict":
+                        raise ArrowInvalid(f"Encountered key duplication in map row {i} and "
+                                           f"maps_as_pydicts='strict'")
+                    import warnings
+                    warnings.warn(f"Encountered key duplication in map row {i}: the last value "
+                                  f"is kept", UserWarning, stacklevel=6)
+                out[i] = m
+        return out
+
+    def _nested_values(self, d):
+        """Struct fields, map keys and items: converted as a numpy column would be (integers
+        with nulls as floats, lists as arrays), then as Python values with None for nulls.
+        Zoned timestamps are datetimes in their zone, except nanoseconds: those are integers
+        there, as datetime64[ns] values become in Python (pyarrow's forms both)."""
+        st = _storage(d.type)
+        if isinstance(st, TimestampType) and st.tz is not None and st.unit != "ns":
+            return _pylist(d)
+        values = self.to_numpy(d).tolist()
+        valid = self._valid_mask(d)
+        if valid is not None:
+            for i in self.np.flatnonzero(~valid).tolist():
+                values[i] = None
+        return values
+
+    # -- extension dtypes -----------------------------------------------------------------------
+    def extension(self, chunks, t, dtype):
+        """A pandas extension array of `dtype` (from types_mapper or the pandas metadata)."""
+        np, pd = self.np, self.pd
+        st = _storage(t)
+        if isinstance(dtype, pd.StringDtype) and st.kind in _STRING_KINDS \
+                and getattr(st, "is_utf8", False):
+            return self.strings(chunks, st, dtype)
+        from pandas.core.arrays.masked import BaseMaskedDtype  # pandas' own masked dtypes
+        if isinstance(dtype, BaseMaskedDtype) and (
+                st.kind == Kind.BOOL or (isinstance(st, PrimitiveType) and st.name in _NUMERIC_CODE)):
+            n = _total(chunks)
+            if st.kind == Kind.BOOL:
+                values = np.zeros(n, dtype=bool)
+                self._fill_bools(chunks, values)
+            else:
+                code = _NUMERIC_CODE[st.name]
+                values = np.empty(n, dtype=code)
+                _copy_fixed(chunks, int(code[1]), values, False)
+            mask = np.zeros(n, dtype=bool)
+            pos = 0
+            for d in chunks:
+                m = self._valid_mask(d)
+                if m is not None:
+                    mask[pos:pos + d.length] = ~m
+                pos += d.length
+            values = values.astype(dtype.numpy_dtype, copy=False)
+            values[mask] = 0
+            return dtype.construct_array_type()(values, mask)
+        pa = _sys.modules.get("pyarrow")
+        if pa is not None and hasattr(dtype, "__from_arrow__"):
+            _check_for_export(chunks)
+            return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
+        raise ArrowNotImplementedError(
+            f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
+            f"(dtype.__from_arrow__); arrowipc builds pandas' masked and string dtypes itself")
+
+
+def _check_list_values(t: DataType) -> None:
+    """Refuse, before any data is read (empty columns too), the list values pyarrow cannot
+    convert (fixed-size binary, views, extension types), with pyarrow's messages."""
+    t = _storage(t)
+    if t.kind in _LIST_KINDS and not isinstance(t, MapType):
+        vt = t.value_type
+        if isinstance(vt, ExtensionType):
+            raise ArrowNotImplementedError("extension")
+        if isinstance(vt, FixedSizeBinaryType) or vt.kind == Kind.VIEW:
+            raise ArrowNotImplementedError(f"Not implemented type for Arrow list to pandas: {vt}")
+        _check_list_values(vt)
+    elif t.kind == Kind.STRUCT or isinstance(t, MapType):
+        for f in t.fields:
+            _check_list_values(f.type)
+
+
+def _mapped(types_mapper, t: DataType):
+    """types_mapper(type), given the type as pyarrow gives it when pyarrow is loaded (so mappers
+    written for pyarrow work unchanged: dicts keyed by pyarrow types, pandas.ArrowDtype,
+    pyarrow.types predicates), as an arrowipc DataType otherwise."""
+    pa = _sys.modules.get("pyarrow")
+    if pa is not None and hasattr(pa, "field"):
+        t = pa.field(Field("", t)).type       # through the C schema interface
+    return types_mapper(t)
+
+
+def _same_values(a: ArrayData, b: ArrayData) -> bool:
+    if a is b:
+        return True
+    if a.length != b.length or a.type != b.type:
+        return False
+    return _pylist(a) == _pylist(b)
+
+
+def _check_for_export(chunks) -> None:
+    """Structural checks before chunks go to another library (which trusts what it is given):
+    validity bitmaps and offsets inside their buffers, offsets non-decreasing."""
+    from ._core.bitmap import count_set_bits
+    from ._core.offsets import check_offsets
+    for d in chunks:
+        if d.buffers and d.buffers[0] is not None:
+            count_set_bits(d.buffers[0], d.offset, d.length)
+        k = _storage(d.type).kind
+        if k in (Kind.BINARY, Kind.LARGE_BINARY) and d.length:
+            data = d.buffers[2] if len(d.buffers) > 2 else None
+            check_offsets(_values_buffer(d, "offsets"), d.offset, d.length,
+                          4 if k == Kind.BINARY else 8, data.size if data is not None else 0,
+                          f"{d.type} offsets")
+        elif d.length:
+            from .array import make_array
+            make_array(d).validate(full=True)
+
+
+def _capsule_chunks(chunks, t=None):
+    """A ChunkedArray over `chunks` (it exports the Arrow C stream interface)."""
+    from .array import ChunkedArray, make_array
+    return ChunkedArray([make_array(d) for d in chunks], t if t is not None else
+                        (chunks[0].type if chunks else None))
+
+
+# ================================================================================================
+# Arrow -> pandas: tables
+# ================================================================================================
+
+def _ext_dtypes(conv: _Converter, fields, columns_meta, categories) -> dict:
+    """Field name -> pandas extension dtype (types_mapper first, then the metadata's numpy_type
+    naming an extension dtype), as pyarrow decides them."""
+    pd, o = conv.pd, conv.o
+    out = {}
+    if o.types_mapper is not None:
+        for f in fields:
+            dt = _mapped(o.types_mapper, f.type)
+            if dt is not None:
+                out[f.name] = dt
+    plain = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64", "object", "bool"}
+    types = {f.name: f.type for f in fields}
+    for cm in columns_meta:
+        if not isinstance(cm, dict):
+            continue
+        name = cm.get("field_name", cm.get("name"))
+        numpy_type = cm.get("numpy_type")
+        if name in out or not isinstance(numpy_type, str) or numpy_type in plain:
+            continue
+        try:
+            dt = pd.api.types.pandas_dtype(numpy_type)
+        except (TypeError, ValueError):
+            continue
+        if not isinstance(dt, pd.api.extensions.ExtensionDtype):
+            continue
+        if isinstance(dt, pd.StringDtype):
+            if o.strings_to_categorical or name in categories:
+                continue
+            t = types.get(name)
+            if t is not None and _storage(t).kind == Kind.DICTIONARY:
+                continue
+        if hasattr(dt, "__from_arrow__"):
+            out[name] = dt
+    return out
+
+
+def _column_index(pd, names: list, columns_meta, column_indexes):
+    """The DataFrame's columns Index, as pyarrow rebuilds it from the metadata."""
+    import ast
+    np = _numpy()
+    if columns_meta:
+        by_field = {}
+        for c in columns_meta:
+            if isinstance(c, dict):
+                by_field[c.get("field_name", c.get("name"))] = c.get("name")
+        values = [by_field.get(n, n) for n in names]
+    else:
+        values = list(names)
+    if len(column_indexes) > 1:
+        columns = pd.MultiIndex.from_tuples([ast.literal_eval(v) for v in values],
+                                            names=[ci.get("name") for ci in column_indexes])
+    else:
+        columns = pd.Index(values, name=column_indexes[0].get("name") if column_indexes else None)
+    if not column_indexes:
+        return columns
+    levels = list(getattr(columns, "levels", None) or [columns])
+    codes = getattr(columns, "codes", None) or [None]
+    new_levels = []
+    logical = {"date": "datetime64[D]", "datetime": "datetime64[ns]",
+               "datetimetz": "datetime64[ns]", "unicode": "str", "bytes": np.bytes_,
+               "string": "str", "integer": np.int64, "floating": np.float64,
+               "decimal": np.object_, "empty": np.object_}
+    for i, level in enumerate(levels):
+        ci = column_indexes[i] if i < len(column_indexes) else {}
+        pandas_type = ci.get("pandas_type", str(level.dtype))
+        numpy_type = ci.get("numpy_type")
+        dtype = logical.get(pandas_type)
+        if dtype is None:
+            dtype = np.object_ if "mixed" in pandas_type else np.dtype(pandas_type)
+        if dtype is np.bytes_:
+            level = level.map(lambda s: s.encode("UTF-8"))
+        elif pandas_type == "datetimetz":
+            tz = _tzinfo(column_indexes[0]["metadata"]["timezone"])
+            level = pd.to_datetime(level, utc=True).tz_convert(tz)
+            level = level.as_unit(np.datetime_data(numpy_type)[0])
+        elif pandas_type == "decimal":
+            import decimal
+            level = pd.Index([decimal.Decimal(x) for x in level])
+        elif level.dtype == "str" and numpy_type == "object" and (
+                "mixed" in pandas_type or pandas_type in ("unicode", "string")):
+            new_levels.append(level)
+            continue
+        elif level.dtype != dtype:
+            level = level.astype(dtype)
+        if level.dtype != numpy_type and pandas_type != "datetimetz":
+            level = level.astype(numpy_type)
+        new_levels.append(level)
+    if len(new_levels) > 1:
+        return pd.MultiIndex(new_levels, codes, names=columns.names)
+    return pd.Index(new_levels[0], dtype=new_levels[0].dtype, name=columns.name)
+
+
+def _run(tasks, use_threads: bool):
+    """Run the callables, on threads when asked and worthwhile (the kernels release the GIL)."""
+    if not use_threads or len(tasks) < 2:
+        return [t() for t in tasks]
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers < 2:
+        return [t() for t in tasks]
+    with ThreadPoolExecutor(workers) as pool:
+        return list(pool.map(lambda t: t(), tasks))
+
+
+def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPandasOptions,
+                       release=None):
+    """A DataFrame from `columns` (one list of ArrayData chunks per field of `schema`).
+
+    `release(i)`, when given (self_destruct), is called once column i is converted so the caller
+    can drop its references to that column's buffers."""
+    conv = _Converter(opts)
+    pd, np = conv.pd, conv.np
+    fields = list(schema)
+    meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
+    columns_meta = meta.get("columns", []) if meta else []
+    column_indexes = meta.get("column_indexes", []) if meta else []
+    attributes = meta.get("attributes", {}) if meta else {}
+    if opts.zero_copy_only and not opts.split_blocks:
+        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
+    categories = set(opts.categories)
+
+    # index columns named in the metadata leave the table and become the index
+    index_fields: list = []
+    index_parts = []
+    if meta is not None:
+        meta_by_field = {c.get("field_name", c.get("name")): c for c in columns_meta
+                         if isinstance(c, dict)}
+        for descr in meta.get("index_columns", []):
+            if isinstance(descr, str):
+                j = schema.get_field_index(descr)
+                if j < 0 or j in index_fields:
+                    continue
+                logical = meta_by_field.get(descr, {}).get("name", descr)
+                name = None if (logical == descr and _GENERATED_INDEX.match(descr)) else logical
+                index_fields.append(j)
+                index_parts.append(("column", j, name))
+            elif isinstance(descr, dict) and descr.get("kind") == "range":
+                try:
+                    rng = pd.RangeIndex(descr["start"], descr["stop"], step=descr["step"],
+                                        name=descr.get("name"))
+                except (KeyError, TypeError, ValueError) as e:
+                    raise ArrowInvalid(f"pandas metadata: bad range index {descr!r}: {e}") from None
+                if len(rng) == num_rows:
+                    index_parts.append(("range", rng, descr.get("name")))
+            else:
+                raise ArrowInvalid(f"pandas metadata: unrecognized index kind in {descr!r}")
+
+    data_idx = [i for i in range(len(fields)) if i not in index_fields]
+    data_fields = [fields[i] for i in data_idx]
+    ext = _ext_dtypes(conv, data_fields, columns_meta, categories)
+    if meta is None and opts.types_mapper is None:
+        ext = {}
+    plans = []
+    for i in data_idx:
+        f = fields[i]
+        chunks = columns[i]
+        cat = opts.strings_to_categorical and _storage(f.type).kind in _STRING_KINDS and \
+            getattr(_storage(f.type), "is_utf8", False)
+        cat = cat or f.name in categories
+        e = ext.get(f.name)
+        if e is None and not cat and conv.uses_string_dtype and \
+                _storage(f.type).kind in _STRING_KINDS and \
+                getattr(_storage(f.type), "is_utf8", False) and not \
+                isinstance(f.type, ExtensionType):
+            e = conv.string_dtype()
+        plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
+    if opts.zero_copy_only:
+        for f, p, i in zip(data_fields, plans, data_idx):
+            _check_zero_copy(f, p, columns[i], np)
+
+    # index arrays (converted like pyarrow: the column's own to_pandas, name restored after)
+    index = None
+    if index_parts:
+        arrays, names = [], []
+        for kind, what, name in index_parts:
+            if kind == "range":
+                arrays.append(what)
+            else:
+                f = fields[what]
+                e = None
+                if opts.types_mapper is not None:
+                    e = _mapped(opts.types_mapper, f.type)
+                if e is None and conv.uses_string_dtype and \
+                        _storage(f.type).kind in _STRING_KINDS and \
+                        getattr(_storage(f.type), "is_utf8", False):
+                    e = conv.string_dtype()
+                arr = conv.column(columns[what], f.type, e).to_array(
+                    np, _total(columns[what]))
+                arrays.append(pd.Index(arr, name=None))
+            names.append(name)
+        if len(arrays) > 1:
+            index = pd.MultiIndex.from_arrays(arrays, names=names)
+        else:
+            index = arrays[0]
+            if not isinstance(index, pd.Index):
+                index = pd.Index(index, name=names[0])
+            else:
+                index = index.rename(names[0])
+    if index is None:
+        index = pd.RangeIndex(num_rows)
+    col_index = _column_index(pd, [f.name for f in data_fields], columns_meta, column_indexes)
+
+    blocks = _blocks(conv, plans, num_rows, release, data_idx)
+    try:
+        from pandas.api.internals import create_dataframe_from_blocks
+    except ImportError:                     # pandas < 3
+        create_dataframe_from_blocks = _frame_from_blocks
+    df = create_dataframe_from_blocks(blocks, index=index, columns=col_index)
+    df.attrs = attributes if isinstance(attributes, dict) else {}
+    return df
+
+
+def _frame_from_blocks(blocks, index, columns):
+    """A DataFrame from (block, placement) pairs through the public constructor (pandas
+    releases without pandas.api.internals); columns are handed over without copies."""
+    pd = _pandas()
+    arrays = [None] * len(columns)
+    for arr, places in blocks:
+        if getattr(arr, "ndim", 1) == 2:
+            for row, pos in enumerate(places.tolist()):
+                arrays[pos] = arr[row]
+        else:
+            arrays[int(places[0])] = arr
+    df = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
+    df.columns = columns
+    return df
+
+
+def _check_zero_copy(f: Field, plan: _Column, chunks, np) -> None:
+    st = _storage(f.type)
+    if st.kind == Kind.BOOL:
+        raise ArrowInvalid("Zero copy conversions not possible with boolean types")
+    if plan.dtype is not None and plan.view is not None and len(chunks) == 1 and \
+            not _null_count(chunks[0]):
+        return
+    if plan.dtype is None and st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
+        return      # strings are wrapped, as in pyarrow
+    nulls = sum(_null_count(d) for d in chunks)
+    raise ArrowInvalid(f"Needed to copy {len(chunks)} chunks with {nulls} nulls, but "
+                       f"zero_copy_only was True")
+
+
+def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
+    """(block array, placement) pairs: numpy columns consolidated by dtype into 2-D blocks
+    (unless split_blocks), extension arrays one per block. Conversion tasks run in parallel."""
+    np, o = conv.np, conv.o
+    blocks = []
+    placements_by_dtype: dict = {}
+    for pos, p in enumerate(plans):
+        if p.dtype is None or o.split_blocks:
+            continue
+        placements_by_dtype.setdefault(p.dtype, []).append(pos)
+    block_of = {}
+    for dtype, places in placements_by_dtype.items():
+        arr = _empty(np, (len(places), n), dtype)
+        blocks.append((arr, np.array(places, dtype=np.intp)))
+        for row, pos in enumerate(places):
+            block_of[pos] = (arr, row)
+    results: dict = {}
+
+    def task(pos):
+        def run():
+            p = plans[pos]
+            if pos in block_of:
+                arr, row = block_of[pos]
+                p.fill(arr[row])
+            elif p.dtype is None:
+                results[pos] = p.build()
+            else:
+                results[pos] = p.to_array(np, n)
+            if release is not None:       # self_destruct: drop this column's buffers now
+                plans[pos] = None
+                release(data_idx[pos])
+        return run
+    tasks = [task(pos) for pos in range(len(plans))]
+    _run(tasks, o.use_threads and not o.self_destruct)
+    for pos in sorted(results):
+        arr = results[pos]
+        if isinstance(arr, np.ndarray):
+            arr = arr.reshape(1, n)
+        blocks.append((arr, np.array([pos], dtype=np.intp)))
+    return blocks
+
+
+def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=None):
+    """A Series from one column (ChunkedArray.to_pandas / Array.to_pandas)."""
+    conv = _Converter(opts)
+    pd, np = conv.pd, conv.np
+    st = _storage(t)
+    e = None
+    if opts.types_mapper is not None:
+        e = _mapped(opts.types_mapper, t)
+    is_str = st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)
+    cat = opts.strings_to_categorical and is_str
+    if e is None and is_str and not cat and conv.uses_string_dtype and \
+            not isinstance(t, ExtensionType):
+        e = conv.string_dtype()
+    plan = conv.column(chunks, t, e if not cat else None, cat)
+    if opts.zero_copy_only:
+        _check_zero_copy(Field(name or "", t), plan, chunks, np)
+    values = plan.to_array(np, _total(chunks))
+    if opts.timestamp_as_object and isinstance(st, TimestampType) and st.unit == "ns":
+        # a Series of nanosecond timestamps as objects holds pandas Timestamps (and NaT)
+        return pd.Series(values, name=name, copy=False).astype(object)
+    return pd.Series(values, name=name, copy=False)
+
+
+# ================================================================================================
+# pandas -> Arrow
+# ================================================================================================
+
+def _column_name_to_string(name):
+    if isinstance(name, str):
+        return name
+    if isinstance(name, bytes):
+        return name.decode("utf8")
+    if isinstance(name, tuple):
+        return str(tuple(map(_column_name_to_string, name)))
+    from collections.abc import Sequence
+    if isinstance(name, Sequence):
+        raise TypeError("Unsupported type for MultiIndex level")
+    if name is None or (isinstance(name, float) and name != name):
+        return name
+    return str(name)
+
+
+def _logical_type(t: DataType) -> str:
+    """pandas_type of a column in the metadata, from its Arrow type (pyarrow's mapping)."""
+    simple = {Kind.NULL: "empty", Kind.BOOL: "bool"}
+    if t.kind in simple:
+        return simple[t.kind]
+    names = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
+             "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
+             "halffloat": "float16", "float": "float32", "double": "float64",
+             "date32[day]": "date", "date64[ms]": "date"}
+    if isinstance(t, ExtensionType):
+        return "object"
+    if t.name in names:
+        return names[t.name]
+    if isinstance(t, (Time32Type, Time64Type)):
+        return "time"
+    if isinstance(t, FixedSizeBinaryType):
+        return "bytes"
+    if t.kind == Kind.BINARY:
+        return "unicode" if t.is_utf8 else "bytes"
+    if isinstance(t, DictionaryType):
+        return "categorical"
+    if t.kind == Kind.LIST and not isinstance(t, MapType):
+        return f"list[{_logical_type(t.value_type)}]"
+    if isinstance(t, TimestampType):
+        return "datetimetz" if t.tz is not None else "datetime"
+    if isinstance(t, DecimalType):
+        return "decimal"
+    return "object"
+
+
+def _tz_string(tz) -> str:
+    """Arrow's time zone string for a tzinfo (pyarrow's tzinfo_to_string)."""
+    import datetime as dt
+    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
+    if key:
+        return key
+    if tz is dt.timezone.utc:
+        return "UTC"
+    if isinstance(tz, dt.timezone) or hasattr(tz, "utcoffset"):
+        off = tz.utcoffset(None)
+        if off is not None:
+            total = int(off.total_seconds())
+            sign = "-" if total < 0 else "+"
+            total = abs(total)
+            return f"{sign}{total // 3600:02d}:{total % 3600 // 60:02d}"
+    name = str(tz)
+    if name:
+        return name
+    raise ArrowTypeError(f"cannot express time zone {tz!r} as an Arrow time zone string")
+
+
+def _dtype_info(pd, col):
+    """(numpy_type string, extra metadata) of a pandas column for the metadata."""
+    dtype = col.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = getattr(col, "cat", col)
+        return str(cats.codes.dtype), {"num_categories": len(cats.categories),
+                                       "ordered": bool(cats.ordered)}
+    if hasattr(dtype, "tz"):
+        return f"datetime64[{dtype.unit}]", {"timezone": _tz_string(dtype.tz)}
+    return str(dtype), None
+
+
+def _column_metadata(pd, col, name, t: DataType, field_name: str) -> dict:
+    logical = _logical_type(t)
+    numpy_type, extra = _dtype_info(pd, col)
+    if logical == "decimal":
+        extra = {"precision": t.precision, "scale": t.scale}
+        numpy_type = "object"
+    if name is not None and not (isinstance(name, float) and name != name) and \
+            not isinstance(name, str):
+        raise TypeError(f"Column name must be a string. Got column {name} of type "
+                        f"{type(name).__name__}")
+    return {"name": name, "field_name": field_name, "pandas_type": logical,
+            "numpy_type": numpy_type, "metadata": extra}
+
+
+def _numpy_logical_type(pd, level) -> str:
+    np = _numpy()
+    mapping = {np.bool_: "bool", np.int8: "int8", np.int16: "int16", np.int32: "int32",
+               np.int64: "int64", np.uint8: "uint8", np.uint16: "uint16", np.uint32: "uint32",
+               np.uint64: "uint64", np.float32: "float32", np.float64: "float64",
+               np.str_: "string", np.bytes_: "bytes"}
+    t = getattr(level.dtype, "type", None)
+    if t in mapping and isinstance(level.dtype, np.dtype):
+        return mapping[t]
+    if str(level.dtype) == "datetime64[D]":
+        return "date"
+    if hasattr(level.dtype, "tz"):
+        return "datetimetz"
+    if str(level.dtype).startswith("datetime64"):
+        return str(level.dtype)
+    result = pd.api.types.infer_dtype(level, skipna=True)
+    return "unicode" if result == "string" else result
+
+
+def _column_index_descriptor(pd, level, name) -> dict:
+    numpy_type, extra = _dtype_info(pd, level)
+    pandas_type = _numpy_logical_type(pd, level)
+    if "mixed" in pandas_type:
+        import warnings
+        warnings.warn("The DataFrame has column names of mixed type. They will be converted to "
+                      "strings and not roundtrip correctly.", UserWarning, stacklevel=5)
+    if pandas_type == "unicode":
+        extra = {"encoding": "UTF-8"}
+    return {"name": name, "field_name": name, "pandas_type": pandas_type,
+            "numpy_type": numpy_type, "metadata": extra}
+
+
+def _level_name(name):
+    try:
+        _json.dumps(name)
+        return name
+    except TypeError:
+        return str(name)
+
+
+def _index_level_name(index, i: int, column_names: list) -> str:
+    if index.name is not None and index.name not in column_names:
+        return _column_name_to_string(index.name)
+    j = i
+    while f"__index_level_{j:d}__" in column_names:
+        j += 1
+    return f"__index_level_{j:d}__"
+
+
+def _index_levels(index) -> list:
+    n = len(getattr(index, "levels", [index]))
+    return [index.get_level_values(i) for i in range(n)]
+
+
+def _index_level_by_name(df, name):
+    key = name
+    if name not in df.index.names and _GENERATED_INDEX.match(name):
+        key = int(name[len("__index_level_"):-2])
+    return df.index.get_level_values(key)
+
+
+def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, columns=None,
+                        safe=True, chunked=False):
+    """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata).
+
+    With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
+    chunked and every array is a ChunkedArray (for a Table); otherwise chunks are combined."""
+    pd = _pandas()
+    if not isinstance(df, pd.DataFrame):
+        raise ArrowTypeError(f"from_pandas expects a pandas.DataFrame, got {type(df).__name__}")
+    if columns is not None:
+        wanted = [c for c in columns if c in df.columns]
+        cols_of_interest = wanted
+    elif schema is not None:
+        cols_of_interest = list(schema.names)
+    else:
+        cols_of_interest = list(df.columns)
+    if not df.columns.is_unique:
+        raise ValueError(f"Duplicate column names found: {list(df.columns)}")
+
+    index_levels, index_descriptors, index_column_names = [], [], []
+    to_convert, fields_given, column_names, field_names = [], [], [], []
+    if schema is not None:
+        for name in schema.names:
+            try:
+                col = df[name]
+                is_index = False
+            except KeyError:
+                try:
+                    col = _index_level_by_name(df, name)
+                except (KeyError, IndexError):
+                    raise KeyError(f"name '{name}' present in the specified schema is not found "
+                                   f"in the columns or index") from None
+                if preserve_index is False:
+                    raise ValueError(f"name '{name}' present in the specified schema corresponds "
+                                     f"to the index, but 'preserve_index=False' was specified")
+                if preserve_index is None and isinstance(col, pd.RangeIndex):
+                    raise ValueError(
+                        f"name '{name}' is present in the schema, but it is a RangeIndex which "
+                        f"will not be converted as a column in the Table, but saved as "
+                        f"metadata-only not in columns. Specify 'preserve_index=True' to force "
+                        f"it being added as a column, or remove it from the specified schema")
+                is_index = True
+            to_convert.append(col)
+            fields_given.append(schema.field(name))
+            column_names.append(name)
+            if is_index:
+                index_column_names.append(name)
+                index_descriptors.append(name)
+                index_levels.append(col)
+        data_names = column_names
+        field_names = column_names
+        all_names = column_names + index_column_names
+        n_data = len(column_names) - len(index_column_names)
+    else:
+        index_levels = _index_levels(df.index) if preserve_index is not False else []
+        for name in cols_of_interest:
+            col = df[name]
+            if isinstance(col, pd.DataFrame):
+                raise ValueError(f"Duplicate column names found: {list(df.columns)}")
+            if isinstance(col.dtype, pd.SparseDtype):
+                raise TypeError(f"Sparse pandas data (column {name}) not supported.")
+            name = _column_name_to_string(name)
+            to_convert.append(col)
+            fields_given.append(None)
+            column_names.append(name)
+            field_names.append(str(name))
+        for i, level in enumerate(index_levels):
+            name = _index_level_name(level, i, column_names + index_column_names)
+            if isinstance(level, pd.RangeIndex) and preserve_index is None:
+                descr = {"kind": "range", "name": _level_name(level.name), "start": level.start,
+                         "stop": level.stop, "step": level.step}
+            else:
+                to_convert.append(level)
+                fields_given.append(None)
+                descr = name
+                index_column_names.append(name)
+            index_descriptors.append(descr)
+        data_names = column_names
+        all_names = field_names + index_column_names
+        n_data = len(column_names)
+
+    tasks = []
+    for col, fld, name in zip(to_convert, fields_given, all_names):
+        tasks.append(lambda col=col, fld=fld, name=name: _convert_series(
+            pd, col, fld, name, safe, chunked))
+    threads = nthreads is None or nthreads > 1
+    arrays = _run(tasks, threads and len(df) * len(tasks) > 100_000)
+
+    types = [a.type for a in arrays]
+    fields = []
+    for name, arr, fld in zip(all_names, arrays, fields_given):
+        if fld is not None:
+            fields.append(fld)
+        else:
+            fields.append(Field(str(name) if name is not None else "None", arr.type))
+
+    # the pandas metadata (pyarrow's construct_metadata)
+    column_md = [_column_metadata(pd, col, name, t, str(fname))
+                 for col, name, fname, t in zip(to_convert[:n_data], data_names[:n_data],
+                                                field_names[:n_data], types[:n_data])]
+    serialized = [(lv, d) for lv, d in zip(index_levels, index_descriptors)
+                  if not isinstance(d, dict)]
+    index_md, column_indexes = [], []
+    if preserve_index is not False:
+        for (level, descr), t in zip(serialized, types[n_data:]):
+            index_md.append(_column_metadata(pd, level, _column_name_to_string(level.name), t,
+                                             descr))
+        levels = getattr(df.columns, "levels", [df.columns])
+        names = getattr(df.columns, "names", [df.columns.name])
+        for level, name in zip(levels, names):
+            column_indexes.append(_column_index_descriptor(pd, level, name))
+    else:
+        index_descriptors = []
+    attributes = df.attrs
+    try:
+        _json.dumps(attributes)
+    except Exception as e:
+        import warnings
+        warnings.warn(f"Could not serialize pd.DataFrame.attrs: {e}, defaulting to empty "
+                      f"attributes.", UserWarning, stacklevel=4)
+        attributes = {}
+    from . import __version__
+    meta = {b"pandas": _json.dumps({
+        "index_columns": index_descriptors,
+        "column_indexes": column_indexes,
+        "columns": column_md + index_md,
+        "attributes": attributes,
+        "creator": {"library": "arrowipc", "version": __version__},
+        "pandas_version": pd.__version__,
+    }).encode("utf8")}
+    old = schema.metadata if schema is not None else None
+    md = dict(old or {})
+    md.update(meta)
+    return arrays, Schema(fields, md)
+
+
+def _convert_series(pd, col, field: Field | None, name, safe: bool, chunked: bool = False):
+    from .array import ChunkedArray, make_array
+    try:
+        data = series_to_array_data(col, field.type if field is not None else None, safe,
+                                    chunked)
+        if isinstance(data, list):
+            return ChunkedArray([make_array(d) for d in data], data[0].type)
+        if chunked:
+            return ChunkedArray([make_array(data)], data.type)
+    except (ArrowInvalid, ArrowTypeError, ArrowNotImplementedError) as e:
+        dtype = getattr(col, "dtype", None)
+        e.args = (e.args[0] if e.args else str(e),
+                  f"Conversion failed for column {name!s} with type {dtype}")
+        raise
+    return make_array(data)
+
+
+def _buffer_of(np, values):
+    from ._core.buffer import py_buffer
+    values = np.ascontiguousarray(values)
+    if values.dtype.byteorder == ">":
+        values = values.astype(values.dtype.newbyteorder("<"))
+    return py_buffer(values.view("uint8").reshape(-1) if values.ndim else values)
+
+
+def series_to_array_data(col, type: DataType | None = None, safe: bool = True,
+                         keep_chunks: bool = False):
+    """One pandas Series/Index/array as ArrayData, typed like pyarrow's from_pandas (a list of
+    ArrayData chunks when keep_chunks and pandas holds the column as several Arrow chunks)."""
+    pd, np = _pandas(), _numpy()
+    from . import types as T
+    values = col.array if hasattr(col, "array") else col
+    dtype = getattr(values, "dtype", None)
+    if isinstance(values, pd.arrays.NumpyExtensionArray):
+        values = values.to_numpy()
+        dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return _categorical_data(pd, np, values, type, safe)
+    if isinstance(dtype, pd.StringDtype):
+        if dtype.storage == "pyarrow" and hasattr(values, "_pa_array"):
+            return _from_arrow_exporter(values._pa_array, type, keep_chunks)
+        t = type if type is not None else T.string()
+        return _cast_if_needed(_object_data(np, np.asarray(values._ndarray), T.string(), safe),
+                               t, safe)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        ints = np.asarray(values.asi8 if hasattr(values, "asi8") else values.view("i8"))
+        t = T.timestamp(dtype.unit, _tz_string(dtype.tz))
+        return _cast_if_needed(_sentinel_data(np, ints, t), type, safe)
+    from pandas.core.arrays.masked import BaseMaskedArray
+    if isinstance(values, BaseMaskedArray):
+        data = values._data
+        t = _numpy_type(np, data.dtype)
+        return _cast_if_needed(_masked_data(np, data, values._mask, t), type, safe)
+    if hasattr(values, "_pa_array"):          # ArrowExtensionArray: pyarrow already holds it
+        return _from_arrow_exporter(values._pa_array, type, keep_chunks)
+    if isinstance(dtype, pd.IntervalDtype) or isinstance(dtype, pd.PeriodDtype):
+        raise ArrowNotImplementedError(f"converting pandas {dtype} columns is not supported "
+                                       f"without pyarrow's extension types")
+    if not isinstance(values, np.ndarray):
+        values = np.asarray(values)
+    return ndarray_to_array_data(values, type, safe)
+
+
+def _from_arrow_exporter(obj, type, keep_chunks=False):
+    from .array import chunked_array
+    ca = chunked_array(obj)
+    if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
+        return [c.data for c in ca.chunks]
+    if len(ca.chunks) == 1:
+        data = ca.chunks[0].data
+    else:
+        from .concat import concat_array_data
+        data = concat_array_data([c.data for c in ca.chunks])
+    return _cast_if_needed(data, type, True)
+
+
+def _cast_if_needed(data: ArrayData, type, safe: bool) -> ArrayData:
+    if type is None or data.type == type:
+        return data
+    from .array import make_array
+    from .from_python import array_data_from_python
+    arr = make_array(data)
+    try:
+        return array_data_from_python(arr.to_pylist(), type)
+    except (ArrowInvalid, ArrowTypeError) as e:
+        raise ArrowInvalid(f"cannot convert {data.type} to {type}: {e}") from None
+
+
+def _numpy_type(np, dtype) -> DataType:
+    from . import types as T
+    k = dtype.kind
+    if k == "b":
+        return T.bool_()
+    if k in "iu":
+        return T.type_for_alias(f"{'int' if k == 'i' else 'uint'}{dtype.itemsize * 8}")
+    if k == "f":
+        return {2: T.float16(), 4: T.float32(), 8: T.float64()}[dtype.itemsize]
+    raise ArrowNotImplementedError(f"no Arrow type for numpy dtype {dtype}")
+
+
+def _masked_data(np, data, mask, t) -> ArrayData:
+    from ._core.bitmap import pack_bools
+    n = len(data)
+    nulls = int(mask.sum()) if n else 0
+    validity = None
+    if nulls:
+        validity, _ = pack_bools(np.ascontiguousarray(~mask).view(np.uint8))
+    if t.kind == Kind.BOOL:
+        bits, _ = pack_bools(np.ascontiguousarray(data).view(np.uint8))
+        return ArrayData(t, n, 0, nulls, [validity, bits])
+    return ArrayData(t, n, 0, nulls, [validity, _buffer_of(np, data)])
+
+
+def _sentinel_data(np, ints, t) -> ArrayData:
+    ints = np.ascontiguousarray(ints, dtype="int64")
+    validity, nulls = _k.sentinel_validity(ints, _NAT)
+    return ArrayData(t, len(ints), 0, nulls, [validity, _buffer_of(np, ints)])
+
+
+def ndarray_to_array_data(values, type: DataType | None = None, safe: bool = True) -> ArrayData:
+    """A 1-D numpy array as ArrayData: numbers zero-copy (NaN as null for floats), datetimes and
+    timedeltas with NaT as null, booleans packed, objects inferred like pyarrow."""
+    np = _numpy()
+    from . import types as T
+    if values.ndim != 1:
+        raise ArrowInvalid(f"only 1-D arrays can be converted, got {values.ndim} dimensions")
+    k = values.dtype.kind
+    n = len(values)
+    if k == "O":
+        return _object_data(np, values, type, safe)
+    if k in "iu":
+        t = _numpy_type(np, values.dtype)
+        return _cast_if_needed(ArrayData(t, n, 0, 0, [None, _buffer_of(np, values)]), type, safe)
+    if k == "f":
+        t = _numpy_type(np, values.dtype)
+        validity, nulls = _k.float_validity(np.ascontiguousarray(values))
+        data = ArrayData(t, n, 0, nulls, [validity, _buffer_of(np, values)])
+        return _cast_if_needed(data, type, safe)
+    if k == "b":
+        from ._core.bitmap import pack_bools
+        bits, _ = pack_bools(np.ascontiguousarray(values).view(np.uint8))
+        return _cast_if_needed(ArrayData(T.bool_(), n, 0, 0, [None, bits]), type, safe)
+    if k in "Mm":
+        unit, count = np.datetime_data(values.dtype)
+        if count != 1 or unit not in ("s", "ms", "us", "ns", "D"):
+            raise ArrowNotImplementedError(f"unsupported numpy unit in {values.dtype}")
+        if unit == "D":
+            ints = values.view("int64")
+            validity, nulls = _k.sentinel_validity(np.ascontiguousarray(ints), _NAT)
+            days = ints.astype("int32")
+            return _cast_if_needed(ArrayData(T.date32(), n, 0, nulls,
+                                             [validity, _buffer_of(np, days)]), type, safe)
+        t = T.timestamp(unit) if k == "M" else T.duration(unit)
+        return _cast_if_needed(_sentinel_data(np, values.view("int64"), t), type, safe)
+    if k in "US":
+        return _object_data(np, values.astype(object), type, safe)
+    raise ArrowNotImplementedError(f"converting numpy dtype {values.dtype} is not supported")
+
+
+def _object_data(np, values, type, safe: bool) -> ArrayData:
+    """An object array: strings in one C pass; everything else through arrowipc.array's
+    inference (pyarrow's rules: NaN and None are null, mixed types raise)."""
+    from . import types as T
+    values = np.ascontiguousarray(values, dtype=object)
+    want_string = type is None or (type.kind in (Kind.BINARY, Kind.LARGE_BINARY) and
+                                   getattr(type, "is_utf8", False))
+    if want_string:
+        offsets, data, validity, nulls, bad = _k.objects_to_utf8(values)
+        if bad < 0 and (type is not None or len(values) > nulls):
+            t = type if type is not None else T.string()
+            if t.kind == Kind.BINARY:
+                total = data.size
+                if total > 2**31 - 1:
+                    if type is not None:
+                        raise ArrowInvalid(f"string column of {total} bytes does not fit in "
+                                           f"{type} (at most 2147483647)")
+                    t = T.large_string()
+                else:
+                    offsets = _buffer_of(np, np.frombuffer(offsets, dtype="int64").astype("int32"))
+            return ArrayData(t, len(values), 0, nulls, [validity, offsets, data])
+    from .from_python import array_data_from_python
+    pd = _pandas()
+    items = values.tolist()
+    missing = pd.isna(values) if len(values) else np.zeros(0, dtype=bool)
+    if missing.any():
+        for i in np.flatnonzero(missing).tolist():
+            items[i] = None
+    items = [_python_value(pd, np, v) for v in items]
+    return array_data_from_python(items, type)
+
+
+def _python_value(pd, np, v, nested: bool = False):
+    """numpy and pandas scalars inside object columns as the Python values pyarrow sees; inside
+    lists, arrays and dicts NaN is a null too (pyarrow's from_pandas semantics)."""
+    if nested and isinstance(v, float) and v != v:
+        return None
+    if isinstance(v, np.ndarray):
+        return [_python_value(pd, np, x, True) for x in v.tolist()]
+    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
+        return type(v)(_python_value(pd, np, x, True) for x in v)
+    if isinstance(v, dict):
+        return {k: _python_value(pd, np, x, True) for k, x in v.items()}
+    if isinstance(v, np.generic):
+        v = v.item()
+        return None if nested and isinstance(v, float) and v != v else v
+    if isinstance(v, pd.Timestamp):
+        return v.to_pydatetime(warn=False)
+    if isinstance(v, pd.Timedelta):
+        return v.to_pytimedelta()
+    if isinstance(v, pd.DateOffset):
+        from .to_python import MonthDayNano
+        kw = v.kwds
+        months = kw.get("years", 0) * 12 + kw.get("months", 0)
+        days = kw.get("weeks", 0) * 7 + kw.get("days", 0)
+        ns = (((kw.get("hours", 0) * 60 + kw.get("minutes", 0)) * 60 + kw.get("seconds", 0))
+              * 1_000_000 + kw.get("microseconds", 0)) * 1000 + kw.get("nanoseconds", 0)
+        return MonthDayNano(int(months * v.n), int(days * v.n), int(ns * v.n))
+    return v
+
+
+def _categorical_data(pd, np, values, type, safe) -> ArrayData:
+    from . import types as T
+    codes = np.asarray(values.codes)
+    cats = values.categories
+    cat_data = series_to_array_data(pd.Series(cats, copy=False), None, safe)
+    index_type = _numpy_type(np, codes.dtype)
+    validity, nulls = _k.sentinel_validity(np.ascontiguousarray(codes), -1)
+    t = T.dictionary(index_type, cat_data.type, bool(values.ordered))
+    data = ArrayData(t, len(codes), 0, nulls, [validity, _buffer_of(np, codes)], [], cat_data)
+    return data if type is None or type == t else _cast_if_needed(data, type, safe)
+
+
+def dataframe_to_schema(df, preserve_index=None):
+    """The schema Table.from_pandas(df) would have (Schema.from_pandas)."""
+    return dataframe_to_arrays(df, None, preserve_index)[1]
+
+
+def series_to_array(obj, mask=None, type=None, safe=True):
+    """Array.from_pandas: a Series, Index or array-like as an Array."""
+    from .array import make_array
+    from .types import ensure_type
+    np = _numpy()
+    t = ensure_type(type) if type is not None else None
+    data = series_to_array_data(obj, t, safe)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        from .array import array as _array
+        values = make_array(data).to_pylist()
+        values = [None if m else v for v, m in zip(values, mask.tolist())]
+        return _array(values, type=data.type)
+    return make_array(data)

@@ -1,0 +1,135 @@
+"""The pandas methods of Table, RecordBatch, ChunkedArray, Array and Schema, with pyarrow's
+signatures and defaults.
+
+This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
+functions as methods, and the conversion itself (arrowipc/pandas_compat.py) loads only when one
+of them is called.
+"""
+from __future__ import annotations
+
+__all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "array_to_pandas",
+           "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas",
+           "schema_pandas_metadata", "is_pandas_dataframe", "is_pandas_series"]
+
+
+def _options(arguments: dict):
+    """ToPandasOptions from a to_pandas method's locals() (its options, less `self`)."""
+    from .pandas_compat import ToPandasOptions
+    return ToPandasOptions(**{k: v for k, v in arguments.items() if k != "self"})
+
+
+def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical=False,
+                    zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
+                    timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
+                    ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
+                    maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+    """This table as a pandas.DataFrame, as pyarrow's Table.to_pandas gives it (same options and
+    defaults; the `pandas` schema metadata restores the index and column names and types).
+
+    With self_destruct=True the table gives up its columns as they are converted: do not use it
+    afterwards (as in pyarrow)."""
+    opts = _options(locals())
+    from .pandas_compat import table_to_dataframe
+    batches = self.to_batches()
+    columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
+    num_rows = self.num_rows
+    if not self_destruct:
+        return table_to_dataframe(self.schema, columns, num_rows, opts)
+    del batches
+    self._batches = []                 # the table no longer holds its buffers
+
+    def release(i):
+        columns[i] = None              # converted: its buffers may go
+    return table_to_dataframe(self.schema, columns, num_rows, opts, release)
+
+
+def batch_to_pandas(self, **options):
+    """This record batch as a pandas.DataFrame (the options of Table.to_pandas)."""
+    from .table import Table
+    return table_to_pandas(Table(self.schema, [self]), **options)
+
+
+def chunked_array_to_pandas(self, memory_pool=None, categories=None,
+                            strings_to_categorical=False, zero_copy_only=False,
+                            integer_object_nulls=False, date_as_object=True,
+                            timestamp_as_object=False, use_threads=True,
+                            deduplicate_objects=True, ignore_metadata=False, safe=True,
+                            split_blocks=False, self_destruct=False, maps_as_pydicts=None,
+                            types_mapper=None, coerce_temporal_nanoseconds=False):
+    """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
+    opts = _options(locals())
+    from .pandas_compat import chunked_to_series
+    return chunked_to_series([c.data for c in self.chunks], self.type, opts,
+                             getattr(self, "_name", None))
+
+
+def array_to_pandas(self, **options):
+    """This array as a pandas.Series (the options of ChunkedArray.to_pandas)."""
+    from .array import ChunkedArray
+    return chunked_array_to_pandas(ChunkedArray([self], self.type), **options)
+
+
+def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None,
+                      safe=True):
+    """A Table from a pandas.DataFrame: pyarrow's inferred types, the index kept as pyarrow
+    keeps it (a RangeIndex as metadata only, other indexes as columns) and the `pandas` schema
+    metadata that lets pyarrow or arrowipc restore the same DataFrame."""
+    from .pandas_compat import dataframe_to_arrays
+    from .table import RecordBatch, Table
+    arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe,
+                                      chunked=cls is Table)
+    if arrays:
+        return cls.from_arrays(arrays, schema=sch)
+    return Table(sch, [RecordBatch(sch, [], len(df))]) if cls is Table else \
+        RecordBatch(sch, [], len(df))
+
+
+def batch_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None):
+    """A RecordBatch from a pandas.DataFrame (see Table.from_pandas)."""
+    return table_from_pandas(cls, df, schema, preserve_index, nthreads, columns)
+
+
+def schema_from_pandas(cls, df, preserve_index=None):
+    """The schema Table.from_pandas(df) would have, with its `pandas` metadata."""
+    from .pandas_compat import dataframe_to_schema
+    return dataframe_to_schema(df, preserve_index)
+
+
+def schema_pandas_metadata(schema) -> dict | None:
+    """Schema.pandas_metadata: the parsed `pandas` metadata, or None when absent. Metadata
+    that is not a JSON object with lists `columns` and `index_columns` is an ArrowInvalid."""
+    raw = (schema.metadata or {}).get(b"pandas")
+    if raw is None:
+        return None
+    import json
+    from .errors import ArrowInvalid
+    try:
+        meta = json.loads(raw.decode("utf8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ArrowInvalid(f"schema metadata 'pandas' is not valid JSON: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("columns", []), list) or \
+            not isinstance(meta.get("index_columns", []), list):
+        raise ArrowInvalid("schema metadata 'pandas' must be an object with lists "
+                           "'columns' and 'index_columns'")
+    return meta
+
+
+def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=None):
+    """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
+    from .pandas_compat import series_to_array
+    return series_to_array(obj, mask, type, safe)
+
+
+def is_pandas_dataframe(obj) -> bool:
+    """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
+    import sys
+    frame = getattr(sys.modules.get("pandas"), "DataFrame", None)   # None while pandas loads
+    return frame is not None and isinstance(obj, frame)
+
+
+def is_pandas_series(obj) -> bool:
+    """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
+    import sys
+    pd = sys.modules.get("pandas")
+    series, index = getattr(pd, "Series", None), getattr(pd, "Index", None)
+    return series is not None and index is not None and isinstance(obj, (series, index))

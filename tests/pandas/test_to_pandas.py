@@ -1,0 +1,274 @@
+"""to_pandas() equals pyarrow 26's, type by type, chunked and sliced, and with each option."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import arrowipc
+from strategies import ISSUE2_CASE_IDS, make_table
+
+from pandas_oracle import NOT_CONVERTIBLE, assert_converts_like_pyarrow, assert_same, ours
+
+CASES = [c for c in ISSUE2_CASE_IDS if c not in NOT_CONVERTIBLE]
+# pyarrow raises ArrowNotImplementedError for lists of fixed-size binary (and so do we)
+TABLE_CASES = [c for c in CASES if c != "large_list_of_fixed_size_binary"]
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_type_matches_pyarrow(case, seed):
+    expected_table = make_table([case], [0, 9, 14], seed=seed, null_ratio=0.3)
+    assert_converts_like_pyarrow(ours(expected_table), expected_table)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_type_without_nulls(case):
+    expected_table = make_table([case], [11], seed=5, null_ratio=0.0)
+    assert_converts_like_pyarrow(ours(expected_table), expected_table)
+
+
+def test_random_wide_tables():
+    for seed in range(3):
+        expected_table = make_table(TABLE_CASES, [5, 0, 8], seed=seed, null_ratio=0.2)
+        assert_same(ours(expected_table).to_pandas(), expected_table.to_pandas())
+        assert_same(ours(expected_table).to_pandas(split_blocks=True, use_threads=False),
+                    expected_table.to_pandas(split_blocks=True, use_threads=False))
+
+
+def test_sliced_table():
+    expected_table = make_table(TABLE_CASES, [10, 10], seed=4).slice(3, 12)
+    assert_same(ours(expected_table).to_pandas(), expected_table.to_pandas())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_chunked_array_and_array(case):
+    table = make_table([case], [6, 7], seed=2)
+    col = table.column(0)
+    assert_converts_like_pyarrow(ours(table).column(0), col)
+    assert_converts_like_pyarrow(ours(col.chunk(1)), col.chunk(1))
+    assert_converts_like_pyarrow(arrowipc.table(table).to_batches()[1], table.to_batches()[1])
+
+
+def test_dictionaries():
+    d1 = pa.array(["b", "a", None, "b"]).dictionary_encode()
+    d2 = pa.DictionaryArray.from_arrays(pa.array([0, 1, None], pa.int8()), pa.array(["c", "b"]))
+    ca = pa.chunked_array([d1, d1.cast(pa.dictionary(pa.int32(), pa.string()))])
+    assert_same(ours(ca).to_pandas(), ca.to_pandas())
+    # different dictionaries per chunk are unified (first chunk's order, then new values)
+    ca2 = pa.chunked_array([d1.cast(pa.dictionary(pa.int8(), pa.string())), d2])
+    assert_same(ours(ca2).to_pandas(), ca2.to_pandas())
+    t = pa.table({"o": pa.DictionaryArray.from_arrays(pa.array([2, 0, 1], pa.int16()),
+                                                     pa.array([10, 20, 30]), ordered=True)})
+    assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+def test_timezones_and_units():
+    for tz in ("UTC", "Europe/Paris", "+05:30", "-02:00", "America/New_York"):
+        for unit in ("s", "ms", "us", "ns"):
+            t = pa.table({"t": pa.array([0, None, 1_700_000_000], pa.timestamp(unit, tz))})
+            assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("options", [
+    {"date_as_object": False},
+    {"timestamp_as_object": True},
+    {"integer_object_nulls": True},
+    {"coerce_temporal_nanoseconds": True},
+    {"strings_to_categorical": True},
+    {"categories": ["int64", "string"]},
+    {"split_blocks": True},
+    {"use_threads": False},
+    {"deduplicate_objects": False},
+    {"maps_as_pydicts": "lossy"},
+    {"maps_as_pydicts": "strict"},
+    {"ignore_metadata": True},
+    {"self_destruct": True},
+    {"split_blocks": True, "self_destruct": True},
+])
+def test_options_match_pyarrow(options):
+    cases = ["int64", "bool", "string", "large_string", "date32", "date64", "timestamp_ms",
+             "timestamp_us_tz", "duration_s", "map", "list", "struct", "float32", "uint8"]
+    expected_table = make_table(cases, [4, 6], seed=3, null_ratio=0.3)
+    assert_converts_like_pyarrow(ours(expected_table), expected_table, **options)
+
+
+def test_coerce_temporal_nanoseconds_in_range():
+    t = pa.table({"t": pa.array([0, None, 1_700_000_000_000], pa.timestamp("ms", "UTC")),
+                  "d": pa.array([5, None, -3], pa.duration("s")),
+                  "day": pa.array([1, None, 19000], pa.date32())})
+    opts = {"coerce_temporal_nanoseconds": True, "date_as_object": False}
+    assert_same(ours(t).to_pandas(**opts), t.to_pandas(**opts))
+
+
+def test_timestamp_as_object_nanoseconds():
+    t = pa.table({"n": pa.array([1001, None], pa.timestamp("ns")),
+                  "z": pa.array([1001, None], pa.timestamp("ns", "UTC"))})
+    assert_same(ours(t).to_pandas(timestamp_as_object=True), t.to_pandas(timestamp_as_object=True))
+
+
+def test_types_mapper():
+    t = pa.table({"i": pa.array([1, None, 3]), "f": pa.array([1.5, None, 2.0]),
+                  "b": pa.array([True, None, False]),
+                  "s": pa.array(["x", None, "z"])})
+    mapping = {"int64": pd.Int64Dtype(), "double": pd.Float64Dtype(), "bool": pd.BooleanDtype(),
+               "string": pd.StringDtype("python")}
+
+    def by_name(typ):
+        return mapping.get(str(typ))
+    assert_same(ours(t).to_pandas(types_mapper=by_name), t.to_pandas(types_mapper=by_name))
+    # the usual idiom: a dict keyed by pyarrow types (pyarrow is loaded here, so the mapper is
+    # given pyarrow types, as pyarrow gives them)
+    by_type = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}.get
+    assert_same(ours(t).to_pandas(types_mapper=by_type), t.to_pandas(types_mapper=by_type))
+
+
+def test_zero_copy_only():
+    t = pa.table({"i": pa.array([1, 2, 3])})
+    got = ours(t).to_pandas(zero_copy_only=True, split_blocks=True)
+    assert_same(got, t.to_pandas(zero_copy_only=True, split_blocks=True))
+    assert_same(ours(t).column(0).to_pandas(zero_copy_only=True),
+                t.column(0).to_pandas(zero_copy_only=True))
+    with pytest.raises(arrowipc.ArrowInvalid, match="Needed to copy 1 chunks with 1 nulls, but "
+                       "zero_copy_only was True"):
+        ours(pa.chunked_array([[1, None]])).to_pandas(zero_copy_only=True)
+    with pytest.raises(arrowipc.ArrowInvalid, match="Needed to copy 2 chunks with 0 nulls"):
+        ours(pa.chunked_array([[1], [2]])).to_pandas(zero_copy_only=True)
+    with pytest.raises(arrowipc.ArrowInvalid, match="Zero copy conversions not possible with "
+                       "boolean types"):
+        ours(pa.array([True])).to_pandas(zero_copy_only=True)
+    with pytest.raises(arrowipc.ArrowInvalid, match="Cannot do zero copy conversion into "
+                       "multi-column DataFrame block"):
+        ours(pa.table({"a": [1]})).to_pandas(zero_copy_only=True)
+
+
+def test_zero_copy_views():
+    t = pa.table({"i": pa.array(np.arange(10)), "t": pa.array(np.arange(10), pa.timestamp("ms"))})
+    ours_t = ours(t)
+    df = ours_t.to_pandas(split_blocks=True)
+    buf = ours_t.column(0).chunks[0].buffers()[1]
+    assert np.shares_memory(df["i"].to_numpy(), np.frombuffer(buf, dtype="int64"))
+    arr = ours(t.column(1).chunk(0))
+    s = arr.to_pandas()
+    tbuf = arr.buffers()[1]
+    assert np.shares_memory(s.to_numpy(), np.frombuffer(tbuf, dtype="int64"))
+    # consolidated blocks (the default) are copies, as in pyarrow
+    assert not np.shares_memory(ours_t.to_pandas()["i"].to_numpy(),
+                                np.frombuffer(buf, dtype="int64"))
+
+
+def test_unsupported_types_raise_like_pyarrow():
+    u = pa.UnionArray.from_sparse(pa.array([0, 1], pa.int8()), [pa.array([1, 2]), pa.array(["a", "b"])])
+    with pytest.raises(arrowipc.ArrowNotImplementedError, match="No known equivalent Pandas block"):
+        ours(u).to_pandas()
+
+
+def test_run_end_encoded():
+    ree = pa.RunEndEncodedArray.from_arrays([2, 5, 6], [1, None, 3])
+    assert_same(ours(ree).to_pandas(), ree.to_pandas())
+    assert_same(ours(ree.slice(1, 4)).to_pandas(), ree.slice(1, 4).to_pandas())
+
+
+def test_extension_types():
+    u = pa.array([b"0123456789abcdef", None], pa.uuid())
+    assert_same(ours(u).to_pandas(), u.to_pandas())
+    b8 = pa.array([1, 0, None], pa.bool8())
+    assert_same(ours(b8).to_pandas(), b8.to_pandas())
+
+
+def test_column_name_from_table():
+    t = pa.table({"a": [1, 2]})
+    s = ours(t).column("a").to_pandas()
+    assert_same(s, t.column("a").to_pandas())
+
+
+def test_empty_and_no_columns():
+    t = pa.table({"a": pa.array([], pa.int64()), "s": pa.array([], pa.string())})
+    assert_same(ours(t).to_pandas(), t.to_pandas())
+    e = pa.table({})
+    assert_same(ours(e).to_pandas(), e.to_pandas())
+
+
+def test_view_and_list_view_types():
+    t = pa.table({"sv": pa.array(["a", None, "ccc" * 10], pa.string_view()),
+                  "bv": pa.array([b"a", None, b"x" * 20], pa.binary_view()),
+                  "lv": pa.array([[1, 2], None, []], pa.list_view(pa.int64()))})
+    assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+@pytest.mark.parametrize("tz", [None, "UTC", "Europe/Paris", "+03:00"])
+def test_nested_timestamps(unit, tz):
+    t = pa.timestamp(unit, tz)
+    values = [1001, None, 1_700_000_000]
+    cols = {"list": pa.array([values, None], pa.list_(t)),
+            "struct": pa.array([{"x": v} for v in values], pa.struct([("x", t)])),
+            "map": pa.array([[(1, v)] for v in values], pa.map_(pa.int8(), t))}
+    for arr in cols.values():
+        assert_converts_like_pyarrow(ours(arr), arr)
+
+
+def test_types_mapper_to_arrow_dtype():
+    # pandas.ArrowDtype is built by pandas from pyarrow arrays: handed over zero-copy
+    t = pa.table({"i": pa.array([1, None, 3]), "s": pa.array(["a", None, "c"])})
+    assert_same(ours(t).to_pandas(types_mapper=pd.ArrowDtype), t.to_pandas(types_mapper=pd.ArrowDtype))
+
+
+@pytest.mark.parametrize("dedup", [True, False])
+def test_python_string_storage_many_distinct_values(dedup):
+    # more distinct values than the deduplication table remembers, each repeated
+    values = [f"value-{i % 50_000}" if i % 7 else None for i in range(120_000)]
+    arr = pa.array(values, pa.large_string())
+    python_str = pd.StringDtype("python", na_value=np.nan)
+    got = ours(arr).to_pandas(types_mapper=lambda t: python_str, deduplicate_objects=dedup)
+    expected = arr.to_pandas(types_mapper=lambda t: python_str, deduplicate_objects=dedup)
+    assert_same(got, expected)
+    objs = got.array._ndarray
+    if dedup:
+        assert objs[2] is objs[50_002]               # remembered: one object per value
+    binary = pa.array([v.encode() if v else None for v in values])
+    got_b = ours(binary).to_pandas(deduplicate_objects=dedup)
+    assert_same(got_b, binary.to_pandas(deduplicate_objects=dedup))
+
+
+def test_property_random_batches():
+    """Random type mixes, lengths, null ratios and slices: pyarrow's DataFrame or pyarrow's
+    error, every time."""
+    from hypothesis import HealthCheck, given, settings
+    from strategies import record_batches
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(record_batches(max_columns=5, max_length=30))
+    def check(sample):
+        batch, (offset, length) = sample
+        if any(name.rsplit("_", 1)[0] in NOT_CONVERTIBLE for name in batch.schema.names):
+            return
+        sliced = batch.slice(offset, length)
+        assert_converts_like_pyarrow(ours(sliced), sliced)
+        table = pa.Table.from_batches([sliced, batch])
+        assert_converts_like_pyarrow(ours(table), table)
+    check()
+
+
+def test_without_pandas_api_internals(monkeypatch):
+    """pandas releases without pandas.api.internals get the same frame via the constructor."""
+    import sys
+    expected_table = make_table(["int64", "string", "float32", "timestamp_ms_tz", "bool"], [5, 4],
+                                seed=8)
+    expected = expected_table.to_pandas()            # pyarrow needs the module itself
+    monkeypatch.setitem(sys.modules, "pandas.api.internals", None)   # import fails
+    assert_same(ours(expected_table).to_pandas(), expected)
+    assert_same(ours(expected_table).to_pandas(split_blocks=True), expected)
+
+
+def test_pandas_2_strings_are_objects(monkeypatch):
+    """Before pandas 3 (and without future.infer_string) pyarrow gives strings as objects with
+    None for nulls; so do we."""
+    monkeypatch.setattr(pd, "__version__", "2.2.3")
+    t = pa.table({"s": pa.array(["x", None, "x"]),
+                  "l": pa.array(["y", None, "z"], pa.large_string())})
+    df = ours(t).to_pandas()
+    assert df["s"].dtype == object and df["l"].dtype == object
+    assert df["s"].tolist() == ["x", None, "x"] and df["l"].tolist() == ["y", None, "z"]
+    assert df["s"].iloc[0] is df["s"].iloc[2]          # deduplicated
