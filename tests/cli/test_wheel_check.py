@@ -50,7 +50,8 @@ def test_readme_sizes_are_the_measured_ones(wheel_check):
     m = re.search(r"the wheel is ([\d.]+) MB, ([\d.]+) MiB installed", readme)
     assert m, "README.md no longer states the wheel and installed sizes"
     wheel_mb, installed_mib = float(m.group(1)), float(m.group(2))
-    # the README rounds to one decimal: within 0.1 (plus 5 % for compiler drift) of the measurement
-    assert abs(wheel_mb - summary["wheel_bytes"] / 1e6) <= 0.1 + 0.05 * wheel_mb, summary
-    assert abs(installed_mib - summary["installed_bytes"] / 2**20) <= 0.1 + 0.05 * installed_mib, summary
+    # the README rounds to one decimal: within 0.1 (plus 10 % for compiler and packaging drift) of
+    # the measurement; a change that grows the package more than that must update the README
+    assert abs(wheel_mb - summary["wheel_bytes"] / 1e6) <= 0.1 + 0.10 * wheel_mb, summary
+    assert abs(installed_mib - summary["installed_bytes"] / 2**20) <= 0.1 + 0.10 * installed_mib, summary
     assert "bash ci/wheel_check.sh" in readme     # where the import time printed beside them comes from
