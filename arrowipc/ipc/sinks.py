@@ -4,14 +4,21 @@ A path is written to a temporary file in the same directory and renamed over the
 on success, so a crash or an error never leaves a truncated file under that name. The new file
 gets the permissions any newly created file gets (0666 less the umask), or keeps those of the file
 it replaces; errors name the path the caller gave, never the temporary one.
+
+Durability is a separate, explicit choice (`commit(durable=True)`): the rename alone is atomic
+against crashes of this process, as pyarrow's writes are, but after a power loss the name may
+point at a file whose blocks never reached the disk. `durable` fsyncs the file before the rename
+and the directory after it, so both survive; that waits for the device, which for files larger
+than the page cache absorbs costs about as long as writing them again (see docs/compression.md).
 """
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
 
-__all__ = ["AtomicFile"]
+__all__ = ["AtomicFile", "fsync_directory"]
 
 
 class AtomicFile:
@@ -41,7 +48,8 @@ class AtomicFile:
         self.file = os.fdopen(fd, "wb")
 
     def commit(self, durable: bool = False) -> None:
-        """Close the file and rename it into place; with `durable`, fsync it first."""
+        """Close the file and rename it into place; with `durable`, fsync the file before the
+        rename and its directory after it, so a power loss keeps either the old or the new file."""
         if self.tmp_path is None:
             return
         try:
@@ -50,6 +58,8 @@ class AtomicFile:
                 os.fsync(self.file.fileno())  # the data is on disk before the name points at it
             self.file.close()
             os.replace(self.tmp_path, self.target)
+            if durable:
+                fsync_directory(os.path.dirname(self.target))   # the rename itself is on disk
         except OSError as e:
             self.abort()
             raise _naming(e, self.path) from None
@@ -76,6 +86,22 @@ class AtomicFile:
         # dropped without commit(): never publish a partial file
         if getattr(self, "tmp_path", None) is not None:
             self.abort()
+
+
+def fsync_directory(directory: str) -> None:
+    """Flush a directory's entries (new names, renames) to disk; a no-op where directories cannot
+    be opened (Windows)."""
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except (OSError, PermissionError):
+        return
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EBADF):   # filesystems without directory fsync
+            raise
+    finally:
+        os.close(fd)
 
 
 def _naming(error: OSError, path: str) -> OSError:

@@ -33,11 +33,14 @@ class _Sink:
     A path is written atomically: to a temporary file in the same directory, renamed over the
     final name only when the writer closes successfully, so a crash or an error never leaves a
     truncated file under that name. (Paths that are not regular files, such as /dev/stdout or a
-    FIFO, are written in place.)
+    FIFO, are written in place.) With `durable`, the file and its directory are fsynced at close,
+    so the new contents also survive a power loss; like pyarrow, the default does not wait for the
+    disk.
     """
 
-    def __init__(self, sink):
+    def __init__(self, sink, durable: bool = False):
         self.owns = False
+        self.durable = bool(durable)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         if isinstance(sink, (str, os.PathLike)):
             sink = self._open_path(os.fspath(sink))
@@ -112,7 +115,7 @@ class _Sink:
     def close(self):
         if self.owns:
             if self.atomic is not None:
-                self.atomic.commit(durable=True)
+                self.atomic.commit(durable=self.durable)
             else:
                 self.f.close()
         elif hasattr(self.f, "flush") and not self._memory:
@@ -225,7 +228,7 @@ class _WriterBase:
     _file_mode = False
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
-                 metadata_version=None):
+                 metadata_version=None, durable: bool = False):
         self.options = options or IpcWriteOptions()
         if use_legacy_format is not None:
             self.options.use_legacy_format = bool(use_legacy_format)
@@ -238,7 +241,10 @@ class _WriterBase:
         self._has_dicts = enc._has_dicts
         self._version = enc._version
         self._compress = enc._compress
-        self._sink = _Sink(sink)
+        if durable and not isinstance(sink, (str, os.PathLike)):
+            raise ValueError("durable=True needs a path sink (a file object's owner decides when "
+                             "to fsync it)")
+        self._sink = _Sink(sink, durable)
         self._closed = False
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
@@ -345,20 +351,28 @@ class _WriterBase:
 
 
 class RecordBatchStreamWriter(_WriterBase):
-    """Writes the IPC stream format: schema, batches, end-of-stream marker."""
+    """Writes the IPC stream format: schema, batches, end-of-stream marker.
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None):
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+    `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    """
+
+    def __init__(self, sink, schema, *, use_legacy_format=None, options=None,
+                 durable: bool = False):
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         durable=durable)
 
     def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
 
 
 class RecordBatchFileWriter(_WriterBase):
-    """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
+    """Writes the IPC file format: magic, stream messages, footer, footer length, magic.
+
+    `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    """
 
     def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = FILE_MAGIC):
+                 magic: bytes = FILE_MAGIC, durable: bool = False):
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
@@ -367,7 +381,8 @@ class RecordBatchFileWriter(_WriterBase):
             {} if metadata is not None else None)
         self._batch_blocks = []
         self._dict_blocks = []
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         durable=durable)
 
     def _start(self):
         head = self._magic + bytes((-len(self._magic)) % 8)
@@ -390,14 +405,18 @@ class RecordBatchFileWriter(_WriterBase):
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
 
-def new_stream(sink, schema, *, use_legacy_format=None, options=None) -> RecordBatchStreamWriter:
-    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format, options=options)
+def new_stream(sink, schema, *, use_legacy_format=None, options=None,
+               durable: bool = False) -> RecordBatchStreamWriter:
+    """A RecordBatchStreamWriter; `durable=True` fsyncs a path's file and directory at close."""
+    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format,
+                                   options=options, durable=durable)
 
 
 def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-             magic: bytes = FILE_MAGIC) -> RecordBatchFileWriter:
+             magic: bytes = FILE_MAGIC, durable: bool = False) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter; `durable=True` fsyncs a path's file and directory at close."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                 options=options, metadata=metadata, magic=magic)
+                                 options=options, metadata=metadata, magic=magic, durable=durable)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
