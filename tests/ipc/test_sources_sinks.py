@@ -473,6 +473,29 @@ def test_durable_needs_a_path_sink():
         ipc.new_stream(io.BytesIO(), table.schema, durable=True)
 
 
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "rename"])
+def test_path_sink_replaces_existing_file_atomically(exchange, tmp_path, monkeypatch):
+    """Replacing a file swaps it in one step (or renames over it where the exchange is not
+    available); either way the old file's mode is kept and no temporary file is left behind,
+    and a hard link to the old file still sees the old contents."""
+    import os
+    import stat
+    from arrowipc.ipc import sinks
+    if not exchange:
+        monkeypatch.setattr(sinks, "_exchange", lambda tmp, target: False)
+    path = tmp_path / "out.arrow"
+    path.write_bytes(b"old" * 1000)
+    os.chmod(path, 0o640)
+    os.link(path, tmp_path / "old-link")
+    table = S.make_table(["int64", "string"], [9])
+    for _ in range(2):
+        write_ours(str(path), table, "file")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["old-link", "out.arrow"]
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+        S.assert_pa_reads_back(path.read_bytes(), table, "file", [9])
+    assert (tmp_path / "old-link").read_bytes() == b"old" * 1000
+
+
 def test_file_like_sink_written_at_its_current_position():
     table = S.make_table(["string"], [4])
     sink = io.BytesIO()
