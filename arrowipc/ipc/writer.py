@@ -1,8 +1,15 @@
 """Stream and file writers (pyarrow.ipc.RecordBatchStreamWriter / RecordBatchFileWriter).
 
 Each batch is flattened and its header encoded in Cython; the body goes out as a gather list:
-appended by reference to an in-memory sink, sent with os.writev to real files, and packed with a
-single copy only for file-likes that want one contiguous buffer.
+appended by reference to an in-memory sink, sent with os.writev to real files (metadata and body
+in one call), and packed with a single copy only for file-likes that want one contiguous buffer.
+
+Large messages to a file descriptor are written by a background thread, one write in flight per
+sink, so the next batch is flattened and compressed (GIL released) while the kernel copies the
+previous one: compress n+1 while writing n. A write in flight may outlive `write_batch` only when
+every byte it sends is the writer's own (compressed frames, headers, padding); when it still
+refers to the caller's buffers, `write_batch` waits for it before returning, as pyarrow's
+synchronous write does. Its errors surface at the next write or at close.
 """
 from __future__ import annotations
 
@@ -25,6 +32,28 @@ from .options import IpcWriteOptions, MetadataVersion, WriteStats
 from .sinks import AtomicFile
 
 _IOV_MAX = 1024
+# Messages from this size on go to a file descriptor in the background (below it the thread
+# hand-off costs more than the overlap saves).
+_BACKGROUND_MIN_BYTES = 1 << 20
+_background = None
+
+
+def _background_pool():
+    global _background
+    if _background is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _background = ThreadPoolExecutor(max_workers=4, thread_name_prefix="arrowipc-write")
+    return _background
+
+
+def _writer_owns(parts: list) -> bool:
+    """Every part is the writer's own bytes: compressed frames, prefixes, padding, headers (a
+    buffer stored raw follows the raw-marker prefix and is the caller's memory)."""
+    from .compression import RAW_PREFIX
+    for p in parts:
+        if p is RAW_PREFIX:
+            return False
+    return True
 
 
 class _Sink:
@@ -52,6 +81,8 @@ class _Sink:
         self.pos = 0
         self._memory = isinstance(sink, BufferOutputStream)
         self._fd = None
+        self._pending = None                      # the background write in flight, if any
+        self.background = True                    # False: every write in the calling thread
         if not self._memory:
             try:
                 if hasattr(sink, "fileno") and not hasattr(sink, "getbuffer"):
@@ -67,6 +98,7 @@ class _Sink:
                 self.pos = 0
 
     def write(self, data) -> None:
+        self.wait()
         if self._fd is not None:
             mv = memoryview(data)
             while mv.nbytes:
@@ -76,19 +108,45 @@ class _Sink:
             self.f.write(data)
         self.pos += len(data)
 
-    def write_parts(self, parts: list, nbytes: int) -> None:
-        if self._memory:
-            self.f._extend(parts, nbytes)
+    def write_message(self, meta: bytes, parts: list, body_len: int) -> None:
+        """Framed metadata then the body's gather list; large messages to a file descriptor go
+        out in the background (after the previous one: one write in flight)."""
+        self.wait()
+        nbytes = len(meta) + body_len
+        if self._memory:                      # one append for metadata and body
+            self.f._extend([meta] + parts if body_len else [meta], nbytes)
         elif self._fd is not None:
-            for i in range(0, len(parts), _IOV_MAX):
-                chunk = parts[i:i + _IOV_MAX]
-                want = sum(len(p) for p in chunk)
-                done = os.writev(self._fd, chunk)
-                if done != want:           # short write: finish the rest one by one
-                    self._finish_short_write(chunk, done)
+            chunk = [meta] + parts if body_len else [meta]
+            if nbytes >= _BACKGROUND_MIN_BYTES and self.background:
+                self._pending = _background_pool().submit(self._writev_all, chunk)
+            else:
+                self._writev_all(chunk)
         else:
-            self.f.write(b"".join(parts))
+            self.f.write(meta)
+            if body_len:
+                self.f.write(b"".join(parts))
         self.pos += nbytes
+
+    def wait(self) -> None:
+        """Let the write in flight finish; its OSError is raised here."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def abort_pending(self) -> None:
+        """Let the write in flight finish, ignoring its error (another one is on its way)."""
+        try:
+            self.wait()
+        except OSError:
+            pass
+
+    def _writev_all(self, parts: list) -> None:
+        for i in range(0, len(parts), _IOV_MAX):
+            chunk = parts[i:i + _IOV_MAX]
+            want = sum(len(p) for p in chunk)
+            done = os.writev(self._fd, chunk)
+            if done != want:           # short write: finish the rest one by one
+                self._finish_short_write(chunk, done)
 
     def _finish_short_write(self, chunk, done):
         for p in chunk:
@@ -113,6 +171,11 @@ class _Sink:
         return self.atomic.file
 
     def close(self):
+        try:
+            self.wait()
+        except BaseException:
+            self.abort()
+            raise
         if self.owns:
             if self.atomic is not None:
                 self.atomic.commit(durable=self.durable)
@@ -126,6 +189,7 @@ class _Sink:
 
     def abort(self):
         """Give up a path write: the temporary file goes, the final name is left untouched."""
+        self.abort_pending()                   # the error that made us give up matters more
         if self.atomic is not None:
             self.atomic.abort()
 
@@ -245,6 +309,7 @@ class _WriterBase:
             raise ValueError("durable=True needs a path sink (a file object's owner decides when "
                              "to fsync it)")
         self._sink = _Sink(sink, durable)
+        self._sink.background = self.options.use_threads
         self._closed = False
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
@@ -253,26 +318,34 @@ class _WriterBase:
         pass
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
-        sink = self._sink
-        if sink._memory:                      # one append for metadata and body
-            sink.f._extend([meta] + parts if body_len else [meta], len(meta) + body_len)
-            sink.pos += len(meta) + body_len
-        else:
-            sink.write(meta)
-            if body_len:
-                sink.write_parts(parts, body_len)
+        self._sink.write_message(meta, parts, body_len)
 
-    # -- public API -----------------------------------------------------------------------------
-    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
+    def _write_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> bool:
+        """Write the batch's messages (the last may still be in flight); True when all they
+        send is the writer's own bytes."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
+        owned = self._compress is not None
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
             start = self._sink.pos
             self._write_message_bytes(m.metadata, m.parts, m.body_length)
+            owned = owned and _writer_owns(m.parts)
             if m.header_type == md.HEADER_RECORD_BATCH:
                 self._after_batch(start, len(m.metadata), m.body_length)
             else:
                 self._after_dictionary(start, len(m.metadata), m.body_length)
+        return owned
+
+    # -- public API -----------------------------------------------------------------------------
+    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
+        try:
+            owned = self._write_messages(batch, custom_metadata, _flat, _compressed)
+        except BaseException:
+            self._sink.abort_pending()
+            raise
+        if not owned or not self._sink.owns:
+            # the caller's buffers (or file) are theirs again once we return
+            self._sink.wait()
 
     def _after_batch(self, offset, meta_len, body_len):
         pass
@@ -288,17 +361,25 @@ class _WriterBase:
             table_ = unify_table_dictionaries(table_)
         batches = table_.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
-            self._write_batches_compressed_together(batches)
+            try:
+                self._write_batches_compressed_together(batches)
+            except BaseException:
+                self._sink.abort_pending()
+                raise
+            self._sink.wait()
             return
         for b in batches:
             self.write_batch(b)
 
-    # Raw bytes of the batches whose buffers are compressed in one parallel call.
-    _COMPRESS_WINDOW_BYTES = 256 << 20
+    # Raw bytes of the batches whose buffers are compressed in one parallel call: enough to keep
+    # the threads busy across small batches, small enough that writing one window overlaps with
+    # compressing the next.
+    _COMPRESS_WINDOW_BYTES = 16 << 20
 
     def _write_batches_compressed_together(self, batches):
         """Compress the buffers of several batches in one parallel call (threads stay busy
-        across batch boundaries), then write the batches in order."""
+        across batch boundaries), then write the batches in order, the last one in the
+        background while the next window compresses."""
         version = self._version
         i = 0
         while i < len(batches):
@@ -318,7 +399,7 @@ class _WriterBase:
             pos = 0
             for b, fb in zip(window, flats):
                 n = len(fb.buffers)
-                self.write_batch(b, None, fb, packed[pos:pos + n])
+                self._write_messages(b, None, fb, packed[pos:pos + n])
                 pos += n
 
     def write(self, table_or_batch):

@@ -1117,3 +1117,70 @@ def test_windowed_full_validation_raises_at_the_bad_batch(form):
     reader = ipc.open_stream(data, options=options) if form == "stream" else ipc.open_file(data, options=options)
     got = batches_before_error(reader, "UTF-8")
     assert_same_batches(got, batches[:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# pipelined path writes: compress n+1 while writing n
+
+def large_compressible_batch(rows, seed):
+    """A batch that compresses to over 1 MiB (its writes go to the background)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return arrowipc.record_batch({"a": rng.integers(0, 1 << 20, rows), "b": np.arange(rows) % 1000})
+
+
+@pytest.mark.parametrize("how", ["write_batch", "write_table"])
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_pipelined_path_write_round_trips(codec, form, how, tmp_path):
+    batches = [large_compressible_batch(400_000, seed) for seed in range(4)]
+    path = tmp_path / "out"
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    with opener(path, batches[0].schema, options=ours_options(codec)) as writer:
+        if how == "write_batch":
+            for b in batches:
+                writer.write_batch(b)
+        else:
+            writer.write_table(arrowipc.Table.from_batches(batches))
+    data = path.read_bytes()
+    expected = pa.Table.from_batches([pa.record_batch(b) for b in batches])
+    reader = pa_ipc.open_stream(data) if form == "stream" else pa_ipc.open_file(data)
+    assert reader.read_all().equals(expected)
+    assert len(body_frames(data, form)) == 4
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_write_batch_returns_after_the_callers_raw_buffers_are_written(codec, tmp_path):
+    """A buffer stored raw is the caller's memory: write_batch has sent it when it returns, so
+    reusing that memory for the next batch does not change what was written."""
+    import numpy as np
+    values = np.frombuffer(random_bytes(4 << 20, seed=3), dtype=np.int64).copy()
+    expected = values.copy()
+    with ipc.new_stream(tmp_path / "out", arrowipc.schema([("v", arrowipc.int64())]),
+                        options=ours_options(codec)) as writer:
+        writer.write_batch(arrowipc.record_batch([arrowipc.array(values)], names=["v"]))
+        values[:] = 0                            # the caller reuses its buffer at once
+        writer.write_batch(arrowipc.record_batch([arrowipc.array(values)], names=["v"]))
+    got = pa_ipc.open_stream((tmp_path / "out").read_bytes()).read_all().column("v")
+    assert got.chunk(0).to_numpy().tolist() == expected.tolist()
+    assert not got.chunk(1).to_numpy().any()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_failed_background_write_raises_and_publishes_nothing(codec, tmp_path, monkeypatch):
+    import errno
+    real = os.writev
+
+    def full_disk(fd, parts):
+        if sum(len(p) for p in parts) >= 1 << 20:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, parts)
+
+    monkeypatch.setattr(os, "writev", full_disk)
+    path = tmp_path / "out"
+    batch = large_compressible_batch(400_000, 1)
+    with pytest.raises(OSError, match="No space left"):
+        with ipc.new_file(path, batch.schema, options=ours_options(codec)) as writer:
+            writer.write_batch(batch)
+            writer.write_batch(batch)
+    assert list(tmp_path.iterdir()) == []
