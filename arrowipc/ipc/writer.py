@@ -374,7 +374,7 @@ class _WriterBase:
     # Raw bytes of the batches whose buffers are compressed in one parallel call: enough to keep
     # the threads busy across small batches, small enough that writing one window overlaps with
     # compressing the next.
-    _COMPRESS_WINDOW_BYTES = 16 << 20
+    _COMPRESS_WINDOW_BYTES = 64 << 20
 
     def _write_batches_compressed_together(self, batches):
         """Compress the buffers of several batches in one parallel call (threads stay busy

@@ -1184,3 +1184,24 @@ def test_failed_background_write_raises_and_publishes_nothing(codec, tmp_path, m
             writer.write_batch(batch)
             writer.write_batch(batch)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_large_incompressible_buffer_is_stored_raw_without_a_full_pass(codec):
+    """From 1 MiB on, spread samples decide: none shrinks, the buffer is stored raw (as it
+    would be after a full pass); one compressible region is enough to compress it all."""
+    import numpy as np
+    noise = np.frombuffer(random_bytes(4 << 20, seed=5), dtype=np.int64)
+    half = noise.copy()
+    half[len(half) // 2:] = 7                  # the second half compresses
+    batch = arrowipc.record_batch({"noise": noise, "half": half})
+    data = ours_write([batch], "stream", ours_options(codec))
+    (frame,) = body_frames(data)
+    sizes = {n: prefix for (_, prefix), (_, _, n) in
+             zip(frame.compressed_prefixes(), [b for b in frame.buffers() if b[2]])}
+    raw_len, packed_len = sorted(sizes)[::-1]
+    assert raw_len == 8 + noise.nbytes and sizes[raw_len] == -1
+    assert sizes[packed_len] == half.nbytes and packed_len < half.nbytes * 0.75
+    _, got = pa_read(data, "stream")
+    assert got[0].column(0).to_numpy().tolist() == noise.tolist()
+    assert got[0].column(1).to_numpy().tolist() == half.tolist()
