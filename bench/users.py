@@ -14,8 +14,8 @@ libraries are called the way their documentation shows (`new_file(path, ...)`,
 against pyarrow once, outside the timed rounds, and the output sizes are compared.
 
 `--json` saves a report in pytest-benchmark's shape (`benchmarks[].group`, `.extra_info.lib`,
-`.stats.min` / `.stats.median`), which `bench/ratios.py --stat min` and `bench/plot_ratios.py`
-read.
+`.stats.min` / `.stats.median`, and `"stat": "min"`), which `bench/ratios.py REPORT` and
+`bench/plot_ratios.py REPORT` turn into the table and plot of docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     wanted = [k for k in args.k.split(",") if k]
     datasets: dict[str, Data] = {}
-    report = {"benchmarks": [], "datetime": datetime.datetime.now(datetime.timezone.utc)
+    report = {"benchmarks": [], "stat": "min", "datetime": datetime.datetime.now(datetime.timezone.utc)
               .strftime("%Y-%m-%dT%H:%M+00:00"),
               "machine_info": {"nproc": len(os.sched_getaffinity(0)),
                                "python_version": platform.python_version(),

@@ -1091,6 +1091,19 @@ def test_compressed_in_memory_batches_share_windows_within_bounds(form, bounds, 
         assert sizes == expected
 
 
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("form", FORMS)
+def test_pyarrow_written_path_of_small_batches_reads_in_windows(form, codec, tmp_path, monkeypatch):
+    """What users read: a file pyarrow wrote, opened by path, many small batches (every frame
+    compressed, none with a -1 marker, as pyarrow writes them): decoded 64 batches a window."""
+    sizes = window_sizes(monkeypatch)
+    batches = window_batches(100, rows=40)
+    path = tmp_path / "pyarrow.arrow"
+    path.write_bytes(pa_write(batches, form, pa_options(codec)))
+    assert_same_batches(iterate(path, form), batches)
+    assert sizes == [64, 36]
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_windowed_read_with_projection(form):
     batches = window_batches(4)
