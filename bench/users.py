@@ -8,7 +8,9 @@ own), uncompressed, LZ4 and ZSTD, on the datasets of `bench/conftest.py`: `wide5
 columns in 1M-row batches), `small1k` (1M rows in 1000-row batches: per-batch overhead) and
 `cols1000` (1000 columns: per-column overhead). Each case runs the two libraries alternately,
 round after round (the order flips every round), so both see the same machine load; the figure
-kept is the best of the rounds, and the table gives arrowipc's time divided by pyarrow's. Both
+kept is the best of the rounds, and the table gives arrowipc's time divided by pyarrow's, and
+the same ratio of process CPU time (all threads; steadier than wall time on a loaded machine,
+but blind to how well the work spreads over the cores). Both
 libraries are called the way their documentation shows (`new_file(path, ...)`,
 `open_file(path)`, `open_stream(data)`), with their default options. Every result is checked
 against pyarrow once, outside the timed rounds, and the output sizes are compared.
@@ -203,17 +205,20 @@ def run_case(make, data: Data, rounds: int) -> dict:
     """{lib: [seconds per round]}, the libraries alternating within each round."""
     runs = {lib: make(lib, data) for lib in ("arrowipc", "pyarrow")}
     times = {lib: [] for lib in runs}
+    cpu = {lib: [] for lib in runs}
     for lib in runs:                       # warm-up: caches, lazy imports, thread pools
         runs[lib]()
     for r in range(rounds):
         order = ("arrowipc", "pyarrow") if r % 2 == 0 else ("pyarrow", "arrowipc")
         for lib in order:
             gc.collect()
+            c0 = time.process_time()
             t0 = time.perf_counter()
             result = runs[lib]()
             times[lib].append(time.perf_counter() - t0)
+            cpu[lib].append(time.process_time() - c0)
             del result
-    return runs, times
+    return runs, times, cpu
 
 
 def main(argv=None) -> int:
@@ -230,8 +235,8 @@ def main(argv=None) -> int:
                                "python_version": platform.python_version(),
                                "versions": {"arrowipc": getattr(arrowipc, "__version__", "?"),
                                             "pyarrow": pa.__version__}}}
-    print("| case | arrowipc best | pyarrow best | ratio | sizes (arrowipc / pyarrow) |")
-    print("| --- | ---: | ---: | ---: | --- |")
+    print("| case | arrowipc best | pyarrow best | ratio | CPU ratio | sizes (arrowipc / pyarrow) |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         for group, ds, make, check in cases():
             if wanted and not any(w in group for w in wanted):
@@ -239,20 +244,24 @@ def main(argv=None) -> int:
             if ds not in datasets:
                 datasets[ds] = Data(ds, tmp)
             data = datasets[ds]
-            runs, times = run_case(make, data, args.rounds or ROUNDS[ds])
+            runs, times, cpu = run_case(make, data, args.rounds or ROUNDS[ds])
             sizes = {}
             for lib, fn in runs.items():
                 size = check(fn(), data)
                 if size is not None:
                     sizes[lib] = size
             best = {lib: min(t) for lib, t in times.items()}
+            best_cpu = {lib: min(t) for lib, t in cpu.items()}
             size_note = (f"{sizes['arrowipc']} / {sizes['pyarrow']}" if sizes else "")
             print(f"| {group} | {best['arrowipc'] * 1e3:.2f} ms | {best['pyarrow'] * 1e3:.2f} ms "
-                  f"| {best['arrowipc'] / best['pyarrow']:.2f} | {size_note} |", flush=True)
+                  f"| {best['arrowipc'] / best['pyarrow']:.2f} "
+                  f"| {best_cpu['arrowipc'] / max(best_cpu['pyarrow'], 1e-6):.2f} "
+                  f"| {size_note} |", flush=True)
             for lib, t in times.items():
                 report["benchmarks"].append({
                     "group": group, "name": f"{group}[{lib}]",
-                    "extra_info": {"lib": lib, "dataset": ds, "bytes": sizes.get(lib)},
+                    "extra_info": {"lib": lib, "dataset": ds, "bytes": sizes.get(lib),
+                                   "cpu_min": best_cpu[lib]},
                     "stats": {"min": min(t), "median": statistics.median(t), "rounds": len(t),
                               "data": t}})
     if args.json:
