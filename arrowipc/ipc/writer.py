@@ -9,7 +9,9 @@ sink, so the next batch is flattened and compressed (GIL released) while the ker
 previous one: compress n+1 while writing n. A write in flight may outlive `write_batch` only when
 every byte it sends is the writer's own (compressed frames, headers, padding); when it still
 refers to the caller's buffers, `write_batch` waits for it before returning, as pyarrow's
-synchronous write does. Its errors surface at the next write or at close.
+synchronous write does. (Buffers stored raw that are under half a message are copied instead,
+so typical batches, some columns compressible and some not, still overlap.) Its errors surface
+at the next write or at close.
 """
 from __future__ import annotations
 
@@ -44,6 +46,21 @@ def _background_pool():
         from concurrent.futures import ThreadPoolExecutor
         _background = ThreadPoolExecutor(max_workers=4, thread_name_prefix="arrowipc-write")
     return _background
+
+
+def _detach_raw(parts: list, body_len: int):
+    """The parts with every buffer stored raw (the caller's memory) copied, so that their write
+    may outlive write_batch; None when raw bytes are over half the body (copying them would cost
+    about what overlapping the write saves: the write then happens before write_batch returns)."""
+    from .compression import RAW_PREFIX
+    from .._core.buffer import concat_buffers
+    raw = [i + 1 for i, p in enumerate(parts) if p is RAW_PREFIX]
+    if 2 * sum(len(parts[i]) for i in raw) > body_len:
+        return None
+    out = list(parts)
+    for i in raw:
+        out[i] = concat_buffers([parts[i]], len(parts[i]))
+    return out
 
 
 def _writer_owns(parts: list) -> bool:
@@ -329,11 +346,20 @@ class _WriterBase:
         send is the writer's own bytes."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
+        sink = self._sink
         owned = self._compress is not None
+        # a path written in the background: buffers stored raw are copied when they are a small
+        # part of the message, so the write of this batch overlaps compressing the next one
+        detach = owned and sink.owns and sink.background and sink._fd is not None
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
-            start = self._sink.pos
-            self._write_message_bytes(m.metadata, m.parts, m.body_length)
-            owned = owned and _writer_owns(m.parts)
+            start = sink.pos
+            parts = m.parts
+            if owned and not _writer_owns(parts):
+                parts = (_detach_raw(parts, m.body_length) if detach and
+                         len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES else None)
+                if parts is None:
+                    owned, parts = False, m.parts
+            self._write_message_bytes(m.metadata, parts, m.body_length)
             if m.header_type == md.HEADER_RECORD_BATCH:
                 self._after_batch(start, len(m.metadata), m.body_length)
             else:

@@ -1218,3 +1218,24 @@ def test_large_incompressible_buffer_is_stored_raw_without_a_full_pass(codec):
     _, got = pa_read(data, "stream")
     assert got[0].column(0).to_numpy().tolist() == noise.tolist()
     assert got[0].column(1).to_numpy().tolist() == half.tolist()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_small_raw_buffers_are_copied_for_a_background_write(codec, tmp_path):
+    """A batch with a little incompressible data among compressible data is written in the
+    background from a copy of its raw buffer: reusing the caller's memory at once is safe."""
+    import numpy as np
+    noise = np.frombuffer(random_bytes(1 << 20, seed=4), dtype=np.int64).copy()
+    expected = noise.copy()
+    rows = len(noise)
+    rng = np.random.default_rng(2)
+    batch = arrowipc.record_batch({"noise": noise, "a": rng.integers(0, 1 << 20, rows),
+                                   "b": rng.integers(0, 1 << 20, rows),
+                                   "c": rng.integers(0, 1 << 20, rows)})
+    with ipc.new_stream(tmp_path / "out", batch.schema, options=ours_options(codec)) as writer:
+        writer.write_batch(batch)
+        assert writer._sink._pending is not None          # the write outlived write_batch
+        noise[:] = 0
+    got = pa_ipc.open_stream((tmp_path / "out").read_bytes()).read_all()
+    assert got.column("noise").to_numpy().tolist() == expected.tolist()
+    assert got.column("a").to_numpy().tolist() == batch.column(1).to_numpy().tolist()
