@@ -48,6 +48,17 @@ def _background_pool():
     return _background
 
 
+def _forget_background_pool():
+    # a forked child has none of the parent's threads: a pool that believes it has idle workers
+    # would queue writes nobody runs
+    global _background
+    _background = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_background_pool)
+
+
 def _detach_raw(parts: list, body_len: int):
     """The parts with every buffer stored raw (the caller's memory) copied, so that their write
     may outlive write_batch; None when raw bytes are over half the body (copying them would cost

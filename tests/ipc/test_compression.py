@@ -1239,3 +1239,35 @@ def test_small_raw_buffers_are_copied_for_a_background_write(codec, tmp_path):
     got = pa_ipc.open_stream((tmp_path / "out").read_bytes()).read_all()
     assert got.column("noise").to_numpy().tolist() == expected.tolist()
     assert got.column("a").to_numpy().tolist() == batch.column(1).to_numpy().tolist()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_background_writes_work_in_a_forked_child(tmp_path):
+    """A child forked after the parent wrote in the background starts its own writer thread."""
+    batch = large_compressible_batch(400_000, 3)
+    with ipc.new_stream(tmp_path / "parent", batch.schema, options=ours_options("lz4")) as w:
+        w.write_batch(batch)
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            with ipc.new_stream(tmp_path / "child", batch.schema, options=ours_options("lz4")) as w:
+                w.write_batch(batch)
+            status = 0
+        finally:
+            os._exit(status)
+    deadline = 60
+    import time
+    while deadline > 0:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+        deadline -= 0.1
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child's background write never finished")
+    assert os.waitstatus_to_exitcode(status) == 0
+    got = pa_ipc.open_stream((tmp_path / "child").read_bytes()).read_all()
+    assert got.equals(pa_ipc.open_stream((tmp_path / "parent").read_bytes()).read_all())
