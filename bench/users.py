@@ -154,7 +154,8 @@ def cases():
                             lambda lib, d, f=form, s=sink: _write(lib, d, f, None, s),
                             lambda r, d, f=form: check_written(r, d, f)))
         out.append((f"read_pyarrow_stream-{ds}", ds,
-                    lambda lib, d: _read(lib, d, "pyarrow", "stream", None, "bytes"), check_batches))
+                    lambda lib, d: _read(lib, d, "pyarrow", "stream", None, "bytes"),
+                    check_batches))
         out.append((f"read_pyarrow_file_path-{ds}", ds,
                     lambda lib, d: _read(lib, d, "pyarrow", "file", None, "path"), check_batches))
         out.append((f"iterate_pyarrow_stream-{ds}", ds,
@@ -221,21 +222,35 @@ def run_case(make, data: Data, rounds: int) -> dict:
     return runs, times, cpu
 
 
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-k", default="", help="only groups containing this substring (comma: any)")
-    ap.add_argument("--rounds", type=int, default=None, help="rounds per case (default per dataset)")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="rounds per case (default per dataset)")
     ap.add_argument("--json", type=Path, help="save a pytest-benchmark-shaped report here")
     args = ap.parse_args(argv)
     wanted = [k for k in args.k.split(",") if k]
     datasets: dict[str, Data] = {}
-    report = {"benchmarks": [], "stat": "min", "datetime": datetime.datetime.now(datetime.timezone.utc)
-              .strftime("%Y-%m-%dT%H:%M+00:00"),
+    now = datetime.datetime.now(datetime.timezone.utc)
+    report = {"benchmarks": [], "stat": "min", "datetime": now.strftime("%Y-%m-%dT%H:%M+00:00"),
               "machine_info": {"nproc": len(os.sched_getaffinity(0)),
+                               "cpu": {"brand_raw": _cpu()},
                                "python_version": platform.python_version(),
                                "versions": {"arrowipc": getattr(arrowipc, "__version__", "?"),
                                             "pyarrow": pa.__version__}}}
-    print("| case | arrowipc best | pyarrow best | ratio | CPU ratio | sizes (arrowipc / pyarrow) |")
+    print("| case | arrowipc best | pyarrow best | ratio | CPU ratio "
+          "| sizes (arrowipc / pyarrow) |")
     print("| --- | ---: | ---: | ---: | ---: | --- |")
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
         for group, ds, make, check in cases():
