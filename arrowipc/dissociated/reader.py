@@ -12,10 +12,10 @@ import selectors
 import time
 
 from .. import types as T
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from .._core.batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from .._core.dissociated_shm import scatter_copy
+from ._shm import scatter_copy
 from .._core.framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md

@@ -19,7 +19,7 @@ import tempfile
 import threading
 
 from .. import types as T
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from .._core.batch_decode import decode_record_batch_header
 from .._core.framing import decode_message
 from ..errors import ArrowInvalid

@@ -14,8 +14,8 @@ import os
 import secrets
 import threading
 
-from .._core import dissociated_wire as wire
-from .._core.dissociated_shm import map_segment
+from . import _wire as wire
+from ._shm import map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
 

@@ -2,7 +2,7 @@
 
 The protocol needs a transport that delimits messages and can attach a uint64 tag to some. Over
 TCP and Unix stream sockets we frame every message ourselves: a 24-byte header (kind, version,
-tag, payload length; see arrowipc._core.dissociated_wire) and the payload. A tagged message is
+tag, payload length; see arrowipc.dissociated._wire) and the payload. A tagged message is
 sent with one sendmsg over a gather list (header + the body's buffers, never packed). Unix
 sockets also carry file descriptors (the shared-memory segments) as SCM_RIGHTS with a segment
 frame.
@@ -20,7 +20,7 @@ import struct
 import threading
 from typing import NamedTuple
 
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from .._core.buffer import Buffer, allocate
 from ..errors import ArrowInvalid
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc._core import dissociated_wire as wire
+from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import DissociatedClient, DissociatedServer, connect
 from arrowipc.dissociated import transport as tp
 from arrowipc.errors import ArrowInvalid, ArrowKeyError

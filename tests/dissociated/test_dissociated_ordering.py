@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc._core import dissociated_wire as wire
+from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc import IpcWriteOptions

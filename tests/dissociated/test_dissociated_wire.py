@@ -4,7 +4,7 @@ import struct
 
 import pytest
 
-from arrowipc._core import dissociated_wire as wire
+from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated.uri import (SCHEME_TCP, SCHEME_UNIX, DissociatedURI, decode_remote_handle,
                                       format_uri, parse_uri)
 from arrowipc.errors import ArrowInvalid

@@ -90,8 +90,9 @@ def test_build_compiles_the_c_kernels_once_without_warnings(tmp_path):
             assert len(compiles) == 1, (source, len(compiles))
     warnings = [ln for ln in log.splitlines() if "warning:" in ln]
     assert warnings == []
-    assert len(list((build / "lib").rglob("*.so"))) == len(
-        [n for n in os.listdir(os.path.join(REPO_ROOT, "arrowipc", "_core")) if n.endswith(".pyx")])
+    pyx = [n for folder in ("_core", "dissociated")
+           for n in os.listdir(os.path.join(REPO_ROOT, "arrowipc", folder)) if n.endswith(".pyx")]
+    assert len(list((build / "lib").rglob("*.so"))) == len(pyx)
 
 
 TIME_CALL = r"(?:time\.)?(?:perf_counter|monotonic|time)(?:_ns)?\(\)"

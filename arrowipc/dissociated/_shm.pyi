@@ -1,5 +1,5 @@
 from typing import Any
-from .buffer import Buffer
+from arrowipc._core.buffer import Buffer
 
 class Mapping:
     @property
