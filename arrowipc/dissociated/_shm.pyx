@@ -2,8 +2,9 @@
 """Shared-memory mappings for Dissociated IPC type-1 bodies.
 
 A Mapping is one mmap'ed segment file (a sealed memfd, or a named file under /dev/shm): read-write
-on the server, which copies body buffers into it, read-only on the client, which hands out
-zero-copy views whose owner keeps the mapping alive. Copies run without the GIL.
+on the server, which copies body buffers into it, read-only on the client, which copies bodies
+out of it (copy) or, for a segment nobody can write any more, hands out zero-copy views whose
+owner keeps the mapping alive (view). Copies run without the GIL.
 """
 from libc.stdint cimport uint8_t, int64_t, uint64_t
 from libc.string cimport memcpy
@@ -67,6 +68,22 @@ cdef class Mapping:
             pos += n
         return pos
 
+    def copy(self, uint64_t offset, uint64_t length):
+        """A new 64-byte-aligned Buffer holding [offset, offset + length) of the segment (one
+        memcpy; the bytes can no longer change under the caller)."""
+        if self.ptr == NULL:
+            raise ArrowInvalid("mapping is closed")
+        if length > <uint64_t>self.size or offset > <uint64_t>self.size - length:
+            raise ArrowInvalid(f"region [{offset}, {offset}+{length}) lies outside the "
+                               f"{self.size}-byte segment")
+        cdef Buffer out = allocate(<int64_t>length, False)
+        cdef uint8_t* dst = <uint8_t*>out.ptr
+        cdef const uint8_t* src = self.ptr + offset
+        if length:
+            with nogil:
+                memcpy(dst, src, <size_t>length)
+        return out
+
     def view(self, uint64_t offset, uint64_t length, object owner=None):
         """A read-only zero-copy Buffer over [offset, offset + length) whose base is `owner`
         (which must keep this mapping alive), or the mapping itself."""
@@ -79,9 +96,10 @@ cdef class Mapping:
                             False)
 
 
-def map_segment(int fd, int64_t size, bint writable, bint populate=True):
-    """Map `size` bytes of fd shared; MAP_POPULATE pre-faults the pages (no fault per 4 KiB
-    later)."""
+def map_segment(int fd, int64_t size, bint writable, bint populate=False):
+    """Map `size` bytes of fd shared. populate (MAP_POPULATE) pre-faults every page: the server
+    does it for segments it fills and reuses; a client never does (a sparse segment would cost
+    it the whole size), so only the pages bodies point to are ever touched."""
     if size <= 0:
         raise ArrowInvalid(f"segment size must be positive, got {size}")
     cdef int prot = PROT_READ | (PROT_WRITE if writable else 0)

@@ -55,9 +55,10 @@ class _Pending:
 
 
 class _Body:
-    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size")
+    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size", "bit55")
 
-    def __init__(self, channel, body_type, payload, total=None, pairs=None):
+    def __init__(self, channel, body_type, payload, total=None, pairs=None, bit55=False):
+        self.bit55 = bit55
         self.channel = channel
         self.body_type = body_type
         self.payload = payload
@@ -286,6 +287,8 @@ class DissociatedReader:
                                f"sequence {self._seq(self._eos)} without a metadata message for it")
         self._finished = True
         self._client.streaming = False
+        for ch in self._client.channels:
+            ch.free.flush()
         self._schema_only_decoder()
 
     def _schema_only_decoder(self):
@@ -315,6 +318,9 @@ class DissociatedReader:
         if not live:
             return False
         ch = live[0] if len(live) == 1 else self._ready_channel(live)
+        for c in self._client.channels:
+            if c.free.pending and not c.transport.pending():
+                c.free.flush()          # about to wait: what was copied out goes back now
         frame = ch.transport.receive()
         if frame is None:
             ch.ended = True
@@ -323,6 +329,9 @@ class DissociatedReader:
         return True
 
     def _ready_channel(self, live):
+        for ch in live:
+            if ch.transport.pending():          # read ahead already: the socket may stay quiet
+                return ch
         if self._selector is None:
             self._selector = selectors.DefaultSelector()
             for ch in self._client.channels:
@@ -348,6 +357,8 @@ class DissociatedReader:
             seg_id, size, name = tp.parse_segment(frame.payload)
             if ch.segments.add(seg_id, size, frame.fd, name):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
+        elif kind == wire.FRAME_SEGMENT_RETIRE:
+            ch.segments.retire(tp.parse_segment_ack(frame.payload))
         elif kind == wire.FRAME_STREAM_END:
             if frame.payload.size:
                 raise ArrowInvalid(f"{ch.name}: stream-end frame with a {frame.payload.size}-byte "
@@ -442,7 +453,7 @@ class DissociatedReader:
             total, pairs = wire.parse_shared_body(payload, seq)
             body = _Body(ch, body_type, payload, total, pairs)
         else:
-            body = _Body(ch, body_type, payload)
+            body = _Body(ch, body_type, payload, bit55=bool(tag >> 55 & 1))
         self._bodies[pos] = body
         self._pending_bytes += body.size
         self._check_pending_limits(seq)
@@ -461,14 +472,17 @@ class DissociatedReader:
         length = msg.body_length
         if body.body_type == wire.BODY_BYTES:
             if body.size != length:
+                hint = " (its tag has bit 55 set: a shift-55 tag as in the C++ example? enable " \
+                    "accept_shift55)" if body.bit55 else ""
                 raise ArrowInvalid(f"body of sequence {seq} has {body.size} bytes; its metadata "
-                                   f"declares a {length}-byte body")
+                                   f"declares a {length}-byte body{hint}")
             return body.payload
         return self._shared_body_buffer(seq, msg, body, length)
 
     def _shared_body_buffer(self, seq, msg, body, length):
-        """Zero-copy view when the pairs describe the body laid out in one segment; otherwise one
-        copy into a new allocation (and the addresses are released at once)."""
+        """A zero-copy view when the pairs describe the body laid out in one write-sealed segment;
+        otherwise one copy into a new allocation (and the addresses are released at once, in
+        the next free_data message)."""
         pairs, ch = body.pairs, body.channel
         lengths_sum = 0
         for _, n in pairs:
@@ -514,21 +528,27 @@ class DissociatedReader:
             elif here != base:
                 base = False
                 break
-        if base and base[1] >= 0:
-            mapping = ch.segments.get(base[0], seq)
-            owner = SharedBody(mapping, addresses, ch.free)
-            return mapping.view(base[1], length, owner)
         if base is None:                              # no bytes at all in the regions
-            ch.free.release(addresses)
+            ch.free.release(addresses, flush=False)
             return allocate(length, True)
-        regions = []
-        for address, n, dest in placed:
-            if n:
-                seg, off = split_address(address)
-                regions.append((ch.segments.get(seg, seq).view(off, n), dest))
-        out = scatter_copy(length, regions)
-        del regions
-        ch.free.release(addresses)
+        if base and base[1] >= 0:
+            seg = ch.segments.get(base[0], seq)
+            if seg.immutable:
+                # write-sealed: nobody can change these bytes any more, so views are safe to
+                # hand out (to pyarrow too); the addresses go back when the last view goes
+                return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
+                                                                     ch.free))
+            # the server can still write this segment: copy the body out, free it at once
+            out = seg.mapping.copy(base[1], length)
+        else:
+            regions = []
+            for address, n, dest in placed:
+                if n:
+                    seg_id, off = split_address(address)
+                    regions.append((ch.segments.get(seg_id, seq).mapping.view(off, n), dest))
+            out = scatter_copy(length, regions)
+            del regions
+        ch.free.release(addresses, flush=False)
         return out
 
 

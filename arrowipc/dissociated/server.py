@@ -17,6 +17,7 @@ import select
 import socket
 import tempfile
 import threading
+import time
 
 from .. import types as T
 from . import _wire as wire
@@ -28,7 +29,7 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import DEFAULT_SEGMENT_SIZE, SharedArena
+from .shm import DEFAULT_SEGMENT_SIZE, SharedArena, SharedBudget
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
@@ -36,6 +37,10 @@ BODY_MODES = ("bytes", "shared", "auto")
 DEFAULT_SHM_THRESHOLD = 1 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
+_WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
+_COALESCE_BYTES = 4 << 20
+_COALESCE_FRAMES = 256
+_IN_MEMORY = (type(iter([])), type(iter(())))
 
 
 class UnknownTicket(KeyError):
@@ -56,6 +61,15 @@ class DissociatedServer:
     bool choosing type 1 per body. Shared memory works over Unix sockets (memfd) and, when
     tcp_shared_memory=True, over TCP to a client on the same host (named segments in /dev/shm).
 
+    Shared memory (docs/PROTOCOL.md §5): seal_segments=False reuses pre-faulted segments the
+    client copies bodies out of; seal_segments=True writes each body into a fresh memfd that is
+    write-sealed before it is announced, so the client hands out zero-copy views. Limits: at most
+    `window` type-1 bodies and `window_bytes` bytes outstanding (sent, not yet freed) per
+    connection (past them the server waits up to window_wait seconds for free_data, then sends
+    bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
+    connections. A connection queues at most max_queued_requests requests behind the stream it
+    is serving; one more is a protocol error.
+
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
     and returns the frames to send, in the order to send them (reordered, dropped, added).
     first_sequence (also for tests; the spec starts at 0) numbers the schema message.
@@ -66,8 +80,11 @@ class DissociatedServer:
                  options: IpcWriteOptions | None = None, want_data: int = 1, free_data: int = 2,
                  want_metadata: int = 3, want_bodies: int = 4, tcp_shared_memory: bool = False,
                  tag_shift: int = wire.BODY_TYPE_SHIFT, first_sequence: int = 0,
-                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 8 << 30,
-                 send_timeout: float | None = 60.0, schedule=None):
+                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 1 << 30,
+                 shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
+                 window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
+                 max_queued_requests: int = 8, send_timeout: float | None = 60.0,
+                 schedule=None):
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
                              f"{body_mode!r}")
@@ -93,6 +110,14 @@ class DissociatedServer:
         self.first_sequence = wire.sequence_at(first_sequence, 0)
         self.segment_size = int(segment_size)
         self.max_shared_bytes = int(max_shared_bytes)
+        self.budget = SharedBudget(shared_memory_budget)
+        self.seal_segments = bool(seal_segments)
+        self.window, self.window_bytes = int(window), int(window_bytes)
+        self.window_wait = float(window_wait)
+        if self.window < 1 or self.window_bytes < 1 or self.window_wait < 0:
+            raise ValueError(f"window and window_bytes must be positive and window_wait >= 0, got "
+                             f"{window}, {window_bytes}, {window_wait}")
+        self.max_queued_requests = int(max_queued_requests)
         self.send_timeout = send_timeout
         self.schedule = schedule
         self.token = os.urandom(8)
@@ -210,7 +235,8 @@ class DissociatedServer:
     # -- observability -----------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counters over every connection so far: blocks allocated and released (freed by the
-        client or on disconnect), blocks outstanding, free_data addresses not recognised."""
+        client or on disconnect), blocks outstanding, free_data addresses not recognised, and the
+        bytes of shared-memory segments held now (shared_bytes, within shared_memory_budget)."""
         with self._lock:
             out = dict(self._totals)
             conns = list(self._connections)
@@ -224,6 +250,7 @@ class DissociatedServer:
                 out["unknown_frees"] += a.unknown_frees
                 outstanding += len(a.blocks)
         out["blocks_outstanding"] = outstanding
+        out["shared_bytes"] = self.budget.used
         return out
 
     def outstanding(self) -> list:
@@ -278,6 +305,11 @@ class _Connection:
         self.arena = None
         self.failed = False
         self.requests: queue.Queue = queue.Queue()
+        self.queued = 0                   # requests waiting behind the stream being served
+        self.queued_bytes = 0
+        self._queue_lock = threading.Lock()
+        self._retiring = threading.local()
+        self.transport.after_send = self._send_retired
         self.receiver = threading.Thread(target=self._receive_loop, daemon=True,
                                          name="arrowipc-dissociated-receiver")
         self.worker = threading.Thread(target=self._work_loop, daemon=True,
@@ -299,10 +331,11 @@ class _Connection:
         try:
             while True:
                 # wait without a timeout: an idle client is fine; a started frame must finish
-                try:
-                    idle.poll()
-                except OSError:
-                    break
+                if not t.pending():
+                    try:
+                        idle.poll()
+                    except OSError:
+                        break
                 frame = t.receive()
                 if frame is None:
                     break
@@ -323,6 +356,8 @@ class _Connection:
                 addresses = wire.parse_free_data(frame.payload)
                 if self.arena is not None:
                     self.arena.free(addresses)
+                    if self.arena.retired:
+                        self._send_retired(from_receiver=True)
                 else:
                     with s._lock:
                         s._totals["unknown_frees"] += len(addresses)
@@ -332,6 +367,16 @@ class _Connection:
                 raise ArrowInvalid(f"tagged message with tag {frame.tag}; this server takes "
                                    f"want_data={s.want_data}, {s.want_metadata} (metadata only), "
                                    f"{s.want_bodies} (bodies only) and free_data={s.free_data}")
+            size = frame.payload.size
+            with self._queue_lock:
+                if self.queued >= s.max_queued_requests or \
+                        size > _MAX_REQUEST_FRAME - self.queued_bytes:
+                    raise ArrowInvalid(
+                        f"{self.queued + 1} requests ({self.queued_bytes + size} bytes of "
+                        f"tickets) waiting behind the stream being served; the limits are "
+                        f"{s.max_queued_requests} requests and {_MAX_REQUEST_FRAME} bytes")
+                self.queued += 1
+                self.queued_bytes += size
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
             self.hello_flags = tp.parse_hello(frame.payload)
@@ -341,6 +386,31 @@ class _Connection:
         else:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
+
+    def _send_retired(self, from_receiver: bool = False):
+        """Tell the client which sealed segments it can unmap. Never blocks on the connection:
+        when another send holds it, that send calls this again when it is done; the receiver
+        only sends when the socket has room (it must keep reading)."""
+        arena, local = self.arena, self._retiring
+        if arena is None or not arena.retired or getattr(local, "active", False):
+            return
+        if from_receiver:
+            ready = select.poll()
+            ready.register(self.transport.sock, select.POLLOUT)
+            if not ready.poll(0):
+                return
+        local.active = True
+        try:
+            ids = arena.take_retired()
+            frames = [(wire.FRAME_SEGMENT_RETIRE, 0, [tp.segment_ack_payload(i)]) for i in ids]
+            try:
+                if frames and not self.transport.send_frames(frames, blocking=False):
+                    with arena.lock:
+                        arena.retired.extendleft(reversed(ids))
+            except ArrowInvalid:
+                pass                      # connection gone: everything is released anyway
+        finally:
+            local.active = False
 
     def _drain(self):
         """After refusing a client, read (and ignore) until it closes, for a short while."""
@@ -355,6 +425,9 @@ class _Connection:
     def _disconnect(self):
         self.requests.put(None)
         self.transport.shutdown()
+        if self.arena is not None:
+            with self.arena.lock:        # wake a worker waiting for frees that cannot come now
+                self.arena.freed.notify_all()
         if threading.current_thread() is not self.worker:
             self.worker.join()
         if self.arena is not None:
@@ -379,9 +452,12 @@ class _Connection:
             req = self.requests.get()
             if req is None:
                 return
+            role, ticket = req
+            with self._queue_lock:
+                self.queued -= 1
+                self.queued_bytes -= len(ticket)
             if self.failed:
                 continue
-            role, ticket = req
             try:
                 self._serve(role, ticket)
             except tp.TransportClosed:
@@ -403,7 +479,9 @@ class _Connection:
             else:
                 return None
             self.arena = SharedArena(self.transport, named=named, token=s.token.hex(),
-                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes)
+                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes,
+                                     sealed=s.seal_segments, budget=s.budget, window=s.window,
+                                     window_bytes=s.window_bytes)
         return self.arena
 
     def _wants_shared(self, seq: int, body_length: int) -> bool:
@@ -417,18 +495,30 @@ class _Connection:
     def _serve(self, role, ticket):
         s = self.server
         schema, batches = s.resolve(ticket)
-        groups = self._stream_frames(role, schema, batches)
         if s.schedule is not None:
-            groups = [[f] for f in s.schedule([f for g in groups for f in g])]
-        send = self.transport.send_frames
-        for group in groups:
-            send(group)
-        send([(wire.FRAME_STREAM_END, 0, [])])
+            # the test hook sees every frame first: no window waits (nothing is sent meanwhile)
+            groups = [g for g, _ in self._stream_frames(role, schema, batches, None)]
+            for f in s.schedule([f for g in groups for f in g]):
+                self.transport.send_frames([f])
+            self.transport.send_frames([(wire.FRAME_STREAM_END, 0, [])])
+        else:
+            # batches already in memory are gathered into few sends; batches from a generator
+            # go out as they come (it may take its time for the next one)
+            out = _Outbox(self.transport, isinstance(batches, _IN_MEMORY))
+            try:
+                for group, weight in self._stream_frames(role, schema, batches, out):
+                    out.add(group, weight)
+            except Exception:
+                out.flush()               # what was produced before the failure goes first
+                raise
+            out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
+            out.flush()
+        self._send_retired()
         with s._lock:
             s._totals["streams"] += 1
 
-    def _stream_frames(self, role, schema, batches):
-        """Lists of (frame kind, tag, parts): the frames this role sends, one list per batch
+    def _stream_frames(self, role, schema, batches, out):
+        """(frames, body bytes): the (frame kind, tag, parts) this role sends, one list per batch
         (its dictionary messages and itself, metadata and bodies), sent together."""
         s = self.server
         encoder = MessageEncoder(schema, s.options)
@@ -441,31 +531,60 @@ class _Connection:
                     [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
 
         if role != ROLE_BODIES:
-            yield [metadata(encoder.schema_message())]
+            yield [metadata(encoder.schema_message())], 0
         position += 1
         for batch in batches:
-            group = []
+            group, weight = [], 0
             for m in encoder.batch_messages(batch):
+                weight += m.body_length
                 if role != ROLE_BODIES:
                     group.append(metadata(m.metadata))
                 if role != ROLE_METADATA:
                     group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
-                                                  skip))
+                                                  skip, out))
                 position += 1
-            yield group
+            yield group, weight
         if role != ROLE_BODIES:
             yield [(wire.FRAME_MESSAGE, 0,
-                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])]
+                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])], 0
 
-    def _body_frame(self, seq: int, m, skip: int):
+    def _allocate(self, arena, length: int, out):
+        """A block for a type-1 body, waiting for the client's free_data while the window is
+        full; None (send bytes) when nothing comes back within window_wait or the client has
+        read everything sent and still holds its bodies."""
+        block = arena.allocate(length)
+        if block is not None or out is None:
+            return block
+        deadline = time.monotonic() + self.server.window_wait
+        drained = 0
+        while True:
+            out.flush()                   # the client can only free what it has received
+            self._send_retired()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if arena.wait_for_free(min(remaining, _WINDOW_POLL)):
+                drained = 0
+            elif not arena.blocks or self.transport.closed:
+                return arena.allocate(length)
+            elif self.transport.unread_bytes() == 0:
+                drained += 1
+                if drained >= 2:          # it reads on but keeps its batches: do not stall it
+                    return None
+            block = arena.allocate(length)
+            if block is not None:
+                return block
+
+    def _body_frame(self, seq: int, m, skip: int, out):
         shift = self.server.tag_shift
         length = m.body_length
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
-            block = arena.allocate(length) if arena is not None else None
+            block = self._allocate(arena, length, out) if arena is not None else None
             if block is not None:
                 try:
                     arena.write(block, m.parts)
+                    arena.publish(block)
                     base = block.address
                     pairs = [(base + off if n else base, n) for off, n in _body_spans(m, skip)]
                     arena.hand_out(block, [a for a, _ in pairs], seq)
@@ -475,6 +594,31 @@ class _Connection:
                 return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                         [wire.encode_shared_body(length, pairs)])
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+
+
+class _Outbox:
+    """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
+    system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
+    in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
+    __slots__ = ("transport", "frames", "weight", "gather")
+
+    def __init__(self, transport, gather: bool = True):
+        self.transport = transport
+        self.frames: list = []
+        self.weight = 0
+        self.gather = gather
+
+    def add(self, group: list, weight: int) -> None:
+        self.frames.extend(group)
+        self.weight += weight
+        if not self.gather or self.weight >= _COALESCE_BYTES or \
+                len(self.frames) >= _COALESCE_FRAMES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.frames:
+            frames, self.frames, self.weight = self.frames, [], 0
+            self.transport.send_frames(frames)
 
 
 def _body_spans(m, skip: int) -> list:

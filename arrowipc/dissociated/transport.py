@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import array
 import collections
+import fcntl
 import socket
 import struct
+import termios
 import threading
 from typing import NamedTuple
 
@@ -27,6 +29,8 @@ from ..errors import ArrowInvalid
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
 _MAX_UNCLAIMED_FDS = 64
+_READ_AHEAD = 256 << 10
+_INLINE_PAYLOAD = 64 << 10      # payloads up to this size are gathered in the read-ahead buffer
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
 PREALLOC_LIMIT = 256 << 20
 DEFAULT_MAX_FRAME = 1 << 36
@@ -117,7 +121,9 @@ class SocketTransport(Transport):
         self.after_send = None            # called after each send that held the lock
         self._send_lock = threading.Lock()
         self._fds: collections.deque = collections.deque()
-        self._header = bytearray(wire.FRAME_HEADER_SIZE)
+        self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
+        self._rview = memoryview(self._rbuf)
+        self._rpos = self._rend = 0
         sock.settimeout(timeout)
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -160,6 +166,15 @@ class SocketTransport(Transport):
         """Whether a send holds the connection right now."""
         return self._send_lock.locked()
 
+    def unread_bytes(self) -> int:
+        """Bytes sent and not yet read by the peer (Unix sockets; for TCP, not yet acknowledged);
+        -1 when the socket cannot tell."""
+        try:
+            raw = fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        except OSError:
+            return -1
+        return struct.unpack("i", raw)[0]
+
     def _sendmsg_all(self, views: list, fd: int | None) -> None:
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] \
             if fd is not None else []
@@ -177,62 +192,103 @@ class SocketTransport(Transport):
                     sent = 0
 
     # -- receiving ------------------------------------------------------------------------------
+    def pending(self) -> bool:
+        """Whether bytes already read from the socket wait in the read-ahead buffer (poll the
+        socket only when not: they would never wake it)."""
+        return self._rend > self._rpos
+
     def receive(self) -> Frame | None:
         """The next frame, or None when the peer closed the connection at a frame boundary."""
-        if self.closed:
+        if self.closed and self._rend == self._rpos:
             return None
-        head = self._header
-        if not self._recv_exact(memoryview(head), at_boundary=True):
+        if not self._fill(wire.FRAME_HEADER_SIZE):
             self._mark_closed()
             return None
-        kind, tag, length = wire.parse_frame_header(head, self.max_frame)
-        payload = self._recv_payload(length, kind)
+        start = self._rpos
+        kind, tag, length = wire.parse_frame_header(
+            self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        self._rpos = start + wire.FRAME_HEADER_SIZE
+        payload = self._recv_payload(length)
         fd = None
         if kind == wire.FRAME_SEGMENT and self._fds:
             fd = self._fds.popleft()
         return Frame(kind, tag, payload, fd)
 
-    def _recv_payload(self, length: int, kind: int) -> Buffer:
+    def _fill(self, want: int) -> bool:
+        """At least `want` (<= the buffer's size) bytes in the read-ahead buffer, reading as much
+        as the socket has; False when the peer closed before the first of them."""
+        have = self._rend - self._rpos
+        if have >= want:
+            return True
+        if self._rpos + want > len(self._rbuf):          # move the partial frame to the front
+            self._rview[:have] = self._rview[self._rpos:self._rend]
+            self._rpos, self._rend = 0, have
+        while self._rend - self._rpos < want:
+            try:
+                n = self._recv_some(self._rview[self._rend:])
+            except TransportClosed:
+                if self._rend == self._rpos:       # a reset between frames: the peer is gone
+                    return False
+                raise
+            if n == 0:
+                if self._rend == self._rpos:
+                    return False
+                self._mark_closed()
+                raise TransportClosed(f"{self.name}: connection closed inside a frame: expected "
+                                      f"{want} bytes, got {self._rend - self._rpos}")
+            self._rend += n
+        return True
+
+    def _recv_payload(self, length: int) -> Buffer:
+        have = self._rend - self._rpos
+        if length <= have or length <= _INLINE_PAYLOAD:
+            # small payloads (metadata, type-1 pairs, requests) come out of the read-ahead buffer:
+            # one recv serves many frames
+            if length > have:
+                self._fill(length)
+            buf = allocate(length, False)
+            if length:
+                memoryview(buf)[:] = self._rview[self._rpos:self._rpos + length]
+                self._rpos += length
+            return buf
         first = min(length, PREALLOC_LIMIT)
         buf = allocate(first, False)
-        if first:
-            self._recv_exact(memoryview(buf), at_boundary=False)
+        view = memoryview(buf)
+        view[:have] = self._rview[self._rpos:self._rend]
+        self._rpos = self._rend = 0
+        self._recv_exact(view[have:])
         got = first
         while got < length:               # a large claim: grow only as the bytes arrive
             bigger = allocate(min(length, 2 * got), False)
             view = memoryview(bigger)
             view[:got] = memoryview(buf)
-            self._recv_exact(view[got:], at_boundary=False)
+            self._recv_exact(view[got:])
             got, buf = bigger.size, bigger
         return buf
 
-    def _recv_exact(self, view: memoryview, at_boundary: bool) -> bool:
+    def _recv_exact(self, view: memoryview) -> None:
         got, want = 0, view.nbytes
-        # Descriptors ride on the first byte of a segment frame, so only frame headers (read
-        # exactly, from a frame boundary) need recvmsg; payloads use the plain, faster recv.
-        ancillary = self.is_unix and at_boundary
         while got < want:
-            try:
-                if ancillary:
-                    n = self._recvmsg_into(view[got:])
-                else:
-                    n = self.sock.recv_into(view[got:])
-            except socket.timeout:
-                raise TimeoutError(f"{self.name}: no data for {self.sock.gettimeout()} s "
-                                   f"(expected {want - got} more bytes)") from None
-            except OSError as e:
-                self._mark_closed()
-                if at_boundary and got == 0:
-                    return False
-                raise TransportClosed(f"{self.name}: receive failed: {e}") from e
+            n = self._recv_some(view[got:])
             if n == 0:
-                if at_boundary and got == 0:
-                    return False
                 self._mark_closed()
                 raise TransportClosed(f"{self.name}: connection closed inside a frame: expected "
                                       f"{want} bytes, got {got}")
             got += n
-        return True
+
+    def _recv_some(self, view: memoryview) -> int:
+        # Descriptors ride on the first byte of a segment frame; on a Unix socket every read is a
+        # recvmsg, so that none is ever dropped whatever the read-ahead covers.
+        try:
+            if self.is_unix:
+                return self._recvmsg_into(view)
+            return self.sock.recv_into(view)
+        except socket.timeout:
+            raise TimeoutError(f"{self.name}: no data for {self.sock.gettimeout()} s "
+                               f"(expected {view.nbytes} more bytes)") from None
+        except OSError as e:
+            self._mark_closed()
+            raise TransportClosed(f"{self.name}: receive failed: {e}") from e
 
     def _recvmsg_into(self, view: memoryview) -> int:
         n, ancdata, flags, _ = self.sock.recvmsg_into(
