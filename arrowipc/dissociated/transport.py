@@ -30,6 +30,7 @@ _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
 _MAX_UNCLAIMED_FDS = 64
 _READ_AHEAD = 256 << 10
+SOCKET_BUFFER = 4 << 20
 _INLINE_PAYLOAD = 64 << 10      # payloads up to this size are gathered in the read-ahead buffer
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
 PREALLOC_LIMIT = 256 << 20
@@ -125,6 +126,14 @@ class SocketTransport(Transport):
         self._rview = memoryview(self._rbuf)
         self._rpos = self._rend = 0
         sock.settimeout(timeout)
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            # a few batches in flight rather than the default ~200 KiB: a sender blocked on a
+            # full socket costs a context switch per refill (the kernel caps it at wmem_max)
+            try:
+                if sock.getsockopt(socket.SOL_SOCKET, option) < SOCKET_BUFFER:
+                    sock.setsockopt(socket.SOL_SOCKET, option, SOCKET_BUFFER)
+            except OSError:
+                pass
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
