@@ -18,7 +18,6 @@ FRAME_ERROR: int
 FRAME_SEGMENT: int
 FRAME_STREAM_END: int
 FRAME_SEGMENT_ACK: int
-FRAME_SEGMENT_RETIRE: int
 FRAME_KIND_NAMES: dict[int, str]
 
 def metadata_prefix(kind: int, sequence: int) -> bytes: ...

@@ -354,11 +354,9 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name = tp.parse_segment(frame.payload)
-            if ch.segments.add(seg_id, size, frame.fd, name):
+            seg_id, size, name, single = tp.parse_segment(frame.payload)
+            if ch.segments.add(seg_id, size, frame.fd, name, single):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
-        elif kind == wire.FRAME_SEGMENT_RETIRE:
-            ch.segments.retire(tp.parse_segment_ack(frame.payload))
         elif kind == wire.FRAME_STREAM_END:
             if frame.payload.size:
                 raise ArrowInvalid(f"{ch.name}: stream-end frame with a {frame.payload.size}-byte "
@@ -533,6 +531,8 @@ class DissociatedReader:
             return allocate(length, True)
         if base and base[1] >= 0:
             seg = ch.segments.get(base[0], seq)
+            if seg.single:                # one body per segment: the table lets go of it now
+                ch.segments.forget(base[0])
             if seg.immutable:
                 # write-sealed: nobody can change these bytes any more, so views are safe to
                 # hand out (to pyarrow too); the addresses go back when the last view goes
@@ -541,13 +541,17 @@ class DissociatedReader:
             # the server can still write this segment: copy the body out, free it at once
             out = seg.mapping.copy(base[1], length)
         else:
-            regions = []
+            regions, used = [], set()
             for address, n, dest in placed:
                 if n:
                     seg_id, off = split_address(address)
                     regions.append((ch.segments.get(seg_id, seq).mapping.view(off, n), dest))
+                    used.add(seg_id)
             out = scatter_copy(length, regions)
             del regions
+            for seg_id in used:
+                if ch.segments.get(seg_id, seq).single:
+                    ch.segments.forget(seg_id)
         ch.free.release(addresses, flush=False)
         return out
 

@@ -308,8 +308,6 @@ class _Connection:
         self.queued = 0                   # requests waiting behind the stream being served
         self.queued_bytes = 0
         self._queue_lock = threading.Lock()
-        self._retiring = threading.local()
-        self.transport.after_send = self._send_retired
         self.receiver = threading.Thread(target=self._receive_loop, daemon=True,
                                          name="arrowipc-dissociated-receiver")
         self.worker = threading.Thread(target=self._work_loop, daemon=True,
@@ -356,8 +354,6 @@ class _Connection:
                 addresses = wire.parse_free_data(frame.payload)
                 if self.arena is not None:
                     self.arena.free(addresses)
-                    if self.arena.retired:
-                        self._send_retired(from_receiver=True)
                 else:
                     with s._lock:
                         s._totals["unknown_frees"] += len(addresses)
@@ -386,31 +382,6 @@ class _Connection:
         else:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
-
-    def _send_retired(self, from_receiver: bool = False):
-        """Tell the client which sealed segments it can unmap. Never blocks on the connection:
-        when another send holds it, that send calls this again when it is done; the receiver
-        only sends when the socket has room (it must keep reading)."""
-        arena, local = self.arena, self._retiring
-        if arena is None or not arena.retired or getattr(local, "active", False):
-            return
-        if from_receiver:
-            ready = select.poll()
-            ready.register(self.transport.sock, select.POLLOUT)
-            if not ready.poll(0):
-                return
-        local.active = True
-        try:
-            ids = arena.take_retired()
-            frames = [(wire.FRAME_SEGMENT_RETIRE, 0, [tp.segment_ack_payload(i)]) for i in ids]
-            try:
-                if frames and not self.transport.send_frames(frames, blocking=False):
-                    with arena.lock:
-                        arena.retired.extendleft(reversed(ids))
-            except ArrowInvalid:
-                pass                      # connection gone: everything is released anyway
-        finally:
-            local.active = False
 
     def _drain(self):
         """After refusing a client, read (and ignore) until it closes, for a short while."""
@@ -513,7 +484,6 @@ class _Connection:
                 raise
             out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
             out.flush()
-        self._send_retired()
         with s._lock:
             s._totals["streams"] += 1
 
@@ -559,7 +529,6 @@ class _Connection:
         drained = 0
         while True:
             out.flush()                   # the client can only free what it has received
-            self._send_retired()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None

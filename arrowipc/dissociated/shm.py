@@ -135,8 +135,9 @@ class SharedArena:
       stay faulted in. The server can write them again, so the client copies each body out and
       frees it at once. A segment is never given to another client.
     * sealed: every body gets a fresh memfd; the server writes it, unmaps it, adds F_SEAL_WRITE
-      and only then announces it. The client maps it as final bytes and hands out zero-copy views;
-      once the body is freed the server retires the segment (the client unmaps it).
+      and only then announces it, as a one-body segment. The client maps it as final bytes, hands
+      out zero-copy views, and forgets the segment once that body is placed (the views keep it
+      mapped); the server drops it when the body is freed.
 
     Flow control: at most `window` bodies and `window_bytes` bytes are handed out and not yet
     freed; the arena holds at most max_bytes of segments, and every arena of the server draws on
@@ -158,14 +159,13 @@ class SharedArena:
         self.budget = budget
         self.window = int(window)
         self.window_bytes = int(window_bytes)
-        self.segments: dict = {}          # id -> _Segment, until retired
+        self.segments: dict = {}          # id -> _Segment
         self.next_id = 0
         self.by_address: dict = {}        # handed-out address -> Block
         self.blocks: set = set()          # blocks not yet fully freed
         self.outstanding_bytes = 0
         self.lock = threading.Lock()
         self.freed = threading.Condition(self.lock)
-        self.retired: collections.deque = collections.deque()   # ids to announce as retired
         self.closed = False
         self.mapped_bytes = 0
         self.blocks_allocated = 0
@@ -270,9 +270,8 @@ class SharedArena:
         try:
             seg.mapping.close()
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
-            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(seg.id,
-                                                                                   seg.size)],
-                                      fd=fd)
+            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
+                tp.segment_payload(seg.id, seg.size, single=True)], fd=fd)
         finally:
             os.close(fd)
 
@@ -320,9 +319,8 @@ class SharedArena:
         seg = block.segment
         seg.live -= 1
         if self.sealed:
-            if seg.live == 0:               # its one body is gone: the client may unmap it
+            if seg.live == 0:               # its one body is gone
                 self._drop_segment(seg)
-                self.retired.append(seg.id)
         else:
             seg.give(block.offset, block.size)
 
@@ -338,13 +336,6 @@ class SharedArena:
             _unlink(seg.path)
             seg.path = None
         seg.mapping.close()
-
-    def take_retired(self) -> list:
-        """Ids of the sealed segments released since the last call (to announce as retired)."""
-        with self.lock:
-            ids = list(self.retired)
-            self.retired.clear()
-        return ids
 
     def wait_for_free(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for a block to be released; False when none was (or
@@ -380,7 +371,6 @@ class SharedArena:
             self.by_address.clear()
             for seg in list(self.segments.values()):
                 self._drop_segment(seg)
-            self.retired.clear()
             self.freed.notify_all()
 
 
@@ -394,12 +384,14 @@ def _unlink(path: str) -> None:
 # -- client side ---------------------------------------------------------------------------------
 
 class Segment:
-    """A segment mapped on the client: its mapping, and whether its bytes can still change."""
-    __slots__ = ("mapping", "immutable")
+    """A segment mapped on the client: its mapping, whether its bytes can still change, and
+    whether it holds one body only."""
+    __slots__ = ("mapping", "immutable", "single")
 
-    def __init__(self, mapping, immutable: bool):
+    def __init__(self, mapping, immutable: bool, single: bool):
         self.mapping = mapping
         self.immutable = immutable
+        self.single = single
 
 
 class SegmentTable:
@@ -419,7 +411,8 @@ class SegmentTable:
         self.token = token
         self.mappings: dict = {}
 
-    def add(self, segment_id: int, size: int, fd: int | None, name: str | None):
+    def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
+            single: bool = False):
         """Map an announced segment; returns True when the server wants an ack (named)."""
         try:
             if segment_id in self.mappings:
@@ -461,19 +454,16 @@ class SegmentTable:
             except OSError as e:
                 raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
                                    f"bytes): {e}") from None
-            self.mappings[segment_id] = Segment(mapping, immutable)
+            self.mappings[segment_id] = Segment(mapping, immutable, single)
             self.mapped_bytes += size
         finally:
             if fd is not None:
                 os.close(fd)
         return name is not None
 
-    def retire(self, segment_id: int) -> None:
-        """No body will point into the segment again: drop it (views alive keep it mapped)."""
-        seg = self.mappings.pop(segment_id, None)
-        if seg is None:
-            raise ArrowInvalid(f"{self.name}: segment {segment_id} retired but never announced "
-                               f"(or retired twice)")
+    def forget(self, segment_id: int) -> None:
+        """Drop a one-body segment once its body is placed (views alive keep it mapped)."""
+        seg = self.mappings.pop(segment_id)
         self.mapped_bytes -= seg.mapping.size
 
     def _seals(self, segment_id: int, fd: int) -> int:

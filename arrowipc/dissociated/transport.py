@@ -48,6 +48,7 @@ _ERROR = struct.Struct("<I")
 
 SEGMENT_FD = 0
 SEGMENT_NAMED = 1
+SEGMENT_FD_SINGLE = 2           # descriptor attached; the segment holds one body only
 _SEGMENT = struct.Struct("<QQB")
 _SEGMENT_ACK = struct.Struct("<Q")
 _MAX_SEGMENT_NAME = 255
@@ -367,32 +368,33 @@ def parse_error(payload: Buffer) -> tuple[int, str]:
     return _ERROR.unpack_from(raw)[0], raw[_ERROR.size:].decode("utf-8", "replace")
 
 
-def segment_payload(segment_id: int, size: int, name: str | None = None) -> bytes:
+def segment_payload(segment_id: int, size: int, name: str | None = None,
+                    single: bool = False) -> bytes:
     if name is None:
-        return _SEGMENT.pack(segment_id, size, SEGMENT_FD)
+        return _SEGMENT.pack(segment_id, size, SEGMENT_FD_SINGLE if single else SEGMENT_FD)
     return _SEGMENT.pack(segment_id, size, SEGMENT_NAMED) + name.encode("ascii")
 
 
-def parse_segment(payload: Buffer) -> tuple[int, int, str | None]:
-    """(segment id, size, name or None when the descriptor is attached)."""
+def parse_segment(payload: Buffer) -> tuple[int, int, str | None, bool]:
+    """(segment id, size, name or None when the descriptor is attached, single body)."""
     if payload.size < _SEGMENT.size or payload.size > _SEGMENT.size + _MAX_SEGMENT_NAME:
         raise ArrowInvalid(f"segment frame has {payload.size} bytes; expected {_SEGMENT.size} to "
                            f"{_SEGMENT.size + _MAX_SEGMENT_NAME}")
     raw = payload.to_pybytes()
     segment_id, size, form = _SEGMENT.unpack_from(raw)
     name = raw[_SEGMENT.size:]
-    if form == SEGMENT_FD:
+    if form in (SEGMENT_FD, SEGMENT_FD_SINGLE):
         if name:
             raise ArrowInvalid(f"segment frame {segment_id} carries a descriptor and a name")
-        return segment_id, size, None
+        return segment_id, size, None, form == SEGMENT_FD_SINGLE
     if form != SEGMENT_NAMED:
-        raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor) "
-                           f"or 1 (named)")
+        raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor), "
+                           f"1 (named) or 2 (descriptor, one body)")
     try:
         text = name.decode("ascii")
     except UnicodeDecodeError:
         raise ArrowInvalid(f"segment frame {segment_id}: name is not ASCII") from None
-    return segment_id, size, text
+    return segment_id, size, text, False
 
 
 def segment_ack_payload(segment_id: int) -> bytes:
