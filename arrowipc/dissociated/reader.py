@@ -23,26 +23,28 @@ from ..ipc.options import IpcReadOptions, ReadStats
 from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import FreeChannel, SegmentTable, SharedBody, split_address
+from .shm import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, SegmentTable, SharedBody, split_address
 from .uri import SCHEME_UNIX, parse_uri
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_PENDING = 4096
 DEFAULT_MAX_PENDING_BYTES = 8 << 30
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_FREE_EARLY = 16               # deferred free_data addresses sent without waiting for a pause
 _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
 
 
 class _Channel:
     """One connection: its transport, the tags from its URI, its segments and free_data sender."""
 
-    def __init__(self, uri, transport, name: str):
+    def __init__(self, uri, transport, name: str, max_mapped_bytes: int):
         self.uri = uri
         self.name = name
         self.transport = transport
         self.want_tag = uri.want_data
         self.free = FreeChannel(transport, uri.free_data)
-        self.segments = SegmentTable(name, token=uri.remote_handle)
+        self.segments = SegmentTable(name, token=uri.remote_handle,
+                                     max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
 
 
@@ -69,11 +71,17 @@ class _Body:
 
 class DissociatedClient:
     """Connections to a dissociated server (one URI, or a metadata and a data URI); reads one
-    stream at a time."""
+    stream at a time.
+
+    max_mapped_bytes caps the shared-memory segments one connection maps at a time (mapping
+    costs address space only; pages are touched where bodies point); a larger segment is
+    refused with ArrowInvalid.
+    """
 
     def __init__(self, uri: str, *, data_uri: str | None = None,
                  timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
-                 max_frame: int = tp.DEFAULT_MAX_FRAME):
+                 max_frame: int = tp.DEFAULT_MAX_FRAME,
+                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES):
         self.timeout = timeout
         self.channels = []
         self.streaming = False        # a reader has requested a stream and not reached its end
@@ -89,7 +97,7 @@ class DissociatedClient:
                     t = tp.connect_unix(u.path, timeout=timeout, max_frame=max_frame)
                 else:
                     t = tp.connect_tcp(u.host, u.port, timeout=timeout, max_frame=max_frame)
-                ch = _Channel(u, t, name)
+                ch = _Channel(u, t, name, max_mapped_bytes)
                 self.channels.append(ch)
                 flags = 0
                 if shared_memory is not False:
@@ -319,8 +327,10 @@ class DissociatedReader:
             return False
         ch = live[0] if len(live) == 1 else self._ready_channel(live)
         for c in self._client.channels:
-            if c.free.pending and not c.transport.pending():
-                c.free.flush()          # about to wait: what was copied out goes back now
+            # about to wait (or a few bodies copied out already): give their blocks back now
+            if c.free.pending and (len(c.free.pending) >= _FREE_EARLY or
+                                   not c.transport.pending()):
+                c.free.flush()
         frame = ch.transport.receive()
         if frame is None:
             ch.ended = True
@@ -559,7 +569,8 @@ class DissociatedReader:
 def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOptions | None = None,
             timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
             first_sequence: int = 0, accept_shift55: bool = False,
-            max_pending: int = DEFAULT_MAX_PENDING) -> DissociatedReader:
+            max_pending: int = DEFAULT_MAX_PENDING,
+            max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES) -> DissociatedReader:
     """Connect to a dissociated server, request `ticket`, and return the stream's reader.
 
     With `data_uri`, metadata comes from `uri` and bodies from `data_uri` (two connections, each
@@ -568,7 +579,7 @@ def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOp
     and close with reader.close(), or once the reader and every such batch are gone.
     """
     client = DissociatedClient(uri, data_uri=data_uri, timeout=timeout,
-                               shared_memory=shared_memory)
+                               shared_memory=shared_memory, max_mapped_bytes=max_mapped_bytes)
     try:
         reader = DissociatedReader(client, _ticket_bytes(ticket), options=options,
                                    first_sequence=first_sequence, accept_shift55=accept_shift55,

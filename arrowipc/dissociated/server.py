@@ -38,6 +38,7 @@ DEFAULT_SHM_THRESHOLD = 1 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
+_KEEPING_SECONDS = 0.05               # drained this long without a free: the client keeps bodies
 _COALESCE_BYTES = 4 << 20
 _COALESCE_FRAMES = 256
 _IN_MEMORY = (type(iter([])), type(iter(())))
@@ -124,7 +125,8 @@ class DissociatedServer:
         self._lock = threading.Lock()
         self._connections: set = set()
         self._totals = {"connections": 0, "blocks_allocated": 0, "blocks_released": 0,
-                        "unknown_frees": 0, "streams": 0, "errors": 0}
+                        "unknown_frees": 0, "streams": 0, "errors": 0,
+                        "peak_outstanding_blocks": 0}
         self._closed = False
         self._tmpdir = None
         if unix_path is None and host is None:
@@ -231,20 +233,26 @@ class DissociatedServer:
             if conn.arena is not None:
                 for key in ("blocks_allocated", "blocks_released", "unknown_frees"):
                     self._totals[key] += getattr(conn.arena, key)
+                self._totals["peak_outstanding_blocks"] = max(
+                    self._totals["peak_outstanding_blocks"], conn.arena.peak_outstanding)
 
     # -- observability -----------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counters over every connection so far: blocks allocated and released (freed by the
-        client or on disconnect), blocks outstanding, free_data addresses not recognised, and the
-        bytes of shared-memory segments held now (shared_bytes, within shared_memory_budget)."""
+        client or on disconnect), blocks outstanding (and the most one connection ever had),
+        free_data addresses not recognised, and the bytes of shared-memory segments held now
+        (shared_bytes, within shared_memory_budget)."""
         with self._lock:
             out = dict(self._totals)
             conns = list(self._connections)
         out["open_connections"] = len(conns)
+        out.setdefault("peak_outstanding_blocks", 0)
         outstanding = 0
         for c in conns:
             a = c.arena
             if a is not None:
+                out["peak_outstanding_blocks"] = max(out["peak_outstanding_blocks"],
+                                                     a.peak_outstanding)
                 out["blocks_allocated"] += a.blocks_allocated
                 out["blocks_released"] += a.blocks_released
                 out["unknown_frees"] += a.unknown_frees
@@ -305,6 +313,8 @@ class _Connection:
         self.arena = None
         self.failed = False
         self.requests: queue.Queue = queue.Queue()
+        self.keeping = False              # the client holds its type-1 bodies (see _allocate)
+        self.keeping_since = 0
         self.queued = 0                   # requests waiting behind the stream being served
         self.queued_bytes = 0
         self._queue_lock = threading.Lock()
@@ -465,6 +475,7 @@ class _Connection:
 
     def _serve(self, role, ticket):
         s = self.server
+        self.keeping = False
         schema, batches = s.resolve(ticket)
         if s.schedule is not None:
             # the test hook sees every frame first: no window waits (nothing is sent meanwhile)
@@ -520,28 +531,37 @@ class _Connection:
 
     def _allocate(self, arena, length: int, out):
         """A block for a type-1 body, waiting for the client's free_data while the window is
-        full; None (send bytes) when nothing comes back within window_wait or the client has
-        read everything sent and still holds its bodies."""
+        full; None (send bytes) when nothing comes back within window_wait, or when the client
+        has read everything sent for _KEEPING_SECONDS and still holds its bodies (it keeps its
+        batches: from then on bodies past the window go as bytes at once, until it frees one)."""
+        frees = arena.frees
         block = arena.allocate(length)
         if block is not None or out is None:
             return block
-        deadline = time.monotonic() + self.server.window_wait
-        drained = 0
+        if self.keeping and arena.frees == self.keeping_since:
+            return None
+        now = time.monotonic()
+        deadline = now + self.server.window_wait
+        drained_since = None
         while True:
             out.flush()                   # the client can only free what it has received
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
             if arena.wait_for_free(min(remaining, _WINDOW_POLL)):
-                drained = 0
+                drained_since = None
             elif not arena.blocks or self.transport.closed:
                 return arena.allocate(length)
             elif self.transport.unread_bytes() == 0:
-                drained += 1
-                if drained >= 2:          # it reads on but keeps its batches: do not stall it
+                now = time.monotonic()
+                if drained_since is None:
+                    drained_since = now
+                elif now - drained_since >= _KEEPING_SECONDS and arena.frees == frees:
+                    self.keeping, self.keeping_since = True, arena.frees
                     return None
             block = arena.allocate(length)
             if block is not None:
+                self.keeping = False
                 return block
 
     def _body_frame(self, seq: int, m, skip: int, out):

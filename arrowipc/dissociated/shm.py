@@ -172,6 +172,7 @@ class SharedArena:
         self.blocks_released = 0
         self.unknown_frees = 0
         self.frees = 0                    # blocks released so far (wakes waiters)
+        self.peak_outstanding = 0
 
     # allocation ---------------------------------------------------------------------------------
     def allocate(self, size: int) -> Block | None:
@@ -211,6 +212,7 @@ class SharedArena:
     def _new_block(self, seg, off: int, size: int) -> Block:
         block = Block(seg, off, size)
         self.blocks.add(block)
+        self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
         seg.live += 1
         self.outstanding_bytes += size
         self.blocks_allocated += 1
