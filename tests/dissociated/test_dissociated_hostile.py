@@ -3,7 +3,6 @@ sparse or oversized segment, a descriptor that is not a memfd; clients that floo
 never read; type-1 flow control by what the client frees."""
 import os
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
