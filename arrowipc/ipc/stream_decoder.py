@@ -25,10 +25,11 @@ from typing import AsyncIterator, Iterator
 
 from .. import types as T
 from .._core.buffer import py_buffer
-from .._core.framing import decode_message, read_frame
+from ._framing import decode_message, read_frame
 from ..errors import ArrowInvalid
 from ..table import RecordBatch
-from .message import CONTINUATION, missing_eos_error, no_schema_error
+from .format import CONTINUATION
+from .message import missing_eos_error, no_schema_error
 from .options import IpcReadOptions, ReadStats
 from .reader import MessageDecoder, RecordBatchWithMetadata
 
