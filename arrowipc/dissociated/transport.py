@@ -29,9 +29,9 @@ from ..errors import ArrowInvalid
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
 _MAX_UNCLAIMED_FDS = 64
-_READ_AHEAD = 256 << 10
+_READ_AHEAD = 64 << 10         # small enough that a large payload is mostly read in place
 SOCKET_BUFFER = 4 << 20
-_INLINE_PAYLOAD = 64 << 10      # payloads up to this size are gathered in the read-ahead buffer
+_INLINE_PAYLOAD = 32 << 10      # payloads up to this size are gathered in the read-ahead buffer
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
 PREALLOC_LIMIT = 256 << 20
 DEFAULT_MAX_FRAME = 1 << 36
