@@ -41,7 +41,7 @@ _WINDOW_POLL = 0.002                  # how often a full window checks whether t
 _KEEPING_SECONDS = 0.05               # drained this long without a free: the client keeps bodies
 _COALESCE_BYTES = 4 << 20
 _COALESCE_FRAMES = 256
-_IN_MEMORY = (type(iter([])), type(iter(())))
+_IN_MEMORY: tuple = (type(iter([])), type(iter(())))
 
 
 class UnknownTicket(KeyError):
