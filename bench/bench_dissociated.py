@@ -12,6 +12,8 @@ Paths, all over Unix stream sockets to server processes:
   type 1         DissociatedServer(body_mode="shared"): bodies in reused shared memory, copied out
                  by the client (the default: the server can still write those segments)
   type 1 sealed  the same with seal_segments=True: a fresh write-sealed memfd per body, zero-copy
+  type 1 peer    peer_memory=True: the client reads bodies straight from the server's memory
+                 (process_vm_readv): one copy in all
 Each cell is timed without a consumer (batches arrive and are dropped) and with one that reads
 every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
 the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy
@@ -42,7 +44,8 @@ import pyarrow as pa  # noqa: E402
 WORKLOADS = {"16x64MiB": (16, 64 << 20), "256x1MiB": (256, 1 << 20)}
 QUICK = {"16x64MiB": (4, 64 << 20), "256x1MiB": (64, 1 << 20)}
 OURS = {"type0": dict(body_mode="bytes"), "type1": dict(body_mode="shared"),
-        "type1-sealed": dict(body_mode="shared", seal_segments=True)}
+        "type1-sealed": dict(body_mode="shared", seal_segments=True),
+        "type1-peer": dict(body_mode="shared", peer_memory=True)}
 PATHS = ("pyarrow",) + tuple(OURS)
 
 

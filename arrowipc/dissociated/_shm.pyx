@@ -25,6 +25,20 @@ cdef extern from "sys/mman.h" nogil:
 cdef extern from "errno.h":
     int errno
 
+cdef extern from "sys/uio.h" nogil:
+    struct iovec:
+        void* iov_base
+        size_t iov_len
+    ssize_t process_vm_readv(int pid, const iovec* local_iov, unsigned long liovcnt,
+                             const iovec* remote_iov, unsigned long riovcnt,
+                             unsigned long flags)
+
+cdef extern from "stdlib.h" nogil:
+    void* malloc(size_t size)
+    void free(void* p)
+
+DEF PEER_IOV_MAX = 1024
+
 
 cdef class Mapping:
     """One mapped segment: pointer, size, and whether this side may write it."""
@@ -132,4 +146,61 @@ def scatter_copy(int64_t total, list regions):
             raise ArrowInvalid(f"{n} bytes at body offset {dest} do not fit in a {total}-byte body")
         with nogil:
             memcpy(dst + dest, src.ptr, <size_t>n)
+    return out
+
+
+def peer_read(int pid, int64_t total, list regions):
+    """A new aligned Buffer of `total` bytes (zeroed where no region lands) with each
+    (address, length, destination offset) region read from process `pid`'s memory by
+    process_vm_readv: one copy, straight from the peer. Every region is bounds-checked against
+    `total`; an address the peer does not map is an ArrowInvalid, never a fault here."""
+    cdef int64_t n = len(regions), i, k, chunk, covered = 0
+    cdef uint64_t address, length, dest
+    cdef Buffer out
+    cdef iovec* local
+    cdef iovec* remote
+    cdef ssize_t got
+    cdef size_t want
+    cdef int err = 0
+    for i in range(n):
+        address, length, dest = regions[i]
+        if length > <uint64_t>total or dest > <uint64_t>total - length:
+            raise ArrowInvalid(f"{length} bytes at body offset {dest} do not fit in a "
+                               f"{total}-byte body")
+        covered += <int64_t>length
+    out = allocate(total, covered != total)
+    local = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
+    remote = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
+    if local == NULL or remote == NULL:
+        free(local)
+        free(remote)
+        raise MemoryError()
+    try:
+        i = 0
+        while i < n and err == 0:
+            chunk = min(n - i, PEER_IOV_MAX)
+            want = 0
+            for k in range(chunk):
+                address, length, dest = regions[i + k]
+                local[k].iov_base = <void*>(<uint8_t*>out.ptr + dest)
+                local[k].iov_len = <size_t>length
+                remote[k].iov_base = <void*><size_t>address
+                remote[k].iov_len = <size_t>length
+                want += <size_t>length
+            with nogil:
+                got = process_vm_readv(pid, local, <unsigned long>chunk, remote,
+                                       <unsigned long>chunk, 0)
+            if got < 0:
+                err = errno
+            elif <size_t>got != want:
+                err = -1
+            i += chunk
+    finally:
+        free(local)
+        free(remote)
+    if err:
+        import os
+        why = "a short read" if err == -1 else os.strerror(err)
+        raise ArrowInvalid(f"reading {covered} bytes from the memory of process {pid} failed: "
+                           f"{why}")
     return out

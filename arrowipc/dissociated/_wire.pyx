@@ -36,8 +36,10 @@ FRAME_ERROR = 4            # server -> client: code and text, then the server cl
 FRAME_SEGMENT = 5          # server -> client: a shared-memory segment (fd attached, or a name)
 FRAME_STREAM_END = 6       # server -> client: nothing more for this stream on this connection
 FRAME_SEGMENT_ACK = 7      # client -> server: a named segment is mapped; its name can go
+FRAME_PEER = 8             # server -> client: a probe of its memory; client -> server: the result
 FRAME_KIND_NAMES = {1: "message", 2: "tagged message", 3: "hello", 4: "error", 5: "segment",
-                    6: "stream end", 7: "segment ack"}
+                    6: "stream end", 7: "segment ack",
+                    8: "peer memory"}
 
 DEF MASK32 = 0xFFFFFFFF
 DEF RESERVED_BITS = 0x00FFFFFF00000000      # bits 32-55
@@ -251,7 +253,7 @@ def parse_frame_header(object data, object max_length):
         raise ArrowInvalid(f"frame header version {version}; expected {FRAME_VERSION} (not an "
                            f"arrowipc dissociated peer?)")
     if kind not in FRAME_KIND_NAMES:
-        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..7")
+        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..8")
     for i in range(2, 8):
         if b.ptr[i] != 0:
             raise ArrowInvalid(f"frame header byte {i} is {b.ptr[i]}; reserved bytes must be zero")

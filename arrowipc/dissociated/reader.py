@@ -15,7 +15,7 @@ from .. import types as T
 from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from ._shm import scatter_copy
+from ._shm import peer_read, scatter_copy
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
@@ -46,6 +46,7 @@ class _Channel:
         self.segments = SegmentTable(name, token=uri.remote_handle,
                                      max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
+        self.peer_pid = None          # set once we proved we can read the server's memory
 
 
 class _Pending:
@@ -102,7 +103,7 @@ class DissociatedClient:
                 flags = 0
                 if shared_memory is not False:
                     if u.scheme == SCHEME_UNIX:
-                        flags |= tp.HELLO_MEMFD
+                        flags |= tp.HELLO_MEMFD | tp.HELLO_PEER
                     elif shared_memory or u.host in _LOOPBACK:
                         flags |= tp.HELLO_NAMED
                 t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
@@ -367,6 +368,8 @@ class DissociatedReader:
             seg_id, size, name, single = tp.parse_segment(frame.payload)
             if ch.segments.add(seg_id, size, frame.fd, name, single):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
+        elif kind == wire.FRAME_PEER:
+            self._answer_peer_probe(ch, frame.payload)
         elif kind == wire.FRAME_STREAM_END:
             if frame.payload.size:
                 raise ArrowInvalid(f"{ch.name}: stream-end frame with a {frame.payload.size}-byte "
@@ -380,6 +383,22 @@ class DissociatedReader:
         else:
             raise ArrowInvalid(f"{ch.name}: unexpected {wire.FRAME_KIND_NAMES[kind]} frame from "
                                f"the server")
+
+    def _answer_peer_probe(self, ch, payload):
+        """The server offers type-1 addresses in its own memory: accept when we can read its
+        probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
+        if ch.peer_pid is not None or not ch.transport.is_unix:
+            raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
+        address, expected = tp.parse_peer_probe(payload)
+        pid = tp.peer_pid(ch.transport.sock)
+        try:
+            ok = pid > 0 and peer_read(pid, len(expected),
+                                       [(address, len(expected), 0)]).to_pybytes() == expected
+        except ArrowInvalid:
+            ok = False
+        if ok:
+            ch.peer_pid = pid
+        ch.transport.send_frame(wire.FRAME_PEER, 0, [tp.peer_reply_payload(ok)])
 
     def _position(self, seq: int, what: str) -> int:
         pos = wire.unwrap_sequence(seq, self._first, self._next)
@@ -524,6 +543,11 @@ class DissociatedReader:
                 placed.append((address, n, dest))
                 dest += n
         addresses = list(dict.fromkeys(a for a, _ in pairs))
+        if ch.peer_pid is not None:
+            # addresses in the server's memory: one copy straight from there
+            out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
+            ch.free.release(addresses, flush=False)
+            return out
         # one base in one segment for every non-empty region -> the body is a slice
         base = None
         for address, n, dest in placed:

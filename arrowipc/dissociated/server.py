@@ -29,7 +29,7 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import DEFAULT_SEGMENT_SIZE, SharedArena, SharedBudget
+from .shm import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
@@ -39,6 +39,7 @@ _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a c
 _DRAIN_SECONDS = 2.0
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.05               # drained this long without a free: the client keeps bodies
+_PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
 _COALESCE_BYTES = 4 << 20
 _COALESCE_FRAMES = 256
 _IN_MEMORY: tuple = (type(iter([])), type(iter(())))
@@ -68,8 +69,10 @@ class DissociatedServer:
     `window` type-1 bodies and `window_bytes` bytes outstanding (sent, not yet freed) per
     connection (past them the server waits up to window_wait seconds for free_data, then sends
     bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
-    connections. A connection queues at most max_queued_requests requests behind the stream it
-    is serving; one more is a protocol error.
+    connections. With peer_memory=True, a client on the same host that may read this process's
+    memory (process_vm_readv; it proves it on a probe) gets type-1 addresses of the bodies' own
+    buffers: no copy here, one copy there. A connection queues at most max_queued_requests
+    requests behind the stream it is serving; one more is a protocol error.
 
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
     and returns the frames to send, in the order to send them (reordered, dropped, added).
@@ -84,8 +87,8 @@ class DissociatedServer:
                  segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 1 << 30,
                  shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
                  window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
-                 max_queued_requests: int = 8, send_timeout: float | None = 60.0,
-                 schedule=None):
+                 max_queued_requests: int = 8, peer_memory: bool = False,
+                 send_timeout: float | None = 60.0, schedule=None):
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
                              f"{body_mode!r}")
@@ -119,6 +122,7 @@ class DissociatedServer:
             raise ValueError(f"window and window_bytes must be positive and window_wait >= 0, got "
                              f"{window}, {window_bytes}, {window_wait}")
         self.max_queued_requests = int(max_queued_requests)
+        self.peer_memory = bool(peer_memory)
         self.send_timeout = send_timeout
         self.schedule = schedule
         self.token = os.urandom(8)
@@ -313,7 +317,11 @@ class _Connection:
         self.arena = None
         self.failed = False
         self.requests: queue.Queue = queue.Queue()
-        self.keeping = False              # the client holds its type-1 bodies (see _allocate)
+        self.peer_probe = None            # bytes the client must read from our memory
+        self.peer_reply = threading.Event()       # answered, or decided without the answer
+        self.peer_answered = False
+        self.peer_lock = threading.Lock()  # the probe's answer against the worker's choice
+        self.keeping = False              # the client holds its type-1 bodies (see _with_room)
         self.keeping_since = 0
         self.queued = 0                   # requests waiting behind the stream being served
         self.queued_bytes = 0
@@ -386,6 +394,22 @@ class _Connection:
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
             self.hello_flags = tp.parse_hello(frame.payload)
+            if s.peer_memory and self.transport.is_unix and self.hello_flags & tp.HELLO_PEER:
+                from .._core.buffer import py_buffer
+                self.peer_probe = os.urandom(16)
+                self.transport.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(
+                    py_buffer(self.peer_probe).address, self.peer_probe)])
+            else:
+                self.peer_reply.set()
+        elif frame.kind == wire.FRAME_PEER:
+            ok = tp.parse_peer_reply(frame.payload)
+            with self.peer_lock:
+                if self.peer_probe is None or self.peer_answered:
+                    raise ArrowInvalid("peer memory reply without a probe (or a second one)")
+                self.peer_answered = True
+                if ok and not self.peer_reply.is_set() and self.arena is None:
+                    self.arena = PeerLedger(window=s.window, window_bytes=s.window_bytes)
+                self.peer_reply.set()
         elif frame.kind == wire.FRAME_SEGMENT_ACK:
             if self.arena is not None:
                 self.arena.acknowledge(tp.parse_segment_ack(frame.payload))
@@ -450,6 +474,12 @@ class _Connection:
                                               f"{_ticket_text(ticket)}: {e}")
 
     def _shared_memory_arena(self):
+        if self.peer_probe is not None and not self.peer_reply.is_set():
+            self.peer_reply.wait(_PEER_WAIT)            # the client is answering the probe
+        with self.peer_lock:
+            self.peer_reply.set()                       # too late for a reply now: decided
+            if self.arena is not None:
+                return self.arena
         if self.arena is None:
             s = self.server
             if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
@@ -529,47 +559,56 @@ class _Connection:
             yield [(wire.FRAME_MESSAGE, 0,
                     [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])], 0
 
-    def _allocate(self, arena, length: int, out):
-        """A block for a type-1 body, waiting for the client's free_data while the window is
-        full; None (send bytes) when nothing comes back within window_wait, or when the client
-        has read everything sent for _KEEPING_SECONDS and still holds its bodies (it keeps its
-        batches: from then on bodies past the window go as bytes at once, until it frees one)."""
-        frees = arena.frees
-        block = arena.allocate(length)
-        if block is not None or out is None:
-            return block
-        if self.keeping and arena.frees == self.keeping_since:
+    def _with_room(self, ledger, attempt, out):
+        """attempt() (a block, or the pairs of a peer body) once the window has room: waits for
+        the client's free_data while it is full; None (send bytes) when nothing comes back
+        within window_wait, or when the client has read everything sent for _KEEPING_SECONDS and
+        still holds its bodies (it keeps its batches: from then on bodies past the window go as
+        bytes at once, until it frees one)."""
+        frees = ledger.frees
+        result = attempt()
+        if result is not None or out is None:
+            return result
+        if self.keeping and ledger.frees == self.keeping_since:
             return None
-        now = time.monotonic()
-        deadline = now + self.server.window_wait
+        deadline = time.monotonic() + self.server.window_wait
         drained_since = None
         while True:
             out.flush()                   # the client can only free what it has received
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if arena.wait_for_free(min(remaining, _WINDOW_POLL)):
+            if ledger.wait_for_free(min(remaining, _WINDOW_POLL)):
                 drained_since = None
-            elif not arena.blocks or self.transport.closed:
-                return arena.allocate(length)
+            elif not ledger.blocks or self.transport.closed:
+                return attempt()
             elif self.transport.unread_bytes() == 0:
                 now = time.monotonic()
                 if drained_since is None:
                     drained_since = now
-                elif now - drained_since >= _KEEPING_SECONDS and arena.frees == frees:
-                    self.keeping, self.keeping_since = True, arena.frees
+                elif now - drained_since >= _KEEPING_SECONDS and ledger.frees == frees:
+                    self.keeping, self.keeping_since = True, ledger.frees
                     return None
-            block = arena.allocate(length)
-            if block is not None:
+            result = attempt()
+            if result is not None:
                 self.keeping = False
-                return block
+                return result
 
     def _body_frame(self, seq: int, m, skip: int, out):
         shift = self.server.tag_shift
         length = m.body_length
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
-            block = self._allocate(arena, length, out) if arena is not None else None
+            if isinstance(arena, PeerLedger):
+                spans = _body_spans(m, skip)
+                pairs = self._with_room(arena, lambda: arena.hand_out(m.parts, spans, length, seq),
+                                        out)
+                if pairs is not None:
+                    return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
+                            [wire.encode_shared_body(length, pairs)])
+                return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+            block = self._with_room(arena, lambda: arena.allocate(length), out) \
+                if arena is not None else None
             if block is not None:
                 try:
                     arena.write(block, m.parts)

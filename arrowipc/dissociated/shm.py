@@ -51,7 +51,7 @@ def _round_up(n: int, k: int) -> int:
 
 class Block:
     """One body's region in a segment, alive until every address handed out for it is freed."""
-    __slots__ = ("segment", "offset", "size", "sequence", "pending")
+    __slots__ = ("segment", "offset", "size", "sequence", "pending", "parts")
 
     def __init__(self, segment, offset: int, size: int):
         self.segment = segment
@@ -59,6 +59,7 @@ class Block:
         self.size = size
         self.sequence = None
         self.pending: set = set()
+        self.parts = None                 # the body parts a peer reads (PeerLedger)
 
     @property
     def address(self) -> int:
@@ -373,6 +374,117 @@ class SharedArena:
             self.by_address.clear()
             for seg in list(self.segments.values()):
                 self._drop_segment(seg)
+            self.freed.notify_all()
+
+
+class PeerLedger:
+    """Per connection, when the client reads type-1 bodies straight from the server's memory
+    (process_vm_readv; docs/PROTOCOL.md §5): the addresses are the body parts' own, the parts are
+    kept alive until the client frees them, and the same windows apply as to an arena."""
+
+    def __init__(self, *, window: int = 64, window_bytes: int = 256 << 20):
+        self.window = int(window)
+        self.window_bytes = int(window_bytes)
+        self.by_address: dict = {}        # address -> [blocks handing it out, oldest first]
+        self.blocks: set = set()
+        self.outstanding_bytes = 0
+        self.lock = threading.Lock()
+        self.freed = threading.Condition(self.lock)
+        self.closed = False
+        self.segments: dict = {}          # none: stats and tests look for arena-like fields
+        self.blocks_allocated = 0
+        self.blocks_released = 0
+        self.unknown_frees = 0
+        self.frees = 0
+        self.peak_outstanding = 0
+
+    def hand_out(self, parts: list, spans: list, size: int, sequence: int):
+        """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
+        body that `parts` make up), recorded until freed; None when a window is full."""
+        from .._core.buffer import py_buffer
+        views, starts, pos = [], [], 0
+        for p in parts:
+            v = py_buffer(p)
+            if v.size:
+                views.append(v)
+                starts.append(pos)
+                pos += v.size
+        pairs = []
+        first = views[0].address if views else 0
+        i = 0
+        for off, n in spans:
+            if n == 0:
+                pairs.append((first, 0))
+                continue
+            while i + 1 < len(views) and starts[i + 1] <= off:
+                i += 1
+            v, start = views[i], starts[i]
+            if not (start <= off and off + n <= start + v.size):
+                raise ValueError(f"body buffer at [{off}, {off}+{n}) spans more than one part")
+            pairs.append((v.address + (off - start), n))
+        with self.lock:
+            if self.closed or (self.blocks and (len(self.blocks) >= self.window or
+                                                size > self.window_bytes -
+                                                self.outstanding_bytes)):
+                return None
+            block = Block(None, 0, size)
+            block.sequence = sequence
+            block.parts = views                     # keeps the memory the client reads
+            for a, _ in pairs:
+                if a not in block.pending:
+                    block.pending.add(a)
+                    self.by_address.setdefault(a, []).append(block)
+            self.blocks.add(block)
+            self.outstanding_bytes += size
+            self.blocks_allocated += 1
+            self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
+            if not block.pending:
+                self._release(block)
+        return pairs
+
+    def free(self, addresses) -> None:
+        with self.lock:
+            for a in addresses:
+                holders = self.by_address.get(a)
+                if not holders:
+                    self.unknown_frees += 1
+                    continue
+                block = holders.pop(0)
+                if not holders:
+                    del self.by_address[a]
+                block.pending.discard(a)
+                if not block.pending:
+                    self._release(block)
+
+    def _release(self, block) -> None:
+        self.blocks.discard(block)
+        block.parts = None
+        self.blocks_released += 1
+        self.outstanding_bytes -= block.size
+        self.frees += 1
+        self.freed.notify_all()
+
+    def wait_for_free(self, timeout: float) -> bool:
+        with self.lock:
+            if not self.blocks or self.closed:
+                return False
+            seen = self.frees
+            return self.freed.wait_for(lambda: self.frees != seen or self.closed, timeout) \
+                and not self.closed
+
+    def outstanding(self) -> list:
+        with self.lock:
+            return sorted((b.sequence, 0, frozenset(b.pending)) for b in self.blocks)
+
+    def acknowledge(self, segment_id: int) -> None:
+        pass
+
+    def close(self) -> None:
+        with self.lock:
+            for b in list(self.blocks):
+                self._release(b)
+            self.by_address.clear()
+            self.closed = True
             self.freed.notify_all()
 
 

@@ -39,6 +39,7 @@ DEFAULT_MAX_FRAME = 1 << 36
 HELLO_VERSION = 1
 HELLO_MEMFD = 1                 # the client maps memfds received over this Unix socket
 HELLO_NAMED = 2                 # the client maps named segments (/dev/shm) on this host
+HELLO_PEER = 4                  # the client may read the server's memory (process_vm_readv)
 _HELLO = struct.Struct("<II")
 
 ERROR_UNKNOWN_TICKET = 1
@@ -51,6 +52,8 @@ SEGMENT_NAMED = 1
 SEGMENT_FD_SINGLE = 2           # descriptor attached; the segment holds one body only
 _SEGMENT = struct.Struct("<QQB")
 _SEGMENT_ACK = struct.Struct("<Q")
+_PEER_PROBE = struct.Struct("<QQ")      # address, then 16 bytes the client must find there
+_PEER_REPLY = struct.Struct("<I")
 _MAX_SEGMENT_NAME = 255
 
 
@@ -405,6 +408,43 @@ def parse_segment_ack(payload: Buffer) -> int:
     if payload.size != _SEGMENT_ACK.size:
         raise ArrowInvalid(f"segment ack has {payload.size} bytes; expected {_SEGMENT_ACK.size}")
     return _SEGMENT_ACK.unpack(payload.to_pybytes())[0]
+
+
+def peer_probe_payload(address: int, expected: bytes) -> bytes:
+    return _PEER_PROBE.pack(address, len(expected)) + expected
+
+
+def parse_peer_probe(payload: Buffer) -> tuple[int, bytes]:
+    """(address, the bytes expected there) of a server's peer-memory probe."""
+    raw = payload.to_pybytes()
+    if len(raw) < _PEER_PROBE.size:
+        raise ArrowInvalid(f"peer memory frame has {len(raw)} bytes; expected at least "
+                           f"{_PEER_PROBE.size}")
+    address, n = _PEER_PROBE.unpack_from(raw)
+    if n != len(raw) - _PEER_PROBE.size or not 0 < n <= 64:
+        raise ArrowInvalid(f"peer memory frame announces {n} probe bytes and carries "
+                           f"{len(raw) - _PEER_PROBE.size}; expected 1..64, the same")
+    return address, raw[_PEER_PROBE.size:]
+
+
+def peer_reply_payload(ok: bool) -> bytes:
+    return _PEER_REPLY.pack(1 if ok else 0)
+
+
+def parse_peer_reply(payload: Buffer) -> bool:
+    if payload.size != _PEER_REPLY.size:
+        raise ArrowInvalid(f"peer memory reply has {payload.size} bytes; expected "
+                           f"{_PEER_REPLY.size}")
+    value = _PEER_REPLY.unpack(payload.to_pybytes())[0]
+    if value not in (0, 1):
+        raise ArrowInvalid(f"peer memory reply is {value}; expected 0 or 1")
+    return value == 1
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The pid of the process at the other end of a Unix socket (SO_PEERCRED)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0]
 
 
 # -- connecting and listening -------------------------------------------------------------------

@@ -88,8 +88,24 @@ REWRITE = textwrap.dedent("""
         outcome.append("rewritten")
         done.set()
 
+    ours = arrowipc.table(table)
+
+    def rewrite_served_batches():
+        import ctypes
+        for b in ours.to_batches():
+            for column in b.columns:
+                for buf in column.buffers():
+                    if buf is not None and buf.size:
+                        garbage = GARBAGE * (buf.size // 8)
+                        ctypes.memmove(buf.address, garbage, len(garbage))
+        outcome.append("rewritten")
+        done.set()
+
     if mode == "server":
         peer = DissociatedServer(lambda t: arrowipc.table(table), body_mode="shared")
+        uri = peer.uri
+    elif mode == "peer":
+        peer = DissociatedServer(lambda t: ours, body_mode="shared", peer_memory=True)
         uri = peer.uri
     else:
         peer = FakeServer(hostile)
@@ -100,6 +116,9 @@ REWRITE = textwrap.dedent("""
     owner = type(batch.column(1).buffers()[2].base).__name__
     if mode == "server":
         rewrite_server_segments(peer)
+    if mode == "peer":
+        assert reader._client.channels[0].peer_pid is not None
+        rewrite_served_batches()
     rewrite.set()
     done.wait(10)
     same = exported.column(1).to_pylist() == expected
@@ -114,6 +133,7 @@ REWRITE = textwrap.dedent("""
     ("shrink-grow", "copied", "rewritten"),        # what the server used to send
     ("future-write", "copied", "rewritten"),       # F_SEAL_FUTURE_WRITE spares open mappings
     ("server", "copied", "rewritten"),             # our server's reused segments
+    ("peer", "copied", "rewritten"),               # read from the server's own memory
     ("write-sealed", "SharedBody", "rewrite refused"),   # final bytes: zero copy
 ])
 def test_a_server_rewriting_shared_memory_cannot_crash_a_consumer(mode, owner, outcome):
@@ -299,3 +319,67 @@ def test_a_client_keeping_zero_copy_batches_gets_the_rest_as_bytes():
         del kept
         wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="sealed blocks freed")
         assert s.stats()["shared_bytes"] == 0      # one-body segments go with their body
+
+
+# -- peer memory: one copy, straight from the server ---------------------------------------------
+
+def test_peer_memory_bodies_are_read_from_the_server_and_freed():
+    with DissociatedServer(lambda t: arrowipc.table(MIB_BATCHES), body_mode="shared",
+                           peer_memory=True, window=4) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            kept = list(reader)
+            assert reader._client.channels[0].peer_pid == os.getpid()   # the server is here
+            values = kept[0].column(0).buffers()[1]
+            assert type(values.base).__name__ != "SharedBody" and values.address % 64 == 0
+            assert pa.Table.from_batches([pa.record_batch(b) for b in kept]).equals(MIB_BATCHES)
+            stats = s.stats()
+            assert stats["blocks_allocated"] == 24 and stats["peak_outstanding_blocks"] <= 4
+            assert stats["shared_bytes"] == 0                           # no segment at all
+            wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="bodies freed")
+
+
+def peer_probe(t, expected: bytes, shown: bytes):
+    from arrowipc._core.buffer import py_buffer
+    t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(shown).address,
+                                                            expected)])
+
+
+def test_a_probe_the_client_cannot_read_is_refused_and_bodies_come_as_bytes():
+    shown = b"0123456789abcdef"
+
+    def script(t):
+        peer_probe(t, b"fedcba9876543210", shown)     # not what is at that address
+        send_stream(t, small_table())
+
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(small_table())
+            assert reader._client.channels[0].peer_pid is None
+        wait_until(lambda: any(f.kind == wire.FRAME_PEER for f in fake.received),
+                   what="the client's answer")
+    replies = [f for f in fake.received if f.kind == wire.FRAME_PEER]
+    assert [tp.parse_peer_reply(f.payload) for f in replies] == [False]
+
+
+def test_a_peer_address_the_server_does_not_map_is_an_error():
+    shown = b"0123456789abcdef"
+
+    def script(t):
+        from arrowipc.ipc.writer import MessageEncoder
+        from arrowipc.dissociated.server import _body_spans
+        peer_probe(t, shown, shown)
+        ours = arrowipc.table(small_table())
+        enc = MessageEncoder(ours.schema)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        (m,) = enc.batch_messages(ours.to_batches()[0])
+        pairs = [(4096 + off, n) for off, n in _body_spans(m, 8)]    # page 1: never mapped
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match=f"reading \\d+ bytes from the memory of process "
+                                               f"{os.getpid()} failed: Bad address"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)

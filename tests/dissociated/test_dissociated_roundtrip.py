@@ -23,6 +23,7 @@ MODES = {
     "type0": "bytes",
     "type1": "shared",
     "type1-sealed": "shared",
+    "type1-peer": "shared",
     "mixed": lambda seq, n: seq % 2 == 1,
 }
 TYPE_SETS = {b"issue2": issue2_type_table(), b"extra": extra_types_table()}
@@ -55,7 +56,8 @@ def read(server, ticket, split: bool, **kw) -> pa.Table:
 @pytest.fixture(scope="module", params=list(MODES))
 def server(request):
     with DissociatedServer(tables, body_mode=MODES[request.param],
-                           seal_segments=request.param == "type1-sealed") as s:
+                           seal_segments=request.param == "type1-sealed",
+                           peer_memory=request.param == "type1-peer") as s:
         yield s
 
 
