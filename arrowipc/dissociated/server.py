@@ -69,9 +69,9 @@ class DissociatedServer:
     `window` type-1 bodies and `window_bytes` bytes outstanding (sent, not yet freed) per
     connection (past them the server waits up to window_wait seconds for free_data, then sends
     bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
-    connections. With peer_memory=True, a client on the same host that may read this process's
-    memory (process_vm_readv; it proves it on a probe) gets type-1 addresses of the bodies' own
-    buffers: no copy here, one copy there. A connection queues at most max_queued_requests
+    connections. With peer_memory (the default; not with seal_segments), a client on the same
+    host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
+    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment. A connection queues at most max_queued_requests
     requests behind the stream it is serving; one more is a protocol error.
 
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
@@ -87,7 +87,7 @@ class DissociatedServer:
                  segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 1 << 30,
                  shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
                  window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
-                 max_queued_requests: int = 8, peer_memory: bool = False,
+                 max_queued_requests: int = 8, peer_memory: bool = True,
                  send_timeout: float | None = 60.0, schedule=None):
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
@@ -394,7 +394,8 @@ class _Connection:
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
             self.hello_flags = tp.parse_hello(frame.payload)
-            if s.peer_memory and self.transport.is_unix and self.hello_flags & tp.HELLO_PEER:
+            if s.peer_memory and not s.seal_segments and self.transport.is_unix and \
+                    self.hello_flags & tp.HELLO_PEER:
                 from .._core.buffer import py_buffer
                 self.peer_probe = os.urandom(16)
                 self.transport.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(
@@ -603,7 +604,7 @@ class _Connection:
                 spans = _body_spans(m, skip)
                 pairs = self._with_room(arena, lambda: arena.hand_out(m.parts, spans, length, seq),
                                         out)
-                if pairs is not None:
+                if pairs:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [wire.encode_shared_body(length, pairs)])
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts

@@ -400,7 +400,8 @@ class PeerLedger:
 
     def hand_out(self, parts: list, spans: list, size: int, sequence: int):
         """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
-        body that `parts` make up), recorded until freed; None when a window is full."""
+        body that `parts` make up), recorded until freed; None when a window is full; False when
+        a buffer is not one piece of memory (the body then goes as bytes)."""
         from .._core.buffer import py_buffer
         views, starts, pos = [], [], 0
         for p in parts:
@@ -420,7 +421,7 @@ class PeerLedger:
                 i += 1
             v, start = views[i], starts[i]
             if not (start <= off and off + n <= start + v.size):
-                raise ValueError(f"body buffer at [{off}, {off}+{n}) spans more than one part")
+                return False                # e.g. a compressed buffer: prefix and data apart
             pairs.append((v.address + (off - start), n))
         with self.lock:
             if self.closed or (self.blocks and (len(self.blocks) >= self.window or
