@@ -9,11 +9,11 @@ Paths, all over Unix stream sockets to server processes:
   pyarrow        pa.ipc.new_stream(sock.makefile("wb")) on the server, pa.ipc.open_stream on the
                  client (a new connection per transfer)
   type 0         DissociatedServer(body_mode="bytes"): bodies as IPC body bytes (gather sends)
-  type 1         DissociatedServer(body_mode="shared"): bodies in reused shared memory, copied out
-                 by the client (the default: the server can still write those segments)
-  type 1 sealed  the same with seal_segments=True: a fresh write-sealed memfd per body, zero-copy
-  type 1 peer    peer_memory=True: the client reads bodies straight from the server's memory
-                 (process_vm_readv): one copy in all
+  type 1         DissociatedServer(body_mode="shared"), the defaults: the client reads bodies
+                 straight from the server's memory (peer memory, process_vm_readv): one copy
+  type 1 segments  peer_memory=False: bodies in reused shared memory, copied out by the client
+                 (the server can still write those segments): two copies
+  type 1 sealed  seal_segments=True: a fresh write-sealed memfd per body, zero-copy views
 Each cell is timed without a consumer (batches arrive and are dropped) and with one that reads
 every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
 the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy
@@ -43,9 +43,10 @@ import pyarrow as pa  # noqa: E402
 
 WORKLOADS = {"16x64MiB": (16, 64 << 20), "256x1MiB": (256, 1 << 20)}
 QUICK = {"16x64MiB": (4, 64 << 20), "256x1MiB": (64, 1 << 20)}
-OURS = {"type0": dict(body_mode="bytes"), "type1": dict(body_mode="shared"),
-        "type1-sealed": dict(body_mode="shared", seal_segments=True),
-        "type1-peer": dict(body_mode="shared", peer_memory=True)}
+OURS = {"type0": dict(body_mode="bytes"),
+        "type1": dict(body_mode="shared"),                      # the default: peer memory
+        "type1-segments": dict(body_mode="shared", peer_memory=False),
+        "type1-sealed": dict(body_mode="shared", seal_segments=True)}
 PATHS = ("pyarrow",) + tuple(OURS)
 
 
