@@ -38,6 +38,7 @@ cdef extern from "stdlib.h" nogil:
     void free(void* p)
 
 DEF PEER_IOV_MAX = 1024
+DEF PEER_PROBE_ABOVE = 256 << 20      # bodies larger than this are probed before allocating
 
 
 cdef class Mapping:
@@ -168,7 +169,7 @@ def peer_read(int pid, int64_t total, list regions):
             raise ArrowInvalid(f"{length} bytes at body offset {dest} do not fit in a "
                                f"{total}-byte body")
         covered += <int64_t>length
-    out = allocate(total, covered != total)
+    cdef uint8_t probe[PEER_IOV_MAX]
     local = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
     remote = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
     if local == NULL or remote == NULL:
@@ -176,6 +177,30 @@ def peer_read(int pid, int64_t total, list regions):
         free(remote)
         raise MemoryError()
     try:
+        if total > PEER_PROBE_ABOVE:
+            # a large claim: the peer must map the last byte of every region before we allocate
+            i = 0
+            while i < n and err == 0:
+                chunk = min(n - i, PEER_IOV_MAX)
+                want = 0
+                for k in range(chunk):
+                    address, length, dest = regions[i + k]
+                    local[k].iov_base = <void*>&probe[k]
+                    local[k].iov_len = 1 if length else 0
+                    remote[k].iov_base = <void*><size_t>(address + length - 1 if length
+                                                         else address)
+                    remote[k].iov_len = 1 if length else 0
+                    want += 1 if length else 0
+                with nogil:
+                    got = process_vm_readv(pid, local, <unsigned long>chunk, remote,
+                                           <unsigned long>chunk, 0)
+                if got < 0:
+                    err = errno
+                elif <size_t>got != want:
+                    err = -1
+                i += chunk
+        if err == 0:
+            out = allocate(total, covered != total)
         i = 0
         while i < n and err == 0:
             chunk = min(n - i, PEER_IOV_MAX)

@@ -544,7 +544,11 @@ class DissociatedReader:
                 dest += n
         addresses = list(dict.fromkeys(a for a, _ in pairs))
         if ch.peer_pid is not None:
-            # addresses in the server's memory: one copy straight from there
+            # addresses in the server's memory: one copy straight from there (never more than a
+            # frame could bring; the server must map every region before we allocate for it)
+            if length > ch.transport.max_frame:
+                raise ArrowInvalid(f"type-1 body of sequence {seq} has {length} bytes; this "
+                                   f"connection takes at most {ch.transport.max_frame}")
             out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
             ch.free.release(addresses, flush=False)
             return out

@@ -385,3 +385,26 @@ def test_a_peer_address_the_server_does_not_map_is_an_error():
                                                f"{os.getpid()} failed: Bad address"):
             with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 list(reader)
+
+
+def test_a_peer_body_larger_than_a_frame_could_be_is_refused():
+    """Reading from the server's memory allocates what the body claims: never more than the
+    connection's frame limit, as if the bytes had come through the socket."""
+    from arrowipc.dissociated import DissociatedClient
+    with DissociatedServer(lambda t: arrowipc.table(MIB_BATCHES), body_mode="shared") as s:
+        with DissociatedClient(s.uri, timeout=TIMEOUT, max_frame=1 << 19) as client:
+            with pytest.raises(ArrowInvalid, match=r"type-1 body of sequence 1 has 1048576 "
+                                                   r"bytes; this connection takes at most 524288"):
+                list(client.read(b"t"))
+
+
+def test_a_large_peer_claim_is_probed_before_anything_is_allocated():
+    from arrowipc._core.buffer import py_buffer
+    from arrowipc.dissociated._shm import peer_read
+    small = b"x" * 4096
+    before = rss_bytes()
+    with pytest.raises(ArrowInvalid, match=f"memory of process {os.getpid()} failed: Bad address"):
+        peer_read(os.getpid(), 1 << 40, [(py_buffer(small).address, 1 << 40, 0)])
+    assert rss_bytes() - before < 64 << 20
+    assert peer_read(os.getpid(), 4096, [(py_buffer(small).address, 4096, 0)]).to_pybytes() == \
+        small
