@@ -25,7 +25,7 @@ from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
-from .options import IpcReadOptions, ReadStats
+from .options import IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .sources import BufferSource, open_source
 
 RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
@@ -35,11 +35,11 @@ class MessageDecoder:
     """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
 
     def __init__(self, options: IpcReadOptions | None = None, where: str = "stream"):
-        self.options = options or IpcReadOptions()
+        self.options = as_read_options(options)
         self.where = where
         self.info = None
         self.schema = None          # the schema batches are returned with (after projection)
-        self.stats = ReadStats()
+        self.stats = ReadCounters()
         self._plan = None
         self._included = None
         self._out_index = None
@@ -72,7 +72,7 @@ class MessageDecoder:
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
-        if inc is None:
+        if not inc:                 # empty: every field (pyarrow's default)
             self.schema = full
             return
         n = len(full)
@@ -292,7 +292,8 @@ class _ReaderBase:
 
     @property
     def stats(self) -> ReadStats:
-        return self._decoder.stats
+        """What has been read so far (a snapshot)."""
+        return self._decoder.stats.snapshot()
 
     @property
     def schema(self) -> T.Schema:

@@ -78,6 +78,12 @@ def _is_enum(obj):
     return isinstance(obj, enum.Enum)
 
 
+def unwrap(values) -> list:
+    """Arguments as the test passes them, with our wrapped objects handed back unwrapped (a test
+    passing a message it got from a reader passes arrowipc's message)."""
+    return [v._obj if isinstance(v, Converted) else v for v in values]
+
+
 class Converted:
     """Wraps an arrowipc object (reader, writer, message): what it returns is converted."""
 
@@ -88,7 +94,7 @@ class Converted:
         value = getattr(self._obj, name)
         if callable(value) and not isinstance(value, type):
             def call(*args, **kwargs):
-                return to_pa(value(*args, **kwargs))
+                return to_pa(value(*unwrap(args), **dict(zip(kwargs, unwrap(kwargs.values())))))
             return call
         return to_pa(value)
 
@@ -126,7 +132,7 @@ def _converting(fn):
         return _ConvertingClass(fn)
 
     def call(*args, **kwargs):
-        return to_pa(fn(*args, **kwargs))
+        return to_pa(fn(*unwrap(args), **dict(zip(kwargs, unwrap(kwargs.values())))))
     call.__name__ = getattr(fn, "__name__", "call")
     return call
 
@@ -138,7 +144,7 @@ class _ConvertingClass:
         self._cls = cls
 
     def __call__(self, *args, **kwargs):
-        return to_pa(self._cls(*args, **kwargs))
+        return to_pa(self._cls(*unwrap(args), **dict(zip(kwargs, unwrap(kwargs.values())))))
 
     def __getattr__(self, name):
         value = getattr(self._cls, name)
