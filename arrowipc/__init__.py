@@ -3,7 +3,7 @@
 `import arrowipc` is cheap: numpy, flatbuffers and the codecs load only when a feature needs them.
 """
 from .errors import (ArrowCapacityError, ArrowException, ArrowIndexError, ArrowInvalid,
-                     ArrowKeyError, ArrowNotImplementedError, ArrowTypeError)
+                     ArrowIOError, ArrowKeyError, ArrowNotImplementedError, ArrowTypeError)
 from .types import (DataType, Field, Schema, binary, binary_view, bool_, date32, date64,
                     day_time_interval, decimal32, decimal64, decimal128, decimal256, dense_union,
                     dictionary, double, duration, field, fixed_size_binary, fixed_size_list,
@@ -13,12 +13,14 @@ from .types import (DataType, Field, Schema, binary, binary_view, bool_, date32,
                     run_end_encoded, schema, sparse_union, string, string_view, struct, time32,
                     time64, timestamp, type_for_alias, uint8, uint16, uint32, uint64, union, utf8,
                     utf8_view)
+from .types import KeyValueMetadata
 from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeBinaryType, FixedSizeListType, LargeListType, ListType, MapType,
                     StructType, Time32Type, Time64Type, TimestampType, UnionType)
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .batch_reader import RecordBatchReader
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
 

@@ -145,6 +145,9 @@ class Array:
     from_pandas = classmethod(_pandas.array_from_pandas)
 
     def equals(self, other: "Array") -> bool:
+        """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
+        if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
+            other = array(other)
         if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
             return False
         return _values_equal(self.to_pylist(), other.to_pylist())

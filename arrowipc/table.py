@@ -200,6 +200,11 @@ class RecordBatch:
                          list(self._columns))
 
     def equals(self, other: "RecordBatch", check_metadata: bool = False) -> bool:
+        """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
+        interface (a pyarrow.RecordBatch...)."""
+        if not isinstance(other, RecordBatch):
+            from .interop import peer_as_ours
+            other = peer_as_ours(other, "batch")
         if not isinstance(other, RecordBatch) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(
@@ -367,6 +372,11 @@ class Table:
         return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
 
     def equals(self, other: "Table", check_metadata: bool = False) -> bool:
+        """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
+        interface (a pyarrow.Table...)."""
+        if not isinstance(other, Table):
+            from .interop import peer_as_ours
+            other = peer_as_ours(other, "table")
         if not isinstance(other, Table) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(

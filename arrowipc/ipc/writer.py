@@ -440,3 +440,11 @@ def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None =
                                                 int(options.metadata_version), None, codec,
                                                 options.use_legacy_format, compress)
     return concat_buffers([meta] + parts, len(meta) + body_len)
+
+
+def get_record_batch_size(batch) -> int:
+    """Bytes of the framed IPC message `batch` is written as: prefix, metadata and body
+    (pyarrow.ipc.get_record_batch_size). `batch` may be any library's record batch."""
+    if not isinstance(batch, RecordBatch):
+        batch = record_batch(batch)
+    return serialize_record_batch(batch).size

@@ -55,8 +55,7 @@ def to_pa(obj):
         return _pa.DataType._import_from_c_capsule(obj.__arrow_c_schema__())
     if isinstance(obj, arrowipc.Buffer):
         return _pa.py_buffer(obj)
-    kvm = getattr(_aipc, "KeyValueMetadata", None)
-    if kvm is not None and isinstance(obj, kvm):
+    if isinstance(obj, arrowipc.KeyValueMetadata):
         return _pa.KeyValueMetadata(dict(obj.items()))
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):     # stats, batch with metadata
         return type(obj)(*map(to_pa, obj))
@@ -208,8 +207,7 @@ for _name in ERRORS:
     _overrides[_name] = _error(_name)
 if MODE == "own":
     _overrides["Buffer"] = (_pa.Buffer, arrowipc.Buffer)
-    if hasattr(_aipc, "KeyValueMetadata"):
-        _overrides["KeyValueMetadata"] = (_pa.KeyValueMetadata, _aipc.KeyValueMetadata)
+    _overrides["KeyValueMetadata"] = (_pa.KeyValueMetadata, arrowipc.KeyValueMetadata)
 
 
 def __getattr__(name):
