@@ -806,8 +806,9 @@ class Field:
     def with_name(self, name):
         return Field(name, self.type, self.nullable, self.metadata)
 
-    def with_type(self, type):
-        return Field(self.name, type, self.nullable, self.metadata)
+    def with_type(self, new_type):
+        """This field with another type."""
+        return Field(self.name, new_type, self.nullable, self.metadata)
 
     def with_nullable(self, nullable):
         return Field(self.name, self.type, nullable, self.metadata)
@@ -928,8 +929,9 @@ class Schema:
     def remove_metadata(self):
         return Schema(self._fields, None)
 
-    def append(self, f: Field):
-        return Schema(self._fields + (f,), self.metadata)
+    def append(self, field: Field):
+        """This schema with `field` added at the end."""
+        return Schema(self._fields + (field,), self.metadata)
 
     def remove(self, i: int):
         return Schema(self._fields[:i] + self._fields[i + 1:], self.metadata)
