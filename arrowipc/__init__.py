@@ -21,6 +21,7 @@ from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
 from .batch_reader import RecordBatchReader
+from .tensor import Tensor
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
 

@@ -7,6 +7,7 @@ from .pandas_serialization import deserialize_pandas, serialize_pandas
 from .reader import (RecordBatchFileReader, RecordBatchStreamReader, RecordBatchWithMetadata,
                      open_file, open_stream, read_record_batch, read_schema)
 from .recover import RecoveredFileReader, RecoveryReport, recover
+from .tensor_io import get_tensor_size, read_tensor, write_tensor
 from .stream_decoder import (AsyncRecordBatchStreamReader, StreamDecoder, iter_stream_chunks,
                              open_stream_async)
 from .writer import (RecordBatchFileWriter, RecordBatchStreamWriter, get_record_batch_size,
@@ -14,7 +15,7 @@ from .writer import (RecordBatchFileWriter, RecordBatchStreamWriter, get_record_
 
 __all__ = [
     "Alignment", "RecordBatchReader", "deserialize_pandas", "get_record_batch_size",
-    "serialize_pandas",
+    "serialize_pandas", "get_tensor_size", "read_tensor", "write_tensor",
     "AsyncRecordBatchStreamReader", "StreamDecoder", "iter_stream_chunks", "open_stream_async",
     "IpcReadOptions", "IpcWriteOptions", "Message", "MessageReader", "MetadataVersion",
     "ReadStats", "RecordBatchFileReader", "RecordBatchFileWriter", "RecordBatchStreamReader",
