@@ -314,24 +314,25 @@ def as_read_options(options) -> IpcReadOptions:
 
 
 def as_write_options(options, use_legacy_format=None) -> IpcWriteOptions:
-    """The IpcWriteOptions a writer uses: a copy of `options` (ours, or pyarrow's duck-typed), or
-    when it is None the defaults that the ARROW_PRE_0_15_IPC_FORMAT (legacy framing) and
+    """The IpcWriteOptions a writer uses: a copy of `options` (ours, or pyarrow's duck-typed) with
+    `use_legacy_format` applied when given, or when `options` is None the defaults that the ARROW_PRE_0_15_IPC_FORMAT (legacy framing) and
     ARROW_PRE_1_0_METADATA_VERSION (metadata V4) environment variables change, as in pyarrow."""
-    if options is not None and use_legacy_format is not None:
-        raise ValueError("Can provide at most one of options and use_legacy_format")
     if options is None:
         if use_legacy_format is None:
             use_legacy_format = bool(int(os.environ.get("ARROW_PRE_0_15_IPC_FORMAT", "0")))
         version = (MetadataVersion.V4 if int(os.environ.get("ARROW_PRE_1_0_METADATA_VERSION", "0"))
                    else MetadataVersion.V5)
         return IpcWriteOptions(version, use_legacy_format=use_legacy_format)
+    names = ("metadata_version", "allow_64bit", "use_legacy_format", "compression", "use_threads",
+             "emit_dictionary_deltas", "unify_dictionaries")
     if isinstance(options, IpcWriteOptions):
         out = IpcWriteOptions.__new__(IpcWriteOptions)
         out.__dict__.update(options.__dict__)
-        return out
-    names = ("metadata_version", "allow_64bit", "use_legacy_format", "compression", "use_threads",
-             "emit_dictionary_deltas", "unify_dictionaries")
-    if all(hasattr(options, a) for a in names):
-        return IpcWriteOptions(int(options.metadata_version),
-                               **{a: getattr(options, a) for a in names[1:]})
-    raise TypeError(f"options must be an IpcWriteOptions, not {type(options).__name__}")
+    elif all(hasattr(options, a) for a in names):
+        out = IpcWriteOptions(int(options.metadata_version),
+                              **{a: getattr(options, a) for a in names[1:]})
+    else:
+        raise TypeError(f"options must be an IpcWriteOptions, not {type(options).__name__}")
+    if use_legacy_format is not None:       # pyarrow refuses both; we let the keyword win
+        out.use_legacy_format = use_legacy_format
+    return out

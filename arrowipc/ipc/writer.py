@@ -20,8 +20,7 @@ from ..table import RecordBatch, Table, record_batch
 from ..table import table as _table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
-from .format import EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
-from .format import COMPRESSION_IDS
+from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .sinks import AtomicFile
 
@@ -227,7 +226,8 @@ class _WriterBase:
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None):
-        # a copy: the writer never changes the caller's options object
+        # always a copy: use_legacy_format= and metadata_version= apply to this writer only, and
+        # the caller's options object may serve other writers
         self.options = as_write_options(options, use_legacy_format)
         if metadata_version is not None:
             self.options.metadata_version = MetadataVersion(metadata_version)
