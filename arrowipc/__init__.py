@@ -20,15 +20,25 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
-from .batch_reader import RecordBatchReader
-from .tensor import Tensor
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
 
 __version__ = "0.1.0"
 
 
+# Classes whose modules load on first use: they sit above the model (readers, tensors), and
+# importing them here would tie them into the model's import cycle.
+_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor"}
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_CLASSES))
+
+
 def __getattr__(name):
+    if name in _LAZY_CLASSES:
+        import importlib
+        return getattr(importlib.import_module(_LAZY_CLASSES[name], __name__), name)
     # Subpackages load on first use so plain `import arrowipc` stays light.
     if name in ("ipc", "dissociated", "integration", "validate"):
         import importlib

@@ -7,8 +7,13 @@ itself through `__arrow_c_stream__`, so pyarrow, polars or duckdb take it withou
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 from .errors import ArrowInvalid, ArrowTypeError
 from .types import Schema
+
+RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
+RecordBatchWithMetadata.__doc__ = "A record batch and its custom metadata (None when absent)."
 
 # types whose values convert to each other by value (range- and precision-checked)
 _NUMERIC = frozenset(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -130,7 +135,6 @@ class RecordBatchReader:
 
     def read_next_batch_with_custom_metadata(self):
         """The next (batch, custom_metadata) pair; StopIteration at the end."""
-        from .ipc.reader import RecordBatchWithMetadata
         return RecordBatchWithMetadata(self.read_next_batch(), None)
 
     def iter_batches_with_custom_metadata(self):

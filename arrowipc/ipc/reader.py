@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import deque, namedtuple
+from collections import deque
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -17,7 +17,7 @@ from ._batch_decode import (assemble_columns, buffer_needed_mask,
 from .._core.buffer import Buffer
 from ._flatbuf import root_table
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
-from ..batch_reader import RecordBatchReader
+from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
@@ -29,7 +29,6 @@ from .message import (Message, missing_eos_error, no_schema_error, read_message_
 from .options import IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .sources import BufferSource, open_source
 
-RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
 
 
 class MessageDecoder:
