@@ -11,7 +11,6 @@ from arrowipc import ipc
 from arrowipc.errors import ArrowInvalid, ArrowIOError, ArrowTypeError
 
 pa = pytest.importorskip("pyarrow")
-import pyarrow.ipc  # noqa: E402,F401  (pa.ipc)
 
 
 def pa_table():
@@ -343,17 +342,36 @@ def test_tensors_both_ways_with_pyarrow(array):
     assert back.equals(pa.Tensor.from_numpy(np.ascontiguousarray(array), theirs.dim_names))
 
 
-def _tensor_message(array, **patch):
+def _hostile_tensor(shape, strides, nbytes=32):
+    """A Tensor message whose header claims `shape` and `strides` over an `nbytes` body."""
+    from arrowipc.tensor import Tensor
+    data = arrowipc.py_buffer(bytes(nbytes))
     sink = io.BytesIO()
-    ipc.write_tensor(arrowipc.Tensor.from_numpy(array), sink)
-    return bytearray(sink.getvalue())
+    ipc.write_tensor(Tensor._make(arrowipc.int64(), data, shape, strides), sink)
+    return sink.getvalue()
 
 
-def test_tensor_claiming_more_than_its_body_is_refused():
-    data = _tensor_message(np.arange(4, dtype="int64"))
-    cut = bytes(data[:-8])                 # body shorter than the header's body length
-    with pytest.raises(ArrowInvalid, match="expected a 32-byte body|truncated"):
-        ipc.read_tensor(cut)
+def test_tensor_message_cut_short_is_refused():
+    sink = io.BytesIO()
+    ipc.write_tensor(np.arange(4, dtype="int64"), sink)
+    with pytest.raises(ArrowInvalid, match="expected a 32-byte body, got 24"):
+        ipc.read_tensor(sink.getvalue()[:-8])
+
+
+def test_tensor_strides_reaching_past_the_data_are_refused():
+    with pytest.raises(ArrowInvalid, match=r"shape \[2, 2\] with strides \[800, 8\] reaches "
+                                           r"byte 816 but the data buffer has 32 bytes"):
+        ipc.read_tensor(_hostile_tensor((2, 2), (800, 8)))
+
+
+def test_tensor_negative_dimension_is_refused():
+    with pytest.raises(ArrowInvalid, match=r"negative dimension in shape \[-1\]"):
+        ipc.read_tensor(_hostile_tensor((-1,), (8,)))
+
+
+def test_tensor_negative_stride_is_refused():
+    with pytest.raises(ArrowInvalid, match=r"negative stride in \[-8\]"):
+        ipc.read_tensor(_hostile_tensor((2,), (-8,)))
 
 
 def test_read_tensor_of_another_message_is_an_os_error():
