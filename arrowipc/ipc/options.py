@@ -25,9 +25,9 @@ class Alignment(enum.IntEnum):
     """Re-alignment of read buffers (pyarrow.ipc.Alignment).
 
     Any: buffers are used where they lie; DataTypeSpecific: each buffer aligned for its type's
-    width; At64Byte: every buffer aligned to 64 bytes. arrowipc's reader already copies a buffer
-    whose address is not a multiple of its type's width (numpy and the C data interface need
-    that), so Any and DataTypeSpecific read the same; At64Byte is accepted and recorded.
+    width; At64Byte: every buffer aligned to 64 bytes. arrowipc's reader always brings buffers to
+    an 8-byte boundary (copying only the misaligned ones), which is DataTypeSpecific for every type
+    of at most 8-byte values; the setting is accepted and recorded, and no further copy is made.
     """
     Any = 0
     DataTypeSpecific = -3
