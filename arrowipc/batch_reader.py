@@ -74,6 +74,7 @@ class RecordBatchReader:
 
     Create one with `from_batches` or `from_stream`; the IPC stream reader is one too.
     """
+    _schema: Schema
 
     def __init__(self):
         raise TypeError("Do not call RecordBatchReader's constructor directly: use "

@@ -36,6 +36,11 @@ def numpy_dtype_of(type: T.DataType):
 
 class Tensor:
     """An n-dimensional array over a Buffer (pyarrow.Tensor); made by `from_numpy` or read."""
+    _type: T.DataType
+    _data: Buffer
+    _shape: tuple
+    _strides: tuple
+    _dim_names: list
 
     def __init__(self):
         raise TypeError("Do not call Tensor's constructor directly: use Tensor.from_numpy or "
@@ -153,7 +158,7 @@ class Tensor:
     def __eq__(self, other):
         return self.equals(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable-looking, compared by value
 
     def __repr__(self):
         return (f"<arrowipc.Tensor>\ntype: {self._type}\nshape: {self._shape}\n"
