@@ -192,7 +192,7 @@ class DissociatedReader:
 
     @property
     def stats(self) -> ReadStats:
-        return self._decoder.stats
+        return self._decoder.stats.snapshot()
 
     # -- iteration ---------------------------------------------------------------------------------
     def read_next_batch(self) -> RecordBatch:
