@@ -58,11 +58,17 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
     inferred = true;
     List<String> files = Inputs.find(paths(options));
     if (files.isEmpty()) {
-      // Spark also asks for the schema of a path it is about to write to; reads of a path
-      // without files fail when the scan is planned.
-      return new StructType();
+      // Spark also asks for the schema of a path it is about to write to (DataFrameWriter.save
+      // looks the table up first): there, no files is normal and the write brings its schema.
+      if (calledByWriter()) return new StructType();
+      throw Inputs.noFiles(paths(options));
     }
     return Planning.commonSchema(files);
+  }
+
+  private static boolean calledByWriter() {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(
+        f -> f.getClassName().endsWith(".DataFrameWriter") || f.getClassName().endsWith(".DataFrameWriterV2")));
   }
 
   @Override

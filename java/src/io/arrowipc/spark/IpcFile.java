@@ -88,7 +88,7 @@ final class IpcFile implements Closeable {
         }
         org.apache.arrow.flatbuf.Schema fb = (org.apache.arrow.flatbuf.Schema)
             first.message.header(new org.apache.arrow.flatbuf.Schema());
-        schema = Schema.convertSchema(fb);
+        schema = Schemas.convert(fb);
         batchBlocks = null;
         dictionaryBlocks = null;
         footerMetadata = new HashMap<>();
@@ -172,7 +172,7 @@ final class IpcFile implements Closeable {
       KeyValue kv = fb.customMetadata(i);
       if (kv.key() != null) meta.put(kv.key(), kv.value());
     }
-    return Schema.convertSchema(fb);
+    return Schemas.convert(fb);
   }
 
   private long[][] blocks(Footer footer, boolean dictionaries, long limit) {

@@ -186,6 +186,10 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
     for (int j = 0; j < out.length; j++) {
       int i = part.columns[j];
       Vectors.Vec v = i < 0 ? new Vectors.NullVec(sf[j].dataType(), rows) : vecs[i];
+      if (i >= 0 && sf[j].dataType().equals(org.apache.spark.sql.types.DataTypes.StringType)
+          && !types[i].equals(sf[j].dataType())) {
+        v = new Vectors.TextVec(sf[j].dataType(), v, types[i].equals(org.apache.spark.sql.types.DataTypes.BooleanType));
+      }
       if (v.length < rows) {
         throw new IpcException("arrowipc: " + where + ": column '" + sf[j].name() + "' has "
             + v.length + " values for " + rows + " rows");

@@ -55,6 +55,7 @@ final class Planning {
   /** Whether values of Spark type `from` can be read where `to` is asked for (same or wider). */
   static boolean readableAs(DataType from, DataType to) {
     if (from.equals(to)) return true;
+    if (to.equals(DataTypes.StringType)) return integralRank(from) > 0 || from.equals(DataTypes.BooleanType);
     int a = integralRank(from), b = integralRank(to);
     if (a > 0 && b > 0) return a <= b;
     return from.equals(DataTypes.FloatType) && to.equals(DataTypes.DoubleType)

@@ -61,6 +61,21 @@ final class Vectors {
     @Override public ColumnVector getChild(int i) { throw unsupported("getChild"); }
   }
 
+  /** Integers and booleans read where the schema asks for strings (their decimal text). */
+  static final class TextVec extends Vec {
+    final Vec values;
+    final boolean bool;
+    TextVec(DataType t, Vec values, boolean bool) {
+      super(t, values.length, 0, values.nullCount);
+      this.values = values;
+      this.bool = bool;
+    }
+    @Override public boolean isNullAt(int i) { return values.isNullAt(i); }
+    @Override public UTF8String getUTF8String(int i) {
+      return UTF8String.fromString(bool ? String.valueOf(values.getBoolean(i)) : String.valueOf(values.getLong(i)));
+    }
+  }
+
   static final class NullVec extends Vec {
     NullVec(DataType t, int n) { super(t, n, 0, n); }
     @Override public boolean isNullAt(int i) { return true; }
