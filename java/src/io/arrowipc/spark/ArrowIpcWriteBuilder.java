@@ -190,7 +190,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       File f = new File(dir, name);
       try (BufferAllocator alloc = ArrowUtils.rootAllocator().newChildAllocator("arrowipc-empty", 0, Long.MAX_VALUE);
            VectorSchemaRoot root = VectorSchemaRoot.create(
-               ArrowUtils.toArrowSchema(s.schema, "UTC", true), alloc);
+               ArrowUtils.toArrowSchema(s.schema, "UTC", true, false, false), alloc);
            FileOutputStream out = new FileOutputStream(f);
            ArrowWriter w = TaskWriter.open(root, out.getChannel(), s)) {
         w.start();
@@ -255,7 +255,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       this.name = String.format("part-%05d-%s%s", partitionId, s.jobId, s.extension);
       this.file = new File(dir, name);
       this.alloc = ArrowUtils.rootAllocator().newChildAllocator("arrowipc-write-" + taskId, 0, Long.MAX_VALUE);
-      this.root = VectorSchemaRoot.create(ArrowUtils.toArrowSchema(s.schema, "UTC", true), alloc);
+      this.root = VectorSchemaRoot.create(ArrowUtils.toArrowSchema(s.schema, "UTC", true, false, false), alloc);
       this.rows = org.apache.spark.sql.execution.arrow.ArrowWriter.create(root);
     }
 

@@ -7,6 +7,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.compression.AbstractCompressionCodec;
 import org.apache.arrow.vector.compression.CompressionCodec;
 import org.apache.arrow.vector.compression.CompressionUtil;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
 
 /**
  * Arrow Java's writers compressing with {@link Codecs} (lz4-java, zstd-jni) instead of Arrow
@@ -16,11 +17,12 @@ final class BodyCodec extends AbstractCompressionCodec {
   static final CompressionCodec.Factory FACTORY = new CompressionCodec.Factory() {
     @Override
     public CompressionCodec createCodec(CompressionUtil.CodecType type) {
-      return new BodyCodec(type, 1);
+      return createCodec(type, 1);
     }
 
     @Override
     public CompressionCodec createCodec(CompressionUtil.CodecType type, int level) {
+      if (type == CompressionUtil.CodecType.NO_COMPRESSION) return NoCompressionCodec.INSTANCE;
       return new BodyCodec(type, level);
     }
   };
