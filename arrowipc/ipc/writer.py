@@ -257,9 +257,16 @@ class _WriterBase:
                 sink.write_parts(parts, body_len)
 
     # -- public API -----------------------------------------------------------------------------
+    _statistics = False
+
     def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
+        if self._statistics:
+            from .statistics import statistics_metadata
+            if _flat is None:
+                batch = record_batch(batch)
+            custom_metadata = statistics_metadata(batch, custom_metadata)
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
             start = self._sink.pos
             self._write_message_bytes(m.metadata, m.parts, m.body_length)
@@ -358,7 +365,9 @@ class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
 
     def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = b"ARROW1"):
+                 magic: bytes = b"ARROW1", statistics: bool = False):
+        # statistics: each batch's min/max/null counts in its custom metadata (ipc.statistics)
+        self._statistics = bool(statistics)
         if magic not in (b"ARROW1", b"ALKAID1"):
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
@@ -395,9 +404,10 @@ def new_stream(sink, schema, *, use_legacy_format=None, options=None) -> RecordB
 
 
 def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-             magic: bytes = b"ARROW1") -> RecordBatchFileWriter:
+             magic: bytes = b"ARROW1", statistics: bool = False) -> RecordBatchFileWriter:
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                 options=options, metadata=metadata, magic=magic)
+                                 options=options, metadata=metadata, magic=magic,
+                                 statistics=statistics)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):

@@ -30,6 +30,7 @@ OPT_BYTES_PER_PARTITION = "bytesPerPartition"
 OPT_COMPRESSION = "compression"          # none | lz4 | zstd
 OPT_FORMAT = "format"                    # file (.arrow) | stream (.arrows)
 OPT_ROWS_PER_BATCH = "rowsPerBatch"
+OPT_STATISTICS = "statistics"            # true (default): batch min/max/null counts (ipc.statistics)
 DEFAULT_ROWS_PER_BATCH = 65536
 
 _COMPRESSIONS = {"none": None, "uncompressed": None, "lz4": "lz4", "lz4_frame": "lz4",
@@ -128,7 +129,8 @@ class ArrowIpcDataSource(DataSource):
 
     Read options: path (file, directory or glob), schema (DDL; or DataFrameReader.schema()),
     rowsPerPartition or bytesPerPartition (default 128m) to split files by record batch ranges.
-    Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536).
+    Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536),
+    statistics (true: each batch's min/max/null counts, for readers that skip batches).
     Write modes: append and overwrite.
     """
 
@@ -287,6 +289,11 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self.extension = _FORMATS[fmt]
         self.rows_per_batch = parse_count(_option(options, OPT_ROWS_PER_BATCH,
                                                   DEFAULT_ROWS_PER_BATCH), OPT_ROWS_PER_BATCH)
+        statistics = str(_option(options, OPT_STATISTICS, "true")).lower()
+        if statistics not in ("true", "false"):
+            raise ArrowInvalid(f"arrowipc: option {OPT_STATISTICS} must be true or false; "
+                               f"got {statistics!r}")
+        self.statistics = statistics == "true"
         C.setup_job(self.root, self.job_id)
 
     def _open(self, path: str, schema):
@@ -295,7 +302,8 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         if self.stream_format:
             return ipc.new_stream(path, schema, options=options)
         return ipc.new_file(path, schema, options=options,
-                            metadata={"writer": "arrowipc.spark", "spark.job": self.job_id})
+                            metadata={"writer": "arrowipc.spark", "spark.job": self.job_id},
+                            statistics=self.statistics)
 
     def write(self, iterator):
         import pyarrow as pa

@@ -87,3 +87,27 @@ def test_python_source_still_reads_beside_the_jvm_source(spark, jvm, tmp_path):
     assert jvm_rows == py_rows and [r.a for r in py_rows] == [5, 6]
     assert "BatchScan arrowipc" in spark.read.format("arrowipc").load(path)._jdf.queryExecution() \
         .executedPlan().toString()
+
+
+def test_batches_skipped_by_statistics(spark, jvm, tmp_path):
+    path = str(tmp_path / "sorted.arrow")
+    ids = pa.array(np.arange(100_000, dtype=np.int64))
+    t = pa.table({"id": ids, "tag": pa.array([f"t{i // 10_000}" for i in range(100_000)])})
+    with ipc.new_file(path, arrowipc.schema(t.schema), statistics=True) as w:
+        w.write_table(arrowipc.table(t), max_chunksize=10_000)
+    df = spark.read.format("arrowipc").load(path)
+    assert df.where("id >= 42000 and id < 43000").count() == 1000
+    assert (jvm.batchesRead(), jvm.batchesSkipped()) == (1, 9)
+    jvm.reset()
+    assert df.where("tag = 't7' or id = 5").count() == 10_001
+    assert (jvm.batchesRead(), jvm.batchesSkipped()) == (2, 8)
+    jvm.reset()
+    assert df.where("id is null").count() == 0
+    assert jvm.batchesRead() == 0
+    # the same filters over a file without statistics read every batch
+    plain = str(tmp_path / "plain.arrow")
+    with pa.ipc.new_file(plain, t.schema) as w:
+        w.write_table(t, max_chunksize=10_000)
+    jvm.reset()
+    assert spark.read.format("arrowipc").load(plain).where("id < 10").count() == 10
+    assert (jvm.batchesRead(), jvm.batchesSkipped()) == (10, 0)
