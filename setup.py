@@ -1,4 +1,5 @@
-"""Build the Cython extension modules under arrowipc/_core (one per .pyx file).
+"""Build the Cython extension modules of arrowipc (one per .pyx file: the physical layer in
+arrowipc/_core, the IPC codec in arrowipc/ipc, the Dissociated wire in arrowipc/dissociated).
 
 The C kernels in cpp/ are compiled once, into a static library every extension links (the linker
 takes only the objects an extension uses), instead of once per extension.
@@ -21,7 +22,7 @@ C_LIBRARY = ("arrowipc_c", {
 
 def extensions():
     exts = []
-    for pyx in sorted(glob.glob("arrowipc/_core/*.pyx")):
+    for pyx in sorted(glob.glob("arrowipc/**/*.pyx", recursive=True)):
         name = pyx[:-4].replace(os.sep, ".")
         exts.append(
             Extension(

@@ -77,7 +77,7 @@ class RecordBatch:
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
             # release the GIL) runs them too instead of getting unchecked columns.
-            from ._core.batch_decode import run_pending_checks
+            from .ipc._batch_decode import run_pending_checks
             run_pending_checks(pending)
             self._pending = None
         return self._cols

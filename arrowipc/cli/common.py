@@ -7,7 +7,6 @@ Only the standard library is imported here: the IPC engine loads inside the func
 from __future__ import annotations
 
 import os
-import struct
 
 EXIT_OK = 0
 EXIT_INVALID_DATA = 1
@@ -34,18 +33,14 @@ FILE_EXTENSIONS = (".arrow", ".arrow_file", ".feather", ".ipc")
 def sniff_format(head: bytes) -> tuple:
     """("file", magic) or ("stream", framing) from the first 8 bytes; ArrowInvalid otherwise."""
     from ..errors import ArrowInvalid
-    from ..ipc.message import CONTINUATION
-    from ..ipc.options import MAX_METADATA_SIZE
-    from ..ipc.reader import FILE_MAGICS, describe_bytes
-    for magic in FILE_MAGICS:
-        if head.startswith(magic):
-            return "file", magic.decode()
+    from ..ipc.format import CONTINUATION, FORMAT_FILE, FORMAT_STREAM, describe_bytes, file_magic, sniff
     if len(head) == 0:
         raise ArrowInvalid("empty input (0 bytes): expected an Arrow IPC file or stream")
-    if head[:4] == CONTINUATION:
-        return "stream", "continuation"
-    if len(head) >= 4 and 0 <= struct.unpack("<i", head[:4])[0] <= MAX_METADATA_SIZE:
-        return "stream", "legacy"           # pre-0.15 framing: a bare int32 metadata length
+    kind = sniff(head)
+    if kind == FORMAT_FILE:
+        return "file", file_magic(head).decode()
+    if kind == FORMAT_STREAM:       # pre-0.15 framing: a bare int32 metadata length
+        return "stream", "continuation" if head.startswith(CONTINUATION) else "legacy"
     raise ArrowInvalid(f"expected an Arrow IPC file (magic 'ARROW1' or 'ALKAID1') or stream "
                        f"(continuation marker ff ff ff ff) at byte 0, found "
                        f"{describe_bytes(head[:8])}")

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 
+from ..ipc.format import ALKAID_MAGIC, FILE_MAGIC
 from .common import (EXIT_OK, Input, UsageError, column_list, human_bytes, open_reader,
                      output_kind, select_in_order, select_in_order_schema)
 
@@ -216,7 +217,7 @@ def replacements_as_deltas(pairs, schema):
 
 
 def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
-                  footer_metadata=None, magic: bytes = b"ARROW1", progress=None,
+                  footer_metadata=None, magic: bytes = FILE_MAGIC, progress=None,
                   position=None) -> dict:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
     from ..ipc import new_file, new_stream
@@ -328,7 +329,7 @@ def run(args) -> int:
     inp = Input(args.src)
     compression = compression_choice(args.compression, lambda: input_codec(inp))
     summary = convert(inp, args.dst, kind, compression, args.batch_rows,
-                      column_list(args.columns), b"ALKAID1" if args.alkaid else b"ARROW1",
+                      column_list(args.columns), ALKAID_MAGIC if args.alkaid else FILE_MAGIC,
                       args.progress)
     report(args, f"wrote {'<stdout>' if args.dst == '-' else args.dst}: {summary_line(summary)}")
     return EXIT_OK

@@ -10,16 +10,16 @@ from __future__ import annotations
 import struct
 
 from .. import types as T
-from .._core.batch_decode import buffer_needed_mask, decode_record_batch_header
+from ..ipc._batch_decode import buffer_needed_mask, decode_record_batch_header
 from ..errors import ArrowInvalid
 from ..ipc import metadata as md
 from ..ipc.message import read_message_from, read_message_header
-from ..ipc.options import MAX_METADATA_SIZE
+from ..ipc.format import CODEC_NONE, CODEC_OPTION_NAMES, MAX_METADATA_SIZE
 from ..ipc.reader import MessageDecoder, RecordBatchFileReader
 from ..ipc.sources import BufferSource, open_source
 from .common import EXIT_OK, Input, human_bytes, json_input, plural
 
-CODEC_NAMES = {-1: "none", 0: "lz4", 1: "zstd"}
+CODEC_NAMES = {CODEC_NONE: "none", **CODEC_OPTION_NAMES}
 _I64 = struct.Struct("<q")
 
 

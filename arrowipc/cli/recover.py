@@ -6,6 +6,7 @@ come, so memory stays at about one batch.
 """
 from __future__ import annotations
 
+from ..ipc.format import FILE_MAGIC
 from .common import EXIT_OK, Input, output_kind
 from .convert import (Progress, compression_choice, input_codec, refuse_same_file, report,
                       replacements_as_deltas, summary_line, write_batches)
@@ -22,7 +23,7 @@ def recover(inp: Input, dst: str, kind: str, compression: str | None,
     if kind == "file" and inp.kind == "stream":
         pairs = replacements_as_deltas(pairs, rescued.schema)
     summary = write_batches(rescued.schema, pairs, dst, kind, compression, None,
-                            b"ARROW1", bar, lambda: rescued.position)
+                            FILE_MAGIC, bar, lambda: rescued.position)
     failed = rescued.stopped_at is not None
     summary.update(complete=rescued.report.complete, stopped_at=rescued.stopped_at,
                    reason=rescued.report.error if failed else None, has_footer=rescued.has_footer)

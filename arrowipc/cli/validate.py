@@ -9,7 +9,7 @@ read too and every block it lists is matched against the messages found.
 from __future__ import annotations
 
 from .. import types as T
-from .._core.batch_decode import decode_record_batch_header, run_pending_checks
+from ..ipc._batch_decode import decode_record_batch_header, run_pending_checks
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc import metadata as md
 from ..ipc.message import read_message_from

@@ -13,10 +13,10 @@ import time
 
 from .. import types as T
 from .._core import dissociated_wire as wire
-from .._core.batch_decode import decode_record_batch_header
+from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
 from .._core.dissociated_shm import scatter_copy
-from .._core.framing import decode_message
+from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
 from ..ipc.options import IpcReadOptions, ReadStats

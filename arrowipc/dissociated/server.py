@@ -20,8 +20,8 @@ import threading
 
 from .. import types as T
 from .._core import dissociated_wire as wire
-from .._core.batch_decode import decode_record_batch_header
-from .._core.framing import decode_message
+from ..ipc._batch_decode import decode_record_batch_header
+from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid
 from ..ipc import metadata as md
 from ..ipc.options import IpcWriteOptions

@@ -1,6 +1,6 @@
 """Body compression (LZ4_FRAME, ZSTD): each buffer on its own, an int64 uncompressed-length prefix.
 
-A prefix of -1 marks a buffer stored raw. Frames are (de)compressed in C (`_core/codecs.pyx`,
+A prefix of -1 marks a buffer stored raw. Frames are (de)compressed in C (`ipc/_codecs.pyx`,
 `cpp/arrowipc_codecs.c`) without the GIL, on as many threads as there are CPUs, across the buffers
 of one batch or of a window of batches; the codec packages' Python APIs are the fallback when no
 codec library loads. Nothing is allocated from a claimed size before that size is checked against
@@ -14,11 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowCapacityError, ArrowInvalid
+from .format import CODEC_LZ4_FRAME, CODEC_ZSTD, RAW_MARKER
+from .format import CODEC_SPEC_NAMES as CODEC_NAMES
 
-CODEC_LZ4_FRAME = 0
-CODEC_ZSTD = 1
-CODEC_NAMES = {CODEC_LZ4_FRAME: "LZ4_FRAME", CODEC_ZSTD: "ZSTD"}
-RAW_MARKER = -1
 _PREFIX = struct.Struct("<q")
 _RAW_PREFIX = _PREFIX.pack(RAW_MARKER)
 
@@ -44,7 +42,7 @@ def _native():
     """The C codec module (its `available(codec)` says which codecs loaded)."""
     global _c_codecs
     if _c_codecs is None:
-        from .._core import codecs
+        from . import _codecs as codecs
         for codec, places in _LIBRARIES.items():
             for kind, name in places:
                 path = _module_file(name) if kind == "module" else name

@@ -8,13 +8,12 @@ from __future__ import annotations
 import struct
 
 from .._core.buffer import py_buffer
-from .._core import framing as _framing
+from . import _framing
 from ..errors import ArrowInvalid
+from .format import CONTINUATION
 from .options import MAX_METADATA_SIZE
 from .sources import open_source
 
-CONTINUATION = b"\xff\xff\xff\xff"
-EOS_MARKER = CONTINUATION + b"\x00\x00\x00\x00"
 _I32 = struct.Struct("<i")
 
 Message = _framing.Message

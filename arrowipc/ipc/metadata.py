@@ -1,6 +1,6 @@
 """Schema, Field and DataType to and from their flatbuffer form (format/Schema.fbs, File.fbs).
 
-Decoding walks verified tables (arrowipc._core.flatbuf), so corrupt metadata raises ArrowInvalid.
+Decoding walks verified tables (arrowipc.ipc._flatbuf), so corrupt metadata raises ArrowInvalid.
 Encoding uses the flatbuffers builder; it runs once per stream or file, never per batch.
 Slot numbers below are the field indices of the .fbs tables.
 """
@@ -10,30 +10,20 @@ from dataclasses import dataclass, field as dc_field
 
 from .. import types as T
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from .._core.flatbuf import FlatTable
+from ._flatbuf import FlatTable
 
-# -- facts of the format, kept in one place --------------------------------------------------------
-
-METADATA_V1, METADATA_V2, METADATA_V3, METADATA_V4, METADATA_V5 = range(5)
-
-# MessageHeader union members
-HEADER_NONE, HEADER_SCHEMA, HEADER_DICTIONARY_BATCH, HEADER_RECORD_BATCH, HEADER_TENSOR, \
-    HEADER_SPARSE_TENSOR = range(6)
-HEADER_NAMES = {0: "NONE", 1: "Schema", 2: "DictionaryBatch", 3: "RecordBatch", 4: "Tensor",
-                5: "SparseTensor"}
-
-# Type union members
-(TYPE_NONE, TYPE_NULL, TYPE_INT, TYPE_FLOAT, TYPE_BINARY, TYPE_UTF8, TYPE_BOOL, TYPE_DECIMAL,
- TYPE_DATE, TYPE_TIME, TYPE_TIMESTAMP, TYPE_INTERVAL, TYPE_LIST, TYPE_STRUCT, TYPE_UNION,
- TYPE_FIXED_SIZE_BINARY, TYPE_FIXED_SIZE_LIST, TYPE_MAP, TYPE_DURATION, TYPE_LARGE_BINARY,
- TYPE_LARGE_UTF8, TYPE_LARGE_LIST, TYPE_RUN_END_ENCODED, TYPE_BINARY_VIEW, TYPE_UTF8_VIEW,
- TYPE_LIST_VIEW, TYPE_LARGE_LIST_VIEW) = range(27)
-
-FEATURE_UNUSED, FEATURE_DICTIONARY_REPLACEMENT, FEATURE_COMPRESSED_BODY = 0, 1, 2
-ENDIAN_LITTLE, ENDIAN_BIG = 0, 1
-TIME_UNIT_CODES = {"s": 0, "ms": 1, "us": 2, "ns": 3}
-TIME_UNITS_BY_CODE = {v: k for k, v in TIME_UNIT_CODES.items()}
-MAX_NESTING_DEPTH = 64
+# The format's ids (metadata versions, header and type union members, ...) live in .format; they
+# are re-exported here because every metadata user needs them beside the conversions.
+from .format import (  # noqa: F401
+    ENDIAN_BIG, ENDIAN_LITTLE, FEATURE_COMPRESSED_BODY, FEATURE_DICTIONARY_REPLACEMENT,
+    FEATURE_UNUSED, HEADER_DICTIONARY_BATCH, HEADER_NAMES, HEADER_NONE, HEADER_RECORD_BATCH,
+    HEADER_SCHEMA, HEADER_SPARSE_TENSOR, HEADER_TENSOR, MAX_NESTING_DEPTH, METADATA_V1,
+    METADATA_V2, METADATA_V3, METADATA_V4, METADATA_V5, TIME_UNIT_CODES, TIME_UNITS_BY_CODE,
+    TYPE_BINARY, TYPE_BINARY_VIEW, TYPE_BOOL, TYPE_DATE, TYPE_DECIMAL, TYPE_DURATION,
+    TYPE_FIXED_SIZE_BINARY, TYPE_FIXED_SIZE_LIST, TYPE_FLOAT, TYPE_INT, TYPE_INTERVAL,
+    TYPE_LARGE_BINARY, TYPE_LARGE_LIST, TYPE_LARGE_LIST_VIEW, TYPE_LARGE_UTF8, TYPE_LIST,
+    TYPE_LIST_VIEW, TYPE_MAP, TYPE_NONE, TYPE_NULL, TYPE_RUN_END_ENCODED, TYPE_STRUCT, TYPE_TIME,
+    TYPE_TIMESTAMP, TYPE_UNION, TYPE_UTF8, TYPE_UTF8_VIEW)
 
 
 

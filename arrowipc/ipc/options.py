@@ -5,6 +5,9 @@ import enum
 from dataclasses import dataclass
 
 from ..errors import ArrowInvalid
+from .format import COMPRESSION_IDS as COMPRESSION_CODECS
+from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
+                     MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
 
 
 class MetadataVersion(enum.IntEnum):
@@ -15,17 +18,6 @@ class MetadataVersion(enum.IntEnum):
     V5 = 4
 
 
-COMPRESSION_CODECS = {None: -1, "lz4": 0, "lz4_frame": 0, "zstd": 1}
-CODEC_NAMES = {0: "lz4", 1: "zstd"}
-
-# Resource bounds for untrusted input, the defaults of IpcReadOptions. Every one is checked before
-# the memory it guards is allocated.
-MAX_METADATA_SIZE = 64 << 20         # bytes of one message's flatbuffer metadata
-MAX_NESTING_DEPTH = 64               # levels of nested types (the engine's hard limit too)
-MAX_FIELDS = 100_000                 # fields of a schema, nested ones counted
-MAX_BUFFERS = 1 << 20                # buffers listed by one record batch header
-MAX_VARIADIC_BUFFERS = 1 << 20       # data buffers of the view columns of one record batch
-MAX_DECOMPRESSED_SIZE = 1 << 32      # bytes all compressed buffers of one message decompress to
 
 VALIDATION_LEVELS = ("structural", "full", "none")
 

@@ -11,16 +11,17 @@ import threading
 from collections import deque, namedtuple
 
 from .. import types as T
-from .._core.batch_decode import (assemble_columns, buffer_needed_mask,
+from ._batch_decode import (assemble_columns, buffer_needed_mask,
                                   decode_record_batch_header, make_plan, next_message_fast,
                                   run_pending_checks)
 from .._core.buffer import Buffer
-from .._core.flatbuf import root_table
+from ._flatbuf import root_table
 from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
+from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
@@ -28,24 +29,6 @@ from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
 
 RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
-
-FILE_MAGICS = (b"ARROW1", b"ALKAID1")
-# Formats users mistake for Arrow IPC, by their leading magic: named in the error instead of a dump.
-FOREIGN_MAGICS = {
-    b"FEA1": "a Feather V1 file (an older format than Arrow IPC: pyarrow.feather reads it)",
-    b"PAR1": "a Parquet file, not Arrow IPC",
-}
-
-
-def foreign_format(head: bytes) -> str | None:
-    """What a non-Arrow input is, from its first bytes, when it is a format we can name."""
-    return next((what for magic, what in FOREIGN_MAGICS.items() if head.startswith(magic)), None)
-
-
-def describe_bytes(head: bytes) -> str:
-    """`head` for an error message: the format it belongs to when known, else its bytes in hex."""
-    what = foreign_format(head)
-    return f"{what}, starting {head.hex(' ')}" if what else head.hex(" ")
 
 
 class MessageDecoder:
@@ -482,7 +465,7 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowInvalid(f"file: {size} bytes is too small for an Arrow IPC file "
                                f"(magic, footer and trailer need at least 22)")
         head = src.read_at(0, 8).to_pybytes()
-        magic = next((m for m in FILE_MAGICS if head.startswith(m)), None)
+        magic = file_magic(head)
         if magic is None:
             raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
                                f"found {describe_bytes(head[:8])}")

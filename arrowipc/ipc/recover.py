@@ -18,7 +18,8 @@ from ..io import memory_map
 from ..table import RecordBatch, Table
 from . import metadata as md
 from .options import IpcReadOptions, ReadStats
-from .reader import FILE_MAGICS, RecordBatchFileReader, RecordBatchWithMetadata
+from .format import FILE_MAGICS
+from .reader import RecordBatchFileReader, RecordBatchWithMetadata
 
 
 @dataclass

@@ -6,25 +6,25 @@ single copy only for file-likes that want one contiguous buffer.
 """
 from __future__ import annotations
 
+import copy
 import os
 import stat
 import struct
 from typing import NamedTuple
 
 from .. import types as T
-from .._core.batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
+from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
                                   encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
-from .message import EOS_MARKER
-from .options import COMPRESSION_CODECS, IpcWriteOptions, MetadataVersion, WriteStats
+from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
+from .options import IpcWriteOptions, MetadataVersion, WriteStats
 from .sinks import AtomicFile
 
 _IOV_MAX = 1024
-_LEGACY_EOS = b"\x00\x00\x00\x00"
 
 
 class _Sink:
@@ -152,7 +152,7 @@ class MessageEncoder:
         self.schema = schema
         self.stats = WriteStats()
         self._version = int(self.options.metadata_version)
-        self._codec = COMPRESSION_CODECS[self.options.compression]
+        self._codec = COMPRESSION_IDS[self.options.compression]
         self._compress = None
         # Compressed buffers are never viewed in place (frames are decompressed into fresh
         # aligned allocations), so their bodies use the format's 8-byte minimum alignment.
@@ -226,11 +226,15 @@ class _WriterBase:
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None):
-        self.options = options or IpcWriteOptions()
-        if use_legacy_format is not None:
-            self.options.use_legacy_format = bool(use_legacy_format)
-        if metadata_version is not None:
-            self.options.metadata_version = MetadataVersion(metadata_version)
+        options = options or IpcWriteOptions()
+        if use_legacy_format is not None or metadata_version is not None:
+            # the caller's options may serve other writers: override a copy, never the original
+            options = copy.copy(options)
+            if use_legacy_format is not None:
+                options.use_legacy_format = bool(use_legacy_format)
+            if metadata_version is not None:
+                options.metadata_version = MetadataVersion(metadata_version)
+        self.options = options
         self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
         self.schema = enc.schema
         self.stats = enc.stats
@@ -358,17 +362,17 @@ class RecordBatchStreamWriter(_WriterBase):
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
 
     def _finish(self):
-        self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
+        self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
 
 
 class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
 
     def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = b"ARROW1", statistics: bool = False):
+                 magic: bytes = FILE_MAGIC, statistics: bool = False):
         # statistics: each batch's min/max/null counts in its custom metadata (ipc.statistics)
         self._statistics = bool(statistics)
-        if magic not in (b"ARROW1", b"ALKAID1"):
+        if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
         # an explicitly empty mapping is written as an empty (present) metadata vector
@@ -391,7 +395,7 @@ class RecordBatchFileWriter(_WriterBase):
         self._dict_blocks.append((offset, meta_len, body_len))
 
     def _finish(self):
-        self._sink.write(_LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
+        self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
                                self._footer_metadata, self._version)
@@ -404,7 +408,7 @@ def new_stream(sink, schema, *, use_legacy_format=None, options=None) -> RecordB
 
 
 def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-             magic: bytes = b"ARROW1", statistics: bool = False) -> RecordBatchFileWriter:
+             magic: bytes = FILE_MAGIC, statistics: bool = False) -> RecordBatchFileWriter:
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic,
                                  statistics=statistics)
@@ -423,7 +427,7 @@ def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None =
     """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
     from .._core.buffer import concat_buffers
     options = options or IpcWriteOptions()
-    codec = COMPRESSION_CODECS[options.compression]
+    codec = COMPRESSION_IDS[options.compression]
     compress = None
     if codec >= 0:
         from .compression import make_body_compressor

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from ..errors import ArrowInvalid
 
 SUFFIXES = (".arrow", ".arrows", ".feather", ".ipc")
-FILE_MAGIC = b"ARROW1"
 DEFAULT_BYTES_PER_PARTITION = 128 * 1024 * 1024   # like spark.sql.files.maxPartitionBytes
 
 
@@ -76,13 +75,19 @@ def find_input_paths(path: str) -> list:
 
 
 def detect_format(path: str) -> InputFile:
-    """Whether `path` holds the IPC file format (magic ARROW1) or a stream."""
+    """Whether `path` holds the IPC file format (magic ARROW1 or ALKAID1) or a stream."""
+    from ..ipc.format import FEATHER_V1_MAGIC, FORMAT_FILE, describe_bytes, sniff
     with open(path, "rb") as f:
         head = f.read(8)
-    if head.startswith(b"FEA1"):
+    if head.startswith(FEATHER_V1_MAGIC):
         raise ArrowInvalid(f"arrowipc: {path} is a Feather V1 file, which is not Arrow IPC; "
                            f"rewrite it as Feather V2 / Arrow IPC")
-    return InputFile(path, head.startswith(FILE_MAGIC))
+    kind = sniff(head)
+    if kind is None:
+        raise ArrowInvalid(f"arrowipc: {path} is not an Arrow IPC file or stream: expected the "
+                           f"magic 'ARROW1' or 'ALKAID1' or a continuation marker at byte 0, "
+                           f"found {describe_bytes(head)}")
+    return InputFile(path, kind == FORMAT_FILE)
 
 
 def read_input_schema(inp: InputFile):
@@ -103,7 +108,7 @@ def batch_sizes(path: str, with_rows: bool) -> list:
     Row counts come from each batch's metadata header; bodies are neither read nor decompressed.
     """
     from .. import ipc
-    from .._core.batch_decode import decode_record_batch_header
+    from ..ipc._batch_decode import decode_record_batch_header
     reader = ipc.open_file(path)
     # The footer's blocks (offset, metadata length, body length) are the file's batch index.
     sizes = []

@@ -7,7 +7,7 @@ import pytest
 
 import arrowipc
 from arrowipc import ipc
-from arrowipc._core.batch_decode import decode_record_batch_header
+from arrowipc.ipc._batch_decode import decode_record_batch_header
 from arrowipc.cli import EXIT_INVALID_DATA, EXIT_OK
 from arrowipc.ipc.message import read_message_from
 from arrowipc.ipc.sources import open_source

@@ -18,7 +18,7 @@ pa = pytest.importorskip("pyarrow")
 import arrowipc  # noqa: E402
 from arrowipc import ipc  # noqa: E402
 from arrowipc._core.buffer import py_buffer  # noqa: E402
-from arrowipc._core.framing import read_frame  # noqa: E402
+from arrowipc.ipc._framing import read_frame  # noqa: E402
 from arrowipc.errors import ArrowInvalid  # noqa: E402
 
 import strategies as S  # noqa: E402

@@ -344,3 +344,28 @@ def test_corrupt_input_names_the_file(spark, tmp_path):
     with pytest.raises(Exception) as info:
         spark.read.format("arrowipc").load(str(path)).collect()
     assert "broken.arrow" in str(info.value)
+
+
+def test_alkaid1_file_reads_like_its_arrow1_twin(spark, tmp_path):
+    # Format detection goes through ipc.format.sniff: an ALKAID1 file is the file format (split by
+    # record batch ranges from its footer), not a stream.
+    batches = [arrowipc.record_batch({"id": list(range(k * 100, k * 100 + 100)),
+                                      "tag": [f"b{k}"] * 100}) for k in range(4)]
+    for name, magic in (("twin.arrow", b"ARROW1"), ("alkaid.arrow", b"ALKAID1")):
+        with ipc.new_file(str(tmp_path / name), batches[0].schema, magic=magic) as w:
+            for b in batches:
+                w.write_batch(b)
+    assert (tmp_path / "alkaid.arrow").read_bytes()[:7] == b"ALKAID1"
+    read = spark.read.format("arrowipc").option("rowsPerPartition", 100)
+    alkaid = read.load(str(tmp_path / "alkaid.arrow"))
+    twin = read.load(str(tmp_path / "twin.arrow"))
+    assert alkaid.rdd.getNumPartitions() == twin.rdd.getNumPartitions() == 4
+    assert alkaid.collect() == twin.collect()
+    assert [r["id"] for r in alkaid.collect()] == list(range(400))
+
+
+def test_input_that_is_not_arrow_names_the_file_and_its_bytes(spark, tmp_path):
+    path = tmp_path / "data.arrow"
+    path.write_bytes(b"PAR1" + bytes(60))
+    with pytest.raises(Exception, match=r"data\.arrow is not an Arrow IPC file or stream.*Parquet"):
+        spark.read.format("arrowipc").load(str(path)).collect()

@@ -10,9 +10,9 @@ import struct
 
 import pyarrow as pa
 
-from arrowipc._core.batch_decode import decode_record_batch_header
+from arrowipc.ipc._batch_decode import decode_record_batch_header
 from arrowipc._core.buffer import py_buffer
-from arrowipc._core.framing import read_frame
+from arrowipc.ipc._framing import read_frame
 
 RECORD_BATCH, DICTIONARY_BATCH = 3, 2
 

@@ -9,7 +9,7 @@ cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
-from arrowipc._core.flatbuf cimport FlatTable, rd_i32, root_table, table_at
+from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, root_table, table_at
 from arrowipc.errors import ArrowInvalid
 
 DEF METADATA_V4 = 3

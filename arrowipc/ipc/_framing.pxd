@@ -1,6 +1,6 @@
 from libc.stdint cimport int64_t
 from arrowipc._core.buffer cimport Buffer
-from arrowipc._core.flatbuf cimport FlatTable
+from arrowipc.ipc._flatbuf cimport FlatTable
 
 cdef class Message:
     cdef readonly Buffer metadata

@@ -35,7 +35,7 @@ cdef extern from "arrowipc_codecs.h" nogil:
                                    int64_t* size, const char** error)
     void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads)
 
-_NAMES = {0: "LZ4_FRAME", 1: "ZSTD"}
+from arrowipc.ipc.format import CODEC_SPEC_NAMES as _NAMES
 
 
 def load(int codec, str path):

@@ -12,8 +12,8 @@ from libc.stdlib cimport malloc, free
 
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data, py_buffer
 from arrowipc._core.arraydata cimport ArrayData, make_array_data, untrack
-from arrowipc._core.flatbuf cimport FlatTable, rd_i64
-from arrowipc._core.framing cimport Message, read_frame
+from arrowipc.ipc._flatbuf cimport FlatTable, rd_i64
+from arrowipc.ipc._framing cimport Message, read_frame
 
 from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
