@@ -22,6 +22,18 @@ def jar_path() -> str | None:
     return path if os.path.exists(path) else None
 
 
+def source_in_use(spark) -> str:
+    """Which implementation `format("arrowipc")` resolves to in `spark`: "jvm" when the JVM
+    data source's classes are on the driver's classpath, else "python"."""
+    try:
+        jvm = spark.sparkContext._jvm
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName("io.arrowipc.spark.ArrowIpcDataSource", False, loader)
+        return "jvm"
+    except Exception:       # py4j reports the missing class as a Py4JJavaError
+        return "python"
+
+
 def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: dict | None = None,
                   log_level: str = "ERROR"):
     """A SparkSession for `master` (embedded local Spark by default) with arrowipc registered.
