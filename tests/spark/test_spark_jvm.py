@@ -111,3 +111,22 @@ def test_batches_skipped_by_statistics(spark, jvm, tmp_path):
     jvm.reset()
     assert spark.read.format("arrowipc").load(plain).where("id < 10").count() == 10
     assert (jvm.batchesRead(), jvm.batchesSkipped()) == (10, 0)
+
+
+def test_a_later_write_removes_the_temporary_files_of_a_killed_driver(spark, jvm, tmp_path):
+    import os
+    import subprocess
+    import sys
+    out = tmp_path / "out"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    abandoned = out / "_temporary" / "0123abcd"
+    (abandoned / "attempt-7").mkdir(parents=True)
+    (abandoned / "attempt-7" / "part-00000-0123abcd.arrow").write_bytes(b"x" * 1000)
+    (abandoned / "_driver").write_text(f"{os.uname().nodename} {dead.pid}\n")
+    alive = out / "_temporary" / "4567ef"
+    alive.mkdir()
+    (alive / "_driver").write_text(f"{os.uname().nodename} {os.getpid()}\n")
+    spark.range(3).write.format("arrowipc").mode("overwrite").save(str(out))
+    assert not abandoned.exists() and alive.exists()
+    assert sorted(r.id for r in spark.read.format("arrowipc").load(str(out)).collect()) == [0, 1, 2]

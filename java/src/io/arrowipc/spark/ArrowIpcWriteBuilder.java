@@ -129,8 +129,15 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       this.s = new Settings(schema, options);
       this.overwrite = overwrite;
       this.rootExisted = new File(s.root).isDirectory();
+      dropAbandonedJobs(new File(s.root, TEMPORARY));
       if (!s.jobDir().mkdirs() && !s.jobDir().isDirectory()) {
         throw new IpcException("arrowipc: cannot create " + s.jobDir());
+      }
+      try {
+        Files.write(new File(s.jobDir(), DRIVER).toPath(),
+            (host() + " " + ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8));
+      } catch (IOException e) {
+        throw new IpcException("arrowipc: cannot write " + new File(s.jobDir(), DRIVER) + ": " + e, e);
       }
     }
 
@@ -208,6 +215,40 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     private void dropJobDir() {
       for (int i = 0; i < 5 && s.jobDir().exists(); i++) remove(s.jobDir());
       new File(s.root, TEMPORARY).delete();             // only when no other job uses it
+    }
+  }
+
+  /** Names the driver (host and process id) of a job in its temporary directory. */
+  static final String DRIVER = "_driver";
+
+  private static String host() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "localhost";
+    }
+  }
+
+  /**
+   * Remove the temporary directories of jobs whose driver died on this host (killed during a
+   * write, it could neither commit nor abort): their driver file names this host and a process
+   * that no longer runs. Jobs of other hosts, or without a driver file, are left alone.
+   */
+  static void dropAbandonedJobs(File temporary) {
+    File[] jobs = temporary.listFiles(File::isDirectory);
+    if (jobs == null) return;
+    String here = host();
+    for (File job : jobs) {
+      try {
+        String[] owner = new String(Files.readAllBytes(new File(job, DRIVER).toPath()),
+            StandardCharsets.UTF_8).trim().split(" ");
+        if (owner.length == 2 && owner[0].equals(here)
+            && !ProcessHandle.of(Long.parseLong(owner[1])).isPresent()) {
+          remove(job);
+        }
+      } catch (IOException | NumberFormatException e) {
+        // no driver file (yet): not ours to judge
+      }
     }
   }
 
