@@ -32,6 +32,7 @@ final class ArrowIpcTable implements SupportsRead, SupportsWrite {
   }
 
   @Override
+  @SuppressWarnings("deprecation")   // what TableProvider tables still report their schema by
   public StructType schema() {
     return schema;
   }
@@ -54,6 +55,6 @@ final class ArrowIpcTable implements SupportsRead, SupportsWrite {
   public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
     Map<String, String> all = new HashMap<>(options);
     all.putAll(info.options());
-    return new ArrowIpcWriteBuilder(info.schema(), all, info.queryId());
+    return new ArrowIpcWriteBuilder(info.schema(), all);
   }
 }

@@ -30,6 +30,7 @@ import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.types.StructType;
@@ -47,7 +48,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
   private final Map<String, String> options;
   private boolean overwrite;
 
-  ArrowIpcWriteBuilder(StructType schema, Map<String, String> options, String queryId) {
+  ArrowIpcWriteBuilder(StructType schema, Map<String, String> options) {
     this.schema = schema;
     this.options = options;
   }
@@ -59,8 +60,13 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
   }
 
   @Override
-  public BatchWrite buildForBatch() {
-    return new Job(schema, options, overwrite);
+  public Write build() {
+    return new Write() {
+      @Override
+      public BatchWrite toBatch() {
+        return new Job(schema, options, overwrite);
+      }
+    };
   }
 
   /** Settings every task needs (serialized to the executors). */

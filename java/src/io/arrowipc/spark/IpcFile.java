@@ -8,10 +8,8 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.arrow.flatbuf.Block;
@@ -71,6 +69,11 @@ final class IpcFile implements Closeable {
             + "rewrite it as Feather V2 / Arrow IPC");
       }
       byte[] magic = magicOf(h);
+      if (magic == null && !looksLikeStream(h)) {
+        throw new IpcException("arrowipc: " + path + " is not an Arrow IPC file or stream: expected "
+            + "the magic 'ARROW1' or 'ALKAID1' or a continuation marker at byte 0, found "
+            + describe(h));
+      }
       fileFormat = magic != null;
       if (fileFormat) {
         long[][][] blocks = new long[2][][];
@@ -108,6 +111,25 @@ final class IpcFile implements Closeable {
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A stream starts with a continuation marker or (before format 0.15) a metadata length. */
+  private static boolean looksLikeStream(byte[] h) {
+    if (h.length == 0) return true;
+    if (h.length < 4) return false;
+    int first = (h[0] & 0xFF) | (h[1] & 0xFF) << 8 | (h[2] & 0xFF) << 16 | (h[3] & 0xFF) << 24;
+    if (first == CONTINUATION) return true;
+    return !(h[0] == 'P' && h[1] == 'A' && h[2] == 'R' && h[3] == '1') && first >= 0
+        && first <= MAX_METADATA;
+  }
+
+  private static String describe(byte[] h) {
+    StringBuilder hex = new StringBuilder();
+    for (byte b : h) hex.append(hex.length() == 0 ? "" : " ").append(String.format("%02x", b & 0xFF));
+    if (h.length >= 4 && h[0] == 'P' && h[1] == 'A' && h[2] == 'R' && h[3] == '1') {
+      return "a Parquet file, not Arrow IPC, starting " + hex;
+    }
+    return hex.toString();
   }
 
   private static byte[] magicOf(byte[] head) {
@@ -237,16 +259,6 @@ final class IpcFile implements Closeable {
           + " does not match its footer block");
     }
     return new Framed(f.message, block[0] + block[1], block[0] + block[1] + block[2]);
-  }
-
-  /** The messages of the whole input in order (file format: dictionaries, then batches). */
-  List<long[]> messageBlocks() {
-    List<long[]> out = new ArrayList<>();
-    if (fileFormat) {
-      out.addAll(Arrays.asList(dictionaryBlocks));
-      out.addAll(Arrays.asList(batchBlocks));
-    }
-    return out;
   }
 
   @Override

@@ -65,10 +65,10 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
         types[i] = SparkTypes.typeOf(fields.get(i), "field '" + fields.get(i).getName() + "' of "
             + part.path, true);
       }
-      for (Field f : fields) collectDictionaries(f, false);
+      for (Field f : fields) collectDictionaries(f);
       for (int i = 0; i < fields.size(); i++) if (wanted[i]) need(fields.get(i));
       decoder = new BatchDecoder(file, dictionaries);
-      stats = StatsFilter.of(filters, fields, schema);
+      stats = StatsFilter.of(filters, fields);
       next = part.start;
       streamOffset = file.firstMessage;
       if (file.fileFormat) readFileDictionaries();
@@ -81,14 +81,14 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   }
 
   /** Every dictionary's value field, by id (the field without its encoding). */
-  private void collectDictionaries(Field f, boolean inside) {
+  private void collectDictionaries(Field f) {
     DictionaryEncoding enc = f.getDictionary();
     if (enc != null) {
       Field value = new Field(f.getName(), new FieldType(true, f.getType(), null, f.getMetadata()),
           f.getChildren());
       dictionaryFields.put(enc.getId(), value);
     }
-    for (Field c : f.getChildren()) collectDictionaries(c, inside || enc != null);
+    for (Field c : f.getChildren()) collectDictionaries(c);
   }
 
   private void need(Field f) {

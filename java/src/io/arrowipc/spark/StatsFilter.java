@@ -26,7 +26,6 @@ import org.apache.spark.sql.sources.IsNull;
 import org.apache.spark.sql.sources.LessThan;
 import org.apache.spark.sql.sources.LessThanOrEqual;
 import org.apache.spark.sql.sources.Or;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -61,7 +60,7 @@ final class StatsFilter {
         || f instanceof In || f instanceof IsNull || f instanceof IsNotNull;
   }
 
-  static StatsFilter of(Filter[] filters, List<Field> fields, StructType schema) {
+  static StatsFilter of(Filter[] filters, List<Field> fields) {
     return filters == null || filters.length == 0 ? null : new StatsFilter(filters, fields);
   }
 
