@@ -130,3 +130,18 @@ def test_a_later_write_removes_the_temporary_files_of_a_killed_driver(spark, jvm
     spark.range(3).write.format("arrowipc").mode("overwrite").save(str(out))
     assert not abandoned.exists() and alive.exists()
     assert sorted(r.id for r in spark.read.format("arrowipc").load(str(out)).collect()) == [0, 1, 2]
+
+
+def test_corrupt_offsets_fail_naming_file_batch_and_column(spark, jvm, tmp_path):
+    path = str(tmp_path / "offsets.arrow")
+    with pa.ipc.new_file(path, pa.schema([("s", pa.string())])) as w:
+        w.write_table(pa.table({"s": ["ab", "cd", "ef", "gh"]}))
+    offset, meta_len, _ = ipc.open_file(path).record_batch_blocks[0]
+    with open(path, "r+b") as f:      # the body starts with the offsets (no validity buffer)
+        f.seek(offset + meta_len + 2 * 4)
+        f.write((1 << 30).to_bytes(4, "little"))
+    with pytest.raises(Exception) as info:
+        spark.read.format("arrowipc").load(path).collect()
+    message = str(info.value)
+    assert f"arrowipc: {path} (record batch 0) column 's': offset 3 (6) is smaller than the " \
+           f"one before ({1 << 30})" in message
