@@ -67,15 +67,16 @@ def test_alkaid1_file(spark, jvm, tmp_path):
     assert [r.a for r in spark.read.format("arrowipc").load(path).collect()] == [1, 2, 3]
 
 
-def test_not_null_schema_over_nulls_names_column_and_file(spark, jvm, tmp_path):
+@pytest.mark.parametrize("fmt", ["arrowipc", "arrowipc_python"])
+def test_not_null_schema_over_nulls_names_column_and_file(spark, jvm, tmp_path, fmt):
     path = str(tmp_path / "nulls.arrow")
     with pa.ipc.new_file(path, pa.schema([("a", pa.int64())])) as w:
         w.write_table(pa.table({"a": pa.array([1, None, 3], pa.int64())}))
-    df = spark.read.format("arrowipc").schema("a bigint not null").load(path)
+    df = spark.read.format(fmt).schema("a bigint not null").load(path)
     with pytest.raises(Exception) as info:
         df.collect()
-    assert "column 'a' of " + path in str(info.value)
-    assert "has 1 nulls but the schema declares it NOT NULL" in str(info.value)
+    assert f"column 'a' of {path} (record batch 0) has 1 nulls but the schema declares it " \
+           f"NOT NULL" in str(info.value)
 
 
 def test_python_source_still_reads_beside_the_jvm_source(spark, jvm, tmp_path):
