@@ -146,3 +146,28 @@ def test_corrupt_offsets_fail_naming_file_batch_and_column(spark, jvm, tmp_path)
     message = str(info.value)
     assert f"arrowipc: {path} (record batch 0) column 's': offset 3 (6) is smaller than the " \
            f"one before ({1 << 30})" in message
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_jvm_writer_writes_statistics_that_skip_batches(spark, jvm, tmp_path, fmt):
+    import glob
+    import json
+    out = str(tmp_path / "out")
+    df = spark.range(0, 40_000, numPartitions=1).selectExpr(
+        "id", "cast(id % 7 as int) as k", "concat('s', cast(id as string)) as s",
+        "cast(id as double) / 2 as x")
+    (df.write.format("arrowipc").mode("overwrite").option("format", fmt)
+     .option("rowsPerBatch", 10_000).option("compression", "zstd").save(out))
+    [path] = glob.glob(out + "/*.arrow*")
+    reader = pa.ipc.open_file(path) if fmt == "file" else pa.ipc.open_stream(path)
+    batches = [reader.get_batch_with_custom_metadata(i) for i in range(reader.num_record_batches)] \
+        if fmt == "file" else list(reader.iter_batches_with_custom_metadata())
+    docs = [json.loads(b.custom_metadata[b"arrowipc:statistics"]) for b in batches]
+    assert docs[1] == {"version": 1, "rows": 10_000, "columns": {
+        "id": {"null_count": 0, "min": 10_000, "max": 19_999},
+        "k": {"null_count": 0, "min": 0, "max": 6},
+        "s": {"null_count": 0, "min": "s10000", "max": "s19999"},
+        "x": {"null_count": 0, "min": 5000.0, "max": 9999.5}}}
+    jvm.reset()
+    assert spark.read.format("arrowipc").load(out).where("id between 25000 and 25009").count() == 10
+    assert (jvm.batchesRead(), jvm.batchesSkipped()) == (1, 3)

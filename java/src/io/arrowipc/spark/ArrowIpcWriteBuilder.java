@@ -78,6 +78,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     final boolean stream;
     final CompressionUtil.CodecType codec;
     final int rowsPerBatch;
+    final boolean statistics;
     final StructType schema;
 
     Settings(StructType schema, Map<String, String> options) {
@@ -100,6 +101,11 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       this.stream = fmt.equals("stream");
       this.extension = stream ? ".arrows" : ".arrow";
       this.rowsPerBatch = Options.count(opt(options, "rowsPerBatch", "65536"), "rowsPerBatch");
+      String stats = opt(options, "statistics", "true").toLowerCase(Locale.ROOT);
+      if (!stats.equals("true") && !stats.equals("false")) {
+        throw new IpcException("arrowipc: option statistics must be true or false; got '" + stats + "'");
+      }
+      this.statistics = stats.equals("true");
       this.schema = schema;
     }
 
@@ -310,6 +316,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       Map<String, String> meta = new HashMap<>();
       meta.put("writer", "arrowipc.spark.jvm");
       meta.put("spark.job", s.jobId);
+      if (s.statistics) return StatsWriters.open(root, ch, s.stream, meta, BodyCodec.FACTORY, s.codec);
       if (s.stream) {
         return new ArrowStreamWriter(root, null, ch, IpcOption.DEFAULT, BodyCodec.FACTORY, s.codec);
       }
