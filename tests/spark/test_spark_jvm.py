@@ -171,3 +171,11 @@ def test_jvm_writer_writes_statistics_that_skip_batches(spark, jvm, tmp_path, fm
     jvm.reset()
     assert spark.read.format("arrowipc").load(out).where("id between 25000 and 25009").count() == 10
     assert (jvm.batchesRead(), jvm.batchesSkipped()) == (1, 3)
+
+
+def test_jvm_writer_durable_option(spark, jvm, tmp_path):
+    out = str(tmp_path / "out")
+    spark.range(5).write.format("arrowipc").mode("overwrite").option("durable", "true").save(out)
+    assert sorted(r.id for r in spark.read.format("arrowipc").load(out).collect()) == list(range(5))
+    with pytest.raises(Exception, match="option durable must be true or false; got 'yes'"):
+        spark.range(1).write.format("arrowipc").mode("overwrite").option("durable", "yes").save(out)

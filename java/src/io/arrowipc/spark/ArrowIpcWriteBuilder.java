@@ -79,6 +79,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     final CompressionUtil.CodecType codec;
     final int rowsPerBatch;
     final boolean statistics;
+    final boolean durable;
     final StructType schema;
 
     Settings(StructType schema, Map<String, String> options) {
@@ -106,6 +107,11 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
         throw new IpcException("arrowipc: option statistics must be true or false; got '" + stats + "'");
       }
       this.statistics = stats.equals("true");
+      String durable = opt(options, "durable", "false").toLowerCase(Locale.ROOT);
+      if (!durable.equals("true") && !durable.equals("false")) {
+        throw new IpcException("arrowipc: option durable must be true or false; got '" + durable + "'");
+      }
+      this.durable = durable.equals("true");
       this.schema = schema;
     }
 
@@ -184,6 +190,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
               StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
           fresh.add(w[1]);
         }
+        if (s.durable) fsync(root.toPath());        // the renames, before old files go
         for (String n : old) if (!fresh.contains(n)) remove(new File(root, n));
         dropJobDir();
         List<String> sorted = new ArrayList<>(fresh);
@@ -196,6 +203,10 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
         }
         json.append("\n ]\n}\n");
         Files.write(new File(root, "_SUCCESS").toPath(), json.toString().getBytes(StandardCharsets.UTF_8));
+        if (s.durable) {
+          fsync(new File(root, "_SUCCESS").toPath());
+          fsync(root.toPath());
+        }
       } catch (IOException e) {
         throw new IpcException("arrowipc: committing the write to " + s.root + " failed: " + e, e);
       }
@@ -261,6 +272,13 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       } catch (IOException | NumberFormatException e) {
         // no driver file (yet): not ours to judge
       }
+    }
+  }
+
+  /** Flush a file's or a directory's contents to the device (option durable). */
+  static void fsync(java.nio.file.Path path) throws IOException {
+    try (FileChannel ch = FileChannel.open(path, java.nio.file.StandardOpenOption.READ)) {
+      ch.force(true);
     }
   }
 
@@ -347,6 +365,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       if (writer == null) return new Committed(null, null, 0);   // an empty task writes no file
       if (pending > 0) flush();
       writer.end();
+      if (s.durable) out.getChannel().force(true);
       writer.close();
       out.close();
       return new Committed(file.getPath(), name, total);
