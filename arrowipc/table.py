@@ -14,6 +14,7 @@ from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
+from .tableops import RecordBatchReader, TabularOps
 
 
 # What one row of a column-less batch costs as a Python dict (an empty dict and its list slot).
@@ -54,7 +55,7 @@ def _schema_from_arrays(arrays, names, schema, metadata) -> Schema:
     return Schema([Field(n, a.type) for n, a in zip(names, arrays)], metadata)
 
 
-class RecordBatch:
+class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending")
 
@@ -160,10 +161,29 @@ class RecordBatch:
         cols = [make_array(c).slice(offset, length).data for c in self._columns]
         return RecordBatch(self.schema, cols, length)
 
-    def select(self, columns) -> "RecordBatch":
-        idx = [_column_index(self.schema, c) for c in columns]
-        return RecordBatch(Schema([self.schema.field(i) for i in idx], self.schema.metadata),
-                           [self._columns[i] for i in idx], self.num_rows)
+    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    def _with_columns(self, schema: Schema, columns: list, num_rows=None) -> "RecordBatch":
+        return RecordBatch(schema, [c.data for c in columns],
+                           self.num_rows if num_rows is None else num_rows)
+
+    @staticmethod
+    def _as_column(column, type=None) -> Array:
+        if isinstance(column, ChunkedArray):
+            return column.combine_chunks()
+        return array(column, type)
+
+    def filter(self, mask, null_selection_behavior: str = "drop") -> "RecordBatch":
+        """The rows where the boolean `mask` is true (null slots dropped, or null rows with
+        null_selection_behavior="emit_null")."""
+        from .selection import Selection, apply
+        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        return RecordBatch(self.schema, [apply(c, sel) for c in self._columns], sel.count)
+
+    def take(self, indices) -> "RecordBatch":
+        """The rows at `indices`."""
+        from .selection import Selection, apply
+        sel = Selection.from_indices(indices, self.num_rows)
+        return RecordBatch(self.schema, [apply(c, sel) for c in self._columns], sel.count)
 
     def replace_schema_metadata(self, metadata=None) -> "RecordBatch":
         return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
@@ -236,7 +256,7 @@ class RecordBatch:
         return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
-class Table:
+class Table(TabularOps):
     """A schema and a sequence of record batches sharing it."""
     __slots__ = ("schema", "_batches")
 
@@ -326,8 +346,9 @@ class Table:
                 out.append(b.slice(off, max_chunksize))
         return out
 
-    def to_reader(self, max_chunksize: int | None = None):
-        return iter(self.to_batches(max_chunksize))
+    def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
+        """A RecordBatchReader over the batches (split to at most max_chunksize rows)."""
+        return RecordBatchReader(self.schema, self.to_batches(max_chunksize))
 
     def slice(self, offset: int = 0, length: int | None = None) -> "Table":
         total = self.num_rows
@@ -341,13 +362,70 @@ class Table:
             pos += b.num_rows
         return Table(self.schema, out)
 
-    def select(self, columns) -> "Table":
-        return Table.from_batches([b.select(columns) for b in self._batches],
-                                  self._batches[0].select(columns).schema if self._batches else
-                                  Schema([self.schema.field(c) for c in columns], self.schema.metadata))
+    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    def _with_columns(self, schema: Schema, columns: list, num_rows=None) -> "Table":
+        if not columns:
+            n = self.num_rows if num_rows is None else num_rows
+            return Table(schema, [RecordBatch(schema, [], b.num_rows) for b in self._batches]
+                         if num_rows is None else [RecordBatch(schema, [], n)])
+        return Table.from_arrays(columns, schema=schema)
 
-    def combine_chunks(self) -> "Table":
-        return self
+    @staticmethod
+    def _as_column(column, type=None) -> ChunkedArray:
+        from .array import chunked_array
+        if isinstance(column, ChunkedArray):
+            return column
+        if isinstance(column, Array):
+            return ChunkedArray([column], column.type)
+        if isinstance(column, list) and column and isinstance(column[0], (list, Array)):
+            return chunked_array(column, type)
+        return ChunkedArray([array(column, type)])
+
+    def filter(self, mask, null_selection_behavior: str = "drop") -> "Table":
+        """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
+        or null rows with null_selection_behavior="emit_null")."""
+        from .selection import Selection, apply
+        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        if sel.mask is None:
+            one = self.combine_chunks()
+            batch = one._batches[0] if one._batches else RecordBatch(self.schema, [], 0)
+            return Table(self.schema, [RecordBatch(self.schema, [apply(c, sel) for c in
+                                                                 batch._columns], sel.count)])
+        out, pos = [], 0
+        for b in self._batches:
+            part = sel.slice(pos, pos + b.num_rows)
+            out.append(RecordBatch(self.schema, [apply(c, part) for c in b._columns],
+                                   part.count))
+            pos += b.num_rows
+        return Table(self.schema, out)
+
+    def take(self, indices) -> "Table":
+        """The rows at `indices`, as a one-batch table."""
+        from .selection import Selection, apply
+        one = self.combine_chunks()
+        sel = Selection.from_indices(indices, self.num_rows)
+        cols = [apply(c, sel) for c in one._batches[0]._columns] if one._batches else []
+        return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
+
+    def combine_chunks(self, memory_pool=None) -> "Table":
+        """One batch: every column's chunks concatenated (dictionaries unified)."""
+        if len(self._batches) == 1:
+            return self
+        from .selection import combined_data
+        cols = [combined_data(self.column(i)) for i in range(self.num_columns)]
+        if not self._batches:
+            from .from_python import array_data_from_python
+            cols = [array_data_from_python([], f.type) for f in self.schema]
+        return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
+
+    def unify_dictionaries(self, memory_pool=None) -> "Table":
+        """Dictionary columns re-encoded against one dictionary per column."""
+        from .types import DictionaryType
+        if not any(isinstance(f.type, DictionaryType) for f in self.schema):
+            return self
+        cols = [c.unify_dictionaries() if isinstance(c.type, DictionaryType) else c
+                for c in self.itercolumns()]
+        return Table.from_arrays(cols, schema=self.schema)
 
     def to_pydict(self) -> dict:
         return {f.name: self.column(i).to_pylist() for i, f in enumerate(self.schema)}

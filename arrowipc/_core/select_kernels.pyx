@@ -1,0 +1,882 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Selection and cast kernels: take (gather rows by index), filter (keep rows by a boolean mask)
+and the numeric and temporal casts, over ArrayData of any layout.
+
+A selection is an int64 buffer of row numbers into the source, where -1 stands for "a null row"
+(a null index, or a null mask slot with null_selection_behavior="emit_null"). Every layout takes a
+selection: fixed-width values and bits are gathered, variable-width values are gathered in two
+passes (offsets, then bytes), lists turn the selection into one over their child, structs and
+sparse unions pass it to their children, and views, list views, dense unions and dictionaries
+gather only their fixed-width part and keep the rest (the data buffers, the child, the dictionary)
+zero-copy. filter on fixed-width and boolean data skips the selection and compacts directly.
+
+The input may come from untrusted bytes: every buffer is checked to hold the rows it is indexed
+by before any pointer is formed, offsets read during a gather are checked against the data they
+point into, and a selection is bounds-checked once when it is built. The loops run with the GIL
+released and create no Python object per value.
+"""
+from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t,
+                          uint64_t, INT32_MAX, INT64_MAX)
+from libc.string cimport memcpy, memset
+from libc.math cimport trunc, isnan
+
+from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
+from arrowipc._core.arraydata cimport ArrayData, make_array_data
+from arrowipc._core.kinds cimport *
+from arrowipc._core.kernels cimport arrowipc_count_set_bits
+
+from arrowipc.errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid,
+                             ArrowNotImplementedError)
+
+
+cdef extern from *:
+    bint mul_overflow "__builtin_mul_overflow"(int64_t a, int64_t b, int64_t* out) nogil
+
+
+# -- bits and bounds --------------------------------------------------------------------------
+
+cdef inline bint get_bit(const uint8_t* p, int64_t i) noexcept nogil:
+    return (p[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline void set_bit(uint8_t* p, int64_t i) noexcept nogil:
+    p[i >> 3] |= <uint8_t>(1 << (i & 7))
+
+
+cdef inline object buffer_at(ArrayData d, int i):
+    return d.buffers[i] if len(d.buffers) > i else None
+
+
+cdef const uint8_t* checked(object buf, int64_t start, int64_t count, int64_t width,
+                            str what) except? NULL:
+    # The address of element `start` of a buffer whose elements [start, start + count) of
+    # `width` bytes are checked to exist (no overflow); NULL for an absent buffer.
+    if buf is None:
+        if count == 0:
+            return NULL
+        raise ArrowInvalid(f"{what}: the buffer is missing but {count} values are indexed")
+    cdef Buffer b = <Buffer>buf
+    if start < 0 or count < 0:
+        raise ArrowInvalid(f"{what}: negative offset {start} or length {count}")
+    if count and (start > b.size // width or count > b.size // width - start):
+        raise ArrowInvalid(f"{what}: elements [{start}, {start}+{count}) of {width} bytes need "
+                           f"{(start + count) * width} bytes but the buffer has {b.size}")
+    return b.ptr + start * width if count else b.ptr
+
+
+cdef const uint8_t* checked_bits(object buf, int64_t offset, int64_t length,
+                                 str what) except? NULL:
+    # Bitmap bytes whose bits [offset, offset + length) are checked to exist; NULL for None.
+    if buf is None:
+        return NULL
+    cdef Buffer b = <Buffer>buf
+    if offset < 0 or length < 0:
+        raise ArrowInvalid(f"{what}: negative offset {offset} or length {length}")
+    if length and (offset > b.size * 8 or length > b.size * 8 - offset):
+        raise ArrowInvalid(f"{what}: bits [{offset}, {offset}+{length}) need "
+                           f"{(offset + length + 7) // 8} bytes but the bitmap has {b.size}")
+    return b.ptr
+
+
+cdef inline uint8_t* out_ptr(Buffer b):
+    return mutable_data(b)
+
+
+# -- selections ---------------------------------------------------------------------------------
+
+ctypedef fused index_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef int64_t _widen(const index_t* src, const uint8_t* valid, int64_t voff, int64_t n,
+                    int64_t bound, int64_t* dst, bint* any_null) noexcept nogil:
+    # Returns the position of the first out-of-range index, or -1.
+    cdef int64_t i, v
+    for i in range(n):
+        if valid != NULL and not get_bit(valid, voff + i):
+            dst[i] = -1
+            any_null[0] = True
+            continue
+        if index_t is uint64_t:
+            if src[i] >= <uint64_t>bound:
+                return i
+            v = <int64_t>src[i]
+        else:
+            v = <int64_t>src[i]
+            if v < 0 or v >= bound:
+                return i
+        dst[i] = v
+    return -1
+
+
+def selection_from_indices(ArrayData idx, int64_t bound):
+    """(int64 selection Buffer, has nulls) from an integer index array; an index outside
+    [0, bound) raises ArrowIndexError as pyarrow does."""
+    cdef object t = idx.type
+    if not getattr(t, "is_integer", False):
+        raise ArrowNotImplementedError(f"take indices must be integers, got {t}")
+    cdef int64_t n = idx.length, off = idx.offset, bad = -1
+    cdef int width = t.byte_width
+    cdef bint signed = t.is_signed, any_null = False
+    cdef const uint8_t* src = checked(buffer_at(idx, 1), off, n, width, "take indices")
+    cdef const uint8_t* valid = checked_bits(buffer_at(idx, 0), off, n, "take indices validity")
+    cdef Buffer out = allocate(n * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        if signed and width == 1:
+            bad = _widen(<const int8_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed and width == 2:
+            bad = _widen(<const int16_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed and width == 4:
+            bad = _widen(<const int32_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed:
+            bad = _widen(<const int64_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 1:
+            bad = _widen(<const uint8_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 2:
+            bad = _widen(<const uint16_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 4:
+            bad = _widen(<const uint32_t*>src, valid, off, n, bound, dst, &any_null)
+        else:
+            bad = _widen(<const uint64_t*>src, valid, off, n, bound, dst, &any_null)
+    if bad >= 0:
+        raise ArrowIndexError(f"Index {_index_value(src, width, signed, bad)} out of bounds")
+    return out, any_null
+
+
+cdef object _index_value(const uint8_t* src, int width, bint signed, int64_t i):
+    if width == 1:
+        return (<const int8_t*>src)[i] if signed else (<const uint8_t*>src)[i]
+    if width == 2:
+        return (<const int16_t*>src)[i] if signed else (<const uint16_t*>src)[i]
+    if width == 4:
+        return (<const int32_t*>src)[i] if signed else (<const uint32_t*>src)[i]
+    return (<const int64_t*>src)[i] if signed else (<const uint64_t*>src)[i]
+
+
+def effective_mask(ArrayData mask):
+    """(bitmap Buffer at bit 0, set count) of the slots a boolean mask keeps when null slots are
+    dropped: the values AND the validity."""
+    cdef int64_t n = mask.length, off = mask.offset, i, count = 0
+    cdef const uint8_t* vals = checked_bits(buffer_at(mask, 1), off, n, "filter mask")
+    cdef const uint8_t* valid = checked_bits(buffer_at(mask, 0), off, n, "filter mask validity")
+    if vals == NULL and n:
+        raise ArrowInvalid("filter mask: the values bitmap is missing")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    with nogil:
+        for i in range(n):
+            if get_bit(vals, off + i) and (valid == NULL or get_bit(valid, off + i)):
+                set_bit(dst, i)
+                count += 1
+    return out, count
+
+
+def selection_from_mask(ArrayData mask, bint emit_null):
+    """(int64 selection Buffer, has nulls) of the rows a boolean mask keeps; null slots are
+    dropped, or kept as null rows when `emit_null`."""
+    cdef int64_t n = mask.length, off = mask.offset, i, k = 0, total = 0
+    cdef const uint8_t* vals = checked_bits(buffer_at(mask, 1), off, n, "filter mask")
+    cdef const uint8_t* valid = checked_bits(buffer_at(mask, 0), off, n, "filter mask validity")
+    if vals == NULL and n:
+        raise ArrowInvalid("filter mask: the values bitmap is missing")
+    cdef bint any_null = False
+    with nogil:
+        for i in range(n):
+            if valid != NULL and not get_bit(valid, off + i):
+                if emit_null:
+                    total += 1
+                    any_null = True
+            elif get_bit(vals, off + i):
+                total += 1
+    cdef Buffer out = allocate(total * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        for i in range(n):
+            if valid != NULL and not get_bit(valid, off + i):
+                if emit_null:
+                    dst[k] = -1
+                    k += 1
+            elif get_bit(vals, off + i):
+                dst[k] = i
+                k += 1
+    return out, any_null
+
+
+# -- take ---------------------------------------------------------------------------------------
+
+cdef void _gather(const uint8_t* src, int64_t width, const int64_t* sel, int64_t n,
+                  uint8_t* dst) noexcept nogil:
+    # src is element 0 of the source; a -1 in the selection writes zeros
+    cdef int64_t i, j
+    if width == 8:
+        for i in range(n):
+            j = sel[i]
+            (<uint64_t*>dst)[i] = (<const uint64_t*>src)[j] if j >= 0 else 0
+    elif width == 4:
+        for i in range(n):
+            j = sel[i]
+            (<uint32_t*>dst)[i] = (<const uint32_t*>src)[j] if j >= 0 else 0
+    elif width == 2:
+        for i in range(n):
+            j = sel[i]
+            (<uint16_t*>dst)[i] = (<const uint16_t*>src)[j] if j >= 0 else 0
+    elif width == 1:
+        for i in range(n):
+            j = sel[i]
+            dst[i] = src[j] if j >= 0 else 0
+    else:
+        for i in range(n):
+            j = sel[i]
+            if j >= 0:
+                memcpy(dst + i * width, src + j * width, <size_t>width)
+            else:
+                memset(dst + i * width, 0, <size_t>width)
+
+
+cdef int64_t _gather_bits(const uint8_t* src, int64_t soff, const int64_t* sel, int64_t n,
+                          uint8_t* dst) noexcept nogil:
+    # dst is zeroed; src NULL means "all set". Returns the number of set bits written.
+    cdef int64_t i, j, count = 0
+    for i in range(n):
+        j = sel[i]
+        if j >= 0 and (src == NULL or get_bit(src, soff + j)):
+            dst[i >> 3] |= <uint8_t>(1 << (i & 7))
+            count += 1
+    return count
+
+
+cdef tuple take_validity(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
+    # (validity Buffer or None, null count) of the taken rows
+    cdef const uint8_t* src = checked_bits(buffer_at(d, 0), d.offset, d.length, "validity")
+    if src == NULL and not sel_nulls:
+        return None, 0
+    if src != NULL and d.null_count == 0 and not sel_nulls:
+        return None, 0
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef int64_t count
+    with nogil:
+        count = _gather_bits(src, d.offset, s, n, dst)
+    if count == n:
+        return None, 0
+    return out, n - count
+
+
+cdef Buffer take_fixed(object buf, int64_t offset, int64_t length, int64_t width,
+                       Buffer sel, int64_t n, str what):
+    cdef const uint8_t* src = checked(buf, offset, length, width, what)
+    cdef Buffer out = allocate(n * width, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    with nogil:
+        _gather(src, width, s, n, dst)
+    return out
+
+
+cdef int _offset_ranges(const uint8_t* offs, int owidth, const int64_t* sel, int64_t n,
+                        int64_t limit, uint8_t* out_offs, int out_width, int64_t* total,
+                        int64_t* bad) noexcept nogil:
+    # Pass 1 of a variable-width gather: the output offsets. 0 ok, 1 a bad source range
+    # (at row bad[0]), 2 the output overflows 32-bit offsets.
+    cdef int64_t i, j, a, b, pos = 0
+    if out_width == 4:
+        (<int32_t*>out_offs)[0] = 0
+    else:
+        (<int64_t*>out_offs)[0] = 0
+    for i in range(n):
+        j = sel[i]
+        if j >= 0:
+            if owidth == 4:
+                a = (<const int32_t*>offs)[j]
+                b = (<const int32_t*>offs)[j + 1]
+            else:
+                a = (<const int64_t*>offs)[j]
+                b = (<const int64_t*>offs)[j + 1]
+            if a < 0 or b < a or b > limit:
+                bad[0] = j
+                return 1
+            pos += b - a
+        if out_width == 4:
+            if pos > INT32_MAX:
+                return 2
+            (<int32_t*>out_offs)[i + 1] = <int32_t>pos
+        else:
+            (<int64_t*>out_offs)[i + 1] = pos
+    total[0] = pos
+    return 0
+
+
+cdef void _copy_ranges(const uint8_t* offs, int owidth, const uint8_t* data, const int64_t* sel,
+                       int64_t n, uint8_t* dst) noexcept nogil:
+    # Pass 2: the bytes of each selected row, back to back (ranges checked by pass 1)
+    cdef int64_t i, j, a, b, pos = 0
+    for i in range(n):
+        j = sel[i]
+        if j < 0:
+            continue
+        if owidth == 4:
+            a = (<const int32_t*>offs)[j]
+            b = (<const int32_t*>offs)[j + 1]
+        else:
+            a = (<const int64_t*>offs)[j]
+            b = (<const int64_t*>offs)[j + 1]
+        memcpy(dst + pos, data + a, <size_t>(b - a))
+        pos += b - a
+
+
+cdef void _child_selection(const uint8_t* offs, int owidth, const int64_t* sel, int64_t n,
+                           int64_t* dst) noexcept nogil:
+    # The child rows of the selected list rows, in order (ranges checked by pass 1)
+    cdef int64_t i, j, a, b, k, pos = 0
+    for i in range(n):
+        j = sel[i]
+        if j < 0:
+            continue
+        if owidth == 4:
+            a = (<const int32_t*>offs)[j]
+            b = (<const int32_t*>offs)[j + 1]
+        else:
+            a = (<const int64_t*>offs)[j]
+            b = (<const int64_t*>offs)[j + 1]
+        for k in range(a, b):
+            dst[pos] = k
+            pos += 1
+
+
+cdef void _fixed_list_selection(const int64_t* sel, int64_t n, int64_t base, int64_t size,
+                                int64_t* dst) noexcept nogil:
+    cdef int64_t i, j, k
+    for i in range(n):
+        j = sel[i]
+        for k in range(size):
+            dst[i * size + k] = (base + j) * size + k if j >= 0 else -1
+
+
+cdef tuple take_offsets(ArrayData d, int owidth, int64_t limit, Buffer sel, int64_t n,
+                        str what):
+    # (output offsets Buffer, total) for a binary or list node
+    cdef const uint8_t* offs = checked(buffer_at(d, 1), d.offset, d.length + 1, owidth,
+                                       f"{what} offsets")
+    cdef Buffer out = allocate((n + 1) * owidth, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef int64_t total = 0, bad = 0
+    cdef int rc
+    with nogil:
+        rc = _offset_ranges(offs, owidth, s, n, limit, dst, owidth, &total, &bad)
+    if rc == 1:
+        raise ArrowInvalid(f"{what}: the offsets of row {bad} are decreasing or point outside "
+                           f"the {limit} values they index")
+    if rc == 2:
+        raise ArrowCapacityError(f"{what}: the taken values exceed 2 GiB; use the large type")
+    return out, total
+
+
+cdef ArrayData view_of_child(ArrayData child, ArrayData parent):
+    # The child rows that parent rows [0, parent.length) refer to (struct, sparse union)
+    return make_array_data(child.type, parent.length, child.offset + parent.offset,
+                           0 if child.null_count == 0 else -1, child.buffers, child.children,
+                           child.dictionary)
+
+
+def take(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
+    """The rows `sel` (an int64 selection of n rows, -1 for a null row) of `d`, as new ArrayData.
+
+    Indices must already be bounds-checked against d.length (selection_from_indices does)."""
+    if sel.size < n * 8:
+        raise ArrowInvalid(f"selection of {n} rows has only {sel.size} bytes")
+    cdef object t = d.type
+    cdef object st = t.storage_type
+    cdef int kind = st.kind
+    cdef int64_t off = d.offset, length = d.length, w, total, size
+    cdef object validity
+    cdef int64_t nulls
+    cdef const uint8_t* offs
+    cdef const uint8_t* data
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer out, offsets, child_sel
+    cdef ArrayData child
+    cdef uint8_t* dst
+    cdef int64_t* csel
+    cdef object data_buf
+    validity, nulls = None, 0
+    if kind == K_NULL:
+        return make_array_data(t, n, 0, n, [], [], None)
+    if kind in (K_SPARSE_UNION, K_DENSE_UNION, K_REE):
+        if kind == K_REE or sel_nulls:
+            raise ArrowNotImplementedError(f"take of {t} with null rows")
+    if kind not in (K_SPARSE_UNION, K_DENSE_UNION, K_REE):
+        validity, nulls = take_validity(d, sel, n, sel_nulls)
+    if kind == K_BOOL:
+        data = checked_bits(buffer_at(d, 1), off, length, "boolean values")
+        if data == NULL and length:
+            raise ArrowInvalid("boolean values: the buffer is missing")
+        out = allocate((n + 7) // 8, True)
+        if data != NULL:
+            dst = out_ptr(out)
+            with nogil:
+                _gather_bits(data, off, s, n, dst)
+        return make_array_data(t, n, 0, nulls, [validity, out], [], None)
+    if kind == K_FIXED or kind == K_DICTIONARY:
+        w = st.index_type.byte_width if kind == K_DICTIONARY else st.byte_width
+        out = take_fixed(buffer_at(d, 1), off, length, w, sel, n, "values")
+        return make_array_data(t, n, 0, nulls, [validity, out], [], d.dictionary)
+    if kind == K_VIEW:
+        out = take_fixed(buffer_at(d, 1), off, length, 16, sel, n, "views")
+        return make_array_data(t, n, 0, nulls, [validity, out] + list(d.buffers[2:]), [], None)
+    if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+        w = 4 if kind == K_LIST_VIEW else 8
+        out = take_fixed(buffer_at(d, 1), off, length, w, sel, n, "list view offsets")
+        offsets = take_fixed(buffer_at(d, 2), off, length, w, sel, n, "list view sizes")
+        return make_array_data(t, n, 0, nulls, [validity, out, offsets], list(d.children), None)
+    if kind == K_BINARY or kind == K_LARGE_BINARY:
+        w = 4 if kind == K_BINARY else 8
+        data_buf = buffer_at(d, 2)
+        size = 0 if data_buf is None else (<Buffer>data_buf).size
+        offsets, total = take_offsets(d, w, size, sel, n, "binary")
+        offs = (<Buffer>d.buffers[1]).ptr + off * w
+        out = allocate(total, False)
+        data = (<Buffer>data_buf).ptr if data_buf is not None else NULL
+        dst = out_ptr(out)
+        with nogil:
+            _copy_ranges(offs, w, data, s, n, dst)
+        return make_array_data(t, n, 0, nulls, [validity, offsets, out], [], None)
+    if kind == K_LIST or kind == K_LARGE_LIST:
+        w = 4 if kind == K_LIST else 8
+        child = d.children[0]
+        offsets, total = take_offsets(d, w, child.length, sel, n, "list")
+        offs = (<Buffer>d.buffers[1]).ptr + off * w
+        child_sel = allocate(total * 8, False)
+        csel = <int64_t*>out_ptr(child_sel)
+        with nogil:
+            _child_selection(offs, w, s, n, csel)
+        return make_array_data(t, n, 0, nulls, [validity, offsets],
+                               [take(child, child_sel, total, False)], None)
+    if kind == K_FIXED_SIZE_LIST:
+        size = st.list_size
+        child = d.children[0]
+        if size and (off + length > child.length // size):
+            raise ArrowInvalid(f"fixed-size list: {off + length} rows of {size} need "
+                               f"{(off + length) * size} child values, the child has {child.length}")
+        child_sel = allocate(n * size * 8, False)
+        csel = <int64_t*>out_ptr(child_sel)
+        with nogil:
+            _fixed_list_selection(s, n, off, size, csel)
+        return make_array_data(t, n, 0, nulls, [validity],
+                               [take(child, child_sel, n * size, sel_nulls)], None)
+    if kind == K_STRUCT:
+        children = [take(view_of_child(c, d), sel, n, sel_nulls) for c in d.children]
+        return make_array_data(t, n, 0, nulls, [validity], children, None)
+    if kind == K_SPARSE_UNION:
+        out = take_fixed(buffer_at(d, 0), off, length, 1, sel, n, "union type ids")
+        children = [take(view_of_child(c, d), sel, n, False) for c in d.children]
+        return make_array_data(t, n, 0, 0, [out], children, None)
+    if kind == K_DENSE_UNION:
+        out = take_fixed(buffer_at(d, 0), off, length, 1, sel, n, "union type ids")
+        offsets = take_fixed(buffer_at(d, 1), off, length, 4, sel, n, "union offsets")
+        return make_array_data(t, n, 0, 0, [out, offsets], list(d.children), None)
+    raise ArrowNotImplementedError(f"take of {t}")
+
+
+# -- filter (direct compaction for fixed-width and boolean layouts) ------------------------------
+
+cdef void _compact(const uint8_t* src, int64_t width, const uint8_t* mask, int64_t n,
+                   uint8_t* dst) noexcept nogil:
+    # src is element 0; mask bits start at bit 0; whole zero and whole one bytes are skipped or
+    # copied as a block
+    cdef int64_t i = 0, k = 0, b, bit
+    cdef uint8_t m
+    while i < n:
+        if (i & 7) == 0 and i + 8 <= n:
+            m = mask[i >> 3]
+            if m == 0:
+                i += 8
+                continue
+            if m == 0xFF:
+                memcpy(dst + k * width, src + i * width, <size_t>(8 * width))
+                k += 8
+                i += 8
+                continue
+            for bit in range(8):
+                if (m >> bit) & 1:
+                    if width == 8:
+                        (<uint64_t*>dst)[k] = (<const uint64_t*>src)[i + bit]
+                    elif width == 4:
+                        (<uint32_t*>dst)[k] = (<const uint32_t*>src)[i + bit]
+                    else:
+                        memcpy(dst + k * width, src + (i + bit) * width, <size_t>width)
+                    k += 1
+            i += 8
+            continue
+        if get_bit(mask, i):
+            memcpy(dst + k * width, src + i * width, <size_t>width)
+            k += 1
+        i += 1
+
+
+cdef int64_t _compact_bits(const uint8_t* src, int64_t soff, const uint8_t* mask, int64_t n,
+                           uint8_t* dst) noexcept nogil:
+    # dst zeroed; src NULL means all set. Returns the number of set bits written.
+    cdef int64_t i, k = 0, count = 0
+    for i in range(n):
+        if get_bit(mask, i):
+            if src == NULL or get_bit(src, soff + i):
+                dst[k >> 3] |= <uint8_t>(1 << (k & 7))
+                count += 1
+            k += 1
+    return count
+
+
+def filter_fixed(ArrayData d, Buffer mask, int64_t kept):
+    """Rows of a fixed-width, boolean or dictionary node whose bit in `mask` (at bit 0, no
+    nulls, `kept` bits set) is set; None for other layouts (the caller takes a selection)."""
+    cdef object t = d.type
+    cdef object st = t.storage_type
+    cdef int kind = st.kind
+    cdef int64_t off = d.offset, n = d.length, w, count, nulls = 0
+    if kind not in (K_FIXED, K_BOOL, K_DICTIONARY):
+        return None
+    if mask.size * 8 < n:
+        raise ArrowInvalid(f"filter mask of {mask.size * 8} bits for {n} rows")
+    cdef const uint8_t* m = mask.ptr
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef const uint8_t* src
+    cdef Buffer out, vout = None
+    cdef uint8_t* dst
+    if valid != NULL and d.null_count != 0:
+        vout = allocate((kept + 7) // 8, True)
+        dst = out_ptr(vout)
+        with nogil:
+            count = _compact_bits(valid, off, m, n, dst)
+        nulls = kept - count
+        if nulls == 0:
+            vout = None
+    if kind == K_BOOL:
+        src = checked_bits(buffer_at(d, 1), off, n, "boolean values")
+        if src == NULL and n:
+            raise ArrowInvalid("boolean values: the buffer is missing")
+        out = allocate((kept + 7) // 8, True)
+        dst = out_ptr(out)
+        if n:
+            with nogil:
+                _compact_bits(src, off, m, n, dst)
+        return make_array_data(t, kept, 0, nulls, [vout, out], [], None)
+    w = st.index_type.byte_width if kind == K_DICTIONARY else st.byte_width
+    src = checked(buffer_at(d, 1), off, n, w, "values")
+    out = allocate(kept * w, False)
+    dst = out_ptr(out)
+    if n:
+        with nogil:
+            _compact(src, w, m, n, dst)
+    return make_array_data(t, kept, 0, nulls, [vout, out], [], d.dictionary)
+
+
+# -- numeric casts ------------------------------------------------------------------------------
+
+ctypedef fused src_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    float
+    double
+
+ctypedef fused dst_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    float
+    double
+
+# Numeric type codes, in this order: i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.
+NUMERIC_CODES = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint8": 4, "uint16": 5,
+                 "uint32": 6, "uint64": 7, "float": 8, "double": 9}
+cdef int64_t[8] INT_MIN_OF = [-128, -32768, -2147483648, -9223372036854775807 - 1, 0, 0, 0, 0]
+# Integers up to these magnitudes convert to float / double exactly (pyarrow's safe limit).
+cdef int64_t MAX_EXACT_FLOAT = 1 << 24
+cdef int64_t MAX_EXACT_DOUBLE = (<int64_t>1) << 53
+cdef uint64_t[8] INT_MAX_OF = [127, 32767, 2147483647, 9223372036854775807, 255, 65535,
+                               4294967295, 18446744073709551615ULL]
+
+
+cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+                        int64_t n, bint safe, int dst_code) noexcept nogil:
+    # Returns the first row whose value does not fit (safe casts), or -1.
+    cdef int64_t i
+    cdef int64_t lo = INT_MIN_OF[dst_code] if dst_code < 8 else 0
+    cdef uint64_t hi = INT_MAX_OF[dst_code] if dst_code < 8 else 0
+    cdef bint ok
+    cdef double f, fhi
+    cdef int64_t sv
+    cdef uint64_t uv
+    for i in range(n):
+        if safe and valid != NULL and not get_bit(valid, voff + i):
+            d[i] = 0
+            continue
+        if src_t is float or src_t is double:
+            f = <double>s[i]
+            if dst_t is float or dst_t is double:
+                d[i] = <dst_t>f
+                continue
+            # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
+            fhi = <double>hi + 1.0
+            ok = (not isnan(f)) and trunc(f) == f and f >= <double>lo and f < fhi
+            if not ok:
+                if safe:
+                    return i
+                d[i] = 0
+                continue
+            d[i] = <dst_t>f
+        else:
+            if dst_t is float or dst_t is double:
+                if safe:
+                    # every integer of magnitude up to 2^mantissa is exact
+                    if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+                        if dst_t is float:
+                            ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_FLOAT
+                        else:
+                            ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_DOUBLE
+                    else:
+                        sv = <int64_t>s[i]
+                        if dst_t is float:
+                            ok = -MAX_EXACT_FLOAT <= sv <= MAX_EXACT_FLOAT
+                        else:
+                            ok = -MAX_EXACT_DOUBLE <= sv <= MAX_EXACT_DOUBLE
+                    if not ok:
+                        return i
+                d[i] = <dst_t>s[i]
+                continue
+            if safe:
+                if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+                    ok = <uint64_t>s[i] <= hi
+                else:
+                    sv = <int64_t>s[i]
+                    if lo == 0:
+                        ok = sv >= 0 and <uint64_t>sv <= hi
+                    else:
+                        ok = sv >= lo and (sv < 0 or <uint64_t>sv <= hi)
+                if not ok:
+                    return i
+            d[i] = <dst_t>s[i]
+    return -1
+
+
+cdef int64_t _cast_to(const src_t* s, int dst_code, uint8_t* out, const uint8_t* valid,
+                      int64_t voff, int64_t n, bint safe) noexcept nogil:
+    if dst_code == 0:
+        return _cast_loop(s, <int8_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 1:
+        return _cast_loop(s, <int16_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 2:
+        return _cast_loop(s, <int32_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 3:
+        return _cast_loop(s, <int64_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 4:
+        return _cast_loop(s, <uint8_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 5:
+        return _cast_loop(s, <uint16_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 6:
+        return _cast_loop(s, <uint32_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 7:
+        return _cast_loop(s, <uint64_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 8:
+        return _cast_loop(s, <float*>out, valid, voff, n, safe, dst_code)
+    return _cast_loop(s, <double*>out, valid, voff, n, safe, dst_code)
+
+
+cdef int[10] WIDTH_OF = [1, 2, 4, 8, 1, 2, 4, 8, 4, 8]
+
+
+def cast_numeric(ArrayData d, int src_code, int dst_code, bint safe):
+    """(values Buffer at row 0, first bad row or -1) of `d`'s numeric values converted to
+    `dst_code` (NUMERIC_CODES); a safe cast stops at the first valid value that does not fit."""
+    if not (0 <= src_code < 10 and 0 <= dst_code < 10):
+        raise ArrowInvalid(f"numeric cast codes {src_code} -> {dst_code}")
+    cdef int64_t off = d.offset, n = d.length, bad = -1
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, WIDTH_OF[src_code], "values")
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    if d.null_count == 0:
+        valid = NULL
+    cdef Buffer out = allocate(n * WIDTH_OF[dst_code], False)
+    cdef uint8_t* dst = out_ptr(out)
+    if n:
+        with nogil:
+            if src_code == 0:
+                bad = _cast_to(<const int8_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 1:
+                bad = _cast_to(<const int16_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 2:
+                bad = _cast_to(<const int32_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 3:
+                bad = _cast_to(<const int64_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 4:
+                bad = _cast_to(<const uint8_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 5:
+                bad = _cast_to(<const uint16_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 6:
+                bad = _cast_to(<const uint32_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 7:
+                bad = _cast_to(<const uint64_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 8:
+                bad = _cast_to(<const float*>src, dst_code, dst, valid, off, n, safe)
+            else:
+                bad = _cast_to(<const double*>src, dst_code, dst, valid, off, n, safe)
+    return out, bad
+
+
+cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
+                      const uint8_t* valid, int64_t voff, int64_t n, int64_t mul, int64_t div,
+                      bint exact, int* why) noexcept nogil:
+    # value * mul, or value / div (floor; exact when asked); why: 1 lost data, 2 out of range
+    cdef int64_t i, v, r
+    for i in range(n):
+        if valid != NULL and not get_bit(valid, voff + i):
+            r = 0
+        else:
+            v = (<const int32_t*>src)[i] if swidth == 4 else (<const int64_t*>src)[i]
+            if mul != 1:
+                if mul_overflow(v, mul, &r):
+                    why[0] = 2
+                    return i
+            else:
+                r = v // div
+                if v % div != 0:
+                    if v < 0:
+                        r -= 1     # C division truncates; time floors
+                    if exact:
+                        why[0] = 1
+                        return i
+            if dwidth == 4 and (r < -2147483648 or r > 2147483647):
+                why[0] = 2
+                return i
+        if dwidth == 4:
+            (<int32_t*>dst)[i] = <int32_t>r
+        else:
+            (<int64_t*>dst)[i] = r
+    return -1
+
+
+def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint exact):
+    """(values Buffer, first bad row or -1, reason) of `d`'s 32/64-bit integer values multiplied
+    by `mul` or floor-divided by `div` (temporal unit changes); reason 1: a division was not
+    exact and `exact` was asked, 2: the result does not fit."""
+    if mul < 1 or div < 1 or swidth not in (4, 8) or dwidth not in (4, 8):
+        raise ArrowInvalid(f"rescale by {mul}/{div} from {swidth} to {dwidth} bytes")
+    cdef int64_t off = d.offset, n = d.length, bad = -1
+    cdef int why = 0
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, swidth, "values")
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    if d.null_count == 0:
+        valid = NULL
+    cdef Buffer out = allocate(n * dwidth, False)
+    cdef uint8_t* dst = out_ptr(out)
+    if n:
+        with nogil:
+            bad = _rescale(src, swidth, dst, dwidth, valid, off, n, mul, div, exact, &why)
+    return out, bad, why
+
+
+def nonzero_bits(ArrayData d, int code):
+    """(bitmap Buffer at bit 0) of `d`'s numeric values that are not zero (cast to bool)."""
+    cdef int64_t off = d.offset, n = d.length, i
+    cdef int w = WIDTH_OF[code]
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, w, "values")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef bint nz
+    with nogil:
+        for i in range(n):
+            if code == 8:
+                nz = (<const float*>src)[i] != 0
+            elif code == 9:
+                nz = (<const double*>src)[i] != 0
+            elif w == 1:
+                nz = src[i] != 0
+            elif w == 2:
+                nz = (<const uint16_t*>src)[i] != 0
+            elif w == 4:
+                nz = (<const uint32_t*>src)[i] != 0
+            else:
+                nz = (<const uint64_t*>src)[i] != 0
+            if nz:
+                set_bit(dst, i)
+    return out
+
+
+def bits_to_numeric(ArrayData d, int code):
+    """(values Buffer) of `d`'s boolean values as 0/1 of numeric type `code`."""
+    cdef int64_t off = d.offset, n = d.length, i
+    cdef const uint8_t* src = checked_bits(buffer_at(d, 1), off, n, "boolean values")
+    if src == NULL and n:
+        raise ArrowInvalid("boolean values: the buffer is missing")
+    cdef int w = WIDTH_OF[code]
+    cdef Buffer out = allocate(n * w, True)
+    cdef uint8_t* dst = out_ptr(out)
+    with nogil:
+        for i in range(n):
+            if get_bit(src, off + i):
+                if code == 8:
+                    (<float*>dst)[i] = 1.0
+                elif code == 9:
+                    (<double*>dst)[i] = 1.0
+                else:
+                    dst[i * w] = 1      # little-endian 1 in the low byte
+    return out
+
+
+def widen_offsets(ArrayData d, int from_width, int to_width):
+    """(offsets Buffer at row 0 of width `to_width`, first value) of a binary or list node's
+    offsets converted between 32 and 64 bits; None when a 64-bit offset does not fit 32 bits."""
+    cdef int64_t off = d.offset, n = d.length + 1, i, v
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, from_width, "offsets")
+    cdef Buffer out = allocate(n * to_width, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t first = (<const int32_t*>src)[0] if from_width == 4 else (<const int64_t*>src)[0]
+    cdef bint fits = True
+    with nogil:
+        for i in range(n):
+            v = (<const int32_t*>src)[i] if from_width == 4 else (<const int64_t*>src)[i]
+            v -= first
+            if to_width == 4:
+                if v < 0 or v > INT32_MAX:
+                    fits = False
+                    break
+                (<int32_t*>dst)[i] = <int32_t>v
+            else:
+                (<int64_t*>dst)[i] = v
+    if not fits:
+        return None
+    return out, first
+
+
+def invert_bits(Buffer bits, int64_t n):
+    """A new bitmap of n bits at bit 0: the complement of `bits` (tail bits zero)."""
+    cdef const uint8_t* src = checked_bits(bits, 0, n, "bitmap")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t i, nbytes = n // 8
+    with nogil:
+        for i in range(nbytes):
+            dst[i] = <uint8_t>~src[i]
+        for i in range(nbytes * 8, n):
+            if not get_bit(src, i):
+                set_bit(dst, i)
+    return out
