@@ -103,7 +103,14 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
         return _list(d, src, target, safe)
     if isinstance(src, StructType) and isinstance(target, StructType):
         return _struct(d, src, target, safe)
-    raise ArrowNotImplementedError(f"Unsupported cast from {src} to {target}")
+    raise unsupported(src, target)
+
+
+def unsupported(src, target) -> ArrowNotImplementedError:
+    """pyarrow's error for a pair of types no cast function handles."""
+    name = re.split(r"[\[<(]", str(target))[0]
+    return ArrowNotImplementedError(f"Unsupported cast from {src} to {name} using function "
+                                    f"cast_{name}")
 
 
 def _numeric(d, src, target, safe) -> ArrayData:
@@ -114,9 +121,11 @@ def _numeric(d, src, target, safe) -> ArrayData:
             raise ArrowInvalid(f"Float value {v:f} was truncated converting to {target}")
         if getattr(target, "is_float", False):
             m = 1 << (24 if target.name == "float" else 53)
-            raise ArrowInvalid(f"Integer value {v} not in range: {-m} to {m}")
-        lo, hi = _int_range(target)
-        raise ArrowInvalid(f"Integer value {v} not in range: {lo} to {hi}")
+            lo = -m if src.is_signed else 0
+            raise ArrowInvalid(f"Integer value {v} not in range: {lo} to {m}")
+        # pyarrow names the values both types can hold
+        (slo, shi), (tlo, thi) = _int_range(src), _int_range(target)
+        raise ArrowInvalid(f"Integer value {v} not in range: {max(slo, tlo)} to {min(shi, thi)}")
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
 
 
@@ -141,14 +150,14 @@ def _temporal(d, src, target, safe):
     if s_int is None and t_int is None:
         return None
     if s_int is None:
-        if not getattr(src, "is_integer", False):
+        if src != t_int:
             return None
-        # an integer counts the target's units: convert the integer, then relabel
-        return _relabel(cast_data(d, t_int, safe), target)
+        # an integer of the storage type counts the target's units: relabel (zero-copy)
+        return _relabel(d, target)
     if t_int is None:
-        if not getattr(target, "is_integer", False):
+        if target != s_int:
             return None
-        return cast_data(_relabel(d, s_int), target, safe)
+        return _relabel(d, target)
     sdate, tdate = src.name.startswith("date"), target.name.startswith("date")
     same_family = (
         (isinstance(src, TimestampType) and isinstance(target, TimestampType))
@@ -157,6 +166,16 @@ def _temporal(d, src, target, safe):
         or (sdate and tdate)
         or (isinstance(src, TimestampType) and tdate)
         or (sdate and isinstance(target, TimestampType)))
+    if isinstance(src, TimestampType) and isinstance(target, (Time32Type, Time64Type)):
+        # the time of day: the value modulo a day, then the target's unit
+        su, tu = _UNITS_PER_SECOND[src.unit], _UNITS_PER_SECOND[target.unit]
+        of_day = ArrayData(int64(), d.length, 0, 0,
+                           [None, _k.rescale(d, 8, 8, 1, 1, False, su * 86400)[0]])
+        mul, div = (tu // su, 1) if tu >= su else (1, su // tu)
+        values, bad, _ = _k.rescale(of_day, 8, _width(target), mul, div, safe)
+        if bad >= 0:
+            raise ArrowInvalid(f"Cast would lose data: {_value(of_day, bad)}")
+        return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
     if not same_family:
         return None
     su = _UNITS_PER_SECOND[_unit(src)] if _unit(src) else None
@@ -165,7 +184,8 @@ def _temporal(d, src, target, safe):
     if src.name == "date32[day]":
         mul, div = tu * 86400, 1                         # days -> target units
     elif target.name == "date32[day]":
-        mul, div, exact = 1, su * 86400, False           # to days: truncates (pyarrow)
+        # to days: a timestamp truncates to its date; a date64 must be whole days (safe)
+        mul, div, exact = 1, su * 86400, safe and src.name == "date64[ms]"
     elif target.name == "date64[ms]" and isinstance(src, TimestampType):
         # timestamp -> date64: whole days in ms (through date32)
         days = _temporal(d, src, _date32(), safe)
@@ -276,23 +296,35 @@ def _to_text(d, src, target) -> ArrayData:
         out = [None if v is None else ("true" if v else "false") for v in values]
     elif getattr(src, "is_integer", False):
         out = [None if v is None else str(v) for v in values]
-    elif getattr(src, "is_float", False) and src.name != "halffloat":
+    elif src.name == "double":
         out = [None if v is None else format_float(v) for v in values]
+    elif src.name == "float":
+        out = [None if v is None else format_float(v, _float32_repr(v)) for v in values]
     elif src.name == "date32[day]":
         out = [None if v is None else v.isoformat() for v in values]
     else:
-        raise ArrowNotImplementedError(f"Unsupported cast from {src} to {target}")
+        raise unsupported(src, target)
     return array_data_from_python(out, target)
 
 
-def format_float(v: float) -> str:
+def _float32_repr(v: float) -> str:
+    """The shortest digits that read back as the same float32."""
+    import struct
+    for p in range(1, 10):
+        r = f"{v:.{p}g}"
+        if struct.unpack("f", struct.pack("f", float(r)))[0] == v:
+            return repr(float(r))
+    return repr(v)
+
+
+def format_float(v: float, shortest: str | None = None) -> str:
     """A double as pyarrow prints it: the shortest digits that round-trip, in fixed notation for
     decimal exponents -6 to 9 and in exponent form (1e+10, 1.5e-7) outside."""
     if v != v:
         return "nan"
     if v in (float("inf"), float("-inf")):
         return "inf" if v > 0 else "-inf"
-    r = repr(v)
+    r = repr(v) if shortest is None else shortest
     sign = "-" if r.startswith("-") else ""
     mant, _, exp = r.lstrip("-").partition("e")
     whole, _, frac = mant.partition(".")
@@ -348,7 +380,7 @@ def _from_text(d, src, target) -> ArrayData:
                 continue
             b = truth.get(v.lower())
             if b is None:
-                raise ArrowInvalid(f"Failed to parse string: '{v}' as a scalar of type {target}")
+                raise ArrowInvalid(f"Failed to parse value: {v}")
             out.append(b)
     elif target.name == "date32[day]":
         import datetime
@@ -363,7 +395,7 @@ def _from_text(d, src, target) -> ArrayData:
             if out[-1] is None:
                 raise ArrowInvalid(f"Failed to parse string: '{v}' as a scalar of type {target}")
     else:
-        raise ArrowNotImplementedError(f"Unsupported cast from {src} to {target}")
+        raise unsupported(src, target)
     return array_data_from_python(out, target)
 
 
@@ -380,8 +412,8 @@ def _list(d, src, target, safe) -> ArrayData:
         if isinstance(target, FixedSizeListType):
             sizes = {len(v) for v in arr.to_pylist() if v is not None}
             if sizes - {target.list_size}:
-                raise ArrowInvalid(f"ListType can only be casted to FixedSizeListType if the "
-                                   f"lists are all the expected size.")
+                raise ArrowInvalid("ListType can only be casted to FixedSizeListType if the "
+                                   "lists are all the expected size.")
         from .from_python import array_data_from_python
         values = cast_data(arr.flatten().data, target.value_type, safe)
         child = make_array(values).to_pylist()

@@ -8,7 +8,7 @@ Row selection is arrowipc/selection.py over the Cython kernels; casts are arrowi
 """
 from __future__ import annotations
 
-from .errors import ArrowIndexError, ArrowInvalid, ArrowKeyError, ArrowTypeError
+from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 
 __all__ = ["RecordBatchReader"]
 
@@ -345,7 +345,8 @@ class TabularOps:
             if len(new) != self.num_columns:
                 raise ArrowInvalid(f"tried to rename a table of {self.num_columns} columns but "
                                    f"only {len(new)} names were provided")
-        sch = Schema([f.with_name(n) for f, n in zip(self.schema, new)], self.schema.metadata)
+        # pyarrow's result has no schema metadata
+        sch = Schema([f.with_name(n) for f, n in zip(self.schema, new)])
         return self._with_columns(sch, list(self.itercolumns()))
 
     def add_column(self, i: int, field_, column):

@@ -481,10 +481,65 @@ def take(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
         children = [take(view_of_child(c, d), sel, n, False) for c in d.children]
         return make_array_data(t, n, 0, 0, [out], children, None)
     if kind == K_DENSE_UNION:
-        out = take_fixed(buffer_at(d, 0), off, length, 1, sel, n, "union type ids")
-        offsets = take_fixed(buffer_at(d, 1), off, length, 4, sel, n, "union offsets")
-        return make_array_data(t, n, 0, 0, [out, offsets], list(d.children), None)
+        return take_dense_union(d, sel, n)
     raise ArrowNotImplementedError(f"take of {t}")
+
+
+cdef ArrayData take_dense_union(ArrayData d, Buffer sel, int64_t n):
+    # Each child keeps, in order, the child rows the selected rows point at, so offsets stay
+    # increasing per child (the format requires it).
+    cdef object st = d.type.storage_type
+    cdef list codes = list(st.type_codes)
+    cdef int nchild = len(codes), k
+    cdef int8_t[128] child_of
+    cdef int64_t[128] child_len
+    cdef int64_t[128] counts
+    cdef int64_t* cursel[128]
+    cdef int64_t i, j, c, o
+    cdef int bad_row = -1
+    memset(child_of, 0xFF, sizeof(child_of))
+    for k in range(nchild):
+        if not 0 <= codes[k] < 128:
+            raise ArrowInvalid(f"dense union: type code {codes[k]} outside 0..127")
+        child_of[codes[k]] = k
+        child_len[k] = (<ArrayData>d.children[k]).length
+        counts[k] = 0
+    cdef const int8_t* ids = <const int8_t*>checked(buffer_at(d, 0), d.offset, d.length, 1,
+                                                    "union type ids")
+    cdef const int32_t* offs = <const int32_t*>checked(buffer_at(d, 1), d.offset, d.length, 4,
+                                                       "union offsets")
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer out_ids = allocate(n, False)
+    cdef Buffer out_offs = allocate(n * 4, False)
+    cdef int8_t* dids = <int8_t*>out_ptr(out_ids)
+    cdef int32_t* doffs = <int32_t*>out_ptr(out_offs)
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            c = ids[j]
+            if c < 0 or child_of[c] < 0 or offs[j] < 0 or offs[j] >= child_len[child_of[c]]:
+                bad_row = <int>min(j, 2147483647)
+                break
+            counts[child_of[c]] += 1
+    if bad_row >= 0:
+        raise ArrowInvalid(f"dense union: row {bad_row} has an unknown type id or an offset "
+                           f"outside its child")
+    cdef list sels = [allocate(counts[k] * 8, False) for k in range(nchild)]
+    for k in range(nchild):
+        cursel[k] = <int64_t*>out_ptr(<Buffer>sels[k])
+        counts[k] = 0
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            c = ids[j]
+            k = child_of[c]
+            o = counts[k]
+            cursel[k][o] = offs[j]
+            dids[i] = <int8_t>c
+            doffs[i] = <int32_t>o
+            counts[k] = o + 1
+    children = [take(d.children[k], sels[k], counts[k], False) for k in range(nchild)]
+    return make_array_data(d.type, n, 0, 0, [out_ids, out_offs], children, None)
 
 
 # -- filter (direct compaction for fixed-width and boolean layouts) ------------------------------
@@ -638,13 +693,17 @@ cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t 
                 continue
             # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
             fhi = <double>hi + 1.0
-            ok = (not isnan(f)) and trunc(f) == f and f >= <double>lo and f < fhi
-            if not ok:
-                if safe:
-                    return i
+            ok = (not isnan(f)) and f < fhi and (f >= <double>lo or f > <double>lo - 1.0)
+            if safe and not (ok and trunc(f) == f):
+                return i
+            # unsafe: fractions truncate and values wrap through int64 as pyarrow's do; NaN
+            # and values beyond 64 bits (undefined in C) give 0
+            if ok:
+                d[i] = <dst_t>f
+            elif (not isnan(f)) and f >= -9223372036854775808.0 and f < 9223372036854775808.0:
+                d[i] = <dst_t>(<int64_t>f)
+            else:
                 d[i] = 0
-                continue
-            d[i] = <dst_t>f
         else:
             if dst_t is float or dst_t is double:
                 if safe:
@@ -744,14 +803,19 @@ def cast_numeric(ArrayData d, int src_code, int dst_code, bint safe):
 
 cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
                       const uint8_t* valid, int64_t voff, int64_t n, int64_t mul, int64_t div,
-                      bint exact, int* why) noexcept nogil:
-    # value * mul, or value / div (floor; exact when asked); why: 1 lost data, 2 out of range
+                      bint exact, int64_t modulo, int* why) noexcept nogil:
+    # (value floor-mod modulo, when given) * mul, or / div (floor; exact when asked);
+    # why: 1 lost data, 2 out of range
     cdef int64_t i, v, r
     for i in range(n):
         if valid != NULL and not get_bit(valid, voff + i):
             r = 0
         else:
             v = (<const int32_t*>src)[i] if swidth == 4 else (<const int64_t*>src)[i]
+            if modulo > 0:
+                v = v % modulo
+                if v < 0:
+                    v += modulo
             if mul != 1:
                 if mul_overflow(v, mul, &r):
                     why[0] = 2
@@ -774,10 +838,12 @@ cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
     return -1
 
 
-def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint exact):
-    """(values Buffer, first bad row or -1, reason) of `d`'s 32/64-bit integer values multiplied
-    by `mul` or floor-divided by `div` (temporal unit changes); reason 1: a division was not
-    exact and `exact` was asked, 2: the result does not fit."""
+def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint exact,
+            int64_t modulo=0):
+    """(values Buffer, first bad row or -1, reason) of `d`'s 32/64-bit integer values (taken
+    modulo `modulo` first when it is positive: a time of day) multiplied by `mul` or
+    floor-divided by `div` (temporal unit changes); reason 1: a division was not exact and
+    `exact` was asked, 2: the result does not fit."""
     if mul < 1 or div < 1 or swidth not in (4, 8) or dwidth not in (4, 8):
         raise ArrowInvalid(f"rescale by {mul}/{div} from {swidth} to {dwidth} bytes")
     cdef int64_t off = d.offset, n = d.length, bad = -1
@@ -790,7 +856,8 @@ def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint 
     cdef uint8_t* dst = out_ptr(out)
     if n:
         with nogil:
-            bad = _rescale(src, swidth, dst, dwidth, valid, off, n, mul, div, exact, &why)
+            bad = _rescale(src, swidth, dst, dwidth, valid, off, n, mul, div, exact, modulo,
+                           &why)
     return out, bad, why
 
 
