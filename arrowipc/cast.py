@@ -113,8 +113,19 @@ def unsupported(src, target) -> ArrowNotImplementedError:
                                     f"cast_{name}")
 
 
+def _lossless(src, target) -> bool:
+    """Every value of `src` converts exactly (or pyarrow does not check: float to float)."""
+    if getattr(src, "is_float", False):
+        return getattr(target, "is_float", False)
+    if getattr(target, "is_float", False):
+        return src.bit_width < (24 if target.name == "float" else 53)
+    (slo, shi), (tlo, thi) = _int_range(src), _int_range(target)
+    return tlo <= slo and shi <= thi
+
+
 def _numeric(d, src, target, safe) -> ArrayData:
-    values, bad = _k.cast_numeric(d, _CODES[src.name], _CODES[target.name], safe)
+    check = safe and not _lossless(src, target)
+    values, bad = _k.cast_numeric(d, _CODES[src.name], _CODES[target.name], check)
     if bad >= 0:
         v = _value(d, bad)
         if getattr(src, "is_float", False):

@@ -97,6 +97,9 @@ def apply(data: ArrayData, selection: Selection) -> ArrayData:
     if selection.mask is not None and selection.sel is None:
         if selection.count == data.length:
             return data                         # every row kept: zero-copy
+        kind = data.type.storage_type.kind
+        if kind in (Kind.BINARY, Kind.LARGE_BINARY):
+            return _k.filter_binary(data, selection.mask, selection.count)
         out = _k.filter_fixed(data, selection.mask, selection.count)
         if out is not None:
             return out
@@ -110,6 +113,29 @@ def apply(data: ArrayData, selection: Selection) -> ArrayData:
         picked = [None if i < 0 else values[i]
                   for i in memoryview(selection.indices()).cast("q")[:selection.count]]
         return array_data_from_python(picked, data.type)
+
+
+# -- parallel columns ---------------------------------------------------------------------------
+
+# Below this many rows, a thread hand-off costs more than the work it spreads.
+PARALLEL_MIN_ROWS = 1 << 16
+_pool = None
+
+
+def parallel_map(func, items: list, rows: int) -> list:
+    """[func(x) for x in items], on a shared thread pool when there is enough work: the kernels
+    release the GIL, so columns are selected or cast in parallel."""
+    global _pool
+    if len(items) < 2 or rows < PARALLEL_MIN_ROWS:
+        return [func(x) for x in items]
+    import os
+    workers = os.cpu_count() or 1
+    if workers < 2:
+        return [func(x) for x in items]
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(workers, thread_name_prefix="arrowipc-ops")
+    return list(_pool.map(func, items))
 
 
 # -- chunked data -------------------------------------------------------------------------------

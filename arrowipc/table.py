@@ -175,15 +175,17 @@ class RecordBatch(TabularOps):
     def filter(self, mask, null_selection_behavior: str = "drop") -> "RecordBatch":
         """The rows where the boolean `mask` is true (null slots dropped, or null rows with
         null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply
+        from .selection import Selection, apply, parallel_map
         sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
-        return RecordBatch(self.schema, [apply(c, sel) for c in self._columns], sel.count)
+        cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
+        return RecordBatch(self.schema, cols, sel.count)
 
     def take(self, indices) -> "RecordBatch":
         """The rows at `indices`."""
-        from .selection import Selection, apply
+        from .selection import Selection, apply, parallel_map
         sel = Selection.from_indices(indices, self.num_rows)
-        return RecordBatch(self.schema, [apply(c, sel) for c in self._columns], sel.count)
+        cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
+        return RecordBatch(self.schema, cols, sel.count)
 
     def replace_schema_metadata(self, metadata=None) -> "RecordBatch":
         return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
@@ -384,35 +386,39 @@ class Table(TabularOps):
     def filter(self, mask, null_selection_behavior: str = "drop") -> "Table":
         """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
         or null rows with null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply
+        from .selection import Selection, apply, parallel_map
         sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
         if sel.mask is None:
             one = self.combine_chunks()
             batch = one._batches[0] if one._batches else RecordBatch(self.schema, [], 0)
-            return Table(self.schema, [RecordBatch(self.schema, [apply(c, sel) for c in
-                                                                 batch._columns], sel.count)])
-        out, pos = [], 0
+            return Table(self.schema, [batch.filter(mask, null_selection_behavior)])
+        # one task per (batch, column), the batch's part of the mask shared by its columns
+        parts, tasks, pos = [], [], 0
         for b in self._batches:
             part = sel.slice(pos, pos + b.num_rows)
-            out.append(RecordBatch(self.schema, [apply(c, part) for c in b._columns],
-                                   part.count))
+            parts.append(part)
+            tasks += [(c, part) for c in b._columns]
             pos += b.num_rows
+        cols = parallel_map(lambda t: apply(*t), tasks, self.num_rows)
+        out, k = [], 0
+        for b, part in zip(self._batches, parts):
+            out.append(RecordBatch(self.schema, cols[k:k + b.num_columns], part.count))
+            k += b.num_columns
         return Table(self.schema, out)
 
     def take(self, indices) -> "Table":
         """The rows at `indices`, as a one-batch table."""
-        from .selection import Selection, apply
         one = self.combine_chunks()
-        sel = Selection.from_indices(indices, self.num_rows)
-        cols = [apply(c, sel) for c in one._batches[0]._columns] if one._batches else []
-        return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
+        if not one._batches:
+            one = self.schema.empty_table()
+        return Table(self.schema, [one._batches[0].take(indices)])
 
     def combine_chunks(self, memory_pool=None) -> "Table":
         """One batch: every column's chunks concatenated (dictionaries unified)."""
         if len(self._batches) == 1:
             return self
-        from .selection import combined_data
-        cols = [combined_data(self.column(i)) for i in range(self.num_columns)]
+        from .selection import combined_data, parallel_map
+        cols = parallel_map(combined_data, list(self.itercolumns()), self.num_rows)
         if not self._batches:
             from .from_python import array_data_from_python
             cols = [array_data_from_python([], f.type) for f in self.schema]

@@ -399,7 +399,9 @@ class TabularOps:
             raise ValueError(f"Target schema's field names are not matching the table's field "
                              f"names: {self.schema.names}, {target_schema.names}")
         safe = True if safe is None else bool(safe)
-        cols = [c.cast(f.type, safe=safe) for c, f in zip(self.itercolumns(), target_schema)]
+        from .selection import parallel_map
+        cols = parallel_map(lambda cf: cf[0].cast(cf[1].type, safe=safe),
+                            list(zip(self.itercolumns(), target_schema)), self.num_rows)
         return self._with_columns(target_schema, cols)
 
     def flatten(self, memory_pool=None):

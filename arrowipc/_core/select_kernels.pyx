@@ -171,8 +171,16 @@ def effective_mask(ArrayData mask):
         raise ArrowInvalid("filter mask: the values bitmap is missing")
     cdef Buffer out = allocate((n + 7) // 8, True)
     cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t nbytes = n >> 3
+    cdef uint8_t b
     with nogil:
-        for i in range(n):
+        for i in range(nbytes):
+            b = _byte_at(vals, off + i * 8)
+            if valid != NULL:
+                b &= _byte_at(valid, off + i * 8)
+            dst[i] = b
+            count += POP8[b]
+        for i in range(nbytes * 8, n):
             if get_bit(vals, off + i) and (valid == NULL or get_bit(valid, off + i)):
                 set_bit(dst, i)
                 count += 1
@@ -315,8 +323,18 @@ cdef int _offset_ranges(const uint8_t* offs, int owidth, const int64_t* sel, int
     return 0
 
 
+cdef inline void _copy_value(uint8_t* dst, const uint8_t* data, int64_t a, int64_t length,
+                             int64_t data_size) noexcept nogil:
+    # Short values (most strings) move as one fixed 16-byte copy the compiler inlines, when the
+    # source has 16 readable bytes; dst always has 16 bytes of slack.
+    if length <= 16 and a <= data_size - 16:
+        memcpy(dst, data + a, 16)
+    else:
+        memcpy(dst, data + a, <size_t>length)
+
+
 cdef void _copy_ranges(const uint8_t* offs, int owidth, const uint8_t* data, const int64_t* sel,
-                       int64_t n, uint8_t* dst) noexcept nogil:
+                       int64_t n, uint8_t* dst, int64_t data_size) noexcept nogil:
     # Pass 2: the bytes of each selected row, back to back (ranges checked by pass 1)
     cdef int64_t i, j, a, b, pos = 0
     for i in range(n):
@@ -329,7 +347,7 @@ cdef void _copy_ranges(const uint8_t* offs, int owidth, const uint8_t* data, con
         else:
             a = (<const int64_t*>offs)[j]
             b = (<const int64_t*>offs)[j + 1]
-        memcpy(dst + pos, data + a, <size_t>(b - a))
+        _copy_value(dst + pos, data, a, b - a, data_size)
         pos += b - a
 
 
@@ -444,12 +462,13 @@ def take(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
         size = 0 if data_buf is None else (<Buffer>data_buf).size
         offsets, total = take_offsets(d, w, size, sel, n, "binary")
         offs = (<Buffer>d.buffers[1]).ptr + off * w
-        out = allocate(total, False)
+        out = allocate(total + 16, False)
         data = (<Buffer>data_buf).ptr if data_buf is not None else NULL
         dst = out_ptr(out)
         with nogil:
-            _copy_ranges(offs, w, data, s, n, dst)
-        return make_array_data(t, n, 0, nulls, [validity, offsets, out], [], None)
+            _copy_ranges(offs, w, data, s, n, dst, size)
+        return make_array_data(t, n, 0, nulls, [validity, offsets, out.slice(0, total)], [],
+                               None)
     if kind == K_LIST or kind == K_LARGE_LIST:
         w = 4 if kind == K_LIST else 8
         child = d.children[0]
@@ -544,51 +563,247 @@ cdef ArrayData take_dense_union(ArrayData d, Buffer sel, int64_t n):
 
 # -- filter (direct compaction for fixed-width and boolean layouts) ------------------------------
 
+ctypedef fused word_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef void _compact_words(const word_t* src, const uint8_t* mask, int64_t n,
+                         word_t* dst) noexcept nogil:
+    # Branch-free: every row of a mixed mask byte is written at the output cursor and the cursor
+    # moves on only for kept rows (random masks make a branch per row mispredict half the
+    # time). dst has room for 8 rows past the kept ones. Zero bytes are skipped, full ones
+    # copied as a block.
+    cdef int64_t i = 0, k = 0, nbytes = n >> 3
+    cdef int bit
+    cdef uint8_t m
+    for i in range(nbytes):
+        m = mask[i]
+        if m == 0:
+            continue
+        if m == 0xFF:
+            memcpy(dst + k, src + i * 8, 8 * sizeof(word_t))
+            k += 8
+            continue
+        for bit in range(8):
+            dst[k] = src[i * 8 + bit]
+            k += (m >> bit) & 1
+    for i in range(nbytes * 8, n):
+        if get_bit(mask, i):
+            dst[k] = src[i]
+            k += 1
+
+
 cdef void _compact(const uint8_t* src, int64_t width, const uint8_t* mask, int64_t n,
                    uint8_t* dst) noexcept nogil:
-    # src is element 0; mask bits start at bit 0; whole zero and whole one bytes are skipped or
-    # copied as a block
-    cdef int64_t i = 0, k = 0, b, bit
-    cdef uint8_t m
-    while i < n:
-        if (i & 7) == 0 and i + 8 <= n:
-            m = mask[i >> 3]
-            if m == 0:
-                i += 8
-                continue
-            if m == 0xFF:
-                memcpy(dst + k * width, src + i * width, <size_t>(8 * width))
-                k += 8
-                i += 8
-                continue
-            for bit in range(8):
-                if (m >> bit) & 1:
-                    if width == 8:
-                        (<uint64_t*>dst)[k] = (<const uint64_t*>src)[i + bit]
-                    elif width == 4:
-                        (<uint32_t*>dst)[k] = (<const uint32_t*>src)[i + bit]
-                    else:
-                        memcpy(dst + k * width, src + (i + bit) * width, <size_t>width)
+    # src is element 0; mask bits start at bit 0
+    cdef int64_t i, k = 0
+    if width == 8:
+        _compact_words(<const uint64_t*>src, mask, n, <uint64_t*>dst)
+    elif width == 4:
+        _compact_words(<const uint32_t*>src, mask, n, <uint32_t*>dst)
+    elif width == 2:
+        _compact_words(<const uint16_t*>src, mask, n, <uint16_t*>dst)
+    elif width == 1:
+        _compact_words(<const uint8_t*>src, mask, n, <uint8_t*>dst)
+    else:
+        for i in range(n):
+            if get_bit(mask, i):
+                memcpy(dst + k * width, src + i * width, <size_t>width)
+                k += 1
+
+
+# PEXT8[m << 8 | s]: the bits of s where m has a one, packed to the low end; POP8: set bits.
+# Bit compaction then costs one lookup per 8 rows instead of a branch per row.
+cdef uint8_t PEXT8[65536]
+cdef uint8_t POP8[256]
+
+
+cdef uint64_t SPREAD8[256]
+
+
+cdef void _init_tables() noexcept:
+    cdef int m, v, b, k
+    cdef uint8_t out
+    for m in range(256):
+        SPREAD8[m] = 0
+        for b in range(8):
+            SPREAD8[m] |= (<uint64_t>((m >> b) & 1)) << (8 * b)
+        POP8[m] = <uint8_t>(((m >> 0) & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1)
+                            + ((m >> 4) & 1) + ((m >> 5) & 1) + ((m >> 6) & 1) + ((m >> 7) & 1))
+        for v in range(256):
+            out = 0
+            k = 0
+            for b in range(8):
+                if (m >> b) & 1:
+                    out |= <uint8_t>(((v >> b) & 1) << k)
                     k += 1
-            i += 8
-            continue
-        if get_bit(mask, i):
-            memcpy(dst + k * width, src + i * width, <size_t>width)
-            k += 1
-        i += 1
+            PEXT8[(m << 8) | v] = out
+
+
+_init_tables()
+
+
+cdef inline uint8_t _byte_at(const uint8_t* p, int64_t bit) noexcept nogil:
+    # the 8 bits from `bit` on; the caller guarantees bits [bit, bit + 8) exist
+    cdef int shift = bit & 7
+    cdef const uint8_t* q = p + (bit >> 3)
+    if shift == 0:
+        return q[0]
+    return <uint8_t>((q[0] >> shift) | (q[1] << (8 - shift)))
 
 
 cdef int64_t _compact_bits(const uint8_t* src, int64_t soff, const uint8_t* mask, int64_t n,
                            uint8_t* dst) noexcept nogil:
-    # dst zeroed; src NULL means all set. Returns the number of set bits written.
-    cdef int64_t i, k = 0, count = 0
-    for i in range(n):
+    # The bits of src (from soff; NULL means all set) where the mask (from bit 0) is set,
+    # packed from bit 0 of dst (zeroed). Returns the number of set bits written.
+    cdef int64_t i, nbytes = n >> 3, ob = 0, count = 0, k = 0
+    cdef uint64_t acc = 0
+    cdef int nacc = 0
+    cdef uint8_t m, v
+    for i in range(nbytes):
+        m = mask[i]
+        if m == 0:
+            continue
+        v = PEXT8[(<int>m << 8) | (0xFF if src == NULL else _byte_at(src, soff + i * 8))]
+        count += POP8[v]
+        acc |= (<uint64_t>v) << nacc
+        nacc += POP8[m]
+        while nacc >= 8:
+            dst[ob] = <uint8_t>acc
+            ob += 1
+            acc >>= 8
+            nacc -= 8
+    k = ob * 8 + nacc
+    if nacc:
+        dst[ob] = <uint8_t>acc
+    for i in range(nbytes * 8, n):
         if get_bit(mask, i):
             if src == NULL or get_bit(src, soff + i):
                 dst[k >> 3] |= <uint8_t>(1 << (k & 7))
                 count += 1
             k += 1
     return count
+
+
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+
+cdef int _filter_offsets(const offset_t* offs, const uint8_t* mask, int64_t n, int64_t limit,
+                         offset_t* out_offs, int64_t* total, int64_t* bad) noexcept nogil:
+    # The output offsets of the kept rows of a binary node: 0 ok, 1 a bad range (row bad[0]),
+    # 2 more than 2 GiB for 32-bit offsets. Branch-free per row (every row writes at the
+    # cursor, kept rows advance it; out_offs has one slot of slack); zero mask bytes skipped.
+    cdef int64_t i, j, a, b, k = 0, pos = 0
+    cdef int64_t nbytes = (n + 7) >> 3, end
+    cdef int keep, broken = 0
+    cdef uint8_t m
+    out_offs[0] = 0
+    for j in range(nbytes):
+        m = mask[j]
+        if m == 0:
+            continue
+        end = j * 8 + 8 if j * 8 + 8 <= n else n
+        for i in range(j * 8, end):
+            keep = (m >> (i & 7)) & 1
+            a = offs[i]
+            b = offs[i + 1]
+            broken |= (a < 0) | (b < a) | (b > limit)
+            pos += keep * (b - a)
+            out_offs[k + 1] = <offset_t>pos
+            k += keep
+    if broken:
+        # find the row, the slow way: only kept rows are read by the copy
+        for i in range(n):
+            if get_bit(mask, i):
+                a = offs[i]
+                b = offs[i + 1]
+                if a < 0 or b < a or b > limit:
+                    bad[0] = i
+                    return 1
+    if offset_t is int32_t and pos > INT32_MAX:
+        return 2
+    total[0] = pos
+    return 0
+
+
+cdef void _filter_values(const offset_t* offs, const uint8_t* data, int64_t data_size,
+                         const uint8_t* mask, int64_t n, uint8_t* dst) noexcept nogil:
+    # The bytes of the kept rows, back to back (kept ranges checked by _filter_offsets). Short
+    # values are copied whether kept or not and overwritten by the next kept one (dst has 16
+    # bytes of slack); only long kept values take a sized copy. Zero mask bytes are skipped.
+    cdef int64_t i, j, a, length, pos = 0, end
+    cdef int64_t nbytes = (n + 7) >> 3
+    cdef int keep
+    cdef uint8_t m
+    for j in range(nbytes):
+        m = mask[j]
+        if m == 0:
+            continue
+        end = j * 8 + 8 if j * 8 + 8 <= n else n
+        for i in range(j * 8, end):
+            keep = (m >> (i & 7)) & 1
+            a = offs[i]
+            length = offs[i + 1] - a
+            if length <= 16 and 0 <= a <= data_size - 16:
+                memcpy(dst + pos, data + a, 16)
+            elif keep:
+                memcpy(dst + pos, data + a, <size_t>length)
+            pos += keep * length
+
+
+def filter_binary(ArrayData d, Buffer mask, int64_t kept):
+    """Rows of a binary or string node (32 or 64-bit offsets) whose bit in `mask` (at bit 0,
+    `kept` bits set) is set: offsets and bytes compacted in two passes over the mask."""
+    cdef object t = d.type
+    cdef int kind = t.storage_type.kind
+    cdef int w = 4 if kind == K_BINARY else 8
+    cdef int64_t off = d.offset, n = d.length, total = 0, bad = 0, count, nulls = 0
+    if mask.size * 8 < n:
+        raise ArrowInvalid(f"filter mask of {mask.size * 8} bits for {n} rows")
+    cdef const uint8_t* m = mask.ptr
+    cdef const uint8_t* offs = checked(buffer_at(d, 1), off, n + 1, w, "binary offsets")
+    cdef object data_buf = buffer_at(d, 2)
+    cdef int64_t size = 0 if data_buf is None else (<Buffer>data_buf).size
+    cdef const uint8_t* data = (<Buffer>data_buf).ptr if data_buf is not None else NULL
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef Buffer vout = None
+    cdef uint8_t* vdst
+    if valid != NULL and d.null_count != 0:
+        vout = allocate((kept + 7) // 8, True)
+        vdst = out_ptr(vout)
+        with nogil:
+            count = _compact_bits(valid, off, m, n, vdst)
+        nulls = kept - count
+        if nulls == 0:
+            vout = None
+    cdef Buffer offsets = allocate((kept + 2) * w, False)    # one slot of slack
+    cdef uint8_t* odst = out_ptr(offsets)
+    cdef int rc
+    with nogil:
+        if w == 4:
+            rc = _filter_offsets(<const int32_t*>offs, m, n, size, <int32_t*>odst, &total, &bad)
+        else:
+            rc = _filter_offsets(<const int64_t*>offs, m, n, size, <int64_t*>odst, &total, &bad)
+    if rc == 1:
+        raise ArrowInvalid(f"binary: the offsets of row {bad} are decreasing or point outside "
+                           f"the {size} values they index")
+    if rc == 2:
+        raise ArrowCapacityError("binary: the kept values exceed 2 GiB; use the large type")
+    cdef Buffer out = allocate(total + 16, False)
+    cdef uint8_t* dst = out_ptr(out)
+    with nogil:
+        if w == 4:
+            _filter_values(<const int32_t*>offs, data, size, m, n, dst)
+        else:
+            _filter_values(<const int64_t*>offs, data, size, m, n, dst)
+    return make_array_data(t, kept, 0, nulls,
+                           [vout, offsets.slice(0, (kept + 1) * w), out.slice(0, total)], [],
+                           None)
 
 
 def filter_fixed(ArrayData d, Buffer mask, int64_t kept):
@@ -627,12 +842,12 @@ def filter_fixed(ArrayData d, Buffer mask, int64_t kept):
         return make_array_data(t, kept, 0, nulls, [vout, out], [], None)
     w = st.index_type.byte_width if kind == K_DICTIONARY else st.byte_width
     src = checked(buffer_at(d, 1), off, n, w, "values")
-    out = allocate(kept * w, False)
+    out = allocate((kept + 8) * w, False)      # slack for the branch-free writes
     dst = out_ptr(out)
     if n:
         with nogil:
             _compact(src, w, m, n, dst)
-    return make_array_data(t, kept, 0, nulls, [vout, out], [], d.dictionary)
+    return make_array_data(t, kept, 0, nulls, [vout, out.slice(0, kept * w)], [], d.dictionary)
 
 
 # -- numeric casts ------------------------------------------------------------------------------
@@ -672,9 +887,55 @@ cdef uint64_t[8] INT_MAX_OF = [127, 32767, 2147483647, 9223372036854775807, 255,
                                4294967295, 18446744073709551615ULL]
 
 
+cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexcept nogil:
+    # One branch-free pass over every slot (nulls included): do all values fit the target?
+    cdef int64_t i, lo, hi_s
+    cdef uint64_t hi_u
+    cdef int bad = 0
+    if dst_t is float or dst_t is double:
+        if dst_t is float:
+            hi_s = MAX_EXACT_FLOAT
+        else:
+            hi_s = MAX_EXACT_DOUBLE
+        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+            for i in range(n):
+                bad |= <uint64_t>s[i] > <uint64_t>hi_s
+        else:
+            for i in range(n):
+                bad |= (<int64_t>s[i] < -hi_s) | (<int64_t>s[i] > hi_s)
+        return bad == 0
+    lo = INT_MIN_OF[dst_code]
+    hi_u = INT_MAX_OF[dst_code]
+    if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+        for i in range(n):
+            bad |= <uint64_t>s[i] > hi_u
+    else:
+        hi_s = <int64_t>hi_u if hi_u <= <uint64_t>INT64_MAX else INT64_MAX
+        for i in range(n):
+            bad |= (<int64_t>s[i] < lo) | (<int64_t>s[i] > hi_s)
+    return bad == 0
+
+
 cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
                         int64_t n, bint safe, int dst_code) noexcept nogil:
-    # Returns the first row whose value does not fit (safe casts), or -1.
+    # Returns the first row whose value does not fit (safe casts), or -1. The common case is
+    # two tight loops (a range check, then the conversion) the compiler vectorizes; the
+    # row-by-row pass that reads the validity runs only when a value does not fit (it may sit
+    # under a null) and for floats to integers.
+    cdef int64_t i
+    if src_t is float or src_t is double:
+        if not (dst_t is float or dst_t is double):
+            return _cast_checked(s, d, valid, voff, n, safe, dst_code)
+    elif safe and not _all_fit(s, d, n, dst_code):
+        return _cast_checked(s, d, valid, voff, n, safe, dst_code)
+    for i in range(n):
+        d[i] = <dst_t>s[i]
+    return -1
+
+
+cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+                           int64_t n, bint safe, int dst_code) noexcept nogil:
+    # Row by row: the first valid row whose value does not fit (safe casts), or -1.
     cdef int64_t i
     cdef int64_t lo = INT_MIN_OF[dst_code] if dst_code < 8 else 0
     cdef uint64_t hi = INT_MAX_OF[dst_code] if dst_code < 8 else 0
@@ -898,14 +1159,27 @@ def bits_to_numeric(ArrayData d, int code):
     cdef Buffer out = allocate(n * w, True)
     cdef uint8_t* dst = out_ptr(out)
     with nogil:
-        for i in range(n):
-            if get_bit(src, off + i):
-                if code == 8:
-                    (<float*>dst)[i] = 1.0
-                elif code == 9:
-                    (<double*>dst)[i] = 1.0
-                else:
-                    dst[i * w] = 1      # little-endian 1 in the low byte
+        if code == 8:
+            for i in range(n):
+                (<float*>dst)[i] = <float>get_bit(src, off + i)
+        elif code == 9:
+            for i in range(n):
+                (<double*>dst)[i] = <double>get_bit(src, off + i)
+        elif w == 1:
+            # eight bits at a time: SPREAD8[b] holds bit k of b in byte k
+            for i in range(n >> 3):
+                memcpy(dst + i * 8, &SPREAD8[_byte_at(src, off + i * 8)], 8)
+            for i in range((n >> 3) << 3, n):
+                dst[i] = get_bit(src, off + i)
+        elif w == 2:
+            for i in range(n):
+                (<uint16_t*>dst)[i] = get_bit(src, off + i)
+        elif w == 4:
+            for i in range(n):
+                (<uint32_t*>dst)[i] = get_bit(src, off + i)
+        else:
+            for i in range(n):
+                (<uint64_t*>dst)[i] = get_bit(src, off + i)
     return out
 
 
@@ -918,17 +1192,28 @@ def widen_offsets(ArrayData d, int from_width, int to_width):
     cdef uint8_t* dst = out_ptr(out)
     cdef int64_t first = (<const int32_t*>src)[0] if from_width == 4 else (<const int64_t*>src)[0]
     cdef bint fits = True
+    cdef int64_t last
     with nogil:
-        for i in range(n):
-            v = (<const int32_t*>src)[i] if from_width == 4 else (<const int64_t*>src)[i]
-            v -= first
-            if to_width == 4:
-                if v < 0 or v > INT32_MAX:
-                    fits = False
-                    break
-                (<int32_t*>dst)[i] = <int32_t>v
+        if from_width == 4 and to_width == 8:
+            for i in range(n):
+                (<int64_t*>dst)[i] = (<const int32_t*>src)[i] - first
+        elif from_width == 8 and to_width == 4:
+            last = (<const int64_t*>src)[n - 1] - first
+            if last < 0 or last > INT32_MAX:
+                fits = False
             else:
-                (<int64_t*>dst)[i] = v
+                for i in range(n):
+                    v = (<const int64_t*>src)[i] - first
+                    if v < 0 or v > last:       # offsets must not decrease
+                        fits = False
+                        break
+                    (<int32_t*>dst)[i] = <int32_t>v
+        elif from_width == 4:
+            for i in range(n):
+                (<int32_t*>dst)[i] = (<const int32_t*>src)[i] - <int32_t>first
+        else:
+            for i in range(n):
+                (<int64_t*>dst)[i] = (<const int64_t*>src)[i] - first
     if not fits:
         return None
     return out, first
