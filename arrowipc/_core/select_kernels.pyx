@@ -16,7 +16,7 @@ point into, and a selection is bounds-checked once when it is built. The loops r
 released and create no Python object per value.
 """
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t,
-                          uint64_t, INT32_MAX, INT64_MAX)
+                          uint64_t, INT32_MAX, INT64_MAX, INT64_MIN)
 from libc.string cimport memcpy, memset
 from libc.math cimport trunc, isnan
 
@@ -879,12 +879,28 @@ ctypedef fused dst_t:
 # Numeric type codes, in this order: i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.
 NUMERIC_CODES = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint8": 4, "uint16": 5,
                  "uint32": 6, "uint64": 7, "float": 8, "double": 9}
-cdef int64_t[8] INT_MIN_OF = [-128, -32768, -2147483648, -9223372036854775807 - 1, 0, 0, 0, 0]
 # Integers up to these magnitudes convert to float / double exactly (pyarrow's safe limit).
 cdef int64_t MAX_EXACT_FLOAT = 1 << 24
 cdef int64_t MAX_EXACT_DOUBLE = (<int64_t>1) << 53
-cdef uint64_t[8] INT_MAX_OF = [127, 32767, 2147483647, 9223372036854775807, 255, 65535,
-                               4294967295, 18446744073709551615ULL]
+cdef int[10] WIDTH_OF = [1, 2, 4, 8, 1, 2, 4, 8, 4, 8]
+# The range of each integer code, filled from the widths (no literal beyond int64 in C).
+cdef int64_t INT_MIN_OF[8]
+cdef uint64_t INT_MAX_OF[8]
+
+
+cdef void _init_ranges() noexcept:
+    cdef int code, bits
+    for code in range(8):
+        bits = 8 * WIDTH_OF[code]
+        if code < 4:
+            INT_MIN_OF[code] = -(<int64_t>1 << (bits - 1)) if bits < 64 else INT64_MIN
+            INT_MAX_OF[code] = (<uint64_t>1 << (bits - 1)) - 1
+        else:
+            INT_MIN_OF[code] = 0
+            INT_MAX_OF[code] = (<uint64_t>1 << bits) - 1 if bits < 64 else ~(<uint64_t>0)
+
+
+_init_ranges()
 
 
 cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexcept nogil:
@@ -1022,7 +1038,6 @@ cdef int64_t _cast_to(const src_t* s, int dst_code, uint8_t* out, const uint8_t*
     return _cast_loop(s, <double*>out, valid, voff, n, safe, dst_code)
 
 
-cdef int[10] WIDTH_OF = [1, 2, 4, 8, 1, 2, 4, 8, 4, 8]
 
 
 def cast_numeric(ArrayData d, int src_code, int dst_code, bint safe):

@@ -23,7 +23,10 @@ KNOWN_CYCLES = [
      "arrowipc.ipc.dictionary", "arrowipc.ipc.metadata", "arrowipc.ipc.writer",
      "arrowipc.pandas_compat", "arrowipc.pandas_shim", "arrowipc.table", "arrowipc.to_python",
      "arrowipc.types", "arrowipc.validate", "arrowipc._core.cdata",
-     "arrowipc._core.content_checks", "arrowipc.extension"},
+     "arrowipc._core.content_checks", "arrowipc.extension",
+     # the table operations (issue 16): methods of Array/ChunkedArray/RecordBatch/Table whose
+     # bodies live in their own modules and build arrays and tables in turn
+     "arrowipc.tableops", "arrowipc.selection", "arrowipc.cast", "arrowipc.scalar"},
     {"arrowipc.ipc.reader", "arrowipc.ipc.recover"},
 ]
 

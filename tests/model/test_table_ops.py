@@ -619,3 +619,14 @@ def test_scalar_equality_needs_equal_types():
     assert ai.scalar(5).cast(ai.float64()).as_py() == 5.0
     nested = ours(pa.array([{"a": 1, "b": [1, 2]}]))[0]
     assert nested["a"].as_py() == 1 and nested["b"][1].as_py() == 2
+
+
+def test_filtered_table_hands_over_to_polars_zero_copy():
+    pl = pytest.importorskip("polars")
+    table = ours(pa.table({"k": ["a", "b", "a", "c"], "v": [1, 2, 3, 4]}))
+    kept = table.filter([True, True, True, False])
+    df = pl.DataFrame(kept)
+    grouped = df.group_by("k").agg(pl.col("v").sum()).sort("k")
+    assert ai.table(grouped).to_pydict() == {"k": ["a", "b"], "v": [4, 2]}
+    address = kept.column("v").chunks[0].data.buffers[1].address
+    assert df["v"].to_arrow().buffers()[1].address == address     # polars holds our buffer
