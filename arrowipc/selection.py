@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ._core.arraydata import ArrayData
 from ._core import select_kernels as _k
-from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .errors import ArrowInvalid, ArrowNotImplementedError
 from .types import DictionaryType, Kind, bool_, int64
 
 _NULL_SELECTION = ("drop", "emit_null")
@@ -213,11 +213,11 @@ def fill_null(arr, fill_value):
         return arr
     # rows: the array's own where valid, row `len(arr)` (the fill value) where null
     from .concat import concat_array_data
-    both = make_array(concat_array_data([arr.data, fill.data]))
-    valid = arr.is_valid().to_pylist()
-    n = len(arr)
-    picks = array([i if v else n for i, v in enumerate(valid)], int64())
-    return both.take(picks)
+    if arr.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        raise ArrowNotImplementedError(f"fill_null of {arr.type}")
+    both = concat_array_data([arr.data, fill.data])
+    sel = _k.fill_selection(arr.data)
+    return make_array(_k.take(both, sel, len(arr), False))
 
 
 def unique(arr):
@@ -261,8 +261,3 @@ def _hash_key(v):
     if isinstance(v, list):
         return ("list", tuple(_hash_key(x) for x in v))
     return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)
-
-
-def check_type(obj, expected, what: str) -> None:
-    if not isinstance(obj, expected):
-        raise ArrowTypeError(f"{what}: expected {expected.__name__}, got {type(obj).__name__}")

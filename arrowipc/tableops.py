@@ -119,9 +119,9 @@ class ChunkedArrayOps:
             if step != 1:
                 raise ArrowInvalid("only contiguous slices (step 1) are supported")
             return self.slice(start, max(0, stop - start))
-        return self.getitem(key)
+        return self._scalar_at(key)
 
-    def getitem(self, i):
+    def _scalar_at(self, i):
         from bisect import bisect_right
         starts = self._starts()
         n = starts[-1]
@@ -223,6 +223,7 @@ class ChunkedArrayOps:
         return self.combine_chunks().value_counts()
 
     def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer the chunks refer to, counted once each."""
         return _total_buffer_size([c.data for c in self.chunks])
 
     def to_string(self, *, indent: int = 0, window: int = 5, container_window: int = 2,
@@ -503,12 +504,13 @@ class RecordBatchReader:
         return self.read_all().to_pandas(**options)
 
     def close(self) -> None:
+        """Drop the remaining batches."""
         self._iter = iter(())
 
-    def __enter__(self):
+    def __enter__(self) -> "RecordBatchReader":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def __arrow_c_schema__(self):

@@ -919,16 +919,16 @@ cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexc
         else:
             for i in range(n):
                 bad |= (<int64_t>s[i] < -hi_s) | (<int64_t>s[i] > hi_s)
-        return bad == 0
-    lo = INT_MIN_OF[dst_code]
-    hi_u = INT_MAX_OF[dst_code]
-    if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
-        for i in range(n):
-            bad |= <uint64_t>s[i] > hi_u
     else:
-        hi_s = <int64_t>hi_u if hi_u <= <uint64_t>INT64_MAX else INT64_MAX
-        for i in range(n):
-            bad |= (<int64_t>s[i] < lo) | (<int64_t>s[i] > hi_s)
+        lo = INT_MIN_OF[dst_code]
+        hi_u = INT_MAX_OF[dst_code]
+        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+            for i in range(n):
+                bad |= <uint64_t>s[i] > hi_u
+        else:
+            hi_s = <int64_t>hi_u if hi_u <= <uint64_t>INT64_MAX else INT64_MAX
+            for i in range(n):
+                bad |= (<int64_t>s[i] < lo) | (<int64_t>s[i] > hi_s)
     return bad == 0
 
 
@@ -939,10 +939,12 @@ cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t 
     # row-by-row pass that reads the validity runs only when a value does not fit (it may sit
     # under a null) and for floats to integers.
     cdef int64_t i
+    cdef bint row_by_row
     if src_t is float or src_t is double:
-        if not (dst_t is float or dst_t is double):
-            return _cast_checked(s, d, valid, voff, n, safe, dst_code)
-    elif safe and not _all_fit(s, d, n, dst_code):
+        row_by_row = not (dst_t is float or dst_t is double)
+    else:
+        row_by_row = safe and not _all_fit(s, d, n, dst_code)
+    if row_by_row:
         return _cast_checked(s, d, valid, voff, n, safe, dst_code)
     for i in range(n):
         d[i] = <dst_t>s[i]
@@ -962,26 +964,26 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
     for i in range(n):
         if safe and valid != NULL and not get_bit(valid, voff + i):
             d[i] = 0
-            continue
-        if src_t is float or src_t is double:
+        elif src_t is float or src_t is double:
             f = <double>s[i]
             if dst_t is float or dst_t is double:
                 d[i] = <dst_t>f
-                continue
-            # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
-            fhi = <double>hi + 1.0
-            ok = (not isnan(f)) and f < fhi and (f >= <double>lo or f > <double>lo - 1.0)
-            if safe and not (ok and trunc(f) == f):
-                return i
-            # unsafe: fractions truncate and values wrap through int64 as pyarrow's do; NaN
-            # and values beyond 64 bits (undefined in C) give 0
-            if ok:
-                d[i] = <dst_t>f
-            elif (not isnan(f)) and f >= -9223372036854775808.0 and f < 9223372036854775808.0:
-                d[i] = <dst_t>(<int64_t>f)
             else:
-                d[i] = 0
+                # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
+                fhi = <double>hi + 1.0
+                ok = (not isnan(f)) and f < fhi and (f >= <double>lo or f > <double>lo - 1.0)
+                if safe and not (ok and trunc(f) == f):
+                    return i
+                # unsafe: fractions truncate and values wrap through int64 as pyarrow's do;
+                # NaN and values beyond 64 bits (undefined in C) give 0
+                if ok:
+                    d[i] = <dst_t>f
+                elif (not isnan(f)) and f >= -9223372036854775808.0 and f < 9223372036854775808.0:
+                    d[i] = <dst_t>(<int64_t>f)
+                else:
+                    d[i] = 0
         else:
+            ok = True
             if dst_t is float or dst_t is double:
                 if safe:
                     # every integer of magnitude up to 2^mantissa is exact
@@ -996,11 +998,7 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
                             ok = -MAX_EXACT_FLOAT <= sv <= MAX_EXACT_FLOAT
                         else:
                             ok = -MAX_EXACT_DOUBLE <= sv <= MAX_EXACT_DOUBLE
-                    if not ok:
-                        return i
-                d[i] = <dst_t>s[i]
-                continue
-            if safe:
+            elif safe:
                 if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
                     ok = <uint64_t>s[i] <= hi
                 else:
@@ -1009,8 +1007,8 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
                         ok = sv >= 0 and <uint64_t>sv <= hi
                     else:
                         ok = sv >= lo and (sv < 0 or <uint64_t>sv <= hi)
-                if not ok:
-                    return i
+            if not ok:
+                return i
             d[i] = <dst_t>s[i]
     return -1
 
@@ -1246,4 +1244,17 @@ def invert_bits(Buffer bits, int64_t n):
         for i in range(nbytes * 8, n):
             if not get_bit(src, i):
                 set_bit(dst, i)
+    return out
+
+
+def fill_selection(ArrayData d):
+    """(int64 selection Buffer) picking row i where `d` is valid and row d.length (a fill value
+    placed after the data) where it is null."""
+    cdef int64_t n = d.length, off = d.offset, i
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef Buffer out = allocate(n * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        for i in range(n):
+            dst[i] = i if valid == NULL or get_bit(valid, off + i) else n
     return out
