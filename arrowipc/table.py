@@ -408,10 +408,31 @@ class Table(TabularOps):
 
     def take(self, indices) -> "Table":
         """The rows at `indices`, as a one-batch table."""
-        one = self.combine_chunks()
-        if not one._batches:
-            one = self.schema.empty_table()
-        return Table(self.schema, [one._batches[0].take(indices)])
+        if len(self._batches) <= 1:
+            one = self if self._batches else self.schema.empty_table()
+            return Table(self.schema, [one._batches[0].take(indices)])
+        # Each batch gives the rows it holds, in order; the parts (as many rows as asked for,
+        # not the whole table) are concatenated and put in the asked order by one more take.
+        from ._core import select_kernels as _k
+        from .concat import concat_array_data
+        from .selection import Selection, apply, parallel_map
+        sel = Selection.from_indices(indices, self.num_rows)
+        starts = [0]
+        for b in self._batches:
+            starts.append(starts[-1] + b.num_rows)
+        parts, perm = _k.split_selection(sel.indices(), sel.count, starts)
+        picks = [Selection(buf, count, False) for buf, count in parts]
+
+        def column(i):
+            datas = [b._columns[i] for b in self._batches]
+            if any(d.dictionary is not datas[0].dictionary for d in datas):
+                # dictionaries differ: one unified column, then the take
+                from .selection import combined_data
+                return apply(combined_data(self.column(i)), sel)
+            pieces = [apply(d, pick) for d, pick in zip(datas, picks)]
+            return _k.take(concat_array_data(pieces), perm, sel.count, sel.has_nulls)
+        cols = parallel_map(column, list(range(self.num_columns)), sel.count)
+        return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
 
     def combine_chunks(self, memory_pool=None) -> "Table":
         """One batch: every column's chunks concatenated (dictionaries unified)."""

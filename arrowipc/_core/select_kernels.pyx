@@ -1258,3 +1258,63 @@ def fill_selection(ArrayData d):
         for i in range(n):
             dst[i] = i if valid == NULL or get_bit(valid, off + i) else n
     return out
+
+
+def split_selection(Buffer sel, int64_t n, list starts):
+    """A selection over rows of several chunks (chunk k holds rows [starts[k], starts[k+1]))
+    split into ([per-chunk selection of local rows], permutation): the per-chunk selections keep
+    the order rows appear in, and permutation[i] is where output row i sits once the per-chunk
+    results are concatenated (-1 for a null row). Taking chunk by chunk this way avoids
+    concatenating whole columns first."""
+    cdef int64_t nchunks = len(starts) - 1, i, j, k, lo, hi, mid
+    if sel.size < n * 8:
+        raise ArrowInvalid(f"selection of {n} rows has only {sel.size} bytes")
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer bounds = allocate((nchunks + 1) * 8, False)
+    cdef int64_t* b = <int64_t*>out_ptr(bounds)
+    for k in range(nchunks + 1):
+        b[k] = starts[k]
+    cdef Buffer which = allocate(n * 8, False)
+    cdef int64_t* w = <int64_t*>out_ptr(which)
+    cdef Buffer counts_buf = allocate(nchunks * 8, True)
+    cdef int64_t* counts = <int64_t*>out_ptr(counts_buf)
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            if j < 0:
+                w[i] = -1
+                continue
+            lo = 0
+            hi = nchunks - 1
+            while lo < hi:                  # the last chunk whose start is <= j
+                mid = (lo + hi + 1) >> 1
+                if b[mid] <= j:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            w[i] = lo
+            counts[lo] += 1
+    cdef list parts = [allocate(counts[k] * 8, False) for k in range(nchunks)]
+    cdef Buffer bases_buf = allocate(nchunks * 8, False)
+    cdef int64_t* bases = <int64_t*>out_ptr(bases_buf)
+    cdef Buffer fill_buf = allocate(nchunks * 8, True)
+    cdef int64_t* fill = <int64_t*>out_ptr(fill_buf)
+    cdef Buffer ptrs_buf = allocate(nchunks * 8, False)
+    cdef int64_t** ptrs = <int64_t**>out_ptr(ptrs_buf)
+    cdef int64_t base = 0
+    for k in range(nchunks):
+        bases[k] = base
+        base += counts[k]
+        ptrs[k] = <int64_t*>out_ptr(<Buffer>parts[k])
+    cdef Buffer perm = allocate(n * 8, False)
+    cdef int64_t* p = <int64_t*>out_ptr(perm)
+    with nogil:
+        for i in range(n):
+            k = w[i]
+            if k < 0:
+                p[i] = -1
+                continue
+            ptrs[k][fill[k]] = s[i] - b[k]
+            p[i] = bases[k] + fill[k]
+            fill[k] += 1
+    return [(parts[k], counts[k]) for k in range(nchunks)], perm

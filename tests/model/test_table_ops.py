@@ -205,6 +205,15 @@ def test_table_take_across_batches():
     assert_table_matches(ours(table).take(ours(idx)), table.take(idx), check_batches=False)
 
 
+def test_table_take_across_batches_with_different_dictionaries():
+    c1 = pa.array(["a", "b", "a"]).dictionary_encode()
+    c2 = pa.array(["c", None, "a"]).dictionary_encode()
+    pt = pa.table({"d": pa.chunked_array([c1, c2]), "n": pa.chunked_array([[1, 2, 3], [4, 5, 6]])})
+    idx = pa.array([5, 0, None, 3, 3])
+    got = pa.table(ours(pt).take(ours(idx)))
+    assert got.to_pylist() == pt.take(idx).to_pylist()
+
+
 # -- cast ----------------------------------------------------------------------------------------
 
 NUMERIC = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint16(), pa.uint32(),
