@@ -639,3 +639,26 @@ def test_filtered_table_hands_over_to_polars_zero_copy():
     assert ai.table(grouped).to_pydict() == {"k": ["a", "b"], "v": [4, 2]}
     address = kept.column("v").chunks[0].data.buffers[1].address
     assert df["v"].to_arrow().buffers()[1].address == address     # polars holds our buffer
+
+
+def test_random_batches_take_and_filter_like_pyarrow():
+    pytest.importorskip("hypothesis")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from tests.strategies import record_batches
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(record_batches(), st.integers(0, 2 ** 16), st.sampled_from(["drop", "emit_null"]))
+    def check(batch_and_slice, seed, behavior):
+        batch, (start, length) = batch_and_slice
+        sliced = batch.slice(start, length)
+        mine = ours(batch).slice(start, length)
+        mask = _mask(length, seed)
+        assert_batch_matches(mine.filter(ours(mask), null_selection_behavior=behavior),
+                             sliced.filter(mask, null_selection_behavior=behavior))
+        if length:
+            idx = _indices(length, seed)
+            assert_batch_matches(mine.take(ours(idx)), sliced.take(idx))
+
+    check()
