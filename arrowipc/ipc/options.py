@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
+from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
 
@@ -102,6 +103,11 @@ class IpcReadOptions:
     A stream must end with its end-of-stream marker: a stream that stops at a message boundary
     without one raises ArrowInvalid (after every complete batch) unless
     ``allow_missing_eos=True`` (pyarrow's behaviour).
+
+    Files read through a file object or a filesystem fetch only the byte ranges a read needs;
+    ``hole_size_limit`` and ``range_size_limit`` (pyarrow's CacheOptions names and defaults) say
+    how those ranges are merged: neighbours less than ``hole_size_limit`` bytes apart become one
+    request, as long as it stays within ``range_size_limit`` bytes.
     """
 
     def __init__(self, *, ensure_native_endian=True, use_threads=True, included_fields=None,
@@ -109,7 +115,8 @@ class IpcReadOptions:
                  max_metadata_size=MAX_METADATA_SIZE, max_nesting_depth=MAX_NESTING_DEPTH,
                  max_fields=MAX_FIELDS, max_buffers=MAX_BUFFERS,
                  max_variadic_buffers=MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size=MAX_DECOMPRESSED_SIZE):
+                 max_decompressed_size=MAX_DECOMPRESSED_SIZE, hole_size_limit=HOLE_SIZE_LIMIT,
+                 range_size_limit=RANGE_SIZE_LIMIT):
         self.ensure_native_endian = bool(ensure_native_endian)
         self.use_threads = bool(use_threads)
         if included_fields is not None:
@@ -129,6 +136,10 @@ class IpcReadOptions:
         self.max_buffers = _positive("max_buffers", max_buffers)
         self.max_variadic_buffers = _positive("max_variadic_buffers", max_variadic_buffers)
         self.max_decompressed_size = _positive("max_decompressed_size", max_decompressed_size)
+        self.hole_size_limit = int(hole_size_limit)
+        if self.hole_size_limit < 0:
+            raise ValueError(f"hole_size_limit must be >= 0 bytes, got {hole_size_limit}")
+        self.range_size_limit = _positive("range_size_limit", range_size_limit)
 
     def __repr__(self):
         return (f"IpcReadOptions(validate={self.validate!r}, "
@@ -145,11 +156,15 @@ def _positive(name: str, value) -> int:
 
 @dataclass
 class ReadStats:
+    """pyarrow's read statistics, plus the I/O a reader asked of a file object or filesystem
+    (`bytes_read`, `read_requests`: both 0 for in-memory and memory-mapped input)."""
     num_messages: int = 0
     num_record_batches: int = 0
     num_dictionary_batches: int = 0
     num_dictionary_deltas: int = 0
     num_replaced_dictionaries: int = 0
+    bytes_read: int = 0
+    read_requests: int = 0
 
 
 @dataclass
