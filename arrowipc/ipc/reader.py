@@ -28,6 +28,7 @@ from .message import (Message, missing_eos_error, no_schema_error, read_message_
                       read_message_header)
 from .options import IpcReadOptions, ReadStats
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
+from .filesystems import open_input
 from .sources import BufferSource, open_source
 
 RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
@@ -311,8 +312,9 @@ class _ReaderBase:
 class RecordBatchStreamReader(_ReaderBase):
     """Reads the IPC stream format from bytes, a path or a file-like object."""
 
-    def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None):
-        self._source = open_source(source)
+    def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None,
+                 filesystem=None):
+        self._source = _open(source, filesystem, False)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         self._ready = deque()       # decoded ahead: (batch, message) or the exception met
@@ -455,8 +457,8 @@ class RecordBatchFileReader(_ReaderBase):
     """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
 
     def __init__(self, source, footer_offset: int | None = None, *,
-                 options: IpcReadOptions | None = None, memory_pool=None):
-        self._source = open_source(source)
+                 options: IpcReadOptions | None = None, memory_pool=None, filesystem=None):
+        self._source = _open(source, filesystem, True)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
@@ -823,14 +825,30 @@ class _BoundedSource:
         return out
 
 
-def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=None):
-    """A RecordBatchStreamReader over bytes, a Buffer, a path or a file-like object."""
-    return RecordBatchStreamReader(source, options=options)
+def _open(source, filesystem, random_access: bool):
+    """The source a reader reads: URLs and paths on `filesystem` through filesystems.py (byte
+    ranges for the file format, a file object for streams), anything else through open_source."""
+    src = open_input(source, filesystem, random_access)
+    if src is None:
+        return open_source(source)
+    if isinstance(src, str):                    # a file:// URL names a local path
+        return open_source(src)
+    return src
+
+
+def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=None,
+                filesystem=None):
+    """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
+    http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
+    filesystem) or a file-like object."""
+    return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
 
 
 def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptions | None = None,
-              memory_pool=None, recover: bool = False):
-    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object.
+              memory_pool=None, recover: bool = False, filesystem=None):
+    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
+    `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
+    file-like object.
 
     With recover=True a file whose footer is missing or damaged is read as a stream instead
     (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
@@ -839,7 +857,7 @@ def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptio
     if recover:
         from .recover import open_file_recovering
         return open_file_recovering(source, footer_offset, options)
-    return RecordBatchFileReader(source, footer_offset, options=options)
+    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
 
 
 def read_schema(obj, dictionary_memo=None) -> T.Schema:

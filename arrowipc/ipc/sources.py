@@ -119,6 +119,9 @@ class FileSource:
 
     @property
     def seekable(self) -> bool:
+        """Whether the object can seek: its seekable() says, or, lacking one, having seek()."""
+        if getattr(self.f, "seekable", None) is None:
+            return hasattr(self.f, "seek") and hasattr(self.f, "tell")
         return _seekable(self.f)
 
     def fetch(self, ranges: list, targets: list) -> None:

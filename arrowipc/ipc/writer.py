@@ -22,6 +22,7 @@ from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .format import COMPRESSION_IDS
 from .options import IpcWriteOptions, MetadataVersion, WriteStats
+from .filesystems import open_output
 from .sinks import AtomicFile
 
 _IOV_MAX = 1024
@@ -36,10 +37,16 @@ class _Sink:
     FIFO, are written in place.)
     """
 
-    def __init__(self, sink):
+    def __init__(self, sink, filesystem=None):
         self.owns = False
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
-        if isinstance(sink, (str, os.PathLike)):
+        # a URL or a path on `filesystem`: an upload published only on close (filesystems.py)
+        remote = open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike)) else None
+        if remote is not None:
+            self.atomic = remote
+            sink = remote.file
+            self.owns = True
+        elif isinstance(sink, (str, os.PathLike)):
             sink = self._open_path(os.fspath(sink))
             self.owns = True
         if not hasattr(sink, "write"):
@@ -225,7 +232,7 @@ class _WriterBase:
     _file_mode = False
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
-                 metadata_version=None):
+                 metadata_version=None, filesystem=None):
         self.options = options or IpcWriteOptions()
         if use_legacy_format is not None:
             self.options.use_legacy_format = bool(use_legacy_format)
@@ -238,7 +245,7 @@ class _WriterBase:
         self._has_dicts = enc._has_dicts
         self._version = enc._version
         self._compress = enc._compress
-        self._sink = _Sink(sink)
+        self._sink = _Sink(sink, filesystem)
         self._closed = False
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
@@ -347,8 +354,9 @@ class _WriterBase:
 class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker."""
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None):
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+    def __init__(self, sink, schema, *, use_legacy_format=None, options=None, filesystem=None):
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         filesystem=filesystem)
 
     def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
@@ -358,7 +366,7 @@ class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
 
     def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = FILE_MAGIC):
+                 magic: bytes = FILE_MAGIC, filesystem=None):
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
@@ -367,7 +375,8 @@ class RecordBatchFileWriter(_WriterBase):
             {} if metadata is not None else None)
         self._batch_blocks = []
         self._dict_blocks = []
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         filesystem=filesystem)
 
     def _start(self):
         head = self._magic + bytes((-len(self._magic)) % 8)
@@ -390,14 +399,22 @@ class RecordBatchFileWriter(_WriterBase):
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
 
-def new_stream(sink, schema, *, use_legacy_format=None, options=None) -> RecordBatchStreamWriter:
-    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format, options=options)
+def new_stream(sink, schema, *, use_legacy_format=None, options=None,
+               filesystem=None) -> RecordBatchStreamWriter:
+    """A RecordBatchStreamWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
+    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream."""
+    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format, options=options,
+                                   filesystem=filesystem)
 
 
 def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-             magic: bytes = FILE_MAGIC) -> RecordBatchFileWriter:
+             magic: bytes = FILE_MAGIC, filesystem=None) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
+    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream. Nothing appears
+    under the final name or key unless the writer closes successfully."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                 options=options, metadata=metadata, magic=magic)
+                                 options=options, metadata=metadata, magic=magic,
+                                 filesystem=filesystem)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
