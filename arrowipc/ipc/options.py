@@ -106,7 +106,7 @@ class IpcReadOptions:
 
     Files read through a file object or a filesystem fetch only the byte ranges a read needs;
     ``hole_size_limit`` and ``range_size_limit`` (pyarrow's CacheOptions names and defaults) say
-    how those ranges are merged: neighbours less than ``hole_size_limit`` bytes apart become one
+    how those ranges are merged: neighbours at most ``hole_size_limit`` bytes apart become one
     request, as long as it stays within ``range_size_limit`` bytes.
     """
 

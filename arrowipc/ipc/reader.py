@@ -463,13 +463,13 @@ class RecordBatchFileReader(_ReaderBase):
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
         self._lock = threading.Lock()
+        if not isinstance(self._source, BufferSource) and not self._source.seekable:
+            raise ArrowInvalid(NOT_SEEKABLE)
         size = footer_offset if footer_offset is not None else self._source.size
         self._read_footer(size)
 
     def _read_footer(self, size: int):
         src = self._source
-        if not isinstance(src, BufferSource) and not src.seekable:
-            raise ArrowInvalid(NOT_SEEKABLE)
         if size < 12 + 10:
             raise ArrowInvalid(f"file: {size} bytes is too small for an Arrow IPC file "
                                f"(magic, footer and trailer need at least 22)")

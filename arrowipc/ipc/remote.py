@@ -9,7 +9,7 @@ where it can.
 
 Two knobs, named like pyarrow's CacheOptions and set on IpcReadOptions:
 
-* ``hole_size_limit``: two ranges closer than this many bytes are read as one (reading the gap
+* ``hole_size_limit``: two ranges at most this many bytes apart are read as one (reading the gap
   costs less than another request);
 * ``range_size_limit``: ranges are not merged past this size (a merged range is one request, and
   huge ones stall concurrency).
@@ -29,16 +29,16 @@ TAIL_READ_SIZE = 4 << 10
 
 def coalesce(ranges, hole_size_limit: int = HOLE_SIZE_LIMIT,
              range_size_limit: int = RANGE_SIZE_LIMIT) -> list:
-    """(offset, length) ranges sorted, empty ones dropped, overlapping ones and those less than
-    `hole_size_limit` bytes apart merged, as long as a merged range stays within
+    """(offset, length) ranges sorted, empty ones dropped, overlapping ones merged, and those at
+    most `hole_size_limit` bytes apart merged as long as the result stays within
     `range_size_limit` bytes (a single range larger than that is kept whole)."""
     spans = sorted((o, o + n) for o, n in ranges if n > 0)
     out: list = []
     for start, end in spans:
         if out:
             cur_start, cur_end = out[-1]
-            if start <= cur_end or (start - cur_end < hole_size_limit
-                                    and max(end, cur_end) - cur_start <= range_size_limit):
+            if start < cur_end or (start - cur_end <= hole_size_limit
+                                   and max(end, cur_end) - cur_start <= range_size_limit):
                 out[-1] = (cur_start, max(end, cur_end))
                 continue
         out.append((start, end))
