@@ -10,8 +10,8 @@ from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
-from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
-from arrowipc._core.arraydata cimport ArrayData
+from arrowipc._core.buffer cimport Buffer, allocate, mutable_data, py_buffer, slice_unchecked
+from arrowipc._core.arraydata cimport ArrayData, make_array_data
 
 from arrowipc._core.bitmap import bitmap_view, count_set_bits
 from arrowipc._core.offsets import rebase_offsets, read_offset_pair
@@ -39,30 +39,60 @@ cdef class FlatBatch:
         self.version = version
 
 
+cdef inline int64_t _run_end_at(const uint8_t* p, int width, int64_t i) noexcept nogil:
+    # Run ends are int16, int32 or int64 (validated on read, checked by the builders).
+    if width == 2:
+        return (<const int16_t*>p)[i]
+    if width == 4:
+        return (<const int32_t*>p)[i]
+    return (<const int64_t*>p)[i]
+
+
 def ree_physical_slice(ArrayData d, int64_t offset, int64_t length):
     """(run_ends, values) ArrayData covering logical [offset, offset + length) of a run-end
     encoded array, with run ends rebased to start at the slice (a new buffer when sliced)."""
-    from arrowipc.array import make_array
-    from arrowipc.from_python import array_data_from_python
     cdef ArrayData run_ends = d.children[0], values = d.children[1]
-    if offset == 0 and run_ends.offset == 0 and values.offset == 0:
-        ends = make_array(run_ends).to_pylist()
-        if length == (ends[len(ends) - 1] if ends else 0):
-            return run_ends, values
-    ends = make_array(run_ends).to_pylist()
-    lo = 0
-    while lo < len(ends) and ends[lo] <= offset:
-        lo += 1
-    hi = lo
-    new_ends = []
-    while hi < len(ends) and length > 0:
-        new_ends.append(min(ends[hi] - offset, length))
-        if ends[hi] >= offset + length:
+    cdef int width = run_ends.type.byte_width
+    cdef int64_t n = run_ends.length, lo = 0, hi, mid, count = 0, end, i
+    cdef const uint8_t* ends = NULL
+    cdef Buffer out
+    if n:
+        ends = (<Buffer>run_ends.buffers[1]).ptr + run_ends.offset * width
+    cdef uint8_t* dst
+    if offset == 0 and run_ends.offset == 0 and values.offset == 0 and \
+            length == (_run_end_at(ends, width, n - 1) if n else 0):
+        return run_ends, values
+    with nogil:
+        hi = n                      # the first run ending after `offset`: run ends ascend
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            if _run_end_at(ends, width, mid) <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        hi = lo                     # one past the last run the slice touches
+        while hi < n and count < length:
+            end = _run_end_at(ends, width, hi)
             hi += 1
-            break
-        hi += 1
-    new_run_ends = array_data_from_python(new_ends, run_ends.type)
-    return new_run_ends, make_array(values).slice(lo, hi - lo).data
+            count = end - offset if end - offset < length else length
+    out = allocate((hi - lo) * width, False)
+    dst = mutable_data(out)
+    with nogil:
+        for i in range(hi - lo):
+            end = _run_end_at(ends, width, lo + i) - offset
+            if end > length:
+                end = length
+            if width == 2:
+                (<int16_t*>dst)[i] = <int16_t>end
+            elif width == 4:
+                (<int32_t*>dst)[i] = <int32_t>end
+            else:
+                (<int64_t*>dst)[i] = end
+    new_run_ends = make_array_data(run_ends.type, hi - lo, 0, 0, [None, out], [], None)
+    sliced_values = make_array_data(values.type, hi - lo, values.offset + lo,
+                                    0 if values.null_count == 0 else -1, values.buffers,
+                                    values.children, values.dictionary)
+    return new_run_ends, sliced_values
 
 
 cdef inline object storage_of(object t):

@@ -49,6 +49,7 @@ class StreamDecoder:
         self._offset = 0                  # stream offset of the first byte held
         self._frame_size = 0              # size of the message being received, once known
         self._head_size = 0               # its prefix and metadata, once known
+        self._head = b""                  # those bytes, once all arrived (finish() asks often)
         self._has_schema = False
         self._ended = False
 
@@ -102,6 +103,7 @@ class StreamDecoder:
             if size is None or self._held < size:
                 break
             self._frame_size = self._head_size = 0
+            self._head = b""
             frame = self._take(size)
             msg, _ = read_frame(frame, 0, size, self._max_metadata, "stream", True, self._offset)
             self._offset += size
@@ -128,7 +130,7 @@ class StreamDecoder:
             # Its verdict needs the prefix and metadata and the count of body bytes, not their
             # values: zeros stand in for the body, so asking costs no join of the chunks held.
             frame = bytearray(self._held)
-            head = self._peek(min(self._held, self._head_size or 8))
+            head = self._head or self._peek(min(self._held, self._head_size or 8))
             frame[:len(head)] = head
             read_frame(py_buffer(frame), 0, self._held, self._max_metadata, "stream", True,
                        self._offset)
@@ -159,8 +161,8 @@ class StreamDecoder:
         self._head_size = prefix + length
         if self._held < prefix + length:
             return None
-        meta = self._peek(prefix + length)[prefix:]
-        body_length = decode_message(py_buffer(meta), self._offset).body_length
+        self._head = self._peek(prefix + length)
+        body_length = decode_message(py_buffer(self._head[prefix:]), self._offset).body_length
         self._frame_size = prefix + length + body_length
         return self._frame_size
 

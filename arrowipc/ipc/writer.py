@@ -6,6 +6,7 @@ single copy only for file-likes that want one contiguous buffer.
 """
 from __future__ import annotations
 
+import copy
 import os
 import stat
 import struct
@@ -19,10 +20,9 @@ from ..io import BufferOutputStream
 from ..table import RecordBatch, Table, record_batch, table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
-from .format import EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
-from .format import COMPRESSION_IDS
-from .options import IpcWriteOptions, MetadataVersion, WriteStats
+from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .filesystems import open_output
+from .options import IpcWriteOptions, MetadataVersion, WriteStats
 from .sinks import AtomicFile
 
 _IOV_MAX = 1024
@@ -233,11 +233,15 @@ class _WriterBase:
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None, filesystem=None):
-        self.options = options or IpcWriteOptions()
-        if use_legacy_format is not None:
-            self.options.use_legacy_format = bool(use_legacy_format)
-        if metadata_version is not None:
-            self.options.metadata_version = MetadataVersion(metadata_version)
+        options = options or IpcWriteOptions()
+        if use_legacy_format is not None or metadata_version is not None:
+            # the caller's options may serve other writers: override a copy, never the original
+            options = copy.copy(options)
+            if use_legacy_format is not None:
+                options.use_legacy_format = bool(use_legacy_format)
+            if metadata_version is not None:
+                options.metadata_version = MetadataVersion(metadata_version)
+        self.options = options
         self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
         self.schema = enc.schema
         self.stats = enc.stats

@@ -379,3 +379,20 @@ def test_message_reader_messages_feed_read_record_batch():
     schema = ipc.read_schema(messages[0])
     for message, expected in zip(messages[1:], batches):
         S.assert_batch_matches(ipc.read_record_batch(message, schema), expected)
+
+
+def test_writer_overrides_do_not_change_the_callers_options():
+    # use_legacy_format= and metadata_version= apply to that writer only: the options object the
+    # caller passed may be shared by other writers.
+    options = ipc.IpcWriteOptions(compression="zstd")
+    batch = arrowipc.record_batch({"a": [1, 2]})
+    legacy = io.BytesIO()
+    with ipc.new_stream(legacy, batch.schema, options=options, use_legacy_format=True) as w:
+        w.write_batch(batch)
+    assert options.use_legacy_format is False
+    assert options.metadata_version == ipc.MetadataVersion.V5
+    modern = io.BytesIO()
+    with ipc.new_stream(modern, batch.schema, options=options) as w:
+        w.write_batch(batch)
+    assert legacy.getvalue()[-4:] == b"\x00\x00\x00\x00" and legacy.getvalue()[:4] != b"\xff" * 4
+    assert modern.getvalue()[:4] == b"\xff" * 4
