@@ -2,6 +2,7 @@
 
 * `s3_server()`: moto's S3 API in server mode, behind a middleware that records every request
   (method, path, Range header, body bytes sent), so tests assert what a read cost on the wire.
+* `CountingFile(data)`: a file object over bytes that logs each read call.
 * `http_server(files)`: a small HTTP/1.1 server for bytes objects, with HEAD and single-range
   GET (206 and Content-Range), recording requests the same way.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import io
 import re
 import threading
 from dataclasses import dataclass, field
@@ -99,6 +101,45 @@ def s3_filesystem(endpoint: str):
     import s3fs
     return s3fs.S3FileSystem(client_kwargs={"endpoint_url": endpoint, "region_name": "us-east-1"},
                              skip_instance_cache=True, use_listings_cache=False, **CREDENTIALS)
+
+
+class CountingFile(io.RawIOBase):
+    """A seekable file object over bytes that logs each read call (offset, bytes)."""
+
+    def __init__(self, data: bytes, seekable: bool = True):
+        self._b = io.BytesIO(data)
+        self._seekable = seekable
+        self.reads: list = []
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return self._seekable
+
+    def seek(self, offset, whence=0):
+        if not self._seekable:
+            raise io.UnsupportedOperation("seek")
+        return self._b.seek(offset, whence)
+
+    def tell(self):
+        return self._b.tell()
+
+    def readinto(self, view):
+        pos = self._b.tell()
+        n = self._b.readinto(view)
+        self.reads.append((pos, n))
+        return n
+
+    def read(self, n=-1):
+        pos = self._b.tell()
+        data = self._b.read(n)
+        self.reads.append((pos, len(data)))
+        return data
+
+    @property
+    def nbytes(self) -> int:
+        return sum(n for _, n in self.reads)
 
 
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")

@@ -653,6 +653,61 @@ class RecordBatchFileReader(_ReaderBase):
             out.append(fetched[k].slice(o - starts[k], n))
         return out
 
+    def _fetch_batches(self, first: int, last: int) -> list:
+        """Messages of record batches [first, last) with the selected columns' buffers, in two
+        fetches for the lot (all metadata, then all buffer ranges: concurrent where the source
+        can, in file order otherwise). None for a batch whose metadata cannot be used here:
+        get_batch reads it again and raises its error in its turn."""
+        dec, opts = self._decoder, self._decoder.options
+        blocks = [self._check_block(self._batch_blocks[i], i, "record batch")
+                  for i in range(first, last)]
+        heads = self._fetch_spans([(off, meta_len) for off, meta_len, _ in blocks])
+        msgs, ranges, targets = [], [], []
+        for (off, meta_len, body_len), head in zip(blocks, heads):
+            end = off + meta_len + body_len
+            fetched = _Fetched(head, off, end)
+            try:
+                msg = read_message_header(fetched, opts.max_metadata_size, "file")
+                if (msg is None or msg.header_type != md.HEADER_RECORD_BATCH
+                        or msg.body_length > end - fetched.pos):
+                    msgs.append(None)
+                    continue
+                header = decode_record_batch_header(msg.header)
+                needed = buffer_needed_mask(dec._plan, header, dec._included, msg.version)
+            except ArrowException:
+                msgs.append(None)
+                continue
+            body_start = fetched.pos
+            body = allocate_buffer(msg.body_length, zero=False)
+            view = memoryview(body)
+            for o, n in coalesce(body_ranges(header.buffers_list(), needed, body_start,
+                                             msg.body_length),
+                                 opts.hole_size_limit, opts.range_size_limit):
+                ranges.append((o, n))
+                targets.append(view[o - body_start:o - body_start + n])
+            msg.body = body
+            msgs.append(msg)
+        self._source.fetch(ranges, targets)
+        return msgs
+
+    def _iter_ranged(self):
+        """Projected batches from a source not in memory, planned a window at a time."""
+        if not self._dictionaries_read:
+            self._ensure_dictionaries()
+        dec, n = self._decoder, len(self._batch_blocks)
+        for first in range(0, n, WINDOW_MESSAGES):
+            last = min(n, first + WINDOW_MESSAGES)
+            with self._lock:
+                msgs = self._fetch_batches(first, last)
+            for i, msg in zip(range(first, last), msgs):
+                if msg is None:
+                    yield self.get_batch(i)
+                    continue
+                with self._lock:
+                    dec.stats.num_messages += 1
+                    dec.stats.num_record_batches += 1
+                yield dec.read_record_batch_message(msg, count=False)
+
     def _fetch_batch(self, i: int) -> Message:
         """Record batch i's message: the whole block in one request without projection; with
         it, the metadata, then only the buffers of the selected columns, coalesced."""
@@ -730,6 +785,9 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self):
+        if self._ranged and self._decoder._included is not None:
+            yield from self._iter_ranged()
+            return
         n, i = len(self._batch_blocks), 0
         while i < n:
             msg = self._compressed_block(i) if self._fast else None

@@ -6,8 +6,6 @@ bytes and request counts are asserted on the wire.
 """
 from __future__ import annotations
 
-import io
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pa_ipc
@@ -17,49 +15,11 @@ import arrowipc
 from arrowipc import ipc
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.remote import body_ranges, coalesce, dictionary_ids_needed
+from remote_servers import CountingFile
 
 fsspec = pytest.importorskip("fsspec")
 
 N_ROWS, N_BATCHES, N_COLS = 80_000, 8, 8
-
-
-class CountingFile(io.RawIOBase):
-    """A seekable file object over bytes that logs each read call (offset, bytes)."""
-
-    def __init__(self, data: bytes, seekable: bool = True):
-        self._b = io.BytesIO(data)
-        self._seekable = seekable
-        self.reads: list = []
-
-    def readable(self):
-        return True
-
-    def seekable(self):
-        return self._seekable
-
-    def seek(self, offset, whence=0):
-        if not self._seekable:
-            raise io.UnsupportedOperation("seek")
-        return self._b.seek(offset, whence)
-
-    def tell(self):
-        return self._b.tell()
-
-    def readinto(self, view):
-        pos = self._b.tell()
-        n = self._b.readinto(view)
-        self.reads.append((pos, n))
-        return n
-
-    def read(self, n=-1):
-        pos = self._b.tell()
-        data = self._b.read(n)
-        self.reads.append((pos, len(data)))
-        return data
-
-    @property
-    def nbytes(self) -> int:
-        return sum(n for _, n in self.reads)
 
 
 def wide_table() -> pa.Table:
