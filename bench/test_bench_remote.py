@@ -118,7 +118,7 @@ def test_s3_projected_read_interleaved(wide_file, capsys):
     with capsys.disabled():
         print(f"\n| S3 (local moto), {len(wide_file) / 1e6:.0f} MB file, 1 of {COLS} columns, "
               f"{ROUNDS} interleaved rounds | ms | GET requests | MB on the wire | "
-              f"arrowipc / this |")
+              f"arrowipc time / this time |")
         print("| --- | ---: | ---: | ---: | ---: |")
         for name in names:
             print(f"| {name} | {med[name] * 1000:.0f} | {wire[name][0]} | "

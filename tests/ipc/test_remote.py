@@ -345,3 +345,21 @@ def test_http_errors_are_oserrors_with_the_url():
     # the server is gone: connection refused
     with pytest.raises(OSError, match=url.replace(".", r"\.")):
         ipc.open_file(url)
+
+
+def test_spark_inputs_take_remote_urls():
+    from arrowipc.spark import inputs
+    table = arrowipc.table(wide_table())
+    with ipc.new_file("memory://spark-in/one.arrow", table.schema) as writer:
+        write_wide(writer)
+    with ipc.new_stream("memory://spark-in/two.arrows", table.schema) as writer:
+        writer.write_table(table)
+    paths = inputs.find_input_paths("memory://spark-in")
+    assert paths == ["memory://spark-in/one.arrow", "memory://spark-in/two.arrows"]
+    assert inputs.find_input_paths("memory://spark-in/*.arrow") == paths[:1]
+    found = [inputs.detect_format(p) for p in paths]
+    assert [f.is_file_format for f in found] == [True, False]
+    assert all(inputs.read_input_schema(f).names == wide_table().schema.names for f in found)
+    ranges = inputs.plan_ranges(found, rows_per_partition=N_ROWS // 2)
+    assert [(r.start, r.end) for r in ranges] == [(0, N_BATCHES // 2), (N_BATCHES // 2, N_BATCHES),
+                                                  (0, None)]
