@@ -659,8 +659,12 @@ class RecordBatchFileReader(_ReaderBase):
         can, in file order otherwise). None for a batch whose metadata cannot be used here:
         get_batch reads it again and raises its error in its turn."""
         dec, opts = self._decoder, self._decoder.options
-        blocks = [self._check_block(self._batch_blocks[i], i, "record batch")
-                  for i in range(first, last)]
+        blocks = []
+        for i in range(first, last):
+            try:
+                blocks.append(self._check_block(self._batch_blocks[i], i, "record batch"))
+            except ArrowException:
+                break                   # this batch and those after it: one by one
         heads = self._fetch_spans([(off, meta_len) for off, meta_len, _ in blocks])
         msgs, ranges, targets = [], [], []
         for (off, meta_len, body_len), head in zip(blocks, heads):
@@ -688,15 +692,21 @@ class RecordBatchFileReader(_ReaderBase):
             msg.body = body
             msgs.append(msg)
         self._source.fetch(ranges, targets)
-        return msgs
+        return msgs + [None] * (last - first - len(msgs))
 
     def _iter_ranged(self):
         """Projected batches from a source not in memory, planned a window at a time."""
         if not self._dictionaries_read:
             self._ensure_dictionaries()
-        dec, n = self._decoder, len(self._batch_blocks)
-        for first in range(0, n, WINDOW_MESSAGES):
-            last = min(n, first + WINDOW_MESSAGES)
+        dec, blocks = self._decoder, self._batch_blocks
+        n, first = len(blocks), 0
+        while first < n:
+            # a window holds at most WINDOW_MESSAGES batches and WINDOW_BYTES of (sparse) bodies
+            last, claimed = first + 1, max(0, blocks[first][2])
+            while (last < n and last - first < WINDOW_MESSAGES
+                   and claimed + max(0, blocks[last][2]) <= WINDOW_BYTES):
+                claimed += max(0, blocks[last][2])
+                last += 1
             with self._lock:
                 msgs = self._fetch_batches(first, last)
             for i, msg in zip(range(first, last), msgs):
@@ -707,6 +717,7 @@ class RecordBatchFileReader(_ReaderBase):
                     dec.stats.num_messages += 1
                     dec.stats.num_record_batches += 1
                 yield dec.read_record_batch_message(msg, count=False)
+            first = last
 
     def _fetch_batch(self, i: int) -> Message:
         """Record batch i's message: the whole block in one request without projection; with

@@ -363,3 +363,24 @@ def test_spark_inputs_take_remote_urls():
     ranges = inputs.plan_ranges(found, rows_per_partition=N_ROWS // 2)
     assert [(r.start, r.end) for r in ranges] == [(0, N_BATCHES // 2), (N_BATCHES // 2, N_BATCHES),
                                                   (0, None)]
+
+
+@pytest.mark.parametrize("damage", ["metadata length", "body length"])
+def test_projected_iteration_yields_the_batches_before_a_damaged_one(wide_file, damage):
+    off, meta_len, _ = ipc.open_file(wide_file).record_batch_blocks[3]
+    data = bytearray(wide_file)
+    if damage == "metadata length":
+        data[off + 4:off + 8] = (1 << 30).to_bytes(4, "little")
+    else:                                    # the header claims more body than the block holds
+        data[off + 8:off + meta_len] = bytes(meta_len - 8)
+
+    def run(source):
+        rows = []
+        with pytest.raises(ArrowInvalid) as error:
+            for batch in ipc.open_file(source, options=ipc.IpcReadOptions(included_fields=[2])):
+                rows.append(batch.num_rows)
+        return rows, str(error.value)
+
+    expected = run(bytes(data))
+    assert expected[0] == [N_ROWS // N_BATCHES] * 3
+    assert run(CountingFile(bytes(data))) == expected
