@@ -50,7 +50,7 @@ def _is_fsspec_fs(fs) -> bool:
     return hasattr(fs, "cat_ranges") and hasattr(fs, "open") and hasattr(fs, "_strip_protocol")
 
 
-def resolve(path, filesystem=None):
+def resolve(path, filesystem=None) -> tuple:
     """(kind, filesystem, path): kind "local" (a plain path), "fsspec" or "pyarrow".
 
     Without `filesystem`, file:// URLs are local paths and other URLs go to fsspec (the
@@ -116,6 +116,7 @@ class RangeSource:
         return py_buffer(data)
 
     def read_at(self, offset: int, n: int) -> Buffer:
+        """Exactly n bytes at `offset` (a shorter object is a truncated file)."""
         data = self._get(offset, n) if n else b""
         self.pos = offset + len(data)
         if len(data) != n:
@@ -140,7 +141,8 @@ class RangeSource:
                 raise _short_read(self.name, o, n, len(data))
             target[:] = data
 
-    def close(self):
+    def close(self) -> None:
+        """Release the filesystem's file, if the backend holds one."""
         self._backend.close()
 
 
@@ -197,7 +199,7 @@ class _PlainReader:
         self._f.close()
 
 
-def open_input(source, filesystem=None, random_access: bool = False):
+def open_input(source, filesystem=None, random_access: bool = False) -> object:
     """A source for a URL or a path on `filesystem`: a RangeSource when the reader needs random
     access (the file format), else a FileSource over the filesystem's file object; None when
     `source` is neither (the caller's own open_source takes it)."""
@@ -332,7 +334,7 @@ def _defers_commit(fs) -> bool:
     return bool(protocols & _DEFERRED_PROTOCOLS)
 
 
-def open_output(sink, filesystem=None):
+def open_output(sink, filesystem=None) -> object:
     """An object with `.file`, `commit()` and `abort()` for a URL or a path on `filesystem`, or
     None when `sink` is neither (a plain path: the writer's own atomic file takes it)."""
     if filesystem is None and not is_url(sink):

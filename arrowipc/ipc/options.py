@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
-from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
+from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
 
 
 class MetadataVersion(enum.IntEnum):

@@ -22,13 +22,13 @@ from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
+from .filesystems import open_input
 from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
 from .options import IpcReadOptions, ReadStats
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
-from .filesystems import open_input
 from .sources import BufferSource, open_source
 
 RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
