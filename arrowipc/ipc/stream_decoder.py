@@ -193,13 +193,18 @@ class StreamDecoder:
             parts.append(part)
             got += len(part)
             i += 1
-        if not keep:
-            for _ in range(i):
-                self._chunks.popleft()
-            if len(part) < len(chunk):
-                self._chunks.appendleft(chunk[len(part):])
+        joined = b"".join(parts)
+        for _ in range(i):
+            self._chunks.popleft()
+        if len(part) < len(chunk):
+            self._chunks.appendleft(chunk[len(part):])
+        if keep:
+            # the joined bytes replace the chunks they came from, so asking again (the head of a
+            # message arriving a byte at a time) joins only what arrived since
+            self._chunks.appendleft(joined)
+        else:
             self._held -= n
-        return py_buffer(b"".join(parts))
+        return py_buffer(joined)
 
 
 class AsyncRecordBatchStreamReader:
