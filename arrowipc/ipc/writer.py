@@ -345,9 +345,10 @@ class _WriterBase:
         self._version = enc._version
         self._compress = enc._compress
         if durable and (not isinstance(sink, (str, os.PathLike)) or filesystem is not None
-                        or is_url(sink)):
-            raise ValueError("durable=True needs a local path sink (a file object's owner decides "
-                             "when to fsync it; an object store makes an upload durable itself)")
+                        or (is_url(sink) and not sink.lower().startswith("file://"))):
+            raise ValueError("durable=True needs a path sink (a local one: a file object's owner "
+                             "decides when to fsync it, and an object store's upload is durable "
+                             "when it completes)")
         self._sink = _Sink(sink, durable, filesystem)
         self._sink.background = self.options.use_threads
         self._closed = False

@@ -384,3 +384,10 @@ def test_projected_iteration_yields_the_batches_before_a_damaged_one(wide_file, 
     expected = run(bytes(data))
     assert expected[0] == [N_ROWS // N_BATCHES] * 3
     assert run(CountingFile(bytes(data))) == expected
+
+
+def test_durable_is_for_local_paths_only():
+    table = arrowipc.table(wide_table())
+    with pytest.raises(ValueError, match="durable=True needs a path sink"):
+        ipc.new_file("memory://remote-tests/durable.arrow", table.schema, durable=True)
+    assert not fsspec.filesystem("memory").exists("/remote-tests/durable.arrow")
