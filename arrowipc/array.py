@@ -132,9 +132,12 @@ class Array:
         return _bitmap.unpack_bits(validity, d.offset, d.length)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pylist(self) -> list:
-        from .to_python import to_pylist
-        return to_pylist(self.data)
+    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+        """The values as Python objects (None for nulls); maps as lists of (key, value) tuples,
+        or dicts with maps_as_pydicts="lossy" (last value of a repeated key) or "strict"
+        (KeyError on a repeated key)."""
+        from .to_python import maps_as_pydicts as as_dicts, to_pylist
+        return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False):
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
@@ -145,6 +148,9 @@ class Array:
     from_pandas = classmethod(_pandas.array_from_pandas)
 
     def equals(self, other: "Array") -> bool:
+        """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
+        if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
+            other = array(other)
         if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
             return False
         return _values_equal(self.to_pylist(), other.to_pylist())
@@ -401,10 +407,11 @@ class ChunkedArray:
     def null_count(self) -> int:
         return sum(c.null_count for c in self.chunks)
 
-    def to_pylist(self) -> list:
+    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+        """The values of every chunk as Python objects (see Array.to_pylist)."""
         out = []
         for c in self.chunks:
-            out += c.to_pylist()
+            out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
     def __getitem__(self, i):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import struct
 import threading
-from collections import deque, namedtuple
+from collections import deque
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -17,7 +17,8 @@ from ._batch_decode import (assemble_columns, buffer_needed_mask,
                                   run_pending_checks)
 from .._core.buffer import Buffer, allocate_buffer
 from ._flatbuf import root_table
-from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
+from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
@@ -27,22 +28,21 @@ from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
-from .options import IpcReadOptions, ReadStats
+from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource, open_source
 
-RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
 
 
 class MessageDecoder:
     """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
 
     def __init__(self, options: IpcReadOptions | None = None, where: str = "stream"):
-        self.options = options or IpcReadOptions()
+        self.options = as_read_options(options)
         self.where = where
         self.info = None
         self.schema = None          # the schema batches are returned with (after projection)
-        self.stats = ReadStats()
+        self.stats = ReadCounters()
         self._plan = None
         self._included = None
         self._out_index = None
@@ -75,7 +75,7 @@ class MessageDecoder:
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
-        if inc is None:
+        if not inc:                 # empty: every field (pyarrow's default)
             self.schema = full
             return
         n = len(full)
@@ -295,10 +295,14 @@ class _ReaderBase:
 
     @property
     def stats(self) -> ReadStats:
-        stats = self._decoder.stats
-        stats.bytes_read = getattr(self._source, "bytes_read", 0)
-        stats.read_requests = getattr(self._source, "read_requests", 0)
-        return stats
+        """What has been read so far (a snapshot)."""
+        return self._decoder.stats.snapshot()
+
+    @property
+    def io_stats(self) -> IOStats:
+        """What the reader asked of its file object or filesystem so far (bytes, requests)."""
+        return IOStats(getattr(self._source, "bytes_read", 0),
+                       getattr(self._source, "read_requests", 0))
 
     @property
     def schema(self) -> T.Schema:
@@ -309,8 +313,9 @@ class _ReaderBase:
         return self.read_all().to_pandas(**options)
 
 
-class RecordBatchStreamReader(_ReaderBase):
-    """Reads the IPC stream format from bytes, a path or a file-like object."""
+class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
+    """Reads the IPC stream format from bytes, a path or a file-like object (a
+    RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
     def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None,
                  filesystem=None):
@@ -929,20 +934,30 @@ def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptio
     return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
 
 
-def read_schema(obj, dictionary_memo=None) -> T.Schema:
-    """The schema of a Schema message (a Message, bytes, or a stream)."""
+def _message_of_type(obj, header_type: int, type_name: str, what: str) -> Message:
+    """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
     msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
-    if msg is None or msg.header_type != md.HEADER_SCHEMA:
-        raise ArrowInvalid("read_schema: expected a schema message")
+    if msg is None:
+        raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
+    if msg.header_type != header_type:
+        raise ArrowIOError(f"{what}: Message not expected type {type_name}"
+                           f" but got {msg.type}")
+    return msg
+
+
+def read_schema(obj, dictionary_memo=None) -> T.Schema:
+    """The schema of a Schema message (a Message, bytes, a buffer or a stream)."""
+    msg = _message_of_type(obj, md.HEADER_SCHEMA, "schema", "read_schema")
     return md.decode_schema(msg.header).schema
 
 
 def read_record_batch(obj, schema: T.Schema, dictionary_memo=None, *,
                       options: IpcReadOptions | None = None) -> RecordBatch:
-    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema."""
-    msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
-    if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
-        raise ArrowInvalid("read_record_batch: expected a record batch message")
+    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema
+    (ours, or any object exporting `__arrow_c_schema__`, such as a pyarrow.Schema)."""
+    msg = _message_of_type(obj, md.HEADER_RECORD_BATCH, "record batch", "read_record_batch")
+    if not isinstance(schema, T.Schema):
+        schema = T.schema(schema)
     dec = MessageDecoder(options, "message")
     dec.set_schema(md.SchemaInfo(schema))
     return dec.read_record_batch_message(msg)

@@ -79,8 +79,8 @@ class FileSource:
         return out
 
     def _read(self, n: int) -> Buffer:
-        if self._read_buffer is not None:          # zero-copy BufferReader
-            out = self._read_buffer(n)
+        if self._read_buffer is not None:          # zero-copy BufferReader, pyarrow NativeFile
+            out = as_buffer(self._read_buffer(n))
             self.pos += out.size
             return out
         if n <= _DIRECT_READ_LIMIT and self._readinto is not None:
@@ -195,6 +195,12 @@ def _io_error(error: Exception, name: str) -> OSError:
         return cls(f"{name}: {error}")
     except TypeError:
         return OSError(f"{name}: {error}")
+
+
+def as_buffer(obj) -> Buffer:
+    """`obj` (any object exporting the buffer protocol, e.g. a pyarrow.Buffer) as a Buffer: a
+    zero-copy view that keeps `obj` alive."""
+    return obj if isinstance(obj, Buffer) else py_buffer(obj)
 
 
 def _seekable(f) -> bool:

@@ -15,7 +15,6 @@ at the next write or at close.
 """
 from __future__ import annotations
 
-import copy
 import os
 import stat
 import struct
@@ -26,12 +25,13 @@ from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_recor
                                   encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
-from ..table import RecordBatch, Table, record_batch, table
+from ..table import RecordBatch, Table, record_batch
+from ..table import table as _table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .filesystems import is_url, open_output
-from .options import IpcWriteOptions, MetadataVersion, WriteStats
+from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .sinks import AtomicFile
 
 _IOV_MAX = 1024
@@ -248,11 +248,11 @@ class MessageEncoder:
     """
 
     def __init__(self, schema, options: IpcWriteOptions | None = None, file_mode: bool = False):
-        self.options = options or IpcWriteOptions()
+        self.options = as_write_options(options)
         if not isinstance(schema, T.Schema):
             schema = T.schema(schema)
         self.schema = schema
-        self.stats = WriteStats()
+        self.stats = WriteCounters()
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_IDS[self.options.compression]
         self._compress = None
@@ -328,18 +328,14 @@ class _WriterBase:
 
     def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
                  metadata_version=None, durable: bool = False, filesystem=None):
-        options = options or IpcWriteOptions()
-        if use_legacy_format is not None or metadata_version is not None:
-            # the caller's options may serve other writers: override a copy, never the original
-            options = copy.copy(options)
-            if use_legacy_format is not None:
-                options.use_legacy_format = bool(use_legacy_format)
-            if metadata_version is not None:
-                options.metadata_version = MetadataVersion(metadata_version)
-        self.options = options
+        # always a copy: use_legacy_format= and metadata_version= apply to this writer only, and
+        # the caller's options object may serve other writers
+        self.options = as_write_options(options, use_legacy_format)
+        if metadata_version is not None:
+            self.options.metadata_version = MetadataVersion(metadata_version)
         self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
         self.schema = enc.schema
-        self.stats = enc.stats
+        self._counters = enc.stats
         self._dicts = enc.dictionaries
         self._has_dicts = enc._has_dicts
         self._version = enc._version
@@ -357,6 +353,25 @@ class _WriterBase:
 
     def _start(self):
         pass
+
+    @property
+    def stats(self) -> WriteStats:
+        """What has been written so far (a snapshot)."""
+        return self._counters.snapshot()
+
+    @property
+    def body_sizes(self) -> tuple:
+        """(raw, serialized) bytes of the record batch bodies written: before and after
+        compression."""
+        return (self._counters.total_raw_body_size, self._counters.total_serialized_body_size)
+
+    @property
+    def _use_legacy_format(self) -> bool:
+        return self.options.use_legacy_format
+
+    @property
+    def _metadata_version(self) -> MetadataVersion:
+        return self.options.metadata_version
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write_message(meta, parts, body_len)
@@ -403,9 +418,8 @@ class _WriterBase:
     def _after_dictionary(self, offset, meta_len, body_len):
         pass
 
-    def write_table(self, table_, max_chunksize: int | None = None):
-        if not isinstance(table_, Table):
-            table_ = table(table_)
+    def write_table(self, table, max_chunksize: int | None = None):
+        table_ = table if isinstance(table, Table) else _table(table)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             table_ = unify_table_dictionaries(table_)
@@ -458,7 +472,7 @@ class _WriterBase:
         elif isinstance(table_or_batch, Table):
             self.write_table(table_or_batch)
         elif hasattr(table_or_batch, "__arrow_c_stream__"):
-            self.write_table(table(table_or_batch))
+            self.write_table(_table(table_or_batch))
         else:
             self.write_batch(record_batch(table_or_batch))
 
@@ -561,7 +575,7 @@ def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=Non
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
-    options = options or IpcWriteOptions()
+    options = as_write_options(options)
     blob, pos = md.schema_blob(schema)
     return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
                                            options.use_legacy_format))
@@ -570,7 +584,7 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
     """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
     from .._core.buffer import concat_buffers
-    options = options or IpcWriteOptions()
+    options = as_write_options(options)
     codec = COMPRESSION_IDS[options.compression]
     compress = None
     if codec >= 0:
@@ -580,3 +594,11 @@ def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None =
                                                 int(options.metadata_version), None, codec,
                                                 options.use_legacy_format, compress)
     return concat_buffers([meta] + parts, len(meta) + body_len)
+
+
+def get_record_batch_size(batch) -> int:
+    """Bytes of the framed IPC message `batch` is written as: prefix, metadata and body
+    (pyarrow.ipc.get_record_batch_size). `batch` may be any library's record batch."""
+    if not isinstance(batch, RecordBatch):
+        batch = record_batch(batch)
+    return serialize_record_batch(batch).size

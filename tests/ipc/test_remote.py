@@ -113,7 +113,7 @@ def test_projected_and_single_batch_reads_cost_no_more_than_pyarrow(wide_file, i
     assert requests <= their_requests
     assert nbytes <= 1.05 * their_bytes
     # the reader's stats count the same reads
-    assert (reader.stats.read_requests, reader.stats.bytes_read) == (requests, nbytes)
+    assert (reader.io_stats.read_requests, reader.io_stats.bytes_read) == (requests, nbytes)
 
 
 def test_projection_reads_only_the_selected_columns_bytes(wide_file):
@@ -226,7 +226,7 @@ def test_file_url_and_pyarrow_filesystem(tmp_path):
     reader = ipc.open_file(str(tmp_path / "t.arrow"), filesystem=local,
                            options=ipc.IpcReadOptions(included_fields=[4]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(4))
-    assert reader.stats.read_requests == 2 + 2 * N_BATCHES
+    assert reader.io_stats.read_requests == 2 + 2 * N_BATCHES
 
 
 def test_filesystem_of_another_kind_is_refused():
@@ -255,11 +255,11 @@ def test_s3_write_then_projected_read_on_the_wire(s3, wide_file):
     reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[3]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
     gets = requests.gets("/wide.arrow")
-    assert len(gets) == reader.stats.read_requests == 2 + 2 * N_BATCHES
-    assert requests.get_bytes("/wide.arrow") == reader.stats.bytes_read
-    assert N_ROWS * 8 <= reader.stats.bytes_read < N_ROWS * 8 + 16 << 10
+    assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+    assert requests.get_bytes("/wide.arrow") == reader.io_stats.bytes_read
+    assert N_ROWS * 8 <= reader.io_stats.bytes_read < N_ROWS * 8 + 16 << 10
     assert all(rng is not None for _, _, rng, _ in gets)     # never the whole object
-    assert reader.stats.bytes_read < size / 6
+    assert reader.io_stats.bytes_read < size / 6
 
 
 def test_s3_url_through_the_environment(s3, monkeypatch):
@@ -324,8 +324,8 @@ def test_http_projected_read_uses_ranges(wide_file):
                                options=ipc.IpcReadOptions(included_fields=[6]))
         assert pa.table(reader.read_all()).column(0).equals(wide_table().column(6))
         gets = requests.gets("/wide.arrow")
-        assert len(gets) == reader.stats.read_requests == 2 + 2 * N_BATCHES
-        assert sum(g[3] for g in gets) == reader.stats.bytes_read < len(wide_file) / 6
+        assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+        assert sum(g[3] for g in gets) == reader.io_stats.bytes_read < len(wide_file) / 6
         assert all(g[2] is not None for g in gets)
         stream = pa.BufferOutputStream()
         with pa_ipc.new_stream(stream, wide_table().schema) as writer:
