@@ -284,8 +284,6 @@ class WriteStats(NamedTuple):
     num_dictionary_batches: int = 0
     num_dictionary_deltas: int = 0
     num_replaced_dictionaries: int = 0
-    bytes_read: int = 0
-    read_requests: int = 0
 
 
 @dataclass
