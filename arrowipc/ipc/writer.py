@@ -376,11 +376,18 @@ class _WriterBase:
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write_message(meta, parts, body_len)
 
+    _statistics = False
+
     def _write_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> bool:
         """Write the batch's messages (the last may still be in flight); True when all they
         send is the writer's own bytes."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
+        if self._statistics:
+            from .statistics import statistics_metadata
+            if _flat is None:
+                batch = record_batch(batch)
+            custom_metadata = statistics_metadata(batch, custom_metadata)
         sink = self._sink
         owned = self._compress is not None
         # a path written in the background: buffers stored raw are copied when they are a small
@@ -514,10 +521,14 @@ class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic.
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
+    metadata (ipc.statistics).
     """
 
     def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = FILE_MAGIC, durable: bool = False, filesystem=None):
+                 magic: bytes = FILE_MAGIC, durable: bool = False, statistics: bool = False,
+                 filesystem=None):
+        self._statistics = bool(statistics)
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
@@ -562,14 +573,15 @@ def new_stream(sink, schema, *, use_legacy_format=None, options=None,
 
 def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
              magic: bytes = FILE_MAGIC, durable: bool = False,
-             filesystem=None) -> RecordBatchFileWriter:
+             statistics: bool = False, filesystem=None) -> RecordBatchFileWriter:
     """A RecordBatchFileWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
-    local path's file and directory at close."""
+    local path's file and directory at close; `statistics=True` writes each batch's min/max/null
+    counts in its custom metadata."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic, durable=durable,
-                                 filesystem=filesystem)
+                                 statistics=statistics, filesystem=filesystem)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
