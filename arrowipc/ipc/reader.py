@@ -805,16 +805,8 @@ class RecordBatchFileReader(_ReaderBase):
             self._ensure_dictionaries()
         dec, src = self._decoder, self._source
         if self._fast:
-            off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
-            msg, _, cols, pending, num_rows = next_message_fast(
-                src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
-                dec._included, "file", dec._limits)
-            if msg is not None and cols is not None:
-                with self._lock:
-                    dec.count_record_batch()
-                if dec._included is not None:
-                    cols = [c for c in cols if c is not None]
-                batch = dec.make_batch(cols, num_rows, pending)
+            batch, msg = self._framed_once(i)
+            if batch is not None:
                 return (batch, msg.custom_metadata) if with_metadata else batch
         if isinstance(src, BufferSource):
             msg = self._read_block(self._batch_blocks[i], i, "record batch")
@@ -827,6 +819,22 @@ class RecordBatchFileReader(_ReaderBase):
             dec.count_record_batch()
         batch = dec.read_record_batch_message(msg, count=False)
         return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def _framed_once(self, i: int):
+        """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
+        None when the message needs the general path (compressed, dictionaries, byte order)."""
+        dec = self._decoder
+        off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+        msg, _, cols, pending, num_rows = next_message_fast(
+            self._source.buf, off, off + meta_len + body_len, dec.options.max_metadata_size,
+            dec._plan, dec._included, "file", dec._limits)
+        if msg is None or cols is None:
+            return None, msg
+        with self._lock:
+            dec.count_record_batch()
+        if dec._included is not None:
+            cols = [c for c in cols if c is not None]
+        return dec.make_batch(cols, num_rows, pending), msg
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         return RecordBatchWithMetadata(*self._get(i, True))
@@ -842,8 +850,14 @@ class RecordBatchFileReader(_ReaderBase):
             return
         n, i = len(self._batch_blocks), 0
         while i < n:
-            msg = self._compressed_block(i) if self._fast else None
-            if msg is None:
+            msg = None
+            if self._fast:          # each block framed once: decoded, or kept for a window
+                batch, msg = self._framed_once(i)
+                if batch is not None:
+                    yield batch
+                    i += 1
+                    continue
+            if msg is None or not _is_compressed_batch(msg):
                 yield self.get_batch(i)
                 i += 1
                 continue
