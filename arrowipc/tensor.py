@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import types as T
 from ._core.buffer import Buffer, py_buffer
-from .errors import ArrowTypeError
+from .errors import ArrowInvalid, ArrowTypeError
 
 # numpy dtype name <-> Arrow type: the fixed-width numeric types a tensor can hold
 _NUMPY_NAMES = {"int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.int64,
