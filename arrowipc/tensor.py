@@ -270,7 +270,7 @@ class _SparseTensor:
         self._dim_names = [str(n) for n in dim_names] if dim_names else []
 
     @classmethod
-    def from_tensor(cls, obj):
+    def from_tensor(cls, obj) -> "_SparseTensor":
         """The sparse form of a dense Tensor (arrowipc's or pyarrow's)."""
         arr, names = _dense_of(obj)
         return cls.from_dense_numpy(arr, names or None)
@@ -431,7 +431,8 @@ class _SparseCSXMatrix(_SparseTensor):
     _indices: object
 
     @classmethod
-    def _make(cls, data, indptr, indices, shape, dim_names=None, where: str = ""):
+    def _make(cls, data, indptr, indices, shape, dim_names=None,
+              where: str = "") -> "_SparseCSXMatrix":
         self = cls.__new__(cls)
         where = where or cls.__name__
         self._init_common(data, shape, dim_names, where)
@@ -451,13 +452,13 @@ class _SparseCSXMatrix(_SparseTensor):
         return self
 
     @classmethod
-    def from_numpy(cls, data, indptr, indices, shape, dim_names=None):
+    def from_numpy(cls, data, indptr, indices, shape, dim_names=None) -> "_SparseCSXMatrix":
         """From the non-zero values, the pointer array (one more than the compressed axis' length)
         and the other axis' index of each value."""
         return cls._make(data, indptr, indices, shape, dim_names, f"{cls.__name__}.from_numpy")
 
     @classmethod
-    def from_dense_numpy(cls, obj, dim_names=None):
+    def from_dense_numpy(cls, obj, dim_names=None) -> "_SparseCSXMatrix":
         """The non-zero cells of a dense 2-D numpy array."""
         import numpy as np
         arr = np.asarray(obj)
