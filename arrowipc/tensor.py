@@ -540,12 +540,15 @@ class SparseCSFTensor(_SparseTensor):
 
     @staticmethod
     def from_dense_numpy(obj, dim_names=None) -> "SparseCSFTensor":
-        """The non-zero cells of a dense numpy array, walked in dimension order."""
+        """The non-zero cells of a dense numpy array; the tree walks the dimensions from the
+        shortest to the longest (ties in dimension order), as pyarrow does."""
         import numpy as np
         arr = np.asarray(obj)
-        coords = np.argwhere(arr).astype(np.int64)          # row-major: prefixes are grouped
+        order = [int(a) for a in np.argsort(arr.shape, kind="stable")]
+        walked = arr.transpose(order)
+        coords = np.argwhere(walked).astype(np.int64)       # row-major: prefixes are grouped
         nnz, ndim = coords.shape[0], arr.ndim
-        # new[d][i]: value i starts a new node at level d (its prefix up to d differs)
+        # changed[i, d]: value i starts a new node at level d (its prefix up to d differs)
         changed = np.ones((nnz, ndim), dtype=bool)
         if nnz > 1:
             changed[1:] = np.logical_or.accumulate(coords[1:] != coords[:-1], axis=1)
@@ -555,7 +558,7 @@ class SparseCSFTensor(_SparseTensor):
             rank = np.cumsum(changed[:, d + 1]) - 1         # node number at level d+1
             indptr.append(np.append(rank[changed[:, d]], indices[d + 1].shape[0])
                           .astype(np.int64))
-        return SparseCSFTensor._make(arr[tuple(coords.T)], indptr, indices, arr.shape, None,
+        return SparseCSFTensor._make(walked[tuple(coords.T)], indptr, indices, arr.shape, order,
                                      dim_names, "SparseCSFTensor.from_dense_numpy")
 
     def to_numpy(self) -> tuple:
@@ -594,10 +597,8 @@ def _as_sparse(obj) -> _SparseTensor:
     if cls is None or not hasattr(obj, "to_numpy"):
         raise ArrowTypeError(f"expected a sparse tensor, got {type(obj).__name__}")
     names = list(obj.dim_names or []) or None
-    parts = obj.to_numpy()
     if cls is SparseCSFTensor:
-        # pyarrow does not expose axis_order; its CSF tensors made from numpy walk 0..ndim-1
-        return cls._make(parts[0], parts[1], parts[2], obj.shape,
-                         getattr(obj, "axis_order", None), names)
-    return cls._make(*parts, obj.shape, names) if cls is not SparseCOOTensor else \
-        cls._make(parts[0], parts[1], obj.shape, names)
+        # pyarrow does not expose a CSF tensor's axis order, so its levels cannot be placed:
+        # rebuild the index from the dense values (the walk pyarrow's from_dense_numpy uses)
+        return SparseCSFTensor.from_tensor(obj.to_tensor())
+    return cls._make(*obj.to_numpy(), obj.shape, names)
