@@ -20,6 +20,7 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .scalar import Scalar, scalar
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
 

@@ -11,6 +11,7 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
+from .tableops import ArrayOps, ChunkedArrayOps
 
 
 def _computed_null_count(data: ArrayData) -> int:
@@ -32,7 +33,7 @@ def null_count_of(data: ArrayData) -> int:
     return data.null_count
 
 
-class Array:
+class Array(ArrayOps):
     """A sequence of values of one type, backed by ArrayData."""
     __slots__ = ("data",)
 
@@ -103,22 +104,28 @@ class Array:
             i += n
         if not 0 <= i < n:
             raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
-        return self.slice(i, 1).to_pylist()[0]
+        from .scalar import Scalar
+        return Scalar(self.slice(i, 1))
 
     def __iter__(self):
-        return iter(self.to_pylist())
+        from .scalar import Scalar
+        for i in range(len(self)):
+            yield Scalar(self.slice(i, 1))
 
     def is_valid(self, i: int | None = None):
         """Without an index: a bool Array saying which slots hold a value; with one: a bool."""
-        valid = self._validity_bytes()
         if i is not None:
-            return bool(valid[i])
-        return array([bool(v) for v in valid], type="bool")
+            return bool(self._validity_bytes()[i])
+        return _validity_array(self, invert=False)
 
-    def is_null(self, i: int | None = None):
+    def is_null(self, i: int | None = None, *, nan_is_null: bool = False):
+        """Without an index: a bool Array, true where the slot is null (or NaN with
+        nan_is_null); with one: a bool."""
         if i is not None:
             return not self.is_valid(i)
-        return array([not v for v in self._validity_bytes()], type="bool")
+        if nan_is_null and getattr(self.type, "is_float", False):
+            return array([v is None or v != v for v in self.to_pylist()], type="bool")
+        return _validity_array(self, invert=True)
 
     def _validity_bytes(self) -> bytes:
         d = self.data
@@ -175,6 +182,23 @@ class Array:
 
     def __reduce__(self):
         return (array, (self.to_pylist(), self.type))
+
+
+def _validity_array(arr: Array, invert: bool) -> Array:
+    """The validity of `arr` as a BooleanArray: the bitmap itself (zero-copy when its offset is
+    a whole byte) or its complement."""
+    from .types import bool_
+    d = arr.data
+    validity = d.buffers[0] if d.buffers and d.type.kind not in (
+        Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED) else None
+    if validity is None or null_count_of(d) == 0:
+        bits, _ = _bitmap.pack_bools(arr._validity_bytes())
+    else:
+        bits = _bitmap.bitmap_view(validity, d.offset, d.length)
+    if invert:
+        from ._core.select_kernels import invert_bits
+        bits = invert_bits(bits, d.length)
+    return make_array(ArrayData(bool_(), d.length, 0, 0, [None, bits]))
 
 
 def _values_equal(a, b) -> bool:
@@ -376,12 +400,13 @@ def make_array(data: ArrayData) -> Array:
     return cls(data)
 
 
-class ChunkedArray:
+class ChunkedArray(ChunkedArrayOps):
     """A column made of several arrays of one type (what Table.column returns)."""
-    __slots__ = ("type", "chunks", "_name")
+    __slots__ = ("type", "chunks", "_name", "_offsets")
 
     def __init__(self, chunks, type: DataType | None = None):
         self._name = None      # the column's name when a Table hands it out (pandas uses it)
+        self._offsets = None   # first row of each chunk (tableops.ChunkedArrayOps._starts)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:
@@ -414,14 +439,11 @@ class ChunkedArray:
             out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
-    def __getitem__(self, i):
-        return self.to_pylist()[i] if not isinstance(i, slice) else self.to_pylist()[i]
-
     def equals(self, other) -> bool:
         return (isinstance(other, ChunkedArray) and other.type == self.type
                 and _values_equal(self.to_pylist(), other.to_pylist()))
 
-    def to_numpy(self):
+    def to_numpy(self, zero_copy_only: bool = False):
         import numpy as np
         if len(self.chunks) == 1:
             return self.chunks[0].to_numpy(zero_copy_only=False)
