@@ -356,6 +356,17 @@ class _SparseTensor:
         return f"<arrowipc.{type(self).__name__}>\ntype: {self._type}\nshape: {self._shape}"
 
 
+def _nonzero_cells(arr) -> tuple:
+    """(flat positions, (n, ndim) int64 coordinates) of the non-zero cells, in row-major order
+    (one pass over the values, then arithmetic on the few non-zero positions)."""
+    import numpy as np
+    flat = np.flatnonzero(arr)
+    if arr.ndim == 0:
+        return flat, np.empty((flat.shape[0], 0), dtype=np.int64)
+    coords = np.stack(np.unravel_index(flat, arr.shape), axis=1).astype(np.int64, copy=False)
+    return flat, coords
+
+
 def _lex_sorted_unique(coords) -> bool:
     """Whether the coordinate rows are strictly increasing in row-major order."""
     import numpy as np
@@ -377,7 +388,9 @@ class SparseCOOTensor(_SparseTensor):
 
     @classmethod
     def _make(cls, data, coords, shape, dim_names=None, is_canonical=None,
-              where: str = "SparseCOOTensor") -> "SparseCOOTensor":
+              where: str = "SparseCOOTensor", trusted: bool = False) -> "SparseCOOTensor":
+        """`trusted`: the coordinates come from np.nonzero of an array of `shape` (in range,
+        canonical), so the checks are skipped."""
         self = cls.__new__(cls)
         self._init_common(data, shape, dim_names, where)
         coords = _index_array(coords, 2, where, "coords")
@@ -386,9 +399,12 @@ class SparseCOOTensor(_SparseTensor):
             raise ArrowInvalid(f"{where}: coords has shape {coords.shape}, expected "
                                f"({nnz}, {ndim}) (non_zero_length, ndim)")
         coords = coords.reshape(nnz, ndim)
+        self._indices = coords
+        if trusted:
+            self._canonical = True
+            return self
         for d in range(ndim):
             _check_range(coords[:, d], self._shape[d], where, f"coords[:, {d}]")
-        self._indices = coords
         sorted_unique = _lex_sorted_unique(coords)
         if is_canonical and not sorted_unique:
             raise ArrowInvalid(f"{where}: the index claims canonical order but its coordinates "
@@ -407,9 +423,9 @@ class SparseCOOTensor(_SparseTensor):
         """The non-zero cells of a dense numpy array, in row-major order."""
         import numpy as np
         arr = np.asarray(obj)
-        coords = np.argwhere(arr).astype(np.int64)
-        return SparseCOOTensor._make(arr[tuple(coords.T)], coords, arr.shape, dim_names,
-                                     where="SparseCOOTensor.from_dense_numpy")
+        flat, coords = _nonzero_cells(arr)                  # row-major, hence canonical
+        return SparseCOOTensor._make(arr.reshape(-1)[flat], coords, arr.shape, dim_names,
+                                     where="SparseCOOTensor.from_dense_numpy", trusted=True)
 
     def to_numpy(self) -> tuple:
         """(values as a (non_zero_length, 1) array, coordinates as (non_zero_length, ndim))."""
@@ -545,8 +561,8 @@ class SparseCSFTensor(_SparseTensor):
         import numpy as np
         arr = np.asarray(obj)
         order = [int(a) for a in np.argsort(arr.shape, kind="stable")]
-        walked = arr.transpose(order)
-        coords = np.argwhere(walked).astype(np.int64)       # row-major: prefixes are grouped
+        walked = np.ascontiguousarray(arr.transpose(order))
+        flat, coords = _nonzero_cells(walked)               # row-major: prefixes are grouped
         nnz, ndim = coords.shape[0], arr.ndim
         # changed[i, d]: value i starts a new node at level d (its prefix up to d differs)
         changed = np.ones((nnz, ndim), dtype=bool)
@@ -558,7 +574,7 @@ class SparseCSFTensor(_SparseTensor):
             rank = np.cumsum(changed[:, d + 1]) - 1         # node number at level d+1
             indptr.append(np.append(rank[changed[:, d]], indices[d + 1].shape[0])
                           .astype(np.int64))
-        return SparseCSFTensor._make(walked[tuple(coords.T)], indptr, indices, arr.shape, order,
+        return SparseCSFTensor._make(walked.reshape(-1)[flat], indptr, indices, arr.shape, order,
                                      dim_names, "SparseCSFTensor.from_dense_numpy")
 
     def to_numpy(self) -> tuple:
