@@ -6,6 +6,8 @@ from numpy is zero-copy.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from . import types as T
 from ._core.buffer import Buffer, py_buffer
 from .errors import ArrowInvalid, ArrowTypeError
@@ -255,7 +257,7 @@ class _SparseTensor:
     _type: T.DataType
     _shape: tuple
     _dim_names: list
-    _data: object        # 1-D numpy array of the non-zero values
+    _data: Any           # 1-D numpy array of the non-zero values
 
     def __init__(self):
         raise TypeError(f"Do not call {type(self).__name__}'s constructor directly: use "
@@ -273,7 +275,7 @@ class _SparseTensor:
     def from_tensor(cls, obj) -> "_SparseTensor":
         """The sparse form of a dense Tensor (arrowipc's or pyarrow's)."""
         arr, names = _dense_of(obj)
-        return cls.from_dense_numpy(arr, names or None)
+        return cls.from_dense_numpy(arr, names or None)  # type: ignore[attr-defined]
 
     @property
     def type(self) -> T.DataType:
@@ -383,7 +385,7 @@ def _lex_sorted_unique(coords) -> bool:
 class SparseCOOTensor(_SparseTensor):
     """A sparse tensor as coordinate lists: one row of `ndim` indices per non-zero value
     (pyarrow.SparseCOOTensor)."""
-    _indices: object
+    _indices: Any
     _canonical: bool
 
     @classmethod
@@ -443,8 +445,8 @@ class SparseCOOTensor(_SparseTensor):
 class _SparseCSXMatrix(_SparseTensor):
     """CSR (axis 0 compressed) and CSC (axis 1 compressed) share one layout."""
     _axis: int
-    _indptr: object
-    _indices: object
+    _indptr: Any
+    _indices: Any
 
     @classmethod
     def _make(cls, data, indptr, indices, shape, dim_names=None,
@@ -617,4 +619,9 @@ def _as_sparse(obj) -> _SparseTensor:
         # pyarrow does not expose a CSF tensor's axis order, so its levels cannot be placed:
         # rebuild the index from the dense values (the walk pyarrow's from_dense_numpy uses)
         return SparseCSFTensor.from_tensor(obj.to_tensor())
-    return cls._make(*obj.to_numpy(), obj.shape, names)
+    if cls is SparseCOOTensor:
+        data, coords = obj.to_numpy()
+        return SparseCOOTensor._make(data, coords, obj.shape, names)
+    data, indptr, indices = obj.to_numpy()
+    csx = SparseCSRMatrix if cls is SparseCSRMatrix else SparseCSCMatrix
+    return csx._make(data, indptr, indices, obj.shape, names)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import struct
 
 from .. import types as T
-from ..errors import ArrowInvalid, ArrowIOError
+from ..errors import ArrowInvalid, ArrowIOError, ArrowTypeError
 from ..tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor, SparseCSRMatrix,
                       Tensor, _as_sparse, _SparseTensor, numpy_dtype_of, tensor_type_of)
 from . import metadata as md
@@ -153,7 +153,7 @@ def encode_sparse_tensor_message(tensor) -> tuple:
         b.PrependUOffsetTRelativeSlot(1, ptr_type, 0)
         b.PrependUOffsetTRelativeSlot(3, ind_type, 0)
         index_off = b.EndObject()
-    else:
+    elif isinstance(sp, SparseCSFTensor):
         index_id = SPARSE_INDEX_CSF
         ptr_dtype, ind_dtype = _common_dtype(sp._indptr), _common_dtype(sp._indices)
         ptr_spans = [body_buffer(p, ptr_dtype) for p in sp._indptr]
@@ -176,6 +176,8 @@ def encode_sparse_tensor_message(tensor) -> tuple:
         b.PrependUOffsetTRelativeSlot(3, vectors[1], 0)
         b.PrependUOffsetTRelativeSlot(4, order_off, 0)
         index_off = b.EndObject()
+    else:
+        raise ArrowTypeError(f"write_tensor: no SparseTensor index for {type(sp).__name__}")
     data_span = body_buffer(sp._data)
     b.StartObject(7)
     _prepend_buffer(b, *data_span)
