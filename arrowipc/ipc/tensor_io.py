@@ -366,6 +366,11 @@ def decode_sparse_tensor(t, body, where: str):
                                f"non-negative byte strides")
         offset, length = _buffer_span(idx.struct_int64s(2, 2), body, where,
                                       "COO indices buffer")
+        # the matrix's values must be present (strides only lay them out): this also bounds
+        # what the checks below allocate by the body's size, whatever strides claim
+        if nnz * ndim * w > length:
+            raise ArrowInvalid(f"{where}: COO indices buffer should hold {nnz}x{ndim} {ind} "
+                               f"values ({nnz * ndim * w} bytes) but has {length} bytes")
         reach = 0 if nnz == 0 else w + (nnz - 1) * strides[0] + (ndim - 1) * strides[1]
         if reach > length - length % w:
             raise ArrowInvalid(f"{where}: {nnz}x{ndim} COO indices with strides {strides} "

@@ -474,6 +474,15 @@ def test_coo_strides_past_the_indices_buffer_are_refused():
         ipc.read_tensor(_coo([(0, 1), (1, 2)], strides=[800, 8]))
 
 
+def test_coo_indices_buffer_smaller_than_the_matrix_is_refused():
+    # zero strides would let 2 values claim any number of rows: the matrix must be present
+    raw = _message((2, 3), 3, ("coo", (0, 16), [0, 0], False), _i64(0, 1) + _f64(1.0, 2.0, 3.0),
+                   (16, 24))
+    with pytest.raises(ArrowInvalid, match=r"COO indices buffer should hold 3x2 int64 values "
+                                           r"\(48 bytes\) but has 16 bytes"):
+        ipc.read_tensor(raw)
+
+
 def test_coo_bad_strides_are_refused():
     with pytest.raises(ArrowInvalid, match=r"COO indicesStrides \[-8, 8\], expected two "
                                            r"non-negative byte strides"):
