@@ -24,6 +24,9 @@ from ..tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor, SparseC
 from . import metadata as md
 from .format import (CONTINUATION, HEADER_SPARSE_TENSOR, HEADER_TENSOR, MAX_TENSOR_DIMENSIONS,
                      METADATA_V5, TYPE_INT)
+from .format import BODY_ALIGNMENT as _BODY_ALIGNMENT   # each body buffer starts at a multiple of 8
+from .format import SPARSE_INDEX_COO, SPARSE_INDEX_CSF, SPARSE_INDEX_CSX
+from .format import SPARSE_INDEX_NAMES as _SPARSE_INDEX_NAMES
 from .message import read_message_from
 from .sources import open_source
 
@@ -67,12 +70,6 @@ def encode_tensor_message(tensor) -> tuple:
     return CONTINUATION + struct.pack("<i", len(meta)) + meta, body, body_len
 
 
-# SparseTensorIndex union members, in the order of SparseTensor.fbs
-SPARSE_INDEX_COO, SPARSE_INDEX_CSX, SPARSE_INDEX_CSF = 1, 2, 3
-_SPARSE_INDEX_NAMES = {SPARSE_INDEX_COO: "SparseTensorIndexCOO",
-                       SPARSE_INDEX_CSX: "SparseMatrixIndexCSX",
-                       SPARSE_INDEX_CSF: "SparseTensorIndexCSF"}
-_BODY_ALIGNMENT = 8     # each body buffer starts at a multiple of 8 bytes
 
 
 def _prepend_buffer(b, offset: int, length: int) -> None:
