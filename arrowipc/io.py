@@ -11,7 +11,7 @@ from ._core.buffer import Buffer, concat_buffers, py_buffer
 class BufferOutputStream:
     """An in-memory sink. Immutable inputs are kept by reference and joined once in getvalue()."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._parts = []
         self._size = 0
         self.closed = False
@@ -41,13 +41,13 @@ class BufferOutputStream:
     def tell(self) -> int:
         return self._size
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
-    def close(self):
+    def close(self) -> None:
         self.closed = True
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
     def getvalue(self) -> Buffer:
@@ -60,21 +60,21 @@ class BufferOutputStream:
 class BufferReader(io.RawIOBase):
     """A read-only file-like object over a buffer (zero-copy source for the IPC readers)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj) -> None:
         super().__init__()
         self.buffer = py_buffer(obj)
         self._pos = 0
 
-    def readable(self):
+    def readable(self) -> bool:
         return True
 
-    def seekable(self):
+    def seekable(self) -> bool:
         return True
 
     def tell(self):
         return self._pos
 
-    def seek(self, pos, whence=0):
+    def seek(self, pos, whence: int = 0):
         base = {0: 0, 1: self._pos, 2: self.buffer.size}[whence]
         self._pos = max(0, base + pos)
         return self._pos

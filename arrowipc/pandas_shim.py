@@ -18,11 +18,11 @@ def _options(arguments: dict):
     return ToPandasOptions(**{k: v for k, v in arguments.items() if k != "self"})
 
 
-def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical=False,
-                    zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
-                    timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
-                    ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
-                    maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical: bool = False,
+                    zero_copy_only: bool = False, integer_object_nulls: bool = False, date_as_object: bool = True,
+                    timestamp_as_object: bool = False, use_threads: bool = True, deduplicate_objects: bool = True,
+                    ignore_metadata: bool = False, safe: bool = True, split_blocks: bool = False, self_destruct: bool = False,
+                    maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds: bool = False):
     """This table as a pandas.DataFrame, as pyarrow's Table.to_pandas gives it (same options and
     defaults; the `pandas` schema metadata restores the index and column names and types).
 
@@ -38,7 +38,7 @@ def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categori
     del batches
     self._batches = []                 # the table no longer holds its buffers
 
-    def release(i):
+    def release(i) -> None:
         columns[i] = None              # converted: its buffers may go
     return table_to_dataframe(self.schema, columns, num_rows, opts, release)
 
@@ -50,12 +50,12 @@ def batch_to_pandas(self, **options):
 
 
 def chunked_array_to_pandas(self, memory_pool=None, categories=None,
-                            strings_to_categorical=False, zero_copy_only=False,
-                            integer_object_nulls=False, date_as_object=True,
-                            timestamp_as_object=False, use_threads=True,
-                            deduplicate_objects=True, ignore_metadata=False, safe=True,
-                            split_blocks=False, self_destruct=False, maps_as_pydicts=None,
-                            types_mapper=None, coerce_temporal_nanoseconds=False):
+                            strings_to_categorical: bool = False, zero_copy_only: bool = False,
+                            integer_object_nulls: bool = False, date_as_object: bool = True,
+                            timestamp_as_object: bool = False, use_threads: bool = True,
+                            deduplicate_objects: bool = True, ignore_metadata: bool = False, safe: bool = True,
+                            split_blocks: bool = False, self_destruct: bool = False, maps_as_pydicts=None,
+                            types_mapper=None, coerce_temporal_nanoseconds: bool = False):
     """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
     opts = _options(locals())
     from .pandas_compat import chunked_to_series
@@ -70,7 +70,7 @@ def array_to_pandas(self, **options):
 
 
 def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None,
-                      safe=True):
+                      safe: bool = True):
     """A Table from a pandas.DataFrame: pyarrow's inferred types, the index kept as pyarrow
     keeps it (a RangeIndex as metadata only, other indexes as columns) and the `pandas` schema
     metadata that lets pyarrow or arrowipc restore the same DataFrame."""
@@ -114,7 +114,7 @@ def schema_pandas_metadata(schema) -> dict | None:
     return meta
 
 
-def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=None):
+def array_from_pandas(cls, obj, mask=None, type=None, safe: bool = True, memory_pool=None):
     """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
     from .pandas_compat import series_to_array
     return series_to_array(obj, mask, type, safe)

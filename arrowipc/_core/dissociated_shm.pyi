@@ -1,6 +1,9 @@
 from typing import Any
+
+from typing_extensions import disjoint_base
 from .buffer import Buffer
 
+@disjoint_base
 class Mapping:
     @property
     def size(self) -> int: ...

@@ -49,7 +49,7 @@ def sniff_format(head: bytes) -> tuple:
 class Input:
     """One command-line input: a path (memory-mapped when read) or stdin ("-", read whole)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
         if name == "-":
             import sys

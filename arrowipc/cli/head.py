@@ -149,7 +149,7 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     widths = [max([len(h), len(t)] + [len(c) for c in col])
               for h, t, col in zip(headers, types, columns)]
 
-    def line(cells, align=True):
+    def line(cells, align: bool = True):
         parts = [c.rjust(w) if align and r else c.ljust(w)
                  for c, w, r in zip(cells, widths, right)]
         return " | ".join(parts).rstrip()

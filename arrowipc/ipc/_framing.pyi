@@ -1,7 +1,10 @@
 from typing import Any
-from .buffer import Buffer
-from .flatbuf import FlatTable
 
+from typing_extensions import disjoint_base
+from arrowipc._core.buffer import Buffer
+from arrowipc.ipc._flatbuf import FlatTable
+
+@disjoint_base
 class Message:
     @property
     def metadata(self) -> Buffer: ...

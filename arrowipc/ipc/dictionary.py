@@ -27,7 +27,7 @@ def dictionary_paths(schema: T.Schema) -> list:
 def _walk_dictionaries(schema: T.Schema) -> list:
     out = []
 
-    def walk(t, path):
+    def walk(t, path) -> None:
         if isinstance(t, T.DictionaryType):
             out.append((path, t))
             t = t.value_type
@@ -49,7 +49,7 @@ def _prefixes(paths) -> set:
 
 
 def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefixes: set, found: dict,
-               skip_self: bool = False):
+               skip_self: bool = False) -> None:
     """Map each wanted path under `root` to the ArrayData nodes found there (several when shared).
 
     With skip_self, `root` is the values of the dictionary at `root_path`: only its descendants
@@ -72,7 +72,7 @@ def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefix
 class DictionaryMemo:
     """Reader side: the current dictionary of every id, with deltas and replacements applied."""
 
-    def __init__(self, info, stats, where: str, file_mode: bool = False):
+    def __init__(self, info, stats, where: str, file_mode: bool = False) -> None:
         self.info = info                     # SchemaInfo: id -> DictionaryField(path, value_type)
         self.stats = stats
         self.where = where
@@ -128,7 +128,7 @@ def _empty(t) -> ArrayData:
 class DictionaryTracker:
     """Writer side: decides per batch which dictionary batches to emit (first, delta, replacement)."""
 
-    def __init__(self, schema: T.Schema, options, file_mode: bool):
+    def __init__(self, schema: T.Schema, options, file_mode: bool) -> None:
         self.paths = dictionary_paths(schema)
         self.wanted = {p for p, _ in self.paths}
         self.prefixes = _prefixes(self.wanted)
@@ -136,7 +136,7 @@ class DictionaryTracker:
         self.file_mode = file_mode
         self.last = {}                      # id -> (ArrayData, python values) last written
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.paths)
 
     def dictionaries_for(self, schema: T.Schema, columns: list):

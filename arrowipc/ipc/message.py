@@ -104,7 +104,7 @@ def read_message(source) -> Message:
 class MessageReader:
     """Iterates the messages of a stream (pyarrow.ipc.MessageReader)."""
 
-    def __init__(self, source):
+    def __init__(self, source) -> None:
         self._source = open_source(source)
 
     @classmethod

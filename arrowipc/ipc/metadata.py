@@ -354,7 +354,7 @@ def _encode_field(b, f: T.Field, dict_ids) -> int:
 class DictionaryIds:
     """Assigns dictionary ids to dictionary-encoded fields in schema pre-order (0, 1, 2, ...)."""
 
-    def __init__(self, ids=None, path=()):
+    def __init__(self, ids=None, path=()) -> None:
         self._ids = ids if ids is not None else {}
         self._path = path
 

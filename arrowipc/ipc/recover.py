@@ -72,7 +72,7 @@ class RescuedBatches:
     Raises ArrowInvalid when not even a schema can be read.
     """
 
-    def __init__(self, source, options: IpcReadOptions | None = None):
+    def __init__(self, source, options: IpcReadOptions | None = None) -> None:
         from .message import read_message_from
         from .reader import MessageDecoder
         from .sources import BufferSource
@@ -162,7 +162,7 @@ def _check_footer_blocks(reader: RecordBatchFileReader) -> None:
 class RecoveredFileReader:
     """The batches rescued from a file read as a stream, behind RecordBatchFileReader's API."""
 
-    def __init__(self, schema: T.Schema, items: list, report: RecoveryReport):
+    def __init__(self, schema: T.Schema, items: list, report: RecoveryReport) -> None:
         self.schema = schema
         self._items = items
         self.recovery = report
@@ -193,13 +193,13 @@ class RecoveredFileReader:
     def read_all(self) -> Table:
         return Table(self.schema, [item.batch for item in self._items])
 
-    def close(self):
+    def close(self) -> None:
         pass
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def __arrow_c_stream__(self, requested_schema=None):

@@ -17,7 +17,7 @@ __all__ = ["AtomicFile"]
 class AtomicFile:
     """A binary file object for `path` that becomes visible under that name only on `commit()`."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = os.fspath(path)
         target = os.path.realpath(self.path)
         directory, name = os.path.split(target)
@@ -72,7 +72,7 @@ class AtomicFile:
         except OSError:
             pass
 
-    def __del__(self):
+    def __del__(self) -> None:
         # dropped without commit(): never publish a partial file
         if getattr(self, "tmp_path", None) is not None:
             self.abort()

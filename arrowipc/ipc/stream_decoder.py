@@ -41,7 +41,7 @@ _I32 = struct.Struct("<i")
 class StreamDecoder:
     """Decodes an Arrow IPC stream pushed to it in chunks of any size (no I/O, no read-ahead)."""
 
-    def __init__(self, options: IpcReadOptions | None = None):
+    def __init__(self, options: IpcReadOptions | None = None) -> None:
         self._decoder = MessageDecoder(options, "stream")
         self._max_metadata = self._decoder.options.max_metadata_size
         self._chunks: deque = deque()     # memoryviews of the bytes held for the next message
@@ -204,7 +204,7 @@ class AsyncRecordBatchStreamReader:
     """`async for batch in reader`: an IPC stream read from an asyncio.StreamReader (or any object
     with an awaitable `read(n)`), decoded by a StreamDecoder as the bytes arrive."""
 
-    def __init__(self, source, options: IpcReadOptions | None = None, chunk_size: int = 1 << 16):
+    def __init__(self, source, options: IpcReadOptions | None = None, chunk_size: int = 1 << 16) -> None:
         self._source = source
         self._chunk_size = chunk_size
         self._decoder = StreamDecoder(options)
