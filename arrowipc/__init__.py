@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     # what the lazy __getattr__ below returns, spelled out for type checkers
     from . import dissociated, integration, ipc, validate
     from .ipc import recover
+    _LAZY = (dissociated, integration, ipc, recover, validate)   # used: by __getattr__'s callers
 else:
     def __getattr__(name: str) -> object:
         # Subpackages load on first use so plain `import arrowipc` stays light.

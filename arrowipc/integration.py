@@ -669,6 +669,7 @@ def read_json(source):
 
 
 def read_json_table(source) -> Table:
+    """The batches of an integration JSON file as one Table."""
     schema, batches = read_json(source)
     return Table(schema, batches)
 

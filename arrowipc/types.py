@@ -103,10 +103,12 @@ class DataType:
     # -- layout ---------------------------------------------------------------------------------
     @property
     def id(self) -> str:
+        """The type's name (pyarrow gives an integer id here; see docs/pyarrow-compat.md)."""
         return self.name
 
     @property
     def num_fields(self) -> int:
+        """The number of child fields (0 for a type without children)."""
         return 0
 
     def field(self, i: int | str) -> "Field":
@@ -120,6 +122,7 @@ class DataType:
 
     @property
     def storage_type(self) -> "DataType":
+        """The type the values are stored as: the type itself, except for extension types."""
         return self
 
     def __arrow_c_schema__(self) -> object:
@@ -148,6 +151,7 @@ class BinaryType(DataType):
 
 
 class FixedSizeBinaryType(DataType):
+    """Binary values of one fixed width, `byte_width` bytes each."""
     __slots__ = ()
 
     def __init__(self, byte_width: int) -> None:
@@ -161,6 +165,7 @@ class FixedSizeBinaryType(DataType):
 
 
 class DecimalType(DataType):
+    """A decimal of `precision` digits, `scale` after the point, in 32 to 256 bits."""
     __slots__ = ("precision", "scale")
     _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
 
@@ -179,6 +184,7 @@ class DecimalType(DataType):
 
 
 class TimestampType(DataType):
+    """A 64-bit instant since the Unix epoch in `unit`, with an optional time zone `tz`."""
     __slots__ = ("unit", "tz")
 
     def __init__(self, unit: str, tz: str | None = None) -> None:
@@ -193,6 +199,7 @@ class TimestampType(DataType):
 
 
 class Time32Type(DataType):
+    """A 32-bit time of day in seconds or milliseconds."""
     __slots__ = ("unit",)
 
     def __init__(self, unit: str) -> None:
@@ -206,6 +213,7 @@ class Time32Type(DataType):
 
 
 class Time64Type(DataType):
+    """A 64-bit time of day in microseconds or nanoseconds."""
     __slots__ = ("unit",)
 
     def __init__(self, unit: str) -> None:
@@ -219,6 +227,7 @@ class Time64Type(DataType):
 
 
 class DurationType(DataType):
+    """A 64-bit length of time in `unit`."""
     __slots__ = ("unit",)
 
     def __init__(self, unit: str) -> None:
@@ -282,10 +291,12 @@ class _ListLike(_NestedType):
 
     @property
     def value_field(self) -> "Field":
+        """The field of the list values."""
         return self._fields[0]
 
     @property
     def value_type(self) -> DataType:
+        """The type of the list values."""
         return self._fields[0].type
 
     def __str__(self) -> str:
@@ -293,6 +304,7 @@ class _ListLike(_NestedType):
 
 
 class ListType(_ListLike):
+    """Variable-size lists with 32-bit offsets."""
     __slots__ = ()
     _label = "list"
 
@@ -301,6 +313,7 @@ class ListType(_ListLike):
 
 
 class LargeListType(_ListLike):
+    """Variable-size lists with 64-bit offsets."""
     __slots__ = ()
     _label = "large_list"
 
@@ -309,6 +322,7 @@ class LargeListType(_ListLike):
 
 
 class ListViewType(_ListLike):
+    """Lists as (offset, size) views into one child array, 32-bit."""
     __slots__ = ()
     _label = "list_view"
 
@@ -317,6 +331,7 @@ class ListViewType(_ListLike):
 
 
 class LargeListViewType(_ListLike):
+    """Lists as (offset, size) views into one child array, 64-bit."""
     __slots__ = ()
     _label = "large_list_view"
 
@@ -325,6 +340,7 @@ class LargeListViewType(_ListLike):
 
 
 class FixedSizeListType(_ListLike):
+    """Lists of exactly `list_size` values each."""
     __slots__ = ("list_size",)
     _label = "fixed_size_list"
 
@@ -358,10 +374,12 @@ class MapType(_NestedType):
 
     @property
     def key_field(self) -> "Field":
+        """The field of the keys (never nullable)."""
         return self._fields[0].type.field(0)
 
     @property
     def item_field(self) -> "Field":
+        """The field of the values."""
         return self._fields[0].type.field(1)
 
     @property
@@ -395,6 +413,7 @@ class MapType(_NestedType):
 
 
 class StructType(_NestedType):
+    """A record of named child fields, one child array per field."""
     __slots__ = ()
 
     def __init__(self, fields: Iterable[FieldLike | tuple[str, DataType]]) -> None:
@@ -407,6 +426,7 @@ class StructType(_NestedType):
         self._fields = tuple(fs)
 
     def get_field_index(self, name: str) -> int:
+        """Index of the only child called `name`, or -1 when none or several are."""
         idx = [i for i, f in enumerate(self._fields) if f.name == name]
         return idx[0] if len(idx) == 1 else -1
 
@@ -415,6 +435,7 @@ class StructType(_NestedType):
 
 
 class UnionType(_NestedType):
+    """A value of one of several child types per slot; `mode` is 'sparse' or 'dense'."""
     __slots__ = ("mode", "type_codes")
 
     def __init__(self, fields: Iterable[FieldLike], mode: str,
@@ -442,6 +463,7 @@ class UnionType(_NestedType):
 
 
 class DictionaryType(DataType):
+    """Values stored once in a dictionary and referenced by integer indices."""
     __slots__ = ("index_type", "value_type", "ordered")
 
     def __init__(self, index_type: DataType, value_type: DataType, ordered: bool = False) -> None:
@@ -461,6 +483,7 @@ class DictionaryType(DataType):
 
 
 class RunEndEncodedType(_NestedType):
+    """Runs of equal values stored once, with the logical index where each run ends."""
     __slots__ = ()
 
     def __init__(self, run_end_type: DataType, value_type: DataType) -> None:

@@ -29,6 +29,9 @@ def _buffer_count(d: ArrayData, expected: int, where: str):
                            f"got {len(d.buffers)}")
 
 
+__all__ = ["validate_array", "validate_values"]
+
+
 def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth: int = 1) -> None:
     """Raise ArrowInvalid naming the first problem found in `d` (and its children)."""
     if depth > MAX_DEPTH:

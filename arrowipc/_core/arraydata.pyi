@@ -3,20 +3,20 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
-from arrowipc.types import DataType
-
 from .buffer import Buffer
 
 @disjoint_base
 class ArrayData:
-    type: DataType
+    # a DataType subclass; Any because layout code reads the attributes of the subclass it
+    # dispatched to by `type.kind` (an int), which a checker cannot follow
+    type: Any
     length: int
     offset: int
     null_count: int
     buffers: list[Buffer | None]
     children: list[ArrayData]
     dictionary: ArrayData | None
-    def __init__(self, type: DataType, length: int, offset: int = 0, null_count: int = -1,
+    def __init__(self, type: Any, length: int, offset: int = 0, null_count: int = -1,
                  buffers: list[Buffer | None] | None = None,
                  children: list[ArrayData] | None = None,
                  dictionary: ArrayData | None = None) -> None: ...
