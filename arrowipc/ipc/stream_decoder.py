@@ -54,6 +54,7 @@ class StreamDecoder:
         self._offset = 0                  # stream offset of the first byte held
         self._frame_size = 0              # size of the message being received, once known
         self._head_size = 0               # its prefix and metadata, once known
+        self._head = b""                  # those bytes, once all arrived (finish() asks often)
         self._has_schema = False
         self._ended = False
 
@@ -107,6 +108,7 @@ class StreamDecoder:
             if size is None or self._held < size:
                 break
             self._frame_size = self._head_size = 0
+            self._head = b""
             frame = self._take(size)
             msg, _ = read_frame(frame, 0, size, self._max_metadata, "stream", True, self._offset)
             self._offset += size
@@ -133,7 +135,7 @@ class StreamDecoder:
             # Its verdict needs the prefix and metadata and the count of body bytes, not their
             # values: zeros stand in for the body, so asking costs no join of the chunks held.
             frame = bytearray(self._held)
-            head = self._peek(min(self._held, self._head_size or 8))
+            head = self._head or self._peek(min(self._held, self._head_size or 8))
             frame[:len(head)] = head
             read_frame(py_buffer(frame), 0, self._held, self._max_metadata, "stream", True,
                        self._offset)
@@ -165,8 +167,8 @@ class StreamDecoder:
         self._head_size = prefix + length
         if self._held < prefix + length:
             return None
-        meta = self._peek(prefix + length)[prefix:]
-        body_length: int = decode_message(py_buffer(meta), self._offset).body_length
+        self._head = self._peek(prefix + length)
+        body_length: int = decode_message(py_buffer(self._head[prefix:]), self._offset).body_length
         self._frame_size = prefix + length + body_length
         return self._frame_size
 
@@ -198,13 +200,18 @@ class StreamDecoder:
             parts.append(part)
             got += len(part)
             i += 1
-        if not keep:
-            for _ in range(i):
-                self._chunks.popleft()
-            if len(part) < len(chunk):
-                self._chunks.appendleft(chunk[len(part):])
+        joined = b"".join(parts)
+        for _ in range(i):
+            self._chunks.popleft()
+        if len(part) < len(chunk):
+            self._chunks.appendleft(chunk[len(part):])
+        if keep:
+            # the joined bytes replace the chunks they came from, so asking again (the head of a
+            # message arriving a byte at a time) joins only what arrived since
+            self._chunks.appendleft(joined)
+        else:
             self._held -= n
-        return py_buffer(b"".join(parts))
+        return py_buffer(joined)
 
 
 class AsyncRecordBatchStreamReader:
