@@ -49,7 +49,7 @@ class StreamDecoder:
     def __init__(self, options: IpcReadOptions | None = None) -> None:
         self._decoder = MessageDecoder(options, "stream")
         self._max_metadata = self._decoder.options.max_metadata_size
-        self._chunks: deque[memoryview] = deque()     # memoryviews of the bytes held for the next message
+        self._chunks: deque[memoryview | bytes] = deque()  # the bytes held for the next message
         self._held = 0                    # their total size
         self._offset = 0                  # stream offset of the first byte held
         self._frame_size = 0              # size of the message being received, once known
@@ -192,7 +192,7 @@ class StreamDecoder:
                 else:
                     self._chunks[0] = first[n:]
             return out
-        parts: list[memoryview] = []
+        parts: list[memoryview | bytes] = []
         got = i = 0
         while got < n:
             chunk = self._chunks[i]
