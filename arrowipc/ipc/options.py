@@ -3,14 +3,20 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
 
+__all__ = ["IpcReadOptions", "IpcWriteOptions", "MetadataVersion", "ReadStats", "WriteStats",
+           "COMPRESSION_CODECS", "VALIDATION_LEVELS", "MAX_BUFFERS", "MAX_DECOMPRESSED_SIZE",
+           "MAX_FIELDS", "MAX_METADATA_SIZE", "MAX_NESTING_DEPTH", "MAX_VARIADIC_BUFFERS"]
+
 
 class MetadataVersion(enum.IntEnum):
+    """The IPC metadata version (the flatbuffers' `MetadataVersion`): V4 and V5 are written."""
     V1 = 0
     V2 = 1
     V3 = 2
@@ -22,7 +28,7 @@ class MetadataVersion(enum.IntEnum):
 VALIDATION_LEVELS = ("structural", "full", "none")
 
 
-def _check_compression(compression):
+def _check_compression(compression: object) -> str | None:
     if compression is not None and not isinstance(compression, str):
         compression = getattr(compression, "name", compression)
     if isinstance(compression, str):
@@ -35,7 +41,7 @@ def _check_compression(compression):
 _LEVELS = {"lz4": (0, 12), "lz4_frame": (0, 12), "zstd": (-7, 22)}
 
 
-def _check_level(compression, level):
+def _check_level(compression: str | None, level: int | None) -> int | None:
     if level is None:
         return None
     if compression is None:
@@ -50,10 +56,12 @@ def _check_level(compression, level):
 class IpcWriteOptions:
     """How to write IPC streams and files (pyarrow.ipc.IpcWriteOptions)."""
 
-    def __init__(self, *, metadata_version=MetadataVersion.V5, allow_64bit=False,
-                 use_legacy_format=False, compression=None, use_threads=True,
-                 emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
-                 compression_level=None, compression_threshold=0, min_space_savings=None):
+    def __init__(self, *, metadata_version: MetadataVersion | int = MetadataVersion.V5,
+                 allow_64bit: bool = False, use_legacy_format: bool = False,
+                 compression: str | None = None, use_threads: bool = True,
+                 emit_dictionary_deltas: bool = False, unify_dictionaries: bool = False,
+                 alignment: int = 64, compression_level: int | None = None,
+                 compression_threshold: int = 0, min_space_savings: float | None = None) -> None:
         self.metadata_version = MetadataVersion(metadata_version)
         if self.metadata_version < MetadataVersion.V4:
             raise ArrowInvalid(f"can write metadata V4 or V5, not {self.metadata_version.name}")
@@ -76,7 +84,7 @@ class IpcWriteOptions:
             raise ValueError(f"alignment must be 8, 16, 32 or 64, got {alignment}")
         self.alignment = alignment
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"IpcWriteOptions(metadata_version={self.metadata_version.name}, "
                 f"compression={self.compression!r}, alignment={self.alignment}, "
                 f"use_threads={self.use_threads})")
@@ -104,17 +112,15 @@ class IpcReadOptions:
     ``allow_missing_eos=True`` (pyarrow's behaviour).
     """
 
-    def __init__(self, *, ensure_native_endian=True, use_threads=True, included_fields=None,
-                 validate="structural", allow_missing_eos=False,
-                 max_metadata_size=MAX_METADATA_SIZE, max_nesting_depth=MAX_NESTING_DEPTH,
-                 max_fields=MAX_FIELDS, max_buffers=MAX_BUFFERS,
-                 max_variadic_buffers=MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size=MAX_DECOMPRESSED_SIZE):
+    def __init__(self, *, ensure_native_endian: bool = True, use_threads: bool = True,
+                 included_fields: Iterable[int] | None = None, validate: str = "structural",
+                 allow_missing_eos: bool = False, max_metadata_size: int = MAX_METADATA_SIZE,
+                 max_nesting_depth: int = MAX_NESTING_DEPTH, max_fields: int = MAX_FIELDS,
+                 max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
+                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> None:
         self.ensure_native_endian = bool(ensure_native_endian)
         self.use_threads = bool(use_threads)
-        if included_fields is not None:
-            included_fields = [int(i) for i in included_fields]
-        self.included_fields = included_fields
+        self.included_fields = None if included_fields is None else [int(i) for i in included_fields]
         if validate not in VALIDATION_LEVELS:
             raise ValueError(f"validate must be one of {', '.join(map(repr, VALIDATION_LEVELS))}; "
                              f"got {validate!r}")
@@ -130,13 +136,13 @@ class IpcReadOptions:
         self.max_variadic_buffers = _positive("max_variadic_buffers", max_variadic_buffers)
         self.max_decompressed_size = _positive("max_decompressed_size", max_decompressed_size)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"IpcReadOptions(validate={self.validate!r}, "
                 f"ensure_native_endian={self.ensure_native_endian}, "
                 f"use_threads={self.use_threads}, included_fields={self.included_fields})")
 
 
-def _positive(name: str, value) -> int:
+def _positive(name: str, value: int) -> int:
     value = int(value)
     if value <= 0:
         raise ValueError(f"{name} must be a positive number, got {value}")
@@ -145,6 +151,7 @@ def _positive(name: str, value) -> int:
 
 @dataclass
 class ReadStats:
+    """What a reader decoded so far (pyarrow.ipc.ReadStats)."""
     num_messages: int = 0
     num_record_batches: int = 0
     num_dictionary_batches: int = 0
@@ -154,6 +161,7 @@ class ReadStats:
 
 @dataclass
 class WriteStats:
+    """What a writer wrote so far (pyarrow.ipc.WriteStats)."""
     num_messages: int = 0
     num_record_batches: int = 0
     num_dictionary_batches: int = 0

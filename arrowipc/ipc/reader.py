@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import struct
 import threading
-from collections import deque, namedtuple
+from collections import deque
+from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple, overload
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -28,7 +29,20 @@ from .message import (Message, missing_eos_error, no_schema_error, read_message_
 from .options import IpcReadOptions, ReadStats
 from .sources import BufferSource, open_source
 
-RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .._typing import SourceLike
+    from .recover import RecoveredFileReader, RecoveryReport
+
+__all__ = ["MessageDecoder", "RecordBatchFileReader", "RecordBatchStreamReader",
+           "RecordBatchWithMetadata", "open_file", "open_stream", "read_record_batch", "read_schema"]
+
+
+class RecordBatchWithMetadata(NamedTuple):
+    """A record batch with the custom metadata of its message (None when it has none)."""
+    batch: RecordBatch
+    custom_metadata: dict[bytes, bytes] | None
 
 
 class MessageDecoder:
@@ -284,21 +298,32 @@ def _is_compressed_batch(msg: Message) -> bool:
 
 
 class _ReaderBase:
-    def __enter__(self):
+    _decoder: MessageDecoder
+
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        """Release the source."""
+
+    def read_all(self) -> Table:
+        """Every remaining batch as one Table."""
+        raise NotImplementedError
 
     @property
     def stats(self) -> ReadStats:
+        """Messages, batches and dictionaries read so far."""
         return self._decoder.stats
 
     @property
     def schema(self) -> T.Schema:
+        """The schema of the batches (projected by `included_fields`)."""
         return self._decoder.schema
 
-    def read_pandas(self, **options):
+    def read_pandas(self, **options: Any) -> Any:
         """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
         return self.read_all().to_pandas(**options)
 
@@ -306,11 +331,12 @@ class _ReaderBase:
 class RecordBatchStreamReader(_ReaderBase):
     """Reads the IPC stream format from bytes, a path or a file-like object."""
 
-    def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None):
+    def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
+                 memory_pool: object = None) -> None:
         self._source = open_source(source)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
-        self._ready = deque()       # decoded ahead: (batch, message) or the exception met
+        self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
             raise no_schema_error(self._source.pos)
@@ -353,6 +379,7 @@ class RecordBatchStreamReader(_ReaderBase):
         return item
 
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
+        """The next batch with its custom metadata; StopIteration at the end of the stream."""
         if self._ready:
             batch, msg = self._next_ready()
             return RecordBatchWithMetadata(batch, msg.custom_metadata)
@@ -374,16 +401,18 @@ class RecordBatchStreamReader(_ReaderBase):
                 return RecordBatchWithMetadata(batch, msg.custom_metadata)
 
     def read_next_batch(self) -> RecordBatch:
+        """The next batch; StopIteration at the end of the stream."""
         return self.read_next_batch_with_custom_metadata().batch
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
+        """The remaining batches, each with its custom metadata."""
         while True:
             try:
                 yield self.read_next_batch_with_custom_metadata()
             except StopIteration:
                 return
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
         while self._ready:
             yield self._next_ready()[0]
@@ -436,12 +465,14 @@ class RecordBatchStreamReader(_ReaderBase):
                    else dec.make_batch(cols, num_rows, pending))
 
     def read_all(self) -> Table:
+        """Every remaining batch as one Table."""
         return Table(self.schema, list(self))
 
-    def close(self):
+    def close(self) -> None:
+        """Stop reading: iteration ends."""
         self._done = True
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
@@ -449,8 +480,10 @@ class RecordBatchStreamReader(_ReaderBase):
 class RecordBatchFileReader(_ReaderBase):
     """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
 
-    def __init__(self, source, footer_offset: int | None = None, *,
-                 options: IpcReadOptions | None = None, memory_pool=None):
+    recovery: RecoveryReport | None = None    # set by open_file(recover=True)
+
+    def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
+                 options: IpcReadOptions | None = None, memory_pool: object = None) -> None:
         self._source = open_source(source)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
@@ -512,10 +545,12 @@ class RecordBatchFileReader(_ReaderBase):
 
     @property
     def num_record_batches(self) -> int:
+        """The number of record batches in the footer."""
         return len(self._batch_blocks)
 
     @property
     def num_dictionaries(self) -> int:
+        """The number of dictionary batches in the footer."""
         return len(self._dict_blocks)
 
     # -- the footer's index, for tools (validation, recovery, partition planning) ---------------
@@ -615,14 +650,16 @@ class RecordBatchFileReader(_ReaderBase):
         return (batch, msg.custom_metadata) if with_metadata else batch
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        """Batch `i` with its custom metadata."""
         return RecordBatchWithMetadata(*self._get(i, True))
 
     def get_batch(self, i: int) -> RecordBatch:
-        return self._get(i, False)
+        """Batch `i` (its dictionaries are read on first use)."""
+        return self._get(i, False)  # type: ignore[no-any-return]
 
     get_record_batch = get_batch
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         n, i = len(self._batch_blocks), 0
         while i < n:
             msg = self._compressed_block(i) if self._fast else None
@@ -657,7 +694,8 @@ class RecordBatchFileReader(_ReaderBase):
         except ArrowException:
             return None
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
+        """Every batch in order, each with its custom metadata."""
         for i in range(len(self._batch_blocks)):
             yield self.get_batch_with_custom_metadata(i)
 
@@ -671,12 +709,14 @@ class RecordBatchFileReader(_ReaderBase):
         return total
 
     def read_all(self) -> Table:
+        """Every batch as one Table."""
         return Table(self.schema, list(self))
 
-    def close(self):
+    def close(self) -> None:
+        """Close the source (a file the reader opened itself)."""
         self._source.close()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
@@ -697,13 +737,27 @@ class _BoundedSource:
         return out
 
 
-def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=None):
+def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
+                memory_pool: object = None) -> RecordBatchStreamReader:
     """A RecordBatchStreamReader over bytes, a Buffer, a path or a file-like object."""
     return RecordBatchStreamReader(source, options=options)
 
 
-def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptions | None = None,
-              memory_pool=None, recover: bool = False):
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: Literal[False] = False) -> RecordBatchFileReader: ...
+
+
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool) -> RecordBatchFileReader | RecoveredFileReader: ...
+
+
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool = False) -> RecordBatchFileReader | RecoveredFileReader:
     """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object.
 
     With recover=True a file whose footer is missing or damaged is read as a stream instead
@@ -716,7 +770,7 @@ def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptio
     return RecordBatchFileReader(source, footer_offset, options=options)
 
 
-def read_schema(obj, dictionary_memo=None) -> T.Schema:
+def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.Schema:
     """The schema of a Schema message (a Message, bytes, or a stream)."""
     msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
     if msg is None or msg.header_type != md.HEADER_SCHEMA:
@@ -724,7 +778,7 @@ def read_schema(obj, dictionary_memo=None) -> T.Schema:
     return md.decode_schema(msg.header).schema
 
 
-def read_record_batch(obj, schema: T.Schema, dictionary_memo=None, *,
+def read_record_batch(obj: Message | SourceLike, schema: T.Schema, dictionary_memo: object = None, *,
                       options: IpcReadOptions | None = None) -> RecordBatch:
     """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema."""
     msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))

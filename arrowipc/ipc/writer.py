@@ -10,7 +10,7 @@ import copy
 import os
 import stat
 import struct
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import types as T
 from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
@@ -23,6 +23,15 @@ from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .options import IpcWriteOptions, MetadataVersion, WriteStats
 from .sinks import AtomicFile
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .._core.buffer import Buffer
+    from .._typing import SinkLike
+
+__all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordBatchStreamWriter",
+           "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
 
 _IOV_MAX = 1024
 
@@ -224,8 +233,9 @@ class MessageEncoder:
 class _WriterBase:
     _file_mode = False
 
-    def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
-                 metadata_version=None):
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
+                 use_legacy_format: bool | None = None,
+                 metadata_version: MetadataVersion | int | None = None) -> None:
         options = options or IpcWriteOptions()
         if use_legacy_format is not None or metadata_version is not None:
             # the caller's options may serve other writers: override a copy, never the original
@@ -247,7 +257,7 @@ class _WriterBase:
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
 
-    def _start(self):
+    def _start(self) -> None:
         pass
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
@@ -261,7 +271,9 @@ class _WriterBase:
                 sink.write_parts(parts, body_len)
 
     # -- public API -----------------------------------------------------------------------------
-    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
+    def write_batch(self, batch: RecordBatch, custom_metadata: T.MetadataLike = None,
+                    _flat: Any = None, _compressed: Any = None) -> None:
+        """Write one record batch (and the dictionaries it needs), with optional custom metadata."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
@@ -272,13 +284,17 @@ class _WriterBase:
             else:
                 self._after_dictionary(start, len(m.metadata), m.body_length)
 
-    def _after_batch(self, offset, meta_len, body_len):
+    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
         pass
 
-    def _after_dictionary(self, offset, meta_len, body_len):
+    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
         pass
 
-    def write_table(self, table_, max_chunksize: int | None = None):
+    def _finish(self) -> None:
+        raise NotImplementedError
+
+    def write_table(self, table_: Table | object, max_chunksize: int | None = None) -> None:
+        """Write a Table (or any Arrow stream exporter) as batches of at most `max_chunksize` rows."""
         if not isinstance(table_, Table):
             table_ = table(table_)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
@@ -319,7 +335,8 @@ class _WriterBase:
                 self.write_batch(b, None, fb, packed[pos:pos + n])
                 pos += n
 
-    def write(self, table_or_batch):
+    def write(self, table_or_batch: RecordBatch | Table | object) -> None:
+        """Write a RecordBatch, a Table, or anything arrowipc.table() or record_batch() takes."""
         if isinstance(table_or_batch, RecordBatch):
             self.write_batch(table_or_batch)
         elif isinstance(table_or_batch, Table):
@@ -329,17 +346,19 @@ class _WriterBase:
         else:
             self.write_batch(record_batch(table_or_batch))
 
-    def close(self):
+    def close(self) -> None:
+        """Finish the stream or file (end-of-stream marker, footer) and close a sink opened here."""
         if self._closed:
             return
         self._finish()
         self._closed = True
         self._sink.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
         if exc_type is not None and self._sink.atomic is not None:
             # an error inside the block: a path sink keeps its previous contents (or stays absent)
             self._closed = True
@@ -351,41 +370,43 @@ class _WriterBase:
 class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker."""
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None):
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+                 options: IpcWriteOptions | None = None) -> None:
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
 
-    def _finish(self):
+    def _finish(self) -> None:
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
 
 
 class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
-                 magic: bytes = FILE_MAGIC):
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+                 options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
+                 magic: bytes = FILE_MAGIC) -> None:
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
-        self._batch_blocks = []
-        self._dict_blocks = []
+        self._batch_blocks: list[tuple[int, int, int]] = []
+        self._dict_blocks: list[tuple[int, int, int]] = []
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
 
-    def _start(self):
+    def _start(self) -> None:
         head = self._magic + bytes((-len(self._magic)) % 8)
         self._sink.write(head)
 
     _file_mode = True
 
-    def _after_batch(self, offset, meta_len, body_len):
+    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
         self._batch_blocks.append((offset, meta_len, body_len))
 
-    def _after_dictionary(self, offset, meta_len, body_len):
+    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
         self._dict_blocks.append((offset, meta_len, body_len))
 
-    def _finish(self):
+    def _finish(self) -> None:
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
@@ -394,17 +415,21 @@ class RecordBatchFileWriter(_WriterBase):
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
 
-def new_stream(sink, schema, *, use_legacy_format=None, options=None) -> RecordBatchStreamWriter:
+def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+               options: IpcWriteOptions | None = None) -> RecordBatchStreamWriter:
+    """A RecordBatchStreamWriter writing to `sink` (a path, a file-like or a BufferOutputStream)."""
     return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format, options=options)
 
 
-def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
+def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+             options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
              magic: bytes = FILE_MAGIC) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter writing to `sink`; `metadata` goes in the footer."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic)
 
 
-def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
+def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
     options = options or IpcWriteOptions()
@@ -413,7 +438,7 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
                                            options.use_legacy_format))
 
 
-def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
+def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
     from .._core.buffer import concat_buffers
     options = options or IpcWriteOptions()
