@@ -15,6 +15,16 @@ from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKey
                      ArrowTypeError)
 from .types import Field, Schema, StructType
 
+__all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
+
+    from ._core.buffer import Buffer
+    from .ipc.options import IpcWriteOptions
+    from .types import MetadataLike
+
 
 # What one row of a column-less batch costs as a Python dict (an empty dict and its list slot).
 _EMPTY_DICT_BYTES = 72
@@ -84,7 +94,9 @@ class RecordBatch:
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "RecordBatch":
+    def from_arrays(cls, arrays: list[Any], names: list[str] | None = None,
+                    schema: Schema | None = None, metadata: MetadataLike = None) -> RecordBatch:
+        """A batch from equal-length arrays (or sequences), named by `names` or typed by `schema`."""
         arrays = [a if isinstance(a, Array) else array(a, schema.field(i).type if schema else None)
                   for i, a in enumerate(arrays)]
         sch = _schema_from_arrays(arrays, names, schema, metadata)
@@ -95,7 +107,9 @@ class RecordBatch:
         return cls(sch, [a.data for a in arrays], n)
 
     @classmethod
-    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+    def from_pydict(cls, mapping: dict[str, Any], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> RecordBatch:
+        """A batch from a dict of column name to values."""
         if schema is not None:
             arrays = [array(mapping[f.name], f.type) for f in schema]
             return cls.from_arrays(arrays, schema=schema, metadata=metadata)
@@ -103,13 +117,16 @@ class RecordBatch:
         return cls.from_arrays([array(v) for v in mapping.values()], names=names, metadata=metadata)
 
     @classmethod
-    def from_pylist(cls, rows: list, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+    def from_pylist(cls, rows: list[dict[str, Any]], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> RecordBatch:
+        """A batch from a list of row dicts."""
         names = list(schema.names) if schema is not None else list(dict.fromkeys(
             k for r in rows for k in r))
         return cls.from_pydict({n: [r.get(n) for r in rows] for n in names}, schema, metadata)
 
     @classmethod
-    def from_struct_array(cls, arr: Array) -> "RecordBatch":
+    def from_struct_array(cls, arr: Array) -> RecordBatch:
+        """A batch whose columns are the children of a struct array."""
         d = arr.data
         if not isinstance(d.type, StructType):
             raise ArrowTypeError(f"expected a struct array, got {d.type}")
@@ -119,23 +136,28 @@ class RecordBatch:
     # -- shape and access -----------------------------------------------------------------------
     @property
     def num_columns(self) -> int:
+        """The number of columns."""
         return len(self._cols)
 
     @property
-    def column_names(self) -> list:
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
         return self.schema.names
 
     @property
-    def columns(self) -> list:
+    def columns(self) -> list[Array]:
+        """The columns as Arrays."""
         return [make_array(c) for c in self._columns]
 
-    def column(self, i) -> Array:
+    def column(self, i: int | str) -> Array:
+        """The column at index `i`, or the one named `i`."""
         return make_array(self._columns[_column_index(self.schema, i)])
 
-    def field(self, i) -> Field:
+    def field(self, i: int | str) -> Field:
+        """The schema field at index `i`, or the one named `i`."""
         return self.schema.field(i)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | str | slice) -> Any:
         if isinstance(i, slice):
             start, stop, _ = i.indices(self.num_rows)
             return self.slice(start, max(0, stop - start))
@@ -145,14 +167,17 @@ class RecordBatch:
         return self.num_rows
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
+        """(number of rows, number of columns)."""
         return (self.num_rows, self.num_columns)
 
     @property
     def nbytes(self) -> int:
+        """The bytes the columns' buffers span (sliced views count their part)."""
         return sum(make_array(c).nbytes for c in self._columns)
 
-    def slice(self, offset: int = 0, length: int | None = None) -> "RecordBatch":
+    def slice(self, offset: int = 0, length: int | None = None) -> RecordBatch:
+        """A zero-copy view of `length` rows (to the end by default) from `offset`."""
         if offset < 0:
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
         offset = min(offset, self.num_rows)
@@ -160,19 +185,23 @@ class RecordBatch:
         cols = [make_array(c).slice(offset, length).data for c in self._columns]
         return RecordBatch(self.schema, cols, length)
 
-    def select(self, columns) -> "RecordBatch":
+    def select(self, columns: list[int] | list[str]) -> RecordBatch:
+        """A batch of the given columns (indices or names), in that order."""
         idx = [_column_index(self.schema, c) for c in columns]
         return RecordBatch(Schema([self.schema.field(i) for i in idx], self.schema.metadata),
                            [self._columns[i] for i in idx], self.num_rows)
 
-    def replace_schema_metadata(self, metadata=None) -> "RecordBatch":
+    def replace_schema_metadata(self, metadata: MetadataLike = None) -> RecordBatch:
+        """The same columns under a schema with `metadata`."""
         return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pydict(self) -> dict:
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """A dict of column name to list of Python values."""
         return {f.name: make_array(c).to_pylist() for f, c in zip(self.schema, self._columns)}
 
-    def to_pylist(self) -> list:
+    def to_pylist(self) -> list[dict[str, Any]]:
+        """A list of row dicts."""
         names = self.schema.names
         cols = [make_array(c).to_pylist() for c in self._columns]
         try:
@@ -193,46 +222,49 @@ class RecordBatch:
     from_pandas = classmethod(_pandas.batch_from_pandas)
 
     def to_struct_array(self) -> Array:
+        """The batch as one struct array (zero-copy)."""
         return make_array(self._as_struct_data())
 
     def _as_struct_data(self) -> ArrayData:
         return ArrayData(StructType(self.schema.fields), self.num_rows, 0, 0, [None],
                          list(self._columns))
 
-    def equals(self, other: "RecordBatch", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
+        """Whether `other` has the same schema and values."""
         if not isinstance(other, RecordBatch) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(
             make_array(a).equals(make_array(b)) for a, b in zip(self._columns, other._columns))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking containers are unhashable
 
     def validate(self, full: bool = False) -> None:
+        """Check the columns' structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
         for f, c in zip(self.schema, self._columns):
             if c.length != self.num_rows:
                 raise ArrowInvalid(f"column {f.name!r} has {c.length} rows, the batch has {self.num_rows}")
             validate_array(c, full=full, where=f"column {f.name!r}")
 
-    def serialize(self, options=None):
+    def serialize(self, options: IpcWriteOptions | None = None) -> Buffer:
         """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
         from .ipc.writer import serialize_record_batch
         return serialize_record_batch(self, options)
 
     # -- interop --------------------------------------------------------------------------------
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
 
-    def __arrow_c_array__(self, requested_schema=None):
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
         from .interop import export_array
         return export_array(self._as_struct_data(),
                             Field("", StructType(self.schema.fields), False, self.schema.metadata),
                             requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
@@ -240,12 +272,13 @@ class Table:
     """A schema and a sequence of record batches sharing it."""
     __slots__ = ("schema", "_batches")
 
-    def __init__(self, schema: Schema, batches: list):
+    def __init__(self, schema: Schema, batches: list[RecordBatch]) -> None:
         self.schema = schema
         self._batches = batches
 
     @classmethod
-    def from_batches(cls, batches: Iterable, schema: Schema | None = None) -> "Table":
+    def from_batches(cls, batches: Iterable[RecordBatch | Any], schema: Schema | None = None) -> Table:
+        """A Table of record batches sharing one schema (needed when there are none)."""
         batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in batches]
         if schema is None:
             if not batches:
@@ -257,7 +290,9 @@ class Table:
         return cls(schema, batches)
 
     @classmethod
-    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "Table":
+    def from_arrays(cls, arrays: list[Any], names: list[str] | None = None,
+                    schema: Schema | None = None, metadata: MetadataLike = None) -> Table:
+        """A Table from equal-length arrays or chunked arrays, named by `names` or typed by `schema`."""
         if arrays and all(isinstance(a, ChunkedArray) for a in arrays):
             sch = _schema_from_arrays(arrays, names, schema, metadata)
             return cls.from_batches(
@@ -267,73 +302,89 @@ class Table:
         return cls(b.schema, [b])
 
     @classmethod
-    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "Table":
+    def from_pydict(cls, mapping: dict[str, Any], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> Table:
+        """A Table from a dict of column name to values."""
         b = RecordBatch.from_pydict(mapping, schema, metadata)
         return cls(b.schema, [b])
 
     @classmethod
-    def from_pylist(cls, rows: list, schema: Schema | None = None, metadata=None) -> "Table":
+    def from_pylist(cls, rows: list[dict[str, Any]], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> Table:
+        """A Table from a list of row dicts."""
         b = RecordBatch.from_pylist(rows, schema, metadata)
         return cls(b.schema, [b])
 
     @property
     def num_rows(self) -> int:
+        """The number of rows, over all batches."""
         return sum(b.num_rows for b in self._batches)
 
     @property
     def num_columns(self) -> int:
+        """The number of columns."""
         return len(self.schema)
 
     @property
-    def column_names(self) -> list:
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
         return self.schema.names
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
+        """(number of rows, number of columns)."""
         return (self.num_rows, self.num_columns)
 
     def __len__(self) -> int:
         return self.num_rows
 
     @property
-    def columns(self) -> list:
+    def columns(self) -> list[ChunkedArray]:
+        """The columns as ChunkedArrays (one chunk per batch)."""
         return [self.column(i) for i in range(len(self.schema))]
 
-    def column(self, i) -> ChunkedArray:
+    def column(self, i: int | str) -> ChunkedArray:
+        """The column at index `i`, or the one named `i`, as a ChunkedArray."""
         j = _column_index(self.schema, i)
         ca = ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
         ca._name = self.schema.field(j).name
         return ca
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | str) -> ChunkedArray:
         return self.column(i)
 
-    def field(self, i) -> Field:
+    def field(self, i: int | str) -> Field:
+        """The schema field at index `i`, or the one named `i`."""
         return self.schema.field(i)
 
     @property
     def nbytes(self) -> int:
+        """The bytes the batches' buffers span."""
         return sum(b.nbytes for b in self._batches)
 
-    def to_batches(self, max_chunksize: int | None = None) -> list:
+    def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
+        """The record batches, split to at most `max_chunksize` rows each when given."""
         if not max_chunksize:
             return list(self._batches)
         if max_chunksize < 0:
             raise ArrowInvalid(f"max_chunksize must be positive, got {max_chunksize}")
-        out = []
+        out: list[RecordBatch] = []
         for b in self._batches:
             for off in range(0, b.num_rows, max_chunksize):
                 out.append(b.slice(off, max_chunksize))
         return out
 
-    def to_reader(self, max_chunksize: int | None = None):
+    def to_reader(self, max_chunksize: int | None = None) -> Iterator[RecordBatch]:
+        """An iterator over the batches (see to_batches)."""
         return iter(self.to_batches(max_chunksize))
 
-    def slice(self, offset: int = 0, length: int | None = None) -> "Table":
+    def slice(self, offset: int = 0, length: int | None = None) -> Table:
+        """A zero-copy view of `length` rows (to the end by default) from `offset`."""
         total = self.num_rows
         offset = min(max(offset, 0), total)
         length = total - offset if length is None else max(0, min(length, total - offset))
-        out, pos = [], 0
+        out: list[RecordBatch] = []
+        pos = 0
         for b in self._batches:
             lo, hi = max(offset, pos), min(offset + length, pos + b.num_rows)
             if lo < hi:
@@ -341,19 +392,23 @@ class Table:
             pos += b.num_rows
         return Table(self.schema, out)
 
-    def select(self, columns) -> "Table":
+    def select(self, columns: list[int] | list[str]) -> Table:
+        """A Table of the given columns (indices or names), in that order."""
         return Table.from_batches([b.select(columns) for b in self._batches],
                                   self._batches[0].select(columns).schema if self._batches else
                                   Schema([self.schema.field(c) for c in columns], self.schema.metadata))
 
-    def combine_chunks(self) -> "Table":
+    def combine_chunks(self) -> Table:
+        """The table itself: batches are kept as they are (see docs/pyarrow-compat.md)."""
         return self
 
-    def to_pydict(self) -> dict:
+    def to_pydict(self) -> dict[str, list[Any]]:
+        """A dict of column name to list of Python values."""
         return {f.name: self.column(i).to_pylist() for i, f in enumerate(self.schema)}
 
-    def to_pylist(self) -> list:
-        out = []
+    def to_pylist(self) -> list[dict[str, Any]]:
+        """A list of row dicts."""
+        out: list[dict[str, Any]] = []
         for b in self._batches:
             out += b.to_pylist()
         return out
@@ -362,33 +417,36 @@ class Table:
     to_pandas = _pandas.table_to_pandas
     from_pandas = classmethod(_pandas.table_from_pandas)
 
-    def replace_schema_metadata(self, metadata=None) -> "Table":
+    def replace_schema_metadata(self, metadata: MetadataLike = None) -> Table:
+        """The same batches under a schema with `metadata`."""
         sch = self.schema.with_metadata(metadata)
         return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
 
-    def equals(self, other: "Table", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
+        """Whether `other` has the same schema and values (chunking aside)."""
         if not isinstance(other, Table) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(
             self.column(i).equals(other.column(i)) for i in range(self.num_columns))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking containers are unhashable
 
     def validate(self, full: bool = False) -> None:
+        """Validate every batch (see RecordBatch.validate)."""
         for b in self._batches:
             b.validate(full=full)
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from .interop import export_stream
         return export_stream(self.schema, iter(self._batches), requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"arrowipc.Table\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
@@ -416,7 +474,8 @@ def _chunked_slice(ca: ChunkedArray, offset: int, length: int) -> Array:
     return array(ca.to_pylist()[offset:offset + length], ca.type)
 
 
-def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
+def record_batch(data: Any, names: list[str] | None = None, schema: Schema | None = None,
+                 metadata: MetadataLike = None) -> RecordBatch:
     """A RecordBatch from arrays, a dict of columns, or any __arrow_c_array__ exporter."""
     if isinstance(data, RecordBatch):
         return data
@@ -430,7 +489,8 @@ def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
     return RecordBatch.from_arrays(list(data), names, schema, metadata)
 
 
-def table(data, names=None, schema=None, metadata=None) -> Table:
+def table(data: Any, names: list[str] | None = None, schema: Schema | None = None,
+          metadata: MetadataLike = None) -> Table:
     """A Table from a dict of columns, arrays, or any __arrow_c_stream__/__arrow_c_array__ exporter."""
     if isinstance(data, Table):
         return data
@@ -450,7 +510,8 @@ def table(data, names=None, schema=None, metadata=None) -> Table:
     return Table.from_arrays(list(data), names, schema, metadata)
 
 
-def concat_tables(tables) -> Table:
+def concat_tables(tables: Iterable[Table]) -> Table:
+    """One Table holding the batches of `tables` (same schema), without copying."""
     tables = list(tables)
     if not tables:
         raise ArrowInvalid("concat_tables needs at least one table")
