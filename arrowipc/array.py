@@ -12,6 +12,15 @@ from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryT
                     MapType)
 from . import pandas_shim as _pandas
 
+__all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
+if TYPE_CHECKING:
+    import builtins
+    from typing import Any, Iterable, Iterator
+
+    from ._core.buffer import Buffer
+
 
 def _computed_null_count(data: ArrayData) -> int:
     kind = data.type.kind
@@ -44,10 +53,12 @@ class Array:
     # -- shape ----------------------------------------------------------------------------------
     @property
     def type(self) -> DataType:
-        return self.data.type
+        """The array's data type."""
+        return self.data.type  # type: ignore[no-any-return]
 
     @property
     def offset(self) -> int:
+        """The offset into the buffers, in elements (nonzero for slices)."""
         return self.data.offset
 
     def __len__(self) -> int:
@@ -55,9 +66,10 @@ class Array:
 
     @property
     def null_count(self) -> int:
+        """The number of nulls."""
         return null_count_of(self.data)
 
-    def buffers(self) -> list:
+    def buffers(self) -> list[Buffer | None]:
         """This node's buffers followed by its children's, in pre-order (pyarrow's order)."""
         out = list(self.data.buffers)
         for c in self.data.children:
@@ -66,6 +78,7 @@ class Array:
 
     @property
     def nbytes(self) -> int:
+        """The bytes this array's buffers span (a slice counts its part)."""
         seen, total = set(), 0
         stack = [self.data]
         while stack:
@@ -80,7 +93,8 @@ class Array:
         return total
 
     # -- slicing and access ---------------------------------------------------------------------
-    def slice(self, offset: int = 0, length: int | None = None) -> "Array":
+    def slice(self, offset: int = 0, length: int | None = None) -> Array:
+        """A zero-copy view of `length` values (to the end by default) from `offset`."""
         n = self.data.length
         if offset < 0:
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
@@ -91,7 +105,7 @@ class Array:
         return make_array(ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children,
                                     d.dictionary))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: int | builtins.slice) -> Any:
         if isinstance(key, slice):
             start, stop, step = key.indices(len(self))
             if step != 1:
@@ -105,17 +119,18 @@ class Array:
             raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
         return self.slice(i, 1).to_pylist()[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(self.to_pylist())
 
-    def is_valid(self, i: int | None = None):
+    def is_valid(self, i: int | None = None) -> bool | Array:
         """Without an index: a bool Array saying which slots hold a value; with one: a bool."""
         valid = self._validity_bytes()
         if i is not None:
             return bool(valid[i])
         return array([bool(v) for v in valid], type="bool")
 
-    def is_null(self, i: int | None = None):
+    def is_null(self, i: int | None = None) -> bool | Array:
+        """Whether value `i` is null; without `i`, a boolean Array of that for every value."""
         if i is not None:
             return not self.is_valid(i)
         return array([not v for v in self._validity_bytes()], type="bool")
@@ -132,11 +147,12 @@ class Array:
         return _bitmap.unpack_bits(validity, d.offset, d.length)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pylist(self) -> list:
+    def to_pylist(self) -> list[Any]:
+        """The values as a list of Python objects (None for nulls)."""
         from .to_python import to_pylist
         return to_pylist(self.data)
 
-    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False):
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> Any:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
         from .to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
@@ -144,21 +160,23 @@ class Array:
     to_pandas = _pandas.array_to_pandas
     from_pandas = classmethod(_pandas.array_from_pandas)
 
-    def equals(self, other: "Array") -> bool:
+    def equals(self, other: object) -> bool:
+        """Whether `other` is an Array of the same type and values."""
         if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
             return False
         return _values_equal(self.to_pylist(), other.to_pylist())
 
     def validate(self, full: bool = False) -> None:
+        """Check the structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
         validate_array(self.data, full=full)
 
     # -- interop --------------------------------------------------------------------------------
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(Field("", self.type))
 
-    def __arrow_c_array__(self, requested_schema=None):
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
         from .interop import export_array
         return export_array(self.data, Field("", self.type), requested_schema)
 
@@ -374,8 +392,8 @@ class ChunkedArray:
     """A column made of several arrays of one type (what Table.column returns)."""
     __slots__ = ("type", "chunks", "_name")
 
-    def __init__(self, chunks, type: DataType | None = None):
-        self._name = None      # the column's name when a Table hands it out (pandas uses it)
+    def __init__(self, chunks: Iterable[Array | Any], type: DataType | None = None) -> None:
+        self._name: str | None = None      # the column's name when a Table hands it out (pandas uses it)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:
@@ -389,9 +407,11 @@ class ChunkedArray:
 
     @property
     def num_chunks(self) -> int:
+        """The number of chunks."""
         return len(self.chunks)
 
     def chunk(self, i: int) -> Array:
+        """Chunk `i`."""
         return self.chunks[i]
 
     def __len__(self) -> int:
@@ -399,22 +419,26 @@ class ChunkedArray:
 
     @property
     def null_count(self) -> int:
+        """The number of nulls over all chunks."""
         return sum(c.null_count for c in self.chunks)
 
-    def to_pylist(self) -> list:
-        out = []
+    def to_pylist(self) -> list[Any]:
+        """The values of every chunk as one list of Python objects."""
+        out: list[Any] = []
         for c in self.chunks:
             out += c.to_pylist()
         return out
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | slice) -> Any:
         return self.to_pylist()[i] if not isinstance(i, slice) else self.to_pylist()[i]
 
-    def equals(self, other) -> bool:
+    def equals(self, other: object) -> bool:
+        """Whether `other` is a ChunkedArray of the same type and values (chunking aside)."""
         return (isinstance(other, ChunkedArray) and other.type == self.type
                 and _values_equal(self.to_pylist(), other.to_pylist()))
 
-    def to_numpy(self):
+    def to_numpy(self) -> Any:
+        """The values as one numpy array (copied when there are several chunks)."""
         import numpy as np
         if len(self.chunks) == 1:
             return self.chunks[0].to_numpy(zero_copy_only=False)
@@ -424,7 +448,7 @@ class ChunkedArray:
 
     to_pandas = _pandas.chunked_array_to_pandas
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from .interop import export_array_stream
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
                                    requested_schema)
@@ -433,7 +457,7 @@ class ChunkedArray:
         return f"<arrowipc.ChunkedArray type={self.type} length={len(self)} chunks={self.num_chunks}>"
 
 
-def array(obj, type=None, from_pandas: bool = False) -> Array:
+def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
     """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
     from .types import ensure_type
     if isinstance(obj, Array):
@@ -458,7 +482,9 @@ def array(obj, type=None, from_pandas: bool = False) -> Array:
     return make_array(array_data_from_python(obj, type))
 
 
-def chunked_array(chunks, type=None) -> ChunkedArray:
+def chunked_array(chunks: Iterable[Array | Any] | Any, type: DataType | str | None = None
+                  ) -> ChunkedArray:
+    """A ChunkedArray from arrays or sequences of one type, or an __arrow_c_stream__ exporter."""
     if hasattr(chunks, "__arrow_c_stream__") and not isinstance(chunks, (list, tuple)):
         from .interop import import_array_stream
         field, datas = import_array_stream(chunks)
@@ -467,7 +493,8 @@ def chunked_array(chunks, type=None) -> ChunkedArray:
     return ChunkedArray(chunks, ensure_type(type) if type is not None else None)
 
 
-def nulls(length: int, type=None) -> Array:
+def nulls(length: int, type: DataType | str | None = None) -> Array:
+    """An array of `length` nulls (of type null unless `type` is given)."""
     from .types import null as _null, ensure_type
     t = ensure_type(type) if type is not None else _null()
     return array([None] * length, type=t)
