@@ -37,6 +37,12 @@ from .types import (DataType, DecimalType, DictionaryType, DurationType, Extensi
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
                     Time64Type, TimestampType)
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .array import Array
+
 __all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_arrays",
            "dataframe_to_schema", "series_to_array", "ToPandasOptions"]
 
@@ -1703,12 +1709,14 @@ def _categorical_data(pd, np, values, type, safe) -> ArrayData:
     return data if type is None or type == t else _cast_if_needed(data, type, safe)
 
 
-def dataframe_to_schema(df, preserve_index=None):
+def dataframe_to_schema(df: Any, preserve_index: bool | None = None) -> Schema:
     """The schema Table.from_pandas(df) would have (Schema.from_pandas)."""
-    return dataframe_to_arrays(df, None, preserve_index)[1]
+    schema: Schema = dataframe_to_arrays(df, None, preserve_index)[1]
+    return schema
 
 
-def series_to_array(obj, mask=None, type=None, safe: bool = True):
+def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = None,
+                    safe: bool = True) -> Array:
     """Array.from_pandas: a Series, Index or array-like as an Array."""
     from .array import make_array
     from .types import ensure_type

@@ -38,7 +38,7 @@ def _physical_memory() -> int:
         return 1 << 62
 
 
-def _column_index(schema: Schema, i) -> int:
+def _column_index(schema: Schema, i: int | str) -> int:
     if isinstance(i, str):
         j = schema.get_field_index(i)
         if j < 0:
@@ -51,7 +51,8 @@ def _column_index(schema: Schema, i) -> int:
     return j
 
 
-def _schema_from_arrays(arrays, names, schema, metadata) -> Schema:
+def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Schema | None,
+                       metadata: MetadataLike) -> Schema:
     if schema is not None:
         if len(schema) != len(arrays):
             raise ArrowInvalid(f"schema has {len(schema)} fields but {len(arrays)} arrays were given")
@@ -68,7 +69,8 @@ class RecordBatch:
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending")
 
-    def __init__(self, schema: Schema, columns: list, num_rows: int, pending=None):
+    def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,
+                 pending: Any = None) -> None:
         # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
         # `pending` holds the O(n) structural checks of a batch read from IPC; they run before
         # any column data is handed out (the gate is the `_columns` property).
@@ -82,7 +84,7 @@ class RecordBatch:
             untrack_acyclic(self)
 
     @property
-    def _columns(self) -> list:
+    def _columns(self) -> list[ArrayData]:
         pending = self._pending
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
@@ -450,15 +452,15 @@ class Table:
         return f"arrowipc.Table\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
-def _aligned_chunks(chunked: list):
+def _aligned_chunks(chunked: list[ChunkedArray]) -> Iterator[list[Array]]:
     """Re-chunk several ChunkedArrays of equal length to common chunk boundaries."""
-    bounds = set()
+    seen: set[int] = set()
     for ca in chunked:
         pos = 0
         for c in ca.chunks:
             pos += len(c)
-            bounds.add(pos)
-    bounds = sorted(b for b in bounds if b > 0)
+            seen.add(pos)
+    bounds = sorted(b for b in seen if b > 0)
     start = 0
     for end in bounds:
         yield [_chunked_slice(ca, start, end - start) for ca in chunked]

@@ -118,7 +118,7 @@ def _seekable(f) -> bool:
         return False
 
 
-def open_source(source):
+def open_source(source: object) -> BufferSource | FileSource:
     """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes."""
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))
