@@ -180,16 +180,16 @@ class Array:
         from .interop import export_array
         return export_array(self.data, Field("", self.type), requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         vals = self.to_pylist()
         shown = vals if len(vals) <= 20 else vals[:10] + ["..."] + vals[-10:]
         return f"<arrowipc.{type(self).__name__} type={self.type} length={len(self)}>\n{shown}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (array, (self.to_pylist(), self.type))
 
 
-def _values_equal(a, b) -> bool:
+def _values_equal(a: list[Any], b: list[Any]) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
@@ -249,7 +249,8 @@ class BaseListArray(Array):
             return self.values.slice(d.offset * size, d.length * size)
         if d.type.kind in (Kind.LIST, Kind.LARGE_LIST):
             width = 4 if d.type.kind == Kind.LIST else 8
-            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)
+            # a list array always has its offsets buffer
+            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)  # type: ignore[arg-type]
             return self.values.slice(first, last - first)
         # list views may share or reorder child ranges: gather the referenced values
         values = [v for x in self.to_pylist() if x is not None for v in x]
@@ -281,34 +282,34 @@ class MapArray(ListArray):
 
     @property
     def keys(self) -> Array:
-        return self.flatten().field(0)
+        return self.flatten().field(0)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
     @property
     def items(self) -> Array:
-        return self.flatten().field(1)
+        return self.flatten().field(1)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
 
 class StructArray(Array):
     __slots__ = ()
 
-    def field(self, i) -> Array:
+    def field(self, i: int | str) -> Array:
         """Child i (or the child named i), sliced to this array's offset and length."""
-        if isinstance(i, str):
-            j = self.type.get_field_index(i)
-            if j < 0:
-                raise KeyError(i)
-            i = j
+        j: int = i if not isinstance(i, str) else self.data.type.get_field_index(i)
+        if j < 0 and isinstance(i, str):
+            raise KeyError(i)
         d = self.data
-        return make_array(d.children[i]).slice(d.offset, d.length)
+        return make_array(d.children[j]).slice(d.offset, d.length)
 
-    def flatten(self) -> list:
+    def flatten(self) -> list[Array]:
+        """One array per field, each sliced to this array's offset and length."""
         return [self.field(i) for i in range(self.type.num_fields)]
 
 
 class UnionArray(Array):
     __slots__ = ()
 
-    def field(self, i) -> Array:
+    def field(self, i: int) -> Array:
+        """Child `i` (not sliced: a union's children are indexed through its offsets)."""
         return make_array(self.data.children[i])
 
 
@@ -323,7 +324,8 @@ class DictionaryArray(Array):
 
     @property
     def dictionary(self) -> Array:
-        return make_array(self.data.dictionary)
+        """The dictionary values."""
+        return make_array(self.data.dictionary)  # type: ignore[arg-type]   # set on every dictionary array
 
 
 class RunEndEncodedArray(Array):
@@ -362,7 +364,7 @@ _CLASS_BY_KIND = {
 }
 
 
-def _array_class(t: DataType) -> type:
+def _array_class(t: DataType) -> type[Array]:
     if isinstance(t, ExtensionType):
         return ExtensionArray
     if isinstance(t, MapType):
@@ -375,7 +377,7 @@ def _array_class(t: DataType) -> type:
 
 
 # Array class by (type class, utf8): wide batches ask for thousands of columns at a time.
-_CLASS_CACHE: dict = {}
+_CLASS_CACHE: dict[tuple[Any, ...], type[Array]] = {}
 
 
 def make_array(data: ArrayData) -> Array:
@@ -453,7 +455,7 @@ class ChunkedArray:
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
                                    requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<arrowipc.ChunkedArray type={self.type} length={len(self)} chunks={self.num_chunks}>"
 
 

@@ -48,11 +48,13 @@ class RecordBatchWithMetadata(NamedTuple):
 class MessageDecoder:
     """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
 
-    def __init__(self, options: IpcReadOptions | None = None, where: str = "stream"):
+    def __init__(self, options: IpcReadOptions | None = None, where: str = "stream") -> None:
         self.options = options or IpcReadOptions()
         self.where = where
-        self.info = None
-        self.schema = None          # the schema batches are returned with (after projection)
+        self.info: md.SchemaInfo | None = None
+        # the schema batches are returned with (after projection); every user reads the schema
+        # message first, so the attribute is typed as set
+        self.schema: T.Schema = None  # type: ignore[assignment]
         self.stats = ReadStats()
         self._plan = None
         self._included = None

@@ -258,9 +258,12 @@ def recover(source: SourceLike, destination: SinkLike | None = None, *,
     Raises ArrowInvalid only when not even a schema can be read.
     """
     buf = _as_buffer(source)
+    schema: T.Schema | None
+    report: RecoveryReport | None
     if _data_start(buf):
         reader = open_file_recovering(buf, None, options)
         schema, report = reader.schema, reader.recovery
+        assert report is not None           # open_file_recovering always sets it
         items = list(reader.iter_batches_with_custom_metadata())
         file_metadata = reader.metadata
     else:
