@@ -657,7 +657,7 @@ class RecordBatchFileReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Batch `i` (its dictionaries are read on first use)."""
-        return self._get(i, False)  # type: ignore[no-any-return]
+        return self._get(i, False)
 
     get_record_batch = get_batch
 

@@ -73,3 +73,24 @@ def test_stubtest_on_the_compiled_modules(cache_dir):
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"stubtest found mismatches:\n{output}"
     assert "Success: no issues found in" in output, output
+
+
+# Modules exempted from parts of `mypy --strict` in pyproject.toml while their annotation is
+# finished (issue 14 item 6). The lists may only shrink: lower these numbers when they do.
+MAX_PARTLY_ANNOTATED = 8
+MAX_NOT_ANNOTATED = 26
+
+
+def test_the_lists_of_modules_exempt_from_strict_typing_only_shrink():
+    tomllib = pytest.importorskip("tomllib")
+    with open(os.path.join(REPO_ROOT, "pyproject.toml"), "rb") as f:
+        overrides = tomllib.load(f)["tool"]["mypy"]["overrides"]
+    ours = [o for o in overrides if any(m.startswith("arrowipc") for m in o["module"])]
+    not_annotated = [m for o in ours if o.get("ignore_errors") for m in o["module"]]
+    partly = [m for o in ours if not o.get("ignore_errors") for m in o["module"]]
+    for name in ("arrowipc", "arrowipc.types", "arrowipc.table", "arrowipc.array", "arrowipc.io",
+                 "arrowipc.errors", "arrowipc.ipc", "arrowipc.ipc.options",
+                 "arrowipc.ipc.stream_decoder", "arrowipc.ipc.recover", "arrowipc.ipc.message"):
+        assert name not in not_annotated + partly, f"{name} is public API: it stays strict"
+    assert len(partly) <= MAX_PARTLY_ANNOTATED, partly
+    assert len(not_annotated) <= MAX_NOT_ANNOTATED, not_annotated
