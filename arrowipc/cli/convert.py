@@ -220,11 +220,12 @@ def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
                   footer_metadata=None, magic: bytes = FILE_MAGIC, progress=None,
                   position=None) -> dict:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
-    from ..ipc import new_file, new_stream
+    from ..ipc import RecordBatchFileWriter, RecordBatchStreamWriter, new_file, new_stream
     out = _Output(dst)
     options = write_options(compression)
     batches = rows = 0
     try:
+        writer: RecordBatchFileWriter | RecordBatchStreamWriter
         if kind == "file":
             writer = new_file(out.sink, schema, options=options, metadata=footer_metadata,
                               magic=magic)
