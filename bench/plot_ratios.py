@@ -4,8 +4,8 @@
     python bench/plot_ratios.py REPORT.json [-o docs/benchmarks.png] [--title TEXT]
 
 REPORT.json is either a pytest-benchmark report (`python bench/ratios.py --keep-json PATH`, or
-`pytest bench --benchmark-enable --benchmark-json=PATH`) or the output of
-`arrowipc bench --json`. One horizontal bar per group, on a log scale around 1: left of the line
+`pytest bench --benchmark-enable --benchmark-json=PATH`), the report of `python bench/users.py
+--json PATH`, or the output of `arrowipc bench --json`. One horizontal bar per group, on a log scale around 1: left of the line
 arrowipc is faster, right of it pyarrow is. The Markdown ratio table of the same report is printed
 on stdout, ready for docs/benchmarks.md. Needs matplotlib.
 """
@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from ratios import (_format_seconds, _group_sort_key, markdown_table,  # noqa: E402
-                    medians_by_group)
+                    medians_by_group, statistic_of)
 
 
 def groups_of(report: dict) -> dict:
@@ -119,7 +119,8 @@ def main(argv: list | None = None) -> int:
     report = json.loads(args.report.read_text())
     groups = groups_of(report)
     plot(groups, args.output, args.title, machine_summary(report))
-    table = markdown_table(groups) if "benchmarks" in report else simple_table(groups)
+    table = (markdown_table(groups, statistic_of(report)) if "benchmarks" in report
+             else simple_table(groups))
     print(table)
     print(f"\nwrote {os.path.relpath(args.output)}", file=sys.stderr)
     return 0

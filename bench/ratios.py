@@ -4,7 +4,8 @@
 Without an argument it runs the suite itself
 (`python -m pytest bench --benchmark-enable --benchmark-json=<tmp>`) from the
 repository root; given a JSON file written by pytest-benchmark it only reads it.
-Output is a Markdown table; a ratio below 1 means arrowipc was faster.
+Output is a Markdown table; a ratio below 1 means arrowipc was faster. It also reads the report
+of `bench/users.py --json` (what users do, both libraries interleaved, best of the rounds).
 """
 from __future__ import annotations
 
@@ -35,14 +36,22 @@ def run_suite(json_path: Path, pytest_args: list[str]) -> int:
     return subprocess.run(command, cwd=REPO_ROOT, env=env, stdout=sys.stderr).returncode
 
 
+def statistic_of(report: dict) -> str:
+    """The figure a report compares: "median" (pytest-benchmark), or the "min" (best of the
+    interleaved rounds) that bench/users.py names in its report."""
+    return report.get("stat", "median")
+
+
 def medians_by_group(report: dict) -> dict[str, dict[str, float]]:
-    """{group: {lib: median seconds}} from a pytest-benchmark JSON report."""
+    """{group: {lib: seconds}} from a pytest-benchmark-shaped JSON report (the median, or the
+    statistic the report names)."""
+    stat = statistic_of(report)
     groups: dict[str, dict[str, float]] = {}
     for bench in report.get("benchmarks", []):
         lib = bench.get("extra_info", {}).get("lib")
         if lib is None:  # fall back to the parametrize id, e.g. "wide5m-arrowipc"
             lib = bench.get("param", "").rsplit("-", 1)[-1]
-        groups.setdefault(bench["group"], {})[lib] = bench["stats"]["median"]
+        groups.setdefault(bench["group"], {})[lib] = bench["stats"][stat]
     return groups
 
 
@@ -63,9 +72,10 @@ def _format_seconds(seconds: float | None) -> str:
     return f"{seconds * 1e6:.1f} µs"
 
 
-def markdown_table(groups: dict[str, dict[str, float]]) -> str:
+def markdown_table(groups: dict[str, dict[str, float]], stat: str = "median") -> str:
+    label = "best" if stat == "min" else stat
     lines = [
-        "| group | arrowipc median | pyarrow median | ratio (arrowipc ÷ pyarrow) |",
+        f"| group | arrowipc {label} | pyarrow {label} | ratio (arrowipc ÷ pyarrow) |",
         "| --- | ---: | ---: | ---: |",
     ]
     for group in sorted(groups, key=_group_sort_key):
@@ -123,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 return pytest_status or 1
             report = json.loads(json_path.read_text())
 
-    print(markdown_table(medians_by_group(report)))
+    print(markdown_table(medians_by_group(report), statistic_of(report)))
     print()
     print(environment_line(report))
     if pytest_status:

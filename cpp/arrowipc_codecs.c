@@ -206,8 +206,36 @@ int64_t arrowipc_compress_bound(int codec, int64_t n) {
   return (int64_t)lz4.compress_bound((size_t)n, &prefs);
 }
 
+static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
+                          int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len,
+                          const char** error);
+
+/* Incompressible data (random numbers, already-compressed bytes) is common in large buffers and
+   costs a full compression pass only to be stored raw. From SAMPLE_FROM bytes on, SAMPLES spread
+   slices of SAMPLE bytes are compressed first (into dst, overwritten later); when none of them
+   shrinks at all, the buffer is reported as not shrinking (out_len = n) without compressing it. */
+#define SAMPLE_FROM (1 << 20)
+#define SAMPLES 4
+#define SAMPLE (16 << 10)
+
 int arrowipc_compress(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
                       int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len, const char** error) {
+  if (n >= SAMPLE_FROM) {
+    int shrinks = 0;
+    for (int k = 0; k < SAMPLES && !shrinks; k++) {
+      int64_t at = (n - SAMPLE) / (SAMPLES - 1) * k, got = 0;
+      int status = compress_whole(c, codec, level, src + at, SAMPLE, dst, cap, &got, error);
+      if (status != ARROWIPC_CODEC_OK) return status;
+      shrinks = got < SAMPLE;
+    }
+    if (!shrinks) { *out_len = n; return ARROWIPC_CODEC_OK; }
+  }
+  return compress_whole(c, codec, level, src, n, dst, cap, out_len, error);
+}
+
+static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
+                          int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len,
+                          const char** error) {
   *error = NULL;
   size_t r;
   if (codec == ARROWIPC_CODEC_ZSTD) {

@@ -18,7 +18,9 @@ from .format import CODEC_LZ4_FRAME, CODEC_ZSTD, RAW_MARKER
 from .format import CODEC_SPEC_NAMES as CODEC_NAMES
 
 _PREFIX = struct.Struct("<q")
-_RAW_PREFIX = _PREFIX.pack(RAW_MARKER)
+# The length prefix of a buffer stored raw; the writer checks for this very object to tell that
+# the part after it is the caller's memory, not a frame of its own.
+RAW_PREFIX = _PREFIX.pack(RAW_MARKER)
 
 # Default bound on the decompressed size of one buffer (configurable per read).
 MAX_DECOMPRESSED_BUFFER = 1 << 34
@@ -334,7 +336,7 @@ def make_body_compressor(options):
         def __call__(self, buffers: list) -> list:
             work = [i for i, b in enumerate(buffers) if b is not None and len(b) >= max(1, threshold)]
             packed = compress_many([buffers[i] for i in work]) if work else []
-            out = [None if b is None or len(b) == 0 else (_RAW_PREFIX, b) for b in buffers]
+            out = [None if b is None or len(b) == 0 else (RAW_PREFIX, b) for b in buffers]
             for i, p in zip(work, packed):
                 n = len(buffers[i])
                 # never store a buffer larger than it was raw, nor one that saves too little

@@ -1,8 +1,17 @@
 """Stream and file writers (pyarrow.ipc.RecordBatchStreamWriter / RecordBatchFileWriter).
 
 Each batch is flattened and its header encoded in Cython; the body goes out as a gather list:
-appended by reference to an in-memory sink, sent with os.writev to real files, and packed with a
-single copy only for file-likes that want one contiguous buffer.
+appended by reference to an in-memory sink, sent with os.writev to real files (metadata and body
+in one call), and packed with a single copy only for file-likes that want one contiguous buffer.
+
+Large messages to a file descriptor are written by a background thread, one write in flight per
+sink, so the next batch is flattened and compressed (GIL released) while the kernel copies the
+previous one: compress n+1 while writing n. A write in flight may outlive `write_batch` only when
+every byte it sends is the writer's own (compressed frames, headers, padding); when it still
+refers to the caller's buffers, `write_batch` waits for it before returning, as pyarrow's
+synchronous write does. (Buffers stored raw that are under half a message are copied instead,
+so typical batches, some columns compressible and some not, still overlap.) Its errors surface
+at the next write or at close.
 """
 from __future__ import annotations
 
@@ -34,6 +43,54 @@ __all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordB
            "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
 
 _IOV_MAX = 1024
+# Messages from this size on go to a file descriptor in the background (below it the thread
+# hand-off costs more than the overlap saves).
+_BACKGROUND_MIN_BYTES = 1 << 20
+_background = None
+
+
+def _background_pool():
+    global _background
+    if _background is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _background = ThreadPoolExecutor(max_workers=4, thread_name_prefix="arrowipc-write")
+    return _background
+
+
+def _forget_background_pool():
+    # a forked child has none of the parent's threads: a pool that believes it has idle workers
+    # would queue writes nobody runs
+    global _background
+    _background = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_background_pool)
+
+
+def _detach_raw(parts: list, body_len: int):
+    """The parts with every buffer stored raw (the caller's memory) copied, so that their write
+    may outlive write_batch; None when raw bytes are over half the body (copying them would cost
+    about what overlapping the write saves: the write then happens before write_batch returns)."""
+    from .compression import RAW_PREFIX
+    from .._core.buffer import concat_buffers
+    raw = [i + 1 for i, p in enumerate(parts) if p is RAW_PREFIX]
+    if 2 * sum(len(parts[i]) for i in raw) > body_len:
+        return None
+    out = list(parts)
+    for i in raw:
+        out[i] = concat_buffers([parts[i]], len(parts[i]))
+    return out
+
+
+def _writer_owns(parts: list) -> bool:
+    """Every part is the writer's own bytes: compressed frames, prefixes, padding, headers (a
+    buffer stored raw follows the raw-marker prefix and is the caller's memory)."""
+    from .compression import RAW_PREFIX
+    for p in parts:
+        if p is RAW_PREFIX:
+            return False
+    return True
 
 
 class _Sink:
@@ -42,11 +99,14 @@ class _Sink:
     A path is written atomically: to a temporary file in the same directory, renamed over the
     final name only when the writer closes successfully, so a crash or an error never leaves a
     truncated file under that name. (Paths that are not regular files, such as /dev/stdout or a
-    FIFO, are written in place.)
+    FIFO, are written in place.) With `durable`, the file and its directory are fsynced at close,
+    so the new contents also survive a power loss; like pyarrow, the default does not wait for the
+    disk.
     """
 
-    def __init__(self, sink):
+    def __init__(self, sink, durable: bool = False):
         self.owns = False
+        self.durable = bool(durable)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         if isinstance(sink, (str, os.PathLike)):
             sink = self._open_path(os.fspath(sink))
@@ -58,6 +118,8 @@ class _Sink:
         self.pos = 0
         self._memory = isinstance(sink, BufferOutputStream)
         self._fd = None
+        self._pending = None                      # the background write in flight, if any
+        self.background = True                    # False: every write in the calling thread
         if not self._memory:
             try:
                 if hasattr(sink, "fileno") and not hasattr(sink, "getbuffer"):
@@ -73,6 +135,7 @@ class _Sink:
                 self.pos = 0
 
     def write(self, data) -> None:
+        self.wait()
         if self._fd is not None:
             mv = memoryview(data)
             while mv.nbytes:
@@ -82,19 +145,45 @@ class _Sink:
             self.f.write(data)
         self.pos += len(data)
 
-    def write_parts(self, parts: list, nbytes: int) -> None:
-        if self._memory:
-            self.f._extend(parts, nbytes)
+    def write_message(self, meta: bytes, parts: list, body_len: int) -> None:
+        """Framed metadata then the body's gather list; large messages to a file descriptor go
+        out in the background (after the previous one: one write in flight)."""
+        self.wait()
+        nbytes = len(meta) + body_len
+        if self._memory:                      # one append for metadata and body
+            self.f._extend([meta] + parts if body_len else [meta], nbytes)
         elif self._fd is not None:
-            for i in range(0, len(parts), _IOV_MAX):
-                chunk = parts[i:i + _IOV_MAX]
-                want = sum(len(p) for p in chunk)
-                done = os.writev(self._fd, chunk)
-                if done != want:           # short write: finish the rest one by one
-                    self._finish_short_write(chunk, done)
+            chunk = [meta] + parts if body_len else [meta]
+            if nbytes >= _BACKGROUND_MIN_BYTES and self.background:
+                self._pending = _background_pool().submit(self._writev_all, chunk)
+            else:
+                self._writev_all(chunk)
         else:
-            self.f.write(b"".join(parts))
+            self.f.write(meta)
+            if body_len:
+                self.f.write(b"".join(parts))
         self.pos += nbytes
+
+    def wait(self) -> None:
+        """Let the write in flight finish; its OSError is raised here."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
+
+    def abort_pending(self) -> None:
+        """Let the write in flight finish, ignoring its error (another one is on its way)."""
+        try:
+            self.wait()
+        except OSError:
+            pass
+
+    def _writev_all(self, parts: list) -> None:
+        for i in range(0, len(parts), _IOV_MAX):
+            chunk = parts[i:i + _IOV_MAX]
+            want = sum(len(p) for p in chunk)
+            done = os.writev(self._fd, chunk)
+            if done != want:           # short write: finish the rest one by one
+                self._finish_short_write(chunk, done)
 
     def _finish_short_write(self, chunk, done):
         for p in chunk:
@@ -119,9 +208,14 @@ class _Sink:
         return self.atomic.file
 
     def close(self):
+        try:
+            self.wait()
+        except BaseException:
+            self.abort()
+            raise
         if self.owns:
             if self.atomic is not None:
-                self.atomic.commit(durable=True)
+                self.atomic.commit(durable=self.durable)
             else:
                 self.f.close()
         elif hasattr(self.f, "flush") and not self._memory:
@@ -132,6 +226,7 @@ class _Sink:
 
     def abort(self):
         """Give up a path write: the temporary file goes, the final name is left untouched."""
+        self.abort_pending()                   # the error that made us give up matters more
         if self.atomic is not None:
             self.atomic.abort()
 
@@ -235,7 +330,7 @@ class _WriterBase:
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
                  use_legacy_format: bool | None = None,
-                 metadata_version: MetadataVersion | int | None = None) -> None:
+                 metadata_version: MetadataVersion | int | None = None, durable: bool = False) -> None:
         options = options or IpcWriteOptions()
         if use_legacy_format is not None or metadata_version is not None:
             # the caller's options may serve other writers: override a copy, never the original
@@ -252,46 +347,64 @@ class _WriterBase:
         self._has_dicts = enc._has_dicts
         self._version = enc._version
         self._compress = enc._compress
-        self._sink = _Sink(sink)
+        if durable and not isinstance(sink, (str, os.PathLike)):
+            raise ValueError("durable=True needs a path sink (a file object's owner decides when "
+                             "to fsync it)")
+        self._sink = _Sink(sink, durable)
+        self._sink.background = self.options.use_threads
         self._closed = False
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
 
-    def _start(self) -> None:
+    def _start(self):
         pass
 
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
+        self._sink.write_message(meta, parts, body_len)
+
+    def _write_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> bool:
+        """Write the batch's messages (the last may still be in flight); True when all they
+        send is the writer's own bytes."""
+        if self._closed:
+            raise ArrowInvalid("write to a closed writer")
         sink = self._sink
-        if sink._memory:                      # one append for metadata and body
-            sink.f._extend([meta] + parts if body_len else [meta], len(meta) + body_len)
-            sink.pos += len(meta) + body_len
-        else:
-            sink.write(meta)
-            if body_len:
-                sink.write_parts(parts, body_len)
+        owned = self._compress is not None
+        # a path written in the background: buffers stored raw are copied when they are a small
+        # part of the message, so the write of this batch overlaps compressing the next one
+        detach = owned and sink.owns and sink.background and sink._fd is not None
+        for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
+            start = sink.pos
+            parts = m.parts
+            if owned and not _writer_owns(parts):
+                parts = (_detach_raw(parts, m.body_length) if detach and
+                         len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES else None)
+                if parts is None:
+                    owned, parts = False, m.parts
+            self._write_message_bytes(m.metadata, parts, m.body_length)
+            if m.header_type == md.HEADER_RECORD_BATCH:
+                self._after_batch(start, len(m.metadata), m.body_length)
+            else:
+                self._after_dictionary(start, len(m.metadata), m.body_length)
+        return owned
 
     # -- public API -----------------------------------------------------------------------------
     def write_batch(self, batch: RecordBatch, custom_metadata: T.MetadataLike = None,
                     _flat: Any = None, _compressed: Any = None) -> None:
         """Write one record batch (and the dictionaries it needs), with optional custom metadata."""
-        if self._closed:
-            raise ArrowInvalid("write to a closed writer")
-        for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
-            start = self._sink.pos
-            self._write_message_bytes(m.metadata, m.parts, m.body_length)
-            if m.header_type == md.HEADER_RECORD_BATCH:
-                self._after_batch(start, len(m.metadata), m.body_length)
-            else:
-                self._after_dictionary(start, len(m.metadata), m.body_length)
+        try:
+            owned = self._write_messages(batch, custom_metadata, _flat, _compressed)
+        except BaseException:
+            self._sink.abort_pending()
+            raise
+        if not owned or not self._sink.owns:
+            # the caller's buffers (or file) are theirs again once we return
+            self._sink.wait()
 
-    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
+    def _after_batch(self, offset, meta_len, body_len):
         pass
 
-    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
+    def _after_dictionary(self, offset, meta_len, body_len):
         pass
-
-    def _finish(self) -> None:
-        raise NotImplementedError
 
     def write_table(self, table_: Table | object, max_chunksize: int | None = None) -> None:
         """Write a Table (or any Arrow stream exporter) as batches of at most `max_chunksize` rows."""
@@ -302,17 +415,25 @@ class _WriterBase:
             table_ = unify_table_dictionaries(table_)
         batches = table_.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
-            self._write_batches_compressed_together(batches)
+            try:
+                self._write_batches_compressed_together(batches)
+            except BaseException:
+                self._sink.abort_pending()
+                raise
+            self._sink.wait()
             return
         for b in batches:
             self.write_batch(b)
 
-    # Raw bytes of the batches whose buffers are compressed in one parallel call.
-    _COMPRESS_WINDOW_BYTES = 256 << 20
+    # Raw bytes of the batches whose buffers are compressed in one parallel call: enough to keep
+    # the threads busy across small batches, small enough that writing one window overlaps with
+    # compressing the next.
+    _COMPRESS_WINDOW_BYTES = 64 << 20
 
     def _write_batches_compressed_together(self, batches):
         """Compress the buffers of several batches in one parallel call (threads stay busy
-        across batch boundaries), then write the batches in order."""
+        across batch boundaries), then write the batches in order, the last one in the
+        background while the next window compresses."""
         version = self._version
         i = 0
         while i < len(batches):
@@ -332,7 +453,7 @@ class _WriterBase:
             pos = 0
             for b, fb in zip(window, flats):
                 n = len(fb.buffers)
-                self.write_batch(b, None, fb, packed[pos:pos + n])
+                self._write_messages(b, None, fb, packed[pos:pos + n])
                 pos += n
 
     def write(self, table_or_batch: RecordBatch | Table | object) -> None:
@@ -368,45 +489,53 @@ class _WriterBase:
 
 
 class RecordBatchStreamWriter(_WriterBase):
-    """Writes the IPC stream format: schema, batches, end-of-stream marker."""
+    """Writes the IPC stream format: schema, batches, end-of-stream marker.
+
+    `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
-                 options: IpcWriteOptions | None = None) -> None:
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+                 options: IpcWriteOptions | None = None, durable: bool = False) -> None:
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         durable=durable)
 
-    def _finish(self) -> None:
+    def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
 
 
 class RecordBatchFileWriter(_WriterBase):
-    """Writes the IPC file format: magic, stream messages, footer, footer length, magic."""
+    """Writes the IPC file format: magic, stream messages, footer, footer length, magic.
+
+    `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
-                 magic: bytes = FILE_MAGIC) -> None:
+                 magic: bytes = FILE_MAGIC, durable: bool = False) -> None:
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
-        self._batch_blocks: list[tuple[int, int, int]] = []
-        self._dict_blocks: list[tuple[int, int, int]] = []
-        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format)
+        self._batch_blocks = []
+        self._dict_blocks = []
+        super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
+                         durable=durable)
 
-    def _start(self) -> None:
+    def _start(self):
         head = self._magic + bytes((-len(self._magic)) % 8)
         self._sink.write(head)
 
     _file_mode = True
 
-    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
+    def _after_batch(self, offset, meta_len, body_len):
         self._batch_blocks.append((offset, meta_len, body_len))
 
-    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
+    def _after_dictionary(self, offset, meta_len, body_len):
         self._dict_blocks.append((offset, meta_len, body_len))
 
-    def _finish(self) -> None:
+    def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
@@ -416,17 +545,19 @@ class RecordBatchFileWriter(_WriterBase):
 
 
 def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
-               options: IpcWriteOptions | None = None) -> RecordBatchStreamWriter:
-    """A RecordBatchStreamWriter writing to `sink` (a path, a file-like or a BufferOutputStream)."""
-    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format, options=options)
+               options: IpcWriteOptions | None = None, durable: bool = False
+               ) -> RecordBatchStreamWriter:
+    """A RecordBatchStreamWriter; `durable=True` fsyncs a path's file and directory at close."""
+    return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format,
+                                   options=options, durable=durable)
 
 
 def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
              options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
-             magic: bytes = FILE_MAGIC) -> RecordBatchFileWriter:
-    """A RecordBatchFileWriter writing to `sink`; `metadata` goes in the footer."""
+             magic: bytes = FILE_MAGIC, durable: bool = False) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter; `durable=True` fsyncs a path's file and directory at close."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                 options=options, metadata=metadata, magic=magic)
+                                 options=options, metadata=metadata, magic=magic, durable=durable)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:

@@ -19,6 +19,8 @@ import json
 import os
 import shutil
 
+from ..ipc.sinks import fsync_directory
+
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
 
@@ -74,11 +76,14 @@ def _drop_job_dir(root: str, job_id: str):
     _remove_if_empty(os.path.join(root, TEMPORARY))
 
 
-def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: dict) -> list:
+def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: dict,
+               durable: bool = False) -> list:
     """Publish `written` ([(temporary path, final name)]) into `root`; returns the final paths.
 
     With overwrite the entries that were in `root` before are removed only now, after the new
-    files are in place, so a failed job never loses the old data.
+    files are in place, so a failed job never loses the old data. With `durable` (the tasks
+    fsynced their files) the renames are flushed before anything old is removed, and _SUCCESS is
+    flushed too, so after a power loss _SUCCESS names only files that are on disk.
     """
     os.makedirs(root, exist_ok=True)
     old = [] if not overwrite else [n for n in os.listdir(root) if n != TEMPORARY]
@@ -87,6 +92,8 @@ def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: 
         final = os.path.join(root, name)
         os.replace(temp_path, final)
         final_paths.append(final)
+    if durable:
+        fsync_directory(root)
     new_names = {os.path.basename(p) for p in final_paths}
     for name in old:
         if name not in new_names:
@@ -95,6 +102,11 @@ def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: 
     with open(os.path.join(root, SUCCESS), "w") as f:
         json.dump(dict(summary, job=job_id, files=sorted(new_names)), f, indent=1)
         f.write("\n")
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    if durable:
+        fsync_directory(root)
     return final_paths
 
 

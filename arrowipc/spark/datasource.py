@@ -30,6 +30,7 @@ OPT_BYTES_PER_PARTITION = "bytesPerPartition"
 OPT_COMPRESSION = "compression"          # none | lz4 | zstd
 OPT_FORMAT = "format"                    # file (.arrow) | stream (.arrows)
 OPT_ROWS_PER_BATCH = "rowsPerBatch"
+OPT_DURABLE = "durable"                  # false (default) | true: fsync files and the commit
 DEFAULT_ROWS_PER_BATCH = 65536
 
 _COMPRESSIONS = {"none": None, "uncompressed": None, "lz4": "lz4", "lz4_frame": "lz4",
@@ -287,15 +288,21 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self.extension = _FORMATS[fmt]
         self.rows_per_batch = parse_count(_option(options, OPT_ROWS_PER_BATCH,
                                                   DEFAULT_ROWS_PER_BATCH), OPT_ROWS_PER_BATCH)
+        durable = str(_option(options, OPT_DURABLE, "false")).lower()
+        if durable not in ("true", "false"):
+            raise ArrowInvalid(f"arrowipc: option {OPT_DURABLE} must be true or false; "
+                               f"got {durable!r}")
+        self.durable = durable == "true"
         C.setup_job(self.root, self.job_id)
 
     def _open(self, path: str, schema):
         from .. import ipc
         options = ipc.IpcWriteOptions(compression=self.compression)
         if self.stream_format:
-            return ipc.new_stream(path, schema, options=options)
+            return ipc.new_stream(path, schema, options=options, durable=self.durable)
         return ipc.new_file(path, schema, options=options,
-                            metadata={"writer": "arrowipc.spark", "spark.job": self.job_id})
+                            metadata={"writer": "arrowipc.spark", "spark.job": self.job_id},
+                            durable=self.durable)
 
     def write(self, iterator):
         import pyarrow as pa
@@ -351,7 +358,7 @@ class ArrowIpcWriter(DataSourceArrowWriter):
             written = self._write_empty_file()
         summary = {"rows": sum(m.rows for m in done), "bytes": sum(m.bytes for m in done),
                    "mode": "overwrite" if self.overwrite else "append"}
-        C.commit_job(self.root, self.job_id, written, self.overwrite, summary)
+        C.commit_job(self.root, self.job_id, written, self.overwrite, summary, self.durable)
 
     def abort(self, messages):
         C.abort_job(self.root, self.job_id, self.root_existed)

@@ -1091,6 +1091,19 @@ def test_compressed_in_memory_batches_share_windows_within_bounds(form, bounds, 
         assert sizes == expected
 
 
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("form", FORMS)
+def test_pyarrow_written_path_of_small_batches_reads_in_windows(form, codec, tmp_path, monkeypatch):
+    """What users read: a file pyarrow wrote, opened by path, many small batches (every frame
+    compressed, none with a -1 marker, as pyarrow writes them): decoded 64 batches a window."""
+    sizes = window_sizes(monkeypatch)
+    batches = window_batches(100, rows=40)
+    path = tmp_path / "pyarrow.arrow"
+    path.write_bytes(pa_write(batches, form, pa_options(codec)))
+    assert_same_batches(iterate(path, form), batches)
+    assert sizes == [64, 36]
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_windowed_read_with_projection(form):
     batches = window_batches(4)
@@ -1117,3 +1130,144 @@ def test_windowed_full_validation_raises_at_the_bad_batch(form):
     reader = ipc.open_stream(data, options=options) if form == "stream" else ipc.open_file(data, options=options)
     got = batches_before_error(reader, "UTF-8")
     assert_same_batches(got, batches[:2])
+
+
+# ---------------------------------------------------------------------------------------------
+# pipelined path writes: compress n+1 while writing n
+
+def large_compressible_batch(rows, seed):
+    """A batch that compresses to over 1 MiB (its writes go to the background)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return arrowipc.record_batch({"a": rng.integers(0, 1 << 20, rows), "b": np.arange(rows) % 1000})
+
+
+@pytest.mark.parametrize("how", ["write_batch", "write_table"])
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_pipelined_path_write_round_trips(codec, form, how, tmp_path):
+    batches = [large_compressible_batch(400_000, seed) for seed in range(4)]
+    path = tmp_path / "out"
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    with opener(path, batches[0].schema, options=ours_options(codec)) as writer:
+        if how == "write_batch":
+            for b in batches:
+                writer.write_batch(b)
+        else:
+            writer.write_table(arrowipc.Table.from_batches(batches))
+    data = path.read_bytes()
+    expected = pa.Table.from_batches([pa.record_batch(b) for b in batches])
+    reader = pa_ipc.open_stream(data) if form == "stream" else pa_ipc.open_file(data)
+    assert reader.read_all().equals(expected)
+    assert len(body_frames(data, form)) == 4
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_write_batch_returns_after_the_callers_raw_buffers_are_written(codec, tmp_path):
+    """A buffer stored raw is the caller's memory: write_batch has sent it when it returns, so
+    reusing that memory for the next batch does not change what was written."""
+    import numpy as np
+    values = np.frombuffer(random_bytes(4 << 20, seed=3), dtype=np.int64).copy()
+    expected = values.copy()
+    with ipc.new_stream(tmp_path / "out", arrowipc.schema([("v", arrowipc.int64())]),
+                        options=ours_options(codec)) as writer:
+        writer.write_batch(arrowipc.record_batch([arrowipc.array(values)], names=["v"]))
+        values[:] = 0                            # the caller reuses its buffer at once
+        writer.write_batch(arrowipc.record_batch([arrowipc.array(values)], names=["v"]))
+    got = pa_ipc.open_stream((tmp_path / "out").read_bytes()).read_all().column("v")
+    assert got.chunk(0).to_numpy().tolist() == expected.tolist()
+    assert not got.chunk(1).to_numpy().any()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_failed_background_write_raises_and_publishes_nothing(codec, tmp_path, monkeypatch):
+    import errno
+    real = os.writev
+
+    def full_disk(fd, parts):
+        if sum(len(p) for p in parts) >= 1 << 20:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, parts)
+
+    monkeypatch.setattr(os, "writev", full_disk)
+    path = tmp_path / "out"
+    batch = large_compressible_batch(400_000, 1)
+    with pytest.raises(OSError, match="No space left"):
+        with ipc.new_file(path, batch.schema, options=ours_options(codec)) as writer:
+            writer.write_batch(batch)
+            writer.write_batch(batch)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_large_incompressible_buffer_is_stored_raw_without_a_full_pass(codec):
+    """From 1 MiB on, spread samples decide: none shrinks, the buffer is stored raw (as it
+    would be after a full pass); one compressible region is enough to compress it all."""
+    import numpy as np
+    noise = np.frombuffer(random_bytes(4 << 20, seed=5), dtype=np.int64)
+    half = noise.copy()
+    half[len(half) // 2:] = 7                  # the second half compresses
+    batch = arrowipc.record_batch({"noise": noise, "half": half})
+    data = ours_write([batch], "stream", ours_options(codec))
+    (frame,) = body_frames(data)
+    sizes = {n: prefix for (_, prefix), (_, _, n) in
+             zip(frame.compressed_prefixes(), [b for b in frame.buffers() if b[2]])}
+    raw_len, packed_len = sorted(sizes)[::-1]
+    assert raw_len == 8 + noise.nbytes and sizes[raw_len] == -1
+    assert sizes[packed_len] == half.nbytes and packed_len < half.nbytes * 0.75
+    _, got = pa_read(data, "stream")
+    assert got[0].column(0).to_numpy().tolist() == noise.tolist()
+    assert got[0].column(1).to_numpy().tolist() == half.tolist()
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_small_raw_buffers_are_copied_for_a_background_write(codec, tmp_path):
+    """A batch with a little incompressible data among compressible data is written in the
+    background from a copy of its raw buffer: reusing the caller's memory at once is safe."""
+    import numpy as np
+    noise = np.frombuffer(random_bytes(1 << 20, seed=4), dtype=np.int64).copy()
+    expected = noise.copy()
+    rows = len(noise)
+    rng = np.random.default_rng(2)
+    batch = arrowipc.record_batch({"noise": noise, "a": rng.integers(0, 1 << 20, rows),
+                                   "b": rng.integers(0, 1 << 20, rows),
+                                   "c": rng.integers(0, 1 << 20, rows)})
+    with ipc.new_stream(tmp_path / "out", batch.schema, options=ours_options(codec)) as writer:
+        writer.write_batch(batch)
+        assert writer._sink._pending is not None          # the write outlived write_batch
+        noise[:] = 0
+    got = pa_ipc.open_stream((tmp_path / "out").read_bytes()).read_all()
+    assert got.column("noise").to_numpy().tolist() == expected.tolist()
+    assert got.column("a").to_numpy().tolist() == batch.column(1).to_numpy().tolist()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_background_writes_work_in_a_forked_child(tmp_path):
+    """A child forked after the parent wrote in the background starts its own writer thread."""
+    batch = large_compressible_batch(400_000, 3)
+    with ipc.new_stream(tmp_path / "parent", batch.schema, options=ours_options("lz4")) as w:
+        w.write_batch(batch)
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            with ipc.new_stream(tmp_path / "child", batch.schema, options=ours_options("lz4")) as w:
+                w.write_batch(batch)
+            status = 0
+        finally:
+            os._exit(status)
+    deadline = 60
+    import time
+    while deadline > 0:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+        deadline -= 0.1
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child's background write never finished")
+    assert os.waitstatus_to_exitcode(status) == 0
+    got = pa_ipc.open_stream((tmp_path / "child").read_bytes()).read_all()
+    assert got.equals(pa_ipc.open_stream((tmp_path / "parent").read_bytes()).read_all())

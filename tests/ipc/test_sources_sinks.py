@@ -419,6 +419,83 @@ def test_path_sink_overwrites_existing_file(tmp_path):
     S.assert_pa_reads_back(data, table, "stream")
 
 
+def _count_fsyncs(monkeypatch) -> list:
+    """Paths fsynced from now on (file descriptors resolved through /proc/self/fd)."""
+    import os
+    synced, real = [], os.fsync
+
+    def counting(fd):
+        synced.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    return synced
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_path_write_does_not_fsync_by_default(form, tmp_path, monkeypatch):
+    synced = _count_fsyncs(monkeypatch)
+    table = S.make_table(["int64"], [5])
+    write_ours(str(tmp_path / "out"), table, form)
+    assert synced == []
+    S.assert_pa_reads_back((tmp_path / "out").read_bytes(), table, form)
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_durable_path_write_fsyncs_file_then_directory(form, tmp_path, monkeypatch):
+    synced = _count_fsyncs(monkeypatch)
+    table = S.make_table(["int64", "string"], [5, 7])
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    path = tmp_path / "out"
+    with opener(path, table.schema, durable=True) as writer:
+        writer.write_table(table)
+    # the temporary file in the same directory before the rename, then the directory
+    assert len(synced) == 2
+    assert synced[0].startswith(str(tmp_path.resolve() / ".out.")) and synced[0].endswith(".tmp")
+    assert synced[1] == str(tmp_path.resolve())
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    S.assert_pa_reads_back(path.read_bytes(), table, form, [5, 7])
+
+
+def test_durable_write_aborted_leaves_nothing_and_syncs_nothing(tmp_path, monkeypatch):
+    synced = _count_fsyncs(monkeypatch)
+    table = S.make_table(["int64"], [5])
+    with pytest.raises(RuntimeError):
+        with ipc.new_file(tmp_path / "out", table.schema, durable=True) as writer:
+            writer.write_table(table)
+            raise RuntimeError("stop")
+    assert synced == [] and list(tmp_path.iterdir()) == []
+
+
+def test_durable_needs_a_path_sink():
+    table = S.make_table(["int64"], [5])
+    with pytest.raises(ValueError, match="durable=True needs a path sink"):
+        ipc.new_stream(io.BytesIO(), table.schema, durable=True)
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "rename"])
+def test_path_sink_replaces_existing_file_atomically(exchange, tmp_path, monkeypatch):
+    """Replacing a file swaps it in one step (or renames over it where the exchange is not
+    available); either way the old file's mode is kept and no temporary file is left behind,
+    and a hard link to the old file still sees the old contents."""
+    import os
+    import stat
+    from arrowipc.ipc import sinks
+    if not exchange:
+        monkeypatch.setattr(sinks, "_exchange", lambda tmp, target: False)
+    path = tmp_path / "out.arrow"
+    path.write_bytes(b"old" * 1000)
+    os.chmod(path, 0o640)
+    os.link(path, tmp_path / "old-link")
+    table = S.make_table(["int64", "string"], [9])
+    for _ in range(2):
+        write_ours(str(path), table, "file")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["old-link", "out.arrow"]
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+        S.assert_pa_reads_back(path.read_bytes(), table, "file", [9])
+    assert (tmp_path / "old-link").read_bytes() == b"old" * 1000
+
+
 def test_file_like_sink_written_at_its_current_position():
     table = S.make_table(["string"], [4])
     sink = io.BytesIO()

@@ -98,6 +98,33 @@ def test_commit_publishes_and_overwrite_replaces_only_then(tmp_path):
         assert f.read() == "new"
 
 
+@pytest.mark.parametrize("durable", [False, True])
+def test_commit_flushes_renames_and_success_only_when_durable(tmp_path, monkeypatch, durable):
+    root = str(tmp_path / "out")
+    C.setup_job(root, "job1")
+    new = os.path.join(C.task_dir(root, "job1", 7), "part-00000-job1.arrow")
+    _touch(new, "new")
+    synced, real = [], os.fsync
+
+    def counting(fd):
+        synced.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    C.commit_job(root, "job1", [(new, "part-00000-job1.arrow")], False, {"rows": 1}, durable)
+    real_root = os.path.realpath(root)
+    # durable: the renames, then _SUCCESS and the directory naming it
+    assert synced == ([real_root, os.path.join(real_root, C.SUCCESS), real_root] if durable
+                      else [])
+
+
+def test_writer_durable_option_is_checked(tmp_path):
+    from arrowipc.spark.datasource import ArrowIpcWriter
+    with pytest.raises(ArrowInvalid, match="option durable must be true or false; got 'yes'"):
+        ArrowIpcWriter({"path": str(tmp_path / "o"), "durable": "yes"}, None, False)
+    assert ArrowIpcWriter({"path": str(tmp_path / "o"), "durable": "TRUE"}, None, False).durable
+
+
 def test_abort_removes_the_job_and_a_root_it_created(tmp_path):
     root = str(tmp_path / "out")
     C.setup_job(root, "job2")
