@@ -19,6 +19,10 @@ import secrets
 import stat
 import sys
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["AtomicFile", "fsync_directory"]
 
 
@@ -96,7 +100,8 @@ class AtomicFile:
             self.abort()
 
 
-_renameat2 = None
+# None until looked up, then False (not available) or libc's renameat2
+_renameat2: Any = None
 
 
 def _exchange(tmp: str, target: str) -> bool:
