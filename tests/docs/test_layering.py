@@ -67,7 +67,13 @@ def import_graph():
                 names = (m.group(2) or m.group(3)).split(",")
                 add(base, [n.split("#")[0].strip().split(" as ")[0] for n in names if n.strip()])
         else:
-            for node in ast.walk(ast.parse(text)):
+            tree = ast.parse(text)
+            # imports under `if TYPE_CHECKING:` are read by type checkers only: no run-time edge
+            for node in ast.walk(tree):
+                if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and \
+                        node.test.id == "TYPE_CHECKING":
+                    node.body = []
+            for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom):
                     base = _absolute(name, is_package, node.level, node.module or "")
                     add(base, [a.name for a in node.names])
