@@ -401,7 +401,7 @@ class Table:
                                   Schema([self.schema.field(c) for c in columns], self.schema.metadata))
 
     def combine_chunks(self) -> Table:
-        """The table itself: batches are kept as they are (see docs/pyarrow-compat.md)."""
+        """The table itself: its batches are kept as they are (pyarrow joins them into one chunk)."""
         return self
 
     def to_pydict(self) -> dict[str, list[Any]]:

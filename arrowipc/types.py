@@ -103,7 +103,7 @@ class DataType:
     # -- layout ---------------------------------------------------------------------------------
     @property
     def id(self) -> str:
-        """The type's name (pyarrow gives an integer id here; see docs/pyarrow-compat.md)."""
+        """The type's name (pyarrow gives an integer type id here)."""
         return self.name
 
     @property
