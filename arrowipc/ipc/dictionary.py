@@ -11,6 +11,10 @@ from .._core.arraydata import ArrayData
 from ..concat import concat_array_data
 from ..errors import ArrowInvalid
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def dictionary_paths(schema: T.Schema) -> list:
     """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id.
@@ -77,13 +81,13 @@ class DictionaryMemo:
         self.stats = stats
         self.where = where
         self.file_mode = file_mode
-        self.values = {}                     # id -> ArrayData
+        self.values: dict[int, ArrayData] = {}                     # id -> ArrayData
         self.id_by_path = {p: i for i, f in info.dictionaries.items() for p in (f.paths or [f.path])}
         self._prefixes = _prefixes(self.id_by_path)
 
     def resolve(self, root: ArrayData, root_type, root_path: tuple, skip_self: bool = False):
         """Attach the current dictionaries to every dictionary-encoded node under `root`."""
-        found = {}
+        found: dict[Any, Any] = {}
         wanted = set(self.id_by_path)
         find_nodes(root, root_type, root_path, wanted, self._prefixes, found, skip_self)
         for path, nodes in found.items():
@@ -134,14 +138,14 @@ class DictionaryTracker:
         self.prefixes = _prefixes(self.wanted)
         self.options = options
         self.file_mode = file_mode
-        self.last = {}                      # id -> (ArrayData, python values) last written
+        self.last: dict[int, Any] = {}                      # id -> (ArrayData, python values) last written
 
     def __bool__(self) -> bool:
         return bool(self.paths)
 
     def dictionaries_for(self, schema: T.Schema, columns: list):
         """[(id, ArrayData to write, is_delta, kind)] for one batch; kind: new/delta/replace/None."""
-        found = {}
+        found: dict[Any, Any] = {}
         for i, (f, col) in enumerate(zip(schema, columns)):
             if (i,) in self.prefixes:
                 find_nodes(col, f.type, (i,), self.wanted, self.prefixes, found)

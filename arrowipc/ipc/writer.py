@@ -117,7 +117,7 @@ class _Sink:
         self.f = sink
         self.pos = 0
         self._memory = isinstance(sink, BufferOutputStream)
-        self._fd = None
+        self._fd: Any = None
         self._pending = None                      # the background write in flight, if any
         self.background = True                    # False: every write in the calling thread
         if not self._memory:
@@ -400,6 +400,9 @@ class _WriterBase:
             # the caller's buffers (or file) are theirs again once we return
             self._sink.wait()
 
+    def _finish(self) -> None:
+        raise NotImplementedError
+
     def _after_batch(self, offset, meta_len, body_len):
         pass
 
@@ -408,12 +411,11 @@ class _WriterBase:
 
     def write_table(self, table_: Table | object, max_chunksize: int | None = None) -> None:
         """Write a Table (or any Arrow stream exporter) as batches of at most `max_chunksize` rows."""
-        if not isinstance(table_, Table):
-            table_ = table(table_)
+        tbl = table_ if isinstance(table_, Table) else table(table_)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
-            table_ = unify_table_dictionaries(table_)
-        batches = table_.to_batches(max_chunksize)
+            tbl = unify_table_dictionaries(tbl)
+        batches = tbl.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
             try:
                 self._write_batches_compressed_together(batches)
@@ -518,8 +520,8 @@ class RecordBatchFileWriter(_WriterBase):
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
-        self._batch_blocks = []
-        self._dict_blocks = []
+        self._batch_blocks: list[tuple[int, int, int]] = []
+        self._dict_blocks: list[tuple[int, int, int]] = []
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable)
 
