@@ -10,6 +10,7 @@ import os
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 C_FLAGS = ["-O3", "-std=gnu11", "-fno-strict-aliasing"]
 C_LIBRARY = ("arrowipc_c", {
@@ -58,6 +59,21 @@ class BuildExtWithLibrary(build_ext):
         super().run()
 
 
+class BuildPyWithJar(build_py):
+    """build_py that first builds the Spark JVM source's jar (java/build_jar.py) into the package;
+    without a JDK or pyspark it prints why and the wheel ships the Python source only."""
+
+    def run(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("build_jar", os.path.join("java", "build_jar.py"))
+        if spec is not None and os.path.isdir(os.path.join("java", "src")):
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            module.build()
+        super().run()
+
+
 # build_ext compiles the extensions in parallel (one per core)
-setup(ext_modules=extensions(), libraries=[C_LIBRARY], cmdclass={"build_ext": BuildExtWithLibrary},
+setup(ext_modules=extensions(), libraries=[C_LIBRARY],
+      cmdclass={"build_ext": BuildExtWithLibrary, "build_py": BuildPyWithJar},
       options={"build_ext": {"parallel": os.cpu_count() or 1}})

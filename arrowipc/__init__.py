@@ -3,7 +3,7 @@
 `import arrowipc` is cheap: numpy, flatbuffers and the codecs load only when a feature needs them.
 """
 from .errors import (ArrowCapacityError, ArrowException, ArrowIndexError, ArrowInvalid,
-                     ArrowKeyError, ArrowNotImplementedError, ArrowTypeError)
+                     ArrowIOError, ArrowKeyError, ArrowNotImplementedError, ArrowTypeError)
 from .types import (DataType, Field, Schema, binary, binary_view, bool_, date32, date64,
                     day_time_interval, decimal32, decimal64, decimal128, decimal256, dense_union,
                     dictionary, double, duration, field, fixed_size_binary, fixed_size_list,
@@ -13,6 +13,7 @@ from .types import (DataType, Field, Schema, binary, binary_view, bool_, date32,
                     run_end_encoded, schema, sparse_union, string, string_view, struct, time32,
                     time64, timestamp, type_for_alias, uint8, uint16, uint32, uint64, union, utf8,
                     utf8_view)
+from .types import KeyValueMetadata
 from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeBinaryType, FixedSizeListType, LargeListType, ListType, MapType,
                     StructType, Time32Type, Time64Type, TimestampType, UnionType)
@@ -25,7 +26,8 @@ from .extension import register_extension_type, unregister_extension_type
 __version__ = "0.1.0"
 
 __all__ = [
-    "Array", "ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid",
+    "Array", "ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid", "ArrowIOError",
+    "KeyValueMetadata", "RecordBatchReader", "Tensor",
     "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError", "Buffer",
     "BufferOutputStream", "BufferReader", "ChunkedArray", "DataType", "DecimalType",
     "DictionaryType", "DurationType", "ExtensionType", "Field", "FixedSizeBinaryType",
@@ -44,14 +46,26 @@ __all__ = [
     "utf8_view",
 ]
 
+# Classes whose modules load on first use: they sit above the model (readers, tensors), and
+# importing them here would tie them into the model's import cycle.
+_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor"}
+
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     # what the lazy __getattr__ below returns, spelled out for type checkers
     from . import dissociated, integration, ipc, validate
+    from .batch_reader import RecordBatchReader
     from .ipc import recover
-    _LAZY = (dissociated, integration, ipc, recover, validate)   # used: by __getattr__'s callers
+    from .tensor import Tensor
+    _LAZY = (dissociated, integration, ipc, recover, validate, RecordBatchReader, Tensor)
 else:
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_LAZY_CLASSES))
+
     def __getattr__(name: str) -> object:
+        if name in _LAZY_CLASSES:
+            import importlib
+            return getattr(importlib.import_module(_LAZY_CLASSES[name], __name__), name)
         # Subpackages load on first use so plain `import arrowipc` stays light.
         if name in ("ipc", "dissociated", "integration", "validate"):
             import importlib

@@ -147,10 +147,12 @@ class Array:
         return _bitmap.unpack_bits(validity, d.offset, d.length)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pylist(self) -> list[Any]:
-        """The values as a list of Python objects (None for nulls)."""
-        from .to_python import to_pylist
-        return to_pylist(self.data)
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """The values as Python objects (None for nulls); maps as lists of (key, value) tuples,
+        or dicts with maps_as_pydicts="lossy" (last value of a repeated key) or "strict"
+        (KeyError on a repeated key)."""
+        from .to_python import maps_as_pydicts as as_dicts, to_pylist
+        return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)  # type: ignore[no-any-return]
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> Any:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
@@ -161,7 +163,9 @@ class Array:
     from_pandas = classmethod(_pandas.array_from_pandas)
 
     def equals(self, other: object) -> bool:
-        """Whether `other` is an Array of the same type and values."""
+        """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
+        if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
+            other = array(other)
         if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
             return False
         return _values_equal(self.to_pylist(), other.to_pylist())
@@ -424,11 +428,11 @@ class ChunkedArray:
         """The number of nulls over all chunks."""
         return sum(c.null_count for c in self.chunks)
 
-    def to_pylist(self) -> list[Any]:
-        """The values of every chunk as one list of Python objects."""
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
+        """The values of every chunk as Python objects (see Array.to_pylist)."""
         out: list[Any] = []
         for c in self.chunks:
-            out += c.to_pylist()
+            out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
     def __getitem__(self, i: int | slice) -> Any:

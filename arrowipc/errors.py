@@ -29,5 +29,9 @@ class ArrowNotImplementedError(ArrowException, NotImplementedError):
     """Something the format allows that arrowipc cannot do."""
 
 
+class ArrowIOError(ArrowException, OSError):
+    """An I/O operation that cannot be done: a message of another type than the one asked for."""
+
+
 class ArrowCapacityError(ArrowException):
     """A resource bound (allocation, nesting depth, count) would be exceeded."""

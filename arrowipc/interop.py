@@ -178,3 +178,39 @@ def import_stream(obj: object) -> tuple[Schema, Iterator[RecordBatch]]:
             yield _batch_from_struct(schema, data)
 
     return schema, batches()
+
+
+# -- comparison with other libraries' objects -----------------------------------------------------
+
+def peer_as_ours(obj, kind: str):
+    """`obj`, an object of another Arrow library, imported as our `kind` ("type", "field",
+    "schema", "batch" or "table") through the PyCapsule interface, or None when it does not speak
+    it (or describes another kind of object). Used by equality, so `ours == theirs` compares
+    contents, whichever library made `theirs`.
+
+    Types, fields and schemas all export `__arrow_c_schema__`; they are told apart by pyarrow's
+    attribute names (a field has `nullable`, a schema `names`), as the capsule alone cannot.
+    """
+    try:
+        if kind == "table":
+            if hasattr(obj, "__arrow_c_stream__") and not hasattr(obj, "__arrow_c_array__"):
+                from .table import Table
+                schema, batches = import_stream(obj)
+                return Table(schema, list(batches))
+            return None
+        if kind == "batch":
+            if hasattr(obj, "__arrow_c_array__") and hasattr(obj, "num_columns"):
+                return import_record_batch(obj)
+            return None
+        if not hasattr(obj, "__arrow_c_schema__"):
+            return None
+        is_field, is_schema = hasattr(obj, "nullable"), hasattr(obj, "names")
+        if kind == "schema":
+            return import_schema(obj) if is_schema else None
+        if kind == "field":
+            return import_field(obj) if is_field and not is_schema else None
+        if kind == "type":
+            return import_field(obj).type if not (is_field or is_schema) else None
+    except (ArrowInvalid, ArrowTypeError, TypeError, ValueError):
+        return None
+    return None

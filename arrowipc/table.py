@@ -119,12 +119,12 @@ class RecordBatch:
         return cls.from_arrays([array(v) for v in mapping.values()], names=names, metadata=metadata)
 
     @classmethod
-    def from_pylist(cls, rows: list[dict[str, Any]], schema: Schema | None = None,
+    def from_pylist(cls, mapping: list[dict[str, Any]], schema: Schema | None = None,
                     metadata: MetadataLike = None) -> RecordBatch:
-        """A batch from a list of row dicts."""
+        """A RecordBatch from a list of rows, each a dict of column name to value."""
         names = list(schema.names) if schema is not None else list(dict.fromkeys(
-            k for r in rows for k in r))
-        return cls.from_pydict({n: [r.get(n) for r in rows] for n in names}, schema, metadata)
+            k for r in mapping for k in r))
+        return cls.from_pydict({n: [r.get(n) for r in mapping] for n in names}, schema, metadata)
 
     @classmethod
     def from_struct_array(cls, arr: Array) -> RecordBatch:
@@ -198,14 +198,15 @@ class RecordBatch:
         return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pydict(self) -> dict[str, list[Any]]:
-        """A dict of column name to list of Python values."""
-        return {f.name: make_array(c).to_pylist() for f, c in zip(self.schema, self._columns)}
+    def to_pydict(self, *, maps_as_pydicts: str | None = None) -> dict[str, list[Any]]:
+        """Column name -> list of Python values (see Array.to_pylist for maps_as_pydicts)."""
+        return {f.name: make_array(c).to_pylist(maps_as_pydicts=maps_as_pydicts)
+                for f, c in zip(self.schema, self._columns)}
 
-    def to_pylist(self) -> list[dict[str, Any]]:
-        """A list of row dicts."""
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[dict[str, Any]]:
+        """One dict per row (see Array.to_pylist for maps_as_pydicts)."""
         names = self.schema.names
-        cols = [make_array(c).to_pylist() for c in self._columns]
+        cols = [make_array(c).to_pylist(maps_as_pydicts=maps_as_pydicts) for c in self._columns]
         try:
             if not cols:
                 # a batch without columns can claim any number of rows: refuse at once what
@@ -232,7 +233,11 @@ class RecordBatch:
                          list(self._columns))
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
-        """Whether `other` has the same schema and values."""
+        """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
+        interface (a pyarrow.RecordBatch...)."""
+        if not isinstance(other, RecordBatch):
+            from .interop import peer_as_ours
+            other = peer_as_ours(other, "batch")
         if not isinstance(other, RecordBatch) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(
@@ -311,10 +316,10 @@ class Table:
         return cls(b.schema, [b])
 
     @classmethod
-    def from_pylist(cls, rows: list[dict[str, Any]], schema: Schema | None = None,
+    def from_pylist(cls, mapping: list[dict[str, Any]], schema: Schema | None = None,
                     metadata: MetadataLike = None) -> Table:
-        """A Table from a list of row dicts."""
-        b = RecordBatch.from_pylist(rows, schema, metadata)
+        """A Table from a list of rows, each a dict of column name to value."""
+        b = RecordBatch.from_pylist(mapping, schema, metadata)
         return cls(b.schema, [b])
 
     @property
@@ -404,15 +409,16 @@ class Table:
         """The table itself: its batches are kept as they are (pyarrow joins them into one chunk)."""
         return self
 
-    def to_pydict(self) -> dict[str, list[Any]]:
-        """A dict of column name to list of Python values."""
-        return {f.name: self.column(i).to_pylist() for i, f in enumerate(self.schema)}
+    def to_pydict(self, *, maps_as_pydicts: str | None = None) -> dict[str, list[Any]]:
+        """Column name -> list of Python values (see Array.to_pylist for maps_as_pydicts)."""
+        return {f.name: self.column(i).to_pylist(maps_as_pydicts=maps_as_pydicts)
+                for i, f in enumerate(self.schema)}
 
-    def to_pylist(self) -> list[dict[str, Any]]:
-        """A list of row dicts."""
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[dict[str, Any]]:
+        """One dict per row (see Array.to_pylist for maps_as_pydicts)."""
         out: list[dict[str, Any]] = []
         for b in self._batches:
-            out += b.to_pylist()
+            out += b.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
     # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use)
@@ -425,7 +431,11 @@ class Table:
         return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
-        """Whether `other` has the same schema and values (chunking aside)."""
+        """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
+        interface (a pyarrow.Table...)."""
+        if not isinstance(other, Table):
+            from .interop import peer_as_ours
+            other = peer_as_ours(other, "table")
         if not isinstance(other, Table) or not self.schema.equals(other.schema, check_metadata):
             return False
         return other.num_rows == self.num_rows and all(

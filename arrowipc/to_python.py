@@ -27,8 +27,9 @@ from ._core.arraydata import ArrayData
 from ._core.bitmap import unpack_bits
 from ._core.offsets import check_offsets
 from .errors import ArrowCapacityError, ArrowInvalid
-from .types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
-                    PrimitiveType, Time32Type, Time64Type, TimestampType)
+from .types import (DecimalType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
+                    Kind, MapType, PrimitiveType, RunEndEncodedType, StructType, Time32Type,
+                    Time64Type, TimestampType, UnionType)
 
 MonthDayNano = namedtuple("MonthDayNano", ["months", "days", "nanoseconds"])
 MonthDayNano.__doc__ = "A month_day_nano_interval value (equal, as a tuple, to pyarrow's)."
@@ -810,3 +811,62 @@ def _list_of_arrays(np, data, t, where, mask):
     if mask is not None:
         out[~mask] = None
     return out
+
+
+# -- maps as dicts (to_pylist(maps_as_pydicts=...)) ---------------------------------------------
+
+def check_maps_as_pydicts(mode) -> None:
+    """pyarrow's accepted values of `maps_as_pydicts`."""
+    if mode not in (None, "lossy", "strict"):
+        raise ValueError(f"Invalid value for 'maps_as_pydicts': valid values are 'lossy', "
+                         f"'strict' or `None` (default). Received {mode!r}.")
+
+
+def maps_as_pydicts(values: list, type, mode) -> list:
+    """`values` (to_pylist's result for `type`) with every map value, at any depth, a dict
+    instead of a list of (key, value) tuples. A repeated key keeps its last value: silently
+    ("lossy") or raising KeyError ("strict"). None leaves `values` as they are."""
+    check_maps_as_pydicts(mode)
+    if mode is None or not _has_map(type):
+        return values
+    return [_map_value(v, type, mode) for v in values]
+
+
+def _has_map(t) -> bool:
+    if isinstance(t, ExtensionType):
+        t = t.storage
+    if isinstance(t, MapType):
+        return True
+    if isinstance(t, DictionaryType):
+        return _has_map(t.value_type)
+    return any(_has_map(f.type) for f in getattr(t, "_fields", ()) or ())
+
+
+def _map_value(v, t, mode):
+    if v is None:
+        return None
+    if isinstance(t, ExtensionType):
+        t = t.storage
+    if isinstance(t, DictionaryType):
+        return _map_value(v, t.value_type, mode)
+    if isinstance(t, MapType):
+        out = {}
+        for k, item in v:
+            if k in out:
+                if mode == "strict":
+                    raise KeyError(f"Converting to Python dictionary is not supported in strict "
+                                   f"mode when duplicate keys are present (duplicate key was "
+                                   f"'{k}').")
+                import warnings
+                warnings.warn(f"Encountered key '{k}' which was already encountered.")
+            out[k] = _map_value(item, t.item_type, mode)
+        return out
+    if isinstance(t, StructType):
+        return {f.name: _map_value(v[f.name], f.type, mode) for f in t.fields}
+    if isinstance(t, RunEndEncodedType):
+        return _map_value(v, t.value_type, mode)
+    if isinstance(t, UnionType):
+        return v                         # the child of each value is not known here
+    if hasattr(t, "value_type") and isinstance(v, list):
+        return [_map_value(x, t.value_type, mode) for x in v]
+    return v

@@ -64,6 +64,96 @@ def normalize_metadata(metadata: MetadataLike) -> dict[bytes, bytes] | None:
     return out
 
 
+class KeyValueMetadata(Mapping):
+    """Key-value metadata, such as a record batch's custom metadata (pyarrow.KeyValueMetadata).
+
+    Keys and values are bytes; lookups take str or bytes keys, and the mapping compares equal to
+    any mapping with the same items whether they are spelled as str or bytes (so
+    ``md == {"batch_id": "0"}`` holds). Duplicate keys, which the format allows, are kept:
+    `get_all` returns every value of a key, item access the last one.
+    """
+    __slots__ = ("_pairs", "_dict")
+
+    def __init__(self, __arg0__=None, **kwargs):
+        pairs = []
+        items = []
+        if __arg0__ is not None:
+            items = __arg0__.items() if isinstance(__arg0__, Mapping) else __arg0__
+        for k, v in list(items) + list(kwargs.items()):
+            pairs.append((_as_bytes(k), _as_bytes(v)))
+        self._pairs = tuple(pairs)
+        self._dict = dict(pairs)
+
+    def __getitem__(self, key):
+        return self._dict[_as_bytes(key)]
+
+    def __contains__(self, key):
+        return isinstance(key, (str, bytes)) and _as_bytes(key) in self._dict
+
+    def __iter__(self):
+        return iter(k for k, _ in self._pairs)
+
+    def __len__(self):
+        return len(self._pairs)
+
+    def __eq__(self, other):
+        if isinstance(other, KeyValueMetadata):
+            return self._pairs == other._pairs
+        if isinstance(other, Mapping):
+            try:
+                return self._pairs == KeyValueMetadata(other)._pairs
+            except TypeError:
+                return False
+        return NotImplemented
+
+    __hash__ = None
+
+    def key(self, i: int) -> bytes:
+        """The i-th key."""
+        return self._pairs[i][0]
+
+    def value(self, i: int) -> bytes:
+        """The i-th value."""
+        return self._pairs[i][1]
+
+    def keys(self):
+        return [k for k, _ in self._pairs]
+
+    def values(self):
+        return [v for _, v in self._pairs]
+
+    def items(self):
+        return list(self._pairs)
+
+    def get_all(self, key) -> list:
+        """Every value stored under `key` (keys may repeat)."""
+        key = _as_bytes(key)
+        return [v for k, v in self._pairs if k == key]
+
+    def to_dict(self) -> dict:
+        """A dict of bytes to bytes (the last value of a repeated key)."""
+        return dict(self._dict)
+
+    def __repr__(self):
+        return f"KeyValueMetadata({list(self._pairs)!r})"
+
+
+def _as_bytes(value) -> bytes:
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"metadata keys and values must be str or bytes, not {type(value).__name__}")
+
+
+def _peer(other, kind: str):
+    """`other` (another library's object) imported for comparison, or None."""
+    if other is None or isinstance(other, (str, bytes, int, float)):
+        return None
+    from .interop import peer_as_ours
+    return peer_as_ours(other, kind)
+
+
 class DataType:
     """Base of all types. Subclasses set `kind`, `name` and layout attributes."""
     __slots__ = ("kind", "name", "byte_width", "bit_width")
@@ -81,6 +171,8 @@ class DataType:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             return str(self) == other
+        if not isinstance(other, DataType):
+            other = _peer(other, "type")
         return isinstance(other, DataType) and type(other) is type(self) and self._key() == other._key()
 
     def __ne__(self, other: object) -> bool:
@@ -91,7 +183,8 @@ class DataType:
             k if not isinstance(k, list) else tuple(k) for k in self._key()))
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
-        """Whether `other` is the same type (a type name string compares by name)."""
+        """Whether `other` (ours, or any object speaking the Arrow PyCapsule interface) is the
+        same type."""
         return self == other
 
     def __str__(self) -> str:
@@ -544,6 +637,8 @@ class ExtensionType(DataType):
 
     # Extension types are equal by name, storage and metadata, whatever Python class holds them.
     def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DataType):
+            other = _peer(other, "type")
         return isinstance(other, ExtensionType) and self._key() == other._key()
 
     def __hash__(self) -> int:
@@ -787,7 +882,10 @@ class Field:
         return (self.name, self.type._key(), self.nullable)
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
-        """Whether `other` is a field of the same name, type and nullability (and metadata)."""
+        """Same name, type and nullability (and metadata if asked); `other` may be any object
+        speaking the Arrow PyCapsule interface."""
+        if not isinstance(other, Field):
+            other = _peer(other, "field")
         if not isinstance(other, Field) or self._key() != other._key():
             return False
         return not check_metadata or self.metadata == other.metadata
@@ -802,9 +900,9 @@ class Field:
         """A copy named `name`."""
         return Field(name, self.type, self.nullable, self.metadata)
 
-    def with_type(self, type: DataType | str) -> Field:
-        """A copy of type `type`."""
-        return Field(self.name, type, self.nullable, self.metadata)
+    def with_type(self, new_type: DataType | str) -> Field:
+        """This field with another type."""
+        return Field(self.name, new_type, self.nullable, self.metadata)
 
     def with_nullable(self, nullable: bool) -> Field:
         """A copy with the given nullability."""
@@ -912,7 +1010,10 @@ class Schema:
         return self._fields_key
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
-        """Whether `other` has the same fields (and, if asked, the same metadata)."""
+        """Same fields (and metadata if asked); `other` may be any object speaking the Arrow
+        PyCapsule interface."""
+        if not isinstance(other, Schema):
+            other = _peer(other, "schema")
         if not isinstance(other, Schema) or len(other) != len(self):
             return False
         if self._key() != other._key():
@@ -936,9 +1037,9 @@ class Schema:
         """A copy without schema metadata."""
         return Schema(self._fields, None)
 
-    def append(self, f: Field) -> Schema:
-        """A copy with `f` added at the end."""
-        return Schema(self._fields + (f,), self.metadata)
+    def append(self, field: Field) -> Schema:
+        """This schema with `field` added at the end."""
+        return Schema(self._fields + (field,), self.metadata)
 
     def remove(self, i: int) -> Schema:
         """A copy without the field at index `i`."""

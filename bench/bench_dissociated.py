@@ -2,16 +2,23 @@
 
     python bench/bench_dissociated.py            # both workloads, Markdown table on stdout
     python bench/bench_dissociated.py --quick    # smaller workloads, fewer rounds
+    python bench/bench_dissociated.py --only 256x1MiB --rounds 9
 
-Workloads: 1 GiB as 16 x 64 MiB batches and 256 x 1 MiB batches (one int64 column). Paths, all
-over a Unix stream socket to a server process:
-  pyarrow  pa.ipc.new_stream(sock.makefile("wb")) on the server, pa.ipc.open_stream on the client
-  type 0   DissociatedServer(body_mode="bytes"): bodies as IPC body bytes (gather sends)
-  type 1   DissociatedServer(body_mode="shared"): bodies in shared memory (memfd), zero-copy views
-Each is timed without a consumer (batches arrive and are dropped) and with one that reads every
-byte (a numpy sum over each buffer). One warm-up transfer on the connection precedes the timed
-ones (a server reuses the shared memory freed by a connection's previous batches); the table
-shows the median throughput and the ratio to pyarrow.
+Workloads: 1 GiB as 16 x 64 MiB batches and 256 MiB as 256 x 1 MiB batches (one int64 column).
+Paths, all over Unix stream sockets to server processes:
+  pyarrow        pa.ipc.new_stream(sock.makefile("wb")) on the server, pa.ipc.open_stream on the
+                 client (a new connection per transfer)
+  type 0         DissociatedServer(body_mode="bytes"): bodies as IPC body bytes (gather sends)
+  type 1         DissociatedServer(body_mode="shared"), the defaults: the client reads bodies
+                 straight from the server's memory (peer memory, process_vm_readv): one copy
+  type 1 segments  peer_memory=False: bodies in reused shared memory, copied out by the client
+                 (the server can still write those segments): two copies
+  type 1 sealed  seal_segments=True: a fresh write-sealed memfd per body, zero-copy views
+Each cell is timed without a consumer (batches arrive and are dropped) and with one that reads
+every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
+the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy
+machine slows all paths alike. The table shows the median GB/s and the median of the per-round
+ratios to pyarrow.
 
 Not part of the test suite (pytest never collects this file).
 """
@@ -36,7 +43,11 @@ import pyarrow as pa  # noqa: E402
 
 WORKLOADS = {"16x64MiB": (16, 64 << 20), "256x1MiB": (256, 1 << 20)}
 QUICK = {"16x64MiB": (4, 64 << 20), "256x1MiB": (64, 1 << 20)}
-PATHS = ("pyarrow", "type0", "type1")
+OURS = {"type0": dict(body_mode="bytes"),
+        "type1": dict(body_mode="shared"),                      # the default: peer memory
+        "type1-segments": dict(body_mode="shared", peer_memory=False),
+        "type1-sealed": dict(body_mode="shared", seal_segments=True)}
+PATHS = ("pyarrow",) + tuple(OURS)
 
 
 def make_batches(count: int, nbytes: int) -> list:
@@ -45,7 +56,7 @@ def make_batches(count: int, nbytes: int) -> list:
     return [pa.record_batch([pa.array(base + i)], names=["v"]) for i in range(count)]
 
 
-# -- servers (run in a child process) --------------------------------------------------------------
+# -- servers (child processes) ---------------------------------------------------------------------
 
 def serve_pyarrow(path: str, workloads: dict):
     data = {name.encode(): make_batches(*shape) for name, shape in workloads.items()}
@@ -66,19 +77,21 @@ def serve_pyarrow(path: str, workloads: dict):
                         w.write_batch(b)
 
 
-def serve_dissociated(path: str, mode: str, workloads: dict):
+def serve_dissociated(folder: str, workloads: dict):
+    """One process, one server per dissociated path, sharing the same batches."""
     import arrowipc
     from arrowipc.dissociated import DissociatedServer
     data = {}
     for name, shape in workloads.items():
         batches = [arrowipc.record_batch(b) for b in make_batches(*shape)]
         data[name.encode()] = (batches[0].schema, batches)
-    server = DissociatedServer(lambda t: (data[t][0], iter(data[t][1])), unix_path=path,
-                               body_mode="bytes" if mode == "type0" else "shared",
-                               max_shared_bytes=4 << 30)
+    servers = [DissociatedServer(lambda t: (data[t][0], iter(data[t][1])),
+                                 unix_path=os.path.join(folder, f"{kind}.sock"), **kw)
+               for kind, kw in OURS.items()]
     print("ready", flush=True)
     sys.stdin.read()                    # until the parent closes our stdin
-    server.close()
+    for s in servers:
+        s.close()
 
 
 # -- clients (timed in this process) ---------------------------------------------------------------
@@ -116,88 +129,89 @@ def dissociated_transfer(client, name: str, read_bytes: bool) -> int:
     return nbytes
 
 
-def start_server(kind: str, path: str, workloads: dict) -> subprocess.Popen:
-    args = [sys.executable, os.path.abspath(__file__), "--serve", kind, "--socket", path]
-    if workloads is QUICK:
-        args.append("--quick")
-    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline()
-    if line.strip() != "ready":
+def start(args: list) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if proc.stdout.readline().strip() != "ready":
         proc.kill()
-        raise RuntimeError(f"{kind} server did not start")
+        raise RuntimeError(f"server {args} did not start")
     return proc
 
 
-def measure(kind: str, workloads: dict, rounds: int) -> dict:
-    """{(workload, consumer): (first GB/s, median GB/s)} for one path."""
-    out = {}
+def run_all(workloads: dict, rounds: int, quick: bool) -> dict:
+    """{(workload, consumer): {path: [GB/s per round]}}, rounds interleaved across paths."""
+    from arrowipc.dissociated import DissociatedClient
+    extra = ["--quick"] if quick else []
+    results = {}
     with tempfile.TemporaryDirectory(prefix="arrowipc-bench-") as tmp:
-        path = os.path.join(tmp, "server.sock")
-        proc = start_server(kind, path, workloads)
+        pa_path = os.path.join(tmp, "pyarrow.sock")
+        procs = [start(["--serve", "pyarrow", "--socket", pa_path] + extra),
+                 start(["--serve", "dissociated", "--socket", tmp] + extra)]
+        clients = {kind: DissociatedClient(f"arrowipc+unix://{tmp}/{kind}.sock?want_data=1&"
+                                           f"free_data=2", timeout=300) for kind in OURS}
         try:
-            if kind == "pyarrow":
-                def run(name, read):
-                    return pyarrow_transfer(path, name, read)
-                client = None
-            else:
-                from arrowipc.dissociated import DissociatedClient
-                client = DissociatedClient(f"arrowipc+unix://{path}?want_data=1&free_data=2",
-                                           timeout=120)
+            def run(kind, name, read):
+                if kind == "pyarrow":
+                    return pyarrow_transfer(pa_path, name, read)
+                return dissociated_transfer(clients[kind], name, read)
 
-                def run(name, read):
-                    return dissociated_transfer(client, name, read)
             for name in workloads:
                 for read in (False, True):
-                    rates = []
-                    for _ in range(rounds + 1):        # the first one is the warm-up
-                        t0 = time.perf_counter()
-                        nbytes = run(name, read)
-                        rates.append(nbytes / (time.perf_counter() - t0) / 1e9)
-                    out[(name, read)] = (rates[0], statistics.median(rates[1:]))
-            if client is not None:
-                client.close()
+                    cell = results[(name, read)] = {kind: [] for kind in PATHS}
+                    for kind in PATHS:             # warm-up: connections, segments, pools
+                        run(kind, name, read)
+                    for r in range(rounds):
+                        order = PATHS[r % len(PATHS):] + PATHS[:r % len(PATHS)]
+                        for kind in order:
+                            t0 = time.perf_counter()
+                            nbytes = run(kind, name, read)
+                            cell[kind].append(nbytes / (time.perf_counter() - t0) / 1e9)
         finally:
-            proc.stdin.close()
-            if kind == "pyarrow":
-                proc.kill()
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-    return out
+            for c in clients.values():
+                c.close()
+            for p in procs:
+                p.stdin.close()
+            procs[0].kill()
+            for p in procs:
+                try:
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    return results
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller workloads, fewer rounds")
-    ap.add_argument("--rounds", type=int, default=None, help="timed transfers per cell")
-    ap.add_argument("--serve", choices=PATHS, help=argparse.SUPPRESS)
+    ap.add_argument("--rounds", type=int, default=None, help="timed transfers per path and cell")
+    ap.add_argument("--only", choices=list(WORKLOADS), help="one workload")
+    ap.add_argument("--serve", choices=("pyarrow", "dissociated"), help=argparse.SUPPRESS)
     ap.add_argument("--socket", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    workloads = QUICK if args.quick else WORKLOADS
+    workloads = dict(QUICK if args.quick else WORKLOADS)
     if args.serve == "pyarrow":
         serve_pyarrow(args.socket, workloads)
         return
     if args.serve:
-        serve_dissociated(args.socket, args.serve, workloads)
+        serve_dissociated(args.socket, workloads)
         return
+    if args.only:
+        workloads = {args.only: workloads[args.only]}
     rounds = args.rounds or (3 if args.quick else 5)
-    results = {kind: measure(kind, workloads, rounds) for kind in PATHS}
+    results = run_all(workloads, rounds, args.quick)
     print(f"nproc={os.cpu_count()} python={platform.python_version()} pyarrow={pa.__version__} "
-          f"rounds={rounds} (median GB/s after one warm-up; first transfer in brackets)\n")
-    print("| workload | consumer | pyarrow stream | type 0 | type 1 |")
-    print("| --- | --- | --- | --- | --- |")
-    for name, (count, size) in workloads.items():
-        for read in (False, True):
-            base = results["pyarrow"][(name, read)][1]
-            cells = []
-            for kind in PATHS:
-                first, med = results[kind][(name, read)]
-                ratio = "" if kind == "pyarrow" else f" ({med / base:.1f}x)"
-                cells.append(f"{med:.2f}{ratio} [{first:.2f}]")
-            label = f"{count} x {size >> 20} MiB"
-            print(f"| {label} | {'reads every byte' if read else 'none'} | " + " | ".join(cells)
-                  + " |")
+          f"rounds={rounds}, interleaved (median GB/s; median of per-round ratios to pyarrow)\n")
+    print("| workload | consumer | pyarrow stream | " + " | ".join(OURS) + " |")
+    print("| --- | --- | --- |" + " --- |" * len(OURS))
+    for (name, read), cell in results.items():
+        count, size = workloads[name]
+        base = cell["pyarrow"]
+        cells = [f"{statistics.median(base):.2f}"]
+        for kind in OURS:
+            ratio = statistics.median(x / b for x, b in zip(cell[kind], base))
+            cells.append(f"{statistics.median(cell[kind]):.2f} ({ratio:.1f}x)")
+        print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
+              + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

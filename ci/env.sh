@@ -46,5 +46,7 @@ fi
 python setup.py -q build_ext --inplace >"$VENV/build.log" 2>&1 \
   || { tail -40 "$VENV/build.log" >&2; echo "arrowipc: building the extensions failed" >&2; exit 1; }
 grep -E "warning:|error:" "$VENV/build.log" | grep -vE "Warning|warnings.warn" >&2 || true
+# the Spark JVM source's jar (prints one line and goes on when there is no JDK)
+python java/build_jar.py
 python -c "import arrowipc.ipc._batch_decode" || { echo "arrowipc: the extensions do not import" >&2; exit 1; }
 _step "ready: $(python --version), arrowipc from $ROOT (activate with: source ${VENV#"$ROOT"/}/bin/activate)"

@@ -84,7 +84,7 @@ def has_symbol_table(so):
     return b".symtab" in data
 
 
-unstripped = [os.path.basename(p) for p in glob.glob(os.path.join(site, "arrowipc", "_core", "*.so"))
+unstripped = [os.path.basename(p) for p in glob.glob(os.path.join(site, "arrowipc", "*", "*.so"))
               if has_symbol_table(p)]
 if unstripped:
     failures.append(f"extensions with a symbol table (not stripped): {unstripped}")

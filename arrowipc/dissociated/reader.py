@@ -12,10 +12,10 @@ import selectors
 import time
 
 from .. import types as T
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from .._core.dissociated_shm import scatter_copy
+from ._shm import peer_read, scatter_copy
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
@@ -23,27 +23,30 @@ from ..ipc.options import IpcReadOptions, ReadStats
 from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import FreeChannel, SegmentTable, SharedBody, split_address
+from .shm import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, SegmentTable, SharedBody, split_address
 from .uri import SCHEME_UNIX, parse_uri
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_PENDING = 4096
 DEFAULT_MAX_PENDING_BYTES = 8 << 30
 _LOOPBACK = ("127.0.0.1", "::1", "localhost")
+_FREE_EARLY = 16               # deferred free_data addresses sent without waiting for a pause
 _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
 
 
 class _Channel:
     """One connection: its transport, the tags from its URI, its segments and free_data sender."""
 
-    def __init__(self, uri, transport, name: str):
+    def __init__(self, uri, transport, name: str, max_mapped_bytes: int):
         self.uri = uri
         self.name = name
         self.transport = transport
         self.want_tag = uri.want_data
         self.free = FreeChannel(transport, uri.free_data)
-        self.segments = SegmentTable(name, token=uri.remote_handle)
+        self.segments = SegmentTable(name, token=uri.remote_handle,
+                                     max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
+        self.peer_pid = None          # set once we proved we can read the server's memory
 
 
 class _Pending:
@@ -55,9 +58,10 @@ class _Pending:
 
 
 class _Body:
-    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size")
+    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size", "bit55")
 
-    def __init__(self, channel, body_type, payload, total=None, pairs=None):
+    def __init__(self, channel, body_type, payload, total=None, pairs=None, bit55=False):
+        self.bit55 = bit55
         self.channel = channel
         self.body_type = body_type
         self.payload = payload
@@ -68,11 +72,17 @@ class _Body:
 
 class DissociatedClient:
     """Connections to a dissociated server (one URI, or a metadata and a data URI); reads one
-    stream at a time."""
+    stream at a time.
+
+    max_mapped_bytes caps the shared-memory segments one connection maps at a time (mapping
+    costs address space only; pages are touched where bodies point); a larger segment is
+    refused with ArrowInvalid.
+    """
 
     def __init__(self, uri: str, *, data_uri: str | None = None,
                  timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
-                 max_frame: int = tp.DEFAULT_MAX_FRAME):
+                 max_frame: int = tp.DEFAULT_MAX_FRAME,
+                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES):
         self.timeout = timeout
         self.channels = []
         self.streaming = False        # a reader has requested a stream and not reached its end
@@ -88,12 +98,12 @@ class DissociatedClient:
                     t = tp.connect_unix(u.path, timeout=timeout, max_frame=max_frame)
                 else:
                     t = tp.connect_tcp(u.host, u.port, timeout=timeout, max_frame=max_frame)
-                ch = _Channel(u, t, name)
+                ch = _Channel(u, t, name, max_mapped_bytes)
                 self.channels.append(ch)
                 flags = 0
                 if shared_memory is not False:
                     if u.scheme == SCHEME_UNIX:
-                        flags |= tp.HELLO_MEMFD
+                        flags |= tp.HELLO_MEMFD | tp.HELLO_PEER
                     elif shared_memory or u.host in _LOOPBACK:
                         flags |= tp.HELLO_NAMED
                 t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
@@ -182,7 +192,7 @@ class DissociatedReader:
 
     @property
     def stats(self) -> ReadStats:
-        return self._decoder.stats
+        return self._decoder.stats.snapshot()
 
     # -- iteration ---------------------------------------------------------------------------------
     def read_next_batch(self) -> RecordBatch:
@@ -286,6 +296,8 @@ class DissociatedReader:
                                f"sequence {self._seq(self._eos)} without a metadata message for it")
         self._finished = True
         self._client.streaming = False
+        for ch in self._client.channels:
+            ch.free.flush()
         self._schema_only_decoder()
 
     def _schema_only_decoder(self):
@@ -315,6 +327,11 @@ class DissociatedReader:
         if not live:
             return False
         ch = live[0] if len(live) == 1 else self._ready_channel(live)
+        for c in self._client.channels:
+            # about to wait (or a few bodies copied out already): give their blocks back now
+            if c.free.pending and (len(c.free.pending) >= _FREE_EARLY or
+                                   not c.transport.pending()):
+                c.free.flush()
         frame = ch.transport.receive()
         if frame is None:
             ch.ended = True
@@ -323,6 +340,9 @@ class DissociatedReader:
         return True
 
     def _ready_channel(self, live):
+        for ch in live:
+            if ch.transport.pending():          # read ahead already: the socket may stay quiet
+                return ch
         if self._selector is None:
             self._selector = selectors.DefaultSelector()
             for ch in self._client.channels:
@@ -345,9 +365,11 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name = tp.parse_segment(frame.payload)
-            if ch.segments.add(seg_id, size, frame.fd, name):
+            seg_id, size, name, single = tp.parse_segment(frame.payload)
+            if ch.segments.add(seg_id, size, frame.fd, name, single):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
+        elif kind == wire.FRAME_PEER:
+            self._answer_peer_probe(ch, frame.payload)
         elif kind == wire.FRAME_STREAM_END:
             if frame.payload.size:
                 raise ArrowInvalid(f"{ch.name}: stream-end frame with a {frame.payload.size}-byte "
@@ -361,6 +383,22 @@ class DissociatedReader:
         else:
             raise ArrowInvalid(f"{ch.name}: unexpected {wire.FRAME_KIND_NAMES[kind]} frame from "
                                f"the server")
+
+    def _answer_peer_probe(self, ch, payload):
+        """The server offers type-1 addresses in its own memory: accept when we can read its
+        probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
+        if ch.peer_pid is not None or not ch.transport.is_unix:
+            raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
+        address, expected = tp.parse_peer_probe(payload)
+        pid = tp.peer_pid(ch.transport.sock)
+        try:
+            ok = pid > 0 and peer_read(pid, len(expected),
+                                       [(address, len(expected), 0)]).to_pybytes() == expected
+        except ArrowInvalid:
+            ok = False
+        if ok:
+            ch.peer_pid = pid
+        ch.transport.send_frame(wire.FRAME_PEER, 0, [tp.peer_reply_payload(ok)])
 
     def _position(self, seq: int, what: str) -> int:
         pos = wire.unwrap_sequence(seq, self._first, self._next)
@@ -442,7 +480,7 @@ class DissociatedReader:
             total, pairs = wire.parse_shared_body(payload, seq)
             body = _Body(ch, body_type, payload, total, pairs)
         else:
-            body = _Body(ch, body_type, payload)
+            body = _Body(ch, body_type, payload, bit55=bool(tag >> 55 & 1))
         self._bodies[pos] = body
         self._pending_bytes += body.size
         self._check_pending_limits(seq)
@@ -461,14 +499,17 @@ class DissociatedReader:
         length = msg.body_length
         if body.body_type == wire.BODY_BYTES:
             if body.size != length:
+                hint = " (its tag has bit 55 set: a shift-55 tag as in the C++ example? enable " \
+                    "accept_shift55)" if body.bit55 else ""
                 raise ArrowInvalid(f"body of sequence {seq} has {body.size} bytes; its metadata "
-                                   f"declares a {length}-byte body")
+                                   f"declares a {length}-byte body{hint}")
             return body.payload
         return self._shared_body_buffer(seq, msg, body, length)
 
     def _shared_body_buffer(self, seq, msg, body, length):
-        """Zero-copy view when the pairs describe the body laid out in one segment; otherwise one
-        copy into a new allocation (and the addresses are released at once)."""
+        """A zero-copy view when the pairs describe the body laid out in one write-sealed segment;
+        otherwise one copy into a new allocation (and the addresses are released at once, in
+        the next free_data message)."""
         pairs, ch = body.pairs, body.channel
         lengths_sum = 0
         for _, n in pairs:
@@ -502,6 +543,15 @@ class DissociatedReader:
                 placed.append((address, n, dest))
                 dest += n
         addresses = list(dict.fromkeys(a for a, _ in pairs))
+        if ch.peer_pid is not None:
+            # addresses in the server's memory: one copy straight from there (never more than a
+            # frame could bring; the server must map every region before we allocate for it)
+            if length > ch.transport.max_frame:
+                raise ArrowInvalid(f"type-1 body of sequence {seq} has {length} bytes; this "
+                                   f"connection takes at most {ch.transport.max_frame}")
+            out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
+            ch.free.release(addresses, flush=False)
+            return out
         # one base in one segment for every non-empty region -> the body is a slice
         base = None
         for address, n, dest in placed:
@@ -514,28 +564,41 @@ class DissociatedReader:
             elif here != base:
                 base = False
                 break
-        if base and base[1] >= 0:
-            mapping = ch.segments.get(base[0], seq)
-            owner = SharedBody(mapping, addresses, ch.free)
-            return mapping.view(base[1], length, owner)
         if base is None:                              # no bytes at all in the regions
-            ch.free.release(addresses)
+            ch.free.release(addresses, flush=False)
             return allocate(length, True)
-        regions = []
-        for address, n, dest in placed:
-            if n:
-                seg, off = split_address(address)
-                regions.append((ch.segments.get(seg, seq).view(off, n), dest))
-        out = scatter_copy(length, regions)
-        del regions
-        ch.free.release(addresses)
+        if base and base[1] >= 0:
+            seg = ch.segments.get(base[0], seq)
+            if seg.single:                # one body per segment: the table lets go of it now
+                ch.segments.forget(base[0])
+            if seg.immutable:
+                # write-sealed: nobody can change these bytes any more, so views are safe to
+                # hand out (to pyarrow too); the addresses go back when the last view goes
+                return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
+                                                                     ch.free))
+            # the server can still write this segment: copy the body out, free it at once
+            out = seg.mapping.copy(base[1], length)
+        else:
+            regions, used = [], set()
+            for address, n, dest in placed:
+                if n:
+                    seg_id, off = split_address(address)
+                    regions.append((ch.segments.get(seg_id, seq).mapping.view(off, n), dest))
+                    used.add(seg_id)
+            out = scatter_copy(length, regions)
+            del regions
+            for seg_id in used:
+                if ch.segments.get(seg_id, seq).single:
+                    ch.segments.forget(seg_id)
+        ch.free.release(addresses, flush=False)
         return out
 
 
 def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOptions | None = None,
             timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
             first_sequence: int = 0, accept_shift55: bool = False,
-            max_pending: int = DEFAULT_MAX_PENDING) -> DissociatedReader:
+            max_pending: int = DEFAULT_MAX_PENDING,
+            max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES) -> DissociatedReader:
     """Connect to a dissociated server, request `ticket`, and return the stream's reader.
 
     With `data_uri`, metadata comes from `uri` and bodies from `data_uri` (two connections, each
@@ -544,7 +607,7 @@ def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOp
     and close with reader.close(), or once the reader and every such batch are gone.
     """
     client = DissociatedClient(uri, data_uri=data_uri, timeout=timeout,
-                               shared_memory=shared_memory)
+                               shared_memory=shared_memory, max_mapped_bytes=max_mapped_bytes)
     try:
         reader = DissociatedReader(client, _ticket_bytes(ticket), options=options,
                                    first_sequence=first_sequence, accept_shift55=accept_shift55,

@@ -17,9 +17,10 @@ import select
 import socket
 import tempfile
 import threading
+import time
 
 from .. import types as T
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid
@@ -28,7 +29,7 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import DEFAULT_SEGMENT_SIZE, SharedArena
+from .shm import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
@@ -36,6 +37,12 @@ BODY_MODES = ("bytes", "shared", "auto")
 DEFAULT_SHM_THRESHOLD = 1 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
+_WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
+_KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
+_PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
+_COALESCE_BYTES = 4 << 20
+_COALESCE_FRAMES = 256
+_IN_MEMORY: tuple = (type(iter([])), type(iter(())))
 
 
 class UnknownTicket(KeyError):
@@ -56,6 +63,17 @@ class DissociatedServer:
     bool choosing type 1 per body. Shared memory works over Unix sockets (memfd) and, when
     tcp_shared_memory=True, over TCP to a client on the same host (named segments in /dev/shm).
 
+    Shared memory (docs/PROTOCOL.md §5): seal_segments=False reuses pre-faulted segments the
+    client copies bodies out of; seal_segments=True writes each body into a fresh memfd that is
+    write-sealed before it is announced, so the client hands out zero-copy views. Limits: at most
+    `window` type-1 bodies and `window_bytes` bytes outstanding (sent, not yet freed) per
+    connection (past them the server waits up to window_wait seconds for free_data, then sends
+    bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
+    connections. With peer_memory (the default; not with seal_segments), a client on the same
+    host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
+    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment. A connection queues at most max_queued_requests
+    requests behind the stream it is serving; one more is a protocol error.
+
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
     and returns the frames to send, in the order to send them (reordered, dropped, added).
     first_sequence (also for tests; the spec starts at 0) numbers the schema message.
@@ -66,7 +84,10 @@ class DissociatedServer:
                  options: IpcWriteOptions | None = None, want_data: int = 1, free_data: int = 2,
                  want_metadata: int = 3, want_bodies: int = 4, tcp_shared_memory: bool = False,
                  tag_shift: int = wire.BODY_TYPE_SHIFT, first_sequence: int = 0,
-                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 8 << 30,
+                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_shared_bytes: int = 1 << 30,
+                 shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
+                 window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
+                 max_queued_requests: int = 8, peer_memory: bool = True,
                  send_timeout: float | None = 60.0, schedule=None):
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
@@ -93,13 +114,23 @@ class DissociatedServer:
         self.first_sequence = wire.sequence_at(first_sequence, 0)
         self.segment_size = int(segment_size)
         self.max_shared_bytes = int(max_shared_bytes)
+        self.budget = SharedBudget(shared_memory_budget)
+        self.seal_segments = bool(seal_segments)
+        self.window, self.window_bytes = int(window), int(window_bytes)
+        self.window_wait = float(window_wait)
+        if self.window < 1 or self.window_bytes < 1 or self.window_wait < 0:
+            raise ValueError(f"window and window_bytes must be positive and window_wait >= 0, got "
+                             f"{window}, {window_bytes}, {window_wait}")
+        self.max_queued_requests = int(max_queued_requests)
+        self.peer_memory = bool(peer_memory)
         self.send_timeout = send_timeout
         self.schedule = schedule
         self.token = os.urandom(8)
         self._lock = threading.Lock()
         self._connections: set = set()
         self._totals = {"connections": 0, "blocks_allocated": 0, "blocks_released": 0,
-                        "unknown_frees": 0, "streams": 0, "errors": 0}
+                        "unknown_frees": 0, "streams": 0, "errors": 0,
+                        "peak_outstanding_blocks": 0}
         self._closed = False
         self._tmpdir = None
         if unix_path is None and host is None:
@@ -206,24 +237,32 @@ class DissociatedServer:
             if conn.arena is not None:
                 for key in ("blocks_allocated", "blocks_released", "unknown_frees"):
                     self._totals[key] += getattr(conn.arena, key)
+                self._totals["peak_outstanding_blocks"] = max(
+                    self._totals["peak_outstanding_blocks"], conn.arena.peak_outstanding)
 
     # -- observability -----------------------------------------------------------------------------
     def stats(self) -> dict:
         """Counters over every connection so far: blocks allocated and released (freed by the
-        client or on disconnect), blocks outstanding, free_data addresses not recognised."""
+        client or on disconnect), blocks outstanding (and the most one connection ever had),
+        free_data addresses not recognised, and the bytes of shared-memory segments held now
+        (shared_bytes, within shared_memory_budget)."""
         with self._lock:
             out = dict(self._totals)
             conns = list(self._connections)
         out["open_connections"] = len(conns)
+        out.setdefault("peak_outstanding_blocks", 0)
         outstanding = 0
         for c in conns:
             a = c.arena
             if a is not None:
+                out["peak_outstanding_blocks"] = max(out["peak_outstanding_blocks"],
+                                                     a.peak_outstanding)
                 out["blocks_allocated"] += a.blocks_allocated
                 out["blocks_released"] += a.blocks_released
                 out["unknown_frees"] += a.unknown_frees
                 outstanding += len(a.blocks)
         out["blocks_outstanding"] = outstanding
+        out["shared_bytes"] = self.budget.used
         return out
 
     def outstanding(self) -> list:
@@ -278,6 +317,15 @@ class _Connection:
         self.arena = None
         self.failed = False
         self.requests: queue.Queue = queue.Queue()
+        self.peer_probe = None            # bytes the client must read from our memory
+        self.peer_reply = threading.Event()       # answered, or decided without the answer
+        self.peer_answered = False
+        self.peer_lock = threading.Lock()  # the probe's answer against the worker's choice
+        self.keeping = False              # the client holds its type-1 bodies (see _with_room)
+        self.keeping_since = 0
+        self.queued = 0                   # requests waiting behind the stream being served
+        self.queued_bytes = 0
+        self._queue_lock = threading.Lock()
         self.receiver = threading.Thread(target=self._receive_loop, daemon=True,
                                          name="arrowipc-dissociated-receiver")
         self.worker = threading.Thread(target=self._work_loop, daemon=True,
@@ -299,10 +347,11 @@ class _Connection:
         try:
             while True:
                 # wait without a timeout: an idle client is fine; a started frame must finish
-                try:
-                    idle.poll()
-                except OSError:
-                    break
+                if not t.pending():
+                    try:
+                        idle.poll()
+                    except OSError:
+                        break
                 frame = t.receive()
                 if frame is None:
                     break
@@ -332,9 +381,36 @@ class _Connection:
                 raise ArrowInvalid(f"tagged message with tag {frame.tag}; this server takes "
                                    f"want_data={s.want_data}, {s.want_metadata} (metadata only), "
                                    f"{s.want_bodies} (bodies only) and free_data={s.free_data}")
+            size = frame.payload.size
+            with self._queue_lock:
+                if self.queued >= s.max_queued_requests or \
+                        size > _MAX_REQUEST_FRAME - self.queued_bytes:
+                    raise ArrowInvalid(
+                        f"{self.queued + 1} requests ({self.queued_bytes + size} bytes of "
+                        f"tickets) waiting behind the stream being served; the limits are "
+                        f"{s.max_queued_requests} requests and {_MAX_REQUEST_FRAME} bytes")
+                self.queued += 1
+                self.queued_bytes += size
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
             self.hello_flags = tp.parse_hello(frame.payload)
+            if s.peer_memory and not s.seal_segments and self.transport.is_unix and \
+                    self.hello_flags & tp.HELLO_PEER:
+                from .._core.buffer import py_buffer
+                self.peer_probe = os.urandom(16)
+                self.transport.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(
+                    py_buffer(self.peer_probe).address, self.peer_probe)])
+            else:
+                self.peer_reply.set()
+        elif frame.kind == wire.FRAME_PEER:
+            ok = tp.parse_peer_reply(frame.payload)
+            with self.peer_lock:
+                if self.peer_probe is None or self.peer_answered:
+                    raise ArrowInvalid("peer memory reply without a probe (or a second one)")
+                self.peer_answered = True
+                if ok and not self.peer_reply.is_set() and self.arena is None:
+                    self.arena = PeerLedger(window=s.window, window_bytes=s.window_bytes)
+                self.peer_reply.set()
         elif frame.kind == wire.FRAME_SEGMENT_ACK:
             if self.arena is not None:
                 self.arena.acknowledge(tp.parse_segment_ack(frame.payload))
@@ -355,6 +431,9 @@ class _Connection:
     def _disconnect(self):
         self.requests.put(None)
         self.transport.shutdown()
+        if self.arena is not None:
+            with self.arena.lock:        # wake a worker waiting for frees that cannot come now
+                self.arena.freed.notify_all()
         if threading.current_thread() is not self.worker:
             self.worker.join()
         if self.arena is not None:
@@ -379,9 +458,12 @@ class _Connection:
             req = self.requests.get()
             if req is None:
                 return
+            role, ticket = req
+            with self._queue_lock:
+                self.queued -= 1
+                self.queued_bytes -= len(ticket)
             if self.failed:
                 continue
-            role, ticket = req
             try:
                 self._serve(role, ticket)
             except tp.TransportClosed:
@@ -393,6 +475,12 @@ class _Connection:
                                               f"{_ticket_text(ticket)}: {e}")
 
     def _shared_memory_arena(self):
+        if self.peer_probe is not None and not self.peer_reply.is_set():
+            self.peer_reply.wait(_PEER_WAIT)            # the client is answering the probe
+        with self.peer_lock:
+            self.peer_reply.set()                       # too late for a reply now: decided
+            if self.arena is not None:
+                return self.arena
         if self.arena is None:
             s = self.server
             if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
@@ -403,7 +491,9 @@ class _Connection:
             else:
                 return None
             self.arena = SharedArena(self.transport, named=named, token=s.token.hex(),
-                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes)
+                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes,
+                                     sealed=s.seal_segments, budget=s.budget, window=s.window,
+                                     window_bytes=s.window_bytes)
         return self.arena
 
     def _wants_shared(self, seq: int, body_length: int) -> bool:
@@ -416,19 +506,31 @@ class _Connection:
 
     def _serve(self, role, ticket):
         s = self.server
+        self.keeping = False
         schema, batches = s.resolve(ticket)
-        groups = self._stream_frames(role, schema, batches)
         if s.schedule is not None:
-            groups = [[f] for f in s.schedule([f for g in groups for f in g])]
-        send = self.transport.send_frames
-        for group in groups:
-            send(group)
-        send([(wire.FRAME_STREAM_END, 0, [])])
+            # the test hook sees every frame first: no window waits (nothing is sent meanwhile)
+            groups = [g for g, _ in self._stream_frames(role, schema, batches, None)]
+            for f in s.schedule([f for g in groups for f in g]):
+                self.transport.send_frames([f])
+            self.transport.send_frames([(wire.FRAME_STREAM_END, 0, [])])
+        else:
+            # batches already in memory are gathered into few sends; batches from a generator
+            # go out as they come (it may take its time for the next one)
+            out = _Outbox(self.transport, isinstance(batches, _IN_MEMORY))
+            try:
+                for group, weight in self._stream_frames(role, schema, batches, out):
+                    out.add(group, weight)
+            except Exception:
+                out.flush()               # what was produced before the failure goes first
+                raise
+            out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
+            out.flush()
         with s._lock:
             s._totals["streams"] += 1
 
-    def _stream_frames(self, role, schema, batches):
-        """Lists of (frame kind, tag, parts): the frames this role sends, one list per batch
+    def _stream_frames(self, role, schema, batches, out):
+        """(frames, body bytes): the (frame kind, tag, parts) this role sends, one list per batch
         (its dictionary messages and itself, metadata and bodies), sent together."""
         s = self.server
         encoder = MessageEncoder(schema, s.options)
@@ -441,31 +543,77 @@ class _Connection:
                     [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
 
         if role != ROLE_BODIES:
-            yield [metadata(encoder.schema_message())]
+            yield [metadata(encoder.schema_message())], 0
         position += 1
         for batch in batches:
-            group = []
+            group, weight = [], 0
             for m in encoder.batch_messages(batch):
+                weight += m.body_length
                 if role != ROLE_BODIES:
                     group.append(metadata(m.metadata))
                 if role != ROLE_METADATA:
                     group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
-                                                  skip))
+                                                  skip, out))
                 position += 1
-            yield group
+            yield group, weight
         if role != ROLE_BODIES:
             yield [(wire.FRAME_MESSAGE, 0,
-                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])]
+                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])], 0
 
-    def _body_frame(self, seq: int, m, skip: int):
+    def _with_room(self, ledger, attempt, out):
+        """attempt() (a block, or the pairs of a peer body) once the window has room: waits for
+        the client's free_data while it is full; None (send bytes) when nothing comes back
+        within window_wait, or when the client has read everything sent for _KEEPING_SECONDS and
+        still holds its bodies (it keeps its batches: from then on bodies past the window go as
+        bytes at once, until it frees one)."""
+        frees = ledger.frees
+        result = attempt()
+        if result is not None or out is None:
+            return result
+        if self.keeping and ledger.frees == self.keeping_since:
+            return None
+        deadline = time.monotonic() + self.server.window_wait
+        drained_since = None
+        while True:
+            out.flush()                   # the client can only free what it has received
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if ledger.wait_for_free(min(remaining, _WINDOW_POLL)):
+                drained_since = None
+            elif not ledger.blocks or self.transport.closed:
+                return attempt()
+            elif self.transport.unread_bytes() == 0:
+                now = time.monotonic()
+                if drained_since is None:
+                    drained_since = now
+                elif now - drained_since >= _KEEPING_SECONDS and ledger.frees == frees:
+                    self.keeping, self.keeping_since = True, ledger.frees
+                    return None
+            result = attempt()
+            if result is not None:
+                self.keeping = False
+                return result
+
+    def _body_frame(self, seq: int, m, skip: int, out):
         shift = self.server.tag_shift
         length = m.body_length
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
-            block = arena.allocate(length) if arena is not None else None
+            if isinstance(arena, PeerLedger):
+                spans = _body_spans(m, skip)
+                pairs = self._with_room(arena, lambda: arena.hand_out(m.parts, spans, length, seq),
+                                        out)
+                if pairs:
+                    return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
+                            [wire.encode_shared_body(length, pairs)])
+                return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+            block = self._with_room(arena, lambda: arena.allocate(length), out) \
+                if arena is not None else None
             if block is not None:
                 try:
                     arena.write(block, m.parts)
+                    arena.publish(block)
                     base = block.address
                     pairs = [(base + off if n else base, n) for off, n in _body_spans(m, skip)]
                     arena.hand_out(block, [a for a, _ in pairs], seq)
@@ -475,6 +623,31 @@ class _Connection:
                 return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                         [wire.encode_shared_body(length, pairs)])
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+
+
+class _Outbox:
+    """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
+    system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
+    in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
+    __slots__ = ("transport", "frames", "weight", "gather")
+
+    def __init__(self, transport, gather: bool = True):
+        self.transport = transport
+        self.frames: list = []
+        self.weight = 0
+        self.gather = gather
+
+    def add(self, group: list, weight: int) -> None:
+        self.frames.extend(group)
+        self.weight += weight
+        if not self.gather or self.weight >= _COALESCE_BYTES or \
+                len(self.frames) >= _COALESCE_FRAMES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.frames:
+            frames, self.frames, self.weight = self.frames, [], 0
+            self.transport.send_frames(frames)
 
 
 def _body_spans(m, skip: int) -> list:

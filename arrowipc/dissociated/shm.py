@@ -12,10 +12,11 @@ import collections
 import fcntl
 import os
 import secrets
+import stat
 import threading
 
-from .._core import dissociated_wire as wire
-from .._core.dissociated_shm import map_segment
+from . import _wire as wire
+from ._shm import map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
 
@@ -25,8 +26,11 @@ MAX_SEGMENT_SIZE = 1 << SEGMENT_SHIFT
 MAX_SEGMENT_ID = (1 << 24) - 1
 BLOCK_ALIGNMENT = 64
 SEGMENT_GRANULE = 1 << 20
+PAGE_SIZE = 4096
 DEFAULT_SEGMENT_SIZE = 64 << 20
+DEFAULT_MAX_MAPPED_BYTES = 1 << 36       # what one client connection maps, at most
 SHM_DIR = "/dev/shm"
+_FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
 NAME_PREFIX = "arrowipc-"
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 
@@ -47,7 +51,7 @@ def _round_up(n: int, k: int) -> int:
 
 class Block:
     """One body's region in a segment, alive until every address handed out for it is freed."""
-    __slots__ = ("segment", "offset", "size", "sequence", "pending")
+    __slots__ = ("segment", "offset", "size", "sequence", "pending", "parts")
 
     def __init__(self, segment, offset: int, size: int):
         self.segment = segment
@@ -55,6 +59,7 @@ class Block:
         self.size = size
         self.sequence = None
         self.pending: set = set()
+        self.parts = None                 # the body parts a peer reads (PeerLedger)
 
     @property
     def address(self) -> int:
@@ -62,14 +67,16 @@ class Block:
 
 
 class _Segment:
-    __slots__ = ("id", "size", "mapping", "free", "path")
+    __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live")
 
-    def __init__(self, segment_id: int, size: int, mapping, path: str | None):
+    def __init__(self, segment_id: int, size: int, mapping, path: str | None, fd: int | None):
         self.id = segment_id
         self.size = size
         self.mapping = mapping
         self.free = [[0, size]]           # sorted [offset, size] ranges
         self.path = path
+        self.fd = fd                      # kept open until a write-sealed segment is announced
+        self.live = 0                     # blocks allocated in it and not yet released
 
     def take(self, size: int) -> int | None:
         for i, (off, n) in enumerate(self.free):
@@ -99,62 +106,121 @@ class _Segment:
             del ranges[lo]
 
 
+class SharedBudget:
+    """Bytes of shared memory the server's arenas may hold at once, over every connection."""
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def reserve(self, n: int) -> bool:
+        with self._lock:
+            if n > self.limit - self.used:
+                return False
+            self.used += n
+            return True
+
+    def release(self, n: int) -> None:
+        with self._lock:
+            self.used -= n
+
+
 class SharedArena:
     """Per connection: segments announced to one client, blocks handed out, frees applied.
 
-    Segments start at 1 MiB and double up to segment_size (a larger body gets a segment of its
-    own size). Freed blocks are reused, so their pages stay faulted in; segments live until the
-    client disconnects (a client may still map a segment after its blocks are freed, so a segment is
-    never given to another client).
+    Two ways to keep the client safe from bytes that change under it (see docs/PROTOCOL.md §5):
+
+    * reused (default): segments start at 1 MiB and double up to segment_size (a larger body gets
+      a segment of its own size), are pre-faulted and reused when blocks are freed, so their pages
+      stay faulted in. The server can write them again, so the client copies each body out and
+      frees it at once. A segment is never given to another client.
+    * sealed: every body gets a fresh memfd; the server writes it, unmaps it, adds F_SEAL_WRITE
+      and only then announces it, as a one-body segment. The client maps it as final bytes, hands
+      out zero-copy views, and forgets the segment once that body is placed (the views keep it
+      mapped); the server drops it when the body is freed.
+
+    Flow control: at most `window` bodies and `window_bytes` bytes are handed out and not yet
+    freed; the arena holds at most max_bytes of segments, and every arena of the server draws on
+    one SharedBudget. allocate() returns None when a limit is reached; the server then waits for
+    frees a while, or sends the body as bytes.
     """
 
     def __init__(self, transport, *, named: bool = False, token: str | None = None,
-                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_bytes: int = 8 << 30,
-                 populate: bool = True):
+                 segment_size: int = DEFAULT_SEGMENT_SIZE, max_bytes: int = 1 << 30,
+                 populate: bool = True, sealed: bool = False, budget: SharedBudget | None = None,
+                 window: int = 64, window_bytes: int = 256 << 20):
         self.transport = transport
         self.named = named
+        self.sealed = sealed and not named          # named files cannot be sealed
         self.token = token or secrets.token_hex(8)
         self.segment_size = int(segment_size)
         self.max_bytes = int(max_bytes)
         self.populate = populate
-        self.segments: list = []
+        self.budget = budget
+        self.window = int(window)
+        self.window_bytes = int(window_bytes)
+        self.segments: dict = {}          # id -> _Segment
+        self.next_id = 0
         self.by_address: dict = {}        # handed-out address -> Block
         self.blocks: set = set()          # blocks not yet fully freed
+        self.outstanding_bytes = 0
         self.lock = threading.Lock()
+        self.freed = threading.Condition(self.lock)
         self.closed = False
         self.mapped_bytes = 0
         self.blocks_allocated = 0
         self.blocks_released = 0
         self.unknown_frees = 0
+        self.frees = 0                    # blocks released so far (wakes waiters)
+        self.peak_outstanding = 0
 
     # allocation ---------------------------------------------------------------------------------
     def allocate(self, size: int) -> Block | None:
-        """A block of at least `size` bytes, or None when the arena's byte limit is reached."""
+        """A block of at least `size` bytes, or None when a window, the arena's byte limit or the
+        server's budget is reached."""
         need = _round_up(max(size, 1), BLOCK_ALIGNMENT)
         with self.lock:
             if self.closed:
                 return None
-            for seg in self.segments:
-                off = seg.take(need)
-                if off is not None:
-                    return self._new_block(seg, off, need)
-            # grow geometrically up to segment_size: small streams map (and pre-fault) little
-            target = min(self.segment_size, max(SEGMENT_GRANULE, self.mapped_bytes))
-            seg_size = max(target, _round_up(need, SEGMENT_GRANULE))
-            if (seg_size > MAX_SEGMENT_SIZE or len(self.segments) > MAX_SEGMENT_ID
+            if self.blocks and (len(self.blocks) >= self.window
+                                or need > self.window_bytes - self.outstanding_bytes):
+                return None
+            if not self.sealed:
+                for seg in self.segments.values():
+                    off = seg.take(need)
+                    if off is not None:
+                        return self._new_block(seg, off, need)
+            if self.sealed:
+                seg_size = _round_up(need, PAGE_SIZE)
+            else:
+                # grow geometrically up to segment_size: small streams map (and pre-fault) little
+                target = min(self.segment_size, max(SEGMENT_GRANULE, self.mapped_bytes))
+                seg_size = max(target, _round_up(need, SEGMENT_GRANULE))
+            if (seg_size > MAX_SEGMENT_SIZE or self.next_id > MAX_SEGMENT_ID
                     or self.mapped_bytes + seg_size > self.max_bytes):
                 return None
-            seg = self._new_segment(seg_size)
+            if self.budget is not None and not self.budget.reserve(seg_size):
+                return None
+            try:
+                seg = self._new_segment(seg_size)
+            except BaseException:
+                if self.budget is not None:
+                    self.budget.release(seg_size)
+                raise
             return self._new_block(seg, seg.take(need), need)
 
     def _new_block(self, seg, off: int, size: int) -> Block:
         block = Block(seg, off, size)
         self.blocks.add(block)
+        self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
+        seg.live += 1
+        self.outstanding_bytes += size
         self.blocks_allocated += 1
         return block
 
     def _new_segment(self, size: int) -> _Segment:
-        seg_id = len(self.segments)
+        seg_id = self.next_id
         path = None
         if self.named:
             path = os.path.join(SHM_DIR, f"{NAME_PREFIX}{self.token}-{os.getpid()}-"
@@ -165,29 +231,52 @@ class SharedArena:
                                  os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(fd, size)
-            if not self.named:
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-            mapping = map_segment(fd, size, True, self.populate)
-            seg = _Segment(seg_id, size, mapping, path)
-            if self.named:
-                name = os.path.basename(path)
-                self.transport.send_frame(wire.FRAME_SEGMENT, 0,
-                                          [tp.segment_payload(seg_id, size, name)])
+            if self.sealed:
+                # written once, then sealed and announced (publish): nothing to pre-fault for reuse
+                mapping = map_segment(fd, size, True, False)
+                seg = _Segment(seg_id, size, mapping, None, fd)
+                fd = None                   # publish() closes it
             else:
-                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(seg_id, size)],
-                                          fd=fd)
+                if not self.named:
+                    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+                mapping = map_segment(fd, size, True, self.populate)
+                seg = _Segment(seg_id, size, mapping, path, None)
+                if self.named:
+                    self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
+                        tp.segment_payload(seg_id, size, os.path.basename(path))])
+                else:
+                    self.transport.send_frame(wire.FRAME_SEGMENT, 0,
+                                              [tp.segment_payload(seg_id, size)], fd=fd)
         except BaseException:
             if path is not None:
                 _unlink(path)
             raise
         finally:
-            os.close(fd)
-        self.segments.append(seg)
+            if fd is not None:
+                os.close(fd)
+        self.segments[seg_id] = seg
+        self.next_id += 1
         self.mapped_bytes += size
         return seg
 
     def write(self, block: Block, parts: list) -> None:
         block.segment.mapping.write_parts(block.offset, parts)
+
+    def publish(self, block: Block) -> None:
+        """Make a written block visible to the client: for a sealed arena, unmap the writable
+        mapping, add F_SEAL_WRITE (granted only once no writable mapping is left) and announce
+        the segment with its descriptor. Reused segments were announced when created."""
+        seg = block.segment
+        if seg.fd is None:
+            return
+        fd, seg.fd = seg.fd, None
+        try:
+            seg.mapping.close()
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
+            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
+                tp.segment_payload(seg.id, seg.size, single=True)], fd=fd)
+        finally:
+            os.close(fd)
 
     def hand_out(self, block: Block, addresses, sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""
@@ -225,17 +314,49 @@ class SharedArena:
     def _release(self, block: Block) -> None:
         self.blocks.discard(block)
         self.blocks_released += 1
-        if not self.closed:
-            block.segment.give(block.offset, block.size)
+        self.outstanding_bytes -= block.size
+        self.frees += 1
+        self.freed.notify_all()
+        if self.closed:
+            return
+        seg = block.segment
+        seg.live -= 1
+        if self.sealed:
+            if seg.live == 0:               # its one body is gone
+                self._drop_segment(seg)
+        else:
+            seg.give(block.offset, block.size)
+
+    def _drop_segment(self, seg) -> None:
+        del self.segments[seg.id]
+        self.mapped_bytes -= seg.size
+        if self.budget is not None:
+            self.budget.release(seg.size)
+        if seg.fd is not None:
+            os.close(seg.fd)
+            seg.fd = None
+        if seg.path is not None:
+            _unlink(seg.path)
+            seg.path = None
+        seg.mapping.close()
+
+    def wait_for_free(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a block to be released; False when none was (or
+        none is outstanding)."""
+        with self.lock:
+            if not self.blocks or self.closed:
+                return False
+            seen = self.frees
+            return self.freed.wait_for(lambda: self.frees != seen or self.closed, timeout) \
+                and not self.closed
 
     def acknowledge(self, segment_id: int) -> None:
         """The client mapped a named segment: its name is no longer needed."""
         with self.lock:
-            if 0 <= segment_id < len(self.segments):
-                seg = self.segments[segment_id]
-                if seg.path is not None:
-                    _unlink(seg.path)
-                    seg.path = None
+            seg = self.segments.get(segment_id)
+            if seg is not None and seg.path is not None:
+                _unlink(seg.path)
+                seg.path = None
 
     def outstanding(self) -> list:
         """[(sequence, block address, addresses still to be freed)] for blocks not yet freed."""
@@ -247,16 +368,125 @@ class SharedArena:
         """The client is gone: release every block and unmap every segment (the caller makes
         sure nothing writes into them any more)."""
         with self.lock:
-            self.closed = True
             for b in list(self.blocks):
-                self.blocks.discard(b)
-                self.blocks_released += 1
+                self._release(b)
+            self.closed = True
             self.by_address.clear()
-            for seg in self.segments:
-                if seg.path is not None:
-                    _unlink(seg.path)
-                    seg.path = None
-                seg.mapping.close()
+            for seg in list(self.segments.values()):
+                self._drop_segment(seg)
+            self.freed.notify_all()
+
+
+class PeerLedger:
+    """Per connection, when the client reads type-1 bodies straight from the server's memory
+    (process_vm_readv; docs/PROTOCOL.md §5): the addresses are the body parts' own, the parts are
+    kept alive until the client frees them, and the same windows apply as to an arena."""
+
+    def __init__(self, *, window: int = 64, window_bytes: int = 256 << 20):
+        self.window = int(window)
+        self.window_bytes = int(window_bytes)
+        self.by_address: dict = {}        # address -> [blocks handing it out, oldest first]
+        self.blocks: set = set()
+        self.outstanding_bytes = 0
+        self.lock = threading.Lock()
+        self.freed = threading.Condition(self.lock)
+        self.closed = False
+        self.segments: dict = {}          # none: stats and tests look for arena-like fields
+        self.blocks_allocated = 0
+        self.blocks_released = 0
+        self.unknown_frees = 0
+        self.frees = 0
+        self.peak_outstanding = 0
+
+    def hand_out(self, parts: list, spans: list, size: int, sequence: int):
+        """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
+        body that `parts` make up), recorded until freed; None when a window is full; False when
+        a buffer is not one piece of memory (the body then goes as bytes)."""
+        from .._core.buffer import py_buffer
+        views, starts, pos = [], [], 0
+        for p in parts:
+            v = py_buffer(p)
+            if v.size:
+                views.append(v)
+                starts.append(pos)
+                pos += v.size
+        pairs = []
+        first = views[0].address if views else 0
+        i = 0
+        for off, n in spans:
+            if n == 0:
+                pairs.append((first, 0))
+                continue
+            while i + 1 < len(views) and starts[i + 1] <= off:
+                i += 1
+            v, start = views[i], starts[i]
+            if not (start <= off and off + n <= start + v.size):
+                return False                # e.g. a compressed buffer: prefix and data apart
+            pairs.append((v.address + (off - start), n))
+        with self.lock:
+            if self.closed or (self.blocks and (len(self.blocks) >= self.window or
+                                                size > self.window_bytes -
+                                                self.outstanding_bytes)):
+                return None
+            block = Block(None, 0, size)
+            block.sequence = sequence
+            block.parts = views                     # keeps the memory the client reads
+            for a, _ in pairs:
+                if a not in block.pending:
+                    block.pending.add(a)
+                    self.by_address.setdefault(a, []).append(block)
+            self.blocks.add(block)
+            self.outstanding_bytes += size
+            self.blocks_allocated += 1
+            self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
+            if not block.pending:
+                self._release(block)
+        return pairs
+
+    def free(self, addresses) -> None:
+        with self.lock:
+            for a in addresses:
+                holders = self.by_address.get(a)
+                if not holders:
+                    self.unknown_frees += 1
+                    continue
+                block = holders.pop(0)
+                if not holders:
+                    del self.by_address[a]
+                block.pending.discard(a)
+                if not block.pending:
+                    self._release(block)
+
+    def _release(self, block) -> None:
+        self.blocks.discard(block)
+        block.parts = None
+        self.blocks_released += 1
+        self.outstanding_bytes -= block.size
+        self.frees += 1
+        self.freed.notify_all()
+
+    def wait_for_free(self, timeout: float) -> bool:
+        with self.lock:
+            if not self.blocks or self.closed:
+                return False
+            seen = self.frees
+            return self.freed.wait_for(lambda: self.frees != seen or self.closed, timeout) \
+                and not self.closed
+
+    def outstanding(self) -> list:
+        with self.lock:
+            return sorted((b.sequence, 0, frozenset(b.pending)) for b in self.blocks)
+
+    def acknowledge(self, segment_id: int) -> None:
+        pass
+
+    def close(self) -> None:
+        with self.lock:
+            for b in list(self.blocks):
+                self._release(b)
+            self.by_address.clear()
+            self.closed = True
+            self.freed.notify_all()
 
 
 def _unlink(path: str) -> None:
@@ -268,16 +498,36 @@ def _unlink(path: str) -> None:
 
 # -- client side ---------------------------------------------------------------------------------
 
-class SegmentTable:
-    """The segments one connection announced, mapped read-only."""
+class Segment:
+    """A segment mapped on the client: its mapping, whether its bytes can still change, and
+    whether it holds one body only."""
+    __slots__ = ("mapping", "immutable", "single")
 
-    def __init__(self, name: str, *, max_segments: int = 4096, token: bytes | None = None):
+    def __init__(self, mapping, immutable: bool, single: bool):
+        self.mapping = mapping
+        self.immutable = immutable
+        self.single = single
+
+
+class SegmentTable:
+    """The segments one connection announced, mapped read-only and without pre-faulting.
+
+    Mapping costs address space only: pages are touched where bodies point (a copy reads exactly
+    the regions a body names), so a sparse segment costs no memory. The sizes of the mapped
+    segments add up to at most max_mapped_bytes.
+    """
+
+    def __init__(self, name: str, *, max_segments: int = 4096, token: bytes | None = None,
+                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES):
         self.name = name
         self.max_segments = max_segments
+        self.max_mapped_bytes = int(max_mapped_bytes)
+        self.mapped_bytes = 0
         self.token = token
         self.mappings: dict = {}
 
-    def add(self, segment_id: int, size: int, fd: int | None, name: str | None):
+    def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
+            single: bool = False):
         """Map an announced segment; returns True when the server wants an ack (named)."""
         try:
             if segment_id in self.mappings:
@@ -287,14 +537,24 @@ class SegmentTable:
             if size <= 0 or size > MAX_SEGMENT_SIZE:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} has size {size}; expected "
                                    f"1..{MAX_SEGMENT_SIZE}")
+            if size > self.max_mapped_bytes - self.mapped_bytes:
+                raise ArrowInvalid(f"{self.name}: segment {segment_id} has size {size}, but "
+                                   f"{self.mapped_bytes} bytes are mapped already and this "
+                                   f"connection maps at most {self.max_mapped_bytes} "
+                                   f"(max_mapped_bytes)")
+            immutable = False
             if name is None:
                 if fd is None:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} arrived without its "
                                        f"descriptor")
-                seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+                seals = self._seals(segment_id, fd)
                 if not seals & fcntl.F_SEAL_SHRINK:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} is not sealed against "
                                        f"shrinking (seals 0x{seals:x}); refusing to map it")
+                # F_SEAL_WRITE is only granted once no writable mapping exists, and nothing can
+                # undo it: the bytes are final. F_SEAL_FUTURE_WRITE alone is not enough (the
+                # sender keeps the writable mappings it already has).
+                immutable = bool(seals & fcntl.F_SEAL_WRITE)
             else:
                 if fd is not None:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} has a name and a "
@@ -305,14 +565,30 @@ class SegmentTable:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} announced as {size} bytes "
                                    f"but the file has {actual}")
             try:
-                self.mappings[segment_id] = map_segment(fd, size, False, True)
+                mapping = map_segment(fd, size, False, False)
             except OSError as e:
                 raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
                                    f"bytes): {e}") from None
+            self.mappings[segment_id] = Segment(mapping, immutable, single)
+            self.mapped_bytes += size
         finally:
             if fd is not None:
                 os.close(fd)
         return name is not None
+
+    def forget(self, segment_id: int) -> None:
+        """Drop a one-body segment once its body is placed (views alive keep it mapped)."""
+        seg = self.mappings.pop(segment_id)
+        self.mapped_bytes -= seg.mapping.size
+
+    def _seals(self, segment_id: int, fd: int) -> int:
+        try:
+            return fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError as e:
+            kind = "a regular file" if stat.S_ISREG(os.fstat(fd).st_mode) else "not a file"
+            raise ArrowInvalid(f"{self.name}: segment {segment_id}: its descriptor is not a "
+                               f"memfd ({kind}; F_GET_SEALS failed: {e.strerror}); expected a "
+                               f"sealed memfd") from None
 
     def _open_named(self, segment_id: int, name: str) -> int:
         if ("/" in name or not name.startswith(NAME_PREFIX) or name in (".", "..")
@@ -326,12 +602,12 @@ class SegmentTable:
             raise ArrowInvalid(f"{self.name}: cannot open shared segment {name!r}: {e} (is the "
                                f"server on another host?)") from None
 
-    def get(self, segment_id: int, sequence):
-        m = self.mappings.get(segment_id)
-        if m is None:
+    def get(self, segment_id: int, sequence) -> Segment:
+        seg = self.mappings.get(segment_id)
+        if seg is None:
             raise ArrowInvalid(f"type-1 body of sequence {sequence} points into segment "
                                f"{segment_id}, which {self.name} never announced")
-        return m
+        return seg
 
 
 class FreeChannel:
@@ -351,11 +627,14 @@ class FreeChannel:
         self._local = threading.local()
         transport.after_send = self.flush
 
-    def release(self, addresses) -> None:
+    def release(self, addresses, flush: bool = True) -> None:
+        """Queue addresses for free_data; flush=False leaves them for the reader's next flush
+        (it sends what is pending before it waits for data), so one message frees many bodies."""
         if self.tag is None or self.transport.closed:
             return
         self.pending.extend(addresses)
-        self.flush()
+        if flush or len(self.pending) >= _FREE_BATCH:
+            self.flush()
 
     def flush(self) -> None:
         local = self._local

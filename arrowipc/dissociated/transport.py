@@ -2,7 +2,7 @@
 
 The protocol needs a transport that delimits messages and can attach a uint64 tag to some. Over
 TCP and Unix stream sockets we frame every message ourselves: a 24-byte header (kind, version,
-tag, payload length; see arrowipc._core.dissociated_wire) and the payload. A tagged message is
+tag, payload length; see arrowipc.dissociated._wire) and the payload. A tagged message is
 sent with one sendmsg over a gather list (header + the body's buffers, never packed). Unix
 sockets also carry file descriptors (the shared-memory segments) as SCM_RIGHTS with a segment
 frame.
@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import array
 import collections
+import fcntl
 import socket
 import struct
+import termios
 import threading
 from typing import NamedTuple
 
-from .._core import dissociated_wire as wire
+from . import _wire as wire
 from .._core.buffer import Buffer, allocate
 from ..errors import ArrowInvalid
 
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
 _MAX_UNCLAIMED_FDS = 64
+_READ_AHEAD = 64 << 10         # small enough that a large payload is mostly read in place
+SOCKET_BUFFER = 4 << 20
+_INLINE_PAYLOAD = 32 << 10      # payloads up to this size are gathered in the read-ahead buffer
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
 PREALLOC_LIMIT = 256 << 20
 DEFAULT_MAX_FRAME = 1 << 36
@@ -34,6 +39,7 @@ DEFAULT_MAX_FRAME = 1 << 36
 HELLO_VERSION = 1
 HELLO_MEMFD = 1                 # the client maps memfds received over this Unix socket
 HELLO_NAMED = 2                 # the client maps named segments (/dev/shm) on this host
+HELLO_PEER = 4                  # the client may read the server's memory (process_vm_readv)
 _HELLO = struct.Struct("<II")
 
 ERROR_UNKNOWN_TICKET = 1
@@ -43,8 +49,11 @@ _ERROR = struct.Struct("<I")
 
 SEGMENT_FD = 0
 SEGMENT_NAMED = 1
+SEGMENT_FD_SINGLE = 2           # descriptor attached; the segment holds one body only
 _SEGMENT = struct.Struct("<QQB")
 _SEGMENT_ACK = struct.Struct("<Q")
+_PEER_PROBE = struct.Struct("<QQ")      # address, then 16 bytes the client must find there
+_PEER_REPLY = struct.Struct("<I")
 _MAX_SEGMENT_NAME = 255
 
 
@@ -117,8 +126,18 @@ class SocketTransport(Transport):
         self.after_send = None            # called after each send that held the lock
         self._send_lock = threading.Lock()
         self._fds: collections.deque = collections.deque()
-        self._header = bytearray(wire.FRAME_HEADER_SIZE)
+        self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
+        self._rview = memoryview(self._rbuf)
+        self._rpos = self._rend = 0
         sock.settimeout(timeout)
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            # a few batches in flight rather than the default ~200 KiB: a sender blocked on a
+            # full socket costs a context switch per refill (the kernel caps it at wmem_max)
+            try:
+                if sock.getsockopt(socket.SOL_SOCKET, option) < SOCKET_BUFFER:
+                    sock.setsockopt(socket.SOL_SOCKET, option, SOCKET_BUFFER)
+            except OSError:
+                pass
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
@@ -160,6 +179,15 @@ class SocketTransport(Transport):
         """Whether a send holds the connection right now."""
         return self._send_lock.locked()
 
+    def unread_bytes(self) -> int:
+        """Bytes sent and not yet read by the peer (Unix sockets; for TCP, not yet acknowledged);
+        -1 when the socket cannot tell."""
+        try:
+            raw = fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
+        except OSError:
+            return -1
+        return struct.unpack("i", raw)[0]
+
     def _sendmsg_all(self, views: list, fd: int | None) -> None:
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] \
             if fd is not None else []
@@ -177,62 +205,103 @@ class SocketTransport(Transport):
                     sent = 0
 
     # -- receiving ------------------------------------------------------------------------------
+    def pending(self) -> bool:
+        """Whether bytes already read from the socket wait in the read-ahead buffer (poll the
+        socket only when not: they would never wake it)."""
+        return self._rend > self._rpos
+
     def receive(self) -> Frame | None:
         """The next frame, or None when the peer closed the connection at a frame boundary."""
-        if self.closed:
+        if self.closed and self._rend == self._rpos:
             return None
-        head = self._header
-        if not self._recv_exact(memoryview(head), at_boundary=True):
+        if not self._fill(wire.FRAME_HEADER_SIZE):
             self._mark_closed()
             return None
-        kind, tag, length = wire.parse_frame_header(head, self.max_frame)
-        payload = self._recv_payload(length, kind)
+        start = self._rpos
+        kind, tag, length = wire.parse_frame_header(
+            self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        self._rpos = start + wire.FRAME_HEADER_SIZE
+        payload = self._recv_payload(length)
         fd = None
         if kind == wire.FRAME_SEGMENT and self._fds:
             fd = self._fds.popleft()
         return Frame(kind, tag, payload, fd)
 
-    def _recv_payload(self, length: int, kind: int) -> Buffer:
+    def _fill(self, want: int) -> bool:
+        """At least `want` (<= the buffer's size) bytes in the read-ahead buffer, reading as much
+        as the socket has; False when the peer closed before the first of them."""
+        have = self._rend - self._rpos
+        if have >= want:
+            return True
+        if self._rpos + want > len(self._rbuf):          # move the partial frame to the front
+            self._rview[:have] = self._rview[self._rpos:self._rend]
+            self._rpos, self._rend = 0, have
+        while self._rend - self._rpos < want:
+            try:
+                n = self._recv_some(self._rview[self._rend:])
+            except TransportClosed:
+                if self._rend == self._rpos:       # a reset between frames: the peer is gone
+                    return False
+                raise
+            if n == 0:
+                if self._rend == self._rpos:
+                    return False
+                self._mark_closed()
+                raise TransportClosed(f"{self.name}: connection closed inside a frame: expected "
+                                      f"{want} bytes, got {self._rend - self._rpos}")
+            self._rend += n
+        return True
+
+    def _recv_payload(self, length: int) -> Buffer:
+        have = self._rend - self._rpos
+        if length <= have or length <= _INLINE_PAYLOAD:
+            # small payloads (metadata, type-1 pairs, requests) come out of the read-ahead buffer:
+            # one recv serves many frames
+            if length > have:
+                self._fill(length)
+            buf = allocate(length, False)
+            if length:
+                memoryview(buf)[:] = self._rview[self._rpos:self._rpos + length]
+                self._rpos += length
+            return buf
         first = min(length, PREALLOC_LIMIT)
         buf = allocate(first, False)
-        if first:
-            self._recv_exact(memoryview(buf), at_boundary=False)
+        view = memoryview(buf)
+        view[:have] = self._rview[self._rpos:self._rend]
+        self._rpos = self._rend = 0
+        self._recv_exact(view[have:])
         got = first
         while got < length:               # a large claim: grow only as the bytes arrive
             bigger = allocate(min(length, 2 * got), False)
             view = memoryview(bigger)
             view[:got] = memoryview(buf)
-            self._recv_exact(view[got:], at_boundary=False)
+            self._recv_exact(view[got:])
             got, buf = bigger.size, bigger
         return buf
 
-    def _recv_exact(self, view: memoryview, at_boundary: bool) -> bool:
+    def _recv_exact(self, view: memoryview) -> None:
         got, want = 0, view.nbytes
-        # Descriptors ride on the first byte of a segment frame, so only frame headers (read
-        # exactly, from a frame boundary) need recvmsg; payloads use the plain, faster recv.
-        ancillary = self.is_unix and at_boundary
         while got < want:
-            try:
-                if ancillary:
-                    n = self._recvmsg_into(view[got:])
-                else:
-                    n = self.sock.recv_into(view[got:])
-            except socket.timeout:
-                raise TimeoutError(f"{self.name}: no data for {self.sock.gettimeout()} s "
-                                   f"(expected {want - got} more bytes)") from None
-            except OSError as e:
-                self._mark_closed()
-                if at_boundary and got == 0:
-                    return False
-                raise TransportClosed(f"{self.name}: receive failed: {e}") from e
+            n = self._recv_some(view[got:])
             if n == 0:
-                if at_boundary and got == 0:
-                    return False
                 self._mark_closed()
                 raise TransportClosed(f"{self.name}: connection closed inside a frame: expected "
                                       f"{want} bytes, got {got}")
             got += n
-        return True
+
+    def _recv_some(self, view: memoryview) -> int:
+        # Descriptors ride on the first byte of a segment frame; on a Unix socket every read is a
+        # recvmsg, so that none is ever dropped whatever the read-ahead covers.
+        try:
+            if self.is_unix:
+                return self._recvmsg_into(view)
+            return self.sock.recv_into(view)
+        except socket.timeout:
+            raise TimeoutError(f"{self.name}: no data for {self.sock.gettimeout()} s "
+                               f"(expected {view.nbytes} more bytes)") from None
+        except OSError as e:
+            self._mark_closed()
+            raise TransportClosed(f"{self.name}: receive failed: {e}") from e
 
     def _recvmsg_into(self, view: memoryview) -> int:
         n, ancdata, flags, _ = self.sock.recvmsg_into(
@@ -302,32 +371,33 @@ def parse_error(payload: Buffer) -> tuple[int, str]:
     return _ERROR.unpack_from(raw)[0], raw[_ERROR.size:].decode("utf-8", "replace")
 
 
-def segment_payload(segment_id: int, size: int, name: str | None = None) -> bytes:
+def segment_payload(segment_id: int, size: int, name: str | None = None,
+                    single: bool = False) -> bytes:
     if name is None:
-        return _SEGMENT.pack(segment_id, size, SEGMENT_FD)
+        return _SEGMENT.pack(segment_id, size, SEGMENT_FD_SINGLE if single else SEGMENT_FD)
     return _SEGMENT.pack(segment_id, size, SEGMENT_NAMED) + name.encode("ascii")
 
 
-def parse_segment(payload: Buffer) -> tuple[int, int, str | None]:
-    """(segment id, size, name or None when the descriptor is attached)."""
+def parse_segment(payload: Buffer) -> tuple[int, int, str | None, bool]:
+    """(segment id, size, name or None when the descriptor is attached, single body)."""
     if payload.size < _SEGMENT.size or payload.size > _SEGMENT.size + _MAX_SEGMENT_NAME:
         raise ArrowInvalid(f"segment frame has {payload.size} bytes; expected {_SEGMENT.size} to "
                            f"{_SEGMENT.size + _MAX_SEGMENT_NAME}")
     raw = payload.to_pybytes()
     segment_id, size, form = _SEGMENT.unpack_from(raw)
     name = raw[_SEGMENT.size:]
-    if form == SEGMENT_FD:
+    if form in (SEGMENT_FD, SEGMENT_FD_SINGLE):
         if name:
             raise ArrowInvalid(f"segment frame {segment_id} carries a descriptor and a name")
-        return segment_id, size, None
+        return segment_id, size, None, form == SEGMENT_FD_SINGLE
     if form != SEGMENT_NAMED:
-        raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor) "
-                           f"or 1 (named)")
+        raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor), "
+                           f"1 (named) or 2 (descriptor, one body)")
     try:
         text = name.decode("ascii")
     except UnicodeDecodeError:
         raise ArrowInvalid(f"segment frame {segment_id}: name is not ASCII") from None
-    return segment_id, size, text
+    return segment_id, size, text, False
 
 
 def segment_ack_payload(segment_id: int) -> bytes:
@@ -338,6 +408,43 @@ def parse_segment_ack(payload: Buffer) -> int:
     if payload.size != _SEGMENT_ACK.size:
         raise ArrowInvalid(f"segment ack has {payload.size} bytes; expected {_SEGMENT_ACK.size}")
     return _SEGMENT_ACK.unpack(payload.to_pybytes())[0]
+
+
+def peer_probe_payload(address: int, expected: bytes) -> bytes:
+    return _PEER_PROBE.pack(address, len(expected)) + expected
+
+
+def parse_peer_probe(payload: Buffer) -> tuple[int, bytes]:
+    """(address, the bytes expected there) of a server's peer-memory probe."""
+    raw = payload.to_pybytes()
+    if len(raw) < _PEER_PROBE.size:
+        raise ArrowInvalid(f"peer memory frame has {len(raw)} bytes; expected at least "
+                           f"{_PEER_PROBE.size}")
+    address, n = _PEER_PROBE.unpack_from(raw)
+    if n != len(raw) - _PEER_PROBE.size or not 0 < n <= 64:
+        raise ArrowInvalid(f"peer memory frame announces {n} probe bytes and carries "
+                           f"{len(raw) - _PEER_PROBE.size}; expected 1..64, the same")
+    return address, raw[_PEER_PROBE.size:]
+
+
+def peer_reply_payload(ok: bool) -> bytes:
+    return _PEER_REPLY.pack(1 if ok else 0)
+
+
+def parse_peer_reply(payload: Buffer) -> bool:
+    if payload.size != _PEER_REPLY.size:
+        raise ArrowInvalid(f"peer memory reply has {payload.size} bytes; expected "
+                           f"{_PEER_REPLY.size}")
+    value = _PEER_REPLY.unpack(payload.to_pybytes())[0]
+    if value not in (0, 1):
+        raise ArrowInvalid(f"peer memory reply is {value}; expected 0 or 1")
+    return value == 1
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The pid of the process at the other end of a Unix socket (SO_PEERCRED)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[0]
 
 
 # -- connecting and listening -------------------------------------------------------------------

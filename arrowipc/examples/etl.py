@@ -11,6 +11,11 @@
 3. check the result independently of Spark: read it back with arrowipc and recompute every
    group from the source files with numpy; print a report with timings and row counts.
 
+Spark reads through the JVM data source when its jar is in the package (the fast path: columnar,
+only the used columns, batches skipped by the statistics the events files carry), else through
+the Python data source; the report says which. --compare-parquet times the same queries on the
+events as Parquet (snappy), rounds interleaved, and prints the ratios.
+
 Runs on embedded local Spark (local[2]) unless --master names a cluster; --conf KEY=VALUE passes
 any Spark setting (e.g. spark.archives for a packed environment, see the README).
 """
@@ -162,7 +167,8 @@ def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
             if writer is None:
                 schema = batch.schema
                 writer = ipc.new_file(path, schema, options=options,
-                                      metadata={"generator": "arrowipc.examples.etl"})
+                                      metadata={"generator": "arrowipc.examples.etl"},
+                                      statistics=True)
             writer.write_batch(batch)
             first_id += n
             left -= n
@@ -304,29 +310,59 @@ def compare(expected: dict, got: dict) -> list:
     return problems
 
 
-# -- optional: the read + aggregate timing against Parquet ---------------------------------------
+# -- optional: the issue-18 table, arrowipc against Parquet --------------------------------------
 
-AGGREGATED_COLUMNS = "country string, quantity int, price_cents bigint"
-
-
-def time_read_aggregate(spark, fmt: str, path: str, schema: str | None = None,
-                        repeats: int = 3) -> float:
-    """Best wall time of read + group by country + sums over `path` through format `fmt`.
-
-    Parquet reads only the columns the query uses; a Python data source cannot be told which,
-    but given a narrower schema the arrowipc source decodes only those columns.
-    """
+def comparison_queries(first_id: int, rows: int) -> dict:
+    """name -> function(DataFrame) running one query; the filter selects 1 % of the event ids."""
     from pyspark.sql import functions as F
-    best = float("inf")
-    for _ in range(repeats):
+    lo = first_id + rows // 2
+    hi = lo + max(1, rows // 100)
+    return {
+        "read + aggregate": lambda df: df.groupBy("country").agg(
+            F.count(F.lit(1)), F.sum("quantity"), F.sum("price_cents")).collect(),
+        "count(*)": lambda df: df.count(),
+        "1 % filter + aggregate": lambda df: df.where(
+            (F.col("event_id") >= lo) & (F.col("event_id") < hi)).groupBy("status").agg(
+            F.sum("price_cents")).collect(),
+        "full scan to noop": lambda df: df.write.format("noop").mode("overwrite").save(),
+    }
+
+
+def compare_with_parquet(spark, events_dir: str, parquet_dir: str, work: str, rows: int,
+                         rounds: int = 3) -> dict:
+    """Best seconds per (query, source), each round running every query on both sources in turn
+    (interleaved, so a busy machine slows both alike), plus writing the events both ways."""
+    frames = {"arrowipc": spark.read.format("arrowipc").load(events_dir),
+              "parquet": spark.read.parquet(parquet_dir)}
+    queries = comparison_queries(0, rows)
+    best: dict = {}
+
+    def timed(key, run):
         t0 = time.perf_counter()
-        reader = spark.read.format(fmt)
-        if schema:
-            reader = reader.schema(schema)
-        (reader.load(path).groupBy("country")
-         .agg(F.count(F.lit(1)), F.sum("quantity"), F.sum("price_cents")).collect())
-        best = min(best, time.perf_counter() - t0)
+        run()
+        best[key] = min(best.get(key, float("inf")), time.perf_counter() - t0)
+
+    for _ in range(rounds):
+        for name, query in queries.items():
+            for source, df in frames.items():
+                timed((name, source), lambda: query(df))
+        src = frames["parquet"]
+        timed(("write", "arrowipc"), lambda: src.write.format("arrowipc").mode("overwrite")
+              .option("compression", "zstd").save(os.path.join(work, "w-arrowipc")))
+        timed(("write", "parquet"), lambda: src.write.mode("overwrite")
+              .option("compression", "snappy").parquet(os.path.join(work, "w-parquet")))
     return best
+
+
+def comparison_table(best: dict, rows: int, rounds: int = 3) -> list:
+    lines = [f"{rows:,} events x 8 columns, best of {rounds}, rounds interleaved "
+             f"(arrowipc: zstd .arrow with statistics; Parquet: snappy)",
+             "| query | arrowipc (s) | Parquet (s) | arrowipc / Parquet |",
+             "| --- | --- | --- | --- |"]
+    for name in list(comparison_queries(0, 1)) + ["write"]:
+        a, p = best[name, "arrowipc"], best[name, "parquet"]
+        lines.append(f"| {name} | {a:.2f} | {p:.2f} | {a / p:.2f}x |")
+    return lines
 
 
 # -- driver --------------------------------------------------------------------------------------
@@ -341,7 +377,7 @@ def parse_args(argv):
     ap.add_argument("--out", default=None, help="work directory, kept (default: a temporary one)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--compare-parquet", action="store_true",
-                    help="also time read + aggregate of the events through arrowipc vs Parquet")
+                    help="also time the issue-18 queries on the events through arrowipc vs Parquet")
     args = ap.parse_args(argv)
     if args.rows <= 0 or args.files <= 0:
         ap.error("--rows and --files must be positive")
@@ -383,6 +419,11 @@ def main(argv=None) -> int:
             if sys.stderr.isatty():
                 conf.setdefault("spark.ui.showConsoleProgress", "true")
             spark = local_session(args.master, "arrowipc-etl", conf)
+            from arrowipc.spark.session import source_in_use
+            path_used = source_in_use(spark)
+            say("      arrowipc source: " + ("JVM (DataSource V2 from the package's jar: columnar, "
+                                            "pruned, statistics)" if path_used == "jvm" else
+                                            "Python data source (no JVM jar on the classpath)"))
             import pyspark
             locations = check_workers(spark)      # one line, not a Java trace, if one cannot
             say(f"      Spark {pyspark.__version__}, default parallelism "
@@ -398,15 +439,13 @@ def main(argv=None) -> int:
             problems = compare(expected, got)
         parquet = None
         if args.compare_parquet:
-            with Stage(timings, 5, n_stages, "time read + aggregate: arrowipc source vs Parquet"), \
-                    SparkProgress(spark):
+            with Stage(timings, 5, n_stages, "time the queries: arrowipc source vs Parquet, "
+                                             "interleaved"), SparkProgress(spark):
                 parquet_dir = os.path.join(work, "events-parquet")
                 spark.read.format("arrowipc").load(info["events_dir"]).write.mode(
-                    "overwrite").parquet(parquet_dir)
-                parquet = (time_read_aggregate(spark, "arrowipc", info["events_dir"]),
-                           time_read_aggregate(spark, "arrowipc", info["events_dir"],
-                                               AGGREGATED_COLUMNS),
-                           time_read_aggregate(spark, "parquet", parquet_dir))
+                    "overwrite").option("compression", "snappy").parquet(parquet_dir)
+                parquet = compare_with_parquet(spark, info["events_dir"], parquet_dir, work,
+                                               info["event_rows"])
         spark.stop()
     except ImportError as e:    # a Python worker without the extra (MissingSparkExtra)
         print(f"arrowipc-etl: {e}", file=sys.stderr)
@@ -434,11 +473,10 @@ def main(argv=None) -> int:
     say(f"workers import arrowipc from: {', '.join(locations)}")
     for what, seconds in timings.items():
         say(f"  {seconds:7.2f} s  {what}")
+    say(f"arrowipc source used  : {'JVM' if path_used == 'jvm' else 'Python'}")
     if parquet is not None:
-        all_cols, needed_cols, pq = parquet
-        say(f"read + aggregate of {info['event_rows']:,} events, best of 3: Parquet {pq:.2f} s; "
-            f"arrowipc source {all_cols:.2f} s with all 8 columns (x{all_cols / pq:.1f}), "
-            f"{needed_cols:.2f} s reading the 3 used columns (x{needed_cols / pq:.1f})")
+        for line in comparison_table(parquet, info["event_rows"]):
+            say(line)
     say(f"  {total:7.2f} s  total")
     say("ETL OK" if ok else "ETL FAILED")
     return 0 if ok else 1

@@ -152,6 +152,14 @@ cdef class FlatTable:
         cdef int64_t p = self.vector_at(slot, 2, &n)
         return [<int16_t>rd_u16(self.buf.ptr + p + 2 * i) for i in range(n)]
 
+    def struct_int64s(self, int slot, int count):
+        """The `count` int64 members of the inline struct in `slot` (e.g. Buffer: offset,
+        length), or None when the field is absent; bounds-checked like every read."""
+        cdef int64_t p = self.scalar_pos(slot, 8 * count)
+        if p < 0:
+            return None
+        return [rd_i64(self.buf.ptr + p + 8 * i) for i in range(count)]
+
     def structs(self, int slot, int64_t struct_size):
         """(Buffer over the raw struct array, count) for a vector of fixed-size structs."""
         cdef int64_t n

@@ -22,7 +22,14 @@ _HEADER_TABLE_NAMES = {1: "Schema", 2: "DictionaryBatch", 3: "RecordBatch", 4: "
 
 @cython.no_gc
 cdef class Message:
-    """One IPC message: the decoded Message table, its raw metadata and its body."""
+    """One IPC message: the decoded Message table, its raw metadata and its body.
+
+    Made by the readers and `read_message`, never by calling the class.
+    """
+
+    def __init__(self):
+        raise TypeError("Do not call Message's constructor directly: use "
+                        "arrowipc.ipc.read_message or MessageReader")
 
     @property
     def type(self):
@@ -36,7 +43,9 @@ cdef class Message:
             if self._table.field_pos(4) < 0:
                 return None
             from arrowipc.ipc.metadata import decode_custom_metadata
-            self._custom_metadata = decode_custom_metadata(self._table, 4)
+            from arrowipc.types import KeyValueMetadata
+            pairs = decode_custom_metadata(self._table, 4)
+            self._custom_metadata = KeyValueMetadata(pairs or {})
             self._custom_decoded = True
         return self._custom_metadata
 
@@ -46,7 +55,7 @@ cdef class Message:
         from arrowipc.ipc.options import MetadataVersion
         return MetadataVersion(self.version)
 
-    def serialize(self):
+    def serialize(self, alignment=8, memory_pool=None):
         """The framed message (continuation, length, metadata padded to 8, body) as a Buffer."""
         meta = self.metadata.to_pybytes()
         pad = (-len(meta)) % 8
@@ -54,6 +63,10 @@ cdef class Message:
         if self.body is not None:
             out += self.body.to_pybytes()
         return py_buffer(out)
+
+    def serialize_to(self, sink, alignment=8, memory_pool=None):
+        """Write the framed message (as `serialize` returns it) to a file-like `sink`."""
+        sink.write(self.serialize(alignment))
 
     def equals(self, other):
         return (isinstance(other, Message) and self.metadata.equals(other.metadata)
@@ -63,6 +76,10 @@ cdef class Message:
     def __repr__(self):
         return (f"<arrowipc.ipc.Message type={self.type} metadata_length={self.metadata.size} "
                 f"body_length={self.body_length}>")
+
+    def __str__(self):
+        return (f"arrowipc.ipc.Message\ntype: {self.type}\nmetadata length: "
+                f"{self.metadata.size}\nbody length: {self.body_length}")
 
 
 cpdef Message decode_message(object metadata, int64_t offset=-1):

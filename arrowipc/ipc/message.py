@@ -104,11 +104,21 @@ def read_message_header(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
 
 
 def read_message(source: SourceLike) -> Message:
-    """Read one message (pyarrow.ipc.read_message)."""
+    """Read one message (pyarrow.ipc.read_message) from bytes, a buffer or a file-like object,
+    which is left positioned after it.
+
+    At the end of the input (or its end-of-stream marker) raises EOFError, as pyarrow does, so
+    ``except EOFError: break`` ends a loop; a partial message raises ArrowInvalid.
+    """
     src = source if hasattr(source, "pos") and hasattr(source, "read_at") else open_source(source)
-    msg = read_message_from(src)
+    start = src.pos
+    try:
+        msg = read_message_from(src)
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"Corrupted message: {e}") from None
     if msg is None:
-        raise ArrowInvalid("expected a message, found the end of the stream")
+        raise EOFError(f"read_message: expected a message at byte {start}, found the end of "
+                       f"the stream")
     return msg
 
 

@@ -2,21 +2,18 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Iterable
+import os
+from dataclasses import dataclass, fields
+from typing import NamedTuple
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
 
-__all__ = ["IpcReadOptions", "IpcWriteOptions", "MetadataVersion", "ReadStats", "WriteStats",
-           "COMPRESSION_CODECS", "VALIDATION_LEVELS", "MAX_BUFFERS", "MAX_DECOMPRESSED_SIZE",
-           "MAX_FIELDS", "MAX_METADATA_SIZE", "MAX_NESTING_DEPTH", "MAX_VARIADIC_BUFFERS"]
-
 
 class MetadataVersion(enum.IntEnum):
-    """The IPC metadata version (the flatbuffers' `MetadataVersion`): V4 and V5 are written."""
+    """The metadata version of a message (pyarrow.ipc.MetadataVersion)."""
     V1 = 0
     V2 = 1
     V3 = 2
@@ -24,24 +21,47 @@ class MetadataVersion(enum.IntEnum):
     V5 = 4
 
 
+class Alignment(enum.IntEnum):
+    """Re-alignment of read buffers (pyarrow.ipc.Alignment).
+
+    Any: buffers are used where they lie; DataTypeSpecific: each buffer aligned for its type's
+    width; At64Byte: every buffer aligned to 64 bytes. arrowipc's reader always brings buffers to
+    an 8-byte boundary (copying only the misaligned ones), which is DataTypeSpecific for every type
+    of at most 8-byte values; the setting is accepted and recorded, and no further copy is made.
+    """
+    Any = 0
+    DataTypeSpecific = -3
+    At64Byte = 64
+
 
 VALIDATION_LEVELS = ("structural", "full", "none")
 
 
-def _check_compression(compression: object) -> str | None:
+def _codec_parts(compression):
+    """(name, level) of `compression`: None, a codec name in any case, or a codec object with
+    `name` and `compression_level` (pyarrow.Codec, duck-typed so pyarrow is never imported)."""
+    level = None
     if compression is not None and not isinstance(compression, str):
-        compression = getattr(compression, "name", compression)
+        name = getattr(compression, "name", None)
+        if not isinstance(name, str):
+            raise TypeError(f"compression must be None, a str or a Codec, not "
+                            f"{type(compression).__name__}")
+        level = getattr(compression, "compression_level", None)
+        compression = name
     if isinstance(compression, str):
         compression = compression.lower()
+        if compression == "lz4_frame":         # pyarrow's spelling of the format's LZ4 codec
+            compression = "lz4"
     if compression not in COMPRESSION_CODECS:
-        raise ValueError(f"compression must be one of None, 'lz4', 'lz4_frame', 'zstd'; got {compression!r}")
-    return compression
+        raise ValueError(f"Invalid value for compression: {compression!r} (expected None, 'lz4' "
+                         f"or 'zstd')")
+    return compression, level
 
 
 _LEVELS = {"lz4": (0, 12), "lz4_frame": (0, 12), "zstd": (-7, 22)}
 
 
-def _check_level(compression: str | None, level: int | None) -> int | None:
+def _check_level(compression, level):
     if level is None:
         return None
     if compression is None:
@@ -54,40 +74,84 @@ def _check_level(compression: str | None, level: int | None) -> int | None:
 
 
 class IpcWriteOptions:
-    """How to write IPC streams and files (pyarrow.ipc.IpcWriteOptions)."""
+    """How to write IPC streams and files (pyarrow.ipc.IpcWriteOptions).
 
-    def __init__(self, *, metadata_version: MetadataVersion | int = MetadataVersion.V5,
-                 allow_64bit: bool = False, use_legacy_format: bool = False,
-                 compression: str | None = None, use_threads: bool = True,
-                 emit_dictionary_deltas: bool = False, unify_dictionaries: bool = False,
-                 alignment: int = 64, compression_level: int | None = None,
-                 compression_threshold: int = 0, min_space_savings: float | None = None) -> None:
-        self.metadata_version = MetadataVersion(metadata_version)
-        if self.metadata_version < MetadataVersion.V4:
-            raise ArrowInvalid(f"can write metadata V4 or V5, not {self.metadata_version.name}")
-        self.allow_64bit = bool(allow_64bit)
-        self.use_legacy_format = bool(use_legacy_format)
-        self.compression = _check_compression(compression)
-        self.compression_level = _check_level(self.compression, compression_level)
+    `compression` is None, "lz4" or "zstd" (any case), or a codec object such as
+    ``pyarrow.Codec("zstd", compression_level=5)`` whose level is kept. Beyond pyarrow:
+    `compression_level`, `compression_threshold` (buffers smaller than this many bytes are stored
+    raw), `min_space_savings` (a buffer is stored raw unless compression saves this fraction) and
+    `alignment` of body buffers (8, 16, 32 or 64).
+    """
+
+    def __init__(self, metadata_version=MetadataVersion.V5, *, allow_64bit=False,
+                 use_legacy_format=False, compression=None, use_threads=True,
+                 emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
+                 compression_level=None, compression_threshold=0, min_space_savings=None):
+        self.metadata_version = metadata_version
+        self.allow_64bit = allow_64bit
+        self.use_legacy_format = use_legacy_format
+        self.compression = compression
+        if compression_level is not None:
+            self.compression_level = _check_level(self._compression, compression_level)
         if int(compression_threshold) < 0:
             raise ValueError(f"compression_threshold must be >= 0 bytes, got {compression_threshold}")
-        # buffers smaller than this many bytes are stored raw (prefix -1)
         self.compression_threshold = int(compression_threshold)
         if min_space_savings is not None and not 0.0 <= float(min_space_savings) <= 1.0:
             raise ValueError(f"min_space_savings must be in [0, 1], got {min_space_savings}")
-        # a buffer is stored raw unless compression saves at least this fraction of its size
         self.min_space_savings = None if min_space_savings is None else float(min_space_savings)
-        self.use_threads = bool(use_threads)
-        self.emit_dictionary_deltas = bool(emit_dictionary_deltas)
-        self.unify_dictionaries = bool(unify_dictionaries)
+        self.use_threads = use_threads
+        self.emit_dictionary_deltas = emit_dictionary_deltas
+        self.unify_dictionaries = unify_dictionaries
         if alignment not in (8, 16, 32, 64):
             raise ValueError(f"alignment must be 8, 16, 32 or 64, got {alignment}")
         self.alignment = alignment
 
-    def __repr__(self) -> str:
-        return (f"IpcWriteOptions(metadata_version={self.metadata_version.name}, "
-                f"compression={self.compression!r}, alignment={self.alignment}, "
-                f"use_threads={self.use_threads})")
+    @property
+    def metadata_version(self) -> MetadataVersion:
+        """The metadata version written (V4 or V5)."""
+        return self._metadata_version
+
+    @metadata_version.setter
+    def metadata_version(self, value):
+        if not isinstance(value, (MetadataVersion, int)) or isinstance(value, bool):
+            raise TypeError(f"metadata_version must be a MetadataVersion, not "
+                            f"{type(value).__name__}")
+        value = MetadataVersion(_enum_value(value))
+        if value < MetadataVersion.V4:
+            raise ArrowInvalid(f"can write metadata V4 or V5, not {value.name}")
+        self._metadata_version = value
+
+    @property
+    def compression(self) -> str | None:
+        """The body compression codec: None, "lz4" or "zstd"."""
+        return self._compression
+
+    @compression.setter
+    def compression(self, value):
+        self._compression, level = _codec_parts(value)
+        self.compression_level = _check_level(self._compression, level)
+
+    for _flag in ("allow_64bit", "use_legacy_format", "use_threads", "emit_dictionary_deltas",
+                  "unify_dictionaries"):
+        locals()[_flag] = property(
+            (lambda name: lambda self: getattr(self, "_" + name))(_flag),
+            (lambda name: lambda self, v: setattr(self, "_" + name, bool(v)))(_flag),
+            doc=f"The {_flag} flag (a bool).")
+    del _flag
+
+    def __repr__(self):
+        compression = "" if self.compression is None else f' compression="{self.compression}"'
+        return (f"<arrowipc.ipc.IpcWriteOptions allow_64bit={self.allow_64bit} "
+                f"use_legacy_format={self.use_legacy_format} "
+                f"metadata_version={self.metadata_version.name}{compression} "
+                f"use_threads={self.use_threads} "
+                f"emit_dictionary_deltas={self.emit_dictionary_deltas} "
+                f"unify_dictionaries={self.unify_dictionaries} alignment={self.alignment}>")
+
+
+def _enum_value(value) -> int:
+    # pyarrow's own enums are IntEnums too: take the number, whatever the class
+    return int(value)
 
 
 class IpcReadOptions:
@@ -112,15 +176,16 @@ class IpcReadOptions:
     ``allow_missing_eos=True`` (pyarrow's behaviour).
     """
 
-    def __init__(self, *, ensure_native_endian: bool = True, use_threads: bool = True,
-                 included_fields: Iterable[int] | None = None, validate: str = "structural",
-                 allow_missing_eos: bool = False, max_metadata_size: int = MAX_METADATA_SIZE,
-                 max_nesting_depth: int = MAX_NESTING_DEPTH, max_fields: int = MAX_FIELDS,
-                 max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> None:
-        self.ensure_native_endian = bool(ensure_native_endian)
-        self.use_threads = bool(use_threads)
-        self.included_fields = None if included_fields is None else [int(i) for i in included_fields]
+    def __init__(self, ensure_native_endian=True, *, ensure_alignment=Alignment.Any,
+                 use_threads=True, included_fields=None, validate="structural",
+                 allow_missing_eos=False, max_metadata_size=MAX_METADATA_SIZE,
+                 max_nesting_depth=MAX_NESTING_DEPTH, max_fields=MAX_FIELDS,
+                 max_buffers=MAX_BUFFERS, max_variadic_buffers=MAX_VARIADIC_BUFFERS,
+                 max_decompressed_size=MAX_DECOMPRESSED_SIZE):
+        self.ensure_native_endian = ensure_native_endian
+        self.ensure_alignment = ensure_alignment
+        self.use_threads = use_threads
+        self.included_fields = [] if included_fields is None else included_fields
         if validate not in VALIDATION_LEVELS:
             raise ValueError(f"validate must be one of {', '.join(map(repr, VALIDATION_LEVELS))}; "
                              f"got {validate!r}")
@@ -136,22 +201,66 @@ class IpcReadOptions:
         self.max_variadic_buffers = _positive("max_variadic_buffers", max_variadic_buffers)
         self.max_decompressed_size = _positive("max_decompressed_size", max_decompressed_size)
 
-    def __repr__(self) -> str:
-        return (f"IpcReadOptions(validate={self.validate!r}, "
-                f"ensure_native_endian={self.ensure_native_endian}, "
-                f"use_threads={self.use_threads}, included_fields={self.included_fields})")
+    @property
+    def included_fields(self) -> list:
+        """Indices of the top-level fields to read; empty (the default) reads them all."""
+        return list(self._included_fields)
+
+    @included_fields.setter
+    def included_fields(self, value):
+        if value is None or isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+            raise TypeError(f"included_fields must be a list of field indices, not "
+                            f"{type(value).__name__}")
+        out = []
+        for i in value:
+            if not isinstance(i, int) or isinstance(i, bool):
+                raise TypeError(f"included_fields must hold field indices (int), found "
+                                f"{type(i).__name__}")
+            out.append(i)
+        self._included_fields = out
+
+    @property
+    def ensure_alignment(self) -> Alignment:
+        """The Alignment read buffers are brought to."""
+        return self._ensure_alignment
+
+    @ensure_alignment.setter
+    def ensure_alignment(self, value):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"ensure_alignment must be an Alignment, not {type(value).__name__}")
+        self._ensure_alignment = Alignment(int(value))
+
+    for _flag in ("ensure_native_endian", "use_threads"):
+        locals()[_flag] = property(
+            (lambda name: lambda self: getattr(self, "_" + name))(_flag),
+            (lambda name: lambda self, v: setattr(self, "_" + name, bool(v)))(_flag),
+            doc=f"The {_flag} flag (a bool).")
+    del _flag
+
+    def __repr__(self):
+        return (f"<arrowipc.ipc.IpcReadOptions ensure_native_endian={self.ensure_native_endian} "
+                f"ensure_alignment={self.ensure_alignment.name} use_threads={self.use_threads} "
+                f"included_fields={self.included_fields} validate={self.validate!r}>")
 
 
-def _positive(name: str, value: int) -> int:
+def _positive(name: str, value) -> int:
     value = int(value)
     if value <= 0:
         raise ValueError(f"{name} must be a positive number, got {value}")
     return value
 
 
-@dataclass
-class ReadStats:
-    """What a reader decoded so far (pyarrow.ipc.ReadStats)."""
+class ReadStats(NamedTuple):
+    """What a reader has read so far (pyarrow.ipc.ReadStats): a snapshot."""
+    num_messages: int = 0
+    num_record_batches: int = 0
+    num_dictionary_batches: int = 0
+    num_dictionary_deltas: int = 0
+    num_replaced_dictionaries: int = 0
+
+
+class WriteStats(NamedTuple):
+    """What a writer has written so far (pyarrow.ipc.WriteStats): a snapshot."""
     num_messages: int = 0
     num_record_batches: int = 0
     num_dictionary_batches: int = 0
@@ -160,8 +269,22 @@ class ReadStats:
 
 
 @dataclass
-class WriteStats:
-    """What a writer wrote so far (pyarrow.ipc.WriteStats)."""
+class ReadCounters:
+    """The counters a reader keeps up to date; `stats` hands out ReadStats snapshots of them."""
+    num_messages: int = 0
+    num_record_batches: int = 0
+    num_dictionary_batches: int = 0
+    num_dictionary_deltas: int = 0
+    num_replaced_dictionaries: int = 0
+
+    def snapshot(self) -> ReadStats:
+        return ReadStats(*(getattr(self, f.name) for f in fields(ReadCounters)))
+
+
+@dataclass
+class WriteCounters:
+    """The writer's counters, with the body sizes before and after compression (not part of
+    pyarrow's WriteStats, available as `writer.body_sizes`)."""
     num_messages: int = 0
     num_record_batches: int = 0
     num_dictionary_batches: int = 0
@@ -169,3 +292,47 @@ class WriteStats:
     num_replaced_dictionaries: int = 0
     total_raw_body_size: int = 0
     total_serialized_body_size: int = 0
+
+    def snapshot(self) -> WriteStats:
+        return WriteStats(*(getattr(self, f) for f in WriteStats._fields))
+
+
+def as_read_options(options) -> IpcReadOptions:
+    """`options` as IpcReadOptions: None (the defaults), ours, or an object with pyarrow's
+    IpcReadOptions attributes (pyarrow's own options, duck-typed). Anything else: TypeError."""
+    if options is None:
+        return IpcReadOptions()
+    if isinstance(options, IpcReadOptions):
+        return options
+    if all(hasattr(options, a) for a in ("ensure_native_endian", "use_threads",
+                                           "included_fields")):
+        return IpcReadOptions(options.ensure_native_endian,
+                              ensure_alignment=int(getattr(options, "ensure_alignment", 0)),
+                              use_threads=options.use_threads,
+                              included_fields=list(options.included_fields or []))
+    raise TypeError(f"options must be an IpcReadOptions, not {type(options).__name__}")
+
+
+def as_write_options(options, use_legacy_format=None) -> IpcWriteOptions:
+    """The IpcWriteOptions a writer uses: a copy of `options` (ours, or pyarrow's duck-typed) with
+    `use_legacy_format` applied when given, or when `options` is None the defaults that the ARROW_PRE_0_15_IPC_FORMAT (legacy framing) and
+    ARROW_PRE_1_0_METADATA_VERSION (metadata V4) environment variables change, as in pyarrow."""
+    if options is None:
+        if use_legacy_format is None:
+            use_legacy_format = bool(int(os.environ.get("ARROW_PRE_0_15_IPC_FORMAT", "0")))
+        version = (MetadataVersion.V4 if int(os.environ.get("ARROW_PRE_1_0_METADATA_VERSION", "0"))
+                   else MetadataVersion.V5)
+        return IpcWriteOptions(version, use_legacy_format=use_legacy_format)
+    names = ("metadata_version", "allow_64bit", "use_legacy_format", "compression", "use_threads",
+             "emit_dictionary_deltas", "unify_dictionaries")
+    if isinstance(options, IpcWriteOptions):
+        out = IpcWriteOptions.__new__(IpcWriteOptions)
+        out.__dict__.update(options.__dict__)
+    elif all(hasattr(options, a) for a in names):
+        out = IpcWriteOptions(int(options.metadata_version),
+                              **{a: getattr(options, a) for a in names[1:]})
+    else:
+        raise TypeError(f"options must be an IpcWriteOptions, not {type(options).__name__}")
+    if use_legacy_format is not None:       # pyarrow refuses both; we let the keyword win
+        out.use_legacy_format = use_legacy_format
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, Iterator, Literal, overload
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -17,7 +17,8 @@ from ._batch_decode import (assemble_columns, buffer_needed_mask,
                                   run_pending_checks)
 from .._core.buffer import Buffer
 from ._flatbuf import root_table
-from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
+from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
@@ -26,7 +27,7 @@ from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
-from .options import IpcReadOptions, ReadStats
+from .options import IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .sources import BufferSource, open_source
 
 if TYPE_CHECKING:
@@ -39,23 +40,17 @@ __all__ = ["MessageDecoder", "RecordBatchFileReader", "RecordBatchStreamReader",
            "RecordBatchWithMetadata", "open_file", "open_stream", "read_record_batch", "read_schema"]
 
 
-class RecordBatchWithMetadata(NamedTuple):
-    """A record batch with the custom metadata of its message (None when it has none)."""
-    batch: RecordBatch
-    custom_metadata: dict[bytes, bytes] | None
-
-
 class MessageDecoder:
     """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
 
     def __init__(self, options: IpcReadOptions | None = None, where: str = "stream") -> None:
-        self.options = options or IpcReadOptions()
+        self.options = as_read_options(options)
         self.where = where
         self.info: md.SchemaInfo | None = None
         # the schema batches are returned with (after projection); every user reads the schema
         # message first, so the attribute is typed as set
         self.schema: T.Schema = None  # type: ignore[assignment]
-        self.stats = ReadStats()
+        self.stats = ReadCounters()
         self._plan = None
         self._included = None
         self._out_index = None
@@ -88,7 +83,7 @@ class MessageDecoder:
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
-        if inc is None:
+        if not inc:                 # empty: every field (pyarrow's default)
             self.schema = full
             return
         n = len(full)
@@ -317,8 +312,8 @@ class _ReaderBase:
 
     @property
     def stats(self) -> ReadStats:
-        """Messages, batches and dictionaries read so far."""
-        return self._decoder.stats
+        """What has been read so far (a snapshot)."""
+        return self._decoder.stats.snapshot()
 
     @property
     def schema(self) -> T.Schema:
@@ -330,8 +325,9 @@ class _ReaderBase:
         return self.read_all().to_pandas(**options)
 
 
-class RecordBatchStreamReader(_ReaderBase):
-    """Reads the IPC stream format from bytes, a path or a file-like object."""
+class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
+    """Reads the IPC stream format from bytes, a path or a file-like object (a
+    RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
                  memory_pool: object = None) -> None:
@@ -772,20 +768,32 @@ def open_file(source: SourceLike, footer_offset: int | None = None, *,
     return RecordBatchFileReader(source, footer_offset, options=options)
 
 
-def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.Schema:
-    """The schema of a Schema message (a Message, bytes, or a stream)."""
+def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
+                     ) -> Message:
+    """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
     msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
-    if msg is None or msg.header_type != md.HEADER_SCHEMA:
-        raise ArrowInvalid("read_schema: expected a schema message")
+    if msg is None:
+        raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
+    if msg.header_type != header_type:
+        raise ArrowIOError(f"{what}: Message not expected type {type_name}"
+                           f" but got {msg.type}")
+    return msg
+
+
+def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.Schema:
+    """The schema of a Schema message (a Message, bytes, a buffer or a stream)."""
+    msg = _message_of_type(obj, md.HEADER_SCHEMA, "schema", "read_schema")
     return md.decode_schema(msg.header).schema
 
 
-def read_record_batch(obj: Message | SourceLike, schema: T.Schema, dictionary_memo: object = None, *,
+def read_record_batch(obj: Message | SourceLike, schema: T.Schema | object,
+                      dictionary_memo: object = None, *,
                       options: IpcReadOptions | None = None) -> RecordBatch:
-    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema."""
-    msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
-    if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
-        raise ArrowInvalid("read_record_batch: expected a record batch message")
+    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema
+    (ours, or any object exporting `__arrow_c_schema__`, such as a pyarrow.Schema)."""
+    msg = _message_of_type(obj, md.HEADER_RECORD_BATCH, "record batch", "read_record_batch")
+    if not isinstance(schema, T.Schema):
+        schema = T.schema(schema)
     dec = MessageDecoder(options, "message")
     dec.set_schema(md.SchemaInfo(schema))
     return dec.read_record_batch_message(msg)

@@ -71,8 +71,8 @@ class FileSource:
     def read(self, n: int) -> Buffer:
         if n <= 0:
             return py_buffer(b"")
-        if self._read_buffer is not None:          # zero-copy BufferReader
-            out = self._read_buffer(n)
+        if self._read_buffer is not None:          # zero-copy BufferReader, pyarrow NativeFile
+            out = as_buffer(self._read_buffer(n))
             self.pos += out.size
             return out
         if n <= _DIRECT_READ_LIMIT and self._readinto is not None:
@@ -113,6 +113,12 @@ class FileSource:
     def close(self):
         if self.owns:
             self.f.close()
+
+
+def as_buffer(obj) -> Buffer:
+    """`obj` (any object exporting the buffer protocol, e.g. a pyarrow.Buffer) as a Buffer: a
+    zero-copy view that keeps `obj` alive."""
+    return obj if isinstance(obj, Buffer) else py_buffer(obj)
 
 
 def _seekable(f) -> bool:

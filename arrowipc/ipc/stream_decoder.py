@@ -68,7 +68,7 @@ class StreamDecoder:
     @property
     def stats(self) -> ReadStats:
         """Messages, batches and dictionaries decoded so far (as the readers count them)."""
-        return self._decoder.stats
+        return self._decoder.stats.snapshot()
 
     @property
     def ended(self) -> bool:
@@ -234,7 +234,7 @@ class AsyncRecordBatchStreamReader:
     @property
     def stats(self) -> ReadStats:
         """Messages, batches and dictionaries decoded so far."""
-        return self._decoder.stats
+        return self._decoder.stats.snapshot()
 
     async def read_schema(self) -> T.Schema:
         """Read until the schema message has arrived; the schema."""

@@ -15,7 +15,6 @@ at the next write or at close.
 """
 from __future__ import annotations
 
-import copy
 import os
 import stat
 import struct
@@ -26,11 +25,12 @@ from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_recor
                                   encode_schema_message, flatten_columns)
 from ..errors import ArrowInvalid
 from ..io import BufferOutputStream
-from ..table import RecordBatch, Table, record_batch, table
+from ..table import RecordBatch, Table, record_batch
+from ..table import table as _table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
-from .options import IpcWriteOptions, MetadataVersion, WriteStats
+from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .sinks import AtomicFile
 
 if TYPE_CHECKING:
@@ -250,11 +250,11 @@ class MessageEncoder:
     """
 
     def __init__(self, schema, options: IpcWriteOptions | None = None, file_mode: bool = False):
-        self.options = options or IpcWriteOptions()
+        self.options = as_write_options(options)
         if not isinstance(schema, T.Schema):
             schema = T.schema(schema)
         self.schema = schema
-        self.stats = WriteStats()
+        self.stats = WriteCounters()
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_IDS[self.options.compression]
         self._compress = None
@@ -331,18 +331,14 @@ class _WriterBase:
     def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
                  use_legacy_format: bool | None = None,
                  metadata_version: MetadataVersion | int | None = None, durable: bool = False) -> None:
-        options = options or IpcWriteOptions()
-        if use_legacy_format is not None or metadata_version is not None:
-            # the caller's options may serve other writers: override a copy, never the original
-            options = copy.copy(options)
-            if use_legacy_format is not None:
-                options.use_legacy_format = bool(use_legacy_format)
-            if metadata_version is not None:
-                options.metadata_version = MetadataVersion(metadata_version)
-        self.options = options
+        # always a copy: use_legacy_format= and metadata_version= apply to this writer only, and
+        # the caller's options object may serve other writers
+        self.options = as_write_options(options, use_legacy_format)
+        if metadata_version is not None:
+            self.options.metadata_version = MetadataVersion(metadata_version)
         self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
         self.schema = enc.schema
-        self.stats = enc.stats
+        self._counters = enc.stats
         self._dicts = enc.dictionaries
         self._has_dicts = enc._has_dicts
         self._version = enc._version
@@ -359,14 +355,40 @@ class _WriterBase:
     def _start(self):
         pass
 
+    @property
+    def stats(self) -> WriteStats:
+        """What has been written so far (a snapshot)."""
+        return self._counters.snapshot()
+
+    @property
+    def body_sizes(self) -> tuple:
+        """(raw, serialized) bytes of the record batch bodies written: before and after
+        compression."""
+        return (self._counters.total_raw_body_size, self._counters.total_serialized_body_size)
+
+    @property
+    def _use_legacy_format(self) -> bool:
+        return self.options.use_legacy_format
+
+    @property
+    def _metadata_version(self) -> MetadataVersion:
+        return self.options.metadata_version
+
     def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
         self._sink.write_message(meta, parts, body_len)
+
+    _statistics = False
 
     def _write_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> bool:
         """Write the batch's messages (the last may still be in flight); True when all they
         send is the writer's own bytes."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
+        if self._statistics:
+            from .statistics import statistics_metadata
+            if _flat is None:
+                batch = record_batch(batch)
+            custom_metadata = statistics_metadata(batch, custom_metadata)
         sink = self._sink
         owned = self._compress is not None
         # a path written in the background: buffers stored raw are copied when they are a small
@@ -409,9 +431,9 @@ class _WriterBase:
     def _after_dictionary(self, offset, meta_len, body_len):
         pass
 
-    def write_table(self, table_: Table | object, max_chunksize: int | None = None) -> None:
+    def write_table(self, table: Table | object, max_chunksize: int | None = None) -> None:
         """Write a Table (or any Arrow stream exporter) as batches of at most `max_chunksize` rows."""
-        tbl = table_ if isinstance(table_, Table) else table(table_)
+        tbl = table if isinstance(table, Table) else _table(table)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             tbl = unify_table_dictionaries(tbl)
@@ -465,7 +487,7 @@ class _WriterBase:
         elif isinstance(table_or_batch, Table):
             self.write_table(table_or_batch)
         elif hasattr(table_or_batch, "__arrow_c_stream__"):
-            self.write_table(table(table_or_batch))
+            self.write_table(_table(table_or_batch))
         else:
             self.write_batch(record_batch(table_or_batch))
 
@@ -509,11 +531,14 @@ class RecordBatchFileWriter(_WriterBase):
     """Writes the IPC file format: magic, stream messages, footer, footer length, magic.
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
+    metadata (ipc.statistics).
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
-                 magic: bytes = FILE_MAGIC, durable: bool = False) -> None:
+                 magic: bytes = FILE_MAGIC, durable: bool = False, statistics: bool = False) -> None:
+        self._statistics = bool(statistics)
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
         self._magic = magic
@@ -556,16 +581,19 @@ def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | No
 
 def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
              options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
-             magic: bytes = FILE_MAGIC, durable: bool = False) -> RecordBatchFileWriter:
-    """A RecordBatchFileWriter; `durable=True` fsyncs a path's file and directory at close."""
+             magic: bytes = FILE_MAGIC, durable: bool = False,
+             statistics: bool = False) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter; `durable=True` fsyncs a path's file and directory at close;
+    `statistics=True` writes each batch's min/max/null counts in its custom metadata."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                 options=options, metadata=metadata, magic=magic, durable=durable)
+                                 options=options, metadata=metadata, magic=magic, durable=durable,
+                                 statistics=statistics)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
-    options = options or IpcWriteOptions()
+    options = as_write_options(options)
     blob, pos = md.schema_blob(schema)
     return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
                                            options.use_legacy_format))
@@ -574,7 +602,7 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
     from .._core.buffer import concat_buffers
-    options = options or IpcWriteOptions()
+    options = as_write_options(options)
     codec = COMPRESSION_IDS[options.compression]
     compress = None
     if codec >= 0:
@@ -584,3 +612,11 @@ def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None =
                                                 int(options.metadata_version), None, codec,
                                                 options.use_legacy_format, compress)
     return concat_buffers([meta] + parts, len(meta) + body_len)
+
+
+def get_record_batch_size(batch) -> int:
+    """Bytes of the framed IPC message `batch` is written as: prefix, metadata and body
+    (pyarrow.ipc.get_record_batch_size). `batch` may be any library's record batch."""
+    if not isinstance(batch, RecordBatch):
+        batch = record_batch(batch)
+    return serialize_record_batch(batch).size

@@ -4,6 +4,9 @@
     register(spark)                                   # or rely on the pyspark_arrowipc module
     df = spark.read.format("arrowipc").load("data/")
 
+With the JVM data source's jar on Spark's classpath (jar_path(); local_session() adds it),
+"arrowipc" is served by the JVM (see README); this Python source is the fallback.
+
 Needs pyspark >= 4.0 and pyarrow (Spark hands Python data sources pyarrow batches). Importing
 `arrowipc` never imports this package, nor pyarrow.
 """
@@ -11,9 +14,11 @@ from .extras import require as _require
 
 _require("pyspark")     # one line naming the extra to install, not an ImportError from deep inside
 
-from .datasource import (ArrowIpcCommitMessage, ArrowIpcDataSource, ArrowIpcPartition,  # noqa: E402
-                         ArrowIpcReader, ArrowIpcWriter)
-from .session import local_session, register  # noqa: E402
+from .datasource import (ArrowIpcCommitMessage, ArrowIpcDataSource,  # noqa: E402
+                         ArrowIpcFilteringReader, ArrowIpcPartition, ArrowIpcReader,
+                         ArrowIpcWriter)
+from .session import jar_path, local_session, register, source_in_use  # noqa: E402
 
-__all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcPartition", "ArrowIpcReader",
-           "ArrowIpcWriter", "local_session", "register"]
+__all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringReader",
+           "ArrowIpcPartition", "ArrowIpcReader", "ArrowIpcWriter", "jar_path", "local_session",
+           "register", "source_in_use"]

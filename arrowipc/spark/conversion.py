@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
 
-from ..errors import ArrowTypeError
+from ..errors import ArrowInvalid, ArrowTypeError
 
 _US_PER_DAY = 86_400_000_000
 
@@ -164,4 +164,8 @@ def conform_batch(batch: pa.RecordBatch, columns: tuple, target: pa.Schema,
         else:
             arrays.append(to_spark_array(batch.column(src), field.type,
                                          f"column {field.name!r} of {where}"))
+        if not field.nullable and arrays[-1].null_count:
+            # Spark would fail deep in the JVM ("Value at index is null") without saying where
+            raise ArrowInvalid(f"arrowipc: column {field.name!r} of {where} has "
+                               f"{arrays[-1].null_count} nulls but the schema declares it NOT NULL")
     return pa.RecordBatch.from_arrays(arrays, schema=target)

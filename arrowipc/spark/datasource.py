@@ -26,10 +26,12 @@ OPT_PATH = "path"
 OPT_SCHEMA = "schema"                    # a DDL string; same effect as DataFrameReader.schema()
 OPT_ROWS_PER_PARTITION = "rowsPerPartition"
 OPT_BYTES_PER_PARTITION = "bytesPerPartition"
+OPT_FILTER_PUSHDOWN = "filterPushdown"   # true: skip batches by statistics (Spark >= 4.1, see below)
 # Write options
 OPT_COMPRESSION = "compression"          # none | lz4 | zstd
 OPT_FORMAT = "format"                    # file (.arrow) | stream (.arrows)
 OPT_ROWS_PER_BATCH = "rowsPerBatch"
+OPT_STATISTICS = "statistics"            # true (default): batch min/max/null counts (ipc.statistics)
 OPT_DURABLE = "durable"                  # false (default) | true: fsync files and the commit
 DEFAULT_ROWS_PER_BATCH = 65536
 
@@ -128,8 +130,11 @@ class ArrowIpcDataSource(DataSource):
     """Spark data source "arrowipc" over Arrow IPC files (.arrow/.feather) and streams (.arrows).
 
     Read options: path (file, directory or glob), schema (DDL; or DataFrameReader.schema()),
-    rowsPerPartition or bytesPerPartition (default 128m) to split files by record batch ranges.
-    Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536).
+    rowsPerPartition or bytesPerPartition (default 128m) to split files by record batch ranges,
+    filterPushdown (false; true skips batches by statistics and needs Spark's
+    spark.sql.python.filterPushdown.enabled).
+    Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536),
+    statistics (true: each batch's min/max/null counts, for readers that skip batches).
     Write modes: append and overwrite.
     """
 
@@ -148,6 +153,11 @@ class ArrowIpcDataSource(DataSource):
 
     def reader(self, schema):
         inferred = getattr(self, "_schema_inferred", False)
+        # Spark fails every read of a reader that implements pushFilters unless
+        # spark.sql.python.filterPushdown.enabled is on, and a reader cannot see that setting:
+        # the option that says it is on chooses the reader that pushes filters.
+        if str(_option(self.options, OPT_FILTER_PUSHDOWN, "false")).lower() == "true":
+            return ArrowIpcFilteringReader(self.options, schema, inferred)
         return ArrowIpcReader(self.options, schema, inferred)
 
     def writer(self, schema, overwrite: bool):
@@ -214,10 +224,52 @@ class ArrowIpcReader(DataSourceReader):
             reader = ipc.open_stream(p.path, options=options)
             batches = iter(reader)
             first = 0
+        if p.is_file_format and getattr(self, "filters", None):
+            batches = self._unskipped(reader, p)
         for i, batch in enumerate(batches, first):
+            if batch is None:
+                continue
             batch = day_time_columns_as_durations(batch)
             yield conform_batch(pa.record_batch(batch), p.columns, target,
                                 f"{p.path} (record batch {i})")
+
+
+_FILTER_OPS = {"EqualTo": "==", "EqualNullSafe": "==", "GreaterThan": ">",
+               "GreaterThanOrEqual": ">=", "LessThan": "<", "LessThanOrEqual": "<=", "In": "in",
+               "IsNull": "is_null", "IsNotNull": "not_null"}
+
+
+class ArrowIpcFilteringReader(ArrowIpcReader):
+    """ArrowIpcReader that also takes Spark's filters (read option filterPushdown=true, which
+    needs spark.sql.python.filterPushdown.enabled, Spark >= 4.1) and skips the record batches
+    whose statistics (ipc.statistics) rule a filter out. Spark still applies every filter to
+    the rows read, so all of them are handed back."""
+
+    def pushFilters(self, filters):
+        usable = []
+        for f in filters:
+            op = _FILTER_OPS.get(type(f).__name__)
+            attribute = getattr(f, "attribute", ())
+            if op is None or len(attribute) != 1:
+                continue
+            value = getattr(f, "value", None)
+            if op == "==" and value is None:
+                op = "is_null"       # EqualNullSafe(a, None)
+            usable.append((attribute[0], op, value))
+        self.filters = usable
+        return filters
+
+    def _unskipped(self, reader, p: ArrowIpcPartition):
+        """The partition's batches, None in place of those the statistics rule out (their
+        bodies are never read)."""
+        from ..ipc.statistics import might_match, read_statistics
+        for i in range(p.start, p.end):
+            msg = reader.read_block_message("record batch", i, with_body=False)
+            stats = read_statistics(msg.custom_metadata)
+            if all(might_match(stats, c, op, v) for c, op, v in self.filters):
+                yield reader.get_batch(i)
+            else:
+                yield None
 
 
 def _utc_type(t):
@@ -288,6 +340,11 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self.extension = _FORMATS[fmt]
         self.rows_per_batch = parse_count(_option(options, OPT_ROWS_PER_BATCH,
                                                   DEFAULT_ROWS_PER_BATCH), OPT_ROWS_PER_BATCH)
+        statistics = str(_option(options, OPT_STATISTICS, "true")).lower()
+        if statistics not in ("true", "false"):
+            raise ArrowInvalid(f"arrowipc: option {OPT_STATISTICS} must be true or false; "
+                               f"got {statistics!r}")
+        self.statistics = statistics == "true"
         durable = str(_option(options, OPT_DURABLE, "false")).lower()
         if durable not in ("true", "false"):
             raise ArrowInvalid(f"arrowipc: option {OPT_DURABLE} must be true or false; "
@@ -302,7 +359,7 @@ class ArrowIpcWriter(DataSourceArrowWriter):
             return ipc.new_stream(path, schema, options=options, durable=self.durable)
         return ipc.new_file(path, schema, options=options,
                             metadata={"writer": "arrowipc.spark", "spark.job": self.job_id},
-                            durable=self.durable)
+                            durable=self.durable, statistics=self.statistics)
 
     def write(self, iterator):
         import pyarrow as pa

@@ -11,13 +11,37 @@ def register(spark) -> None:
     spark.dataSource.register(ArrowIpcDataSource)
 
 
+def jar_path() -> str | None:
+    """The JVM data source's jar shipped in this package (None when it was built without a JDK).
+
+    With it on Spark's classpath (`spark-submit --jars <jar_path()>`, or spark.jars), "arrowipc"
+    resolves to the JVM source (columnar reads, pruning, statistics); without it, to the Python
+    data source.
+    """
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars", "arrowipc-spark.jar")
+    return path if os.path.exists(path) else None
+
+
+def source_in_use(spark) -> str:
+    """Which implementation `format("arrowipc")` resolves to in `spark`: "jvm" when the JVM
+    data source's classes are on the driver's classpath, else "python"."""
+    try:
+        jvm = spark.sparkContext._jvm
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName("io.arrowipc.spark.ArrowIpcDataSource", False, loader)
+        return "jvm"
+    except Exception:       # py4j reports the missing class as a Py4JJavaError
+        return "python"
+
+
 def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: dict | None = None,
                   log_level: str = "ERROR"):
     """A SparkSession for `master` (embedded local Spark by default) with arrowipc registered.
 
     Python workers run the interpreter that runs this code unless PYSPARK_PYTHON says otherwise
     (as it does when a packed environment is shipped with spark.archives). Timestamps are
-    handled in UTC and shuffles use few partitions, which suits a 2-core local run.
+    handled in UTC and shuffles use few partitions, which suits a 2-core local run. The JVM data
+    source's jar goes on the classpath when the package has one (unless `conf` sets spark.jars).
     """
     from .extras import require
     require("pyspark", "pyarrow")
@@ -41,6 +65,9 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: di
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false"))
+    jar = jar_path()
+    if jar and "spark.jars" not in (conf or {}):
+        builder = builder.config("spark.jars", jar)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 import arrowipc
 import strategies as S
-from arrowipc._core import dissociated_wire as wire
+from arrowipc.dissociated import _wire as wire
 from arrowipc.ipc._framing import decode_message
 from arrowipc.dissociated import transport as tp
 from arrowipc.dissociated.uri import SCHEME_UNIX, DissociatedURI, format_uri

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc._core import dissociated_wire as wire
+from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import DissociatedClient, DissociatedServer, connect
 from arrowipc.dissociated import transport as tp
 from arrowipc.errors import ArrowInvalid, ArrowKeyError
@@ -36,7 +36,7 @@ def outstanding_sequences(server) -> list:
 # -- free_data ------------------------------------------------------------------------------------
 
 def test_every_block_is_freed_once_the_batches_are_dropped():
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         reader = connect(s.uri, b"ints", timeout=TIMEOUT)
         batches = list(reader)
         assert s.stats()["blocks_allocated"] == 5
@@ -53,7 +53,7 @@ def test_every_block_is_freed_once_the_batches_are_dropped():
 
 
 def test_a_kept_batch_keeps_exactly_its_block():
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         reader = connect(s.uri, b"ints", timeout=TIMEOUT)
         batches = list(reader)
         kept = batches[2]                 # message 3 (0 is the schema)
@@ -93,7 +93,8 @@ def test_batches_dropped_on_other_threads_while_reading_are_all_freed():
     threads = [threading.Thread(target=dropper, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
-    with DissociatedServer(lambda t: arrowipc.table(table), body_mode="shared") as s:
+    with DissociatedServer(lambda t: arrowipc.table(table), body_mode="shared",
+                           seal_segments=True) as s:
         reader = connect(s.uri, b"x", timeout=TIMEOUT)
         rows = 0
         for batch in reader:
@@ -111,7 +112,7 @@ def test_batches_dropped_on_other_threads_while_reading_are_all_freed():
 
 
 def test_dictionary_blocks_live_as_long_as_the_batches_using_them():
-    with DissociatedServer(resolve, body_mode="shared",
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True,
                            options=arrowipc.ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as s:
         reader = connect(s.uri, b"dicts", timeout=TIMEOUT)
         batches = list(reader)
@@ -130,7 +131,7 @@ def test_dictionary_blocks_live_as_long_as_the_batches_using_them():
 
 
 def test_closing_the_client_releases_everything_but_batches_stay_valid():
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         reader = connect(s.uri, b"ints", timeout=TIMEOUT)
         batches = list(reader)
         reader.close()
@@ -152,7 +153,7 @@ CLIENT = textwrap.dedent("""
 
 
 def test_a_client_killed_mid_stream_frees_its_blocks_on_the_server():
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         proc = subprocess.Popen([sys.executable, "-c", CLIENT, REPO, s.uri],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
@@ -177,7 +178,7 @@ def test_a_client_killed_mid_stream_frees_its_blocks_on_the_server():
 
 
 def test_unknown_and_repeated_free_data_addresses_are_counted_and_ignored():
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         with DissociatedClient(s.uri, timeout=TIMEOUT) as client:
             batches = list(client.read(b"ints"))
             free = client.channels[0].free
@@ -342,7 +343,7 @@ HOSTILE_CLIENT = {
 
 @pytest.mark.parametrize("name", list(HOSTILE_CLIENT))
 def test_hostile_client_frames_get_an_error_and_the_server_goes_on(name):
-    with DissociatedServer(resolve, body_mode="shared") as s:
+    with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         with raw_connection(s.unix_path) as t:
             HOSTILE_CLIENT[name](t)
             reply = t.receive()

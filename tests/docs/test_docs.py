@@ -17,7 +17,7 @@ import testdata
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = os.path.join(REPO_ROOT, "docs")
-PAGES = ["api.md", "formats.md", "validation.md", "benchmarks.md"]
+PAGES = ["api.md", "formats.md", "validation.md", "benchmarks.md", "pyarrow-compat.md"]
 
 
 def page(name: str) -> str:

@@ -28,6 +28,19 @@ if MISSING and os.environ.get("CI"):
 if MISSING:
     collect_ignore_glob = ["test_*.py"]
 
+# The JVM data source: built from java/ when a JDK is here (else its tests skip, saying why, and
+# "arrowipc" is the Python source).
+JAR = None
+if not MISSING:
+    sys.path.insert(0, os.path.join(REPO_ROOT, "java"))
+    try:
+        import build_jar
+        JAR = build_jar.build(quiet=True)
+    finally:
+        sys.path.pop(0)
+if JAR is None and os.environ.get("CI") and shutil.which("javac"):
+    raise RuntimeError("the Spark JVM data source jar did not build under CI")
+
 
 @pytest.fixture(scope="session")
 def spark():
@@ -36,12 +49,34 @@ def spark():
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     os.environ["PYTHONPATH"] = os.pathsep.join([REPO_ROOT] + paths)
     from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("arrowipc-tests")
+    builder = SparkSession.builder
+    if JAR:
+        builder = builder.config("spark.jars", JAR)
+    session = (builder.master("local[2]").appName("arrowipc-tests")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("FATAL")
+    # The Python source stays reachable under a second name, for the fallback's own tests.
+    from arrowipc.spark.datasource import ArrowIpcDataSource
+
+    class PythonSource(ArrowIpcDataSource):
+        @classmethod
+        def name(cls):
+            return "arrowipc_python"
+
+    session.dataSource.register(PythonSource)
     yield session
     session.stop()
+
+
+@pytest.fixture
+def jvm(spark):
+    """The JVM side of the session, with the JVM source's counters reset; skips without the jar."""
+    if not JAR:
+        pytest.skip("the Spark JVM data source jar is not built (no JDK): only the Python source runs")
+    stats = spark._jvm.io.arrowipc.spark.ReadStats
+    stats.reset()
+    return stats

@@ -369,3 +369,33 @@ def test_input_that_is_not_arrow_names_the_file_and_its_bytes(spark, tmp_path):
     path.write_bytes(b"PAR1" + bytes(60))
     with pytest.raises(Exception, match=r"data\.arrow is not an Arrow IPC file or stream.*Parquet"):
         spark.read.format("arrowipc").load(str(path)).collect()
+
+
+def _file_with_a_corrupt_first_batch(path):
+    """A zstd file with statistics whose first batch (ids 0-9) has a corrupt body: a reader
+    that decodes it fails, one that skips it by its statistics does not."""
+    t = arrowipc.table(pa.table({"id": pa.array(np.arange(30, dtype=np.int64))}))
+    with ipc.new_file(path, t.schema, statistics=True,
+                      options=ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(t, max_chunksize=10)
+    offset, meta_len, _ = ipc.open_file(path).record_batch_blocks[0]
+    with open(path, "r+b") as f:
+        f.seek(offset + meta_len + 8)          # the data buffer's ZSTD frame, after its prefix
+        f.write(b"\x00" * 8)
+
+
+@pytest.mark.parametrize("fmt", ["arrowipc", "arrowipc_python"])
+def test_filters_skip_batches_by_statistics(spark, tmp_path, fmt):
+    path = str(tmp_path / "skip.arrow")
+    _file_with_a_corrupt_first_batch(path)
+    reader = spark.read.format(fmt)
+    if fmt == "arrowipc_python":
+        reader = reader.option("filterPushdown", "true")
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        ids = [r.id for r in reader.load(path).where("id >= 12 and id < 14").collect()]
+    finally:
+        spark.conf.unset("spark.sql.python.filterPushdown.enabled")
+    assert ids == [12, 13]
+    with pytest.raises(Exception, match="ZSTD|zstd"):      # no filter: the corrupt batch is read
+        spark.read.format(fmt).load(path).collect()

@@ -18,6 +18,7 @@ FRAME_ERROR: int
 FRAME_SEGMENT: int
 FRAME_STREAM_END: int
 FRAME_SEGMENT_ACK: int
+FRAME_PEER: int
 FRAME_KIND_NAMES: dict[int, str]
 
 def metadata_prefix(kind: int, sequence: int) -> bytes: ...

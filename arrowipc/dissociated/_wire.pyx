@@ -3,7 +3,8 @@
 
 Metadata messages: a 5-byte prefix (type, then the uint32 sequence number, little-endian) and the
 flatbuffer bytes of an IPC Message. Body messages carry a uint64 tag: the sequence number in bits
-0-31, the body type in bits 56-63, bits 32-55 zero. Type-1 bodies and free_data messages are
+0-31, the body type in bits 56-63, bits 32-55 zero when we send them and ignored when we read
+them (the specification matches bodies "regardless of the higher bytes"). Type-1 bodies and free_data messages are
 little-endian uint64 lists. Our transport framing (a 24-byte header per frame) lives here too.
 
 Everything read from the wire is checked before use; every violation raises ArrowInvalid naming
@@ -35,8 +36,10 @@ FRAME_ERROR = 4            # server -> client: code and text, then the server cl
 FRAME_SEGMENT = 5          # server -> client: a shared-memory segment (fd attached, or a name)
 FRAME_STREAM_END = 6       # server -> client: nothing more for this stream on this connection
 FRAME_SEGMENT_ACK = 7      # client -> server: a named segment is mapped; its name can go
+FRAME_PEER = 8             # server -> client: a probe of its memory; client -> server: the result
 FRAME_KIND_NAMES = {1: "message", 2: "tagged message", 3: "hello", 4: "error", 5: "segment",
-                    6: "stream end", 7: "segment ack"}
+                    6: "stream end", 7: "segment ack",
+                    8: "peer memory"}
 
 DEF MASK32 = 0xFFFFFFFF
 DEF RESERVED_BITS = 0x00FFFFFF00000000      # bits 32-55
@@ -116,23 +119,20 @@ def body_tag(object sequence, int body_type, int shift=BODY_TYPE_SHIFT):
 
 
 def parse_body_tag(object tag, bint accept_shift55=False):
-    """(sequence, body type) of a body tag; reserved bits 32-55 must be zero.
+    """(sequence, body type) of a body tag.
 
-    With accept_shift55, a tag whose only high bits start at bit 55 is read as the shift-55 form
-    (body type = tag >> 55); a tag with bit 55 clear is read as the spec's form.
+    The specification matches a body to its metadata by the low 32 bits "regardless of the higher
+    bytes" and puts the body type in the most significant byte, so bits 32-55 are ignored (we
+    emit them as zero). With accept_shift55, a tag whose high bits are all zero except from bit 55
+    on is read as the C++ example's form (body type = tag >> 55); a tag with bit 55 clear reads
+    the same either way.
     """
     cdef uint64_t t = as_u64(tag, "body tag")
     cdef uint32_t seq = <uint32_t>(t & MASK32)
-    cdef uint64_t reserved = t & RESERVED_BITS
-    if reserved == 0:
-        return seq, <int>(t >> 56)
-    if accept_shift55 and (t & RESERVED_BITS_55) == 0 and (t >> 63) == 0:
+    if accept_shift55 and (t & RESERVED_BITS) != 0 and (t & RESERVED_BITS_55) == 0 \
+            and (t >> 63) == 0:
         return seq, <int>(t >> 55)
-    hint = ""
-    if (t & RESERVED_BITS_55) == 0 and not accept_shift55:
-        hint = " (bit 55 set: a shift-55 tag as in the C++ example? enable accept_shift55)"
-    raise ArrowInvalid(f"body tag 0x{t:016x} (sequence {seq}) has reserved bits 32-55 set "
-                       f"(0x{reserved >> 32:06x}); they must be zero{hint}")
+    return seq, <int>(t >> 56)
 
 
 # -- type-1 bodies and free_data -----------------------------------------------------------------
@@ -253,7 +253,7 @@ def parse_frame_header(object data, object max_length):
         raise ArrowInvalid(f"frame header version {version}; expected {FRAME_VERSION} (not an "
                            f"arrowipc dissociated peer?)")
     if kind not in FRAME_KIND_NAMES:
-        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..7")
+        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..8")
     for i in range(2, 8):
         if b.ptr[i] != 0:
             raise ArrowInvalid(f"frame header byte {i} is {b.ptr[i]}; reserved bytes must be zero")

@@ -1,0 +1,188 @@
+"""RecordBatchReader: a schema and a one-pass sequence of record batches (pyarrow's class).
+
+Made from any iterable of batches (`from_batches`), from anything exporting
+`__arrow_c_stream__` (`from_stream`), or by the IPC stream reader, which is one. It exports
+itself through `__arrow_c_stream__`, so pyarrow, polars or duckdb take it without a copy, and
+`cast` gives a reader whose batches are converted to another schema as they are pulled.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from .errors import ArrowInvalid, ArrowTypeError
+from .types import Schema
+
+RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
+RecordBatchWithMetadata.__doc__ = "A record batch and its custom metadata (None when absent)."
+
+# types whose values convert to each other by value (range- and precision-checked)
+_NUMERIC = frozenset(("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                      "halffloat", "float", "double"))
+_STRINGS = frozenset(("string", "large_string", "string_view"))
+_BINARIES = frozenset(("binary", "large_binary", "binary_view"))
+
+
+def _as_schema(schema, what: str) -> Schema:
+    if isinstance(schema, Schema):
+        return schema
+    from .interop import peer_as_ours
+    out = peer_as_ours(schema, "schema")
+    if out is None:
+        raise TypeError(f"{what} must be a Schema, not {type(schema).__name__}")
+    return out
+
+
+def _castable(src, dst) -> bool:
+    if src == dst:
+        return True
+    for family in (_NUMERIC, _STRINGS, _BINARIES):
+        if str(src) in family and str(dst) in family:
+            return True
+    return False
+
+
+def check_cast(source: Schema, target: Schema) -> None:
+    """Raise unless every field of `source` can be cast to the field of `target` at its place."""
+    if source.names != target.names:
+        raise ArrowInvalid(f"Target schema's field names are not matching the table's field "
+                           f"names: {source.names}, {target.names}")
+    for i, (a, b) in enumerate(zip(source, target)):
+        if not _castable(a.type, b.type):
+            raise ArrowTypeError(f"Field {i} cannot be cast from {a.type} to {b.type}")
+
+
+def cast_batch(batch, target: Schema):
+    """`batch` with its columns converted to `target`'s types (checked by `check_cast`)."""
+    from .array import array
+    from .table import RecordBatch
+    columns = []
+    for f, col in zip(target, batch.columns):
+        if col.null_count and not f.nullable:
+            raise ArrowInvalid(f"Can't cast array that contains nulls to non-nullable field "
+                               f"{f.name!r}")
+        if col.type == f.type:
+            columns.append(col)
+        elif hasattr(col, "cast"):
+            columns.append(col.cast(f.type))
+        else:
+            columns.append(array(col.to_pylist(), type=f.type))
+    return RecordBatch.from_arrays(columns, schema=target)
+
+
+class RecordBatchReader:
+    """Reads a schema and its record batches once, in order (pyarrow.RecordBatchReader).
+
+    Create one with `from_batches` or `from_stream`; the IPC stream reader is one too.
+    """
+    _schema: Schema
+
+    def __init__(self):
+        raise TypeError("Do not call RecordBatchReader's constructor directly: use "
+                        "RecordBatchReader.from_batches or RecordBatchReader.from_stream")
+
+    @classmethod
+    def _make(cls, schema: Schema, batches) -> "RecordBatchReader":
+        self = cls.__new__(cls)
+        self._schema = schema
+        self._batches = iter(batches)
+        return self
+
+    @staticmethod
+    def from_batches(schema, batches) -> "RecordBatchReader":
+        """A reader over `batches` (an iterable of record batches, ours or any library's), which
+        must all have `schema`. The iterable is released once the reader is exhausted."""
+        schema = _as_schema(schema, "schema")
+
+        def checked(it):
+            from .table import RecordBatch, record_batch
+            for b in it:
+                if not isinstance(b, RecordBatch):
+                    b = record_batch(b)
+                if not b.schema.equals(schema):
+                    raise ArrowInvalid(f"record batch with schema\n{b.schema}\ndoes not match "
+                                       f"the reader's schema\n{schema}")
+                yield b
+
+        return RecordBatchReader._make(schema, checked(batches))
+
+    @staticmethod
+    def from_stream(data, schema=None) -> "RecordBatchReader":
+        """A reader over any object exporting `__arrow_c_stream__` (a pyarrow Table or reader, a
+        polars DataFrame...), cast to `schema` when one is given."""
+        if not hasattr(data, "__arrow_c_stream__"):
+            raise TypeError(f"expected an object implementing the Arrow PyCapsule stream "
+                            f"interface, got {type(data).__name__}")
+        if schema is not None:
+            schema = _as_schema(schema, "schema")
+        from .interop import import_stream
+        source_schema, batches = import_stream(data)
+        reader = RecordBatchReader._make(source_schema, batches)
+        return reader if schema is None else reader.cast(schema)
+
+    @property
+    def schema(self) -> Schema:
+        """The schema of every batch."""
+        return self._schema
+
+    def read_next_batch(self):
+        """The next RecordBatch; StopIteration at the end."""
+        if self._batches is None:
+            raise StopIteration
+        try:
+            return next(self._batches)
+        except StopIteration:
+            self._batches = None        # drop the source (and whatever it keeps alive)
+            raise
+
+    def read_next_batch_with_custom_metadata(self):
+        """The next (batch, custom_metadata) pair; StopIteration at the end."""
+        return RecordBatchWithMetadata(self.read_next_batch(), None)
+
+    def iter_batches_with_custom_metadata(self):
+        """Every remaining (batch, custom_metadata) pair."""
+        while True:
+            try:
+                yield self.read_next_batch_with_custom_metadata()
+            except StopIteration:
+                return
+
+    def __iter__(self):
+        while True:
+            try:
+                yield self.read_next_batch()
+            except StopIteration:
+                return
+
+    def read_all(self):
+        """Every remaining batch as one Table."""
+        from .table import Table
+        return Table(self.schema, list(self))
+
+    def read_pandas(self, **options):
+        """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
+        return self.read_all().to_pandas(**options)
+
+    def cast(self, target_schema) -> "RecordBatchReader":
+        """A reader whose batches are this reader's cast to `target_schema` as they are pulled
+        (same field names; ArrowTypeError now for a type that cannot be cast, ArrowInvalid at
+        read time for nulls in a non-nullable field)."""
+        target = _as_schema(target_schema, "target_schema")
+        check_cast(self.schema, target)
+        return RecordBatchReader._make(target, (cast_batch(b, target) for b in self))
+
+    def close(self) -> None:
+        """Release the source of the batches."""
+        self._batches = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __arrow_c_schema__(self):
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from .interop import export_stream
+        return export_stream(self.schema, iter(self), requested_schema)

@@ -1,0 +1,26 @@
+"""pandas DataFrames to and from one IPC stream buffer (pyarrow.ipc.serialize_pandas and
+deserialize_pandas): the DataFrame becomes one record batch with pandas metadata, so the index,
+column names and dtypes come back."""
+from __future__ import annotations
+
+from .._core.buffer import Buffer
+
+
+def serialize_pandas(df, *, nthreads=None, preserve_index=None) -> Buffer:
+    """`df` as an IPC stream of one record batch (`nthreads` is accepted and ignored: the
+    conversion runs in one pass)."""
+    from ..io import BufferOutputStream
+    from ..table import RecordBatch
+    from .writer import RecordBatchStreamWriter
+    batch = RecordBatch.from_pandas(df, preserve_index=preserve_index)
+    sink = BufferOutputStream()
+    with RecordBatchStreamWriter(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue()
+
+
+def deserialize_pandas(buf, *, use_threads=True):
+    """The DataFrame an IPC stream holds (what serialize_pandas wrote)."""
+    from .reader import RecordBatchStreamReader
+    with RecordBatchStreamReader(buf) as reader:
+        return reader.read_all().to_pandas(use_threads=use_threads)

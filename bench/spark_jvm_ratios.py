@@ -1,0 +1,110 @@
+"""The issue-18 table: arrowipc's JVM Spark source against Spark's Parquet, one session.
+
+    python bench/spark_jvm_ratios.py --rows 5000000      # rows x 8 columns (3 int64, 2 double, 3 string)
+
+Every round runs each query on every source in turn (rounds interleaved, so load on the machine
+hits all sources alike); the best of --rounds is kept and reported as a ratio to Parquet.
+Arrow files are written by arrowipc with batch statistics, 65536 rows per batch; Parquet by
+pyarrow with 1 Mi rows per row group. Needs the jar (python java/build_jar.py).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def make_table(rows: int) -> pa.Table:
+    rng = np.random.default_rng(1)
+    return pa.table({
+        "id": pa.array(np.arange(rows, dtype=np.int64)),             # sorted: batches skip by range
+        "k": pa.array(rng.integers(0, 1000, rows, dtype=np.int64)),
+        "n": pa.array(rng.integers(0, 1 << 40, rows, dtype=np.int64)),
+        "x": pa.array(rng.random(rows)),
+        "y": pa.array(rng.normal(size=rows)),
+        "s1": pa.array(np.char.add("k", (rng.integers(0, 100, rows)).astype(str))),
+        "s2": pa.array(np.char.add("tag-", (rng.integers(0, 10000, rows)).astype(str))),
+        "s3": pa.array(np.char.add("v", (np.arange(rows) % 7919).astype(str))),
+    })
+
+
+RANGE = [0, 0]         # set from --rows: the middle 1 % of the ids
+
+QUERIES = {
+    "read + aggregate": lambda df: df.groupBy("k").agg({"x": "sum", "n": "max"}).collect(),
+    "count(*)": lambda df: df.count(),
+    "1 % filter + aggregate": lambda df: df.where("k < 10").groupBy("s1").agg({"y": "avg"}).collect(),
+    "1 % range of a sorted column": lambda df: df.where(f"id >= {RANGE[0]} and id < {RANGE[1]}")
+    .groupBy("s1").agg({"y": "avg"}).collect(),
+    "full scan to noop": lambda df: df.write.format("noop").mode("overwrite").save(),
+}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=5_000_000)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "java"))
+    import build_jar
+    if not build_jar.build(quiet=True):
+        print("the JVM source jar cannot be built here", file=sys.stderr)
+        return 1
+    from arrowipc.spark import local_session
+    work = tempfile.mkdtemp(prefix="arrowipc-bench-")
+    try:
+        t = make_table(args.rows)
+        paths = {"parquet": os.path.join(work, "t.parquet"), "arrow": os.path.join(work, "t.arrow"),
+                 "arrow zstd": os.path.join(work, "tz.arrow"), "parquet snappy": os.path.join(work, "ts.parquet")}
+        pq.write_table(t, paths["parquet"], compression="none", row_group_size=1 << 20)
+        pq.write_table(t, paths["parquet snappy"], compression="snappy", row_group_size=1 << 20)
+        # arrowipc's writer, with batch statistics (what the Spark writer writes by default)
+        import arrowipc
+        from arrowipc import ipc
+        at = arrowipc.table(t)
+        with ipc.new_file(paths["arrow"], at.schema, statistics=True) as w:
+            w.write_table(at, max_chunksize=1 << 16)
+        with ipc.new_file(paths["arrow zstd"], at.schema, statistics=True,
+                          options=ipc.IpcWriteOptions(compression="zstd")) as w:
+            w.write_table(at, max_chunksize=1 << 16)
+        RANGE[:] = [args.rows // 2, args.rows // 2 + args.rows // 100]
+        spark = local_session()
+        fmt = {"parquet": "parquet", "parquet snappy": "parquet", "arrow": "arrowipc", "arrow zstd": "arrowipc"}
+        frames = {name: spark.read.format(fmt[name]).load(p) for name, p in paths.items()}
+        best = {}
+        for _ in range(args.rounds):
+            for q, run in QUERIES.items():
+                for name, df in frames.items():
+                    t0 = time.perf_counter()
+                    run(df)
+                    best[q, name] = min(best.get((q, name), 1e9), time.perf_counter() - t0)
+            src = frames["parquet"]
+            for name, (f, opts) in {"write arrow zstd": ("arrowipc", {"compression": "zstd"}),
+                                    "write parquet snappy": ("parquet", {"compression": "snappy"})}.items():
+                out = os.path.join(work, "out-" + f)
+                t0 = time.perf_counter()
+                src.write.format(f).options(**opts).mode("overwrite").save(out)
+                best["write", name] = min(best.get(("write", name), 1e9), time.perf_counter() - t0)
+        print(f"{args.rows} rows x 8 columns, local[2], best of {args.rounds}, rounds interleaved")
+        print("| query | arrow (s) | arrow zstd (s) | parquet (s) | parquet snappy (s) | arrow / parquet | zstd / snappy |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for q in QUERIES:
+            a, az, p, ps = (best[q, n] for n in ("arrow", "arrow zstd", "parquet", "parquet snappy"))
+            print(f"| {q} | {a:.2f} | {az:.2f} | {p:.2f} | {ps:.2f} | {a / p:.2f}x | {az / ps:.2f}x |")
+        w_a, w_p = best["write", "write arrow zstd"], best["write", "write parquet snappy"]
+        print(f"| write (zstd vs snappy) | | {w_a:.2f} | | {w_p:.2f} | | {w_a / w_p:.2f}x |")
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+package io.arrowipc.spark;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.KeyValue;
+import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * One Arrow IPC input on a local file system: the file format (magic ARROW1 or ALKAID1, a footer
+ * indexing the record batches) or the stream format (messages one after another).
+ *
+ * <p>Only metadata is read here: the footer, the schema, message headers. Every length and offset
+ * comes from the file and is checked against the file's size before use.
+ */
+final class IpcFile implements Closeable {
+  static final byte[][] MAGICS = {
+      "ARROW1".getBytes(StandardCharsets.US_ASCII), "ALKAID1".getBytes(StandardCharsets.US_ASCII)};
+  static final int MAX_METADATA = 64 << 20;
+  private static final int CONTINUATION = 0xFFFFFFFF;
+
+  final String path;
+  final long size;
+  final boolean fileFormat;
+  final Schema schema;                      // message format: dictionary fields hold value types
+  final long[][] batchBlocks;              // file format: {offset, metadata length, body length}
+  final long[][] dictionaryBlocks;
+  final Map<String, String> footerMetadata;
+  final long firstMessage;                 // stream format: where the first message after the schema starts
+  private final FileChannel channel;
+
+  /** A framed message read at some offset: its flatbuffer header and where its body lies. */
+  static final class Framed {
+    final Message message;
+    final long bodyOffset;
+    final long end;           // offset just after the body
+
+    Framed(Message message, long bodyOffset, long end) {
+      this.message = message;
+      this.bodyOffset = bodyOffset;
+      this.end = end;
+    }
+  }
+
+  private IpcFile(String path) throws IOException {
+    this.path = path;
+    this.channel = FileChannel.open(Paths.get(path), StandardOpenOption.READ);
+    boolean ok = false;
+    try {
+      this.size = channel.size();
+      ByteBuffer head = read(0, (int) Math.min(8, size));
+      byte[] h = new byte[head.remaining()];
+      head.get(h);
+      if (h.length >= 4 && h[0] == 'F' && h[1] == 'E' && h[2] == 'A' && h[3] == '1') {
+        throw new IpcException("arrowipc: " + path + " is a Feather V1 file, which is not Arrow IPC; "
+            + "rewrite it as Feather V2 / Arrow IPC");
+      }
+      byte[] magic = magicOf(h);
+      if (magic == null && !looksLikeStream(h)) {
+        throw new IpcException("arrowipc: " + path + " is not an Arrow IPC file or stream: expected "
+            + "the magic 'ARROW1' or 'ALKAID1' or a continuation marker at byte 0, found "
+            + describe(h));
+      }
+      fileFormat = magic != null;
+      if (fileFormat) {
+        long[][][] blocks = new long[2][][];
+        Map<String, String> meta = new HashMap<>();
+        schema = readFooter(magic, blocks, meta);
+        dictionaryBlocks = blocks[0];
+        batchBlocks = blocks[1];
+        footerMetadata = meta;
+        firstMessage = -1;
+      } else {
+        Framed first = readMessage(0);
+        if (first == null || first.message.headerType() != MessageHeader.Schema) {
+          throw new IpcException("arrowipc: " + path + " is neither an Arrow IPC file (magic ARROW1 "
+              + "or ALKAID1) nor a stream starting with a schema message");
+        }
+        org.apache.arrow.flatbuf.Schema fb = (org.apache.arrow.flatbuf.Schema)
+            first.message.header(new org.apache.arrow.flatbuf.Schema());
+        schema = Schemas.convert(fb);
+        batchBlocks = null;
+        dictionaryBlocks = null;
+        footerMetadata = new HashMap<>();
+        firstMessage = first.end;
+      }
+      ok = true;
+    } catch (IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException e) {
+      throw new IpcException("arrowipc: " + path + " has corrupt metadata: " + e, e);
+    } finally {
+      if (!ok) channel.close();
+    }
+  }
+
+  static IpcFile open(String path) {
+    try {
+      return new IpcFile(path);
+    } catch (IOException e) {
+      throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A stream starts with a continuation marker or (before format 0.15) a metadata length. */
+  private static boolean looksLikeStream(byte[] h) {
+    if (h.length == 0) return true;
+    if (h.length < 4) return false;
+    int first = (h[0] & 0xFF) | (h[1] & 0xFF) << 8 | (h[2] & 0xFF) << 16 | (h[3] & 0xFF) << 24;
+    if (first == CONTINUATION) return true;
+    return !(h[0] == 'P' && h[1] == 'A' && h[2] == 'R' && h[3] == '1') && first >= 0
+        && first <= MAX_METADATA;
+  }
+
+  private static String describe(byte[] h) {
+    StringBuilder hex = new StringBuilder();
+    for (byte b : h) hex.append(hex.length() == 0 ? "" : " ").append(String.format("%02x", b & 0xFF));
+    if (h.length >= 4 && h[0] == 'P' && h[1] == 'A' && h[2] == 'R' && h[3] == '1') {
+      return "a Parquet file, not Arrow IPC, starting " + hex;
+    }
+    return hex.toString();
+  }
+
+  private static byte[] magicOf(byte[] head) {
+    for (byte[] m : MAGICS) {
+      if (head.length >= m.length && Arrays.equals(Arrays.copyOf(head, m.length), m)) return m;
+    }
+    return null;
+  }
+
+  ByteBuffer read(long offset, int length) throws IOException {
+    if (offset < 0 || length < 0 || offset > size || length > size - offset) {
+      throw new IpcException("arrowipc: " + path + ": expected " + length + " bytes at byte " + offset
+          + " but the file has " + size + " bytes; it may be truncated");
+    }
+    ByteBuffer b = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+    readFully(b, offset);
+    b.flip();
+    return b;
+  }
+
+  /** Fill `dst` from its position to its limit with the file's bytes from `offset`. */
+  void readFully(ByteBuffer dst, long offset) throws IOException {
+    long at = offset;
+    while (dst.hasRemaining()) {
+      int n = channel.read(dst, at);
+      if (n < 0) {
+        throw new IpcException("arrowipc: " + path + " ended at byte " + at + " while "
+            + dst.remaining() + " more bytes were expected");
+      }
+      at += n;
+    }
+  }
+
+  private Schema readFooter(byte[] magic, long[][][] blocks, Map<String, String> meta)
+      throws IOException {
+    int trailer = magic.length + 4;
+    if (size < 8 + trailer + 4) {
+      throw new IpcException("arrowipc: " + path + ": " + size + " bytes is too small for an Arrow "
+          + "IPC file");
+    }
+    ByteBuffer tail = read(size - trailer, trailer);
+    int footerLen = tail.getInt(0);
+    byte[] endMagic = new byte[magic.length];
+    tail.position(4);
+    tail.get(endMagic);
+    if (magicOf(endMagic) == null) {
+      throw new IpcException("arrowipc: " + path + ": expected the magic "
+          + new String(magic, StandardCharsets.US_ASCII) + " at the end (byte "
+          + (size - magic.length) + "); the file may be truncated");
+    }
+    long footerEnd = size - trailer;
+    if (footerLen <= 0 || footerLen > footerEnd - 8 || footerLen > MAX_METADATA) {
+      throw new IpcException("arrowipc: " + path + ": footer length " + footerLen
+          + " does not fit in the " + size + "-byte file");
+    }
+    Footer footer = Footer.getRootAsFooter(read(footerEnd - footerLen, footerLen));
+    org.apache.arrow.flatbuf.Schema fb = footer.schema();
+    if (fb == null) throw new IpcException("arrowipc: " + path + ": the footer has no schema");
+    blocks[0] = blocks(footer, true, footerEnd - footerLen);
+    blocks[1] = blocks(footer, false, footerEnd - footerLen);
+    for (int i = 0; i < fb.customMetadataLength(); i++) {
+      KeyValue kv = fb.customMetadata(i);
+      if (kv.key() != null) meta.put(kv.key(), kv.value());
+    }
+    return Schemas.convert(fb);
+  }
+
+  private long[][] blocks(Footer footer, boolean dictionaries, long limit) {
+    int n = dictionaries ? footer.dictionariesLength() : footer.recordBatchesLength();
+    long[][] out = new long[n][];
+    Block b = new Block();
+    for (int i = 0; i < n; i++) {
+      if (dictionaries) footer.dictionaries(b, i); else footer.recordBatches(b, i);
+      long off = b.offset();
+      long meta = b.metaDataLength();
+      long body = b.bodyLength();
+      if (off < 0 || meta <= 0 || body < 0 || off > limit || meta > limit - off
+          || body > limit - off - meta) {
+        throw new IpcException("arrowipc: " + path + ": footer block " + i + " of the "
+            + (dictionaries ? "dictionaries" : "record batches") + " (offset " + off + ", "
+            + meta + " + " + body + " bytes) lies outside the file's " + limit + " bytes of messages");
+      }
+      out[i] = new long[] {off, meta, body};
+    }
+    return out;
+  }
+
+  /** The message framed at `offset` (null at an end-of-stream marker or the end of the file). */
+  Framed readMessage(long offset) throws IOException {
+    if (offset == size) return null;
+    if (size - offset < 4) {
+      throw new IpcException("arrowipc: " + path + ": " + (size - offset) + " stray bytes at byte "
+          + offset + " where a message or the end-of-stream marker was expected");
+    }
+    ByteBuffer p = read(offset, (int) Math.min(8, size - offset));
+    int first = p.getInt(0);
+    long metaStart;
+    int metaLen;
+    if (first == CONTINUATION) {
+      if (p.limit() < 8) throw new IpcException("arrowipc: " + path + ": truncated message at byte " + offset);
+      metaLen = p.getInt(4);
+      metaStart = offset + 8;
+    } else {                                     // the pre-1.0 framing, without the marker
+      metaLen = first;
+      metaStart = offset + 4;
+    }
+    if (metaLen == 0) return null;
+    if (metaLen < 0 || metaLen > MAX_METADATA || metaLen > size - metaStart) {
+      throw new IpcException("arrowipc: " + path + ": message at byte " + offset + " claims "
+          + metaLen + " bytes of metadata but the file has " + (size - metaStart) + " left");
+    }
+    Message m = Message.getRootAsMessage(read(metaStart, metaLen));
+    long bodyOffset = metaStart + metaLen;
+    long bodyLen = m.bodyLength();
+    if (bodyLen < 0 || bodyLen > size - bodyOffset) {
+      throw new IpcException("arrowipc: " + path + ": message at byte " + offset + " has a body of "
+          + bodyLen + " bytes but the file has " + (size - bodyOffset) + " left");
+    }
+    return new Framed(m, bodyOffset, bodyOffset + bodyLen);
+  }
+
+  /** The framed message of a footer block (file format). */
+  Framed readBlock(long[] block, String what, int index) throws IOException {
+    Framed f = readMessage(block[0]);
+    if (f == null || f.bodyOffset > block[0] + block[1] || f.message.bodyLength() != block[2]) {
+      throw new IpcException("arrowipc: " + path + ": " + what + " " + index + " at byte " + block[0]
+          + " does not match its footer block");
+    }
+    return new Framed(f.message, block[0] + block[1], block[0] + block[1] + block[2]);
+  }
+
+  @Override
+  public void close() {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // closing a read-only channel: nothing is lost
+    }
+  }
+}

@@ -1,0 +1,147 @@
+package io.arrowipc.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/** Driver-side planning from footers and schemas: common schema, column matching, batch ranges. */
+final class Planning {
+  static final long DEFAULT_BYTES_PER_PARTITION = 128L << 20;
+
+  private Planning() {}
+
+  static StructType commonSchema(List<String> files) {
+    StructType expected = null;
+    String first = null;
+    for (String path : files) {
+      StructType got;
+      try (IpcFile f = IpcFile.open(path)) {
+        got = SparkTypes.schemaOf(f.schema, path);
+      }
+      if (expected == null) {
+        expected = got;
+        first = path;
+      } else if (!got.equals(expected)) {
+        throw new IpcException("arrowipc: the schema of " + path + " differs from that of " + first
+            + ": " + describeDifference(got, expected) + ". Read them separately, or give a schema "
+            + "(DataFrameReader.schema(...) or option 'schema') to read them together");
+      }
+    }
+    return expected;
+  }
+
+  static String describeDifference(StructType a, StructType b) {
+    if (!java.util.Arrays.equals(a.fieldNames(), b.fieldNames())) {
+      return "columns " + java.util.Arrays.toString(a.fieldNames()) + " vs "
+          + java.util.Arrays.toString(b.fieldNames());
+    }
+    for (int i = 0; i < a.fields().length; i++) {
+      if (!a.fields()[i].dataType().equals(b.fields()[i].dataType())) {
+        return "column '" + a.fields()[i].name() + "' reads as " + a.fields()[i].dataType().simpleString()
+            + " vs " + b.fields()[i].dataType().simpleString();
+      }
+    }
+    return "schemas differ";
+  }
+
+  /** Whether values of Spark type `from` can be read where `to` is asked for (same or wider). */
+  static boolean readableAs(DataType from, DataType to) {
+    if (from.equals(to)) return true;
+    if (to.equals(DataTypes.StringType)) return integralRank(from) > 0 || from.equals(DataTypes.BooleanType);
+    int a = integralRank(from), b = integralRank(to);
+    if (a > 0 && b > 0) return a <= b;
+    return from.equals(DataTypes.FloatType) && to.equals(DataTypes.DoubleType)
+        || from.equals(DataTypes.NullType);
+  }
+
+  private static int integralRank(DataType t) {
+    if (t.equals(DataTypes.ByteType)) return 1;
+    if (t.equals(DataTypes.ShortType)) return 2;
+    if (t.equals(DataTypes.IntegerType)) return 3;
+    if (t.equals(DataTypes.LongType)) return 4;
+    return 0;
+  }
+
+  /**
+   * For each field of `wanted`, the index of the file column feeding it (-1: the file lacks it
+   * and it reads as nulls), matched by name (exactly, else ignoring case, as Spark resolves).
+   */
+  static int[] matchColumns(IpcFile file, StructType wanted) {
+    List<Field> fields = file.schema.getFields();
+    int[] out = new int[wanted.fields().length];
+    for (int j = 0; j < out.length; j++) {
+      StructField sf = wanted.fields()[j];
+      int exact = -1, loose = -1, exactCount = 0, looseCount = 0;
+      for (int i = 0; i < fields.size(); i++) {
+        String n = fields.get(i).getName();
+        if (n.equals(sf.name())) { exact = i; exactCount++; }
+        if (n.equalsIgnoreCase(sf.name())) { loose = i; looseCount++; }
+      }
+      int i;
+      if (exactCount == 1) {
+        i = exact;
+      } else if (exactCount == 0 && looseCount == 1) {
+        i = loose;
+      } else if (exactCount > 1 || looseCount > 1) {
+        throw new IpcException("arrowipc: " + file.path + " has several columns named '" + sf.name() + "'");
+      } else if (!sf.nullable()) {
+        throw new IpcException("arrowipc: " + file.path + " has no column '" + sf.name()
+            + "', which the given schema declares non-nullable");
+      } else {
+        out[j] = -1;
+        continue;
+      }
+      Field f = fields.get(i);
+      DataType got = SparkTypes.typeOf(f, "field '" + f.getName() + "' of " + file.path, true);
+      if (!readableAs(got, sf.dataType())) {
+        throw new IpcException("arrowipc: column '" + f.getName() + "' of " + file.path + " reads as "
+            + got.simpleString() + ", which cannot be read as the " + sf.dataType().simpleString()
+            + " the schema declares");
+      }
+      out[j] = i;
+    }
+    return out;
+  }
+
+  /** Consecutive [start, end) batch ranges whose rows (or bytes) stay within the target. */
+  static List<int[]> group(long[] amounts, long target) {
+    List<int[]> ranges = new ArrayList<>();
+    int start = 0;
+    long acc = 0;
+    for (int i = 0; i < amounts.length; i++) {
+      if (i > start && acc + amounts[i] > target) {
+        ranges.add(new int[] {start, i});
+        start = i;
+        acc = 0;
+      }
+      acc += amounts[i];
+    }
+    if (start < amounts.length) ranges.add(new int[] {start, amounts.length});
+    return ranges;
+  }
+
+  /** Rows of each record batch of a file, from the batches' metadata (bodies are not read). */
+  static long[] batchRows(IpcFile f) {
+    long[] rows = new long[f.batchBlocks.length];
+    try {
+      for (int i = 0; i < rows.length; i++) {
+        IpcFile.Framed m = f.readBlock(f.batchBlocks[i], "record batch", i);
+        if (m.message.headerType() != MessageHeader.RecordBatch) {
+          throw new IpcException("arrowipc: " + f.path + ": block " + i + " is not a record batch");
+        }
+        rows[i] = ((RecordBatch) m.message.header(new RecordBatch())).length();
+      }
+    } catch (IOException e) {
+      throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
+    }
+    return rows;
+  }
+}

@@ -1,0 +1,425 @@
+"""Drop-in behaviour for pyarrow.ipc users, with pyarrow as the oracle: sources, equality, options,
+stats, messages, errors, RecordBatchReader, tensors and keyword names."""
+import io
+import os
+
+import numpy as np
+import pytest
+
+import arrowipc
+from arrowipc import ipc
+from arrowipc.errors import ArrowInvalid, ArrowIOError, ArrowTypeError
+
+pa = pytest.importorskip("pyarrow")
+
+
+def pa_table():
+    return pa.table({"a": pa.array([1, 2, None, 4], pa.int64()),
+                     "b": pa.array(["x", None, "zz", "w"])})
+
+
+def pa_stream_bytes(table=None, **kw):
+    table = pa_table() if table is None else table
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema, **kw) as w:
+        w.write_table(table, max_chunksize=2)
+    return sink.getvalue()
+
+
+def pa_file_bytes(table=None):
+    table = pa_table() if table is None else table
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=2)
+    return sink.getvalue()
+
+
+# -- pyarrow file objects as sources ------------------------------------------------------------
+
+def test_pyarrow_buffer_reader_is_read_zero_copy():
+    buf = pa_stream_bytes()
+    table = ipc.open_stream(pa.BufferReader(buf)).read_all()
+    assert table.equals(pa_table())
+    # the values buffer of column a lies inside pyarrow's buffer: no copy was made
+    data = table.column(0).chunks[0].data.buffers[1]
+    assert buf.address <= data.address < buf.address + buf.size
+
+
+@pytest.mark.parametrize("opener", ["osfile", "memory_map", "input_stream", "path"])
+def test_pyarrow_files_and_memory_maps(opener, tmp_path):
+    path = str(tmp_path / "t.arrow")
+    with open(path, "wb") as f:
+        f.write(pa_file_bytes().to_pybytes())
+    source = {"osfile": lambda: pa.OSFile(path), "memory_map": lambda: pa.memory_map(path),
+              "input_stream": lambda: pa.input_stream(path), "path": lambda: path}[opener]()
+    if opener == "input_stream":           # not seekable: read as a stream after the magic
+        source.read(8)
+        assert ipc.open_stream(source).read_all().equals(pa_table())
+    else:
+        assert ipc.open_file(source).read_all().equals(pa_table())
+
+
+def test_compressed_pyarrow_input_stream():
+    raw = pa.BufferOutputStream()
+    with pa.output_stream(raw, compression="gzip") as out:
+        out.write(pa_stream_bytes())
+    reader = ipc.open_stream(pa.input_stream(raw.getvalue(), compression="gzip"))
+    assert reader.read_all().equals(pa_table())
+
+
+def test_message_reader_over_pyarrow_buffer_reader():
+    messages = list(ipc.MessageReader.open_stream(pa.BufferReader(pa_stream_bytes())))
+    assert [m.type for m in messages] == ["schema", "record batch", "record batch"]
+
+
+def test_any_object_with_read_buffer_returning_a_buffer():
+    class Source:
+        def __init__(self, data):
+            self.data, self.pos = memoryview(data), 0
+
+        def read_buffer(self, n):
+            out = self.data[self.pos:self.pos + n]
+            self.pos += len(out)
+            return out
+
+        def read(self, n):
+            return bytes(self.read_buffer(n))
+
+    assert ipc.open_stream(Source(pa_stream_bytes().to_pybytes())).read_all().equals(pa_table())
+
+
+# -- equality with anything speaking the PyCapsule interface ------------------------------------
+
+def test_equality_with_pyarrow_objects():
+    t = pa_table()
+    ours = arrowipc.table(t)
+    assert ours.equals(t) and ours == t
+    assert ours.schema.equals(t.schema) and ours.schema == t.schema
+    assert ours.field(0) == t.schema.field(0)
+    assert arrowipc.int64() == pa.int64() and arrowipc.int64().equals(pa.int64())
+    assert arrowipc.int64() != pa.int32()
+    batch = t.to_batches()[0]
+    assert arrowipc.record_batch(batch).equals(batch)
+    assert not ours.equals(t.slice(1))
+    # a type is not a field, a table is not a batch
+    assert arrowipc.int64() != pa.field("a", pa.int64())
+    assert not ours.equals(batch)
+
+
+# -- options --------------------------------------------------------------------------------------
+
+def test_write_options_codec_object_keeps_its_level():
+    options = ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=9))
+    assert options.compression == "zstd" and options.compression_level == 9
+
+
+def test_write_options_validation_as_pyarrow():
+    options = ipc.IpcWriteOptions()
+    for bad in ("V5", 1.5):
+        with pytest.raises(TypeError, match="metadata_version must be a MetadataVersion"):
+            options.metadata_version = bad
+    with pytest.raises(ValueError):
+        options.metadata_version = 42
+    with pytest.raises(TypeError, match="compression must be None, a str or a Codec"):
+        options.compression = 0
+    options.compression = "LZ4"
+    assert options.compression == "lz4"
+    options.compression = "lz4_frame"
+    assert options.compression == "lz4"
+
+
+def test_options_objects_of_pyarrow_are_accepted():
+    source = pa_stream_bytes()
+    reader = ipc.open_stream(source, options=pa.ipc.IpcReadOptions(included_fields=[1]))
+    assert reader.schema.names == ["b"]
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, pa_table().schema,
+                        options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(pa_table())
+    assert pa.ipc.open_stream(sink.getvalue()).read_all().equals(pa_table())
+
+
+@pytest.mark.parametrize("bad", [True, 1, "zstd"])
+def test_options_of_another_type_are_a_type_error(bad):
+    with pytest.raises(TypeError, match="options must be an IpcReadOptions"):
+        ipc.open_stream(pa_stream_bytes(), options=bad)
+    with pytest.raises(TypeError, match="options must be an IpcWriteOptions"):
+        ipc.new_stream(io.BytesIO(), pa_table().schema, options=bad)
+
+
+def test_read_options_defaults_and_validation():
+    options = ipc.IpcReadOptions()
+    assert options.included_fields == [] and options.ensure_alignment == ipc.Alignment.Any
+    with pytest.raises(TypeError, match="included_fields must be a list"):
+        options.included_fields = None
+    with pytest.raises(TypeError, match="ensure_alignment must be an Alignment"):
+        options.ensure_alignment = "any"
+    assert [int(a) for a in ipc.Alignment] == [int(a) for a in pa.ipc.Alignment]
+
+
+def test_option_reprs_name_every_field():
+    text = repr(ipc.IpcWriteOptions(compression="zstd"))
+    for part in ("allow_64bit=False", "use_legacy_format=False", "metadata_version=V5",
+                 'compression="zstd"', "use_threads=True", "emit_dictionary_deltas=False",
+                 "unify_dictionaries=False"):
+        assert part in text
+    text = repr(ipc.IpcReadOptions(included_fields=[1]))
+    for part in ("ensure_native_endian=True", "ensure_alignment=Any", "use_threads=True",
+                 "included_fields=[1]"):
+        assert part in text
+
+
+def test_environment_variables_choose_legacy_format_and_v4(monkeypatch):
+    schema = pa_table().schema
+    monkeypatch.setenv("ARROW_PRE_0_15_IPC_FORMAT", "1")
+    monkeypatch.setenv("ARROW_PRE_1_0_METADATA_VERSION", "1")
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, schema) as w:
+        assert w._use_legacy_format and w._metadata_version == ipc.MetadataVersion.V4
+        w.write_table(pa_table())
+    data = sink.getvalue()
+    assert data[:4] != b"\xff\xff\xff\xff"           # pre-0.15 framing: no continuation
+    assert data[-4:] == bytes(4)                         # and its 4-byte end-of-stream marker
+    assert pa.ipc.read_message(data).metadata_version == pa.ipc.MetadataVersion.V4
+    assert pa.ipc.open_stream(data).read_all().equals(pa_table())
+
+
+# -- stats, custom metadata ----------------------------------------------------------------------
+
+def test_stats_are_named_tuples_equal_to_pyarrows():
+    source = pa_stream_bytes()
+    ours, theirs = ipc.open_stream(source), pa.ipc.open_stream(source)
+    ours.read_all()
+    theirs.read_all()
+    assert tuple(ours.stats) == tuple(theirs.stats)
+    assert ours.stats._fields == theirs.stats._fields
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, pa_table().schema) as w:
+        w.write_table(pa_table(), max_chunksize=2)
+    assert w.stats._fields == pa.ipc.WriteStats._fields and w.stats.num_record_batches == 2
+
+
+def test_custom_metadata_compares_equal_to_str_and_bytes_dicts():
+    sink = io.BytesIO()
+    batch = pa_table().to_batches()[0]
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch, custom_metadata={"batch_id": "0"})
+    md = next(ipc.open_stream(sink.getvalue()).iter_batches_with_custom_metadata()).custom_metadata
+    assert isinstance(md, arrowipc.KeyValueMetadata)
+    assert md == {"batch_id": "0"} and md == {b"batch_id": b"0"} and md["batch_id"] == b"0"
+    assert md != {"batch_id": "1"}
+    assert md == pa.ipc.open_stream(sink.getvalue()).read_next_batch_with_custom_metadata()[1]
+
+
+def test_key_value_metadata_keeps_repeated_keys():
+    md = arrowipc.KeyValueMetadata([("k", "1"), ("k", "2")])
+    assert len(md) == 2 and md.get_all("k") == [b"1", b"2"] and md["k"] == b"2"
+    with pytest.raises(TypeError, match="must be str or bytes"):
+        arrowipc.KeyValueMetadata({"k": 1})
+
+
+# -- messages and errors --------------------------------------------------------------------------
+
+def test_read_message_end_is_eof_error():
+    reader = pa.BufferReader(pa_stream_bytes())
+    types = []
+    while True:
+        try:
+            types.append(ipc.read_message(reader).type)
+        except EOFError:
+            break
+    assert types == ["schema", "record batch", "record batch"]
+
+
+def test_read_message_partial_is_corrupted_message():
+    with pytest.raises(ArrowInvalid, match="Corrupted message"):
+        ipc.read_message(pa.BufferReader(b"ab"))
+
+
+def test_read_record_batch_of_another_message_type_is_an_os_error():
+    with pytest.raises(OSError, match="type record batch but got schema") as info:
+        ipc.read_record_batch(pa_stream_bytes(), pa_table().schema)
+    assert isinstance(info.value, ArrowIOError)
+
+
+def test_read_record_batch_with_a_pyarrow_schema():
+    batch = pa_table().to_batches()[0]
+    got = ipc.read_record_batch(batch.serialize(), batch.schema)
+    assert got.equals(batch)
+
+
+def test_message_serialize_to_and_str():
+    msg = ipc.read_message(pa_stream_bytes())
+    sink = io.BytesIO()
+    msg.serialize_to(sink)
+    assert sink.getvalue() == msg.serialize().to_pybytes()
+    assert "type: schema" in str(msg)
+    with pytest.raises(TypeError):
+        ipc.Message()
+
+
+def test_get_record_batch_size_is_the_written_message_size():
+    batch = pa_table().to_batches()[0]
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    schema_size = len(ipc.serialize_schema(arrowipc.schema(batch.schema)))
+    assert ipc.get_record_batch_size(batch) == len(sink.getvalue()) - schema_size - 8
+
+
+@pytest.mark.parametrize("name, builtin", [
+    ("ArrowInvalid", ValueError), ("ArrowTypeError", TypeError), ("ArrowIndexError", IndexError),
+    ("ArrowKeyError", KeyError), ("ArrowNotImplementedError", NotImplementedError),
+    ("ArrowIOError", OSError)])
+def test_exceptions_derive_from_pyarrows_builtins(name, builtin):
+    assert issubclass(getattr(arrowipc, name), builtin)
+    theirs = getattr(pa, name, None) or getattr(pa.lib, name)
+    assert issubclass(theirs, builtin)
+
+
+# -- RecordBatchReader ----------------------------------------------------------------------------
+
+def test_record_batch_reader_from_batches_and_stream():
+    t = pa_table()
+    reader = arrowipc.RecordBatchReader.from_batches(t.schema, t.to_batches(max_chunksize=2))
+    assert reader.read_all().equals(t)
+    assert arrowipc.RecordBatchReader.from_stream(t).read_all() == t
+    with pytest.raises(TypeError):
+        arrowipc.RecordBatchReader.from_batches(None, [])
+    with pytest.raises(TypeError):
+        arrowipc.RecordBatchReader.from_stream(t.column(0).chunks[0])
+    assert pa.RecordBatchReader.from_stream(
+        arrowipc.RecordBatchReader.from_stream(t)).read_all().equals(t)
+
+
+def test_record_batch_reader_cast():
+    t = pa_table()
+    target = pa.schema([("a", pa.int32()), ("b", pa.large_string())])
+    got = arrowipc.RecordBatchReader.from_stream(t).cast(target).read_all()
+    assert got.equals(t.cast(target))
+    with pytest.raises(ValueError, match="Target schema's field names"):
+        arrowipc.RecordBatchReader.from_stream(t).cast(pa.schema([]))
+    with pytest.raises(ArrowTypeError, match="Field 0 cannot be cast from int64 to string"):
+        arrowipc.RecordBatchReader.from_stream(t).cast(
+            pa.schema([("a", pa.string()), ("b", pa.string())]))
+    strict = pa.schema([pa.field("a", pa.int64(), nullable=False), ("b", pa.string())])
+    with pytest.raises(ArrowInvalid, match="Can't cast array that contains nulls"):
+        arrowipc.RecordBatchReader.from_stream(t).cast(strict).read_all()
+
+
+def test_stream_reader_is_a_record_batch_reader_with_read_pandas():
+    reader = ipc.open_stream(pa_stream_bytes())
+    assert isinstance(reader, arrowipc.RecordBatchReader)
+    assert reader.read_pandas().equals(pa_table().to_pandas())
+    assert ipc.open_file(pa_file_bytes()).read_pandas().equals(pa_table().to_pandas())
+
+
+def test_serialize_pandas_round_trip_through_pyarrow():
+    df = pa_table().to_pandas()
+    assert pa.deserialize_pandas(ipc.serialize_pandas(df)).equals(df)
+    assert ipc.deserialize_pandas(pa.serialize_pandas(df)).equals(df)
+
+
+# -- tensors --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("array", [np.arange(24, dtype="float32").reshape(2, 3, 4),
+                                   np.arange(5, dtype="int8"),
+                                   np.zeros((0, 3), dtype="uint16"),
+                                   np.asfortranarray(np.arange(6, dtype="int64").reshape(2, 3))])
+def test_tensors_both_ways_with_pyarrow(array):
+    theirs = pa.Tensor.from_numpy(array, dim_names=[f"d{i}" for i in range(array.ndim)])
+    sink = pa.BufferOutputStream()
+    written = pa.ipc.write_tensor(theirs, sink)
+    tensor = ipc.read_tensor(sink.getvalue())
+    expected_names = pa.ipc.read_tensor(pa.BufferReader(sink.getvalue())).dim_names
+    assert np.array_equal(tensor.to_numpy(), array)
+    assert tensor.dim_names == [n for n in expected_names if n]   # pyarrow drops them when empty
+    if array.size:                  # an empty tensor's strides reach nothing (pyarrow varies)
+        assert tensor.strides == theirs.strides and tensor.equals(theirs)
+    ours = io.BytesIO()
+    assert ipc.write_tensor(theirs, ours) == written == ipc.get_tensor_size(theirs)
+    back = pa.ipc.read_tensor(pa.BufferReader(ours.getvalue()))
+    assert back.equals(pa.Tensor.from_numpy(np.ascontiguousarray(array), theirs.dim_names))
+
+
+def _hostile_tensor(shape, strides, nbytes=32):
+    """A Tensor message whose header claims `shape` and `strides` over an `nbytes` body."""
+    from arrowipc.tensor import Tensor
+    data = arrowipc.py_buffer(bytes(nbytes))
+    sink = io.BytesIO()
+    ipc.write_tensor(Tensor._make(arrowipc.int64(), data, shape, strides), sink)
+    return sink.getvalue()
+
+
+def test_tensor_message_cut_short_is_refused():
+    sink = io.BytesIO()
+    ipc.write_tensor(np.arange(4, dtype="int64"), sink)
+    with pytest.raises(ArrowInvalid, match="expected a 32-byte body, got 24"):
+        ipc.read_tensor(sink.getvalue()[:-8])
+
+
+def test_tensor_strides_reaching_past_the_data_are_refused():
+    with pytest.raises(ArrowInvalid, match=r"shape \[2, 2\] with strides \[800, 8\] reaches "
+                                           r"byte 816 but the data buffer has 32 bytes"):
+        ipc.read_tensor(_hostile_tensor((2, 2), (800, 8)))
+
+
+def test_tensor_negative_dimension_is_refused():
+    with pytest.raises(ArrowInvalid, match=r"negative dimension in shape \[-1\]"):
+        ipc.read_tensor(_hostile_tensor((-1,), (8,)))
+
+
+def test_tensor_negative_stride_is_refused():
+    with pytest.raises(ArrowInvalid, match=r"negative stride in \[-8\]"):
+        ipc.read_tensor(_hostile_tensor((2,), (-8,)))
+
+
+def test_read_tensor_of_another_message_is_an_os_error():
+    with pytest.raises(OSError, match="type tensor but got schema"):
+        ipc.read_tensor(pa_stream_bytes())
+
+
+def test_read_tensor_at_the_end_is_eof_error():
+    with pytest.raises(EOFError):
+        ipc.read_tensor(b"")
+
+
+# -- keyword names --------------------------------------------------------------------------------
+
+def test_keyword_names_as_pyarrow():
+    rows = [{"a": 1}, {"a": 2}]
+    assert arrowipc.Table.from_pylist(mapping=rows).to_pylist() == rows
+    assert arrowipc.RecordBatch.from_pylist(mapping=rows).num_rows == 2
+    assert arrowipc.field("a", arrowipc.int8()).with_type(new_type=arrowipc.int16()).type == \
+        arrowipc.int16()
+    assert arrowipc.schema([]).append(field=arrowipc.field("x", arrowipc.int8())).names == ["x"]
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, pa_table().schema) as w:
+        w.write_table(table=pa_table())
+    assert pa.ipc.open_stream(sink.getvalue()).read_all().equals(pa_table())
+
+
+@pytest.mark.parametrize("mode", [None, "lossy"])
+def test_maps_as_pydicts_as_pyarrow(mode):
+    t = pa.table({"m": pa.array([[("a", 1), ("b", 2)], None], pa.map_(pa.string(), pa.int64()))})
+    assert arrowipc.table(t).to_pylist(maps_as_pydicts=mode) == t.to_pylist(maps_as_pydicts=mode)
+
+
+def test_maps_as_pydicts_strict_refuses_repeated_keys():
+    t = pa.table({"m": pa.array([[("a", 1), ("a", 2)]], pa.map_(pa.string(), pa.int64()))})
+    with pytest.raises(KeyError, match="duplicate key was 'a'"):
+        arrowipc.table(t).to_pylist(maps_as_pydicts="strict")
+    with pytest.raises(ValueError, match="Invalid value for 'maps_as_pydicts'"):
+        arrowipc.table(t).to_pylist(maps_as_pydicts="yes")
+
+
+def test_core_does_not_import_pyarrow():
+    import subprocess
+    import sys
+    code = ("import sys, io, arrowipc, arrowipc.ipc as ipc; "
+            "t = arrowipc.table({'a': [1, 2]}); s = io.BytesIO(); "
+            "w = ipc.new_stream(s, t.schema); w.write_table(t); w.close(); "
+            "r = ipc.open_stream(s.getvalue()); r.read_all(); r.stats; "
+            "assert 'pyarrow' not in sys.modules")
+    env = dict(os.environ)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
