@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
@@ -83,10 +83,12 @@ class IpcWriteOptions:
     `alignment` of body buffers (8, 16, 32 or 64).
     """
 
-    def __init__(self, metadata_version=MetadataVersion.V5, *, allow_64bit=False,
-                 use_legacy_format=False, compression=None, use_threads=True,
-                 emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
-                 compression_level=None, compression_threshold=0, min_space_savings=None):
+    def __init__(self, metadata_version: MetadataVersion | int = MetadataVersion.V5, *,
+                 allow_64bit: bool = False, use_legacy_format: bool = False,
+                 compression: str | Any | None = None, use_threads: bool = True,
+                 emit_dictionary_deltas: bool = False, unify_dictionaries: bool = False,
+                 alignment: int = 64, compression_level: int | None = None,
+                 compression_threshold: int = 0, min_space_savings: float | None = None) -> None:
         self.metadata_version = metadata_version
         self.allow_64bit = allow_64bit
         self.use_legacy_format = use_legacy_format
@@ -176,12 +178,13 @@ class IpcReadOptions:
     ``allow_missing_eos=True`` (pyarrow's behaviour).
     """
 
-    def __init__(self, ensure_native_endian=True, *, ensure_alignment=Alignment.Any,
-                 use_threads=True, included_fields=None, validate="structural",
-                 allow_missing_eos=False, max_metadata_size=MAX_METADATA_SIZE,
-                 max_nesting_depth=MAX_NESTING_DEPTH, max_fields=MAX_FIELDS,
-                 max_buffers=MAX_BUFFERS, max_variadic_buffers=MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size=MAX_DECOMPRESSED_SIZE):
+    def __init__(self, ensure_native_endian: bool = True, *,
+                 ensure_alignment: Alignment | int = Alignment.Any, use_threads: bool = True,
+                 included_fields: Iterable[int] | None = None, validate: str = "structural",
+                 allow_missing_eos: bool = False, max_metadata_size: int = MAX_METADATA_SIZE,
+                 max_nesting_depth: int = MAX_NESTING_DEPTH, max_fields: int = MAX_FIELDS,
+                 max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
+                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> None:
         self.ensure_native_endian = ensure_native_endian
         self.ensure_alignment = ensure_alignment
         self.use_threads = use_threads

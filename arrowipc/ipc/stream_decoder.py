@@ -234,7 +234,7 @@ class AsyncRecordBatchStreamReader:
     @property
     def stats(self) -> ReadStats:
         """Messages, batches and dictionaries decoded so far."""
-        return self._decoder.stats.snapshot()
+        return self._decoder.stats          # the StreamDecoder's stats: already a snapshot
 
     async def read_schema(self) -> T.Schema:
         """Read until the schema message has arrived; the schema."""
