@@ -152,7 +152,7 @@ class Array:
         or dicts with maps_as_pydicts="lossy" (last value of a repeated key) or "strict"
         (KeyError on a repeated key)."""
         from .to_python import maps_as_pydicts as as_dicts, to_pylist
-        return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)  # type: ignore[no-any-return]
+        return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> Any:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""

@@ -182,7 +182,7 @@ def import_stream(obj: object) -> tuple[Schema, Iterator[RecordBatch]]:
 
 # -- comparison with other libraries' objects -----------------------------------------------------
 
-def peer_as_ours(obj, kind: str):
+def peer_as_ours(obj: object, kind: str) -> Any:
     """`obj`, an object of another Arrow library, imported as our `kind` ("type", "field",
     "schema", "batch" or "table") through the PyCapsule interface, or None when it does not speak
     it (or describes another kind of object). Used by equality, so `ours == theirs` compares

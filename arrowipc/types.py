@@ -64,7 +64,7 @@ def normalize_metadata(metadata: MetadataLike) -> dict[bytes, bytes] | None:
     return out
 
 
-class KeyValueMetadata(Mapping):
+class KeyValueMetadata(Mapping):  # type: ignore[type-arg]   # Mapping[bytes, bytes], str keys too
     """Key-value metadata, such as a record batch's custom metadata (pyarrow.KeyValueMetadata).
 
     Keys and values are bytes; lookups take str or bytes keys, and the mapping compares equal to
@@ -74,9 +74,9 @@ class KeyValueMetadata(Mapping):
     """
     __slots__ = ("_pairs", "_dict")
 
-    def __init__(self, __arg0__=None, **kwargs):
+    def __init__(self, __arg0__: Any = None, **kwargs: str | bytes) -> None:
         pairs = []
-        items = []
+        items: Any = []
         if __arg0__ is not None:
             items = __arg0__.items() if isinstance(__arg0__, Mapping) else __arg0__
         for k, v in list(items) + list(kwargs.items()):
@@ -84,19 +84,19 @@ class KeyValueMetadata(Mapping):
         self._pairs = tuple(pairs)
         self._dict = dict(pairs)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str | bytes) -> bytes:
         return self._dict[_as_bytes(key)]
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return isinstance(key, (str, bytes)) and _as_bytes(key) in self._dict
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         return iter(k for k, _ in self._pairs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._pairs)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, KeyValueMetadata):
             return self._pairs == other._pairs
         if isinstance(other, Mapping):
@@ -106,7 +106,7 @@ class KeyValueMetadata(Mapping):
                 return False
         return NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking mapping: unhashable
 
     def key(self, i: int) -> bytes:
         """The i-th key."""
@@ -116,29 +116,32 @@ class KeyValueMetadata(Mapping):
         """The i-th value."""
         return self._pairs[i][1]
 
-    def keys(self):
+    def keys(self) -> list[bytes]:  # type: ignore[override]   # pyarrow returns lists
+        """The keys, in order (repeated keys repeated)."""
         return [k for k, _ in self._pairs]
 
-    def values(self):
+    def values(self) -> list[bytes]:  # type: ignore[override]
+        """The values, in order."""
         return [v for _, v in self._pairs]
 
-    def items(self):
+    def items(self) -> list[tuple[bytes, bytes]]:  # type: ignore[override]
+        """The (key, value) pairs, in order."""
         return list(self._pairs)
 
-    def get_all(self, key) -> list:
+    def get_all(self, key: str | bytes) -> list[bytes]:
         """Every value stored under `key` (keys may repeat)."""
         key = _as_bytes(key)
         return [v for k, v in self._pairs if k == key]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[bytes, bytes]:
         """A dict of bytes to bytes (the last value of a repeated key)."""
         return dict(self._dict)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"KeyValueMetadata({list(self._pairs)!r})"
 
 
-def _as_bytes(value) -> bytes:
+def _as_bytes(value: object) -> bytes:
     if isinstance(value, str):
         return value.encode()
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -146,7 +149,7 @@ def _as_bytes(value) -> bytes:
     raise TypeError(f"metadata keys and values must be str or bytes, not {type(value).__name__}")
 
 
-def _peer(other, kind: str):
+def _peer(other: object, kind: str) -> Any:
     """`other` (another library's object) imported for comparison, or None."""
     if other is None or isinstance(other, (str, bytes, int, float)):
         return None
