@@ -7,6 +7,7 @@ from arrowipc.ipc._flatbuf import FlatTable
 
 @disjoint_base
 class Message:
+    def __init__(self, *args: Any) -> None: ...
     @property
     def metadata(self) -> Buffer: ...
     body: Buffer | None

@@ -38,7 +38,8 @@ def assert_clean(result: subprocess.CompletedProcess, what: str) -> None:
 
 def compiled_modules() -> list:
     paths = sorted(glob.glob(os.path.join(REPO_ROOT, "arrowipc", "_core", "*.pyx")) +
-                   glob.glob(os.path.join(REPO_ROOT, "arrowipc", "ipc", "_*.pyx")))
+                   glob.glob(os.path.join(REPO_ROOT, "arrowipc", "ipc", "_*.pyx")) +
+                   glob.glob(os.path.join(REPO_ROOT, "arrowipc", "dissociated", "_*.pyx")))
     return [os.path.relpath(p, REPO_ROOT)[:-4].replace(os.sep, ".") for p in paths]
 
 
