@@ -20,6 +20,7 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .scalar import Scalar, scalar
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
 
@@ -48,7 +49,9 @@ __all__ = [
 
 # Classes whose modules load on first use: they sit above the model (readers, tensors), and
 # importing them here would tie them into the model's import cycle.
-_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor"}
+_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
+                 "SparseCOOTensor": ".tensor", "SparseCSRMatrix": ".tensor",
+                 "SparseCSCMatrix": ".tensor", "SparseCSFTensor": ".tensor"}
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:

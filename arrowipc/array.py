@@ -11,6 +11,7 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
+from .tableops import ArrayOps, ChunkedArrayOps
 
 __all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
 
     from ._core.buffer import Buffer
+    from .scalar import Scalar
 
 
 def _computed_null_count(data: ArrayData) -> int:
@@ -41,7 +43,7 @@ def null_count_of(data: ArrayData) -> int:
     return data.null_count
 
 
-class Array:
+class Array(ArrayOps):
     """A sequence of values of one type, backed by ArrayData."""
     __slots__ = ("data",)
 
@@ -117,23 +119,28 @@ class Array:
             i += n
         if not 0 <= i < n:
             raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
-        return self.slice(i, 1).to_pylist()[0]
+        from .scalar import Scalar
+        return Scalar(self.slice(i, 1))
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.to_pylist())
+    def __iter__(self) -> Iterator[Scalar]:
+        from .scalar import Scalar
+        for i in range(len(self)):
+            yield Scalar(self.slice(i, 1))
 
     def is_valid(self, i: int | None = None) -> bool | Array:
         """Without an index: a bool Array saying which slots hold a value; with one: a bool."""
-        valid = self._validity_bytes()
         if i is not None:
-            return bool(valid[i])
-        return array([bool(v) for v in valid], type="bool")
+            return bool(self._validity_bytes()[i])
+        return _validity_array(self, invert=False)
 
-    def is_null(self, i: int | None = None) -> bool | Array:
-        """Whether value `i` is null; without `i`, a boolean Array of that for every value."""
+    def is_null(self, i: int | None = None, *, nan_is_null: bool = False) -> bool | Array:
+        """Without an index: a bool Array, true where the slot is null (or NaN with
+        nan_is_null); with one: a bool."""
         if i is not None:
             return not self.is_valid(i)
-        return array([not v for v in self._validity_bytes()], type="bool")
+        if nan_is_null and getattr(self.type, "is_float", False):
+            return array([v is None or v != v for v in self.to_pylist()], type="bool")
+        return _validity_array(self, invert=True)
 
     def _validity_bytes(self) -> bytes:
         d = self.data
@@ -191,6 +198,23 @@ class Array:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (array, (self.to_pylist(), self.type))
+
+
+def _validity_array(arr: Array, invert: bool) -> Array:
+    """The validity of `arr` as a BooleanArray: the bitmap itself (zero-copy when its offset is
+    a whole byte) or its complement."""
+    from .types import bool_
+    d = arr.data
+    validity = d.buffers[0] if d.buffers and d.type.kind not in (
+        Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED) else None
+    if validity is None or null_count_of(d) == 0:
+        bits, _ = _bitmap.pack_bools(arr._validity_bytes())
+    else:
+        bits = _bitmap.bitmap_view(validity, d.offset, d.length)
+    if invert:
+        from ._core.select_kernels import invert_bits
+        bits = invert_bits(bits, d.length)
+    return make_array(ArrayData(bool_(), d.length, 0, 0, [None, bits]))
 
 
 def _values_equal(a: list[Any], b: list[Any]) -> bool:
@@ -394,12 +418,13 @@ def make_array(data: ArrayData) -> Array:
     return cls(data)
 
 
-class ChunkedArray:
+class ChunkedArray(ChunkedArrayOps):
     """A column made of several arrays of one type (what Table.column returns)."""
-    __slots__ = ("type", "chunks", "_name")
+    __slots__ = ("type", "chunks", "_name", "_offsets")
 
     def __init__(self, chunks: Iterable[Array | Any], type: DataType | None = None) -> None:
         self._name: str | None = None      # the column's name when a Table hands it out (pandas uses it)
+        self._offsets: list[int] | None = None   # first row of each chunk (ChunkedArrayOps._starts)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:
@@ -435,15 +460,12 @@ class ChunkedArray:
             out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
-    def __getitem__(self, i: int | slice) -> Any:
-        return self.to_pylist()[i] if not isinstance(i, slice) else self.to_pylist()[i]
-
     def equals(self, other: object) -> bool:
         """Whether `other` is a ChunkedArray of the same type and values (chunking aside)."""
         return (isinstance(other, ChunkedArray) and other.type == self.type
                 and _values_equal(self.to_pylist(), other.to_pylist()))
 
-    def to_numpy(self) -> Any:
+    def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """The values as one numpy array (copied when there are several chunks)."""
         import numpy as np
         if len(self.chunks) == 1:

@@ -14,6 +14,7 @@ from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
+from .tableops import TabularOps
 
 __all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Iterator
 
     from ._core.buffer import Buffer
+    from .batch_reader import RecordBatchReader   # annotations only: the reader sits above the model
     from .ipc.options import IpcWriteOptions
     from .types import MetadataLike
 
@@ -65,7 +67,7 @@ def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Sc
     return Schema([Field(n, a.type) for n, a in zip(names, arrays)], metadata)
 
 
-class RecordBatch:
+class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending")
 
@@ -187,11 +189,32 @@ class RecordBatch:
         cols = [make_array(c).slice(offset, length).data for c in self._columns]
         return RecordBatch(self.schema, cols, length)
 
-    def select(self, columns: list[int] | list[str]) -> RecordBatch:
-        """A batch of the given columns (indices or names), in that order."""
-        idx = [_column_index(self.schema, c) for c in columns]
-        return RecordBatch(Schema([self.schema.field(i) for i in idx], self.schema.metadata),
-                           [self._columns[i] for i in idx], self.num_rows)
+    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    def _with_columns(self, schema: Schema, columns: list[Any],
+                      num_rows: int | None = None) -> RecordBatch:
+        return RecordBatch(schema, [c.data for c in columns],
+                           self.num_rows if num_rows is None else num_rows)
+
+    @staticmethod
+    def _as_column(column: Any, type: Any = None) -> Array:
+        if isinstance(column, ChunkedArray):
+            return column.combine_chunks()
+        return array(column, type)
+
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
+        """The rows where the boolean `mask` is true (null slots dropped, or null rows with
+        null_selection_behavior="emit_null")."""
+        from .selection import Selection, apply, parallel_map
+        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
+        return RecordBatch(self.schema, cols, sel.count)
+
+    def take(self, indices: Any) -> RecordBatch:
+        """The rows at `indices`."""
+        from .selection import Selection, apply, parallel_map
+        sel = Selection.from_indices(indices, self.num_rows)
+        cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
+        return RecordBatch(self.schema, cols, sel.count)
 
     def replace_schema_metadata(self, metadata: MetadataLike = None) -> RecordBatch:
         """The same columns under a schema with `metadata`."""
@@ -275,7 +298,7 @@ class RecordBatch:
         return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
-class Table:
+class Table(TabularOps):
     """A schema and a sequence of record batches sharing it."""
     __slots__ = ("schema", "_batches")
 
@@ -381,9 +404,10 @@ class Table:
                 out.append(b.slice(off, max_chunksize))
         return out
 
-    def to_reader(self, max_chunksize: int | None = None) -> Iterator[RecordBatch]:
-        """An iterator over the batches (see to_batches)."""
-        return iter(self.to_batches(max_chunksize))
+    def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
+        """A RecordBatchReader over the batches (split to at most max_chunksize rows)."""
+        from .batch_reader import RecordBatchReader     # above the model: loaded on first use
+        return RecordBatchReader._make(self.schema, self.to_batches(max_chunksize))
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """A zero-copy view of `length` rows (to the end by default) from `offset`."""
@@ -399,15 +423,96 @@ class Table:
             pos += b.num_rows
         return Table(self.schema, out)
 
-    def select(self, columns: list[int] | list[str]) -> Table:
-        """A Table of the given columns (indices or names), in that order."""
-        return Table.from_batches([b.select(columns) for b in self._batches],
-                                  self._batches[0].select(columns).schema if self._batches else
-                                  Schema([self.schema.field(c) for c in columns], self.schema.metadata))
+    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    def _with_columns(self, schema: Schema, columns: list[Any],
+                      num_rows: int | None = None) -> Table:
+        if not columns:
+            n = self.num_rows if num_rows is None else num_rows
+            return Table(schema, [RecordBatch(schema, [], b.num_rows) for b in self._batches]
+                         if num_rows is None else [RecordBatch(schema, [], n)])
+        return Table.from_arrays(columns, schema=schema)
 
-    def combine_chunks(self) -> Table:
-        """The table itself: its batches are kept as they are (pyarrow joins them into one chunk)."""
-        return self
+    @staticmethod
+    def _as_column(column: Any, type: Any = None) -> ChunkedArray:
+        from .array import chunked_array
+        if isinstance(column, ChunkedArray):
+            return column
+        if isinstance(column, Array):
+            return ChunkedArray([column], column.type)
+        if isinstance(column, list) and column and isinstance(column[0], (list, Array)):
+            return chunked_array(column, type)
+        return ChunkedArray([array(column, type)])
+
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Table:
+        """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
+        or null rows with null_selection_behavior="emit_null")."""
+        from .selection import Selection, apply, parallel_map
+        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        if sel.mask is None:
+            one = self.combine_chunks()
+            batch = one._batches[0] if one._batches else RecordBatch(self.schema, [], 0)
+            return Table(self.schema, [batch.filter(mask, null_selection_behavior)])
+        # one task per (batch, column), the batch's part of the mask shared by its columns
+        parts, tasks, pos = [], [], 0
+        for b in self._batches:
+            part = sel.slice(pos, pos + b.num_rows)
+            parts.append(part)
+            tasks += [(c, part) for c in b._columns]
+            pos += b.num_rows
+        cols = parallel_map(lambda t: apply(*t), tasks, self.num_rows)
+        out, k = [], 0
+        for b, part in zip(self._batches, parts):
+            out.append(RecordBatch(self.schema, cols[k:k + b.num_columns], part.count))
+            k += b.num_columns
+        return Table(self.schema, out)
+
+    def take(self, indices: Any) -> Table:
+        """The rows at `indices`, as a one-batch table."""
+        if len(self._batches) <= 1:
+            one = self if self._batches else self.schema.empty_table()
+            return Table(self.schema, [one._batches[0].take(indices)])
+        # Each batch gives the rows it holds, in order; the parts (as many rows as asked for,
+        # not the whole table) are concatenated and put in the asked order by one more take.
+        from ._core import select_kernels as _k
+        from .concat import concat_array_data
+        from .selection import Selection, apply, parallel_map
+        sel = Selection.from_indices(indices, self.num_rows)
+        starts = [0]
+        for b in self._batches:
+            starts.append(starts[-1] + b.num_rows)
+        parts, perm = _k.split_selection(sel.indices(), sel.count, starts)
+        picks = [Selection(buf, count, False) for buf, count in parts]
+
+        def column(i: int) -> Any:
+            datas = [b._columns[i] for b in self._batches]
+            if any(d.dictionary is not datas[0].dictionary for d in datas):
+                # dictionaries differ: one unified column, then the take
+                from .selection import combined_data
+                return apply(combined_data(self.column(i)), sel)
+            pieces = [apply(d, pick) for d, pick in zip(datas, picks)]
+            return _k.take(concat_array_data(pieces), perm, sel.count, sel.has_nulls)
+        cols = parallel_map(column, list(range(self.num_columns)), sel.count)
+        return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
+
+    def combine_chunks(self, memory_pool: Any = None) -> Table:
+        """One batch: every column's chunks concatenated (dictionaries unified)."""
+        if len(self._batches) == 1:
+            return self
+        from .selection import combined_data, parallel_map
+        cols = parallel_map(combined_data, list(self.itercolumns()), self.num_rows)
+        if not self._batches:
+            from .from_python import array_data_from_python
+            cols = [array_data_from_python([], f.type) for f in self.schema]
+        return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
+
+    def unify_dictionaries(self, memory_pool: Any = None) -> Table:
+        """Dictionary columns re-encoded against one dictionary per column."""
+        from .types import DictionaryType
+        if not any(isinstance(f.type, DictionaryType) for f in self.schema):
+            return self
+        cols = [c.unify_dictionaries() if isinstance(c.type, DictionaryType) else c
+                for c in self.itercolumns()]
+        return Table.from_arrays(cols, schema=self.schema)
 
     def to_pydict(self, *, maps_as_pydicts: str | None = None) -> dict[str, list[Any]]:
         """Column name -> list of Python values (see Array.to_pylist for maps_as_pydicts)."""

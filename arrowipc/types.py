@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, TypeAlias, Union
 
     from ._core.buffer import Buffer
+    from .table import Table
 
     #: what metadata arguments accept: a mapping or pairs of str or bytes
     MetadataLike: TypeAlias = Union[Mapping[str, str], Mapping[bytes, bytes], Mapping[str, bytes],
@@ -1043,6 +1044,29 @@ class Schema:
     def append(self, field: Field) -> Schema:
         """This schema with `field` added at the end."""
         return Schema(self._fields + (field,), self.metadata)
+
+    def add_metadata(self, metadata: MetadataLike) -> Schema:
+        """The schema with `metadata` (pyarrow's deprecated alias: it replaces, not merges)."""
+        return self.with_metadata(metadata)
+
+    def insert(self, i: int, field: Field) -> Schema:
+        """The schema with `field` inserted at position i."""
+        if not 0 <= i <= len(self._fields):
+            raise ArrowInvalid("Invalid column index to add field.")
+        return Schema(self._fields[:i] + (field,) + self._fields[i:], self.metadata)
+
+    def set(self, i: int, field: Field) -> Schema:
+        """The schema with field i replaced by `field`."""
+        if not 0 <= i < len(self._fields):
+            raise ArrowInvalid("Invalid column index to set field.")
+        return Schema(self._fields[:i] + (field,) + self._fields[i + 1:], self.metadata)
+
+    def empty_table(self) -> Table:
+        """A Table of this schema with no rows."""
+        from .table import RecordBatch, Table
+        from .from_python import array_data_from_python
+        cols = [array_data_from_python([], f.type) for f in self._fields]
+        return Table(self, [RecordBatch(self, cols, 0)])
 
     def remove(self, i: int) -> Schema:
         """A copy without the field at index `i`."""

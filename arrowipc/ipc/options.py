@@ -10,6 +10,7 @@ from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
+from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
 
 
 class MetadataVersion(enum.IntEnum):
@@ -183,6 +184,11 @@ class IpcReadOptions:
     A stream must end with its end-of-stream marker: a stream that stops at a message boundary
     without one raises ArrowInvalid (after every complete batch) unless
     ``allow_missing_eos=True`` (pyarrow's behaviour).
+
+    Files read through a file object or a filesystem fetch only the byte ranges a read needs;
+    ``hole_size_limit`` and ``range_size_limit`` (pyarrow's CacheOptions names and defaults) say
+    how those ranges are merged: neighbours at most ``hole_size_limit`` bytes apart become one
+    request, as long as it stays within ``range_size_limit`` bytes.
     """
 
     def __init__(self, ensure_native_endian: bool = True, *,
@@ -191,7 +197,9 @@ class IpcReadOptions:
                  allow_missing_eos: bool = False, max_metadata_size: int = MAX_METADATA_SIZE,
                  max_nesting_depth: int = MAX_NESTING_DEPTH, max_fields: int = MAX_FIELDS,
                  max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE) -> None:
+                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
+                 hole_size_limit: int = HOLE_SIZE_LIMIT,
+                 range_size_limit: int = RANGE_SIZE_LIMIT) -> None:
         self.ensure_native_endian = ensure_native_endian
         self.ensure_alignment = ensure_alignment
         self.use_threads = use_threads
@@ -210,6 +218,10 @@ class IpcReadOptions:
         self.max_buffers = _positive("max_buffers", max_buffers)
         self.max_variadic_buffers = _positive("max_variadic_buffers", max_variadic_buffers)
         self.max_decompressed_size = _positive("max_decompressed_size", max_decompressed_size)
+        self.hole_size_limit = int(hole_size_limit)
+        if self.hole_size_limit < 0:
+            raise ValueError(f"hole_size_limit must be >= 0 bytes, got {hole_size_limit}")
+        self.range_size_limit = _positive("range_size_limit", range_size_limit)
 
     @property
     def included_fields(self) -> list[int]:
@@ -271,6 +283,13 @@ class ReadStats(NamedTuple):
     num_dictionary_batches: int = 0
     num_dictionary_deltas: int = 0
     num_replaced_dictionaries: int = 0
+
+
+class IOStats(NamedTuple):
+    """What a reader asked of a file object or filesystem (not in pyarrow): bytes fetched and
+    requests made; both 0 for bytes, buffers and memory maps, which need no I/O."""
+    bytes_read: int = 0
+    read_requests: int = 0
 
 
 class WriteStats(NamedTuple):

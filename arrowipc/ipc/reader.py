@@ -6,6 +6,7 @@ and hand out batches whose buffers are views of the input.
 """
 from __future__ import annotations
 
+import bisect
 import struct
 import threading
 from collections import deque
@@ -15,7 +16,7 @@ from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
                                   decode_record_batch_header, make_plan, next_message_fast,
                                   run_pending_checks)
-from .._core.buffer import Buffer
+from .._core.buffer import Buffer, allocate_buffer
 from ._flatbuf import root_table
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
 from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
@@ -23,11 +24,13 @@ from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
+from .filesystems import open_input
 from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
-from .options import IpcReadOptions, ReadCounters, ReadStats, as_read_options
+from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
+from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource, open_source
 
 if TYPE_CHECKING:
@@ -97,8 +100,7 @@ class MessageDecoder:
     # -- batches --------------------------------------------------------------------------------
     def read_record_batch_message(self, msg: Message, count: bool = True) -> RecordBatch:
         if count:
-            self.stats.num_messages += 1
-            self.stats.num_record_batches += 1
+            self.count_record_batch()
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
@@ -132,8 +134,7 @@ class MessageDecoder:
                 if isinstance(prepared[slot], ArrowException):
                     raise prepared[slot]
                 if count:
-                    self.stats.num_messages += 1
-                    self.stats.num_record_batches += 1
+                    self.count_record_batch()
                 cols, pending = assemble_columns(self._plan, header, msg.body, self._included,
                                                  prepared[slot], self.where, msg.version,
                                                  self._limits)
@@ -175,6 +176,37 @@ class MessageDecoder:
             for f, col in zip(self.schema, cols):
                 validate_values(col, f"{self.where}: field {f.name!r}")
         return RecordBatch(self.schema, cols, num_rows, None)
+
+    def count_record_batch(self) -> None:
+        """Count one record batch message in the statistics (every read path calls this)."""
+        self.stats.num_messages += 1
+        self.stats.num_record_batches += 1
+
+    @property
+    def column_plan(self):
+        """The decode plan of the full schema: per top-level field, its nodes and buffers in
+        message order (for tools that map a record batch's buffers back to columns)."""
+        return self._plan
+
+    def is_included(self, index: int) -> bool:
+        """Whether top-level field `index` is read (included_fields keeps it, or reads all)."""
+        return self._included is None or self._included[index]
+
+    def decode_column(self, msg: Message, index: int):
+        """Top-level column `index` of record batch message `msg`, decoded on its own: byte-swapped,
+        its dictionary attached and every check of the validation level run. A tool finds which
+        column of a failing batch is bad this way; ArrowInvalid names what is wrong."""
+        header = decode_record_batch_header(msg.header)
+        n = len(self.info.schema)
+        cols, pending = self._assemble(header, msg, self._plan, [j == index for j in range(n)])
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
+        col = cols[index]
+        if self.memo is not None:
+            self.memo.resolve(col, self.info.schema.field(index).type, (index,))
+        if pending:
+            run_pending_checks(pending, self.where)
+        return col
 
     def _message_where(self, msg: Message) -> str:
         return f"{self.where}: message at byte {msg.offset}"
@@ -316,9 +348,26 @@ class _ReaderBase:
         return self._decoder.stats.snapshot()
 
     @property
+    def io_stats(self) -> IOStats:
+        """What the reader asked of its file object or filesystem so far (bytes, requests)."""
+        return IOStats(getattr(self._source, "bytes_read", 0),
+                       getattr(self._source, "read_requests", 0))
+
+    @property
     def schema(self) -> T.Schema:
         """The schema of the batches (projected by `included_fields`)."""
         return self._decoder.schema
+
+    @property
+    def decoder(self) -> MessageDecoder:
+        """The decoder this reader drives (schema, dictionaries, projection, statistics): tools
+        such as `arrowipc validate` and `inspect` read messages through it as the reader does."""
+        return self._decoder
+
+    @property
+    def source(self) -> Any:
+        """Where the bytes come from (an in-memory BufferSource or a file-object source)."""
+        return self._source
 
     def read_pandas(self, **options: Any) -> Any:
         """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
@@ -330,8 +379,8 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
     RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
-                 memory_pool: object = None) -> None:
-        self._source = open_source(source)
+                 memory_pool: object = None, filesystem: Any = None) -> None:
+        self._source = _open(source, filesystem, False)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
@@ -436,7 +485,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def _iter_in_memory(self, dec, src, limit):
         buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
-        stats, limits = dec.stats, dec._limits
+        limits = dec._limits
         structural = dec._level == "structural"
         while True:
             start = src.pos
@@ -455,8 +504,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 if batch is not None:
                     yield batch
                 continue
-            stats.num_messages += 1
-            stats.num_record_batches += 1
+            dec.count_record_batch()
             if included is not None:
                 cols = [c for c in cols if c is not None]
             yield (RecordBatch(schema, cols, num_rows, pending) if structural
@@ -481,12 +529,15 @@ class RecordBatchFileReader(_ReaderBase):
     recovery: RecoveryReport | None = None    # set by open_file(recover=True)
 
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
-                 options: IpcReadOptions | None = None, memory_pool: object = None) -> None:
-        self._source = open_source(source)
+                 options: IpcReadOptions | None = None, memory_pool: object = None,
+                 filesystem: Any = None) -> None:
+        self._source = _open(source, filesystem, True)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
         self._lock = threading.Lock()
+        if not isinstance(self._source, BufferSource) and not self._source.seekable:
+            raise ArrowInvalid(NOT_SEEKABLE)
         size = footer_offset if footer_offset is not None else self._source.size
         self._read_footer(size)
 
@@ -502,7 +553,10 @@ class RecordBatchFileReader(_ReaderBase):
                                f"found {describe_bytes(head[:8])}")
         self.magic = magic
         tail_len = len(magic)
-        tail = src.read_at(size - tail_len - 4, tail_len + 4).to_pybytes()
+        # one read at the end brings the trailer and, unless it is large, the footer with it
+        last = src.read_at(size - min(size, TAIL_READ_SIZE), min(size, TAIL_READ_SIZE))
+        last_start = size - last.size
+        tail = last.slice(last.size - tail_len - 4, tail_len + 4).to_pybytes()
         if tail[4:] not in FILE_MAGICS:
             raise ArrowInvalid(f"file: expected the magic at the end (byte {size - tail_len}), "
                                f"found {tail[4:].hex(' ')}; the file may be truncated")
@@ -515,7 +569,10 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowInvalid(f"file: footer of {footer_len} bytes is larger than the limit of "
                                f"{self._decoder.options.max_metadata_size} "
                                f"(IpcReadOptions(max_metadata_size=...))")
-        footer = root_table(src.read_at(footer_end - footer_len, footer_len), "Footer")
+        footer_start = footer_end - footer_len
+        footer = root_table(last.slice(footer_start - last_start, footer_len)
+                            if footer_start >= last_start else src.read_at(footer_start, footer_len),
+                            "Footer")
         version = footer.int16(0)
         if version > md.METADATA_V5:
             raise ArrowInvalid(f"file: footer metadata version V{version + 1} is newer than V5")
@@ -531,6 +588,8 @@ class RecordBatchFileReader(_ReaderBase):
         self._dictionaries_read = False
         dec = self._decoder
         self._fast = isinstance(src, BufferSource) and dec.plain
+        # sources that are not in memory fetch only what a read needs (remote.py plans it)
+        self._ranged = not isinstance(src, BufferSource)
 
     def _blocks(self, footer, slot):
         raw, n = footer.structs(slot, 24)
@@ -594,9 +653,9 @@ class RecordBatchFileReader(_ReaderBase):
             msg = read(_BoundedSource(src, off, off + meta_len + body_len),
                        self._decoder.options.max_metadata_size, "file")
         else:
-            src.pos = off
-            src.f.seek(off)
-            msg = read(src, self._decoder.options.max_metadata_size, "file")
+            length = meta_len + body_len if with_body else meta_len
+            msg = read(_Fetched(src.read_at(off, length), off, off + meta_len + body_len),
+                       self._decoder.options.max_metadata_size, "file")
         if msg is None:
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
         return msg
@@ -605,12 +664,167 @@ class RecordBatchFileReader(_ReaderBase):
         with self._lock:
             if self._dictionaries_read:
                 return
-            for i, block in enumerate(self._dict_blocks):
-                msg = self._read_block(block, i, "dictionary")
-                if msg.header_type != md.HEADER_DICTIONARY_BATCH:
-                    raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
-                self._decoder.read_dictionary_message(msg)
+            if self._ranged:
+                self._fetch_dictionaries()
+            else:
+                for i, block in enumerate(self._dict_blocks):
+                    self._read_dictionary(self._read_block(block, i, "dictionary"), i)
             self._dictionaries_read = True
+
+    def _read_dictionary(self, msg: Message, i: int):
+        if msg.header_type != md.HEADER_DICTIONARY_BATCH:
+            raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
+        self._decoder.read_dictionary_message(msg)
+
+    # -- sources not in memory: fetch only the ranges a read needs ------------------------------
+    def _fetch_dictionaries(self):
+        """The dictionaries the selected columns use, the blocks fetched in coalesced ranges.
+
+        Without projection every block is fetched whole. With it, a dictionary's id is known
+        only from its metadata: blocks with small bodies are fetched whole anyway, the others
+        metadata first and the body only when a selected column uses the id."""
+        dec, opts = self._decoder, self._decoder.options
+        blocks = [self._check_block(b, i, "dictionary") for i, b in enumerate(self._dict_blocks)]
+        wanted = dictionary_ids_needed(dec.info, dec._included)
+        whole = [wanted is None or body_len < opts.hole_size_limit
+                 for _off, _meta_len, body_len in blocks]
+        heads = self._fetch_spans([(off, meta_len + body_len if w else meta_len)
+                                   for (off, meta_len, body_len), w in zip(blocks, whole)])
+        late = []
+        for i, ((off, meta_len, body_len), w, head) in enumerate(zip(blocks, whole, heads)):
+            end = off + meta_len + body_len
+            if w:
+                msg = read_message_from(_Fetched(head, off, end), opts.max_metadata_size, "file")
+            else:
+                msg = read_message_header(_Fetched(head, off, end), opts.max_metadata_size,
+                                          "file")
+                if (msg is not None and msg.header_type == md.HEADER_DICTIONARY_BATCH
+                        and msg.header.int64(0) not in wanted):
+                    continue                    # no selected column uses this dictionary
+                late.append(i)
+            if msg is None:
+                raise ArrowInvalid(f"file: dictionary block {i} at byte {off} holds no message")
+            heads[i] = msg
+        bodies = self._fetch_spans([(blocks[i][0], blocks[i][1] + blocks[i][2]) for i in late])
+        for i, data in zip(late, bodies):
+            off, meta_len, body_len = blocks[i]
+            heads[i] = read_message_from(_Fetched(data, off, off + meta_len + body_len),
+                                         opts.max_metadata_size, "file")
+        for i, msg in enumerate(heads):
+            if isinstance(msg, Message):
+                self._read_dictionary(msg, i)
+
+    def _fetch_spans(self, spans: list) -> list:
+        """A Buffer for each (offset, length) span, fetched as coalesced ranges (each range in a
+        buffer of its own: one buffer over all of them would allocate the holes between them)."""
+        opts = self._decoder.options
+        ranges = coalesce(spans, opts.hole_size_limit, opts.range_size_limit)
+        fetched = [allocate_buffer(n, zero=False) for _o, n in ranges]
+        self._source.fetch(ranges, [memoryview(b) for b in fetched])
+        starts = [o for o, _n in ranges]
+        out = []
+        for o, n in spans:
+            k = bisect.bisect_right(starts, o) - 1
+            out.append(fetched[k].slice(o - starts[k], n))
+        return out
+
+    def _fetch_batches(self, first: int, last: int) -> list:
+        """Messages of record batches [first, last) with the selected columns' buffers, in two
+        fetches for the lot (all metadata, then all buffer ranges: concurrent where the source
+        can, in file order otherwise). None for a batch whose metadata cannot be used here:
+        get_batch reads it again and raises its error in its turn."""
+        dec, opts = self._decoder, self._decoder.options
+        blocks = []
+        for i in range(first, last):
+            try:
+                blocks.append(self._check_block(self._batch_blocks[i], i, "record batch"))
+            except ArrowException:
+                break                   # this batch and those after it: one by one
+        heads = self._fetch_spans([(off, meta_len) for off, meta_len, _ in blocks])
+        msgs, ranges, targets = [], [], []
+        for (off, meta_len, body_len), head in zip(blocks, heads):
+            end = off + meta_len + body_len
+            fetched = _Fetched(head, off, end)
+            try:
+                msg = read_message_header(fetched, opts.max_metadata_size, "file")
+                if (msg is None or msg.header_type != md.HEADER_RECORD_BATCH
+                        or msg.body_length > end - fetched.pos):
+                    msgs.append(None)
+                    continue
+                header = decode_record_batch_header(msg.header)
+                needed = buffer_needed_mask(dec._plan, header, dec._included, msg.version)
+            except ArrowException:
+                msgs.append(None)
+                continue
+            body_start = fetched.pos
+            body = allocate_buffer(msg.body_length, zero=False)
+            view = memoryview(body)
+            for o, n in coalesce(body_ranges(header.buffers_list(), needed, body_start,
+                                             msg.body_length),
+                                 opts.hole_size_limit, opts.range_size_limit):
+                ranges.append((o, n))
+                targets.append(view[o - body_start:o - body_start + n])
+            msg.body = body
+            msgs.append(msg)
+        self._source.fetch(ranges, targets)
+        return msgs + [None] * (last - first - len(msgs))
+
+    def _iter_ranged(self):
+        """Projected batches from a source not in memory, planned a window at a time."""
+        if not self._dictionaries_read:
+            self._ensure_dictionaries()
+        dec, blocks = self._decoder, self._batch_blocks
+        n, first = len(blocks), 0
+        while first < n:
+            # a window holds at most WINDOW_MESSAGES batches and WINDOW_BYTES of (sparse) bodies
+            last, claimed = first + 1, max(0, blocks[first][2])
+            while (last < n and last - first < WINDOW_MESSAGES
+                   and claimed + max(0, blocks[last][2]) <= WINDOW_BYTES):
+                claimed += max(0, blocks[last][2])
+                last += 1
+            with self._lock:
+                msgs = self._fetch_batches(first, last)
+            for i, msg in zip(range(first, last), msgs):
+                if msg is None:
+                    yield self.get_batch(i)
+                    continue
+                with self._lock:
+                    dec.count_record_batch()
+                yield dec.read_record_batch_message(msg, count=False)
+            first = last
+
+    def _fetch_batch(self, i: int) -> Message:
+        """Record batch i's message: the whole block in one request without projection; with
+        it, the metadata, then only the buffers of the selected columns, coalesced."""
+        dec, opts, src = self._decoder, self._decoder.options, self._source
+        off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+        end = off + meta_len + body_len
+        if dec._included is None:
+            msg = read_message_from(_Fetched(src.read_at(off, meta_len + body_len), off, end),
+                                    opts.max_metadata_size, "file")
+        else:
+            head = _Fetched(src.read_at(off, meta_len), off, end)
+            msg = read_message_header(head, opts.max_metadata_size, "file")
+            if msg is not None and msg.header_type == md.HEADER_RECORD_BATCH:
+                body_start = head.pos
+                if msg.body_length > end - body_start:
+                    raise ArrowInvalid(f"file: truncated {msg.type} message at byte {msg.offset}: "
+                                       f"expected a {msg.body_length}-byte body, got "
+                                       f"{end - body_start}")
+                header = decode_record_batch_header(msg.header)
+                needed = buffer_needed_mask(dec._plan, header, dec._included, msg.version)
+                body = allocate_buffer(msg.body_length, zero=False)
+                ranges = coalesce(body_ranges(header.buffers_list(), needed, body_start,
+                                              msg.body_length),
+                                  opts.hole_size_limit, opts.range_size_limit)
+                view = memoryview(body)
+                src.fetch(ranges, [view[o - body_start:o - body_start + n] for o, n in ranges])
+                msg.body = body
+            elif msg is not None:
+                msg = self._read_block(self._batch_blocks[i], i, "record batch")
+        if msg is None:
+            raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
+        return msg
 
     def _get(self, i: int, with_metadata: bool):
         n = len(self._batch_blocks)
@@ -622,30 +836,36 @@ class RecordBatchFileReader(_ReaderBase):
             self._ensure_dictionaries()
         dec, src = self._decoder, self._source
         if self._fast:
-            off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
-            msg, _, cols, pending, num_rows = next_message_fast(
-                src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
-                dec._included, "file", dec._limits)
-            if msg is not None and cols is not None:
-                with self._lock:
-                    dec.stats.num_messages += 1
-                    dec.stats.num_record_batches += 1
-                if dec._included is not None:
-                    cols = [c for c in cols if c is not None]
-                batch = dec.make_batch(cols, num_rows, pending)
+            batch, msg = self._framed_once(i)
+            if batch is not None:
                 return (batch, msg.custom_metadata) if with_metadata else batch
         if isinstance(src, BufferSource):
             msg = self._read_block(self._batch_blocks[i], i, "record batch")
         else:
             with self._lock:
-                msg = self._read_block(self._batch_blocks[i], i, "record batch")
+                msg = self._fetch_batch(i)
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
         with self._lock:
-            dec.stats.num_messages += 1
-            dec.stats.num_record_batches += 1
+            dec.count_record_batch()
         batch = dec.read_record_batch_message(msg, count=False)
         return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def _framed_once(self, i: int) -> tuple[RecordBatch | None, Message | None]:
+        """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
+        None when the message needs the general path (compressed, dictionaries, byte order)."""
+        dec = self._decoder
+        off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+        msg, _, cols, pending, num_rows = next_message_fast(
+            self._source.buf, off, off + meta_len + body_len, dec.options.max_metadata_size,
+            dec._plan, dec._included, "file", dec._limits)
+        if msg is None or cols is None:
+            return None, msg
+        with self._lock:
+            dec.count_record_batch()
+        if dec._included is not None:
+            cols = [c for c in cols if c is not None]
+        return dec.make_batch(cols, num_rows, pending), msg
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         """Batch `i` with its custom metadata."""
@@ -658,10 +878,19 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self) -> Iterator[RecordBatch]:
+        if self._ranged and self._decoder._included is not None:
+            yield from self._iter_ranged()
+            return
         n, i = len(self._batch_blocks), 0
         while i < n:
-            msg = self._compressed_block(i) if self._fast else None
-            if msg is None:
+            msg = None
+            if self._fast:          # each block framed once: decoded, or kept for a window
+                batch, msg = self._framed_once(i)
+                if batch is not None:
+                    yield batch
+                    i += 1
+                    continue
+            if msg is None or not _is_compressed_batch(msg):
                 yield self.get_batch(i)
                 i += 1
                 continue
@@ -678,8 +907,7 @@ class RecordBatchFileReader(_ReaderBase):
                 if isinstance(item, BaseException):
                     raise item
                 with self._lock:
-                    self._decoder.stats.num_messages += 1
-                    self._decoder.stats.num_record_batches += 1
+                    self._decoder.count_record_batch()
                 yield item[0]
             i = j
 
@@ -719,6 +947,27 @@ class RecordBatchFileReader(_ReaderBase):
         return export_stream(self.schema, iter(self), requested_schema)
 
 
+NOT_SEEKABLE = ("file: the file format needs a seekable source; read it as a stream or buffer "
+                "it")
+
+
+class _Fetched:
+    """Bytes fetched from file offset `base` on, read as a source positioned in file offsets
+    (so messages report their place in the file); reads stop at `end`, the block's end."""
+
+    def __init__(self, data: Buffer, base: int, end: int):
+        self.data = data
+        self.base = base
+        self.pos = base
+        self.end = end
+
+    def read(self, n: int) -> Buffer:
+        start = self.pos - self.base
+        n = max(0, min(n, self.end - self.pos, self.data.size - start))
+        self.pos += n
+        return self.data.slice(start, n)
+
+
 class _BoundedSource:
     """A view of a BufferSource limited to [start, end): a block's message cannot read past it."""
 
@@ -735,28 +984,45 @@ class _BoundedSource:
         return out
 
 
+def _open(source: SourceLike, filesystem: Any, random_access: bool) -> Any:
+    """The source a reader reads: URLs and paths on `filesystem` through filesystems.py (byte
+    ranges for the file format, a file object for streams), anything else through open_source."""
+    src = open_input(source, filesystem, random_access)
+    if src is None:
+        return open_source(source)
+    if isinstance(src, str):                    # a file:// URL names a local path
+        return open_source(src)
+    return src
+
+
 def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
-                memory_pool: object = None) -> RecordBatchStreamReader:
-    """A RecordBatchStreamReader over bytes, a Buffer, a path or a file-like object."""
-    return RecordBatchStreamReader(source, options=options)
+                memory_pool: object = None, filesystem: Any = None) -> RecordBatchStreamReader:
+    """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
+    http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
+    filesystem) or a file-like object."""
+    return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
 
 
 @overload
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: Literal[False] = False) -> RecordBatchFileReader: ...
+              recover: Literal[False] = False, filesystem: Any = None) -> RecordBatchFileReader: ...
 
 
 @overload
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool) -> RecordBatchFileReader | RecoveredFileReader: ...
+              recover: bool, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader: ...
 
 
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool = False) -> RecordBatchFileReader | RecoveredFileReader:
-    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped) or a file-like object.
+              recover: bool = False, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader:
+    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
+    `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
+    file-like object.
 
     With recover=True a file whose footer is missing or damaged is read as a stream instead
     (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
@@ -765,7 +1031,7 @@ def open_file(source: SourceLike, footer_offset: int | None = None, *,
     if recover:
         from .recover import open_file_recovering
         return open_file_recovering(source, footer_offset, options)
-    return RecordBatchFileReader(source, footer_offset, options=options)
+    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
 
 
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str

@@ -51,7 +51,11 @@ class BufferSource:
 
 
 class FileSource:
-    """Reads from a file-like object with read()/readinto(); bodies land in aligned buffers."""
+    """Reads from a file-like object with read()/readinto(); bodies land in aligned buffers.
+
+    `bytes_read` and `read_requests` count what was asked of the object (a request is one
+    read() of ours, however many calls the object needed to fill it).
+    """
 
     def __init__(self, f, name: str = "file", owns: bool = False):
         self.f = f
@@ -60,6 +64,8 @@ class FileSource:
         self.pos = f.tell() if _seekable(f) else 0
         self._readinto: Any = getattr(f, "readinto", None)
         self._read_buffer = getattr(f, "read_buffer", None)
+        self.bytes_read = 0
+        self.read_requests = 0
 
     @property
     def size(self) -> int:
@@ -71,6 +77,12 @@ class FileSource:
     def read(self, n: int) -> Buffer:
         if n <= 0:
             return py_buffer(b"")
+        out = self._read(n)
+        self.read_requests += 1
+        self.bytes_read += out.size
+        return out
+
+    def _read(self, n: int) -> Buffer:
         if self._read_buffer is not None:          # zero-copy BufferReader, pyarrow NativeFile
             out = as_buffer(self._read_buffer(n))
             self.pos += out.size
@@ -106,13 +118,87 @@ class FileSource:
         self.pos = offset
         out = self.read(n)
         if out.size != n:
-            raise ArrowInvalid(f"{self.name}: expected {n} bytes at offset {offset}, "
-                               f"got {out.size} (file truncated)")
+            raise _short_read(self.name, offset, n, out.size)
         return out
+
+    @property
+    def seekable(self) -> bool:
+        """Whether the object can seek: its seekable() says, or, lacking one, having seek()."""
+        if getattr(self.f, "seekable", None) is None:
+            return hasattr(self.f, "seek") and hasattr(self.f, "tell")
+        return _seekable(self.f)
+
+    def fetch(self, ranges: list, targets: list) -> None:
+        """Read each (offset, length) range into its target (a writable memoryview of that
+        length): through the object's filesystem in one concurrent call when it is an fsspec
+        file, else one seek and read per range, in the order given (file order for a plan)."""
+        cat_ranges = _cat_ranges_of(self.f) if len(ranges) > 1 else None
+        if cat_ranges is not None:
+            try:
+                parts = cat_ranges([self.f.path] * len(ranges), [o for o, _ in ranges],
+                                   [o + n for o, n in ranges])
+            except Exception as e:      # the filesystem's own errors (network, auth)
+                raise _io_error(e, self.name) from e
+            for (o, n), data, target in zip(ranges, parts, targets):
+                self.read_requests += 1
+                self.bytes_read += len(data)
+                if len(data) != n:
+                    raise _short_read(self.name, o, n, len(data))
+                target[:] = data
+            return
+        for (o, n), target in zip(ranges, targets):
+            self.f.seek(o)
+            self.pos = o
+            got = self.read_into(target)
+            if got != n:
+                raise _short_read(self.name, o, n, got)
+
+    def read_into(self, view: memoryview) -> int:
+        """Read up to len(view) bytes at the current position into `view` (one request)."""
+        n = view.nbytes
+        if self._readinto is not None:
+            got = 0
+            while got < n:
+                k = self._readinto(view[got:n])
+                if not k:
+                    break
+                got += k
+        else:
+            data = self._read(n)
+            got = data.size
+            view[:got] = memoryview(data)
+        self.pos += got
+        self.read_requests += 1
+        self.bytes_read += got
+        return got
 
     def close(self):
         if self.owns:
             self.f.close()
+
+
+def _cat_ranges_of(f):
+    """fsspec's concurrent multi-range read for an fsspec file object, else None."""
+    fs = getattr(f, "fs", None)
+    if fs is None or not isinstance(getattr(f, "path", None), str):
+        return None
+    return getattr(fs, "cat_ranges", None)
+
+
+def _short_read(name: str, offset: int, expected: int, got: int) -> ArrowInvalid:
+    return ArrowInvalid(f"{name}: expected {expected} bytes at offset {offset}, got {got} "
+                        f"(file truncated)")
+
+
+def _io_error(error: Exception, name: str) -> OSError:
+    """An OSError naming the source (a URL) for an error the I/O layer raised."""
+    if isinstance(error, OSError) and name in str(error):
+        return error
+    cls = type(error) if isinstance(error, OSError) else OSError
+    try:
+        return cls(f"{name}: {error}")
+    except TypeError:
+        return OSError(f"{name}: {error}")
 
 
 def as_buffer(obj) -> Buffer:

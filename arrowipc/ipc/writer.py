@@ -30,6 +30,7 @@ from ..table import table as _table
 from . import metadata as md
 from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
+from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .sinks import AtomicFile
 
@@ -104,11 +105,18 @@ class _Sink:
     disk.
     """
 
-    def __init__(self, sink, durable: bool = False):
+    def __init__(self, sink, durable: bool = False, filesystem=None):
         self.owns = False
         self.durable = bool(durable)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
-        if isinstance(sink, (str, os.PathLike)):
+        # a URL or a path on `filesystem`: an upload published only on close (filesystems.py)
+        remote: Any = (open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike))
+                       else None)
+        if remote is not None:
+            self.atomic = remote
+            sink = remote.file
+            self.owns = True
+        elif isinstance(sink, (str, os.PathLike)):
             sink = self._open_path(os.fspath(sink))
             self.owns = True
         if not hasattr(sink, "write"):
@@ -330,7 +338,8 @@ class _WriterBase:
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
                  use_legacy_format: bool | None = None,
-                 metadata_version: MetadataVersion | int | None = None, durable: bool = False) -> None:
+                 metadata_version: MetadataVersion | int | None = None, durable: bool = False,
+                 filesystem: Any = None) -> None:
         # always a copy: use_legacy_format= and metadata_version= apply to this writer only, and
         # the caller's options object may serve other writers
         self.options = as_write_options(options, use_legacy_format)
@@ -343,10 +352,12 @@ class _WriterBase:
         self._has_dicts = enc._has_dicts
         self._version = enc._version
         self._compress = enc._compress
-        if durable and not isinstance(sink, (str, os.PathLike)):
-            raise ValueError("durable=True needs a path sink (a file object's owner decides when "
-                             "to fsync it)")
-        self._sink = _Sink(sink, durable)
+        if durable and (not isinstance(sink, (str, os.PathLike)) or filesystem is not None
+                        or (is_url(sink) and not sink.lower().startswith("file://"))):
+            raise ValueError("durable=True needs a path sink (a local one: a file object's owner "
+                             "decides when to fsync it, and an object store's upload is durable "
+                             "when it completes)")
+        self._sink = _Sink(sink, durable, filesystem)
         self._sink.background = self.options.use_threads
         self._closed = False
         self._start()
@@ -519,9 +530,10 @@ class RecordBatchStreamWriter(_WriterBase):
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
-                 options: IpcWriteOptions | None = None, durable: bool = False) -> None:
+                 options: IpcWriteOptions | None = None, durable: bool = False,
+                 filesystem: Any = None) -> None:
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
-                         durable=durable)
+                         durable=durable, filesystem=filesystem)
 
     def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
@@ -537,7 +549,8 @@ class RecordBatchFileWriter(_WriterBase):
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
-                 magic: bytes = FILE_MAGIC, durable: bool = False, statistics: bool = False) -> None:
+                 magic: bytes = FILE_MAGIC, durable: bool = False, statistics: bool = False,
+                 filesystem: Any = None) -> None:
         self._statistics = bool(statistics)
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
@@ -548,7 +561,7 @@ class RecordBatchFileWriter(_WriterBase):
         self._batch_blocks: list[tuple[int, int, int]] = []
         self._dict_blocks: list[tuple[int, int, int]] = []
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
-                         durable=durable)
+                         durable=durable, filesystem=filesystem)
 
     def _start(self):
         head = self._magic + bytes((-len(self._magic)) % 8)
@@ -572,22 +585,28 @@ class RecordBatchFileWriter(_WriterBase):
 
 
 def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
-               options: IpcWriteOptions | None = None, durable: bool = False
-               ) -> RecordBatchStreamWriter:
-    """A RecordBatchStreamWriter; `durable=True` fsyncs a path's file and directory at close."""
+               options: IpcWriteOptions | None = None, durable: bool = False,
+               filesystem: Any = None) -> RecordBatchStreamWriter:
+    """A RecordBatchStreamWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
+    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
+    under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
+    local path's file and directory at close."""
     return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                   options=options, durable=durable)
+                                   options=options, durable=durable, filesystem=filesystem)
 
 
 def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
              options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
              magic: bytes = FILE_MAGIC, durable: bool = False,
-             statistics: bool = False) -> RecordBatchFileWriter:
-    """A RecordBatchFileWriter; `durable=True` fsyncs a path's file and directory at close;
-    `statistics=True` writes each batch's min/max/null counts in its custom metadata."""
+             statistics: bool = False, filesystem: Any = None) -> RecordBatchFileWriter:
+    """A RecordBatchFileWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
+    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
+    under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
+    local path's file and directory at close; `statistics=True` writes each batch's min/max/null
+    counts in its custom metadata."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic, durable=durable,
-                                 statistics=statistics)
+                                 statistics=statistics, filesystem=filesystem)
 
 
 def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:

@@ -43,6 +43,28 @@ def local_path(path: str) -> str:
     return path
 
 
+def _is_remote(path: str) -> bool:
+    """A URL other than file:// (s3://, gs://, http://...): read through fsspec."""
+    return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]+://", path)) and not path.startswith("file:")
+
+
+def _remote_input_paths(url: str) -> list:
+    """The data files a remote load path names (an object, a prefix or a glob), as URLs."""
+    from ..ipc.filesystems import resolve
+    _kind, fs, path = resolve(url)
+    protocol = url.split("://", 1)[0]
+
+    def as_url(p: str) -> str:
+        return p if "://" in p else f"{protocol}://{p.lstrip('/')}"
+
+    if fs.isdir(path):
+        names = [p for p in fs.ls(path, detail=False) if fs.isfile(p)]
+        return sorted(as_url(p) for p in names if _is_data_name(p.rstrip("/").rsplit("/", 1)[-1]))
+    if fs.isfile(path):
+        return [url]
+    return sorted(as_url(p) for p in fs.glob(path) if fs.isfile(p))
+
+
 def _is_data_name(name: str) -> bool:
     # Spark's convention: names starting with '_' or '.' are metadata (_SUCCESS, _temporary).
     return not name.startswith(("_", ".")) and name.endswith(SUFFIXES)
@@ -57,6 +79,11 @@ def find_input_paths(path: str) -> list:
     """The data files a load path names, sorted; raises when it names none."""
     if not path:
         raise ArrowInvalid("arrowipc: no path given; use .load(path) or .option('path', ...)")
+    if _is_remote(path):
+        found = _remote_input_paths(path)
+        if not found:
+            raise ArrowInvalid(f"arrowipc: {path!r} names no {'/'.join(SUFFIXES)} files")
+        return found
     path = local_path(path)
     if os.path.isdir(path):
         found = _files_in(path)
@@ -77,8 +104,13 @@ def find_input_paths(path: str) -> list:
 def detect_format(path: str) -> InputFile:
     """Whether `path` holds the IPC file format (magic ARROW1 or ALKAID1) or a stream."""
     from ..ipc.format import FEATHER_V1_MAGIC, FORMAT_FILE, describe_bytes, sniff
-    with open(path, "rb") as f:
-        head = f.read(8)
+    if _is_remote(path):
+        from ..ipc.filesystems import resolve
+        _kind, fs, fs_path = resolve(path)
+        head = fs.cat_file(fs_path, start=0, end=8)
+    else:
+        with open(path, "rb") as f:
+            head = f.read(8)
     if head.startswith(FEATHER_V1_MAGIC):
         raise ArrowInvalid(f"arrowipc: {path} is a Feather V1 file, which is not Arrow IPC; "
                            f"rewrite it as Feather V2 / Arrow IPC")
@@ -96,6 +128,8 @@ def read_input_schema(inp: InputFile):
     try:
         if inp.is_file_format:
             return ipc.open_file(inp.path).schema
+        if _is_remote(inp.path):
+            return ipc.open_stream(inp.path).schema
         with open(inp.path, "rb") as f:
             return ipc.open_stream(f).schema
     except ArrowInvalid as e:

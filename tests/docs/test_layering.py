@@ -23,7 +23,11 @@ KNOWN_CYCLES = [
      "arrowipc.ipc.dictionary", "arrowipc.ipc.metadata", "arrowipc.ipc.writer",
      "arrowipc.pandas_compat", "arrowipc.pandas_shim", "arrowipc.table", "arrowipc.to_python",
      "arrowipc.types", "arrowipc.validate", "arrowipc._core.cdata",
-     "arrowipc._core.content_checks", "arrowipc.extension"},
+     "arrowipc._core.content_checks", "arrowipc.extension",
+     # the table operations (issue 16): methods of Array/ChunkedArray/RecordBatch/Table whose
+     # bodies live in their own modules and build arrays and tables in turn
+     "arrowipc.tableops", "arrowipc.selection", "arrowipc.cast", "arrowipc.scalar",
+     "arrowipc.batch_reader"},      # Table.to_reader returns one, and it builds Tables
     {"arrowipc.ipc.reader", "arrowipc.ipc.recover"},
 ]
 
@@ -43,6 +47,20 @@ def _absolute(module: str, is_package: bool, level: int, target: str) -> str:
     base = module.split(".")[: len(module.split(".")) - (0 if is_package else 1)]
     base = base[: len(base) - (level - 1)]
     return ".".join(base + ([target] if target else []))
+
+
+def _runtime_nodes(tree):
+    """Every node except the bodies of `if TYPE_CHECKING:` (imports for annotations only)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and isinstance(child.test, ast.Name) and \
+                    child.test.id == "TYPE_CHECKING":
+                todo.extend(child.orelse)
+                continue
+            todo.append(child)
 
 
 def import_graph():
@@ -67,13 +85,7 @@ def import_graph():
                 names = (m.group(2) or m.group(3)).split(",")
                 add(base, [n.split("#")[0].strip().split(" as ")[0] for n in names if n.strip()])
         else:
-            tree = ast.parse(text)
-            # imports under `if TYPE_CHECKING:` are read by type checkers only: no run-time edge
-            for node in ast.walk(tree):
-                if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and \
-                        node.test.id == "TYPE_CHECKING":
-                    node.body = []
-            for node in ast.walk(tree):
+            for node in _runtime_nodes(ast.parse(text)):
                 if isinstance(node, ast.ImportFrom):
                     base = _absolute(name, is_package, node.level, node.module or "")
                     add(base, [a.name for a in node.names])

@@ -65,8 +65,10 @@ def test_input_discovery_and_planning(tmp_path):
     assert find_input_paths(str(tmp_path / "*.arrow")) == [str(tmp_path / "b.arrow")]
     with pytest.raises(ArrowInvalid, match="names no"):
         find_input_paths(str(tmp_path / "*.parquet"))
-    with pytest.raises(ArrowInvalid, match="only local"):
-        find_input_paths("s3://bucket/key")
+    # URLs go to fsspec (remote inputs are tested in tests/ipc/test_remote.py); an unknown
+    # protocol is an error naming the URL
+    with pytest.raises(ValueError, match="nosuchprotocol://bucket/key"):
+        find_input_paths("nosuchprotocol://bucket/key")
 
 
 def test_feather_v1_is_refused(tmp_path):

@@ -1,0 +1,1320 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Selection and cast kernels: take (gather rows by index), filter (keep rows by a boolean mask)
+and the numeric and temporal casts, over ArrayData of any layout.
+
+A selection is an int64 buffer of row numbers into the source, where -1 stands for "a null row"
+(a null index, or a null mask slot with null_selection_behavior="emit_null"). Every layout takes a
+selection: fixed-width values and bits are gathered, variable-width values are gathered in two
+passes (offsets, then bytes), lists turn the selection into one over their child, structs and
+sparse unions pass it to their children, and views, list views, dense unions and dictionaries
+gather only their fixed-width part and keep the rest (the data buffers, the child, the dictionary)
+zero-copy. filter on fixed-width and boolean data skips the selection and compacts directly.
+
+The input may come from untrusted bytes: every buffer is checked to hold the rows it is indexed
+by before any pointer is formed, offsets read during a gather are checked against the data they
+point into, and a selection is bounds-checked once when it is built. The loops run with the GIL
+released and create no Python object per value.
+"""
+from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t,
+                          uint64_t, INT32_MAX, INT64_MAX, INT64_MIN)
+from libc.string cimport memcpy, memset
+from libc.math cimport trunc, isnan
+
+from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
+from arrowipc._core.arraydata cimport ArrayData, make_array_data
+from arrowipc._core.kinds cimport *
+from arrowipc._core.kernels cimport arrowipc_count_set_bits
+
+from arrowipc.errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid,
+                             ArrowNotImplementedError)
+
+
+cdef extern from *:
+    bint mul_overflow "__builtin_mul_overflow"(int64_t a, int64_t b, int64_t* out) nogil
+
+
+# -- bits and bounds --------------------------------------------------------------------------
+
+cdef inline bint get_bit(const uint8_t* p, int64_t i) noexcept nogil:
+    return (p[i >> 3] >> (i & 7)) & 1
+
+
+cdef inline void set_bit(uint8_t* p, int64_t i) noexcept nogil:
+    p[i >> 3] |= <uint8_t>(1 << (i & 7))
+
+
+cdef inline object buffer_at(ArrayData d, int i):
+    return d.buffers[i] if len(d.buffers) > i else None
+
+
+cdef const uint8_t* checked(object buf, int64_t start, int64_t count, int64_t width,
+                            str what) except? NULL:
+    # The address of element `start` of a buffer whose elements [start, start + count) of
+    # `width` bytes are checked to exist (no overflow); NULL for an absent buffer.
+    if buf is None:
+        if count == 0:
+            return NULL
+        raise ArrowInvalid(f"{what}: the buffer is missing but {count} values are indexed")
+    cdef Buffer b = <Buffer>buf
+    if start < 0 or count < 0:
+        raise ArrowInvalid(f"{what}: negative offset {start} or length {count}")
+    if count and (start > b.size // width or count > b.size // width - start):
+        raise ArrowInvalid(f"{what}: elements [{start}, {start}+{count}) of {width} bytes need "
+                           f"{(start + count) * width} bytes but the buffer has {b.size}")
+    return b.ptr + start * width if count else b.ptr
+
+
+cdef const uint8_t* checked_bits(object buf, int64_t offset, int64_t length,
+                                 str what) except? NULL:
+    # Bitmap bytes whose bits [offset, offset + length) are checked to exist; NULL for None.
+    if buf is None:
+        return NULL
+    cdef Buffer b = <Buffer>buf
+    if offset < 0 or length < 0:
+        raise ArrowInvalid(f"{what}: negative offset {offset} or length {length}")
+    if length and (offset > b.size * 8 or length > b.size * 8 - offset):
+        raise ArrowInvalid(f"{what}: bits [{offset}, {offset}+{length}) need "
+                           f"{(offset + length + 7) // 8} bytes but the bitmap has {b.size}")
+    return b.ptr
+
+
+cdef inline uint8_t* out_ptr(Buffer b):
+    return mutable_data(b)
+
+
+# -- selections ---------------------------------------------------------------------------------
+
+ctypedef fused index_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef int64_t _widen(const index_t* src, const uint8_t* valid, int64_t voff, int64_t n,
+                    int64_t bound, int64_t* dst, bint* any_null) noexcept nogil:
+    # Returns the position of the first out-of-range index, or -1.
+    cdef int64_t i, v
+    for i in range(n):
+        if valid != NULL and not get_bit(valid, voff + i):
+            dst[i] = -1
+            any_null[0] = True
+            continue
+        if index_t is uint64_t:
+            if src[i] >= <uint64_t>bound:
+                return i
+            v = <int64_t>src[i]
+        else:
+            v = <int64_t>src[i]
+            if v < 0 or v >= bound:
+                return i
+        dst[i] = v
+    return -1
+
+
+def selection_from_indices(ArrayData idx, int64_t bound):
+    """(int64 selection Buffer, has nulls) from an integer index array; an index outside
+    [0, bound) raises ArrowIndexError as pyarrow does."""
+    cdef object t = idx.type
+    if not getattr(t, "is_integer", False):
+        raise ArrowNotImplementedError(f"take indices must be integers, got {t}")
+    cdef int64_t n = idx.length, off = idx.offset, bad = -1
+    cdef int width = t.byte_width
+    cdef bint signed = t.is_signed, any_null = False
+    cdef const uint8_t* src = checked(buffer_at(idx, 1), off, n, width, "take indices")
+    cdef const uint8_t* valid = checked_bits(buffer_at(idx, 0), off, n, "take indices validity")
+    cdef Buffer out = allocate(n * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        if signed and width == 1:
+            bad = _widen(<const int8_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed and width == 2:
+            bad = _widen(<const int16_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed and width == 4:
+            bad = _widen(<const int32_t*>src, valid, off, n, bound, dst, &any_null)
+        elif signed:
+            bad = _widen(<const int64_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 1:
+            bad = _widen(<const uint8_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 2:
+            bad = _widen(<const uint16_t*>src, valid, off, n, bound, dst, &any_null)
+        elif width == 4:
+            bad = _widen(<const uint32_t*>src, valid, off, n, bound, dst, &any_null)
+        else:
+            bad = _widen(<const uint64_t*>src, valid, off, n, bound, dst, &any_null)
+    if bad >= 0:
+        raise ArrowIndexError(f"Index {_index_value(src, width, signed, bad)} out of bounds")
+    return out, any_null
+
+
+cdef object _index_value(const uint8_t* src, int width, bint signed, int64_t i):
+    if width == 1:
+        return (<const int8_t*>src)[i] if signed else (<const uint8_t*>src)[i]
+    if width == 2:
+        return (<const int16_t*>src)[i] if signed else (<const uint16_t*>src)[i]
+    if width == 4:
+        return (<const int32_t*>src)[i] if signed else (<const uint32_t*>src)[i]
+    return (<const int64_t*>src)[i] if signed else (<const uint64_t*>src)[i]
+
+
+def effective_mask(ArrayData mask):
+    """(bitmap Buffer at bit 0, set count) of the slots a boolean mask keeps when null slots are
+    dropped: the values AND the validity."""
+    cdef int64_t n = mask.length, off = mask.offset, i, count = 0
+    cdef const uint8_t* vals = checked_bits(buffer_at(mask, 1), off, n, "filter mask")
+    cdef const uint8_t* valid = checked_bits(buffer_at(mask, 0), off, n, "filter mask validity")
+    if vals == NULL and n:
+        raise ArrowInvalid("filter mask: the values bitmap is missing")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t nbytes = n >> 3
+    cdef uint8_t b
+    with nogil:
+        for i in range(nbytes):
+            b = _byte_at(vals, off + i * 8)
+            if valid != NULL:
+                b &= _byte_at(valid, off + i * 8)
+            dst[i] = b
+            count += POP8[b]
+        for i in range(nbytes * 8, n):
+            if get_bit(vals, off + i) and (valid == NULL or get_bit(valid, off + i)):
+                set_bit(dst, i)
+                count += 1
+    return out, count
+
+
+def selection_from_mask(ArrayData mask, bint emit_null):
+    """(int64 selection Buffer, has nulls) of the rows a boolean mask keeps; null slots are
+    dropped, or kept as null rows when `emit_null`."""
+    cdef int64_t n = mask.length, off = mask.offset, i, k = 0, total = 0
+    cdef const uint8_t* vals = checked_bits(buffer_at(mask, 1), off, n, "filter mask")
+    cdef const uint8_t* valid = checked_bits(buffer_at(mask, 0), off, n, "filter mask validity")
+    if vals == NULL and n:
+        raise ArrowInvalid("filter mask: the values bitmap is missing")
+    cdef bint any_null = False
+    with nogil:
+        for i in range(n):
+            if valid != NULL and not get_bit(valid, off + i):
+                if emit_null:
+                    total += 1
+                    any_null = True
+            elif get_bit(vals, off + i):
+                total += 1
+    cdef Buffer out = allocate(total * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        for i in range(n):
+            if valid != NULL and not get_bit(valid, off + i):
+                if emit_null:
+                    dst[k] = -1
+                    k += 1
+            elif get_bit(vals, off + i):
+                dst[k] = i
+                k += 1
+    return out, any_null
+
+
+# -- take ---------------------------------------------------------------------------------------
+
+cdef void _gather(const uint8_t* src, int64_t width, const int64_t* sel, int64_t n,
+                  uint8_t* dst) noexcept nogil:
+    # src is element 0 of the source; a -1 in the selection writes zeros
+    cdef int64_t i, j
+    if width == 8:
+        for i in range(n):
+            j = sel[i]
+            (<uint64_t*>dst)[i] = (<const uint64_t*>src)[j] if j >= 0 else 0
+    elif width == 4:
+        for i in range(n):
+            j = sel[i]
+            (<uint32_t*>dst)[i] = (<const uint32_t*>src)[j] if j >= 0 else 0
+    elif width == 2:
+        for i in range(n):
+            j = sel[i]
+            (<uint16_t*>dst)[i] = (<const uint16_t*>src)[j] if j >= 0 else 0
+    elif width == 1:
+        for i in range(n):
+            j = sel[i]
+            dst[i] = src[j] if j >= 0 else 0
+    else:
+        for i in range(n):
+            j = sel[i]
+            if j >= 0:
+                memcpy(dst + i * width, src + j * width, <size_t>width)
+            else:
+                memset(dst + i * width, 0, <size_t>width)
+
+
+cdef int64_t _gather_bits(const uint8_t* src, int64_t soff, const int64_t* sel, int64_t n,
+                          uint8_t* dst) noexcept nogil:
+    # dst is zeroed; src NULL means "all set". Returns the number of set bits written.
+    cdef int64_t i, j, count = 0
+    for i in range(n):
+        j = sel[i]
+        if j >= 0 and (src == NULL or get_bit(src, soff + j)):
+            dst[i >> 3] |= <uint8_t>(1 << (i & 7))
+            count += 1
+    return count
+
+
+cdef tuple take_validity(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
+    # (validity Buffer or None, null count) of the taken rows
+    cdef const uint8_t* src = checked_bits(buffer_at(d, 0), d.offset, d.length, "validity")
+    if src == NULL and not sel_nulls:
+        return None, 0
+    if src != NULL and d.null_count == 0 and not sel_nulls:
+        return None, 0
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef int64_t count
+    with nogil:
+        count = _gather_bits(src, d.offset, s, n, dst)
+    if count == n:
+        return None, 0
+    return out, n - count
+
+
+cdef Buffer take_fixed(object buf, int64_t offset, int64_t length, int64_t width,
+                       Buffer sel, int64_t n, str what):
+    cdef const uint8_t* src = checked(buf, offset, length, width, what)
+    cdef Buffer out = allocate(n * width, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    with nogil:
+        _gather(src, width, s, n, dst)
+    return out
+
+
+cdef int _offset_ranges(const uint8_t* offs, int owidth, const int64_t* sel, int64_t n,
+                        int64_t limit, uint8_t* out_offs, int out_width, int64_t* total,
+                        int64_t* bad) noexcept nogil:
+    # Pass 1 of a variable-width gather: the output offsets. 0 ok, 1 a bad source range
+    # (at row bad[0]), 2 the output overflows 32-bit offsets.
+    cdef int64_t i, j, a, b, pos = 0
+    if out_width == 4:
+        (<int32_t*>out_offs)[0] = 0
+    else:
+        (<int64_t*>out_offs)[0] = 0
+    for i in range(n):
+        j = sel[i]
+        if j >= 0:
+            if owidth == 4:
+                a = (<const int32_t*>offs)[j]
+                b = (<const int32_t*>offs)[j + 1]
+            else:
+                a = (<const int64_t*>offs)[j]
+                b = (<const int64_t*>offs)[j + 1]
+            if a < 0 or b < a or b > limit:
+                bad[0] = j
+                return 1
+            pos += b - a
+        if out_width == 4:
+            if pos > INT32_MAX:
+                return 2
+            (<int32_t*>out_offs)[i + 1] = <int32_t>pos
+        else:
+            (<int64_t*>out_offs)[i + 1] = pos
+    total[0] = pos
+    return 0
+
+
+cdef inline void _copy_value(uint8_t* dst, const uint8_t* data, int64_t a, int64_t length,
+                             int64_t data_size) noexcept nogil:
+    # Short values (most strings) move as one fixed 16-byte copy the compiler inlines, when the
+    # source has 16 readable bytes; dst always has 16 bytes of slack.
+    if length <= 16 and a <= data_size - 16:
+        memcpy(dst, data + a, 16)
+    else:
+        memcpy(dst, data + a, <size_t>length)
+
+
+cdef void _copy_ranges(const uint8_t* offs, int owidth, const uint8_t* data, const int64_t* sel,
+                       int64_t n, uint8_t* dst, int64_t data_size) noexcept nogil:
+    # Pass 2: the bytes of each selected row, back to back (ranges checked by pass 1)
+    cdef int64_t i, j, a, b, pos = 0
+    for i in range(n):
+        j = sel[i]
+        if j < 0:
+            continue
+        if owidth == 4:
+            a = (<const int32_t*>offs)[j]
+            b = (<const int32_t*>offs)[j + 1]
+        else:
+            a = (<const int64_t*>offs)[j]
+            b = (<const int64_t*>offs)[j + 1]
+        _copy_value(dst + pos, data, a, b - a, data_size)
+        pos += b - a
+
+
+cdef void _child_selection(const uint8_t* offs, int owidth, const int64_t* sel, int64_t n,
+                           int64_t* dst) noexcept nogil:
+    # The child rows of the selected list rows, in order (ranges checked by pass 1)
+    cdef int64_t i, j, a, b, k, pos = 0
+    for i in range(n):
+        j = sel[i]
+        if j < 0:
+            continue
+        if owidth == 4:
+            a = (<const int32_t*>offs)[j]
+            b = (<const int32_t*>offs)[j + 1]
+        else:
+            a = (<const int64_t*>offs)[j]
+            b = (<const int64_t*>offs)[j + 1]
+        for k in range(a, b):
+            dst[pos] = k
+            pos += 1
+
+
+cdef void _fixed_list_selection(const int64_t* sel, int64_t n, int64_t base, int64_t size,
+                                int64_t* dst) noexcept nogil:
+    cdef int64_t i, j, k
+    for i in range(n):
+        j = sel[i]
+        for k in range(size):
+            dst[i * size + k] = (base + j) * size + k if j >= 0 else -1
+
+
+cdef tuple take_offsets(ArrayData d, int owidth, int64_t limit, Buffer sel, int64_t n,
+                        str what):
+    # (output offsets Buffer, total) for a binary or list node
+    cdef const uint8_t* offs = checked(buffer_at(d, 1), d.offset, d.length + 1, owidth,
+                                       f"{what} offsets")
+    cdef Buffer out = allocate((n + 1) * owidth, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef int64_t total = 0, bad = 0
+    cdef int rc
+    with nogil:
+        rc = _offset_ranges(offs, owidth, s, n, limit, dst, owidth, &total, &bad)
+    if rc == 1:
+        raise ArrowInvalid(f"{what}: the offsets of row {bad} are decreasing or point outside "
+                           f"the {limit} values they index")
+    if rc == 2:
+        raise ArrowCapacityError(f"{what}: the taken values exceed 2 GiB; use the large type")
+    return out, total
+
+
+cdef ArrayData view_of_child(ArrayData child, ArrayData parent):
+    # The child rows that parent rows [0, parent.length) refer to (struct, sparse union)
+    return make_array_data(child.type, parent.length, child.offset + parent.offset,
+                           0 if child.null_count == 0 else -1, child.buffers, child.children,
+                           child.dictionary)
+
+
+def take(ArrayData d, Buffer sel, int64_t n, bint sel_nulls):
+    """The rows `sel` (an int64 selection of n rows, -1 for a null row) of `d`, as new ArrayData.
+
+    Indices must already be bounds-checked against d.length (selection_from_indices does)."""
+    if sel.size < n * 8:
+        raise ArrowInvalid(f"selection of {n} rows has only {sel.size} bytes")
+    cdef object t = d.type
+    cdef object st = t.storage_type
+    cdef int kind = st.kind
+    cdef int64_t off = d.offset, length = d.length, w, total, size
+    cdef object validity
+    cdef int64_t nulls
+    cdef const uint8_t* offs
+    cdef const uint8_t* data
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer out, offsets, child_sel
+    cdef ArrayData child
+    cdef uint8_t* dst
+    cdef int64_t* csel
+    cdef object data_buf
+    validity, nulls = None, 0
+    if kind == K_NULL:
+        return make_array_data(t, n, 0, n, [], [], None)
+    if kind in (K_SPARSE_UNION, K_DENSE_UNION, K_REE):
+        if kind == K_REE or sel_nulls:
+            raise ArrowNotImplementedError(f"take of {t} with null rows")
+    if kind not in (K_SPARSE_UNION, K_DENSE_UNION, K_REE):
+        validity, nulls = take_validity(d, sel, n, sel_nulls)
+    if kind == K_BOOL:
+        data = checked_bits(buffer_at(d, 1), off, length, "boolean values")
+        if data == NULL and length:
+            raise ArrowInvalid("boolean values: the buffer is missing")
+        out = allocate((n + 7) // 8, True)
+        if data != NULL:
+            dst = out_ptr(out)
+            with nogil:
+                _gather_bits(data, off, s, n, dst)
+        return make_array_data(t, n, 0, nulls, [validity, out], [], None)
+    if kind == K_FIXED or kind == K_DICTIONARY:
+        w = st.index_type.byte_width if kind == K_DICTIONARY else st.byte_width
+        out = take_fixed(buffer_at(d, 1), off, length, w, sel, n, "values")
+        return make_array_data(t, n, 0, nulls, [validity, out], [], d.dictionary)
+    if kind == K_VIEW:
+        out = take_fixed(buffer_at(d, 1), off, length, 16, sel, n, "views")
+        return make_array_data(t, n, 0, nulls, [validity, out] + list(d.buffers[2:]), [], None)
+    if kind == K_LIST_VIEW or kind == K_LARGE_LIST_VIEW:
+        w = 4 if kind == K_LIST_VIEW else 8
+        out = take_fixed(buffer_at(d, 1), off, length, w, sel, n, "list view offsets")
+        offsets = take_fixed(buffer_at(d, 2), off, length, w, sel, n, "list view sizes")
+        return make_array_data(t, n, 0, nulls, [validity, out, offsets], list(d.children), None)
+    if kind == K_BINARY or kind == K_LARGE_BINARY:
+        w = 4 if kind == K_BINARY else 8
+        data_buf = buffer_at(d, 2)
+        size = 0 if data_buf is None else (<Buffer>data_buf).size
+        offsets, total = take_offsets(d, w, size, sel, n, "binary")
+        offs = (<Buffer>d.buffers[1]).ptr + off * w
+        out = allocate(total + 16, False)
+        data = (<Buffer>data_buf).ptr if data_buf is not None else NULL
+        dst = out_ptr(out)
+        with nogil:
+            _copy_ranges(offs, w, data, s, n, dst, size)
+        return make_array_data(t, n, 0, nulls, [validity, offsets, out.slice(0, total)], [],
+                               None)
+    if kind == K_LIST or kind == K_LARGE_LIST:
+        w = 4 if kind == K_LIST else 8
+        child = d.children[0]
+        offsets, total = take_offsets(d, w, child.length, sel, n, "list")
+        offs = (<Buffer>d.buffers[1]).ptr + off * w
+        child_sel = allocate(total * 8, False)
+        csel = <int64_t*>out_ptr(child_sel)
+        with nogil:
+            _child_selection(offs, w, s, n, csel)
+        return make_array_data(t, n, 0, nulls, [validity, offsets],
+                               [take(child, child_sel, total, False)], None)
+    if kind == K_FIXED_SIZE_LIST:
+        size = st.list_size
+        child = d.children[0]
+        if size and (off + length > child.length // size):
+            raise ArrowInvalid(f"fixed-size list: {off + length} rows of {size} need "
+                               f"{(off + length) * size} child values, the child has {child.length}")
+        child_sel = allocate(n * size * 8, False)
+        csel = <int64_t*>out_ptr(child_sel)
+        with nogil:
+            _fixed_list_selection(s, n, off, size, csel)
+        return make_array_data(t, n, 0, nulls, [validity],
+                               [take(child, child_sel, n * size, sel_nulls)], None)
+    if kind == K_STRUCT:
+        children = [take(view_of_child(c, d), sel, n, sel_nulls) for c in d.children]
+        return make_array_data(t, n, 0, nulls, [validity], children, None)
+    if kind == K_SPARSE_UNION:
+        out = take_fixed(buffer_at(d, 0), off, length, 1, sel, n, "union type ids")
+        children = [take(view_of_child(c, d), sel, n, False) for c in d.children]
+        return make_array_data(t, n, 0, 0, [out], children, None)
+    if kind == K_DENSE_UNION:
+        return take_dense_union(d, sel, n)
+    raise ArrowNotImplementedError(f"take of {t}")
+
+
+cdef ArrayData take_dense_union(ArrayData d, Buffer sel, int64_t n):
+    # Each child keeps, in order, the child rows the selected rows point at, so offsets stay
+    # increasing per child (the format requires it).
+    cdef object st = d.type.storage_type
+    cdef list codes = list(st.type_codes)
+    cdef int nchild = len(codes), k
+    cdef int8_t[128] child_of
+    cdef int64_t[128] child_len
+    cdef int64_t[128] counts
+    cdef int64_t* cursel[128]
+    cdef int64_t i, j, c, o
+    cdef int bad_row = -1
+    memset(child_of, 0xFF, sizeof(child_of))
+    for k in range(nchild):
+        if not 0 <= codes[k] < 128:
+            raise ArrowInvalid(f"dense union: type code {codes[k]} outside 0..127")
+        child_of[codes[k]] = k
+        child_len[k] = (<ArrayData>d.children[k]).length
+        counts[k] = 0
+    cdef const int8_t* ids = <const int8_t*>checked(buffer_at(d, 0), d.offset, d.length, 1,
+                                                    "union type ids")
+    cdef const int32_t* offs = <const int32_t*>checked(buffer_at(d, 1), d.offset, d.length, 4,
+                                                       "union offsets")
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer out_ids = allocate(n, False)
+    cdef Buffer out_offs = allocate(n * 4, False)
+    cdef int8_t* dids = <int8_t*>out_ptr(out_ids)
+    cdef int32_t* doffs = <int32_t*>out_ptr(out_offs)
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            c = ids[j]
+            if c < 0 or child_of[c] < 0 or offs[j] < 0 or offs[j] >= child_len[child_of[c]]:
+                bad_row = <int>min(j, 2147483647)
+                break
+            counts[child_of[c]] += 1
+    if bad_row >= 0:
+        raise ArrowInvalid(f"dense union: row {bad_row} has an unknown type id or an offset "
+                           f"outside its child")
+    cdef list sels = [allocate(counts[k] * 8, False) for k in range(nchild)]
+    for k in range(nchild):
+        cursel[k] = <int64_t*>out_ptr(<Buffer>sels[k])
+        counts[k] = 0
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            c = ids[j]
+            k = child_of[c]
+            o = counts[k]
+            cursel[k][o] = offs[j]
+            dids[i] = <int8_t>c
+            doffs[i] = <int32_t>o
+            counts[k] = o + 1
+    children = [take(d.children[k], sels[k], counts[k], False) for k in range(nchild)]
+    return make_array_data(d.type, n, 0, 0, [out_ids, out_offs], children, None)
+
+
+# -- filter (direct compaction for fixed-width and boolean layouts) ------------------------------
+
+ctypedef fused word_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef void _compact_words(const word_t* src, const uint8_t* mask, int64_t n,
+                         word_t* dst) noexcept nogil:
+    # Branch-free: every row of a mixed mask byte is written at the output cursor and the cursor
+    # moves on only for kept rows (random masks make a branch per row mispredict half the
+    # time). dst has room for 8 rows past the kept ones. Zero bytes are skipped, full ones
+    # copied as a block.
+    cdef int64_t i = 0, k = 0, nbytes = n >> 3
+    cdef int bit
+    cdef uint8_t m
+    for i in range(nbytes):
+        m = mask[i]
+        if m == 0:
+            continue
+        if m == 0xFF:
+            memcpy(dst + k, src + i * 8, 8 * sizeof(word_t))
+            k += 8
+            continue
+        for bit in range(8):
+            dst[k] = src[i * 8 + bit]
+            k += (m >> bit) & 1
+    for i in range(nbytes * 8, n):
+        if get_bit(mask, i):
+            dst[k] = src[i]
+            k += 1
+
+
+cdef void _compact(const uint8_t* src, int64_t width, const uint8_t* mask, int64_t n,
+                   uint8_t* dst) noexcept nogil:
+    # src is element 0; mask bits start at bit 0
+    cdef int64_t i, k = 0
+    if width == 8:
+        _compact_words(<const uint64_t*>src, mask, n, <uint64_t*>dst)
+    elif width == 4:
+        _compact_words(<const uint32_t*>src, mask, n, <uint32_t*>dst)
+    elif width == 2:
+        _compact_words(<const uint16_t*>src, mask, n, <uint16_t*>dst)
+    elif width == 1:
+        _compact_words(<const uint8_t*>src, mask, n, <uint8_t*>dst)
+    else:
+        for i in range(n):
+            if get_bit(mask, i):
+                memcpy(dst + k * width, src + i * width, <size_t>width)
+                k += 1
+
+
+# PEXT8[m << 8 | s]: the bits of s where m has a one, packed to the low end; POP8: set bits.
+# Bit compaction then costs one lookup per 8 rows instead of a branch per row.
+cdef uint8_t PEXT8[65536]
+cdef uint8_t POP8[256]
+
+
+cdef uint64_t SPREAD8[256]
+
+
+cdef void _init_tables() noexcept:
+    cdef int m, v, b, k
+    cdef uint8_t out
+    for m in range(256):
+        SPREAD8[m] = 0
+        for b in range(8):
+            SPREAD8[m] |= (<uint64_t>((m >> b) & 1)) << (8 * b)
+        POP8[m] = <uint8_t>(((m >> 0) & 1) + ((m >> 1) & 1) + ((m >> 2) & 1) + ((m >> 3) & 1)
+                            + ((m >> 4) & 1) + ((m >> 5) & 1) + ((m >> 6) & 1) + ((m >> 7) & 1))
+        for v in range(256):
+            out = 0
+            k = 0
+            for b in range(8):
+                if (m >> b) & 1:
+                    out |= <uint8_t>(((v >> b) & 1) << k)
+                    k += 1
+            PEXT8[(m << 8) | v] = out
+
+
+_init_tables()
+
+
+cdef inline uint8_t _byte_at(const uint8_t* p, int64_t bit) noexcept nogil:
+    # the 8 bits from `bit` on; the caller guarantees bits [bit, bit + 8) exist
+    cdef int shift = bit & 7
+    cdef const uint8_t* q = p + (bit >> 3)
+    if shift == 0:
+        return q[0]
+    return <uint8_t>((q[0] >> shift) | (q[1] << (8 - shift)))
+
+
+cdef int64_t _compact_bits(const uint8_t* src, int64_t soff, const uint8_t* mask, int64_t n,
+                           uint8_t* dst) noexcept nogil:
+    # The bits of src (from soff; NULL means all set) where the mask (from bit 0) is set,
+    # packed from bit 0 of dst (zeroed). Returns the number of set bits written.
+    cdef int64_t i, nbytes = n >> 3, ob = 0, count = 0, k = 0
+    cdef uint64_t acc = 0
+    cdef int nacc = 0
+    cdef uint8_t m, v
+    for i in range(nbytes):
+        m = mask[i]
+        if m == 0:
+            continue
+        v = PEXT8[(<int>m << 8) | (0xFF if src == NULL else _byte_at(src, soff + i * 8))]
+        count += POP8[v]
+        acc |= (<uint64_t>v) << nacc
+        nacc += POP8[m]
+        while nacc >= 8:
+            dst[ob] = <uint8_t>acc
+            ob += 1
+            acc >>= 8
+            nacc -= 8
+    k = ob * 8 + nacc
+    if nacc:
+        dst[ob] = <uint8_t>acc
+    for i in range(nbytes * 8, n):
+        if get_bit(mask, i):
+            if src == NULL or get_bit(src, soff + i):
+                dst[k >> 3] |= <uint8_t>(1 << (k & 7))
+                count += 1
+            k += 1
+    return count
+
+
+ctypedef fused offset_t:
+    int32_t
+    int64_t
+
+
+cdef int _filter_offsets(const offset_t* offs, const uint8_t* mask, int64_t n, int64_t limit,
+                         offset_t* out_offs, int64_t* total, int64_t* bad) noexcept nogil:
+    # The output offsets of the kept rows of a binary node: 0 ok, 1 a bad range (row bad[0]),
+    # 2 more than 2 GiB for 32-bit offsets. Branch-free per row (every row writes at the
+    # cursor, kept rows advance it; out_offs has one slot of slack); zero mask bytes skipped.
+    cdef int64_t i, j, a, b, k = 0, pos = 0
+    cdef int64_t nbytes = (n + 7) >> 3, end
+    cdef int keep, broken = 0
+    cdef uint8_t m
+    out_offs[0] = 0
+    for j in range(nbytes):
+        m = mask[j]
+        if m == 0:
+            continue
+        end = j * 8 + 8 if j * 8 + 8 <= n else n
+        for i in range(j * 8, end):
+            keep = (m >> (i & 7)) & 1
+            a = offs[i]
+            b = offs[i + 1]
+            broken |= (a < 0) | (b < a) | (b > limit)
+            pos += keep * (b - a)
+            out_offs[k + 1] = <offset_t>pos
+            k += keep
+    if broken:
+        # find the row, the slow way: only kept rows are read by the copy
+        for i in range(n):
+            if get_bit(mask, i):
+                a = offs[i]
+                b = offs[i + 1]
+                if a < 0 or b < a or b > limit:
+                    bad[0] = i
+                    return 1
+    if offset_t is int32_t and pos > INT32_MAX:
+        return 2
+    total[0] = pos
+    return 0
+
+
+cdef void _filter_values(const offset_t* offs, const uint8_t* data, int64_t data_size,
+                         const uint8_t* mask, int64_t n, uint8_t* dst) noexcept nogil:
+    # The bytes of the kept rows, back to back (kept ranges checked by _filter_offsets). Short
+    # values are copied whether kept or not and overwritten by the next kept one (dst has 16
+    # bytes of slack); only long kept values take a sized copy. Zero mask bytes are skipped.
+    cdef int64_t i, j, a, length, pos = 0, end
+    cdef int64_t nbytes = (n + 7) >> 3
+    cdef int keep
+    cdef uint8_t m
+    for j in range(nbytes):
+        m = mask[j]
+        if m == 0:
+            continue
+        end = j * 8 + 8 if j * 8 + 8 <= n else n
+        for i in range(j * 8, end):
+            keep = (m >> (i & 7)) & 1
+            a = offs[i]
+            length = offs[i + 1] - a
+            if length <= 16 and 0 <= a <= data_size - 16:
+                memcpy(dst + pos, data + a, 16)
+            elif keep:
+                memcpy(dst + pos, data + a, <size_t>length)
+            pos += keep * length
+
+
+def filter_binary(ArrayData d, Buffer mask, int64_t kept):
+    """Rows of a binary or string node (32 or 64-bit offsets) whose bit in `mask` (at bit 0,
+    `kept` bits set) is set: offsets and bytes compacted in two passes over the mask."""
+    cdef object t = d.type
+    cdef int kind = t.storage_type.kind
+    cdef int w = 4 if kind == K_BINARY else 8
+    cdef int64_t off = d.offset, n = d.length, total = 0, bad = 0, count, nulls = 0
+    if mask.size * 8 < n:
+        raise ArrowInvalid(f"filter mask of {mask.size * 8} bits for {n} rows")
+    cdef const uint8_t* m = mask.ptr
+    cdef const uint8_t* offs = checked(buffer_at(d, 1), off, n + 1, w, "binary offsets")
+    cdef object data_buf = buffer_at(d, 2)
+    cdef int64_t size = 0 if data_buf is None else (<Buffer>data_buf).size
+    cdef const uint8_t* data = (<Buffer>data_buf).ptr if data_buf is not None else NULL
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef Buffer vout = None
+    cdef uint8_t* vdst
+    if valid != NULL and d.null_count != 0:
+        vout = allocate((kept + 7) // 8, True)
+        vdst = out_ptr(vout)
+        with nogil:
+            count = _compact_bits(valid, off, m, n, vdst)
+        nulls = kept - count
+        if nulls == 0:
+            vout = None
+    cdef Buffer offsets = allocate((kept + 2) * w, False)    # one slot of slack
+    cdef uint8_t* odst = out_ptr(offsets)
+    cdef int rc
+    with nogil:
+        if w == 4:
+            rc = _filter_offsets(<const int32_t*>offs, m, n, size, <int32_t*>odst, &total, &bad)
+        else:
+            rc = _filter_offsets(<const int64_t*>offs, m, n, size, <int64_t*>odst, &total, &bad)
+    if rc == 1:
+        raise ArrowInvalid(f"binary: the offsets of row {bad} are decreasing or point outside "
+                           f"the {size} values they index")
+    if rc == 2:
+        raise ArrowCapacityError("binary: the kept values exceed 2 GiB; use the large type")
+    cdef Buffer out = allocate(total + 16, False)
+    cdef uint8_t* dst = out_ptr(out)
+    with nogil:
+        if w == 4:
+            _filter_values(<const int32_t*>offs, data, size, m, n, dst)
+        else:
+            _filter_values(<const int64_t*>offs, data, size, m, n, dst)
+    return make_array_data(t, kept, 0, nulls,
+                           [vout, offsets.slice(0, (kept + 1) * w), out.slice(0, total)], [],
+                           None)
+
+
+def filter_fixed(ArrayData d, Buffer mask, int64_t kept):
+    """Rows of a fixed-width, boolean or dictionary node whose bit in `mask` (at bit 0, no
+    nulls, `kept` bits set) is set; None for other layouts (the caller takes a selection)."""
+    cdef object t = d.type
+    cdef object st = t.storage_type
+    cdef int kind = st.kind
+    cdef int64_t off = d.offset, n = d.length, w, count, nulls = 0
+    if kind not in (K_FIXED, K_BOOL, K_DICTIONARY):
+        return None
+    if mask.size * 8 < n:
+        raise ArrowInvalid(f"filter mask of {mask.size * 8} bits for {n} rows")
+    cdef const uint8_t* m = mask.ptr
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef const uint8_t* src
+    cdef Buffer out, vout = None
+    cdef uint8_t* dst
+    if valid != NULL and d.null_count != 0:
+        vout = allocate((kept + 7) // 8, True)
+        dst = out_ptr(vout)
+        with nogil:
+            count = _compact_bits(valid, off, m, n, dst)
+        nulls = kept - count
+        if nulls == 0:
+            vout = None
+    if kind == K_BOOL:
+        src = checked_bits(buffer_at(d, 1), off, n, "boolean values")
+        if src == NULL and n:
+            raise ArrowInvalid("boolean values: the buffer is missing")
+        out = allocate((kept + 7) // 8, True)
+        dst = out_ptr(out)
+        if n:
+            with nogil:
+                _compact_bits(src, off, m, n, dst)
+        return make_array_data(t, kept, 0, nulls, [vout, out], [], None)
+    w = st.index_type.byte_width if kind == K_DICTIONARY else st.byte_width
+    src = checked(buffer_at(d, 1), off, n, w, "values")
+    out = allocate((kept + 8) * w, False)      # slack for the branch-free writes
+    dst = out_ptr(out)
+    if n:
+        with nogil:
+            _compact(src, w, m, n, dst)
+    return make_array_data(t, kept, 0, nulls, [vout, out.slice(0, kept * w)], [], d.dictionary)
+
+
+# -- numeric casts ------------------------------------------------------------------------------
+
+ctypedef fused src_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    float
+    double
+
+ctypedef fused dst_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    float
+    double
+
+# Numeric type codes, in this order: i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.
+NUMERIC_CODES = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint8": 4, "uint16": 5,
+                 "uint32": 6, "uint64": 7, "float": 8, "double": 9}
+# Integers up to these magnitudes convert to float / double exactly (pyarrow's safe limit).
+cdef int64_t MAX_EXACT_FLOAT = 1 << 24
+cdef int64_t MAX_EXACT_DOUBLE = (<int64_t>1) << 53
+cdef int[10] WIDTH_OF = [1, 2, 4, 8, 1, 2, 4, 8, 4, 8]
+# The range of each integer code, filled from the widths (no literal beyond int64 in C).
+cdef int64_t INT_MIN_OF[8]
+cdef uint64_t INT_MAX_OF[8]
+
+
+cdef void _init_ranges() noexcept:
+    cdef int code, bits
+    for code in range(8):
+        bits = 8 * WIDTH_OF[code]
+        if code < 4:
+            INT_MIN_OF[code] = -(<int64_t>1 << (bits - 1)) if bits < 64 else INT64_MIN
+            INT_MAX_OF[code] = (<uint64_t>1 << (bits - 1)) - 1
+        else:
+            INT_MIN_OF[code] = 0
+            INT_MAX_OF[code] = (<uint64_t>1 << bits) - 1 if bits < 64 else ~(<uint64_t>0)
+
+
+_init_ranges()
+
+
+cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexcept nogil:
+    # One branch-free pass over every slot (nulls included): do all values fit the target?
+    cdef int64_t i, lo, hi_s
+    cdef uint64_t hi_u
+    cdef int bad = 0
+    if dst_t is float or dst_t is double:
+        if dst_t is float:
+            hi_s = MAX_EXACT_FLOAT
+        else:
+            hi_s = MAX_EXACT_DOUBLE
+        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+            for i in range(n):
+                bad |= <uint64_t>s[i] > <uint64_t>hi_s
+        else:
+            for i in range(n):
+                bad |= (<int64_t>s[i] < -hi_s) | (<int64_t>s[i] > hi_s)
+    else:
+        lo = INT_MIN_OF[dst_code]
+        hi_u = INT_MAX_OF[dst_code]
+        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+            for i in range(n):
+                bad |= <uint64_t>s[i] > hi_u
+        else:
+            hi_s = <int64_t>hi_u if hi_u <= <uint64_t>INT64_MAX else INT64_MAX
+            for i in range(n):
+                bad |= (<int64_t>s[i] < lo) | (<int64_t>s[i] > hi_s)
+    return bad == 0
+
+
+cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+                        int64_t n, bint safe, int dst_code) noexcept nogil:
+    # Returns the first row whose value does not fit (safe casts), or -1. The common case is
+    # two tight loops (a range check, then the conversion) the compiler vectorizes; the
+    # row-by-row pass that reads the validity runs only when a value does not fit (it may sit
+    # under a null) and for floats to integers.
+    cdef int64_t i
+    cdef bint row_by_row
+    if src_t is float or src_t is double:
+        row_by_row = not (dst_t is float or dst_t is double)
+    else:
+        row_by_row = safe and not _all_fit(s, d, n, dst_code)
+    if row_by_row:
+        return _cast_checked(s, d, valid, voff, n, safe, dst_code)
+    for i in range(n):
+        d[i] = <dst_t>s[i]
+    return -1
+
+
+cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+                           int64_t n, bint safe, int dst_code) noexcept nogil:
+    # Row by row: the first valid row whose value does not fit (safe casts), or -1.
+    cdef int64_t i
+    cdef int64_t lo = INT_MIN_OF[dst_code] if dst_code < 8 else 0
+    cdef uint64_t hi = INT_MAX_OF[dst_code] if dst_code < 8 else 0
+    cdef bint ok
+    cdef double f, fhi
+    cdef int64_t sv
+    cdef uint64_t uv
+    for i in range(n):
+        if safe and valid != NULL and not get_bit(valid, voff + i):
+            d[i] = 0
+        elif src_t is float or src_t is double:
+            f = <double>s[i]
+            if dst_t is float or dst_t is double:
+                d[i] = <dst_t>f
+            else:
+                # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
+                fhi = <double>hi + 1.0
+                ok = (not isnan(f)) and f < fhi and (f >= <double>lo or f > <double>lo - 1.0)
+                if safe and not (ok and trunc(f) == f):
+                    return i
+                # unsafe: fractions truncate and values wrap through int64 as pyarrow's do;
+                # NaN and values beyond 64 bits (undefined in C) give 0
+                if ok:
+                    d[i] = <dst_t>f
+                elif (not isnan(f)) and f >= -9223372036854775808.0 and f < 9223372036854775808.0:
+                    d[i] = <dst_t>(<int64_t>f)
+                else:
+                    d[i] = 0
+        else:
+            ok = True
+            if dst_t is float or dst_t is double:
+                if safe:
+                    # every integer of magnitude up to 2^mantissa is exact
+                    if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+                        if dst_t is float:
+                            ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_FLOAT
+                        else:
+                            ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_DOUBLE
+                    else:
+                        sv = <int64_t>s[i]
+                        if dst_t is float:
+                            ok = -MAX_EXACT_FLOAT <= sv <= MAX_EXACT_FLOAT
+                        else:
+                            ok = -MAX_EXACT_DOUBLE <= sv <= MAX_EXACT_DOUBLE
+            elif safe:
+                if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+                    ok = <uint64_t>s[i] <= hi
+                else:
+                    sv = <int64_t>s[i]
+                    if lo == 0:
+                        ok = sv >= 0 and <uint64_t>sv <= hi
+                    else:
+                        ok = sv >= lo and (sv < 0 or <uint64_t>sv <= hi)
+            if not ok:
+                return i
+            d[i] = <dst_t>s[i]
+    return -1
+
+
+cdef int64_t _cast_to(const src_t* s, int dst_code, uint8_t* out, const uint8_t* valid,
+                      int64_t voff, int64_t n, bint safe) noexcept nogil:
+    if dst_code == 0:
+        return _cast_loop(s, <int8_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 1:
+        return _cast_loop(s, <int16_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 2:
+        return _cast_loop(s, <int32_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 3:
+        return _cast_loop(s, <int64_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 4:
+        return _cast_loop(s, <uint8_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 5:
+        return _cast_loop(s, <uint16_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 6:
+        return _cast_loop(s, <uint32_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 7:
+        return _cast_loop(s, <uint64_t*>out, valid, voff, n, safe, dst_code)
+    if dst_code == 8:
+        return _cast_loop(s, <float*>out, valid, voff, n, safe, dst_code)
+    return _cast_loop(s, <double*>out, valid, voff, n, safe, dst_code)
+
+
+
+
+def cast_numeric(ArrayData d, int src_code, int dst_code, bint safe):
+    """(values Buffer at row 0, first bad row or -1) of `d`'s numeric values converted to
+    `dst_code` (NUMERIC_CODES); a safe cast stops at the first valid value that does not fit."""
+    if not (0 <= src_code < 10 and 0 <= dst_code < 10):
+        raise ArrowInvalid(f"numeric cast codes {src_code} -> {dst_code}")
+    cdef int64_t off = d.offset, n = d.length, bad = -1
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, WIDTH_OF[src_code], "values")
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    if d.null_count == 0:
+        valid = NULL
+    cdef Buffer out = allocate(n * WIDTH_OF[dst_code], False)
+    cdef uint8_t* dst = out_ptr(out)
+    if n:
+        with nogil:
+            if src_code == 0:
+                bad = _cast_to(<const int8_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 1:
+                bad = _cast_to(<const int16_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 2:
+                bad = _cast_to(<const int32_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 3:
+                bad = _cast_to(<const int64_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 4:
+                bad = _cast_to(<const uint8_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 5:
+                bad = _cast_to(<const uint16_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 6:
+                bad = _cast_to(<const uint32_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 7:
+                bad = _cast_to(<const uint64_t*>src, dst_code, dst, valid, off, n, safe)
+            elif src_code == 8:
+                bad = _cast_to(<const float*>src, dst_code, dst, valid, off, n, safe)
+            else:
+                bad = _cast_to(<const double*>src, dst_code, dst, valid, off, n, safe)
+    return out, bad
+
+
+cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
+                      const uint8_t* valid, int64_t voff, int64_t n, int64_t mul, int64_t div,
+                      bint exact, int64_t modulo, int* why) noexcept nogil:
+    # (value floor-mod modulo, when given) * mul, or / div (floor; exact when asked);
+    # why: 1 lost data, 2 out of range
+    cdef int64_t i, v, r
+    for i in range(n):
+        if valid != NULL and not get_bit(valid, voff + i):
+            r = 0
+        else:
+            v = (<const int32_t*>src)[i] if swidth == 4 else (<const int64_t*>src)[i]
+            if modulo > 0:
+                v = v % modulo
+                if v < 0:
+                    v += modulo
+            if mul != 1:
+                if mul_overflow(v, mul, &r):
+                    why[0] = 2
+                    return i
+            else:
+                r = v // div
+                if v % div != 0:
+                    if v < 0:
+                        r -= 1     # C division truncates; time floors
+                    if exact:
+                        why[0] = 1
+                        return i
+            if dwidth == 4 and (r < -2147483648 or r > 2147483647):
+                why[0] = 2
+                return i
+        if dwidth == 4:
+            (<int32_t*>dst)[i] = <int32_t>r
+        else:
+            (<int64_t*>dst)[i] = r
+    return -1
+
+
+def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint exact,
+            int64_t modulo=0):
+    """(values Buffer, first bad row or -1, reason) of `d`'s 32/64-bit integer values (taken
+    modulo `modulo` first when it is positive: a time of day) multiplied by `mul` or
+    floor-divided by `div` (temporal unit changes); reason 1: a division was not exact and
+    `exact` was asked, 2: the result does not fit."""
+    if mul < 1 or div < 1 or swidth not in (4, 8) or dwidth not in (4, 8):
+        raise ArrowInvalid(f"rescale by {mul}/{div} from {swidth} to {dwidth} bytes")
+    cdef int64_t off = d.offset, n = d.length, bad = -1
+    cdef int why = 0
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, swidth, "values")
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    if d.null_count == 0:
+        valid = NULL
+    cdef Buffer out = allocate(n * dwidth, False)
+    cdef uint8_t* dst = out_ptr(out)
+    if n:
+        with nogil:
+            bad = _rescale(src, swidth, dst, dwidth, valid, off, n, mul, div, exact, modulo,
+                           &why)
+    return out, bad, why
+
+
+def nonzero_bits(ArrayData d, int code):
+    """(bitmap Buffer at bit 0) of `d`'s numeric values that are not zero (cast to bool)."""
+    cdef int64_t off = d.offset, n = d.length, i
+    cdef int w = WIDTH_OF[code]
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, w, "values")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef bint nz
+    with nogil:
+        for i in range(n):
+            if code == 8:
+                nz = (<const float*>src)[i] != 0
+            elif code == 9:
+                nz = (<const double*>src)[i] != 0
+            elif w == 1:
+                nz = src[i] != 0
+            elif w == 2:
+                nz = (<const uint16_t*>src)[i] != 0
+            elif w == 4:
+                nz = (<const uint32_t*>src)[i] != 0
+            else:
+                nz = (<const uint64_t*>src)[i] != 0
+            if nz:
+                set_bit(dst, i)
+    return out
+
+
+def bits_to_numeric(ArrayData d, int code):
+    """(values Buffer) of `d`'s boolean values as 0/1 of numeric type `code`."""
+    cdef int64_t off = d.offset, n = d.length, i
+    cdef const uint8_t* src = checked_bits(buffer_at(d, 1), off, n, "boolean values")
+    if src == NULL and n:
+        raise ArrowInvalid("boolean values: the buffer is missing")
+    cdef int w = WIDTH_OF[code]
+    cdef Buffer out = allocate(n * w, True)
+    cdef uint8_t* dst = out_ptr(out)
+    with nogil:
+        if code == 8:
+            for i in range(n):
+                (<float*>dst)[i] = <float>get_bit(src, off + i)
+        elif code == 9:
+            for i in range(n):
+                (<double*>dst)[i] = <double>get_bit(src, off + i)
+        elif w == 1:
+            # eight bits at a time: SPREAD8[b] holds bit k of b in byte k
+            for i in range(n >> 3):
+                memcpy(dst + i * 8, &SPREAD8[_byte_at(src, off + i * 8)], 8)
+            for i in range((n >> 3) << 3, n):
+                dst[i] = get_bit(src, off + i)
+        elif w == 2:
+            for i in range(n):
+                (<uint16_t*>dst)[i] = get_bit(src, off + i)
+        elif w == 4:
+            for i in range(n):
+                (<uint32_t*>dst)[i] = get_bit(src, off + i)
+        else:
+            for i in range(n):
+                (<uint64_t*>dst)[i] = get_bit(src, off + i)
+    return out
+
+
+def widen_offsets(ArrayData d, int from_width, int to_width):
+    """(offsets Buffer at row 0 of width `to_width`, first value) of a binary or list node's
+    offsets converted between 32 and 64 bits; None when a 64-bit offset does not fit 32 bits."""
+    cdef int64_t off = d.offset, n = d.length + 1, i, v
+    cdef const uint8_t* src = checked(buffer_at(d, 1), off, n, from_width, "offsets")
+    cdef Buffer out = allocate(n * to_width, False)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t first = (<const int32_t*>src)[0] if from_width == 4 else (<const int64_t*>src)[0]
+    cdef bint fits = True
+    cdef int64_t last
+    with nogil:
+        if from_width == 4 and to_width == 8:
+            for i in range(n):
+                (<int64_t*>dst)[i] = (<const int32_t*>src)[i] - first
+        elif from_width == 8 and to_width == 4:
+            last = (<const int64_t*>src)[n - 1] - first
+            if last < 0 or last > INT32_MAX:
+                fits = False
+            else:
+                for i in range(n):
+                    v = (<const int64_t*>src)[i] - first
+                    if v < 0 or v > last:       # offsets must not decrease
+                        fits = False
+                        break
+                    (<int32_t*>dst)[i] = <int32_t>v
+        elif from_width == 4:
+            for i in range(n):
+                (<int32_t*>dst)[i] = (<const int32_t*>src)[i] - <int32_t>first
+        else:
+            for i in range(n):
+                (<int64_t*>dst)[i] = (<const int64_t*>src)[i] - first
+    if not fits:
+        return None
+    return out, first
+
+
+def invert_bits(Buffer bits, int64_t n):
+    """A new bitmap of n bits at bit 0: the complement of `bits` (tail bits zero)."""
+    cdef const uint8_t* src = checked_bits(bits, 0, n, "bitmap")
+    cdef Buffer out = allocate((n + 7) // 8, True)
+    cdef uint8_t* dst = out_ptr(out)
+    cdef int64_t i, nbytes = n // 8
+    with nogil:
+        for i in range(nbytes):
+            dst[i] = <uint8_t>~src[i]
+        for i in range(nbytes * 8, n):
+            if not get_bit(src, i):
+                set_bit(dst, i)
+    return out
+
+
+def fill_selection(ArrayData d):
+    """(int64 selection Buffer) picking row i where `d` is valid and row d.length (a fill value
+    placed after the data) where it is null."""
+    cdef int64_t n = d.length, off = d.offset, i
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), off, n, "validity")
+    cdef Buffer out = allocate(n * 8, False)
+    cdef int64_t* dst = <int64_t*>out_ptr(out)
+    with nogil:
+        for i in range(n):
+            dst[i] = i if valid == NULL or get_bit(valid, off + i) else n
+    return out
+
+
+def split_selection(Buffer sel, int64_t n, list starts):
+    """A selection over rows of several chunks (chunk k holds rows [starts[k], starts[k+1]))
+    split into ([per-chunk selection of local rows], permutation): the per-chunk selections keep
+    the order rows appear in, and permutation[i] is where output row i sits once the per-chunk
+    results are concatenated (-1 for a null row). Taking chunk by chunk this way avoids
+    concatenating whole columns first."""
+    cdef int64_t nchunks = len(starts) - 1, i, j, k, lo, hi, mid
+    if sel.size < n * 8:
+        raise ArrowInvalid(f"selection of {n} rows has only {sel.size} bytes")
+    cdef const int64_t* s = <const int64_t*>sel.ptr
+    cdef Buffer bounds = allocate((nchunks + 1) * 8, False)
+    cdef int64_t* b = <int64_t*>out_ptr(bounds)
+    for k in range(nchunks + 1):
+        b[k] = starts[k]
+    cdef Buffer which = allocate(n * 8, False)
+    cdef int64_t* w = <int64_t*>out_ptr(which)
+    cdef Buffer counts_buf = allocate(nchunks * 8, True)
+    cdef int64_t* counts = <int64_t*>out_ptr(counts_buf)
+    with nogil:
+        for i in range(n):
+            j = s[i]
+            if j < 0:
+                w[i] = -1
+                continue
+            lo = 0
+            hi = nchunks - 1
+            while lo < hi:                  # the last chunk whose start is <= j
+                mid = (lo + hi + 1) >> 1
+                if b[mid] <= j:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            w[i] = lo
+            counts[lo] += 1
+    cdef list parts = [allocate(counts[k] * 8, False) for k in range(nchunks)]
+    cdef Buffer bases_buf = allocate(nchunks * 8, False)
+    cdef int64_t* bases = <int64_t*>out_ptr(bases_buf)
+    cdef Buffer fill_buf = allocate(nchunks * 8, True)
+    cdef int64_t* fill = <int64_t*>out_ptr(fill_buf)
+    cdef Buffer ptrs_buf = allocate(nchunks * 8, False)
+    cdef int64_t** ptrs = <int64_t**>out_ptr(ptrs_buf)
+    cdef int64_t base = 0
+    for k in range(nchunks):
+        bases[k] = base
+        base += counts[k]
+        ptrs[k] = <int64_t*>out_ptr(<Buffer>parts[k])
+    cdef Buffer perm = allocate(n * 8, False)
+    cdef int64_t* p = <int64_t*>out_ptr(perm)
+    with nogil:
+        for i in range(n):
+            k = w[i]
+            if k < 0:
+                p[i] = -1
+                continue
+            ptrs[k][fill[k]] = s[i] - b[k]
+            p[i] = bases[k] + fill[k]
+            fill[k] += 1
+    return [(parts[k], counts[k]) for k in range(nchunks)], perm

@@ -1,0 +1,365 @@
+"""URLs and filesystem objects as sources and sinks: s3://, gs://, az://, http(s)://, file:// and
+any fsspec URL, or `filesystem=` an fsspec or a pyarrow filesystem (both duck-typed: pyarrow is
+never imported here, fsspec only when a URL needs it).
+
+Reading the file format goes through `RangeSource`, which fetches byte ranges (several at once,
+concurrently: fsspec's `cat_ranges`, or threads over a pyarrow file's `read_at`) so the reader's
+plan (remote.py) costs few requests. Streams are read front to back through the filesystem's own
+file object. Writes never leave a partial object under the final name: files that can defer their
+commit (s3fs, gcsfs and local files, opened with `autocommit=False`) are committed when the writer closes and
+discarded on failure; other filesystems get the bytes in one upload from a local spool.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote, urlsplit
+
+from .._core.buffer import Buffer, py_buffer
+from ..errors import ArrowException
+from .sources import FileSource, _io_error, _short_read
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
+
+__all__ = ["RangeSource", "is_url", "open_input", "open_output", "resolve"]
+
+# a scheme of two letters or more: "C:\\data" is a Windows path, not a URL
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
+# ranges fetched at once from a pyarrow file (its read_at is safe across threads)
+_THREADS = 8
+
+
+def is_url(path: object) -> TypeGuard[str]:
+    """Whether `path` is a string of the form scheme://..."""
+    return isinstance(path, str) and _URL.match(path) is not None
+
+
+def _file_url_path(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        return "//" + parts.netloc + unquote(parts.path)
+    return unquote(parts.path)
+
+
+def _is_pyarrow_fs(fs) -> bool:
+    return hasattr(fs, "open_input_file") and hasattr(fs, "open_output_stream")
+
+
+def _is_fsspec_fs(fs) -> bool:
+    return hasattr(fs, "cat_ranges") and hasattr(fs, "open") and hasattr(fs, "_strip_protocol")
+
+
+def resolve(path, filesystem=None) -> tuple:
+    """(kind, filesystem, path): kind "local" (a plain path), "fsspec" or "pyarrow".
+
+    Without `filesystem`, file:// URLs are local paths and other URLs go to fsspec (the
+    optional extra `arrowipc[remote]`); plain paths stay local.
+    """
+    if filesystem is None:
+        if not is_url(path):
+            return "local", None, os.fspath(path)
+        if path.lower().startswith("file://"):
+            return "local", None, _file_url_path(path)
+        try:
+            from fsspec.core import url_to_fs
+        except ImportError:
+            raise ImportError(f"{path}: reading and writing URLs needs fsspec (and the "
+                              f"filesystem's package, such as s3fs or gcsfs): pip install "
+                              f"'arrowipc[remote]'") from None
+        try:
+            fs, fs_path = url_to_fs(path)
+        except (ImportError, ValueError) as e:
+            raise type(e)(f"{path}: {e}") from e
+        return "fsspec", fs, fs_path
+    path = os.fspath(path)
+    if _is_pyarrow_fs(filesystem):
+        m = _URL.match(path)
+        return "pyarrow", filesystem, path[m.end():] if m else path
+    if _is_fsspec_fs(filesystem):
+        return "fsspec", filesystem, filesystem._strip_protocol(path)
+    raise TypeError(f"filesystem must be an fsspec filesystem or a pyarrow filesystem, got a "
+                    f"{type(filesystem).__name__}")
+
+
+# -- reading ---------------------------------------------------------------------------------------
+class RangeSource:
+    """A random-access source over a filesystem object: reads by (offset, length), several
+    ranges fetched concurrently, with the same errors as a local file (a short object reads as a
+    truncated file; I/O failures are OSError naming the URL)."""
+
+    def __init__(self, backend, size: int, name: str):
+        self._backend = backend
+        self.size = size
+        self.name = name
+        self.pos = 0
+        self.bytes_read = 0
+        self.read_requests = 0
+        self.seekable = True
+
+    def _get(self, offset: int, n: int) -> bytes:
+        try:
+            data = self._backend.read_at(offset, n)
+        except ArrowException:
+            raise
+        except Exception as e:
+            raise _io_error(e, self.name) from e
+        self.read_requests += 1
+        self.bytes_read += len(data)
+        return data
+
+    def read(self, n: int) -> Buffer:
+        """Up to n bytes at the current position (fewer only at the end)."""
+        n = max(0, min(n, self.size - self.pos))
+        data = self._get(self.pos, n) if n else b""
+        self.pos += len(data)
+        return py_buffer(data)
+
+    def read_at(self, offset: int, n: int) -> Buffer:
+        """Exactly n bytes at `offset` (a shorter object is a truncated file)."""
+        data = self._get(offset, n) if n else b""
+        self.pos = offset + len(data)
+        if len(data) != n:
+            raise _short_read(self.name, offset, n, len(data))
+        return py_buffer(data)
+
+    def fetch(self, ranges: list, targets: list) -> None:
+        """Read each (offset, length) range into its target (a writable memoryview)."""
+        if not ranges:
+            return
+        try:
+            parts = (self._backend.read_many(ranges) if len(ranges) > 1
+                     else [self._backend.read_at(*ranges[0])])
+        except ArrowException:
+            raise
+        except Exception as e:
+            raise _io_error(e, self.name) from e
+        for (o, n), data, target in zip(ranges, parts, targets):
+            self.read_requests += 1
+            self.bytes_read += len(data)
+            if len(data) != n:
+                raise _short_read(self.name, o, n, len(data))
+            target[:] = data
+
+    def close(self) -> None:
+        """Release the filesystem's file, if the backend holds one."""
+        self._backend.close()
+
+
+class _FsspecRanges:
+    def __init__(self, fs, path: str):
+        self.fs = fs
+        self.path = path
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        return self.fs.cat_file(self.path, start=offset, end=offset + n)
+
+    def read_many(self, ranges: list) -> list:
+        # one call: async filesystems (s3fs, gcsfs, http) run the requests concurrently
+        return self.fs.cat_ranges([self.path] * len(ranges), [o for o, _ in ranges],
+                                  [o + n for o, n in ranges])
+
+    def close(self):
+        pass
+
+
+class _PyarrowRanges:
+    def __init__(self, f):
+        self.f = f
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        data = self.f.read_at(n, offset)
+        return data if isinstance(data, bytes) else data.to_pybytes()
+
+    def read_many(self, ranges: list) -> list:
+        with ThreadPoolExecutor(min(_THREADS, len(ranges))) as pool:
+            return list(pool.map(lambda r: self.read_at(*r), ranges))
+
+    def close(self):
+        self.f.close()
+
+
+class _PlainReader:
+    """A pyarrow input stream as a plain file object (its read_buffer gives pyarrow buffers,
+    which our sources must not take for their own)."""
+
+    def __init__(self, f):
+        self._f = f
+
+    def read(self, n: int = -1) -> bytes:
+        return self._f.read(n)
+
+    def readinto(self, view) -> int:
+        return self._f.readinto(view)
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self):
+        self._f.close()
+
+
+def open_input(source, filesystem=None, random_access: bool = False) -> object:
+    """A source for a URL or a path on `filesystem`: a RangeSource when the reader needs random
+    access (the file format), else a FileSource over the filesystem's file object; None when
+    `source` is neither (the caller's own open_source takes it)."""
+    if filesystem is None and not is_url(source):
+        return None
+    name = source if isinstance(source, str) else os.fspath(source)
+    kind, fs, path = resolve(source, filesystem)
+    if kind == "local":
+        return path
+    try:
+        if kind == "fsspec":
+            if random_access:
+                return RangeSource(_FsspecRanges(fs, path), int(fs.size(path)), name)
+            return FileSource(fs.open(path, "rb"), name=name, owns=True)
+        if random_access:
+            f = fs.open_input_file(path)
+            return RangeSource(_PyarrowRanges(f), int(f.size()), name)
+        return FileSource(_PlainReader(fs.open_input_stream(path)), name=name, owns=True)
+    except (ArrowException, TypeError):
+        raise
+    except Exception as e:
+        raise _io_error(e, name) from e
+
+
+# -- writing ---------------------------------------------------------------------------------------
+class _DeferredCommit:
+    """An fsspec file opened with autocommit=False: published by commit(), dropped by abort()."""
+
+    def __init__(self, fs, path: str, name: str):
+        self.fs = fs
+        self.name = name
+        self.file = fs.open(path, "wb", autocommit=False)
+        self._done = False
+
+    def _forget(self):
+        # fsspec lists deferred files on the filesystem's transaction; we commit them ourselves
+        files = getattr(getattr(self.fs, "_transaction", None), "files", None)
+        if files is not None and self.file in files:
+            files.remove(self.file)
+
+    def commit(self, durable: bool = False) -> None:
+        if self._done:
+            return
+        self._done = True
+        try:
+            self.file.close()
+            self.file.commit()
+        except Exception as e:
+            self._discard()
+            raise _io_error(e, self.name) from e
+        finally:
+            self._forget()
+
+    def _discard(self):
+        try:
+            self.file.discard()
+        except Exception:
+            pass
+        # a discarded buffered file must not flush when it is closed or collected later (it
+        # would start a new upload); fsspec skips closing files already marked closed
+        try:
+            if hasattr(self.file, "forced"):
+                self.file.closed = True
+            else:
+                self.file.close()
+        except Exception:
+            pass
+
+    def abort(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        self._discard()
+        self._forget()
+
+    def __del__(self):
+        # dropped without commit(): never publish a partial object
+        if not getattr(self, "_done", True):
+            self.abort()
+
+
+class _SpooledUpload:
+    """Bytes spooled to a local temporary file and uploaded in one go on commit()."""
+
+    def __init__(self, upload, name: str):
+        self._upload = upload
+        self.name = name
+        self.file: Any = tempfile.NamedTemporaryFile(prefix=".arrowipc-", suffix=".tmp",
+                                                     delete=False)
+
+    def commit(self, durable: bool = False) -> None:
+        if self.file is None:
+            return
+        f, self.file = self.file, None
+        try:
+            f.close()
+            self._upload(f.name)
+        except Exception as e:
+            raise _io_error(e, self.name) from e
+        finally:
+            _unlink(f.name)
+
+    def abort(self) -> None:
+        if self.file is None:
+            return
+        f, self.file = self.file, None
+        try:
+            f.close()
+        finally:
+            _unlink(f.name)
+
+    def __del__(self):
+        if getattr(self, "file", None) is not None:
+            self.abort()
+
+
+def _unlink(path: str):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# fsspec implementations whose files honour autocommit=False: the upload (a multipart upload
+# for s3fs and gcsfs, a temporary file for local paths) is published by commit() alone. Others
+# (the memory filesystem among them) may publish on close, so they get a spooled upload.
+_DEFERRED_PROTOCOLS = {"s3", "s3a", "gs", "gcs", "file", "local"}
+
+
+def _defers_commit(fs) -> bool:
+    protocol = getattr(fs, "protocol", ())
+    protocols = {protocol} if isinstance(protocol, str) else set(protocol)
+    return bool(protocols & _DEFERRED_PROTOCOLS)
+
+
+def open_output(sink, filesystem=None) -> object:
+    """An object with `.file`, `commit()` and `abort()` for a URL or a path on `filesystem`, or
+    None when `sink` is neither (a plain path: the writer's own atomic file takes it)."""
+    if filesystem is None and not is_url(sink):
+        return None
+    name = sink if isinstance(sink, str) else os.fspath(sink)
+    kind, fs, path = resolve(sink, filesystem)
+    if kind == "local":
+        from .sinks import AtomicFile
+        return AtomicFile(path)
+    try:
+        if kind == "fsspec":
+            if _defers_commit(fs):
+                return _DeferredCommit(fs, path, name)
+            return _SpooledUpload(lambda local: fs.put_file(local, path), name)
+
+        def upload(local):
+            with open(local, "rb") as src, fs.open_output_stream(path) as out:
+                shutil.copyfileobj(src, out, 8 << 20)
+        return _SpooledUpload(upload, name)
+    except (ArrowException, TypeError):
+        raise
+    except Exception as e:
+        raise _io_error(e, name) from e

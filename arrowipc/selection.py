@@ -1,0 +1,267 @@
+"""Row selection on the columnar model: take, filter, combine_chunks, unify_dictionaries, and the
+small vector functions ETL code calls on columns (fill_null, is_null, unique, value_counts).
+
+The work is done by the kernels of arrowipc/_core/select_kernels.pyx on ArrayData; this module
+turns pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into what they take and
+wraps the results. Sorting, grouping and joins are not here: docs/table-ops.md shows the zero-copy
+hand-off to DuckDB and polars for them.
+"""
+from __future__ import annotations
+
+from ._core.arraydata import ArrayData
+from ._core import select_kernels as _k
+from .errors import ArrowInvalid, ArrowNotImplementedError
+from .types import DictionaryType, Kind, bool_, int64
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from ._core.buffer import Buffer
+
+_NULL_SELECTION = ("drop", "emit_null")
+
+
+# -- arguments ----------------------------------------------------------------------------------
+
+def _as_array(obj, type=None):
+    """An Array from an Array, a ChunkedArray (combined), or anything arrowipc.array takes."""
+    from .array import Array, ChunkedArray, array, make_array
+    if isinstance(obj, Array):
+        return obj
+    if isinstance(obj, ChunkedArray):
+        return make_array(combined_data(obj))
+    return array(obj, type=type)
+
+
+def _mask_data(mask, length: int) -> ArrayData:
+    m = _as_array(mask, bool_())
+    if m.type.kind != Kind.BOOL:
+        raise ArrowNotImplementedError(f"Function 'array_filter' has no kernel matching input "
+                                       f"types (array[{m.type}]): the mask must be boolean")
+    if len(m) != length:
+        raise ArrowInvalid(f"Filter inputs must all be the same length: the mask has {len(m)} "
+                           f"values, the data has {length} rows")
+    return m.data
+
+
+class Selection:
+    """The rows a take or filter keeps, built once and applied to every column."""
+    __slots__ = ("sel", "count", "has_nulls", "mask", "length")
+
+    def __init__(self, sel, count: int, has_nulls: bool, mask=None, length: int = 0):
+        self.sel = sel            # int64 row numbers (-1: a null row), or None while only a mask
+        self.count = count        # rows selected
+        self.has_nulls = has_nulls
+        self.mask = mask          # bitmap at bit 0 of the kept rows (filters without null rows)
+        self.length = length      # rows the mask covers
+
+    @classmethod
+    def from_indices(cls, indices, length: int) -> "Selection":
+        idx = _as_array(indices)
+        if idx.type.kind == Kind.NULL:
+            from .array import array
+            idx = array([None] * len(idx), int64())
+        if not getattr(idx.type, "is_integer", False):
+            raise ArrowNotImplementedError(
+                f"Function 'array_take' has no kernel matching input types: indices must be "
+                f"integers, got {idx.type}")
+        sel, nulls = _k.selection_from_indices(idx.data, length)
+        return cls(sel, len(idx), nulls)
+
+    @classmethod
+    def from_mask(cls, mask, length: int, null_selection_behavior: str = "drop") -> "Selection":
+        if null_selection_behavior not in _NULL_SELECTION:
+            raise ArrowInvalid(f"null_selection_behavior must be 'drop' or 'emit_null', got "
+                               f"{null_selection_behavior!r}")
+        m = _mask_data(mask, length)
+        if null_selection_behavior == "emit_null":
+            from .array import null_count_of
+            if null_count_of(m):
+                sel, nulls = _k.selection_from_mask(m, True)
+                return cls(sel, len(sel) // 8, nulls)
+        bits, kept = _k.effective_mask(m)
+        return cls(None, kept, False, bits, length)
+
+    def slice(self, start: int, stop: int) -> "Selection":
+        """The part of a mask selection that applies to rows [start, stop) (a table's batch)."""
+        from ._core.bitmap import bitmap_view, count_set_bits
+        bits = bitmap_view(self.mask, start, stop - start)
+        kept = count_set_bits(bits, 0, stop - start)
+        return Selection(None, kept, False, bits, stop - start)
+
+    def indices(self) -> Buffer:
+        """The selection as int64 row numbers (built from the mask on first use)."""
+        if self.sel is None:
+            m = ArrayData(bool_(), self.length, 0, 0, [None, self.mask])
+            self.sel = _k.selection_from_mask(m, False)[0]
+        return self.sel
+
+
+def apply(data: ArrayData, selection: Selection) -> ArrayData:
+    """The rows of `data` a Selection keeps."""
+    if selection.mask is not None and selection.sel is None:
+        if selection.count == data.length:
+            return data                         # every row kept: zero-copy
+        kind = data.type.storage_type.kind
+        if kind in (Kind.BINARY, Kind.LARGE_BINARY):
+            return _k.filter_binary(data, selection.mask, selection.count)
+        out = _k.filter_fixed(data, selection.mask, selection.count)
+        if out is not None:
+            return out
+    try:
+        return _k.take(data, selection.indices(), selection.count, selection.has_nulls)
+    except ArrowNotImplementedError:
+        # run-end encoded data, and unions asked for null rows: through Python values
+        from .array import make_array
+        from .from_python import array_data_from_python
+        values = make_array(data).to_pylist()
+        picked = [None if i < 0 else values[i]
+                  for i in memoryview(selection.indices()).cast("q")[:selection.count]]
+        return array_data_from_python(picked, data.type)
+
+
+# -- parallel columns ---------------------------------------------------------------------------
+
+# Below this many rows, a thread hand-off costs more than the work it spreads.
+PARALLEL_MIN_ROWS = 1 << 16
+_pool = None
+
+
+def parallel_map(func, items: list, rows: int) -> list:
+    """[func(x) for x in items], on a shared thread pool when there is enough work: the kernels
+    release the GIL, so columns are selected or cast in parallel."""
+    global _pool
+    if len(items) < 2 or rows < PARALLEL_MIN_ROWS:
+        return [func(x) for x in items]
+    import os
+    workers = os.cpu_count() or 1
+    if workers < 2:
+        return [func(x) for x in items]
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(workers, thread_name_prefix="arrowipc-ops")
+    return list(_pool.map(func, items))
+
+
+# -- chunked data -------------------------------------------------------------------------------
+
+def combined_data(chunked) -> ArrayData:
+    """One ArrayData holding every chunk of a ChunkedArray (dictionaries unified first)."""
+    from .array import make_array
+    from .concat import concat_array_data
+    chunks = [c.data for c in chunked.chunks]
+    if not chunks:
+        from .from_python import array_data_from_python
+        return array_data_from_python([], chunked.type)
+    if len(chunks) == 1:
+        return chunks[0]
+    if isinstance(chunked.type, DictionaryType) and any(
+            c.dictionary is not chunks[0].dictionary for c in chunks):
+        chunks = [c.data for c in unify_chunks([make_array(c) for c in chunks])]
+    return concat_array_data(chunks)
+
+
+def unify_chunks(chunks: list) -> list:
+    """Dictionary arrays re-encoded against one dictionary: the first chunk's values, then each
+    new value in order of appearance (pyarrow's order)."""
+    from .array import array, make_array
+    from .concat import concat_array_data
+    if not chunks:
+        return chunks
+    t = chunks[0].type
+    first = chunks[0].data.dictionary
+    if all(c.data.dictionary is first for c in chunks):
+        return chunks
+    position: dict = {}
+    parts = []
+    remaps = []
+    for c in chunks:
+        d = make_array(c.data.dictionary)
+        values = d.to_pylist()
+        new = []
+        remap = []
+        for k, v in enumerate(values):
+            key = (type(v), v) if v == v else ("nan",)
+            j = position.get(key)
+            if j is None:
+                j = position[key] = len(position)
+                new.append(k)
+            remap.append(j)
+        if new:
+            parts.append(d.take(array(new, int64())).data)
+        remaps.append(remap)
+    dictionary = concat_array_data(parts)
+    out = []
+    for c, remap in zip(chunks, remaps):
+        idx = make_array(ArrayData(t.index_type, len(c), c.data.offset, c.data.null_count,
+                                   c.data.buffers, [], None))
+        mapped = array(remap, t.index_type).take(idx)
+        md = mapped.data
+        out.append(make_array(ArrayData(t, md.length, md.offset, md.null_count, md.buffers, [],
+                                        dictionary)))
+    return out
+
+
+# -- vector functions ---------------------------------------------------------------------------
+
+def fill_null(arr, fill_value):
+    """`arr` with its null slots replaced by `fill_value` (cast to arr's type)."""
+    from .array import array, make_array
+    if arr.null_count == 0:
+        return arr
+    if not hasattr(fill_value, "type"):
+        fill = array([fill_value]).cast(arr.type) if fill_value is not None else None
+    else:
+        fill = array([fill_value.as_py()] if hasattr(fill_value, "as_py") else fill_value,
+                     fill_value.type).cast(arr.type)
+    if fill is None:
+        return arr
+    # rows: the array's own where valid, row `len(arr)` (the fill value) where null
+    from .concat import concat_array_data
+    if arr.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        raise ArrowNotImplementedError(f"fill_null of {arr.type}")
+    both = concat_array_data([arr.data, fill.data])
+    sel = _k.fill_selection(arr.data)
+    return make_array(_k.take(both, sel, len(arr), False))
+
+
+def unique(arr):
+    """The distinct values of `arr` in order of first appearance (one null if any)."""
+    from .array import array
+    values = arr.to_pylist()
+    seen, keep = set(), []
+    for i, v in enumerate(values):
+        key = _hash_key(v)
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return arr.take(array(keep, int64()))
+
+
+def value_counts(arr):
+    """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
+    from .array import array, make_array
+    from .types import StructType, field
+    values = arr.to_pylist()
+    counts: dict = {}
+    first: dict = {}
+    for i, v in enumerate(values):
+        key = _hash_key(v)
+        if key in counts:
+            counts[key] += 1
+        else:
+            counts[key] = 1
+            first[key] = i
+    uniq = arr.take(array(list(first.values()), int64()))
+    cnt = array(list(counts.values()), int64())
+    t = StructType([field("values", arr.type), field("counts", int64())])
+    return make_array(ArrayData(t, len(uniq), 0, 0, [None], [uniq.data, cnt.data]))
+
+
+def _hash_key(v):
+    if isinstance(v, float) and v != v:
+        return ("nan",)
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _hash_key(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return ("list", tuple(_hash_key(x) for x in v))
+    return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)

@@ -1,0 +1,472 @@
+"""The structural operations ETL code calls on arrays, columns, batches and tables, with pyarrow's
+names, signatures and results: column selection and editing, take, filter, cast, combine_chunks,
+unify_dictionaries, flatten, to_string and buffer sizes.
+
+They are mixins: Array and ChunkedArray (arrowipc/array.py) and RecordBatch and Table
+(arrowipc/table.py) inherit them, so those modules keep the model and this one the operations.
+Row selection is arrowipc/selection.py over the Cython kernels; casts are arrowipc/cast.py.
+"""
+from __future__ import annotations
+
+from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
+
+__all__ = ["TabularOps"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .array import Array
+
+
+# -- arrays -------------------------------------------------------------------------------------
+
+class ArrayOps:
+    """take, filter, cast and the vector functions of Array."""
+    __slots__ = ()
+
+    def take(self, indices):
+        """The values at `indices` (integers; a null index gives a null), as a new Array."""
+        from .array import make_array
+        from .selection import Selection, apply
+        return make_array(apply(self.data, Selection.from_indices(indices, len(self))))
+
+    def filter(self, mask, null_selection_behavior: str = "drop"):
+        """The values where the boolean `mask` is true; null mask slots are dropped, or give a
+        null with null_selection_behavior="emit_null"."""
+        from .array import make_array
+        from .selection import Selection, apply
+        return make_array(apply(self.data, Selection.from_mask(mask, len(self),
+                                                               null_selection_behavior)))
+
+    def cast(self, target_type=None, safe: bool | None = None, options=None):
+        """The values converted to `target_type`; a safe cast (the default) raises ArrowInvalid
+        where pyarrow's would."""
+        from .array import make_array
+        from .cast import cast_data
+        target_type, safe = _cast_args(target_type, safe, options)
+        return make_array(cast_data(self.data, target_type, safe))
+
+    def fill_null(self, fill_value):
+        """The values with nulls replaced by `fill_value`."""
+        from .selection import fill_null
+        return fill_null(self, fill_value)
+
+    def unique(self):
+        """The distinct values in order of first appearance."""
+        from .selection import unique
+        return unique(self)
+
+    def value_counts(self):
+        """struct<values, counts: int64> of the distinct values in order of first appearance."""
+        from .selection import value_counts
+        return value_counts(self)
+
+    def dictionary_encode(self, null_encoding: str = "mask"):
+        """The values as a dictionary<int32, type> array."""
+        from .types import DictionaryType, int32
+        return self.cast(DictionaryType(int32(), self.type))
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer this array refers to, counted once each (slices count whole)."""
+        return _total_buffer_size([self.data])
+
+    def to_string(self, *, indent: int = 0, top_level_indent: int = 0, window: int = 10,
+                  container_window: int = 2, skip_new_lines: bool = False) -> str:
+        """pyarrow's pretty-printed form of the values."""
+        return " " * top_level_indent + _format_values(self.to_pylist(), self.type, indent,
+                                                       window, skip_new_lines)
+
+
+def _cast_args(target_type, safe, options):
+    if options is not None:
+        target_type = getattr(options, "target_type", target_type)
+        if safe is None and hasattr(options, "allow_int_overflow"):
+            safe = not options.allow_int_overflow
+    if target_type is None:
+        raise ValueError("Cast target type must not be None")
+    return target_type, True if safe is None else bool(safe)
+
+
+def _total_buffer_size(datas) -> int:
+    seen, total = set(), 0
+    stack = list(datas)
+    while stack:
+        d = stack.pop()
+        for b in d.buffers:
+            if b is not None and b.address not in seen:
+                seen.add(b.address)
+                total += b.size
+        stack.extend(d.children)
+        if d.dictionary is not None:
+            stack.append(d.dictionary)
+    return total
+
+
+class ChunkedArrayOps:
+    """Access, selection and vector functions of ChunkedArray."""
+    __slots__ = ()
+    _offsets: list[int] | None      # declared for checkers; the slot is ChunkedArray's
+
+    def _starts(self) -> list[int]:
+        # the first row of each chunk, then the length (cached: chunks never change)
+        starts = getattr(self, "_offsets", None)
+        if starts is None:
+            starts, pos = [0], 0
+            for c in self.chunks:
+                pos += len(c)
+                starts.append(pos)
+            self._offsets = starts
+        return starts
+
+    def __getitem__(self, key):
+        """A Scalar for an integer (O(log chunks)), a ChunkedArray for a slice."""
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                raise ArrowInvalid("only contiguous slices (step 1) are supported")
+            return self.slice(start, max(0, stop - start))
+        return self._scalar_at(key)
+
+    def _scalar_at(self, i):
+        from bisect import bisect_right
+        starts = self._starts()
+        n = starts[-1]
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("index out of bounds")
+        k = bisect_right(starts, i) - 1
+        return self.chunks[k][i - starts[k]]
+
+    def __iter__(self):
+        for c in self.chunks:
+            yield from c
+
+    def slice(self, offset: int = 0, length: int | None = None):
+        """Rows [offset, offset + length) as a ChunkedArray of zero-copy chunk slices."""
+        if offset < 0:
+            raise IndexError("Offset must be non-negative")
+        starts = self._starts()
+        total = starts[-1]
+        offset = min(offset, total)
+        length = total - offset if length is None else max(0, min(length, total - offset))
+        out = []
+        for k, c in enumerate(self.chunks):
+            lo, hi = max(offset, starts[k]), min(offset + length, starts[k + 1])
+            if lo < hi:
+                out.append(c.slice(lo - starts[k], hi - lo))
+        return self._like(out)
+
+    def _like(self, chunks):
+        ca = type(self)(chunks, self.type)
+        ca._name = self._name
+        return ca
+
+    def iterchunks(self):
+        """The chunks, one by one."""
+        return iter(self.chunks)
+
+    def combine_chunks(self, memory_pool: Any = None) -> Array:
+        """The chunks concatenated into one Array (dictionaries unified)."""
+        from .array import make_array
+        from .selection import combined_data
+        return make_array(combined_data(self))
+
+    def unify_dictionaries(self, memory_pool=None):
+        """Dictionary chunks re-encoded against one shared dictionary."""
+        from .types import DictionaryType
+        if not isinstance(self.type, DictionaryType):
+            return self
+        from .selection import unify_chunks
+        return self._like(unify_chunks(list(self.chunks)))
+
+    def take(self, indices):
+        """The values at `indices`, as a one-chunk ChunkedArray."""
+        return self._like([self.combine_chunks().take(indices)])
+
+    def filter(self, mask, null_selection_behavior: str = "drop"):
+        """The values where `mask` is true, chunk by chunk."""
+        from .array import make_array
+        from .selection import Selection, apply
+        sel = Selection.from_mask(mask, len(self), null_selection_behavior)
+        if sel.mask is None:
+            return self._like([self.combine_chunks().filter(mask, null_selection_behavior)])
+        starts = self._starts()
+        return self._like([make_array(apply(c.data, sel.slice(starts[k], starts[k + 1])))
+                           for k, c in enumerate(self.chunks)])
+
+    def cast(self, target_type=None, safe: bool | None = None, options=None):
+        """Every chunk converted to `target_type` (pyarrow's safe-cast rules)."""
+        from .types import ensure_type
+        target_type, safe = _cast_args(target_type, safe, options)
+        t = ensure_type(target_type)
+        ca = type(self)([c.cast(t, safe=safe) for c in self.chunks], t)
+        ca._name = self._name
+        return ca
+
+    def fill_null(self, fill_value):
+        """Nulls replaced by `fill_value`, chunk by chunk."""
+        return self._like([c.fill_null(fill_value) for c in self.chunks])
+
+    def is_null(self, *, nan_is_null: bool = False):
+        """A boolean ChunkedArray, true where the value is null."""
+        from .types import bool_
+        ca = type(self)([c.is_null(nan_is_null=nan_is_null) for c in self.chunks], bool_())
+        return ca
+
+    def is_valid(self):
+        """A boolean ChunkedArray, true where the value is not null."""
+        from .types import bool_
+        return type(self)([c.is_valid() for c in self.chunks], bool_())
+
+    def unique(self):
+        """The distinct values in order of first appearance, as an Array."""
+        return self.combine_chunks().unique()
+
+    def value_counts(self):
+        """struct<values, counts: int64> over every chunk."""
+        return self.combine_chunks().value_counts()
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer the chunks refer to, counted once each."""
+        return _total_buffer_size([c.data for c in self.chunks])
+
+    def to_string(self, *, indent: int = 0, window: int = 5, container_window: int = 2,
+                  skip_new_lines: bool = False) -> str:
+        """pyarrow's pretty-printed form: the chunks as a list of lists."""
+        if skip_new_lines:
+            inner = ",".join(c.to_string(window=window, skip_new_lines=True) for c in self.chunks)
+            return "[" + inner + "]"
+        pad = " " * indent
+        parts = [c.to_string(indent=indent + 2, top_level_indent=indent + 2, window=window)
+                 for c in self.chunks]
+        return pad + "[\n" + ",\n".join(parts) + "\n" + pad + "]"
+
+
+# -- value formatting (to_string) ---------------------------------------------------------------
+
+def _format_value(v, t) -> str:
+    from .cast import format_float
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return format_float(v)
+    if isinstance(v, str):
+        return '"' + v + '"'
+    if isinstance(v, bytes):
+        return v.hex().upper()
+    return str(v)
+
+
+def _format_values(values: list, t, indent: int, window: int, skip_new_lines: bool) -> str:
+    if len(values) > 2 * window:
+        shown = [_format_value(v, t) for v in values[:window]] + ["..."] + \
+                [_format_value(v, t) for v in values[-window:]]
+    else:
+        shown = [_format_value(v, t) for v in values]
+    if skip_new_lines:
+        return "[" + ",".join(shown) + "]"
+    pad = " " * indent
+    if not shown:
+        return "[]"
+    body = [pad + "  " + v + ("" if v == "..." or k == len(shown) - 1 else ",")
+            for k, v in enumerate(shown)]
+    return "[\n" + "\n".join(body) + "\n" + pad + "]"
+
+
+# -- batches and tables -------------------------------------------------------------------------
+
+def _field_and_type(field_, column):
+    from .types import Field
+    if isinstance(field_, Field):
+        return field_
+    if not isinstance(field_, str):
+        raise ArrowTypeError(f"field_ must be a str or a Field, got {type(field_).__name__}")
+    return Field(field_, column.type)
+
+
+class TabularOps:
+    """Column editing, selection, casts and printing shared by RecordBatch and Table."""
+    __slots__ = ()
+
+    # subclasses: _with_columns(schema, columns) builds the same kind of object from columns of
+    # their own kind (Arrays for a batch, ChunkedArrays for a table); _as_column(x) converts.
+
+    def itercolumns(self) -> Iterator[Any]:
+        """The columns, one by one."""
+        for i in range(self.num_columns):
+            yield self.column(i)
+
+    def _index_for(self, i, what: str) -> int:
+        n = self.num_columns
+        if not isinstance(i, int) or not 0 <= i < n:
+            raise ArrowInvalid(f"Invalid column index to {what} field.")
+        return i
+
+    def select(self, columns):
+        """The named (or numbered) columns, in the order given."""
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        idx = []
+        for c in columns:
+            if isinstance(c, str):
+                j = self.schema.get_field_index(c)
+                if j < 0:
+                    raise KeyError(f'Field "{c}" does not exist in schema')
+            else:
+                j = c + self.num_columns if c < 0 else c
+                if not 0 <= j < self.num_columns:
+                    raise ArrowIndexError(f"column index {c} out of range for "
+                                          f"{self.num_columns} columns")
+            idx.append(j)
+        from .types import Schema
+        sch = Schema([self.schema.field(j) for j in idx], self.schema.metadata)
+        return self._with_columns(sch, [self.column(j) for j in idx])
+
+    def drop_columns(self, columns):
+        """Without the named columns (KeyError when one is missing)."""
+        if isinstance(columns, str):
+            columns = [columns]
+        drop = set()
+        for c in columns:
+            found = self.schema.get_all_field_indices(c)
+            if not found:
+                raise KeyError(f"Column {c!r} not found")
+            drop.update(found)
+        keep = [i for i in range(self.num_columns) if i not in drop]
+        return self.select(keep)
+
+    def rename_columns(self, names):
+        """The columns renamed: a list of every new name, or a dict of old name to new."""
+        from .types import Schema
+        if isinstance(names, dict):
+            for old in names:
+                if old not in self.schema.names:
+                    raise KeyError(f"Column {old!r} not found")
+            new = [names.get(f.name, f.name) for f in self.schema]
+        else:
+            new = list(names)
+            if len(new) != self.num_columns:
+                raise ArrowInvalid(f"tried to rename a table of {self.num_columns} columns but "
+                                   f"only {len(new)} names were provided")
+        # pyarrow's result has no schema metadata
+        sch = Schema([f.with_name(n) for f, n in zip(self.schema, new)])
+        return self._with_columns(sch, list(self.itercolumns()))
+
+    def add_column(self, i: int, field_, column):
+        """A new column inserted at position i."""
+        if not isinstance(i, int) or not 0 <= i <= self.num_columns:
+            raise ArrowInvalid("Invalid column index to add field.")
+        return self._insert(i, field_, column, replace=False)
+
+    def append_column(self, field_, column):
+        """A new column at the end."""
+        return self._insert(self.num_columns, field_, column, replace=False)
+
+    def set_column(self, i: int, field_, column):
+        """Column i replaced."""
+        self._index_for(i, "set")
+        return self._insert(i, field_, column, replace=True)
+
+    def remove_column(self, i: int):
+        """Without column i."""
+        self._index_for(i, "remove")
+        return self.select([j for j in range(self.num_columns) if j != i])
+
+    def _insert(self, i, field_, column, replace):
+        from .types import Schema
+        col = self._as_column(column, field_.type if hasattr(field_, "type") and
+                              not isinstance(field_, str) else None)
+        if len(col) != self.num_rows and self.num_columns:
+            raise ArrowInvalid(f"Added column's length must match table's length. Expected "
+                               f"length {self.num_rows} but got length {len(col)}")
+        f = _field_and_type(field_, col)
+        if f.type != col.type:
+            raise ArrowTypeError(f"Field type {f.type} does not match the column's type "
+                                 f"{col.type}")
+        fields = list(self.schema)
+        cols = list(self.itercolumns())
+        if replace:
+            fields[i], cols[i] = f, col
+        else:
+            fields.insert(i, f)
+            cols.insert(i, col)
+        return self._with_columns(Schema(fields, self.schema.metadata), cols,
+                                  num_rows=len(col) if not self.num_columns else None)
+
+    def cast(self, target_schema, safe: bool | None = None, options=None):
+        """Every column converted to the type of the target schema's field of the same name."""
+        from .types import Schema, schema as _schema
+        if not isinstance(target_schema, Schema):
+            target_schema = _schema(target_schema)
+        if target_schema.names != self.schema.names:
+            raise ValueError(f"Target schema's field names are not matching the table's field "
+                             f"names: {self.schema.names}, {target_schema.names}")
+        safe = True if safe is None else bool(safe)
+        from .selection import parallel_map
+        cols = parallel_map(lambda cf: cf[0].cast(cf[1].type, safe=safe),
+                            list(zip(self.itercolumns(), target_schema)), self.num_rows)
+        return self._with_columns(target_schema, cols)
+
+    def flatten(self, memory_pool=None):
+        """Struct columns replaced by one column per field, named parent.child."""
+        from .types import Field, Schema, StructType
+        fields, cols = [], []
+        for f, c in zip(self.schema, self.itercolumns()):
+            if isinstance(f.type, StructType):
+                for k, sub in enumerate(f.type.fields):
+                    fields.append(Field(f"{f.name}.{sub.name}", sub.type,
+                                        sub.nullable or f.nullable, sub.metadata))
+                    cols.append(_struct_field(c, k))
+            else:
+                fields.append(f)
+                cols.append(c)
+        return self._with_columns(Schema(fields, self.schema.metadata), cols)
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer the columns refer to, counted once each."""
+        datas = []
+        for c in self.itercolumns():
+            datas += [x.data for x in getattr(c, "chunks", [c])]
+        return _total_buffer_size(datas)
+
+    def to_string(self, *, show_metadata: bool = False, preview_cols: int = 0) -> str:
+        """The schema and, with preview_cols, the first columns' values (pyarrow's layout)."""
+        sch = self.schema if show_metadata else self.schema.remove_metadata()
+        out = [f"arrowipc.{type(self).__name__}", str(sch)]
+        if preview_cols:
+            out.append("----")
+            for i in range(min(preview_cols, self.num_columns)):
+                out.append(f"{self.schema.field(i).name}: "
+                           f"{self.column(i).to_string(skip_new_lines=True)}")
+            if preview_cols < self.num_columns:
+                out.append("...")
+        return "\n".join(out)
+
+
+def _struct_field(col, k):
+    from .array import ChunkedArray
+    if isinstance(col, ChunkedArray):
+        t = col.type.fields[k].type
+        return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
+    # a child under a null parent becomes null (pyarrow's flatten)
+    child = col.field(k)
+    if col.null_count:
+        # take row i where the parent is valid, a null where it is not
+        from array import array as _pyarray
+        from ._core.arraydata import ArrayData
+        from ._core.bitmap import bitmap_view
+        from ._core.buffer import py_buffer
+        from .array import make_array
+        from .types import int64
+        d = col.data
+        rows = py_buffer(_pyarray("q", range(d.length)))
+        idx = ArrayData(int64(), d.length, 0, -1,
+                        [bitmap_view(d.buffers[0], d.offset, d.length), rows])
+        return child.take(make_array(idx))
+    return child

@@ -1,0 +1,393 @@
+"""Remote reads and writes: range planning, file objects, S3 (a local moto server), HTTP.
+
+pyarrow is the oracle for contents and, through pa.PythonFile over the same counting file
+object, for what a projected or single-batch read may cost; the servers log every request, so
+bytes and request counts are asserted on the wire.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as pa_ipc
+import pytest
+
+import arrowipc
+from arrowipc import ipc
+from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.remote import body_ranges, coalesce, dictionary_ids_needed
+from remote_servers import CountingFile
+
+fsspec = pytest.importorskip("fsspec")
+
+N_ROWS, N_BATCHES, N_COLS = 80_000, 8, 8
+
+
+def wide_table() -> pa.Table:
+    return pa.table({f"c{i}": np.arange(N_ROWS, dtype=np.int64) * (i + 1) for i in range(N_COLS)})
+
+
+def file_bytes(table: pa.Table, **write_options) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, table.schema,
+                         options=pa_ipc.IpcWriteOptions(**write_options)) as writer:
+        for batch in table.to_batches(max_chunksize=N_ROWS // N_BATCHES):
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def write_wide(writer):
+    """The wide table in N_BATCHES record batches, through one of our writers."""
+    for batch in wide_table().to_batches(max_chunksize=N_ROWS // N_BATCHES):
+        writer.write_batch(arrowipc.record_batch(batch))
+
+
+@pytest.fixture(scope="module")
+def wide_file() -> bytes:
+    return file_bytes(wide_table())
+
+
+def dict_table(n: int = 40_000) -> pa.Table:
+    big = pa.array([f"value-{i:06d}" for i in range(n)]).dictionary_encode()
+    small = pa.array(["a", "b", "c", "d"] * (n // 4)).dictionary_encode()
+    return pa.table({"n": np.arange(n), "big": big, "small": small})
+
+
+# -- the planner --------------------------------------------------------------------------------
+def test_coalesce_merges_small_holes_and_keeps_large_ones():
+    ranges = [(100, 10), (0, 50), (60, 10), (5000, 10)]
+    assert coalesce(ranges, hole_size_limit=50, range_size_limit=1 << 20) == [
+        (0, 110), (5000, 10)]
+
+
+def test_coalesce_stops_at_the_range_size_limit():
+    ranges = [(0, 40), (50, 40), (100, 40)]
+    assert coalesce(ranges, hole_size_limit=20, range_size_limit=100) == [(0, 90), (100, 40)]
+    # a single range larger than the limit is kept whole
+    assert coalesce([(0, 500)], hole_size_limit=20, range_size_limit=100) == [(0, 500)]
+
+
+def test_coalesce_merges_overlaps_and_drops_empty_ranges():
+    assert coalesce([(0, 10), (5, 10), (30, 0)], hole_size_limit=0) == [(0, 15)]
+    assert coalesce([]) == []
+
+
+def test_body_ranges_clip_to_the_body_and_skip_unneeded_buffers():
+    buffers = [(0, 8), (8, 16), (24, 100), (200, 8), (-8, 8)]
+    needed = [True, False, True, True, True]
+    # buffer 2 is clipped at the body's end, 3 and 4 lie outside it (the decoder reports them)
+    assert body_ranges(buffers, needed, 1000, 64) == [(1000, 8), (1024, 40)]
+
+
+def test_dictionary_ids_needed_follow_the_selected_fields():
+    info = ipc.open_file(file_bytes(dict_table(8)))._decoder.info
+    assert dictionary_ids_needed(info, None) is None
+    ids = {i: e.path[0] for i, e in info.dictionaries.items()}
+    by_field = {v: k for k, v in ids.items()}
+    assert dictionary_ids_needed(info, [True, False, True]) == {by_field[2]}
+    assert dictionary_ids_needed(info, [True, False, False]) == set()
+
+
+# -- file objects: fetch only what is read ------------------------------------------------------
+def pyarrow_cost(data: bytes, included, batch=None):
+    f = CountingFile(data)
+    reader = pa_ipc.open_file(pa.PythonFile(f, mode="r"),
+                              options=pa_ipc.IpcReadOptions(included_fields=included))
+    result = reader.read_all() if batch is None else reader.get_batch(batch)
+    return result, len(f.reads), f.nbytes
+
+
+def ours_cost(data: bytes, included, batch=None, **options):
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=included, **options))
+    result = reader.read_all() if batch is None else reader.get_batch(batch)
+    return reader, result, len(f.reads), f.nbytes
+
+
+@pytest.mark.parametrize("included,batch", [([3], None), ([1, 5], None), ([0], 7), ([2, 3], 7),
+                                            (None, 7), ([7], 0)])
+def test_projected_and_single_batch_reads_cost_no_more_than_pyarrow(wide_file, included, batch):
+    theirs, their_requests, their_bytes = pyarrow_cost(wide_file, included, batch)
+    reader, ours, requests, nbytes = ours_cost(wide_file, included, batch)
+    assert pa.record_batch(ours).equals(theirs) if batch is not None else \
+        pa.table(ours).equals(theirs)
+    assert requests <= their_requests
+    assert nbytes <= 1.05 * their_bytes
+    # the reader's stats count the same reads
+    assert (reader.io_stats.read_requests, reader.io_stats.bytes_read) == (requests, nbytes)
+
+
+def test_projection_reads_only_the_selected_columns_bytes(wide_file):
+    _, _, requests, nbytes = ours_cost(wide_file, [3])
+    column_bytes = N_ROWS * 8
+    # footer (head magic + one tail read), then metadata and one buffer per batch
+    assert requests == 2 + 2 * N_BATCHES
+    assert column_bytes <= nbytes < column_bytes + 16 << 10
+
+
+def test_adjacent_columns_are_coalesced_into_one_request(wide_file):
+    _, _, requests, _ = ours_cost(wide_file, [2, 3, 4], batch=1)
+    assert requests == 2 + 2            # footer; metadata, then the three buffers in one range
+    _, _, requests, _ = ours_cost(wide_file, [2, 3, 4], batch=1, hole_size_limit=0,
+                                  range_size_limit=N_ROWS // N_BATCHES * 8)
+    assert requests == 2 + 1 + 3        # merging stopped by the range size limit
+
+
+def test_whole_file_read_is_one_sequential_pass(wide_file):
+    f = CountingFile(wide_file)
+    reader = ipc.open_file(f)
+    f.reads.clear()
+    assert pa.table(reader.read_all()).equals(wide_table())
+    offsets = [o for o, _ in f.reads]
+    assert offsets == sorted(offsets) and len(f.reads) == N_BATCHES     # one read per block
+
+
+@pytest.mark.parametrize("compression", [None, "zstd", "lz4"])
+@pytest.mark.parametrize("included", [None, [0], [1], [2], [1, 2], [0, 2]])
+def test_file_object_reads_match_in_memory_reads(compression, included):
+    data = file_bytes(dict_table(), compression=compression)
+    opts = ipc.IpcReadOptions(included_fields=included)
+    expected = pa.table(ipc.open_file(data, options=opts).read_all())
+    reader = ipc.open_file(CountingFile(data), options=opts)
+    assert pa.table(reader.read_all()).equals(expected)
+    assert [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)] == \
+        [b.num_rows for b in expected.to_batches()]
+
+
+def test_unneeded_large_dictionaries_are_not_fetched():
+    table = dict_table()
+    data = file_bytes(table)
+    full = ipc.open_file(data)
+    big_id = next(i for i, e in full._decoder.info.dictionaries.items() if e.path == (1,))
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[2]))
+    assert pa.table(reader.read_all()).column(0).equals(table.column("small"))
+    big_block = full.dictionary_blocks[big_id if len(full.dictionary_blocks) > 1 else 0]
+    assert f.nbytes < big_block[2]      # less than the big dictionary's body alone
+    assert reader.stats.num_dictionary_batches == 1
+
+
+def test_count_rows_reads_metadata_only(wide_file):
+    f = CountingFile(wide_file)
+    reader = ipc.open_file(f)
+    f.reads.clear()
+    assert reader.count_rows() == N_ROWS
+    assert f.nbytes < 4096
+
+
+def test_non_seekable_source_for_the_file_format_is_refused(wide_file):
+    with pytest.raises(ArrowInvalid, match="the file format needs a seekable source; read it as "
+                                           "a stream or buffer it"):
+        ipc.open_file(CountingFile(wide_file, seekable=False))
+
+
+def test_truncated_file_object_reads_like_a_truncated_buffer(wide_file):
+    for cut in (len(wide_file) - 3, len(wide_file) // 2, 30):
+        data = wide_file[:cut]
+        with pytest.raises(ArrowInvalid) as local:
+            ipc.open_file(data).read_all()
+        with pytest.raises(ArrowInvalid) as remote:
+            ipc.open_file(CountingFile(data)).read_all()
+        assert str(remote.value) == str(local.value)
+
+
+def test_footer_offset_beyond_the_object_is_a_truncation(wide_file):
+    with pytest.raises(ArrowInvalid, match="file truncated"):
+        ipc.open_file(CountingFile(wide_file[:-100]), footer_offset=len(wide_file))
+
+
+# -- memory:// and local URLs, filesystem= ----------------------------------------------------
+def test_memory_url_round_trip_and_failed_write_leaves_nothing():
+    table = arrowipc.table(wide_table())
+    with ipc.new_file("memory://remote-tests/ok.arrow", table.schema) as writer:
+        writer.write_table(table)
+    assert pa.table(ipc.open_file("memory://remote-tests/ok.arrow").read_all()).equals(
+        wide_table())
+    with pytest.raises(KeyError):
+        with ipc.new_stream("memory://remote-tests/bad.arrows", table.schema) as writer:
+            writer.write_table(table)
+            raise KeyError("stop")
+    assert not fsspec.filesystem("memory").exists("/remote-tests/bad.arrows")
+
+
+def test_file_url_and_pyarrow_filesystem(tmp_path):
+    import pyarrow.fs as pa_fs
+    table = arrowipc.table(wide_table())
+    url = (tmp_path / "t.arrow").as_uri()
+    with ipc.new_file(url, table.schema) as writer:
+        write_wide(writer)
+    assert pa.table(ipc.open_file(url).read_all()).equals(wide_table())
+    local = pa_fs.LocalFileSystem()
+    path = str(tmp_path / "p.arrows")
+    with ipc.new_stream(path, table.schema, filesystem=local) as writer:
+        writer.write_table(table)
+    assert pa.table(ipc.open_stream(path, filesystem=local).read_all()).equals(wide_table())
+    reader = ipc.open_file(url, options=ipc.IpcReadOptions(included_fields=[4]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(4))
+    reader = ipc.open_file(str(tmp_path / "t.arrow"), filesystem=local,
+                           options=ipc.IpcReadOptions(included_fields=[4]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(4))
+    assert reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+
+
+def test_filesystem_of_another_kind_is_refused():
+    with pytest.raises(TypeError, match="fsspec filesystem or a pyarrow filesystem"):
+        ipc.open_file("x.arrow", filesystem=object())
+
+
+# -- S3: a local moto server -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def s3():
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto")
+    from remote_servers import s3_filesystem, s3_server
+    with s3_server() as (endpoint, requests):
+        yield s3_filesystem(endpoint), requests
+
+
+def test_s3_write_then_projected_read_on_the_wire(s3, wide_file):
+    from remote_servers import BUCKET
+    fs, requests = s3
+    url = f"s3://{BUCKET}/wide.arrow"
+    with ipc.new_file(url, arrowipc.table(wide_table()).schema, filesystem=fs) as writer:
+        write_wide(writer)
+    size = fs.size(url)
+    requests.clear()
+    reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[3]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    gets = requests.gets("/wide.arrow")
+    assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+    assert requests.get_bytes("/wide.arrow") == reader.io_stats.bytes_read
+    assert N_ROWS * 8 <= reader.io_stats.bytes_read < N_ROWS * 8 + 16 << 10
+    assert all(rng is not None for _, _, rng, _ in gets)     # never the whole object
+    assert reader.io_stats.bytes_read < size / 6
+
+
+def test_s3_url_through_the_environment(s3, monkeypatch):
+    from remote_servers import BUCKET, CREDENTIALS
+    fs, requests = s3
+    endpoint = fs.client_kwargs["endpoint_url"]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", CREDENTIALS["key"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", CREDENTIALS["secret"])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    import s3fs
+    s3fs.S3FileSystem.clear_instance_cache()
+    table = arrowipc.table(wide_table())
+    with ipc.new_stream(f"s3://{BUCKET}/env.arrows", table.schema) as writer:
+        writer.write_table(table)
+    assert pa.table(ipc.open_stream(f"s3://{BUCKET}/env.arrows").read_all()).equals(wide_table())
+    s3fs.S3FileSystem.clear_instance_cache()
+
+
+def test_s3_failed_write_leaves_no_object(s3):
+    from remote_servers import BUCKET
+    fs, requests = s3
+    table = arrowipc.table(wide_table())
+    for opener in (ipc.new_file, ipc.new_stream):
+        url = f"s3://{BUCKET}/failed-{opener.__name__}.arrow"
+        with pytest.raises(KeyError):
+            with opener(url, table.schema, filesystem=fs) as writer:
+                writer.write_table(table)
+                raise KeyError("stop")
+        assert not fs.exists(url)
+        assert not fs.list_multipart_uploads(BUCKET)
+
+
+def test_s3_truncated_object_reads_like_a_truncated_file(s3, wide_file, tmp_path):
+    from remote_servers import BUCKET
+    fs, _ = s3
+    for cut in (len(wide_file) - 3, len(wide_file) // 2):
+        fs.pipe(f"{BUCKET}/cut.arrow", wide_file[:cut])
+        local = tmp_path / "cut.arrow"
+        local.write_bytes(wide_file[:cut])
+        with pytest.raises(ArrowInvalid) as expected:
+            ipc.open_file(str(local)).read_all()
+        with pytest.raises(ArrowInvalid) as got:
+            ipc.open_file(f"s3://{BUCKET}/cut.arrow", filesystem=fs).read_all()
+        assert str(got.value) == str(expected.value)
+
+
+def test_s3_missing_object_is_an_oserror_with_the_url(s3):
+    from remote_servers import BUCKET
+    fs, _ = s3
+    url = f"s3://{BUCKET}/missing.arrow"
+    with pytest.raises(FileNotFoundError, match=url):
+        ipc.open_file(url, filesystem=fs)
+
+
+# -- HTTP with Range support -------------------------------------------------------------------
+def test_http_projected_read_uses_ranges(wide_file):
+    from remote_servers import http_server
+    pytest.importorskip("aiohttp")
+    with http_server({"/wide.arrow": wide_file}) as (base, requests):
+        reader = ipc.open_file(f"{base}/wide.arrow",
+                               options=ipc.IpcReadOptions(included_fields=[6]))
+        assert pa.table(reader.read_all()).column(0).equals(wide_table().column(6))
+        gets = requests.gets("/wide.arrow")
+        assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+        assert sum(g[3] for g in gets) == reader.io_stats.bytes_read < len(wide_file) / 6
+        assert all(g[2] is not None for g in gets)
+        stream = pa.BufferOutputStream()
+        with pa_ipc.new_stream(stream, wide_table().schema) as writer:
+            writer.write_table(wide_table())
+        requests_files = {"/wide.arrows": stream.getvalue().to_pybytes()}
+    with http_server(requests_files) as (base, _):
+        assert pa.table(ipc.open_stream(f"{base}/wide.arrows").read_all()).equals(wide_table())
+
+
+def test_http_errors_are_oserrors_with_the_url():
+    from remote_servers import http_server
+    pytest.importorskip("aiohttp")
+    with http_server({}) as (base, _):
+        url = f"{base}/nothing.arrow"
+        with pytest.raises(FileNotFoundError, match=url):
+            ipc.open_file(url)
+    # the server is gone: connection refused
+    with pytest.raises(OSError, match=url.replace(".", r"\.")):
+        ipc.open_file(url)
+
+
+def test_spark_inputs_take_remote_urls():
+    from arrowipc.spark import inputs
+    table = arrowipc.table(wide_table())
+    with ipc.new_file("memory://spark-in/one.arrow", table.schema) as writer:
+        write_wide(writer)
+    with ipc.new_stream("memory://spark-in/two.arrows", table.schema) as writer:
+        writer.write_table(table)
+    paths = inputs.find_input_paths("memory://spark-in")
+    assert paths == ["memory://spark-in/one.arrow", "memory://spark-in/two.arrows"]
+    assert inputs.find_input_paths("memory://spark-in/*.arrow") == paths[:1]
+    found = [inputs.detect_format(p) for p in paths]
+    assert [f.is_file_format for f in found] == [True, False]
+    assert all(inputs.read_input_schema(f).names == wide_table().schema.names for f in found)
+    ranges = inputs.plan_ranges(found, rows_per_partition=N_ROWS // 2)
+    assert [(r.start, r.end) for r in ranges] == [(0, N_BATCHES // 2), (N_BATCHES // 2, N_BATCHES),
+                                                  (0, None)]
+
+
+@pytest.mark.parametrize("damage", ["metadata length", "body length"])
+def test_projected_iteration_yields_the_batches_before_a_damaged_one(wide_file, damage):
+    off, meta_len, _ = ipc.open_file(wide_file).record_batch_blocks[3]
+    data = bytearray(wide_file)
+    if damage == "metadata length":
+        data[off + 4:off + 8] = (1 << 30).to_bytes(4, "little")
+    else:                                    # the header claims more body than the block holds
+        data[off + 8:off + meta_len] = bytes(meta_len - 8)
+
+    def run(source):
+        rows = []
+        with pytest.raises(ArrowInvalid) as error:
+            for batch in ipc.open_file(source, options=ipc.IpcReadOptions(included_fields=[2])):
+                rows.append(batch.num_rows)
+        return rows, str(error.value)
+
+    expected = run(bytes(data))
+    assert expected[0] == [N_ROWS // N_BATCHES] * 3
+    assert run(CountingFile(bytes(data))) == expected
+
+
+def test_durable_is_for_local_paths_only():
+    table = arrowipc.table(wide_table())
+    with pytest.raises(ValueError, match="durable=True needs a path sink"):
+        ipc.new_file("memory://remote-tests/durable.arrow", table.schema, durable=True)
+    assert not fsspec.filesystem("memory").exists("/remote-tests/durable.arrow")

@@ -1,0 +1,211 @@
+"""Servers the remote-read tests and benchmarks start on 127.0.0.1 at a free port.
+
+* `s3_server()`: moto's S3 API in server mode, behind a middleware that records every request
+  (method, path, Range header, body bytes sent), so tests assert what a read cost on the wire.
+* `CountingFile(data)`: a file object over bytes that logs each read call.
+* `http_server(files)`: a small HTTP/1.1 server for bytes objects, with HEAD and single-range
+  GET (206 and Content-Range), recording requests the same way.
+"""
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import re
+import threading
+from dataclasses import dataclass, field
+
+BUCKET = "arrowipc-test"
+CREDENTIALS = {"key": "testing", "secret": "testing"}
+
+
+@dataclass
+class Requests:
+    """What a server was asked: (method, path, range header or None, bytes sent) per request."""
+    log: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, method, path, range_header, nbytes):
+        self.add_entry([method, path, range_header, nbytes])
+
+    def add_entry(self, entry: list):
+        with self.lock:
+            self.log.append(entry)
+
+    def clear(self):
+        with self.lock:
+            self.log.clear()
+
+    def gets(self, path_suffix: str = "") -> list:
+        with self.lock:
+            return [r for r in self.log if r[0] == "GET" and r[1].endswith(path_suffix)]
+
+    def get_bytes(self, path_suffix: str = "") -> int:
+        return sum(r[3] for r in self.gets(path_suffix))
+
+
+class _Counting:
+    """WSGI middleware: records each request and the body bytes of its response."""
+
+    def __init__(self, app, requests: Requests):
+        self.app = app
+        self.requests = requests
+
+    def __call__(self, environ, start_response):
+        body = self.app(environ, start_response)
+        entry = [environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""),
+                 environ.get("HTTP_RANGE"), 0]
+        self.requests.add_entry(entry)
+        try:
+            for chunk in body:
+                # counted before it is sent: when the client has the bytes, the log has them
+                entry[3] += len(chunk)
+                yield chunk
+        finally:
+            if hasattr(body, "close"):
+                body.close()
+
+
+@contextlib.contextmanager
+def s3_server():
+    """(endpoint URL, Requests) of a moto S3 server holding an empty bucket BUCKET."""
+    from moto.server import DomainDispatcherApplication, create_backend_app
+    from werkzeug.serving import make_server
+    from werkzeug.serving import WSGIRequestHandler
+    try:
+        from moto.server import MotoRequestHandler as base
+    except ImportError:          # older moto
+        base = WSGIRequestHandler
+    quiet = type("QuietHandler", (base,), {"log": lambda *args, **kwargs: None})
+    requests = Requests()
+    app = _Counting(DomainDispatcherApplication(create_backend_app), requests)
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_port}"
+    try:
+        import boto3
+        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                     aws_access_key_id=CREDENTIALS["key"],
+                     aws_secret_access_key=CREDENTIALS["secret"]).create_bucket(Bucket=BUCKET)
+        requests.clear()
+        yield endpoint, requests
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def s3_filesystem(endpoint: str):
+    """A fresh s3fs filesystem for the moto server at `endpoint` (no instance cache, no listing
+    cache: every test sees the server's state)."""
+    import s3fs
+    return s3fs.S3FileSystem(client_kwargs={"endpoint_url": endpoint, "region_name": "us-east-1"},
+                             skip_instance_cache=True, use_listings_cache=False, **CREDENTIALS)
+
+
+class CountingFile(io.RawIOBase):
+    """A seekable file object over bytes that logs each read call (offset, bytes)."""
+
+    def __init__(self, data: bytes, seekable: bool = True):
+        self._b = io.BytesIO(data)
+        self._seekable = seekable
+        self.reads: list = []
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return self._seekable
+
+    def seek(self, offset, whence=0):
+        if not self._seekable:
+            raise io.UnsupportedOperation("seek")
+        return self._b.seek(offset, whence)
+
+    def tell(self):
+        return self._b.tell()
+
+    def readinto(self, view):
+        pos = self._b.tell()
+        n = self._b.readinto(view)
+        self.reads.append((pos, n))
+        return n
+
+    def read(self, n=-1):
+        pos = self._b.tell()
+        data = self._b.read(n)
+        self.reads.append((pos, len(data)))
+        return data
+
+    @property
+    def nbytes(self) -> int:
+        return sum(n for _, n in self.reads)
+
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    files: dict = {}
+    requests: Requests
+
+    def log_message(self, *args):        # quiet
+        pass
+
+    def _send(self, with_body: bool):
+        data = self.files.get(self.path)
+        if data is None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.requests.add(self.command, self.path, None, 0)
+            return
+        rng = self.headers.get("Range")
+        status, start, end = 200, 0, len(data)
+        if rng is not None:
+            m = _RANGE.match(rng.strip())
+            if m is None or int(m.group(1)) >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{len(data)}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                self.requests.add(self.command, self.path, rng, 0)
+                return
+            start = int(m.group(1))
+            end = min(len(data), int(m.group(2)) + 1) if m.group(2) else len(data)
+            status = 206
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end - start))
+        if status == 206:
+            self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
+        self.end_headers()
+        sent = 0
+        if with_body:
+            self.wfile.write(data[start:end])
+            sent = end - start
+        self.requests.add(self.command, self.path, rng, sent)
+
+    def do_GET(self):
+        self._send(True)
+
+    def do_HEAD(self):
+        self._send(False)
+
+
+@contextlib.contextmanager
+def http_server(files: dict):
+    """(base URL, Requests) of a server for `files` ({"/name": bytes}), changeable while up."""
+    requests = Requests()
+    handler = type("Handler", (_Handler,), {"files": files, "requests": requests})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", requests
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
