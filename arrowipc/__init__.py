@@ -26,6 +26,26 @@ from .extension import register_extension_type, unregister_extension_type
 
 __version__ = "0.1.0"
 
+__all__ = [
+    "Array", "ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid", "ArrowIOError",
+    "KeyValueMetadata", "RecordBatchReader", "Tensor",
+    "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError", "Buffer",
+    "BufferOutputStream", "BufferReader", "ChunkedArray", "DataType", "DecimalType",
+    "DictionaryType", "DurationType", "ExtensionType", "Field", "FixedSizeBinaryType",
+    "FixedSizeListType", "LargeListType", "ListType", "MapType", "RecordBatch", "Schema",
+    "StructType", "Table", "Time32Type", "Time64Type", "TimestampType", "UnionType",
+    "allocate_buffer", "array", "binary", "binary_view", "bool_", "chunked_array",
+    "concat_tables", "date32", "date64", "day_time_interval", "decimal128", "decimal256",
+    "decimal32", "decimal64", "dense_union", "dictionary", "double", "duration", "field",
+    "fixed_size_binary", "fixed_size_list", "float16", "float32", "float64", "float_",
+    "halffloat", "int16", "int32", "int64", "int8", "large_binary", "large_list",
+    "large_list_view", "large_string", "large_utf8", "list_", "list_view", "map_", "memory_map",
+    "month_day_nano_interval", "month_interval", "null", "nulls", "py_buffer", "record_batch",
+    "register_extension_type", "run_end_encoded", "schema", "sparse_union", "string",
+    "string_view", "struct", "table", "time32", "time64", "timestamp", "type_for_alias",
+    "uint16", "uint32", "uint64", "uint8", "union", "unregister_extension_type", "utf8",
+    "utf8_view",
+]
 
 # Classes whose modules load on first use: they sit above the model (readers, tensors), and
 # importing them here would tie them into the model's import cycle.
@@ -33,20 +53,27 @@ _LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
                  "SparseCOOTensor": ".tensor", "SparseCSRMatrix": ".tensor",
                  "SparseCSCMatrix": ".tensor", "SparseCSFTensor": ".tensor"}
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    # what the lazy __getattr__ below returns, spelled out for type checkers
+    from . import dissociated, integration, ipc, validate
+    from .batch_reader import RecordBatchReader
+    from .ipc import recover
+    from .tensor import Tensor
+    _LAZY = (dissociated, integration, ipc, recover, validate, RecordBatchReader, Tensor)
+else:
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_LAZY_CLASSES))
 
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY_CLASSES))
-
-
-def __getattr__(name):
-    if name in _LAZY_CLASSES:
-        import importlib
-        return getattr(importlib.import_module(_LAZY_CLASSES[name], __name__), name)
-    # Subpackages load on first use so plain `import arrowipc` stays light.
-    if name in ("ipc", "dissociated", "integration", "validate"):
-        import importlib
-        return importlib.import_module("." + name, __name__)
-    if name == "recover":             # arrowipc.recover = arrowipc.ipc.recover
-        import importlib
-        return importlib.import_module(".ipc", __name__).recover
-    raise AttributeError(f"module 'arrowipc' has no attribute {name!r}")
+    def __getattr__(name: str) -> object:
+        if name in _LAZY_CLASSES:
+            import importlib
+            return getattr(importlib.import_module(_LAZY_CLASSES[name], __name__), name)
+        # Subpackages load on first use so plain `import arrowipc` stays light.
+        if name in ("ipc", "dissociated", "integration", "validate"):
+            import importlib
+            return importlib.import_module("." + name, __name__)
+        if name == "recover":             # arrowipc.recover = arrowipc.ipc.recover
+            import importlib
+            return importlib.import_module(".ipc", __name__).recover
+        raise AttributeError(f"module 'arrowipc' has no attribute {name!r}")

@@ -13,6 +13,16 @@ from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryT
 from . import pandas_shim as _pandas
 from .tableops import ArrayOps, ChunkedArrayOps
 
+__all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
+if TYPE_CHECKING:
+    import builtins
+    from typing import Any, Iterable, Iterator
+
+    from ._core.buffer import Buffer
+    from .scalar import Scalar
+
 
 def _computed_null_count(data: ArrayData) -> int:
     kind = data.type.kind
@@ -45,10 +55,12 @@ class Array(ArrayOps):
     # -- shape ----------------------------------------------------------------------------------
     @property
     def type(self) -> DataType:
-        return self.data.type
+        """The array's data type."""
+        return self.data.type  # type: ignore[no-any-return]
 
     @property
     def offset(self) -> int:
+        """The offset into the buffers, in elements (nonzero for slices)."""
         return self.data.offset
 
     def __len__(self) -> int:
@@ -56,9 +68,10 @@ class Array(ArrayOps):
 
     @property
     def null_count(self) -> int:
+        """The number of nulls."""
         return null_count_of(self.data)
 
-    def buffers(self) -> list:
+    def buffers(self) -> list[Buffer | None]:
         """This node's buffers followed by its children's, in pre-order (pyarrow's order)."""
         out = list(self.data.buffers)
         for c in self.data.children:
@@ -67,6 +80,7 @@ class Array(ArrayOps):
 
     @property
     def nbytes(self) -> int:
+        """The bytes this array's buffers span (a slice counts its part)."""
         seen, total = set(), 0
         stack = [self.data]
         while stack:
@@ -81,7 +95,8 @@ class Array(ArrayOps):
         return total
 
     # -- slicing and access ---------------------------------------------------------------------
-    def slice(self, offset: int = 0, length: int | None = None) -> "Array":
+    def slice(self, offset: int = 0, length: int | None = None) -> Array:
+        """A zero-copy view of `length` values (to the end by default) from `offset`."""
         n = self.data.length
         if offset < 0:
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
@@ -92,7 +107,7 @@ class Array(ArrayOps):
         return make_array(ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children,
                                     d.dictionary))
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: int | builtins.slice) -> Any:
         if isinstance(key, slice):
             start, stop, step = key.indices(len(self))
             if step != 1:
@@ -107,18 +122,18 @@ class Array(ArrayOps):
         from .scalar import Scalar
         return Scalar(self.slice(i, 1))
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Scalar]:
         from .scalar import Scalar
         for i in range(len(self)):
             yield Scalar(self.slice(i, 1))
 
-    def is_valid(self, i: int | None = None):
+    def is_valid(self, i: int | None = None) -> bool | Array:
         """Without an index: a bool Array saying which slots hold a value; with one: a bool."""
         if i is not None:
             return bool(self._validity_bytes()[i])
         return _validity_array(self, invert=False)
 
-    def is_null(self, i: int | None = None, *, nan_is_null: bool = False):
+    def is_null(self, i: int | None = None, *, nan_is_null: bool = False) -> bool | Array:
         """Without an index: a bool Array, true where the slot is null (or NaN with
         nan_is_null); with one: a bool."""
         if i is not None:
@@ -139,14 +154,14 @@ class Array(ArrayOps):
         return _bitmap.unpack_bits(validity, d.offset, d.length)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The values as Python objects (None for nulls); maps as lists of (key, value) tuples,
         or dicts with maps_as_pydicts="lossy" (last value of a repeated key) or "strict"
         (KeyError on a repeated key)."""
         from .to_python import maps_as_pydicts as as_dicts, to_pylist
         return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)
 
-    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False):
+    def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> Any:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
         from .to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
@@ -154,7 +169,7 @@ class Array(ArrayOps):
     to_pandas = _pandas.array_to_pandas
     from_pandas = classmethod(_pandas.array_from_pandas)
 
-    def equals(self, other: "Array") -> bool:
+    def equals(self, other: object) -> bool:
         """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
         if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
             other = array(other)
@@ -163,24 +178,25 @@ class Array(ArrayOps):
         return _values_equal(self.to_pylist(), other.to_pylist())
 
     def validate(self, full: bool = False) -> None:
+        """Check the structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
         validate_array(self.data, full=full)
 
     # -- interop --------------------------------------------------------------------------------
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(Field("", self.type))
 
-    def __arrow_c_array__(self, requested_schema=None):
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
         from .interop import export_array
         return export_array(self.data, Field("", self.type), requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         vals = self.to_pylist()
         shown = vals if len(vals) <= 20 else vals[:10] + ["..."] + vals[-10:]
         return f"<arrowipc.{type(self).__name__} type={self.type} length={len(self)}>\n{shown}"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (array, (self.to_pylist(), self.type))
 
 
@@ -201,7 +217,7 @@ def _validity_array(arr: Array, invert: bool) -> Array:
     return make_array(ArrayData(bool_(), d.length, 0, 0, [None, bits]))
 
 
-def _values_equal(a, b) -> bool:
+def _values_equal(a: list[Any], b: list[Any]) -> bool:
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
@@ -261,7 +277,8 @@ class BaseListArray(Array):
             return self.values.slice(d.offset * size, d.length * size)
         if d.type.kind in (Kind.LIST, Kind.LARGE_LIST):
             width = 4 if d.type.kind == Kind.LIST else 8
-            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)
+            # a list array always has its offsets buffer
+            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)  # type: ignore[arg-type]
             return self.values.slice(first, last - first)
         # list views may share or reorder child ranges: gather the referenced values
         values = [v for x in self.to_pylist() if x is not None for v in x]
@@ -293,34 +310,34 @@ class MapArray(ListArray):
 
     @property
     def keys(self) -> Array:
-        return self.flatten().field(0)
+        return self.flatten().field(0)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
     @property
     def items(self) -> Array:
-        return self.flatten().field(1)
+        return self.flatten().field(1)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
 
 class StructArray(Array):
     __slots__ = ()
 
-    def field(self, i) -> Array:
+    def field(self, i: int | str) -> Array:
         """Child i (or the child named i), sliced to this array's offset and length."""
-        if isinstance(i, str):
-            j = self.type.get_field_index(i)
-            if j < 0:
-                raise KeyError(i)
-            i = j
+        j: int = i if not isinstance(i, str) else self.data.type.get_field_index(i)
+        if j < 0 and isinstance(i, str):
+            raise KeyError(i)
         d = self.data
-        return make_array(d.children[i]).slice(d.offset, d.length)
+        return make_array(d.children[j]).slice(d.offset, d.length)
 
-    def flatten(self) -> list:
+    def flatten(self) -> list[Array]:
+        """One array per field, each sliced to this array's offset and length."""
         return [self.field(i) for i in range(self.type.num_fields)]
 
 
 class UnionArray(Array):
     __slots__ = ()
 
-    def field(self, i) -> Array:
+    def field(self, i: int) -> Array:
+        """Child `i` (not sliced: a union's children are indexed through its offsets)."""
         return make_array(self.data.children[i])
 
 
@@ -335,7 +352,8 @@ class DictionaryArray(Array):
 
     @property
     def dictionary(self) -> Array:
-        return make_array(self.data.dictionary)
+        """The dictionary values."""
+        return make_array(self.data.dictionary)  # type: ignore[arg-type]   # set on every dictionary array
 
 
 class RunEndEncodedArray(Array):
@@ -374,7 +392,7 @@ _CLASS_BY_KIND = {
 }
 
 
-def _array_class(t: DataType) -> type:
+def _array_class(t: DataType) -> type[Array]:
     if isinstance(t, ExtensionType):
         return ExtensionArray
     if isinstance(t, MapType):
@@ -387,7 +405,7 @@ def _array_class(t: DataType) -> type:
 
 
 # Array class by (type class, utf8): wide batches ask for thousands of columns at a time.
-_CLASS_CACHE: dict = {}
+_CLASS_CACHE: dict[tuple[Any, ...], type[Array]] = {}
 
 
 def make_array(data: ArrayData) -> Array:
@@ -404,9 +422,9 @@ class ChunkedArray(ChunkedArrayOps):
     """A column made of several arrays of one type (what Table.column returns)."""
     __slots__ = ("type", "chunks", "_name", "_offsets")
 
-    def __init__(self, chunks, type: DataType | None = None):
-        self._name = None      # the column's name when a Table hands it out (pandas uses it)
-        self._offsets = None   # first row of each chunk (tableops.ChunkedArrayOps._starts)
+    def __init__(self, chunks: Iterable[Array | Any], type: DataType | None = None) -> None:
+        self._name: str | None = None      # the column's name when a Table hands it out (pandas uses it)
+        self._offsets: list[int] | None = None   # first row of each chunk (ChunkedArrayOps._starts)
         chunks = [c if isinstance(c, Array) else array(c, type) for c in chunks]
         if type is None:
             if not chunks:
@@ -420,9 +438,11 @@ class ChunkedArray(ChunkedArrayOps):
 
     @property
     def num_chunks(self) -> int:
+        """The number of chunks."""
         return len(self.chunks)
 
     def chunk(self, i: int) -> Array:
+        """Chunk `i`."""
         return self.chunks[i]
 
     def __len__(self) -> int:
@@ -430,20 +450,23 @@ class ChunkedArray(ChunkedArrayOps):
 
     @property
     def null_count(self) -> int:
+        """The number of nulls over all chunks."""
         return sum(c.null_count for c in self.chunks)
 
-    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]:
         """The values of every chunk as Python objects (see Array.to_pylist)."""
-        out = []
+        out: list[Any] = []
         for c in self.chunks:
             out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
-    def equals(self, other) -> bool:
+    def equals(self, other: object) -> bool:
+        """Whether `other` is a ChunkedArray of the same type and values (chunking aside)."""
         return (isinstance(other, ChunkedArray) and other.type == self.type
                 and _values_equal(self.to_pylist(), other.to_pylist()))
 
-    def to_numpy(self, zero_copy_only: bool = False):
+    def to_numpy(self, zero_copy_only: bool = False) -> Any:
+        """The values as one numpy array (copied when there are several chunks)."""
         import numpy as np
         if len(self.chunks) == 1:
             return self.chunks[0].to_numpy(zero_copy_only=False)
@@ -453,16 +476,16 @@ class ChunkedArray(ChunkedArrayOps):
 
     to_pandas = _pandas.chunked_array_to_pandas
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from .interop import export_array_stream
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
                                    requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<arrowipc.ChunkedArray type={self.type} length={len(self)} chunks={self.num_chunks}>"
 
 
-def array(obj, type=None, from_pandas: bool = False) -> Array:
+def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
     """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
     from .types import ensure_type
     if isinstance(obj, Array):
@@ -487,7 +510,9 @@ def array(obj, type=None, from_pandas: bool = False) -> Array:
     return make_array(array_data_from_python(obj, type))
 
 
-def chunked_array(chunks, type=None) -> ChunkedArray:
+def chunked_array(chunks: Iterable[Array | Any] | Any, type: DataType | str | None = None
+                  ) -> ChunkedArray:
+    """A ChunkedArray from arrays or sequences of one type, or an __arrow_c_stream__ exporter."""
     if hasattr(chunks, "__arrow_c_stream__") and not isinstance(chunks, (list, tuple)):
         from .interop import import_array_stream
         field, datas = import_array_stream(chunks)
@@ -496,7 +521,8 @@ def chunked_array(chunks, type=None) -> ChunkedArray:
     return ChunkedArray(chunks, ensure_type(type) if type is not None else None)
 
 
-def nulls(length: int, type=None) -> Array:
+def nulls(length: int, type: DataType | str | None = None) -> Array:
+    """An array of `length` nulls (of type null unless `type` is given)."""
     from .types import null as _null, ensure_type
     t = ensure_type(type) if type is not None else _null()
     return array([None] * length, type=t)

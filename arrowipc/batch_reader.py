@@ -7,13 +7,20 @@ itself through `__arrow_c_stream__`, so pyarrow, polars or duckdb take it withou
 """
 from __future__ import annotations
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .types import Schema
 
-RecordBatchWithMetadata = namedtuple("RecordBatchWithMetadata", ["batch", "custom_metadata"])
-RecordBatchWithMetadata.__doc__ = "A record batch and its custom metadata (None when absent)."
+if TYPE_CHECKING:
+    from .table import RecordBatch
+    from .types import KeyValueMetadata
+
+
+class RecordBatchWithMetadata(NamedTuple):
+    """A record batch and its custom metadata (None when absent)."""
+    batch: RecordBatch
+    custom_metadata: KeyValueMetadata | None
 
 
 def _as_schema(schema, what: str) -> Schema:

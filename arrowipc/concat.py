@@ -82,10 +82,10 @@ def concat_array_data(parts: list) -> ArrayData:
     # remaining layouts (views, list views, run-end encoded): through Python values
     from .array import make_array
     from .from_python import array_data_from_python
-    values = []
+    pylist: list[object] = []
     for p in parts:
-        values += make_array(p).to_pylist()
-    return array_data_from_python(values, t)
+        pylist += make_array(p).to_pylist()
+    return array_data_from_python(pylist, t)
 
 
 def _concat_dense_union(t, parts, total):

@@ -16,7 +16,7 @@ from .types import (DataType, ExtensionType, FixedSizeListType, ListType, Struct
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
 
-_registry: dict = {}
+_registry: dict[str, ExtensionType | type[ExtensionType]] = {}
 
 
 class CanonicalExtensionType(ExtensionType):
@@ -24,11 +24,12 @@ class CanonicalExtensionType(ExtensionType):
     __slots__ = ()
 
     @classmethod
-    def __arrow_ext_deserialize__(cls, name: str, storage_type: DataType, serialized: bytes):
+    def __arrow_ext_deserialize__(cls, name: str, storage_type: DataType, serialized: bytes
+                                  ) -> CanonicalExtensionType:
         return cls(name, storage_type, serialized)
 
 
-def register_extension_type(ext_type) -> None:
+def register_extension_type(ext_type: ExtensionType | type[ExtensionType]) -> None:
     """Register an ExtensionType (instance or class with `extension_name`) for reading.
 
     Reading calls `type(ext).__arrow_ext_deserialize__(storage_type, serialized)` when defined,
@@ -43,6 +44,7 @@ def register_extension_type(ext_type) -> None:
 
 
 def unregister_extension_type(name: str) -> None:
+    """Forget the extension type registered as `name` (ArrowKeyError if none is)."""
     if name not in _registry:
         raise ArrowKeyError(f"no extension type named {name!r} is registered")
     del _registry[name]

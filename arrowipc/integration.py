@@ -165,7 +165,7 @@ class _FieldNode:
     the nodes of its children (the children of the value type for dictionary fields)."""
     __slots__ = ("field", "dict_id", "children")
 
-    def __init__(self, field: T.Field, dict_id, children: list):
+    def __init__(self, field: T.Field, dict_id, children: list) -> None:
         self.field = field
         self.dict_id = dict_id
         self.children = children
@@ -282,7 +282,7 @@ def _int_code(t) -> str:
 class _FixedCodec:
     """JSON DATA values <-> the bytes of a fixed-width values buffer, for one type."""
 
-    def __init__(self, t):
+    def __init__(self, t) -> None:
         self.width = t.byte_width
         self.code = None            # struct code when values are plain numbers
         self.as_string = False      # 64-bit integers travel as JSON strings
@@ -387,7 +387,7 @@ def _int_list(values, where: str, what: str) -> list:
 class _ColumnReader:
     """Builds ArrayData from JSON columns; dictionaries are built once per id, on first use."""
 
-    def __init__(self, dict_values: dict, dict_batches: dict):
+    def __init__(self, dict_values: dict, dict_batches: dict) -> None:
         self.dict_values = dict_values      # id -> _FieldNode of the values
         self.dict_batches = dict_batches    # id -> [JSON record batch, ...] (later ones: deltas)
         self.built = {}
@@ -669,6 +669,7 @@ def read_json(source):
 
 
 def read_json_table(source) -> Table:
+    """The batches of an integration JSON file as one Table."""
     schema, batches = read_json(source)
     return Table(schema, batches)
 
@@ -724,7 +725,7 @@ def _offsets_json(values: list, large: bool) -> list:
 class _ColumnWriter:
     """Turns ArrayData into JSON columns, collecting each dictionary under its pre-order id."""
 
-    def __init__(self, ids: dict):
+    def __init__(self, ids: dict) -> None:
         self.ids = ids               # path -> dictionary id
         self.dictionaries = {}       # id -> (ArrayData, JSON column)
 

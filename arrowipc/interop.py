@@ -10,17 +10,24 @@ consumer that asked for another type receives ours and can check it.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ._core import cdata
 from ._core.arraydata import ArrayData
 from .errors import ArrowInvalid, ArrowTypeError
 from .types import DataType, Field, Schema, StructType
 
+if TYPE_CHECKING:
+    from .table import RecordBatch
+
+__all__ = ["export_array", "export_array_stream", "export_schema", "export_stream", "import_array",
+           "import_array_stream", "import_field", "import_record_batch", "import_schema",
+           "import_stream"]
+
 
 # -- export -------------------------------------------------------------------------------------
 
-def _field_of(obj) -> Field:
+def _field_of(obj: object) -> Field:
     if isinstance(obj, Field):
         return obj
     if isinstance(obj, DataType):
@@ -28,13 +35,13 @@ def _field_of(obj) -> Field:
     raise ArrowTypeError(f"expected a Field, DataType or Schema, got {type(obj).__name__}")
 
 
-def _check_requested_schema(requested_schema) -> None:
+def _check_requested_schema(requested_schema: object) -> None:
     """Validate `requested_schema` is a schema capsule; what it asks for is not honoured."""
     if requested_schema is not None:
         cdata.import_schema_capsule(requested_schema)
 
 
-def export_schema(obj):
+def export_schema(obj: Field | DataType | Schema) -> object:
     """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
     if isinstance(obj, Schema):
         return cdata.export_schema_capsule(StructType(obj.fields), "", False, obj.metadata)
@@ -42,7 +49,8 @@ def export_schema(obj):
     return cdata.export_schema_capsule(f.type, f.name, f.nullable, f.metadata)
 
 
-def export_array(data: ArrayData, field: Field, requested_schema=None):
+def export_array(data: ArrayData, field: Field, requested_schema: object = None
+                 ) -> tuple[object, object]:
     """(schema capsule, array capsule) for `data`, described by `field` (see module docstring)."""
     _check_requested_schema(requested_schema)
     if data.type != field.type:
@@ -52,12 +60,13 @@ def export_array(data: ArrayData, field: Field, requested_schema=None):
     return schema_capsule, cdata.export_array_capsule(data)
 
 
-def export_stream(schema: Schema, batches: Iterable, requested_schema=None):
+def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_schema: object = None
+                  ) -> object:
     """An "arrow_array_stream" PyCapsule of record batches (each a non-null struct array)."""
     _check_requested_schema(requested_schema)
     struct_type = StructType(schema.fields)
 
-    def struct_arrays():
+    def struct_arrays() -> Iterator[ArrayData]:
         for b in batches:
             if not b.schema.equals(schema):
                 raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
@@ -67,11 +76,12 @@ def export_stream(schema: Schema, batches: Iterable, requested_schema=None):
     return cdata.export_stream_capsule(struct_type, "", False, schema.metadata, struct_arrays())
 
 
-def export_array_stream(field: Field, arrays: Iterable, requested_schema=None):
+def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_schema: object = None
+                        ) -> object:
     """An "arrow_array_stream" PyCapsule of ArrayData chunks, all of `field`'s type."""
     _check_requested_schema(requested_schema)
 
-    def checked():
+    def checked() -> Iterator[ArrayData]:
         for d in arrays:
             if d.type != field.type:
                 raise ArrowInvalid(f"chunk of type {d.type} in a stream of {field.type}")
@@ -83,13 +93,13 @@ def export_array_stream(field: Field, arrays: Iterable, requested_schema=None):
 
 # -- import -------------------------------------------------------------------------------------
 
-def _schema_capsule_of(obj):
+def _schema_capsule_of(obj: Any) -> object:
     if hasattr(obj, "__arrow_c_schema__"):
         return obj.__arrow_c_schema__()
     return obj  # a raw "arrow_schema" capsule; cdata checks its name
 
 
-def import_field(obj) -> Field:
+def import_field(obj: object) -> Field:
     """A Field from an object with `__arrow_c_schema__` (or an "arrow_schema" capsule)."""
     name, type, nullable, metadata = cdata.import_schema_capsule(_schema_capsule_of(obj))
     return Field(name, type, nullable, metadata)
@@ -101,12 +111,12 @@ def _schema_from_struct_field(f: Field) -> Schema:
     return Schema(f.type.fields, f.metadata)
 
 
-def import_schema(obj) -> Schema:
+def import_schema(obj: object) -> Schema:
     """A Schema from an object with `__arrow_c_schema__` describing a struct (pyarrow's form)."""
     return _schema_from_struct_field(import_field(obj))
 
 
-def _array_capsules_of(obj):
+def _array_capsules_of(obj: Any) -> tuple[object, object]:
     if not hasattr(obj, "__arrow_c_array__"):
         raise ArrowTypeError(f"{type(obj).__name__} does not implement __arrow_c_array__")
     capsules = obj.__arrow_c_array__()
@@ -115,7 +125,7 @@ def _array_capsules_of(obj):
     return capsules
 
 
-def import_array(obj) -> tuple:
+def import_array(obj: object) -> tuple[Field, ArrayData]:
     """(Field, ArrayData) from an object with `__arrow_c_array__`, zero-copy."""
     schema_capsule, array_capsule = _array_capsules_of(obj)
     name, type, nullable, metadata = cdata.import_schema_capsule(schema_capsule)
@@ -123,7 +133,7 @@ def import_array(obj) -> tuple:
     return Field(name, type, nullable, metadata), data
 
 
-def _batch_from_struct(schema: Schema, data: ArrayData):
+def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
     """A RecordBatch whose columns are the children of a struct array without top-level nulls."""
     from .array import make_array, null_count_of
     from .table import RecordBatch
@@ -140,30 +150,30 @@ def _batch_from_struct(schema: Schema, data: ArrayData):
     return RecordBatch(schema, columns, data.length)
 
 
-def import_record_batch(obj):
+def import_record_batch(obj: object) -> RecordBatch:
     """A RecordBatch from an object whose `__arrow_c_array__` gives a struct array."""
     f, data = import_array(obj)
     return _batch_from_struct(_schema_from_struct_field(f), data)
 
 
-def _stream_capsule_of(obj):
+def _stream_capsule_of(obj: Any) -> object:
     if not hasattr(obj, "__arrow_c_stream__"):
         raise ArrowTypeError(f"{type(obj).__name__} does not implement __arrow_c_stream__")
     return obj.__arrow_c_stream__()
 
 
-def import_array_stream(obj) -> tuple:
+def import_array_stream(obj: object) -> tuple[Field, Iterator[ArrayData]]:
     """(Field, iterator of ArrayData) from an object with `__arrow_c_stream__`."""
     (name, type, nullable, metadata), arrays = cdata.import_stream_capsule(_stream_capsule_of(obj))
     return Field(name, type, nullable, metadata), arrays
 
 
-def import_stream(obj) -> tuple:
+def import_stream(obj: object) -> tuple[Schema, Iterator[RecordBatch]]:
     """(Schema, iterator of RecordBatch) from an object whose stream yields struct arrays."""
     f, arrays = import_array_stream(obj)
     schema = _schema_from_struct_field(f)
 
-    def batches() -> Iterator:
+    def batches() -> Iterator[RecordBatch]:
         for data in arrays:
             yield _batch_from_struct(schema, data)
 
@@ -172,7 +182,7 @@ def import_stream(obj) -> tuple:
 
 # -- comparison with other libraries' objects -----------------------------------------------------
 
-def peer_as_ours(obj, kind: str):
+def peer_as_ours(obj: object, kind: str) -> Any:
     """`obj`, an object of another Arrow library, imported as our `kind` ("type", "field",
     "schema", "batch" or "table") through the PyCapsule interface, or None when it does not speak
     it (or describes another kind of object). Used by equality, so `ours == theirs` compares

@@ -7,18 +7,28 @@ import os
 
 from ._core.buffer import Buffer, concat_buffers, py_buffer
 
+__all__ = ["BufferOutputStream", "BufferReader", "memory_map"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from _typeshed import ReadableBuffer, StrPath, WriteableBuffer
+
 
 class BufferOutputStream:
     """An in-memory sink. Immutable inputs are kept by reference and joined once in getvalue()."""
 
-    def __init__(self):
-        self._parts = []
+    def __init__(self) -> None:
+        self._parts: list[Buffer | bytes] = []
         self._size = 0
         self.closed = False
 
-    def write(self, data) -> int:
+    def write(self, data: ReadableBuffer) -> int:
+        """Append `data` (kept by reference when immutable); returns the number of bytes."""
         if self.closed:
             raise ValueError("write to a closed BufferOutputStream")
+        part: Buffer | bytes
         if isinstance(data, Buffer) and not data.is_mutable:
             part = data
         elif isinstance(data, bytes):
@@ -31,7 +41,7 @@ class BufferOutputStream:
             self._size += n
         return n
 
-    def _extend(self, parts: list, nbytes: int) -> None:
+    def _extend(self, parts: list[Any], nbytes: int) -> None:
         """Append immutable parts by reference (the IPC writer's gather path)."""
         if self.closed:
             raise ValueError("write to a closed BufferOutputStream")
@@ -39,15 +49,19 @@ class BufferOutputStream:
         self._size += nbytes
 
     def tell(self) -> int:
+        """The number of bytes written so far."""
         return self._size
 
-    def flush(self):
-        pass
+    def flush(self) -> None:
+        """Nothing to flush: the bytes are in memory."""
 
-    def close(self):
+
+    def close(self) -> None:
+        """Refuse further writes; getvalue() still works."""
         self.closed = True
 
-    def writable(self):
+    def writable(self) -> bool:
+        """True: a sink is writable."""
         return True
 
     def getvalue(self) -> Buffer:
@@ -60,26 +74,31 @@ class BufferOutputStream:
 class BufferReader(io.RawIOBase):
     """A read-only file-like object over a buffer (zero-copy source for the IPC readers)."""
 
-    def __init__(self, obj):
+    def __init__(self, obj: ReadableBuffer) -> None:
         super().__init__()
         self.buffer = py_buffer(obj)
         self._pos = 0
 
-    def readable(self):
+    def readable(self) -> bool:
+        """True."""
         return True
 
-    def seekable(self):
+    def seekable(self) -> bool:
+        """True."""
         return True
 
-    def tell(self):
+    def tell(self) -> int:
+        """The current position."""
         return self._pos
 
-    def seek(self, pos, whence=0):
+    def seek(self, pos: int, whence: int = 0) -> int:
+        """Move to `pos` relative to the start (0), the position (1) or the end (2)."""
         base = {0: 0, 1: self._pos, 2: self.buffer.size}[whence]
         self._pos = max(0, base + pos)
         return self._pos
 
-    def readinto(self, b):
+    def readinto(self, b: WriteableBuffer) -> int:
+        """Copy the next bytes into `b`; returns how many (0 at the end)."""
         mv = memoryview(b).cast("B")
         n = max(0, min(len(mv), self.buffer.size - self._pos))
         mv[:n] = memoryview(self.buffer)[self._pos:self._pos + n]
@@ -87,13 +106,14 @@ class BufferReader(io.RawIOBase):
         return n
 
     def read_buffer(self, n: int) -> Buffer:
+        """The next `n` bytes (fewer at the end) as a zero-copy Buffer."""
         n = max(0, min(n, self.buffer.size - self._pos))
         out = self.buffer.slice(self._pos, n)
         self._pos += n
         return out
 
 
-def memory_map(path, mode: str = "r") -> Buffer:
+def memory_map(path: StrPath, mode: str = "r") -> Buffer:
     """A read-only, zero-copy Buffer over the whole file at `path`."""
     if mode != "r":
         raise ValueError("only read-only memory maps are supported")

@@ -37,6 +37,12 @@ from .types import (DataType, DecimalType, DictionaryType, DurationType, Extensi
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
                     Time64Type, TimestampType)
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .array import Array
+
 __all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_arrays",
            "dataframe_to_schema", "series_to_array", "ToPandasOptions"]
 
@@ -73,11 +79,11 @@ class ToPandasOptions:
                  "deduplicate_objects", "ignore_metadata", "safe", "split_blocks",
                  "self_destruct", "maps_as_pydicts", "types_mapper", "coerce_temporal_nanoseconds")
 
-    def __init__(self, memory_pool=None, categories=None, strings_to_categorical=False,
-                 zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
-                 timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
-                 ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
-                 maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+    def __init__(self, memory_pool=None, categories=None, strings_to_categorical: bool = False,
+                 zero_copy_only: bool = False, integer_object_nulls: bool = False, date_as_object: bool = True,
+                 timestamp_as_object: bool = False, use_threads: bool = True, deduplicate_objects: bool = True,
+                 ignore_metadata: bool = False, safe: bool = True, split_blocks: bool = False, self_destruct: bool = False,
+                 maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds: bool = False) -> None:
         if maps_as_pydicts not in (None, "lossy", "strict"):
             raise ValueError(f"Invalid value for 'maps_as_pydicts': valid values are 'lossy', "
                              f"'strict' or `None` (default). Received {maps_as_pydicts!r}.")
@@ -177,7 +183,7 @@ class _Column:
     for a column pandas holds as an extension array (then `build()` returns it)."""
     __slots__ = ("dtype", "fill", "view", "build")
 
-    def __init__(self, dtype=None, fill=None, view=None, build=None):
+    def __init__(self, dtype=None, fill=None, view=None, build=None) -> None:
         self.dtype = dtype
         self.fill = fill
         self.view = view
@@ -220,7 +226,7 @@ def _any_nulls(chunks) -> bool:
 
 def _objects_column(np, chunks, convert) -> _Column:
     """An object column whose values come chunk by chunk from convert(chunk) -> sequence."""
-    def fill(out):
+    def fill(out) -> None:
         pos = 0
         for d in chunks:
             if d.length:
@@ -284,7 +290,7 @@ def _datetime_dtype(pd, unit: str, tz):
 class _Converter:
     """Column conversions for one to_pandas call (options, pandas and numpy bound once)."""
 
-    def __init__(self, opts: ToPandasOptions):
+    def __init__(self, opts: ToPandasOptions) -> None:
         self.o = opts
         self.pd = pd = _pandas()
         self.np = _numpy()
@@ -384,7 +390,7 @@ class _Converter:
         if o.integer_object_nulls:
             return _objects_column(np, chunks, _pylist)
 
-        def fill(out):
+        def fill(out) -> None:
             pos = 0
             for d in chunks:
                 if d.length:
@@ -398,7 +404,7 @@ class _Converter:
         np = self.np
         factor = _NS_PER_UNIT[unit] // _NS_PER_UNIT[np.datetime_data(dtype)[0]]
 
-        def fill(out):
+        def fill(out) -> None:
             _copy_fixed(chunks, 8, out, factor == 1)
             if factor != 1:
                 ints = out.view("int64")
@@ -1132,7 +1138,7 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
     results: dict = {}
 
     def task(pos):
-        def run():
+        def run() -> None:
             p = plans[pos]
             if pos in block_of:
                 arr, row = block_of[pos]
@@ -1336,7 +1342,7 @@ def _index_level_by_name(df, name):
 
 
 def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, columns=None,
-                        safe=True, chunked=False):
+                        safe: bool = True, chunked: bool = False):
     """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata).
 
     With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
@@ -1534,7 +1540,7 @@ def series_to_array_data(col, type: DataType | None = None, safe: bool = True,
     return ndarray_to_array_data(values, type, safe)
 
 
-def _from_arrow_exporter(obj, type, keep_chunks=False):
+def _from_arrow_exporter(obj, type, keep_chunks: bool = False):
     from .array import chunked_array
     ca = chunked_array(obj)
     if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
@@ -1703,12 +1709,14 @@ def _categorical_data(pd, np, values, type, safe) -> ArrayData:
     return data if type is None or type == t else _cast_if_needed(data, type, safe)
 
 
-def dataframe_to_schema(df, preserve_index=None):
+def dataframe_to_schema(df: Any, preserve_index: bool | None = None) -> Schema:
     """The schema Table.from_pandas(df) would have (Schema.from_pandas)."""
-    return dataframe_to_arrays(df, None, preserve_index)[1]
+    schema: Schema = dataframe_to_arrays(df, None, preserve_index)[1]
+    return schema
 
 
-def series_to_array(obj, mask=None, type=None, safe=True):
+def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = None,
+                    safe: bool = True) -> Array:
     """Array.from_pandas: a Series, Index or array-like as an Array."""
     from .array import make_array
     from .types import ensure_type

@@ -11,18 +11,31 @@ __all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "arr
            "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas",
            "schema_pandas_metadata", "is_pandas_dataframe", "is_pandas_series"]
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
 
-def _options(arguments: dict):
+    from .array import Array, ChunkedArray
+    from .pandas_compat import ToPandasOptions
+    from .table import RecordBatch, Table
+    from .types import DataType, Schema
+
+    # pandas objects are Any: pandas ships no type information this package relies on
+    _Frame = TypeVar("_Frame", Table, RecordBatch)
+
+
+def _options(arguments: dict[str, Any]) -> ToPandasOptions:
     """ToPandasOptions from a to_pandas method's locals() (its options, less `self`)."""
     from .pandas_compat import ToPandasOptions
     return ToPandasOptions(**{k: v for k, v in arguments.items() if k != "self"})
 
 
-def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categorical=False,
-                    zero_copy_only=False, integer_object_nulls=False, date_as_object=True,
-                    timestamp_as_object=False, use_threads=True, deduplicate_objects=True,
-                    ignore_metadata=False, safe=True, split_blocks=False, self_destruct=False,
-                    maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds=False):
+def table_to_pandas(self: Table, memory_pool: object = None, categories: list[str] | None = None, strings_to_categorical: bool = False,
+                    zero_copy_only: bool = False, integer_object_nulls: bool = False, date_as_object: bool = True,
+                    timestamp_as_object: bool = False, use_threads: bool = True, deduplicate_objects: bool = True,
+                    ignore_metadata: bool = False, safe: bool = True, split_blocks: bool = False, self_destruct: bool = False,
+                    maps_as_pydicts: str | None = None, types_mapper: Any = None,
+                    coerce_temporal_nanoseconds: bool = False) -> Any:
     """This table as a pandas.DataFrame, as pyarrow's Table.to_pandas gives it (same options and
     defaults; the `pandas` schema metadata restores the index and column names and types).
 
@@ -38,24 +51,26 @@ def table_to_pandas(self, memory_pool=None, categories=None, strings_to_categori
     del batches
     self._batches = []                 # the table no longer holds its buffers
 
-    def release(i):
-        columns[i] = None              # converted: its buffers may go
+    def release(i: int) -> None:
+        columns[i] = None  # type: ignore[call-overload]             # converted: its buffers may go
     return table_to_dataframe(self.schema, columns, num_rows, opts, release)
 
 
-def batch_to_pandas(self, **options):
+def batch_to_pandas(self: RecordBatch, **options: Any) -> Any:
     """This record batch as a pandas.DataFrame (the options of Table.to_pandas)."""
     from .table import Table
     return table_to_pandas(Table(self.schema, [self]), **options)
 
 
-def chunked_array_to_pandas(self, memory_pool=None, categories=None,
-                            strings_to_categorical=False, zero_copy_only=False,
-                            integer_object_nulls=False, date_as_object=True,
-                            timestamp_as_object=False, use_threads=True,
-                            deduplicate_objects=True, ignore_metadata=False, safe=True,
-                            split_blocks=False, self_destruct=False, maps_as_pydicts=None,
-                            types_mapper=None, coerce_temporal_nanoseconds=False):
+def chunked_array_to_pandas(self: ChunkedArray, memory_pool: object = None,
+                            categories: list[str] | None = None,
+                            strings_to_categorical: bool = False, zero_copy_only: bool = False,
+                            integer_object_nulls: bool = False, date_as_object: bool = True,
+                            timestamp_as_object: bool = False, use_threads: bool = True,
+                            deduplicate_objects: bool = True, ignore_metadata: bool = False, safe: bool = True,
+                            split_blocks: bool = False, self_destruct: bool = False,
+                            maps_as_pydicts: str | None = None, types_mapper: Any = None,
+                            coerce_temporal_nanoseconds: bool = False) -> Any:
     """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
     opts = _options(locals())
     from .pandas_compat import chunked_to_series
@@ -63,17 +78,23 @@ def chunked_array_to_pandas(self, memory_pool=None, categories=None,
                              getattr(self, "_name", None))
 
 
-def array_to_pandas(self, **options):
+def array_to_pandas(self: Array, **options: Any) -> Any:
     """This array as a pandas.Series (the options of ChunkedArray.to_pandas)."""
     from .array import ChunkedArray
     return chunked_array_to_pandas(ChunkedArray([self], self.type), **options)
 
 
-def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None,
-                      safe=True):
+def table_from_pandas(cls: type[Table], df: Any, schema: Schema | None = None,
+                      preserve_index: bool | None = None, nthreads: int | None = None,
+                      columns: list[str] | None = None, safe: bool = True) -> Table:
     """A Table from a pandas.DataFrame: pyarrow's inferred types, the index kept as pyarrow
     keeps it (a RangeIndex as metadata only, other indexes as columns) and the `pandas` schema
     metadata that lets pyarrow or arrowipc restore the same DataFrame."""
+    return _from_pandas(cls, df, schema, preserve_index, nthreads, columns, safe)
+
+
+def _from_pandas(cls: type[_Frame], df: Any, schema: Schema | None, preserve_index: bool | None,
+                 nthreads: int | None, columns: list[str] | None, safe: bool = True) -> _Frame:
     from .pandas_compat import dataframe_to_arrays
     from .table import RecordBatch, Table
     arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe,
@@ -81,21 +102,23 @@ def table_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, 
     if arrays:
         return cls.from_arrays(arrays, schema=sch)
     return Table(sch, [RecordBatch(sch, [], len(df))]) if cls is Table else \
-        RecordBatch(sch, [], len(df))
+        RecordBatch(sch, [], len(df))  # type: ignore[return-value]   # cls is RecordBatch here
 
 
-def batch_from_pandas(cls, df, schema=None, preserve_index=None, nthreads=None, columns=None):
+def batch_from_pandas(cls: type[RecordBatch], df: Any, schema: Schema | None = None,
+                      preserve_index: bool | None = None, nthreads: int | None = None,
+                      columns: list[str] | None = None) -> RecordBatch:
     """A RecordBatch from a pandas.DataFrame (see Table.from_pandas)."""
-    return table_from_pandas(cls, df, schema, preserve_index, nthreads, columns)
+    return _from_pandas(cls, df, schema, preserve_index, nthreads, columns)
 
 
-def schema_from_pandas(cls, df, preserve_index=None):
+def schema_from_pandas(cls: type[Schema], df: Any, preserve_index: bool | None = None) -> Schema:
     """The schema Table.from_pandas(df) would have, with its `pandas` metadata."""
     from .pandas_compat import dataframe_to_schema
     return dataframe_to_schema(df, preserve_index)
 
 
-def schema_pandas_metadata(schema) -> dict | None:
+def schema_pandas_metadata(schema: Schema) -> dict[str, Any] | None:
     """Schema.pandas_metadata: the parsed `pandas` metadata, or None when absent. Metadata
     that is not a JSON object with lists `columns` and `index_columns` is an ArrowInvalid."""
     raw = (schema.metadata or {}).get(b"pandas")
@@ -114,20 +137,21 @@ def schema_pandas_metadata(schema) -> dict | None:
     return meta
 
 
-def array_from_pandas(cls, obj, mask=None, type=None, safe=True, memory_pool=None):
+def array_from_pandas(cls: type[Array], obj: Any, mask: Any = None, type: DataType | None = None,
+                      safe: bool = True, memory_pool: object = None) -> Array:
     """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
     from .pandas_compat import series_to_array
     return series_to_array(obj, mask, type, safe)
 
 
-def is_pandas_dataframe(obj) -> bool:
+def is_pandas_dataframe(obj: object) -> bool:
     """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
     import sys
     frame = getattr(sys.modules.get("pandas"), "DataFrame", None)   # None while pandas loads
     return frame is not None and isinstance(obj, frame)
 
 
-def is_pandas_series(obj) -> bool:
+def is_pandas_series(obj: object) -> bool:
     """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
     import sys
     pd = sys.modules.get("pandas")

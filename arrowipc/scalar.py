@@ -8,12 +8,16 @@ from __future__ import annotations
 
 __all__ = ["Scalar", "scalar"]
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from .array import Array
+
 
 class Scalar:
     """One value of an array, with its type and validity."""
     __slots__ = ("_array",)
 
-    def __init__(self, array):
+    def __init__(self, array: Array) -> None:
         # Internal: `array` is a one-row arrowipc Array; use arr[i] or arrowipc.scalar().
         self._array = array
 

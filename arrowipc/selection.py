@@ -13,6 +13,10 @@ from ._core import select_kernels as _k
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .types import DictionaryType, Kind, bool_, int64
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from ._core.buffer import Buffer
+
 _NULL_SELECTION = ("drop", "emit_null")
 
 
@@ -84,7 +88,7 @@ class Selection:
         kept = count_set_bits(bits, 0, stop - start)
         return Selection(None, kept, False, bits, stop - start)
 
-    def indices(self):
+    def indices(self) -> Buffer:
         """The selection as int64 row numbers (built from the mask on first use)."""
         if self.sel is None:
             m = ArrayData(bool_(), self.length, 0, 0, [None, self.mask])

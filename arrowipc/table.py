@@ -16,9 +16,16 @@ from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKey
 from .types import Field, Schema, StructType
 from .tableops import TabularOps
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:                # for annotations only: the reader sits above the model
-    from .batch_reader import RecordBatchReader
+__all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
+
+    from ._core.buffer import Buffer
+    from .batch_reader import RecordBatchReader   # annotations only: the reader sits above the model
+    from .ipc.options import IpcWriteOptions
+    from .types import MetadataLike
 
 
 # What one row of a column-less batch costs as a Python dict (an empty dict and its list slot).
@@ -33,7 +40,7 @@ def _physical_memory() -> int:
         return 1 << 62
 
 
-def _column_index(schema: Schema, i) -> int:
+def _column_index(schema: Schema, i: int | str) -> int:
     if isinstance(i, str):
         j = schema.get_field_index(i)
         if j < 0:
@@ -46,7 +53,8 @@ def _column_index(schema: Schema, i) -> int:
     return j
 
 
-def _schema_from_arrays(arrays, names, schema, metadata) -> Schema:
+def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Schema | None,
+                       metadata: MetadataLike) -> Schema:
     if schema is not None:
         if len(schema) != len(arrays):
             raise ArrowInvalid(f"schema has {len(schema)} fields but {len(arrays)} arrays were given")
@@ -63,7 +71,8 @@ class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending")
 
-    def __init__(self, schema: Schema, columns: list, num_rows: int, pending=None):
+    def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,
+                 pending: Any = None) -> None:
         # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
         # `pending` holds the O(n) structural checks of a batch read from IPC; they run before
         # any column data is handed out (the gate is the `_columns` property).
@@ -77,7 +86,7 @@ class RecordBatch(TabularOps):
             untrack_acyclic(self)
 
     @property
-    def _columns(self) -> list:
+    def _columns(self) -> list[ArrayData]:
         pending = self._pending
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
@@ -89,7 +98,9 @@ class RecordBatch(TabularOps):
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
-    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "RecordBatch":
+    def from_arrays(cls, arrays: list[Any], names: list[str] | None = None,
+                    schema: Schema | None = None, metadata: MetadataLike = None) -> RecordBatch:
+        """A batch from equal-length arrays (or sequences), named by `names` or typed by `schema`."""
         arrays = [a if isinstance(a, Array) else array(a, schema.field(i).type if schema else None)
                   for i, a in enumerate(arrays)]
         sch = _schema_from_arrays(arrays, names, schema, metadata)
@@ -100,7 +111,9 @@ class RecordBatch(TabularOps):
         return cls(sch, [a.data for a in arrays], n)
 
     @classmethod
-    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+    def from_pydict(cls, mapping: dict[str, Any], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> RecordBatch:
+        """A batch from a dict of column name to values."""
         if schema is not None:
             arrays = [array(mapping[f.name], f.type) for f in schema]
             return cls.from_arrays(arrays, schema=schema, metadata=metadata)
@@ -108,14 +121,16 @@ class RecordBatch(TabularOps):
         return cls.from_arrays([array(v) for v in mapping.values()], names=names, metadata=metadata)
 
     @classmethod
-    def from_pylist(cls, mapping: list, schema: Schema | None = None, metadata=None) -> "RecordBatch":
+    def from_pylist(cls, mapping: list[dict[str, Any]], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> RecordBatch:
         """A RecordBatch from a list of rows, each a dict of column name to value."""
         names = list(schema.names) if schema is not None else list(dict.fromkeys(
             k for r in mapping for k in r))
         return cls.from_pydict({n: [r.get(n) for r in mapping] for n in names}, schema, metadata)
 
     @classmethod
-    def from_struct_array(cls, arr: Array) -> "RecordBatch":
+    def from_struct_array(cls, arr: Array) -> RecordBatch:
+        """A batch whose columns are the children of a struct array."""
         d = arr.data
         if not isinstance(d.type, StructType):
             raise ArrowTypeError(f"expected a struct array, got {d.type}")
@@ -125,23 +140,28 @@ class RecordBatch(TabularOps):
     # -- shape and access -----------------------------------------------------------------------
     @property
     def num_columns(self) -> int:
+        """The number of columns."""
         return len(self._cols)
 
     @property
-    def column_names(self) -> list:
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
         return self.schema.names
 
     @property
-    def columns(self) -> list:
+    def columns(self) -> list[Array]:
+        """The columns as Arrays."""
         return [make_array(c) for c in self._columns]
 
-    def column(self, i) -> Array:
+    def column(self, i: int | str) -> Array:
+        """The column at index `i`, or the one named `i`."""
         return make_array(self._columns[_column_index(self.schema, i)])
 
-    def field(self, i) -> Field:
+    def field(self, i: int | str) -> Field:
+        """The schema field at index `i`, or the one named `i`."""
         return self.schema.field(i)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | str | slice) -> Any:
         if isinstance(i, slice):
             start, stop, _ = i.indices(self.num_rows)
             return self.slice(start, max(0, stop - start))
@@ -151,14 +171,17 @@ class RecordBatch(TabularOps):
         return self.num_rows
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
+        """(number of rows, number of columns)."""
         return (self.num_rows, self.num_columns)
 
     @property
     def nbytes(self) -> int:
+        """The bytes the columns' buffers span (sliced views count their part)."""
         return sum(make_array(c).nbytes for c in self._columns)
 
-    def slice(self, offset: int = 0, length: int | None = None) -> "RecordBatch":
+    def slice(self, offset: int = 0, length: int | None = None) -> RecordBatch:
+        """A zero-copy view of `length` rows (to the end by default) from `offset`."""
         if offset < 0:
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
         offset = min(offset, self.num_rows)
@@ -167,17 +190,18 @@ class RecordBatch(TabularOps):
         return RecordBatch(self.schema, cols, length)
 
     # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
-    def _with_columns(self, schema: Schema, columns: list, num_rows=None) -> "RecordBatch":
+    def _with_columns(self, schema: Schema, columns: list[Any],
+                      num_rows: int | None = None) -> RecordBatch:
         return RecordBatch(schema, [c.data for c in columns],
                            self.num_rows if num_rows is None else num_rows)
 
     @staticmethod
-    def _as_column(column, type=None) -> Array:
+    def _as_column(column: Any, type: Any = None) -> Array:
         if isinstance(column, ChunkedArray):
             return column.combine_chunks()
         return array(column, type)
 
-    def filter(self, mask, null_selection_behavior: str = "drop") -> "RecordBatch":
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
         """The rows where the boolean `mask` is true (null slots dropped, or null rows with
         null_selection_behavior="emit_null")."""
         from .selection import Selection, apply, parallel_map
@@ -185,23 +209,24 @@ class RecordBatch(TabularOps):
         cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
         return RecordBatch(self.schema, cols, sel.count)
 
-    def take(self, indices) -> "RecordBatch":
+    def take(self, indices: Any) -> RecordBatch:
         """The rows at `indices`."""
         from .selection import Selection, apply, parallel_map
         sel = Selection.from_indices(indices, self.num_rows)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
         return RecordBatch(self.schema, cols, sel.count)
 
-    def replace_schema_metadata(self, metadata=None) -> "RecordBatch":
+    def replace_schema_metadata(self, metadata: MetadataLike = None) -> RecordBatch:
+        """The same columns under a schema with `metadata`."""
         return RecordBatch(self.schema.with_metadata(metadata), self._columns, self.num_rows)
 
     # -- conversion -----------------------------------------------------------------------------
-    def to_pydict(self, *, maps_as_pydicts=None) -> dict:
+    def to_pydict(self, *, maps_as_pydicts: str | None = None) -> dict[str, list[Any]]:
         """Column name -> list of Python values (see Array.to_pylist for maps_as_pydicts)."""
         return {f.name: make_array(c).to_pylist(maps_as_pydicts=maps_as_pydicts)
                 for f, c in zip(self.schema, self._columns)}
 
-    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[dict[str, Any]]:
         """One dict per row (see Array.to_pylist for maps_as_pydicts)."""
         names = self.schema.names
         cols = [make_array(c).to_pylist(maps_as_pydicts=maps_as_pydicts) for c in self._columns]
@@ -223,13 +248,14 @@ class RecordBatch(TabularOps):
     from_pandas = classmethod(_pandas.batch_from_pandas)
 
     def to_struct_array(self) -> Array:
+        """The batch as one struct array (zero-copy)."""
         return make_array(self._as_struct_data())
 
     def _as_struct_data(self) -> ArrayData:
         return ArrayData(StructType(self.schema.fields), self.num_rows, 0, 0, [None],
                          list(self._columns))
 
-    def equals(self, other: "RecordBatch", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
         interface (a pyarrow.RecordBatch...)."""
         if not isinstance(other, RecordBatch):
@@ -240,34 +266,35 @@ class RecordBatch(TabularOps):
         return other.num_rows == self.num_rows and all(
             make_array(a).equals(make_array(b)) for a, b in zip(self._columns, other._columns))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking containers are unhashable
 
     def validate(self, full: bool = False) -> None:
+        """Check the columns' structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
         for f, c in zip(self.schema, self._columns):
             if c.length != self.num_rows:
                 raise ArrowInvalid(f"column {f.name!r} has {c.length} rows, the batch has {self.num_rows}")
             validate_array(c, full=full, where=f"column {f.name!r}")
 
-    def serialize(self, options=None):
+    def serialize(self, options: IpcWriteOptions | None = None) -> Buffer:
         """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
         from .ipc.writer import serialize_record_batch
         return serialize_record_batch(self, options)
 
     # -- interop --------------------------------------------------------------------------------
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
 
-    def __arrow_c_array__(self, requested_schema=None):
+    def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
         from .interop import export_array
         return export_array(self._as_struct_data(),
                             Field("", StructType(self.schema.fields), False, self.schema.metadata),
                             requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
@@ -275,12 +302,13 @@ class Table(TabularOps):
     """A schema and a sequence of record batches sharing it."""
     __slots__ = ("schema", "_batches")
 
-    def __init__(self, schema: Schema, batches: list):
+    def __init__(self, schema: Schema, batches: list[RecordBatch]) -> None:
         self.schema = schema
         self._batches = batches
 
     @classmethod
-    def from_batches(cls, batches: Iterable, schema: Schema | None = None) -> "Table":
+    def from_batches(cls, batches: Iterable[RecordBatch | Any], schema: Schema | None = None) -> Table:
+        """A Table of record batches sharing one schema (needed when there are none)."""
         batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in batches]
         if schema is None:
             if not batches:
@@ -292,7 +320,9 @@ class Table(TabularOps):
         return cls(schema, batches)
 
     @classmethod
-    def from_arrays(cls, arrays, names=None, schema=None, metadata=None) -> "Table":
+    def from_arrays(cls, arrays: list[Any], names: list[str] | None = None,
+                    schema: Schema | None = None, metadata: MetadataLike = None) -> Table:
+        """A Table from equal-length arrays or chunked arrays, named by `names` or typed by `schema`."""
         if arrays and all(isinstance(a, ChunkedArray) for a in arrays):
             sch = _schema_from_arrays(arrays, names, schema, metadata)
             return cls.from_batches(
@@ -302,76 +332,90 @@ class Table(TabularOps):
         return cls(b.schema, [b])
 
     @classmethod
-    def from_pydict(cls, mapping: dict, schema: Schema | None = None, metadata=None) -> "Table":
+    def from_pydict(cls, mapping: dict[str, Any], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> Table:
+        """A Table from a dict of column name to values."""
         b = RecordBatch.from_pydict(mapping, schema, metadata)
         return cls(b.schema, [b])
 
     @classmethod
-    def from_pylist(cls, mapping: list, schema: Schema | None = None, metadata=None) -> "Table":
+    def from_pylist(cls, mapping: list[dict[str, Any]], schema: Schema | None = None,
+                    metadata: MetadataLike = None) -> Table:
         """A Table from a list of rows, each a dict of column name to value."""
         b = RecordBatch.from_pylist(mapping, schema, metadata)
         return cls(b.schema, [b])
 
     @property
     def num_rows(self) -> int:
+        """The number of rows, over all batches."""
         return sum(b.num_rows for b in self._batches)
 
     @property
     def num_columns(self) -> int:
+        """The number of columns."""
         return len(self.schema)
 
     @property
-    def column_names(self) -> list:
+    def column_names(self) -> list[str]:
+        """The column names, in order."""
         return self.schema.names
 
     @property
-    def shape(self):
+    def shape(self) -> tuple[int, int]:
+        """(number of rows, number of columns)."""
         return (self.num_rows, self.num_columns)
 
     def __len__(self) -> int:
         return self.num_rows
 
     @property
-    def columns(self) -> list:
+    def columns(self) -> list[ChunkedArray]:
+        """The columns as ChunkedArrays (one chunk per batch)."""
         return [self.column(i) for i in range(len(self.schema))]
 
-    def column(self, i) -> ChunkedArray:
+    def column(self, i: int | str) -> ChunkedArray:
+        """The column at index `i`, or the one named `i`, as a ChunkedArray."""
         j = _column_index(self.schema, i)
         ca = ChunkedArray([b.column(j) for b in self._batches], self.schema.field(j).type)
         ca._name = self.schema.field(j).name
         return ca
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | str) -> ChunkedArray:
         return self.column(i)
 
-    def field(self, i) -> Field:
+    def field(self, i: int | str) -> Field:
+        """The schema field at index `i`, or the one named `i`."""
         return self.schema.field(i)
 
     @property
     def nbytes(self) -> int:
+        """The bytes the batches' buffers span."""
         return sum(b.nbytes for b in self._batches)
 
-    def to_batches(self, max_chunksize: int | None = None) -> list:
+    def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
+        """The record batches, split to at most `max_chunksize` rows each when given."""
         if not max_chunksize:
             return list(self._batches)
         if max_chunksize < 0:
             raise ArrowInvalid(f"max_chunksize must be positive, got {max_chunksize}")
-        out = []
+        out: list[RecordBatch] = []
         for b in self._batches:
             for off in range(0, b.num_rows, max_chunksize):
                 out.append(b.slice(off, max_chunksize))
         return out
 
-    def to_reader(self, max_chunksize: int | None = None) -> "RecordBatchReader":
+    def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
         """A RecordBatchReader over the batches (split to at most max_chunksize rows)."""
         from .batch_reader import RecordBatchReader     # above the model: loaded on first use
         return RecordBatchReader._make(self.schema, self.to_batches(max_chunksize))
 
-    def slice(self, offset: int = 0, length: int | None = None) -> "Table":
+    def slice(self, offset: int = 0, length: int | None = None) -> Table:
+        """A zero-copy view of `length` rows (to the end by default) from `offset`."""
         total = self.num_rows
         offset = min(max(offset, 0), total)
         length = total - offset if length is None else max(0, min(length, total - offset))
-        out, pos = [], 0
+        out: list[RecordBatch] = []
+        pos = 0
         for b in self._batches:
             lo, hi = max(offset, pos), min(offset + length, pos + b.num_rows)
             if lo < hi:
@@ -380,7 +424,8 @@ class Table(TabularOps):
         return Table(self.schema, out)
 
     # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
-    def _with_columns(self, schema: Schema, columns: list, num_rows=None) -> "Table":
+    def _with_columns(self, schema: Schema, columns: list[Any],
+                      num_rows: int | None = None) -> Table:
         if not columns:
             n = self.num_rows if num_rows is None else num_rows
             return Table(schema, [RecordBatch(schema, [], b.num_rows) for b in self._batches]
@@ -388,7 +433,7 @@ class Table(TabularOps):
         return Table.from_arrays(columns, schema=schema)
 
     @staticmethod
-    def _as_column(column, type=None) -> ChunkedArray:
+    def _as_column(column: Any, type: Any = None) -> ChunkedArray:
         from .array import chunked_array
         if isinstance(column, ChunkedArray):
             return column
@@ -398,7 +443,7 @@ class Table(TabularOps):
             return chunked_array(column, type)
         return ChunkedArray([array(column, type)])
 
-    def filter(self, mask, null_selection_behavior: str = "drop") -> "Table":
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Table:
         """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
         or null rows with null_selection_behavior="emit_null")."""
         from .selection import Selection, apply, parallel_map
@@ -421,7 +466,7 @@ class Table(TabularOps):
             k += b.num_columns
         return Table(self.schema, out)
 
-    def take(self, indices) -> "Table":
+    def take(self, indices: Any) -> Table:
         """The rows at `indices`, as a one-batch table."""
         if len(self._batches) <= 1:
             one = self if self._batches else self.schema.empty_table()
@@ -438,7 +483,7 @@ class Table(TabularOps):
         parts, perm = _k.split_selection(sel.indices(), sel.count, starts)
         picks = [Selection(buf, count, False) for buf, count in parts]
 
-        def column(i):
+        def column(i: int) -> Any:
             datas = [b._columns[i] for b in self._batches]
             if any(d.dictionary is not datas[0].dictionary for d in datas):
                 # dictionaries differ: one unified column, then the take
@@ -449,7 +494,7 @@ class Table(TabularOps):
         cols = parallel_map(column, list(range(self.num_columns)), sel.count)
         return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
 
-    def combine_chunks(self, memory_pool=None) -> "Table":
+    def combine_chunks(self, memory_pool: Any = None) -> Table:
         """One batch: every column's chunks concatenated (dictionaries unified)."""
         if len(self._batches) == 1:
             return self
@@ -460,7 +505,7 @@ class Table(TabularOps):
             cols = [array_data_from_python([], f.type) for f in self.schema]
         return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
 
-    def unify_dictionaries(self, memory_pool=None) -> "Table":
+    def unify_dictionaries(self, memory_pool: Any = None) -> Table:
         """Dictionary columns re-encoded against one dictionary per column."""
         from .types import DictionaryType
         if not any(isinstance(f.type, DictionaryType) for f in self.schema):
@@ -469,14 +514,14 @@ class Table(TabularOps):
                 for c in self.itercolumns()]
         return Table.from_arrays(cols, schema=self.schema)
 
-    def to_pydict(self, *, maps_as_pydicts=None) -> dict:
+    def to_pydict(self, *, maps_as_pydicts: str | None = None) -> dict[str, list[Any]]:
         """Column name -> list of Python values (see Array.to_pylist for maps_as_pydicts)."""
         return {f.name: self.column(i).to_pylist(maps_as_pydicts=maps_as_pydicts)
                 for i, f in enumerate(self.schema)}
 
-    def to_pylist(self, *, maps_as_pydicts=None) -> list:
+    def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[dict[str, Any]]:
         """One dict per row (see Array.to_pylist for maps_as_pydicts)."""
-        out = []
+        out: list[dict[str, Any]] = []
         for b in self._batches:
             out += b.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
@@ -485,11 +530,12 @@ class Table(TabularOps):
     to_pandas = _pandas.table_to_pandas
     from_pandas = classmethod(_pandas.table_from_pandas)
 
-    def replace_schema_metadata(self, metadata=None) -> "Table":
+    def replace_schema_metadata(self, metadata: MetadataLike = None) -> Table:
+        """The same batches under a schema with `metadata`."""
         sch = self.schema.with_metadata(metadata)
         return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
 
-    def equals(self, other: "Table", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
         interface (a pyarrow.Table...)."""
         if not isinstance(other, Table):
@@ -500,35 +546,36 @@ class Table(TabularOps):
         return other.num_rows == self.num_rows and all(
             self.column(i).equals(other.column(i)) for i in range(self.num_columns))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking containers are unhashable
 
     def validate(self, full: bool = False) -> None:
+        """Validate every batch (see RecordBatch.validate)."""
         for b in self._batches:
             b.validate(full=full)
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         return self.schema.__arrow_c_schema__()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from .interop import export_stream
         return export_stream(self.schema, iter(self._batches), requested_schema)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"arrowipc.Table\n{self.schema}\n----\nnum_rows: {self.num_rows}"
 
 
-def _aligned_chunks(chunked: list):
+def _aligned_chunks(chunked: list[ChunkedArray]) -> Iterator[list[Array]]:
     """Re-chunk several ChunkedArrays of equal length to common chunk boundaries."""
-    bounds = set()
+    seen: set[int] = set()
     for ca in chunked:
         pos = 0
         for c in ca.chunks:
             pos += len(c)
-            bounds.add(pos)
-    bounds = sorted(b for b in bounds if b > 0)
+            seen.add(pos)
+    bounds = sorted(b for b in seen if b > 0)
     start = 0
     for end in bounds:
         yield [_chunked_slice(ca, start, end - start) for ca in chunked]
@@ -544,7 +591,8 @@ def _chunked_slice(ca: ChunkedArray, offset: int, length: int) -> Array:
     return array(ca.to_pylist()[offset:offset + length], ca.type)
 
 
-def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
+def record_batch(data: Any, names: list[str] | None = None, schema: Schema | None = None,
+                 metadata: MetadataLike = None) -> RecordBatch:
     """A RecordBatch from arrays, a dict of columns, or any __arrow_c_array__ exporter."""
     if isinstance(data, RecordBatch):
         return data
@@ -558,7 +606,8 @@ def record_batch(data, names=None, schema=None, metadata=None) -> RecordBatch:
     return RecordBatch.from_arrays(list(data), names, schema, metadata)
 
 
-def table(data, names=None, schema=None, metadata=None) -> Table:
+def table(data: Any, names: list[str] | None = None, schema: Schema | None = None,
+          metadata: MetadataLike = None) -> Table:
     """A Table from a dict of columns, arrays, or any __arrow_c_stream__/__arrow_c_array__ exporter."""
     if isinstance(data, Table):
         return data
@@ -578,7 +627,8 @@ def table(data, names=None, schema=None, metadata=None) -> Table:
     return Table.from_arrays(list(data), names, schema, metadata)
 
 
-def concat_tables(tables) -> Table:
+def concat_tables(tables: Iterable[Table]) -> Table:
+    """One Table holding the batches of `tables` (same schema), without copying."""
     tables = list(tables)
     if not tables:
         raise ArrowInvalid("concat_tables needs at least one table")

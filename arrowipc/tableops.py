@@ -12,6 +12,13 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 
 __all__ = ["TabularOps"]
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .array import Array
+
 
 # -- arrays -------------------------------------------------------------------------------------
 
@@ -100,8 +107,9 @@ def _total_buffer_size(datas) -> int:
 class ChunkedArrayOps:
     """Access, selection and vector functions of ChunkedArray."""
     __slots__ = ()
+    _offsets: list[int] | None      # declared for checkers; the slot is ChunkedArray's
 
-    def _starts(self) -> list:
+    def _starts(self) -> list[int]:
         # the first row of each chunk, then the length (cached: chunks never change)
         starts = getattr(self, "_offsets", None)
         if starts is None:
@@ -161,7 +169,7 @@ class ChunkedArrayOps:
         """The chunks, one by one."""
         return iter(self.chunks)
 
-    def combine_chunks(self, memory_pool=None):
+    def combine_chunks(self, memory_pool: Any = None) -> Array:
         """The chunks concatenated into one Array (dictionaries unified)."""
         from .array import make_array
         from .selection import combined_data
@@ -289,7 +297,7 @@ class TabularOps:
     # subclasses: _with_columns(schema, columns) builds the same kind of object from columns of
     # their own kind (Arrays for a batch, ChunkedArrays for a table); _as_column(x) converts.
 
-    def itercolumns(self):
+    def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""
         for i in range(self.num_columns):
             yield self.column(i)

@@ -11,6 +11,20 @@ from _collections_abc import Iterable, Iterator, Mapping  # as collections.abc; 
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 
+TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeAlias, Union
+
+    from ._core.buffer import Buffer
+    from .table import Table
+
+    #: what metadata arguments accept: a mapping or pairs of str or bytes
+    MetadataLike: TypeAlias = Union[Mapping[str, str], Mapping[bytes, bytes], Mapping[str, bytes],
+                                    Mapping[bytes, str],
+                                    Iterable[tuple[Union[str, bytes], Union[str, bytes]]], None]
+    #: a child of a nested type: a Field, or a DataType (named by its position)
+    FieldLike: TypeAlias = Union['Field', 'DataType']
+
 
 class Kind:
     """Physical layout families; small ints so the Cython layer can switch on them.
@@ -22,7 +36,7 @@ class Kind:
     RUN_END_ENCODED = DICTIONARY = 0
 
 
-def _load_kinds():
+def _load_kinds() -> None:
     from ._core.kinds import KINDS
     for name, value in KINDS.items():
         setattr(Kind, name, value)
@@ -40,18 +54,18 @@ def _check_unit(unit: str) -> str:
     return unit
 
 
-def normalize_metadata(metadata) -> dict | None:
+def normalize_metadata(metadata: MetadataLike) -> dict[bytes, bytes] | None:
     """Metadata as a dict of bytes to bytes (pyarrow's form), or None when empty."""
     if not metadata:
         return None
-    out = {}
+    out: dict[bytes, bytes] = {}
     items = metadata.items() if isinstance(metadata, Mapping) else metadata
     for k, v in items:
         out[k.encode() if isinstance(k, str) else bytes(k)] = v.encode() if isinstance(v, str) else bytes(v)
     return out
 
 
-class KeyValueMetadata(Mapping):
+class KeyValueMetadata(Mapping):  # type: ignore[type-arg]   # Mapping[bytes, bytes], str keys too
     """Key-value metadata, such as a record batch's custom metadata (pyarrow.KeyValueMetadata).
 
     Keys and values are bytes; lookups take str or bytes keys, and the mapping compares equal to
@@ -61,9 +75,9 @@ class KeyValueMetadata(Mapping):
     """
     __slots__ = ("_pairs", "_dict")
 
-    def __init__(self, __arg0__=None, **kwargs):
+    def __init__(self, __arg0__: Any = None, **kwargs: str | bytes) -> None:
         pairs = []
-        items = []
+        items: Any = []
         if __arg0__ is not None:
             items = __arg0__.items() if isinstance(__arg0__, Mapping) else __arg0__
         for k, v in list(items) + list(kwargs.items()):
@@ -71,19 +85,19 @@ class KeyValueMetadata(Mapping):
         self._pairs = tuple(pairs)
         self._dict = dict(pairs)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: str | bytes) -> bytes:
         return self._dict[_as_bytes(key)]
 
-    def __contains__(self, key):
+    def __contains__(self, key: object) -> bool:
         return isinstance(key, (str, bytes)) and _as_bytes(key) in self._dict
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[bytes]:
         return iter(k for k, _ in self._pairs)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._pairs)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, KeyValueMetadata):
             return self._pairs == other._pairs
         if isinstance(other, Mapping):
@@ -93,7 +107,7 @@ class KeyValueMetadata(Mapping):
                 return False
         return NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]   # mutable-looking mapping: unhashable
 
     def key(self, i: int) -> bytes:
         """The i-th key."""
@@ -103,29 +117,32 @@ class KeyValueMetadata(Mapping):
         """The i-th value."""
         return self._pairs[i][1]
 
-    def keys(self):
+    def keys(self) -> list[bytes]:  # type: ignore[override]   # pyarrow returns lists
+        """The keys, in order (repeated keys repeated)."""
         return [k for k, _ in self._pairs]
 
-    def values(self):
+    def values(self) -> list[bytes]:  # type: ignore[override]
+        """The values, in order."""
         return [v for _, v in self._pairs]
 
-    def items(self):
+    def items(self) -> list[tuple[bytes, bytes]]:  # type: ignore[override]
+        """The (key, value) pairs, in order."""
         return list(self._pairs)
 
-    def get_all(self, key) -> list:
+    def get_all(self, key: str | bytes) -> list[bytes]:
         """Every value stored under `key` (keys may repeat)."""
         key = _as_bytes(key)
         return [v for k, v in self._pairs if k == key]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[bytes, bytes]:
         """A dict of bytes to bytes (the last value of a repeated key)."""
         return dict(self._dict)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"KeyValueMetadata({list(self._pairs)!r})"
 
 
-def _as_bytes(value) -> bytes:
+def _as_bytes(value: object) -> bytes:
     if isinstance(value, str):
         return value.encode()
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -133,7 +150,7 @@ def _as_bytes(value) -> bytes:
     raise TypeError(f"metadata keys and values must be str or bytes, not {type(value).__name__}")
 
 
-def _peer(other, kind: str):
+def _peer(other: object, kind: str) -> Any:
     """`other` (another library's object) imported for comparison, or None."""
     if other is None or isinstance(other, (str, bytes, int, float)):
         return None
@@ -145,62 +162,67 @@ class DataType:
     """Base of all types. Subclasses set `kind`, `name` and layout attributes."""
     __slots__ = ("kind", "name", "byte_width", "bit_width")
 
-    def __init__(self, kind: int, name: str, bit_width: int = 0):
+    def __init__(self, kind: int, name: str, bit_width: int = 0) -> None:
         self.kind = kind
         self.name = name
         self.bit_width = bit_width
         self.byte_width = bit_width // 8
 
     # -- identity -------------------------------------------------------------------------------
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self.name,)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
             return str(self) == other
         if not isinstance(other, DataType):
             other = _peer(other, "type")
         return isinstance(other, DataType) and type(other) is type(self) and self._key() == other._key()
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self).__name__,) + tuple(
             k if not isinstance(k, list) else tuple(k) for k in self._key()))
 
-    def equals(self, other, check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Whether `other` (ours, or any object speaking the Arrow PyCapsule interface) is the
         same type."""
         return self == other
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"DataType({self})"
 
     # -- layout ---------------------------------------------------------------------------------
     @property
     def id(self) -> str:
+        """The type's name (pyarrow gives an integer type id here)."""
         return self.name
 
     @property
     def num_fields(self) -> int:
+        """The number of child fields (0 for a type without children)."""
         return 0
 
-    def field(self, i) -> "Field":
+    def field(self, i: int | str) -> "Field":
+        """The child field at index `i` (or named `i`); a type without children raises."""
         raise ArrowTypeError(f"type {self} has no child fields")
 
     @property
-    def fields(self) -> list:
+    def fields(self) -> list[Field]:
+        """The child fields (none for a type without children)."""
         return []
 
     @property
     def storage_type(self) -> "DataType":
+        """The type the values are stored as: the type itself, except for extension types."""
         return self
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(self)
 
@@ -209,7 +231,7 @@ class PrimitiveType(DataType):
     """A type fully described by its name and width (null, bool, ints, floats, dates, intervals)."""
     __slots__ = ("is_signed", "is_integer", "is_float")
 
-    def __init__(self, kind, name, bit_width=0, is_integer=False, is_signed=False, is_float=False):
+    def __init__(self, kind: int, name: str, bit_width: int = 0, is_integer: bool = False, is_signed: bool = False, is_float: bool = False) -> None:
         super().__init__(kind, name, bit_width)
         self.is_integer = is_integer
         self.is_signed = is_signed
@@ -220,29 +242,31 @@ class BinaryType(DataType):
     """utf8/binary in their offset (32/64-bit) and view flavours."""
     __slots__ = ("is_utf8",)
 
-    def __init__(self, kind, name, is_utf8):
+    def __init__(self, kind: int, name: str, is_utf8: bool) -> None:
         super().__init__(kind, name, 0)
         self.is_utf8 = is_utf8
 
 
 class FixedSizeBinaryType(DataType):
+    """Binary values of one fixed width, `byte_width` bytes each."""
     __slots__ = ()
 
-    def __init__(self, byte_width: int):
+    def __init__(self, byte_width: int) -> None:
         byte_width = int(byte_width)
         if byte_width < 0:
             raise ArrowInvalid(f"fixed_size_binary width must be >= 0, got {byte_width}")
         super().__init__(Kind.FIXED, f"fixed_size_binary[{byte_width}]", byte_width * 8)
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("fsb", self.byte_width)
 
 
 class DecimalType(DataType):
+    """A decimal of `precision` digits, `scale` after the point, in 32 to 256 bits."""
     __slots__ = ("precision", "scale")
     _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
 
-    def __init__(self, bit_width: int, precision: int, scale: int = 0):
+    def __init__(self, bit_width: int, precision: int, scale: int = 0) -> None:
         maxp = self._MAX_PRECISION.get(bit_width)
         if maxp is None:
             raise ArrowInvalid(f"decimal bit width must be 32, 64, 128 or 256, got {bit_width}")
@@ -252,75 +276,82 @@ class DecimalType(DataType):
         self.precision = int(precision)
         self.scale = int(scale)
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("decimal", self.bit_width, self.precision, self.scale)
 
 
 class TimestampType(DataType):
+    """A 64-bit instant since the Unix epoch in `unit`, with an optional time zone `tz`."""
     __slots__ = ("unit", "tz")
 
-    def __init__(self, unit: str, tz: str | None = None):
+    def __init__(self, unit: str, tz: str | None = None) -> None:
         _check_unit(unit)
         name = f"timestamp[{unit}]" if tz is None else f"timestamp[{unit}, tz={tz}]"
         super().__init__(Kind.FIXED, name, 64)
         self.unit = unit
         self.tz = tz
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("timestamp", self.unit, self.tz)
 
 
 class Time32Type(DataType):
+    """A 32-bit time of day in seconds or milliseconds."""
     __slots__ = ("unit",)
 
-    def __init__(self, unit: str):
+    def __init__(self, unit: str) -> None:
         if unit not in ("s", "ms"):
             raise ArrowInvalid(f"time32 unit must be 's' or 'ms', got {unit!r}")
         super().__init__(Kind.FIXED, f"time32[{unit}]", 32)
         self.unit = unit
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("time32", self.unit)
 
 
 class Time64Type(DataType):
+    """A 64-bit time of day in microseconds or nanoseconds."""
     __slots__ = ("unit",)
 
-    def __init__(self, unit: str):
+    def __init__(self, unit: str) -> None:
         if unit not in ("us", "ns"):
             raise ArrowInvalid(f"time64 unit must be 'us' or 'ns', got {unit!r}")
         super().__init__(Kind.FIXED, f"time64[{unit}]", 64)
         self.unit = unit
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("time64", self.unit)
 
 
 class DurationType(DataType):
+    """A 64-bit length of time in `unit`."""
     __slots__ = ("unit",)
 
-    def __init__(self, unit: str):
+    def __init__(self, unit: str) -> None:
         _check_unit(unit)
         super().__init__(Kind.FIXED, f"duration[{unit}]", 64)
         self.unit = unit
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("duration", self.unit)
 
 
 class _NestedType(DataType):
     """A type with child fields."""
     __slots__ = ("_fields",)
+    _fields: tuple[Field, ...]
 
     @property
     def num_fields(self) -> int:
         return len(self._fields)
 
     @property
-    def fields(self) -> list:
+    def fields(self) -> list[Field]:
+        """The child fields."""
         return list(self._fields)
 
-    def field(self, i):
+    def field(self, i: int | str) -> Field:
+        """The child field at index `i`, or the one named `i`."""
         if isinstance(i, str):
             for f in self._fields:
                 if f.name == i:
@@ -328,17 +359,17 @@ class _NestedType(DataType):
             raise ArrowKeyError(i)
         return self._fields[i]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Field]:
         return iter(self._fields)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._fields)
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self.name,) + tuple(f._key() for f in self._fields)
 
 
-def _as_field(value, default_name: str) -> "Field":
+def _as_field(value: object, default_name: str) -> "Field":
     if isinstance(value, Field):
         return value
     if isinstance(value, DataType):
@@ -350,70 +381,77 @@ class _ListLike(_NestedType):
     __slots__ = ()
     _label = "list"
 
-    def __init__(self, kind, value):
+    def __init__(self, kind: int, value: FieldLike) -> None:
         f = _as_field(value, "item")
         super().__init__(kind, self._label, 0)
         self._fields = (f,)
 
     @property
     def value_field(self) -> "Field":
+        """The field of the list values."""
         return self._fields[0]
 
     @property
     def value_type(self) -> DataType:
+        """The type of the list values."""
         return self._fields[0].type
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self._label}<{self._fields[0]._short()}>"
 
 
 class ListType(_ListLike):
+    """Variable-size lists with 32-bit offsets."""
     __slots__ = ()
     _label = "list"
 
-    def __init__(self, value):
+    def __init__(self, value: FieldLike) -> None:
         super().__init__(Kind.LIST, value)
 
 
 class LargeListType(_ListLike):
+    """Variable-size lists with 64-bit offsets."""
     __slots__ = ()
     _label = "large_list"
 
-    def __init__(self, value):
+    def __init__(self, value: FieldLike) -> None:
         super().__init__(Kind.LARGE_LIST, value)
 
 
 class ListViewType(_ListLike):
+    """Lists as (offset, size) views into one child array, 32-bit."""
     __slots__ = ()
     _label = "list_view"
 
-    def __init__(self, value):
+    def __init__(self, value: FieldLike) -> None:
         super().__init__(Kind.LIST_VIEW, value)
 
 
 class LargeListViewType(_ListLike):
+    """Lists as (offset, size) views into one child array, 64-bit."""
     __slots__ = ()
     _label = "large_list_view"
 
-    def __init__(self, value):
+    def __init__(self, value: FieldLike) -> None:
         super().__init__(Kind.LARGE_LIST_VIEW, value)
 
 
 class FixedSizeListType(_ListLike):
+    """Lists of exactly `list_size` values each."""
     __slots__ = ("list_size",)
     _label = "fixed_size_list"
 
-    def __init__(self, value, list_size: int):
+    def __init__(self, value: FieldLike, list_size: int) -> None:
         list_size = int(list_size)
         if list_size < 0:
             raise ArrowInvalid(f"fixed_size_list size must be >= 0, got {list_size}")
         super().__init__(Kind.FIXED_SIZE_LIST, value)
         self.list_size = list_size
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return super()._key() + (self.list_size,)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"fixed_size_list<{self._fields[0]._short()}>[{self.list_size}]"
 
 
@@ -421,7 +459,7 @@ class MapType(_NestedType):
     """map<key, item>: physically list<entries: struct<key, value>>; keys are never null."""
     __slots__ = ("keys_sorted",)
 
-    def __init__(self, key, item, keys_sorted: bool = False, entries_name="entries"):
+    def __init__(self, key: FieldLike, item: FieldLike, keys_sorted: bool = False, entries_name: str = "entries") -> None:
         kf = _as_field(key, "key")
         if kf.nullable:
             kf = kf.with_nullable(False)
@@ -433,32 +471,38 @@ class MapType(_NestedType):
 
     @property
     def key_field(self) -> "Field":
+        """The field of the keys (never nullable)."""
         return self._fields[0].type.field(0)
 
     @property
     def item_field(self) -> "Field":
+        """The field of the values."""
         return self._fields[0].type.field(1)
 
     @property
-    def key_type(self):
+    def key_type(self) -> DataType:
+        """The type of the keys."""
         return self.key_field.type
 
     @property
-    def item_type(self):
+    def item_type(self) -> DataType:
+        """The type of the values."""
         return self.item_field.type
 
     @property
-    def value_field(self):
+    def value_field(self) -> Field:
+        """The `entries` struct field (a map is a list of entries)."""
         return self._fields[0]
 
     @property
-    def value_type(self):
+    def value_type(self) -> DataType:
+        """The `entries` struct type."""
         return self._fields[0].type
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("map", self.key_field._key(), self.item_field._key(), self.keys_sorted)
 
-    def __str__(self):
+    def __str__(self) -> str:
         s = f"map<{self.key_type}, {self.item_type}"
         if not self.item_field.nullable:
             s += " not null"
@@ -466,9 +510,10 @@ class MapType(_NestedType):
 
 
 class StructType(_NestedType):
+    """A record of named child fields, one child array per field."""
     __slots__ = ()
 
-    def __init__(self, fields: Iterable):
+    def __init__(self, fields: Iterable[FieldLike | tuple[str, DataType]]) -> None:
         fs = []
         for f in fields:
             if isinstance(f, tuple):
@@ -478,17 +523,20 @@ class StructType(_NestedType):
         self._fields = tuple(fs)
 
     def get_field_index(self, name: str) -> int:
+        """Index of the only child called `name`, or -1 when none or several are."""
         idx = [i for i, f in enumerate(self._fields) if f.name == name]
         return idx[0] if len(idx) == 1 else -1
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "struct<" + ", ".join(f._short() for f in self._fields) + ">"
 
 
 class UnionType(_NestedType):
+    """A value of one of several child types per slot; `mode` is 'sparse' or 'dense'."""
     __slots__ = ("mode", "type_codes")
 
-    def __init__(self, fields, mode: str, type_codes=None):
+    def __init__(self, fields: Iterable[FieldLike], mode: str,
+                 type_codes: Iterable[int] | None = None) -> None:
         if mode not in ("sparse", "dense"):
             raise ArrowInvalid(f"union mode must be 'sparse' or 'dense', got {mode!r}")
         fs = tuple(_as_field(f, str(i)) for i, f in enumerate(fields))
@@ -503,18 +551,19 @@ class UnionType(_NestedType):
         self.mode = mode
         self.type_codes = codes
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return super()._key() + (tuple(self.type_codes),)
 
-    def __str__(self):
+    def __str__(self) -> str:
         inner = ", ".join(f"{f._short()}={c}" for f, c in zip(self._fields, self.type_codes))
         return f"{self.mode}_union<{inner}>"
 
 
 class DictionaryType(DataType):
+    """Values stored once in a dictionary and referenced by integer indices."""
     __slots__ = ("index_type", "value_type", "ordered")
 
-    def __init__(self, index_type: DataType, value_type: DataType, ordered: bool = False):
+    def __init__(self, index_type: DataType, value_type: DataType, ordered: bool = False) -> None:
         if not (isinstance(index_type, PrimitiveType) and index_type.is_integer):
             raise ArrowTypeError(f"dictionary index type must be an integer type, got {index_type}")
         super().__init__(Kind.DICTIONARY, "dictionary", index_type.bit_width)
@@ -522,18 +571,19 @@ class DictionaryType(DataType):
         self.value_type = value_type
         self.ordered = bool(ordered)
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("dictionary", self.index_type._key(), self.value_type._key(), self.ordered)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (f"dictionary<values={self.value_type}, indices={self.index_type}, "
                 f"ordered={int(self.ordered)}>")
 
 
 class RunEndEncodedType(_NestedType):
+    """Runs of equal values stored once, with the logical index where each run ends."""
     __slots__ = ()
 
-    def __init__(self, run_end_type: DataType, value_type: DataType):
+    def __init__(self, run_end_type: DataType, value_type: DataType) -> None:
         if str(run_end_type) not in ("int16", "int32", "int64"):
             raise ArrowTypeError(f"run end type must be int16, int32 or int64, got {run_end_type}")
         super().__init__(Kind.RUN_END_ENCODED, "run_end_encoded", 0)
@@ -541,14 +591,16 @@ class RunEndEncodedType(_NestedType):
                         _as_field(value_type, "values"))
 
     @property
-    def run_end_type(self):
+    def run_end_type(self) -> DataType:
+        """The integer type of the run ends."""
         return self._fields[0].type
 
     @property
-    def value_type(self):
+    def value_type(self) -> DataType:
+        """The type of the run values."""
         return self._fields[1].type
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"run_end_encoded<run_ends: {self.run_end_type}, values: {self.value_type}>"
 
 
@@ -556,48 +608,58 @@ class ExtensionType(DataType):
     """A user type over a storage type, identified by ARROW:extension:name in field metadata."""
     __slots__ = ("extension_name", "storage", "serialized")
 
-    def __init__(self, extension_name: str, storage_type: DataType, serialized: bytes = b""):
+    def __init__(self, extension_name: str, storage_type: DataType, serialized: bytes = b"") -> None:
         super().__init__(storage_type.kind, f"extension<{extension_name}>", storage_type.bit_width)
         self.extension_name = extension_name
         self.storage = storage_type
         self.serialized = bytes(serialized)
 
     @property
-    def storage_type(self):
+    def storage_type(self) -> DataType:
+        """The type the values are stored as."""
         return self.storage
 
     @property
-    def num_fields(self):
+    def num_fields(self) -> int:
+        """The storage type's number of child fields."""
         return self.storage.num_fields
 
     @property
-    def fields(self):
+    def fields(self) -> list[Field]:
+        """The storage type's child fields."""
         return self.storage.fields
 
-    def field(self, i):
+    def field(self, i: int | str) -> Field:
+        """The storage type's child field `i`."""
         return self.storage.field(i)
 
     def __arrow_ext_serialize__(self) -> bytes:
         return self.serialized
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return ("extension", self.extension_name, self.storage._key(), self.serialized)
 
     # Extension types are equal by name, storage and metadata, whatever Python class holds them.
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, DataType):
             other = _peer(other, "type")
         return isinstance(other, ExtensionType) and self._key() == other._key()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
 
 # -- factories (pyarrow names) ------------------------------------------------------------------
 
-def _prim(kind, name, bits, **kw):
-    t = PrimitiveType(kind, name, bits, **kw)
-    return lambda: t
+def _prim(kind: int, name: str, bits: int, is_integer: bool = False, is_signed: bool = False,
+          is_float: bool = False) -> Callable[[], PrimitiveType]:
+    t = PrimitiveType(kind, name, bits, is_integer, is_signed, is_float)
+
+    def factory() -> PrimitiveType:
+        return t
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"The {name} type."
+    return factory
 
 
 null = _prim(Kind.NULL, "null", 0)
@@ -628,126 +690,158 @@ _string_view = BinaryType(Kind.VIEW, "string_view", True)
 _binary_view = BinaryType(Kind.VIEW, "binary_view", False)
 
 
-def string():
+def string() -> BinaryType:
+    """The UTF-8 string type (32-bit offsets)."""
     return _string
 
 
 utf8 = string
 
 
-def large_string():
+def large_string() -> BinaryType:
+    """The UTF-8 string type with 64-bit offsets."""
     return _large_string
 
 
 large_utf8 = large_string
 
 
-def string_view():
+def string_view() -> BinaryType:
+    """The UTF-8 string view type."""
     return _string_view
 
 
 utf8_view = string_view
 
 
-def binary(length: int = -1):
+def binary(length: int = -1) -> DataType:
+    """The binary type; with a `length`, fixed_size_binary of that width."""
     return _binary if length == -1 else FixedSizeBinaryType(length)
 
 
-def large_binary():
+def large_binary() -> BinaryType:
+    """The binary type with 64-bit offsets."""
     return _large_binary
 
 
-def binary_view():
+def binary_view() -> BinaryType:
+    """The binary view type."""
     return _binary_view
 
 
-def fixed_size_binary(byte_width: int):
+def fixed_size_binary(byte_width: int) -> FixedSizeBinaryType:
+    """Binary values of exactly `byte_width` bytes."""
     return FixedSizeBinaryType(byte_width)
 
 
-def decimal32(precision, scale=0):
+def decimal32(precision: int, scale: int = 0) -> DecimalType:
+    """A 32-bit decimal (precision 1 to 9)."""
     return DecimalType(32, precision, scale)
 
 
-def decimal64(precision, scale=0):
+def decimal64(precision: int, scale: int = 0) -> DecimalType:
+    """A 64-bit decimal (precision 1 to 18)."""
     return DecimalType(64, precision, scale)
 
 
-def decimal128(precision, scale=0):
+def decimal128(precision: int, scale: int = 0) -> DecimalType:
+    """A 128-bit decimal (precision 1 to 38)."""
     return DecimalType(128, precision, scale)
 
 
-def decimal256(precision, scale=0):
+def decimal256(precision: int, scale: int = 0) -> DecimalType:
+    """A 256-bit decimal (precision 1 to 76)."""
     return DecimalType(256, precision, scale)
 
 
-def timestamp(unit, tz=None):
+def timestamp(unit: str, tz: str | None = None) -> TimestampType:
+    """A timestamp in `unit` ('s', 'ms', 'us', 'ns'), optionally with a time zone."""
     return TimestampType(unit, tz)
 
 
-def time32(unit):
+def time32(unit: str) -> Time32Type:
+    """A 32-bit time of day in 's' or 'ms'."""
     return Time32Type(unit)
 
 
-def time64(unit):
+def time64(unit: str) -> Time64Type:
+    """A 64-bit time of day in 'us' or 'ns'."""
     return Time64Type(unit)
 
 
-def duration(unit):
+def duration(unit: str) -> DurationType:
+    """A duration in `unit` ('s', 'ms', 'us', 'ns')."""
     return DurationType(unit)
 
 
-def list_(value_type, list_size: int = -1):
+def list_(value_type: FieldLike, list_size: int = -1) -> ListType | FixedSizeListType:
+    """A list of `value_type`; with a `list_size`, a fixed-size list."""
     return ListType(value_type) if list_size == -1 else FixedSizeListType(value_type, list_size)
 
 
-def large_list(value_type):
+def large_list(value_type: FieldLike) -> LargeListType:
+    """A list of `value_type` with 64-bit offsets."""
     return LargeListType(value_type)
 
 
-def list_view(value_type):
+def list_view(value_type: FieldLike) -> ListViewType:
+    """A list view of `value_type`."""
     return ListViewType(value_type)
 
 
-def large_list_view(value_type):
+def large_list_view(value_type: FieldLike) -> LargeListViewType:
+    """A list view of `value_type` with 64-bit offsets and sizes."""
     return LargeListViewType(value_type)
 
 
-def fixed_size_list(value_type, list_size):
+def fixed_size_list(value_type: FieldLike, list_size: int) -> FixedSizeListType:
+    """Lists of exactly `list_size` values of `value_type`."""
     return FixedSizeListType(value_type, list_size)
 
 
-def map_(key_type, item_type, keys_sorted=False):
+def map_(key_type: FieldLike, item_type: FieldLike, keys_sorted: bool = False) -> MapType:
+    """A map from `key_type` to `item_type`."""
     return MapType(key_type, item_type, keys_sorted)
 
 
-def struct(fields):
+def struct(fields: Iterable[FieldLike | tuple[str, DataType]] | Mapping[str, DataType]
+           ) -> StructType:
+    """A struct of fields, (name, type) pairs or a name-to-type mapping."""
     if isinstance(fields, Mapping):
         fields = list(fields.items())
     return StructType(fields)
 
 
-def sparse_union(child_fields, type_codes=None):
+def sparse_union(child_fields: Iterable[FieldLike], type_codes: Iterable[int] | None = None
+                 ) -> UnionType:
+    """A sparse union of the child fields."""
     return UnionType(child_fields, "sparse", type_codes)
 
 
-def dense_union(child_fields, type_codes=None):
+def dense_union(child_fields: Iterable[FieldLike], type_codes: Iterable[int] | None = None
+                ) -> UnionType:
+    """A dense union of the child fields."""
     return UnionType(child_fields, "dense", type_codes)
 
 
-def union(child_fields, mode, type_codes=None):
+def union(child_fields: Iterable[FieldLike], mode: str,
+          type_codes: Iterable[int] | None = None) -> UnionType:
+    """A union of the child fields; `mode` is 'sparse' or 'dense'."""
     return UnionType(child_fields, mode, type_codes)
 
 
-def dictionary(index_type, value_type, ordered=False):
+def dictionary(index_type: DataType, value_type: DataType, ordered: bool = False
+               ) -> DictionaryType:
+    """Dictionary-encoded `value_type` with integer `index_type` indices."""
     return DictionaryType(index_type, value_type, ordered)
 
 
-def run_end_encoded(run_end_type, value_type):
+def run_end_encoded(run_end_type: DataType, value_type: DataType) -> RunEndEncodedType:
+    """Run-end encoded `value_type` with `run_end_type` (int16/32/64) run ends."""
     return RunEndEncodedType(run_end_type, value_type)
 
 
-_BY_NAME = {t().name: t for t in (
+_BY_NAME: dict[str, Callable[[], DataType]] = {t().name: t for t in (
     null, bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, date32, date64, month_interval, day_time_interval, month_day_nano_interval,
     string, binary, large_string, large_binary, string_view, binary_view)}
@@ -764,7 +858,8 @@ def type_for_alias(name: str) -> DataType:
         raise ArrowInvalid(f"no type named {name!r}") from None
 
 
-def ensure_type(t) -> DataType:
+def ensure_type(t: DataType | str) -> DataType:
+    """`t` if a DataType, else the type named `t`."""
     if isinstance(t, DataType):
         return t
     if isinstance(t, str):
@@ -775,9 +870,11 @@ def ensure_type(t) -> DataType:
 # -- fields and schemas -------------------------------------------------------------------------
 
 class Field:
+    """A named, typed column of a schema or child of a nested type, with its metadata."""
     __slots__ = ("name", "type", "nullable", "metadata")
 
-    def __init__(self, name: str, type: DataType, nullable: bool = True, metadata=None):
+    def __init__(self, name: str, type: DataType | str, nullable: bool = True,
+                 metadata: MetadataLike = None) -> None:
         if not isinstance(name, str):
             raise ArrowTypeError(f"field name must be a str, got {type(name).__name__}")
         self.name = name
@@ -785,10 +882,10 @@ class Field:
         self.nullable = bool(nullable)
         self.metadata = normalize_metadata(metadata)
 
-    def _key(self):
+    def _key(self) -> tuple[Any, ...]:
         return (self.name, self.type._key(), self.nullable)
 
-    def equals(self, other: "Field", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same name, type and nullability (and metadata if asked); `other` may be any object
         speaking the Arrow PyCapsule interface."""
         if not isinstance(other, Field):
@@ -797,49 +894,57 @@ class Field:
             return False
         return not check_metadata or self.metadata == other.metadata
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
-    def with_name(self, name):
+    def with_name(self, name: str) -> Field:
+        """A copy named `name`."""
         return Field(name, self.type, self.nullable, self.metadata)
 
-    def with_type(self, new_type):
+    def with_type(self, new_type: DataType | str) -> Field:
         """This field with another type."""
         return Field(self.name, new_type, self.nullable, self.metadata)
 
-    def with_nullable(self, nullable):
+    def with_nullable(self, nullable: bool) -> Field:
+        """A copy with the given nullability."""
         return Field(self.name, self.type, nullable, self.metadata)
 
-    def with_metadata(self, metadata):
+    def with_metadata(self, metadata: MetadataLike) -> Field:
+        """A copy with `metadata` in place of the field's metadata."""
         return Field(self.name, self.type, self.nullable, metadata)
 
-    def remove_metadata(self):
+    def remove_metadata(self) -> Field:
+        """A copy without metadata."""
         return Field(self.name, self.type, self.nullable, None)
 
-    def _short(self):
+    def _short(self) -> str:
         return f"{self.name}: {self.type}" + ("" if self.nullable else " not null")
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"pyarrow.Field<{self._short()}>".replace("pyarrow", "arrowipc")
 
     __repr__ = __str__
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(self)
 
 
-def field(name, type, nullable=True, metadata=None) -> Field:
+def field(name: str, type: DataType | str, nullable: bool = True, metadata: MetadataLike = None
+          ) -> Field:
+    """A Field: name, type, nullability and metadata."""
     return Field(name, type, nullable, metadata)
 
 
 class Schema:
+    """The fields of a record batch or table, with schema-level metadata."""
     __slots__ = ("_fields", "metadata", "_index", "_ipc_cache", "_fields_key", "endianness")
 
-    def __init__(self, fields: Iterable, metadata=None, endianness: str = "little"):
+    def __init__(self, fields: Iterable[Field | tuple[str, DataType]], metadata: MetadataLike = None,
+                 endianness: str = "little") -> None:
         fs = []
         for f in fields:
             if isinstance(f, tuple):
@@ -849,46 +954,51 @@ class Schema:
             fs.append(f)
         self._fields = tuple(fs)
         self.metadata = normalize_metadata(metadata)
-        self._index = None
-        self._ipc_cache = None   # encoded Schema messages, filled by the IPC writer
-        self._fields_key = None  # the fields' identity keys, built on first comparison
+        self._index: dict[str, int] | None = None
+        self._ipc_cache: Any = None   # encoded Schema messages, filled by the IPC writer
+        self._fields_key: tuple[Any, ...] | None = None  # the fields' identity keys, built on first comparison
         # byte order of the data: "big" only for batches read with ensure_native_endian=False
         self.endianness = endianness
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._fields)
 
     def __iter__(self) -> Iterator[Field]:
         return iter(self._fields)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | str) -> Field:
         return self.field(i)
 
     @property
-    def names(self) -> list:
+    def names(self) -> list[str]:
+        """The field names, in order."""
         return [f.name for f in self._fields]
 
     @property
-    def types(self) -> list:
+    def types(self) -> list[DataType]:
+        """The field types, in order."""
         return [f.type for f in self._fields]
 
     @property
-    def fields(self) -> list:
+    def fields(self) -> list[Field]:
+        """The fields, in order."""
         return list(self._fields)
 
     def get_field_index(self, name: str) -> int:
         """Index of the only field called `name`, or -1 when none or several are."""
         if self._index is None:
-            idx = {}
+            idx: dict[str, int] = {}
             for i, f in enumerate(self._fields):
                 idx[f.name] = -1 if f.name in idx else i
             self._index = idx
         return self._index.get(name, -1)
 
-    def get_all_field_indices(self, name: str) -> list:
+    def get_all_field_indices(self, name: str) -> list[int]:
+        """Indices of every field called `name`."""
         return [i for i, f in enumerate(self._fields) if f.name == name]
 
-    def field(self, i) -> Field:
+    def field(self, i: int | str) -> Field:
+        """The field at index `i`, or the only one named `i` (ArrowKeyError otherwise)."""
         if isinstance(i, str):
             j = self.get_field_index(i)
             if j < 0:
@@ -896,14 +1006,14 @@ class Schema:
             return self._fields[j]
         return self._fields[i]
 
-    def _key(self) -> tuple:
+    def _key(self) -> tuple[Any, ...]:
         # Schemas and fields are immutable: the key is built once and compared as one tuple
         # (writers check every batch's schema against theirs).
         if self._fields_key is None:
             self._fields_key = tuple(f._key() for f in self._fields)
         return self._fields_key
 
-    def equals(self, other: "Schema", check_metadata: bool = False) -> bool:
+    def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same fields (and metadata if asked); `other` may be any object speaking the Arrow
         PyCapsule interface."""
         if not isinstance(other, Schema):
@@ -917,49 +1027,52 @@ class Schema:
         return self.metadata == other.metadata and all(
             a.metadata == b.metadata for a, b in zip(self._fields, other._fields))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
-    def with_metadata(self, metadata):
+    def with_metadata(self, metadata: MetadataLike) -> Schema:
+        """A copy with `metadata` in place of the schema's metadata."""
         return Schema(self._fields, metadata)
 
-    def remove_metadata(self):
+    def remove_metadata(self) -> Schema:
+        """A copy without schema metadata."""
         return Schema(self._fields, None)
 
-    def append(self, field: Field):
+    def append(self, field: Field) -> Schema:
         """This schema with `field` added at the end."""
         return Schema(self._fields + (field,), self.metadata)
 
-    def add_metadata(self, metadata):
+    def add_metadata(self, metadata: MetadataLike) -> Schema:
         """The schema with `metadata` (pyarrow's deprecated alias: it replaces, not merges)."""
         return self.with_metadata(metadata)
 
-    def insert(self, i: int, field: Field) -> "Schema":
+    def insert(self, i: int, field: Field) -> Schema:
         """The schema with `field` inserted at position i."""
         if not 0 <= i <= len(self._fields):
             raise ArrowInvalid("Invalid column index to add field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i:], self.metadata)
 
-    def set(self, i: int, field: Field) -> "Schema":
+    def set(self, i: int, field: Field) -> Schema:
         """The schema with field i replaced by `field`."""
         if not 0 <= i < len(self._fields):
             raise ArrowInvalid("Invalid column index to set field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i + 1:], self.metadata)
 
-    def empty_table(self):
+    def empty_table(self) -> Table:
         """A Table of this schema with no rows."""
         from .table import RecordBatch, Table
         from .from_python import array_data_from_python
         cols = [array_data_from_python([], f.type) for f in self._fields]
         return Table(self, [RecordBatch(self, cols, 0)])
 
-    def remove(self, i: int):
+    def remove(self, i: int) -> Schema:
+        """A copy without the field at index `i`."""
         return Schema(self._fields[:i] + self._fields[i + 1:], self.metadata)
 
-    def __str__(self):
+    def __str__(self) -> str:
         lines = [f._short() for f in self._fields]
         if self.metadata:
             lines.append("-- schema metadata --")
@@ -967,32 +1080,33 @@ class Schema:
                       for k, v in self.metadata.items()]
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "arrowipc.Schema\n" + str(self)
 
     @classmethod
-    def from_pandas(cls, df, preserve_index=None) -> "Schema":
+    def from_pandas(cls, df: Any, preserve_index: bool | None = None) -> Schema:
         """The schema Table.from_pandas(df) would have (arrowipc/pandas_shim.py)."""
         from .pandas_shim import schema_from_pandas
         return schema_from_pandas(cls, df, preserve_index)
 
     @property
-    def pandas_metadata(self) -> dict | None:
+    def pandas_metadata(self) -> dict[str, Any] | None:
         """The `pandas` schema metadata as a dict (None when absent), as pyarrow gives it."""
         from .pandas_shim import schema_pandas_metadata
         return schema_pandas_metadata(self)
 
-    def serialize(self):
+    def serialize(self) -> Buffer:
         """The framed IPC Schema message as a Buffer."""
         from .ipc.writer import serialize_schema
         return serialize_schema(self)
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(self)
 
 
-def schema(fields, metadata=None) -> Schema:
+def schema(fields: Iterable[Field | tuple[str, DataType]] | Mapping[str, DataType] | Schema | Any,
+           metadata: MetadataLike = None) -> Schema:
     """A Schema from fields, (name, type) pairs, a mapping, or any __arrow_c_schema__ exporter."""
     if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Schema)):
         from .interop import import_schema

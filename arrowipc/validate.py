@@ -14,19 +14,26 @@ from ._core.content_checks import check_content, check_values
 from .errors import ArrowInvalid
 from .types import Kind
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from ._core.buffer import Buffer
+
 MAX_DEPTH = 64
 
 
-def _need(buf, nbytes: int, what: str, where: str):
+def _need(buf: Buffer | None, nbytes: int, what: str, where: str) -> None:
     size = 0 if buf is None else buf.size
     if nbytes > size:
         raise ArrowInvalid(f"{where}: the {what} buffer needs {nbytes} bytes, has {size}")
 
 
-def _buffer_count(d: ArrayData, expected: int, where: str):
+def _buffer_count(d: ArrayData, expected: int, where: str) -> None:
     if len(d.buffers) < expected:
         raise ArrowInvalid(f"{where}: expected {expected} buffers for type {d.type}, "
                            f"got {len(d.buffers)}")
+
+
+__all__ = ["validate_array", "validate_values"]
 
 
 def validate_array(d: ArrayData, full: bool = False, where: str = "array", depth: int = 1) -> None:

@@ -1,7 +1,14 @@
+"""Typed stubs for arrowipc._core.arraydata (the physical description of one array)."""
 from typing import Any
+
+from typing_extensions import disjoint_base
+
 from .buffer import Buffer
 
+@disjoint_base
 class ArrayData:
+    # a DataType subclass; Any because layout code reads the attributes of the subclass it
+    # dispatched to by `type.kind` (an int), which a checker cannot follow
     type: Any
     length: int
     offset: int

@@ -6,6 +6,7 @@ cdef class Buffer:
     cdef const uint8_t* ptr
     cdef int64_t size
     cdef readonly object base      # the object that keeps `ptr` alive (a Buffer or an owner)
+    """The object that keeps the memory alive (a Buffer, bytes, an mmap or an allocation)."""
     cdef bint writable
     cdef Py_ssize_t _shape[1]
     cdef Py_ssize_t _strides[1]

@@ -199,14 +199,17 @@ cdef class Buffer:
 
     @property
     def size(self):
+        """The number of bytes."""
         return self.size
 
     @property
     def address(self):
+        """The address of the first byte, as an int."""
         return <uintptr_t>self.ptr
 
     @property
     def is_mutable(self):
+        """Whether the bytes may be written (only buffers arrowipc allocated)."""
         return bool(self.writable)
 
     def __len__(self):
@@ -368,5 +371,6 @@ cdef uint8_t* mutable_data(Buffer buf) except NULL:
 
 
 def allocate_buffer(int64_t size, bint zero=True):
+    """A new mutable, 64-byte-aligned Buffer of `size` bytes (zeroed unless `zero=False`)."""
     return allocate(size, zero)
 

@@ -1,14 +1,16 @@
 """Typed stubs for arrowipc._core.cdata (the Arrow C data and C stream interfaces)."""
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple
 
+from typing_extensions import TypeAlias, disjoint_base
+
 from arrowipc._core.arraydata import ArrayData
 from arrowipc.types import DataType
 
 # PyCapsules named "arrow_schema", "arrow_array" and "arrow_array_stream".
-Capsule = Any
-Metadata = Optional[Mapping[bytes, bytes]]
+Capsule: TypeAlias = Any
+Metadata: TypeAlias = Optional[Mapping[bytes, bytes]]
 # (name, type, nullable, metadata) of one field
-FieldInfo = Tuple[str, DataType, bool, Optional[dict]]
+FieldInfo: TypeAlias = Tuple[str, DataType, bool, Optional[dict[bytes, bytes]]]
 
 EXTENSION_NAME_KEY: bytes
 EXTENSION_METADATA_KEY: bytes
@@ -30,6 +32,7 @@ def import_schema_capsule(capsule: Capsule) -> FieldInfo: ...
 def import_array_capsule(array_capsule: Capsule, type: DataType) -> ArrayData: ...
 def import_array_capsules(schema_capsule: Capsule, array_capsule: Capsule) -> ArrayData: ...
 
+@disjoint_base
 class ImportedStream(Iterator[ArrayData]):
     @property
     def type(self) -> DataType: ...

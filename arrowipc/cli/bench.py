@@ -86,7 +86,7 @@ class _Library:
     def read_stream(self, data):
         return self.ipc.open_stream(data).read_all()
 
-    def write_file(self, path):
+    def write_file(self, path) -> None:
         with self.ipc.new_file(path, self.table.schema) as w:
             w.write_table(self.table)
 
@@ -97,7 +97,7 @@ class _Library:
 class _Arrowipc(_Library):
     name = "arrowipc"
 
-    def __init__(self, table):
+    def __init__(self, table) -> None:
         import arrowipc
         from arrowipc import ipc
         self.ipc, self.table = ipc, table
@@ -108,7 +108,7 @@ class _Arrowipc(_Library):
 class _Pyarrow(_Library):
     name = "pyarrow"
 
-    def __init__(self, table):
+    def __init__(self, table) -> None:
         import pyarrow as pa
         import pyarrow.ipc as ipc
         self.pa, self.ipc = pa, ipc
@@ -145,7 +145,7 @@ def run_bench(rows: int = 1_000_000, batch_rows: int = 65_536, repeat: int = 5,
     """{"rows", "batch_rows", "repeat", "versions", "results": {op: {lib: seconds}}}."""
     import arrowipc
 
-    def say(text):
+    def say(text) -> None:
         if log is not None:
             print(text, file=log)
 

@@ -49,7 +49,7 @@ def sniff_format(head: bytes) -> tuple:
 class Input:
     """One command-line input: a path (memory-mapped when read) or stdin ("-", read whole)."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         self.name = name
         if name == "-":
             import sys
@@ -149,10 +149,11 @@ def projected_schema(schema, columns):
 def human_bytes(n: int) -> str:
     if n < 1024:
         return f"{n} B"
+    size = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            return f"{n:.1f} {unit}"
+        size /= 1024
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}"
     return f"{n} B"  # pragma: no cover
 
 

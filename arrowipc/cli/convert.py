@@ -22,7 +22,7 @@ PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progr
 class Progress:
     """A one-line progress bar on stderr with rate and time left, redrawn at most ten times a second."""
 
-    def __init__(self, total: int, label: str, enabled: bool, stream=None):
+    def __init__(self, total: int, label: str, enabled: bool, stream=None) -> None:
         self.total = max(total, 1)
         self.label = label
         self.enabled = enabled
@@ -41,7 +41,7 @@ class Progress:
             enabled = forced
         return cls(total, label, enabled, stream)
 
-    def update(self, done: int, force: bool = False):
+    def update(self, done: int, force: bool = False) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -66,7 +66,7 @@ class Progress:
         return (f"{self.label} {frac * 100:5.1f}% [{'#' * filled}{'.' * (30 - filled)}]"
                 f" {human_bytes(done)} / {human_bytes(self.total)}, {human_bytes(int(rate))}/s, {left}")
 
-    def close(self):
+    def close(self) -> None:
         if self._drawn:
             self.update(self.total, force=True)
             self.stream.write("\n")
@@ -102,7 +102,7 @@ class _Output:
     """The destination: a file renamed into place on success (arrowipc.ipc.sinks.AtomicFile), or
     stdout ("-")."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         from ..ipc.sinks import AtomicFile
         self.path = path
         self.atomic = None
@@ -112,13 +112,13 @@ class _Output:
             self.atomic = AtomicFile(path)
             self.sink = self.atomic.file
 
-    def commit(self):
+    def commit(self) -> None:
         if self.atomic is not None:
             self.atomic.commit()
         else:
             self.sink.flush()
 
-    def abort(self):
+    def abort(self) -> None:
         if self.atomic is not None:
             self.atomic.abort()
 
@@ -220,11 +220,12 @@ def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
                   footer_metadata=None, magic: bytes = FILE_MAGIC, progress=None,
                   position=None) -> dict:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
-    from ..ipc import new_file, new_stream
+    from ..ipc import RecordBatchFileWriter, RecordBatchStreamWriter, new_file, new_stream
     out = _Output(dst)
     options = write_options(compression)
     batches = rows = 0
     try:
+        writer: RecordBatchFileWriter | RecordBatchStreamWriter
         if kind == "file":
             writer = new_file(out.sink, schema, options=options, metadata=footer_metadata,
                               magic=magic)
@@ -312,7 +313,7 @@ def summary_line(s: dict) -> str:
             f"{s['rows']:,} row{'s' if s['rows'] != 1 else ''}, compression {s['compression']}")
 
 
-def report(args, line: str):
+def report(args, line: str) -> None:
     if args.quiet:
         return
     # with the data on stdout, the summary goes to stderr

@@ -72,7 +72,7 @@ def _temporal_strings(arr) -> list:
     t = arr.type
     unit = getattr(t, "unit", None)
     raw = _raw_integers(arr)
-    digits = _UNIT_DIGITS.get(unit, 0)
+    digits = _UNIT_DIGITS.get(unit or "", 0)
     scale = 10 ** digits
     out = []
     for v in raw:
@@ -136,8 +136,8 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     names = [f.name for f in schema]
     types = [str(f.type) for f in schema]
     right = [_is_numeric(f.type) for f in schema]
-    columns = [[] for _ in names]
-    notes = []
+    columns: list[list[str]] = [[] for _ in names]
+    notes: list[str] = []
     for b in batches:
         for i in range(len(names)):
             cells, note = column_cells(b.column(i))
@@ -149,7 +149,7 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     widths = [max([len(h), len(t)] + [len(c) for c in col])
               for h, t, col in zip(headers, types, columns)]
 
-    def line(cells, align=True):
+    def line(cells, align: bool = True):
         parts = [c.rjust(w) if align and r else c.ljust(w)
                  for c, w, r in zip(cells, widths, right)]
         return " | ".join(parts).rstrip()

@@ -82,7 +82,7 @@ def schema_dict(info: md.SchemaInfo) -> dict:
 class _ColumnRanges:
     """Which header buffers belong to each top-level column (cached per layout)."""
 
-    def __init__(self, plan, ncols: int):
+    def __init__(self, plan, ncols: int) -> None:
         self.plan = plan
         self.ncols = ncols
         self._cache = {}
@@ -128,7 +128,7 @@ def buffer_sizes(header, body, where: str) -> list:
 class _Scan:
     """Accumulates the description while messages are read."""
 
-    def __init__(self, report: dict):
+    def __init__(self, report: dict) -> None:
         self.r = report
         self.info = None
         self.columns = None
@@ -137,7 +137,7 @@ class _Scan:
         self.codecs = set()
         self.dict_state = {}            # id -> {"values": n}
 
-    def schema(self, dec: MessageDecoder, version: int | None):
+    def schema(self, dec: MessageDecoder, version: int | None) -> None:
         self.info = dec.info
         if version is not None:
             self.versions.add(version)
@@ -154,7 +154,7 @@ class _Scan:
              "values": 0}
             for i, d in sorted(dec.info.dictionaries.items())]
 
-    def record_batch(self, msg, index: int, where: str):
+    def record_batch(self, msg, index: int, where: str) -> None:
         h = decode_record_batch_header(msg.header)
         self.versions.add(msg.version)
         self.codecs.add(h.codec)
@@ -198,7 +198,7 @@ class _Scan:
             {"id": dict_id, "kind": kind, "offset": msg.offset, "values": h.length,
              "body_bytes": msg.body_length, "compression": CODEC_NAMES.get(h.codec, str(h.codec))})
 
-    def finish(self):
+    def finish(self) -> None:
         self.r["metadata_version"] = "/".join(f"V{v + 1}" for v in sorted(self.versions)) or None
         used = sorted(self.codecs)
         if not used:

@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(command_module="validate")
 
-    def output_options(p):
+    def output_options(p) -> None:
         p.add_argument("--to", choices=("file", "stream"),
                        help="output format (default: from the extension of DST)")
         p.add_argument("--compression", choices=COMPRESSIONS,

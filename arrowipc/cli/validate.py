@@ -26,7 +26,7 @@ def _text(e: BaseException) -> str:
 
 
 class _Checker:
-    def __init__(self, full: bool):
+    def __init__(self, full: bool) -> None:
         self.full = full
         self.problems = []
         self.batches = 0
@@ -34,7 +34,7 @@ class _Checker:
         self.dictionary_batches = 0
         self.messages = {}               # offset -> (header type, body length) for the footer check
 
-    def problem(self, where: str, e):
+    def problem(self, where: str, e) -> None:
         self.problems.append({"where": where, "message": e if isinstance(e, str) else _text(e)})
 
     # -- one stream of messages --------------------------------------------------------------------
@@ -81,7 +81,7 @@ class _Checker:
                 self.problem(f"message at byte {msg.offset}",
                              f"{where}: unexpected {msg.type} message")
 
-    def check_batch(self, dec: MessageDecoder, msg, index: int):
+    def check_batch(self, dec: MessageDecoder, msg, index: int) -> None:
         where = f"record batch {index} (byte {msg.offset})"
         self.batches += 1
         try:
@@ -124,7 +124,7 @@ class _Checker:
         return out
 
     # -- the file footer ---------------------------------------------------------------------------
-    def check_blocks(self, reader: RecordBatchFileReader):
+    def check_blocks(self, reader: RecordBatchFileReader) -> None:
         """Check the messages the footer points at (when the data section could not be read)."""
         dec = reader.decoder
         for i in range(reader.num_dictionaries):
@@ -145,7 +145,7 @@ class _Checker:
                 continue
             self.check_batch(dec, msg, i)
 
-    def check_footer(self, reader: RecordBatchFileReader, schema: T.Schema | None):
+    def check_footer(self, reader: RecordBatchFileReader, schema: T.Schema | None) -> None:
         if schema is not None and not reader.schema.equals(schema):
             self.problem("footer", "the footer's schema differs from the schema message: "
                                    + _schema_difference(schema, reader.schema))

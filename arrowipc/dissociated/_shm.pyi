@@ -1,6 +1,10 @@
 from typing import Any
+
+from typing_extensions import disjoint_base
+
 from arrowipc._core.buffer import Buffer
 
+@disjoint_base
 class Mapping:
     @property
     def size(self) -> int: ...

@@ -73,7 +73,7 @@ def main(argv=None) -> int:
 
     prices = [p for p in table.column("price").to_pylist() if p is not None]
     clicked = sum(table.column("clicked").to_pylist())
-    by_country = {}
+    by_country: dict[str | None, int] = {}
     for c in table.column("country").to_pylist():
         by_country[c] = by_country.get(c, 0) + 1
     print(f"price: {len(prices)} non-null, mean {sum(prices) / max(1, len(prices)):.2f}; "

@@ -50,7 +50,7 @@ MS_PER_DAY = 86_400_000
 BATCH_ROWS = 131_072
 
 
-def say(msg: str):
+def say(msg: str) -> None:
     print(msg, flush=True)
 
 
@@ -58,14 +58,14 @@ class SparkProgress:
     """While a Spark job runs, prints its active stages' task counts every few seconds (Spark's
     console progress bar only draws on a terminal; this also shows in logs)."""
 
-    def __init__(self, spark, every: float = 5.0):
+    def __init__(self, spark, every: float = 5.0) -> None:
         import threading
         self.tracker = spark.sparkContext.statusTracker()
         self.every = every
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self):
+    def _run(self) -> None:
         while not self.stop.wait(self.every):
             parts = []
             for sid in sorted(self.tracker.getActiveStageIds()):
@@ -80,7 +80,7 @@ class SparkProgress:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.stop.set()
         self.thread.join()
 
@@ -88,7 +88,7 @@ class SparkProgress:
 class Stage:
     """Prints '[i/n] what ...' on entry and '      done in X s' on exit; keeps the time."""
 
-    def __init__(self, timings: dict, index: int, total: int, what: str):
+    def __init__(self, timings: dict, index: int, total: int, what: str) -> None:
         self.timings, self.label, self.what = timings, f"[{index}/{total}]", what
 
     def __enter__(self):
@@ -96,7 +96,7 @@ class Stage:
         self.t0 = time.perf_counter()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         elapsed = time.perf_counter() - self.t0
         self.timings[self.what] = elapsed
         if exc[0] is None:

@@ -1,8 +1,11 @@
 from typing import Any
-from .arraydata import ArrayData
-from .buffer import Buffer
-from .flatbuf import FlatTable
 
+from typing_extensions import disjoint_base
+from arrowipc._core.arraydata import ArrayData
+from arrowipc._core.buffer import Buffer
+from arrowipc.ipc._flatbuf import FlatTable
+
+@disjoint_base
 class RecordBatchHeader:
     @property
     def length(self) -> int: ...
@@ -25,7 +28,7 @@ def assemble_columns(plan_and_roots: tuple[Any, list[int]], h: RecordBatchHeader
                      limits: tuple[int, int] | None = None) -> tuple[list[ArrayData | None], list[Any] | None]: ...
 def run_pending_checks(pending: list[Any], where: str = ...) -> None: ...
 def buffer_needed_mask(plan_and_roots: tuple[Any, list[int]], h: RecordBatchHeader,
-                       included: list[bool] | None) -> list[bool]: ...
+                       included: list[bool] | None, version: int = 4) -> list[bool]: ...
 def next_message_fast(buf: Buffer, pos: int, end: int, max_metadata: int,
                       plan_and_roots: tuple[Any, list[int]], included: list[bool] | None,
                       where: str, limits: tuple[int, int] | None = None

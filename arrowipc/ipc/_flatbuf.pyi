@@ -1,6 +1,9 @@
 from typing import Any
-from .buffer import Buffer
 
+from typing_extensions import disjoint_base
+from arrowipc._core.buffer import Buffer
+
+@disjoint_base
 class FlatTable:
     @property
     def buf(self) -> Buffer: ...

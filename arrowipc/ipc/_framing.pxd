@@ -4,12 +4,19 @@ from arrowipc.ipc._flatbuf cimport FlatTable
 
 cdef class Message:
     cdef readonly Buffer metadata
+    """The raw Message flatbuffer."""
     cdef public Buffer body
+    """The message body (None until read)."""
     cdef readonly int header_type
+    """The header's type id (see arrowipc.ipc.format.HEADER_NAMES)."""
     cdef readonly int version
+    """The metadata version number (4 for V4, 5 for V5)."""
     cdef readonly int64_t body_length
+    """The body's length in bytes, as the header states it."""
     cdef readonly int64_t offset
+    """Where the message starts in its stream or file (-1 when unknown)."""
     cdef readonly FlatTable header
+    """The header table (Schema, RecordBatch or DictionaryBatch)."""
     cdef FlatTable _table
     cdef object _custom_metadata
     cdef bint _custom_decoded

@@ -1,9 +1,13 @@
 from typing import Any
 from arrowipc.types import KeyValueMetadata
-from .buffer import Buffer
-from .flatbuf import FlatTable
 
+from typing_extensions import disjoint_base
+from arrowipc._core.buffer import Buffer
+from arrowipc.ipc._flatbuf import FlatTable
+
+@disjoint_base
 class Message:
+    def __init__(self, *args: Any) -> None: ...
     @property
     def metadata(self) -> Buffer: ...
     body: Buffer | None

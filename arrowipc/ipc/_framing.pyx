@@ -33,10 +33,12 @@ cdef class Message:
 
     @property
     def type(self):
+        """The header's type name: 'schema', 'record batch', 'dictionary', ..."""
         return _TYPE_NAMES.get(self.header_type, "unknown")
 
     @property
     def custom_metadata(self):
+        """The message's custom metadata as a dict of bytes, or None."""
         if not self._custom_decoded:
             if self._table.field_pos(4) < 0:
                 return None
@@ -49,6 +51,7 @@ cdef class Message:
 
     @property
     def metadata_version(self):
+        """The metadata version as a MetadataVersion."""
         from arrowipc.ipc.options import MetadataVersion
         return MetadataVersion(self.version)
 

@@ -180,7 +180,7 @@ class BodyDecompression:
     """
 
     def __init__(self, use_threads: bool, message_limit: int | None = None,
-                 buffer_limit: int = MAX_DECOMPRESSED_BUFFER):
+                 buffer_limit: int = MAX_DECOMPRESSED_BUFFER) -> None:
         self.use_threads = use_threads
         self.message_limit = message_limit
         self.buffer_limit = buffer_limit
@@ -277,7 +277,7 @@ class BodyDecompression:
                     results[slot] = e
         return results
 
-    def _decompress_python(self, out, codec, frames, where):
+    def _decompress_python(self, out, codec, frames, where) -> None:
         def one(job):
             i, frame, size = job
             return _decompress_frame(frame, size, codec, f"{where}: buffer {i}")

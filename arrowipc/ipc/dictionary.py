@@ -11,6 +11,10 @@ from .._core.arraydata import ArrayData
 from ..concat import concat_array_data
 from ..errors import ArrowInvalid
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def dictionary_paths(schema: T.Schema) -> list:
     """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id.
@@ -27,7 +31,7 @@ def dictionary_paths(schema: T.Schema) -> list:
 def _walk_dictionaries(schema: T.Schema) -> list:
     out = []
 
-    def walk(t, path):
+    def walk(t, path) -> None:
         if isinstance(t, T.DictionaryType):
             out.append((path, t))
             t = t.value_type
@@ -49,7 +53,7 @@ def _prefixes(paths) -> set:
 
 
 def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefixes: set, found: dict,
-               skip_self: bool = False):
+               skip_self: bool = False) -> None:
     """Map each wanted path under `root` to the ArrayData nodes found there (several when shared).
 
     With skip_self, `root` is the values of the dictionary at `root_path`: only its descendants
@@ -72,18 +76,18 @@ def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefix
 class DictionaryMemo:
     """Reader side: the current dictionary of every id, with deltas and replacements applied."""
 
-    def __init__(self, info, stats, where: str, file_mode: bool = False):
+    def __init__(self, info, stats, where: str, file_mode: bool = False) -> None:
         self.info = info                     # SchemaInfo: id -> DictionaryField(path, value_type)
         self.stats = stats
         self.where = where
         self.file_mode = file_mode
-        self.values = {}                     # id -> ArrayData
+        self.values: dict[int, ArrayData] = {}                     # id -> ArrayData
         self.id_by_path = {p: i for i, f in info.dictionaries.items() for p in (f.paths or [f.path])}
         self._prefixes = _prefixes(self.id_by_path)
 
     def resolve(self, root: ArrayData, root_type, root_path: tuple, skip_self: bool = False):
         """Attach the current dictionaries to every dictionary-encoded node under `root`."""
-        found = {}
+        found: dict[Any, Any] = {}
         wanted = set(self.id_by_path)
         find_nodes(root, root_type, root_path, wanted, self._prefixes, found, skip_self)
         for path, nodes in found.items():
@@ -128,20 +132,20 @@ def _empty(t) -> ArrayData:
 class DictionaryTracker:
     """Writer side: decides per batch which dictionary batches to emit (first, delta, replacement)."""
 
-    def __init__(self, schema: T.Schema, options, file_mode: bool):
+    def __init__(self, schema: T.Schema, options, file_mode: bool) -> None:
         self.paths = dictionary_paths(schema)
         self.wanted = {p for p, _ in self.paths}
         self.prefixes = _prefixes(self.wanted)
         self.options = options
         self.file_mode = file_mode
-        self.last = {}                      # id -> (ArrayData, python values) last written
+        self.last: dict[int, Any] = {}                      # id -> (ArrayData, python values) last written
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return bool(self.paths)
 
     def dictionaries_for(self, schema: T.Schema, columns: list):
         """[(id, ArrayData to write, is_delta, kind)] for one batch; kind: new/delta/replace/None."""
-        found = {}
+        found: dict[Any, Any] = {}
         for i, (f, col) in enumerate(zip(schema, columns)):
             if (i,) in self.prefixes:
                 find_nodes(col, f.type, (i,), self.wanted, self.prefixes, found)

@@ -12,8 +12,13 @@ from .._core.arraydata import ArrayData
 from .._core.buffer import py_buffer
 from ..types import Kind
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from .._core.buffer import Buffer
 
-def _swap(buf, width: int, count: int | None = None, parts=None):
+
+def _swap(buf: Buffer | None, width: int, count: int | None = None,
+          parts: tuple[int, ...] | None = None) -> Buffer | None:
     """A swapped copy of `buf` viewed as elements of `width` bytes (or of several parts)."""
     import numpy as np
     if buf is None or buf.size == 0:
@@ -66,7 +71,7 @@ def swap_array_data(d: ArrayData) -> ArrayData:
     return ArrayData(d.type, d.length, d.offset, d.null_count, bufs, children, dictionary)
 
 
-def _swap_views(buf):
+def _swap_views(buf: Buffer | None) -> Buffer | None:
     """Views: swap the length word always; buffer index and offset only for out-of-line views."""
     import numpy as np
     if buf is None or buf.size == 0:

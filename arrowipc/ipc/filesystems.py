@@ -22,6 +22,10 @@ from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
 from .sources import FileSource, _io_error, _short_read
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
+
 __all__ = ["RangeSource", "is_url", "open_input", "open_output", "resolve"]
 
 # a scheme of two letters or more: "C:\\data" is a Windows path, not a URL
@@ -30,7 +34,7 @@ _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+)://")
 _THREADS = 8
 
 
-def is_url(path) -> bool:
+def is_url(path: object) -> TypeGuard[str]:
     """Whether `path` is a string of the form scheme://..."""
     return isinstance(path, str) and _URL.match(path) is not None
 
@@ -287,7 +291,8 @@ class _SpooledUpload:
     def __init__(self, upload, name: str):
         self._upload = upload
         self.name = name
-        self.file = tempfile.NamedTemporaryFile(prefix=".arrowipc-", suffix=".tmp", delete=False)
+        self.file: Any = tempfile.NamedTemporaryFile(prefix=".arrowipc-", suffix=".tmp",
+                                                     delete=False)
 
     def commit(self, durable: bool = False) -> None:
         if self.file is None:

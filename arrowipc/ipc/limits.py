@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from ..errors import ArrowInvalid
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from ._flatbuf import FlatTable
+    from .options import IpcReadOptions
+
 _FIELD_CHILDREN = 5        # Field.children in Schema.fbs
 _SCHEMA_FIELDS = 1         # Schema.fields
 
 
-def schema_size(schema_table, max_fields: int, max_depth: int, where: str = "schema"):
+def schema_size(schema_table: FlatTable, max_fields: int, max_depth: int, where: str = "schema"
+                ) -> tuple[int, int]:
     """(number of fields, deepest nesting) of a Schema table, nested fields counted.
 
     Raises ArrowInvalid as soon as either passes its bound; the walk visits at most max_fields + 1
@@ -43,7 +49,8 @@ def schema_size(schema_table, max_fields: int, max_depth: int, where: str = "sch
     return count, deepest
 
 
-def check_schema_bounds(n_fields: int, depth: int, options, where: str = "schema") -> None:
+def check_schema_bounds(n_fields: int, depth: int, options: IpcReadOptions, where: str = "schema"
+                        ) -> None:
     """Re-check a schema decoded (and cached) earlier against this reader's options."""
     if n_fields > options.max_fields:
         raise ArrowInvalid(f"{where}: the schema has {n_fields} fields, nested fields counted, "

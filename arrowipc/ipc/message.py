@@ -10,21 +10,30 @@ import struct
 from .._core.buffer import py_buffer
 from . import _framing
 from ..errors import ArrowInvalid
-from .format import CONTINUATION
-from .options import MAX_METADATA_SIZE
+from .format import CONTINUATION, MAX_METADATA_SIZE
 from .sources import open_source
+
+__all__ = ["Message", "MessageReader", "read_message"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Iterator
+
+    from .._typing import SourceLike
 
 _I32 = struct.Struct("<i")
 
 Message = _framing.Message
 
 
-def read_message_from(source, max_metadata_size: int = MAX_METADATA_SIZE, where: str = "stream"):
+def read_message_from(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
+                      where: str = "stream") -> Message | None:
     """The next message of `source`, or None at end of stream (EOS marker or clean EOF).
 
     Reads exactly the prefix, the metadata and the body, never more.
     """
     if hasattr(source, "buf"):                      # in memory: zero-copy framing in Cython
+        msg: Message | None
         msg, source.pos = _framing.read_frame(source.buf, source.pos, source.end, max_metadata_size,
                                               where, True)
         return msg
@@ -56,12 +65,14 @@ def missing_eos_error(pos: int, num_record_batches: int) -> ArrowInvalid:
                         f"(IpcReadOptions(allow_missing_eos=True) accepts that)")
 
 
-def read_message_header(source, max_metadata_size: int = MAX_METADATA_SIZE, where: str = "stream"):
+def read_message_header(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
+                        where: str = "stream") -> Message | None:
     """The next message's prefix and metadata (body not read), or None at end of stream.
 
     Accepts the legacy framing (int32 length without the continuation marker) as well.
     """
     if hasattr(source, "buf"):
+        msg: Message | None
         msg, source.pos = _framing.read_frame(source.buf, source.pos, source.end, max_metadata_size,
                                               where, False)
         return msg
@@ -77,7 +88,7 @@ def read_message_header(source, max_metadata_size: int = MAX_METADATA_SIZE, wher
         if raw.size < 4:
             raise ArrowInvalid(f"{where}: truncated message length at byte {start + 4}: expected "
                                f"4 bytes, got {raw.size}")
-        length = _I32.unpack(raw.to_pybytes())[0]
+        length: int = _I32.unpack(raw.to_pybytes())[0]
     else:
         length = _I32.unpack(first.to_pybytes())[0]   # pre-0.15 framing
     if length == 0:
@@ -92,7 +103,7 @@ def read_message_header(source, max_metadata_size: int = MAX_METADATA_SIZE, wher
     return _framing.decode_message(meta, start)
 
 
-def read_message(source) -> Message:
+def read_message(source: SourceLike) -> Message:
     """Read one message (pyarrow.ipc.read_message) from bytes, a buffer or a file-like object,
     which is left positioned after it.
 
@@ -114,20 +125,22 @@ def read_message(source) -> Message:
 class MessageReader:
     """Iterates the messages of a stream (pyarrow.ipc.MessageReader)."""
 
-    def __init__(self, source):
+    def __init__(self, source: SourceLike) -> None:
         self._source = open_source(source)
 
     @classmethod
-    def open_stream(cls, source) -> "MessageReader":
+    def open_stream(cls, source: SourceLike) -> MessageReader:
+        """A MessageReader over `source` (pyarrow's constructor spelling)."""
         return cls(source)
 
     def read_next_message(self) -> Message:
+        """The next message; StopIteration at the end of the stream."""
         msg = read_message_from(self._source)
         if msg is None:
             raise StopIteration
         return msg
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Message]:
         while True:
             msg = read_message_from(self._source)
             if msg is None:

@@ -25,6 +25,22 @@ from .format import (  # noqa: F401
     TYPE_LIST_VIEW, TYPE_MAP, TYPE_NONE, TYPE_NULL, TYPE_RUN_END_ENCODED, TYPE_STRUCT, TYPE_TIME,
     TYPE_TIMESTAMP, TYPE_UNION, TYPE_UTF8, TYPE_UTF8_VIEW)
 
+# the format ids are re-exported: the codec modules name them through `metadata`
+__all__ = [
+    "DictionaryField", "SchemaInfo", "decode_custom_metadata", "decode_schema",
+    "encode_custom_metadata", "DictionaryIds", "encode_schema_table", "schema_blob",
+    "ENDIAN_BIG", "ENDIAN_LITTLE", "FEATURE_COMPRESSED_BODY", "FEATURE_DICTIONARY_REPLACEMENT",
+    "FEATURE_UNUSED", "HEADER_DICTIONARY_BATCH", "HEADER_NAMES", "HEADER_NONE",
+    "HEADER_RECORD_BATCH", "HEADER_SCHEMA", "HEADER_SPARSE_TENSOR", "HEADER_TENSOR",
+    "MAX_NESTING_DEPTH", "METADATA_V1", "METADATA_V2", "METADATA_V3", "METADATA_V4",
+    "METADATA_V5", "TIME_UNIT_CODES", "TIME_UNITS_BY_CODE", "TYPE_BINARY", "TYPE_BINARY_VIEW",
+    "TYPE_BOOL", "TYPE_DATE", "TYPE_DECIMAL", "TYPE_DURATION", "TYPE_FIXED_SIZE_BINARY",
+    "TYPE_FIXED_SIZE_LIST", "TYPE_FLOAT", "TYPE_INT", "TYPE_INTERVAL", "TYPE_LARGE_BINARY",
+    "TYPE_LARGE_LIST", "TYPE_LARGE_LIST_VIEW", "TYPE_LARGE_UTF8", "TYPE_LIST", "TYPE_LIST_VIEW",
+    "TYPE_MAP", "TYPE_NONE", "TYPE_NULL", "TYPE_RUN_END_ENCODED", "TYPE_STRUCT", "TYPE_TIME",
+    "TYPE_TIMESTAMP", "TYPE_UNION", "TYPE_UTF8", "TYPE_UTF8_VIEW",
+]
+
 
 
 @dataclass
@@ -354,7 +370,7 @@ def _encode_field(b, f: T.Field, dict_ids) -> int:
 class DictionaryIds:
     """Assigns dictionary ids to dictionary-encoded fields in schema pre-order (0, 1, 2, ...)."""
 
-    def __init__(self, ids=None, path=()):
+    def __init__(self, ids=None, path=()) -> None:
         self._ids = ids if ids is not None else {}
         self._path = path
 

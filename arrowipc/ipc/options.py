@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, fields
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
@@ -38,7 +38,7 @@ class Alignment(enum.IntEnum):
 VALIDATION_LEVELS = ("structural", "full", "none")
 
 
-def _codec_parts(compression):
+def _codec_parts(compression: object) -> tuple[str | None, int | None]:
     """(name, level) of `compression`: None, a codec name in any case, or a codec object with
     `name` and `compression_level` (pyarrow.Codec, duck-typed so pyarrow is never imported)."""
     level = None
@@ -62,7 +62,7 @@ def _codec_parts(compression):
 _LEVELS = {"lz4": (0, 12), "lz4_frame": (0, 12), "zstd": (-7, 22)}
 
 
-def _check_level(compression, level):
+def _check_level(compression: str | None, level: int | None) -> int | None:
     if level is None:
         return None
     if compression is None:
@@ -84,10 +84,12 @@ class IpcWriteOptions:
     `alignment` of body buffers (8, 16, 32 or 64).
     """
 
-    def __init__(self, metadata_version=MetadataVersion.V5, *, allow_64bit=False,
-                 use_legacy_format=False, compression=None, use_threads=True,
-                 emit_dictionary_deltas=False, unify_dictionaries=False, alignment=64,
-                 compression_level=None, compression_threshold=0, min_space_savings=None):
+    def __init__(self, metadata_version: MetadataVersion | int = MetadataVersion.V5, *,
+                 allow_64bit: bool = False, use_legacy_format: bool = False,
+                 compression: str | Any | None = None, use_threads: bool = True,
+                 emit_dictionary_deltas: bool = False, unify_dictionaries: bool = False,
+                 alignment: int = 64, compression_level: int | None = None,
+                 compression_threshold: int = 0, min_space_savings: float | None = None) -> None:
         self.metadata_version = metadata_version
         self.allow_64bit = allow_64bit
         self.use_legacy_format = use_legacy_format
@@ -113,7 +115,7 @@ class IpcWriteOptions:
         return self._metadata_version
 
     @metadata_version.setter
-    def metadata_version(self, value):
+    def metadata_version(self, value: MetadataVersion | int) -> None:
         if not isinstance(value, (MetadataVersion, int)) or isinstance(value, bool):
             raise TypeError(f"metadata_version must be a MetadataVersion, not "
                             f"{type(value).__name__}")
@@ -128,9 +130,16 @@ class IpcWriteOptions:
         return self._compression
 
     @compression.setter
-    def compression(self, value):
+    def compression(self, value: str | Any | None) -> None:
         self._compression, level = _codec_parts(value)
         self.compression_level = _check_level(self._compression, level)
+
+    if TYPE_CHECKING:                   # the flags below, as type checkers should see them
+        allow_64bit: bool
+        use_legacy_format: bool
+        use_threads: bool
+        emit_dictionary_deltas: bool
+        unify_dictionaries: bool
 
     for _flag in ("allow_64bit", "use_legacy_format", "use_threads", "emit_dictionary_deltas",
                   "unify_dictionaries"):
@@ -140,7 +149,7 @@ class IpcWriteOptions:
             doc=f"The {_flag} flag (a bool).")
     del _flag
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         compression = "" if self.compression is None else f' compression="{self.compression}"'
         return (f"<arrowipc.ipc.IpcWriteOptions allow_64bit={self.allow_64bit} "
                 f"use_legacy_format={self.use_legacy_format} "
@@ -150,7 +159,7 @@ class IpcWriteOptions:
                 f"unify_dictionaries={self.unify_dictionaries} alignment={self.alignment}>")
 
 
-def _enum_value(value) -> int:
+def _enum_value(value: int) -> int:
     # pyarrow's own enums are IntEnums too: take the number, whatever the class
     return int(value)
 
@@ -182,13 +191,15 @@ class IpcReadOptions:
     request, as long as it stays within ``range_size_limit`` bytes.
     """
 
-    def __init__(self, ensure_native_endian=True, *, ensure_alignment=Alignment.Any,
-                 use_threads=True, included_fields=None, validate="structural",
-                 allow_missing_eos=False, max_metadata_size=MAX_METADATA_SIZE,
-                 max_nesting_depth=MAX_NESTING_DEPTH, max_fields=MAX_FIELDS,
-                 max_buffers=MAX_BUFFERS, max_variadic_buffers=MAX_VARIADIC_BUFFERS,
-                 max_decompressed_size=MAX_DECOMPRESSED_SIZE, hole_size_limit=HOLE_SIZE_LIMIT,
-                 range_size_limit=RANGE_SIZE_LIMIT):
+    def __init__(self, ensure_native_endian: bool = True, *,
+                 ensure_alignment: Alignment | int = Alignment.Any, use_threads: bool = True,
+                 included_fields: Iterable[int] | None = None, validate: str = "structural",
+                 allow_missing_eos: bool = False, max_metadata_size: int = MAX_METADATA_SIZE,
+                 max_nesting_depth: int = MAX_NESTING_DEPTH, max_fields: int = MAX_FIELDS,
+                 max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
+                 max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
+                 hole_size_limit: int = HOLE_SIZE_LIMIT,
+                 range_size_limit: int = RANGE_SIZE_LIMIT) -> None:
         self.ensure_native_endian = ensure_native_endian
         self.ensure_alignment = ensure_alignment
         self.use_threads = use_threads
@@ -213,16 +224,16 @@ class IpcReadOptions:
         self.range_size_limit = _positive("range_size_limit", range_size_limit)
 
     @property
-    def included_fields(self) -> list:
+    def included_fields(self) -> list[int]:
         """Indices of the top-level fields to read; empty (the default) reads them all."""
         return list(self._included_fields)
 
     @included_fields.setter
-    def included_fields(self, value):
+    def included_fields(self, value: Iterable[int]) -> None:
         if value is None or isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
             raise TypeError(f"included_fields must be a list of field indices, not "
                             f"{type(value).__name__}")
-        out = []
+        out: list[int] = []
         for i in value:
             if not isinstance(i, int) or isinstance(i, bool):
                 raise TypeError(f"included_fields must hold field indices (int), found "
@@ -236,10 +247,14 @@ class IpcReadOptions:
         return self._ensure_alignment
 
     @ensure_alignment.setter
-    def ensure_alignment(self, value):
+    def ensure_alignment(self, value: Alignment | int) -> None:
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"ensure_alignment must be an Alignment, not {type(value).__name__}")
         self._ensure_alignment = Alignment(int(value))
+
+    if TYPE_CHECKING:                   # the flags below, as type checkers should see them
+        ensure_native_endian: bool
+        use_threads: bool
 
     for _flag in ("ensure_native_endian", "use_threads"):
         locals()[_flag] = property(
@@ -248,13 +263,13 @@ class IpcReadOptions:
             doc=f"The {_flag} flag (a bool).")
     del _flag
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<arrowipc.ipc.IpcReadOptions ensure_native_endian={self.ensure_native_endian} "
                 f"ensure_alignment={self.ensure_alignment.name} use_threads={self.use_threads} "
                 f"included_fields={self.included_fields} validate={self.validate!r}>")
 
 
-def _positive(name: str, value) -> int:
+def _positive(name: str, value: int) -> int:
     value = int(value)
     if value <= 0:
         raise ValueError(f"{name} must be a positive number, got {value}")
@@ -315,7 +330,7 @@ class WriteCounters:
         return WriteStats(*(getattr(self, f) for f in WriteStats._fields))
 
 
-def as_read_options(options) -> IpcReadOptions:
+def as_read_options(options: Any) -> IpcReadOptions:
     """`options` as IpcReadOptions: None (the defaults), ours, or an object with pyarrow's
     IpcReadOptions attributes (pyarrow's own options, duck-typed). Anything else: TypeError."""
     if options is None:
@@ -331,7 +346,7 @@ def as_read_options(options) -> IpcReadOptions:
     raise TypeError(f"options must be an IpcReadOptions, not {type(options).__name__}")
 
 
-def as_write_options(options, use_legacy_format=None) -> IpcWriteOptions:
+def as_write_options(options: Any, use_legacy_format: bool | None = None) -> IpcWriteOptions:
     """The IpcWriteOptions a writer uses: a copy of `options` (ours, or pyarrow's duck-typed) with
     `use_legacy_format` applied when given, or when `options` is None the defaults that the ARROW_PRE_0_15_IPC_FORMAT (legacy framing) and
     ARROW_PRE_1_0_METADATA_VERSION (metadata V4) environment variables change, as in pyarrow."""

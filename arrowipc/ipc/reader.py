@@ -10,6 +10,7 @@ import bisect
 import struct
 import threading
 from collections import deque
+from typing import TYPE_CHECKING, Any, Iterator, Literal, overload
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -32,16 +33,26 @@ from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_o
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource, open_source
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .._typing import SourceLike
+    from .recover import RecoveredFileReader, RecoveryReport
+
+__all__ = ["MessageDecoder", "RecordBatchFileReader", "RecordBatchStreamReader",
+           "RecordBatchWithMetadata", "open_file", "open_stream", "read_record_batch", "read_schema"]
 
 
 class MessageDecoder:
     """Schema + dictionary memo + projection: decodes messages into batches (no I/O)."""
 
-    def __init__(self, options: IpcReadOptions | None = None, where: str = "stream"):
+    def __init__(self, options: IpcReadOptions | None = None, where: str = "stream") -> None:
         self.options = as_read_options(options)
         self.where = where
-        self.info = None
-        self.schema = None          # the schema batches are returned with (after projection)
+        self.info: md.SchemaInfo | None = None
+        # the schema batches are returned with (after projection); every user reads the schema
+        # message first, so the attribute is typed as set
+        self.schema: T.Schema = None  # type: ignore[assignment]
         self.stats = ReadCounters()
         self._plan = None
         self._included = None
@@ -316,11 +327,20 @@ def _is_compressed_batch(msg: Message) -> bool:
 
 
 class _ReaderBase:
-    def __enter__(self):
+    _decoder: MessageDecoder
+
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        """Release the source."""
+
+    def read_all(self) -> Table:
+        """Every remaining batch as one Table."""
+        raise NotImplementedError
 
     @property
     def stats(self) -> ReadStats:
@@ -335,6 +355,7 @@ class _ReaderBase:
 
     @property
     def schema(self) -> T.Schema:
+        """The schema of the batches (projected by `included_fields`)."""
         return self._decoder.schema
 
     @property
@@ -344,11 +365,11 @@ class _ReaderBase:
         return self._decoder
 
     @property
-    def source(self):
+    def source(self) -> Any:
         """Where the bytes come from (an in-memory BufferSource or a file-object source)."""
         return self._source
 
-    def read_pandas(self, **options):
+    def read_pandas(self, **options: Any) -> Any:
         """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
         return self.read_all().to_pandas(**options)
 
@@ -357,12 +378,12 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
     """Reads the IPC stream format from bytes, a path or a file-like object (a
     RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
-    def __init__(self, source, *, options: IpcReadOptions | None = None, memory_pool=None,
-                 filesystem=None):
+    def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
+                 memory_pool: object = None, filesystem: Any = None) -> None:
         self._source = _open(source, filesystem, False)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
-        self._ready = deque()       # decoded ahead: (batch, message) or the exception met
+        self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
             raise no_schema_error(self._source.pos)
@@ -405,6 +426,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         return item
 
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
+        """The next batch with its custom metadata; StopIteration at the end of the stream."""
         if self._ready:
             batch, msg = self._next_ready()
             return RecordBatchWithMetadata(batch, msg.custom_metadata)
@@ -426,16 +448,18 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 return RecordBatchWithMetadata(batch, msg.custom_metadata)
 
     def read_next_batch(self) -> RecordBatch:
+        """The next batch; StopIteration at the end of the stream."""
         return self.read_next_batch_with_custom_metadata().batch
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
+        """The remaining batches, each with its custom metadata."""
         while True:
             try:
                 yield self.read_next_batch_with_custom_metadata()
             except StopIteration:
                 return
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
         while self._ready:
             yield self._next_ready()[0]
@@ -487,12 +511,14 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                    else dec.make_batch(cols, num_rows, pending))
 
     def read_all(self) -> Table:
+        """Every remaining batch as one Table."""
         return Table(self.schema, list(self))
 
-    def close(self):
+    def close(self) -> None:
+        """Stop reading: iteration ends."""
         self._done = True
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
@@ -500,8 +526,11 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 class RecordBatchFileReader(_ReaderBase):
     """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
 
-    def __init__(self, source, footer_offset: int | None = None, *,
-                 options: IpcReadOptions | None = None, memory_pool=None, filesystem=None):
+    recovery: RecoveryReport | None = None    # set by open_file(recover=True)
+
+    def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
+                 options: IpcReadOptions | None = None, memory_pool: object = None,
+                 filesystem: Any = None) -> None:
         self._source = _open(source, filesystem, True)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
@@ -573,10 +602,12 @@ class RecordBatchFileReader(_ReaderBase):
 
     @property
     def num_record_batches(self) -> int:
+        """The number of record batches in the footer."""
         return len(self._batch_blocks)
 
     @property
     def num_dictionaries(self) -> int:
+        """The number of dictionary batches in the footer."""
         return len(self._dict_blocks)
 
     # -- the footer's index, for tools (validation, recovery, partition planning) ---------------
@@ -820,7 +851,7 @@ class RecordBatchFileReader(_ReaderBase):
         batch = dec.read_record_batch_message(msg, count=False)
         return (batch, msg.custom_metadata) if with_metadata else batch
 
-    def _framed_once(self, i: int):
+    def _framed_once(self, i: int) -> tuple[RecordBatch | None, Message | None]:
         """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
         None when the message needs the general path (compressed, dictionaries, byte order)."""
         dec = self._decoder
@@ -837,14 +868,16 @@ class RecordBatchFileReader(_ReaderBase):
         return dec.make_batch(cols, num_rows, pending), msg
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        """Batch `i` with its custom metadata."""
         return RecordBatchWithMetadata(*self._get(i, True))
 
     def get_batch(self, i: int) -> RecordBatch:
+        """Batch `i` (its dictionaries are read on first use)."""
         return self._get(i, False)
 
     get_record_batch = get_batch
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         if self._ranged and self._decoder._included is not None:
             yield from self._iter_ranged()
             return
@@ -887,7 +920,8 @@ class RecordBatchFileReader(_ReaderBase):
         except ArrowException:
             return None
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
+        """Every batch in order, each with its custom metadata."""
         for i in range(len(self._batch_blocks)):
             yield self.get_batch_with_custom_metadata(i)
 
@@ -901,12 +935,14 @@ class RecordBatchFileReader(_ReaderBase):
         return total
 
     def read_all(self) -> Table:
+        """Every batch as one Table."""
         return Table(self.schema, list(self))
 
-    def close(self):
+    def close(self) -> None:
+        """Close the source (a file the reader opened itself)."""
         self._source.close()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
@@ -948,7 +984,7 @@ class _BoundedSource:
         return out
 
 
-def _open(source, filesystem, random_access: bool):
+def _open(source: SourceLike, filesystem: Any, random_access: bool) -> Any:
     """The source a reader reads: URLs and paths on `filesystem` through filesystems.py (byte
     ranges for the file format, a file object for streams), anything else through open_source."""
     src = open_input(source, filesystem, random_access)
@@ -959,16 +995,31 @@ def _open(source, filesystem, random_access: bool):
     return src
 
 
-def open_stream(source, *, options: IpcReadOptions | None = None, memory_pool=None,
-                filesystem=None):
+def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
+                memory_pool: object = None, filesystem: Any = None) -> RecordBatchStreamReader:
     """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
     http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
     filesystem) or a file-like object."""
     return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
 
 
-def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptions | None = None,
-              memory_pool=None, recover: bool = False, filesystem=None):
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: Literal[False] = False, filesystem: Any = None) -> RecordBatchFileReader: ...
+
+
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader: ...
+
+
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool = False, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader:
     """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
     `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
     file-like object.
@@ -983,7 +1034,8 @@ def open_file(source, footer_offset: int | None = None, *, options: IpcReadOptio
     return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
 
 
-def _message_of_type(obj, header_type: int, type_name: str, what: str) -> Message:
+def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
+                     ) -> Message:
     """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
     msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
     if msg is None:
@@ -994,13 +1046,14 @@ def _message_of_type(obj, header_type: int, type_name: str, what: str) -> Messag
     return msg
 
 
-def read_schema(obj, dictionary_memo=None) -> T.Schema:
+def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.Schema:
     """The schema of a Schema message (a Message, bytes, a buffer or a stream)."""
     msg = _message_of_type(obj, md.HEADER_SCHEMA, "schema", "read_schema")
     return md.decode_schema(msg.header).schema
 
 
-def read_record_batch(obj, schema: T.Schema, dictionary_memo=None, *,
+def read_record_batch(obj: Message | SourceLike, schema: T.Schema | object,
+                      dictionary_memo: object = None, *,
                       options: IpcReadOptions | None = None) -> RecordBatch:
     """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema
     (ours, or any object exporting `__arrow_c_schema__`, such as a pyarrow.Schema)."""

@@ -16,10 +16,18 @@ from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException, ArrowInvalid
 from ..io import memory_map
 from ..table import RecordBatch, Table
-from . import metadata as md
 from .options import IpcReadOptions, ReadStats
-from .format import FILE_MAGICS
+from .format import FILE_MAGICS, HEADER_DICTIONARY_BATCH, HEADER_RECORD_BATCH
 from .reader import RecordBatchFileReader, RecordBatchWithMetadata
+
+__all__ = ["RecoveredFileReader", "RecoveryReport", "RescuedBatches", "open_file_recovering",
+           "recover", "scan_batches"]
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Iterator
+
+    from .._typing import SinkLike, SourceLike
 
 
 @dataclass
@@ -40,7 +48,7 @@ class RecoveryReport:
     error: str | None = None
 
 
-def _as_buffer(source) -> Buffer:
+def _as_buffer(source: SourceLike) -> Buffer:
     if isinstance(source, (str, os.PathLike)):
         return memory_map(source)
     if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview, Buffer)):
@@ -72,7 +80,7 @@ class RescuedBatches:
     Raises ArrowInvalid when not even a schema can be read.
     """
 
-    def __init__(self, source, options: IpcReadOptions | None = None):
+    def __init__(self, source: SourceLike, options: IpcReadOptions | None = None) -> None:
         from .message import read_message_from
         from .reader import MessageDecoder
         from .sources import BufferSource
@@ -102,9 +110,10 @@ class RescuedBatches:
 
     @property
     def position(self) -> int:
+        """How far the scan has read, in bytes from the start of the input."""
         return self._src.pos
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatchWithMetadata]:
         dec, src, report = self._decoder, self._src, self.report
         while True:
             start = src.pos
@@ -134,7 +143,8 @@ class RescuedBatches:
             yield RecordBatchWithMetadata(batch, msg.custom_metadata)
 
 
-def scan_batches(source, options: IpcReadOptions | None = None):
+def scan_batches(source: SourceLike, options: IpcReadOptions | None = None
+                 ) -> tuple[T.Schema | None, list[RecordBatchWithMetadata], RecoveryReport]:
     """(schema or None, [RecordBatchWithMetadata], RecoveryReport) from reading `source` (a file
     or a stream) front to back, keeping every batch that arrived whole and passes the options'
     validation level."""
@@ -151,8 +161,8 @@ def scan_batches(source, options: IpcReadOptions | None = None):
 def _check_footer_blocks(reader: RecordBatchFileReader) -> None:
     # A footer that parses may still point at garbage: every block must hold a message of its kind.
     for what, count, header_type in (
-            ("dictionary", reader.num_dictionaries, md.HEADER_DICTIONARY_BATCH),
-            ("record batch", reader.num_record_batches, md.HEADER_RECORD_BATCH)):
+            ("dictionary", reader.num_dictionaries, HEADER_DICTIONARY_BATCH),
+            ("record batch", reader.num_record_batches, HEADER_RECORD_BATCH)):
         for i in range(count):
             msg = reader.read_block_message(what, i, with_body=False)
             if msg.header_type != header_type:
@@ -162,52 +172,61 @@ def _check_footer_blocks(reader: RecordBatchFileReader) -> None:
 class RecoveredFileReader:
     """The batches rescued from a file read as a stream, behind RecordBatchFileReader's API."""
 
-    def __init__(self, schema: T.Schema, items: list, report: RecoveryReport):
+    def __init__(self, schema: T.Schema, items: list[RecordBatchWithMetadata],
+                 report: RecoveryReport) -> None:
         self.schema = schema
         self._items = items
         self.recovery = report
-        self.metadata = None            # footer metadata is lost with the footer
+        self.metadata: dict[bytes, bytes] | None = None            # footer metadata is lost with the footer
         self.stats = ReadStats(num_messages=len(items) + 1, num_record_batches=len(items))
 
     @property
     def num_record_batches(self) -> int:
+        """The number of batches rescued."""
         return len(self._items)
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
+        """Batch `i` with its custom metadata."""
         return self._items[i]
 
     def get_batch(self, i: int) -> RecordBatch:
+        """Batch `i`."""
         return self._items[i].batch
 
     get_record_batch = get_batch
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         return (item.batch for item in self._items)
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
+        """The batches in order, each with its custom metadata."""
         return iter(self._items)
 
     def count_rows(self) -> int:
+        """The number of rows rescued."""
         return sum(item.batch.num_rows for item in self._items)
 
     def read_all(self) -> Table:
+        """Every rescued batch as one Table."""
         return Table(self.schema, [item.batch for item in self._items])
 
-    def close(self):
-        pass
+    def close(self) -> None:
+        """Nothing to release: the batches are in memory."""
 
-    def __enter__(self):
+    def __enter__(self) -> RecoveredFileReader:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
 
-def open_file_recovering(source, footer_offset=None, options: IpcReadOptions | None = None):
+def open_file_recovering(source: SourceLike, footer_offset: int | None = None,
+                         options: IpcReadOptions | None = None
+                         ) -> RecordBatchFileReader | RecoveredFileReader:
     """A RecordBatchFileReader when the footer is intact (every block checked), else a
     RecoveredFileReader over the batches a front-to-back scan rescues. Either has `recovery`."""
     buf = _as_buffer(source)
@@ -229,7 +248,8 @@ def open_file_recovering(source, footer_offset=None, options: IpcReadOptions | N
     return RecoveredFileReader(schema, items, report)
 
 
-def recover(source, destination=None, *, options: IpcReadOptions | None = None) -> RecoveryReport:
+def recover(source: SourceLike, destination: SinkLike | None = None, *,
+            options: IpcReadOptions | None = None) -> RecoveryReport:
     """Rescue every complete batch of an IPC file or stream; with `destination` (a path, a
     file-like object or a BufferOutputStream) write them as a valid IPC file.
 
@@ -238,9 +258,12 @@ def recover(source, destination=None, *, options: IpcReadOptions | None = None) 
     Raises ArrowInvalid only when not even a schema can be read.
     """
     buf = _as_buffer(source)
+    schema: T.Schema | None
+    report: RecoveryReport | None
     if _data_start(buf):
         reader = open_file_recovering(buf, None, options)
         schema, report = reader.schema, reader.recovery
+        assert report is not None           # open_file_recovering always sets it
         items = list(reader.iter_batches_with_custom_metadata())
         file_metadata = reader.metadata
     else:

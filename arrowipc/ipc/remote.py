@@ -16,6 +16,11 @@ Two knobs, named like pyarrow's CacheOptions and set on IpcReadOptions:
 """
 from __future__ import annotations
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
 __all__ = ["HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "TAIL_READ_SIZE", "body_ranges", "coalesce",
            "dictionary_ids_needed"]
 
@@ -27,13 +32,13 @@ RANGE_SIZE_LIMIT = 32 << 20
 TAIL_READ_SIZE = 4 << 10
 
 
-def coalesce(ranges, hole_size_limit: int = HOLE_SIZE_LIMIT,
-             range_size_limit: int = RANGE_SIZE_LIMIT) -> list:
+def coalesce(ranges: Iterable[tuple[int, int]], hole_size_limit: int = HOLE_SIZE_LIMIT,
+             range_size_limit: int = RANGE_SIZE_LIMIT) -> list[tuple[int, int]]:
     """(offset, length) ranges sorted, empty ones dropped, overlapping ones merged, and those at
     most `hole_size_limit` bytes apart merged as long as the result stays within
     `range_size_limit` bytes (a single range larger than that is kept whole)."""
     spans = sorted((o, o + n) for o, n in ranges if n > 0)
-    out: list = []
+    out: list[tuple[int, int]] = []
     for start, end in spans:
         if out:
             cur_start, cur_end = out[-1]
@@ -45,7 +50,8 @@ def coalesce(ranges, hole_size_limit: int = HOLE_SIZE_LIMIT,
     return [(s, e - s) for s, e in out]
 
 
-def body_ranges(buffers, needed, body_start: int, body_length: int) -> list:
+def body_ranges(buffers: Iterable[tuple[int, int]], needed: Iterable[Any], body_start: int,
+                body_length: int) -> list[tuple[int, int]]:
     """File ranges (offset, length) of the needed buffers of one record batch.
 
     `buffers` are the header's (offset, length) pairs relative to the body, `needed` the mask of
@@ -62,7 +68,7 @@ def body_ranges(buffers, needed, body_start: int, body_length: int) -> list:
     return out
 
 
-def dictionary_ids_needed(info, included) -> set | None:
+def dictionary_ids_needed(info: Any, included: Sequence[Any] | None) -> set[int] | None:
     """The dictionary ids the selected top-level fields use (None: every id, no projection)."""
     if included is None:
         return None

@@ -19,13 +19,17 @@ import secrets
 import stat
 import sys
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["AtomicFile", "fsync_directory"]
 
 
 class AtomicFile:
     """A binary file object for `path` that becomes visible under that name only on `commit()`."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str) -> None:
         self.path = os.fspath(path)
         target = os.path.realpath(self.path)
         directory, name = os.path.split(target)
@@ -90,13 +94,14 @@ class AtomicFile:
         except OSError:
             pass
 
-    def __del__(self):
+    def __del__(self) -> None:
         # dropped without commit(): never publish a partial file
         if getattr(self, "tmp_path", None) is not None:
             self.abort()
 
 
-_renameat2 = None
+# None until looked up, then False (not available) or libc's renameat2
+_renameat2: Any = None
 
 
 def _exchange(tmp: str, target: str) -> bool:

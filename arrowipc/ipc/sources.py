@@ -11,6 +11,10 @@ from .._core.buffer import Buffer, allocate_buffer, py_buffer
 from ..errors import ArrowInvalid
 from ..io import BufferReader, memory_map
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
 # Bodies larger than this are read in chunks, so a header that claims a huge body cannot make us
 # allocate more than the stream actually delivers.
 _DIRECT_READ_LIMIT = 64 << 20
@@ -58,7 +62,7 @@ class FileSource:
         self.name = name
         self.owns = owns
         self.pos = f.tell() if _seekable(f) else 0
-        self._readinto = getattr(f, "readinto", None)
+        self._readinto: Any = getattr(f, "readinto", None)
         self._read_buffer = getattr(f, "read_buffer", None)
         self.bytes_read = 0
         self.read_requests = 0
@@ -210,7 +214,7 @@ def _seekable(f) -> bool:
         return False
 
 
-def open_source(source):
+def open_source(source: object) -> BufferSource | FileSource:
     """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes."""
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import struct
 from collections import deque
-from typing import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, AsyncIterator, Iterable, Iterator
 
 from .. import types as T
 from .._core.buffer import py_buffer
@@ -33,6 +33,11 @@ from .message import missing_eos_error, no_schema_error
 from .options import IpcReadOptions, ReadStats
 from .reader import MessageDecoder, RecordBatchWithMetadata
 
+if TYPE_CHECKING:
+    from .._core.buffer import Buffer
+    from .._typing import AsyncReadable, ReadableBuffer
+    from ..table import Table
+
 __all__ = ["AsyncRecordBatchStreamReader", "StreamDecoder", "iter_stream_chunks", "open_stream_async"]
 
 _I32 = struct.Struct("<i")
@@ -41,10 +46,10 @@ _I32 = struct.Struct("<i")
 class StreamDecoder:
     """Decodes an Arrow IPC stream pushed to it in chunks of any size (no I/O, no read-ahead)."""
 
-    def __init__(self, options: IpcReadOptions | None = None):
+    def __init__(self, options: IpcReadOptions | None = None) -> None:
         self._decoder = MessageDecoder(options, "stream")
         self._max_metadata = self._decoder.options.max_metadata_size
-        self._chunks: deque = deque()     # memoryviews of the bytes held for the next message
+        self._chunks: deque[memoryview | bytes] = deque()  # the bytes held for the next message
         self._held = 0                    # their total size
         self._offset = 0                  # stream offset of the first byte held
         self._frame_size = 0              # size of the message being received, once known
@@ -83,11 +88,11 @@ class StreamDecoder:
 
     # -- feeding -----------------------------------------------------------------------------
 
-    def feed(self, data) -> list[RecordBatch]:
+    def feed(self, data: ReadableBuffer) -> list[RecordBatch]:
         """Take the next bytes of the stream; the record batches they complete, in order."""
         return [item.batch for item in self.feed_with_custom_metadata(data)]
 
-    def feed_with_custom_metadata(self, data) -> list[RecordBatchWithMetadata]:
+    def feed_with_custom_metadata(self, data: ReadableBuffer) -> list[RecordBatchWithMetadata]:
         """As `feed`, with each batch's custom metadata."""
         if self._ended:
             return []
@@ -97,7 +102,7 @@ class StreamDecoder:
             return []
         self._chunks.append(memoryview(data))           # sliced without copying
         self._held += len(data)
-        out = []
+        out: list[RecordBatchWithMetadata] = []
         while not self._ended:
             size = self._frame_size or self._next_frame_size()
             if size is None or self._held < size:
@@ -148,6 +153,7 @@ class StreamDecoder:
         if self._held < 4:
             return None
         head = self._peek(min(self._held, 8))
+        length: int
         prefix, length = 4, _I32.unpack_from(head)[0]
         if head[:4] == CONTINUATION:
             if len(head) < 8:
@@ -162,7 +168,7 @@ class StreamDecoder:
         if self._held < prefix + length:
             return None
         self._head = self._peek(prefix + length)
-        body_length = decode_message(py_buffer(self._head[prefix:]), self._offset).body_length
+        body_length: int = decode_message(py_buffer(self._head[prefix:]), self._offset).body_length
         self._frame_size = prefix + length + body_length
         return self._frame_size
 
@@ -173,7 +179,7 @@ class StreamDecoder:
             return bytes(first[:n])
         return bytes(self._take(n, keep=True))
 
-    def _take(self, n: int, keep: bool = False):
+    def _take(self, n: int, keep: bool = False) -> Buffer:
         """A Buffer of the first `n` held bytes, removed unless `keep`: a zero-copy view when one
         chunk holds them, else joined once."""
         first = self._chunks[0]
@@ -186,7 +192,8 @@ class StreamDecoder:
                 else:
                     self._chunks[0] = first[n:]
             return out
-        parts, got, i = [], 0, 0
+        parts: list[memoryview | bytes] = []
+        got = i = 0
         while got < n:
             chunk = self._chunks[i]
             part = chunk[:n - got]
@@ -211,11 +218,12 @@ class AsyncRecordBatchStreamReader:
     """`async for batch in reader`: an IPC stream read from an asyncio.StreamReader (or any object
     with an awaitable `read(n)`), decoded by a StreamDecoder as the bytes arrive."""
 
-    def __init__(self, source, options: IpcReadOptions | None = None, chunk_size: int = 1 << 16):
+    def __init__(self, source: AsyncReadable, options: IpcReadOptions | None = None,
+                 chunk_size: int = 1 << 16) -> None:
         self._source = source
         self._chunk_size = chunk_size
         self._decoder = StreamDecoder(options)
-        self._ready: deque = deque()
+        self._ready: deque[RecordBatchWithMetadata] = deque()
         self._finished = False
 
     @property
@@ -225,14 +233,15 @@ class AsyncRecordBatchStreamReader:
 
     @property
     def stats(self) -> ReadStats:
-        return self._decoder.stats.snapshot()
+        """Messages, batches and dictionaries decoded so far."""
+        return self._decoder.stats          # the StreamDecoder's stats: already a snapshot
 
     async def read_schema(self) -> T.Schema:
         """Read until the schema message has arrived; the schema."""
-        while self._decoder.schema is None:
+        while (schema := self._decoder.schema) is None:
             if not await self._pull():
                 self._decoder.finish()          # raises: the stream ended before its schema
-        return self._decoder.schema
+        return schema
 
     async def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next batch with its custom metadata; StopAsyncIteration at the end."""
@@ -244,9 +253,10 @@ class AsyncRecordBatchStreamReader:
         return self._ready.popleft()
 
     async def read_next_batch(self) -> RecordBatch:
+        """The next batch; StopAsyncIteration at the end."""
         return (await self.read_next_batch_with_custom_metadata()).batch
 
-    async def read_all(self):
+    async def read_all(self) -> Table:
         """Every remaining batch as a Table."""
         from ..table import Table
         schema = await self.read_schema()
@@ -269,14 +279,14 @@ class AsyncRecordBatchStreamReader:
         return await self.read_next_batch()
 
 
-def open_stream_async(source, *, options: IpcReadOptions | None = None,
+def open_stream_async(source: AsyncReadable, *, options: IpcReadOptions | None = None,
                       chunk_size: int = 1 << 16) -> AsyncRecordBatchStreamReader:
     """An async reader of the IPC stream coming from `source` (asyncio.StreamReader or any object
     with an awaitable read(n)): `async for batch in ipc.open_stream_async(reader)`."""
     return AsyncRecordBatchStreamReader(source, options, chunk_size)
 
 
-def iter_stream_chunks(chunks, options: IpcReadOptions | None = None) -> Iterator[RecordBatch]:
+def iter_stream_chunks(chunks: Iterable[ReadableBuffer], options: IpcReadOptions | None = None) -> Iterator[RecordBatch]:
     """The batches of a stream given as an iterable of byte chunks (an HTTP body, say)."""
     decoder = StreamDecoder(options)
     for chunk in chunks:

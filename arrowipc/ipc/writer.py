@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .. import types as T
 from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
@@ -33,6 +33,15 @@ from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY
 from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .sinks import AtomicFile
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .._core.buffer import Buffer
+    from .._typing import SinkLike
+
+__all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordBatchStreamWriter",
+           "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
 
 _IOV_MAX = 1024
 # Messages from this size on go to a file descriptor in the background (below it the thread
@@ -101,7 +110,8 @@ class _Sink:
         self.durable = bool(durable)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         # a URL or a path on `filesystem`: an upload published only on close (filesystems.py)
-        remote = open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike)) else None
+        remote: Any = (open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike))
+                       else None)
         if remote is not None:
             self.atomic = remote
             sink = remote.file
@@ -115,7 +125,7 @@ class _Sink:
         self.f = sink
         self.pos = 0
         self._memory = isinstance(sink, BufferOutputStream)
-        self._fd = None
+        self._fd: Any = None
         self._pending = None                      # the background write in flight, if any
         self.background = True                    # False: every write in the calling thread
         if not self._memory:
@@ -326,8 +336,10 @@ class MessageEncoder:
 class _WriterBase:
     _file_mode = False
 
-    def __init__(self, sink, schema, *, options: IpcWriteOptions | None = None, use_legacy_format=None,
-                 metadata_version=None, durable: bool = False, filesystem=None):
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
+                 use_legacy_format: bool | None = None,
+                 metadata_version: MetadataVersion | int | None = None, durable: bool = False,
+                 filesystem: Any = None) -> None:
         # always a copy: use_legacy_format= and metadata_version= apply to this writer only, and
         # the caller's options object may serve other writers
         self.options = as_write_options(options, use_legacy_format)
@@ -409,7 +421,9 @@ class _WriterBase:
         return owned
 
     # -- public API -----------------------------------------------------------------------------
-    def write_batch(self, batch, custom_metadata=None, _flat=None, _compressed=None):
+    def write_batch(self, batch: RecordBatch, custom_metadata: T.MetadataLike = None,
+                    _flat: Any = None, _compressed: Any = None) -> None:
+        """Write one record batch (and the dictionaries it needs), with optional custom metadata."""
         try:
             owned = self._write_messages(batch, custom_metadata, _flat, _compressed)
         except BaseException:
@@ -419,18 +433,22 @@ class _WriterBase:
             # the caller's buffers (or file) are theirs again once we return
             self._sink.wait()
 
+    def _finish(self) -> None:
+        raise NotImplementedError
+
     def _after_batch(self, offset, meta_len, body_len):
         pass
 
     def _after_dictionary(self, offset, meta_len, body_len):
         pass
 
-    def write_table(self, table, max_chunksize: int | None = None):
-        table_ = table if isinstance(table, Table) else _table(table)
+    def write_table(self, table: Table | object, max_chunksize: int | None = None) -> None:
+        """Write a Table (or any Arrow stream exporter) as batches of at most `max_chunksize` rows."""
+        tbl = table if isinstance(table, Table) else _table(table)
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
-            table_ = unify_table_dictionaries(table_)
-        batches = table_.to_batches(max_chunksize)
+            tbl = unify_table_dictionaries(tbl)
+        batches = tbl.to_batches(max_chunksize)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
             try:
                 self._write_batches_compressed_together(batches)
@@ -473,7 +491,8 @@ class _WriterBase:
                 self._write_messages(b, None, fb, packed[pos:pos + n])
                 pos += n
 
-    def write(self, table_or_batch):
+    def write(self, table_or_batch: RecordBatch | Table | object) -> None:
+        """Write a RecordBatch, a Table, or anything arrowipc.table() or record_batch() takes."""
         if isinstance(table_or_batch, RecordBatch):
             self.write_batch(table_or_batch)
         elif isinstance(table_or_batch, Table):
@@ -483,17 +502,19 @@ class _WriterBase:
         else:
             self.write_batch(record_batch(table_or_batch))
 
-    def close(self):
+    def close(self) -> None:
+        """Finish the stream or file (end-of-stream marker, footer) and close a sink opened here."""
         if self._closed:
             return
         self._finish()
         self._closed = True
         self._sink.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
         if exc_type is not None and self._sink.atomic is not None:
             # an error inside the block: a path sink keeps its previous contents (or stays absent)
             self._closed = True
@@ -508,8 +529,9 @@ class RecordBatchStreamWriter(_WriterBase):
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     """
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None,
-                 durable: bool = False, filesystem=None):
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+                 options: IpcWriteOptions | None = None, durable: bool = False,
+                 filesystem: Any = None) -> None:
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -525,9 +547,10 @@ class RecordBatchFileWriter(_WriterBase):
     metadata (ipc.statistics).
     """
 
-    def __init__(self, sink, schema, *, use_legacy_format=None, options=None, metadata=None,
+    def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+                 options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
                  magic: bytes = FILE_MAGIC, durable: bool = False, statistics: bool = False,
-                 filesystem=None):
+                 filesystem: Any = None) -> None:
         self._statistics = bool(statistics)
         if magic not in FILE_MAGICS:
             raise ValueError(f"file magic must be b'ARROW1' or b'ALKAID1', got {magic!r}")
@@ -535,8 +558,8 @@ class RecordBatchFileWriter(_WriterBase):
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
-        self._batch_blocks = []
-        self._dict_blocks = []
+        self._batch_blocks: list[tuple[int, int, int]] = []
+        self._dict_blocks: list[tuple[int, int, int]] = []
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -561,8 +584,9 @@ class RecordBatchFileWriter(_WriterBase):
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
 
-def new_stream(sink, schema, *, use_legacy_format=None, options=None,
-               durable: bool = False, filesystem=None) -> RecordBatchStreamWriter:
+def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+               options: IpcWriteOptions | None = None, durable: bool = False,
+               filesystem: Any = None) -> RecordBatchStreamWriter:
     """A RecordBatchStreamWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
@@ -571,9 +595,10 @@ def new_stream(sink, schema, *, use_legacy_format=None, options=None,
                                    options=options, durable=durable, filesystem=filesystem)
 
 
-def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=None,
+def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
+             options: IpcWriteOptions | None = None, metadata: T.MetadataLike = None,
              magic: bytes = FILE_MAGIC, durable: bool = False,
-             statistics: bool = False, filesystem=None) -> RecordBatchFileWriter:
+             statistics: bool = False, filesystem: Any = None) -> RecordBatchFileWriter:
     """A RecordBatchFileWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
@@ -584,7 +609,7 @@ def new_file(sink, schema, *, use_legacy_format=None, options=None, metadata=Non
                                  statistics=statistics, filesystem=filesystem)
 
 
-def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
+def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
     from .._core.buffer import py_buffer
     options = as_write_options(options)
@@ -593,7 +618,7 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None):
                                            options.use_legacy_format))
 
 
-def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None):
+def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None) -> Buffer:
     """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
     from .._core.buffer import concat_buffers
     options = as_write_options(options)

@@ -231,6 +231,26 @@ def test_async_reader_over_an_asyncio_stream():
     assert len(got) == 5 and all(b.equals(batch) for b in got)
 
 
+def test_async_reader_stats_count_what_was_read():
+    """stats is a ReadStats snapshot, as the stream reader's (was an AttributeError)."""
+    _, data = stream_bytes(3)
+
+    async def main():
+        stream = asyncio.StreamReader()
+        stream.feed_data(data)
+        stream.feed_eof()
+        reader = ipc.open_stream_async(stream)
+        async for _ in reader:
+            pass
+        return reader.stats
+
+    stats = asyncio.run(main())
+    reader = ipc.open_stream(data)
+    reader.read_all()
+    assert isinstance(stats, ipc.ReadStats)
+    assert stats == reader.stats and stats.num_record_batches == 3
+
+
 def test_async_reader_raises_the_truncation():
     _, data = stream_bytes()
 
