@@ -15,9 +15,10 @@ import re
 from ._core.arraydata import ArrayData
 from ._core import select_kernels as _k
 from .errors import ArrowInvalid, ArrowNotImplementedError
-from .types import (BinaryType, DictionaryType, DurationType, ExtensionType,
-                    FixedSizeListType, Kind, LargeListType, ListType, StructType, Time32Type,
-                    Time64Type, TimestampType, ensure_type, int32, int64)
+from .types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
+                    FixedSizeListType, Kind, LargeListType, LargeListViewType, ListType,
+                    ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
+                    TimestampType, UnionType, ensure_type, float32, int32, int64)
 
 _CODES = _k.NUMERIC_CODES
 _UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -90,6 +91,14 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
     if sname in _CODES and target.kind == Kind.BOOL:
         return ArrayData(target, n, 0, d.null_count, [_validity(d),
                                                        _k.nonzero_bits(d, _CODES[sname])])
+    if isinstance(src, DecimalType) or isinstance(target, DecimalType):
+        if "halffloat" in (sname, tname) or Kind.BOOL in (src.kind, target.kind):
+            raise unsupported(src, target)
+        return _decimal(d, src, target, safe)
+    if sname == "halffloat" or tname == "halffloat":
+        half = _half(d, src, target, safe)
+        if half is not None:
+            return half
     temporal = _temporal(d, src, target, safe)
     if temporal is not None:
         return temporal
@@ -106,11 +115,23 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
     raise unsupported(src, target)
 
 
+# pyarrow's names for a target type and its cast function, where they differ from our type name
+_CAST_NAMES = {"halffloat": ("halffloat", "func"), "decimal128": ("decimal128", "cast_decimal"),
+               "bool": ("bool", "cast_boolean"),
+               "string": ("utf8", "cast_string"), "large_string": ("large_utf8",
+                                                                   "cast_large_string"),
+               "string_view": ("utf8_view", "cast_string_view")}
+
+
 def unsupported(src, target) -> ArrowNotImplementedError:
     """pyarrow's error for a pair of types no cast function handles."""
+    if isinstance(target, (UnionType, RunEndEncodedType, ListViewType, LargeListViewType)):
+        # pyarrow has no cast function at all for these targets
+        return ArrowNotImplementedError(f"Unsupported cast to {target} from {src}")
     name = re.split(r"[\[<(]", str(target))[0]
-    return ArrowNotImplementedError(f"Unsupported cast from {src} to {name} using function "
-                                    f"cast_{name}")
+    label, function = _CAST_NAMES.get(name, (name, f"cast_{name}"))
+    return ArrowNotImplementedError(f"Unsupported cast from {src} to {label} using function "
+                                    f"{function}")
 
 
 def _lossless(src, target) -> bool:
@@ -470,3 +491,270 @@ def _struct(d, src, target, safe) -> ArrayData:
         children.append(cast_data(child, f.type, safe))
         k += 1
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d)], children)
+
+
+# -- decimals -----------------------------------------------------------------------------------
+# Decimal values are read and written as their unscaled integers (two's complement, little-endian);
+# the arithmetic is exact Python integers, so every width (32 to 256 bits) follows one path.
+
+_INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}      # decimal digits of the widest value of an integer
+
+
+def _unscaled(d) -> list:
+    """The unscaled integers of a decimal array (None for nulls)."""
+    import numpy as np
+    w = d.type.byte_width
+    valid = _valid_flags(d)
+    raw = memoryview(d.buffers[1])[d.offset * w:(d.offset + d.length) * w]
+    if w <= 8:
+        out = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).tolist()
+    else:
+        raw = bytes(raw)
+        out = [int.from_bytes(raw[i:i + w], "little", signed=True)
+               for i in range(0, len(raw), w)]
+    if valid is not None:
+        out = [v if valid[i] else None for i, v in enumerate(out)]
+    return out
+
+
+def _valid_flags(d):
+    """The validity of each row as a list of bools (None when there are no nulls)."""
+    import numpy as np
+    bits = _validity(d)
+    if bits is None:
+        return None
+    return np.unpackbits(np.frombuffer(memoryview(bits), dtype=np.uint8),
+                         bitorder="little")[:d.length].astype(bool).tolist()
+
+
+def _decimal_data(values: list, target, null_count: int, validity) -> ArrayData:
+    """A decimal array of unscaled integers, wrapped to the target's width (as pyarrow does
+    where a cast is not checked)."""
+    from ._core.buffer import py_buffer
+    w = target.byte_width
+    mask = (1 << (8 * w)) - 1
+    data = b"".join(((v or 0) & mask).to_bytes(w, "little") for v in values)
+    return ArrayData(target, len(values), 0, null_count, [validity, py_buffer(data)])
+
+
+def _decimal(d, src, target, safe) -> ArrayData:
+    # pyarrow's decimal kernels convert every value and report the LAST failure (each failing
+    # value overwrites the status), so errors are collected and the last one raised
+    from .array import make_array
+    from .from_python import array_data_from_python
+    errors: list = []
+    if isinstance(src, DecimalType):
+        scale = src.scale
+        u = _unscaled(d)
+        if isinstance(target, DecimalType):
+            out = _rescale_decimal(u, scale, target, safe, errors)
+        elif getattr(target, "is_integer", False):
+            out = _decimal_to_int(u, src, target, safe, errors)
+            _raise_last(errors)
+            return array_data_from_python(out, target)
+        elif target.name in ("float", "double"):
+            return _decimal_to_real(d, u, scale, target)
+        elif isinstance(target, BinaryType) and target.is_utf8:
+            return array_data_from_python([None if v is None else _decimal_text(v, scale)
+                                           for v in u], target)
+        else:
+            raise unsupported(src, target)
+    else:
+        p, s = target.precision, target.scale
+        values = make_array(d).to_pylist()
+        if getattr(src, "is_integer", False):
+            need = _INT_DIGITS[src.bit_width] + (1 if src.bit_width == 64 and not src.is_signed
+                                                 else 0) + s
+            if s < 0:
+                raise ArrowInvalid("Scale must be non-negative")
+            if need > p:
+                raise ArrowInvalid(f"Precision is not great enough for the result. It should "
+                                   f"be at least {need}")
+            out = [None if v is None else v * 10 ** s for v in values]
+        elif src.name in ("float", "double"):
+            out = [None if v is None else _real_to_decimal(v, src, target, safe, errors)
+                   for v in values]
+        elif isinstance(src, BinaryType):
+            out = []
+            for v in values:
+                if v is None:
+                    out.append(None)
+                    continue
+                text = v if isinstance(v, str) else v.decode("utf-8", "replace")
+                parsed = _parse_decimal(text)
+                if parsed is None:
+                    errors.append(f"The string '{text}' is not a valid "
+                                  f"{str(target).split('(')[0]} number")
+                    out.append(0)
+                    continue
+                digits, scale = parsed
+                out.append(_rescale_decimal([digits], scale, target, safe, errors)[0])
+        else:
+            raise unsupported(src, target)
+    _raise_last(errors)
+    return _decimal_data(out, target, d.null_count, _validity(d))
+
+
+def _raise_last(errors: list) -> None:
+    if errors:
+        raise ArrowInvalid(errors[-1])
+
+
+def _decimal_text(v: int, scale: int) -> str:
+    import decimal
+    context = decimal.Context(prec=len(str(abs(v))) + 2)
+    return str(decimal.Decimal(v).scaleb(-scale, context=context))
+
+
+def _decimal_to_int(u, src, target, safe, errors) -> list:
+    lo, hi = _int_range(target)
+    scale = src.scale
+    sbits = 8 * src.byte_width
+    # pyarrow 26's safe check rejects every value when the target is wider than the decimal's
+    # storage, or unsigned and as wide (decimal32 to int64, uint32, uint64; decimal64 to uint64)
+    always_out = target.bit_width > sbits or (not target.is_signed and target.bit_width == sbits)
+    out = []
+    for v in u:
+        if v is None:
+            out.append(None)
+            continue
+        q = _trunc_div(v, 10 ** scale) if scale >= 0 else v * 10 ** -scale
+        if safe:
+            if q * 10 ** scale != v:
+                errors.append("Rescaling Decimal value would cause data loss")
+            elif always_out or not lo <= q <= hi:
+                errors.append("Integer value out of bounds")
+        out.append((q - lo) % (1 << target.bit_width) + lo)
+    return out
+
+
+def _decimal_to_real(d, u, scale, target) -> ArrayData:
+    """The unscaled integer as a float times 10**-scale in the target's precision (pyarrow's
+    arithmetic, which is not always the correctly rounded quotient)."""
+    import numpy as np
+    from ._core.buffer import py_buffer
+    ftype = np.float32 if target.name == "float" else np.float64
+    ints = np.array([float(v or 0) for v in u], dtype=np.float64).astype(ftype)
+    values = ints * ftype(10.0 ** -scale) if scale >= 0 else ints * ftype(10.0 ** -scale)
+    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list) -> list:
+    """Unscaled integers at `scale` moved to the target's scale (checked when `safe`; else
+    wrapped to the target's width first, then truncated, as pyarrow does)."""
+    p, s = target.precision, target.scale
+    limit = 10 ** p
+    bits = 8 * target.byte_width
+    out = []
+    for v in u:
+        if v is None:
+            out.append(None)
+            continue
+        if not safe:
+            v = (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+        if s >= scale:
+            r = v * 10 ** (s - scale)
+        else:
+            r = _trunc_div(v, 10 ** (scale - s))
+            if safe and r * 10 ** (scale - s) != v:
+                errors.append("Rescaling Decimal value would cause data loss")
+                out.append(0)
+                continue
+        if safe and not -limit < r < limit:
+            errors.append(f"Decimal value does not fit in precision {p}")
+        out.append(r)
+    return out
+
+
+_DECIMAL_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
+
+
+def _parse_decimal(text: str):
+    """(unscaled integer, scale) of decimal text as pyarrow reads it, or None."""
+    import decimal
+    if not _DECIMAL_TEXT.match(text):
+        return None
+    t = decimal.Decimal(text).as_tuple()
+    digits = int("".join(map(str, t.digits)) or "0")
+    return (-digits if t.sign else digits), -t.exponent
+
+
+def _real_to_decimal(v: float, src, target, safe: bool, errors: list):
+    """A float scaled and rounded to even as pyarrow does (in the source's precision while the
+    product is exact enough, exactly beyond); overflow is an error when safe, else zero."""
+    import math
+    import numpy as np
+    p, s = target.precision, target.scale
+    if not math.isfinite(v):
+        if safe:
+            errors.append(f"Cannot convert {v} to Decimal128")
+        return 0
+    ftype = np.float32 if src.name == "float" else np.float64
+    x = ftype(v) * ftype(10.0) ** ftype(s) if s >= 0 else ftype(v) / ftype(10.0) ** ftype(-s)
+    if abs(float(x)) < 2.0 ** 53:
+        r = int(np.rint(x))
+    else:
+        import decimal
+        r = int(decimal.Decimal(v).scaleb(s).to_integral_value(decimal.ROUND_HALF_EVEN))
+    if not -10 ** p < r < 10 ** p:
+        if safe:
+            errors.append(f"Cannot convert {v:f} to {_decimal_label(target)}(precision = {p}, "
+                          f"scale = {s}): overflow")
+        return 0
+    return r
+
+
+def _decimal_label(t) -> str:
+    return "Decimal" + str(t).split("(")[0][len("decimal"):]
+
+
+# -- half floats --------------------------------------------------------------------------------
+
+def _half(d, src, target, safe):
+    """float16 to and from other numbers through float32, vectorised with numpy (pyarrow checks
+    only float16 to integer casts for truncation, as it does float32's)."""
+    import math
+    import numpy as np
+    from ._core.buffer import py_buffer
+    if src.name == "halffloat":
+        if target.name not in _CODES:
+            if isinstance(target, BinaryType) and target.is_utf8:
+                from .array import make_array
+                from .from_python import array_data_from_python
+                values = make_array(d).to_pylist()
+                return array_data_from_python(
+                    [None if v is None else format_float(v) for v in values], target)
+            return None
+        raw = memoryview(d.buffers[1])[d.offset * 2:(d.offset + d.length) * 2]
+        wide = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
+        as_f32 = ArrayData(float32(), d.length, 0, d.null_count,
+                           [_validity(d), py_buffer(wide)])
+        try:
+            return cast_data(as_f32, target, safe)
+        except ArrowInvalid as e:
+            if "truncated" not in str(e):
+                raise
+            # pyarrow names the value by its raw 16 bits
+            bits = np.frombuffer(raw, dtype=np.uint16)
+            valid = _valid_flags(d)
+            for i in range(d.length):
+                f = float(wide[i])
+                if (valid is None or valid[i]) and math.isfinite(f) and f != int(f):
+                    raise ArrowInvalid(f"Float value {int(bits[i])} was truncated converting "
+                                       f"to {target}") from None
+            raise
+    if src.name not in _CODES:
+        return None
+    # integers are range-checked as for float32 (pyarrow's message names float32's range)
+    wide = cast_data(d, float32() if src.name != "double" else src,
+                     safe and not getattr(src, "is_float", False))
+    raw = memoryview(wide.buffers[1])[wide.offset * wide.type.byte_width:]
+    values = np.frombuffer(raw, dtype=np.float32 if src.name != "double" else np.float64)
+    half = values[:d.length].astype(np.float16)
+    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(half)])
+
