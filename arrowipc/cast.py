@@ -18,7 +18,7 @@ from .errors import ArrowInvalid, ArrowNotImplementedError
 from .types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeListType, Kind, LargeListType, LargeListViewType, ListType,
                     ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
-                    TimestampType, UnionType, ensure_type, float32, int32, int64)
+                    TimestampType, UnionType, ensure_type, float32, float64, int32, int64)
 
 _CODES = _k.NUMERIC_CODES
 _UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -104,7 +104,7 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
         return temporal
     if isinstance(src, BinaryType) and isinstance(target, BinaryType):
         return _binary(d, src, target)
-    if isinstance(target, BinaryType) and target.is_utf8 and target.kind != Kind.VIEW:
+    if isinstance(target, BinaryType) and target.is_utf8:
         return _to_text(d, src, target)
     if isinstance(src, BinaryType) and src.is_utf8:
         return _from_text(d, src, target)
@@ -547,7 +547,7 @@ def _decimal(d, src, target, safe) -> ArrayData:
         scale = src.scale
         u = _unscaled(d)
         if isinstance(target, DecimalType):
-            out = _rescale_decimal(u, scale, target, safe, errors)
+            out = _rescale_decimal(u, scale, target, safe, errors, target.byte_width == 4)
         elif getattr(target, "is_integer", False):
             out = _decimal_to_int(u, src, target, safe, errors)
             _raise_last(errors)
@@ -629,14 +629,35 @@ def _decimal_to_int(u, src, target, safe, errors) -> list:
 
 
 def _decimal_to_real(d, u, scale, target) -> ArrayData:
-    """The unscaled integer as a float times 10**-scale in the target's precision (pyarrow's
-    arithmetic, which is not always the correctly rounded quotient)."""
+    """Decimals as floats with pyarrow's arithmetic (not always the correctly rounded quotient):
+    an integer small enough to be exact in the target is multiplied by 10**-scale in the target's
+    precision; a larger one is split into its whole part and its fraction, each converted so."""
     import numpy as np
     from ._core.buffer import py_buffer
     ftype = np.float32 if target.name == "float" else np.float64
-    ints = np.array([float(v or 0) for v in u], dtype=np.float64).astype(ftype)
-    values = ints * ftype(10.0 ** -scale) if scale >= 0 else ints * ftype(10.0 ** -scale)
+    exact = 1 << (24 if ftype is np.float32 else 53)
+    tenth = ftype(10.0 ** -scale)
+    if all(v is None or -exact <= v <= exact for v in u):
+        values = np.array([v or 0 for v in u], dtype=np.int64).astype(ftype) * tenth
+    else:
+        values = np.array([_decimal_real(v or 0, scale, ftype, exact) for v in u], dtype=ftype)
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+
+
+def _decimal_real(v: int, scale: int, ftype, exact: int):
+    def no_split(m: int, sc: int):
+        x = ftype(0)
+        for k in range(3, -1, -1):              # 64-bit words, most significant first
+            word = (m >> (64 * k)) & 0xFFFFFFFFFFFFFFFF
+            if word:
+                x = ftype(x + ftype(word) * ftype(2.0 ** (64 * k)))
+        return ftype(x * ftype(10.0 ** -sc))
+    sign = -1 if v < 0 else 1
+    m = abs(v)
+    if scale <= 0 or m <= exact:
+        return sign * no_split(m, scale)
+    whole, fraction = divmod(m, 10 ** scale)
+    return sign * ftype(no_split(whole, 0) + no_split(fraction, scale))
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -644,9 +665,11 @@ def _trunc_div(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
-def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list) -> list:
+def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list,
+                     wrap_first: bool = True) -> list:
     """Unscaled integers at `scale` moved to the target's scale (checked when `safe`; else
-    wrapped to the target's width first, then truncated, as pyarrow does)."""
+    truncated and wrapped to the target's width, as pyarrow does: before the rescale for a
+    decimal32 target, after it for wider ones)."""
     p, s = target.precision, target.scale
     limit = 10 ** p
     bits = 8 * target.byte_width
@@ -655,8 +678,8 @@ def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list) -> l
         if v is None:
             out.append(None)
             continue
-        if not safe:
-            v = (v + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+        if not safe and wrap_first:
+            v = _wrap(v, bits)
         if s >= scale:
             r = v * 10 ** (s - scale)
         else:
@@ -667,8 +690,14 @@ def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list) -> l
                 continue
         if safe and not -limit < r < limit:
             errors.append(f"Decimal value does not fit in precision {p}")
-        out.append(r)
+        out.append(r if safe or wrap_first else _wrap(r, bits))
     return out
+
+
+def _wrap(v: int, bits: int) -> int:
+    """`v` in two's complement of `bits` bits (the low bits, as a narrowing store keeps)."""
+    half = 1 << (bits - 1)
+    return (v + half) % (1 << bits) - half
 
 
 _DECIMAL_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
@@ -685,23 +714,27 @@ def _parse_decimal(text: str):
 
 
 def _real_to_decimal(v: float, src, target, safe: bool, errors: list):
-    """A float scaled and rounded to even as pyarrow does (in the source's precision while the
-    product is exact enough, exactly beyond); overflow is an error when safe, else zero."""
+    """A float as pyarrow converts it: decimal32 scales in double precision and rounds to even;
+    wider decimals take the exact product rounded, after checking the float against
+    10**(precision - scale) in the source's precision. Overflow is an error when safe, else 0."""
     import math
+    from fractions import Fraction
     import numpy as np
     p, s = target.precision, target.scale
     if not math.isfinite(v):
         if safe:
             errors.append(f"Cannot convert {v} to Decimal128")
         return 0
-    ftype = np.float32 if src.name == "float" else np.float64
-    x = ftype(v) * ftype(10.0) ** ftype(s) if s >= 0 else ftype(v) / ftype(10.0) ** ftype(-s)
-    if abs(float(x)) < 2.0 ** 53:
-        r = int(np.rint(x))
+    if target.byte_width == 4 or s < 0:
+        x = float(np.rint(v * 10.0 ** s))
+        ok = abs(x) < 10.0 ** p
+        r = int(x) if ok else 0
     else:
-        import decimal
-        r = int(decimal.Decimal(v).scaleb(s).to_integral_value(decimal.ROUND_HALF_EVEN))
-    if not -10 ** p < r < 10 ** p:
+        ftype = np.float32 if src.name == "float" else np.float64
+        ok = abs(v) <= float(ftype(10.0 ** (p - s)))
+        r = round(Fraction(v) * 10 ** s) if ok else 0
+        ok = ok and abs(r) < 10 ** p
+    if not ok:
         if safe:
             errors.append(f"Cannot convert {v:f} to {_decimal_label(target)}(precision = {p}, "
                           f"scale = {s}): overflow")
@@ -718,7 +751,6 @@ def _decimal_label(t) -> str:
 def _half(d, src, target, safe):
     """float16 to and from other numbers through float32, vectorised with numpy (pyarrow checks
     only float16 to integer casts for truncation, as it does float32's)."""
-    import math
     import numpy as np
     from ._core.buffer import py_buffer
     if src.name == "halffloat":
@@ -740,21 +772,22 @@ def _half(d, src, target, safe):
             if "truncated" not in str(e):
                 raise
             # pyarrow names the value by its raw 16 bits
+            m = re.match(r"Float value (\S+) was truncated", str(e))
             bits = np.frombuffer(raw, dtype=np.uint16)
             valid = _valid_flags(d)
             for i in range(d.length):
-                f = float(wide[i])
-                if (valid is None or valid[i]) and math.isfinite(f) and f != int(f):
+                if (valid is None or valid[i]) and m and f"{float(wide[i]):f}" == m.group(1):
                     raise ArrowInvalid(f"Float value {int(bits[i])} was truncated converting "
                                        f"to {target}") from None
             raise
     if src.name not in _CODES:
         return None
     # integers are range-checked as for float32 (pyarrow's message names float32's range)
-    wide = cast_data(d, float32() if src.name != "double" else src,
-                     safe and not getattr(src, "is_float", False))
+    via = src if src.name == "double" else (float64() if getattr(src, "bit_width", 0) == 64
+                                            and src.is_integer else float32())
+    wide = cast_data(d, via, safe and not getattr(src, "is_float", False))
     raw = memoryview(wide.buffers[1])[wide.offset * wide.type.byte_width:]
-    values = np.frombuffer(raw, dtype=np.float32 if src.name != "double" else np.float64)
+    values = np.frombuffer(raw, dtype=np.float32 if via.name == "float" else np.float64)
     half = values[:d.length].astype(np.float16)
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(half)])
 
