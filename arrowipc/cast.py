@@ -332,11 +332,84 @@ def _to_text(d, src, target) -> ArrayData:
         out = [None if v is None else format_float(v) for v in values]
     elif src.name == "float":
         out = [None if v is None else format_float(v, _float32_repr(v)) for v in values]
-    elif src.name == "date32[day]":
-        out = [None if v is None else v.isoformat() for v in values]
+    elif _storage_int(src) is not None:
+        out = _temporal_text(d, src)
     else:
         raise unsupported(src, target)
     return array_data_from_python(out, target)
+
+
+_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def _temporal_text(d, src) -> list:
+    """Dates, times, timestamps and durations as pyarrow prints them: ISO dates, times with as
+    many fraction digits as the unit has, timestamps as `date time`, followed by the UTC offset
+    (+HHMM, or Z for the "UTC" zone) when they have a time zone; a value outside the years
+    -32767 to 32767 (or a time outside the day) prints as `<value out of range: v>`."""
+    import numpy as np
+    ints = np.frombuffer(memoryview(d.buffers[1]), dtype=np.int32 if _storage_int(src) == int32()
+                         else np.int64)[d.offset:d.offset + d.length].astype(np.int64)
+    valid = _valid_flags(d)
+    if isinstance(src, DurationType):
+        text = ints.astype(str).tolist()
+    elif isinstance(src, (Time32Type, Time64Type)):
+        per_day = 86400 * _UNITS_PER_SECOND[src.unit]
+        clock = np.datetime_as_string(ints.astype(f"datetime64[{src.unit}]"), unit=src.unit)
+        text = [c[11:] if 0 <= v < per_day else f"<value out of range: {v}>"
+                for c, v in zip(clock.tolist(), ints.tolist())]
+    else:
+        unit = src.unit if isinstance(src, TimestampType) else ("ms" if src.name == "date64[ms]"
+                                                               else "D")
+        stamps = ints.astype(f"datetime64[{unit}]")
+        tz = getattr(src, "tz", None)
+        suffix = None
+        if tz:
+            stamps, suffix = _local(stamps, ints, unit, tz)
+        years = stamps.astype("datetime64[Y]").astype(np.int64) + 1970
+        in_range = ((years >= -32767) & (years <= 32767)).tolist()
+        if isinstance(src, TimestampType):
+            text = [t.replace("T", " ") for t in np.datetime_as_string(stamps, unit=unit).tolist()]
+        else:
+            text = np.datetime_as_string(stamps.astype("datetime64[D]"), unit="D").tolist()
+        if suffix is not None:
+            text = [t + z for t, z in zip(text, suffix)]
+        text = [t if ok else f"<value out of range: {v}>"
+                for t, ok, v in zip(text, in_range, ints.tolist())]
+    if valid is not None:
+        text = [t if ok else None for t, ok in zip(text, valid)]
+    return text
+
+
+def _local(stamps, ints, unit, tz):
+    """Local wall-clock times of UTC instants and their offset suffixes."""
+    import datetime
+    import numpy as np
+    if tz == "UTC":
+        return stamps, ["Z"] * len(ints)
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz)
+    if m:
+        minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (1 if m.group(1) == "+" else -1)
+        offsets = np.full(len(ints), minutes, dtype=np.int64)
+    else:
+        import zoneinfo
+        zone = zoneinfo.ZoneInfo(tz)
+        seconds = stamps.astype("datetime64[s]").astype(np.int64).tolist()
+        epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        offsets = np.array([_offset_minutes(zone, epoch, s) for s in seconds], dtype=np.int64)
+    local = stamps + offsets.astype("timedelta64[m]").astype(f"timedelta64[{unit}]")
+    suffix = [f"{'-' if o < 0 else '+'}{abs(o) // 60:02d}{abs(o) % 60:02d}"
+              for o in offsets.tolist()]
+    return local, suffix
+
+
+def _offset_minutes(zone, epoch, seconds: int) -> int:
+    import datetime
+    try:
+        when = epoch + datetime.timedelta(seconds=seconds)
+    except OverflowError:
+        return 0
+    return int(zone.utcoffset(when.replace(tzinfo=None)).total_seconds() // 60)
 
 
 def _float32_repr(v: float) -> str:
