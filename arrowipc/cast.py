@@ -191,6 +191,10 @@ def _temporal(d, src, target, safe):
             return None
         return _relabel(d, target)
     sdate, tdate = src.name.startswith("date"), target.name.startswith("date")
+    if (isinstance(src, TimestampType) and src.tz
+            and (tdate or isinstance(target, (Time32Type, Time64Type)))):
+        # the date and the time of day are those of the zone's wall clock
+        return _temporal(_wall_clock(d, src), _naive(src), target, safe)
     same_family = (
         (isinstance(src, TimestampType) and isinstance(target, TimestampType))
         or (isinstance(src, DurationType) and isinstance(target, DurationType))
@@ -224,7 +228,8 @@ def _temporal(d, src, target, safe):
         return _temporal(days, _date32(), target, safe)
     else:
         mul, div = (tu // su, 1) if tu >= su else (1, su // tu)
-    values, bad, why = _k.rescale(d, _width(src), _width(target), mul, div, exact)
+    # a unit change truncates toward zero (pyarrow's unchecked cast); only a date floors
+    values, bad, why = _k.rescale(d, _width(src), _width(target), mul, div, exact, 0, tdate)
     if bad >= 0:
         v = make_int(d, bad)
         if why == 1:
@@ -232,6 +237,21 @@ def _temporal(d, src, target, safe):
         raise ArrowInvalid(f"Casting from {src} to {target} would result in out of bounds "
                            f"{_family(target)}: {v}")
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
+
+
+def _naive(t):
+    from .types import timestamp
+    return timestamp(t.unit)
+
+
+def _wall_clock(d, src) -> ArrayData:
+    """A zoned timestamp array's local times, as a naive timestamp array."""
+    import numpy as np
+    from ._core.buffer import py_buffer
+    ints = np.frombuffer(memoryview(d.buffers[1]), dtype=np.int64)[d.offset:d.offset + d.length]
+    local, _ = _local(ints.astype(f"datetime64[{src.unit}]"), ints, src.unit, src.tz)
+    values = local.astype(np.int64)
+    return ArrayData(_naive(src), d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
 
 
 def _date32():
