@@ -210,7 +210,16 @@ def _temporal(d, src, target, safe):
         mul, div = (tu // su, 1) if tu >= su else (1, su // tu)
         values, bad, _ = _k.rescale(of_day, 8, _width(target), mul, div, safe)
         if bad >= 0:
-            raise ArrowInvalid(f"Cast would lose data: {_value(of_day, bad)}")
+            # pyarrow reports the last value losing data
+            import numpy as np
+            ticks = np.frombuffer(memoryview(of_day.buffers[1]), dtype=np.int64)[:d.length]
+            lost = ticks % div != 0
+            flags = _valid_flags(d)
+            if flags is not None:
+                lost &= np.array(flags, dtype=bool)
+            rows = np.flatnonzero(lost)
+            last = int(rows[-1]) if len(rows) else bad
+            raise ArrowInvalid(f"Cast would lose data: {int(ticks[last])}")
         return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
     if not same_family:
         return None
