@@ -485,52 +485,124 @@ def _exp_form(digits: str, point: int) -> str:
 
 
 def _from_text(d, src, target) -> ArrayData:
+    # pyarrow's parsers run over every value and report the LAST one that fails
     from .array import make_array
     from .from_python import array_data_from_python
     values = make_array(d).to_pylist()
-    out = []
+    out: list = []
+    errors: list = []
     if getattr(target, "is_integer", False):
         lo, hi = _int_range(target)
         for v in values:
-            if v is None:
-                out.append(None)
-                continue
-            if not _INT_TEXT.match(v) or not lo <= int(v) <= hi:
-                raise ArrowInvalid(f"Failed to parse string: '{v}' as a scalar of type {target}")
-            out.append(int(v))
+            ok = v is None or (_INT_TEXT.match(v) and lo <= int(v) <= hi)
+            out.append(None if v is None or not ok else int(v))
+            if not ok:
+                errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}")
     elif getattr(target, "is_float", False):
         for v in values:
-            if v is None:
-                out.append(None)
-                continue
-            if not _FLOAT_TEXT.match(v):
-                raise ArrowInvalid(f"Failed to parse string: '{v}' as a scalar of type {target}")
-            out.append(float(v))
+            ok = v is None or _FLOAT_TEXT.match(v)
+            out.append(None if v is None or not ok else float(v))
+            if not ok:
+                errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}")
     elif target.kind == Kind.BOOL:
         truth = {"true": True, "1": True, "false": False, "0": False}
         for v in values:
-            if v is None:
-                out.append(None)
-                continue
-            b = truth.get(v.lower())
-            if b is None:
-                raise ArrowInvalid(f"Failed to parse value: {v}")
+            b = None if v is None else truth.get(v.lower())
             out.append(b)
-    elif target.name == "date32[day]":
-        import datetime
+            if v is not None and b is None:
+                errors.append(f"Failed to parse value: {v}")
+    elif target.name in ("date32[day]", "date64[ms]") or isinstance(target, TimestampType):
         for v in values:
             if v is None:
                 out.append(None)
                 continue
-            try:
-                out.append(datetime.date.fromisoformat(v) if len(v) == 10 else None)
-            except ValueError:
-                out.append(None)
-            if out[-1] is None:
-                raise ArrowInvalid(f"Failed to parse string: '{v}' as a scalar of type {target}")
+            parsed, why = _parse_temporal(v, target)
+            out.append(parsed)
+            if parsed is None:
+                errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}{why}")
+        _raise_last(errors)
+        return _relabel(array_data_from_python(out, _storage_int(target)), target)
     else:
         raise unsupported(src, target)
+    _raise_last(errors)
     return array_data_from_python(out, target)
+
+
+_DATE_TEXT = r"(\d{4})-(\d\d)-(\d\d)"
+_TIME_TEXT = r"[T ](\d\d)(?::(\d\d)(?::(\d\d)(?:\.(\d+))?)?)?"
+_ZONE_TEXT = r"(Z|[+-]\d\d(?::?\d\d)?)"
+_NAIVE_STAMP = re.compile(_DATE_TEXT + "(?:" + _TIME_TEXT + r")?\Z")
+_ZONED_STAMP = re.compile(_DATE_TEXT + _TIME_TEXT + _ZONE_TEXT + r"\Z")
+_NO_ZONE = (": expected a zone offset. If these timestamps are in local time, cast to timestamp "
+            "without timezone, then call assume_timezone.")
+_ZONE_NOT_EXPECTED = ": expected no zone offset."
+
+
+def _parse_temporal(text: str, target):
+    """(the value in the target's units or None, the reason pyarrow appends) for ISO 8601 text
+    as pyarrow's safe cast reads it: `YYYY-MM-DD` for dates; for timestamps an optional time
+    (`T` or a space, then HH, HH:MM or HH:MM:SS with at most as many fraction digits as the unit
+    holds), ending with a zone offset (Z, +HH, +HHMM, +HH:MM) exactly when the type has a zone."""
+    if not isinstance(target, TimestampType):
+        m = re.fullmatch(_DATE_TEXT, text)
+        days = _civil_days(*map(int, m.groups())) if m else None
+        if days is None:
+            return None, ""
+        return (days if target.name == "date32[day]" else days * _MS_PER_DAY), ""
+    zoned = bool(target.tz)
+    m = (_ZONED_STAMP if zoned else _NAIVE_STAMP).match(text)
+    if m is None or (zoned and not _zone_ok(m.group(8))):
+        # an offset pyarrow reads where none is expected, or none where one must be
+        shaped = re.fullmatch(_DATE_TEXT + _TIME_TEXT + _ZONE_TEXT, text)
+        has_zone = bool(shaped) and _zone_ok(shaped.group(8))
+        if zoned:
+            return None, "" if has_zone else _NO_ZONE
+        return None, _ZONE_NOT_EXPECTED if has_zone else ""
+    year, month, day, hour, minute, second, fraction = m.groups()[:7]
+    per_second = _UNITS_PER_SECOND[target.unit]
+    digits = len(str(per_second)) - 1
+    days = _civil_days(int(year), int(month), int(day))
+    if days is None or (fraction is not None and len(fraction) > digits):
+        return None, ""
+    hour, minute, second = int(hour or 0), int(minute or 0), int(second or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return None, ""
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second
+    value = seconds * per_second + int((fraction or "").ljust(digits, "0") or 0)
+    if zoned:
+        value -= _zone_minutes(m.group(8)) * 60 * per_second
+    if not -(1 << 63) <= value < (1 << 63):
+        return None, ""
+    return value, ""
+
+
+def _civil_days(year: int, month: int, day: int):
+    """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included), or None."""
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    if not (1 <= month <= 12 and 1 <= day <= lengths[month - 1]):
+        return None
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _zone_ok(zone: str) -> bool:
+    if zone == "Z":
+        return True
+    digits = zone[1:].replace(":", "")
+    return int(digits[:2]) < 24 and (len(digits) == 2 or int(digits[2:]) < 60)
+
+
+def _zone_minutes(zone: str) -> int:
+    if zone == "Z":
+        return 0
+    digits = zone[1:].replace(":", "")
+    minutes = int(digits[:2]) * 60 + (int(digits[2:]) if len(digits) > 2 else 0)
+    return -minutes if zone[0] == "-" else minutes
 
 
 # -- nested -------------------------------------------------------------------------------------
