@@ -352,6 +352,10 @@ _FLOAT_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z|"
 def _to_text(d, src, target) -> ArrayData:
     from .array import make_array
     from .from_python import array_data_from_python
+    if _storage_int(src) is not None:
+        return array_data_from_python(_temporal_text(d, src), target)
+    if src.kind not in (Kind.BOOL, Kind.FIXED) or isinstance(src, DecimalType):
+        raise unsupported(src, target)
     values = make_array(d).to_pylist()
     if src.kind == Kind.BOOL:
         out = [None if v is None else ("true" if v else "false") for v in values]
@@ -361,8 +365,6 @@ def _to_text(d, src, target) -> ArrayData:
         out = [None if v is None else format_float(v) for v in values]
     elif src.name == "float":
         out = [None if v is None else format_float(v, _float32_repr(v)) for v in values]
-    elif _storage_int(src) is not None:
-        out = _temporal_text(d, src)
     else:
         raise unsupported(src, target)
     return array_data_from_python(out, target)
@@ -735,6 +737,9 @@ def _decimal(d, src, target, safe) -> ArrayData:
             raise unsupported(src, target)
     else:
         p, s = target.precision, target.scale
+        if not (getattr(src, "is_integer", False) or src.name in ("float", "double")
+                or isinstance(src, BinaryType)):
+            raise unsupported(src, target)
         values = make_array(d).to_pylist()
         if getattr(src, "is_integer", False):
             need = _INT_DIGITS[src.bit_width] + (1 if src.bit_width == 64 and not src.is_signed
@@ -756,6 +761,11 @@ def _decimal(d, src, target, safe) -> ArrayData:
                     continue
                 text = v if isinstance(v, str) else v.decode("utf-8", "replace")
                 parsed = _parse_decimal(text)
+                if text == "":
+                    errors.append(f"Empty string cannot be converted to "
+                                  f"{str(target).split('(')[0]}")
+                    out.append(0)
+                    continue
                 if parsed is None:
                     errors.append(f"The string '{text}' is not a valid "
                                   f"{str(target).split('(')[0]} number")
