@@ -915,7 +915,8 @@ def _real_to_decimal(v: float, src, target, safe: bool, errors: list):
         r = int(x) if ok else 0
     else:
         ftype = np.float32 if src.name == "float" else np.float64
-        ok = abs(v) <= float(ftype(10.0 ** (p - s)))
+        with np.errstate(over="ignore"):    # a limit beyond float32's range is infinity
+            ok = abs(v) <= float(ftype(10.0 ** (p - s)))
         r = round(Fraction(v) * 10 ** s) if ok else 0
         ok = ok and abs(r) < 10 ** p
     if not ok:
@@ -972,6 +973,7 @@ def _half(d, src, target, safe):
     wide = cast_data(d, via, safe and not getattr(src, "is_float", False))
     raw = memoryview(wide.buffers[1])[wide.offset * wide.type.byte_width:]
     values = np.frombuffer(raw, dtype=np.float32 if via.name == "float" else np.float64)
-    half = values[:d.length].astype(np.float16)
+    with np.errstate(over="ignore"):        # beyond 65504 is infinity, as in pyarrow
+        half = values[:d.length].astype(np.float16)
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(half)])
 
