@@ -29,7 +29,9 @@ __version__ = "0.1.0"
 
 # Classes whose modules load on first use: they sit above the model (readers, tensors), and
 # importing them here would tie them into the model's import cycle.
-_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor"}
+_LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
+                 "SparseCOOTensor": ".tensor", "SparseCSRMatrix": ".tensor",
+                 "SparseCSCMatrix": ".tensor", "SparseCSFTensor": ".tensor"}
 
 
 def __dir__():

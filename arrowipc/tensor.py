@@ -6,9 +6,11 @@ from numpy is zero-copy.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from . import types as T
 from ._core.buffer import Buffer, py_buffer
-from .errors import ArrowTypeError
+from .errors import ArrowInvalid, ArrowTypeError
 
 # numpy dtype name <-> Arrow type: the fixed-width numeric types a tensor can hold
 _NUMPY_NAMES = {"int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.int64,
@@ -171,3 +173,455 @@ def _contiguous_strides(shape, width: int) -> tuple:
         out.append(step)
         step *= d
     return tuple(reversed(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# Sparse tensors (pyarrow.SparseCOOTensor, SparseCSRMatrix, SparseCSCMatrix, SparseCSFTensor).
+#
+# Each keeps its non-zero values and its index arrays as numpy arrays: views of the message body
+# when read from IPC, the caller's arrays when made by from_numpy. Every index claim is checked
+# once, at construction, with whole-array numpy operations, so to_numpy/to_tensor can trust them
+# (pyarrow itself crashes on out-of-shape coordinates; arrowipc raises ArrowInvalid).
+
+_INDEX_KINDS = "iu"     # index arrays hold integers, signed or unsigned
+
+
+def _values_1d(data, where: str):
+    """The non-zero values as a 1-D array of a tensor type (pyarrow accepts (n,) or (n, 1))."""
+    import numpy as np
+    arr = np.asarray(data)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{where}: data must have shape (non_zero_length,) or "
+                         f"(non_zero_length, 1), got {arr.shape}")
+    return arr, tensor_type_of(arr.dtype)
+
+
+def _index_array(obj, ndim: int, where: str, what: str):
+    import numpy as np
+    arr = np.asarray(obj)
+    if arr.dtype.kind not in _INDEX_KINDS or arr.ndim != ndim:
+        raise ArrowTypeError(f"{where}: {what} must be a {ndim}-D integer array, got a "
+                             f"{arr.ndim}-D {arr.dtype} array")
+    return arr
+
+
+def _check_range(values, bound: int, where: str, what: str) -> None:
+    """0 <= values < bound, vectorised; names the first offender."""
+    import numpy as np
+    if values.size == 0:
+        return
+    bad = np.flatnonzero((values < 0) | (values >= bound))
+    if bad.size:
+        i = int(bad[0])
+        raise ArrowInvalid(f"{where}: {what}[{i}] = {int(values.reshape(-1)[i])} is outside "
+                           f"[0, {bound})")
+
+
+def _check_indptr(indptr, n_pointers: int, end: int, where: str, what: str) -> None:
+    """indptr has n_pointers entries, starts at 0, never decreases and ends at `end`."""
+    import numpy as np
+    if indptr.shape[0] != n_pointers:
+        raise ArrowInvalid(f"{where}: {what} has {indptr.shape[0]} entries, expected "
+                           f"{n_pointers}")
+    if int(indptr[0]) != 0:
+        raise ArrowInvalid(f"{where}: {what} starts at {int(indptr[0])}, expected 0")
+    down = np.flatnonzero(np.diff(indptr.astype(np.int64, copy=False)) < 0)
+    if down.size:
+        i = int(down[0])
+        raise ArrowInvalid(f"{where}: {what} is not monotonic: entry {i + 1} "
+                           f"({int(indptr[i + 1])}) is less than entry {i} ({int(indptr[i])})")
+    if int(indptr[-1]) != end:
+        raise ArrowInvalid(f"{where}: {what} ends at {int(indptr[-1])}, expected {end} (the "
+                           f"number of entries it points into)")
+
+
+def _check_shape(shape, where: str) -> tuple:
+    shape = tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise ArrowInvalid(f"{where}: negative dimension in shape {shape}")
+    return shape
+
+
+def _dense_of(tensor_or_array):
+    """(numpy array, dim_names) of a numpy array, an arrowipc.Tensor or a pyarrow.Tensor."""
+    import numpy as np
+    if hasattr(tensor_or_array, "to_numpy") and hasattr(tensor_or_array, "dim_names"):
+        return np.asarray(tensor_or_array.to_numpy()), list(tensor_or_array.dim_names or [])
+    return np.asarray(tensor_or_array), []
+
+
+class _SparseTensor:
+    """What the four sparse layouts share: value type, shape, dimension names, values."""
+    _type: T.DataType
+    _shape: tuple
+    _dim_names: list
+    _data: Any           # 1-D numpy array of the non-zero values
+
+    def __init__(self):
+        raise TypeError(f"Do not call {type(self).__name__}'s constructor directly: use "
+                        f"from_numpy, from_dense_numpy or from_tensor")
+
+    def _init_common(self, data, shape, dim_names, where: str):
+        self._data, self._type = _values_1d(data, where)
+        self._shape = _check_shape(shape, where)
+        if dim_names is not None and len(dim_names) and len(dim_names) != len(self._shape):
+            raise ValueError(f"{where}: dim_names has {len(dim_names)} names for "
+                             f"{len(self._shape)} dimensions")
+        self._dim_names = [str(n) for n in dim_names] if dim_names else []
+
+    @classmethod
+    def from_tensor(cls, obj) -> "_SparseTensor":
+        """The sparse form of a dense Tensor (arrowipc's or pyarrow's)."""
+        arr, names = _dense_of(obj)
+        return cls.from_dense_numpy(arr, names or None)  # type: ignore[attr-defined]
+
+    @property
+    def type(self) -> T.DataType:
+        """The type of the values."""
+        return self._type
+
+    @property
+    def shape(self) -> tuple:
+        """Length of each dimension."""
+        return self._shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        """Number of cells of the dense equivalent."""
+        n = 1
+        for d in self._shape:
+            n *= d
+        return n
+
+    @property
+    def non_zero_length(self) -> int:
+        """Number of stored (non-zero) values."""
+        return int(self._data.shape[0])
+
+    @property
+    def dim_names(self) -> tuple:
+        """The names of the dimensions (empty when unnamed)."""
+        return tuple(self._dim_names)
+
+    def dim_name(self, i: int) -> str:
+        """The name of dimension `i` ("" when unnamed)."""
+        return self._dim_names[i] if self._dim_names else ""
+
+    @property
+    def is_mutable(self) -> bool:
+        """Whether the values may be written in place."""
+        return bool(self._data.flags.writeable)
+
+    def _coords(self):
+        """(non_zero_length, ndim) int64 coordinates, in the order of the values."""
+        raise NotImplementedError
+
+    def _dense(self):
+        import numpy as np
+        out = np.zeros(self._shape, dtype=numpy_dtype_of(self._type))
+        if self._data.shape[0]:
+            out[tuple(self._coords().T)] = self._data
+        return out
+
+    def to_tensor(self) -> Tensor:
+        """The dense Tensor (newly allocated: shape's product of values)."""
+        return Tensor.from_numpy(self._dense(), self._dim_names or None)
+
+    def equals(self, other) -> bool:
+        """Same layout, type, shape and values (compared densely); `other` may be pyarrow's
+        sparse tensor of the same layout."""
+        import numpy as np
+        if not isinstance(other, _SparseTensor):
+            if type(other).__name__ != type(self).__name__ or not hasattr(other, "to_numpy"):
+                return False
+            try:
+                other = _as_sparse(other)
+            except (ArrowTypeError, ValueError):
+                return False
+        return (type(self) is type(other) and self._type == other._type
+                and self._shape == other._shape
+                and bool(np.array_equal(self._dense(), other._dense())))
+
+    def __eq__(self, other):
+        return self.equals(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self):
+        return f"<arrowipc.{type(self).__name__}>\ntype: {self._type}\nshape: {self._shape}"
+
+
+def _nonzero_cells(arr) -> tuple:
+    """(flat positions, (n, ndim) int64 coordinates) of the non-zero cells, in row-major order
+    (one pass over the values, then arithmetic on the few non-zero positions)."""
+    import numpy as np
+    flat = np.flatnonzero(arr)
+    if arr.ndim == 0:
+        return flat, np.empty((flat.shape[0], 0), dtype=np.int64)
+    coords = np.stack(np.unravel_index(flat, arr.shape), axis=1).astype(np.int64, copy=False)
+    return flat, coords
+
+
+def _lex_sorted_unique(coords) -> bool:
+    """Whether the coordinate rows are strictly increasing in row-major order."""
+    import numpy as np
+    n = coords.shape[0]
+    if n < 2:
+        return True
+    prev, cur = coords[:-1], coords[1:]
+    diff = cur != prev
+    first = np.argmax(diff, axis=1)                  # first differing column of each pair
+    rows = np.arange(n - 1)
+    return bool(diff.any(axis=1).all() and (cur[rows, first] > prev[rows, first]).all())
+
+
+class SparseCOOTensor(_SparseTensor):
+    """A sparse tensor as coordinate lists: one row of `ndim` indices per non-zero value
+    (pyarrow.SparseCOOTensor)."""
+    _indices: Any
+    _canonical: bool
+
+    @classmethod
+    def _make(cls, data, coords, shape, dim_names=None, is_canonical=None,
+              where: str = "SparseCOOTensor", trusted: bool = False) -> "SparseCOOTensor":
+        """`trusted`: the coordinates come from np.nonzero of an array of `shape` (in range,
+        canonical), so the checks are skipped."""
+        self = cls.__new__(cls)
+        self._init_common(data, shape, dim_names, where)
+        coords = _index_array(coords, 2, where, "coords")
+        nnz, ndim = self._data.shape[0], len(self._shape)
+        if coords.shape != (nnz, ndim) and not (nnz == 0 and coords.size == 0):
+            raise ArrowInvalid(f"{where}: coords has shape {coords.shape}, expected "
+                               f"({nnz}, {ndim}) (non_zero_length, ndim)")
+        coords = coords.reshape(nnz, ndim)
+        self._indices = coords
+        if trusted:
+            self._canonical = True
+            return self
+        for d in range(ndim):
+            _check_range(coords[:, d], self._shape[d], where, f"coords[:, {d}]")
+        sorted_unique = _lex_sorted_unique(coords)
+        if is_canonical and not sorted_unique:
+            raise ArrowInvalid(f"{where}: the index claims canonical order but its coordinates "
+                               f"are not sorted without duplicates")
+        self._canonical = sorted_unique
+        return self
+
+    @staticmethod
+    def from_numpy(data, coords, shape, dim_names=None) -> "SparseCOOTensor":
+        """From the non-zero values, their (non_zero_length, ndim) coordinates and the shape."""
+        return SparseCOOTensor._make(data, coords, shape, dim_names,
+                                     where="SparseCOOTensor.from_numpy")
+
+    @staticmethod
+    def from_dense_numpy(obj, dim_names=None) -> "SparseCOOTensor":
+        """The non-zero cells of a dense numpy array, in row-major order."""
+        import numpy as np
+        arr = np.asarray(obj)
+        flat, coords = _nonzero_cells(arr)                  # row-major, hence canonical
+        return SparseCOOTensor._make(arr.reshape(-1)[flat], coords, arr.shape, dim_names,
+                                     where="SparseCOOTensor.from_dense_numpy", trusted=True)
+
+    def to_numpy(self) -> tuple:
+        """(values as a (non_zero_length, 1) array, coordinates as (non_zero_length, ndim))."""
+        return self._data.reshape(-1, 1), self._indices
+
+    @property
+    def has_canonical_format(self) -> bool:
+        """Whether the coordinates are sorted in row-major order without duplicates."""
+        return self._canonical
+
+    def _coords(self):
+        return self._indices
+
+
+class _SparseCSXMatrix(_SparseTensor):
+    """CSR (axis 0 compressed) and CSC (axis 1 compressed) share one layout."""
+    _axis: int
+    _indptr: Any
+    _indices: Any
+
+    @classmethod
+    def _make(cls, data, indptr, indices, shape, dim_names=None,
+              where: str = "") -> "_SparseCSXMatrix":
+        self = cls.__new__(cls)
+        where = where or cls.__name__
+        self._init_common(data, shape, dim_names, where)
+        if len(self._shape) != 2:
+            raise ArrowInvalid(f"{where}: a sparse matrix has 2 dimensions, got shape "
+                               f"{self._shape}")
+        indptr = _index_array(indptr, 1, where, "indptr")
+        indices = _index_array(indices, 1, where, "indices")
+        nnz = self._data.shape[0]
+        major, minor = self._shape[self._axis], self._shape[1 - self._axis]
+        _check_indptr(indptr, major + 1, nnz, where, "indptr")
+        if indices.shape[0] != nnz:
+            raise ArrowInvalid(f"{where}: indices has {indices.shape[0]} entries, expected "
+                               f"{nnz} (non_zero_length)")
+        _check_range(indices, minor, where, "indices")
+        self._indptr, self._indices = indptr, indices
+        return self
+
+    @classmethod
+    def from_numpy(cls, data, indptr, indices, shape, dim_names=None) -> "_SparseCSXMatrix":
+        """From the non-zero values, the pointer array (one more than the compressed axis' length)
+        and the other axis' index of each value."""
+        return cls._make(data, indptr, indices, shape, dim_names, f"{cls.__name__}.from_numpy")
+
+    @classmethod
+    def from_dense_numpy(cls, obj, dim_names=None) -> "_SparseCSXMatrix":
+        """The non-zero cells of a dense 2-D numpy array."""
+        import numpy as np
+        arr = np.asarray(obj)
+        where = f"{cls.__name__}.from_dense_numpy"
+        if arr.ndim != 2:
+            raise ArrowInvalid(f"{where}: a sparse matrix has 2 dimensions, got {arr.ndim}")
+        view = arr if cls._axis == 0 else arr.T
+        major, minor = np.nonzero(view)
+        indptr = np.zeros(view.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(major, minlength=view.shape[0]), out=indptr[1:])
+        return cls._make(view[major, minor], indptr, minor.astype(np.int64), arr.shape,
+                         dim_names, where)
+
+    def to_numpy(self) -> tuple:
+        """(values as a (non_zero_length, 1) array, indptr, indices)."""
+        return self._data.reshape(-1, 1), self._indptr, self._indices
+
+    def _coords(self):
+        import numpy as np
+        major = np.repeat(np.arange(self._indptr.shape[0] - 1),
+                          np.diff(self._indptr.astype(np.int64)))
+        minor = self._indices.astype(np.int64)
+        pair = (major, minor) if self._axis == 0 else (minor, major)
+        return np.stack(pair, axis=1)
+
+
+class SparseCSRMatrix(_SparseCSXMatrix):
+    """A sparse matrix in compressed sparse row form (pyarrow.SparseCSRMatrix)."""
+    _axis = 0
+
+
+class SparseCSCMatrix(_SparseCSXMatrix):
+    """A sparse matrix in compressed sparse column form (pyarrow.SparseCSCMatrix)."""
+    _axis = 1
+
+
+class SparseCSFTensor(_SparseTensor):
+    """A sparse tensor as compressed sparse fibers: a prefix tree over the dimensions in
+    `axis_order`, one indices array per level and one indptr array per pair of adjacent levels
+    (pyarrow.SparseCSFTensor)."""
+    _indptr: list
+    _indices: list
+    _axis_order: list
+
+    @classmethod
+    def _make(cls, data, indptr, indices, shape, axis_order=None, dim_names=None,
+              where: str = "SparseCSFTensor") -> "SparseCSFTensor":
+        self = cls.__new__(cls)
+        self._init_common(data, shape, dim_names, where)
+        ndim, nnz = len(self._shape), self._data.shape[0]
+        order = list(range(ndim)) if axis_order is None else [int(a) for a in axis_order]
+        if sorted(order) != list(range(ndim)):
+            raise ArrowInvalid(f"{where}: axis_order {order} is not a permutation of the "
+                               f"{ndim} dimensions")
+        indptr = [_index_array(p, 1, where, f"indptr[{i}]") for i, p in enumerate(indptr)]
+        indices = [_index_array(x, 1, where, f"indices[{i}]") for i, x in enumerate(indices)]
+        if len(indices) != ndim or len(indptr) != max(ndim - 1, 0):
+            raise ArrowInvalid(f"{where}: {len(indptr)} indptr and {len(indices)} indices "
+                               f"arrays for {ndim} dimensions, expected {max(ndim - 1, 0)} and "
+                               f"{ndim}")
+        if ndim and indices[-1].shape[0] != nnz:
+            raise ArrowInvalid(f"{where}: the last level has {indices[-1].shape[0]} indices, "
+                               f"expected {nnz} (non_zero_length)")
+        for d in range(ndim):
+            _check_range(indices[d], self._shape[order[d]], where, f"indices[{d}]")
+        for d in range(ndim - 1):
+            _check_indptr(indptr[d], indices[d].shape[0] + 1, indices[d + 1].shape[0], where,
+                          f"indptr[{d}]")
+        self._indptr, self._indices, self._axis_order = indptr, indices, order
+        return self
+
+    @staticmethod
+    def from_numpy(data, indptr, indices, shape, axis_order=None,
+                   dim_names=None) -> "SparseCSFTensor":
+        """From the non-zero values, the per-level indptr and indices arrays, the shape and the
+        order in which the tree walks the dimensions (default 0, 1, ..., ndim-1)."""
+        return SparseCSFTensor._make(data, indptr, indices, shape, axis_order, dim_names,
+                                     "SparseCSFTensor.from_numpy")
+
+    @staticmethod
+    def from_dense_numpy(obj, dim_names=None) -> "SparseCSFTensor":
+        """The non-zero cells of a dense numpy array; the tree walks the dimensions from the
+        shortest to the longest (ties in dimension order), as pyarrow does."""
+        import numpy as np
+        arr = np.asarray(obj)
+        order = [int(a) for a in np.argsort(arr.shape, kind="stable")]
+        walked = np.ascontiguousarray(arr.transpose(order))
+        flat, coords = _nonzero_cells(walked)               # row-major: prefixes are grouped
+        nnz, ndim = coords.shape[0], arr.ndim
+        # changed[i, d]: value i starts a new node at level d (its prefix up to d differs)
+        changed = np.ones((nnz, ndim), dtype=bool)
+        if nnz > 1:
+            changed[1:] = np.logical_or.accumulate(coords[1:] != coords[:-1], axis=1)
+        indices = [coords[changed[:, d], d] for d in range(ndim)]
+        indptr = []
+        for d in range(ndim - 1):
+            rank = np.cumsum(changed[:, d + 1]) - 1         # node number at level d+1
+            indptr.append(np.append(rank[changed[:, d]], indices[d + 1].shape[0])
+                          .astype(np.int64))
+        return SparseCSFTensor._make(walked.reshape(-1)[flat], indptr, indices, arr.shape, order,
+                                     dim_names, "SparseCSFTensor.from_dense_numpy")
+
+    def to_numpy(self) -> tuple:
+        """(values as a (non_zero_length, 1) array, list of indptr arrays, list of indices
+        arrays)."""
+        return self._data.reshape(-1, 1), list(self._indptr), list(self._indices)
+
+    @property
+    def axis_order(self) -> list:
+        """The order in which the prefix tree walks the dimensions."""
+        return list(self._axis_order)
+
+    def _coords(self):
+        import numpy as np
+        ndim, nnz = len(self._shape), self._data.shape[0]
+        out = np.empty((nnz, ndim), dtype=np.int64)
+        node = np.arange(nnz)                               # each value's node at level d
+        for d in range(ndim - 1, -1, -1):
+            out[:, self._axis_order[d]] = self._indices[d][node]
+            if d:
+                ptr = self._indptr[d - 1].astype(np.int64)
+                parent = np.repeat(np.arange(ptr.shape[0] - 1), np.diff(ptr))
+                node = parent[node]
+        return out
+
+
+_SPARSE_CLASSES = {c.__name__: c for c in (SparseCOOTensor, SparseCSRMatrix, SparseCSCMatrix,
+                                           SparseCSFTensor)}
+
+
+def _as_sparse(obj) -> _SparseTensor:
+    """An arrowipc sparse tensor for one of arrowipc's or pyarrow's (same class name)."""
+    if isinstance(obj, _SparseTensor):
+        return obj
+    cls = _SPARSE_CLASSES.get(type(obj).__name__)
+    if cls is None or not hasattr(obj, "to_numpy"):
+        raise ArrowTypeError(f"expected a sparse tensor, got {type(obj).__name__}")
+    names = list(obj.dim_names or []) or None
+    if cls is SparseCSFTensor:
+        # pyarrow does not expose a CSF tensor's axis order, so its levels cannot be placed:
+        # rebuild the index from the dense values (the walk pyarrow's from_dense_numpy uses)
+        return SparseCSFTensor.from_tensor(obj.to_tensor())
+    if cls is SparseCOOTensor:
+        data, coords = obj.to_numpy()
+        return SparseCOOTensor._make(data, coords, obj.shape, names)
+    data, indptr, indices = obj.to_numpy()
+    csx = SparseCSRMatrix if cls is SparseCSRMatrix else SparseCSCMatrix
+    return csx._make(data, indptr, indices, obj.shape, names)

@@ -39,7 +39,7 @@ GROUPS = [
     ("Record batches and tables", lambda n, o: n in ("RecordBatch", "Table", "record_batch",
                                                      "table", "concat_tables",
                                                      "RecordBatchReader")),
-    ("Tensors", lambda n, o: n == "Tensor"),
+    ("Tensors", lambda n, o: n == "Tensor" or n.startswith("Sparse") and inspect.isclass(o)),
     ("Buffers and I/O", lambda n, o: n in ("Buffer", "py_buffer", "allocate_buffer",
                                            "BufferOutputStream", "BufferReader", "memory_map")),
     ("Extension types", lambda n, o: "extension" in n),

@@ -146,7 +146,7 @@ class _Scan:
         schema = dec.info.schema
         self.columns = [{"name": f.name, "type": str(f.type), "stored_bytes": 0,
                          "decoded_bytes": 0} for f in schema]
-        self.ranges = _ColumnRanges(dec._plan, len(schema))
+        self.ranges = _ColumnRanges(dec.column_plan, len(schema))
         self.r["columns"] = self.columns
         self.r["dictionaries"] = [
             {"id": i, "fields": [field_name_at(schema, p) for p in (d.paths or [d.path])],
@@ -237,7 +237,7 @@ def _scan_stream(src, scan: _Scan, where: str, batch_limit: int | None = None):
 
 def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | None = None):
     """Read the footer's dictionary and record batch blocks, as a file reader would."""
-    src = reader._source
+    src = reader.source
     head = BufferSource(src.buf) if isinstance(src, BufferSource) else None
     version = None
     if head is not None:                     # the schema message after the magic: its version
@@ -247,7 +247,7 @@ def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | No
             version = first.version if first is not None else None
         except ArrowInvalid:
             version = None
-    scan.schema(reader._decoder, version)
+    scan.schema(reader.decoder, version)
     for i in range(reader.num_dictionaries):
         msg = reader.read_block_message("dictionary", i)
         if msg.header_type != md.HEADER_DICTIONARY_BATCH:

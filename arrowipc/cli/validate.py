@@ -9,7 +9,7 @@ read too and every block it lists is matched against the messages found.
 from __future__ import annotations
 
 from .. import types as T
-from ..ipc._batch_decode import decode_record_batch_header, run_pending_checks
+from ..ipc._batch_decode import decode_record_batch_header
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc import metadata as md
 from ..ipc.message import read_message_from
@@ -108,24 +108,16 @@ class _Checker:
     def _column_problems(self, dec: MessageDecoder, msg) -> list:
         """[(column name, error)] from decoding each column of a failing batch on its own."""
         try:
-            header = decode_record_batch_header(msg.header)
+            decode_record_batch_header(msg.header)      # a header that fails says it all
         except _BAD_DATA:
             return []
         schema = dec.info.schema
-        n = len(schema)
         out = []
         for c, f in enumerate(schema):
-            if dec._included is not None and not dec._included[c]:
+            if not dec.is_included(c):
                 continue
             try:
-                cols, pending = dec._assemble(header, msg, dec._plan, [j == c for j in range(n)])
-                if dec._swap:
-                    cols, pending = dec._swapped(cols, pending)
-                col = cols[c]
-                if dec.memo is not None:
-                    dec.memo.resolve(col, f.type, (c,))
-                if pending:
-                    run_pending_checks(pending, dec.where)
+                col = dec.decode_column(msg, c)
                 validate_array(col, full=self.full, where=f"field {f.name!r}")
             except _BAD_DATA as e:
                 out.append((f.name, e))
@@ -134,7 +126,7 @@ class _Checker:
     # -- the file footer ---------------------------------------------------------------------------
     def check_blocks(self, reader: RecordBatchFileReader):
         """Check the messages the footer points at (when the data section could not be read)."""
-        dec = reader._decoder
+        dec = reader.decoder
         for i in range(reader.num_dictionaries):
             try:
                 msg = reader.read_block_message("dictionary", i)

@@ -12,6 +12,7 @@ __all__ = [
     "FILE_MAGIC", "ALKAID_MAGIC", "FILE_MAGICS", "CONTINUATION", "EOS_MARKER", "LEGACY_EOS",
     "FEATHER_V1_MAGIC", "PARQUET_MAGIC", "FOREIGN_MAGICS", "HEADER_NAMES", "CODEC_NONE", "CODEC_LZ4_FRAME",
     "CODEC_ZSTD", "CODEC_SPEC_NAMES", "CODEC_OPTION_NAMES", "COMPRESSION_IDS", "RAW_MARKER",
+    "SPARSE_INDEX_COO", "SPARSE_INDEX_CSX", "SPARSE_INDEX_CSF", "SPARSE_INDEX_NAMES",
     "MAX_NESTING_DEPTH", "MAX_TENSOR_DIMENSIONS", "MAX_METADATA_SIZE", "MAX_FIELDS", "MAX_BUFFERS",
     "MAX_VARIADIC_BUFFERS", "MAX_DECOMPRESSED_SIZE", "BODY_ALIGNMENT", "FORMAT_FILE", "FORMAT_STREAM", "sniff", "file_magic",
     "foreign_format", "describe_bytes",
@@ -70,6 +71,11 @@ MAX_VARIADIC_BUFFERS = 1 << 20       # data buffers of the view columns of one r
 MAX_DECOMPRESSED_SIZE = 1 << 32      # bytes all compressed buffers of one message decompress to
 MAX_TENSOR_DIMENSIONS = 64            # dimensions of a Tensor message
 MAX_NESTING_DEPTH = 64               # levels of nested types (the engine's hard limit too)
+
+# SparseTensorIndex union members of SparseTensor.fbs
+SPARSE_INDEX_COO, SPARSE_INDEX_CSX, SPARSE_INDEX_CSF = 1, 2, 3
+SPARSE_INDEX_NAMES = {SPARSE_INDEX_COO: "SparseTensorIndexCOO", SPARSE_INDEX_CSX: "SparseMatrixIndexCSX",
+                      SPARSE_INDEX_CSF: "SparseTensorIndexCSF"}
 
 # -- body compression ------------------------------------------------------------------------------
 

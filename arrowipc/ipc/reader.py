@@ -89,8 +89,7 @@ class MessageDecoder:
     # -- batches --------------------------------------------------------------------------------
     def read_record_batch_message(self, msg: Message, count: bool = True) -> RecordBatch:
         if count:
-            self.stats.num_messages += 1
-            self.stats.num_record_batches += 1
+            self.count_record_batch()
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
@@ -124,8 +123,7 @@ class MessageDecoder:
                 if isinstance(prepared[slot], ArrowException):
                     raise prepared[slot]
                 if count:
-                    self.stats.num_messages += 1
-                    self.stats.num_record_batches += 1
+                    self.count_record_batch()
                 cols, pending = assemble_columns(self._plan, header, msg.body, self._included,
                                                  prepared[slot], self.where, msg.version,
                                                  self._limits)
@@ -167,6 +165,37 @@ class MessageDecoder:
             for f, col in zip(self.schema, cols):
                 validate_values(col, f"{self.where}: field {f.name!r}")
         return RecordBatch(self.schema, cols, num_rows, None)
+
+    def count_record_batch(self) -> None:
+        """Count one record batch message in the statistics (every read path calls this)."""
+        self.stats.num_messages += 1
+        self.stats.num_record_batches += 1
+
+    @property
+    def column_plan(self):
+        """The decode plan of the full schema: per top-level field, its nodes and buffers in
+        message order (for tools that map a record batch's buffers back to columns)."""
+        return self._plan
+
+    def is_included(self, index: int) -> bool:
+        """Whether top-level field `index` is read (included_fields keeps it, or reads all)."""
+        return self._included is None or self._included[index]
+
+    def decode_column(self, msg: Message, index: int):
+        """Top-level column `index` of record batch message `msg`, decoded on its own: byte-swapped,
+        its dictionary attached and every check of the validation level run. A tool finds which
+        column of a failing batch is bad this way; ArrowInvalid names what is wrong."""
+        header = decode_record_batch_header(msg.header)
+        n = len(self.info.schema)
+        cols, pending = self._assemble(header, msg, self._plan, [j == index for j in range(n)])
+        if self._swap:
+            cols, pending = self._swapped(cols, pending)
+        col = cols[index]
+        if self.memo is not None:
+            self.memo.resolve(col, self.info.schema.field(index).type, (index,))
+        if pending:
+            run_pending_checks(pending, self.where)
+        return col
 
     def _message_where(self, msg: Message) -> str:
         return f"{self.where}: message at byte {msg.offset}"
@@ -308,6 +337,17 @@ class _ReaderBase:
     def schema(self) -> T.Schema:
         return self._decoder.schema
 
+    @property
+    def decoder(self) -> MessageDecoder:
+        """The decoder this reader drives (schema, dictionaries, projection, statistics): tools
+        such as `arrowipc validate` and `inspect` read messages through it as the reader does."""
+        return self._decoder
+
+    @property
+    def source(self):
+        """Where the bytes come from (an in-memory BufferSource or a file-object source)."""
+        return self._source
+
     def read_pandas(self, **options):
         """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
         return self.read_all().to_pandas(**options)
@@ -421,7 +461,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def _iter_in_memory(self, dec, src, limit):
         buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
-        stats, limits = dec.stats, dec._limits
+        limits = dec._limits
         structural = dec._level == "structural"
         while True:
             start = src.pos
@@ -440,8 +480,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 if batch is not None:
                     yield batch
                 continue
-            stats.num_messages += 1
-            stats.num_record_batches += 1
+            dec.count_record_batch()
             if included is not None:
                 cols = [c for c in cols if c is not None]
             yield (RecordBatch(schema, cols, num_rows, pending) if structural
@@ -719,8 +758,7 @@ class RecordBatchFileReader(_ReaderBase):
                     yield self.get_batch(i)
                     continue
                 with self._lock:
-                    dec.stats.num_messages += 1
-                    dec.stats.num_record_batches += 1
+                    dec.count_record_batch()
                 yield dec.read_record_batch_message(msg, count=False)
             first = last
 
@@ -767,17 +805,8 @@ class RecordBatchFileReader(_ReaderBase):
             self._ensure_dictionaries()
         dec, src = self._decoder, self._source
         if self._fast:
-            off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
-            msg, _, cols, pending, num_rows = next_message_fast(
-                src.buf, off, off + meta_len + body_len, dec.options.max_metadata_size, dec._plan,
-                dec._included, "file", dec._limits)
-            if msg is not None and cols is not None:
-                with self._lock:
-                    dec.stats.num_messages += 1
-                    dec.stats.num_record_batches += 1
-                if dec._included is not None:
-                    cols = [c for c in cols if c is not None]
-                batch = dec.make_batch(cols, num_rows, pending)
+            batch, msg = self._framed_once(i)
+            if batch is not None:
                 return (batch, msg.custom_metadata) if with_metadata else batch
         if isinstance(src, BufferSource):
             msg = self._read_block(self._batch_blocks[i], i, "record batch")
@@ -787,10 +816,25 @@ class RecordBatchFileReader(_ReaderBase):
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
         with self._lock:
-            dec.stats.num_messages += 1
-            dec.stats.num_record_batches += 1
+            dec.count_record_batch()
         batch = dec.read_record_batch_message(msg, count=False)
         return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def _framed_once(self, i: int):
+        """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
+        None when the message needs the general path (compressed, dictionaries, byte order)."""
+        dec = self._decoder
+        off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+        msg, _, cols, pending, num_rows = next_message_fast(
+            self._source.buf, off, off + meta_len + body_len, dec.options.max_metadata_size,
+            dec._plan, dec._included, "file", dec._limits)
+        if msg is None or cols is None:
+            return None, msg
+        with self._lock:
+            dec.count_record_batch()
+        if dec._included is not None:
+            cols = [c for c in cols if c is not None]
+        return dec.make_batch(cols, num_rows, pending), msg
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         return RecordBatchWithMetadata(*self._get(i, True))
@@ -806,8 +850,14 @@ class RecordBatchFileReader(_ReaderBase):
             return
         n, i = len(self._batch_blocks), 0
         while i < n:
-            msg = self._compressed_block(i) if self._fast else None
-            if msg is None:
+            msg = None
+            if self._fast:          # each block framed once: decoded, or kept for a window
+                batch, msg = self._framed_once(i)
+                if batch is not None:
+                    yield batch
+                    i += 1
+                    continue
+            if msg is None or not _is_compressed_batch(msg):
                 yield self.get_batch(i)
                 i += 1
                 continue
@@ -824,8 +874,7 @@ class RecordBatchFileReader(_ReaderBase):
                 if isinstance(item, BaseException):
                     raise item
                 with self._lock:
-                    self._decoder.stats.num_messages += 1
-                    self._decoder.stats.num_record_batches += 1
+                    self._decoder.count_record_batch()
                 yield item[0]
             i = j
 
