@@ -216,7 +216,7 @@ def _temporal(d, src, target, safe):
             lost = ticks % div != 0
             flags = _valid_flags(d)
             if flags is not None:
-                lost &= np.array(flags, dtype=bool)
+                lost &= flags
             rows = np.flatnonzero(lost)
             last = int(rows[-1]) if len(rows) else bad
             raise ArrowInvalid(f"Cast would lose data: {int(ticks[last])}")
@@ -408,7 +408,7 @@ def _temporal_text(d, src) -> list:
         text = [t if ok else f"<value out of range: {v}>"
                 for t, ok, v in zip(text, in_range, ints.tolist())]
     if valid is not None:
-        text = [t if ok else None for t, ok in zip(text, valid)]
+        text = [t if ok else None for t, ok in zip(text, valid.tolist())]
     return text
 
 
@@ -689,18 +689,156 @@ def _unscaled(d) -> list:
         out = [int.from_bytes(raw[i:i + w], "little", signed=True)
                for i in range(0, len(raw), w)]
     if valid is not None:
-        out = [v if valid[i] else None for i, v in enumerate(out)]
+        flags = valid.tolist()
+        out = [v if flags[i] else None for i, v in enumerate(out)]
     return out
 
 
+# -- decimals, vectorised: whenever every unscaled value fits in an int64 (the common case: up to
+# 18 digits), integer <-> decimal and decimal <-> decimal run as numpy array arithmetic
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _unscaled_int64(d):
+    """The unscaled values of a decimal array as an int64 numpy array, or None when one does
+    not fit (nulls count as 0)."""
+    import numpy as np
+    w = d.type.byte_width
+    raw = memoryview(d.buffers[1])[d.offset * w:(d.offset + d.length) * w]
+    if len(raw) != d.length * w:
+        raise ArrowInvalid(f"Decimal values buffer holds {len(raw)} bytes, expected "
+                           f"{d.length * w} for {d.length} values of {d.type}")
+    if w <= 8:
+        values = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).astype(np.int64)
+    else:
+        words = np.frombuffer(raw, dtype=np.int64).reshape(d.length, w // 8)
+        values = words[:, 0]
+        # the higher words must all be the low word's sign
+        if not (words[:, 1:] == (values >> 63)[:, None]).all():
+            return None
+        values = values.copy()
+    flags = _valid_flags(d)
+    if flags is not None:
+        values[~flags] = 0
+    return values
+
+
+def _decimal_from_int64(values, target, null_count: int, validity) -> ArrayData:
+    """A decimal array of int64 unscaled values (sign-extended to the target's width; wrapped to
+    32 bits for decimal32)."""
+    import numpy as np
+    from ._core.buffer import py_buffer
+    w = target.byte_width
+    if w == 4:
+        data = values.astype(np.int32)
+    elif w == 8:
+        data = values.astype(np.int64)
+    else:
+        data = np.empty((len(values), w // 8), dtype=np.int64)
+        data[:, :] = (values >> 63)[:, None]
+        data[:, 0] = values
+    return ArrayData(target, len(values), 0, null_count, [validity, py_buffer(data)])
+
+
+def _last_error(masks_and_messages, valid) -> None:
+    """Raise the message of the last row flagged by any mask (pyarrow reports the last failure);
+    earlier masks win on the same row."""
+    import numpy as np
+    last, message = -1, None
+    for mask, text in masks_and_messages:
+        if valid is not None:
+            mask = mask & valid
+        rows = np.flatnonzero(mask)
+        if len(rows) and rows[-1] > last:
+            last, message = int(rows[-1]), text
+    if message is not None:
+        raise ArrowInvalid(message)
+
+
+def _toward_zero(u, unit):
+    """u / unit truncated toward zero (numpy's // floors)."""
+    q = u // unit
+    return q + ((u % unit != 0) & (u < 0))
+
+
+def _decimal_vectorised(d, src, target, safe):
+    """The cast as numpy array arithmetic, or None where the per-value path is needed (values
+    beyond int64, a scale beyond 18 digits, unchecked narrowing to decimal32)."""
+    import numpy as np
+    src_dec, tgt_dec = isinstance(src, DecimalType), isinstance(target, DecimalType)
+    valid = _valid_flags(d)
+    if tgt_dec and getattr(src, "is_integer", False):
+        p, s = target.precision, target.scale
+        need = _INT_DIGITS[src.bit_width] + (1 if src.bit_width == 64 and not src.is_signed
+                                             else 0) + s
+        if s < 0 or need > p or need > 18:
+            return None                     # the per-value path raises, or needs big integers
+        raw = memoryview(d.buffers[1])[d.offset * src.byte_width:
+                                       (d.offset + d.length) * src.byte_width]
+        ints = np.frombuffer(raw, dtype=np.dtype(f"{'i' if src.is_signed else 'u'}"
+                                                  f"{src.byte_width}")).astype(np.int64)
+        if len(ints) != d.length:
+            return None
+        return _decimal_from_int64(ints * np.int64(10 ** s), target, d.null_count, _validity(d))
+    if not src_dec or not (tgt_dec or getattr(target, "is_integer", False)):
+        return None
+    u = _unscaled_int64(d)
+    if u is None:
+        return None
+    if getattr(target, "is_integer", False):
+        if src.scale < 0:
+            return None
+        unit = np.int64(10 ** src.scale) if src.scale <= 18 else None
+        if unit is None:
+            return None
+        q = _toward_zero(u, unit)
+        if safe:
+            sbits = 8 * src.byte_width
+            lo, hi = _int_range(target)
+            # see _decimal_to_int for pyarrow 26's always-failing pairs
+            always_out = target.bit_width > sbits or (not target.is_signed
+                                                      and target.bit_width == sbits)
+            lost = q * unit != u
+            lo, hi = np.int64(max(lo, -(1 << 63))), np.int64(min(hi, _INT64_MAX))
+            out_of = np.ones(len(u), dtype=bool) if always_out else (q < lo) | (q > hi)
+            _last_error([(lost, "Rescaling Decimal value would cause data loss"),
+                         (out_of & ~lost, "Integer value out of bounds")], valid)
+        from ._core.buffer import py_buffer
+        dtype = np.dtype(f"{'i' if target.is_signed else 'u'}{target.byte_width}")
+        return ArrayData(target, d.length, 0, d.null_count,
+                         [_validity(d), py_buffer(q.astype(dtype))])
+    # decimal -> decimal
+    k = target.scale - src.scale
+    if not safe and target.byte_width == 4:
+        return None                         # wraps before rescaling: the per-value path
+    if k >= 0:
+        if k > 18 or (np.abs(u) > _INT64_MAX // 10 ** k).any():
+            return None
+        r = u * np.int64(10 ** k)
+        lost = np.zeros(len(u), dtype=bool)
+    else:
+        if -k > 18:
+            return None
+        unit = np.int64(10 ** -k)
+        r = _toward_zero(u, unit)
+        lost = r * unit != u
+    if safe:
+        p = target.precision
+        big = np.abs(r) >= 10 ** p if p <= 18 else np.zeros(len(r), dtype=bool)
+        _last_error([(lost, "Rescaling Decimal value would cause data loss"),
+                     (big & ~lost, f"Decimal value does not fit in precision {p}")], valid)
+    return _decimal_from_int64(r, target, d.null_count, _validity(d))
+
+
 def _valid_flags(d):
-    """The validity of each row as a list of bools (None when there are no nulls)."""
+    """The validity of each row as a numpy bool array (None when there are no nulls)."""
     import numpy as np
     bits = _validity(d)
     if bits is None:
         return None
     return np.unpackbits(np.frombuffer(memoryview(bits), dtype=np.uint8),
-                         bitorder="little")[:d.length].astype(bool).tolist()
+                         bitorder="little")[:d.length].astype(bool)
 
 
 def _decimal_data(values: list, target, null_count: int, validity) -> ArrayData:
@@ -719,6 +857,9 @@ def _decimal(d, src, target, safe) -> ArrayData:
     from .array import make_array
     from .from_python import array_data_from_python
     errors: list = []
+    fast = _decimal_vectorised(d, src, target, safe)
+    if fast is not None:
+        return fast
     if isinstance(src, DecimalType):
         scale = src.scale
         u = _unscaled(d)

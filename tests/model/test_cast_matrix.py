@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import random
 
 import pyarrow as pa
 import pytest
@@ -150,6 +151,31 @@ def test_cast_matrix_matches_pyarrow(name):
             for i in range(len(arr)):
                 _assert_same(arr.slice(i, 1), target, safe,
                              f"{name}[{i}] -> {target} safe={safe}")
+
+
+@pytest.mark.parametrize("source_type,target", [
+    (pa.int32(), pa.decimal128(20, 4)), (pa.int16(), pa.decimal32(9, 2)),
+    (pa.uint32(), pa.decimal64(18, 3)), (pa.decimal128(20, 4), pa.int64()),
+    (pa.decimal64(12, 3), pa.decimal128(30, 6)), (pa.decimal256(40, 4), pa.decimal64(18, 2)),
+    (pa.decimal128(20, 4), pa.float64()), (pa.decimal32(9, 2), pa.int16())],
+    ids=str)
+def test_long_decimal_columns_with_nulls_and_offsets_match_pyarrow(source_type, target):
+    # the vectorised paths: many rows, nulls, a sliced start, safe and unsafe
+    rng = random.Random(7)
+    if pa.types.is_decimal(source_type):
+        digits = min(source_type.precision, 9)
+        values = [None if rng.random() < 0.1 else
+                  D(rng.randrange(-10**digits + 1, 10**digits)).scaleb(-source_type.scale)
+                  for _ in range(1000)]
+        if pa.types.is_integer(target) or getattr(target, "scale", 99) < source_type.scale:
+            # whole values, so the safe cast succeeds
+            values = [None if v is None else v.to_integral_value(decimal.ROUND_DOWN)
+                      for v in values]
+    else:
+        values = [None if rng.random() < 0.1 else rng.randrange(0, 30000) for _ in range(1000)]
+    arr = pa.array(values, source_type).slice(3)
+    for safe in (True, False):
+        _assert_same(arr, target, safe, f"{source_type} -> {target} safe={safe}")
 
 
 # -- the rules one by one ------------------------------------------------------------------------
