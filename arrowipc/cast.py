@@ -103,10 +103,10 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
     if temporal is not None:
         return temporal
     if isinstance(src, BinaryType) and isinstance(target, BinaryType):
-        return _binary(d, src, target)
+        return _binary(d, src, target, safe)
     if isinstance(target, BinaryType) and target.is_utf8:
         return _to_text(d, src, target)
-    if isinstance(src, BinaryType) and src.is_utf8:
+    if isinstance(src, BinaryType):
         return _from_text(d, src, target)
     if _is_list(src) and _is_list(target):
         return _list(d, src, target, safe)
@@ -276,18 +276,23 @@ def make_int(d, i) -> int:
     return _value(_relabel(d, _storage_int(d.type)), i)
 
 
-def _binary(d, src, target) -> ArrayData:
+def _binary(d, src, target, safe: bool = True) -> ArrayData:
     from .array import make_array
     if target.kind == Kind.VIEW or src.kind == Kind.VIEW:
         values = make_array(d).to_pylist()
+        from .from_python import array_data_from_python
+        if target.is_utf8 and not src.is_utf8 and not safe:
+            # unchecked: the bytes as they are, relabelled
+            from .types import binary_view
+            return _relabel(array_data_from_python(values, binary_view()), target)
         if target.is_utf8 and not src.is_utf8:
             values = [_decode(v) for v in values]
         elif src.is_utf8 and not target.is_utf8:
             values = [None if v is None else v.encode() for v in values]
         from .from_python import array_data_from_python
         return array_data_from_python(values, target)
-    if target.is_utf8 and not src.is_utf8:
-        _check_utf8(d)
+    if target.is_utf8 and not src.is_utf8 and safe:
+        _check_utf8(d)                      # unchecked, pyarrow relabels the bytes as they are
     if src.kind == target.kind:
         return _relabel(d, target)
     fw, tw = (4, 8) if src.kind == Kind.BINARY else (8, 4)
@@ -490,7 +495,14 @@ def _from_text(d, src, target) -> ArrayData:
     # pyarrow's parsers run over every value and report the LAST one that fails
     from .array import make_array
     from .from_python import array_data_from_python
+    temporal = target.name in ("date32[day]", "date64[ms]") or isinstance(target, TimestampType)
+    if (temporal and (src.kind == Kind.VIEW or not src.is_utf8)) or (
+            src.kind == Kind.VIEW and target.name == "halffloat"):
+        raise unsupported(src, target)      # pyarrow parses these from string and large_string
     values = make_array(d).to_pylist()
+    if not src.is_utf8:
+        # bytes parse as text; pyarrow's message shows undecodable bytes as U+FFFD
+        values = [None if v is None else v.decode("utf-8", "replace") for v in values]
     out: list = []
     errors: list = []
     if getattr(target, "is_integer", False):
@@ -513,7 +525,7 @@ def _from_text(d, src, target) -> ArrayData:
             out.append(b)
             if v is not None and b is None:
                 errors.append(f"Failed to parse value: {v}")
-    elif target.name in ("date32[day]", "date64[ms]") or isinstance(target, TimestampType):
+    elif temporal:
         for v in values:
             if v is None:
                 out.append(None)
