@@ -874,6 +874,10 @@ def _decimal(d, src, target, safe) -> ArrayData:
         return fast
     if isinstance(src, DecimalType):
         scale = src.scale
+        if target.name in ("float", "double"):
+            fast = _decimal_to_real_vectorised(d, scale, target)
+            if fast is not None:
+                return fast
         u = _unscaled(d)
         if isinstance(target, DecimalType):
             out = _rescale_decimal(u, scale, target, safe, errors, target.byte_width == 4)
@@ -978,6 +982,19 @@ def _decimal_to_real(d, u, scale, target) -> ArrayData:
         values = np.array([v or 0 for v in u], dtype=np.int64).astype(ftype) * tenth
     else:
         values = np.array([_decimal_real(v or 0, scale, ftype, exact) for v in u], dtype=ftype)
+    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+
+
+def _decimal_to_real_vectorised(d, scale, target):
+    """_decimal_to_real as numpy arithmetic when every unscaled value is exact in the target."""
+    import numpy as np
+    from ._core.buffer import py_buffer
+    u = _unscaled_int64(d)
+    ftype = np.float32 if target.name == "float" else np.float64
+    exact = 1 << (24 if ftype is np.float32 else 53)
+    if u is None or (np.abs(u) > exact).any():
+        return None
+    values = u.astype(ftype) * ftype(10.0 ** -scale)
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
 
 
