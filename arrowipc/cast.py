@@ -257,7 +257,7 @@ def _wall_clock(d, src) -> ArrayData:
     """A zoned timestamp array's local times, as a naive timestamp array."""
     import numpy as np
     from ._core.buffer import py_buffer
-    ints = np.frombuffer(memoryview(d.buffers[1]), dtype=np.int64)[d.offset:d.offset + d.length]
+    ints = np.frombuffer(_values_bytes(d, 8), dtype=np.int64)
     local, _ = _local(ints.astype(f"datetime64[{src.unit}]"), ints, src.unit, src.tz)
     values = local.astype(np.int64)
     return ArrayData(_naive(src), d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
@@ -384,8 +384,9 @@ def _temporal_text(d, src) -> list:
     (+HHMM, or Z for the "UTC" zone) when they have a time zone; a value outside the years
     -32767 to 32767 (or a time outside the day) prints as `<value out of range: v>`."""
     import numpy as np
-    ints = np.frombuffer(memoryview(d.buffers[1]), dtype=np.int32 if _storage_int(src) == int32()
-                         else np.int64)[d.offset:d.offset + d.length].astype(np.int64)
+    width = 4 if _storage_int(src) == int32() else 8
+    ints = np.frombuffer(_values_bytes(d, width), dtype=np.int32 if width == 4
+                         else np.int64).astype(np.int64)
     valid = _valid_flags(d)
     if isinstance(src, DurationType):
         text = ints.astype(str).tolist()
@@ -693,7 +694,7 @@ def _unscaled(d) -> list:
     import numpy as np
     w = d.type.byte_width
     valid = _valid_flags(d)
-    raw = memoryview(d.buffers[1])[d.offset * w:(d.offset + d.length) * w]
+    raw = _values_bytes(d, w)
     if w <= 8:
         out = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).tolist()
     else:
@@ -717,10 +718,7 @@ def _unscaled_int64(d):
     not fit (nulls count as 0)."""
     import numpy as np
     w = d.type.byte_width
-    raw = memoryview(d.buffers[1])[d.offset * w:(d.offset + d.length) * w]
-    if len(raw) != d.length * w:
-        raise ArrowInvalid(f"Decimal values buffer holds {len(raw)} bytes, expected "
-                           f"{d.length * w} for {d.length} values of {d.type}")
+    raw = _values_bytes(d, w)
     if w <= 8:
         values = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).astype(np.int64)
     else:
@@ -786,12 +784,9 @@ def _decimal_vectorised(d, src, target, safe):
                                              else 0) + s
         if s < 0 or need > p or need > 18:
             return None                     # the per-value path raises, or needs big integers
-        raw = memoryview(d.buffers[1])[d.offset * src.byte_width:
-                                       (d.offset + d.length) * src.byte_width]
+        raw = _values_bytes(d, src.byte_width)
         ints = np.frombuffer(raw, dtype=np.dtype(f"{'i' if src.is_signed else 'u'}"
                                                   f"{src.byte_width}")).astype(np.int64)
-        if len(ints) != d.length:
-            return None
         return _decimal_from_int64(ints * np.int64(10 ** s), target, d.null_count, _validity(d))
     if not src_dec or not (tgt_dec or getattr(target, "is_integer", False)):
         return None
@@ -841,6 +836,17 @@ def _decimal_vectorised(d, src, target, safe):
         _last_error([(lost, "Rescaling Decimal value would cause data loss"),
                      (big & ~lost, f"Decimal value does not fit in precision {p}")], valid)
     return _decimal_from_int64(r, target, d.null_count, _validity(d))
+
+
+def _values_bytes(d, width: int) -> memoryview:
+    """The bytes of `d`'s fixed-width values (offset applied), checked to hold every row."""
+    buf = d.buffers[1] if len(d.buffers) > 1 else None
+    raw = memoryview(buf if buf is not None else b"").cast("B")
+    start, size = d.offset * width, d.length * width
+    if not (size <= len(raw) and start <= len(raw) - size):
+        raise ArrowInvalid(f"Values buffer of {d.type} holds {len(raw)} bytes, expected at least "
+                           f"{start + size} for {d.length} values at offset {d.offset}")
+    return raw[start:start + size]
 
 
 def _valid_flags(d):
@@ -1117,7 +1123,7 @@ def _half(d, src, target, safe):
                 return array_data_from_python(
                     [None if v is None else format_float(v) for v in values], target)
             return None
-        raw = memoryview(d.buffers[1])[d.offset * 2:(d.offset + d.length) * 2]
+        raw = _values_bytes(d, 2)
         wide = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
         as_f32 = ArrayData(float32(), d.length, 0, d.null_count,
                            [_validity(d), py_buffer(wide)])

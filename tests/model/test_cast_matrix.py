@@ -270,3 +270,19 @@ def test_pairs_without_a_cast_function_raise_pyarrow_message():
         ai.array([True]).cast(ai.float16())
     with pytest.raises(ArrowNotImplementedError, match="to utf8 using function cast_string$"):
         ai.array(pa.array([pa.MonthDayNano([1, 2, 3])])).cast(ai.string())
+
+
+@pytest.mark.parametrize("source,target", [
+    (ai.decimal128(20, 4), ai.int64()), (ai.decimal32(5, 2), ai.decimal128(20, 4)),
+    (ai.timestamp("us"), ai.string()), (ai.float16(), ai.float64()),
+    (ai.date32(), ai.string()), (ai.int32(), ai.decimal128(20, 4))], ids=str)
+def test_short_values_buffer_is_an_error_not_a_crash(source, target):
+    # untrusted data: a values buffer one row short is reported, never read past
+    from arrowipc._core.arraydata import ArrayData
+    from arrowipc._core.buffer import py_buffer
+    from arrowipc.cast import cast_data
+    width = source.bit_width // 8
+    d = ArrayData(source, 4, 0, 0, [None, py_buffer(bytes(3 * width))])
+    with pytest.raises(ArrowInvalid, match=f"holds {3 * width} bytes, expected at least "
+                                           f"{4 * width} for 4 values"):
+        cast_data(d, target)
