@@ -358,6 +358,9 @@ def _to_text(d, src, target) -> ArrayData:
     from .array import make_array
     from .from_python import array_data_from_python
     if _storage_int(src) is not None:
+        fast = _temporal_text_fixed(d, src, target)
+        if fast is not None:
+            return fast
         return array_data_from_python(_temporal_text(d, src), target)
     if src.kind not in (Kind.BOOL, Kind.FIXED) or isinstance(src, DecimalType):
         raise unsupported(src, target)
@@ -416,6 +419,97 @@ def _temporal_text(d, src) -> list:
     if valid is not None:
         text = [t if ok else None for t, ok in zip(text, valid.tolist())]
     return text
+
+
+def _temporal_text_fixed(d, src, target):
+    """Dates, times and timestamps (naive, UTC or a fixed offset) in the years 1000 to 9999:
+    every text has one length, so the digits are written column by column into a byte matrix
+    with numpy and the offsets are multiples of the row; None where the per-row path is needed
+    (durations, named zones, other years, times outside the day, string_view)."""
+    import numpy as np
+    from ._core.buffer import py_buffer
+    if target.kind == Kind.VIEW or isinstance(src, DurationType) or d.length == 0:
+        return None
+    tz = getattr(src, "tz", None)
+    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz) if tz and tz != "UTC" else None
+    if tz and tz != "UTC" and m is None:
+        return None
+    n = d.length
+    width = 4 if _storage_int(src) == int32() else 8
+    ints = np.frombuffer(_values_bytes(d, width), dtype=np.int32 if width == 4
+                         else np.int64).astype(np.int64)
+    flags = _valid_flags(d)
+    if flags is not None:
+        ints = np.where(flags, ints, 0)         # the rows under nulls print as the epoch
+    unit = getattr(src, "unit", None)
+    per_second = _UNITS_PER_SECOND[unit] if unit else 1
+    fraction_digits = _DIGITS[unit] if unit else 0
+    clock = not src.name.startswith("date")
+    if isinstance(src, (Time32Type, Time64Type)):
+        if ((ints < 0) | (ints >= 86400 * per_second)).any():
+            return None
+        days, of_day = None, ints
+    else:
+        if src.name == "date32[day]":
+            ticks = ints * 86400
+        elif src.name == "date64[ms]":
+            ticks, per_second = ints, 1000          # milliseconds; only the day prints
+        else:
+            ticks = ints
+        if m is not None:
+            minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (1 if m.group(1) == "+" else -1)
+            ticks = ticks + minutes * 60 * per_second
+        days = ticks // (86400 * per_second)
+        of_day = ticks - days * (86400 * per_second)
+    suffix = "" if not tz else ("Z" if m is None else
+                                f"{m.group(1)}{m.group(2)}{m.group(3)}")
+    columns = []                                # (text, or (values, digit count))
+    if days is not None:
+        year, month, day = _civil_from_days(days)
+        if ((year < 1000) | (year > 9999)).any():
+            return None
+        columns += [(year, 4), "-", (month, 2), "-", (day, 2)]
+        if clock:
+            columns.append(" ")
+    if clock:
+        seconds = of_day // per_second
+        columns += [(seconds // 3600, 2), ":", (seconds // 60 % 60, 2), ":", (seconds % 60, 2)]
+        if fraction_digits:
+            columns += [".", (of_day % per_second, fraction_digits)]
+    columns += list(suffix)
+    size = sum(1 if isinstance(c, str) else c[1] for c in columns)
+    if n * size >= (1 << 31):
+        return None
+    cells = np.empty((n, size), dtype=np.uint8)
+    at = 0
+    for c in columns:
+        if isinstance(c, str):
+            cells[:, at] = ord(c)
+            at += 1
+            continue
+        values, count = c
+        for k in range(count - 1, -1, -1):
+            cells[:, at + k] = values % 10 + 48
+            values = values // 10
+        at += count
+    owidth = np.int64 if target.kind == Kind.LARGE_BINARY else np.int32
+    offsets = np.arange(n + 1, dtype=owidth) * size
+    return ArrayData(target, n, 0, d.null_count,
+                     [_validity(d), py_buffer(offsets), py_buffer(cells)])
+
+
+def _civil_from_days(days):
+    """(year, month, day) numpy arrays of the proleptic Gregorian dates `days` after 1970-01-01."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 - 12 * (mp >= 10)
+    year = yoe + era * 400 + (month <= 2)
+    return year, month, day
 
 
 def _local(stamps, ints, unit, tz):

@@ -286,3 +286,25 @@ def test_short_values_buffer_is_an_error_not_a_crash(source, target):
     with pytest.raises(ArrowInvalid, match=f"holds {3 * width} bytes, expected at least "
                                            f"{4 * width} for 4 values"):
         cast_data(d, target)
+
+
+@pytest.mark.parametrize("source_type", [
+    pa.timestamp("s"), pa.timestamp("ms"), pa.timestamp("us"), pa.timestamp("ns"),
+    pa.timestamp("us", "UTC"), pa.timestamp("ms", "-03:30"), pa.timestamp("s", "Asia/Tokyo"),
+    pa.date32(), pa.date64(), pa.time32("ms"), pa.time64("us"), pa.duration("ms")], ids=str)
+@pytest.mark.parametrize("target", [pa.string(), pa.large_string(), pa.string_view()], ids=str)
+def test_long_temporal_columns_to_text_match_pyarrow(source_type, target):
+    # the fixed-width path (one text length for every row) and the per-row one, with nulls and a
+    # sliced start
+    rng = random.Random(11)
+    if pa.types.is_time(source_type):
+        top = 86400 * {"s": 1, "ms": 1000, "us": 10**6, "ns": 10**9}[source_type.unit]
+    elif pa.types.is_date32(source_type):
+        top = 2_900_000
+    else:
+        top = 2 * 10**9 * {"s": 1, "ms": 1000, "us": 10**6, "ns": 10**9}[
+            getattr(source_type, "unit", "ms")]
+    values = [None if rng.random() < 0.1 else rng.randrange(0, top) for _ in range(500)]
+    storage = pa.int32() if source_type.bit_width == 32 else pa.int64()
+    arr = pa.array(values, storage).cast(source_type).slice(5)
+    _assert_same(arr, target, True, f"{source_type} -> {target}")
