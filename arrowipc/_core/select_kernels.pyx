@@ -1077,8 +1077,9 @@ def cast_numeric(ArrayData d, int src_code, int dst_code, bint safe):
 
 cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
                       const uint8_t* valid, int64_t voff, int64_t n, int64_t mul, int64_t div,
-                      bint exact, int64_t modulo, int* why) noexcept nogil:
-    # (value floor-mod modulo, when given) * mul, or / div (floor; exact when asked);
+                      bint exact, int64_t modulo, bint floor, int* why) noexcept nogil:
+    # (value floor-mod modulo, when given) * mul, or / div (floor or truncation; exact when
+    # asked);
     # why: 1 lost data, 2 out of range
     cdef int64_t i, v, r
     for i in range(n):
@@ -1097,8 +1098,8 @@ cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
             else:
                 r = v // div
                 if v % div != 0:
-                    if v < 0:
-                        r -= 1     # C division truncates; time floors
+                    if v < 0 and floor:
+                        r -= 1     # C division truncates; a date floors
                     if exact:
                         why[0] = 1
                         return i
@@ -1113,10 +1114,11 @@ cdef int64_t _rescale(const uint8_t* src, int swidth, uint8_t* dst, int dwidth,
 
 
 def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint exact,
-            int64_t modulo=0):
+            int64_t modulo=0, bint floor=True):
     """(values Buffer, first bad row or -1, reason) of `d`'s 32/64-bit integer values (taken
-    modulo `modulo` first when it is positive: a time of day) multiplied by `mul` or
-    floor-divided by `div` (temporal unit changes); reason 1: a division was not exact and
+    modulo `modulo` first when it is positive: a time of day) multiplied by `mul` or divided
+    by `div` (temporal unit changes; flooring when `floor`, as a date does, else truncating
+    toward zero, as pyarrow's unit changes do); reason 1: a division was not exact and
     `exact` was asked, 2: the result does not fit."""
     if mul < 1 or div < 1 or swidth not in (4, 8) or dwidth not in (4, 8):
         raise ArrowInvalid(f"rescale by {mul}/{div} from {swidth} to {dwidth} bytes")
@@ -1131,7 +1133,7 @@ def rescale(ArrayData d, int swidth, int dwidth, int64_t mul, int64_t div, bint 
     if n:
         with nogil:
             bad = _rescale(src, swidth, dst, dwidth, valid, off, n, mul, div, exact, modulo,
-                           &why)
+                           floor, &why)
     return out, bad, why
 
 
