@@ -11,7 +11,7 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
-from .tableops import ArrayOps, ChunkedArrayOps
+from .tableops import ArrayOps, ChunkedArrayOps, total_buffer_size
 
 __all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
 
@@ -80,19 +80,8 @@ class Array(ArrayOps):
 
     @property
     def nbytes(self) -> int:
-        """The bytes this array's buffers span (a slice counts its part)."""
-        seen, total = set(), 0
-        stack = [self.data]
-        while stack:
-            d = stack.pop()
-            for b in d.buffers:
-                if b is not None and b.address not in seen:
-                    seen.add(b.address)
-                    total += b.size
-            stack.extend(d.children)
-            if d.dictionary is not None:
-                stack.append(d.dictionary)
-        return total
+        """The bytes of this array's buffers, each counted once (whole, also for a slice)."""
+        return total_buffer_size([self.data])
 
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:

@@ -70,7 +70,7 @@ class ArrayOps:
 
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer this array refers to, counted once each (slices count whole)."""
-        return _total_buffer_size([self.data])
+        return total_buffer_size([self.data])
 
     def to_string(self, *, indent: int = 0, top_level_indent: int = 0, window: int = 10,
                   container_window: int = 2, skip_new_lines: bool = False) -> str:
@@ -89,7 +89,9 @@ def _cast_args(target_type, safe, options):
     return target_type, True if safe is None else bool(safe)
 
 
-def _total_buffer_size(datas) -> int:
+def total_buffer_size(datas) -> int:
+    """Bytes of the buffers under `datas` (ArrayData), children and dictionaries included, each
+    buffer counted once by address."""
     seen, total = set(), 0
     stack = list(datas)
     while stack:
@@ -232,7 +234,7 @@ class ChunkedArrayOps:
 
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer the chunks refer to, counted once each."""
-        return _total_buffer_size([c.data for c in self.chunks])
+        return total_buffer_size([c.data for c in self.chunks])
 
     def to_string(self, *, indent: int = 0, window: int = 5, container_window: int = 2,
                   skip_new_lines: bool = False) -> str:
@@ -433,7 +435,7 @@ class TabularOps:
         datas = []
         for c in self.itercolumns():
             datas += [x.data for x in getattr(c, "chunks", [c])]
-        return _total_buffer_size(datas)
+        return total_buffer_size(datas)
 
     def to_string(self, *, show_metadata: bool = False, preview_cols: int = 0) -> str:
         """The schema and, with preview_cols, the first columns' values (pyarrow's layout)."""
