@@ -1,12 +1,20 @@
-"""Arrow IPC streams and files, mirroring pyarrow.ipc."""
+"""Arrow IPC streams and files, mirroring pyarrow.ipc.
+
+As in pyarrow, this is the public face: the classes live in the modules below, and the functions
+that open readers are defined here, above both the readers and recovery (which builds on them).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, overload
+
 from ..batch_reader import RecordBatchReader
 from .message import Message, MessageReader, read_message
 from .options import (Alignment, IpcReadOptions, IpcWriteOptions, MetadataVersion, ReadStats,
                       WriteStats)
 from .pandas_serialization import deserialize_pandas, serialize_pandas
 from .reader import (RecordBatchFileReader, RecordBatchStreamReader, RecordBatchWithMetadata,
-                     open_file, open_stream, read_record_batch, read_schema)
-from .recover import RecoveredFileReader, RecoveryReport, recover
+                     read_record_batch, read_schema)
+from .recover import RecoveredFileReader, RecoveryReport, open_file_recovering, recover
 from .tensor_io import get_tensor_size, read_tensor, write_tensor
 from .stream_decoder import (AsyncRecordBatchStreamReader, StreamDecoder, iter_stream_chunks,
                              open_stream_async)
@@ -19,7 +27,49 @@ __all__ = [
     "AsyncRecordBatchStreamReader", "StreamDecoder", "iter_stream_chunks", "open_stream_async",
     "IpcReadOptions", "IpcWriteOptions", "Message", "MessageReader", "MetadataVersion",
     "ReadStats", "RecordBatchFileReader", "RecordBatchFileWriter", "RecordBatchStreamReader",
-    "RecordBatchStreamWriter", "RecoveredFileReader", "RecoveryReport", "RecordBatchWithMetadata", "WriteStats", "new_file", "new_stream",
+    "RecordBatchStreamWriter", "RecoveredFileReader", "RecoveryReport", "RecordBatchWithMetadata",
+    "WriteStats", "new_file", "new_stream",
     "open_file", "open_stream", "read_message", "recover", "read_record_batch", "read_schema",
     "serialize_record_batch", "serialize_schema",
 ]
+
+if TYPE_CHECKING:
+    from .._typing import SourceLike
+
+
+def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
+                memory_pool: object = None, filesystem: Any = None) -> RecordBatchStreamReader:
+    """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
+    http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
+    filesystem) or a file-like object."""
+    return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
+
+
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: Literal[False] = False, filesystem: Any = None) -> RecordBatchFileReader: ...
+
+
+@overload
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader: ...
+
+
+def open_file(source: SourceLike, footer_offset: int | None = None, *,
+              options: IpcReadOptions | None = None, memory_pool: object = None,
+              recover: bool = False, filesystem: Any = None
+              ) -> RecordBatchFileReader | RecoveredFileReader:
+    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
+    `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
+    file-like object.
+
+    With recover=True a file whose footer is missing or damaged is read as a stream instead
+    (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
+    its `recovery` attribute says what was found.
+    """
+    if recover:
+        return open_file_recovering(source, footer_offset, options)
+    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)

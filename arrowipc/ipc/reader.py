@@ -10,7 +10,7 @@ import bisect
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator, Literal, overload
+from typing import TYPE_CHECKING, Any, Iterator
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -37,10 +37,10 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from .._typing import SourceLike
-    from .recover import RecoveredFileReader, RecoveryReport
+    from .recover import RecoveryReport
 
 __all__ = ["MessageDecoder", "RecordBatchFileReader", "RecordBatchStreamReader",
-           "RecordBatchWithMetadata", "open_file", "open_stream", "read_record_batch", "read_schema"]
+           "RecordBatchWithMetadata", "read_record_batch", "read_schema"]
 
 
 class MessageDecoder:
@@ -993,45 +993,6 @@ def _open(source: SourceLike, filesystem: Any, random_access: bool) -> Any:
     if isinstance(src, str):                    # a file:// URL names a local path
         return open_source(src)
     return src
-
-
-def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
-                memory_pool: object = None, filesystem: Any = None) -> RecordBatchStreamReader:
-    """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
-    http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
-    filesystem) or a file-like object."""
-    return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
-
-
-@overload
-def open_file(source: SourceLike, footer_offset: int | None = None, *,
-              options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: Literal[False] = False, filesystem: Any = None) -> RecordBatchFileReader: ...
-
-
-@overload
-def open_file(source: SourceLike, footer_offset: int | None = None, *,
-              options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool, filesystem: Any = None
-              ) -> RecordBatchFileReader | RecoveredFileReader: ...
-
-
-def open_file(source: SourceLike, footer_offset: int | None = None, *,
-              options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool = False, filesystem: Any = None
-              ) -> RecordBatchFileReader | RecoveredFileReader:
-    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
-    `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
-    file-like object.
-
-    With recover=True a file whose footer is missing or damaged is read as a stream instead
-    (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
-    its `recovery` attribute says what was found.
-    """
-    if recover:
-        from .recover import open_file_recovering
-        return open_file_recovering(source, footer_offset, options)
-    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
 
 
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
