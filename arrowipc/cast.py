@@ -895,14 +895,11 @@ def _decimal_vectorised(d, src, target, safe):
             return None
         q = _toward_zero(u, unit)
         if safe:
-            sbits = 8 * src.byte_width
             lo, hi = _int_range(target)
-            # see _decimal_to_int for pyarrow 26's always-failing pairs
-            always_out = target.bit_width > sbits or (not target.is_signed
-                                                      and target.bit_width == sbits)
+            # each value range-checked (not pyarrow 26's always-failing pairs: see _decimal_to_int)
             lost = q * unit != u
             lo, hi = np.int64(max(lo, -(1 << 63))), np.int64(min(hi, _INT64_MAX))
-            out_of = np.ones(len(u), dtype=bool) if always_out else (q < lo) | (q > hi)
+            out_of = (q < lo) | (q > hi)
             _last_error([(lost, "Rescaling Decimal value would cause data loss"),
                          (out_of & ~lost, "Integer value out of bounds")], valid)
         from ._core.buffer import py_buffer
@@ -1050,10 +1047,10 @@ def _decimal_text(v: int, scale: int) -> str:
 def _decimal_to_int(u, src, target, safe, errors) -> list:
     lo, hi = _int_range(target)
     scale = src.scale
-    sbits = 8 * src.byte_width
-    # pyarrow 26's safe check rejects every value when the target is wider than the decimal's
-    # storage, or unsigned and as wide (decimal32 to int64, uint32, uint64; decimal64 to uint64)
-    always_out = target.bit_width > sbits or (not target.is_signed and target.bit_width == sbits)
+    # Deliberately not pyarrow 26's behaviour: its safe check rejects every value when the target
+    # is wider than the decimal's storage or unsigned and as wide (decimal32 to int64, uint32,
+    # uint64; decimal64 to uint64), a bug that refuses valid data; we range-check each value
+    # (docs/pyarrow-compat.md).
     out = []
     for v in u:
         if v is None:
@@ -1063,7 +1060,7 @@ def _decimal_to_int(u, src, target, safe, errors) -> list:
         if safe:
             if q * 10 ** scale != v:
                 errors.append("Rescaling Decimal value would cause data loss")
-            elif always_out or not lo <= q <= hi:
+            elif not lo <= q <= hi:
                 errors.append("Integer value out of bounds")
         out.append((q - lo) % (1 << target.bit_width) + lo)
     return out
