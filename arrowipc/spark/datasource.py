@@ -18,8 +18,8 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from ..errors import ArrowInvalid
 from . import commit as C
-from .inputs import (detect_format, find_input_paths, local_path, parse_count, parse_size,
-                     plan_ranges, read_input_schema)
+from .inputs import (absolute, detect_format, find_input_paths, local_path, parse_count,
+                     parse_size, plan_ranges, read_input_schema)
 
 # Read options
 OPT_PATH = "path"
@@ -107,7 +107,7 @@ def _match_columns(file_schema, spark_schema, path: str) -> tuple:
 def _inputs(options):
     """[(InputFile, arrowipc Schema)] for the load path, resolved to absolute paths."""
     paths = find_input_paths(_option(options, OPT_PATH, ""))
-    inputs = [detect_format(os.path.abspath(p)) for p in paths]
+    inputs = [detect_format(absolute(p)) for p in paths]
     return [(inp, read_input_schema(inp)) for inp in inputs]
 
 

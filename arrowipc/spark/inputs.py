@@ -43,6 +43,11 @@ def local_path(path: str) -> str:
     return path
 
 
+def absolute(path: str) -> str:
+    """A local path made absolute (executors may run elsewhere); a URL as it is."""
+    return path if _is_remote(path) else os.path.abspath(path)
+
+
 def _is_remote(path: str) -> bool:
     """A URL other than file:// (s3://, gs://, http://...): read through fsspec."""
     return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]+://", path)) and not path.startswith("file:")

@@ -4,6 +4,8 @@ Input files are written by pyarrow (the oracle writer) unless a type needs arrow
 values are spelled out by hand, so the conversion to Spark's types is checked independently.
 """
 import datetime as dt
+import os
+import sys
 from decimal import Decimal
 
 import numpy as np
@@ -399,3 +401,25 @@ def test_filters_skip_batches_by_statistics(spark, tmp_path, fmt):
     assert ids == [12, 13]
     with pytest.raises(Exception, match="ZSTD|zstd"):      # no filter: the corrupt batch is read
         spark.read.format(fmt).load(path).collect()
+
+
+def test_python_source_reads_a_file_over_http(spark, tmp_path):
+    # the Python source opens its inputs with ipc.open_file, which takes URLs (through fsspec): a
+    # file served over HTTP with Range support reads like the local file
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        from remote_servers import http_server
+    finally:
+        sys.path.pop(0)
+    batches = _numbered_batches(4, 250)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    with http_server({"/events.arrow": sink.getvalue().to_pybytes()}) as (base, _):
+        df = spark.read.format("arrowipc_python").option("rowsPerPartition", 500) \
+            .load(f"{base}/events.arrow")
+        assert df.rdd.getNumPartitions() == 2
+        assert sorted(r["id"] for r in df.select("id").collect()) == list(range(1000))
