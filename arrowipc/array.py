@@ -11,7 +11,7 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
-from .tableops import ArrayOps, ChunkedArrayOps, total_buffer_size
+from .tableops import ArrayOps, ChunkedArrayOps, referenced_buffer_size, total_buffer_size
 
 __all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
 
@@ -80,8 +80,9 @@ class Array(ArrayOps):
 
     @property
     def nbytes(self) -> int:
-        """The bytes of this array's buffers, each counted once (whole, also for a slice)."""
-        return total_buffer_size([self.data])
+        """The bytes of the buffer ranges this array references (a slice counts its part;
+        dictionaries count whole), as pyarrow's `nbytes`."""
+        return referenced_buffer_size(self.data)
 
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
