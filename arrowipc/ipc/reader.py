@@ -10,7 +10,7 @@ import bisect
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask,
@@ -924,6 +924,17 @@ class RecordBatchFileReader(_ReaderBase):
         """Every batch in order, each with its custom metadata."""
         for i in range(len(self._batch_blocks)):
             yield self.get_batch_with_custom_metadata(i)
+
+    def filter_batches(self, filters: Iterable[tuple]) -> Iterator[RecordBatch]:
+        """The record batches that may hold a row passing every filter (not in pyarrow), each
+        `(column, op, value)` with op one of "==", "<", "<=", ">", ">=", "in", "is_null",
+        "not_null". Batches are skipped by the statistics arrowipc writes (new_file(...,
+        statistics=True)): the footer's summary first, then each batch's header, so a skipped
+        batch's body is never read. Rows are not filtered; files without statistics yield
+        every batch."""
+        from .statistics import matching_batches
+        for i in matching_batches(self, filters):
+            yield self.get_batch(i)
 
     def count_rows(self) -> int:
         """Total rows, from each batch's header only (no body is read)."""

@@ -396,10 +396,11 @@ class _WriterBase:
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
         if self._statistics:
-            from .statistics import statistics_metadata
+            from .statistics import batch_statistics, statistics_metadata
             if _flat is None:
                 batch = record_batch(batch)
-            custom_metadata = statistics_metadata(batch, custom_metadata)
+            stats = batch_statistics(batch)
+            custom_metadata = statistics_metadata(batch, custom_metadata, stats)
         sink = self._sink
         owned = self._compress is not None
         # a path written in the background: buffers stored raw are copied when they are a small
@@ -418,6 +419,8 @@ class _WriterBase:
                 self._after_batch(start, len(m.metadata), m.body_length)
             else:
                 self._after_dictionary(start, len(m.metadata), m.body_length)
+        if self._statistics:
+            self._after_statistics(stats)          # once the batch is in the file
         return owned
 
     # -- public API -----------------------------------------------------------------------------
@@ -437,6 +440,9 @@ class _WriterBase:
         raise NotImplementedError
 
     def _after_batch(self, offset, meta_len, body_len):
+        pass
+
+    def _after_statistics(self, stats: dict) -> None:
         pass
 
     def _after_dictionary(self, offset, meta_len, body_len):
@@ -544,7 +550,7 @@ class RecordBatchFileWriter(_WriterBase):
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
-    metadata (ipc.statistics).
+    metadata and their summary in the footer's (ipc.statistics).
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
@@ -560,6 +566,7 @@ class RecordBatchFileWriter(_WriterBase):
             {} if metadata is not None else None)
         self._batch_blocks: list[tuple[int, int, int]] = []
         self._dict_blocks: list[tuple[int, int, int]] = []
+        self._summary: Any = None              # statistics.FileSummary once a batch is written
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -575,11 +582,22 @@ class RecordBatchFileWriter(_WriterBase):
     def _after_dictionary(self, offset, meta_len, body_len):
         self._dict_blocks.append((offset, meta_len, body_len))
 
+    def _after_statistics(self, stats: dict) -> None:
+        if self._summary is None:
+            from .statistics import FileSummary
+            self._summary = FileSummary(self.schema)
+        self._summary.add(stats)
+
     def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
+        footer_metadata = self._footer_metadata
+        if self._statistics:
+            from .statistics import FileSummary
+            summary = self._summary or FileSummary(self.schema)
+            footer_metadata = T.normalize_metadata(summary.metadata(footer_metadata))
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
-                               self._footer_metadata, self._version)
+                               footer_metadata, self._version)
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -603,7 +621,7 @@ def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
     local path's file and directory at close; `statistics=True` writes each batch's min/max/null
-    counts in its custom metadata."""
+    counts in its custom metadata and their summary in the footer's (ipc.statistics)."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic, durable=durable,
                                  statistics=statistics, filesystem=filesystem)

@@ -261,8 +261,13 @@ class ArrowIpcFilteringReader(ArrowIpcReader):
 
     def _unskipped(self, reader, p: ArrowIpcPartition):
         """The partition's batches, None in place of those the statistics rule out (their
-        bodies are never read)."""
-        from ..ipc.statistics import might_match, read_statistics
+        bodies are never read): all of them when the footer's summary rules out the file."""
+        from ..ipc.statistics import file_statistics, might_match, read_statistics
+        summary = file_statistics(reader)
+        if summary is not None and not all(might_match(summary, c, op, v)
+                                           for c, op, v in self.filters):
+            yield from (None for _ in range(p.start, p.end))
+            return
         for i in range(p.start, p.end):
             msg = reader.read_block_message("record batch", i, with_body=False)
             stats = read_statistics(msg.custom_metadata)
