@@ -61,9 +61,18 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
       // Spark also asks for the schema of a path it is about to write to (DataFrameWriter.save
       // looks the table up first): there, no files is normal and the write brings its schema.
       if (calledByWriter()) return new StructType();
+      if (calledBy(".DataStreamReader")) {
+        throw new IpcException("arrowipc: " + Inputs.describe(paths(options)) + " holds no files yet "
+            + "to infer the stream's schema from; give one: spark.readStream.schema(...)");
+      }
       throw Inputs.noFiles(paths(options));
     }
     return Planning.commonSchema(files);
+  }
+
+  private static boolean calledBy(String classSuffix) {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(
+        f -> f.getClassName().endsWith(classSuffix)));
   }
 
   private static boolean calledByWriter() {

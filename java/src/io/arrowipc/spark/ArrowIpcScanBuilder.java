@@ -11,6 +11,7 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
@@ -73,6 +74,11 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
   @Override
   public Batch toBatch() {
     return this;
+  }
+
+  @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    return new ArrowIpcMicroBatchStream(required, options, inferred, checkpointLocation);
   }
 
   @Override
