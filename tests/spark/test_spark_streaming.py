@@ -14,7 +14,7 @@ import pytest
 pytestmark = pytest.mark.spark
 
 
-@pytest.fixture(params=["jvm"])
+@pytest.fixture(params=["jvm", "python"])
 def source(request, spark):
     if request.param == "jvm":
         request.getfixturevalue("jvm")      # skips, saying why, without the jar
@@ -184,3 +184,23 @@ def test_empty_directory_needs_a_schema(spark, source, tmp_path):
     d.mkdir()
     with pytest.raises(Exception, match="schema"):
         spark.readStream.format(source).load(str(d))
+
+
+@pytest.mark.parametrize("kind", ["file", "stream", "legacy-stream"])
+def test_is_complete_only_for_the_whole_input(tmp_path, kind):
+    from arrowipc.spark.streaming import is_complete
+    t = _table(0, 7)
+    if kind == "file":
+        data = _file_bytes(t)
+    else:
+        sink = pa.BufferOutputStream()
+        options = pa.ipc.IpcWriteOptions(use_legacy_format=kind == "legacy-stream")
+        with pa.ipc.new_stream(sink, t.schema, options=options) as w:
+            w.write_table(t, max_chunksize=3)
+        data = sink.getvalue().to_pybytes()
+    path = tmp_path / "x.arrow"
+    for cut in range(len(data)):
+        path.write_bytes(data[:cut])
+        assert not is_complete(str(path)), cut
+    path.write_bytes(data)
+    assert is_complete(str(path))

@@ -24,6 +24,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Read options: path (file, directory or glob), schema (DDL), rowsPerPartition or
  * bytesPerPartition (default 128m). Write options: compression (none, lz4, zstd), format (file,
  * stream), rowsPerBatch (65536), statistics (true). Save modes: append and overwrite.
+ * spark.readStream over a directory files arrive in (ArrowIpcMicroBatchStream): options
+ * maxFilesPerTrigger, latestFirst (false).
  */
 public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
   static final String SHORT_NAME = "arrowipc";
