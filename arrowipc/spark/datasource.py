@@ -136,6 +136,8 @@ class ArrowIpcDataSource(DataSource):
     Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536),
     statistics (true: each batch's min/max/null counts, for readers that skip batches).
     Write modes: append and overwrite.
+    Streams (spark.readStream over a directory files arrive in, see streaming.py):
+    maxFilesPerTrigger, latestFirst (false).
     """
 
     @classmethod
@@ -149,7 +151,14 @@ class ArrowIpcDataSource(DataSource):
         # Remembered on the instance, which Spark pickles into the read planner: an inferred
         # schema means the files must agree; a schema given by the user means conform to it.
         self._schema_inferred = True
-        return _common_spark_schema(_inputs(self.options))
+        try:
+            inputs = _inputs(self.options)
+        except ArrowInvalid as e:
+            if "names no" not in str(e):
+                raise
+            raise ArrowInvalid(f"{e}; a stream over a directory that holds no files yet needs a "
+                               f"schema: spark.readStream.schema(...)") from None
+        return _common_spark_schema(inputs)
 
     def reader(self, schema):
         inferred = getattr(self, "_schema_inferred", False)
@@ -159,6 +168,11 @@ class ArrowIpcDataSource(DataSource):
         if str(_option(self.options, OPT_FILTER_PUSHDOWN, "false")).lower() == "true":
             return ArrowIpcFilteringReader(self.options, schema, inferred)
         return ArrowIpcReader(self.options, schema, inferred)
+
+    def streamReader(self, schema):
+        from .streaming import ArrowIpcStreamReader
+        return ArrowIpcStreamReader(self.options, ArrowIpcReader(
+            self.options, schema, getattr(self, "_schema_inferred", False)))
 
     def writer(self, schema, overwrite: bool):
         return ArrowIpcWriter(self.options, schema, overwrite)
@@ -170,18 +184,32 @@ class ArrowIpcReader(DataSourceReader):
         self.options = dict(options)
         self.spark_schema = schema
         self.schema_inferred = schema_inferred
-
-    def partitions(self):
         options = self.options
         rows = _option(options, OPT_ROWS_PER_PARTITION)
         nbytes = _option(options, OPT_BYTES_PER_PARTITION)
         if rows is not None and nbytes is not None:
             raise ArrowInvalid(f"arrowipc: give {OPT_ROWS_PER_PARTITION} or "
                                f"{OPT_BYTES_PER_PARTITION}, not both")
-        rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
-        nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
-        inputs = _inputs(options)
-        if self.schema_inferred:
+        self.rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
+        self.nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
+
+    def partitions(self):
+        return self.plan(_inputs(self.options))
+
+    def plan(self, inputs, stream: bool = False):
+        """The partitions reading `inputs` [(InputFile, Schema)]; `stream`: they arrived in a
+        streamed directory, whose files must each have the stream's schema when it was inferred."""
+        if self.schema_inferred and stream:
+            from .spark_types import describe_difference, spark_schema_of
+            for inp, schema in inputs:
+                got = spark_schema_of(schema, inp.path)
+                if got != self.spark_schema:
+                    raise ArrowInvalid(
+                        f"arrowipc: the schema of {inp.path}, which arrived in the stream, "
+                        f"differs from the stream's: {describe_difference(got, self.spark_schema)}"
+                        f". Give the stream a schema (readStream.schema(...)) to read files that "
+                        f"differ")
+        elif self.schema_inferred:
             _common_spark_schema(inputs)
         column_plans = {}
         for inp, schema in inputs:
@@ -197,7 +225,7 @@ class ArrowIpcReader(DataSourceReader):
                 column_plans[inp.path] = (used, tuple(None if c is None else position[c]
                                                       for c in columns))
         parts = []
-        for r in plan_ranges([inp for inp, _ in inputs], rows, nbytes):
+        for r in plan_ranges([inp for inp, _ in inputs], self.rows, self.nbytes):
             included, columns = column_plans[r.path]
             parts.append(ArrowIpcPartition(len(parts), r.path, r.is_file_format, r.start, r.end,
                                            included, columns))
