@@ -9,6 +9,7 @@ from __future__ import annotations
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData, untrack_acyclic
+from ._core.content_checks import run_pending_checks
 from .array import Array, ChunkedArray, array, make_array
 from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
@@ -91,7 +92,6 @@ class RecordBatch(TabularOps):
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
             # release the GIL) runs them too instead of getting unchecked columns.
-            from .ipc._batch_decode import run_pending_checks
             run_pending_checks(pending)
             self._pending = None
         return self._cols
