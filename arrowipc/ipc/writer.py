@@ -659,3 +659,7 @@ def get_record_batch_size(batch) -> int:
         batch = record_batch(batch)
     return serialize_record_batch(batch).size
 
+
+from .. import _upcalls                             # noqa: E402   (Schema/RecordBatch.serialize)
+_upcalls.register(__name__, serialize_schema=serialize_schema,
+                  serialize_record_batch=serialize_record_batch)
