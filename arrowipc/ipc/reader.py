@@ -3,6 +3,12 @@
 `MessageDecoder` turns messages into schemas and batches without doing I/O; the readers feed it
 from a source. Both keep dictionaries in a memo, project columns before touching their buffers,
 and hand out batches whose buffers are views of the input.
+
+One pipeline: every reader (and the push decoder, the CLI, recovery and the Dissociated reader)
+drives the decoder through its public methods only -- `frame_and_decode` for in-memory bytes,
+`decode` / `read_record_batch_window` for framed messages. Each message is framed once (a window
+that looks ahead hands the message it stops at to the next read), and the decoder alone counts
+what was read.
 """
 from __future__ import annotations
 
@@ -628,7 +634,7 @@ class RecordBatchFileReader(_ReaderBase):
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
         self._decoder.set_schema(*_decoded_schema(schema_table, self._decoder.options, "file"))
-        self._decoder.stats.num_messages += 1      # the footer's schema, counted as pyarrow does
+        self._decoder.count_message()               # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
         self.metadata = md.decode_custom_metadata(footer, 4)
