@@ -70,6 +70,8 @@ class MessageDecoder:
         self.memo = None            # DictionaryMemo when the schema has dictionaries
         self._level = self.options.validate
         self._limits = (self.options.max_buffers, self.options.max_variadic_buffers)
+        self._max_metadata = self.options.max_metadata_size
+        self._plain = False         # `plain`, kept up to date by set_schema (read per message)
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message):
@@ -93,6 +95,7 @@ class MessageDecoder:
             self.memo = DictionaryMemo(info, self.stats, self.where, self.where == "file")
             self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
                                 for i, d in info.dictionaries.items()}
+        self._plain = self.memo is None and not self._swap and not self._keep_foreign
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
@@ -205,13 +208,12 @@ class MessageDecoder:
         compressed batches): a dictionary batch, a compressed batch, or a decoder that swaps
         byte order or attaches dictionaries. The message is then handed back, framed, so the
         caller never frames it again."""
-        if not self.plain:
-            msg, pos = read_frame(buf, start, end, self.options.max_metadata_size, self.where,
-                                  True)
+        if not self._plain:
+            msg, pos = read_frame(buf, start, end, self._max_metadata, self.where, True)
             return msg, pos, None
         msg, pos, cols, pending, num_rows = next_message_fast(
-            buf, start, end, self.options.max_metadata_size, self._plan, self._included,
-            self.where, self._limits)
+            buf, start, end, self._max_metadata, self._plan, self._included, self.where,
+            self._limits)
         if cols is None:
             return msg, pos, None
         self.count_record_batch()
@@ -274,7 +276,7 @@ class MessageDecoder:
     @property
     def plain(self) -> bool:
         """No dictionaries and native byte order: batches can take the one-call Cython path."""
-        return self.memo is None and not self._swap and not self._keep_foreign
+        return self._plain
 
     def _swapped(self, cols, pending):
         """Columns byte-swapped to native order, with every node's content check queued again
