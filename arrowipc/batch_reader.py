@@ -190,3 +190,7 @@ class RecordBatchReader:
     def __arrow_c_stream__(self, requested_schema=None):
         from .interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
+
+
+from . import _upcalls                              # noqa: E402   (Table.to_reader)
+_upcalls.register(__name__, RecordBatchReader=RecordBatchReader)

@@ -28,14 +28,14 @@ class ArrayOps:
 
     def take(self, indices):
         """The values at `indices` (integers; a null index gives a null), as a new Array."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         return make_array(apply(self.data, Selection.from_indices(indices, len(self))))
 
     def filter(self, mask, null_selection_behavior: str = "drop"):
         """The values where the boolean `mask` is true; null mask slots are dropped, or give a
         null with null_selection_behavior="emit_null"."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         return make_array(apply(self.data, Selection.from_mask(mask, len(self),
                                                                null_selection_behavior)))
@@ -43,7 +43,7 @@ class ArrayOps:
     def cast(self, target_type=None, safe: bool | None = None, options=None):
         """The values converted to `target_type`; a safe cast (the default) raises ArrowInvalid
         where pyarrow's would."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .cast import cast_data
         target_type, safe = _cast_args(target_type, safe, options)
         return make_array(cast_data(self.data, target_type, safe))
@@ -260,7 +260,7 @@ class ChunkedArrayOps:
 
     def combine_chunks(self, memory_pool: Any = None) -> Array:
         """The chunks concatenated into one Array (dictionaries unified)."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import combined_data
         return make_array(combined_data(self))
 
@@ -278,7 +278,7 @@ class ChunkedArrayOps:
 
     def filter(self, mask, null_selection_behavior: str = "drop"):
         """The values where `mask` is true, chunk by chunk."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         sel = Selection.from_mask(mask, len(self), null_selection_behavior)
         if sel.mask is None:
@@ -545,7 +545,7 @@ class TabularOps:
 
 
 def _struct_field(col, k):
-    from .array import ChunkedArray
+    from ._upcalls import ChunkedArray
     if isinstance(col, ChunkedArray):
         t = col.type.fields[k].type
         return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
@@ -557,7 +557,7 @@ def _struct_field(col, k):
         from ._core.arraydata import ArrayData
         from ._core.bitmap import bitmap_view
         from ._core.buffer import py_buffer
-        from .array import make_array
+        from ._upcalls import make_array
         from .types import int64
         d = col.data
         rows = py_buffer(_pyarray("q", range(d.length)))

@@ -1063,8 +1063,7 @@ class Schema:
 
     def empty_table(self) -> Table:
         """A Table of this schema with no rows."""
-        from .table import RecordBatch, Table
-        from .from_python import array_data_from_python
+        from ._upcalls import RecordBatch, Table, array_data_from_python
         cols = [array_data_from_python([], f.type) for f in self._fields]
         return Table(self, [RecordBatch(self, cols, 0)])
 
@@ -1100,7 +1099,7 @@ class Schema:
 
     def serialize(self) -> Buffer:
         """The framed IPC Schema message as a Buffer."""
-        from .ipc.writer import serialize_schema
+        from ._upcalls import serialize_schema
         return serialize_schema(self)
 
     def __arrow_c_schema__(self) -> object:

@@ -299,6 +299,9 @@ class MessageEncoder:
         md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
         out = self._dictionary_messages(batch) if self._has_dicts else []
         stats = self.stats
+        if self._compress is not None and _flat is None:
+            # flattened once here: the raw size below and the encoder read the same FlatBatch
+            _flat = flatten_columns(batch._columns, batch.num_rows, self._version)
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
             self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
@@ -308,10 +311,8 @@ class MessageEncoder:
         if self._compress is None:
             stats.total_raw_body_size += body_len
         else:
-            flat = _flat if _flat is not None else flatten_columns(batch._columns, batch.num_rows,
-                                                                   self._version)
             stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
-                                             for x in flat.buffers if x is not None)
+                                             for x in _flat.buffers if x is not None)
         out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
         return out
 
@@ -657,3 +658,8 @@ def get_record_batch_size(batch) -> int:
     if not isinstance(batch, RecordBatch):
         batch = record_batch(batch)
     return serialize_record_batch(batch).size
+
+
+from .. import _upcalls                             # noqa: E402   (Schema/RecordBatch.serialize)
+_upcalls.register(__name__, serialize_schema=serialize_schema,
+                  serialize_record_batch=serialize_record_batch)

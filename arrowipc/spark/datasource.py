@@ -18,11 +18,10 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from ..errors import ArrowInvalid
 from . import commit as C
-from .inputs import (absolute, detect_format, find_input_paths, local_path, parse_count,
-                     parse_size, plan_ranges, read_input_schema)
+from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, local_path,
+                     parse_count, parse_size, plan_ranges, read_input_schema)
 
 # Read options
-OPT_PATH = "path"
 OPT_SCHEMA = "schema"                    # a DDL string; same effect as DataFrameReader.schema()
 OPT_ROWS_PER_PARTITION = "rowsPerPartition"
 OPT_BYTES_PER_PARTITION = "bytesPerPartition"
@@ -68,14 +67,6 @@ class ArrowIpcCommitMessage(WriterCommitMessage):
     files: list = field(default_factory=list)
     rows: int = 0
     bytes: int = 0
-
-
-def _option(options, name: str, default=None):
-    # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
-    value = options.get(name)
-    if value is None:
-        value = options.get(name.lower())
-    return default if value is None else value
 
 
 def _match_columns(file_schema, spark_schema, path: str) -> tuple:

@@ -32,6 +32,18 @@ class BatchRange:
     end: int | None
 
 
+OPT_PATH = "path"                        # the read and write sources' input/output option
+
+
+def _option(options, name: str, default=None):
+    """Option `name` of a source (the batch and the streaming one), or `default`."""
+    # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
+    value = options.get(name)
+    if value is None:
+        value = options.get(name.lower())
+    return default if value is None else value
+
+
 def local_path(path: str) -> str:
     """A local path from a load path; accepts Spark-style 'file:' URIs."""
     if path.startswith("file://"):

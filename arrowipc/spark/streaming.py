@@ -27,7 +27,8 @@ except ImportError:              # pragma: no cover - older pyspark: Trigger.Ava
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
 from ..errors import ArrowInvalid
-from .inputs import absolute, detect_format, find_input_paths, parse_count, read_input_schema
+from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, parse_count,
+                     read_input_schema)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -91,7 +92,6 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The Python source's micro-batch reader; `batch_reader` plans and reads the files."""
 
     def __init__(self, options: Mapping[str, Any], batch_reader: Any) -> None:
-        from .datasource import _option
         self.options = dict(options)
         self.batch_reader = batch_reader
         max_files = _option(options, OPT_MAX_FILES_PER_TRIGGER)
@@ -110,7 +110,6 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _complete_files(self, after: Key, upto: Key | None = None) -> list[tuple[Key, str]]:
         """[(key, path)] of the complete files with after < key (<= upto), in key order."""
-        from .datasource import OPT_PATH, _option
         try:
             paths = find_input_paths(_option(self.options, OPT_PATH, ""))
         except ArrowInvalid:
