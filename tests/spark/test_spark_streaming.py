@@ -204,3 +204,70 @@ def test_is_complete_only_for_the_whole_input(tmp_path, kind):
         assert not is_complete(str(path)), cut
     path.write_bytes(data)
     assert is_complete(str(path))
+
+
+def test_unfinished_batch_is_replayed_with_the_same_files(spark, source, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    ck = tmp_path / "ck"
+    _put(d, "a.arrow", _file_bytes(_table(0, 2)))
+    _put(d, "b.arrows", _stream_bytes(_table(2, 2)))
+    assert _run_collecting(spark, source, d, ck) == [[0, 1, 2, 3]]
+    # as if the query had died after planning batch 0 but before committing it
+    os.remove(ck / "commits" / "0")
+    if (ck / "commits" / ".0.crc").exists():
+        os.remove(ck / "commits" / ".0.crc")
+    _put(d, "c.arrow", _file_bytes(_table(4, 1)))
+    assert _run_collecting(spark, source, d, ck) == [[0, 1, 2, 3], [4]]
+
+
+def test_a_file_with_another_schema_fails_the_inferred_stream(spark, source, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    _put(d, "a.arrow", _file_bytes(_table(0, 2)))
+    df = spark.readStream.format(source).load(str(d))
+    q = (df.writeStream.format("memory").queryName(_name())
+         .option("checkpointLocation", str(tmp_path / "ck")).start())
+    try:
+        q.processAllAvailable()
+        _put(d, "b.arrow", _file_bytes(pa.table({"id": pa.array([1], pa.int32())})))
+        with pytest.raises(Exception, match="b.arrow"):
+            q.processAllAvailable()
+    finally:
+        q.stop()
+
+
+def test_jvm_reads_a_file_moved_in_with_an_old_time(spark, jvm, tmp_path):
+    # The JVM source numbers files in its checkpoint: a modification time older than files
+    # already read does not hide a new file (the Python source's high-water mark would).
+    d = tmp_path / "in"
+    d.mkdir()
+    _put(d, "a.arrow", _file_bytes(_table(0, 2)))
+    name = _name()
+    q = _start(spark, "arrowipc", d, tmp_path / "ck", name)
+    try:
+        q.processAllAvailable()
+        old = d / "old.arrow"
+        old.write_bytes(_file_bytes(_table(10, 2)))
+        os.utime(old, (1_000_000, 1_000_000))
+        q.processAllAvailable()
+        assert _ids(spark, name) == [0, 1, 10, 11]
+    finally:
+        q.stop()
+
+
+def test_jvm_latest_first(spark, jvm, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    for i in range(3):
+        _put(d, f"f{i}.arrow", _file_bytes(_table(10 * i, 1)))
+    assert _run_collecting(spark, "arrowipc", d, tmp_path / "ck", maxFilesPerTrigger=2,
+                           latestFirst="true") == [[10, 20], [0]]
+
+
+def test_python_latest_first_needs_the_jvm(spark, tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    _put(d, "a.arrow", _file_bytes(_table(0, 1)))
+    with pytest.raises(Exception, match="latestFirst=true needs the JVM"):
+        _run_collecting(spark, "arrowipc_python", d, tmp_path / "ck", latestFirst="true")
