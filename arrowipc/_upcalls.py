@@ -12,12 +12,12 @@ Each such callee is declared here by name. The module that defines it registers 
 imported (`register(...)` at its end), and the lower module looks it up here at call time
 (`from .._upcalls import make_array` inside the function). `import arrowipc` loads the model,
 so its names are registered before any call; the providers kept out of `import arrowipc` to keep
-it light (the IPC writer, the pandas conversion) are imported on the first lookup of one of
+it light (the C data interface, the IPC writer, the pandas conversion) are imported on the first lookup of one of
 their names, through PROVIDERS below. _upcalls.pyi gives type checkers what each name is.
 
-The only imports that still close a cycle are the lazy ones of `interop`, the `__arrow_c_*__`
-protocol pair: the model's objects export and import themselves through the C data interface,
-which builds model objects in turn (tests/docs/test_layering.py holds the rule).
+The C data interface (interop) sits below the Array and Table classes the same way, so the
+model's `__arrow_c_*__` methods import it downward: the package has no import cycle
+(tests/docs/test_layering.py holds the rule).
 """
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ PROVIDERS = {
     "dataframe_to_arrays": "arrowipc.pandas_compat",
     "dataframe_to_schema": "arrowipc.pandas_compat",
     "series_to_array": "arrowipc.pandas_compat",
+    "export_schema": "arrowipc.interop",
+    "import_schema": "arrowipc.interop",
+    "peer_as_ours": "arrowipc.interop",
     "serialize_schema": "arrowipc.ipc.writer",
     "serialize_record_batch": "arrowipc.ipc.writer",
 }

@@ -5,6 +5,8 @@ from .array import (Array as Array, ChunkedArray as ChunkedArray, array as array
                     chunked_array as chunked_array, make_array as make_array)
 from .batch_reader import RecordBatchReader as RecordBatchReader
 from .from_python import array_data_from_python as array_data_from_python
+from .interop import (export_schema as export_schema, import_schema as import_schema,
+                      peer_as_ours as peer_as_ours)
 from .ipc.writer import (serialize_record_batch as serialize_record_batch,
                          serialize_schema as serialize_schema)
 from .pandas_compat import (ToPandasOptions as ToPandasOptions,

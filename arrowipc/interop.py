@@ -135,9 +135,8 @@ def import_array(obj: object) -> tuple[Field, ArrayData]:
 
 def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
     """A RecordBatch whose columns are the children of a struct array without top-level nulls."""
-    from .array import make_array
+    from ._upcalls import RecordBatch, make_array
     from .validate import null_count_of
-    from .table import RecordBatch
     if null_count_of(data) != 0:
         raise ArrowInvalid(f"a struct array with {data.null_count} null rows cannot be a record "
                            "batch (top-level validity must be absent or all valid)")
@@ -195,7 +194,7 @@ def peer_as_ours(obj: object, kind: str) -> Any:
     try:
         if kind == "table":
             if hasattr(obj, "__arrow_c_stream__") and not hasattr(obj, "__arrow_c_array__"):
-                from .table import Table
+                from ._upcalls import Table
                 schema, batches = import_stream(obj)
                 return Table(schema, list(batches))
             return None
@@ -215,3 +214,8 @@ def peer_as_ours(obj: object, kind: str) -> Any:
     except (ArrowInvalid, ArrowTypeError, TypeError, ValueError):
         return None
     return None
+
+
+from . import _upcalls                              # noqa: E402   (the type vocabulary's exports)
+_upcalls.register(__name__, export_schema=export_schema, import_schema=import_schema,
+                  peer_as_ours=peer_as_ours)

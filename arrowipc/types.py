@@ -154,7 +154,7 @@ def _peer(other: object, kind: str) -> Any:
     """`other` (another library's object) imported for comparison, or None."""
     if other is None or isinstance(other, (str, bytes, int, float)):
         return None
-    from .interop import peer_as_ours
+    from ._upcalls import peer_as_ours
     return peer_as_ours(other, kind)
 
 
@@ -223,7 +223,7 @@ class DataType:
         return self
 
     def __arrow_c_schema__(self) -> object:
-        from .interop import export_schema
+        from ._upcalls import export_schema
         return export_schema(self)
 
 
@@ -929,7 +929,7 @@ class Field:
     __repr__ = __str__
 
     def __arrow_c_schema__(self) -> object:
-        from .interop import export_schema
+        from ._upcalls import export_schema
         return export_schema(self)
 
 
@@ -1103,7 +1103,7 @@ class Schema:
         return serialize_schema(self)
 
     def __arrow_c_schema__(self) -> object:
-        from .interop import export_schema
+        from ._upcalls import export_schema
         return export_schema(self)
 
 
@@ -1176,7 +1176,7 @@ def schema(fields: Iterable[Field | tuple[str, DataType]] | Mapping[str, DataTyp
            metadata: MetadataLike = None) -> Schema:
     """A Schema from fields, (name, type) pairs, a mapping, or any __arrow_c_schema__ exporter."""
     if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Schema)):
-        from .interop import import_schema
+        from ._upcalls import import_schema
         return import_schema(fields)
     if isinstance(fields, Schema):
         return Schema(fields, metadata if metadata is not None else fields.metadata)
