@@ -74,7 +74,7 @@ def parse_uri(uri: str) -> DissociatedURI:
     if scheme not in (SCHEME_TCP, SCHEME_UNIX):
         raise ArrowInvalid(f"URI {uri!r}: scheme {parts.scheme!r} is not {SCHEME_TCP!r} or "
                            f"{SCHEME_UNIX!r}")
-    params: dict = {}
+    params: dict[str, str] = {}
     for name, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         if name in params:
             raise ArrowInvalid(f"URI {uri!r}: parameter {name!r} appears more than once")
@@ -111,6 +111,8 @@ def format_uri(u: DissociatedURI) -> str:
     if u.remote_handle is not None:
         query += f"&remote_handle={encode_remote_handle(u.remote_handle)}"
     if u.scheme == SCHEME_TCP:
+        assert u.host is not None, "a TCP URI has a host"      # parse_uri sets it
         host = f"[{u.host}]" if ":" in u.host else u.host
         return f"{SCHEME_TCP}://{host}:{u.port}?{query}"
+    assert u.path is not None, "a Unix socket URI has a path"  # parse_uri sets it
     return f"{SCHEME_UNIX}://{quote(u.path)}?{query}"

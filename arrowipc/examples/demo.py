@@ -30,7 +30,7 @@ def make_batch(start: int, rows: int, rng: random.Random) -> arrowipc.RecordBatc
     }, metadata={"source": "arrowipc demo"})
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="total rows (default 200000)")
     ap.add_argument("--batches", type=int, default=8, help="record batches (default 8)")

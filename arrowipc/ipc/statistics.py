@@ -26,8 +26,13 @@ between min and max (and no null, per null_count) can satisfy its filter.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ..table import RecordBatch
+    from ..types import DataType
 
 KEY = "arrowipc:statistics"
 VERSION = 1
@@ -44,7 +49,7 @@ _NUMPY = {
 _STRINGS = ("string", "large_string", "string_view")
 
 
-def _physical(t):
+def _physical(t: DataType) -> Any:
     """The numpy dtype of a fixed-width column whose values the statistics take as they are."""
     dtype = _NUMPY.get(t.name)
     if dtype is not None:
@@ -57,16 +62,17 @@ def _physical(t):
     return None
 
 
-def _valid_values(col, dtype):
+def _valid_values(col: Any, dtype: Any) -> np.ndarray[Any, Any]:
+    """The non-null values of a fixed-width column, as numpy values of `dtype`."""
     d = col.data
-    values = np.frombuffer(d.buffers[1], dtype=dtype, count=d.offset + d.length)[d.offset:]
+    values: np.ndarray[Any, Any] = np.frombuffer(d.buffers[1], dtype=dtype, count=d.offset + d.length)[d.offset:]
     if col.null_count:
         values = values[col.is_valid().to_numpy(zero_copy_only=False)]
     return values
 
 
-def _column_statistics(col) -> dict:
-    out = {"null_count": int(col.null_count)}
+def _column_statistics(col: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"null_count": int(col.null_count)}
     if col.null_count == len(col):
         return out
     t = col.type
@@ -94,24 +100,25 @@ def _column_statistics(col) -> dict:
     return out
 
 
-def batch_statistics(batch) -> dict:
+def batch_statistics(batch: RecordBatch) -> dict[str, Any]:
     """The statistics of an arrowipc RecordBatch (the JSON document described above)."""
     names = batch.schema.names
-    columns = {}
+    columns: dict[str, Any] = {}
     for name, col in zip(names, batch.columns):
         if names.count(name) == 1:
             columns[name] = _column_statistics(col)
     return {"version": VERSION, "rows": batch.num_rows, "columns": columns}
 
 
-def statistics_metadata(batch, custom_metadata=None) -> dict:
+def statistics_metadata(batch: RecordBatch, custom_metadata: Mapping[Any, Any] | None = None
+                        ) -> dict[Any, Any]:
     """`custom_metadata` (a mapping or None) with the batch's statistics added under KEY."""
     out = dict(custom_metadata or {})
     out[KEY] = json.dumps(batch_statistics(batch), separators=(",", ":"))
     return out
 
 
-def read_statistics(custom_metadata) -> dict | None:
+def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> dict[str, Any] | None:
     """The statistics in a batch's custom metadata (bytes or str keys), None when absent or of an
     unknown version or malformed (files written by others read as before)."""
     if not custom_metadata:
@@ -131,7 +138,7 @@ def read_statistics(custom_metadata) -> dict | None:
     return doc
 
 
-def might_match(stats: dict | None, column: str, op: str, value=None) -> bool:
+def might_match(stats: dict[str, Any] | None, column: str, op: str, value: Any = None) -> bool:
     """Whether a batch with `stats` may hold a row where `column op value` holds.
 
     op: "==", "<", "<=", ">", ">=", "in" (value: a collection), "is_null", "not_null". False only
