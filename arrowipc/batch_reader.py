@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from .types import KeyValueMetadata
 
 
+__all__ = ["cast_batch", "check_cast", "RecordBatchReader", "RecordBatchWithMetadata"]
+
+
 class RecordBatchWithMetadata(NamedTuple):
     """A record batch and its custom metadata (None when absent)."""
     batch: RecordBatch
@@ -192,10 +195,10 @@ class RecordBatchReader:
         self.close()
 
     def __arrow_c_schema__(self) -> object:
-        """The schema as an Arrow PyCapsule (the C data interface)."""
+        """Arrow PyCapsule interface: the schema as an `arrow_schema` capsule."""
         return self.schema.__arrow_c_schema__()
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
-        """The batches as an ArrowArrayStream PyCapsule (the C stream interface)."""
+        """Arrow PyCapsule interface: an `arrow_array_stream` capsule, zero-copy."""
         from .interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)

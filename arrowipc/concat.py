@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from ._core.buffer import Buffer
 
 
+__all__ = ["concat_array_data"]
+
+
 def _buffer(d: ArrayData, i: int) -> Buffer:
     """Buffer `i` of `d`, one its layout always has (only validity bitmaps may be absent)."""
     b = d.buffers[i]
@@ -66,7 +69,8 @@ def concat_array_data(parts: list[ArrayData]) -> ArrayData:
         w = 4 if kind in (Kind.BINARY, Kind.LIST) else 8
         offsets, spans = concat_offsets([(_buffer(p, 1), p.offset, p.length) for p in parts], w)
         if kind in (Kind.BINARY, Kind.LARGE_BINARY):
-            data = concat_buffers([_buffer(p, 2).slice(a, b - a) for p, (a, b) in zip(parts, spans)],
+            data = concat_buffers([_buffer(p, 2).slice(a, b - a)
+                                   for p, (a, b) in zip(parts, spans)],
                                   sum(b - a for a, b in spans))
             return ArrayData(t, total, 0, nulls, [validity, offsets, data], [])
         from .array import make_array

@@ -14,6 +14,10 @@ from .types import (DataType, ExtensionType, FixedSizeListType, ListType, Struct
                     binary_view, fixed_size_binary, int8, int32, large_binary, large_string,
                     string, string_view)
 
+__all__ = ["apply_extension_metadata", "bool8", "CANONICAL_NAMES", "CanonicalExtensionType",
+           "check_canonical", "EXTENSION_METADATA_KEYS", "EXTENSION_NAME_KEYS", "json_",
+           "register_extension_type", "unregister_extension_type", "uuid"]
+
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     _In = TypeVar("_In")
     _Out = TypeVar("_Out")
 
+__all__ = ["apply", "combined_data", "fill_null", "parallel_map", "PARALLEL_MIN_ROWS", "Selection",
+           "unify_chunks", "unique", "value_counts"]
+
 _NULL_SELECTION = ("drop", "emit_null")
 
 

@@ -15,6 +15,12 @@ if TYPE_CHECKING:
     from ..table import RecordBatch
     from ..types import Schema
 
+__all__ = ["column_list", "COMPRESSIONS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_INVALID_DATA",
+           "EXIT_IO", "EXIT_OK", "EXIT_UNSUPPORTED", "EXIT_USAGE", "FILE_EXTENSIONS",
+           "human_bytes", "Input", "json_input", "one_line", "open_reader", "output_kind",
+           "plural", "projected_schema", "select_in_order", "select_in_order_schema",
+           "sniff_format", "STREAM_EXTENSIONS", "UsageError"]
+
 EXIT_OK = 0
 EXIT_INVALID_DATA = 1
 EXIT_USAGE = 2

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
     from ..table import RecordBatch
     from ..types import DictionaryType, KeyValueMetadata, Schema
 
+__all__ = ["BatchPairs", "compression_choice", "convert", "input_codec",
+           "output_kind_or_usage_error", "Progress", "PROGRESS_MIN_BYTES", "refuse_same_file",
+           "regroup", "replacements_as_deltas", "report", "run", "summary_line", "write_batches",
+           "write_options"]
+
 # a batch and the custom metadata of its message, as the readers' *_with_custom_metadata give
 BatchPairs = Iterable[tuple["RecordBatch", Any]]
 
@@ -178,7 +183,8 @@ def regroup(batches_with_metadata: BatchPairs, schema: Schema, rows: int
 
 
 def _hashable(v: Any) -> Any:
-    """`v` as a dict key: lists and dicts as tuples, each value with its type (1 and True differ)."""
+    """`v` as a dict key: lists and dicts as tuples, each value with its type (1 and True
+    differ)."""
     if isinstance(v, list):
         return tuple(_hashable(x) for x in v)
     if isinstance(v, dict):

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ..array import Array
     from ..table import RecordBatch
 
+__all__ = ["clip", "column_cells", "format_value", "render_rows", "run"]
+
 _NUMERIC_KINDS = ("int", "uint", "float", "double", "halffloat", "decimal")
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 _EPOCH = _dt.datetime(1970, 1, 1)

@@ -15,6 +15,8 @@ from typing import Callable, NoReturn
 from .common import (COMPRESSIONS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID_DATA, EXIT_IO,
                      EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, UsageError, one_line)
 
+__all__ = ["build_parser", "COMMANDS", "main"]
+
 COMMANDS = ("inspect", "head", "validate", "convert", "recover", "bench")
 
 
@@ -53,6 +55,7 @@ def _whole_number(minimum: int) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `arrowipc` command and its subcommands."""
     from .. import __version__
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true",

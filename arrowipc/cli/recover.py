@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ..table import RecordBatch
 
 
+__all__ = ["recover", "run"]
+
+
 def recover(inp: Input, dst: str, kind: str, compression: str | None,
             progress: bool | None) -> dict[str, Any]:
     """Write the complete batches of `inp` to `dst`; a summary dict of what was written and why
@@ -25,7 +28,8 @@ def recover(inp: Input, dst: str, kind: str, compression: str | None,
     from ..ipc.recover import RescuedBatches
     rescued = RescuedBatches(inp.source)
     bar = Progress.auto(inp.size, "recovering", progress)
-    pairs: Iterator[tuple[RecordBatch, Any]] = ((item.batch, item.custom_metadata) for item in rescued)
+    pairs: Iterator[tuple[RecordBatch, Any]] = ((item.batch, item.custom_metadata)
+                                                for item in rescued)
     if kind == "file" and inp.kind == "stream":
         pairs = replacements_as_deltas(pairs, rescued.schema)
     summary = write_batches(rescued.schema, pairs, dst, kind, compression, None,

@@ -18,6 +18,8 @@ from ..ipc.sources import open_source
 from ..validate import validate_array
 from .common import EXIT_INVALID_DATA, EXIT_OK, Input, json_input
 
+__all__ = ["render_validation", "run", "validate_input"]
+
 _BAD_DATA = (ArrowInvalid, ArrowNotImplementedError)
 
 

@@ -37,6 +37,12 @@ from arrowipc._core.arraydata import ArrayData
 from arrowipc._core.bitmap import unpack_bits
 from arrowipc.array import make_array
 
+__all__ = ["BATCH_ROWS", "CATEGORIES", "compare", "compare_with_parquet", "comparison_queries",
+           "comparison_table", "COUNTRIES", "DAYS", "expected_groups", "generate", "main",
+           "make_events", "make_products", "MS_PER_DAY", "N_PRODUCTS", "parse_args",
+           "PRODUCT_ID_RANGE", "result_groups", "run_spark_job", "say", "SparkProgress", "Stage",
+           "START_MS", "STATUS_SHARES", "STATUSES"]
+
 COUNTRIES = ["DE", "FR", "US", "JP", "BR", "IN", "GB", "ES", "IT", "NL", "SE", "PL"]
 STATUSES = ["ok", "refunded", "failed"]
 STATUS_SHARES = [0.8, 0.12, 0.08]
@@ -51,6 +57,7 @@ BATCH_ROWS = 131_072
 
 
 def say(msg: str) -> None:
+    """Print a progress line at once."""
     print(msg, flush=True)
 
 
@@ -186,6 +193,8 @@ def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
 # -- 2. the Spark job ----------------------------------------------------------------------------
 
 def run_spark_job(spark, events_dir: str, products_path: str, result_dir: str) -> dict:
+    """The ETL job on Spark: sales of valid events joined with products, aggregated and
+    written to `result_dir`; returns the events' schema and partition count."""
     from pyspark.sql import functions as F
     events = spark.read.format("arrowipc").load(events_dir)
     products = spark.read.format("arrowipc").load(products_path)
@@ -355,6 +364,8 @@ def compare_with_parquet(spark, events_dir: str, parquet_dir: str, work: str, ro
 
 
 def comparison_table(best: dict, rows: int, rounds: int = 3) -> list:
+    """The markdown table of the best times, arrowipc against Parquet, per query and for the
+    write."""
     lines = [f"{rows:,} events x 8 columns, best of {rounds}, rounds interleaved "
              f"(arrowipc: zstd .arrow with statistics; Parquet: snappy)",
              "| query | arrowipc (s) | Parquet (s) | arrowipc / Parquet |",
@@ -368,6 +379,7 @@ def comparison_table(best: dict, rows: int, rounds: int = 3) -> list:
 # -- driver --------------------------------------------------------------------------------------
 
 def parse_args(argv):
+    """The parsed command-line arguments."""
     ap = argparse.ArgumentParser(prog="arrowipc-etl", description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000_000, help="events to generate (10000000)")
     ap.add_argument("--files", type=int, default=8, help="events files (8)")
@@ -392,6 +404,7 @@ def parse_args(argv):
 
 
 def main(argv=None) -> int:
+    """Run the example with command-line arguments `argv`; returns the exit status."""
     args = parse_args(argv)
     try:
         from arrowipc.spark.extras import require     # arrowipc.spark itself needs pyspark

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     Path = tuple[int, ...]        # child indices from the schema root
 
 
+__all__ = ["dictionary_paths", "DictionaryMemo", "DictionaryTracker", "find_nodes",
+           "unify_table_dictionaries"]
+
+
 def dictionary_paths(schema: T.Schema) -> list[tuple[Path, T.DictionaryType]]:
     """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id.
     Walked once per Schema object (schemas are immutable; a writer asks at every open)."""

@@ -8,6 +8,9 @@ from typing import Any
 from .._core.buffer import Buffer
 
 
+__all__ = ["deserialize_pandas", "serialize_pandas"]
+
+
 def serialize_pandas(df: Any, *, nthreads: int | None = None,
                      preserve_index: bool | None = None) -> Buffer:
     """`df` as an IPC stream of one record batch (`nthreads` is accepted and ignored: the

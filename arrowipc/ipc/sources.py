@@ -15,6 +15,8 @@ TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+__all__ = ["as_buffer", "BufferSource", "FileSource", "open_source"]
+
 # Bodies larger than this are read in chunks, so a header that claims a huge body cannot make us
 # allocate more than the stream actually delivers.
 _DIRECT_READ_LIMIT = 64 << 20

@@ -22,11 +22,15 @@ from typing import Any
 
 from ..ipc.sinks import fsync_directory
 
+__all__ = ["abort_job", "commit_job", "job_dir", "part_file_name", "setup_job", "SUCCESS",
+           "task_dir", "TEMPORARY"]
+
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
 
 
 def job_dir(root: str, job_id: str) -> str:
+    """The folder under `root` where the tasks of job `job_id` write before the commit."""
     return os.path.join(root, TEMPORARY, job_id)
 
 

@@ -17,6 +17,8 @@ import pyarrow.types as pat
 
 from ..errors import ArrowInvalid, ArrowTypeError
 
+__all__ = ["conform_batch", "day_time_columns_as_durations", "to_spark_array"]
+
 _US_PER_DAY = 86_400_000_000
 
 

@@ -17,6 +17,10 @@ from ..errors import ArrowInvalid
 if TYPE_CHECKING:
     from ..types import Schema
 
+__all__ = ["absolute", "batch_sizes", "BatchRange", "DEFAULT_BYTES_PER_PARTITION", "detect_format",
+           "find_input_paths", "group_batches", "InputFile", "local_path", "parse_count",
+           "parse_size", "plan_ranges", "read_input_schema", "SUFFIXES"]
+
 SUFFIXES = (".arrow", ".arrows", ".feather", ".ipc")
 DEFAULT_BYTES_PER_PARTITION = 128 * 1024 * 1024   # like spark.sql.files.maxPartitionBytes
 

@@ -6,6 +6,9 @@ import sys
 from typing import Any
 
 
+__all__ = ["jar_path", "local_session", "register", "source_in_use"]
+
+
 def register(spark: Any) -> None:
     """Register the "arrowipc" data source with `spark` (harmless if already registered)."""
     from .datasource import ArrowIpcDataSource

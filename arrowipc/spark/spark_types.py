@@ -14,6 +14,8 @@ from ..types import (BinaryType, DataType, DecimalType, DictionaryType, Duration
                      ExtensionType, FixedSizeBinaryType, Kind, MapType, RunEndEncodedType,
                      Schema, StructType, Time32Type, Time64Type, TimestampType, UnionType)
 
+__all__ = ["describe_difference", "SPARK_MAX_DECIMAL_PRECISION", "spark_schema_of", "spark_type_of"]
+
 SPARK_MAX_DECIMAL_PRECISION = 38
 
 _BY_NAME = {
