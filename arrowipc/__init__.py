@@ -47,8 +47,8 @@ __all__ = [
     "utf8_view",
 ]
 
-# Classes whose modules load on first use: they sit above the model (readers, tensors), and
-# importing them here would tie them into the model's import cycle.
+# Classes whose modules load on first use: they sit above the model (readers, tensors) and
+# `import arrowipc` stays light without them.
 _LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
                  "SparseCOOTensor": ".tensor", "SparseCSRMatrix": ".tensor",
                  "SparseCSCMatrix": ".tensor", "SparseCSFTensor": ".tensor"}
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     # what the lazy __getattr__ below returns, spelled out for type checkers
     from . import dissociated, integration, ipc, validate
     from .batch_reader import RecordBatchReader
-    from .ipc import recover
+    from .ipc.recover import recover
     from .tensor import Tensor
     _LAZY = (dissociated, integration, ipc, recover, validate, RecordBatchReader, Tensor)
 else:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from ._core.arraydata import ArrayData
 from ._core import bitmap as _bitmap
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
+from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
-from .tableops import ArrayOps, ChunkedArrayOps, total_buffer_size
+from .tableops import ArrayOps, ChunkedArrayOps, referenced_buffer_size, total_buffer_size
 
 __all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
 
@@ -22,25 +23,6 @@ if TYPE_CHECKING:
 
     from ._core.buffer import Buffer
     from .scalar import Scalar
-
-
-def _computed_null_count(data: ArrayData) -> int:
-    kind = data.type.kind
-    if kind == Kind.NULL:
-        return data.length
-    if kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
-        return 0  # these layouts have no validity bitmap of their own
-    validity = data.buffers[0] if data.buffers else None
-    if validity is None or data.length == 0:
-        return 0
-    return data.length - _bitmap.count_set_bits(validity, data.offset, data.length)
-
-
-def null_count_of(data: ArrayData) -> int:
-    """The null count of `data`, computed (and cached) when the producer did not give it."""
-    if data.null_count < 0:
-        data.null_count = _computed_null_count(data)
-    return data.null_count
 
 
 class Array(ArrayOps):
@@ -80,8 +62,9 @@ class Array(ArrayOps):
 
     @property
     def nbytes(self) -> int:
-        """The bytes of this array's buffers, each counted once (whole, also for a slice)."""
-        return total_buffer_size([self.data])
+        """The bytes of the buffer ranges this array references (a slice counts its part;
+        dictionaries count whole), as pyarrow's `nbytes`."""
+        return referenced_buffer_size(self.data)
 
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
@@ -108,11 +91,11 @@ class Array(ArrayOps):
             i += n
         if not 0 <= i < n:
             raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
-        from .scalar import Scalar
+        from ._upcalls import Scalar
         return Scalar(self.slice(i, 1))
 
     def __iter__(self) -> Iterator[Scalar]:
-        from .scalar import Scalar
+        from ._upcalls import Scalar
         for i in range(len(self)):
             yield Scalar(self.slice(i, 1))
 
@@ -515,3 +498,8 @@ def nulls(length: int, type: DataType | str | None = None) -> Array:
     from .types import null as _null, ensure_type
     t = ensure_type(type) if type is not None else _null()
     return array([None] * length, type=t)
+
+
+from . import _upcalls                              # noqa: E402   (the lower modules' Array makers)
+_upcalls.register(__name__, Array=Array, make_array=make_array, array=array,
+                  chunked_array=chunked_array, ChunkedArray=ChunkedArray)

@@ -202,3 +202,7 @@ class RecordBatchReader:
         """Arrow PyCapsule interface: an `arrow_array_stream` capsule, zero-copy."""
         from .interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
+
+
+from . import _upcalls                              # noqa: E402   (Table.to_reader)
+_upcalls.register(__name__, RecordBatchReader=RecordBatchReader)

@@ -42,14 +42,14 @@ def _width(t) -> int:
 
 def _validity(d: ArrayData):
     from ._core.bitmap import bitmap_view
-    from .array import null_count_of
+    from .validate import null_count_of
     if null_count_of(d) == 0 or not d.buffers or d.buffers[0] is None:
         return None
     return bitmap_view(d.buffers[0], d.offset, d.length)
 
 
 def _value(d: ArrayData, i: int):
-    from .array import make_array
+    from ._upcalls import make_array
     return make_array(d).slice(i, 1).to_pylist()[0]
 
 
@@ -78,7 +78,7 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
             dictionary = cast_data(d.dictionary, target.value_type, safe)
             return ArrayData(target, idx.length, idx.offset, idx.null_count, idx.buffers, [],
                              dictionary)
-        from .array import make_array
+        from ._upcalls import make_array
         decoded = make_array(d.dictionary).take(make_array(
             ArrayData(src.index_type, n, d.offset, d.null_count, d.buffers))).data
         return cast_data(decoded, target, safe)
@@ -280,7 +280,7 @@ def make_int(d, i) -> int:
 
 
 def _binary(d, src, target, safe: bool = True) -> ArrayData:
-    from .array import make_array
+    from ._upcalls import make_array
     if target.kind == Kind.VIEW or src.kind == Kind.VIEW:
         values = make_array(d).to_pylist()
         from .from_python import array_data_from_python
@@ -330,7 +330,7 @@ def _string_like(t):
 
 
 def _dictionary_encode(d: ArrayData, target) -> ArrayData:
-    from .array import array, make_array
+    from ._upcalls import array, make_array
     from .selection import _hash_key
     values = make_array(d).to_pylist()
     position: dict = {}
@@ -358,7 +358,7 @@ _FLOAT_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z|"
 
 
 def _to_text(d, src, target) -> ArrayData:
-    from .array import make_array
+    from ._upcalls import make_array
     from .from_python import array_data_from_python
     if _storage_int(src) is not None:
         fast = _temporal_text_fixed(d, src, target)
@@ -591,7 +591,7 @@ def _exp_form(digits: str, point: int) -> str:
 
 def _from_text(d, src, target) -> ArrayData:
     # pyarrow's parsers run over every value and report the LAST one that fails
-    from .array import make_array
+    from ._upcalls import make_array
     from .from_python import array_data_from_python
     temporal = target.name in ("date32[day]", "date64[ms]") or isinstance(target, TimestampType)
     if (temporal and (src.kind == Kind.VIEW or not src.is_utf8)) or (
@@ -724,7 +724,7 @@ def _is_list(t) -> bool:
 
 
 def _list(d, src, target, safe) -> ArrayData:
-    from .array import make_array
+    from ._upcalls import make_array
     arr = make_array(d)
     if isinstance(target, FixedSizeListType) != isinstance(src, FixedSizeListType):
         if isinstance(target, FixedSizeListType):
@@ -762,7 +762,7 @@ def _list(d, src, target, safe) -> ArrayData:
 
 
 def _struct(d, src, target, safe) -> ArrayData:
-    from .array import make_array
+    from ._upcalls import make_array
     names = [f.name for f in src.fields]
     children = []
     k = 0
@@ -966,7 +966,7 @@ def _decimal_data(values: list, target, null_count: int, validity) -> ArrayData:
 def _decimal(d, src, target, safe) -> ArrayData:
     # pyarrow's decimal kernels convert every value and report the LAST failure (each failing
     # value overwrites the status), so errors are collected and the last one raised
-    from .array import make_array
+    from ._upcalls import make_array
     from .from_python import array_data_from_python
     errors: list = []
     fast = _decimal_vectorised(d, src, target, safe)
@@ -1211,7 +1211,7 @@ def _half(d, src, target, safe):
     if src.name == "halffloat":
         if target.name not in _CODES:
             if isinstance(target, BinaryType) and target.is_utf8:
-                from .array import make_array
+                from ._upcalls import make_array
                 from .from_python import array_data_from_python
                 values = make_array(d).to_pylist()
                 return array_data_from_python(

@@ -6,7 +6,7 @@ from ._core.arraydata import ArrayData
 from ._core.bitmap import concat_bitmaps
 from ._core.buffer import concat_buffers
 from ._core.offsets import concat_offsets
-from .array import null_count_of
+from .validate import null_count_of
 from .errors import ArrowInvalid
 from .types import Kind
 
@@ -73,23 +73,23 @@ def concat_array_data(parts: list[ArrayData]) -> ArrayData:
                                    for p, (a, b) in zip(parts, spans)],
                                   sum(b - a for a, b in spans))
             return ArrayData(t, total, 0, nulls, [validity, offsets, data], [])
-        from .array import make_array
+        from ._upcalls import make_array
         child = concat_array_data([make_array(p.children[0]).slice(a, b - a).data
                                    for p, (a, b) in zip(parts, spans)])
         return ArrayData(t, total, 0, nulls, [validity, offsets], [child])
     if kind == Kind.FIXED_SIZE_LIST:
-        from .array import make_array
+        from ._upcalls import make_array
         size = t.storage_type.list_size
         child = concat_array_data([make_array(p.children[0]).slice(p.offset * size, p.length * size).data
                                    for p in parts])
         return ArrayData(t, total, 0, nulls, [validity], [child])
     if kind == Kind.STRUCT:
-        from .array import make_array
+        from ._upcalls import make_array
         children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
         return ArrayData(t, total, 0, nulls, [validity], children)
     if kind == Kind.SPARSE_UNION:
-        from .array import make_array
+        from ._upcalls import make_array
         type_ids = concat_buffers([_buffer(p, 0).slice(p.offset, p.length) for p in parts], total)
         children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
@@ -97,7 +97,7 @@ def concat_array_data(parts: list[ArrayData]) -> ArrayData:
     if kind == Kind.DENSE_UNION:
         return _concat_dense_union(t, parts, total)
     # remaining layouts (views, list views, run-end encoded): through Python values
-    from .array import make_array
+    from ._upcalls import make_array
     from .from_python import array_data_from_python
     pylist: list[object] = []
     for p in parts:

@@ -1024,3 +1024,7 @@ def _from_numpy(arr, t, where):
         values = py_buffer(arr)      # zero-copy: the Buffer keeps the ndarray alive
     result = _data(natural, n, null_count, [validity, values])
     return result.copy_with(type=t) if isinstance(t, ExtensionType) else result
+
+
+from . import _upcalls                              # noqa: E402   (Schema.empty_table)
+_upcalls.register(__name__, array_data_from_python=array_data_from_python)

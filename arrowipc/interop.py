@@ -135,7 +135,8 @@ def import_array(obj: object) -> tuple[Field, ArrayData]:
 
 def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
     """A RecordBatch whose columns are the children of a struct array without top-level nulls."""
-    from .array import make_array, null_count_of
+    from .array import make_array
+    from .validate import null_count_of
     from .table import RecordBatch
     if null_count_of(data) != 0:
         raise ArrowInvalid(f"a struct array with {data.null_count} null rows cannot be a record "

@@ -116,7 +116,7 @@ def _storage(t: DataType) -> DataType:
 
 
 def _null_count(d: ArrayData) -> int:
-    from .array import null_count_of
+    from .validate import null_count_of
     return null_count_of(d)
 
 
@@ -1730,3 +1730,9 @@ def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = No
         values = [None if m else v for v, m in zip(values, mask.tolist())]
         return _array(values, type=data.type)
     return make_array(data)
+
+
+from . import _upcalls                              # noqa: E402   (the pandas shim's methods)
+_upcalls.register(__name__, ToPandasOptions=ToPandasOptions, table_to_dataframe=table_to_dataframe,
+                  chunked_to_series=chunked_to_series, dataframe_to_arrays=dataframe_to_arrays,
+                  dataframe_to_schema=dataframe_to_schema, series_to_array=series_to_array)

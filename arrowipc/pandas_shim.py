@@ -3,7 +3,7 @@ signatures and defaults.
 
 This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
 functions as methods, and the conversion itself (arrowipc/pandas_compat.py) loads only when one
-of them is called.
+of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def _options(arguments: dict[str, Any]) -> ToPandasOptions:
     """ToPandasOptions from a to_pandas method's locals() (its options, less `self`)."""
-    from .pandas_compat import ToPandasOptions
+    from ._upcalls import ToPandasOptions
     return ToPandasOptions(**{k: v for k, v in arguments.items() if k != "self"})
 
 
@@ -42,7 +42,7 @@ def table_to_pandas(self: Table, memory_pool: object = None, categories: list[st
     With self_destruct=True the table gives up its columns as they are converted: do not use it
     afterwards (as in pyarrow)."""
     opts = _options(locals())
-    from .pandas_compat import table_to_dataframe
+    from ._upcalls import table_to_dataframe
     batches = self.to_batches()
     columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
     num_rows = self.num_rows
@@ -58,7 +58,7 @@ def table_to_pandas(self: Table, memory_pool: object = None, categories: list[st
 
 def batch_to_pandas(self: RecordBatch, **options: Any) -> Any:
     """This record batch as a pandas.DataFrame (the options of Table.to_pandas)."""
-    from .table import Table
+    from ._upcalls import Table
     return table_to_pandas(Table(self.schema, [self]), **options)
 
 
@@ -73,14 +73,14 @@ def chunked_array_to_pandas(self: ChunkedArray, memory_pool: object = None,
                             coerce_temporal_nanoseconds: bool = False) -> Any:
     """This column as a pandas.Series, as pyarrow's ChunkedArray.to_pandas gives it."""
     opts = _options(locals())
-    from .pandas_compat import chunked_to_series
+    from ._upcalls import chunked_to_series
     return chunked_to_series([c.data for c in self.chunks], self.type, opts,
                              getattr(self, "_name", None))
 
 
 def array_to_pandas(self: Array, **options: Any) -> Any:
     """This array as a pandas.Series (the options of ChunkedArray.to_pandas)."""
-    from .array import ChunkedArray
+    from ._upcalls import ChunkedArray
     return chunked_array_to_pandas(ChunkedArray([self], self.type), **options)
 
 
@@ -95,8 +95,7 @@ def table_from_pandas(cls: type[Table], df: Any, schema: Schema | None = None,
 
 def _from_pandas(cls: type[_Frame], df: Any, schema: Schema | None, preserve_index: bool | None,
                  nthreads: int | None, columns: list[str] | None, safe: bool = True) -> _Frame:
-    from .pandas_compat import dataframe_to_arrays
-    from .table import RecordBatch, Table
+    from ._upcalls import RecordBatch, Table, dataframe_to_arrays
     arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe,
                                       chunked=cls is Table)
     if arrays:
@@ -114,7 +113,7 @@ def batch_from_pandas(cls: type[RecordBatch], df: Any, schema: Schema | None = N
 
 def schema_from_pandas(cls: type[Schema], df: Any, preserve_index: bool | None = None) -> Schema:
     """The schema Table.from_pandas(df) would have, with its `pandas` metadata."""
-    from .pandas_compat import dataframe_to_schema
+    from ._upcalls import dataframe_to_schema
     return dataframe_to_schema(df, preserve_index)
 
 
@@ -140,7 +139,7 @@ def schema_pandas_metadata(schema: Schema) -> dict[str, Any] | None:
 def array_from_pandas(cls: type[Array], obj: Any, mask: Any = None, type: DataType | None = None,
                       safe: bool = True, memory_pool: object = None) -> Array:
     """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
-    from .pandas_compat import series_to_array
+    from ._upcalls import series_to_array
     return series_to_array(obj, mask, type, safe)
 
 

@@ -116,3 +116,7 @@ def scalar(value: Any, type: Any = None) -> Scalar:
     if isinstance(value, Scalar):
         return value if type is None else value.cast(type)
     return Scalar(array([value], type=type))
+
+
+from . import _upcalls                              # noqa: E402   (Array.__getitem__ hands these out)
+_upcalls.register(__name__, Scalar=Scalar)

@@ -34,7 +34,7 @@ _NULL_SELECTION = ("drop", "emit_null")
 
 def _as_array(obj: Any, type: Any = None) -> Array:
     """An Array from an Array, a ChunkedArray (combined), or anything arrowipc.array takes."""
-    from .array import Array, ChunkedArray, array, make_array
+    from ._upcalls import Array, ChunkedArray, array, make_array
     if isinstance(obj, Array):
         return obj
     if isinstance(obj, ChunkedArray):
@@ -71,7 +71,7 @@ class Selection:
         """The rows at `indices` (integers; a null index selects a null row)."""
         idx = _as_array(indices)
         if idx.type.kind == Kind.NULL:
-            from .array import array
+            from ._upcalls import array
             idx = array([None] * len(idx), int64())
         if not getattr(idx.type, "is_integer", False):
             raise ArrowNotImplementedError(
@@ -89,7 +89,7 @@ class Selection:
                                f"{null_selection_behavior!r}")
         m = _mask_data(mask, length)
         if null_selection_behavior == "emit_null":
-            from .array import null_count_of
+            from .validate import null_count_of
             if null_count_of(m):
                 sel, nulls = _k.selection_from_mask(m, True)
                 return cls(sel, len(sel) // 8, nulls)
@@ -127,7 +127,7 @@ def apply(data: ArrayData, selection: Selection) -> ArrayData:
         return _k.take(data, selection.indices(), selection.count, selection.has_nulls)
     except ArrowNotImplementedError:
         # run-end encoded data, and unions asked for null rows: through Python values
-        from .array import make_array
+        from ._upcalls import make_array
         from .from_python import array_data_from_python
         values = make_array(data).to_pylist()
         picked = [None if i < 0 else values[i]
@@ -162,7 +162,7 @@ def parallel_map(func: Callable[[_In], _Out], items: list[_In], rows: int) -> li
 
 def combined_data(chunked: ChunkedArray) -> ArrayData:
     """One ArrayData holding every chunk of a ChunkedArray (dictionaries unified first)."""
-    from .array import make_array
+    from ._upcalls import make_array
     from .concat import concat_array_data
     chunks = [c.data for c in chunked.chunks]
     if not chunks:
@@ -179,7 +179,7 @@ def combined_data(chunked: ChunkedArray) -> ArrayData:
 def unify_chunks(chunks: list[Array]) -> list[Array]:
     """Dictionary arrays re-encoded against one dictionary: the first chunk's values, then each
     new value in order of appearance (pyarrow's order)."""
-    from .array import array, make_array
+    from ._upcalls import array, make_array
     from .concat import concat_array_data
     if not chunks:
         return chunks
@@ -222,7 +222,7 @@ def unify_chunks(chunks: list[Array]) -> list[Array]:
 
 def fill_null(arr: Array, fill_value: Any) -> Array:
     """`arr` with its null slots replaced by `fill_value` (cast to arr's type)."""
-    from .array import array, make_array
+    from ._upcalls import array, make_array
     if arr.null_count == 0:
         return arr
     if not hasattr(fill_value, "type"):
@@ -243,7 +243,7 @@ def fill_null(arr: Array, fill_value: Any) -> Array:
 
 def unique(arr: Array) -> Array:
     """The distinct values of `arr` in order of first appearance (one null if any)."""
-    from .array import array
+    from ._upcalls import array
     values = arr.to_pylist()
     seen: set[Any] = set()
     keep: list[int] = []
@@ -257,7 +257,7 @@ def unique(arr: Array) -> Array:
 
 def value_counts(arr: Array) -> Array:
     """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
-    from .array import array, make_array
+    from ._upcalls import array, make_array
     from .types import StructType, field
     values = arr.to_pylist()
     counts: dict[Any, int] = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData, untrack_acyclic
+from ._core.content_checks import run_pending_checks
 from .array import Array, ChunkedArray, array, make_array
 from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
@@ -92,7 +93,6 @@ class RecordBatch(TabularOps):
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
             # release the GIL) runs them too instead of getting unchecked columns.
-            from .ipc._batch_decode import run_pending_checks
             run_pending_checks(pending)
             self._pending = None
         return self._cols
@@ -282,7 +282,7 @@ class RecordBatch(TabularOps):
 
     def serialize(self, options: IpcWriteOptions | None = None) -> Buffer:
         """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
-        from .ipc.writer import serialize_record_batch
+        from ._upcalls import serialize_record_batch
         return serialize_record_batch(self, options)
 
     # -- interop --------------------------------------------------------------------------------
@@ -407,7 +407,7 @@ class Table(TabularOps):
 
     def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
         """A RecordBatchReader over the batches (split to at most max_chunksize rows)."""
-        from .batch_reader import RecordBatchReader     # above the model: loaded on first use
+        from ._upcalls import RecordBatchReader
         return RecordBatchReader._make(self.schema, self.to_batches(max_chunksize))
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
@@ -634,3 +634,7 @@ def concat_tables(tables: Iterable[Table]) -> Table:
     if not tables:
         raise ArrowInvalid("concat_tables needs at least one table")
     return Table.from_batches([b for t in tables for b in t._batches], tables[0].schema)
+
+
+from . import _upcalls                              # noqa: E402   (Schema.empty_table, the pandas shim)
+_upcalls.register(__name__, RecordBatch=RecordBatch, Table=Table)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ._core.arraydata import ArrayData
+    from ._core.buffer import Buffer
     from .array import Array, ChunkedArray
     from .types import DataType, Field, Schema
 
@@ -40,14 +41,14 @@ class ArrayOps:
 
     def take(self, indices: Any) -> Array:
         """The values at `indices` (integers; a null index gives a null), as a new Array."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         return make_array(apply(self.data, Selection.from_indices(indices, len(self))))
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Array:
         """The values where the boolean `mask` is true; null mask slots are dropped, or give a
         null with null_selection_behavior="emit_null"."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         return make_array(apply(self.data, Selection.from_mask(mask, len(self),
                                                                null_selection_behavior)))
@@ -56,7 +57,7 @@ class ArrayOps:
              options: Any = None) -> Array:
         """The values converted to `target_type`; a safe cast (the default) raises ArrowInvalid
         where pyarrow's would."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .cast import cast_data
         target_type, safe = _cast_args(target_type, safe, options)
         return make_array(cast_data(self.data, target_type, safe))
@@ -120,6 +121,95 @@ def total_buffer_size(datas: Iterable[ArrayData]) -> int:
             stack.append(d.dictionary)
     return total
 
+
+
+def referenced_buffer_size(data: ArrayData) -> int:
+    """Bytes of the buffer ranges `data` (ArrayData) references, by pyarrow's rules for
+    `nbytes`: a slice counts its own part of each buffer (bitmaps by covering bytes, offsets
+    `length` entries, the values the offsets span), dictionaries whole, view types' data buffers
+    and list views' children whole, a dense union's children by counting type ids."""
+    return _referenced(data, data.offset, data.length)
+
+
+def _int_at(buf: Any, width: int, index: int) -> int:
+    import struct
+    value: int = struct.unpack_from("=" + {1: "b", 2: "h", 4: "i", 8: "q"}[width], buf,
+                                    index * width)[0]
+    return value
+
+
+def _covering_bytes(bit_offset: int, bits: int) -> int:
+    return (bit_offset + bits + 7) // 8 - bit_offset // 8
+
+
+def _referenced(d: Any, offset: int, length: int) -> int:
+    # d: ArrayData whose buffers and dictionary its layout (`kind`) guarantees present
+    from .types import Kind
+    t = d.type.storage_type
+    k = t.kind
+    bufs: list[Buffer | None] = d.buffers
+    total = 0
+    # pyarrow counts no validity bitmap for structs (nor unions, which have none)
+    if k not in (Kind.NULL, Kind.STRUCT, Kind.SPARSE_UNION, Kind.DENSE_UNION,
+                 Kind.RUN_END_ENCODED) and bufs and bufs[0] is not None:
+        total += _covering_bytes(offset, length)
+    if k == Kind.NULL:
+        return 0
+    if k in (Kind.BOOL, Kind.FIXED, Kind.DICTIONARY):
+        width = t.index_type.bit_width if k == Kind.DICTIONARY else t.bit_width
+        total += _covering_bytes(offset * width, length * width)
+        if k == Kind.DICTIONARY:
+            dic = d.dictionary
+            total += _referenced(dic, dic.offset, dic.length)
+        return total
+    if k in (Kind.BINARY, Kind.LARGE_BINARY, Kind.LIST, Kind.LARGE_LIST):
+        w = 4 if k in (Kind.BINARY, Kind.LIST) else 8
+        total += w * length
+        start = _int_at(bufs[1], w, offset)
+        end = _int_at(bufs[1], w, offset + length)
+        if k in (Kind.BINARY, Kind.LARGE_BINARY):
+            return total + end - start
+        return total + _referenced(d.children[0], start, end - start)
+    if k == Kind.VIEW:
+        return total + 16 * length + sum(b.size for b in bufs[2:] if b is not None)
+    if k in (Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW):
+        w = 4 if k == Kind.LIST_VIEW else 8
+        child = d.children[0]
+        return total + 2 * w * length + _referenced(child, child.offset, child.length)
+    if k == Kind.FIXED_SIZE_LIST:
+        n = t.list_size
+        return total + _referenced(d.children[0], offset * n, length * n)
+    if k in (Kind.STRUCT, Kind.SPARSE_UNION):
+        if k == Kind.SPARSE_UNION:
+            total += length
+        return total + sum(_referenced(c, offset + c.offset, length) for c in d.children)
+    if k == Kind.DENSE_UNION:
+        total += 5 * length                   # int8 type ids and int32 offsets
+        import numpy as np
+        # a union's buffers are (type ids, offsets); children are counted from the type ids
+        ids = np.frombuffer(bufs[0], np.int8, count=offset + length)  # type: ignore[call-overload]
+        before = np.bincount(ids[:offset], minlength=128)
+        within = np.bincount(ids[offset:], minlength=128)
+        return total + sum(_referenced(c, int(before[code]) + c.offset, int(within[code]))
+                           for code, c in zip(t.type_codes, d.children))
+    if k == Kind.RUN_END_ENCODED:
+        run_ends = d.children[0]
+        w = run_ends.type.bit_width // 8
+        n = run_ends.length
+
+        def first_run_ending_after(pos: int) -> int:
+            lo, hi = 0, n
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if _int_at(run_ends.buffers[1], w, run_ends.offset + mid) > pos:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return lo
+        phys = first_run_ending_after(offset)
+        count = 0 if length == 0 else first_run_ending_after(offset + length - 1) - phys + 1
+        return sum(_referenced(c, c.offset + phys, count) for c in d.children)
+    raise ArrowTypeError(f"Extracting byte ranges not supported for type {d.type}")
 
 class ChunkedArrayOps:
     """Access, selection and vector functions of ChunkedArray."""
@@ -198,7 +288,7 @@ class ChunkedArrayOps:
 
     def combine_chunks(self, memory_pool: Any = None) -> Array:
         """The chunks concatenated into one Array (dictionaries unified)."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import combined_data
         return make_array(combined_data(self))  # type: ignore[arg-type]  # a ChunkedArray
 
@@ -216,7 +306,7 @@ class ChunkedArrayOps:
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Self:
         """The values where `mask` is true, chunk by chunk."""
-        from .array import make_array
+        from ._upcalls import make_array
         from .selection import Selection, apply
         sel = Selection.from_mask(mask, len(self), null_selection_behavior)
         if sel.mask is None:
@@ -257,6 +347,11 @@ class ChunkedArrayOps:
     def value_counts(self) -> Array:
         """struct<values, counts: int64> over every chunk."""
         return self.combine_chunks().value_counts()
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the buffer ranges the chunks reference (pyarrow's `nbytes`)."""
+        return sum(referenced_buffer_size(c.data) for c in self.chunks)
 
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer the chunks refer to, counted once each."""
@@ -478,8 +573,9 @@ class TabularOps:
 
     def to_string(self, *, show_metadata: bool = False, preview_cols: int = 0) -> str:
         """The schema and, with preview_cols, the first columns' values (pyarrow's layout)."""
-        sch = self.schema if show_metadata else self.schema.remove_metadata()
-        out = [f"arrowipc.{type(self).__name__}", str(sch)]
+        sch = self.schema.to_string(show_field_metadata=show_metadata,
+                                    show_schema_metadata=show_metadata)
+        out = [f"arrowipc.{type(self).__name__}", sch]
         if preview_cols:
             out.append("----")
             for i in range(min(preview_cols, self.num_columns)):
@@ -492,7 +588,7 @@ class TabularOps:
 
 def _struct_field(col: Any, k: int) -> Any:
     """Child `k` of a struct column (Array or ChunkedArray), null where the parent is null."""
-    from .array import ChunkedArray
+    from ._upcalls import ChunkedArray
     if isinstance(col, ChunkedArray):
         t = col.type.fields[k].type
         return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
@@ -504,7 +600,7 @@ def _struct_field(col: Any, k: int) -> Any:
         from ._core.arraydata import ArrayData
         from ._core.bitmap import bitmap_view
         from ._core.buffer import py_buffer
-        from .array import make_array
+        from ._upcalls import make_array
         from .types import int64
         d = col.data
         rows = py_buffer(_pyarray("q", range(d.length)))

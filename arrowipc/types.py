@@ -1063,8 +1063,7 @@ class Schema:
 
     def empty_table(self) -> Table:
         """A Table of this schema with no rows."""
-        from .table import RecordBatch, Table
-        from .from_python import array_data_from_python
+        from ._upcalls import RecordBatch, Table, array_data_from_python
         cols = [array_data_from_python([], f.type) for f in self._fields]
         return Table(self, [RecordBatch(self, cols, 0)])
 
@@ -1072,16 +1071,19 @@ class Schema:
         """A copy without the field at index `i`."""
         return Schema(self._fields[:i] + self._fields[i + 1:], self.metadata)
 
-    def __str__(self) -> str:
-        lines = [f._short() for f in self._fields]
-        if self.metadata:
-            lines.append("-- schema metadata --")
-            lines += [f"{k.decode(errors='replace')}: {v.decode(errors='replace')[:60]}"
-                      for k, v in self.metadata.items()]
-        return "\n".join(lines)
+    def to_string(self, truncate_metadata: bool = True, show_field_metadata: bool = True,
+                  show_schema_metadata: bool = True, element_size_limit: int = 100) -> str:
+        """The schema as pyarrow prints it: a line per field, a "child i" line per nested field,
+        field and schema metadata as quoted values (long ones cut to a line unless
+        `truncate_metadata` is False); any single piece longer than `element_size_limit`
+        characters is cut with "(... N chars omitted)"."""
+        return _SchemaPrinter(truncate_metadata, show_field_metadata, show_schema_metadata,
+                              element_size_limit).schema(self)
 
-    def __repr__(self) -> str:
-        return "arrowipc.Schema\n" + str(self)
+    def __str__(self) -> str:
+        return self.to_string()
+
+    __repr__ = __str__
 
     @classmethod
     def from_pandas(cls, df: Any, preserve_index: bool | None = None) -> Schema:
@@ -1097,13 +1099,78 @@ class Schema:
 
     def serialize(self) -> Buffer:
         """The framed IPC Schema message as a Buffer."""
-        from .ipc.writer import serialize_schema
+        from ._upcalls import serialize_schema
         return serialize_schema(self)
 
     def __arrow_c_schema__(self) -> object:
         from .interop import export_schema
         return export_schema(self)
 
+
+
+class _SchemaPrinter:
+    """Arrow's schema pretty-printer layout, piece by piece, so str(schema) matches pyarrow's.
+
+    A field at nesting depth d prints its children at indent 4d + 2 ("child i, name: type") and
+    its metadata at 2d + 2; a truncated metadata value keeps max(10, 70 - len(key) - indent)
+    bytes. Each piece (name, type, " not null", "child i, ", a metadata line) is cut on its own
+    at `element_size_limit` characters."""
+
+    def __init__(self, truncate_metadata: bool, show_field_metadata: bool,
+                 show_schema_metadata: bool, element_size_limit: int) -> None:
+        self.truncate = truncate_metadata
+        self.field_metadata = show_field_metadata
+        self.schema_metadata = show_schema_metadata
+        self.limit = element_size_limit
+        self.out: list[str] = []
+
+    def _write(self, piece: str) -> None:
+        if len(piece) > self.limit:
+            piece = f"{piece[:self.limit]} (... {len(piece) - self.limit} chars omitted)"
+        self.out.append(piece)
+
+    def _newline(self, indent: int) -> None:
+        self.out.append("\n" + " " * indent)
+
+    def _metadata(self, title: str, metadata: Mapping[bytes, bytes], indent: int) -> None:
+        if not metadata:
+            return
+        self._newline(indent)
+        self._write(title)
+        for key, value in metadata.items():
+            self._newline(indent)
+            keep = max(10, 70 - len(key) - indent)
+            k = key.decode("utf-8", "replace")
+            if self.truncate and len(value) > keep:
+                self._write(f"{k}: '{value[:keep].decode('utf-8', 'replace')}' + "
+                            f"{len(value) - keep}")
+            else:
+                self._write(f"{k}: '{value.decode('utf-8', 'replace')}'")
+
+    def _field(self, field: Field, depth: int) -> None:
+        self._write(field.name)
+        self._write(": ")
+        self._write(str(field.type))
+        if not field.nullable:
+            self._write(" not null")
+        t = field.type
+        # extension and dictionary types print no children (their storage/values do not show)
+        children = [] if t.storage_type is not t else t.fields
+        for i, child in enumerate(children):
+            self._newline(4 * depth + 2)
+            self._write(f"child {i}, ")
+            self._field(child, depth + 1)
+        if self.field_metadata and field.metadata:
+            self._metadata("-- field metadata --", field.metadata, 2 * depth + 2)
+
+    def schema(self, schema: Schema) -> str:
+        for i, field in enumerate(schema):
+            if i:
+                self._newline(0)
+            self._field(field, 0)
+        if self.schema_metadata and schema.metadata:
+            self._metadata("-- schema metadata --", schema.metadata, 0)
+        return "".join(self.out)
 
 def schema(fields: Iterable[Field | tuple[str, DataType]] | Mapping[str, DataType] | Schema | Any,
            metadata: MetadataLike = None) -> Schema:

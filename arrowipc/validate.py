@@ -6,9 +6,13 @@ dictionary indices). Full validation adds what pyarrow's validate(full=True) che
 against the bitmaps, UTF-8, binary view prefixes, decimal precision, date64 and time ranges, dense
 union offsets that never decrease within a child, and map keys without nulls. Both levels run
 their O(n) loops in C without the GIL (arrowipc._core.content_checks).
+
+`null_count_of` lives here too, below the Array classes: the null count a node reports, counted
+from its validity bitmap when the producer left it unknown.
 """
 from __future__ import annotations
 
+from ._core import bitmap as _bitmap
 from ._core.arraydata import ArrayData
 from ._core.content_checks import check_content, check_values
 from .errors import ArrowInvalid
@@ -19,6 +23,25 @@ if TYPE_CHECKING:
     from ._core.buffer import Buffer
 
 MAX_DEPTH = 64
+
+
+def _computed_null_count(data: ArrayData) -> int:
+    kind = data.type.kind
+    if kind == Kind.NULL:
+        return data.length
+    if kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        return 0  # these layouts have no validity bitmap of their own
+    validity = data.buffers[0] if data.buffers else None
+    if validity is None or data.length == 0:
+        return 0
+    return data.length - _bitmap.count_set_bits(validity, data.offset, data.length)
+
+
+def null_count_of(data: ArrayData) -> int:
+    """The null count of `data`, computed (and cached) when the producer did not give it."""
+    if data.null_count < 0:
+        data.null_count = _computed_null_count(data)
+    return data.null_count
 
 
 def _need(buf: Buffer | None, nbytes: int, what: str, where: str) -> None:

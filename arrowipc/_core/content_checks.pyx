@@ -10,6 +10,8 @@ binary view prefixes, decimal precision, date64/time ranges, dense union offsets
 decrease within a child, and map keys without nulls -- what pyarrow's validate(full=True) checks.
 
 The loops are C kernels run without the GIL; neither function recurses into children.
+Logical types (map, decimal, date64, time) are recognised by their names: the physical layer
+imports nothing above itself, the type classes included.
 """
 from libc.stdint cimport uint8_t, int8_t, int32_t, int64_t, INT64_MIN, INT64_MAX
 from libc.stdlib cimport malloc, free
@@ -27,7 +29,6 @@ from arrowipc._core.kernels cimport (
     ARROWIPC_CHECK_NOT_INCREASING, ARROWIPC_CHECK_UNDECLARED)
 from arrowipc._core.offsets import check_offsets
 from arrowipc.errors import ArrowInvalid
-from arrowipc import types as T
 
 from arrowipc._core.kinds cimport *
 
@@ -270,7 +271,7 @@ def check_values(ArrayData d, str where):
                                f"offset into the same child")
         return
 
-    if kind == K_LIST and isinstance(t, T.MapType):
+    if kind == K_LIST and t.name == "map":
         keys = (<ArrayData>d.children[0]).children[0]
         nulls = _null_count(<ArrayData>keys)
         if nulls:
@@ -327,7 +328,7 @@ cdef int _check_fixed_values(ArrayData d, object t, const uint8_t* valid, str wh
     cdef int64_t bad = 0, lo = 0, hi = 0, multiple = 0
     cdef int code = 0, width = 0, precision = 0
     cdef int64_t off = d.offset, length = d.length
-    if isinstance(t, T.DecimalType):
+    if t.name.startswith("decimal"):
         width = t.byte_width
         precision = t.precision
         with nogil:
@@ -339,7 +340,7 @@ cdef int _check_fixed_values(ArrayData d, object t, const uint8_t* valid, str wh
         return 0
     if t.name.startswith("date64"):
         width, lo, hi, multiple = 8, INT64_MIN, INT64_MAX, _MILLIS_PER_DAY
-    elif isinstance(t, (T.Time32Type, T.Time64Type)):
+    elif t.name.startswith(("time32[", "time64[")):
         width = t.byte_width
         lo, hi = 0, _DAY_IN_UNIT[t.unit] - 1
     else:
@@ -359,3 +360,15 @@ cdef int64_t _int_at(Buffer b, int width, int64_t i):
     if width == 4:
         return (<const int32_t*>b.ptr)[i]
     return (<const int64_t*>b.ptr)[i]
+
+
+def run_pending_checks(tuple pending, str where="record batch"):
+    """Run the deferred content checks collected while assembling a batch.
+
+    `pending` is (entries, names): entries are (node, label) where a label is a field name or an
+    index into `names` (the plan's dotted names, so no string is built unless a check fails).
+    """
+    entries, names = pending
+    for node, label in entries:
+        name = names[label] if type(label) is int else label
+        check_content(node, f"{where}: field {name!r}")

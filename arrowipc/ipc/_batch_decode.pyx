@@ -15,7 +15,6 @@ from arrowipc._core.arraydata cimport ArrayData, make_array_data, untrack
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i64
 from arrowipc.ipc._framing cimport Message, read_frame
 
-from arrowipc._core.content_checks import check_content
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
 # Layout kinds (mirror arrowipc.types.Kind)
@@ -480,18 +479,6 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     pending = (a.pending, plan.names)
     untrack(pending)
     return out, pending
-
-
-def run_pending_checks(tuple pending, str where="record batch"):
-    """Run the deferred content checks collected while assembling a batch.
-
-    `pending` is (entries, names): entries are (node, label) where a label is a field name or an
-    index into `names` (the plan's dotted names, so no string is built unless a check fails).
-    """
-    entries, names = pending
-    for node, label in entries:
-        name = names[label] if type(label) is int else label
-        check_content(node, f"{where}: field {name!r}")
 
 
 def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int version=4):

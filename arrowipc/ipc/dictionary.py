@@ -135,7 +135,7 @@ class DictionaryMemo:
 
 
 def _null_count(d: ArrayData) -> int:
-    from ..array import null_count_of
+    from ..validate import null_count_of
     return null_count_of(d)
 
 

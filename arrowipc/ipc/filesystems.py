@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
-from .sources import FileSource, _io_error, _short_read
+from .sources import FileSource, _io_error, _short_read, fill_targets
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -138,12 +138,7 @@ class RangeSource:
             raise
         except Exception as e:
             raise _io_error(e, self.name) from e
-        for (o, n), data, target in zip(ranges, parts, targets):
-            self.read_requests += 1
-            self.bytes_read += len(data)
-            if len(data) != n:
-                raise _short_read(self.name, o, n, len(data))
-            target[:] = data
+        fill_targets(self, ranges, parts, targets)
 
     def close(self) -> None:
         """Release the filesystem's file, if the backend holds one."""

@@ -3,6 +3,12 @@
 `MessageDecoder` turns messages into schemas and batches without doing I/O; the readers feed it
 from a source. Both keep dictionaries in a memo, project columns before touching their buffers,
 and hand out batches whose buffers are views of the input.
+
+One pipeline: every reader (and the push decoder, the CLI, recovery and the Dissociated reader)
+drives the decoder through its public methods only -- `frame_and_decode` for in-memory bytes,
+`decode` / `read_record_batch_window` for framed messages. Each message is framed once (a window
+that looks ahead hands the message it stops at to the next read), and the decoder alone counts
+what was read.
 """
 from __future__ import annotations
 
@@ -10,14 +16,15 @@ import bisect
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from .. import types as T
-from ._batch_decode import (assemble_columns, buffer_needed_mask,
-                                  decode_record_batch_header, make_plan, next_message_fast,
-                                  run_pending_checks)
+from ._batch_decode import (assemble_columns, buffer_needed_mask, decode_record_batch_header,
+                            make_plan, next_message_fast)
+from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, allocate_buffer
 from ._flatbuf import root_table
+from ._framing import read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
 from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
@@ -54,19 +61,24 @@ class MessageDecoder:
         # message first, so the attribute is typed as set
         self.schema: T.Schema = None  # type: ignore[assignment]
         self.stats = ReadCounters()
+        # readers may decode from several threads (RecordBatchFileReader.get_batch): the counters
+        # are updated under this lock, here and nowhere else
+        self._count_lock = threading.Lock()
         self._plan = None
         self._included = None
         self._out_index = None
         self.memo = None            # DictionaryMemo when the schema has dictionaries
         self._level = self.options.validate
         self._limits = (self.options.max_buffers, self.options.max_variadic_buffers)
+        self._max_metadata = self.options.max_metadata_size
+        self._plain = False         # `plain`, kept up to date by set_schema (read per message)
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message):
         if msg.header_type != md.HEADER_SCHEMA:
             raise ArrowInvalid(f"{self.where}: expected a schema message first, found a {msg.type} "
                                f"message at byte {msg.offset}")
-        self.stats.num_messages += 1
+        self.count_message()
         self.set_schema(*_decoded_schema(msg.header, self.options, self.where))
 
     def set_schema(self, info: md.SchemaInfo, plan=None):
@@ -83,6 +95,7 @@ class MessageDecoder:
             self.memo = DictionaryMemo(info, self.stats, self.where, self.where == "file")
             self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
                                 for i, d in info.dictionaries.items()}
+        self._plain = self.memo is None and not self._swap and not self._keep_foreign
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
@@ -98,14 +111,14 @@ class MessageDecoder:
         self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
 
     # -- batches --------------------------------------------------------------------------------
-    def read_record_batch_message(self, msg: Message, count: bool = True) -> RecordBatch:
-        if count:
-            self.count_record_batch()
+    def read_record_batch_message(self, msg: Message) -> RecordBatch:
+        """The RecordBatch of a record batch message (any codec, dictionaries, byte order)."""
+        self.count_record_batch()
         header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
 
-    def read_record_batch_window(self, first: Message, peek, count: bool = True) -> list:
+    def read_record_batch_window(self, first: Message, peek) -> list:
         """[(RecordBatch, Message)] for `first`, a compressed record batch, and the compressed
         record batches `peek()` returns after it (None when the next message is not one), their
         buffers decompressed together in one parallel run so the threads stay busy across
@@ -118,7 +131,7 @@ class MessageDecoder:
         while msg is not None:
             try:
                 header = decode_record_batch_header(msg.header)
-                needed = buffer_needed_mask(self._plan, header, self._included, msg.version)
+                needed = self.buffers_needed(header, msg)
                 slot = work.add(header, msg.body, header.codec, needed, self._message_where(msg))
                 staged.append((msg, header, slot))
             except ArrowException as e:
@@ -133,8 +146,7 @@ class MessageDecoder:
             try:
                 if isinstance(prepared[slot], ArrowException):
                     raise prepared[slot]
-                if count:
-                    self.count_record_batch()
+                self.count_record_batch()
                 cols, pending = assemble_columns(self._plan, header, msg.body, self._included,
                                                  prepared[slot], self.where, msg.version,
                                                  self._limits)
@@ -179,8 +191,46 @@ class MessageDecoder:
 
     def count_record_batch(self) -> None:
         """Count one record batch message in the statistics (every read path calls this)."""
-        self.stats.num_messages += 1
-        self.stats.num_record_batches += 1
+        with self._count_lock:
+            self.stats.num_messages += 1
+            self.stats.num_record_batches += 1
+
+    def count_message(self) -> None:
+        """Count one message that is not a record batch (a schema, a dictionary batch)."""
+        with self._count_lock:
+            self.stats.num_messages += 1
+
+    def frame_and_decode(self, buf: Buffer, start: int, end: int):
+        """(message or None at the end-of-stream marker, next position, RecordBatch or None)
+        for the message framed at `start` in `buf` (not past `end`), in one Cython call.
+
+        The batch is None when the message needs the general path (`decode` or a window of
+        compressed batches): a dictionary batch, a compressed batch, or a decoder that swaps
+        byte order or attaches dictionaries. The message is then handed back, framed, so the
+        caller never frames it again."""
+        if not self._plain:
+            msg, pos = read_frame(buf, start, end, self._max_metadata, self.where, True)
+            return msg, pos, None
+        msg, pos, cols, pending, num_rows = next_message_fast(
+            buf, start, end, self._max_metadata, self._plan, self._included, self.where,
+            self._limits)
+        if cols is None:
+            return msg, pos, None
+        self.count_record_batch()
+        if self._included is not None:
+            cols = [c for c in cols if c is not None]
+        if self._level == "structural":
+            return msg, pos, RecordBatch(self.schema, cols, num_rows, pending)
+        return msg, pos, self.make_batch(cols, num_rows, pending)
+
+    @property
+    def included(self) -> list | None:
+        """Per top-level field of the full schema, whether it is read; None when all are."""
+        return self._included
+
+    def buffers_needed(self, header, msg: Message):
+        """Which body buffers of record batch `header` (of `msg`) the included fields read."""
+        return buffer_needed_mask(self._plan, header, self._included, msg.version)
 
     @property
     def column_plan(self):
@@ -226,7 +276,7 @@ class MessageDecoder:
     @property
     def plain(self) -> bool:
         """No dictionaries and native byte order: batches can take the one-call Cython path."""
-        return self.memo is None and not self._swap and not self._keep_foreign
+        return self._plain
 
     def _swapped(self, cols, pending):
         """Columns byte-swapped to native order, with every node's content check queued again
@@ -247,7 +297,7 @@ class MessageDecoder:
 
     def read_dictionary_message(self, msg: Message):
         """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
-        self.stats.num_messages += 1
+        self.count_message()
         t = msg.header
         dict_id, is_delta = t.int64(0), t.boolean(2)
         if self.memo is None or dict_id not in self._dict_plans:
@@ -384,6 +434,9 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
+        # (message or None for the end-of-stream marker, its start) framed by a window's
+        # look-ahead and not part of the window: the next read takes it instead of framing again
+        self._held: tuple[Message | None, int] | None = None
         first = read_message_from(self._source, self._decoder.options.max_metadata_size)
         if first is None:
             raise no_schema_error(self._source.pos)
@@ -410,14 +463,24 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             start = src.pos
             try:
                 msg = read_message_from(src, limit)
-                if msg is not None and _is_compressed_batch(msg):
-                    return msg
             except ArrowException:
-                pass
-            src.pos = start
+                src.pos = start             # framed again by the next read, which raises
+                return None
+            if msg is not None and _is_compressed_batch(msg):
+                return msg
+            self._held = (msg, start)
             return None
 
         self._ready.extend(self._decoder.read_record_batch_window(first, peek))
+
+    def _next_message(self) -> tuple[Message | None, int]:
+        """(the next message or None at the end, its start): the one a window's look-ahead
+        framed, or the next one framed from the source."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            return held
+        start = self._source.pos
+        return read_message_from(self._source, self._decoder.options.max_metadata_size), start
 
     def _next_ready(self):
         item = self._ready.popleft()
@@ -434,8 +497,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             raise StopIteration
         dec = self._decoder
         while True:
-            start = self._source.pos
-            msg = read_message_from(self._source, dec.options.max_metadata_size)
+            msg, start = self._next_message()
             if msg is None:
                 self._end_of_stream(start)
                 raise StopIteration
@@ -466,13 +528,11 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         if self._done:
             return
         dec, src = self._decoder, self._source
-        limit = dec.options.max_metadata_size
         if isinstance(src, BufferSource) and dec.plain:
-            yield from self._iter_in_memory(dec, src, limit)
+            yield from self._iter_in_memory(dec, src)
             return
         while True:
-            start = src.pos
-            msg = read_message_from(src, limit)
+            msg, start = self._next_message()
             if msg is None:
                 self._end_of_stream(start)
                 return
@@ -483,32 +543,28 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 if batch is not None:
                     yield batch
 
-    def _iter_in_memory(self, dec, src, limit):
-        buf, end, plan, included, schema = src.buf, src.end, dec._plan, dec._included, dec.schema
-        limits = dec._limits
-        structural = dec._level == "structural"
+    def _iter_in_memory(self, dec, src):
+        buf, end, frame_and_decode = src.buf, src.end, dec.frame_and_decode
         while True:
-            start = src.pos
-            msg, src.pos, cols, pending, num_rows = next_message_fast(
-                buf, start, end, limit, plan, included, "stream", limits)
+            if self._held is not None:
+                (msg, start), batch, self._held = self._held, None, None
+            else:
+                start = src.pos
+                msg, src.pos, batch = frame_and_decode(buf, start, end)
+            if batch is not None:
+                yield batch
+                continue
             if msg is None:
                 self._end_of_stream(start)
                 return
-            if cols is None:
-                if msg.header_type == md.HEADER_RECORD_BATCH:     # compressed
-                    self._decode_window(msg)
-                    while self._ready:
-                        yield self._next_ready()[0]
-                    continue
-                batch = dec.decode(msg)
-                if batch is not None:
-                    yield batch
+            if msg.header_type == md.HEADER_RECORD_BATCH and self._windowed(msg):
+                self._decode_window(msg)
+                while self._ready:
+                    yield self._next_ready()[0]
                 continue
-            dec.count_record_batch()
-            if included is not None:
-                cols = [c for c in cols if c is not None]
-            yield (RecordBatch(schema, cols, num_rows, pending) if structural
-                   else dec.make_batch(cols, num_rows, pending))
+            batch = dec.decode(msg)
+            if batch is not None:
+                yield batch
 
     def read_all(self) -> Table:
         """Every remaining batch as one Table."""
@@ -580,7 +636,7 @@ class RecordBatchFileReader(_ReaderBase):
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
         self._decoder.set_schema(*_decoded_schema(schema_table, self._decoder.options, "file"))
-        self._decoder.stats.num_messages += 1      # the footer's schema, counted as pyarrow does
+        self._decoder.count_message()               # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
         self.metadata = md.decode_custom_metadata(footer, 4)
@@ -685,7 +741,7 @@ class RecordBatchFileReader(_ReaderBase):
         metadata first and the body only when a selected column uses the id."""
         dec, opts = self._decoder, self._decoder.options
         blocks = [self._check_block(b, i, "dictionary") for i, b in enumerate(self._dict_blocks)]
-        wanted = dictionary_ids_needed(dec.info, dec._included)
+        wanted = dictionary_ids_needed(dec.info, dec.included)
         whole = [wanted is None or body_len < opts.hole_size_limit
                  for _off, _meta_len, body_len in blocks]
         heads = self._fetch_spans([(off, meta_len + body_len if w else meta_len)
@@ -752,7 +808,7 @@ class RecordBatchFileReader(_ReaderBase):
                     msgs.append(None)
                     continue
                 header = decode_record_batch_header(msg.header)
-                needed = buffer_needed_mask(dec._plan, header, dec._included, msg.version)
+                needed = dec.buffers_needed(header, msg)
             except ArrowException:
                 msgs.append(None)
                 continue
@@ -788,9 +844,7 @@ class RecordBatchFileReader(_ReaderBase):
                 if msg is None:
                     yield self.get_batch(i)
                     continue
-                with self._lock:
-                    dec.count_record_batch()
-                yield dec.read_record_batch_message(msg, count=False)
+                yield dec.read_record_batch_message(msg)
             first = last
 
     def _fetch_batch(self, i: int) -> Message:
@@ -799,7 +853,7 @@ class RecordBatchFileReader(_ReaderBase):
         dec, opts, src = self._decoder, self._decoder.options, self._source
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
         end = off + meta_len + body_len
-        if dec._included is None:
+        if dec.included is None:
             msg = read_message_from(_Fetched(src.read_at(off, meta_len + body_len), off, end),
                                     opts.max_metadata_size, "file")
         else:
@@ -812,7 +866,7 @@ class RecordBatchFileReader(_ReaderBase):
                                        f"expected a {msg.body_length}-byte body, got "
                                        f"{end - body_start}")
                 header = decode_record_batch_header(msg.header)
-                needed = buffer_needed_mask(dec._plan, header, dec._included, msg.version)
+                needed = dec.buffers_needed(header, msg)
                 body = allocate_buffer(msg.body_length, zero=False)
                 ranges = coalesce(body_ranges(header.buffers_list(), needed, body_start,
                                               msg.body_length),
@@ -834,38 +888,33 @@ class RecordBatchFileReader(_ReaderBase):
             raise IndexError(f"record batch index {i} out of range for {n} batches")
         if not self._dictionaries_read:
             self._ensure_dictionaries()
-        dec, src = self._decoder, self._source
+        src, msg = self._source, None
         if self._fast:
             batch, msg = self._framed_once(i)
             if batch is not None:
                 return (batch, msg.custom_metadata) if with_metadata else batch
-        if isinstance(src, BufferSource):
-            msg = self._read_block(self._batch_blocks[i], i, "record batch")
-        else:
-            with self._lock:
-                msg = self._fetch_batch(i)
+        if msg is None:                 # else framed above: a compressed batch, decoded below
+            if isinstance(src, BufferSource):
+                msg = self._read_block(self._batch_blocks[i], i, "record batch")
+            else:
+                with self._lock:
+                    msg = self._fetch_batch(i)
+        batch = self._block_batch(msg, i)
+        return (batch, msg.custom_metadata) if with_metadata else batch
+
+    def _block_batch(self, msg: Message, i: int) -> RecordBatch:
+        """The batch of record batch block i, its message already framed."""
         if msg.header_type != md.HEADER_RECORD_BATCH:
             raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
-        with self._lock:
-            dec.count_record_batch()
-        batch = dec.read_record_batch_message(msg, count=False)
-        return (batch, msg.custom_metadata) if with_metadata else batch
+        return self._decoder.read_record_batch_message(msg)
 
     def _framed_once(self, i: int) -> tuple[RecordBatch | None, Message | None]:
         """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
         None when the message needs the general path (compressed, dictionaries, byte order)."""
-        dec = self._decoder
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
-        msg, _, cols, pending, num_rows = next_message_fast(
-            self._source.buf, off, off + meta_len + body_len, dec.options.max_metadata_size,
-            dec._plan, dec._included, "file", dec._limits)
-        if msg is None or cols is None:
-            return None, msg
-        with self._lock:
-            dec.count_record_batch()
-        if dec._included is not None:
-            cols = [c for c in cols if c is not None]
-        return dec.make_batch(cols, num_rows, pending), msg
+        msg, _, batch = self._decoder.frame_and_decode(self._source.buf, off,
+                                                       off + meta_len + body_len)
+        return batch, msg
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         """Batch `i` with its custom metadata."""
@@ -878,52 +927,62 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self) -> Iterator[RecordBatch]:
-        if self._ranged and self._decoder._included is not None:
+        if self._ranged and self._decoder.included is not None:
             yield from self._iter_ranged()
             return
         n, i = len(self._batch_blocks), 0
+        held = None             # block i's message, framed by a window's look-ahead
         while i < n:
-            msg = None
-            if self._fast:          # each block framed once: decoded, or kept for a window
+            msg, held = held, None
+            if msg is None and self._fast:  # each block framed once: decoded, or kept for a window
                 batch, msg = self._framed_once(i)
                 if batch is not None:
                     yield batch
                     i += 1
                     continue
             if msg is None or not _is_compressed_batch(msg):
-                yield self.get_batch(i)
+                # framed already (only in memory, without dictionaries), or read by get_batch
+                yield self.get_batch(i) if msg is None else self._block_batch(msg, i)
                 i += 1
                 continue
             # a window of consecutive compressed batches, decompressed together
             j = i + 1
 
             def peek():
-                nonlocal j
-                m = self._compressed_block(j) if j < n else None
-                j += m is not None
+                nonlocal j, held
+                if j >= n or held is not None:
+                    return None
+                try:
+                    m = self._read_block(self._batch_blocks[j], j, "record batch")
+                except ArrowException:
+                    return None             # read again by get_batch, which raises
+                if not _is_compressed_batch(m):
+                    held = m                # not part of the window: decoded next, unframed again
+                    return None
+                j += 1
                 return m
 
-            for item in self._decoder.read_record_batch_window(msg, peek, count=False):
+            for item in self._decoder.read_record_batch_window(msg, peek):
                 if isinstance(item, BaseException):
                     raise item
-                with self._lock:
-                    self._decoder.count_record_batch()
                 yield item[0]
             i = j
-
-    def _compressed_block(self, i: int):
-        """Block i's message when it is a compressed record batch (else None: get_batch reads
-        it, and reports its errors)."""
-        try:
-            msg = self._read_block(self._batch_blocks[i], i, "record batch")
-            return msg if _is_compressed_batch(msg) else None
-        except ArrowException:
-            return None
 
     def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
         """Every batch in order, each with its custom metadata."""
         for i in range(len(self._batch_blocks)):
             yield self.get_batch_with_custom_metadata(i)
+
+    def filter_batches(self, filters: Iterable[tuple]) -> Iterator[RecordBatch]:
+        """The record batches that may hold a row passing every filter (not in pyarrow), each
+        `(column, op, value)` with op one of "==", "<", "<=", ">", ">=", "in", "is_null",
+        "not_null". Batches are skipped by the statistics arrowipc writes (new_file(...,
+        statistics=True)): the footer's summary first, then each batch's header, so a skipped
+        batch's body is never read. Rows are not filtered; files without statistics yield
+        every batch."""
+        from .statistics import matching_batches
+        for i in matching_batches(self, filters):
+            yield self.get_batch(i)
 
     def count_rows(self) -> int:
         """Total rows, from each batch's header only (no body is read)."""

@@ -110,7 +110,8 @@ class FileSource:
         data = b"".join(chunks)
         return py_buffer(data)
 
-    def _readinto_fully(self, out: Buffer, n: int) -> int:
+    def _readinto_fully(self, out: Buffer | memoryview, n: int) -> int:
+        """Bytes read into the first `n` of `out` (fewer only at the end of the object)."""
         view = memoryview(out)  # our allocations are writable
         got = 0
         while got < n:
@@ -147,12 +148,7 @@ class FileSource:
                                    [o + n for o, n in ranges])
             except Exception as e:      # the filesystem's own errors (network, auth)
                 raise _io_error(e, self.name) from e
-            for (o, n), data, target in zip(ranges, parts, targets):
-                self.read_requests += 1
-                self.bytes_read += len(data)
-                if len(data) != n:
-                    raise _short_read(self.name, o, n, len(data))
-                target[:] = data
+            fill_targets(self, ranges, parts, targets)
             return
         for (o, n), target in zip(ranges, targets):
             self.f.seek(o)
@@ -165,12 +161,7 @@ class FileSource:
         """Read up to len(view) bytes at the current position into `view` (one request)."""
         n = view.nbytes
         if self._readinto is not None:
-            got = 0
-            while got < n:
-                k = self._readinto(view[got:n])
-                if not k:
-                    break
-                got += k
+            got = self._readinto_fully(view, n)
         else:
             data = self._read(n)
             got = data.size
@@ -192,6 +183,18 @@ def _cat_ranges_of(f: Any) -> Callable[..., list[bytes]] | None:
     if fs is None or not isinstance(getattr(f, "path", None), str):
         return None
     return getattr(fs, "cat_ranges", None)
+
+
+def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
+                 targets: list[memoryview]) -> None:
+    """Copy the part fetched for each (offset, length) range into its target, counting one
+    request and its bytes in the source's statistics; a short part means a truncated file."""
+    for (o, n), data, target in zip(ranges, parts, targets):
+        source.read_requests += 1
+        source.bytes_read += len(data)
+        if len(data) != n:
+            raise _short_read(source.name, o, n, len(data))
+        target[:] = data
 
 
 def _short_read(name: str, offset: int, expected: int, got: int) -> ArrowInvalid:

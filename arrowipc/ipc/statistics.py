@@ -22,23 +22,34 @@ when the column has a non-null value and the type allows them, encoded in JSON a
 
 Bounds are inclusive and only ever conservative: a reader may skip a batch only when no value
 between min and max (and no null, per null_count) can satisfy its filter.
+
+A file written with statistics also carries their summary in the footer's custom metadata (the
+file-level metadata pyarrow reads as RecordBatchFileReader.metadata), so a reader can rule out a
+whole file, or count its rows, from the footer alone:
+
+    "arrowipc:file_statistics" -> {"version": 1, "rows": <int>, "batch_rows": [<int>, ...],
+                                   "columns": {"<column>": {"null_count": <int>,
+                                                            "min": <v>, "max": <v>}}}
+
+"batch_rows" lists the rows of each record batch in footer order. A column's "null_count" is
+the sum over the batches, "min"/"max" the extremes of the batches' (same encoding) and are left
+out when a batch holding a non-null value left its own out. A summary whose "batch_rows" does not
+match the footer's record batches (a file rewritten by another tool) is ignored.
 """
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping
+from decimal import Decimal
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from ..table import RecordBatch
-    from ..types import DataType
-
 KEY = "arrowipc:statistics"
+FILE_KEY = "arrowipc:file_statistics"
 VERSION = 1
 MAX_STRING_CHARS = 64
 
-__all__ = ["KEY", "batch_statistics", "might_match", "read_statistics", "statistics_metadata"]
+__all__ = ["FILE_KEY", "KEY", "FileSummary", "batch_statistics", "file_statistics",
+           "matching_batches", "might_match", "read_statistics", "statistics_metadata"]
 
 _NUMPY = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -49,7 +60,7 @@ _NUMPY = {
 _STRINGS = ("string", "large_string", "string_view")
 
 
-def _physical(t: DataType) -> Any:
+def _physical(t):
     """The numpy dtype of a fixed-width column whose values the statistics take as they are."""
     dtype = _NUMPY.get(t.name)
     if dtype is not None:
@@ -62,17 +73,16 @@ def _physical(t: DataType) -> Any:
     return None
 
 
-def _valid_values(col: Any, dtype: Any) -> np.ndarray[Any, Any]:
-    """The non-null values of a fixed-width column, as numpy values of `dtype`."""
+def _valid_values(col, dtype):
     d = col.data
-    values: np.ndarray[Any, Any] = np.frombuffer(d.buffers[1], dtype=dtype, count=d.offset + d.length)[d.offset:]
+    values = np.frombuffer(d.buffers[1], dtype=dtype, count=d.offset + d.length)[d.offset:]
     if col.null_count:
         values = values[col.is_valid().to_numpy(zero_copy_only=False)]
     return values
 
 
-def _column_statistics(col: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"null_count": int(col.null_count)}
+def _column_statistics(col) -> dict:
+    out = {"null_count": int(col.null_count)}
     if col.null_count == len(col):
         return out
     t = col.type
@@ -100,32 +110,86 @@ def _column_statistics(col: Any) -> dict[str, Any]:
     return out
 
 
-def batch_statistics(batch: RecordBatch) -> dict[str, Any]:
+def batch_statistics(batch) -> dict:
     """The statistics of an arrowipc RecordBatch (the JSON document described above)."""
     names = batch.schema.names
-    columns: dict[str, Any] = {}
+    columns = {}
     for name, col in zip(names, batch.columns):
         if names.count(name) == 1:
             columns[name] = _column_statistics(col)
     return {"version": VERSION, "rows": batch.num_rows, "columns": columns}
 
 
-def statistics_metadata(batch: RecordBatch, custom_metadata: Mapping[Any, Any] | None = None
-                        ) -> dict[Any, Any]:
-    """`custom_metadata` (a mapping or None) with the batch's statistics added under KEY."""
+def statistics_metadata(batch, custom_metadata=None, stats: dict | None = None) -> dict:
+    """`custom_metadata` (a mapping or None) with the batch's statistics (`stats`, computed
+    when not given) added under KEY."""
     out = dict(custom_metadata or {})
-    out[KEY] = json.dumps(batch_statistics(batch), separators=(",", ":"))
+    out[KEY] = json.dumps(stats if stats is not None else batch_statistics(batch),
+                          separators=(",", ":"))
     return out
 
 
-def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> dict[str, Any] | None:
-    """The statistics in a batch's custom metadata (bytes or str keys), None when absent or of an
-    unknown version or malformed (files written by others read as before)."""
+def _is_decimal(t) -> bool:
+    while t.name.startswith("dictionary"):
+        t = t.value_type
+    return t.name.startswith("decimal")
+
+
+class FileSummary:
+    """Folds the statistics of a file's batches, in order, into the footer's summary document."""
+
+    def __init__(self, schema):
+        # decimals are JSON strings compared as numbers; every other string compares as text
+        self._decimal = {f.name for f in schema if _is_decimal(f.type)}
+        self._batch_rows: list[int] = []
+        self._columns: dict[str, dict] = {}
+        self._unbounded: dict[str, set] = {}     # column -> {"min", "max"} a batch left out
+
+    def add(self, stats: dict) -> None:
+        rows = stats["rows"]
+        first = not self._batch_rows
+        self._batch_rows.append(rows)
+        for name, s in stats["columns"].items():
+            c = self._columns.setdefault(name, {"null_count": 0}) if first else self._columns.get(name)
+            if c is None:
+                continue
+            c["null_count"] += s["null_count"]
+            if s["null_count"] >= rows:
+                continue                    # no value: says nothing about the bounds
+            key = Decimal if name in self._decimal else None
+            gone = self._unbounded.setdefault(name, set())
+            for bound, pick in (("min", min), ("max", max)):
+                if bound in gone:
+                    continue
+                v = s.get(bound)
+                if v is None:
+                    gone.add(bound)
+                    c.pop(bound, None)
+                elif bound not in c:
+                    c[bound] = v
+                else:
+                    c[bound] = pick(c[bound], v, key=key)
+        if not first:                       # a column missing from one batch has no summary
+            for name in [n for n in self._columns if n not in stats["columns"]]:
+                del self._columns[name]
+
+    def document(self) -> dict:
+        return {"version": VERSION, "rows": sum(self._batch_rows),
+                "batch_rows": list(self._batch_rows), "columns": self._columns}
+
+    def metadata(self, footer_metadata=None) -> dict:
+        """`footer_metadata` (a mapping or None) with the summary added under FILE_KEY."""
+        out = dict(footer_metadata or {})
+        out[FILE_KEY] = json.dumps(self.document(), separators=(",", ":"))
+        return out
+
+
+def _parse(custom_metadata, key: str) -> dict | None:
     if not custom_metadata:
         return None
-    raw = custom_metadata.get(KEY)
+    raw = custom_metadata.get(key)
     if raw is None:
-        raw = custom_metadata.get(KEY.encode())
+        raw = custom_metadata.get(key.encode())
     if raw is None:
         return None
     try:
@@ -138,7 +202,49 @@ def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> dict[str, Any]
     return doc
 
 
-def might_match(stats: dict[str, Any] | None, column: str, op: str, value: Any = None) -> bool:
+def read_statistics(custom_metadata) -> dict | None:
+    """The statistics in a batch's custom metadata (bytes or str keys), None when absent or of an
+    unknown version or malformed (files written by others read as before)."""
+    return _parse(custom_metadata, KEY)
+
+
+def file_statistics(reader) -> dict | None:
+    """The footer's summary of a RecordBatchFileReader's statistics, None when the footer has
+    none, or one that does not describe this file's record batches."""
+    doc = _parse(reader.metadata, FILE_KEY)
+    if doc is None:
+        return None
+    rows = doc.get("batch_rows")
+    if (not isinstance(rows, list) or len(rows) != reader.num_record_batches
+            or not all(type(r) is int and r >= 0 for r in rows) or doc.get("rows") != sum(rows)):
+        return None
+    return doc
+
+
+def _all_match(stats, filters) -> bool:
+    return all(might_match(stats, *f) for f in filters)
+
+
+def matching_batches(reader, filters) -> list[int]:
+    """Indices of the record batches of a RecordBatchFileReader that may hold a row passing every
+    filter, each `(column, op, value)` as might_match takes them (`("a", "is_null")` needs no
+    value). The footer's summary rules out the whole file first; then each batch's statistics
+    (its message header only, no body read). Batches without statistics always match."""
+    filters = [tuple(f) for f in filters]
+    if not filters:
+        return list(range(reader.num_record_batches))
+    summary = file_statistics(reader)
+    if summary is not None and not _all_match(summary, filters):
+        return []
+    out = []
+    for i in range(reader.num_record_batches):
+        msg = reader.read_block_message("record batch", i, with_body=False)
+        if _all_match(read_statistics(msg.custom_metadata), filters):
+            out.append(i)
+    return out
+
+
+def might_match(stats: dict | None, column: str, op: str, value=None) -> bool:
     """Whether a batch with `stats` may hold a row where `column op value` holds.
 
     op: "==", "<", "<=", ">", ">=", "in" (value: a collection), "is_null", "not_null". False only

@@ -299,6 +299,9 @@ class MessageEncoder:
         md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
         out = self._dictionary_messages(batch) if self._has_dicts else []
         stats = self.stats
+        if self._compress is not None and _flat is None:
+            # flattened once here: the raw size below and the encoder read the same FlatBatch
+            _flat = flatten_columns(batch._columns, batch.num_rows, self._version)
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
             self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
@@ -308,10 +311,8 @@ class MessageEncoder:
         if self._compress is None:
             stats.total_raw_body_size += body_len
         else:
-            flat = _flat if _flat is not None else flatten_columns(batch._columns, batch.num_rows,
-                                                                   self._version)
             stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
-                                             for x in flat.buffers if x is not None)
+                                             for x in _flat.buffers if x is not None)
         out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
         return out
 
@@ -396,10 +397,11 @@ class _WriterBase:
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
         if self._statistics:
-            from .statistics import statistics_metadata
+            from .statistics import batch_statistics, statistics_metadata
             if _flat is None:
                 batch = record_batch(batch)
-            custom_metadata = statistics_metadata(batch, custom_metadata)
+            stats = batch_statistics(batch)
+            custom_metadata = statistics_metadata(batch, custom_metadata, stats)
         sink = self._sink
         owned = self._compress is not None
         # a path written in the background: buffers stored raw are copied when they are a small
@@ -418,6 +420,8 @@ class _WriterBase:
                 self._after_batch(start, len(m.metadata), m.body_length)
             else:
                 self._after_dictionary(start, len(m.metadata), m.body_length)
+        if self._statistics:
+            self._after_statistics(stats)          # once the batch is in the file
         return owned
 
     # -- public API -----------------------------------------------------------------------------
@@ -437,6 +441,9 @@ class _WriterBase:
         raise NotImplementedError
 
     def _after_batch(self, offset, meta_len, body_len):
+        pass
+
+    def _after_statistics(self, stats: dict) -> None:
         pass
 
     def _after_dictionary(self, offset, meta_len, body_len):
@@ -544,7 +551,7 @@ class RecordBatchFileWriter(_WriterBase):
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
-    metadata (ipc.statistics).
+    metadata and their summary in the footer's (ipc.statistics).
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
@@ -560,6 +567,7 @@ class RecordBatchFileWriter(_WriterBase):
             {} if metadata is not None else None)
         self._batch_blocks: list[tuple[int, int, int]] = []
         self._dict_blocks: list[tuple[int, int, int]] = []
+        self._summary: Any = None              # statistics.FileSummary once a batch is written
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -575,11 +583,22 @@ class RecordBatchFileWriter(_WriterBase):
     def _after_dictionary(self, offset, meta_len, body_len):
         self._dict_blocks.append((offset, meta_len, body_len))
 
+    def _after_statistics(self, stats: dict) -> None:
+        if self._summary is None:
+            from .statistics import FileSummary
+            self._summary = FileSummary(self.schema)
+        self._summary.add(stats)
+
     def _finish(self):
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
+        footer_metadata = self._footer_metadata
+        if self._statistics:
+            from .statistics import FileSummary
+            summary = self._summary or FileSummary(self.schema)
+            footer_metadata = T.normalize_metadata(summary.metadata(footer_metadata))
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
-                               self._footer_metadata, self._version)
+                               footer_metadata, self._version)
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -603,7 +622,7 @@ def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
     local path's file and directory at close; `statistics=True` writes each batch's min/max/null
-    counts in its custom metadata."""
+    counts in its custom metadata and their summary in the footer's (ipc.statistics)."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic, durable=durable,
                                  statistics=statistics, filesystem=filesystem)
@@ -639,3 +658,8 @@ def get_record_batch_size(batch) -> int:
     if not isinstance(batch, RecordBatch):
         batch = record_batch(batch)
     return serialize_record_batch(batch).size
+
+
+from .. import _upcalls                             # noqa: E402   (Schema/RecordBatch.serialize)
+_upcalls.register(__name__, serialize_schema=serialize_schema,
+                  serialize_record_batch=serialize_record_batch)

@@ -18,8 +18,8 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from ..errors import ArrowInvalid
 from . import commit as C
-from .inputs import (absolute, detect_format, find_input_paths, local_path, parse_count,
-                     parse_size, plan_ranges, read_input_schema)
+from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, local_path,
+                     parse_count, parse_size, plan_ranges, read_input_schema)
 
 __all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringReader",
            "ArrowIpcPartition", "ArrowIpcReader", "ArrowIpcWriter", "DEFAULT_ROWS_PER_BATCH",
@@ -28,7 +28,6 @@ __all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringRead
            "OPT_STATISTICS"]
 
 # Read options
-OPT_PATH = "path"
 OPT_SCHEMA = "schema"                    # a DDL string; same effect as DataFrameReader.schema()
 OPT_ROWS_PER_PARTITION = "rowsPerPartition"
 OPT_BYTES_PER_PARTITION = "bytesPerPartition"
@@ -74,14 +73,6 @@ class ArrowIpcCommitMessage(WriterCommitMessage):
     files: list = field(default_factory=list)
     rows: int = 0
     bytes: int = 0
-
-
-def _option(options, name: str, default=None):
-    # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
-    value = options.get(name)
-    if value is None:
-        value = options.get(name.lower())
-    return default if value is None else value
 
 
 def _match_columns(file_schema, spark_schema, path: str) -> tuple:
@@ -142,6 +133,8 @@ class ArrowIpcDataSource(DataSource):
     Write options: compression (none/lz4/zstd), format (file/stream), rowsPerBatch (65536),
     statistics (true: each batch's min/max/null counts, for readers that skip batches).
     Write modes: append and overwrite.
+    Streams (spark.readStream over a directory files arrive in, see streaming.py):
+    maxFilesPerTrigger, latestFirst (false).
     """
 
     @classmethod
@@ -155,7 +148,14 @@ class ArrowIpcDataSource(DataSource):
         # Remembered on the instance, which Spark pickles into the read planner: an inferred
         # schema means the files must agree; a schema given by the user means conform to it.
         self._schema_inferred = True
-        return _common_spark_schema(_inputs(self.options))
+        try:
+            inputs = _inputs(self.options)
+        except ArrowInvalid as e:
+            if "names no" not in str(e):
+                raise
+            raise ArrowInvalid(f"{e}; a stream over a directory that holds no files yet needs a "
+                               f"schema: spark.readStream.schema(...)") from None
+        return _common_spark_schema(inputs)
 
     def reader(self, schema):
         inferred = getattr(self, "_schema_inferred", False)
@@ -165,6 +165,11 @@ class ArrowIpcDataSource(DataSource):
         if str(_option(self.options, OPT_FILTER_PUSHDOWN, "false")).lower() == "true":
             return ArrowIpcFilteringReader(self.options, schema, inferred)
         return ArrowIpcReader(self.options, schema, inferred)
+
+    def streamReader(self, schema):
+        from .streaming import ArrowIpcStreamReader
+        return ArrowIpcStreamReader(self.options, ArrowIpcReader(
+            self.options, schema, getattr(self, "_schema_inferred", False)))
 
     def writer(self, schema, overwrite: bool):
         return ArrowIpcWriter(self.options, schema, overwrite)
@@ -176,18 +181,32 @@ class ArrowIpcReader(DataSourceReader):
         self.options = dict(options)
         self.spark_schema = schema
         self.schema_inferred = schema_inferred
-
-    def partitions(self):
         options = self.options
         rows = _option(options, OPT_ROWS_PER_PARTITION)
         nbytes = _option(options, OPT_BYTES_PER_PARTITION)
         if rows is not None and nbytes is not None:
             raise ArrowInvalid(f"arrowipc: give {OPT_ROWS_PER_PARTITION} or "
                                f"{OPT_BYTES_PER_PARTITION}, not both")
-        rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
-        nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
-        inputs = _inputs(options)
-        if self.schema_inferred:
+        self.rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
+        self.nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
+
+    def partitions(self):
+        return self.plan(_inputs(self.options))
+
+    def plan(self, inputs, stream: bool = False):
+        """The partitions reading `inputs` [(InputFile, Schema)]; `stream`: they arrived in a
+        streamed directory, whose files must each have the stream's schema when it was inferred."""
+        if self.schema_inferred and stream:
+            from .spark_types import describe_difference, spark_schema_of
+            for inp, schema in inputs:
+                got = spark_schema_of(schema, inp.path)
+                if got != self.spark_schema:
+                    raise ArrowInvalid(
+                        f"arrowipc: the schema of {inp.path}, which arrived in the stream, "
+                        f"differs from the stream's: {describe_difference(got, self.spark_schema)}"
+                        f". Give the stream a schema (readStream.schema(...)) to read files that "
+                        f"differ")
+        elif self.schema_inferred:
             _common_spark_schema(inputs)
         column_plans = {}
         for inp, schema in inputs:
@@ -203,7 +222,7 @@ class ArrowIpcReader(DataSourceReader):
                 column_plans[inp.path] = (used, tuple(None if c is None else position[c]
                                                       for c in columns))
         parts = []
-        for r in plan_ranges([inp for inp, _ in inputs], rows, nbytes):
+        for r in plan_ranges([inp for inp, _ in inputs], self.rows, self.nbytes):
             included, columns = column_plans[r.path]
             parts.append(ArrowIpcPartition(len(parts), r.path, r.is_file_format, r.start, r.end,
                                            included, columns))
@@ -267,8 +286,13 @@ class ArrowIpcFilteringReader(ArrowIpcReader):
 
     def _unskipped(self, reader, p: ArrowIpcPartition):
         """The partition's batches, None in place of those the statistics rule out (their
-        bodies are never read)."""
-        from ..ipc.statistics import might_match, read_statistics
+        bodies are never read): all of them when the footer's summary rules out the file."""
+        from ..ipc.statistics import file_statistics, might_match, read_statistics
+        summary = file_statistics(reader)
+        if summary is not None and not all(might_match(summary, c, op, v)
+                                           for c, op, v in self.filters):
+            yield from (None for _ in range(p.start, p.end))
+            return
         for i in range(p.start, p.end):
             msg = reader.read_block_message("record batch", i, with_body=False)
             stats = read_statistics(msg.custom_metadata)

@@ -10,7 +10,7 @@ import glob
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArrowInvalid
 
@@ -39,6 +39,18 @@ class BatchRange:
     is_file_format: bool
     start: int
     end: int | None
+
+
+OPT_PATH = "path"                        # the read and write sources' input/output option
+
+
+def _option(options: Any, name: str, default: Any = None) -> Any:
+    """Option `name` of a source (the batch and the streaming one), or `default`."""
+    # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
+    value = options.get(name)
+    if value is None:
+        value = options.get(name.lower())
+    return default if value is None else value
 
 
 def local_path(path: str) -> str:

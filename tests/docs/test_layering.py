@@ -1,34 +1,27 @@
 """The package's layering, read from its own import statements (module level and lazy, .py and .pyx).
 
-- `_core` (the physical layer) imports only `_core`, `errors` and the type vocabulary.
-- No import cycle beyond the ones listed in KNOWN_CYCLES, which may only shrink: a new cycle, or a
-  known one that grows, fails here.
+- `_core` (the physical layer) imports only `_core` and `errors` -- except the C data interface
+  (`_core.cdata`), which builds and reads the type vocabulary (`types`, `extension`).
+- No import cycle, but the lazy imports of `interop` (the `__arrow_c_*__` protocol pair: the
+  model's objects export and import themselves through the C data interface, which builds model
+  objects in turn). A lower module reaches a higher one through arrowipc/_upcalls.py, whose
+  providers are checked here too.
+- `ipc/` imports nothing from `dissociated`, `spark` or `cli`.
 """
 import ast
+import importlib
 import pathlib
 import re
 
 import arrowipc
+from arrowipc import _upcalls
 
 PACKAGE = pathlib.Path(arrowipc.__file__).parent
 ROOT = PACKAGE.parent
-CORE_MAY_IMPORT = ("arrowipc._core", "arrowipc.errors", "arrowipc.types", "arrowipc.extension")
-
-# Cycles that remain, each closed only by lazy imports (see the closing notes of the layout issue):
-# the model's objects offer pyarrow's conveniences (Schema.serialize, to_pandas, __arrow_c_*__),
-# which call upward into ipc/, interop and the pandas conversion on first use.
-KNOWN_CYCLES = [
-    {"arrowipc", "arrowipc.array", "arrowipc.concat", "arrowipc.from_python", "arrowipc.interop",
-     "arrowipc.ipc._batch_decode", "arrowipc.ipc._batch_encode", "arrowipc.ipc._framing",
-     "arrowipc.ipc.dictionary", "arrowipc.ipc.metadata", "arrowipc.ipc.writer",
-     "arrowipc.pandas_compat", "arrowipc.pandas_shim", "arrowipc.table", "arrowipc.to_python",
-     "arrowipc.types", "arrowipc.validate", "arrowipc._core.cdata",
-     "arrowipc._core.content_checks", "arrowipc.extension",
-     # the table operations (issue 16): methods of Array/ChunkedArray/RecordBatch/Table whose
-     # bodies live in their own modules and build arrays and tables in turn
-     "arrowipc.tableops", "arrowipc.selection", "arrowipc.cast", "arrowipc.scalar",
-     "arrowipc.batch_reader"},      # Table.to_reader returns one, and it builds Tables
-]
+CORE_MAY_IMPORT = ("arrowipc._core", "arrowipc.errors")
+# the C data interface converts between C schemas and DataTypes (see the report of issue 14)
+CORE_EXCEPTIONS = {"arrowipc._core.cdata": ("arrowipc.types", "arrowipc.extension")}
+PROTOCOL_PAIR = "arrowipc.interop"
 
 
 def _modules():
@@ -62,18 +55,20 @@ def _runtime_nodes(tree):
             todo.append(child)
 
 
-def import_graph():
-    """{module: {imported module of the package}} over every import statement, lazy ones too."""
+def import_graph(lazy_edges=None):
+    """{module: {imported module of the package}} over every import statement, lazy ones too.
+    `lazy_edges`, a set, receives the (module, target) pairs made only inside functions."""
     mods = _modules()
     graph = {}
     for name, path in mods.items():
         is_package = path.stem == "__init__"
         targets = set()
+        eager = set()
 
         def add(base, names):
-            for n in names:
-                full = f"{base}.{n}"
-                targets.add(full if full in mods else base)
+            found = {f"{base}.{n}" if f"{base}.{n}" in mods else base for n in names}
+            targets.update(found)
+            return found
 
         text = path.read_text()
         if path.suffix == ".pyx":
@@ -84,13 +79,24 @@ def import_graph():
                 names = (m.group(2) or m.group(3)).split(",")
                 add(base, [n.split("#")[0].strip().split(" as ")[0] for n in names if n.strip()])
         else:
-            for node in _runtime_nodes(ast.parse(text)):
+            tree = ast.parse(text)
+            in_function = {id(n) for f in ast.walk(tree)
+                           if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           for n in ast.walk(f)}
+            for node in _runtime_nodes(tree):
                 if isinstance(node, ast.ImportFrom):
                     base = _absolute(name, is_package, node.level, node.module or "")
-                    add(base, [a.name for a in node.names])
+                    found = add(base, [a.name for a in node.names])
                 elif isinstance(node, ast.Import):
-                    targets.update(a.name for a in node.names)
+                    found = {a.name for a in node.names}
+                    targets.update(found)
+                else:
+                    continue
+                if id(node) not in in_function:
+                    eager |= found
         graph[name] = {t for t in targets if t in mods and t != name}
+        if lazy_edges is not None and path.suffix == ".py":
+            lazy_edges.update((name, t) for t in graph[name] if t not in eager)
     return graph
 
 
@@ -137,21 +143,48 @@ def cycles(graph):
 def test_core_imports_nothing_above_it():
     graph = import_graph()
     upward = sorted(f"{m} -> {t}" for m, ts in graph.items() if m.startswith("arrowipc._core")
-                    for t in ts if not t.startswith(CORE_MAY_IMPORT))
+                    for t in ts if not t.startswith(CORE_MAY_IMPORT + CORE_EXCEPTIONS.get(m, ())))
     assert upward == []
 
 
-def test_no_new_import_cycle():
-    for comp in cycles(import_graph()):
-        assert any(comp <= known for known in KNOWN_CYCLES), \
-            f"a new import cycle, or a known one that grew: {sorted(comp)}"
+def test_no_import_cycle_but_the_c_data_interface_pair():
+    lazy = set()
+    graph = import_graph(lazy)
+    without_pair = {m: {t for t in ts if not (t == PROTOCOL_PAIR and (m, t) in lazy)}
+                    for m, ts in graph.items()}
+    assert cycles(without_pair) == []
+
+
+def test_ipc_imports_no_application_of_it():
+    graph = import_graph()
+    above = ("arrowipc.dissociated", "arrowipc.spark", "arrowipc.cli")
+    wrong = sorted(f"{m} -> {t}" for m, ts in graph.items() if m.startswith("arrowipc.ipc")
+                   for t in ts if t.startswith(above))
+    assert wrong == []
+
+
+def test_every_upcall_is_registered_by_its_provider():
+    # each name a lower module looks up in _upcalls is the very object its provider defines
+    for name, module in _upcalls.PROVIDERS.items():
+        provider = importlib.import_module(module)
+        assert getattr(_upcalls, name) is getattr(provider, name), name
+    # and the lookups in the package name only declared upcalls
+    used = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_upcalls") \
+                    and node.level:
+                used.update(a.name for a in node.names)
+    assert used - {"register"} <= set(_upcalls.PROVIDERS)
 
 
 def test_the_graph_sees_lazy_and_cython_imports():
     # the checks above are only as good as the graph: it must see a lazy import inside a function
     # and a Cython cimport
-    graph = import_graph()
-    assert "arrowipc.batch_reader" in graph["arrowipc.table"]              # lazy, in to_reader
+    lazy = set()
+    graph = import_graph(lazy)
+    assert ("arrowipc.types", "arrowipc.interop") in lazy                  # in __arrow_c_schema__
+    assert ("arrowipc.array", "arrowipc.types") not in lazy                # module level
     assert "arrowipc._core.buffer" in graph["arrowipc.ipc._framing"]       # cimport
     assert "arrowipc.ipc.recover" not in graph["arrowipc.ipc.reader"]      # TYPE_CHECKING only
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]

@@ -24,6 +24,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * Read options: path (file, directory or glob), schema (DDL), rowsPerPartition or
  * bytesPerPartition (default 128m). Write options: compression (none, lz4, zstd), format (file,
  * stream), rowsPerBatch (65536), statistics (true). Save modes: append and overwrite.
+ * spark.readStream over a directory files arrive in (ArrowIpcMicroBatchStream): options
+ * maxFilesPerTrigger, latestFirst (false).
  */
 public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
   static final String SHORT_NAME = "arrowipc";
@@ -61,9 +63,18 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
       // Spark also asks for the schema of a path it is about to write to (DataFrameWriter.save
       // looks the table up first): there, no files is normal and the write brings its schema.
       if (calledByWriter()) return new StructType();
+      if (calledBy(".DataStreamReader")) {
+        throw new IpcException("arrowipc: " + Inputs.describe(paths(options)) + " holds no files yet "
+            + "to infer the stream's schema from; give one: spark.readStream.schema(...)");
+      }
       throw Inputs.noFiles(paths(options));
     }
     return Planning.commonSchema(files);
+  }
+
+  private static boolean calledBy(String classSuffix) {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(
+        f -> f.getClassName().endsWith(classSuffix)));
   }
 
   private static boolean calledByWriter() {

@@ -4,28 +4,38 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.spark.sql.connector.expressions.aggregate.AggregateFunc;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
 /**
  * Planning a read: the columns a query needs (only their buffers are read), the filters whose
- * statistics can skip record batches (Spark still applies every filter to the rows), and splits
- * into ranges of record batches from the files' footers.
+ * statistics can skip files (the footer's summary) and record batches (Spark still applies every
+ * filter to the rows), splits into ranges of record batches from the files' footers, and
+ * count(*) answered on the driver from footers without a task opening a batch.
  */
 final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequiredColumns,
-    SupportsPushDownFilters, Scan, Batch {
+    SupportsPushDownFilters, SupportsPushDownAggregates, Scan, Batch {
   private final StructType tableSchema;
   private final Map<String, String> options;
   private final boolean inferred;
   private StructType required;
   private Filter[] pushed = new Filter[0];
+  private boolean countPushed;
+  private InputPartition[] planned;           // Spark may ask more than once: footers are read once
 
   ArrowIpcScanBuilder(StructType schema, Map<String, String> options, boolean inferred) {
     this.tableSchema = schema;
@@ -54,6 +64,28 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
     return pushed;
   }
 
+  /**
+   * count(*) without grouping: planning counts the rows (footer summaries, else message headers)
+   * and one task returns that count. Spark pushes aggregates only when every filter was pushed
+   * completely, which ours never are (rows are always filtered by Spark): a filtered count reads.
+   */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    String enabled = Options.get(options, "aggregatePushdown");
+    if (enabled != null && !enabled.equalsIgnoreCase("true")) {
+      if (!enabled.equalsIgnoreCase("false")) {
+        throw new IpcException("arrowipc: option aggregatePushdown must be true or false; got '"
+            + enabled + "'");
+      }
+      return false;              // count(*) then reads the batches' message headers in tasks
+    }
+    if (aggregation.groupByExpressions().length != 0) return false;
+    AggregateFunc[] funcs = aggregation.aggregateExpressions();
+    if (funcs.length != 1 || !(funcs[0] instanceof CountStar)) return false;
+    countPushed = true;
+    return true;
+  }
+
   @Override
   public Scan build() {
     return this;
@@ -61,13 +93,14 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
 
   @Override
   public StructType readSchema() {
-    return required;
+    return countPushed ? new StructType().add("count(*)", DataTypes.LongType, false) : required;
   }
 
   @Override
   public String description() {
+    if (countPushed) return "arrowipc " + ArrowIpcDataSource.paths(options) + " count(*) from footers";
     return "arrowipc " + ArrowIpcDataSource.paths(options) + " columns " + required.simpleString()
-        + (pushed.length > 0 ? " skipping batches by " + java.util.Arrays.toString(pushed) : "");
+        + (pushed.length > 0 ? " skipping files and batches by " + java.util.Arrays.toString(pushed) : "");
   }
 
   @Override
@@ -76,7 +109,17 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
   }
 
   @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    return new ArrowIpcMicroBatchStream(required, options, inferred, checkpointLocation);
+  }
+
+  @Override
   public InputPartition[] planInputPartitions() {
+    if (planned == null) planned = plan();
+    return planned;
+  }
+
+  private InputPartition[] plan() {
     List<String> paths = ArrowIpcDataSource.paths(options);
     List<String> files = Inputs.find(paths);
     if (files.isEmpty()) throw Inputs.noFiles(paths);
@@ -89,6 +132,7 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
     long bytesTarget = bytesOpt == null ? Planning.DEFAULT_BYTES_PER_PARTITION
         : Options.size(bytesOpt, "bytesPerPartition");
     if (inferred) Planning.commonSchema(files);
+    if (countPushed) return new InputPartition[] {new CountPartition(Planning.countRows(files))};
     List<InputPartition> parts = new ArrayList<>();
     for (String path : files) {
       try (IpcFile f = IpcFile.open(path)) {
@@ -97,9 +141,15 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
           parts.add(new IpcPartition(path, false, 0, -1, columns));
           continue;
         }
+        JsonNode summary = StatsFilter.fileSummary(f);
+        StatsFilter stats = StatsFilter.of(pushed, f.schema.getFields());
+        if (summary != null && stats != null && !stats.mightMatch(summary)) {
+          ReadStats.fileSkipped();                  // no row of this file passes the filters
+          continue;
+        }
         long[] amounts;
         if (rowsTarget > 0) {
-          amounts = Planning.batchRows(f);
+          amounts = summary != null ? StatsFilter.batchRows(summary) : Planning.batchRows(f);
         } else {
           amounts = new long[f.batchBlocks.length];
           for (int i = 0; i < amounts.length; i++) {

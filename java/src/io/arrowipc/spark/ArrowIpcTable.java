@@ -39,8 +39,10 @@ final class ArrowIpcTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    // ACCEPT_ANY_SCHEMA: a write brings its own schema (the path may hold nothing yet)
-    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE,
+    // ACCEPT_ANY_SCHEMA: a write brings its own schema (the path may hold nothing yet);
+    // MICRO_BATCH_READ: spark.readStream over a directory files arrive in
+    return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
+        TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE, TableCapability.ACCEPT_ANY_SCHEMA);
   }
 

@@ -190,8 +190,8 @@ final class IpcFile implements Closeable {
     if (fb == null) throw new IpcException("arrowipc: " + path + ": the footer has no schema");
     blocks[0] = blocks(footer, true, footerEnd - footerLen);
     blocks[1] = blocks(footer, false, footerEnd - footerLen);
-    for (int i = 0; i < fb.customMetadataLength(); i++) {
-      KeyValue kv = fb.customMetadata(i);
+    for (int i = 0; i < footer.customMetadataLength(); i++) {   // the file's, not the schema's
+      KeyValue kv = footer.customMetadata(i);
       if (kv.key() != null) meta.put(kv.key(), kv.value());
     }
     return Schemas.convert(fb);

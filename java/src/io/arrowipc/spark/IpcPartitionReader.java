@@ -27,7 +27,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 /**
  * Reads one partition's record batches as ColumnarBatches: message headers first (a batch whose
  * statistics rule out every pushed filter is skipped before its body is read), then only the
- * wanted columns' buffers. Dictionaries are read once, only those the wanted columns use.
+ * wanted columns' buffers. Dictionaries are read once, only those the wanted columns use; delta
+ * dictionary batches append to theirs.
  */
 final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   private final IpcPartition part;
@@ -111,9 +112,10 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
     DictionaryBatch db = (DictionaryBatch) m.message.header(new DictionaryBatch());
     long id = db.id();
     if (!neededDictionaries.contains(id)) return;
-    if (db.isDelta()) {
-      throw new IpcException("arrowipc: " + part.path + ": " + what + " is a delta dictionary, "
-          + "which the JVM reader does not support; read this file with the Python source");
+    Vectors.Vec before = dictionaries.get(id);
+    if (db.isDelta() && before == null) {
+      throw new IpcException("arrowipc: " + part.path + ": " + what + " is a delta for dictionary "
+          + id + ", which no earlier dictionary batch sent");
     }
     Field value = dictionaryFields.get(id);
     DataType t = SparkTypes.typeOf(value, "dictionary " + id + " of " + part.path, false);
@@ -123,7 +125,9 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
     List<Field> one = java.util.Collections.singletonList(value);
     Vectors.Vec[] v = decoder.decode(db.data(), m.bodyOffset, m.message.bodyLength(), one,
         new DataType[] {t}, new boolean[] {true}, part.path + " (" + what + ")", r, d);
-    dictionaries.put(id, v[0]);
+    // a delta appends values; batches already returned keep the dictionary they were read with
+    dictionaries.put(id, db.isDelta() ? Vectors.ConcatVec.of(before, v[0], part.path + " (" + what + ")")
+        : v[0]);
   }
 
   @Override

@@ -31,6 +31,7 @@ final class IpcReaderFactory implements PartitionReaderFactory {
 
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
+    if (partition instanceof CountPartition) return new CountPartition.Reader((CountPartition) partition);
     return new IpcPartitionReader((IpcPartition) partition, schema, filters);
   }
 }

@@ -128,6 +128,46 @@ final class Planning {
     return ranges;
   }
 
+  /**
+   * Rows of every input: a file's from its footer's statistics summary when it has one, else
+   * from its record batches' message headers; a stream's from its message headers. No body is read.
+   */
+  static long countRows(List<String> files) {
+    long total = 0;
+    for (String path : files) {
+      try (IpcFile f = IpcFile.open(path)) {
+        com.fasterxml.jackson.databind.JsonNode summary = StatsFilter.fileSummary(f);
+        if (summary != null) {
+          total += summary.get("rows").asLong();
+          ReadStats.fileCountedFromFooter();
+        } else if (f.fileFormat) {
+          for (long n : batchRows(f)) total += n;
+        } else {
+          total += streamRows(f);
+        }
+      }
+    }
+    return total;
+  }
+
+  /** Rows of a stream, from its record batches' message headers (bodies are skipped). */
+  static long streamRows(IpcFile f) {
+    long rows = 0;
+    try {
+      for (IpcFile.Framed m = f.readMessage(f.firstMessage); m != null; m = f.readMessage(m.end)) {
+        if (m.message.headerType() == MessageHeader.RecordBatch) {
+          long n = ((RecordBatch) m.message.header(new RecordBatch())).length();
+          if (n < 0) throw new IpcException("arrowipc: " + f.path + ": a record batch at byte "
+              + m.bodyOffset + " claims " + n + " rows");
+          rows += n;
+        }
+      }
+    } catch (IOException e) {
+      throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
+    }
+    return rows;
+  }
+
   /** Rows of each record batch of a file, from the batches' metadata (bodies are not read). */
   static long[] batchRows(IpcFile f) {
     long[] rows = new long[f.batchBlocks.length];

@@ -4,12 +4,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Bytes of record batch bodies this JVM has read, and batches skipped by statistics: what column
- * pruning and batch skipping save, observable from tests and benchmarks (local mode shares the JVM).
+ * pruning and batch skipping save, observable from tests and benchmarks (local mode shares the JVM);
+ * and at planning (the driver), files skipped or counted from their footer's statistics summary.
  */
 public final class ReadStats {
   private static final AtomicLong BODY_BYTES = new AtomicLong();
   private static final AtomicLong BATCHES_SKIPPED = new AtomicLong();
   private static final AtomicLong BATCHES_READ = new AtomicLong();
+  private static final AtomicLong FILES_SKIPPED = new AtomicLong();
+  private static final AtomicLong FILES_COUNTED_FROM_FOOTER = new AtomicLong();
 
   private ReadStats() {}
 
@@ -19,6 +22,14 @@ public final class ReadStats {
 
   static void batch(boolean skipped) {
     (skipped ? BATCHES_SKIPPED : BATCHES_READ).incrementAndGet();
+  }
+
+  static void fileSkipped() {
+    FILES_SKIPPED.incrementAndGet();
+  }
+
+  static void fileCountedFromFooter() {
+    FILES_COUNTED_FROM_FOOTER.incrementAndGet();
   }
 
   /** Body bytes read since the last reset. */
@@ -34,7 +45,19 @@ public final class ReadStats {
     return BATCHES_READ.get();
   }
 
+  /** Files the footer's statistics summary ruled out at planning (none of their batches read). */
+  public static long filesSkipped() {
+    return FILES_SKIPPED.get();
+  }
+
+  /** Files whose rows a pushed-down count(*) took from the footer's summary alone. */
+  public static long filesCountedFromFooter() {
+    return FILES_COUNTED_FROM_FOOTER.get();
+  }
+
   public static void reset() {
+    FILES_SKIPPED.set(0);
+    FILES_COUNTED_FROM_FOOTER.set(0);
     BODY_BYTES.set(0);
     BATCHES_SKIPPED.set(0);
     BATCHES_READ.set(0);

@@ -38,6 +38,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class StatsFilter {
   static final String KEY = "arrowipc:statistics";
+  static final String FILE_KEY = "arrowipc:file_statistics";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final Filter[] filters;
@@ -66,16 +67,57 @@ final class StatsFilter {
 
   /** False only when the batch's statistics prove that no row passes every filter. */
   boolean mightMatch(Map<String, String> metadata) {
-    if (metadata == null) return true;
-    String raw = metadata.get(KEY);
-    if (raw == null) return true;
+    return metadata == null || mightMatch(parse(metadata.get(KEY)));
+  }
+
+  /** A statistics document of version 1 (a batch's or a file's), null when absent or malformed. */
+  private static JsonNode parse(String raw) {
+    if (raw == null) return null;
     JsonNode doc;
     try {
       doc = JSON.readTree(raw);
     } catch (java.io.IOException e) {
-      return true;
+      return null;
     }
-    if (doc == null || doc.path("version").asInt() != 1 || !doc.path("columns").isObject()) return true;
+    if (doc == null || doc.path("version").asInt() != 1 || !doc.path("columns").isObject()) return null;
+    return doc;
+  }
+
+  /**
+   * The summary of a file's statistics in its footer (key "arrowipc:file_statistics"), null
+   * when absent, malformed, or not describing this file's record batches (its "batch_rows" must
+   * list one count per footer block, summing to "rows").
+   */
+  static JsonNode fileSummary(IpcFile f) {
+    if (!f.fileFormat) return null;
+    JsonNode doc = parse(f.footerMetadata.get(FILE_KEY));
+    if (doc == null) return null;
+    JsonNode counts = doc.get("batch_rows");
+    if (counts == null || !counts.isArray() || counts.size() != f.batchBlocks.length) return null;
+    long sum = 0;
+    for (JsonNode c : counts) {
+      if (!c.canConvertToLong() || !c.isIntegralNumber() || c.asLong() < 0
+          || c.asLong() > Integer.MAX_VALUE) {
+        return null;
+      }
+      sum += c.asLong();
+    }
+    JsonNode rows = doc.get("rows");
+    return rows != null && rows.isIntegralNumber() && rows.canConvertToLong() && rows.asLong() == sum
+        ? doc : null;
+  }
+
+  /** Each record batch's rows, from a summary {@link #fileSummary} accepted. */
+  static long[] batchRows(JsonNode summary) {
+    JsonNode counts = summary.get("batch_rows");
+    long[] out = new long[counts.size()];
+    for (int i = 0; i < out.length; i++) out[i] = counts.get(i).asLong();
+    return out;
+  }
+
+  /** False only when the statistics document (a batch's or a file's summary) proves no row passes. */
+  boolean mightMatch(JsonNode doc) {
+    if (doc == null) return true;
     long rows = doc.path("rows").asLong(-1);
     for (Filter f : filters) {
       if (!eval(f, doc.get("columns"), rows)) return false;

@@ -62,7 +62,7 @@ final class StatsWriters {
   }
 
   /** The statistics document of the batch now in `root`. */
-  static String statistics(VectorSchemaRoot root) {
+  static ObjectNode statistics(VectorSchemaRoot root) {
     ObjectNode doc = JSON.createObjectNode();
     doc.put("version", 1);
     doc.put("rows", root.getRowCount());
@@ -126,7 +126,80 @@ final class StatsWriters {
         c.put("max", hi.toPlainString());
       }
     }
-    return doc.toString();
+    return doc;
+  }
+
+  /**
+   * Folds the statistics of a file's batches, in order, into the footer's summary (key
+   * "arrowipc:file_statistics", documented in arrowipc/ipc/statistics.py): rows, each batch's
+   * rows, per column the summed null count and the extreme bounds; a bound some batch with a
+   * value left out is left out.
+   */
+  static final class Summary {
+    private final ObjectNode columns = JSON.createObjectNode();
+    private final com.fasterxml.jackson.databind.node.ArrayNode batchRows = JSON.createArrayNode();
+    private final java.util.Set<String> unbounded = new java.util.HashSet<>();   // "column\0min"
+    private final java.util.Set<String> decimals = new java.util.HashSet<>();
+    private long rows;
+
+    Summary(VectorSchemaRoot root) {
+      for (FieldVector v : root.getFieldVectors()) {
+        if (v instanceof DecimalVector) decimals.add(v.getName());   // bounds are decimal strings
+      }
+    }
+
+    void add(ObjectNode stats) {
+      long n = stats.get("rows").asLong();
+      boolean first = batchRows.size() == 0;
+      batchRows.add(n);
+      rows += n;
+      java.util.Iterator<Map.Entry<String, com.fasterxml.jackson.databind.JsonNode>> it =
+          stats.get("columns").fields();
+      while (it.hasNext()) {
+        Map.Entry<String, com.fasterxml.jackson.databind.JsonNode> e = it.next();
+        com.fasterxml.jackson.databind.JsonNode s = e.getValue();
+        ObjectNode c = (ObjectNode) columns.get(e.getKey());
+        if (c == null) {
+          if (!first) continue;
+          c = columns.putObject(e.getKey());
+          c.put("null_count", 0L);
+        }
+        long nulls = s.get("null_count").asLong();
+        c.put("null_count", c.get("null_count").asLong() + nulls);
+        if (nulls >= n) continue;                  // no value: says nothing about the bounds
+        for (String bound : new String[] {"min", "max"}) {
+          String key = e.getKey() + "\0" + bound;
+          if (unbounded.contains(key)) continue;
+          com.fasterxml.jackson.databind.JsonNode v = s.get(bound);
+          if (v == null) {
+            unbounded.add(key);
+            c.remove(bound);
+          } else if (!c.has(bound)) {
+            c.set(bound, v);
+          } else {
+            int cmp = compare(v, c.get(bound), decimals.contains(e.getKey()));
+            if (bound.equals("min") ? cmp < 0 : cmp > 0) c.set(bound, v);
+          }
+        }
+      }
+    }
+
+    /** Two bounds of one column: numbers, strings of decimals, or text (by UTF-8 bytes). */
+    private static int compare(com.fasterxml.jackson.databind.JsonNode a,
+                               com.fasterxml.jackson.databind.JsonNode b, boolean decimal) {
+      if (a.isNumber() && b.isNumber()) return a.decimalValue().compareTo(b.decimalValue());
+      if (decimal) return new BigDecimal(a.asText()).compareTo(new BigDecimal(b.asText()));
+      return UTF8String.fromString(a.asText()).compareTo(UTF8String.fromString(b.asText()));
+    }
+
+    String document() {
+      ObjectNode doc = JSON.createObjectNode();
+      doc.put("version", 1);
+      doc.put("rows", rows);
+      doc.set("batch_rows", batchRows);
+      doc.set("columns", columns);
+      return doc.toString();
+    }
   }
 
   private static Object longOf(FieldVector v, int i) {
@@ -171,7 +244,7 @@ final class StatsWriters {
 
     @Override
     protected ArrowBlock writeRecordBatch(ArrowRecordBatch batch) throws IOException {
-      return StatsWriters.writeBatch(out, batch, statistics(root), option);
+      return StatsWriters.writeBatch(out, batch, statistics(root).toString(), option);
     }
   }
 
@@ -181,12 +254,14 @@ final class StatsWriters {
     private final VectorSchemaRoot root;
     private final Map<String, String> footerMetadata;
     private final List<ArrowBlock> blocks = new ArrayList<>();
+    private final Summary summary;
 
     File(VectorSchemaRoot root, WritableByteChannel ch, Map<String, String> footerMetadata,
          CompressionCodec.Factory factory, CompressionUtil.CodecType codec) {
       super(root, (DictionaryProvider) null, ch, IpcOption.DEFAULT, factory, codec, Optional.empty());
       this.root = root;
       this.footerMetadata = footerMetadata;
+      this.summary = new Summary(root);
     }
 
     @Override
@@ -197,8 +272,10 @@ final class StatsWriters {
 
     @Override
     protected ArrowBlock writeRecordBatch(ArrowRecordBatch batch) throws IOException {
-      ArrowBlock block = StatsWriters.writeBatch(out, batch, statistics(root), option);
+      ObjectNode stats = statistics(root);
+      ArrowBlock block = StatsWriters.writeBatch(out, batch, stats.toString(), option);
       blocks.add(block);
+      summary.add(stats);
       return block;
     }
 
@@ -212,7 +289,10 @@ final class StatsWriters {
       out.writeIntLittleEndian(MessageSerializer.IPC_CONTINUATION_TOKEN);
       out.writeIntLittleEndian(0);
       long footerStart = out.getCurrentPosition();
-      out.write(new ArrowFooter(schema, Collections.emptyList(), blocks, footerMetadata,
+      Map<String, String> meta = new HashMap<>();
+      if (footerMetadata != null) meta.putAll(footerMetadata);
+      meta.put(StatsFilter.FILE_KEY, summary.document());
+      out.write(new ArrowFooter(schema, Collections.emptyList(), blocks, meta,
           option.metadataVersion), false);
       out.writeIntLittleEndian((int) (out.getCurrentPosition() - footerStart));
       out.write(MAGIC);

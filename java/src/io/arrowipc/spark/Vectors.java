@@ -409,6 +409,64 @@ final class Vectors {
     @Override public boolean isNullAt(int i) { return indices.isNullAt(i) || values.isNullAt(index(i)); }
   }
 
+  /** A dictionary grown by delta dictionary batches: its parts end to end. */
+  static final class ConcatVec extends Vec {
+    final Vec[] parts;
+    final int[] starts;                    // starts[k]: the first slot of parts[k]
+    private int last;                       // the part of the last lookup: scans go forward
+
+    private ConcatVec(DataType t, Vec[] parts, int[] starts, int length, int nulls) {
+      super(t, length, 0, nulls);
+      this.parts = parts;
+      this.starts = starts;
+    }
+
+    /** `dictionary` followed by the values of `delta`; `where` names them in an error. */
+    static ConcatVec of(Vec dictionary, Vec delta, String where) {
+      Vec[] old = dictionary instanceof ConcatVec ? ((ConcatVec) dictionary).parts : new Vec[] {dictionary};
+      long length = (long) dictionary.length + delta.length;
+      if (length > Integer.MAX_VALUE) {
+        throw new IpcException("arrowipc: " + where + ": a delta makes the dictionary " + length
+            + " values long, more than a column can index");
+      }
+      Vec[] parts = java.util.Arrays.copyOf(old, old.length + 1);
+      parts[old.length] = delta;
+      int[] starts = new int[parts.length];
+      for (int k = 1; k < parts.length; k++) starts[k] = starts[k - 1] + parts[k - 1].length;
+      return new ConcatVec(dictionary.dataType(), parts, starts, (int) length,
+          dictionary.nullCount + delta.nullCount);
+    }
+
+    private int part(int i) {
+      int k = last;
+      if (i >= starts[k] && (k + 1 == parts.length || i < starts[k + 1])) return k;
+      int lo = 0, hi = parts.length - 1;
+      while (lo < hi) {
+        int mid = (lo + hi + 1) >>> 1;
+        if (starts[mid] <= i) lo = mid; else hi = mid - 1;
+      }
+      last = lo;
+      return lo;
+    }
+
+    @Override public boolean isNullAt(int i) { int k = part(i); return parts[k].isNullAt(i - starts[k]); }
+    @Override public boolean getBoolean(int i) { int k = part(i); return parts[k].getBoolean(i - starts[k]); }
+    @Override public byte getByte(int i) { int k = part(i); return parts[k].getByte(i - starts[k]); }
+    @Override public short getShort(int i) { int k = part(i); return parts[k].getShort(i - starts[k]); }
+    @Override public int getInt(int i) { int k = part(i); return parts[k].getInt(i - starts[k]); }
+    @Override public long getLong(int i) { int k = part(i); return parts[k].getLong(i - starts[k]); }
+    @Override public float getFloat(int i) { int k = part(i); return parts[k].getFloat(i - starts[k]); }
+    @Override public double getDouble(int i) { int k = part(i); return parts[k].getDouble(i - starts[k]); }
+    @Override public Decimal getDecimal(int i, int p, int s) {
+      int k = part(i);
+      return parts[k].getDecimal(i - starts[k], p, s);
+    }
+    @Override public UTF8String getUTF8String(int i) { int k = part(i); return parts[k].getUTF8String(i - starts[k]); }
+    @Override public byte[] getBinary(int i) { int k = part(i); return parts[k].getBinary(i - starts[k]); }
+    @Override public ColumnarArray getArray(int i) { int k = part(i); return parts[k].getArray(i - starts[k]); }
+    @Override public ColumnarMap getMap(int i) { int k = part(i); return parts[k].getMap(i - starts[k]); }
+  }
+
   static final class RunEndVec extends Vec {
     final IntVec runEnds;
     final Vec values;

@@ -1,0 +1,172 @@
+"""spark.readStream.format("arrowipc") on the Python data source: a directory files arrive in.
+
+    spark.readStream.format("arrowipc").schema("id bigint, name string")
+         .option("maxFilesPerTrigger", 100).load("incoming/")
+
+Each trigger lists the load path and takes the complete files (`is_complete`: an IPC file ends
+with its magic, a stream with its end-of-stream marker) it has not read yet, oldest modification
+time first. The offset is a high-water mark over (modification time, path): a micro-batch reads
+the files whose key lies in (start, end], so a query restarted from its checkpoint replays an
+unfinished batch with the same files and goes on after the committed one. The price of needing
+no state beyond the offset: a file that appears with a modification time older than files
+already read (moved in with its original time) is not read; give it a new time (os.utime) when
+renaming it into place. The JVM source numbers files in a log in the checkpoint instead and has
+no such limit.
+
+Planning a batch's files and reading them are the batch reader's (datasource.ArrowIpcReader).
+"""
+from __future__ import annotations
+
+import os
+
+from pyspark.sql.datasource import DataSourceStreamReader
+
+try:                             # pyspark >= 4.2
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+except ImportError:              # pragma: no cover - older pyspark: Trigger.AvailableNow reads all
+    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
+
+from ..errors import ArrowInvalid
+from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, parse_count,
+                     read_input_schema)
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Iterator, Mapping
+
+    Key = tuple[int, str]               # (modification time in ns, path)
+    Offset = dict[str, Any]
+
+OPT_MAX_FILES_PER_TRIGGER = "maxFilesPerTrigger"
+OPT_LATEST_FIRST = "latestFirst"
+
+
+def is_complete(path: str) -> bool:
+    """Whether the IPC file or stream at `path` has been written completely (never raises: a
+    file that cannot be read as IPC, or not yet, is not complete)."""
+    from .. import ipc
+    from ..ipc.format import FORMAT_FILE, sniff
+    from ..ipc.message import read_message_header
+    from ..ipc.sources import FileSource
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+            kind = sniff(head)
+            if kind is None or not head:
+                return False
+            if kind == FORMAT_FILE:
+                ipc.open_file(path).close()  # checks the trailing magic and the footer
+                return True
+            size = os.fstat(f.fileno()).st_size
+            f.seek(0)
+            source = FileSource(f, name=path)
+            while source.pos < size:
+                msg = read_message_header(source, where=path)
+                if msg is None:
+                    return True               # the end-of-stream marker
+                end = source.pos + msg.body_length
+                if end > size:
+                    return False
+                source.pos = f.seek(end)
+            return False                      # whole messages so far, but no marker yet
+    except (OSError, ArrowInvalid, ValueError):
+        return False
+
+
+def _key(path: str) -> Key:
+    return (os.stat(path).st_mtime_ns, path)
+
+
+def _offset(key: Key) -> Offset:
+    return {"mtime_ns": key[0], "path": key[1]}
+
+
+def _key_of(offset: Offset) -> Key:
+    return (int(offset["mtime_ns"]), str(offset["path"]))
+
+
+INITIAL_KEY: Key = (-1, "")
+
+
+class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """The Python source's micro-batch reader; `batch_reader` plans and reads the files."""
+
+    def __init__(self, options: Mapping[str, Any], batch_reader: Any) -> None:
+        self.options = dict(options)
+        self.batch_reader = batch_reader
+        max_files = _option(options, OPT_MAX_FILES_PER_TRIGGER)
+        self.max_files = (parse_count(max_files, OPT_MAX_FILES_PER_TRIGGER)
+                          if max_files is not None else None)
+        latest_first = str(_option(options, OPT_LATEST_FIRST, "false")).lower()
+        if latest_first not in ("true", "false"):
+            raise ArrowInvalid(f"arrowipc: option {OPT_LATEST_FIRST} must be true or false; "
+                               f"got {latest_first!r}")
+        if latest_first == "true":
+            raise ArrowInvalid("arrowipc: latestFirst=true needs the JVM data source (the jar "
+                               "on Spark's classpath): the Python source's offset is a "
+                               "high-water mark of modification times")
+        self.available_now: Key | None = None        # Trigger.AvailableNow: the last key present at its start
+        self.last = _offset(INITIAL_KEY)  # the offset returned last (pyspark < 4.2 gives no start)
+
+    def _complete_files(self, after: Key, upto: Key | None = None) -> list[tuple[Key, str]]:
+        """[(key, path)] of the complete files with after < key (<= upto), in key order."""
+        try:
+            paths = find_input_paths(_option(self.options, OPT_PATH, ""))
+        except ArrowInvalid:
+            return []                    # nothing there yet
+        out = []
+        for p in paths:
+            path = absolute(p)
+            try:
+                key = _key(path)
+            except OSError:
+                continue                 # removed since listed
+            if key > after and (upto is None or key <= upto) and is_complete(path):
+                out.append((key, path))
+        out.sort()
+        return out
+
+    def initialOffset(self) -> Offset:
+        return _offset(INITIAL_KEY)
+
+    def getDefaultReadLimit(self) -> Any:
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
+        return ReadMaxFiles(self.max_files) if self.max_files else ReadAllAvailable()
+
+    def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
+        if start is None:
+            start = self.last
+        found = self._complete_files(_key_of(start), self.available_now)
+        cap = self.max_files
+        if limit is not None:
+            from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
+            if isinstance(limit, ReadMaxFiles):
+                cap = limit.max_files
+            elif isinstance(limit, ReadAllAvailable):
+                cap = None               # what the trigger asks for; row or byte limits do not
+        if cap:                          # apply to files
+            found = found[:cap]
+        self.last = _offset(found[-1][0]) if found else start
+        return self.last
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        found = self._complete_files(INITIAL_KEY)
+        self.available_now = found[-1][0] if found else INITIAL_KEY
+
+    def partitions(self, start: Offset, end: Offset) -> list[Any]:
+        files = [path for _, path in self._complete_files(_key_of(start), _key_of(end))]
+        if not files:
+            return []
+        inputs = []
+        for path in files:
+            inp = detect_format(path)
+            inputs.append((inp, read_input_schema(inp)))
+        parts: list[Any] = self.batch_reader.plan(inputs, stream=True)
+        return parts
+
+    def read(self, partition: Any) -> Iterator[Any]:
+        batches: Iterator[Any] = self.batch_reader.read(partition)
+        return batches
+
+    def commit(self, end: Offset) -> None:
+        pass                             # nothing to release: the offset is the whole state

@@ -1,0 +1,258 @@
+package io.arrowipc.spark;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
+import org.apache.spark.sql.connector.read.streaming.Offset;
+import org.apache.spark.sql.connector.read.streaming.ReadAllAvailable;
+import org.apache.spark.sql.connector.read.streaming.ReadLimit;
+import org.apache.spark.sql.connector.read.streaming.ReadMaxFiles;
+import org.apache.spark.sql.connector.read.streaming.SupportsAdmissionControl;
+import org.apache.spark.sql.connector.read.streaming.SupportsTriggerAvailableNow;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * spark.readStream.format("arrowipc") over a directory (or glob) that files arrive in.
+ *
+ * <p>Each trigger lists the inputs and admits the complete files it has not admitted before
+ * (StreamFiles.isComplete: a file format input ends with its magic, a stream with its
+ * end-of-stream marker), at most maxFilesPerTrigger of them, oldest modification time first
+ * (newest first with latestFirst=true). The admitted files are numbered in admission order and
+ * the offset is how many have been admitted; which file has which number is written to the
+ * checkpoint (metadataPath/files/N lists the files that took the offset to N) before the offset
+ * is handed to Spark. So a restarted query replays an uncommitted batch with exactly the same
+ * files, and a file is read once whatever its modification time (a file renamed into the
+ * directory keeps an old one).
+ */
+final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmissionControl,
+    SupportsTriggerAvailableNow {
+  private static final String LOG_HEADER = "arrowipc-stream-files v1";
+
+  private final StructType schema;
+  private final Map<String, String> options;
+  private final boolean inferred;
+  private final Path log;
+  private final List<String> admitted = new ArrayList<>();     // file number -> path
+  private final Set<String> known = new HashSet<>();
+  private final int maxFiles;                                    // -1: no limit
+  private final boolean latestFirst;
+  private Set<String> availableNowTarget;                        // Trigger.AvailableNow: the files present at its start
+
+  ArrowIpcMicroBatchStream(StructType schema, Map<String, String> options, boolean inferred,
+      String metadataPath) {
+    this.schema = schema;
+    this.options = options;
+    this.inferred = inferred;
+    String max = Options.get(options, "maxFilesPerTrigger");
+    this.maxFiles = max == null ? -1 : Options.count(max, "maxFilesPerTrigger");
+    String latest = Options.get(options, "latestFirst");
+    if (latest != null && !latest.equalsIgnoreCase("true") && !latest.equalsIgnoreCase("false")) {
+      throw new IpcException("arrowipc: option latestFirst must be true or false; got '" + latest + "'");
+    }
+    this.latestFirst = latest != null && latest.equalsIgnoreCase("true");
+    this.log = Paths.get(Inputs.localPath(metadataPath), "files");
+    loadLog();
+  }
+
+  /** The file numbering already written to the checkpoint (empty for a new query). */
+  private void loadLog() {
+    File[] entries = log.toFile().listFiles();
+    if (entries == null) return;
+    TreeMap<Long, File> byOffset = new TreeMap<>();
+    for (File e : entries) {
+      if (e.getName().matches("\\d+")) byOffset.put(Long.parseLong(e.getName()), e);
+    }
+    for (Map.Entry<Long, File> e : byOffset.entrySet()) {
+      List<String> lines;
+      try {
+        lines = Files.readAllLines(e.getValue().toPath(), StandardCharsets.UTF_8);
+      } catch (IOException x) {
+        throw new IpcException("arrowipc: cannot read the stream's file log " + e.getValue() + ": "
+            + x.getMessage(), x);
+      }
+      if (lines.isEmpty() || !lines.get(0).equals(LOG_HEADER)
+          || e.getKey() != admitted.size() + lines.size() - 1) {
+        throw new IpcException("arrowipc: the stream's file log " + e.getValue() + " is damaged: "
+            + "expected '" + LOG_HEADER + "' and the files numbered " + admitted.size() + " to "
+            + (e.getKey() - 1) + ", found " + (lines.size() - 1) + " lines after "
+            + (lines.isEmpty() ? "nothing" : "'" + lines.get(0) + "'"));
+      }
+      for (String path : lines.subList(1, lines.size())) {
+        admitted.add(path);
+        known.add(path);
+      }
+    }
+  }
+
+  /** Number and record `fresh` (written to the checkpoint first, atomically by a rename). */
+  private void admit(List<String> fresh) {
+    long end = admitted.size() + fresh.size();
+    StringBuilder text = new StringBuilder(LOG_HEADER).append('\n');
+    for (String p : fresh) {
+      if (p.indexOf('\n') >= 0) {
+        throw new IpcException("arrowipc: cannot stream the file " + p + ": its name holds a newline");
+      }
+      text.append(p).append('\n');
+    }
+    try {
+      Files.createDirectories(log);
+      Path tmp = log.resolve("." + end + ".tmp");
+      Files.write(tmp, text.toString().getBytes(StandardCharsets.UTF_8));
+      Files.move(tmp, log.resolve(Long.toString(end)), StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      throw new IpcException("arrowipc: cannot write the stream's file log under " + log + ": "
+          + e.getMessage(), e);
+    }
+    admitted.addAll(fresh);
+    known.addAll(fresh);
+  }
+
+  /** Complete files not admitted yet, in admission order. */
+  private List<String> candidates() {
+    List<File> found = new ArrayList<>();
+    for (String p : Inputs.find(ArrowIpcDataSource.paths(options))) {
+      if (known.contains(p)) continue;
+      if (availableNowTarget != null && !availableNowTarget.contains(p)) continue;
+      if (StreamFiles.isComplete(p)) found.add(new File(p));
+    }
+    Comparator<File> order = Comparator.comparingLong(File::lastModified);
+    if (latestFirst) order = order.reversed();
+    found.sort(order.thenComparing(File::getPath));
+    List<String> out = new ArrayList<>();
+    for (File f : found) out.add(f.getPath());
+    return out;
+  }
+
+  @Override
+  public Offset initialOffset() {
+    return new FileCountOffset(0);
+  }
+
+  @Override
+  public Offset latestOffset() {
+    throw new UnsupportedOperationException("arrowipc streams take latestOffset(start, limit)");
+  }
+
+  @Override
+  public ReadLimit getDefaultReadLimit() {
+    return maxFiles > 0 ? ReadLimit.maxFiles(maxFiles) : ReadLimit.allAvailable();
+  }
+
+  @Override
+  public synchronized Offset latestOffset(Offset startOffset, ReadLimit limit) {
+    long start = ((FileCountOffset) startOffset).files;
+    long cap = limit instanceof ReadMaxFiles ? ((ReadMaxFiles) limit).maxFiles() : Long.MAX_VALUE;
+    if (!(limit instanceof ReadMaxFiles) && !(limit instanceof ReadAllAvailable)) {
+      cap = maxFiles > 0 ? maxFiles : Long.MAX_VALUE;   // other limits (rows, bytes) do not apply to files
+    }
+    // Files admitted before a restart but not yet in a batch come first, in their order.
+    long pending = admitted.size() - start;
+    if (pending < cap) {
+      List<String> fresh = candidates();
+      long room = cap - pending;
+      if (fresh.size() > room) fresh = fresh.subList(0, (int) room);
+      if (!fresh.isEmpty()) admit(new ArrayList<>(fresh));
+    }
+    return new FileCountOffset(admitted.size() - start <= cap ? admitted.size() : start + cap);
+  }
+
+  @Override
+  public void prepareForTriggerAvailableNow() {
+    availableNowTarget = new HashSet<>(Inputs.find(ArrowIpcDataSource.paths(options)));
+  }
+
+  @Override
+  public Offset deserializeOffset(String json) {
+    return FileCountOffset.parse(json);
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions(Offset start, Offset end) {
+    long from = ((FileCountOffset) start).files;
+    long to = ((FileCountOffset) end).files;
+    if (to > admitted.size() || from > to) {
+      throw new IpcException("arrowipc: the stream's checkpoint asks for files " + from + " to " + to
+          + " but its file log under " + log + " numbers " + admitted.size() + " files");
+    }
+    List<InputPartition> parts = new ArrayList<>();
+    for (String path : admitted.subList((int) from, (int) to)) {
+      try (IpcFile f = IpcFile.open(path)) {
+        if (inferred) {
+          StructType got = SparkTypes.schemaOf(f.schema, path);
+          if (!got.equals(schema)) {
+            throw new IpcException("arrowipc: the schema of " + path + ", which arrived in the "
+                + "stream, differs from the stream's: " + Planning.describeDifference(got, schema)
+                + ". Give the stream a schema (readStream.schema(...)) to read files that differ");
+          }
+        }
+        int[] columns = Planning.matchColumns(f, schema);
+        if (!f.fileFormat) {
+          parts.add(new IpcPartition(path, false, 0, -1, columns));
+        } else if (f.batchBlocks.length > 0) {
+          parts.add(new IpcPartition(path, true, 0, f.batchBlocks.length, columns));
+        }
+      }
+    }
+    return parts.toArray(new InputPartition[0]);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    return new IpcReaderFactory(schema, new Filter[0]);
+  }
+
+  @Override
+  public void commit(Offset end) {
+    // nothing to release: the file log stays, it is what a restart replays from
+  }
+
+  @Override
+  public void stop() {
+  }
+
+  @Override
+  public String toString() {
+    return "arrowipc stream " + ArrowIpcDataSource.paths(options);
+  }
+
+  /** How many files the stream has admitted; serialized as {"files": N}. */
+  static final class FileCountOffset extends Offset {
+    final long files;
+
+    FileCountOffset(long files) {
+      this.files = files;
+    }
+
+    static FileCountOffset parse(String json) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\s*\\{\\s*\"files\"\\s*:\\s*(\\d+)\\s*}\\s*")
+          .matcher(json);
+      if (!m.matches()) {
+        throw new IpcException("arrowipc: expected a stream offset {\"files\": N} in the checkpoint, "
+            + "found " + json);
+      }
+      return new FileCountOffset(Long.parseLong(m.group(1)));
+    }
+
+    @Override
+    public String json() {
+      return "{\"files\":" + files + "}";
+    }
+  }
+}

@@ -1,0 +1,77 @@
+"""The writer leaves what it is given alone and does each step once per batch.
+
+- the IpcWriteOptions a caller passes is never changed (it may serve other writers), whatever
+  keywords and whichever writer (stream, file, the encoder without I/O) it is given to;
+- a compressed batch is flattened once: the raw body size counted in the statistics and the
+  encoded body come from the same flattening.
+"""
+import copy
+import io
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.ipc as pa_ipc  # noqa: E402
+
+import arrowipc  # noqa: E402
+from arrowipc import ipc  # noqa: E402
+from arrowipc.ipc import writer as writer_module  # noqa: E402
+
+
+def _batch():
+    return arrowipc.record_batch({"a": [1, 2, None], "s": ["x", None, "zz"],
+                                  "d": pa.array(["p", "q", "p"]).dictionary_encode()})
+
+
+@pytest.mark.parametrize("compression", [None, "zstd", "lz4"])
+@pytest.mark.parametrize("keywords", [{}, {"use_legacy_format": True},
+                                      {"use_legacy_format": False}])
+@pytest.mark.parametrize("open_writer", [ipc.new_stream, ipc.new_file])
+def test_writers_never_change_the_options_they_are_given(compression, keywords, open_writer):
+    options = ipc.IpcWriteOptions(compression=compression, emit_dictionary_deltas=True)
+    before = copy.deepcopy(vars(options))
+    batch = _batch()
+    with open_writer(io.BytesIO(), batch.schema, options=options, **keywords) as w:
+        w.write_batch(batch)
+        w.write_table(arrowipc.Table.from_batches([batch, batch]))
+    assert vars(options) == before
+
+
+def test_the_encoder_never_changes_the_options_it_is_given():
+    options = ipc.IpcWriteOptions(compression="zstd", use_legacy_format=True)
+    before = copy.deepcopy(vars(options))
+    batch = _batch()
+    encoder = writer_module.MessageEncoder(batch.schema, options)
+    encoder.schema_message()
+    encoder.batch_messages(batch)
+    assert vars(options) == before
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_compressed_batch_is_flattened_once(compression, monkeypatch):
+    flattened, encoded_with_flat = [], []
+    real_flatten, real_encode = writer_module.flatten_columns, writer_module.encode_record_batch
+
+    def counting_flatten(*args, **kwargs):
+        flattened.append(1)
+        return real_flatten(*args, **kwargs)
+
+    def checking_encode(columns, num_rows, alignment, version, md_bytes, codec, legacy,
+                        compress, flat=None, compressed=None):
+        encoded_with_flat.append(flat is not None)     # None would flatten a second time inside
+        return real_encode(columns, num_rows, alignment, version, md_bytes, codec, legacy,
+                           compress, flat, compressed)
+
+    monkeypatch.setattr(writer_module, "flatten_columns", counting_flatten)
+    monkeypatch.setattr(writer_module, "encode_record_batch", checking_encode)
+    batch = _batch()
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, batch.schema,
+                        options=ipc.IpcWriteOptions(compression=compression)) as w:
+        w.write_batch(batch)                                                # one batch
+        w.write_table(arrowipc.Table.from_batches([batch, batch, batch]))    # a window of three
+        raw_size, _ = w.body_sizes
+    assert len(flattened) == 4 and encoded_with_flat == [True] * 4
+    assert pa_ipc.open_stream(sink.getvalue()).read_all().equals(
+        pa.Table.from_batches([pa.record_batch(batch)] * 4))
+    assert raw_size > 0
