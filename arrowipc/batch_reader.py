@@ -7,14 +7,21 @@ itself through `__arrow_c_stream__`, so pyarrow, polars or duckdb take it withou
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, NamedTuple
 
 from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .types import Schema
 
 if TYPE_CHECKING:
-    from .table import RecordBatch
+    from types import TracebackType
+
+    from typing_extensions import Self
+
+    from .table import RecordBatch, Table
     from .types import KeyValueMetadata
+
+
+__all__ = ["cast_batch", "check_cast", "RecordBatchReader", "RecordBatchWithMetadata"]
 
 
 class RecordBatchWithMetadata(NamedTuple):
@@ -23,17 +30,18 @@ class RecordBatchWithMetadata(NamedTuple):
     custom_metadata: KeyValueMetadata | None
 
 
-def _as_schema(schema, what: str) -> Schema:
+def _as_schema(schema: Any, what: str) -> Schema:
+    """`schema` as our Schema (one from another library converted through the C interface)."""
     if isinstance(schema, Schema):
         return schema
     from .interop import peer_as_ours
-    out = peer_as_ours(schema, "schema")
+    out: Schema | None = peer_as_ours(schema, "schema")
     if out is None:
         raise TypeError(f"{what} must be a Schema, not {type(schema).__name__}")
     return out
 
 
-def _castable(src, dst) -> bool:
+def _castable(src: Any, dst: Any) -> bool:
     # what Array.cast can convert, asked of an empty array so a refusal costs nothing
     if src == dst:
         return True
@@ -55,11 +63,11 @@ def check_cast(source: Schema, target: Schema) -> None:
             raise ArrowTypeError(f"Field {i} cannot be cast from {a.type} to {b.type}")
 
 
-def cast_batch(batch, target: Schema):
+def cast_batch(batch: RecordBatch, target: Schema) -> RecordBatch:
     """`batch` with its columns converted to `target`'s types (checked by `check_cast`)."""
     from .array import array
     from .table import RecordBatch
-    columns = []
+    columns: list[Any] = []
     for f, col in zip(target, batch.columns):
         if col.null_count and not f.nullable:
             raise ArrowInvalid(f"Can't cast array that contains nulls to non-nullable field "
@@ -79,38 +87,39 @@ class RecordBatchReader:
     Create one with `from_batches` or `from_stream`; the IPC stream reader is one too.
     """
     _schema: Schema
+    _batches: Iterator[RecordBatch] | None
 
-    def __init__(self):
+    def __init__(self) -> None:
         raise TypeError("Do not call RecordBatchReader's constructor directly: use "
                         "RecordBatchReader.from_batches or RecordBatchReader.from_stream")
 
     @classmethod
-    def _make(cls, schema: Schema, batches) -> "RecordBatchReader":
+    def _make(cls, schema: Schema, batches: Iterable[RecordBatch]) -> "RecordBatchReader":
         self = cls.__new__(cls)
         self._schema = schema
         self._batches = iter(batches)
         return self
 
     @staticmethod
-    def from_batches(schema, batches) -> "RecordBatchReader":
+    def from_batches(schema: Any, batches: Iterable[Any]) -> "RecordBatchReader":
         """A reader over `batches` (an iterable of record batches, ours or any library's), which
         must all have `schema`. The iterable is released once the reader is exhausted."""
-        schema = _as_schema(schema, "schema")
+        ours = _as_schema(schema, "schema")
 
-        def checked(it):
+        def checked(it: Iterable[Any]) -> Iterator[RecordBatch]:
             from .table import RecordBatch, record_batch
             for b in it:
                 if not isinstance(b, RecordBatch):
                     b = record_batch(b)
-                if not b.schema.equals(schema):
+                if not b.schema.equals(ours):
                     raise ArrowInvalid(f"record batch with schema\n{b.schema}\ndoes not match "
-                                       f"the reader's schema\n{schema}")
+                                       f"the reader's schema\n{ours}")
                 yield b
 
-        return RecordBatchReader._make(schema, checked(batches))
+        return RecordBatchReader._make(ours, checked(batches))
 
     @staticmethod
-    def from_stream(data, schema=None) -> "RecordBatchReader":
+    def from_stream(data: Any, schema: Any = None) -> "RecordBatchReader":
         """A reader over any object exporting `__arrow_c_stream__` (a pyarrow Table or reader, a
         polars DataFrame...), cast to `schema` when one is given."""
         if not hasattr(data, "__arrow_c_stream__"):
@@ -128,7 +137,7 @@ class RecordBatchReader:
         """The schema of every batch."""
         return self._schema
 
-    def read_next_batch(self):
+    def read_next_batch(self) -> RecordBatch:
         """The next RecordBatch; StopIteration at the end."""
         if self._batches is None:
             raise StopIteration
@@ -138,11 +147,11 @@ class RecordBatchReader:
             self._batches = None        # drop the source (and whatever it keeps alive)
             raise
 
-    def read_next_batch_with_custom_metadata(self):
+    def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next (batch, custom_metadata) pair; StopIteration at the end."""
         return RecordBatchWithMetadata(self.read_next_batch(), None)
 
-    def iter_batches_with_custom_metadata(self):
+    def iter_batches_with_custom_metadata(self) -> Iterator[RecordBatchWithMetadata]:
         """Every remaining (batch, custom_metadata) pair."""
         while True:
             try:
@@ -150,23 +159,23 @@ class RecordBatchReader:
             except StopIteration:
                 return
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         while True:
             try:
                 yield self.read_next_batch()
             except StopIteration:
                 return
 
-    def read_all(self):
+    def read_all(self) -> Table:
         """Every remaining batch as one Table."""
         from .table import Table
         return Table(self.schema, list(self))
 
-    def read_pandas(self, **options):
+    def read_pandas(self, **options: Any) -> Any:
         """Every remaining batch as one pandas.DataFrame (the options of Table.to_pandas)."""
         return self.read_all().to_pandas(**options)
 
-    def cast(self, target_schema) -> "RecordBatchReader":
+    def cast(self, target_schema: Any) -> "RecordBatchReader":
         """A reader whose batches are this reader's cast to `target_schema` as they are pulled
         (same field names; ArrowTypeError now for a type that cannot be cast, ArrowInvalid at
         read time for nulls in a non-nullable field)."""
@@ -178,16 +187,19 @@ class RecordBatchReader:
         """Release the source of the batches."""
         self._batches = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.close()
 
-    def __arrow_c_schema__(self):
+    def __arrow_c_schema__(self) -> object:
+        """Arrow PyCapsule interface: the schema as an `arrow_schema` capsule."""
         return self.schema.__arrow_c_schema__()
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
+        """Arrow PyCapsule interface: an `arrow_array_stream` capsule, zero-copy."""
         from .interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 

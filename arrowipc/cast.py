@@ -20,6 +20,8 @@ from .types import (BinaryType, DecimalType, DictionaryType, DurationType, Exten
                     ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
                     TimestampType, UnionType, ensure_type, float32, float64, int32, int64)
 
+__all__ = ["cast_data", "format_float", "make_int", "unsupported"]
+
 _CODES = _k.NUMERIC_CODES
 _UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 _MS_PER_DAY = 86_400_000
@@ -273,6 +275,7 @@ def _family(t) -> str:
 
 
 def make_int(d, i) -> int:
+    """Value i of temporal data `d` (date, time, timestamp, duration) as its stored integer."""
     return _value(_relabel(d, _storage_int(d.type)), i)
 
 

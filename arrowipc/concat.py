@@ -10,8 +10,24 @@ from .validate import null_count_of
 from .errors import ArrowInvalid
 from .types import Kind
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
-def _bitmap_concat(parts, index):
+    from ._core.buffer import Buffer
+
+
+__all__ = ["concat_array_data"]
+
+
+def _buffer(d: ArrayData, i: int) -> Buffer:
+    """Buffer `i` of `d`, one its layout always has (only validity bitmaps may be absent)."""
+    b = d.buffers[i]
+    assert b is not None, f"{d.type} data without its buffer {i}"
+    return b
+
+
+def _bitmap_concat(parts: list[ArrayData], index: int) -> Buffer | None:
     """Validity (index 0) or bool values (index 1) of parts joined at bit 0 of a new bitmap."""
     if index == 0 and all(null_count_of(p) == 0 for p in parts):
         return None
@@ -20,7 +36,7 @@ def _bitmap_concat(parts, index):
                            for p in parts], total)
 
 
-def concat_array_data(parts: list) -> ArrayData:
+def concat_array_data(parts: list[ArrayData]) -> ArrayData:
     """One ArrayData with the values of `parts` (all of one type) back to back."""
     if not parts:
         raise ArrowInvalid("concatenation needs at least one array")
@@ -43,7 +59,7 @@ def concat_array_data(parts: list) -> ArrayData:
     if kind in (Kind.FIXED, Kind.DICTIONARY):
         st = t.storage_type
         w = st.index_type.byte_width if kind == Kind.DICTIONARY else st.byte_width
-        values = concat_buffers([p.buffers[1].slice(p.offset * w, p.length * w) for p in parts],
+        values = concat_buffers([_buffer(p, 1).slice(p.offset * w, p.length * w) for p in parts],
                                 total * w)
         dictionary = parts[0].dictionary
         if kind == Kind.DICTIONARY and any(p.dictionary is not dictionary for p in parts):
@@ -51,9 +67,10 @@ def concat_array_data(parts: list) -> ArrayData:
         return ArrayData(t, total, 0, nulls, [validity, values], [], dictionary)
     if kind in (Kind.BINARY, Kind.LARGE_BINARY, Kind.LIST, Kind.LARGE_LIST):
         w = 4 if kind in (Kind.BINARY, Kind.LIST) else 8
-        offsets, spans = concat_offsets([(p.buffers[1], p.offset, p.length) for p in parts], w)
+        offsets, spans = concat_offsets([(_buffer(p, 1), p.offset, p.length) for p in parts], w)
         if kind in (Kind.BINARY, Kind.LARGE_BINARY):
-            data = concat_buffers([p.buffers[2].slice(a, b - a) for p, (a, b) in zip(parts, spans)],
+            data = concat_buffers([_buffer(p, 2).slice(a, b - a)
+                                   for p, (a, b) in zip(parts, spans)],
                                   sum(b - a for a, b in spans))
             return ArrayData(t, total, 0, nulls, [validity, offsets, data], [])
         from ._upcalls import make_array
@@ -73,7 +90,7 @@ def concat_array_data(parts: list) -> ArrayData:
         return ArrayData(t, total, 0, nulls, [validity], children)
     if kind == Kind.SPARSE_UNION:
         from ._upcalls import make_array
-        type_ids = concat_buffers([p.buffers[0].slice(p.offset, p.length) for p in parts], total)
+        type_ids = concat_buffers([_buffer(p, 0).slice(p.offset, p.length) for p in parts], total)
         children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
         return ArrayData(t, total, 0, 0, [type_ids], children)
@@ -88,18 +105,18 @@ def concat_array_data(parts: list) -> ArrayData:
     return array_data_from_python(pylist, t)
 
 
-def _concat_dense_union(t, parts, total):
+def _concat_dense_union(t: Any, parts: list[ArrayData], total: int) -> ArrayData:
     """Dense unions: children concatenated whole; each part's offsets shifted by the lengths of
     the same child in the parts before it."""
     from array import array as _pyarray
     codes = t.storage_type.type_codes
     child_of = {c: k for k, c in enumerate(codes)}
-    type_ids = concat_buffers([p.buffers[0].slice(p.offset, p.length) for p in parts], total)
+    type_ids = concat_buffers([_buffer(p, 0).slice(p.offset, p.length) for p in parts], total)
     base = [0] * len(codes)
     offsets = _pyarray("i")
     for p in parts:
-        ids = memoryview(p.buffers[0])[p.offset:p.offset + p.length].cast("b")
-        offs = memoryview(p.buffers[1])[p.offset * 4:(p.offset + p.length) * 4].cast("i")
+        ids = memoryview(_buffer(p, 0))[p.offset:p.offset + p.length].cast("b")
+        offs = memoryview(_buffer(p, 1))[p.offset * 4:(p.offset + p.length) * 4].cast("i")
         for code, o in zip(ids, offs):
             offsets.append(o + base[child_of[code]])
         for k in range(len(codes)):

@@ -5,6 +5,10 @@ expected, what was found, and where (field, buffer index or byte offset).
 """
 
 
+__all__ = ["ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid",
+           "ArrowIOError", "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError"]
+
+
 class ArrowException(Exception):
     """Base of every exception arrowipc raises on purpose."""
 

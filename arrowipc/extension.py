@@ -7,11 +7,16 @@ registered stay as their storage type with the metadata kept on the field, so no
 from __future__ import annotations
 
 import json
+from typing import Any, Callable, Mapping
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 from .types import (DataType, ExtensionType, FixedSizeListType, ListType, StructType, binary,
                     binary_view, fixed_size_binary, int8, int32, large_binary, large_string,
                     string, string_view)
+
+__all__ = ["apply_extension_metadata", "bool8", "CANONICAL_NAMES", "CanonicalExtensionType",
+           "check_canonical", "EXTENSION_METADATA_KEYS", "EXTENSION_NAME_KEYS", "json_",
+           "register_extension_type", "unregister_extension_type", "uuid"]
 
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
@@ -50,7 +55,7 @@ def unregister_extension_type(name: str) -> None:
     del _registry[name]
 
 
-def _json_object(name: str, serialized: bytes, where: str, required: bool) -> dict:
+def _json_object(name: str, serialized: bytes, where: str, required: bool) -> dict[str, Any]:
     """The JSON object a canonical type serializes its parameters to ({} when absent and
     optional)."""
     if not serialized and not required:
@@ -66,13 +71,13 @@ def _json_object(name: str, serialized: bytes, where: str, required: bool) -> di
     return value
 
 
-def _short(value) -> str:
+def _short(value: Any) -> str:
     """A parameter as quoted in an error: hostile metadata can be megabytes long."""
     text = str(value) if isinstance(value, BaseException) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _check_tensor_layout(name: str, params: dict, ndim: int, where: str) -> None:
+def _check_tensor_layout(name: str, params: dict[str, Any], ndim: int, where: str) -> None:
     """dim_names and permutation, where present, describe each of the ndim dimensions once."""
     names = params.get("dim_names")
     if names is not None and not (isinstance(names, list) and len(names) == ndim
@@ -86,7 +91,7 @@ def _check_tensor_layout(name: str, params: dict, ndim: int, where: str) -> None
                            f"{_short(perm)}")
 
 
-def _product_up_to(dims: list, bound: int) -> int:
+def _product_up_to(dims: list[int], bound: int) -> int:
     """The product of non-negative dims, or bound + 1 once it passes bound (a hostile shape of
     many huge numbers must not build a huge integer)."""
     if 0 in dims:
@@ -99,7 +104,7 @@ def _product_up_to(dims: list, bound: int) -> int:
     return product
 
 
-def _check_fixed_shape_tensor(name, storage, serialized, where):
+def _check_fixed_shape_tensor(name: str, storage: DataType, serialized: bytes, where: str) -> str | None:
     if not isinstance(storage, FixedSizeListType):
         return "a fixed_size_list"
     params = _json_object(name, serialized, where, required=True)
@@ -114,7 +119,7 @@ def _check_fixed_shape_tensor(name, storage, serialized, where):
     return None
 
 
-def _check_variable_shape_tensor(name, storage, serialized, where):
+def _check_variable_shape_tensor(name: str, storage: DataType, serialized: bytes, where: str) -> str | None:
     if not isinstance(storage, StructType):
         return "struct<data: list, shape: fixed_size_list<int32>>"
     data_at, shape_at = storage.get_field_index("data"), storage.get_field_index("shape")
@@ -132,7 +137,7 @@ def _check_variable_shape_tensor(name, storage, serialized, where):
     return None
 
 
-def _check_opaque(name, storage, serialized, where):
+def _check_opaque(name: str, storage: DataType, serialized: bytes, where: str) -> str | None:
     params = _json_object(name, serialized, where, required=True)
     for key in ("type_name", "vendor_name"):
         if not isinstance(params.get(key), str):
@@ -141,20 +146,24 @@ def _check_opaque(name, storage, serialized, where):
     return None
 
 
-def _check_variant(name, storage, serialized, where):
+def _check_variant(name: str, storage: DataType, serialized: bytes, where: str) -> str | None:
     at = storage.get_field_index("metadata") if isinstance(storage, StructType) else -1
     if at < 0 or storage.field(at).type not in (binary(), large_binary(), binary_view()):
         return "a struct with a binary 'metadata' field"
     return None
 
 
-def _storage_is(expected: str, *types):
+# a canonical type's check: (name, storage, serialized, where) -> the storage it expected, or None
+_Check = Callable[[str, DataType, bytes, str], "str | None"]
+
+
+def _storage_is(expected: str, *types: DataType) -> _Check:
     return lambda name, storage, serialized, where: None if storage in types else expected
 
 
 # What the specification requires of each canonical type: a check returning the storage it
 # expected when the storage is wrong (raising itself for bad parameters), None when all is well.
-_CANONICAL_CHECKS = {
+_CANONICAL_CHECKS: dict[str, _Check] = {
     "arrow.uuid": _storage_is("fixed_size_binary(16)", fixed_size_binary(16)),
     "arrow.bool8": _storage_is("int8", int8()),
     "arrow.json": _storage_is("string, large_string or string_view", string(), large_string(),
@@ -176,7 +185,8 @@ def check_canonical(name: str, storage: DataType, serialized: bytes, where: str)
         raise ArrowInvalid(f"{where}: {name} storage must be {expected}, found {storage}")
 
 
-def _build(name: str, storage: DataType, serialized: bytes, where: str = "field"):
+def _build(name: str, storage: DataType, serialized: bytes, where: str = "field"
+           ) -> ExtensionType | None:
     registered = _registry.get(name)
     if registered is None:
         if name in CANONICAL_NAMES:
@@ -186,12 +196,14 @@ def _build(name: str, storage: DataType, serialized: bytes, where: str = "field"
     cls = registered if isinstance(registered, type) else type(registered)
     deserialize = getattr(cls, "__arrow_ext_deserialize__", None)
     if deserialize is not None and cls is not CanonicalExtensionType and cls is not ExtensionType:
-        return deserialize(storage, serialized)
+        ext: ExtensionType = deserialize(storage, serialized)
+        return ext
     return ExtensionType(name, storage, serialized)
 
 
-def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = False,
-                             where: str = "field"):
+def apply_extension_metadata(storage: DataType, metadata: Mapping[bytes, bytes] | None,
+                             keep_unknown: bool = False, where: str = "field"
+                             ) -> tuple[DataType, Mapping[bytes, bytes] | None]:
     """(type, remaining field metadata) for a field read from IPC or the C data interface.
 
     Unknown names stay storage + metadata, unless `keep_unknown` (a bare array has no field to
@@ -215,15 +227,18 @@ def apply_extension_metadata(storage: DataType, metadata, keep_unknown: bool = F
 
 
 def uuid() -> ExtensionType:
+    """The canonical arrow.uuid type (fixed_size_binary(16) storage)."""
     from .types import fixed_size_binary
     return CanonicalExtensionType("arrow.uuid", fixed_size_binary(16), b"")
 
 
 def json_(storage: DataType | None = None) -> ExtensionType:
+    """The canonical arrow.json type over `storage` (string by default)."""
     from .types import string
     return CanonicalExtensionType("arrow.json", storage or string(), b"")
 
 
 def bool8() -> ExtensionType:
+    """The canonical arrow.bool8 type (int8 storage)."""
     from .types import int8
     return CanonicalExtensionType("arrow.bool8", int8(), b"")

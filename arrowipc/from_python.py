@@ -29,6 +29,8 @@ from . import types as _t
 from .types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
                     PrimitiveType, Time32Type, Time64Type, TimestampType)
 
+__all__ = ["array_data_from_python", "infer_type"]
+
 _NoneType = type(None)
 _LITTLE = _sys.byteorder == "little"
 _EPOCH = _dt.datetime(1970, 1, 1)

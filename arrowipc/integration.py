@@ -21,11 +21,12 @@ import json
 import os
 import struct
 from bisect import bisect_left, bisect_right
+from typing import Any, Iterable, Mapping
 
 from . import types as T
 from ._core.arraydata import ArrayData
 from ._core.bitmap import pack_bools, unpack_bits
-from ._core.buffer import py_buffer
+from ._core.buffer import Buffer, py_buffer
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .extension import apply_extension_metadata
 from .table import RecordBatch, Table
@@ -53,7 +54,8 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 # == types =========================================================================================
 
-def _need(obj: dict, key: str, where: str):
+def _need(obj: Any, key: str, where: str) -> Any:
+    """obj[key], or ArrowInvalid naming the missing member and what was found."""
     try:
         return obj[key]
     except (KeyError, TypeError):
@@ -61,25 +63,25 @@ def _need(obj: dict, key: str, where: str):
         raise ArrowInvalid(f"{where}: expected a {key!r} member, found {found}") from None
 
 
-def _int_type_from_json(t: dict, where: str) -> T.DataType:
+def _int_type_from_json(t: dict[str, Any], where: str) -> T.DataType:
     bits, signed = _need(t, "bitWidth", where), _need(t, "isSigned", where)
     if bits not in (8, 16, 32, 64):
         raise ArrowInvalid(f"{where}: integer bitWidth must be 8, 16, 32 or 64, got {bits!r}")
     return T.type_for_alias(("int" if signed else "uint") + str(bits))
 
 
-def _unit(t: dict, where: str) -> str:
+def _unit(t: dict[str, Any], where: str) -> str:
     unit = _need(t, "unit", where)
     if unit not in _UNIT_BY_NAME:
         raise ArrowInvalid(f"{where}: time unit must be one of {sorted(_UNIT_BY_NAME)}, got {unit!r}")
     return _UNIT_BY_NAME[unit]
 
 
-def _type_from_json(t: dict, children: list, where: str) -> T.DataType:
+def _type_from_json(t: dict[str, Any], children: list[Any], where: str) -> T.DataType:
     """The DataType of a JSON "type" object whose field has child `children` (Fields)."""
     name = _need(t, "name", where)
 
-    def need_children(n):
+    def need_children(n: int) -> None:
         if len(children) != n:
             raise ArrowInvalid(f"{where}: type {name!r} needs {n} child field(s), got {len(children)}")
 
@@ -149,12 +151,13 @@ def _type_from_json(t: dict, children: list, where: str) -> T.DataType:
     raise ArrowInvalid(f"{where}: unknown type name {name!r}")
 
 
-def _metadata_from_json(items, where: str):
+def _metadata_from_json(items: Any, where: str) -> dict[bytes, bytes] | None:
+    """Field or schema metadata from its JSON [{key, value}] list (None when empty)."""
     if not items:
         return None
     if not isinstance(items, list):
         raise ArrowInvalid(f"{where}: metadata must be a list of {{key, value}}, got {items!r}")
-    out = {}
+    out: dict[bytes, bytes] = {}
     for kv in items:
         out[str(_need(kv, "key", where)).encode()] = str(_need(kv, "value", where)).encode()
     return out
@@ -165,13 +168,15 @@ class _FieldNode:
     the nodes of its children (the children of the value type for dictionary fields)."""
     __slots__ = ("field", "dict_id", "children")
 
-    def __init__(self, field: T.Field, dict_id, children: list) -> None:
+    def __init__(self, field: T.Field, dict_id: int | None, children: list[_FieldNode]) -> None:
         self.field = field
         self.dict_id = dict_id
         self.children = children
 
 
-def _field_from_json(obj: dict, where: str, dict_values: dict, depth: int = 0) -> _FieldNode:
+def _field_from_json(obj: dict[str, Any], where: str, dict_values: dict[int, _FieldNode],
+                     depth: int = 0) -> _FieldNode:
+    """The _FieldNode of a JSON field; dictionary value fields are recorded in `dict_values`."""
     if depth > 64:
         raise ArrowInvalid(f"{where}: fields nested deeper than 64 levels")
     name = _need(obj, "name", where)
@@ -200,12 +205,12 @@ def _field_from_json(obj: dict, where: str, dict_values: dict, depth: int = 0) -
     return _FieldNode(T.Field(name, dtype, nullable, metadata), dict_id, children)
 
 
-def _metadata_to_json(metadata):
+def _metadata_to_json(metadata: Mapping[bytes, bytes]) -> list[dict[str, str]]:
     return [{"key": k.decode("utf-8", "surrogateescape"), "value": v.decode("utf-8", "surrogateescape")}
             for k, v in metadata.items()]
 
 
-def _type_to_json(t: T.DataType) -> dict:
+def _type_to_json(t: T.DataType) -> dict[str, Any]:
     if t.name in _SIMPLE_NAMES and isinstance(t, (T.PrimitiveType, T.BinaryType)):
         return {"name": _SIMPLE_NAMES[t.name]}
     if isinstance(t, T.PrimitiveType):
@@ -232,7 +237,7 @@ def _type_to_json(t: T.DataType) -> dict:
     if isinstance(t, T.DurationType):
         return {"name": "duration", "unit": _NAME_BY_UNIT[t.unit]}
     if type(t) in _LIST_NAMES:
-        return {"name": _LIST_NAMES[type(t)]}
+        return {"name": _LIST_NAMES[type(t)]}   # type: ignore[index]  # a list type: in the map
     if isinstance(t, T.FixedSizeListType):
         return {"name": "fixedsizelist", "listSize": t.list_size}
     if isinstance(t, T.MapType):
@@ -246,9 +251,10 @@ def _type_to_json(t: T.DataType) -> dict:
     raise ArrowNotImplementedError(f"no integration JSON form for type {t}")
 
 
-def _field_to_json(f: T.Field, path: tuple, ids: dict) -> dict:
+def _field_to_json(f: T.Field, path: tuple[int, ...], ids: dict[tuple[int, ...], int]
+                   ) -> dict[str, Any]:
     t = f.type
-    metadata = dict(f.metadata) if f.metadata else {}
+    metadata: dict[bytes, bytes] = dict(f.metadata) if f.metadata else {}
     dictionary = None
     if isinstance(t, T.DictionaryType):
         it = t.index_type
@@ -272,7 +278,7 @@ def _field_to_json(f: T.Field, path: tuple, ids: dict) -> dict:
 
 # == fixed-width values ============================================================================
 
-def _int_code(t) -> str:
+def _int_code(t: Any) -> str:
     """struct code of an integer-like type (unsigned only for unsigned integer types)."""
     code = {1: "b", 2: "h", 4: "i", 8: "q"}[t.byte_width]
     unsigned = isinstance(t, T.PrimitiveType) and t.is_integer and not t.is_signed
@@ -282,9 +288,9 @@ def _int_code(t) -> str:
 class _FixedCodec:
     """JSON DATA values <-> the bytes of a fixed-width values buffer, for one type."""
 
-    def __init__(self, t) -> None:
+    def __init__(self, t: Any) -> None:
         self.width = t.byte_width
-        self.code = None            # struct code when values are plain numbers
+        self.code: str | None = None           # struct code when values are plain numbers
         self.as_string = False      # 64-bit integers travel as JSON strings
         self.kind = "struct"
         if isinstance(t, T.PrimitiveType) and t.is_float:
@@ -303,7 +309,7 @@ class _FixedCodec:
             self.as_string = self.width == 8
         self.type = t
 
-    def encode(self, values: list, where: str) -> bytes:
+    def encode(self, values: list[Any], where: str) -> bytes:
         n, kind = len(values), self.kind
         try:
             if kind == "struct":
@@ -331,7 +337,7 @@ class _FixedCodec:
         except (struct.error, OverflowError, ValueError, TypeError, AttributeError) as e:
             raise ArrowInvalid(f"{where}: DATA does not hold valid {self.type} values: {e}") from None
 
-    def decode(self, view: memoryview, n: int) -> list:
+    def decode(self, view: memoryview, n: int) -> list[Any]:
         kind, w = self.kind, self.width
         if kind == "struct":
             vals = list(struct.unpack(f"<{n}{self.code}", view))
@@ -352,7 +358,8 @@ class _FixedCodec:
 
 # == reading =======================================================================================
 
-def _load_document(source) -> dict:
+def _load_document(source: Any) -> dict[str, Any]:
+    """The top-level JSON object of an integration file (gzip detected by its magic)."""
     if hasattr(source, "read"):
         raw = source.read()
     elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -377,7 +384,7 @@ def _load_document(source) -> dict:
     return doc
 
 
-def _int_list(values, where: str, what: str) -> list:
+def _int_list(values: Any, where: str, what: str) -> list[int]:
     try:
         return [int(v) for v in values]
     except (TypeError, ValueError) as e:
@@ -387,13 +394,15 @@ def _int_list(values, where: str, what: str) -> list:
 class _ColumnReader:
     """Builds ArrayData from JSON columns; dictionaries are built once per id, on first use."""
 
-    def __init__(self, dict_values: dict, dict_batches: dict) -> None:
+    def __init__(self, dict_values: dict[int, _FieldNode],
+                 dict_batches: dict[int, list[Any]]) -> None:
         self.dict_values = dict_values      # id -> _FieldNode of the values
         self.dict_batches = dict_batches    # id -> [JSON record batch, ...] (later ones: deltas)
-        self.built = {}
-        self.building = set()
+        self.built: dict[int, ArrayData] = {}
+        self.building: set[int] = set()
 
-    def dictionary(self, dict_id: int, where: str) -> ArrayData:
+    def dictionary(self, dict_id: int, where: str) -> ArrayData | None:
+        """The values of dictionary `dict_id` with its deltas (None when the file has none)."""
         out = self.built.get(dict_id)
         if out is not None:
             return out
@@ -425,7 +434,7 @@ class _ColumnReader:
         self.built[dict_id] = out
         return out
 
-    def column(self, col: dict, t: T.DataType, node: _FieldNode, where: str,
+    def column(self, col: dict[str, Any], t: T.DataType, node: _FieldNode, where: str,
                check_name: bool = True) -> ArrayData:
         if not isinstance(col, dict):
             raise ArrowInvalid(f"{where}: expected a column object, found {type(col).__name__}")
@@ -438,6 +447,7 @@ class _ColumnReader:
         if isinstance(t, T.DictionaryType):
             validity, nulls = self.validity(col, n, where)
             values = py_buffer(_FixedCodec(t.index_type).encode(self.data(col, n, where), where))
+            assert node.dict_id is not None, "a dictionary field's node has its id"
             dictionary = self.dictionary(node.dict_id, where)
             if dictionary is None:
                 if nulls < n:
@@ -446,7 +456,7 @@ class _ColumnReader:
                 from .from_python import array_data_from_python
                 dictionary = array_data_from_python([], t.value_type)   # only nulls index it
             return ArrayData(t, n, 0, nulls, [validity, values], [], dictionary)
-        st = t.storage_type
+        st: Any = t.storage_type          # the subclass `kind` dispatches on
         kind = st.kind
         if kind == Kind.NULL:
             return ArrayData(t, n, 0, n, [], [])
@@ -459,13 +469,13 @@ class _ColumnReader:
             bits = bytes(map(bool, self.data(col, n, where)))
             return ArrayData(t, n, 0, nulls, [validity, pack_bools(bits)[0]], [])
         if kind == Kind.FIXED:
-            values = _FixedCodec(st).encode(self.data(col, n, where), where)
-            return ArrayData(t, n, 0, nulls, [validity, py_buffer(values)], [])
+            raw = _FixedCodec(st).encode(self.data(col, n, where), where)
+            return ArrayData(t, n, 0, nulls, [validity, py_buffer(raw)], [])
         if kind == Kind.BINARY or kind == Kind.LARGE_BINARY:
             offsets, data = self.binary(col, n, st, kind == Kind.LARGE_BINARY, where)
             return ArrayData(t, n, 0, nulls, [validity, offsets, data], [])
         if kind == Kind.VIEW:
-            return ArrayData(t, n, 0, nulls, [validity] + self.views(col, n, st, where), [])
+            return ArrayData(t, n, 0, nulls, [validity, *self.views(col, n, st, where)], [])
         children = self.children(col, st, node, where)
         if kind in (Kind.LIST, Kind.LARGE_LIST):
             offsets = self.offsets(col, "OFFSET", n + 1, kind == Kind.LARGE_LIST, where)
@@ -490,7 +500,7 @@ class _ColumnReader:
 
     # -- buffers --------------------------------------------------------------------------------
     @staticmethod
-    def validity(col: dict, n: int, where: str):
+    def validity(col: dict[str, Any], n: int, where: str) -> tuple[Buffer | None, int]:
         """(bitmap or None when all valid, null count)."""
         bits = col.get("VALIDITY")
         if bits is None:
@@ -506,7 +516,7 @@ class _ColumnReader:
         return (None, 0) if valid == n else (bitmap, n - valid)
 
     @staticmethod
-    def data(col: dict, n: int, where: str) -> list:
+    def data(col: dict[str, Any], n: int, where: str) -> list[Any]:
         values = col.get("DATA")
         if values is None and n == 0:
             return []
@@ -516,7 +526,8 @@ class _ColumnReader:
         return values
 
     @staticmethod
-    def offsets(col: dict, key: str, count: int, large: bool, where: str):
+    def offsets(col: dict[str, Any], key: str, count: int, large: bool, where: str) -> Buffer:
+        """The `key` (OFFSET or SIZE) buffer of `count` int32 (int64 when large) values."""
         values = col.get(key)
         if values is None and count <= 1:
             values = [0] * count
@@ -530,7 +541,9 @@ class _ColumnReader:
             raise ArrowInvalid(f"{where}: {key} values do not fit in "
                                f"{'64' if large else '32'} bits: {e}") from None
 
-    def binary(self, col: dict, n: int, st, large: bool, where: str):
+    def binary(self, col: dict[str, Any], n: int, st: Any, large: bool, where: str
+               ) -> tuple[Buffer, Buffer]:
+        """(offsets, data) buffers of a binary or string column."""
         pieces = self.values_as_bytes(self.data(col, n, where), st.is_utf8, where)
         lengths = list(map(len, pieces))
         if col.get("OFFSET") is None:
@@ -551,7 +564,7 @@ class _ColumnReader:
         return offsets, py_buffer(bytes(offs[0]) + b"".join(pieces))
 
     @staticmethod
-    def values_as_bytes(values: list, is_utf8: bool, where: str) -> list:
+    def values_as_bytes(values: list[Any], is_utf8: bool, where: str) -> list[Any]:
         try:
             if is_utf8:
                 return [v.encode("utf-8", "surrogateescape") for v in values]
@@ -560,7 +573,7 @@ class _ColumnReader:
             what = "strings" if is_utf8 else "hex strings"
             raise ArrowInvalid(f"{where}: DATA must hold {what}: {e}") from None
 
-    def views(self, col: dict, n: int, st, where: str) -> list:
+    def views(self, col: dict[str, Any], n: int, st: Any, where: str) -> list[Buffer]:
         views = _need(col, "VIEWS", where) if n else col.get("VIEWS", [])
         if not isinstance(views, list) or len(views) != n:
             raise ArrowInvalid(f"{where}: VIEWS must list {n} views, found "
@@ -598,7 +611,8 @@ class _ColumnReader:
                 raise ArrowInvalid(f"{here}: {e}") from None
         return [py_buffer(bytes(out))] + [py_buffer(b) for b in variadic]
 
-    def children(self, col: dict, st, node: _FieldNode, where: str) -> list:
+    def children(self, col: dict[str, Any], st: Any, node: _FieldNode, where: str
+                 ) -> list[ArrayData]:
         kids = col.get("children") or []
         fields = st.fields
         if len(kids) != len(fields):
@@ -606,7 +620,8 @@ class _ColumnReader:
         return [self.column(c, f.type, sub, f"{where}.{f.name}")
                 for c, f, sub in zip(kids, fields, node.children)]
 
-    def union(self, col: dict, n: int, t, st, node: _FieldNode, where: str) -> ArrayData:
+    def union(self, col: dict[str, Any], n: int, t: Any, st: Any, node: _FieldNode,
+              where: str) -> ArrayData:
         # Pre-1.0 writers gave unions a VALIDITY too; like the IPC reader, accept it when all 1.
         if self.validity(col, n, where)[1]:
             raise ArrowInvalid(f"{where}: union column has top-level nulls in VALIDITY; unions "
@@ -618,20 +633,21 @@ class _ColumnReader:
         if bad is not None:
             raise ArrowInvalid(f"{where}: TYPE_ID {bad} is not one of the union's type ids "
                                f"{st.type_codes}")
-        buffers = [py_buffer(struct.pack(f"<{n}b", *ids))]
+        buffers: list[Buffer | None] = [py_buffer(struct.pack(f"<{n}b", *ids))]
         if st.kind == Kind.DENSE_UNION:
             buffers.append(self.offsets(col, "OFFSET", n, False, where))
         return ArrayData(t, n, 0, 0, buffers, self.children(col, st, node, where))
 
 
-def _read_document(doc: dict):
+def _read_document(doc: dict[str, Any]) -> tuple[T.Schema, list[RecordBatch]]:
+    """(Schema, batches) of a parsed integration document."""
     schema_obj = _need(doc, "schema", "integration JSON")
-    dict_values = {}
+    dict_values: dict[int, _FieldNode] = {}
     nodes = [_field_from_json(f, "schema", dict_values)
              for f in _need(schema_obj, "fields", "schema") or []]
     schema = T.Schema([n.field for n in nodes],
                       _metadata_from_json(schema_obj.get("metadata"), "schema"))
-    dict_batches = {}
+    dict_batches: dict[int, list[Any]] = {}
     for k, d in enumerate(doc.get("dictionaries") or []):
         where = f"dictionaries[{k}]"
         dict_id = _need(d, "id", where)
@@ -662,13 +678,13 @@ def _read_document(doc: dict):
     return schema, batches
 
 
-def read_json(source):
+def read_json(source: Any) -> tuple[T.Schema, list[RecordBatch]]:
     """(Schema, [RecordBatch]) from an integration JSON file: a path (.json or .json.gz), bytes,
     or a binary file-like object (gzip is detected from its magic bytes)."""
     return _read_document(_load_document(source))
 
 
-def read_json_table(source) -> Table:
+def read_json_table(source: Any) -> Table:
     """The batches of an integration JSON file as one Table."""
     schema, batches = read_json(source)
     return Table(schema, batches)
@@ -700,12 +716,12 @@ def _buffer_view(data: ArrayData, index: int, width: int, start: int, count: int
 
 
 def _ints(data: ArrayData, index: int, width: int, start: int, count: int, what: str,
-          where: str) -> list:
+          where: str) -> list[Any]:
     view = _buffer_view(data, index, width, start, count, what, where)
     return list(struct.unpack(f"<{count}{'bhiq'[(1, 2, 4, 8).index(width)]}", view))
 
 
-def _bits(data: ArrayData, index: int, where: str) -> list:
+def _bits(data: ArrayData, index: int, where: str) -> list[Any]:
     bufs = data.buffers
     buf = bufs[index] if index < len(bufs) else None
     if buf is None:
@@ -718,20 +734,22 @@ def _bits(data: ArrayData, index: int, where: str) -> list:
         raise ArrowInvalid(f"{where}: buffer {index}: {e}") from None
 
 
-def _offsets_json(values: list, large: bool) -> list:
+def _offsets_json(values: list[Any], large: bool) -> list[Any]:
     return list(map(str, values)) if large else values
 
 
 class _ColumnWriter:
     """Turns ArrayData into JSON columns, collecting each dictionary under its pre-order id."""
 
-    def __init__(self, ids: dict) -> None:
+    def __init__(self, ids: dict[tuple[int, ...], int]) -> None:
         self.ids = ids               # path -> dictionary id
-        self.dictionaries = {}       # id -> (ArrayData, JSON column)
+        # id -> (ArrayData, JSON column)
+        self.dictionaries: dict[int, tuple[ArrayData, dict[str, Any]]] = {}
 
-    def column(self, data: ArrayData, name: str, t: T.DataType, path: tuple, where: str) -> dict:
+    def column(self, data: ArrayData, name: str, t: T.DataType, path: tuple[int, ...],
+               where: str) -> dict[str, Any]:
         n = data.length
-        out = {"name": name, "count": n}
+        out: dict[str, Any] = {"name": name, "count": n}
         if isinstance(t, T.DictionaryType):
             out["VALIDITY"] = _bits(data, 0, where)
             view = _buffer_view(data, 1, t.index_type.byte_width, data.offset, n, "indices", where)
@@ -740,7 +758,7 @@ class _ColumnWriter:
                 raise ArrowInvalid(f"{where}: dictionary array has no dictionary")
             self.add_dictionary(data.dictionary, t.value_type, path, where)
             return out
-        st = t.storage_type
+        st: Any = t.storage_type          # the subclass `kind` dispatches on
         kind = st.kind
         if kind == Kind.NULL:
             return out
@@ -776,8 +794,8 @@ class _ColumnWriter:
             out["DATA"] = self.bytes_json(pieces, st.is_utf8)
         elif kind == Kind.VIEW:
             out["VIEWS"] = self.views(data, st, where)
-            out["VARIADIC_DATA_BUFFERS"] = [memoryview(b).hex().upper()
-                                            for b in data.buffers[2:]]
+            out["VARIADIC_DATA_BUFFERS"] = [memoryview(b).hex().upper()  # type: ignore[arg-type]
+                                            for b in data.buffers[2:]]  # present: data buffers
         elif kind in (Kind.LIST, Kind.LARGE_LIST):
             large = kind == Kind.LARGE_LIST
             offs = _ints(data, 1, 8 if large else 4, data.offset, n + 1, "offsets", where)
@@ -802,7 +820,8 @@ class _ColumnWriter:
             raise ArrowNotImplementedError(f"{where}: cannot write {t} as integration JSON")
         return out
 
-    def children(self, kids: list, st, path: tuple, where: str) -> list:
+    def children(self, kids: list[ArrayData], st: Any, path: tuple[int, ...], where: str
+                 ) -> list[dict[str, Any]]:
         fields = st.fields
         if len(kids) != len(fields):
             raise ArrowInvalid(f"{where}: {st} needs {len(fields)} children, the array has "
@@ -811,12 +830,12 @@ class _ColumnWriter:
                 for k, (c, f) in enumerate(zip(kids, fields))]
 
     @staticmethod
-    def bytes_json(pieces: list, is_utf8: bool) -> list:
+    def bytes_json(pieces: list[bytes], is_utf8: bool) -> list[str]:
         if is_utf8:
             return [p.decode("utf-8", "surrogateescape") for p in pieces]
         return [p.hex().upper() for p in pieces]
 
-    def views(self, data: ArrayData, st, where: str) -> list:
+    def views(self, data: ArrayData, st: Any, where: str) -> list[dict[str, Any]]:
         n = data.length
         raw = _buffer_view(data, 1, 16, data.offset, n, "views", where).tobytes()
         out = []
@@ -831,7 +850,8 @@ class _ColumnWriter:
                             "BUFFER_INDEX": index, "OFFSET": offset})
         return out
 
-    def run_end_encoded(self, data: ArrayData, st, path: tuple, where: str) -> list:
+    def run_end_encoded(self, data: ArrayData, st: Any, path: tuple[int, ...], where: str
+                        ) -> list[dict[str, Any]]:
         run_ends_data, values = data.children[0], data.children[1]
         width = st.run_end_type.byte_width
         ends = _ints(run_ends_data, 1, width, run_ends_data.offset, run_ends_data.length,
@@ -851,7 +871,9 @@ class _ColumnWriter:
                                   st.field(1).type, path + (1,), f"{where}.values")
         return [run_ends_json, values_json]
 
-    def add_dictionary(self, values: ArrayData, value_type, path: tuple, where: str):
+    def add_dictionary(self, values: ArrayData, value_type: T.DataType, path: tuple[int, ...],
+                       where: str) -> None:
+        """Record the dictionary at `path`: the first, the same again, or one that extends it."""
         dict_id = self.ids[path]
         # The dictionary's own nested dictionaries sit below `path`, like in the schema.
         encoded = self.column(values, f"DICT{dict_id}", value_type, path, f"{where} (dictionary)")
@@ -874,10 +896,12 @@ class _ColumnWriter:
         self.dictionaries[dict_id] = (long_, long_json)
 
 
-def _document(schema: T.Schema, batches) -> dict:
+def _document(schema: T.Schema, batches: list[RecordBatch]) -> dict[str, Any]:
+    """The integration JSON document of `schema` and `batches`."""
     from .ipc.dictionary import dictionary_paths
     ids = {path: i for i, (path, _) in enumerate(dictionary_paths(schema))}
-    doc = {"schema": {"fields": [_field_to_json(f, (i,), ids) for i, f in enumerate(schema)]}}
+    doc: dict[str, Any] = {"schema": {"fields": [_field_to_json(f, (i,), ids)
+                                                 for i, f in enumerate(schema)]}}
     if schema.metadata:
         doc["schema"]["metadata"] = _metadata_to_json(schema.metadata)
     writer = _ColumnWriter(ids)
@@ -903,11 +927,10 @@ def _document(schema: T.Schema, batches) -> dict:
     return doc
 
 
-def write_json(destination, schema: T.Schema, batches) -> None:
+def write_json(destination: Any, schema: T.Schema, batches: Iterable[RecordBatch]) -> None:
     """Write `schema` and `batches` as integration JSON to a path (gzip when it ends in .gz) or a
     binary file-like object."""
-    batches = list(batches)
-    text = json.dumps(_document(schema, batches), separators=(",", ":")).encode()
+    text = json.dumps(_document(schema, list(batches)), separators=(",", ":")).encode()
     if hasattr(destination, "write"):
         destination.write(text)
         return

@@ -15,14 +15,24 @@ from .types import DictionaryType, Kind, bool_, int64
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+    from typing import Any, Callable, TypeVar
+
     from ._core.buffer import Buffer
+    from .array import Array, ChunkedArray
+
+    _In = TypeVar("_In")
+    _Out = TypeVar("_Out")
+
+__all__ = ["apply", "combined_data", "fill_null", "parallel_map", "PARALLEL_MIN_ROWS", "Selection",
+           "unify_chunks", "unique", "value_counts"]
 
 _NULL_SELECTION = ("drop", "emit_null")
 
 
 # -- arguments ----------------------------------------------------------------------------------
 
-def _as_array(obj, type=None):
+def _as_array(obj: Any, type: Any = None) -> Array:
     """An Array from an Array, a ChunkedArray (combined), or anything arrowipc.array takes."""
     from ._upcalls import Array, ChunkedArray, array, make_array
     if isinstance(obj, Array):
@@ -32,7 +42,8 @@ def _as_array(obj, type=None):
     return array(obj, type=type)
 
 
-def _mask_data(mask, length: int) -> ArrayData:
+def _mask_data(mask: Any, length: int) -> ArrayData:
+    """The boolean ArrayData of a filter mask of `length` values."""
     m = _as_array(mask, bool_())
     if m.type.kind != Kind.BOOL:
         raise ArrowNotImplementedError(f"Function 'array_filter' has no kernel matching input "
@@ -47,7 +58,8 @@ class Selection:
     """The rows a take or filter keeps, built once and applied to every column."""
     __slots__ = ("sel", "count", "has_nulls", "mask", "length")
 
-    def __init__(self, sel, count: int, has_nulls: bool, mask=None, length: int = 0):
+    def __init__(self, sel: Buffer | None, count: int, has_nulls: bool, mask: Buffer | None = None,
+                 length: int = 0) -> None:
         self.sel = sel            # int64 row numbers (-1: a null row), or None while only a mask
         self.count = count        # rows selected
         self.has_nulls = has_nulls
@@ -55,7 +67,8 @@ class Selection:
         self.length = length      # rows the mask covers
 
     @classmethod
-    def from_indices(cls, indices, length: int) -> "Selection":
+    def from_indices(cls, indices: Any, length: int) -> "Selection":
+        """The rows at `indices` (integers; a null index selects a null row)."""
         idx = _as_array(indices)
         if idx.type.kind == Kind.NULL:
             from ._upcalls import array
@@ -68,7 +81,9 @@ class Selection:
         return cls(sel, len(idx), nulls)
 
     @classmethod
-    def from_mask(cls, mask, length: int, null_selection_behavior: str = "drop") -> "Selection":
+    def from_mask(cls, mask: Any, length: int, null_selection_behavior: str = "drop"
+                  ) -> "Selection":
+        """The rows where the boolean `mask` is true (null slots dropped, or emitted as nulls)."""
         if null_selection_behavior not in _NULL_SELECTION:
             raise ArrowInvalid(f"null_selection_behavior must be 'drop' or 'emit_null', got "
                                f"{null_selection_behavior!r}")
@@ -84,6 +99,7 @@ class Selection:
     def slice(self, start: int, stop: int) -> "Selection":
         """The part of a mask selection that applies to rows [start, stop) (a table's batch)."""
         from ._core.bitmap import bitmap_view, count_set_bits
+        assert self.mask is not None, "only a filter's selection is sliced"
         bits = bitmap_view(self.mask, start, stop - start)
         kept = count_set_bits(bits, 0, stop - start)
         return Selection(None, kept, False, bits, stop - start)
@@ -123,10 +139,10 @@ def apply(data: ArrayData, selection: Selection) -> ArrayData:
 
 # Below this many rows, a thread hand-off costs more than the work it spreads.
 PARALLEL_MIN_ROWS = 1 << 16
-_pool = None
+_pool: ThreadPoolExecutor | None = None
 
 
-def parallel_map(func, items: list, rows: int) -> list:
+def parallel_map(func: Callable[[_In], _Out], items: list[_In], rows: int) -> list[_Out]:
     """[func(x) for x in items], on a shared thread pool when there is enough work: the kernels
     release the GIL, so columns are selected or cast in parallel."""
     global _pool
@@ -144,7 +160,7 @@ def parallel_map(func, items: list, rows: int) -> list:
 
 # -- chunked data -------------------------------------------------------------------------------
 
-def combined_data(chunked) -> ArrayData:
+def combined_data(chunked: ChunkedArray) -> ArrayData:
     """One ArrayData holding every chunk of a ChunkedArray (dictionaries unified first)."""
     from ._upcalls import make_array
     from .concat import concat_array_data
@@ -160,7 +176,7 @@ def combined_data(chunked) -> ArrayData:
     return concat_array_data(chunks)
 
 
-def unify_chunks(chunks: list) -> list:
+def unify_chunks(chunks: list[Array]) -> list[Array]:
     """Dictionary arrays re-encoded against one dictionary: the first chunk's values, then each
     new value in order of appearance (pyarrow's order)."""
     from ._upcalls import array, make_array
@@ -168,17 +184,18 @@ def unify_chunks(chunks: list) -> list:
     if not chunks:
         return chunks
     t = chunks[0].type
+    assert isinstance(t, DictionaryType), "unify_chunks takes dictionary arrays"
     first = chunks[0].data.dictionary
     if all(c.data.dictionary is first for c in chunks):
         return chunks
-    position: dict = {}
+    position: dict[Any, int] = {}
     parts = []
     remaps = []
     for c in chunks:
-        d = make_array(c.data.dictionary)
+        d = make_array(c.data.dictionary)     # type: ignore[arg-type]  # dictionary arrays have one
         values = d.to_pylist()
-        new = []
-        remap = []
+        new: list[int] = []
+        remap: list[int] = []
         for k, v in enumerate(values):
             key = (type(v), v) if v == v else ("nan",)
             j = position.get(key)
@@ -203,7 +220,7 @@ def unify_chunks(chunks: list) -> list:
 
 # -- vector functions ---------------------------------------------------------------------------
 
-def fill_null(arr, fill_value):
+def fill_null(arr: Array, fill_value: Any) -> Array:
     """`arr` with its null slots replaced by `fill_value` (cast to arr's type)."""
     from ._upcalls import array, make_array
     if arr.null_count == 0:
@@ -224,11 +241,12 @@ def fill_null(arr, fill_value):
     return make_array(_k.take(both, sel, len(arr), False))
 
 
-def unique(arr):
+def unique(arr: Array) -> Array:
     """The distinct values of `arr` in order of first appearance (one null if any)."""
     from ._upcalls import array
     values = arr.to_pylist()
-    seen, keep = set(), []
+    seen: set[Any] = set()
+    keep: list[int] = []
     for i, v in enumerate(values):
         key = _hash_key(v)
         if key not in seen:
@@ -237,13 +255,13 @@ def unique(arr):
     return arr.take(array(keep, int64()))
 
 
-def value_counts(arr):
+def value_counts(arr: Array) -> Array:
     """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
     from ._upcalls import array, make_array
     from .types import StructType, field
     values = arr.to_pylist()
-    counts: dict = {}
-    first: dict = {}
+    counts: dict[Any, int] = {}
+    first: dict[Any, int] = {}
     for i, v in enumerate(values):
         key = _hash_key(v)
         if key in counts:
@@ -257,7 +275,8 @@ def value_counts(arr):
     return make_array(ArrayData(t, len(uniq), 0, 0, [None], [uniq.data, cnt.data]))
 
 
-def _hash_key(v):
+def _hash_key(v: Any) -> Any:
+    """A hashable key for a to_pylist value: NaNs equal, 1 and True apart, lists and dicts as tuples."""
     if isinstance(v, float) and v != v:
         return ("nan",)
     if isinstance(v, dict):

@@ -71,6 +71,7 @@ def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Sc
 class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending")
+    num_rows: int                   # a slot here; Table computes it (TabularOps declares both)
 
     def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,
                  pending: Any = None) -> None:

@@ -14,10 +14,15 @@ __all__ = ["TabularOps"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
-    from .array import Array
+    from typing_extensions import Self
+
+    from ._core.arraydata import ArrayData
+    from ._core.buffer import Buffer
+    from .array import Array, ChunkedArray
+    from .types import DataType, Field, Schema
 
 
 # -- arrays -------------------------------------------------------------------------------------
@@ -26,13 +31,21 @@ class ArrayOps:
     """take, filter, cast and the vector functions of Array."""
     __slots__ = ()
 
-    def take(self, indices):
+    # what Array provides, declared for type checkers (the mixin has no state of its own)
+    data: ArrayData
+    if TYPE_CHECKING:
+        @property
+        def type(self) -> DataType: ...
+        def __len__(self) -> int: ...
+        def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]: ...
+
+    def take(self, indices: Any) -> Array:
         """The values at `indices` (integers; a null index gives a null), as a new Array."""
         from ._upcalls import make_array
         from .selection import Selection, apply
         return make_array(apply(self.data, Selection.from_indices(indices, len(self))))
 
-    def filter(self, mask, null_selection_behavior: str = "drop"):
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Array:
         """The values where the boolean `mask` is true; null mask slots are dropped, or give a
         null with null_selection_behavior="emit_null"."""
         from ._upcalls import make_array
@@ -40,7 +53,8 @@ class ArrayOps:
         return make_array(apply(self.data, Selection.from_mask(mask, len(self),
                                                                null_selection_behavior)))
 
-    def cast(self, target_type=None, safe: bool | None = None, options=None):
+    def cast(self, target_type: Any = None, safe: bool | None = None,
+             options: Any = None) -> Array:
         """The values converted to `target_type`; a safe cast (the default) raises ArrowInvalid
         where pyarrow's would."""
         from ._upcalls import make_array
@@ -48,22 +62,22 @@ class ArrayOps:
         target_type, safe = _cast_args(target_type, safe, options)
         return make_array(cast_data(self.data, target_type, safe))
 
-    def fill_null(self, fill_value):
+    def fill_null(self, fill_value: Any) -> Array:
         """The values with nulls replaced by `fill_value`."""
         from .selection import fill_null
-        return fill_null(self, fill_value)
+        return fill_null(self, fill_value)      # type: ignore[arg-type]  # self is an Array
 
-    def unique(self):
+    def unique(self) -> Array:
         """The distinct values in order of first appearance."""
         from .selection import unique
-        return unique(self)
+        return unique(self)                     # type: ignore[arg-type]  # self is an Array
 
-    def value_counts(self):
+    def value_counts(self) -> Array:
         """struct<values, counts: int64> of the distinct values in order of first appearance."""
         from .selection import value_counts
-        return value_counts(self)
+        return value_counts(self)               # type: ignore[arg-type]  # self is an Array
 
-    def dictionary_encode(self, null_encoding: str = "mask"):
+    def dictionary_encode(self, null_encoding: str = "mask") -> Array:
         """The values as a dictionary<int32, type> array."""
         from .types import DictionaryType, int32
         return self.cast(DictionaryType(int32(), self.type))
@@ -79,7 +93,8 @@ class ArrayOps:
                                                        window, skip_new_lines)
 
 
-def _cast_args(target_type, safe, options):
+def _cast_args(target_type: Any, safe: bool | None, options: Any) -> tuple[Any, bool]:
+    """(target type, safe) from cast's arguments, pyarrow's CastOptions taking precedence."""
     if options is not None:
         target_type = getattr(options, "target_type", target_type)
         if safe is None and hasattr(options, "allow_int_overflow"):
@@ -89,10 +104,11 @@ def _cast_args(target_type, safe, options):
     return target_type, True if safe is None else bool(safe)
 
 
-def total_buffer_size(datas) -> int:
+def total_buffer_size(datas: Iterable[ArrayData]) -> int:
     """Bytes of the buffers under `datas` (ArrayData), children and dictionaries included, each
     buffer counted once by address."""
-    seen, total = set(), 0
+    seen: set[int] = set()
+    total = 0
     stack = list(datas)
     while stack:
         d = stack.pop()
@@ -107,7 +123,7 @@ def total_buffer_size(datas) -> int:
 
 
 
-def referenced_buffer_size(data) -> int:
+def referenced_buffer_size(data: ArrayData) -> int:
     """Bytes of the buffer ranges `data` (ArrayData) references, by pyarrow's rules for
     `nbytes`: a slice counts its own part of each buffer (bitmaps by covering bytes, offsets
     `length` entries, the values the offsets span), dictionaries whole, view types' data buffers
@@ -115,21 +131,23 @@ def referenced_buffer_size(data) -> int:
     return _referenced(data, data.offset, data.length)
 
 
-def _int_at(buf, width: int, index: int) -> int:
+def _int_at(buf: Any, width: int, index: int) -> int:
     import struct
-    return struct.unpack_from("=" + {1: "b", 2: "h", 4: "i", 8: "q"}[width], buf,
-                              index * width)[0]
+    value: int = struct.unpack_from("=" + {1: "b", 2: "h", 4: "i", 8: "q"}[width], buf,
+                                    index * width)[0]
+    return value
 
 
 def _covering_bytes(bit_offset: int, bits: int) -> int:
     return (bit_offset + bits + 7) // 8 - bit_offset // 8
 
 
-def _referenced(d, offset: int, length: int) -> int:
+def _referenced(d: Any, offset: int, length: int) -> int:
+    # d: ArrayData whose buffers and dictionary its layout (`kind`) guarantees present
     from .types import Kind
     t = d.type.storage_type
     k = t.kind
-    bufs = d.buffers
+    bufs: list[Buffer | None] = d.buffers
     total = 0
     # pyarrow counts no validity bitmap for structs (nor unions, which have none)
     if k not in (Kind.NULL, Kind.STRUCT, Kind.SPARSE_UNION, Kind.DENSE_UNION,
@@ -169,7 +187,7 @@ def _referenced(d, offset: int, length: int) -> int:
         total += 5 * length                   # int8 type ids and int32 offsets
         import numpy as np
         # a union's buffers are (type ids, offsets); children are counted from the type ids
-        ids = np.frombuffer(bufs[0], np.int8, count=offset + length)
+        ids = np.frombuffer(bufs[0], np.int8, count=offset + length)  # type: ignore[call-overload]
         before = np.bincount(ids[:offset], minlength=128)
         within = np.bincount(ids[offset:], minlength=128)
         return total + sum(_referenced(c, int(before[code]) + c.offset, int(within[code]))
@@ -195,8 +213,18 @@ def _referenced(d, offset: int, length: int) -> int:
 
 class ChunkedArrayOps:
     """Access, selection and vector functions of ChunkedArray."""
-    __slots__ = ()
-    _offsets: list[int] | None      # declared for checkers; the slot is ChunkedArray's
+    if TYPE_CHECKING:               # checkers see ChunkedArray's slots, which these methods set
+        __slots__ = ("_offsets", "_name")
+    else:
+        __slots__ = ()
+    # ChunkedArray's slots and methods, declared for type checkers
+    _offsets: list[int] | None
+    _name: str | None
+    type: DataType
+    chunks: list[Array]
+    if TYPE_CHECKING:
+        def __init__(self, chunks: Iterable[Array | Any], type: DataType | None = None) -> None: ...
+        def __len__(self) -> int: ...
 
     def _starts(self) -> list[int]:
         # the first row of each chunk, then the length (cached: chunks never change)
@@ -209,7 +237,7 @@ class ChunkedArrayOps:
             self._offsets = starts
         return starts
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: int | slice) -> Any:
         """A Scalar for an integer (O(log chunks)), a ChunkedArray for a slice."""
         if isinstance(key, slice):
             start, stop, step = key.indices(len(self))
@@ -218,7 +246,7 @@ class ChunkedArrayOps:
             return self.slice(start, max(0, stop - start))
         return self._scalar_at(key)
 
-    def _scalar_at(self, i):
+    def _scalar_at(self, i: int) -> Any:
         from bisect import bisect_right
         starts = self._starts()
         n = starts[-1]
@@ -230,11 +258,11 @@ class ChunkedArrayOps:
         k = bisect_right(starts, i) - 1
         return self.chunks[k][i - starts[k]]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for c in self.chunks:
             yield from c
 
-    def slice(self, offset: int = 0, length: int | None = None):
+    def slice(self, offset: int = 0, length: int | None = None) -> Self:
         """Rows [offset, offset + length) as a ChunkedArray of zero-copy chunk slices."""
         if offset < 0:
             raise IndexError("Offset must be non-negative")
@@ -249,12 +277,12 @@ class ChunkedArrayOps:
                 out.append(c.slice(lo - starts[k], hi - lo))
         return self._like(out)
 
-    def _like(self, chunks):
+    def _like(self, chunks: list[Array]) -> Self:
         ca = type(self)(chunks, self.type)
         ca._name = self._name
         return ca
 
-    def iterchunks(self):
+    def iterchunks(self) -> Iterator[Array]:
         """The chunks, one by one."""
         return iter(self.chunks)
 
@@ -262,9 +290,9 @@ class ChunkedArrayOps:
         """The chunks concatenated into one Array (dictionaries unified)."""
         from ._upcalls import make_array
         from .selection import combined_data
-        return make_array(combined_data(self))
+        return make_array(combined_data(self))  # type: ignore[arg-type]  # a ChunkedArray
 
-    def unify_dictionaries(self, memory_pool=None):
+    def unify_dictionaries(self, memory_pool: Any = None) -> Self:
         """Dictionary chunks re-encoded against one shared dictionary."""
         from .types import DictionaryType
         if not isinstance(self.type, DictionaryType):
@@ -272,11 +300,11 @@ class ChunkedArrayOps:
         from .selection import unify_chunks
         return self._like(unify_chunks(list(self.chunks)))
 
-    def take(self, indices):
+    def take(self, indices: Any) -> Self:
         """The values at `indices`, as a one-chunk ChunkedArray."""
         return self._like([self.combine_chunks().take(indices)])
 
-    def filter(self, mask, null_selection_behavior: str = "drop"):
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Self:
         """The values where `mask` is true, chunk by chunk."""
         from ._upcalls import make_array
         from .selection import Selection, apply
@@ -287,7 +315,8 @@ class ChunkedArrayOps:
         return self._like([make_array(apply(c.data, sel.slice(starts[k], starts[k + 1])))
                            for k, c in enumerate(self.chunks)])
 
-    def cast(self, target_type=None, safe: bool | None = None, options=None):
+    def cast(self, target_type: Any = None, safe: bool | None = None,
+             options: Any = None) -> Self:
         """Every chunk converted to `target_type` (pyarrow's safe-cast rules)."""
         from .types import ensure_type
         target_type, safe = _cast_args(target_type, safe, options)
@@ -296,26 +325,26 @@ class ChunkedArrayOps:
         ca._name = self._name
         return ca
 
-    def fill_null(self, fill_value):
+    def fill_null(self, fill_value: Any) -> Self:
         """Nulls replaced by `fill_value`, chunk by chunk."""
         return self._like([c.fill_null(fill_value) for c in self.chunks])
 
-    def is_null(self, *, nan_is_null: bool = False):
+    def is_null(self, *, nan_is_null: bool = False) -> Self:
         """A boolean ChunkedArray, true where the value is null."""
         from .types import bool_
         ca = type(self)([c.is_null(nan_is_null=nan_is_null) for c in self.chunks], bool_())
         return ca
 
-    def is_valid(self):
+    def is_valid(self) -> Self:
         """A boolean ChunkedArray, true where the value is not null."""
         from .types import bool_
         return type(self)([c.is_valid() for c in self.chunks], bool_())
 
-    def unique(self):
+    def unique(self) -> Array:
         """The distinct values in order of first appearance, as an Array."""
         return self.combine_chunks().unique()
 
-    def value_counts(self):
+    def value_counts(self) -> Array:
         """struct<values, counts: int64> over every chunk."""
         return self.combine_chunks().value_counts()
 
@@ -342,7 +371,7 @@ class ChunkedArrayOps:
 
 # -- value formatting (to_string) ---------------------------------------------------------------
 
-def _format_value(v, t) -> str:
+def _format_value(v: Any, t: DataType) -> str:
     from .cast import format_float
     if v is None:
         return "null"
@@ -357,7 +386,8 @@ def _format_value(v, t) -> str:
     return str(v)
 
 
-def _format_values(values: list, t, indent: int, window: int, skip_new_lines: bool) -> str:
+def _format_values(values: list[Any], t: DataType, indent: int, window: int,
+                   skip_new_lines: bool) -> str:
     if len(values) > 2 * window:
         shown = [_format_value(v, t) for v in values[:window]] + ["..."] + \
                 [_format_value(v, t) for v in values[-window:]]
@@ -375,7 +405,7 @@ def _format_values(values: list, t, indent: int, window: int, skip_new_lines: bo
 
 # -- batches and tables -------------------------------------------------------------------------
 
-def _field_and_type(field_, column):
+def _field_and_type(field_: Any, column: Any) -> Field:
     from .types import Field
     if isinstance(field_, Field):
         return field_
@@ -390,19 +420,31 @@ class TabularOps:
 
     # subclasses: _with_columns(schema, columns) builds the same kind of object from columns of
     # their own kind (Arrays for a batch, ChunkedArrays for a table); _as_column(x) converts.
+    # Declared here for type checkers:
+    schema: Schema
+    if TYPE_CHECKING:
+        @property
+        def num_rows(self) -> int: ...
+        @property
+        def num_columns(self) -> int: ...
+        def column(self, i: int | str) -> Any: ...
+        def _with_columns(self, schema: Schema, columns: list[Any],
+                          num_rows: int | None = None) -> Self: ...
+        @staticmethod
+        def _as_column(column: Any, type: Any = None) -> Any: ...
 
     def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""
         for i in range(self.num_columns):
             yield self.column(i)
 
-    def _index_for(self, i, what: str) -> int:
+    def _index_for(self, i: Any, what: str) -> int:
         n = self.num_columns
         if not isinstance(i, int) or not 0 <= i < n:
             raise ArrowInvalid(f"Invalid column index to {what} field.")
         return i
 
-    def select(self, columns):
+    def select(self, columns: str | int | Iterable[str | int]) -> Self:
         """The named (or numbered) columns, in the order given."""
         if isinstance(columns, (str, int)):
             columns = [columns]
@@ -422,7 +464,7 @@ class TabularOps:
         sch = Schema([self.schema.field(j) for j in idx], self.schema.metadata)
         return self._with_columns(sch, [self.column(j) for j in idx])
 
-    def drop_columns(self, columns):
+    def drop_columns(self, columns: str | Iterable[str]) -> Self:
         """Without the named columns (KeyError when one is missing)."""
         if isinstance(columns, str):
             columns = [columns]
@@ -435,7 +477,7 @@ class TabularOps:
         keep = [i for i in range(self.num_columns) if i not in drop]
         return self.select(keep)
 
-    def rename_columns(self, names):
+    def rename_columns(self, names: list[str] | dict[str, str]) -> Self:
         """The columns renamed: a list of every new name, or a dict of old name to new."""
         from .types import Schema
         if isinstance(names, dict):
@@ -452,27 +494,27 @@ class TabularOps:
         sch = Schema([f.with_name(n) for f, n in zip(self.schema, new)])
         return self._with_columns(sch, list(self.itercolumns()))
 
-    def add_column(self, i: int, field_, column):
+    def add_column(self, i: int, field_: str | Field, column: Any) -> Self:
         """A new column inserted at position i."""
         if not isinstance(i, int) or not 0 <= i <= self.num_columns:
             raise ArrowInvalid("Invalid column index to add field.")
         return self._insert(i, field_, column, replace=False)
 
-    def append_column(self, field_, column):
+    def append_column(self, field_: str | Field, column: Any) -> Self:
         """A new column at the end."""
         return self._insert(self.num_columns, field_, column, replace=False)
 
-    def set_column(self, i: int, field_, column):
+    def set_column(self, i: int, field_: str | Field, column: Any) -> Self:
         """Column i replaced."""
         self._index_for(i, "set")
         return self._insert(i, field_, column, replace=True)
 
-    def remove_column(self, i: int):
+    def remove_column(self, i: int) -> Self:
         """Without column i."""
         self._index_for(i, "remove")
         return self.select([j for j in range(self.num_columns) if j != i])
 
-    def _insert(self, i, field_, column, replace):
+    def _insert(self, i: int, field_: str | Field, column: Any, replace: bool) -> Self:
         from .types import Schema
         col = self._as_column(column, field_.type if hasattr(field_, "type") and
                               not isinstance(field_, str) else None)
@@ -493,7 +535,7 @@ class TabularOps:
         return self._with_columns(Schema(fields, self.schema.metadata), cols,
                                   num_rows=len(col) if not self.num_columns else None)
 
-    def cast(self, target_schema, safe: bool | None = None, options=None):
+    def cast(self, target_schema: Any, safe: bool | None = None, options: Any = None) -> Self:
         """Every column converted to the type of the target schema's field of the same name."""
         from .types import Schema, schema as _schema
         if not isinstance(target_schema, Schema):
@@ -507,7 +549,7 @@ class TabularOps:
                             list(zip(self.itercolumns(), target_schema)), self.num_rows)
         return self._with_columns(target_schema, cols)
 
-    def flatten(self, memory_pool=None):
+    def flatten(self, memory_pool: Any = None) -> Self:
         """Struct columns replaced by one column per field, named parent.child."""
         from .types import Field, Schema, StructType
         fields, cols = [], []
@@ -544,7 +586,8 @@ class TabularOps:
         return "\n".join(out)
 
 
-def _struct_field(col, k):
+def _struct_field(col: Any, k: int) -> Any:
+    """Child `k` of a struct column (Array or ChunkedArray), null where the parent is null."""
     from ._upcalls import ChunkedArray
     if isinstance(col, ChunkedArray):
         t = col.type.fields[k].type

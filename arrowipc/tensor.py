@@ -6,11 +6,20 @@ from numpy is zero-copy.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    NDArray = npt.NDArray[Any]
 
 from . import types as T
 from ._core.buffer import Buffer, py_buffer
 from .errors import ArrowInvalid, ArrowTypeError
+
+__all__ = ["numpy_dtype_of", "SparseCOOTensor", "SparseCSCMatrix", "SparseCSFTensor",
+           "SparseCSRMatrix", "Tensor", "tensor_type_of"]
 
 # numpy dtype name <-> Arrow type: the fixed-width numeric types a tensor can hold
 _NUMPY_NAMES = {"int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.int64,
@@ -18,7 +27,7 @@ _NUMPY_NAMES = {"int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.i
                 "float16": T.float16, "float32": T.float32, "float64": T.float64}
 
 
-def tensor_type_of(dtype) -> T.DataType:
+def tensor_type_of(dtype: np.dtype[Any]) -> T.DataType:
     """The Arrow type of a numpy dtype (native byte order, numeric)."""
     factory = _NUMPY_NAMES.get(dtype.name)
     if factory is None or not dtype.isnative:
@@ -27,7 +36,7 @@ def tensor_type_of(dtype) -> T.DataType:
     return factory()
 
 
-def numpy_dtype_of(type: T.DataType):
+def numpy_dtype_of(type: T.DataType) -> np.dtype[Any]:
     """The numpy dtype of a tensor's Arrow type."""
     import numpy as np
     for name, factory in _NUMPY_NAMES.items():
@@ -40,16 +49,17 @@ class Tensor:
     """An n-dimensional array over a Buffer (pyarrow.Tensor); made by `from_numpy` or read."""
     _type: T.DataType
     _data: Buffer
-    _shape: tuple
-    _strides: tuple
-    _dim_names: list
+    _shape: tuple[int, ...]
+    _strides: tuple[int, ...]
+    _dim_names: list[str]
 
-    def __init__(self):
+    def __init__(self) -> None:
         raise TypeError("Do not call Tensor's constructor directly: use Tensor.from_numpy or "
                         "arrowipc.ipc.read_tensor")
 
     @classmethod
-    def _make(cls, type: T.DataType, data: Buffer, shape, strides, dim_names=None) -> "Tensor":
+    def _make(cls, type: T.DataType, data: Buffer, shape: Any, strides: Any,
+              dim_names: Any = None) -> "Tensor":
         self = cls.__new__(cls)
         self._type, self._data = type, data
         self._shape, self._strides = tuple(shape), tuple(strides)
@@ -57,7 +67,7 @@ class Tensor:
         return self
 
     @staticmethod
-    def from_numpy(obj, dim_names=None) -> "Tensor":
+    def from_numpy(obj: Any, dim_names: Any = None) -> "Tensor":
         """A Tensor over the numpy array `obj`: zero-copy for a C-contiguous array (its memory
         is kept alive), a row-major copy otherwise."""
         import numpy as np
@@ -68,13 +78,14 @@ class Tensor:
         data = py_buffer(arr.reshape(-1).view(np.uint8)) if arr.size else py_buffer(b"")
         return Tensor._make(type, data, arr.shape, arr.strides, dim_names)
 
-    def to_numpy(self):
+    def to_numpy(self) -> NDArray:
         """A read-only numpy view of the tensor (zero-copy)."""
         import numpy as np
         dtype = numpy_dtype_of(self._type)
         if self.size == 0:
             return np.empty(self._shape, dtype=dtype)
-        flat = np.frombuffer(self._data, dtype=dtype, count=self._data.size // dtype.itemsize)
+        flat = np.frombuffer(memoryview(self._data), dtype=dtype,
+                             count=self._data.size // dtype.itemsize)
         return np.lib.stride_tricks.as_strided(flat, shape=self._shape, strides=self._strides,
                                                writeable=False)
 
@@ -84,17 +95,17 @@ class Tensor:
         return self._type
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """Length of each dimension."""
         return self._shape
 
     @property
-    def strides(self) -> tuple:
+    def strides(self) -> tuple[int, ...]:
         """Bytes between consecutive values along each dimension."""
         return self._strides
 
     @property
-    def dim_names(self) -> list:
+    def dim_names(self) -> list[str]:
         """The names of the dimensions (empty when unnamed)."""
         return list(self._dim_names)
 
@@ -142,7 +153,7 @@ class Tensor:
         """Whether the data buffer is writable."""
         return self._data.is_mutable
 
-    def equals(self, other) -> bool:
+    def equals(self, other: Any) -> bool:
         """Same type, shape, dimension names and values; `other` may be any object with
         `to_numpy`, `type` and `dim_names` (a pyarrow.Tensor)."""
         import numpy as np
@@ -157,18 +168,19 @@ class Tensor:
                 and self.dim_names == other.dim_names
                 and bool(np.array_equal(self.to_numpy(), other.to_numpy())))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
     __hash__ = None  # type: ignore[assignment]  # mutable-looking, compared by value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<arrowipc.Tensor>\ntype: {self._type}\nshape: {self._shape}\n"
                 f"strides: {self._strides}")
 
 
-def _contiguous_strides(shape, width: int) -> tuple:
-    out, step = [], width
+def _contiguous_strides(shape: tuple[int, ...], width: int) -> tuple[int, ...]:
+    out: list[int] = []
+    step = width
     for d in reversed(shape):
         out.append(step)
         step *= d
@@ -186,7 +198,7 @@ def _contiguous_strides(shape, width: int) -> tuple:
 _INDEX_KINDS = "iu"     # index arrays hold integers, signed or unsigned
 
 
-def _values_1d(data, where: str):
+def _values_1d(data: Any, where: str) -> tuple[NDArray, T.DataType]:
     """The non-zero values as a 1-D array of a tensor type (pyarrow accepts (n,) or (n, 1))."""
     import numpy as np
     arr = np.asarray(data)
@@ -198,7 +210,7 @@ def _values_1d(data, where: str):
     return arr, tensor_type_of(arr.dtype)
 
 
-def _index_array(obj, ndim: int, where: str, what: str):
+def _index_array(obj: Any, ndim: int, where: str, what: str) -> NDArray:
     import numpy as np
     arr = np.asarray(obj)
     if arr.dtype.kind not in _INDEX_KINDS or arr.ndim != ndim:
@@ -207,7 +219,7 @@ def _index_array(obj, ndim: int, where: str, what: str):
     return arr
 
 
-def _check_range(values, bound: int, where: str, what: str) -> None:
+def _check_range(values: NDArray, bound: int, where: str, what: str) -> None:
     """0 <= values < bound, vectorised; names the first offender."""
     import numpy as np
     if values.size == 0:
@@ -219,7 +231,7 @@ def _check_range(values, bound: int, where: str, what: str) -> None:
                            f"[0, {bound})")
 
 
-def _check_indptr(indptr, n_pointers: int, end: int, where: str, what: str) -> None:
+def _check_indptr(indptr: NDArray, n_pointers: int, end: int, where: str, what: str) -> None:
     """indptr has n_pointers entries, starts at 0, never decreases and ends at `end`."""
     import numpy as np
     if indptr.shape[0] != n_pointers:
@@ -237,14 +249,15 @@ def _check_indptr(indptr, n_pointers: int, end: int, where: str, what: str) -> N
                            f"number of entries it points into)")
 
 
-def _check_shape(shape, where: str) -> tuple:
-    shape = tuple(int(n) for n in shape)
-    if any(n < 0 for n in shape):
-        raise ArrowInvalid(f"{where}: negative dimension in shape {shape}")
-    return shape
+def _check_shape(shape: Any, where: str) -> tuple[int, ...]:
+    """`shape` as a tuple of ints; ArrowInvalid for a negative dimension."""
+    dims = tuple(int(n) for n in shape)
+    if any(n < 0 for n in dims):
+        raise ArrowInvalid(f"{where}: negative dimension in shape {dims}")
+    return dims
 
 
-def _dense_of(tensor_or_array):
+def _dense_of(tensor_or_array: Any) -> tuple[NDArray, list[str]]:
     """(numpy array, dim_names) of a numpy array, an arrowipc.Tensor or a pyarrow.Tensor."""
     import numpy as np
     if hasattr(tensor_or_array, "to_numpy") and hasattr(tensor_or_array, "dim_names"):
@@ -255,15 +268,15 @@ def _dense_of(tensor_or_array):
 class _SparseTensor:
     """What the four sparse layouts share: value type, shape, dimension names, values."""
     _type: T.DataType
-    _shape: tuple
-    _dim_names: list
-    _data: Any           # 1-D numpy array of the non-zero values
+    _shape: tuple[int, ...]
+    _dim_names: list[str]
+    _data: NDArray       # 1-D numpy array of the non-zero values
 
-    def __init__(self):
+    def __init__(self) -> None:
         raise TypeError(f"Do not call {type(self).__name__}'s constructor directly: use "
                         f"from_numpy, from_dense_numpy or from_tensor")
 
-    def _init_common(self, data, shape, dim_names, where: str):
+    def _init_common(self, data: Any, shape: Any, dim_names: Any, where: str) -> None:
         self._data, self._type = _values_1d(data, where)
         self._shape = _check_shape(shape, where)
         if dim_names is not None and len(dim_names) and len(dim_names) != len(self._shape):
@@ -272,10 +285,12 @@ class _SparseTensor:
         self._dim_names = [str(n) for n in dim_names] if dim_names else []
 
     @classmethod
-    def from_tensor(cls, obj) -> "_SparseTensor":
+    def from_tensor(cls, obj: Any) -> "_SparseTensor":
         """The sparse form of a dense Tensor (arrowipc's or pyarrow's)."""
         arr, names = _dense_of(obj)
-        return cls.from_dense_numpy(arr, names or None)  # type: ignore[attr-defined]
+        sparse: _SparseTensor = cls.from_dense_numpy(  # type: ignore[attr-defined]
+            arr, names or None)
+        return sparse
 
     @property
     def type(self) -> T.DataType:
@@ -283,7 +298,7 @@ class _SparseTensor:
         return self._type
 
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         """Length of each dimension."""
         return self._shape
 
@@ -306,7 +321,7 @@ class _SparseTensor:
         return int(self._data.shape[0])
 
     @property
-    def dim_names(self) -> tuple:
+    def dim_names(self) -> tuple[str, ...]:
         """The names of the dimensions (empty when unnamed)."""
         return tuple(self._dim_names)
 
@@ -319,11 +334,12 @@ class _SparseTensor:
         """Whether the values may be written in place."""
         return bool(self._data.flags.writeable)
 
-    def _coords(self):
+    def _coords(self) -> NDArray:
         """(non_zero_length, ndim) int64 coordinates, in the order of the values."""
         raise NotImplementedError
 
-    def _dense(self):
+    def _dense(self) -> NDArray:
+        """The dense equivalent, newly allocated."""
         import numpy as np
         out = np.zeros(self._shape, dtype=numpy_dtype_of(self._type))
         if self._data.shape[0]:
@@ -334,7 +350,7 @@ class _SparseTensor:
         """The dense Tensor (newly allocated: shape's product of values)."""
         return Tensor.from_numpy(self._dense(), self._dim_names or None)
 
-    def equals(self, other) -> bool:
+    def equals(self, other: Any) -> bool:
         """Same layout, type, shape and values (compared densely); `other` may be pyarrow's
         sparse tensor of the same layout."""
         import numpy as np
@@ -349,16 +365,16 @@ class _SparseTensor:
                 and self._shape == other._shape
                 and bool(np.array_equal(self._dense(), other._dense())))
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self.equals(other)
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<arrowipc.{type(self).__name__}>\ntype: {self._type}\nshape: {self._shape}"
 
 
-def _nonzero_cells(arr) -> tuple:
+def _nonzero_cells(arr: NDArray) -> tuple[NDArray, NDArray]:
     """(flat positions, (n, ndim) int64 coordinates) of the non-zero cells, in row-major order
     (one pass over the values, then arithmetic on the few non-zero positions)."""
     import numpy as np
@@ -369,7 +385,7 @@ def _nonzero_cells(arr) -> tuple:
     return flat, coords
 
 
-def _lex_sorted_unique(coords) -> bool:
+def _lex_sorted_unique(coords: NDArray) -> bool:
     """Whether the coordinate rows are strictly increasing in row-major order."""
     import numpy as np
     n = coords.shape[0]
@@ -385,11 +401,12 @@ def _lex_sorted_unique(coords) -> bool:
 class SparseCOOTensor(_SparseTensor):
     """A sparse tensor as coordinate lists: one row of `ndim` indices per non-zero value
     (pyarrow.SparseCOOTensor)."""
-    _indices: Any
+    _indices: NDArray
     _canonical: bool
 
     @classmethod
-    def _make(cls, data, coords, shape, dim_names=None, is_canonical=None,
+    def _make(cls, data: Any, coords: Any, shape: Any, dim_names: Any = None,
+              is_canonical: bool | None = None,
               where: str = "SparseCOOTensor", trusted: bool = False) -> "SparseCOOTensor":
         """`trusted`: the coordinates come from np.nonzero of an array of `shape` (in range,
         canonical), so the checks are skipped."""
@@ -415,13 +432,14 @@ class SparseCOOTensor(_SparseTensor):
         return self
 
     @staticmethod
-    def from_numpy(data, coords, shape, dim_names=None) -> "SparseCOOTensor":
+    def from_numpy(data: Any, coords: Any, shape: Any, dim_names: Any = None
+                   ) -> "SparseCOOTensor":
         """From the non-zero values, their (non_zero_length, ndim) coordinates and the shape."""
         return SparseCOOTensor._make(data, coords, shape, dim_names,
                                      where="SparseCOOTensor.from_numpy")
 
     @staticmethod
-    def from_dense_numpy(obj, dim_names=None) -> "SparseCOOTensor":
+    def from_dense_numpy(obj: Any, dim_names: Any = None) -> "SparseCOOTensor":
         """The non-zero cells of a dense numpy array, in row-major order."""
         import numpy as np
         arr = np.asarray(obj)
@@ -429,7 +447,7 @@ class SparseCOOTensor(_SparseTensor):
         return SparseCOOTensor._make(arr.reshape(-1)[flat], coords, arr.shape, dim_names,
                                      where="SparseCOOTensor.from_dense_numpy", trusted=True)
 
-    def to_numpy(self) -> tuple:
+    def to_numpy(self) -> tuple[NDArray, NDArray]:
         """(values as a (non_zero_length, 1) array, coordinates as (non_zero_length, ndim))."""
         return self._data.reshape(-1, 1), self._indices
 
@@ -438,7 +456,7 @@ class SparseCOOTensor(_SparseTensor):
         """Whether the coordinates are sorted in row-major order without duplicates."""
         return self._canonical
 
-    def _coords(self):
+    def _coords(self) -> NDArray:
         return self._indices
 
 
@@ -449,7 +467,7 @@ class _SparseCSXMatrix(_SparseTensor):
     _indices: Any
 
     @classmethod
-    def _make(cls, data, indptr, indices, shape, dim_names=None,
+    def _make(cls, data: Any, indptr: Any, indices: Any, shape: Any, dim_names: Any = None,
               where: str = "") -> "_SparseCSXMatrix":
         self = cls.__new__(cls)
         where = where or cls.__name__
@@ -470,13 +488,14 @@ class _SparseCSXMatrix(_SparseTensor):
         return self
 
     @classmethod
-    def from_numpy(cls, data, indptr, indices, shape, dim_names=None) -> "_SparseCSXMatrix":
+    def from_numpy(cls, data: Any, indptr: Any, indices: Any, shape: Any,
+                   dim_names: Any = None) -> "_SparseCSXMatrix":
         """From the non-zero values, the pointer array (one more than the compressed axis' length)
         and the other axis' index of each value."""
         return cls._make(data, indptr, indices, shape, dim_names, f"{cls.__name__}.from_numpy")
 
     @classmethod
-    def from_dense_numpy(cls, obj, dim_names=None) -> "_SparseCSXMatrix":
+    def from_dense_numpy(cls, obj: Any, dim_names: Any = None) -> "_SparseCSXMatrix":
         """The non-zero cells of a dense 2-D numpy array."""
         import numpy as np
         arr = np.asarray(obj)
@@ -490,11 +509,11 @@ class _SparseCSXMatrix(_SparseTensor):
         return cls._make(view[major, minor], indptr, minor.astype(np.int64), arr.shape,
                          dim_names, where)
 
-    def to_numpy(self) -> tuple:
+    def to_numpy(self) -> tuple[NDArray, NDArray, NDArray]:
         """(values as a (non_zero_length, 1) array, indptr, indices)."""
         return self._data.reshape(-1, 1), self._indptr, self._indices
 
-    def _coords(self):
+    def _coords(self) -> NDArray:
         import numpy as np
         major = np.repeat(np.arange(self._indptr.shape[0] - 1),
                           np.diff(self._indptr.astype(np.int64)))
@@ -517,12 +536,13 @@ class SparseCSFTensor(_SparseTensor):
     """A sparse tensor as compressed sparse fibers: a prefix tree over the dimensions in
     `axis_order`, one indices array per level and one indptr array per pair of adjacent levels
     (pyarrow.SparseCSFTensor)."""
-    _indptr: list
-    _indices: list
-    _axis_order: list
+    _indptr: list[NDArray]
+    _indices: list[NDArray]
+    _axis_order: list[int]
 
     @classmethod
-    def _make(cls, data, indptr, indices, shape, axis_order=None, dim_names=None,
+    def _make(cls, data: Any, indptr: Any, indices: Any, shape: Any, axis_order: Any = None,
+              dim_names: Any = None,
               where: str = "SparseCSFTensor") -> "SparseCSFTensor":
         self = cls.__new__(cls)
         self._init_common(data, shape, dim_names, where)
@@ -549,15 +569,15 @@ class SparseCSFTensor(_SparseTensor):
         return self
 
     @staticmethod
-    def from_numpy(data, indptr, indices, shape, axis_order=None,
-                   dim_names=None) -> "SparseCSFTensor":
+    def from_numpy(data: Any, indptr: Any, indices: Any, shape: Any, axis_order: Any = None,
+                   dim_names: Any = None) -> "SparseCSFTensor":
         """From the non-zero values, the per-level indptr and indices arrays, the shape and the
         order in which the tree walks the dimensions (default 0, 1, ..., ndim-1)."""
         return SparseCSFTensor._make(data, indptr, indices, shape, axis_order, dim_names,
                                      "SparseCSFTensor.from_numpy")
 
     @staticmethod
-    def from_dense_numpy(obj, dim_names=None) -> "SparseCSFTensor":
+    def from_dense_numpy(obj: Any, dim_names: Any = None) -> "SparseCSFTensor":
         """The non-zero cells of a dense numpy array; the tree walks the dimensions from the
         shortest to the longest (ties in dimension order), as pyarrow does."""
         import numpy as np
@@ -571,7 +591,7 @@ class SparseCSFTensor(_SparseTensor):
         if nnz > 1:
             changed[1:] = np.logical_or.accumulate(coords[1:] != coords[:-1], axis=1)
         indices = [coords[changed[:, d], d] for d in range(ndim)]
-        indptr = []
+        indptr: list[NDArray] = []
         for d in range(ndim - 1):
             rank = np.cumsum(changed[:, d + 1]) - 1         # node number at level d+1
             indptr.append(np.append(rank[changed[:, d]], indices[d + 1].shape[0])
@@ -579,17 +599,17 @@ class SparseCSFTensor(_SparseTensor):
         return SparseCSFTensor._make(walked.reshape(-1)[flat], indptr, indices, arr.shape, order,
                                      dim_names, "SparseCSFTensor.from_dense_numpy")
 
-    def to_numpy(self) -> tuple:
+    def to_numpy(self) -> tuple[NDArray, list[NDArray], list[NDArray]]:
         """(values as a (non_zero_length, 1) array, list of indptr arrays, list of indices
         arrays)."""
         return self._data.reshape(-1, 1), list(self._indptr), list(self._indices)
 
     @property
-    def axis_order(self) -> list:
+    def axis_order(self) -> list[int]:
         """The order in which the prefix tree walks the dimensions."""
         return list(self._axis_order)
 
-    def _coords(self):
+    def _coords(self) -> NDArray:
         import numpy as np
         ndim, nnz = len(self._shape), self._data.shape[0]
         out = np.empty((nnz, ndim), dtype=np.int64)
@@ -607,7 +627,7 @@ _SPARSE_CLASSES = {c.__name__: c for c in (SparseCOOTensor, SparseCSRMatrix, Spa
                                            SparseCSFTensor)}
 
 
-def _as_sparse(obj) -> _SparseTensor:
+def _as_sparse(obj: Any) -> _SparseTensor:
     """An arrowipc sparse tensor for one of arrowipc's or pyarrow's (same class name)."""
     if isinstance(obj, _SparseTensor):
         return obj

@@ -31,6 +31,9 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType, Fi
                     Kind, MapType, PrimitiveType, RunEndEncodedType, StructType, Time32Type,
                     Time64Type, TimestampType, UnionType)
 
+__all__ = ["check_maps_as_pydicts", "DayMilliseconds", "maps_as_pydicts", "MonthDayNano",
+           "timezone_from_string", "to_numpy", "to_pylist"]
+
 MonthDayNano = namedtuple("MonthDayNano", ["months", "days", "nanoseconds"])
 MonthDayNano.__doc__ = "A month_day_nano_interval value (equal, as a tuple, to pyarrow's)."
 DayMilliseconds = namedtuple("DayMilliseconds", ["days", "milliseconds"])

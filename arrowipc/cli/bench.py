@@ -8,14 +8,21 @@ arrowipc is faster). Without pyarrow only the arrowipc column is filled.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from typing import IO, TYPE_CHECKING, Any, Callable
 
 from .common import EXIT_OK
+
+if TYPE_CHECKING:
+    from ..table import Table
+
+__all__ = ["make_table", "OPERATIONS", "pyarrow_available", "render_bench", "run", "run_bench"]
 
 OPERATIONS = (
     ("import", "import the package (fresh interpreter)"),
@@ -28,7 +35,8 @@ OPERATIONS = (
 )
 
 
-def _median_seconds(fn, repeat: int) -> float:
+def _median_seconds(fn: Callable[[], object], repeat: int) -> float:
+    """The median time of `repeat` calls of `fn`, after one warm-up call."""
     fn()                                        # warm-up: caches, page faults, lazy imports
     times = []
     for _ in range(repeat):
@@ -39,6 +47,7 @@ def _median_seconds(fn, repeat: int) -> float:
 
 
 def _import_seconds(module: str, repeat: int) -> float:
+    """The median time to import `module` in a fresh interpreter."""
     code = ("import time; t = time.perf_counter(); import " + module +
             "; print(time.perf_counter() - t)")
     env = dict(os.environ)
@@ -51,7 +60,7 @@ def _import_seconds(module: str, repeat: int) -> float:
     return statistics.median(times)
 
 
-def make_table(rows: int, batch_rows: int):
+def make_table(rows: int, batch_rows: int) -> Table:
     """An arrowipc Table of `rows` rows in `batch_rows`-row batches (fixed seed)."""
     import numpy as np
 
@@ -76,28 +85,33 @@ def make_table(rows: int, batch_rows: int):
 
 class _Library:
     """The same calls on one library's `ipc` module (subclasses set ipc, table, zstd, sink)."""
+    name: str
+    ipc: Any            # arrowipc.ipc or pyarrow.ipc
+    table: Any          # that library's Table
+    zstd: Any           # its IpcWriteOptions for ZSTD
+    new_sink: Callable[[], Any]
 
-    def write_stream(self, options=None):
+    def write_stream(self, options: Any = None) -> Any:
         sink = self.new_sink()
         with self.ipc.new_stream(sink, self.table.schema, options=options) as w:
             w.write_table(self.table)
         return sink.getvalue()
 
-    def read_stream(self, data):
+    def read_stream(self, data: Any) -> Any:
         return self.ipc.open_stream(data).read_all()
 
-    def write_file(self, path) -> None:
+    def write_file(self, path: str) -> None:
         with self.ipc.new_file(path, self.table.schema) as w:
             w.write_table(self.table)
 
-    def read_file(self, path):
+    def read_file(self, path: str) -> Any:
         return self.ipc.open_file(path).read_all()
 
 
 class _Arrowipc(_Library):
     name = "arrowipc"
 
-    def __init__(self, table) -> None:
+    def __init__(self, table: Table) -> None:
         import arrowipc
         from arrowipc import ipc
         self.ipc, self.table = ipc, table
@@ -108,7 +122,7 @@ class _Arrowipc(_Library):
 class _Pyarrow(_Library):
     name = "pyarrow"
 
-    def __init__(self, table) -> None:
+    def __init__(self, table: Table) -> None:
         import pyarrow as pa
         import pyarrow.ipc as ipc
         self.pa, self.ipc = pa, ipc
@@ -116,12 +130,12 @@ class _Pyarrow(_Library):
         self.new_sink = pa.BufferOutputStream
         self.zstd = ipc.IpcWriteOptions(compression="zstd")
 
-    def read_file(self, path):
+    def read_file(self, path: str) -> Any:
         with self.pa.memory_map(path) as source:
             return self.ipc.open_file(source).read_all()
 
 
-def _time_library(lib, repeat: int, folder: str) -> dict:
+def _time_library(lib: _Library, repeat: int, folder: str) -> dict[str, float]:
     path = os.path.join(folder, f"{lib.name}.arrow")
     plain = lib.write_stream()
     packed = lib.write_stream(lib.zstd)
@@ -136,27 +150,29 @@ def _time_library(lib, repeat: int, folder: str) -> dict:
 
 
 def pyarrow_available() -> bool:
+    """Whether pyarrow can be imported here (without importing it)."""
     import importlib.util
     return importlib.util.find_spec("pyarrow") is not None
 
 
 def run_bench(rows: int = 1_000_000, batch_rows: int = 65_536, repeat: int = 5,
-              with_import: bool = True, log=None) -> dict:
+              with_import: bool = True, log: IO[str] | None = None) -> dict[str, Any]:
     """{"rows", "batch_rows", "repeat", "versions", "results": {op: {lib: seconds}}}."""
     import arrowipc
 
-    def say(text) -> None:
+    def say(text: str) -> None:
         if log is not None:
             print(text, file=log)
 
     say(f"building {rows:,} rows in batches of {batch_rows:,}")
     table = make_table(rows, batch_rows)
-    libs = [_Arrowipc(table)]
+    libs: list[_Library] = [_Arrowipc(table)]
     versions = {"arrowipc": arrowipc.__version__, "python": sys.version.split()[0]}
     if pyarrow_available():
-        libs.append(_Pyarrow(table))
-        versions["pyarrow"] = libs[-1].pa.__version__
-    results = {op: {} for op, _ in OPERATIONS}
+        pa_lib = _Pyarrow(table)
+        libs.append(pa_lib)
+        versions["pyarrow"] = pa_lib.pa.__version__
+    results: dict[str, dict[str, float]] = {op: {} for op, _ in OPERATIONS}
     with tempfile.TemporaryDirectory(prefix="arrowipc-bench-") as folder:
         for lib in libs:
             say(f"timing {lib.name}")
@@ -180,7 +196,8 @@ def _seconds(s: float | None) -> str:
     return f"{s * 1e6:.1f} µs"
 
 
-def render_bench(r: dict) -> str:
+def render_bench(r: dict[str, Any]) -> str:
+    """The ratio table of run_bench's result, with the conditions below it."""
     names = dict(OPERATIONS)
     rows = [["operation", "arrowipc", "pyarrow", "ratio"]]
     for op, by_lib in r["results"].items():
@@ -205,7 +222,7 @@ def render_bench(r: dict) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc bench` with parsed arguments; returns the exit status."""
     results = run_bench(rows=args.rows, batch_rows=args.batch_rows, repeat=args.repeat,
                         with_import=not args.no_import, log=sys.stderr if args.verbose else None)

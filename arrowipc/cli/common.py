@@ -6,7 +6,20 @@ Only the standard library is imported here: the IPC engine loads inside the func
 """
 from __future__ import annotations
 
+import argparse
 import os
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from ..ipc import RecordBatchFileReader, RecordBatchStreamReader
+    from ..table import RecordBatch
+    from ..types import Schema
+
+__all__ = ["column_list", "COMPRESSIONS", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_INVALID_DATA",
+           "EXIT_IO", "EXIT_OK", "EXIT_UNSUPPORTED", "EXIT_USAGE", "FILE_EXTENSIONS",
+           "human_bytes", "Input", "json_input", "one_line", "open_reader", "output_kind",
+           "plural", "projected_schema", "select_in_order", "select_in_order_schema",
+           "sniff_format", "STREAM_EXTENSIONS", "UsageError"]
 
 EXIT_OK = 0
 EXIT_INVALID_DATA = 1
@@ -22,6 +35,8 @@ COMPRESSIONS = ("lz4", "zstd", "none")
 class UsageError(Exception):
     """A command line that cannot be carried out (exit status 2)."""
 
+    prog: str       # the command to name in the message, when it is not the top-level one
+
 
 
 STREAM_EXTENSIONS = (".arrows", ".stream", ".ipcstream")
@@ -30,7 +45,7 @@ FILE_EXTENSIONS = (".arrow", ".arrow_file", ".feather", ".ipc")
 
 # -- the input -------------------------------------------------------------------------------------
 
-def sniff_format(head: bytes) -> tuple:
+def sniff_format(head: bytes) -> tuple[str, str]:
     """("file", magic) or ("stream", framing) from the first 8 bytes; ArrowInvalid otherwise."""
     from ..errors import ArrowInvalid
     from ..ipc.format import CONTINUATION, FORMAT_FILE, FORMAT_STREAM, describe_bytes, file_magic, sniff
@@ -38,7 +53,7 @@ def sniff_format(head: bytes) -> tuple:
         raise ArrowInvalid("empty input (0 bytes): expected an Arrow IPC file or stream")
     kind = sniff(head)
     if kind == FORMAT_FILE:
-        return "file", file_magic(head).decode()
+        return "file", (file_magic(head) or b"").decode()
     if kind == FORMAT_STREAM:       # pre-0.15 framing: a bare int32 metadata length
         return "stream", "continuation" if head.startswith(CONTINUATION) else "legacy"
     raise ArrowInvalid(f"expected an Arrow IPC file (magic 'ARROW1' or 'ALKAID1') or stream "
@@ -53,7 +68,7 @@ class Input:
         self.name = name
         if name == "-":
             import sys
-            self.data = sys.stdin.buffer.read()
+            self.data: bytes | None = sys.stdin.buffer.read()
             self.size = len(self.data)
             head = self.data[:8]
         else:
@@ -66,12 +81,13 @@ class Input:
         self.kind, self.detail = sniff_format(head)
 
     @property
-    def source(self):
+    def source(self) -> bytes | str:
         """What to hand to open_file / open_stream / open_source."""
         return self.data if self.data is not None else self.name
 
     @property
     def label(self) -> str:
+        """The input's name in reports ("<stdin>" for "-")."""
         return "<stdin>" if self.name == "-" else self.name
 
 
@@ -94,7 +110,8 @@ def output_kind(path: str, to: str | None) -> str:
 
 # -- columns ---------------------------------------------------------------------------------------
 
-def column_list(text: str | None) -> list | None:
+def column_list(text: str | None) -> list[str] | None:
+    """The names of --columns NAME,NAME,... (None when the option is absent)."""
     if text is None:
         return None
     names = [c.strip() for c in text.split(",")]
@@ -103,10 +120,12 @@ def column_list(text: str | None) -> list | None:
     return names
 
 
-def open_reader(inp: Input, columns: list | None = None):
+def open_reader(inp: Input, columns: list[str] | None = None
+                ) -> RecordBatchFileReader | RecordBatchStreamReader:
     """A file or stream reader for `inp`, projected to `columns` (names) when given."""
     from ..ipc import IpcReadOptions, open_file, open_stream
-    opener = open_file if inp.kind == "file" else open_stream
+    opener: Callable[..., RecordBatchFileReader | RecordBatchStreamReader] = \
+        open_file if inp.kind == "file" else open_stream
     reader = opener(inp.source)
     if not columns:
         return reader
@@ -123,14 +142,15 @@ def open_reader(inp: Input, columns: list | None = None):
     return opener(inp.source, options=IpcReadOptions(included_fields=indices))
 
 
-def select_in_order(batch, columns: list | None):
+def select_in_order(batch: RecordBatch, columns: list[str] | None) -> RecordBatch:
     """The projected batch with its columns in the order they were asked for."""
     if not columns or list(batch.schema.names) == list(columns):
         return batch
     return batch.select(columns)
 
 
-def select_in_order_schema(schema, columns):
+def select_in_order_schema(schema: Schema, columns: list[str] | None) -> Schema:
+    """The projected schema with its fields in the order they were asked for."""
     if not columns or list(schema.names) == list(columns):
         return schema
     from ..types import Schema
@@ -139,7 +159,8 @@ def select_in_order_schema(schema, columns):
 
 # -- recover ---------------------------------------------------------------------------------------
 
-def projected_schema(schema, columns):
+def projected_schema(schema: Schema, columns: list[str] | None) -> Schema:
+    """The schema a recovery writes when only `columns` are kept."""
     return select_in_order_schema(schema, columns)
 
 
@@ -147,6 +168,7 @@ def projected_schema(schema, columns):
 # -- reports ---------------------------------------------------------------------------------------
 
 def human_bytes(n: int) -> str:
+    """A byte count for people: "512 B", "1.5 MiB"."""
     if n < 1024:
         return f"{n} B"
     size = float(n)
@@ -158,15 +180,17 @@ def human_bytes(n: int) -> str:
 
 
 def plural(n: int, word: str) -> str:
+    """`n` and `word`, pluralised in English when n != 1: "1 batch", "3 batches"."""
     return f"{n:,} {word}" + ("" if n == 1 else ("es" if word.endswith("ch") else "s"))
 
 
-def one_line(e: BaseException) -> str:
+def one_line(e: BaseException | str) -> str:
+    """An exception's message on one line (its class name when the message is empty)."""
     text = " ".join(str(e).split())
     return text or type(e).__name__
 
 
-def json_input(args, failed):
+def json_input(args: argparse.Namespace, failed: Callable[[str, str], dict[str, Any]]) -> Input:
     """The Input of `args.file`; with --json, an input that cannot be opened or is not Arrow IPC
     still gets a JSON object on stdout, `failed(path, message)`, before the one-line error."""
     from ..errors import ArrowInvalid

@@ -6,9 +6,25 @@ destination and is renamed over it at the end: a failed run never leaves half a 
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, Callable, Iterable, Iterator, cast
+
+if TYPE_CHECKING:
+    from ..ipc import IpcWriteOptions
+    from ..ipc import RecordBatchFileReader, RecordBatchStreamReader
+    from ..table import RecordBatch
+    from ..types import DictionaryType, KeyValueMetadata, Schema
+
+__all__ = ["BatchPairs", "compression_choice", "convert", "input_codec",
+           "output_kind_or_usage_error", "Progress", "PROGRESS_MIN_BYTES", "refuse_same_file",
+           "regroup", "replacements_as_deltas", "report", "run", "summary_line", "write_batches",
+           "write_options"]
+
+# a batch and the custom metadata of its message, as the readers' *_with_custom_metadata give
+BatchPairs = Iterable[tuple["RecordBatch", Any]]
 
 from ..ipc.format import ALKAID_MAGIC, FILE_MAGIC
 from .common import (EXIT_OK, Input, UsageError, column_list, human_bytes, open_reader,
@@ -22,7 +38,8 @@ PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progr
 class Progress:
     """A one-line progress bar on stderr with rate and time left, redrawn at most ten times a second."""
 
-    def __init__(self, total: int, label: str, enabled: bool, stream=None) -> None:
+    def __init__(self, total: int, label: str, enabled: bool,
+                 stream: IO[str] | None = None) -> None:
         self.total = max(total, 1)
         self.label = label
         self.enabled = enabled
@@ -32,7 +49,9 @@ class Progress:
         self._drawn = False
 
     @classmethod
-    def auto(cls, total: int, label: str, forced: bool | None, stream=None) -> "Progress":
+    def auto(cls, total: int, label: str, forced: bool | None,
+             stream: IO[str] | None = None) -> "Progress":
+        """A bar that draws when `forced`, or (forced None) for big inputs on a terminal."""
         stream = stream if stream is not None else sys.stderr
         if forced is None:
             isatty = getattr(stream, "isatty", None)
@@ -42,6 +61,7 @@ class Progress:
         return cls(total, label, enabled, stream)
 
     def update(self, done: int, force: bool = False) -> None:
+        """Redraw with `done` bytes processed (at most ten times a second unless `force`)."""
         if not self.enabled:
             return
         now = time.monotonic()
@@ -67,6 +87,7 @@ class Progress:
                 f" {human_bytes(done)} / {human_bytes(self.total)}, {human_bytes(int(rate))}/s, {left}")
 
     def close(self) -> None:
+        """Draw the finished bar and end its line (nothing when it never drew)."""
         if self._drawn:
             self.update(self.total, force=True)
             self.stream.write("\n")
@@ -93,7 +114,8 @@ def input_codec(inp: Input) -> str | None:
 
 # -- writing ---------------------------------------------------------------------------------------
 
-def write_options(compression: str | None):
+def write_options(compression: str | None) -> IpcWriteOptions:
+    """The writers' options: `compression`, and dictionary deltas allowed."""
     from ..ipc import IpcWriteOptions
     return IpcWriteOptions(compression=compression, emit_dictionary_deltas=True)
 
@@ -105,7 +127,8 @@ class _Output:
     def __init__(self, path: str) -> None:
         from ..ipc.sinks import AtomicFile
         self.path = path
-        self.atomic = None
+        self.atomic: AtomicFile | None = None
+        self.sink: BinaryIO
         if path == "-":
             self.sink = sys.stdout.buffer
         else:
@@ -113,24 +136,28 @@ class _Output:
             self.sink = self.atomic.file
 
     def commit(self) -> None:
+        """Put the output in place (flush it, for stdout)."""
         if self.atomic is not None:
             self.atomic.commit()
         else:
             self.sink.flush()
 
     def abort(self) -> None:
+        """Remove the temporary file (nothing to undo on stdout)."""
         if self.atomic is not None:
             self.atomic.abort()
 
 
-def regroup(batches_with_metadata, schema, rows: int):
+def regroup(batches_with_metadata: BatchPairs, schema: Schema, rows: int
+            ) -> Iterator[tuple[RecordBatch, None]]:
     """(batch, None) pairs of exactly `rows` rows (the last may be shorter)."""
     from ..concat import concat_array_data
     from ..ipc.dictionary import unify_table_dictionaries
     from ..table import RecordBatch, Table
-    pending, count = [], 0
+    pending: list[RecordBatch] = []
+    count = 0
 
-    def combined(parts):
+    def combined(parts: list[RecordBatch]) -> RecordBatch:
         if len(parts) == 1:
             return parts[0]
         parts = unify_table_dictionaries(Table(schema, parts)).to_batches()
@@ -155,7 +182,9 @@ def regroup(batches_with_metadata, schema, rows: int):
         yield combined(pending), None
 
 
-def _hashable(v):
+def _hashable(v: Any) -> Any:
+    """`v` as a dict key: lists and dicts as tuples, each value with its type (1 and True
+    differ)."""
     if isinstance(v, list):
         return tuple(_hashable(x) for x in v)
     if isinstance(v, dict):
@@ -163,7 +192,7 @@ def _hashable(v):
     return (type(v), v)
 
 
-def replacements_as_deltas(pairs, schema):
+def replacements_as_deltas(pairs: BatchPairs, schema: Schema) -> Iterator[tuple[RecordBatch, Any]]:
     """(batch, metadata) pairs whose top-level dictionaries only ever grow.
 
     The file format forbids replacing a dictionary; a stream may. Each dictionary column keeps one
@@ -181,7 +210,8 @@ def replacements_as_deltas(pairs, schema):
     if not dict_cols:
         yield from pairs
         return
-    state = {i: ([], None, None) for i in dict_cols}    # values, value -> index, last dictionary
+    state: dict[int, tuple[list[Any], dict[Any, int] | None, Any]] = \
+        {i: ([], None, None) for i in dict_cols}    # values, value -> index, last dictionary
     for batch, custom in pairs:
         columns = list(batch._columns)
         changed = False
@@ -203,7 +233,7 @@ def replacements_as_deltas(pairs, schema):
                 if _hashable(v) not in index:
                     index[_hashable(v)] = len(values)
                     values.append(v)
-            dtype = schema.field(i).type
+            dtype = cast("DictionaryType", schema.field(i).type)
             indices_only = col.copy_with(type=dtype.index_type, dictionary=None)
             positions = make_array(indices_only).to_pylist()
             remapped = [None if x is None else index[_hashable(new[x])] for x in positions]
@@ -216,9 +246,10 @@ def replacements_as_deltas(pairs, schema):
         yield (RecordBatch(batch.schema, columns, batch.num_rows) if changed else batch), custom
 
 
-def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
-                  footer_metadata=None, magic: bytes = FILE_MAGIC, progress=None,
-                  position=None) -> dict:
+def write_batches(schema: Schema, pairs: BatchPairs, dst: str, kind: str,
+                  compression: str | None, footer_metadata: KeyValueMetadata | None = None,
+                  magic: bytes = FILE_MAGIC, progress: Progress | None = None,
+                  position: Callable[[], int] | None = None) -> dict[str, Any]:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""
     from ..ipc import RecordBatchFileWriter, RecordBatchStreamWriter, new_file, new_stream
     out = _Output(dst)
@@ -250,29 +281,36 @@ def write_batches(schema, pairs, dst: str, kind: str, compression: str | None,
             "magic": magic.decode() if kind == "file" else None}
 
 
-def _stream_position(reader):
+def _stream_position(reader: RecordBatchStreamReader) -> Callable[[], int]:
+    """How many bytes of the input the stream reader has consumed."""
     src = getattr(reader, "_source", None)
     return (lambda: getattr(src, "pos", 0)) if src is not None else (lambda: 0)
 
 
-def _file_batches(reader, counter: list):
+def _file_batches(reader: RecordBatchFileReader, counter: list[int]) -> BatchPairs:
+    """The file's batches, counting them in counter[0]."""
     for pair in reader.iter_batches_with_custom_metadata():
         counter[0] += 1
         yield pair
 
 
 def convert(inp: Input, dst: str, kind: str, compression: str | None, batch_rows: int | None,
-            columns: list | None, magic: bytes, progress: bool | None) -> dict:
+            columns: list[str] | None, magic: bytes, progress: bool | None) -> dict[str, Any]:
+    """Rewrite `inp` as `dst`; a summary dict of what was written."""
+    from ..ipc import RecordBatchFileReader
     reader = open_reader(inp, columns)
     schema = select_in_order_schema(reader.schema, columns)
     bar = Progress.auto(inp.size, "converting", progress)
-    if inp.kind == "file":
+    pairs: BatchPairs
+    position: Callable[[], int]
+    if isinstance(reader, RecordBatchFileReader):       # inp.kind == "file"
         counter = [0]
         pairs = _file_batches(reader, counter)
         n = max(reader.num_record_batches, 1)
 
-        def position():                  # batches done, as a share of the input's bytes
+        def file_position() -> int:        # batches done, as a share of the input's bytes
             return inp.size * counter[0] // n
+        position = file_position
         footer_metadata = reader.metadata
     else:
         pairs = reader.iter_batches_with_custom_metadata()
@@ -290,37 +328,42 @@ def convert(inp: Input, dst: str, kind: str, compression: str | None, batch_rows
 # -- the command ----------------------------------------------------------------------------------
 
 def output_kind_or_usage_error(dst: str, to: str | None) -> str:
+    """output_kind, with a usage error (exit status 2) when it cannot tell."""
     try:
         return output_kind(dst, to)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
 
-def compression_choice(choice: str | None, detect):
+def compression_choice(choice: str | None, detect: Callable[[], str | None]) -> str | None:
+    """The output codec: --compression's choice, or the input's (`detect()`) when absent."""
     if choice is None:
         return detect()                       # keep the input's codec
     return None if choice == "none" else choice
 
 
-def refuse_same_file(src: str, dst: str):
+def refuse_same_file(src: str, dst: str) -> None:
+    """A usage error when the output would overwrite the input."""
     if src != "-" and dst != "-" and os.path.exists(dst) and os.path.samefile(src, dst):
         raise UsageError(f"the output {dst!r} is the input: write to another path")
 
 
-def summary_line(s: dict) -> str:
+def summary_line(s: dict[str, Any]) -> str:
+    """One line describing what write_batches wrote."""
     kind = f"file (magic {s['magic']})" if s["format"] == "file" else "stream"
     return (f"{kind}, {s['batches']:,} record batch{'es' if s['batches'] != 1 else ''}, "
             f"{s['rows']:,} row{'s' if s['rows'] != 1 else ''}, compression {s['compression']}")
 
 
-def report(args, line: str) -> None:
+def report(args: argparse.Namespace, line: str) -> None:
+    """Print the summary `line` unless --quiet."""
     if args.quiet:
         return
     # with the data on stdout, the summary goes to stderr
     print(line, file=sys.stderr if args.dst == "-" else sys.stdout)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc convert` with parsed arguments; returns the exit status."""
     kind = output_kind_or_usage_error(args.dst, args.to)
     if args.alkaid and kind != "file":

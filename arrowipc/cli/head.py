@@ -8,14 +8,22 @@ hex, and the rest of its column as usual, so head never fails on data it can rea
 """
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from .. import types as T
 from ..errors import ArrowInvalid
 from .common import (EXIT_OK, Input, column_list, open_reader, plural, projected_schema,
                      select_in_order)
+
+if TYPE_CHECKING:
+    from ..array import Array
+    from ..table import RecordBatch
+
+__all__ = ["clip", "column_cells", "format_value", "render_rows", "run"]
 
 _NUMERIC_KINDS = ("int", "uint", "float", "double", "halffloat", "decimal")
 _UNIT_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
@@ -28,7 +36,7 @@ def _is_numeric(t: T.DataType) -> bool:
     return str(t).startswith(_NUMERIC_KINDS)
 
 
-def format_value(v, nested: bool = False) -> str:
+def format_value(v: Any, nested: bool = False) -> str:
     """A compact text form of one Python value from to_pylist."""
     if v is None:
         return "null"
@@ -58,7 +66,7 @@ def format_value(v, nested: bool = False) -> str:
 _ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x00": "\\0"})
 
 
-def _raw_integers(arr) -> list:
+def _raw_integers(arr: Array) -> list[Any]:
     """The stored integers of a temporal column (same width, as signed ints)."""
     from ..array import make_array
     t = arr.type
@@ -67,7 +75,7 @@ def _raw_integers(arr) -> list:
     return make_array(arr.data.copy_with(type=as_int)).to_pylist()
 
 
-def _temporal_strings(arr) -> list:
+def _temporal_strings(arr: Array) -> list[str]:
     """Cells of a timestamp/time/duration column, formatted from the raw integers."""
     t = arr.type
     unit = getattr(t, "unit", None)
@@ -95,12 +103,13 @@ def _temporal_strings(arr) -> list:
     return out
 
 
-def _utf8_cells(arr) -> tuple:
+def _utf8_cells(arr: Array) -> tuple[list[str], str]:
     """(cells, note) of a string column holding invalid UTF-8: the bad values as hex bytes."""
     from ..array import make_array
     as_bytes = {T.Kind.BINARY: T.binary(), T.Kind.LARGE_BINARY: T.large_binary(),
                 T.Kind.VIEW: T.binary_view()}[arr.type.kind]
-    cells, bad = [], []
+    cells: list[str] = []
+    bad: list[int] = []
     for row, raw in enumerate(make_array(arr.data.copy_with(type=as_bytes)).to_pylist()):
         if raw is None:
             cells.append("null")
@@ -114,7 +123,7 @@ def _utf8_cells(arr) -> tuple:
     return cells, f"not valid UTF-8 at row {rows} of this batch, shown as hex bytes"
 
 
-def column_cells(arr) -> tuple:
+def column_cells(arr: Array) -> tuple[list[str], str | None]:
     """(cells, note): the text of every value of an Array, and a note about values shown raw."""
     t = arr.type
     if isinstance(t, (T.TimestampType, T.Time32Type, T.Time64Type, T.DurationType)):
@@ -128,10 +137,12 @@ def column_cells(arr) -> tuple:
 
 
 def clip(s: str, width: int) -> str:
+    """`s` cut to `width` characters, ending in an ellipsis when cut."""
     return s if len(s) <= width else s[:max(1, width - 1)] + "…"
 
 
-def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
+def render_rows(schema: T.Schema, batches: list[RecordBatch], max_width: int = 40
+                ) -> tuple[list[str], list[str]]:
     """(text lines, notes) of an aligned table of the rows of `batches` under `schema`."""
     names = [f.name for f in schema]
     types = [str(f.type) for f in schema]
@@ -149,7 +160,7 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     widths = [max([len(h), len(t)] + [len(c) for c in col])
               for h, t, col in zip(headers, types, columns)]
 
-    def line(cells, align: bool = True):
+    def line(cells: list[str], align: bool = True) -> str:
         parts = [c.rjust(w) if align and r else c.ljust(w)
                  for c, w, r in zip(cells, widths, right)]
         return " | ".join(parts).rstrip()
@@ -161,12 +172,14 @@ def render_rows(schema: T.Schema, batches: list, max_width: int = 40) -> tuple:
     return out, notes
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc head` with parsed arguments; returns the exit status."""
+    from ..ipc import RecordBatchFileReader
     columns = column_list(args.columns)
     inp = Input(args.file)
     reader = open_reader(inp, columns)
-    batches, shown = [], 0
+    batches: list[RecordBatch] = []
+    shown = 0
     if args.n:
         for batch in reader:
             take = min(args.n - shown, batch.num_rows)
@@ -177,7 +190,7 @@ def run(args) -> int:
     schema = batches[0].schema if batches else projected_schema(reader.schema, columns)
     lines, notes = render_rows(schema, batches, args.max_width)
     print("\n".join(lines))
-    if inp.kind == "file":
+    if isinstance(reader, RecordBatchFileReader):        # inp.kind == "file"
         print(f"({shown:,} of {plural(reader.count_rows(), 'row')})")
     else:
         print(f"(first {plural(shown, 'row')})" if shown == args.n

@@ -19,6 +19,9 @@ from ..ipc.reader import MessageDecoder, RecordBatchFileReader
 from ..ipc.sources import BufferSource, open_source
 from .common import EXIT_OK, Input, human_bytes, json_input, plural
 
+__all__ = ["buffer_sizes", "CODEC_NAMES", "describe", "field_name_at", "metadata_dict",
+           "render_text", "run", "schema_dict"]
+
 CODEC_NAMES = {CODEC_NONE: "none", **CODEC_OPTION_NAMES}
 _I64 = struct.Struct("<q")
 

@@ -10,8 +10,12 @@ import importlib
 import os
 import sys
 
+from typing import Callable, NoReturn
+
 from .common import (COMPRESSIONS, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_INVALID_DATA, EXIT_IO,
                      EXIT_OK, EXIT_UNSUPPORTED, EXIT_USAGE, UsageError, one_line)
+
+__all__ = ["build_parser", "COMMANDS", "main"]
 
 COMMANDS = ("inspect", "head", "validate", "convert", "recover", "bench")
 
@@ -19,7 +23,7 @@ COMMANDS = ("inspect", "head", "validate", "convert", "recover", "bench")
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors raised as UsageError (main turns them into exit code 2)."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         e = UsageError(f"{message} (see '{self.prog} --help')")
         e.prog = self.prog
         raise e
@@ -36,7 +40,7 @@ def _about(target: str | None, what: str) -> str:
 
 # -- parser ----------------------------------------------------------------------------------------
 
-def _whole_number(minimum: int):
+def _whole_number(minimum: int) -> Callable[[str], int]:
     """An argparse type: an int of at least `minimum`, else a usage error (exit status 2)."""
     def parse(text: str) -> int:
         try:
@@ -51,6 +55,7 @@ def _whole_number(minimum: int):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the `arrowipc` command and its subcommands."""
     from .. import __version__
     common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true",
@@ -93,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(command_module="validate")
 
-    def output_options(p) -> None:
+    def output_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--to", choices=("file", "stream"),
                        help="output format (default: from the extension of DST)")
         p.add_argument("--compression", choices=COMPRESSIONS,
@@ -143,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- entry point -----------------------------------------------------------------------------------
 
-def main(argv: list | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (the console script exits with it)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
@@ -160,13 +165,15 @@ def main(argv: list | None = None) -> int:
             e.prog = command
             raise e
         target = getattr(args, "file", None) or getattr(args, "src", None)
-        run = importlib.import_module(f".{args.command_module}", __package__).run
+        run: Callable[[argparse.Namespace], int] = \
+            importlib.import_module(f".{args.command_module}", __package__).run
         return run(args)
     except BaseException as e:        # noqa: B902 - every failure becomes a status and one line
         return _failure(e, command, target, debug)
 
 
 def _failure(e: BaseException, command: str, target: str | None, debug: bool) -> int:
+    """The exit status for `e`, after printing it as one line on stderr."""
     from ..errors import ArrowInvalid, ArrowNotImplementedError
     if isinstance(e, SystemExit):      # --help and --version
         return e.code if isinstance(e.code, int) else EXIT_OK
@@ -182,6 +189,7 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
     if debug:
         import traceback
         traceback.print_exception(e)
+    shown: BaseException | str = e          # what the one-line message says
     if isinstance(e, UsageError):
         status, what = EXIT_USAGE, "error"
         command = getattr(e, "prog", command)
@@ -190,15 +198,15 @@ def _failure(e: BaseException, command: str, target: str | None, debug: bool) ->
     elif isinstance(e, ArrowInvalid):
         status, what = EXIT_INVALID_DATA, _about(target, "invalid data")
         if "truncated" in str(e) and command != "arrowipc recover" and target not in (None, "-"):
-            e = (f"{one_line(e)} (to copy every complete batch: "
+            shown = (f"{one_line(e)} (to copy every complete batch: "
                  f"arrowipc recover {target} <output>)")
     elif isinstance(e, OSError):
         status, what = EXIT_IO, "I/O error"
         if e.filename is not None and e.strerror:
-            e = f"{e.filename}: {e.strerror}"
+            shown = f"{e.filename}: {e.strerror}"
     else:
         status, what = EXIT_INTERNAL, "internal error (run again with --debug and report it)"
-    print(f"{command}: {what}: {one_line(e)}", file=sys.stderr)
+    print(f"{command}: {what}: {one_line(shown)}", file=sys.stderr)
     return status
 
 

@@ -6,20 +6,30 @@ come, so memory stays at about one batch.
 """
 from __future__ import annotations
 
+import argparse
+from typing import TYPE_CHECKING, Any, Iterator
+
 from ..ipc.format import FILE_MAGIC
 from .common import EXIT_OK, Input, output_kind
 from .convert import (Progress, compression_choice, input_codec, refuse_same_file, report,
                       replacements_as_deltas, summary_line, write_batches)
 
+if TYPE_CHECKING:
+    from ..table import RecordBatch
+
+
+__all__ = ["recover", "run"]
+
 
 def recover(inp: Input, dst: str, kind: str, compression: str | None,
-            progress: bool | None) -> dict:
+            progress: bool | None) -> dict[str, Any]:
     """Write the complete batches of `inp` to `dst`; a summary dict of what was written and why
     the scan stopped."""
     from ..ipc.recover import RescuedBatches
     rescued = RescuedBatches(inp.source)
     bar = Progress.auto(inp.size, "recovering", progress)
-    pairs = ((item.batch, item.custom_metadata) for item in rescued)
+    pairs: Iterator[tuple[RecordBatch, Any]] = ((item.batch, item.custom_metadata)
+                                                for item in rescued)
     if kind == "file" and inp.kind == "stream":
         pairs = replacements_as_deltas(pairs, rescued.schema)
     summary = write_batches(rescued.schema, pairs, dst, kind, compression, None,
@@ -30,7 +40,7 @@ def recover(inp: Input, dst: str, kind: str, compression: str | None,
     return summary
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc recover` with parsed arguments; returns the exit status."""
     refuse_same_file(args.src, args.dst)
     inp = Input(args.src)

@@ -8,15 +8,20 @@ read too and every block it lists is matched against the messages found.
 """
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
 from .. import types as T
 from ..ipc._batch_decode import decode_record_batch_header
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..ipc import metadata as md
-from ..ipc.message import read_message_from
+from ..ipc.message import Message, read_message_from
 from ..ipc.reader import MessageDecoder, RecordBatchFileReader
-from ..ipc.sources import open_source
+from ..ipc.sources import BufferSource, FileSource, open_source
 from ..validate import validate_array
 from .common import EXIT_INVALID_DATA, EXIT_OK, Input, json_input
+
+__all__ = ["render_validation", "run", "validate_input"]
 
 _BAD_DATA = (ArrowInvalid, ArrowNotImplementedError)
 
@@ -28,17 +33,20 @@ def _text(e: BaseException) -> str:
 class _Checker:
     def __init__(self, full: bool) -> None:
         self.full = full
-        self.problems = []
+        self.problems: list[dict[str, str]] = []
         self.batches = 0
         self.rows = 0
         self.dictionary_batches = 0
-        self.messages = {}               # offset -> (header type, body length) for the footer check
+        self.messages: dict[int, tuple[int, int]] = {}               # offset -> (header type, body length) for the footer check
 
-    def problem(self, where: str, e) -> None:
+    def problem(self, where: str, e: BaseException | str) -> None:
+        """Record a problem at `where` (an exception or a message)."""
         self.problems.append({"where": where, "message": e if isinstance(e, str) else _text(e)})
 
     # -- one stream of messages --------------------------------------------------------------------
-    def check_messages(self, src, where: str):
+    def check_messages(self, src: BufferSource | FileSource, where: str
+                       ) -> MessageDecoder | None:
+        """Check every message of `src`; the decoder, or None when the schema message failed."""
         dec = MessageDecoder(None, where)
         limit = dec.options.max_metadata_size
         start = src.pos
@@ -81,7 +89,8 @@ class _Checker:
                 self.problem(f"message at byte {msg.offset}",
                              f"{where}: unexpected {msg.type} message")
 
-    def check_batch(self, dec: MessageDecoder, msg, index: int) -> None:
+    def check_batch(self, dec: MessageDecoder, msg: Message, index: int) -> None:
+        """Decode and check record batch `index`; each problem is recorded."""
         where = f"record batch {index} (byte {msg.offset})"
         self.batches += 1
         try:
@@ -105,14 +114,16 @@ class _Checker:
             except _BAD_DATA as e:
                 self.problem(f"{where}, column {f.name!r}", e)
 
-    def _column_problems(self, dec: MessageDecoder, msg) -> list:
+    def _column_problems(self, dec: MessageDecoder, msg: Message
+                         ) -> list[tuple[str, BaseException]]:
         """[(column name, error)] from decoding each column of a failing batch on its own."""
         try:
             decode_record_batch_header(msg.header)      # a header that fails says it all
         except _BAD_DATA:
             return []
+        assert dec.info is not None, "the schema message was read"
         schema = dec.info.schema
-        out = []
+        out: list[tuple[str, BaseException]] = []
         for c, f in enumerate(schema):
             if not dec.is_included(c):
                 continue
@@ -180,7 +191,7 @@ def _schema_difference(a: T.Schema, b: T.Schema) -> str:
     return "the schema metadata differs"
 
 
-def validate_input(inp: Input, full: bool = False) -> dict:
+def validate_input(inp: Input, full: bool = False) -> dict[str, Any]:
     """{"valid", "problems": [{"where", "message"}], counts...} for one input."""
     check = _Checker(full)
     if inp.kind == "file":
@@ -192,11 +203,13 @@ def validate_input(inp: Input, full: bool = False) -> dict:
         src = open_source(inp.source)
         src.pos = 8                       # past the magic and its padding
         if reader is not None:
+            assert isinstance(src, BufferSource)      # a file input is bytes or a path
             src.end = reader.footer_offset
         dec = check.check_messages(src, "file")
         if reader is not None and dec is None:
             check.check_blocks(reader)        # no usable schema message: follow the footer
-        elif reader is not None:
+        elif reader is not None and dec is not None:
+            assert dec.info is not None       # check_messages read the schema message
             check.check_footer(reader, dec.info.schema)
     else:
         check.check_messages(open_source(inp.source), "stream")
@@ -205,7 +218,8 @@ def validate_input(inp: Input, full: bool = False) -> dict:
             "dictionary_batches": check.dictionary_batches, "problems": check.problems}
 
 
-def render_validation(r: dict) -> str:
+def render_validation(r: dict[str, Any]) -> str:
+    """The text report of validate_input's result."""
     kind = r["format"]
     counts = (f"{r['record_batches']:,} record batch{'es' if r['record_batches'] != 1 else ''}, "
               f"{r['rows']:,} row{'s' if r['rows'] != 1 else ''}")
@@ -218,7 +232,7 @@ def render_validation(r: dict) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc validate` with parsed arguments; returns the exit status."""
     inp = json_input(args, lambda path, message: {
         "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})

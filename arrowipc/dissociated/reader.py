@@ -26,6 +26,9 @@ from . import transport as tp
 from .shm import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, SegmentTable, SharedBody, split_address
 from .uri import SCHEME_UNIX, parse_uri
 
+__all__ = ["connect", "DEFAULT_MAX_PENDING", "DEFAULT_MAX_PENDING_BYTES", "DEFAULT_TIMEOUT",
+           "DissociatedClient", "DissociatedReader"]
+
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_PENDING = 4096
 DEFAULT_MAX_PENDING_BYTES = 8 << 30
@@ -188,14 +191,17 @@ class DissociatedReader:
 
     @property
     def schema(self) -> T.Schema:
+        """The schema of the stream."""
         return self._schema
 
     @property
     def stats(self) -> ReadStats:
+        """The read statistics so far (pyarrow's ReadStats)."""
         return self._decoder.stats.snapshot()
 
     # -- iteration ---------------------------------------------------------------------------------
     def read_next_batch(self) -> RecordBatch:
+        """The next RecordBatch; StopIteration at the end of the stream."""
         if self._finished:
             raise StopIteration
         try:
@@ -215,6 +221,7 @@ class DissociatedReader:
                 return
 
     def read_all(self) -> Table:
+        """Every remaining batch as one Table."""
         return Table(self.schema, list(self))
 
     def __arrow_c_stream__(self, requested_schema=None):

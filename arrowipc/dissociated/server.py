@@ -32,6 +32,9 @@ from . import transport as tp
 from .shm import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
+__all__ = ["BODY_MODES", "DEFAULT_SHM_THRESHOLD", "DissociatedServer", "ROLE_BODIES", "ROLE_BOTH",
+           "ROLE_METADATA", "UnknownTicket"]
+
 ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
 BODY_MODES = ("bytes", "shared", "auto")
 DEFAULT_SHM_THRESHOLD = 1 << 20

@@ -14,11 +14,25 @@ import os
 import secrets
 import stat
 import threading
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import _wire as wire
 from ._shm import map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
+
+if TYPE_CHECKING:
+    from ._shm import Mapping
+    from .transport import Transport
+
+    # (sequence, block address, addresses still to be freed) of a block not yet freed
+    Outstanding = tuple[int, int, frozenset[int]]
+
+__all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
+           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
+           "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PeerLedger", "Segment", "SEGMENT_GRANULE",
+           "SEGMENT_SHIFT", "SegmentTable", "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR",
+           "split_address"]
 
 SEGMENT_SHIFT = 40
 OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
@@ -36,10 +50,12 @@ _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 
 
 def address_of(segment_id: int, offset: int) -> int:
+    """A type-1 address: the segment id in bits 40-63, the offset in bits 0-39."""
     return (segment_id << SEGMENT_SHIFT) | offset
 
 
 def split_address(address: int) -> tuple[int, int]:
+    """(segment id, offset) of a type-1 address."""
     return address >> SEGMENT_SHIFT, address & OFFSET_MASK
 
 
@@ -53,23 +69,26 @@ class Block:
     """One body's region in a segment, alive until every address handed out for it is freed."""
     __slots__ = ("segment", "offset", "size", "sequence", "pending", "parts")
 
-    def __init__(self, segment, offset: int, size: int):
-        self.segment = segment
+    def __init__(self, segment: _Segment | None, offset: int, size: int) -> None:
+        self.segment = segment            # None for a PeerLedger's block
         self.offset = offset
         self.size = size
-        self.sequence = None
-        self.pending: set = set()
-        self.parts = None                 # the body parts a peer reads (PeerLedger)
+        self.sequence: int | None = None
+        self.pending: set[int] = set()
+        self.parts: list[Any] | None = None     # the body parts a peer reads (PeerLedger)
 
     @property
     def address(self) -> int:
+        """The block's type-1 address (an arena's block)."""
+        assert self.segment is not None, "a peer block has no segment address"
         return address_of(self.segment.id, self.offset)
 
 
 class _Segment:
     __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live")
 
-    def __init__(self, segment_id: int, size: int, mapping, path: str | None, fd: int | None):
+    def __init__(self, segment_id: int, size: int, mapping: Mapping, path: str | None,
+                 fd: int | None) -> None:
         self.id = segment_id
         self.size = size
         self.mapping = mapping
@@ -109,12 +128,13 @@ class _Segment:
 class SharedBudget:
     """Bytes of shared memory the server's arenas may hold at once, over every connection."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int) -> None:
         self.limit = int(limit)
         self.used = 0
         self._lock = threading.Lock()
 
     def reserve(self, n: int) -> bool:
+        """Take n bytes from the budget; False (nothing taken) when they are not left."""
         with self._lock:
             if n > self.limit - self.used:
                 return False
@@ -122,6 +142,7 @@ class SharedBudget:
             return True
 
     def release(self, n: int) -> None:
+        """Give n reserved bytes back."""
         with self._lock:
             self.used -= n
 
@@ -146,10 +167,10 @@ class SharedArena:
     frees a while, or sends the body as bytes.
     """
 
-    def __init__(self, transport, *, named: bool = False, token: str | None = None,
+    def __init__(self, transport: Transport, *, named: bool = False, token: str | None = None,
                  segment_size: int = DEFAULT_SEGMENT_SIZE, max_bytes: int = 1 << 30,
                  populate: bool = True, sealed: bool = False, budget: SharedBudget | None = None,
-                 window: int = 64, window_bytes: int = 256 << 20):
+                 window: int = 64, window_bytes: int = 256 << 20) -> None:
         self.transport = transport
         self.named = named
         self.sealed = sealed and not named          # named files cannot be sealed
@@ -160,10 +181,10 @@ class SharedArena:
         self.budget = budget
         self.window = int(window)
         self.window_bytes = int(window_bytes)
-        self.segments: dict = {}          # id -> _Segment
+        self.segments: dict[int, _Segment] = {}
         self.next_id = 0
-        self.by_address: dict = {}        # handed-out address -> Block
-        self.blocks: set = set()          # blocks not yet fully freed
+        self.by_address: dict[int, Block] = {}     # handed-out address -> Block
+        self.blocks: set[Block] = set()            # blocks not yet fully freed
         self.outstanding_bytes = 0
         self.lock = threading.Lock()
         self.freed = threading.Condition(self.lock)
@@ -208,9 +229,11 @@ class SharedArena:
                 if self.budget is not None:
                     self.budget.release(seg_size)
                 raise
-            return self._new_block(seg, seg.take(need), need)
+            off = seg.take(need)
+            assert off is not None, "a new segment holds the block it was made for"
+            return self._new_block(seg, off, need)
 
-    def _new_block(self, seg, off: int, size: int) -> Block:
+    def _new_block(self, seg: _Segment, off: int, size: int) -> Block:
         block = Block(seg, off, size)
         self.blocks.add(block)
         self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
@@ -221,7 +244,8 @@ class SharedArena:
 
     def _new_segment(self, size: int) -> _Segment:
         seg_id = self.next_id
-        path = None
+        path: str | None = None
+        fd: int | None
         if self.named:
             path = os.path.join(SHM_DIR, f"{NAME_PREFIX}{self.token}-{os.getpid()}-"
                                          f"{id(self):x}-{seg_id}")
@@ -241,7 +265,7 @@ class SharedArena:
                     fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
                 mapping = map_segment(fd, size, True, self.populate)
                 seg = _Segment(seg_id, size, mapping, path, None)
-                if self.named:
+                if path is not None:                # named
                     self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
                         tp.segment_payload(seg_id, size, os.path.basename(path))])
                 else:
@@ -259,7 +283,9 @@ class SharedArena:
         self.mapped_bytes += size
         return seg
 
-    def write(self, block: Block, parts: list) -> None:
+    def write(self, block: Block, parts: list[Any]) -> None:
+        """Copy the body `parts` into the block's memory."""
+        assert block.segment is not None
         block.segment.mapping.write_parts(block.offset, parts)
 
     def publish(self, block: Block) -> None:
@@ -267,7 +293,7 @@ class SharedArena:
         mapping, add F_SEAL_WRITE (granted only once no writable mapping is left) and announce
         the segment with its descriptor. Reused segments were announced when created."""
         seg = block.segment
-        if seg.fd is None:
+        if seg is None or seg.fd is None:
             return
         fd, seg.fd = seg.fd, None
         try:
@@ -278,7 +304,7 @@ class SharedArena:
         finally:
             os.close(fd)
 
-    def hand_out(self, block: Block, addresses, sequence: int) -> None:
+    def hand_out(self, block: Block, addresses: Iterable[int], sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""
         with self.lock:
             block.sequence = sequence
@@ -299,7 +325,7 @@ class SharedArena:
                 self._release(block)
 
     # freeing ------------------------------------------------------------------------------------
-    def free(self, addresses) -> None:
+    def free(self, addresses: Iterable[int]) -> None:
         """Apply one free_data message; unknown or repeated addresses are counted and ignored."""
         with self.lock:
             for a in addresses:
@@ -320,6 +346,7 @@ class SharedArena:
         if self.closed:
             return
         seg = block.segment
+        assert seg is not None
         seg.live -= 1
         if self.sealed:
             if seg.live == 0:               # its one body is gone
@@ -327,7 +354,7 @@ class SharedArena:
         else:
             seg.give(block.offset, block.size)
 
-    def _drop_segment(self, seg) -> None:
+    def _drop_segment(self, seg: _Segment) -> None:
         del self.segments[seg.id]
         self.mapped_bytes -= seg.size
         if self.budget is not None:
@@ -358,7 +385,7 @@ class SharedArena:
                 _unlink(seg.path)
                 seg.path = None
 
-    def outstanding(self) -> list:
+    def outstanding(self) -> list[Outstanding]:
         """[(sequence, block address, addresses still to be freed)] for blocks not yet freed."""
         with self.lock:
             return sorted((b.sequence, b.address, frozenset(b.pending)) for b in self.blocks
@@ -382,35 +409,39 @@ class PeerLedger:
     (process_vm_readv; docs/PROTOCOL.md §5): the addresses are the body parts' own, the parts are
     kept alive until the client frees them, and the same windows apply as to an arena."""
 
-    def __init__(self, *, window: int = 64, window_bytes: int = 256 << 20):
+    def __init__(self, *, window: int = 64, window_bytes: int = 256 << 20) -> None:
         self.window = int(window)
         self.window_bytes = int(window_bytes)
-        self.by_address: dict = {}        # address -> [blocks handing it out, oldest first]
-        self.blocks: set = set()
+        # address -> [blocks handing it out, oldest first]
+        self.by_address: dict[int, list[Block]] = {}
+        self.blocks: set[Block] = set()
         self.outstanding_bytes = 0
         self.lock = threading.Lock()
         self.freed = threading.Condition(self.lock)
         self.closed = False
-        self.segments: dict = {}          # none: stats and tests look for arena-like fields
+        self.segments: dict[int, _Segment] = {}   # none: stats and tests look for arena-like fields
         self.blocks_allocated = 0
         self.blocks_released = 0
         self.unknown_frees = 0
         self.frees = 0
         self.peak_outstanding = 0
 
-    def hand_out(self, parts: list, spans: list, size: int, sequence: int):
+    def hand_out(self, parts: list[Any], spans: list[tuple[int, int]], size: int, sequence: int
+                 ) -> list[tuple[int, int]] | None | bool:
         """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
         body that `parts` make up), recorded until freed; None when a window is full; False when
         a buffer is not one piece of memory (the body then goes as bytes)."""
         from .._core.buffer import py_buffer
-        views, starts, pos = [], [], 0
+        views: list[Any] = []
+        starts: list[int] = []
+        pos = 0
         for p in parts:
             v = py_buffer(p)
             if v.size:
                 views.append(v)
                 starts.append(pos)
                 pos += v.size
-        pairs = []
+        pairs: list[tuple[int, int]] = []
         first = views[0].address if views else 0
         i = 0
         for off, n in spans:
@@ -443,7 +474,8 @@ class PeerLedger:
                 self._release(block)
         return pairs
 
-    def free(self, addresses) -> None:
+    def free(self, addresses: Iterable[int]) -> None:
+        """Apply one free_data message (an address handed out twice is freed oldest first)."""
         with self.lock:
             for a in addresses:
                 holders = self.by_address.get(a)
@@ -457,7 +489,7 @@ class PeerLedger:
                 if not block.pending:
                     self._release(block)
 
-    def _release(self, block) -> None:
+    def _release(self, block: Block) -> None:
         self.blocks.discard(block)
         block.parts = None
         self.blocks_released += 1
@@ -466,6 +498,7 @@ class PeerLedger:
         self.freed.notify_all()
 
     def wait_for_free(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for a block to be released (as SharedArena's)."""
         with self.lock:
             if not self.blocks or self.closed:
                 return False
@@ -473,14 +506,18 @@ class PeerLedger:
             return self.freed.wait_for(lambda: self.frees != seen or self.closed, timeout) \
                 and not self.closed
 
-    def outstanding(self) -> list:
+    def outstanding(self) -> list[Outstanding]:
+        """[(sequence, 0, addresses still to be freed)] for blocks not yet freed."""
         with self.lock:
-            return sorted((b.sequence, 0, frozenset(b.pending)) for b in self.blocks)
+            # every block here was handed out with its sequence
+            return sorted((b.sequence, 0, frozenset(b.pending))  # type: ignore[misc]
+                          for b in self.blocks)
 
     def acknowledge(self, segment_id: int) -> None:
-        pass
+        """Nothing to do: there are no named segments."""
 
     def close(self) -> None:
+        """The client is gone: release every block."""
         with self.lock:
             for b in list(self.blocks):
                 self._release(b)
@@ -503,7 +540,7 @@ class Segment:
     whether it holds one body only."""
     __slots__ = ("mapping", "immutable", "single")
 
-    def __init__(self, mapping, immutable: bool, single: bool):
+    def __init__(self, mapping: Mapping, immutable: bool, single: bool) -> None:
         self.mapping = mapping
         self.immutable = immutable
         self.single = single
@@ -518,16 +555,16 @@ class SegmentTable:
     """
 
     def __init__(self, name: str, *, max_segments: int = 4096, token: bytes | None = None,
-                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES):
+                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES) -> None:
         self.name = name
         self.max_segments = max_segments
         self.max_mapped_bytes = int(max_mapped_bytes)
         self.mapped_bytes = 0
         self.token = token
-        self.mappings: dict = {}
+        self.mappings: dict[int, Segment] = {}
 
     def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
-            single: bool = False):
+            single: bool = False) -> bool:
         """Map an announced segment; returns True when the server wants an ack (named)."""
         try:
             if segment_id in self.mappings:
@@ -583,7 +620,8 @@ class SegmentTable:
 
     def _seals(self, segment_id: int, fd: int) -> int:
         try:
-            return fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+            seals: int = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+            return seals
         except OSError as e:
             kind = "a regular file" if stat.S_ISREG(os.fstat(fd).st_mode) else "not a file"
             raise ArrowInvalid(f"{self.name}: segment {segment_id}: its descriptor is not a "
@@ -602,7 +640,8 @@ class SegmentTable:
             raise ArrowInvalid(f"{self.name}: cannot open shared segment {name!r}: {e} (is the "
                                f"server on another host?)") from None
 
-    def get(self, segment_id: int, sequence) -> Segment:
+    def get(self, segment_id: int, sequence: int) -> Segment:
+        """The mapped segment `segment_id` (ArrowInvalid naming the body when it is unknown)."""
         seg = self.mappings.get(segment_id)
         if seg is None:
             raise ArrowInvalid(f"type-1 body of sequence {sequence} points into segment "
@@ -618,16 +657,16 @@ class FreeChannel:
     meanwhile flushes the queue when it finishes (the transport's after_send hook).
     """
 
-    def __init__(self, transport, tag: int | None):
+    def __init__(self, transport: Any, tag: int | None) -> None:
         self.transport = transport
         self.tag = tag
-        self.pending: collections.deque = collections.deque()
+        self.pending: collections.deque[int] = collections.deque()
         self.sent_messages = 0
         self.sent_addresses = 0
         self._local = threading.local()
         transport.after_send = self.flush
 
-    def release(self, addresses, flush: bool = True) -> None:
+    def release(self, addresses: Iterable[int], flush: bool = True) -> None:
         """Queue addresses for free_data; flush=False leaves them for the reader's next flush
         (it sends what is pending before it waits for data), so one message frees many bodies."""
         if self.tag is None or self.transport.closed:
@@ -637,6 +676,7 @@ class FreeChannel:
             self.flush()
 
     def flush(self) -> None:
+        """Send the queued addresses (unless this thread is inside such a send already)."""
         local = self._local
         if getattr(local, "active", False):      # our own free_data send's hook
             return
@@ -651,12 +691,12 @@ class FreeChannel:
     def _send_pending(self) -> bool:
         """Send what is queued; True when another send holds the connection (it flushes after)."""
         while self.pending:
-            batch = []
+            batch: list[int] = []
             while self.pending and len(batch) < 65536:
                 batch.append(self.pending.popleft())
             payload = wire.encode_free_data(batch)
             try:
-                sent = self.transport.send_frame(wire.FRAME_TAGGED, self.tag, [payload],
+                sent: bool = self.transport.send_frame(wire.FRAME_TAGGED, self.tag, [payload],
                                                  blocking=False)
             except ArrowInvalid:
                 self.pending.clear()           # connection gone: the server frees everything
@@ -674,12 +714,12 @@ class SharedBody:
     last view goes, releases the body's addresses."""
     __slots__ = ("mapping", "addresses", "channel")
 
-    def __init__(self, mapping, addresses: list, channel: FreeChannel):
+    def __init__(self, mapping: Mapping, addresses: list[int], channel: FreeChannel) -> None:
         self.mapping = mapping
         self.addresses = addresses
         self.channel = channel
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.channel.release(self.addresses)
         except Exception:       # never raise from a finalizer (interpreter shutdown, closed socket)

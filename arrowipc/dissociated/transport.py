@@ -20,11 +20,27 @@ import socket
 import struct
 import termios
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer as BytesLike
+
+    # a message as a gather list of bytes-like parts; a frame as (kind, tag, parts)
+    Parts = list[BytesLike]
+    Frames = list[tuple[int, int, Parts]]
 
 from . import _wire as wire
 from .._core.buffer import Buffer, allocate
 from ..errors import ArrowInvalid
+
+__all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", "ERROR_PROTOCOL",
+           "ERROR_SERVER", "ERROR_UNKNOWN_TICKET", "Frame", "HELLO_MEMFD", "HELLO_NAMED",
+           "hello_payload", "HELLO_PEER", "HELLO_VERSION", "listen_tcp", "listen_unix",
+           "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
+           "parse_segment_ack", "peer_pid", "peer_probe_payload", "peer_reply_payload",
+           "PREALLOC_LIMIT", "segment_ack_payload", "SEGMENT_FD", "SEGMENT_FD_SINGLE",
+           "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER", "SocketTransport", "Transport",
+           "TransportClosed"]
 
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
@@ -58,6 +74,7 @@ _MAX_SEGMENT_NAME = 255
 
 
 class Frame(NamedTuple):
+    """One received frame: its kind, tag, payload and any descriptor it carried."""
     kind: int
     tag: int
     payload: Buffer
@@ -73,36 +90,42 @@ class Transport:
 
     closed = False
 
-    def send_message(self, parts: list) -> None:
+    def send_message(self, parts: Parts) -> None:
         """An untagged (metadata) message made of `parts`."""
         self.send_frame(wire.FRAME_MESSAGE, 0, parts)
 
-    def send_tagged(self, tag: int, parts: list) -> None:
+    def send_tagged(self, tag: int, parts: Parts) -> None:
         """A tagged message whose body is the gather list `parts` (sent without packing)."""
         self.send_frame(wire.FRAME_TAGGED, tag, parts)
 
-    def send_frame(self, kind: int, tag: int, parts: list, fd: int | None = None,
+    def send_frame(self, kind: int, tag: int, parts: Parts, fd: int | None = None,
                    blocking: bool = True) -> bool:
+        """Send one frame of `parts`; False when blocking=False and the connection is busy."""
         raise NotImplementedError
 
-    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+    def send_frames(self, frames: Frames, fd: int | None = None, blocking: bool = True) -> bool:
+        """Send several (kind, tag, parts) frames in order; `fd` goes with the first."""
         for kind, tag, parts in frames:
             self.send_frame(kind, tag, parts, fd, blocking)
             fd = None
         return True
 
     def receive(self) -> Frame | None:
+        """The next frame, or None at the end of the connection."""
         raise NotImplementedError
 
     def sending(self) -> bool:
+        """Whether a send holds the connection right now."""
         return False
 
     def close(self) -> None:
+        """Close the connection."""
         raise NotImplementedError
 
 
-def _byte_views(parts: list) -> tuple[list, int]:
-    views, total = [], 0
+def _byte_views(parts: Parts) -> tuple[list[memoryview], int]:
+    views: list[memoryview] = []
+    total = 0
     for p in parts:
         v = memoryview(p)
         if v.ndim != 1 or v.itemsize != 1:
@@ -125,7 +148,7 @@ class SocketTransport(Transport):
         self.closed = False
         self.after_send = None            # called after each send that held the lock
         self._send_lock = threading.Lock()
-        self._fds: collections.deque = collections.deque()
+        self._fds: collections.deque[int] = collections.deque()
         self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
         self._rview = memoryview(self._rbuf)
         self._rpos = self._rend = 0
@@ -141,17 +164,17 @@ class SocketTransport(Transport):
         if sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<SocketTransport {self.name} {'unix' if self.is_unix else 'tcp'}>"
 
     # -- sending --------------------------------------------------------------------------------
-    def send_frame(self, kind: int, tag: int, parts: list, fd: int | None = None,
+    def send_frame(self, kind: int, tag: int, parts: Parts, fd: int | None = None,
                    blocking: bool = True) -> bool:
         """Send one frame; with blocking=False, give up (return False) if another send holds
         the connection (used from finalizers, which may run inside a send)."""
         return self.send_frames([(kind, tag, parts)], fd, blocking)
 
-    def send_frames(self, frames: list, fd: int | None = None, blocking: bool = True) -> bool:
+    def send_frames(self, frames: Frames, fd: int | None = None, blocking: bool = True) -> bool:
         """Send (kind, tag, parts) frames back to back in as few sendmsg calls as possible (a
         message's metadata and body together: one wake-up of the reader, not two)."""
         iov = []
@@ -186,9 +209,10 @@ class SocketTransport(Transport):
             raw = fcntl.ioctl(self.sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0")
         except OSError:
             return -1
-        return struct.unpack("i", raw)[0]
+        count: int = struct.unpack("i", raw)[0]
+        return count
 
-    def _sendmsg_all(self, views: list, fd: int | None) -> None:
+    def _sendmsg_all(self, views: list[memoryview], fd: int | None) -> None:
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))] \
             if fd is not None else []
         i = 0
@@ -320,7 +344,7 @@ class SocketTransport(Transport):
         return n
 
     # -- closing --------------------------------------------------------------------------------
-    def _mark_closed(self):
+    def _mark_closed(self) -> None:
         self.closed = True
 
     def shutdown(self) -> None:
@@ -331,6 +355,7 @@ class SocketTransport(Transport):
             pass
 
     def close(self) -> None:
+        """Close the socket (and any descriptors received and not yet taken)."""
         self.closed = True
         self.shutdown()
         try:
@@ -348,12 +373,16 @@ class SocketTransport(Transport):
 # -- control frames --------------------------------------------------------------------------------
 
 def hello_payload(flags: int) -> bytes:
+    """The payload of a hello frame announcing `flags`."""
     return _HELLO.pack(HELLO_VERSION, flags)
 
 
 def parse_hello(payload: Buffer) -> int:
+    """The flags of a hello frame (ArrowInvalid for another version or size)."""
     if payload.size != _HELLO.size:
         raise ArrowInvalid(f"hello frame has {payload.size} bytes; expected {_HELLO.size}")
+    version: int
+    flags: int
     version, flags = _HELLO.unpack(payload.to_pybytes())
     if version != HELLO_VERSION:
         raise ArrowInvalid(f"hello frame version {version}; expected {HELLO_VERSION}")
@@ -361,10 +390,12 @@ def parse_hello(payload: Buffer) -> int:
 
 
 def error_payload(code: int, text: str) -> bytes:
+    """The payload of an error frame: `code` and the message (cut to 64 KiB)."""
     return _ERROR.pack(code) + text.encode("utf-8", "replace")[:65536]
 
 
 def parse_error(payload: Buffer) -> tuple[int, str]:
+    """(code, message) of an error frame."""
     if payload.size < _ERROR.size:
         raise ArrowInvalid(f"error frame has {payload.size} bytes; expected at least {_ERROR.size}")
     raw = payload.to_pybytes()
@@ -373,6 +404,8 @@ def parse_error(payload: Buffer) -> tuple[int, str]:
 
 def segment_payload(segment_id: int, size: int, name: str | None = None,
                     single: bool = False) -> bytes:
+    """The payload announcing segment `segment_id` of `size` bytes: by descriptor, or by
+    `name` under /dev/shm."""
     if name is None:
         return _SEGMENT.pack(segment_id, size, SEGMENT_FD_SINGLE if single else SEGMENT_FD)
     return _SEGMENT.pack(segment_id, size, SEGMENT_NAMED) + name.encode("ascii")
@@ -401,16 +434,20 @@ def parse_segment(payload: Buffer) -> tuple[int, int, str | None, bool]:
 
 
 def segment_ack_payload(segment_id: int) -> bytes:
+    """The payload acknowledging that named segment `segment_id` is mapped."""
     return _SEGMENT_ACK.pack(segment_id)
 
 
 def parse_segment_ack(payload: Buffer) -> int:
+    """The segment id a segment acknowledgement names."""
     if payload.size != _SEGMENT_ACK.size:
         raise ArrowInvalid(f"segment ack has {payload.size} bytes; expected {_SEGMENT_ACK.size}")
-    return _SEGMENT_ACK.unpack(payload.to_pybytes())[0]
+    segment: int = _SEGMENT_ACK.unpack(payload.to_pybytes())[0]
+    return segment
 
 
 def peer_probe_payload(address: int, expected: bytes) -> bytes:
+    """The payload asking the peer to read `expected` at `address` of this process."""
     return _PEER_PROBE.pack(address, len(expected)) + expected
 
 
@@ -428,14 +465,16 @@ def parse_peer_probe(payload: Buffer) -> tuple[int, bytes]:
 
 
 def peer_reply_payload(ok: bool) -> bytes:
+    """The payload answering a peer probe: whether the bytes read matched."""
     return _PEER_REPLY.pack(1 if ok else 0)
 
 
 def parse_peer_reply(payload: Buffer) -> bool:
+    """Whether the peer read the probe's bytes."""
     if payload.size != _PEER_REPLY.size:
         raise ArrowInvalid(f"peer memory reply has {payload.size} bytes; expected "
                            f"{_PEER_REPLY.size}")
-    value = _PEER_REPLY.unpack(payload.to_pybytes())[0]
+    value: int = _PEER_REPLY.unpack(payload.to_pybytes())[0]
     if value not in (0, 1):
         raise ArrowInvalid(f"peer memory reply is {value}; expected 0 or 1")
     return value == 1
@@ -444,19 +483,22 @@ def parse_peer_reply(payload: Buffer) -> bool:
 def peer_pid(sock: socket.socket) -> int:
     """The pid of the process at the other end of a Unix socket (SO_PEERCRED)."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[0]
+    pid: int = struct.unpack("3i", creds)[0]
+    return pid
 
 
 # -- connecting and listening -------------------------------------------------------------------
 
 def connect_tcp(host: str, port: int, *, timeout: float | None = 60.0,
                 max_frame: int = DEFAULT_MAX_FRAME) -> SocketTransport:
+    """A transport connected to HOST:PORT."""
     sock = socket.create_connection((host, port), timeout=timeout)
     return SocketTransport(sock, max_frame=max_frame, timeout=timeout, name=f"tcp {host}:{port}")
 
 
 def connect_unix(path: str, *, timeout: float | None = 60.0,
                  max_frame: int = DEFAULT_MAX_FRAME) -> SocketTransport:
+    """A transport connected to the Unix socket at `path`."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -468,6 +510,7 @@ def connect_unix(path: str, *, timeout: float | None = 60.0,
 
 
 def listen_tcp(host: str = "127.0.0.1", port: int = 0, backlog: int = 64) -> socket.socket:
+    """A listening TCP socket (port 0: any free port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -477,6 +520,7 @@ def listen_tcp(host: str = "127.0.0.1", port: int = 0, backlog: int = 64) -> soc
 
 
 def listen_unix(path: str, backlog: int = 64) -> socket.socket:
+    """A listening Unix socket at `path`."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(path)
     sock.listen(backlog)

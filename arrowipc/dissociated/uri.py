@@ -16,6 +16,9 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from ..errors import ArrowInvalid
 
+__all__ = ["decode_remote_handle", "DissociatedURI", "encode_remote_handle", "format_uri",
+           "parse_uri", "SCHEME_TCP", "SCHEME_UNIX"]
+
 SCHEME_TCP = "arrowipc+tcp"
 SCHEME_UNIX = "arrowipc+unix"
 _UINT64_MAX = (1 << 64) - 1
@@ -25,6 +28,7 @@ _KNOWN = ("want_data", "free_data", "remote_handle")
 
 @dataclasses.dataclass(frozen=True)
 class DissociatedURI:
+    """A parsed Dissociated IPC URI: where to connect and the protocol parameters."""
     scheme: str                       # SCHEME_TCP or SCHEME_UNIX
     want_data: int
     free_data: int | None = None
@@ -38,6 +42,7 @@ class DissociatedURI:
 
 
 def encode_remote_handle(handle: bytes) -> str:
+    """`handle` in URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(bytes(handle)).rstrip(b"=").decode("ascii")
 
 
@@ -74,7 +79,7 @@ def parse_uri(uri: str) -> DissociatedURI:
     if scheme not in (SCHEME_TCP, SCHEME_UNIX):
         raise ArrowInvalid(f"URI {uri!r}: scheme {parts.scheme!r} is not {SCHEME_TCP!r} or "
                            f"{SCHEME_UNIX!r}")
-    params: dict = {}
+    params: dict[str, str] = {}
     for name, value in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         if name in params:
             raise ArrowInvalid(f"URI {uri!r}: parameter {name!r} appears more than once")
@@ -105,12 +110,15 @@ def parse_uri(uri: str) -> DissociatedURI:
 
 
 def format_uri(u: DissociatedURI) -> str:
+    """The text form of `u` (what parse_uri reads back)."""
     query = f"want_data={u.want_data}"
     if u.free_data is not None:
         query += f"&free_data={u.free_data}"
     if u.remote_handle is not None:
         query += f"&remote_handle={encode_remote_handle(u.remote_handle)}"
     if u.scheme == SCHEME_TCP:
+        assert u.host is not None, "a TCP URI has a host"      # parse_uri sets it
         host = f"[{u.host}]" if ":" in u.host else u.host
         return f"{SCHEME_TCP}://{host}:{u.port}?{query}"
+    assert u.path is not None, "a Unix socket URI has a path"  # parse_uri sets it
     return f"{SCHEME_UNIX}://{quote(u.path)}?{query}"

@@ -16,6 +16,9 @@ import arrowipc
 from arrowipc import ipc
 
 
+__all__ = ["main", "make_batch"]
+
+
 def make_batch(start: int, rows: int, rng: random.Random) -> arrowipc.RecordBatch:
     """Synthetic click events: ids, timestamps, a nullable price, a country, tags, a flag."""
     countries = ["DE", "FR", "US", "JP", "BR", None]
@@ -30,7 +33,8 @@ def make_batch(start: int, rows: int, rng: random.Random) -> arrowipc.RecordBatc
     }, metadata={"source": "arrowipc demo"})
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run the demo with command-line arguments `argv`; returns the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000, help="total rows (default 200000)")
     ap.add_argument("--batches", type=int, default=8, help="record batches (default 8)")

@@ -28,6 +28,8 @@ import shutil
 import sys
 import tempfile
 import time
+from types import TracebackType
+from typing import Any, Callable
 
 import numpy as np
 
@@ -36,6 +38,16 @@ from arrowipc import ipc
 from arrowipc._core.arraydata import ArrayData
 from arrowipc._core.bitmap import unpack_bits
 from arrowipc.array import make_array
+
+NDArray = np.ndarray[Any, Any]
+# (category, country, day) -> (orders, units, revenue, margin)
+Groups = dict[tuple[str, str, int], tuple[int, ...]]
+
+__all__ = ["BATCH_ROWS", "CATEGORIES", "compare", "compare_with_parquet", "comparison_queries",
+           "comparison_table", "COUNTRIES", "DAYS", "expected_groups", "generate", "main",
+           "make_events", "make_products", "MS_PER_DAY", "N_PRODUCTS", "parse_args",
+           "PRODUCT_ID_RANGE", "result_groups", "run_spark_job", "say", "SparkProgress", "Stage",
+           "START_MS", "STATUS_SHARES", "STATUSES"]
 
 COUNTRIES = ["DE", "FR", "US", "JP", "BR", "IN", "GB", "ES", "IT", "NL", "SE", "PL"]
 STATUSES = ["ok", "refunded", "failed"]
@@ -51,6 +63,7 @@ BATCH_ROWS = 131_072
 
 
 def say(msg: str) -> None:
+    """Print a progress line at once."""
     print(msg, flush=True)
 
 
@@ -58,7 +71,7 @@ class SparkProgress:
     """While a Spark job runs, prints its active stages' task counts every few seconds (Spark's
     console progress bar only draws on a terminal; this also shows in logs)."""
 
-    def __init__(self, spark, every: float = 5.0) -> None:
+    def __init__(self, spark: Any, every: float = 5.0) -> None:
         import threading
         self.tracker = spark.sparkContext.statusTracker()
         self.every = every
@@ -76,11 +89,12 @@ class SparkProgress:
             if parts:
                 say("      " + "; ".join(parts))
 
-    def __enter__(self):
+    def __enter__(self) -> SparkProgress:
         self.thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self.stop.set()
         self.thread.join()
 
@@ -88,24 +102,25 @@ class SparkProgress:
 class Stage:
     """Prints '[i/n] what ...' on entry and '      done in X s' on exit; keeps the time."""
 
-    def __init__(self, timings: dict, index: int, total: int, what: str) -> None:
+    def __init__(self, timings: dict[str, float], index: int, total: int, what: str) -> None:
         self.timings, self.label, self.what = timings, f"[{index}/{total}]", what
 
-    def __enter__(self):
+    def __enter__(self) -> Stage:
         say(f"{self.label} {self.what} ...")
         self.t0 = time.perf_counter()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         elapsed = time.perf_counter() - self.t0
         self.timings[self.what] = elapsed
-        if exc[0] is None:
+        if exc_type is None:
             say(f"{' ' * len(self.label)} done in {elapsed:.2f} s")
 
 
 # -- 1. synthetic data ---------------------------------------------------------------------------
 
-def _dictionary_column(codes: np.ndarray, values: list) -> arrowipc.Array:
+def _dictionary_column(codes: NDArray, values: list[str]) -> arrowipc.Array:
     """A dictionary<int8, string> column from codes and its dictionary, without a Python loop."""
     data = ArrayData(arrowipc.dictionary(arrowipc.int8(), arrowipc.string()), len(codes), 0, 0,
                      [None, arrowipc.py_buffer(codes.astype(np.int8))], None,
@@ -145,7 +160,7 @@ def make_products(rng: np.random.Generator) -> arrowipc.RecordBatch:
     ], names=["product_id", "name", "category", "unit_cost_cents"])
 
 
-def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
+def generate(data_dir: str, rows: int, files: int, seed: int) -> dict[str, Any]:
     """Write the events files and the products stream; returns counts and sizes."""
     events_dir = os.path.join(data_dir, "events")
     os.makedirs(events_dir, exist_ok=True)
@@ -158,20 +173,19 @@ def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
         if n_file <= 0:
             break
         path = os.path.join(events_dir, f"events-{k:03d}.arrow")
-        schema = None
-        writer = None
+        writer: ipc.RecordBatchFileWriter | None = None
         left = n_file
         while left > 0:
             n = min(BATCH_ROWS, left)
             batch = make_events(first_id, n, rng)
             if writer is None:
-                schema = batch.schema
-                writer = ipc.new_file(path, schema, options=options,
+                writer = ipc.new_file(path, batch.schema, options=options,
                                       metadata={"generator": "arrowipc.examples.etl"},
                                       statistics=True)
             writer.write_batch(batch)
             first_id += n
             left -= n
+        assert writer is not None           # n_file > 0: at least one batch was written
         writer.close()
         written += n_file
         nbytes += os.path.getsize(path)
@@ -185,7 +199,10 @@ def generate(data_dir: str, rows: int, files: int, seed: int) -> dict:
 
 # -- 2. the Spark job ----------------------------------------------------------------------------
 
-def run_spark_job(spark, events_dir: str, products_path: str, result_dir: str) -> dict:
+def run_spark_job(spark: Any, events_dir: str, products_path: str, result_dir: str
+                  ) -> dict[str, Any]:
+    """The ETL job on Spark: sales of valid events joined with products, aggregated and
+    written to `result_dir`; returns the events' schema and partition count."""
     from pyspark.sql import functions as F
     events = spark.read.format("arrowipc").load(events_dir)
     products = spark.read.format("arrowipc").load(products_path)
@@ -209,7 +226,7 @@ def run_spark_job(spark, events_dir: str, products_path: str, result_dir: str) -
 
 # -- 3. the independent check --------------------------------------------------------------------
 
-def _valid(col) -> np.ndarray | None:
+def _valid(col: Any) -> NDArray | None:
     """Which slots of an arrowipc column hold a value (None: all do)."""
     d = col.data
     if d.buffers[0] is None:
@@ -217,19 +234,20 @@ def _valid(col) -> np.ndarray | None:
     return np.frombuffer(unpack_bits(d.buffers[0], d.offset, d.length), dtype=np.bool_)
 
 
-def _values(col, dtype) -> np.ndarray:
+def _values(col: Any, dtype: Any) -> NDArray:
     """The values buffer of a fixed-width arrowipc column, whatever its validity says."""
     d = col.data
     return np.frombuffer(d.buffers[1], dtype=dtype)[d.offset:d.offset + d.length]
 
 
-def _dictionary_codes(col, wanted: list) -> np.ndarray:
+def _dictionary_codes(col: Any, wanted: list[str]) -> NDArray:
     """The codes of a dictionary column, renumbered to positions in `wanted`."""
     lookup = np.array([wanted.index(v) for v in col.dictionary.to_pylist()], dtype=np.int64)
-    return lookup[col.indices.to_numpy()]
+    codes: NDArray = lookup[col.indices.to_numpy()]
+    return codes
 
 
-def expected_groups(events_dir: str, products_path: str) -> tuple:
+def expected_groups(events_dir: str, products_path: str) -> tuple[Groups, int]:
     """{(category, country, day): (orders, units, revenue, margin)} recomputed with numpy from the
     source files, and the number of source rows read."""
     products = ipc.open_stream(products_path).read_all()
@@ -264,11 +282,12 @@ def expected_groups(events_dir: str, products_path: str) -> tuple:
             totals[1] += _sums(key, qty, n_keys)
             totals[2] += _sums(key, qty * price, n_keys)
             totals[3] += _sums(key, qty * (price - cost), n_keys)
-    groups = {}
+    groups: Groups = {}
     for k in np.flatnonzero(totals[0]):
         cat, rest = divmod(int(k), len(COUNTRIES) * DAYS)
-        country, day = divmod(rest, DAYS)
-        groups[(CATEGORIES[cat], COUNTRIES[country], day)] = tuple(int(t) for t in totals[:, k])
+        country_index, day_index = divmod(rest, DAYS)
+        groups[(CATEGORIES[cat], COUNTRIES[country_index], day_index)] = \
+            tuple(int(t) for t in totals[:, k])
     return groups, rows
 
 
@@ -279,11 +298,12 @@ def _sums(key: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     return np.rint(np.bincount(key, weights=weights, minlength=n)).astype(np.int64)
 
 
-def result_groups(result_dir: str) -> tuple:
+def result_groups(result_dir: str) -> tuple[Groups, list[str]]:
     """{(category, country, day): (orders, units, revenue, margin)} read back with arrowipc, and
     the files read."""
     epoch_day0 = dt.date(1970, 1, 1) + dt.timedelta(days=START_MS // MS_PER_DAY)
-    groups, files = {}, []
+    groups: Groups = {}
+    files: list[str] = []
     for name in sorted(os.listdir(result_dir)):
         if name.startswith(("_", ".")):
             continue
@@ -300,7 +320,7 @@ def result_groups(result_dir: str) -> tuple:
     return groups, files
 
 
-def compare(expected: dict, got: dict) -> list:
+def compare(expected: Groups, got: Groups) -> list[str]:
     """Differences between the recomputed and the Spark groups, as lines (empty when equal)."""
     problems = []
     for key in sorted(set(expected) | set(got)):
@@ -312,7 +332,7 @@ def compare(expected: dict, got: dict) -> list:
 
 # -- optional: the issue-18 table, arrowipc against Parquet --------------------------------------
 
-def comparison_queries(first_id: int, rows: int) -> dict:
+def comparison_queries(first_id: int, rows: int) -> dict[str, Callable[[Any], Any]]:
     """name -> function(DataFrame) running one query; the filter selects 1 % of the event ids."""
     from pyspark.sql import functions as F
     lo = first_id + rows // 2
@@ -328,16 +348,16 @@ def comparison_queries(first_id: int, rows: int) -> dict:
     }
 
 
-def compare_with_parquet(spark, events_dir: str, parquet_dir: str, work: str, rows: int,
-                         rounds: int = 3) -> dict:
+def compare_with_parquet(spark: Any, events_dir: str, parquet_dir: str, work: str, rows: int,
+                         rounds: int = 3) -> dict[tuple[str, str], float]:
     """Best seconds per (query, source), each round running every query on both sources in turn
     (interleaved, so a busy machine slows both alike), plus writing the events both ways."""
     frames = {"arrowipc": spark.read.format("arrowipc").load(events_dir),
               "parquet": spark.read.parquet(parquet_dir)}
     queries = comparison_queries(0, rows)
-    best: dict = {}
+    best: dict[tuple[str, str], float] = {}
 
-    def timed(key, run):
+    def timed(key: tuple[str, str], run: Callable[[], object]) -> None:
         t0 = time.perf_counter()
         run()
         best[key] = min(best.get(key, float("inf")), time.perf_counter() - t0)
@@ -354,7 +374,10 @@ def compare_with_parquet(spark, events_dir: str, parquet_dir: str, work: str, ro
     return best
 
 
-def comparison_table(best: dict, rows: int, rounds: int = 3) -> list:
+def comparison_table(best: dict[tuple[str, str], float], rows: int, rounds: int = 3
+                     ) -> list[str]:
+    """The markdown table of the best times, arrowipc against Parquet, per query and for the
+    write."""
     lines = [f"{rows:,} events x 8 columns, best of {rounds}, rounds interleaved "
              f"(arrowipc: zstd .arrow with statistics; Parquet: snappy)",
              "| query | arrowipc (s) | Parquet (s) | arrowipc / Parquet |",
@@ -367,7 +390,8 @@ def comparison_table(best: dict, rows: int, rounds: int = 3) -> list:
 
 # -- driver --------------------------------------------------------------------------------------
 
-def parse_args(argv):
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The parsed command-line arguments."""
     ap = argparse.ArgumentParser(prog="arrowipc-etl", description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=10_000_000, help="events to generate (10000000)")
     ap.add_argument("--files", type=int, default=8, help="events files (8)")
@@ -391,7 +415,8 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Run the example with command-line arguments `argv`; returns the exit status."""
     args = parse_args(argv)
     try:
         from arrowipc.spark.extras import require     # arrowipc.spark itself needs pyspark
@@ -401,7 +426,7 @@ def main(argv=None) -> int:
         return 2
     work = args.out or tempfile.mkdtemp(prefix="arrowipc-etl-")
     os.makedirs(work, exist_ok=True)
-    timings: dict = {}
+    timings: dict[str, float] = {}
     total_t0 = time.perf_counter()
     n_stages = 5 if args.compare_parquet else 4
     say(f"arrowipc ETL: {args.rows:,} events in {args.files} files, Spark master {args.master}, "

@@ -11,11 +11,23 @@ from __future__ import annotations
 import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowCapacityError, ArrowInvalid
 from .format import CODEC_LZ4_FRAME, CODEC_ZSTD, RAW_MARKER
 from .format import CODEC_SPEC_NAMES as CODEC_NAMES
+
+if TYPE_CHECKING:
+    from ._batch_decode import RecordBatchHeader
+    from .options import IpcWriteOptions
+
+__all__ = ["BodyDecompression", "decompress_body_buffers", "make_body_compressor",
+           "MAX_DECOMPRESSED_BUFFER", "RAW_PREFIX"]
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
 
 _PREFIX = struct.Struct("<q")
 # The length prefix of a buffer stored raw; the writer checks for this very object to tell that
@@ -27,8 +39,8 @@ MAX_DECOMPRESSED_BUFFER = 1 << 34
 # Buffers smaller than this are not worth a thread hand-off.
 _PARALLEL_MIN_BYTES = 1 << 16
 
-_pool = None
-_c_codecs = None
+_pool: ThreadPoolExecutor | None = None
+_c_codecs: ModuleType | None = None
 
 
 # Where the C path finds each codec, in order: the codec packages' extension modules export the
@@ -40,7 +52,7 @@ _LIBRARIES = {
 }
 
 
-def _native():
+def _native() -> ModuleType:
     """The C codec module (its `available(codec)` says which codecs loaded)."""
     global _c_codecs
     if _c_codecs is None:
@@ -54,7 +66,7 @@ def _native():
     return _c_codecs
 
 
-def _module_file(name: str):
+def _module_file(name: str) -> str | None:
     """The shared-object file of an extension module, without importing it."""
     import importlib.util
     try:
@@ -76,7 +88,8 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
-def _map(fn, items, use_threads: bool, total_bytes: int):
+def _map(fn: Callable[[_In], _Out], items: list[_In], use_threads: bool, total_bytes: int
+         ) -> list[_Out]:
     if use_threads and len(items) > 1 and total_bytes >= _PARALLEL_MIN_BYTES:
         return list(_executor().map(fn, items))
     return [fn(x) for x in items]
@@ -88,7 +101,7 @@ def _decompress_lz4(data: memoryview, size: int) -> bytes:
     import lz4.frame
     d = lz4.frame.LZ4FrameDecompressor()
     try:
-        out = d.decompress(data, max_length=size + 1)     # one spare byte proves a lie
+        out: bytes = d.decompress(data, max_length=size + 1)     # one spare byte proves a lie
     except RuntimeError as e:
         raise ArrowInvalid(f"corrupt LZ4 frame: {e}") from None
     if len(out) > size:
@@ -103,7 +116,7 @@ def _decompress_zstd(data: memoryview, size: int) -> bytes:
     import zstandard
     try:
         reader = zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=False)
-        out = reader.read(size) if size else b""
+        out: bytes = reader.read(size) if size else b""
         extra = reader.read(1)
     except zstandard.ZstdError as e:
         raise ArrowInvalid(f"corrupt ZSTD frame: {e}") from None
@@ -186,16 +199,25 @@ class BodyDecompression:
         self.buffer_limit = buffer_limit
         self.claimed = 0          # uncompressed bytes the queued frames claim, all bodies
         self._native = _native()
-        self._outs = []           # per body: list by header index
-        self._fallbacks = []      # per body: (codec, frames, where) for the Python APIs, or None
-        self._first_where = None
-        self._codecs, self._srcs, self._sizes, self._labels, self._wheres, self._slots = \
-            [], [], [], [], [], []
+        self._outs: list[list[Buffer | None]] = []      # per body: list by header index
+        # per body: (codec, frames, where) for the Python APIs, or None
+        self._fallbacks: list[tuple[int, list[tuple[int, Buffer, int]], str] | None] = []
+        self._first_where: str | None = None
+        # the frames for the C codecs, all bodies: one entry each in every list
+        self._codecs: list[int] = []
+        self._srcs: list[Buffer] = []
+        self._sizes: list[int] = []
+        self._labels: list[int] = []
+        self._wheres: list[str] = []
+        self._slots: list[int] = []
 
-    def add(self, header, body: Buffer, codec: int, needed: list, where: str) -> int:
+    def add(self, header: RecordBatchHeader, body: Buffer, codec: int, needed: list[bool],
+            where: str) -> int:
+        """Check and queue the compressed buffers of one body; its slot in run()'s result."""
         spans = header.buffers_list()
-        out = [None] * len(spans)
-        frames = []               # (header index, frame without its prefix, claimed size)
+        out: list[Buffer | None] = [None] * len(spans)
+        # (header index, frame without its prefix, claimed size)
+        frames: list[tuple[int, Buffer, int]] = []
         claimed = 0
         ratio, extra = _MAX_RATIO[codec], _MAX_EXTRA[codec]
         for i, (off, n) in enumerate(spans):
@@ -210,7 +232,7 @@ class BodyDecompression:
             if n < 8:
                 raise ArrowInvalid(f"{where}: buffer {i}: compressed buffer of {n} bytes has no "
                                    f"8-byte length prefix")
-            size = _PREFIX.unpack(body.slice(off, 8).to_pybytes())[0]
+            size: int = _PREFIX.unpack(body.slice(off, 8).to_pybytes())[0]
             if size == RAW_MARKER:
                 out[i] = _aligned(body.slice(off + 8, n - 8))
                 continue
@@ -247,7 +269,8 @@ class BodyDecompression:
                 self._slots.append(slot)
         return slot
 
-    def run(self) -> list:
+    def run(self) -> list[list[Buffer | None] | ArrowInvalid]:
+        """Decompress every queued frame; per body (by slot) its Buffers, or its error."""
         try:
             return self._run()
         except MemoryError:
@@ -256,29 +279,32 @@ class BodyDecompression:
                                      f"bytes the compressed buffers of {len(self._outs)} "
                                      f"message(s) claim") from None
 
-    def _run(self) -> list:
-        results = list(self._outs)
+    def _run(self) -> list[list[Buffer | None] | ArrowInvalid]:
+        results: list[list[Buffer | None] | ArrowInvalid] = list(self._outs)
         if self._srcs:
             threads = _threads(self.use_threads, sum(b.size for b in self._srcs))
             bufs = self._native.decompress_many(self._codecs, self._srcs, self._sizes,
                                                 self._labels, self._wheres, threads)
             for slot, i, buf in zip(self._slots, self._labels, bufs):
-                if isinstance(results[slot], ArrowInvalid):
+                body = results[slot]
+                if isinstance(body, ArrowInvalid):
                     continue                      # the body's first error (by buffer) counts
                 if isinstance(buf, str):
                     results[slot] = ArrowInvalid(buf)
                 else:
-                    results[slot][i] = buf
+                    body[i] = buf
         for slot, fallback in enumerate(self._fallbacks):
-            if fallback is not None:
+            body = results[slot]
+            if fallback is not None and not isinstance(body, ArrowInvalid):
                 try:
-                    self._decompress_python(results[slot], *fallback)
+                    self._decompress_python(body, *fallback)
                 except ArrowInvalid as e:
                     results[slot] = e
         return results
 
-    def _decompress_python(self, out, codec, frames, where) -> None:
-        def one(job):
+    def _decompress_python(self, out: list[Buffer | None], codec: int,
+                           frames: list[tuple[int, Buffer, int]], where: str) -> None:
+        def one(job: tuple[int, Buffer, int]) -> Buffer:
             i, frame, size = job
             return _decompress_frame(frame, size, codec, f"{where}: buffer {i}")
 
@@ -287,8 +313,9 @@ class BodyDecompression:
             out[i] = _aligned(buf)
 
 
-def decompress_body_buffers(header, body: Buffer, codec: int, needed: list, use_threads: bool,
-                            where: str, message_limit: int | None = None) -> list:
+def decompress_body_buffers(header: RecordBatchHeader, body: Buffer, codec: int,
+                            needed: list[bool], use_threads: bool, where: str,
+                            message_limit: int | None = None) -> list[Buffer | None]:
     """Decompressed Buffer per header buffer index (None where not needed), in parallel."""
     work = BodyDecompression(use_threads, message_limit)
     work.add(header, body, codec, needed, where)
@@ -307,7 +334,8 @@ def _aligned(buf: Buffer) -> Buffer:
 
 # -- compression ------------------------------------------------------------------------------------
 
-def make_body_compressor(options):
+def make_body_compressor(options: IpcWriteOptions
+                         ) -> Callable[[list[Any]], list[tuple[bytes, Any] | None]]:
     """A callable mapping a batch's body buffers to compressed parts: (length prefix, frame) or
     (-1 prefix, raw bytes) per buffer, None for empty ones. Buffers below the options'
     compression threshold, or that do not shrink, are stored raw."""
@@ -319,24 +347,29 @@ def make_body_compressor(options):
     savings = options.min_space_savings
     use_threads = options.use_threads
     native = _native()
+    compress_many: Callable[[list[Any]], list[Any]]
     if native.available(codec):
-        def compress_many(datas):
-            return native.compress_all(codec, level, datas,
-                                       _threads(use_threads, sum(len(d) for d in datas)))
+        def compress_native(datas: list[Any]) -> list[Any]:
+            packed: list[Buffer | None] = native.compress_all(
+                codec, level, datas, _threads(use_threads, sum(len(d) for d in datas)))
+            return packed
+        compress_many = compress_native
     else:
         compress_one = _python_compressor(codec, level)
 
-        def compress_many(datas):
-            def one(d):
+        def compress_python(datas: list[Any]) -> list[Any]:
+            def one(d: Any) -> bytes | None:
                 packed = compress_one(d)
                 return packed if len(packed) < len(d) else None
             return _map(one, datas, use_threads, sum(len(d) for d in datas))
+        compress_many = compress_python
 
     class Compressor:
-        def __call__(self, buffers: list) -> list:
+        def __call__(self, buffers: list[Any]) -> list[tuple[bytes, Any] | None]:
             work = [i for i, b in enumerate(buffers) if b is not None and len(b) >= max(1, threshold)]
             packed = compress_many([buffers[i] for i in work]) if work else []
-            out = [None if b is None or len(b) == 0 else (RAW_PREFIX, b) for b in buffers]
+            out: list[tuple[bytes, Any] | None] = [
+                None if b is None or len(b) == 0 else (RAW_PREFIX, b) for b in buffers]
             for i, p in zip(work, packed):
                 n = len(buffers[i])
                 # never store a buffer larger than it was raw, nor one that saves too little
@@ -347,7 +380,7 @@ def make_body_compressor(options):
     return Compressor()
 
 
-def _python_compressor(codec, level):
+def _python_compressor(codec: int, level: int) -> Callable[[Any], bytes]:
     if codec == CODEC_LZ4_FRAME:
         import lz4.frame
         return lambda data: lz4.frame.compress(data, compression_level=level, store_size=True)

@@ -13,10 +13,21 @@ from ..errors import ArrowInvalid
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
+    from ..table import Table
+    from .metadata import SchemaInfo
+    from .options import IpcWriteOptions, ReadCounters
 
-def dictionary_paths(schema: T.Schema) -> list:
+    Path = tuple[int, ...]        # child indices from the schema root
+
+
+__all__ = ["dictionary_paths", "DictionaryMemo", "DictionaryTracker", "find_nodes",
+           "unify_table_dictionaries"]
+
+
+def dictionary_paths(schema: T.Schema) -> list[tuple[Path, T.DictionaryType]]:
     """[(path, DictionaryType)] in pre-order; the position in the list is the dictionary id.
     Walked once per Schema object (schemas are immutable; a writer asks at every open)."""
     cache = schema._ipc_cache
@@ -28,10 +39,10 @@ def dictionary_paths(schema: T.Schema) -> list:
     return list(hit)
 
 
-def _walk_dictionaries(schema: T.Schema) -> list:
-    out = []
+def _walk_dictionaries(schema: T.Schema) -> list[tuple[Path, T.DictionaryType]]:
+    out: list[tuple[Path, T.DictionaryType]] = []
 
-    def walk(t, path) -> None:
+    def walk(t: T.DataType, path: Path) -> None:
         if isinstance(t, T.DictionaryType):
             out.append((path, t))
             t = t.value_type
@@ -44,15 +55,16 @@ def _walk_dictionaries(schema: T.Schema) -> list:
     return out
 
 
-def _prefixes(paths) -> set:
-    out = set()
+def _prefixes(paths: Iterable[Path]) -> set[Path]:
+    out: set[Path] = set()
     for p in paths:
         for k in range(1, len(p) + 1):
             out.add(p[:k])
     return out
 
 
-def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefixes: set, found: dict,
+def find_nodes(root: ArrayData, root_type: T.DataType, root_path: Path, wanted: set[Path],
+               prefixes: set[Path], found: dict[Path, list[ArrayData]],
                skip_self: bool = False) -> None:
     """Map each wanted path under `root` to the ArrayData nodes found there (several when shared).
 
@@ -76,7 +88,8 @@ def find_nodes(root: ArrayData, root_type, root_path: tuple, wanted: set, prefix
 class DictionaryMemo:
     """Reader side: the current dictionary of every id, with deltas and replacements applied."""
 
-    def __init__(self, info, stats, where: str, file_mode: bool = False) -> None:
+    def __init__(self, info: SchemaInfo, stats: ReadCounters, where: str,
+                 file_mode: bool = False) -> None:
         self.info = info                     # SchemaInfo: id -> DictionaryField(path, value_type)
         self.stats = stats
         self.where = where
@@ -85,9 +98,10 @@ class DictionaryMemo:
         self.id_by_path = {p: i for i, f in info.dictionaries.items() for p in (f.paths or [f.path])}
         self._prefixes = _prefixes(self.id_by_path)
 
-    def resolve(self, root: ArrayData, root_type, root_path: tuple, skip_self: bool = False):
+    def resolve(self, root: ArrayData, root_type: T.DataType, root_path: Path,
+                skip_self: bool = False) -> None:
         """Attach the current dictionaries to every dictionary-encoded node under `root`."""
-        found: dict[Any, Any] = {}
+        found: dict[Path, list[ArrayData]] = {}
         wanted = set(self.id_by_path)
         find_nodes(root, root_type, root_path, wanted, self._prefixes, found, skip_self)
         for path, nodes in found.items():
@@ -101,7 +115,8 @@ class DictionaryMemo:
                     values = _empty(self.info.dictionaries[dict_id].value_type)
                 node.dictionary = values
 
-    def add(self, dict_id: int, values: ArrayData, is_delta: bool):
+    def add(self, dict_id: int, values: ArrayData, is_delta: bool) -> None:
+        """Apply one dictionary batch: the first for its id, a delta, or a replacement."""
         if dict_id not in self.info.dictionaries:
             raise ArrowInvalid(f"{self.where}: dictionary batch for id {dict_id}, which no field "
                                f"of the schema uses")
@@ -124,7 +139,7 @@ def _null_count(d: ArrayData) -> int:
     return null_count_of(d)
 
 
-def _empty(t) -> ArrayData:
+def _empty(t: T.DataType) -> ArrayData:
     from ..from_python import array_data_from_python
     return array_data_from_python([], t)
 
@@ -132,7 +147,7 @@ def _empty(t) -> ArrayData:
 class DictionaryTracker:
     """Writer side: decides per batch which dictionary batches to emit (first, delta, replacement)."""
 
-    def __init__(self, schema: T.Schema, options, file_mode: bool) -> None:
+    def __init__(self, schema: T.Schema, options: IpcWriteOptions, file_mode: bool) -> None:
         self.paths = dictionary_paths(schema)
         self.wanted = {p for p, _ in self.paths}
         self.prefixes = _prefixes(self.wanted)
@@ -143,9 +158,10 @@ class DictionaryTracker:
     def __bool__(self) -> bool:
         return bool(self.paths)
 
-    def dictionaries_for(self, schema: T.Schema, columns: list):
+    def dictionaries_for(self, schema: T.Schema, columns: list[ArrayData]
+                         ) -> list[tuple[int, ArrayData, bool, str]]:
         """[(id, ArrayData to write, is_delta, kind)] for one batch; kind: new/delta/replace/None."""
-        found: dict[Any, Any] = {}
+        found: dict[Path, list[ArrayData]] = {}
         for i, (f, col) in enumerate(zip(schema, columns)):
             if (i,) in self.prefixes:
                 find_nodes(col, f.type, (i,), self.wanted, self.prefixes, found)
@@ -198,12 +214,12 @@ class DictionaryTracker:
         return out
 
 
-def _values(d: ArrayData) -> list:
+def _values(d: ArrayData) -> list[Any]:
     from ..array import make_array
     return make_array(d).to_pylist()
 
 
-def unify_table_dictionaries(table):
+def unify_table_dictionaries(table: Table) -> Table:
     """A table whose batches share one dictionary per dictionary-encoded top-level column."""
     from ..array import make_array
     from ..from_python import array_data_from_python
@@ -216,7 +232,9 @@ def unify_table_dictionaries(table):
     new_cols = [list(b._columns) for b in batches]
     for i in dict_cols:
         dtype = schema.field(i).type
-        unified, index = [], {}
+        assert isinstance(dtype, T.DictionaryType)      # dict_cols holds only those
+        unified: list[Any] = []
+        index: dict[tuple[type, Any], int] = {}
         per_batch = []
         for b in batches:
             col = b._columns[i]

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from .._core.buffer import Buffer
 
 
+__all__ = ["swap_array_data"]
+
+
 def _swap(buf: Buffer | None, width: int, count: int | None = None,
           parts: tuple[int, ...] | None = None) -> Buffer | None:
     """A swapped copy of `buf` viewed as elements of `width` bytes (or of several parts)."""

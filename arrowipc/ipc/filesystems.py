@@ -24,7 +24,7 @@ from .sources import FileSource, _io_error, _short_read, fill_targets
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from typing import Any, TypeGuard
+    from typing import Any, Callable, TypeGuard
 
 __all__ = ["RangeSource", "is_url", "open_input", "open_output", "resolve"]
 
@@ -46,15 +46,15 @@ def _file_url_path(url: str) -> str:
     return unquote(parts.path)
 
 
-def _is_pyarrow_fs(fs) -> bool:
+def _is_pyarrow_fs(fs: Any) -> bool:
     return hasattr(fs, "open_input_file") and hasattr(fs, "open_output_stream")
 
 
-def _is_fsspec_fs(fs) -> bool:
+def _is_fsspec_fs(fs: Any) -> bool:
     return hasattr(fs, "cat_ranges") and hasattr(fs, "open") and hasattr(fs, "_strip_protocol")
 
 
-def resolve(path, filesystem=None) -> tuple:
+def resolve(path: Any, filesystem: Any = None) -> tuple[str, Any, str]:
     """(kind, filesystem, path): kind "local" (a plain path), "fsspec" or "pyarrow".
 
     Without `filesystem`, file:// URLs are local paths and other URLs go to fsspec (the
@@ -92,7 +92,7 @@ class RangeSource:
     ranges fetched concurrently, with the same errors as a local file (a short object reads as a
     truncated file; I/O failures are OSError naming the URL)."""
 
-    def __init__(self, backend, size: int, name: str):
+    def __init__(self, backend: Any, size: int, name: str) -> None:
         self._backend = backend
         self.size = size
         self.name = name
@@ -103,7 +103,7 @@ class RangeSource:
 
     def _get(self, offset: int, n: int) -> bytes:
         try:
-            data = self._backend.read_at(offset, n)
+            data: bytes = self._backend.read_at(offset, n)
         except ArrowException:
             raise
         except Exception as e:
@@ -127,7 +127,7 @@ class RangeSource:
             raise _short_read(self.name, offset, n, len(data))
         return py_buffer(data)
 
-    def fetch(self, ranges: list, targets: list) -> None:
+    def fetch(self, ranges: list[tuple[int, int]], targets: list[memoryview]) -> None:
         """Read each (offset, length) range into its target (a writable memoryview)."""
         if not ranges:
             return
@@ -146,35 +146,40 @@ class RangeSource:
 
 
 class _FsspecRanges:
-    def __init__(self, fs, path: str):
+    def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
         self.path = path
 
     def read_at(self, offset: int, n: int) -> bytes:
-        return self.fs.cat_file(self.path, start=offset, end=offset + n)
+        data: bytes = self.fs.cat_file(self.path, start=offset, end=offset + n)
+        return data
 
-    def read_many(self, ranges: list) -> list:
+    def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         # one call: async filesystems (s3fs, gcsfs, http) run the requests concurrently
-        return self.fs.cat_ranges([self.path] * len(ranges), [o for o, _ in ranges],
-                                  [o + n for o, n in ranges])
+        parts: list[bytes] = self.fs.cat_ranges([self.path] * len(ranges),
+                                                [o for o, _ in ranges], [o + n for o, n in ranges])
+        return parts
 
-    def close(self):
+    def close(self) -> None:
         pass
 
 
 class _PyarrowRanges:
-    def __init__(self, f):
+    def __init__(self, f: Any) -> None:
         self.f = f
 
     def read_at(self, offset: int, n: int) -> bytes:
         data = self.f.read_at(n, offset)
-        return data if isinstance(data, bytes) else data.to_pybytes()
+        if isinstance(data, bytes):
+            return data
+        raw: bytes = data.to_pybytes()
+        return raw
 
-    def read_many(self, ranges: list) -> list:
+    def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         with ThreadPoolExecutor(min(_THREADS, len(ranges))) as pool:
             return list(pool.map(lambda r: self.read_at(*r), ranges))
 
-    def close(self):
+    def close(self) -> None:
         self.f.close()
 
 
@@ -182,23 +187,25 @@ class _PlainReader:
     """A pyarrow input stream as a plain file object (its read_buffer gives pyarrow buffers,
     which our sources must not take for their own)."""
 
-    def __init__(self, f):
+    def __init__(self, f: Any) -> None:
         self._f = f
 
     def read(self, n: int = -1) -> bytes:
-        return self._f.read(n)
+        data: bytes = self._f.read(n)
+        return data
 
-    def readinto(self, view) -> int:
-        return self._f.readinto(view)
+    def readinto(self, view: memoryview) -> int:
+        got: int = self._f.readinto(view)
+        return got
 
     def seekable(self) -> bool:
         return False
 
-    def close(self):
+    def close(self) -> None:
         self._f.close()
 
 
-def open_input(source, filesystem=None, random_access: bool = False) -> object:
+def open_input(source: Any, filesystem: Any = None, random_access: bool = False) -> object:
     """A source for a URL or a path on `filesystem`: a RangeSource when the reader needs random
     access (the file format), else a FileSource over the filesystem's file object; None when
     `source` is neither (the caller's own open_source takes it)."""
@@ -227,13 +234,13 @@ def open_input(source, filesystem=None, random_access: bool = False) -> object:
 class _DeferredCommit:
     """An fsspec file opened with autocommit=False: published by commit(), dropped by abort()."""
 
-    def __init__(self, fs, path: str, name: str):
+    def __init__(self, fs: Any, path: str, name: str) -> None:
         self.fs = fs
         self.name = name
         self.file = fs.open(path, "wb", autocommit=False)
         self._done = False
 
-    def _forget(self):
+    def _forget(self) -> None:
         # fsspec lists deferred files on the filesystem's transaction; we commit them ourselves
         files = getattr(getattr(self.fs, "_transaction", None), "files", None)
         if files is not None and self.file in files:
@@ -252,7 +259,7 @@ class _DeferredCommit:
         finally:
             self._forget()
 
-    def _discard(self):
+    def _discard(self) -> None:
         try:
             self.file.discard()
         except Exception:
@@ -274,7 +281,7 @@ class _DeferredCommit:
         self._discard()
         self._forget()
 
-    def __del__(self):
+    def __del__(self) -> None:
         # dropped without commit(): never publish a partial object
         if not getattr(self, "_done", True):
             self.abort()
@@ -283,7 +290,7 @@ class _DeferredCommit:
 class _SpooledUpload:
     """Bytes spooled to a local temporary file and uploaded in one go on commit()."""
 
-    def __init__(self, upload, name: str):
+    def __init__(self, upload: Callable[[str], object], name: str) -> None:
         self._upload = upload
         self.name = name
         self.file: Any = tempfile.NamedTemporaryFile(prefix=".arrowipc-", suffix=".tmp",
@@ -310,12 +317,12 @@ class _SpooledUpload:
         finally:
             _unlink(f.name)
 
-    def __del__(self):
+    def __del__(self) -> None:
         if getattr(self, "file", None) is not None:
             self.abort()
 
 
-def _unlink(path: str):
+def _unlink(path: str) -> None:
     try:
         os.unlink(path)
     except OSError:
@@ -328,13 +335,13 @@ def _unlink(path: str):
 _DEFERRED_PROTOCOLS = {"s3", "s3a", "gs", "gcs", "file", "local"}
 
 
-def _defers_commit(fs) -> bool:
+def _defers_commit(fs: Any) -> bool:
     protocol = getattr(fs, "protocol", ())
     protocols = {protocol} if isinstance(protocol, str) else set(protocol)
     return bool(protocols & _DEFERRED_PROTOCOLS)
 
 
-def open_output(sink, filesystem=None) -> object:
+def open_output(sink: Any, filesystem: Any = None) -> object:
     """An object with `.file`, `commit()` and `abort()` for a URL or a path on `filesystem`, or
     None when `sink` is neither (a plain path: the writer's own atomic file takes it)."""
     if filesystem is None and not is_url(sink):
@@ -350,7 +357,7 @@ def open_output(sink, filesystem=None) -> object:
                 return _DeferredCommit(fs, path, name)
             return _SpooledUpload(lambda local: fs.put_file(local, path), name)
 
-        def upload(local):
+        def upload(local: str) -> None:
             with open(local, "rb") as src, fs.open_output_stream(path) as out:
                 shutil.copyfileobj(src, out, 8 << 20)
         return _SpooledUpload(upload, name)

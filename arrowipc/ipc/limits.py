@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from ._flatbuf import FlatTable
     from .options import IpcReadOptions
 
+__all__ = ["check_schema_bounds", "schema_size"]
+
 _FIELD_CHILDREN = 5        # Field.children in Schema.fbs
 _SCHEMA_FIELDS = 1         # Schema.fields
 

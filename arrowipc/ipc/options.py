@@ -13,6 +13,11 @@ from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADAT
 from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
 
 
+__all__ = ["Alignment", "as_read_options", "as_write_options", "IOStats", "IpcReadOptions",
+           "IpcWriteOptions", "MetadataVersion", "ReadCounters", "ReadStats", "VALIDATION_LEVELS",
+           "WriteCounters", "WriteStats"]
+
+
 class MetadataVersion(enum.IntEnum):
     """The metadata version of a message (pyarrow.ipc.MetadataVersion)."""
     V1 = 0
@@ -311,6 +316,7 @@ class ReadCounters:
     num_replaced_dictionaries: int = 0
 
     def snapshot(self) -> ReadStats:
+        """The counters now, as pyarrow's ReadStats."""
         return ReadStats(*(getattr(self, f.name) for f in fields(ReadCounters)))
 
 
@@ -327,6 +333,7 @@ class WriteCounters:
     total_serialized_body_size: int = 0
 
     def snapshot(self) -> WriteStats:
+        """The counters now, as pyarrow's WriteStats."""
         return WriteStats(*(getattr(self, f) for f in WriteStats._fields))
 
 

@@ -3,10 +3,16 @@ deserialize_pandas): the DataFrame becomes one record batch with pandas metadata
 column names and dtypes come back."""
 from __future__ import annotations
 
+from typing import Any
+
 from .._core.buffer import Buffer
 
 
-def serialize_pandas(df, *, nthreads=None, preserve_index=None) -> Buffer:
+__all__ = ["deserialize_pandas", "serialize_pandas"]
+
+
+def serialize_pandas(df: Any, *, nthreads: int | None = None,
+                     preserve_index: bool | None = None) -> Buffer:
     """`df` as an IPC stream of one record batch (`nthreads` is accepted and ignored: the
     conversion runs in one pass)."""
     from ..io import BufferOutputStream
@@ -19,7 +25,7 @@ def serialize_pandas(df, *, nthreads=None, preserve_index=None) -> Buffer:
     return sink.getvalue()
 
 
-def deserialize_pandas(buf, *, use_threads=True):
+def deserialize_pandas(buf: Any, *, use_threads: bool = True) -> Any:
     """The DataFrame an IPC stream holds (what serialize_pandas wrote)."""
     from .reader import RecordBatchStreamReader
     with RecordBatchStreamReader(buf) as reader:

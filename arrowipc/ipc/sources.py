@@ -13,7 +13,9 @@ from ..io import BufferReader, memory_map
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
+
+__all__ = ["as_buffer", "BufferSource", "FileSource", "open_source"]
 
 # Bodies larger than this are read in chunks, so a header that claims a huge body cannot make us
 # allocate more than the stream actually delivers.
@@ -23,7 +25,7 @@ _DIRECT_READ_LIMIT = 64 << 20
 class BufferSource:
     """Reads from a Buffer; every read is a zero-copy slice."""
 
-    def __init__(self, buf: Buffer, name: str = "buffer"):
+    def __init__(self, buf: Buffer, name: str = "buffer") -> None:
         self.buf = buf
         self.pos = 0
         self.end = buf.size
@@ -31,6 +33,7 @@ class BufferSource:
 
     @property
     def size(self) -> int:
+        """The buffer's length in bytes."""
         return self.buf.size
 
     def read(self, n: int) -> Buffer:
@@ -41,13 +44,14 @@ class BufferSource:
         return out
 
     def read_at(self, offset: int, n: int) -> Buffer:
+        """Exactly n bytes at `offset` (ArrowInvalid when they are not all there)."""
         if offset < 0 or n < 0 or offset > self.buf.size or n > self.buf.size - offset:
             raise ArrowInvalid(f"{self.name}: bytes [{offset}, {offset}+{n}) are outside the "
                                f"{self.buf.size}-byte input")
         return self.buf.slice(offset, n)
 
-    def close(self):
-        pass
+    def close(self) -> None:
+        """Nothing to release: the buffer belongs to its owner."""
 
 
 class FileSource:
@@ -57,7 +61,7 @@ class FileSource:
     read() of ours, however many calls the object needed to fill it).
     """
 
-    def __init__(self, f, name: str = "file", owns: bool = False):
+    def __init__(self, f: Any, name: str = "file", owns: bool = False) -> None:
         self.f = f
         self.name = name
         self.owns = owns
@@ -69,12 +73,14 @@ class FileSource:
 
     @property
     def size(self) -> int:
+        """The object's length in bytes (it is seeked to the end and back)."""
         cur = self.f.tell()
-        end = self.f.seek(0, os.SEEK_END)
+        end: int = self.f.seek(0, os.SEEK_END)
         self.f.seek(cur)
         return end
 
     def read(self, n: int) -> Buffer:
+        """Up to n bytes (fewer only at the end), as one request."""
         if n <= 0:
             return py_buffer(b"")
         out = self._read(n)
@@ -92,7 +98,8 @@ class FileSource:
             got = self._readinto_fully(out, n)
             self.pos += got
             return out if got == n else out.slice(0, got)
-        chunks, got = [], 0
+        chunks: list[bytes] = []
+        got = 0
         while got < n:
             chunk = self.f.read(min(n - got, _DIRECT_READ_LIMIT))
             if not chunk:
@@ -115,6 +122,7 @@ class FileSource:
         return got
 
     def read_at(self, offset: int, n: int) -> Buffer:
+        """Exactly n bytes at `offset` (ArrowInvalid when the file ends first)."""
         self.f.seek(offset)
         self.pos = offset
         out = self.read(n)
@@ -129,7 +137,7 @@ class FileSource:
             return hasattr(self.f, "seek") and hasattr(self.f, "tell")
         return _seekable(self.f)
 
-    def fetch(self, ranges: list, targets: list) -> None:
+    def fetch(self, ranges: list[tuple[int, int]], targets: list[memoryview]) -> None:
         """Read each (offset, length) range into its target (a writable memoryview of that
         length): through the object's filesystem in one concurrent call when it is an fsspec
         file, else one seek and read per range, in the order given (file order for a plan)."""
@@ -163,12 +171,13 @@ class FileSource:
         self.bytes_read += got
         return got
 
-    def close(self):
+    def close(self) -> None:
+        """Close the object when this source opened it."""
         if self.owns:
             self.f.close()
 
 
-def _cat_ranges_of(f):
+def _cat_ranges_of(f: Any) -> Callable[..., list[bytes]] | None:
     """fsspec's concurrent multi-range read for an fsspec file object, else None."""
     fs = getattr(f, "fs", None)
     if fs is None or not isinstance(getattr(f, "path", None), str):
@@ -176,7 +185,8 @@ def _cat_ranges_of(f):
     return getattr(fs, "cat_ranges", None)
 
 
-def fill_targets(source: Any, ranges: list, parts: list, targets: list) -> None:
+def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
+                 targets: list[memoryview]) -> None:
     """Copy the part fetched for each (offset, length) range into its target, counting one
     request and its bytes in the source's statistics; a short part means a truncated file."""
     for (o, n), data, target in zip(ranges, parts, targets):
@@ -203,13 +213,13 @@ def _io_error(error: Exception, name: str) -> OSError:
         return OSError(f"{name}: {error}")
 
 
-def as_buffer(obj) -> Buffer:
+def as_buffer(obj: Any) -> Buffer:
     """`obj` (any object exporting the buffer protocol, e.g. a pyarrow.Buffer) as a Buffer: a
     zero-copy view that keeps `obj` alive."""
     return obj if isinstance(obj, Buffer) else py_buffer(obj)
 
 
-def _seekable(f) -> bool:
+def _seekable(f: Any) -> bool:
     try:
         return bool(f.seekable())
     except Exception:

@@ -31,6 +31,10 @@ from .message import read_message_from
 from .sources import open_source
 
 
+__all__ = ["decode_sparse_tensor", "decode_tensor", "encode_sparse_tensor_message",
+           "encode_tensor_message", "get_tensor_size", "read_tensor", "write_tensor"]
+
+
 def _as_tensor(tensor) -> Tensor:
     if isinstance(tensor, Tensor):
         return tensor

@@ -18,14 +18,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from typing import Any
 
 from ..ipc.sinks import fsync_directory
+
+__all__ = ["abort_job", "commit_job", "job_dir", "part_file_name", "setup_job", "SUCCESS",
+           "task_dir", "TEMPORARY"]
 
 TEMPORARY = "_temporary"
 SUCCESS = "_SUCCESS"
 
 
 def job_dir(root: str, job_id: str) -> str:
+    """The folder under `root` where the tasks of job `job_id` write before the commit."""
     return os.path.join(root, TEMPORARY, job_id)
 
 
@@ -48,25 +53,26 @@ def task_dir(root: str, job_id: str, task_attempt_id: int) -> str:
 
 
 def part_file_name(partition_id: int, job_id: str, index: int, extension: str) -> str:
+    """The name of a task's output file: part-NNNNN-JOB[-INDEX]EXT."""
     suffix = "" if index == 0 else f"-{index}"
     return f"part-{partition_id:05d}-{job_id}{suffix}{extension}"
 
 
-def _remove(path: str):
+def _remove(path: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path, ignore_errors=True)
     elif os.path.lexists(path):
         os.remove(path)
 
 
-def _remove_if_empty(path: str):
+def _remove_if_empty(path: str) -> None:
     try:
         os.rmdir(path)
     except OSError:
         pass
 
 
-def _drop_job_dir(root: str, job_id: str):
+def _drop_job_dir(root: str, job_id: str) -> None:
     path = job_dir(root, job_id)
     # A task still finishing may add a file while the tree is removed: go again, briefly.
     for _ in range(5):
@@ -76,8 +82,8 @@ def _drop_job_dir(root: str, job_id: str):
     _remove_if_empty(os.path.join(root, TEMPORARY))
 
 
-def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: dict,
-               durable: bool = False) -> list:
+def commit_job(root: str, job_id: str, written: list[tuple[str, str]], overwrite: bool,
+               summary: dict[str, Any], durable: bool = False) -> list[str]:
     """Publish `written` ([(temporary path, final name)]) into `root`; returns the final paths.
 
     With overwrite the entries that were in `root` before are removed only now, after the new
@@ -110,7 +116,7 @@ def commit_job(root: str, job_id: str, written: list, overwrite: bool, summary: 
     return final_paths
 
 
-def abort_job(root: str, job_id: str, root_existed: bool):
+def abort_job(root: str, job_id: str, root_existed: bool) -> None:
     """Remove everything this job wrote; the root too when the job created it and it is empty."""
     _drop_job_dir(root, job_id)
     if not root_existed:

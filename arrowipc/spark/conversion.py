@@ -8,6 +8,8 @@ integers widened and time units brought to Spark's. Nested types are rebuilt chi
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -15,10 +17,12 @@ import pyarrow.types as pat
 
 from ..errors import ArrowInvalid, ArrowTypeError
 
+__all__ = ["conform_batch", "day_time_columns_as_durations", "to_spark_array"]
+
 _US_PER_DAY = 86_400_000_000
 
 
-def _validity_mask(arr: pa.Array):
+def _validity_mask(arr: pa.Array) -> pa.Array | None:
     # from_arrays takes nulls as a boolean mask (True = null); None when there are none.
     return arr.is_null() if arr.null_count else None
 
@@ -41,7 +45,7 @@ def _floor_ns_to_us(arr: pa.Array) -> pa.Array:
     return pa.array(us, pa.timestamp("us", arr.type.tz), mask=mask)
 
 
-def day_time_columns_as_durations(batch):
+def day_time_columns_as_durations(batch: Any) -> Any:
     """An arrowipc RecordBatch with its day_time_interval columns made duration[us].
 
     pyarrow cannot wrap day-time interval arrays in Python, so this runs on arrowipc arrays,
@@ -50,7 +54,8 @@ def day_time_columns_as_durations(batch):
     import arrowipc
     from .._core.arraydata import ArrayData
     from ..array import make_array
-    columns, changed = [], False
+    columns: list[Any] = []
+    changed = False
     for field, col in zip(batch.schema, batch.columns):
         if field.type.name != "day_time_interval":
             columns.append(col)
@@ -152,7 +157,7 @@ def to_spark_array(arr: pa.Array, target: pa.DataType, where: str = "column") ->
     return _cast(arr, target, where)
 
 
-def conform_batch(batch: pa.RecordBatch, columns: tuple, target: pa.Schema,
+def conform_batch(batch: pa.RecordBatch, columns: tuple[int | None, ...], target: pa.Schema,
                   where: str) -> pa.RecordBatch:
     """A batch of exactly `target`: column i of the result comes from batch column columns[i]
     (None = the file lacks it: all nulls)."""

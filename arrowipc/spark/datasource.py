@@ -21,6 +21,12 @@ from . import commit as C
 from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, local_path,
                      parse_count, parse_size, plan_ranges, read_input_schema)
 
+__all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringReader",
+           "ArrowIpcPartition", "ArrowIpcReader", "ArrowIpcWriter", "DEFAULT_ROWS_PER_BATCH",
+           "OPT_BYTES_PER_PARTITION", "OPT_COMPRESSION", "OPT_DURABLE", "OPT_FILTER_PUSHDOWN",
+           "OPT_FORMAT", "OPT_PATH", "OPT_ROWS_PER_BATCH", "OPT_ROWS_PER_PARTITION", "OPT_SCHEMA",
+           "OPT_STATISTICS"]
+
 # Read options
 OPT_SCHEMA = "schema"                    # a DDL string; same effect as DataFrameReader.schema()
 OPT_ROWS_PER_PARTITION = "rowsPerPartition"

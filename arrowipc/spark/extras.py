@@ -8,6 +8,7 @@ PySpark or a Java stack trace.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 __all__ = ["INSTALL_HINT", "MissingSparkExtra", "check_workers", "require"]
 
@@ -30,12 +31,12 @@ def require(*modules: str) -> None:
                 f"here: {INSTALL_HINT}", name=name) from None
 
 
-def check_workers(spark) -> list:
+def check_workers(spark: Any) -> list[str]:
     """Where Spark's Python workers import arrowipc from (sorted, one entry per distinct place),
     after checking that they can import arrowipc and pyarrow; MissingSparkExtra, with one line
     naming the fix, when one cannot. Runs a tiny job over every default task slot."""
 
-    def probe(_):
+    def probe(_: int) -> tuple[str, str | None]:
         # a closure, so Spark ships it by value: unpickling must not need arrowipc on the worker
         import os as _os
         import sys as _sys

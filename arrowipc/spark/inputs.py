@@ -10,8 +10,16 @@ import glob
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArrowInvalid
+
+if TYPE_CHECKING:
+    from ..types import Schema
+
+__all__ = ["absolute", "batch_sizes", "BatchRange", "DEFAULT_BYTES_PER_PARTITION", "detect_format",
+           "find_input_paths", "group_batches", "InputFile", "local_path", "parse_count",
+           "parse_size", "plan_ranges", "read_input_schema", "SUFFIXES"]
 
 SUFFIXES = (".arrow", ".arrows", ".feather", ".ipc")
 DEFAULT_BYTES_PER_PARTITION = 128 * 1024 * 1024   # like spark.sql.files.maxPartitionBytes
@@ -19,6 +27,7 @@ DEFAULT_BYTES_PER_PARTITION = 128 * 1024 * 1024   # like spark.sql.files.maxPart
 
 @dataclass(frozen=True)
 class InputFile:
+    """One input of a read: its path and which IPC format it holds."""
     path: str
     is_file_format: bool        # IPC file format (footer), else stream format
 
@@ -35,7 +44,7 @@ class BatchRange:
 OPT_PATH = "path"                        # the read and write sources' input/output option
 
 
-def _option(options, name: str, default=None):
+def _option(options: Any, name: str, default: Any = None) -> Any:
     """Option `name` of a source (the batch and the streaming one), or `default`."""
     # Spark hands options over case-insensitively; plain dicts (tests) may use either case.
     value = options.get(name)
@@ -65,7 +74,7 @@ def _is_remote(path: str) -> bool:
     return bool(re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]+://", path)) and not path.startswith("file:")
 
 
-def _remote_input_paths(url: str) -> list:
+def _remote_input_paths(url: str) -> list[str]:
     """The data files a remote load path names (an object, a prefix or a glob), as URLs."""
     from ..ipc.filesystems import resolve
     _kind, fs, path = resolve(url)
@@ -87,12 +96,12 @@ def _is_data_name(name: str) -> bool:
     return not name.startswith(("_", ".")) and name.endswith(SUFFIXES)
 
 
-def _files_in(directory: str) -> list:
+def _files_in(directory: str) -> list[str]:
     return sorted(os.path.join(directory, n) for n in os.listdir(directory)
                   if _is_data_name(n) and os.path.isfile(os.path.join(directory, n)))
 
 
-def find_input_paths(path: str) -> list:
+def find_input_paths(path: str) -> list[str]:
     """The data files a load path names, sorted; raises when it names none."""
     if not path:
         raise ArrowInvalid("arrowipc: no path given; use .load(path) or .option('path', ...)")
@@ -139,7 +148,7 @@ def detect_format(path: str) -> InputFile:
     return InputFile(path, kind == FORMAT_FILE)
 
 
-def read_input_schema(inp: InputFile):
+def read_input_schema(inp: InputFile) -> Schema:
     """The arrowipc Schema of one input, read from its footer or first message."""
     from .. import ipc      # loaded on first use: importing the data source stays cheap
     try:
@@ -153,7 +162,7 @@ def read_input_schema(inp: InputFile):
         raise ArrowInvalid(f"arrowipc: cannot read the schema of {inp.path}: {e}") from e
 
 
-def batch_sizes(path: str, with_rows: bool) -> list:
+def batch_sizes(path: str, with_rows: bool) -> list[tuple[int | None, int]]:
     """[(rows or None, bytes)] per record batch of an IPC file, from its footer alone.
 
     Row counts come from each batch's metadata header; bodies are neither read nor decompressed.
@@ -162,7 +171,7 @@ def batch_sizes(path: str, with_rows: bool) -> list:
     from ..ipc._batch_decode import decode_record_batch_header
     reader = ipc.open_file(path)
     # The footer's blocks (offset, metadata length, body length) are the file's batch index.
-    sizes = []
+    sizes: list[tuple[int | None, int]] = []
     for i, (_, meta_len, body_len) in enumerate(reader.record_batch_blocks):
         rows = None
         if with_rows:
@@ -172,8 +181,8 @@ def batch_sizes(path: str, with_rows: bool) -> list:
     return sizes
 
 
-def group_batches(sizes: list, rows_per_partition: int | None,
-                  bytes_per_partition: int | None) -> list:
+def group_batches(sizes: list[tuple[int | None, int]], rows_per_partition: int | None,
+                  bytes_per_partition: int | None) -> list[tuple[int, int]]:
     """Consecutive [start, end) ranges whose rows (or bytes) stay within the target.
 
     A range closes before the batch that would take it past the target, so a range is over the
@@ -181,9 +190,11 @@ def group_batches(sizes: list, rows_per_partition: int | None,
     """
     use_rows = rows_per_partition is not None
     target = rows_per_partition if use_rows else bytes_per_partition
-    ranges, start, acc = [], 0, 0
+    ranges: list[tuple[int, int]] = []
+    start = acc = 0
     for i, (rows, nbytes) in enumerate(sizes):
         amount = rows if use_rows else nbytes
+        assert amount is not None and target is not None     # rows are counted when use_rows
         if i > start and acc + amount > target:
             ranges.append((start, i))
             start, acc = i, 0
@@ -193,8 +204,8 @@ def group_batches(sizes: list, rows_per_partition: int | None,
     return ranges
 
 
-def plan_ranges(inputs: list, rows_per_partition: int | None = None,
-                bytes_per_partition: int | None = None) -> list:
+def plan_ranges(inputs: list[InputFile], rows_per_partition: int | None = None,
+                bytes_per_partition: int | None = None) -> list[BatchRange]:
     """The BatchRanges covering every input, in input order."""
     if rows_per_partition is None and bytes_per_partition is None:
         bytes_per_partition = DEFAULT_BYTES_PER_PARTITION

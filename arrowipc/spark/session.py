@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 
-def register(spark) -> None:
+__all__ = ["jar_path", "local_session", "register", "source_in_use"]
+
+
+def register(spark: Any) -> None:
     """Register the "arrowipc" data source with `spark` (harmless if already registered)."""
     from .datasource import ArrowIpcDataSource
     spark.dataSource.register(ArrowIpcDataSource)
@@ -22,7 +26,7 @@ def jar_path() -> str | None:
     return path if os.path.exists(path) else None
 
 
-def source_in_use(spark) -> str:
+def source_in_use(spark: Any) -> str:
     """Which implementation `format("arrowipc")` resolves to in `spark`: "jvm" when the JVM
     data source's classes are on the driver's classpath, else "python"."""
     try:
@@ -34,8 +38,8 @@ def source_in_use(spark) -> str:
         return "python"
 
 
-def local_session(master: str = "local[2]", app_name: str = "arrowipc", conf: dict | None = None,
-                  log_level: str = "ERROR"):
+def local_session(master: str = "local[2]", app_name: str = "arrowipc",
+                  conf: dict[str, str] | None = None, log_level: str = "ERROR") -> Any:
     """A SparkSession for `master` (embedded local Spark by default) with arrowipc registered.
 
     Python workers run the interpreter that runs this code unless PYSPARK_PYTHON says otherwise

@@ -5,12 +5,16 @@ equivalent raise ArrowTypeError naming the field and the file.
 """
 from __future__ import annotations
 
+from typing import NoReturn
+
 from pyspark.sql import types as S
 
 from ..errors import ArrowTypeError
 from ..types import (BinaryType, DataType, DecimalType, DictionaryType, DurationType,
                      ExtensionType, FixedSizeBinaryType, Kind, MapType, RunEndEncodedType,
-                     StructType, Time32Type, Time64Type, TimestampType, UnionType)
+                     Schema, StructType, Time32Type, Time64Type, TimestampType, UnionType)
+
+__all__ = ["describe_difference", "SPARK_MAX_DECIMAL_PRECISION", "spark_schema_of", "spark_type_of"]
 
 SPARK_MAX_DECIMAL_PRECISION = 38
 
@@ -29,7 +33,7 @@ _NO_SPARK_TYPE = {
 }
 
 
-def _fail(t: DataType, where: str, why: str):
+def _fail(t: DataType, where: str, why: str) -> NoReturn:
     raise ArrowTypeError(f"arrowipc: {where} has Arrow type {t.name}, which Spark cannot hold: "
                          f"{why}")
 
@@ -80,11 +84,12 @@ def spark_type_of(t: DataType, where: str, top_level: bool = False) -> S.DataTyp
         _fail(t, where, "Spark has no union type")
     if t.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW,
                   Kind.FIXED_SIZE_LIST):
-        return S.ArrayType(spark_type_of(t.value_type, f"{where}[]"), True)
+        values = t.value_type                 # type: ignore[attr-defined]  # every list kind has it
+        return S.ArrayType(spark_type_of(values, f"{where}[]"), True)
     _fail(t, where, "no Spark type matches it")
 
 
-def spark_schema_of(schema, where: str) -> S.StructType:
+def spark_schema_of(schema: Schema, where: str) -> S.StructType:
     """The Spark schema a file with arrowipc Schema `schema` reads as."""
     return S.StructType([
         S.StructField(f.name, spark_type_of(f.type, f"field {f.name!r} of {where}", True), True)

@@ -21,6 +21,9 @@ import os
 
 from pyspark.sql.datasource import DataSourceStreamReader
 
+__all__ = ["ArrowIpcStreamReader", "INITIAL_KEY", "is_complete", "OPT_LATEST_FIRST",
+           "OPT_MAX_FILES_PER_TRIGGER"]
+
 try:                             # pyspark >= 4.2
     from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 except ImportError:              # pragma: no cover - older pyspark: Trigger.AvailableNow reads all
