@@ -118,9 +118,10 @@ class _ArrayPrinter:
         if limit is None:
             limit = self.options.element_size_limit
         raw = text.encode("utf-8", "surrogateescape")
-        if 0 <= limit < len(raw):
+        size = text.size if isinstance(text, _Clipped) else len(raw)
+        if 0 <= limit < size:
             self.out.append(raw[:limit].decode("utf-8", "replace")
-                            + f" (... {len(raw) - limit} chars omitted)")
+                            + f" (... {size - limit} chars omitted)")
         else:
             self.out.append(text)
 
@@ -244,9 +245,9 @@ class _ArrayPrinter:
         elif is_list:
             write_element = self.list_element(d)
         else:
-            texts = _formatted(d, shown)
             limit = self.options.element_size_limit
             quoted = getattr(t, "is_utf8", False)
+            texts = _formatted(d, shown, limit - 2 if quoted else limit)
 
             def write_element(i: int) -> None:
                 self.pad_after_newline()
@@ -382,13 +383,53 @@ def _buffer(d: ArrayData, i: int) -> memoryview:
     return memoryview(buf)
 
 
-def _formatted(d: ArrayData, rows: list[int]) -> dict[int, str]:
-    """The text of each of `rows` of a flat array ("" for nulls)."""
+class _Clipped(str):
+    """The first bytes of a long value's text (undecodable bytes kept as surrogates), and
+    `size`, the length in bytes of the whole text: what the printer needs of a value it cuts."""
+
+    size: int
+
+    def __new__(cls, text: str, size: int) -> _Clipped:
+        clipped = super().__new__(cls, text)
+        clipped.size = size
+        return clipped
+
+
+def _formatted(d: ArrayData, rows: list[int], keep: int) -> dict[int, str]:
+    """The text of each of `rows` of a flat array ("" for nulls); binary and string values are
+    read only `keep` bytes of text far (all of them when `keep` is negative)."""
     out: dict[int, str] = {}
     for start, stop in _runs(rows):
-        texts = _format_run(_sliced(d, start, stop - start))
+        run = _sliced(d, start, stop - start)
+        texts: Sequence[str | None]
+        if d.type.kind in (Kind.BINARY, Kind.LARGE_BINARY) and keep >= 0:
+            texts = _clipped_binary(run, keep)
+        else:
+            texts = _format_run(run)
         for k, text in enumerate(texts):
-            out[start + k] = text or ""         # a null's text is never printed
+            out[start + k] = "" if text is None else text      # a null's is never printed
+    return out
+
+
+def _clipped_binary(d: ArrayData, keep: int) -> list[str]:
+    """The texts of a (short) binary or string array, each cut after `keep` bytes of text: a
+    100-byte window of a huge value costs 100 bytes."""
+    import struct
+    code, width = ("q", 8) if d.type.kind == Kind.LARGE_BINARY else ("i", 4)
+    offsets = struct.unpack_from(f"={d.length + 1}{code}", _buffer(d, 1), d.offset * width)
+    data = _buffer(d, 2)
+    utf8 = getattr(d.type, "is_utf8", False)
+    out: list[str] = []
+    for start, end in zip(offsets, offsets[1:]):
+        size = end - start
+        take = min(size, keep if utf8 else (keep + 1) // 2)   # hex: two characters a byte
+        value = bytes(data[start:start + take])
+        if take == size:
+            out.append(value.decode("utf-8", "replace") if utf8 else value.hex().upper())
+        elif utf8:
+            out.append(_Clipped(value.decode("utf-8", "surrogateescape"), size))
+        else:
+            out.append(_Clipped(value.hex().upper(), 2 * size))
     return out
 
 

@@ -160,16 +160,22 @@ class _Counter:
         import arrowipc.to_python as to_python
         self.formatted = 0
         self.listed = 0
-        real_format, real_list = pretty._format_run, to_python.to_pylist
+        real_format, real_clip = pretty._format_run, pretty._clipped_binary
+        real_list = to_python.to_pylist
 
         def format_run(d):
             self.formatted += d.length
             return real_format(d)
 
+        def clipped_binary(d, keep):
+            self.formatted += d.length
+            return real_clip(d, keep)
+
         def to_pylist(d, *args, **kwargs):
             self.listed += d.length
             return real_list(d, *args, **kwargs)
         monkeypatch.setattr(pretty, "_format_run", format_run)
+        monkeypatch.setattr(pretty, "_clipped_binary", clipped_binary)
         monkeypatch.setattr(to_python, "to_pylist", to_pylist)
 
 
@@ -187,3 +193,20 @@ def test_printing_a_big_array_converts_only_the_shown_window(case, monkeypatch):
     counter.formatted = counter.listed = 0
     ai.chunked_array([big] * 3).to_string()
     assert 0 < counter.formatted <= 300 and counter.listed <= 300
+
+
+@pytest.mark.parametrize("type_", [pa.string(), pa.large_binary()])
+def test_a_huge_value_is_read_only_as_far_as_it_prints(type_, monkeypatch):
+    huge = b"\xc3\xa9" * 3_000_000                       # 6 MB of "é"
+    # limits cut "é" (two bytes) in its middle too
+    theirs = pa.array([b"ab", huge, None, huge[:20]], pa.binary()).cast(type_)
+    ours = ai.array(theirs)
+    counter = _Counter(monkeypatch)
+    for options in ({}, {"element_size_limit": 7}, {"element_size_limit": 2},
+                    {"skip_new_lines": True}):
+        assert ours.to_string(**options) == theirs.to_string(**options), options
+    assert counter.listed == 0
+    # without a limit (a string's limit is two bytes less) the whole value prints, as pyarrow's
+    for limit in (-1, 0, 1):
+        assert ours.to_string(element_size_limit=limit) == \
+            theirs.to_string(element_size_limit=limit)
