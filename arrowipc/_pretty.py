@@ -21,7 +21,7 @@ zero-copy slices, so printing a 5M-row column costs the same as printing 21 rows
 from __future__ import annotations
 
 from ._core.arraydata import ArrayData
-from ._core.bitmap import unpack_bits
+from ._core.bitmap import count_set_bits, unpack_bits
 from .errors import ArrowInvalid
 from .types import (DataType, DecimalType, DurationType, ExtensionType, Kind, Time32Type,
                     Time64Type, TimestampType)
@@ -190,11 +190,10 @@ class _ArrayPrinter:
             self.child(True).print(part)
 
     def validity(self, d: ArrayData) -> None:
-        from .array import null_count_of
         from .types import bool_
         self.pad()
         self.write("-- is_valid:")
-        if d.type.kind not in (Kind.SPARSE_UNION, Kind.DENSE_UNION) and null_count_of(d) > 0:
+        if d.type.kind not in (Kind.SPARSE_UNION, Kind.DENSE_UNION) and _has_nulls(d):
             self.newline()
             self.pad()
             self.child(True).print(ArrayData(bool_(), d.length, d.offset, 0,
@@ -331,6 +330,15 @@ def _relabel(d: ArrayData, t: DataType, keep_dictionary: bool = True) -> ArrayDa
                      d.dictionary if keep_dictionary else None)
 
 
+def _has_nulls(d: ArrayData) -> bool:
+    """Whether `d` has a null: its null count when known, else a count of its bitmap's bits
+    (this module stays below the Array classes)."""
+    if d.null_count >= 0:
+        return d.null_count > 0
+    validity = d.buffers[0] if d.buffers else None
+    return validity is not None and count_set_bits(validity, d.offset, d.length) < d.length
+
+
 def _validity_of(d: ArrayData, rows: list[int]) -> dict[int, bool]:
     """Whether each of `rows` holds a value (only those rows' bits are read)."""
     validity = d.buffers[0] if d.buffers else None
@@ -436,7 +444,7 @@ def _clipped_binary(d: ArrayData, keep: int) -> list[str]:
 def _format_run(d: ArrayData) -> list[str | None]:
     """Arrow's text for every value of a (short) flat array; anything for nulls."""
     from . import cast
-    from .array import make_array
+    from .to_python import to_pylist
     from .types import timestamp
     t = d.type
     if isinstance(t, DecimalType):
@@ -450,7 +458,7 @@ def _format_run(d: ArrayData) -> list[str | None]:
     if isinstance(t, (Time32Type, Time64Type, TimestampType)) or t.name in ("date32[day]",
                                                                               "date64[ms]"):
         return cast._temporal_text(d, t)
-    values = make_array(d).to_pylist()
+    values = to_pylist(d)
     name = t.name
     if t.kind == Kind.BOOL:
         return [None if v is None else ("true" if v else "false") for v in values]
