@@ -163,10 +163,12 @@ class Array(ArrayOps):
         from .interop import export_array
         return export_array(self.data, Field("", self.type), requested_schema)
 
+    def __str__(self) -> str:
+        return self.to_string()
+
     def __repr__(self) -> str:
-        vals = self.to_pylist()
-        shown = vals if len(vals) <= 20 else vals[:10] + ["..."] + vals[-10:]
-        return f"<arrowipc.{type(self).__name__} type={self.type} length={len(self)}>\n{shown}"
+        # pyarrow's form: the object's identity line, then the printout
+        return f"{object.__repr__(self)}\n{self.to_string()}"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (array, (self.to_pylist(), self.type))
@@ -453,8 +455,12 @@ class ChunkedArray(ChunkedArrayOps):
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
                                    requested_schema)
 
+    def __str__(self) -> str:
+        return self.to_string()
+
     def __repr__(self) -> str:
-        return f"<arrowipc.ChunkedArray type={self.type} length={len(self)} chunks={self.num_chunks}>"
+        # pyarrow's form: the object's identity line, then the printout
+        return f"{object.__repr__(self)}\n{self.to_string()}"
 
 
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:

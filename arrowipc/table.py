@@ -296,7 +296,8 @@ class RecordBatch(TabularOps):
                             requested_schema)
 
     def __repr__(self) -> str:
-        return f"arrowipc.RecordBatch\n{self.schema}\n----\nnum_rows: {self.num_rows}"
+        # pyarrow's form (str() too): the schema and the first ten columns' values
+        return self.to_string(preview_cols=10)
 
 
 class Table(TabularOps):
@@ -565,7 +566,8 @@ class Table(TabularOps):
         return export_stream(self.schema, iter(self._batches), requested_schema)
 
     def __repr__(self) -> str:
-        return f"arrowipc.Table\n{self.schema}\n----\nnum_rows: {self.num_rows}"
+        # pyarrow's form (str() too): the schema and the first ten columns' values
+        return self.to_string(preview_cols=10)
 
 
 def _aligned_chunks(chunked: list[ChunkedArray]) -> Iterator[list[Array]]:

@@ -86,11 +86,15 @@ class ArrayOps:
         """Bytes of every buffer this array refers to, counted once each (slices count whole)."""
         return total_buffer_size([self.data])
 
-    def to_string(self, *, indent: int = 0, top_level_indent: int = 0, window: int = 10,
-                  container_window: int = 2, skip_new_lines: bool = False) -> str:
-        """pyarrow's pretty-printed form of the values."""
-        return " " * top_level_indent + _format_values(self.to_pylist(), self.type, indent,
-                                                       window, skip_new_lines)
+    def to_string(self, *, indent: int = 2, top_level_indent: int = 0, window: int = 10,
+                  container_window: int = 2, skip_new_lines: bool = False,
+                  element_size_limit: int = 100) -> str:
+        """Arrow's pretty-printed form of the values (arrowipc/_pretty.py); only the `window`
+        values at each end are read."""
+        from ._pretty import PrintOptions, array_to_string
+        # pyarrow 26 does not hand container_window to the printer: lists keep Arrow's 2
+        return array_to_string(self.data, PrintOptions(top_level_indent, indent, window, 2,
+                                                       skip_new_lines, element_size_limit))
 
 
 def _cast_args(target_type: Any, safe: bool | None, options: Any) -> tuple[Any, bool]:
@@ -358,49 +362,13 @@ class ChunkedArrayOps:
         return total_buffer_size([c.data for c in self.chunks])
 
     def to_string(self, *, indent: int = 0, window: int = 5, container_window: int = 2,
-                  skip_new_lines: bool = False) -> str:
-        """pyarrow's pretty-printed form: the chunks as a list of lists."""
-        if skip_new_lines:
-            inner = ",".join(c.to_string(window=window, skip_new_lines=True) for c in self.chunks)
-            return "[" + inner + "]"
-        pad = " " * indent
-        parts = [c.to_string(indent=indent + 2, top_level_indent=indent + 2, window=window)
-                 for c in self.chunks]
-        return pad + "[\n" + ",\n".join(parts) + "\n" + pad + "]"
-
-
-# -- value formatting (to_string) ---------------------------------------------------------------
-
-def _format_value(v: Any, t: DataType) -> str:
-    from .cast import format_float
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return format_float(v)
-    if isinstance(v, str):
-        return '"' + v + '"'
-    if isinstance(v, bytes):
-        return v.hex().upper()
-    return str(v)
-
-
-def _format_values(values: list[Any], t: DataType, indent: int, window: int,
-                   skip_new_lines: bool) -> str:
-    if len(values) > 2 * window:
-        shown = [_format_value(v, t) for v in values[:window]] + ["..."] + \
-                [_format_value(v, t) for v in values[-window:]]
-    else:
-        shown = [_format_value(v, t) for v in values]
-    if skip_new_lines:
-        return "[" + ",".join(shown) + "]"
-    pad = " " * indent
-    if not shown:
-        return "[]"
-    body = [pad + "  " + v + ("" if v == "..." or k == len(shown) - 1 else ",")
-            for k, v in enumerate(shown)]
-    return "[\n" + "\n".join(body) + "\n" + pad + "]"
+                  skip_new_lines: bool = False, element_size_limit: int = 100) -> str:
+        """Arrow's pretty-printed form: the chunks as a list of arrays, `container_window`
+        chunks (and list elements) and `window` values at each end (arrowipc/_pretty.py)."""
+        from ._pretty import PrintOptions, chunked_array_to_string
+        return chunked_array_to_string([c.data for c in self.chunks], self.type,
+                                       PrintOptions(indent, 2, window, container_window,
+                                                    skip_new_lines, element_size_limit))
 
 
 # -- batches and tables -------------------------------------------------------------------------
@@ -580,7 +548,7 @@ class TabularOps:
             out.append("----")
             for i in range(min(preview_cols, self.num_columns)):
                 out.append(f"{self.schema.field(i).name}: "
-                           f"{self.column(i).to_string(skip_new_lines=True)}")
+                           f"{self.column(i).to_string(indent=0, skip_new_lines=True)}")
             if preview_cols < self.num_columns:
                 out.append("...")
         return "\n".join(out)
