@@ -247,6 +247,9 @@ class EncodedMessage(NamedTuple):
     parts: list
     body_length: int
     dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
+    # [(offset, length)] of the body buffers, as the header lists them (a sender that places
+    # buffers itself, like the dissociated server, needs them without decoding the header)
+    spans: list | None = None
 
 
 class MessageEncoder:
@@ -299,9 +302,11 @@ class MessageEncoder:
         md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
         out = self._dictionary_messages(batch) if self._has_dicts else []
         stats = self.stats
+        spans: list = []
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
+            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed,
+            spans)
         stats.num_messages += 1
         stats.num_record_batches += 1
         stats.total_serialized_body_size += body_len
@@ -312,7 +317,7 @@ class MessageEncoder:
                                                                    self._version)
             stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
                                              for x in flat.buffers if x is not None)
-        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
+        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
         return out
 
     def _dictionary_messages(self, batch) -> list:
@@ -320,16 +325,18 @@ class MessageEncoder:
         stats, options = self.stats, self.options
         for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
                                                                                   batch._columns):
+            spans: list = []
             meta, parts, body_len = encode_dictionary_batch(
                 dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
-                options.use_legacy_format, self._compress)
+                options.use_legacy_format, self._compress, spans)
             stats.num_messages += 1
             stats.num_dictionary_batches += 1
             if kind == "delta":
                 stats.num_dictionary_deltas += 1
             elif kind == "replace":
                 stats.num_replaced_dictionaries += 1
-            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind))
+            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind,
+                                      spans))
         return out
 
 
