@@ -18,15 +18,20 @@ Each cell is timed without a consumer (batches arrive and are dropped) and with 
 every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
 the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy
 machine slows all paths alike. The table shows the median GB/s and the median of the per-round
-ratios to pyarrow.
+ratios to pyarrow. A machine shared with other work makes wall-clock figures swing (a process
+waits for a core): --cpu adds a table of CPU time per transfer (client process plus server
+process, all threads; from getrusage and /proc/<pid>/task/*/schedstat), the cost each path puts on
+the machine, which waiting does not change.
 
 Not part of the test suite (pytest never collects this file).
 """
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import platform
+import resource
 import socket
 import statistics
 import subprocess
@@ -129,6 +134,23 @@ def dissociated_transfer(client, name: str, read_bytes: bool) -> int:
     return nbytes
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU time of every live thread of `pid` (nanosecond counters, unlike /proc/<pid>/stat)."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass                         # a thread that just ended
+    return total / 1e9
+
+
+def own_cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def start(args: list) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *args],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -138,11 +160,12 @@ def start(args: list) -> subprocess.Popen:
     return proc
 
 
-def run_all(workloads: dict, rounds: int, quick: bool) -> dict:
-    """{(workload, consumer): {path: [GB/s per round]}}, rounds interleaved across paths."""
+def run_all(workloads: dict, rounds: int, quick: bool, paths: tuple = PATHS) -> tuple[dict, dict]:
+    """{(workload, consumer): {path: [GB/s per round]}} and, alike, the CPU seconds (client and
+    server) of each transfer; rounds interleaved across paths."""
     from arrowipc.dissociated import DissociatedClient
     extra = ["--quick"] if quick else []
-    results = {}
+    results, cpu = {}, {}
     with tempfile.TemporaryDirectory(prefix="arrowipc-bench-") as tmp:
         pa_path = os.path.join(tmp, "pyarrow.sock")
         procs = [start(["--serve", "pyarrow", "--socket", pa_path] + extra),
@@ -157,15 +180,20 @@ def run_all(workloads: dict, rounds: int, quick: bool) -> dict:
 
             for name in workloads:
                 for read in (False, True):
-                    cell = results[(name, read)] = {kind: [] for kind in PATHS}
-                    for kind in PATHS:             # warm-up: connections, segments, pools
+                    cell = results[(name, read)] = {kind: [] for kind in paths}
+                    cpu_cell = cpu[(name, read)] = {kind: [] for kind in paths}
+                    for kind in paths:             # warm-up: connections, segments, pools
                         run(kind, name, read)
                     for r in range(rounds):
-                        order = PATHS[r % len(PATHS):] + PATHS[:r % len(PATHS)]
+                        order = paths[r % len(paths):] + paths[:r % len(paths)]
                         for kind in order:
+                            server = procs[0 if kind == "pyarrow" else 1].pid
+                            c0, s0 = own_cpu_seconds(), process_cpu_seconds(server)
                             t0 = time.perf_counter()
                             nbytes = run(kind, name, read)
                             cell[kind].append(nbytes / (time.perf_counter() - t0) / 1e9)
+                            cpu_cell[kind].append(own_cpu_seconds() - c0 +
+                                                  process_cpu_seconds(server) - s0)
         finally:
             for c in clients.values():
                 c.close()
@@ -177,7 +205,7 @@ def run_all(workloads: dict, rounds: int, quick: bool) -> dict:
                     p.wait(30)
                 except subprocess.TimeoutExpired:
                     p.kill()
-    return results
+    return results, cpu
 
 
 def main():
@@ -185,6 +213,10 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller workloads, fewer rounds")
     ap.add_argument("--rounds", type=int, default=None, help="timed transfers per path and cell")
     ap.add_argument("--only", choices=list(WORKLOADS), help="one workload")
+    ap.add_argument("--paths", help=f"comma-separated subset of {','.join(OURS)} (pyarrow is "
+                    f"always run)")
+    ap.add_argument("--cpu", action="store_true",
+                    help="also a table of CPU time per transfer (client + server)")
     ap.add_argument("--serve", choices=("pyarrow", "dissociated"), help=argparse.SUPPRESS)
     ap.add_argument("--socket", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -198,18 +230,40 @@ def main():
     if args.only:
         workloads = {args.only: workloads[args.only]}
     rounds = args.rounds or (3 if args.quick else 5)
-    results = run_all(workloads, rounds, args.quick)
+    ours = tuple(OURS) if not args.paths else tuple(args.paths.split(","))
+    unknown = set(ours) - set(OURS)
+    if unknown:
+        ap.error(f"unknown paths {sorted(unknown)}; choose from {list(OURS)}")
+    results, cpu = run_all(workloads, rounds, args.quick, ("pyarrow",) + ours)
     print(f"nproc={os.cpu_count()} python={platform.python_version()} pyarrow={pa.__version__} "
           f"rounds={rounds}, interleaved (median GB/s; median of per-round ratios to pyarrow)\n")
-    print("| workload | consumer | pyarrow stream | " + " | ".join(OURS) + " |")
-    print("| --- | --- | --- |" + " --- |" * len(OURS))
+    print("| workload | consumer | pyarrow stream | " + " | ".join(ours) + " |")
+    print("| --- | --- | --- |" + " --- |" * len(ours))
     for (name, read), cell in results.items():
         count, size = workloads[name]
         base = cell["pyarrow"]
         cells = [f"{statistics.median(base):.2f}"]
-        for kind in OURS:
+        for kind in ours:
             ratio = statistics.median(x / b for x, b in zip(cell[kind], base))
             cells.append(f"{statistics.median(cell[kind]):.2f} ({ratio:.1f}x)")
+        print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
+              + " | ".join(cells) + " |")
+    if args.cpu:
+        print_cpu_table(workloads, cpu, ours)
+
+
+def print_cpu_table(workloads: dict, cpu: dict, ours: tuple) -> None:
+    print("\nCPU time per transfer, client + server (median ms; median of per-round ratios "
+          "pyarrow / path: above 1 is cheaper than pyarrow)\n")
+    print("| workload | consumer | pyarrow stream | " + " | ".join(ours) + " |")
+    print("| --- | --- | --- |" + " --- |" * len(ours))
+    for (name, read), cell in cpu.items():
+        count, size = workloads[name]
+        base = cell["pyarrow"]
+        cells = [f"{statistics.median(base) * 1e3:.0f}"]
+        for kind in ours:
+            ratio = statistics.median(b / x for x, b in zip(cell[kind], base) if x > 0)
+            cells.append(f"{statistics.median(cell[kind]) * 1e3:.0f} ({ratio:.1f}x)")
         print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
               + " | ".join(cells) + " |")
 

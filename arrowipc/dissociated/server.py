@@ -21,10 +21,7 @@ import time
 
 from .. import types as T
 from . import _wire as wire
-from ..ipc._batch_decode import decode_record_batch_header
-from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid
-from ..ipc import metadata as md
 from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
@@ -556,7 +553,7 @@ class _Connection:
                     group.append(metadata(m.metadata))
                 if role != ROLE_METADATA:
                     group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
-                                                  skip, out))
+                                                  out))
                 position += 1
             yield group, weight
         if role != ROLE_BODIES:
@@ -598,13 +595,13 @@ class _Connection:
                 self.keeping = False
                 return result
 
-    def _body_frame(self, seq: int, m, skip: int, out):
+    def _body_frame(self, seq: int, m, out):
         shift = self.server.tag_shift
         length = m.body_length
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
             if isinstance(arena, PeerLedger):
-                spans = _body_spans(m, skip)
+                spans = m.spans
                 pairs = self._with_room(arena, lambda: arena.hand_out(m.parts, spans, length, seq),
                                         out)
                 if pairs:
@@ -618,7 +615,7 @@ class _Connection:
                     arena.write(block, m.parts)
                     arena.publish(block)
                     base = block.address
-                    pairs = [(base + off if n else base, n) for off, n in _body_spans(m, skip)]
+                    pairs = [(base + off if n else base, n) for off, n in m.spans]
                     arena.hand_out(block, [a for a, _ in pairs], seq)
                 except BaseException:
                     arena.discard(block)
@@ -652,11 +649,3 @@ class _Outbox:
             frames, self.frames, self.weight = self.frames, [], 0
             self.transport.send_frames(frames)
 
-
-def _body_spans(m, skip: int) -> list:
-    """[(offset, length)] of the message's body buffers, read back from its own header."""
-    msg = decode_message(memoryview(m.metadata)[skip:])
-    header = msg.header
-    if m.header_type == md.HEADER_DICTIONARY_BATCH:
-        header = header.table(1, "RecordBatch")
-    return decode_record_batch_header(header).buffers_list()

@@ -23,10 +23,12 @@ def encode_record_batch(columns: list[ArrayData], num_rows: int, alignment: int 
                         custom_metadata: dict[bytes, bytes] | None = None, codec: int = -1,
                         legacy: bool = False, compress: Callable[[list[Any]], list[Any]] | None = None,
                         flat: FlatBatch | None = None, compressed: list[Any] | None = None,
+                        spans_out: list[tuple[int, int]] | None = None,
                         ) -> tuple[bytes, list[Any], int]: ...
 def encode_dictionary_batch(dict_id: int, values: ArrayData, is_delta: bool, alignment: int = 64,
                             version: int = 4, codec: int = -1, legacy: bool = False,
                             compress: Callable[[list[Any]], list[Any]] | None = None,
+                            spans_out: list[tuple[int, int]] | None = None,
                             ) -> tuple[bytes, list[Any], int]: ...
 def encode_schema_message(blob: bytes, table_pos: int, version: int = 4, legacy: bool = False
                           ) -> bytes: ...

@@ -525,12 +525,15 @@ cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, i
 
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
                         dict custom_metadata=None, int codec=-1, bint legacy=False,
-                        object compress=None, FlatBatch flat=None, list compressed=None):
+                        object compress=None, FlatBatch flat=None, list compressed=None,
+                        list spans_out=None):
     """(framed metadata bytes, body gather parts, body length) for one record batch.
 
     Builds the header with an exact body layout; `compress`, if given, maps the list of body
     buffers to their compressed forms before layout. A caller that flattened and compressed
-    several batches at once passes `flat` and `compressed` instead.
+    several batches at once passes `flat` and `compressed` instead. `spans_out`, if given,
+    receives the header's body buffer spans [(offset, length)] (what a reader of the header
+    would find there, without decoding it).
     """
     fb = flat if flat is not None else flatten_columns(columns, num_rows, version)
     if compressed is not None:
@@ -538,6 +541,8 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
     else:
         buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
+    if spans_out is not None:
+        spans_out.extend(spans)
     if not custom_metadata and not legacy:
         return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
                                           fb.variadic_counts), parts, body_len)
@@ -550,11 +555,15 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
 
 
 def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
-                            int version=4, int codec=-1, bint legacy=False, object compress=None):
-    """(framed metadata bytes, body gather parts, body length) for one dictionary batch."""
+                            int version=4, int codec=-1, bint legacy=False, object compress=None,
+                            list spans_out=None):
+    """(framed metadata bytes, body gather parts, body length) for one dictionary batch;
+    `spans_out` as in encode_record_batch."""
     fb = flatten_columns([values], values.length, version)
     buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
+    if spans_out is not None:
+        spans_out.extend(spans)
 
     def header(_Out o):
         slots, sizes, vals = [0, 1, 2], [8, 4, 1], [dict_id, None, 1 if is_delta else 0]

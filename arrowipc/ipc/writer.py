@@ -247,6 +247,9 @@ class EncodedMessage(NamedTuple):
     parts: list
     body_length: int
     dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
+    # [(offset, length)] of the body buffers, as the header lists them (a sender that places
+    # buffers itself, like the dissociated server, needs them without decoding the header)
+    spans: list | None = None
 
 
 class MessageEncoder:
@@ -302,9 +305,11 @@ class MessageEncoder:
         if self._compress is not None and _flat is None:
             # flattened once here: the raw size below and the encoder read the same FlatBatch
             _flat = flatten_columns(batch._columns, batch.num_rows, self._version)
+        spans: list[tuple[int, int]] = []
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed)
+            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed,
+            spans)
         stats.num_messages += 1
         stats.num_record_batches += 1
         stats.total_serialized_body_size += body_len
@@ -313,7 +318,7 @@ class MessageEncoder:
         else:
             stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
                                              for x in _flat.buffers if x is not None)
-        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None))
+        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
         return out
 
     def _dictionary_messages(self, batch) -> list:
@@ -321,16 +326,18 @@ class MessageEncoder:
         stats, options = self.stats, self.options
         for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
                                                                                   batch._columns):
+            spans: list = []
             meta, parts, body_len = encode_dictionary_batch(
                 dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
-                options.use_legacy_format, self._compress)
+                options.use_legacy_format, self._compress, spans)
             stats.num_messages += 1
             stats.num_dictionary_batches += 1
             if kind == "delta":
                 stats.num_dictionary_deltas += 1
             elif kind == "replace":
                 stats.num_replaced_dictionaries += 1
-            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind))
+            out.append(EncodedMessage(md.HEADER_DICTIONARY_BATCH, meta, parts, body_len, kind,
+                                      spans))
         return out
 
 

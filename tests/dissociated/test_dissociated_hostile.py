@@ -33,7 +33,6 @@ REWRITE = textwrap.dedent("""
     from arrowipc.dissociated import DissociatedServer, connect
     from arrowipc.dissociated import _wire as wire, transport as tp
     from arrowipc.dissociated._shm import map_segment
-    from arrowipc.dissociated.server import _body_spans
     from arrowipc.ipc.writer import MessageEncoder
     from dissociated_helpers import FakeServer
 
@@ -63,7 +62,7 @@ REWRITE = textwrap.dedent("""
             seals |= fcntl.F_SEAL_WRITE
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
         t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, size)], fd=fd)
-        pairs = [(off if n else 0, n) for off, n in _body_spans(m, 8)]
+        pairs = [(off if n else 0, n) for off, n in m.spans]
         t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
         t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
         t.send_message([wire.end_of_stream_message(2)])
@@ -377,13 +376,12 @@ def test_a_peer_address_the_server_does_not_map_is_an_error():
 
     def script(t):
         from arrowipc.ipc.writer import MessageEncoder
-        from arrowipc.dissociated.server import _body_spans
         peer_probe(t, shown, shown)
         ours = arrowipc.table(small_table())
         enc = MessageEncoder(ours.schema)
         t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
         (m,) = enc.batch_messages(ours.to_batches()[0])
-        pairs = [(4096 + off, n) for off, n in _body_spans(m, 8)]    # page 1: never mapped
+        pairs = [(4096 + off, n) for off, n in m.spans]    # page 1: never mapped
         t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
         t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
         t.send_message([wire.end_of_stream_message(2)])

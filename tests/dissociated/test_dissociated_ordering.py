@@ -11,7 +11,6 @@ from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc import IpcWriteOptions
-from arrowipc.dissociated.server import _body_spans
 from arrowipc.dissociated.shm import SharedArena
 from arrowipc.ipc.writer import MessageEncoder
 from dissociated_helpers import (TIMEOUT, FakeServer, add_body, bodies_first,
@@ -197,7 +196,7 @@ def test_scattered_type1_regions_are_copied_into_one_body():
         (m,) = enc.batch_messages(ours.to_batches()[0])
         t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
         body = b"".join(bytes(p) for p in m.parts)
-        spans = _body_spans(m, 8)
+        spans = m.spans
         pairs = [None] * len(spans)
         for i in reversed(range(len(spans))):
             off, n = spans[i]
