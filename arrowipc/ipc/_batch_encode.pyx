@@ -7,7 +7,8 @@ front to back without a general-purpose builder. The body is returned as a gathe
 copied here except what slicing forces.
 """
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 from arrowipc._core.buffer cimport Buffer, allocate, mutable_data, py_buffer, slice_unchecked
@@ -314,17 +315,6 @@ cdef inline void link(_Out o, object field_ref, int64_t target):
     o.patch_u32(at, <uint32_t>(target - at))
 
 
-cdef int64_t write_struct_vector(_Out o, list pairs):
-    """A vector of 16-byte structs (two int64 each); returns the vector position."""
-    o.pad_to(8, 4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>len(pairs))
-    for a, b in pairs:
-        o.i64(a)
-        o.i64(b)
-    return vpos
-
-
 cdef int64_t write_string(_Out o, bytes s):
     o.pad_to(4)
     cdef int64_t pos = o.pos()
@@ -351,31 +341,6 @@ cdef int64_t write_metadata_vector(_Out o, dict metadata):
         link(o, vals[0], write_string(o, bytes(k)))
         link(o, vals[1], write_string(o, bytes(metadata[k])))
     return vpos
-
-
-cdef int64_t write_record_batch_table(_Out o, int64_t length, list nodes, list buffer_spans,
-                                      int codec, list variadic_counts):
-    slots, sizes, vals = [0, 1, 2], [8, 4, 4], [length, None, None]
-    if codec >= 0:
-        slots.append(3); sizes.append(4); vals.append(None)
-    if variadic_counts:
-        slots.append(4); sizes.append(4); vals.append(None)
-    rb = write_table(o, slots, sizes, vals)
-    link(o, vals[1], write_struct_vector(o, nodes))
-    link(o, vals[2], write_struct_vector(o, buffer_spans))
-    k = 3
-    if codec >= 0:
-        cvals = [codec, 0]
-        link(o, vals[k], write_table(o, [0, 1], [1, 1], cvals))
-        k += 1
-    if variadic_counts:
-        o.pad_to(8, 4)
-        vpos = o.pos()
-        o.i32(<int32_t>len(variadic_counts))
-        for c in variadic_counts:
-            o.i64(c)
-        link(o, vals[k], vpos)
-    return rb
 
 
 def layout_body(list buffers, int alignment):
@@ -456,71 +421,254 @@ cdef inline void put_i64(char* p, int64_t at, int64_t v) noexcept:
     memcpy(p + at, &v, 8)
 
 
-cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, int version,
-                                     int64_t body_len, int codec, list variadic_counts):
-    """Framed Message(RecordBatch) bytes with a fixed layout (no custom metadata, modern framing).
+# -- back-to-front flatbuffer encoding (record batch and dictionary batch messages) ------------
+#
+# Record batch headers are built the way a flatbuffers builder builds them: from the end of the
+# buffer towards its start, children before parents, each table's vtable written just below it
+# (or shared with an identical earlier one), fields equal to their schema default left out, and
+# each table's fields pushed largest first. pyarrow (and Java) writers lay their headers out
+# this way, so the headers written here are byte for byte theirs, and never larger.
 
-    Layout, relative to the flatbuffer start (byte 8 of the output):
-      0 root offset | 4 Message vtable | 24 Message table | 48 RecordBatch vtable |
-      64 RecordBatch table | 96 BodyCompression (optional) | vectors: nodes, buffers, variadic
-    Every int64 lands on an 8-byte boundary of the flatbuffer: strict verifiers (flatcc, Rust)
-    check alignment.
-    """
-    cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
-    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)     # 8-aligned
-    # each vector: 4 bytes of padding, the uint32 length, then 8-aligned int64 elements
-    cdef int64_t nodes_at = pos + 8
-    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 8
-    cdef int64_t var_at = bufs_at + 16 * n_bufs + 8
-    cdef int64_t end = (var_at + 8 * n_var) if n_var else (bufs_at + 16 * n_bufs)
-    cdef int64_t meta_len = (end + 7) // 8 * 8
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + meta_len)
-    cdef char* o = PyBytes_AS_STRING(out)
-    cdef char* f = o + 8
-    cdef int64_t i, a, b
-    memset(o, 0, 8 + meta_len)
-    put_i32(o, 0, -1)
-    put_i32(o, 4, <int32_t>meta_len)
-    put_i32(f, 0, 24)                                      # root: Message table
-    # Message vtable (5 slots) and table
-    put_i16(f, 4, 14); put_i16(f, 6, 24)
-    put_i16(f, 8, 16); put_i16(f, 10, 18); put_i16(f, 12, 4); put_i16(f, 14, 8); put_i16(f, 16, 0)
-    put_i32(f, 24, 20)                                     # soffset to vtable at 4
-    put_i32(f, 28, 64 - 28)                                # header -> RecordBatch table
-    put_i64(f, 32, body_len)
-    put_i16(f, 40, <int16_t>version)
-    f[42] = 3                                              # MessageHeader.RecordBatch
-    # RecordBatch vtable (5 slots) and table
-    put_i16(f, 48, 14); put_i16(f, 50, 32)
-    put_i16(f, 52, 8); put_i16(f, 54, 4); put_i16(f, 56, 16)
-    put_i16(f, 58, 20 if codec >= 0 else 0); put_i16(f, 60, 24 if n_var else 0)
-    put_i32(f, 64, 16)                                     # soffset to vtable at 48
-    put_i32(f, 68, <int32_t>(nodes_at - 4 - 68))
-    put_i64(f, 72, num_rows)
-    put_i32(f, 80, <int32_t>(bufs_at - 4 - 80))
-    if codec >= 0:
-        put_i32(f, 84, 104 - 84)
-        put_i16(f, 96, 8); put_i16(f, 98, 8); put_i16(f, 100, 4); put_i16(f, 102, 5)
-        put_i32(f, 104, 8)                                 # soffset to vtable at 96
-        f[108] = <char>codec
-        f[109] = 0                                         # BodyCompressionMethod.BUFFER
-    if n_var:
-        put_i32(f, 88, <int32_t>(var_at - 4 - 88))
-    put_i32(f, nodes_at - 4, <int32_t>n_nodes)
-    for i in range(n_nodes):
-        a, b = nodes[i]
-        put_i64(f, nodes_at + 16 * i, a)
-        put_i64(f, nodes_at + 16 * i + 8, b)
-    put_i32(f, bufs_at - 4, <int32_t>n_bufs)
-    for i in range(n_bufs):
-        a, b = spans[i]
-        put_i64(f, bufs_at + 16 * i, a)
-        put_i64(f, bufs_at + 16 * i + 8, b)
-    if n_var:
-        put_i32(f, var_at - 4, <int32_t>n_var)
-        for i in range(n_var):
-            put_i64(f, var_at + 8 * i, variadic_counts[i])
+cdef struct _Rev:
+    char* end           # one past the buffer's last byte; data grows down from here
+    int64_t size        # bytes written so far (positions below are "bytes from the end")
+    int64_t minalign    # largest alignment used: the finished buffer's size is a multiple of it
+    int64_t vtables[8]  # positions of the vtables written so far (shared when identical)
+    int n_vtables
+    int64_t table_start
+    int n_fields
+    int64_t field_at[8]     # positions of the current table's fields, by slot
+    int field_slot[8]
+
+
+cdef inline void rv_pad(_Rev* b, int64_t n) noexcept nogil:
+    if n:
+        b.size += n
+        memset(b.end - b.size, 0, n)
+
+
+cdef inline void rv_prealign(_Rev* b, int64_t length, int64_t align) noexcept nogil:
+    """Pad so that `length` more bytes end on an `align` boundary."""
+    if align > b.minalign:
+        b.minalign = align
+    rv_pad(b, (-(b.size + length)) & (align - 1))
+
+
+cdef inline int64_t rv_push(_Rev* b, const void* v, int64_t n) noexcept nogil:
+    """An n-byte scalar, aligned to n; returns its position."""
+    rv_prealign(b, 0, n)
+    b.size += n
+    memcpy(b.end - b.size, v, n)
+    return b.size
+
+
+cdef inline int64_t rv_i64(_Rev* b, int64_t v) noexcept nogil:
+    return rv_push(b, &v, 8)
+
+
+cdef inline int64_t rv_u32(_Rev* b, uint32_t v) noexcept nogil:
+    return rv_push(b, &v, 4)
+
+
+cdef inline int64_t rv_uoffset(_Rev* b, int64_t target) noexcept nogil:
+    """A uoffset to the object at position `target`; returns its own position."""
+    rv_prealign(b, 0, 4)
+    return rv_u32(b, <uint32_t>(b.size + 4 - target))
+
+
+cdef inline int64_t rv_pairs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
+    """A vector of n 16-byte structs of two int64 (FieldNode, Buffer); returns its position."""
+    cdef int64_t i
+    rv_prealign(b, 16 * n, 4)
+    rv_prealign(b, 16 * n, 8)
+    b.size += 16 * n
+    memcpy(b.end - b.size, v, 16 * n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef inline int64_t rv_longs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
+    rv_prealign(b, 8 * n, 4)
+    rv_prealign(b, 8 * n, 8)
+    b.size += 8 * n
+    memcpy(b.end - b.size, v, 8 * n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef inline void rv_start(_Rev* b) noexcept nogil:
+    b.table_start = b.size
+    b.n_fields = 0
+
+
+cdef inline void rv_field(_Rev* b, int slot, int64_t at) noexcept nogil:
+    b.field_slot[b.n_fields] = slot
+    b.field_at[b.n_fields] = at
+    b.n_fields += 1
+
+
+cdef inline void rv_field_i64(_Rev* b, int slot, int64_t v) noexcept nogil:
+    if v != 0:                          # the schema default: left out
+        rv_field(b, slot, rv_i64(b, v))
+
+
+cdef inline void rv_field_offset(_Rev* b, int slot, int64_t target) noexcept nogil:
+    if target != 0:                     # no object
+        rv_field(b, slot, rv_uoffset(b, target))
+
+
+cdef inline void rv_field_small(_Rev* b, int slot, int v, int width) noexcept nogil:
+    cdef int16_t v16 = <int16_t>v
+    cdef uint8_t v8 = <uint8_t>v
+    if v != 0:
+        rv_field(b, slot, rv_push(b, &v16, 2) if width == 2 else rv_push(b, &v8, 1))
+
+
+cdef int64_t rv_end(_Rev* b) noexcept nogil:
+    """Close the current table: its vtable (or an identical earlier one); returns its position."""
+    cdef int32_t zero = 0
+    cdef int64_t table_at = rv_push(b, &zero, 4)
+    cdef int i, top = -1
+    cdef int16_t vt[20]
+    cdef int64_t vt_bytes, vt_at = -1
+    cdef int32_t soffset
+    for i in range(b.n_fields):
+        if b.field_slot[i] > top:
+            top = b.field_slot[i]
+    vt_bytes = 4 + 2 * (top + 1)
+    memset(vt, 0, sizeof(vt))
+    vt[0] = <int16_t>vt_bytes
+    vt[1] = <int16_t>(table_at - b.table_start)
+    for i in range(b.n_fields):
+        vt[2 + b.field_slot[i]] = <int16_t>(table_at - b.field_at[i])
+    for i in range(b.n_vtables):
+        if (b.vtables[i] >= vt_bytes and memcmp(b.end - b.vtables[i], vt, 2) == 0 and
+                memcmp(b.end - b.vtables[i], vt, vt_bytes) == 0):
+            vt_at = b.vtables[i]
+            break
+    if vt_at < 0:
+        b.size += vt_bytes
+        memcpy(b.end - b.size, vt, vt_bytes)
+        vt_at = b.size
+        if b.n_vtables < 8:
+            b.vtables[b.n_vtables] = vt_at
+            b.n_vtables += 1
+    soffset = <int32_t>(vt_at - table_at)
+    memcpy(b.end - table_at, &soffset, 4)
+    return table_at
+
+
+cdef inline int64_t rv_string(_Rev* b, bytes s):
+    cdef int64_t n = len(s)
+    rv_prealign(b, n + 1, 4)
+    rv_pad(b, 1)                        # the terminating zero
+    b.size += n
+    memcpy(b.end - b.size, PyBytes_AS_STRING(s), n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef int64_t rv_metadata(_Rev* b, dict metadata) except -1:
+    """[KeyValue] vector, in the mapping's order; returns its position."""
+    cdef list tables = []
+    cdef int64_t key_at, value_at, i, n = len(metadata)
+    for k, v in metadata.items():
+        key_at = rv_string(b, bytes(k))
+        value_at = rv_string(b, bytes(v))
+        rv_start(b)
+        rv_field_offset(b, 1, value_at)
+        rv_field_offset(b, 0, key_at)
+        tables.append(rv_end(b))
+    rv_prealign(b, 4 * n, 4)
+    for i in range(n - 1, -1, -1):
+        rv_uoffset(b, tables[i])
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef int64_t* _pairs_of(list items, int64_t* out) except NULL:
+    cdef int64_t i = 0
+    for a, c in items:
+        out[i] = a
+        out[i + 1] = c
+        i += 2
     return out
+
+
+cdef bytes encode_batch_message(int header_type, int64_t num_rows, list nodes, list spans,
+                                list variadic_counts, int codec, int version, int64_t body_len,
+                                dict custom_metadata, bint legacy, int64_t dict_id=0,
+                                bint is_delta=False):
+    """Framed Message bytes (prefix, flatbuffer, padding to 8) of a RecordBatch header
+    (header_type 3) or of a DictionaryBatch (2) around one, laid out as pyarrow lays it out."""
+    cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
+    cdef int64_t n_pairs = n_nodes if n_nodes > n_bufs else n_bufs
+    cdef int64_t capacity = 512 + 16 * (n_nodes + n_bufs) + 8 * n_var, i
+    cdef int64_t nodes_at, bufs_at, var_at = 0, compression_at = 0, rb_at, header_at, meta_at = 0
+    cdef int64_t message_at, prefix, padded
+    cdef int64_t* scratch
+    cdef bytes out
+    cdef char* buf
+    cdef char* o
+    cdef _Rev b
+    if custom_metadata:
+        for k, v in custom_metadata.items():
+            capacity += len(k) + len(v) + 64
+    scratch = <int64_t*>PyMem_Malloc(8 * (2 * n_pairs + n_var + 1))
+    buf = <char*>PyMem_Malloc(capacity)
+    if scratch == NULL or buf == NULL:
+        PyMem_Free(scratch)
+        PyMem_Free(buf)
+        raise MemoryError()
+    try:
+        memset(&b, 0, sizeof(b))
+        b.end = buf + capacity
+        b.minalign = 1
+        nodes_at = rv_pairs(&b, _pairs_of(nodes, scratch), n_nodes)
+        bufs_at = rv_pairs(&b, _pairs_of(spans, scratch), n_bufs)
+        if n_var:
+            for i in range(n_var):
+                scratch[i] = variadic_counts[i]
+            var_at = rv_longs(&b, scratch, n_var)
+        if codec >= 0:
+            rv_start(&b)
+            rv_field_small(&b, 0, codec, 1)        # BodyCompressionMethod.BUFFER is the default
+            compression_at = rv_end(&b)
+        rv_start(&b)
+        rv_field_i64(&b, 0, num_rows)
+        rv_field_offset(&b, 4, var_at)
+        rv_field_offset(&b, 3, compression_at)
+        rv_field_offset(&b, 2, bufs_at)
+        rv_field_offset(&b, 1, nodes_at)
+        rb_at = header_at = rv_end(&b)
+        if header_type == 2:
+            rv_start(&b)
+            rv_field_i64(&b, 0, dict_id)
+            rv_field_offset(&b, 1, rb_at)
+            rv_field_small(&b, 2, is_delta, 1)
+            header_at = rv_end(&b)
+        if custom_metadata:
+            meta_at = rv_metadata(&b, custom_metadata)
+        rv_start(&b)
+        rv_field_i64(&b, 3, body_len)
+        rv_field_offset(&b, 4, meta_at)
+        rv_field_offset(&b, 2, header_at)
+        rv_field_small(&b, 0, version, 2)
+        rv_field_small(&b, 1, header_type, 1)
+        message_at = rv_end(&b)
+        rv_prealign(&b, 4, b.minalign)
+        rv_uoffset(&b, message_at)
+        # framing: continuation marker and length (or the length alone, legacy), the
+        # flatbuffer, then zeros to the next 8-byte boundary of the whole
+        prefix = 4 if legacy else 8
+        padded = (b.size + prefix + 7) // 8 * 8 - prefix
+        out = PyBytes_FromStringAndSize(NULL, prefix + padded)
+        o = PyBytes_AS_STRING(out)
+        if not legacy:
+            put_i32(o, 0, -1)
+        put_i32(o, prefix - 4, <int32_t>padded)
+        memcpy(o + prefix, b.end - b.size, b.size)
+        memset(o + prefix + b.size, 0, padded - b.size)
+        return out
+    finally:
+        PyMem_Free(scratch)
+        PyMem_Free(buf)
 
 
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
@@ -538,15 +686,8 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
     else:
         buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
-    if not custom_metadata and not legacy:
-        return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
-                                          fb.variadic_counts), parts, body_len)
-
-    def header(_Out o):
-        return write_record_batch_table(o, num_rows, fb.nodes, spans, codec, fb.variadic_counts)
-
-    meta = encode_message(3, version, body_len, header, custom_metadata, legacy)
-    return meta, parts, body_len
+    return (encode_batch_message(3, num_rows, fb.nodes, spans, fb.variadic_counts, codec, version,
+                                 body_len, custom_metadata, legacy), parts, body_len)
 
 
 def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
@@ -555,16 +696,9 @@ def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, in
     fb = flatten_columns([values], values.length, version)
     buffers = fb.buffers if compress is None else compress(fb.buffers)
     spans, parts, body_len = layout_body(buffers, alignment)
-
-    def header(_Out o):
-        slots, sizes, vals = [0, 1, 2], [8, 4, 1], [dict_id, None, 1 if is_delta else 0]
-        t = write_table(o, slots, sizes, vals)
-        link(o, vals[1], write_record_batch_table(o, values.length, fb.nodes, spans, codec,
-                                                  fb.variadic_counts))
-        return t
-
-    meta = encode_message(2, version, body_len, header, None, legacy)
-    return meta, parts, body_len
+    return (encode_batch_message(2, values.length, fb.nodes, spans, fb.variadic_counts, codec,
+                                 version, body_len, None, legacy, dict_id, is_delta),
+            parts, body_len)
 
 
 # -- Schema message and footer around a pre-encoded schema ---------------------------------------
