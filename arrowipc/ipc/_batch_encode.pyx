@@ -224,125 +224,6 @@ def flatten_columns(list columns, int64_t num_rows, int version=4):
     return fb
 
 
-# -- front-to-back flatbuffer encoding ---------------------------------------------------------
-
-cdef class _Out:
-    cdef bytearray data
-
-    cdef inline int64_t pos(self):
-        return len(self.data)
-
-    cdef inline void pad_to(self, int64_t align, int64_t phase=0):
-        cdef int64_t p = len(self.data)
-        cdef int64_t n = (align - ((p - phase) % align)) % align
-        if n:
-            self.data += PADDING[n]
-
-    cdef inline void u8(self, int v):
-        self.data.append(v & 0xFF)
-
-    cdef inline void i16(self, int16_t v):
-        self.data += (<char*>&v)[:2]
-
-    cdef inline void i32(self, int32_t v):
-        self.data += (<char*>&v)[:4]
-
-    cdef inline void i64(self, int64_t v):
-        self.data += (<char*>&v)[:8]
-
-    cdef inline void patch_u32(self, int64_t at, uint32_t v):
-        cdef char* p = <char*>self.data
-        memcpy(p + at, &v, 4)
-
-
-cdef int64_t write_table(_Out o, list slots, list sizes, list values):
-    """Write vtable then table inline data; fields are laid out in the order given, each aligned to
-    its size. slots/sizes/values are parallel; value None marks an offset field to patch later.
-    Returns the table position; field positions are stored back into `values` as ('at', pos)."""
-    cdef int nslots = (max(slots) + 1) if slots else 0
-    cdef int64_t vt_pos, tbl_pos, p
-    cdef list field_off = [0] * nslots
-    cdef int i
-    # inline layout: soffset (4) then fields sorted by decreasing size for natural alignment
-    order = sorted(range(len(slots)), key=lambda k: -sizes[k])
-    layout = []
-    p = 4
-    for i in order:
-        sz = sizes[i]
-        p = (p + sz - 1) // sz * sz
-        layout.append((i, p))
-        field_off[slots[i]] = p
-        p += sz
-    inline_size = (p + 3) // 4 * 4
-    o.pad_to(2)
-    vt_pos = o.pos()
-    o.i16(4 + 2 * nslots)
-    o.i16(inline_size)
-    for i in range(nslots):
-        o.i16(field_off[i])
-    o.pad_to(8)
-    tbl_pos = o.pos()
-    o.i32(<int32_t>(tbl_pos - vt_pos))
-    positions = {}
-    cur = 4
-    for i, at in layout:
-        if at > cur:
-            o.data += PADDING[at - cur]
-        v = values[i]
-        sz = sizes[i]
-        positions[i] = tbl_pos + at
-        if v is None:
-            o.i32(0)   # uoffset, patched when the target is written
-        elif sz == 8:
-            o.i64(v)
-        elif sz == 4:
-            o.i32(v)
-        elif sz == 2:
-            o.i16(v)
-        else:
-            o.u8(v)
-        cur = at + sz
-    if inline_size > cur:
-        o.data += PADDING[inline_size - cur]
-    for i in range(len(values)):
-        if values[i] is None:
-            values[i] = ("at", positions[i])
-    return tbl_pos
-
-
-cdef inline void link(_Out o, object field_ref, int64_t target):
-    cdef int64_t at = field_ref[1]
-    o.patch_u32(at, <uint32_t>(target - at))
-
-
-cdef int64_t write_string(_Out o, bytes s):
-    o.pad_to(4)
-    cdef int64_t pos = o.pos()
-    o.i32(<int32_t>len(s))
-    o.data += s
-    o.u8(0)
-    return pos
-
-
-cdef int64_t write_metadata_vector(_Out o, dict metadata):
-    """[KeyValue] vector; returns its position."""
-    cdef list keys = list(metadata.keys())
-    cdef int64_t n = len(keys)
-    o.pad_to(4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>n)
-    cdef int64_t slots_at = o.pos()
-    for _ in range(n):
-        o.i32(0)
-    for i, k in enumerate(keys):
-        vals = [None, None]
-        tpos = write_table(o, [0, 1], [4, 4], vals)
-        o.patch_u32(slots_at + 4 * i, <uint32_t>(tpos - (slots_at + 4 * i)))
-        link(o, vals[0], write_string(o, bytes(k)))
-        link(o, vals[1], write_string(o, bytes(metadata[k])))
-    return vpos
-
-
 def layout_body(list buffers, int alignment):
     """(buffer spans [(offset, length)], gather parts, body length) at `alignment`.
 
@@ -377,38 +258,6 @@ def layout_body(list buffers, int alignment):
     return spans, parts, pos
 
 
-def encode_message(int header_type, int version, int64_t body_length, header_writer,
-                   dict custom_metadata=None, bint legacy=False):
-    """Framed message bytes: continuation, int32 length, flatbuffer padded to 8."""
-    cdef _Out o = _Out.__new__(_Out)
-    o.data = bytearray(8)       # framing prefix, filled in last
-    o.i32(0)                    # root offset (relative to byte 8), patched below
-    slots, sizes, vals = [0, 1, 2, 3], [2, 1, 4, 8], [version, header_type, None, body_length]
-    if custom_metadata:
-        slots.append(4); sizes.append(4); vals.append(None)
-    msg = write_table(o, slots, sizes, vals)
-    o.patch_u32(8, <uint32_t>(msg - 8))
-    link(o, vals[2], header_writer(o))
-    if custom_metadata:
-        link(o, vals[4], write_metadata_vector(o, custom_metadata))
-    prefix_len = 4 if legacy else 8
-    o.pad_to(8)
-    cdef bytearray data = o.data
-    meta_len = len(data) - 8
-    if legacy:
-        # legacy framing has a 4-byte prefix: keep the total a multiple of 8
-        del data[:4]
-        meta_len = len(data) - 4
-        if (meta_len + 4) % 8:
-            data += PADDING[8 - (meta_len + 4) % 8]
-            meta_len = len(data) - 4
-        data[0:4] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
-    else:
-        data[0:4] = b"\xff\xff\xff\xff"
-        data[4:8] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
-    return bytes(data)
-
-
 cdef inline void put_i16(char* p, int64_t at, int16_t v) noexcept:
     memcpy(p + at, &v, 2)
 
@@ -421,13 +270,13 @@ cdef inline void put_i64(char* p, int64_t at, int64_t v) noexcept:
     memcpy(p + at, &v, 8)
 
 
-# -- back-to-front flatbuffer encoding (record batch and dictionary batch messages) ------------
+# -- back-to-front flatbuffer encoding ----------------------------------------------------------
 #
-# Record batch headers are built the way a flatbuffers builder builds them: from the end of the
+# Message headers and the file footer are built the way a flatbuffers builder builds them: from the end of the
 # buffer towards its start, children before parents, each table's vtable written just below it
 # (or shared with an identical earlier one), fields equal to their schema default left out, and
 # each table's fields pushed largest first. pyarrow (and Java) writers lay their headers out
-# this way, so the headers written here are byte for byte theirs, and never larger.
+# this way, so the batch headers written here are byte for byte theirs, and never larger.
 
 cdef struct _Rev:
     char* end           # one past the buffer's last byte; data grows down from here
@@ -478,17 +327,18 @@ cdef inline int64_t rv_uoffset(_Rev* b, int64_t target) noexcept nogil:
 
 cdef inline int64_t rv_pairs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
     """A vector of n 16-byte structs of two int64 (FieldNode, Buffer); returns its position."""
-    cdef int64_t i
-    rv_prealign(b, 16 * n, 4)
-    rv_prealign(b, 16 * n, 8)
+    if n:                               # an empty vector is only its length: no padding
+        rv_prealign(b, 16 * n, 4)
+        rv_prealign(b, 16 * n, 8)
     b.size += 16 * n
     memcpy(b.end - b.size, v, 16 * n)
     return rv_u32(b, <uint32_t>n)
 
 
 cdef inline int64_t rv_longs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
-    rv_prealign(b, 8 * n, 4)
-    rv_prealign(b, 8 * n, 8)
+    if n:
+        rv_prealign(b, 8 * n, 4)
+        rv_prealign(b, 8 * n, 8)
     b.size += 8 * n
     memcpy(b.end - b.size, v, 8 * n)
     return rv_u32(b, <uint32_t>n)
@@ -556,6 +406,61 @@ cdef int64_t rv_end(_Rev* b) noexcept nogil:
     return table_at
 
 
+cdef inline void rv_init(_Rev* b, char* buf, int64_t capacity) noexcept nogil:
+    memset(b, 0, sizeof(_Rev))
+    b.end = buf + capacity
+    b.minalign = 1
+
+
+cdef bytes rv_finish_framed(_Rev* b, int64_t message_at, bint legacy):
+    """Finish the flatbuffer (root offset, size a multiple of its alignment) and frame it: the
+    continuation marker and length (the length alone, legacy), the flatbuffer, then zeros to the
+    next 8-byte boundary of the whole."""
+    cdef int64_t prefix = 4 if legacy else 8, padded
+    cdef bytes out
+    cdef char* o
+    rv_prealign(b, 4, b.minalign)
+    rv_uoffset(b, message_at)
+    padded = (b.size + prefix + 7) // 8 * 8 - prefix
+    out = PyBytes_FromStringAndSize(NULL, prefix + padded)
+    o = PyBytes_AS_STRING(out)
+    if not legacy:
+        put_i32(o, 0, -1)
+    put_i32(o, prefix - 4, <int32_t>padded)
+    memcpy(o + prefix, b.end - b.size, b.size)
+    memset(o + prefix + b.size, 0, padded - b.size)
+    return out
+
+
+cdef int64_t rv_blob(_Rev* b, bytes blob, int64_t table_pos, int64_t align):
+    """Place a self-contained flatbuffer region (built back to front, so aligned relative to its
+    end, to at most `align`) with its end aligned; returns the position of the table it holds.
+    Every offset inside the region is relative, so it is copied verbatim."""
+    cdef int64_t n = len(blob)
+    rv_prealign(b, 0, align)
+    b.size += n
+    memcpy(b.end - b.size, PyBytes_AS_STRING(blob), n)
+    return b.size - table_pos
+
+
+cdef int64_t rv_blocks(_Rev* b, list blocks) except -1:
+    """[Block] vector: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
+    cdef int64_t n = len(blocks), i = 0
+    cdef char* p
+    if n:
+        rv_prealign(b, 24 * n, 4)
+        rv_prealign(b, 24 * n, 8)
+    b.size += 24 * n
+    p = b.end - b.size
+    memset(p, 0, 24 * n)
+    for off, meta_len, body_len in blocks:
+        put_i64(p, 24 * i, off)
+        put_i32(p, 24 * i + 8, meta_len)
+        put_i64(p, 24 * i + 16, body_len)
+        i += 1
+    return rv_u32(b, <uint32_t>n)
+
+
 cdef inline int64_t rv_string(_Rev* b, bytes s):
     cdef int64_t n = len(s)
     rv_prealign(b, n + 1, 4)
@@ -601,11 +506,9 @@ cdef bytes encode_batch_message(int header_type, int64_t num_rows, list nodes, l
     cdef int64_t n_pairs = n_nodes if n_nodes > n_bufs else n_bufs
     cdef int64_t capacity = 512 + 16 * (n_nodes + n_bufs) + 8 * n_var, i
     cdef int64_t nodes_at, bufs_at, var_at = 0, compression_at = 0, rb_at, header_at, meta_at = 0
-    cdef int64_t message_at, prefix, padded
+    cdef int64_t message_at
     cdef int64_t* scratch
-    cdef bytes out
     cdef char* buf
-    cdef char* o
     cdef _Rev b
     if custom_metadata:
         for k, v in custom_metadata.items():
@@ -617,9 +520,7 @@ cdef bytes encode_batch_message(int header_type, int64_t num_rows, list nodes, l
         PyMem_Free(buf)
         raise MemoryError()
     try:
-        memset(&b, 0, sizeof(b))
-        b.end = buf + capacity
-        b.minalign = 1
+        rv_init(&b, buf, capacity)
         nodes_at = rv_pairs(&b, _pairs_of(nodes, scratch), n_nodes)
         bufs_at = rv_pairs(&b, _pairs_of(spans, scratch), n_bufs)
         if n_var:
@@ -652,20 +553,7 @@ cdef bytes encode_batch_message(int header_type, int64_t num_rows, list nodes, l
         rv_field_small(&b, 0, version, 2)
         rv_field_small(&b, 1, header_type, 1)
         message_at = rv_end(&b)
-        rv_prealign(&b, 4, b.minalign)
-        rv_uoffset(&b, message_at)
-        # framing: continuation marker and length (or the length alone, legacy), the
-        # flatbuffer, then zeros to the next 8-byte boundary of the whole
-        prefix = 4 if legacy else 8
-        padded = (b.size + prefix + 7) // 8 * 8 - prefix
-        out = PyBytes_FromStringAndSize(NULL, prefix + padded)
-        o = PyBytes_AS_STRING(out)
-        if not legacy:
-            put_i32(o, 0, -1)
-        put_i32(o, prefix - 4, <int32_t>padded)
-        memcpy(o + prefix, b.end - b.size, b.size)
-        memset(o + prefix + b.size, 0, padded - b.size)
-        return out
+        return rv_finish_framed(&b, message_at, legacy)
     finally:
         PyMem_Free(scratch)
         PyMem_Free(buf)
@@ -703,54 +591,61 @@ def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, in
 
 # -- Schema message and footer around a pre-encoded schema ---------------------------------------
 
-cdef int64_t embed_blob(_Out o, bytes blob, int64_t table_pos, int64_t fb_start):
-    """Place a self-contained flatbuffer region (encoded back to front, so aligned relative to
-    its end) with its end 8-aligned relative to the flatbuffer start; returns the position of
-    the table it holds. Every offset inside the region is relative, so it is copied verbatim."""
-    cdef int64_t n = len(blob)
-    cdef int64_t pad = (8 - (o.pos() - fb_start + n) % 8) % 8
-    if pad:
-        o.data += PADDING[pad]
-    cdef int64_t start = o.pos()
-    o.data += blob
-    return start + table_pos
+cdef char* _alloc_or_raise(int64_t n) except NULL:
+    cdef char* buf = <char*>PyMem_Malloc(n)
+    if buf == NULL:
+        raise MemoryError()
+    return buf
 
 
-def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False):
-    """Framed Schema message around a pre-encoded Schema table region."""
-    def header(_Out o):
-        return embed_blob(o, blob, table_pos, 8)
-    return encode_message(1, version, 0, header, None, legacy)
-
-
-cdef int64_t write_block_vector(_Out o, list blocks):
-    """[Block]: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
-    o.pad_to(8, 4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>len(blocks))
-    for off, meta_len, body_len in blocks:
-        o.i64(off)
-        o.i32(meta_len)
-        o.i32(0)
-        o.i64(body_len)
-    return vpos
+def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False,
+                          int blob_alignment=8):
+    """Framed Schema message around a pre-encoded Schema table region (whose largest alignment
+    is `blob_alignment`)."""
+    cdef int64_t capacity = len(blob) + 128, schema_at, message_at
+    cdef char* buf = _alloc_or_raise(capacity)
+    cdef _Rev b
+    try:
+        rv_init(&b, buf, capacity)
+        schema_at = rv_blob(&b, blob, table_pos, blob_alignment)
+        rv_start(&b)
+        rv_field_offset(&b, 2, schema_at)
+        rv_field_small(&b, 0, version, 2)
+        rv_field_small(&b, 1, 1, 1)                     # MessageHeader.Schema
+        message_at = rv_end(&b)
+        return rv_finish_framed(&b, message_at, legacy)
+    finally:
+        PyMem_Free(buf)
 
 
 def encode_footer(bytes blob, int64_t table_pos, list dictionaries, list record_batches,
-                  dict metadata=None, int version=4):
-    """Footer flatbuffer (unframed) around a pre-encoded Schema table region."""
-    cdef _Out o = _Out.__new__(_Out)
-    o.data = bytearray()
-    o.i32(0)                                 # root offset, patched below
-    slots, sizes, vals = [0, 1, 2, 3], [2, 4, 4, 4], [version, None, None, None]
+                  dict metadata=None, int version=4, int blob_alignment=8):
+    """Footer flatbuffer (unframed) around a pre-encoded Schema table region (whose largest
+    alignment is `blob_alignment`)."""
+    cdef int64_t capacity = len(blob) + 256 + 24 * (len(dictionaries) + len(record_batches))
+    cdef int64_t schema_at, dicts_at, batches_at, meta_at = 0, footer_at
+    cdef char* buf
+    cdef _Rev b
     if metadata is not None:
-        slots.append(4); sizes.append(4); vals.append(None)
-    footer = write_table(o, slots, sizes, vals)
-    o.patch_u32(0, <uint32_t>footer)
-    link(o, vals[2], write_block_vector(o, dictionaries))
-    link(o, vals[3], write_block_vector(o, record_batches))
-    if metadata is not None:
-        link(o, vals[4], write_metadata_vector(o, metadata))
-    link(o, vals[1], embed_blob(o, blob, table_pos, 0))
-    o.pad_to(8)
-    return bytes(o.data)
+        for k, v in metadata.items():
+            capacity += len(k) + len(v) + 64
+    buf = _alloc_or_raise(capacity)
+    try:
+        rv_init(&b, buf, capacity)
+        schema_at = rv_blob(&b, blob, table_pos, blob_alignment)
+        dicts_at = rv_blocks(&b, dictionaries)
+        batches_at = rv_blocks(&b, record_batches)
+        if metadata is not None:
+            meta_at = rv_metadata(&b, metadata)
+        rv_start(&b)
+        rv_field_offset(&b, 4, meta_at)
+        rv_field_offset(&b, 3, batches_at)
+        rv_field_offset(&b, 2, dicts_at)
+        rv_field_offset(&b, 1, schema_at)
+        rv_field_small(&b, 0, version, 2)
+        footer_at = rv_end(&b)
+        rv_prealign(&b, 4, b.minalign)
+        rv_uoffset(&b, footer_at)
+        return PyBytes_FromStringAndSize(b.end - b.size, b.size)
+    finally:
+        PyMem_Free(buf)

@@ -498,3 +498,58 @@ def test_compressed_batch_header_has_pyarrows_layout(codec):
         [batch], options=pa_ipc.IpcWriteOptions(compression=codec)))[0])
     assert len(ours[0].metadata) == len(theirs[0].metadata)
     assert masked_header(ours[0]) == masked_header(theirs[0])
+
+
+def pyarrow_file(pa_batches, schema=None) -> bytes:
+    schema = schema if schema is not None else pa_batches[0].schema
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, schema) as writer:
+        for batch in pa_batches:
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+PLAIN_SCHEMAS = {
+    "int32": pa.schema([("a", pa.int32())]),
+    "bool": pa.schema([("b", pa.bool_())]),
+    "mixed": pa.schema([("i", pa.int32()), ("f", pa.float64()), ("s", pa.string()),
+                        pa.field("n", pa.int64(), nullable=False)]),
+    "empty": pa.schema([]),
+    # fields whose Schema.fbs default is not 0 (Date, Time and Duration units, Time and Decimal
+    # widths): left out only when they equal that default
+    "temporal": pa.schema([("d32", pa.date32()), ("d64", pa.date64()), ("t32", pa.time32("s")),
+                           ("t64", pa.time64("ns")), ("du", pa.duration("ms")),
+                           ("du_s", pa.duration("s")), ("ts", pa.timestamp("us", "UTC"))]),
+    "decimal": pa.schema([("d", pa.decimal128(10, 2)), ("e", pa.decimal256(40, 3))]),
+    "nested": pa.schema([("l", pa.list_(pa.int8())),
+                         ("s", pa.struct([("x", pa.int16()), ("y", pa.string())])),
+                         ("m", pa.map_(pa.string(), pa.int32())),
+                         ("u", pa.sparse_union([pa.field("a", pa.int8())])),
+                         ("f", pa.list_(pa.float32(), 3))]),
+    "dictionary": pa.schema([("d", pa.dictionary(pa.int8(), pa.string())),
+                             ("o", pa.dictionary(pa.int32(), pa.int64(), ordered=True)),
+                             ("l", pa.list_(pa.dictionary(pa.int16(), pa.string())))]),
+    "metadata": pa.schema([pa.field("l", pa.list_(pa.int8()), metadata={"fk": "fv"})],
+                          metadata={"m": "v", "m2": "vv"}),
+}
+
+
+@pytest.mark.parametrize("name", list(PLAIN_SCHEMAS))
+def test_schema_message_equals_pyarrows_bytes(name):
+    schema = PLAIN_SCHEMAS[name]
+    assert bytes(ipc.serialize_schema(arrowipc.schema(schema))) == schema.serialize().to_pybytes()
+
+
+@pytest.mark.parametrize("batches", [0, 1, 3])
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_uncompressed_stream_and_file_equal_pyarrows_bytes(form, batches):
+    """Schema message, batches, end-of-stream marker and footer: the whole output is pyarrow's
+    (a file's footer is laid out as pyarrow lays it out, an empty block vector unpadded)."""
+    schema = pa.schema([("i", pa.int32()), ("f", pa.float64()), ("s", pa.string())])
+    data = [pa.record_batch({"i": pa.array([k, None, 3], pa.int32()),
+                             "f": pa.array([0.5, 1.5, float(k)]),
+                             "s": pa.array(["x", "yy" * k, None])}) for k in range(batches)]
+    if form == "stream":
+        assert ours_stream(data, schema) == pyarrow_stream(data, schema)
+    else:
+        assert ours_file(data, schema) == pyarrow_file(data, schema)
