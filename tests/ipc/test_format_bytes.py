@@ -553,3 +553,10 @@ def test_uncompressed_stream_and_file_equal_pyarrows_bytes(form, batches):
         assert ours_stream(data, schema) == pyarrow_stream(data, schema)
     else:
         assert ours_file(data, schema) == pyarrow_file(data, schema)
+
+
+def test_serialized_batch_and_its_size_are_pyarrows():
+    batch = pa.record_batch({"a": pa.array([1, None, 3]), "s": pa.array(["x", "yy", None])})
+    ours = arrowipc.record_batch(batch)
+    assert bytes(ipc.serialize_record_batch(ours)) == batch.serialize().to_pybytes()
+    assert ipc.get_record_batch_size(ours) == pa_ipc.get_record_batch_size(batch)
