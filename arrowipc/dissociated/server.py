@@ -102,7 +102,9 @@ class DissociatedServer:
         self.resolver = resolver
         self.body_mode = body_mode
         self.shm_threshold = int(shm_threshold)
-        self.options = options or IpcWriteOptions()
+        # bodies are viewed in place by the client (shared segments): buffers 64-byte aligned,
+        # as Arrow recommends for memory, unless the caller's options say otherwise
+        self.options = options or IpcWriteOptions(alignment=64)
         if self.options.use_legacy_format:
             raise ValueError("the dissociated protocol carries flatbuffers without IPC framing; "
                              "use_legacy_format does not apply")

@@ -7,7 +7,8 @@ front to back without a general-purpose builder. The body is returned as a gathe
 copied here except what slicing forces.
 """
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 from arrowipc._core.buffer cimport Buffer, allocate, mutable_data, py_buffer, slice_unchecked
@@ -223,161 +224,6 @@ def flatten_columns(list columns, int64_t num_rows, int version=4):
     return fb
 
 
-# -- front-to-back flatbuffer encoding ---------------------------------------------------------
-
-cdef class _Out:
-    cdef bytearray data
-
-    cdef inline int64_t pos(self):
-        return len(self.data)
-
-    cdef inline void pad_to(self, int64_t align, int64_t phase=0):
-        cdef int64_t p = len(self.data)
-        cdef int64_t n = (align - ((p - phase) % align)) % align
-        if n:
-            self.data += PADDING[n]
-
-    cdef inline void u8(self, int v):
-        self.data.append(v & 0xFF)
-
-    cdef inline void i16(self, int16_t v):
-        self.data += (<char*>&v)[:2]
-
-    cdef inline void i32(self, int32_t v):
-        self.data += (<char*>&v)[:4]
-
-    cdef inline void i64(self, int64_t v):
-        self.data += (<char*>&v)[:8]
-
-    cdef inline void patch_u32(self, int64_t at, uint32_t v):
-        cdef char* p = <char*>self.data
-        memcpy(p + at, &v, 4)
-
-
-cdef int64_t write_table(_Out o, list slots, list sizes, list values):
-    """Write vtable then table inline data; fields are laid out in the order given, each aligned to
-    its size. slots/sizes/values are parallel; value None marks an offset field to patch later.
-    Returns the table position; field positions are stored back into `values` as ('at', pos)."""
-    cdef int nslots = (max(slots) + 1) if slots else 0
-    cdef int64_t vt_pos, tbl_pos, p
-    cdef list field_off = [0] * nslots
-    cdef int i
-    # inline layout: soffset (4) then fields sorted by decreasing size for natural alignment
-    order = sorted(range(len(slots)), key=lambda k: -sizes[k])
-    layout = []
-    p = 4
-    for i in order:
-        sz = sizes[i]
-        p = (p + sz - 1) // sz * sz
-        layout.append((i, p))
-        field_off[slots[i]] = p
-        p += sz
-    inline_size = (p + 3) // 4 * 4
-    o.pad_to(2)
-    vt_pos = o.pos()
-    o.i16(4 + 2 * nslots)
-    o.i16(inline_size)
-    for i in range(nslots):
-        o.i16(field_off[i])
-    o.pad_to(8)
-    tbl_pos = o.pos()
-    o.i32(<int32_t>(tbl_pos - vt_pos))
-    positions = {}
-    cur = 4
-    for i, at in layout:
-        if at > cur:
-            o.data += PADDING[at - cur]
-        v = values[i]
-        sz = sizes[i]
-        positions[i] = tbl_pos + at
-        if v is None:
-            o.i32(0)   # uoffset, patched when the target is written
-        elif sz == 8:
-            o.i64(v)
-        elif sz == 4:
-            o.i32(v)
-        elif sz == 2:
-            o.i16(v)
-        else:
-            o.u8(v)
-        cur = at + sz
-    if inline_size > cur:
-        o.data += PADDING[inline_size - cur]
-    for i in range(len(values)):
-        if values[i] is None:
-            values[i] = ("at", positions[i])
-    return tbl_pos
-
-
-cdef inline void link(_Out o, object field_ref, int64_t target):
-    cdef int64_t at = field_ref[1]
-    o.patch_u32(at, <uint32_t>(target - at))
-
-
-cdef int64_t write_struct_vector(_Out o, list pairs):
-    """A vector of 16-byte structs (two int64 each); returns the vector position."""
-    o.pad_to(8, 4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>len(pairs))
-    for a, b in pairs:
-        o.i64(a)
-        o.i64(b)
-    return vpos
-
-
-cdef int64_t write_string(_Out o, bytes s):
-    o.pad_to(4)
-    cdef int64_t pos = o.pos()
-    o.i32(<int32_t>len(s))
-    o.data += s
-    o.u8(0)
-    return pos
-
-
-cdef int64_t write_metadata_vector(_Out o, dict metadata):
-    """[KeyValue] vector; returns its position."""
-    cdef list keys = list(metadata.keys())
-    cdef int64_t n = len(keys)
-    o.pad_to(4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>n)
-    cdef int64_t slots_at = o.pos()
-    for _ in range(n):
-        o.i32(0)
-    for i, k in enumerate(keys):
-        vals = [None, None]
-        tpos = write_table(o, [0, 1], [4, 4], vals)
-        o.patch_u32(slots_at + 4 * i, <uint32_t>(tpos - (slots_at + 4 * i)))
-        link(o, vals[0], write_string(o, bytes(k)))
-        link(o, vals[1], write_string(o, bytes(metadata[k])))
-    return vpos
-
-
-cdef int64_t write_record_batch_table(_Out o, int64_t length, list nodes, list buffer_spans,
-                                      int codec, list variadic_counts):
-    slots, sizes, vals = [0, 1, 2], [8, 4, 4], [length, None, None]
-    if codec >= 0:
-        slots.append(3); sizes.append(4); vals.append(None)
-    if variadic_counts:
-        slots.append(4); sizes.append(4); vals.append(None)
-    rb = write_table(o, slots, sizes, vals)
-    link(o, vals[1], write_struct_vector(o, nodes))
-    link(o, vals[2], write_struct_vector(o, buffer_spans))
-    k = 3
-    if codec >= 0:
-        cvals = [codec, 0]
-        link(o, vals[k], write_table(o, [0, 1], [1, 1], cvals))
-        k += 1
-    if variadic_counts:
-        o.pad_to(8, 4)
-        vpos = o.pos()
-        o.i32(<int32_t>len(variadic_counts))
-        for c in variadic_counts:
-            o.i64(c)
-        link(o, vals[k], vpos)
-    return rb
-
-
 def layout_body(list buffers, int alignment):
     """(buffer spans [(offset, length)], gather parts, body length) at `alignment`.
 
@@ -412,38 +258,6 @@ def layout_body(list buffers, int alignment):
     return spans, parts, pos
 
 
-def encode_message(int header_type, int version, int64_t body_length, header_writer,
-                   dict custom_metadata=None, bint legacy=False):
-    """Framed message bytes: continuation, int32 length, flatbuffer padded to 8."""
-    cdef _Out o = _Out.__new__(_Out)
-    o.data = bytearray(8)       # framing prefix, filled in last
-    o.i32(0)                    # root offset (relative to byte 8), patched below
-    slots, sizes, vals = [0, 1, 2, 3], [2, 1, 4, 8], [version, header_type, None, body_length]
-    if custom_metadata:
-        slots.append(4); sizes.append(4); vals.append(None)
-    msg = write_table(o, slots, sizes, vals)
-    o.patch_u32(8, <uint32_t>(msg - 8))
-    link(o, vals[2], header_writer(o))
-    if custom_metadata:
-        link(o, vals[4], write_metadata_vector(o, custom_metadata))
-    prefix_len = 4 if legacy else 8
-    o.pad_to(8)
-    cdef bytearray data = o.data
-    meta_len = len(data) - 8
-    if legacy:
-        # legacy framing has a 4-byte prefix: keep the total a multiple of 8
-        del data[:4]
-        meta_len = len(data) - 4
-        if (meta_len + 4) % 8:
-            data += PADDING[8 - (meta_len + 4) % 8]
-            meta_len = len(data) - 4
-        data[0:4] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
-    else:
-        data[0:4] = b"\xff\xff\xff\xff"
-        data[4:8] = (<int32_t>meta_len).to_bytes(4, "little", signed=True)
-    return bytes(data)
-
-
 cdef inline void put_i16(char* p, int64_t at, int16_t v) noexcept:
     memcpy(p + at, &v, 2)
 
@@ -456,71 +270,293 @@ cdef inline void put_i64(char* p, int64_t at, int64_t v) noexcept:
     memcpy(p + at, &v, 8)
 
 
-cdef bytes encode_plain_record_batch(int64_t num_rows, list nodes, list spans, int version,
-                                     int64_t body_len, int codec, list variadic_counts):
-    """Framed Message(RecordBatch) bytes with a fixed layout (no custom metadata, modern framing).
+# -- back-to-front flatbuffer encoding ----------------------------------------------------------
+#
+# Message headers and the file footer are built the way a flatbuffers builder builds them: from the end of the
+# buffer towards its start, children before parents, each table's vtable written just below it
+# (or shared with an identical earlier one), fields equal to their schema default left out, and
+# each table's fields pushed largest first. pyarrow (and Java) writers lay their headers out
+# this way, so the batch headers written here are byte for byte theirs, and never larger.
 
-    Layout, relative to the flatbuffer start (byte 8 of the output):
-      0 root offset | 4 Message vtable | 24 Message table | 48 RecordBatch vtable |
-      64 RecordBatch table | 96 BodyCompression (optional) | vectors: nodes, buffers, variadic
-    Every int64 lands on an 8-byte boundary of the flatbuffer: strict verifiers (flatcc, Rust)
-    check alignment.
-    """
-    cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
-    cdef int64_t pos = 96 + (16 if codec >= 0 else 0)     # 8-aligned
-    # each vector: 4 bytes of padding, the uint32 length, then 8-aligned int64 elements
-    cdef int64_t nodes_at = pos + 8
-    cdef int64_t bufs_at = nodes_at + 16 * n_nodes + 8
-    cdef int64_t var_at = bufs_at + 16 * n_bufs + 8
-    cdef int64_t end = (var_at + 8 * n_var) if n_var else (bufs_at + 16 * n_bufs)
-    cdef int64_t meta_len = (end + 7) // 8 * 8
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, 8 + meta_len)
-    cdef char* o = PyBytes_AS_STRING(out)
-    cdef char* f = o + 8
-    cdef int64_t i, a, b
-    memset(o, 0, 8 + meta_len)
-    put_i32(o, 0, -1)
-    put_i32(o, 4, <int32_t>meta_len)
-    put_i32(f, 0, 24)                                      # root: Message table
-    # Message vtable (5 slots) and table
-    put_i16(f, 4, 14); put_i16(f, 6, 24)
-    put_i16(f, 8, 16); put_i16(f, 10, 18); put_i16(f, 12, 4); put_i16(f, 14, 8); put_i16(f, 16, 0)
-    put_i32(f, 24, 20)                                     # soffset to vtable at 4
-    put_i32(f, 28, 64 - 28)                                # header -> RecordBatch table
-    put_i64(f, 32, body_len)
-    put_i16(f, 40, <int16_t>version)
-    f[42] = 3                                              # MessageHeader.RecordBatch
-    # RecordBatch vtable (5 slots) and table
-    put_i16(f, 48, 14); put_i16(f, 50, 32)
-    put_i16(f, 52, 8); put_i16(f, 54, 4); put_i16(f, 56, 16)
-    put_i16(f, 58, 20 if codec >= 0 else 0); put_i16(f, 60, 24 if n_var else 0)
-    put_i32(f, 64, 16)                                     # soffset to vtable at 48
-    put_i32(f, 68, <int32_t>(nodes_at - 4 - 68))
-    put_i64(f, 72, num_rows)
-    put_i32(f, 80, <int32_t>(bufs_at - 4 - 80))
-    if codec >= 0:
-        put_i32(f, 84, 104 - 84)
-        put_i16(f, 96, 8); put_i16(f, 98, 8); put_i16(f, 100, 4); put_i16(f, 102, 5)
-        put_i32(f, 104, 8)                                 # soffset to vtable at 96
-        f[108] = <char>codec
-        f[109] = 0                                         # BodyCompressionMethod.BUFFER
-    if n_var:
-        put_i32(f, 88, <int32_t>(var_at - 4 - 88))
-    put_i32(f, nodes_at - 4, <int32_t>n_nodes)
-    for i in range(n_nodes):
-        a, b = nodes[i]
-        put_i64(f, nodes_at + 16 * i, a)
-        put_i64(f, nodes_at + 16 * i + 8, b)
-    put_i32(f, bufs_at - 4, <int32_t>n_bufs)
-    for i in range(n_bufs):
-        a, b = spans[i]
-        put_i64(f, bufs_at + 16 * i, a)
-        put_i64(f, bufs_at + 16 * i + 8, b)
-    if n_var:
-        put_i32(f, var_at - 4, <int32_t>n_var)
-        for i in range(n_var):
-            put_i64(f, var_at + 8 * i, variadic_counts[i])
+cdef struct _Rev:
+    char* end           # one past the buffer's last byte; data grows down from here
+    int64_t size        # bytes written so far (positions below are "bytes from the end")
+    int64_t minalign    # largest alignment used: the finished buffer's size is a multiple of it
+    int64_t vtables[8]  # positions of the vtables written so far (shared when identical)
+    int n_vtables
+    int64_t table_start
+    int n_fields
+    int64_t field_at[8]     # positions of the current table's fields, by slot
+    int field_slot[8]
+
+
+cdef inline void rv_pad(_Rev* b, int64_t n) noexcept nogil:
+    if n:
+        b.size += n
+        memset(b.end - b.size, 0, n)
+
+
+cdef inline void rv_prealign(_Rev* b, int64_t length, int64_t align) noexcept nogil:
+    """Pad so that `length` more bytes end on an `align` boundary."""
+    if align > b.minalign:
+        b.minalign = align
+    rv_pad(b, (-(b.size + length)) & (align - 1))
+
+
+cdef inline int64_t rv_push(_Rev* b, const void* v, int64_t n) noexcept nogil:
+    """An n-byte scalar, aligned to n; returns its position."""
+    rv_prealign(b, 0, n)
+    b.size += n
+    memcpy(b.end - b.size, v, n)
+    return b.size
+
+
+cdef inline int64_t rv_i64(_Rev* b, int64_t v) noexcept nogil:
+    return rv_push(b, &v, 8)
+
+
+cdef inline int64_t rv_u32(_Rev* b, uint32_t v) noexcept nogil:
+    return rv_push(b, &v, 4)
+
+
+cdef inline int64_t rv_uoffset(_Rev* b, int64_t target) noexcept nogil:
+    """A uoffset to the object at position `target`; returns its own position."""
+    rv_prealign(b, 0, 4)
+    return rv_u32(b, <uint32_t>(b.size + 4 - target))
+
+
+cdef inline int64_t rv_pairs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
+    """A vector of n 16-byte structs of two int64 (FieldNode, Buffer); returns its position."""
+    if n:                               # an empty vector is only its length: no padding
+        rv_prealign(b, 16 * n, 4)
+        rv_prealign(b, 16 * n, 8)
+    b.size += 16 * n
+    memcpy(b.end - b.size, v, 16 * n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef inline int64_t rv_longs(_Rev* b, const int64_t* v, int64_t n) noexcept nogil:
+    if n:
+        rv_prealign(b, 8 * n, 4)
+        rv_prealign(b, 8 * n, 8)
+    b.size += 8 * n
+    memcpy(b.end - b.size, v, 8 * n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef inline void rv_start(_Rev* b) noexcept nogil:
+    b.table_start = b.size
+    b.n_fields = 0
+
+
+cdef inline void rv_field(_Rev* b, int slot, int64_t at) noexcept nogil:
+    b.field_slot[b.n_fields] = slot
+    b.field_at[b.n_fields] = at
+    b.n_fields += 1
+
+
+cdef inline void rv_field_i64(_Rev* b, int slot, int64_t v) noexcept nogil:
+    if v != 0:                          # the schema default: left out
+        rv_field(b, slot, rv_i64(b, v))
+
+
+cdef inline void rv_field_offset(_Rev* b, int slot, int64_t target) noexcept nogil:
+    if target != 0:                     # no object
+        rv_field(b, slot, rv_uoffset(b, target))
+
+
+cdef inline void rv_field_small(_Rev* b, int slot, int v, int width) noexcept nogil:
+    cdef int16_t v16 = <int16_t>v
+    cdef uint8_t v8 = <uint8_t>v
+    if v != 0:
+        rv_field(b, slot, rv_push(b, &v16, 2) if width == 2 else rv_push(b, &v8, 1))
+
+
+cdef int64_t rv_end(_Rev* b) noexcept nogil:
+    """Close the current table: its vtable (or an identical earlier one); returns its position."""
+    cdef int32_t zero = 0
+    cdef int64_t table_at = rv_push(b, &zero, 4)
+    cdef int i, top = -1
+    cdef int16_t vt[20]
+    cdef int64_t vt_bytes, vt_at = -1
+    cdef int32_t soffset
+    for i in range(b.n_fields):
+        if b.field_slot[i] > top:
+            top = b.field_slot[i]
+    vt_bytes = 4 + 2 * (top + 1)
+    memset(vt, 0, sizeof(vt))
+    vt[0] = <int16_t>vt_bytes
+    vt[1] = <int16_t>(table_at - b.table_start)
+    for i in range(b.n_fields):
+        vt[2 + b.field_slot[i]] = <int16_t>(table_at - b.field_at[i])
+    for i in range(b.n_vtables):
+        if (b.vtables[i] >= vt_bytes and memcmp(b.end - b.vtables[i], vt, 2) == 0 and
+                memcmp(b.end - b.vtables[i], vt, vt_bytes) == 0):
+            vt_at = b.vtables[i]
+            break
+    if vt_at < 0:
+        b.size += vt_bytes
+        memcpy(b.end - b.size, vt, vt_bytes)
+        vt_at = b.size
+        if b.n_vtables < 8:
+            b.vtables[b.n_vtables] = vt_at
+            b.n_vtables += 1
+    soffset = <int32_t>(vt_at - table_at)
+    memcpy(b.end - table_at, &soffset, 4)
+    return table_at
+
+
+cdef inline void rv_init(_Rev* b, char* buf, int64_t capacity) noexcept nogil:
+    memset(b, 0, sizeof(_Rev))
+    b.end = buf + capacity
+    b.minalign = 1
+
+
+cdef bytes rv_finish_framed(_Rev* b, int64_t message_at, bint legacy):
+    """Finish the flatbuffer (root offset, size a multiple of its alignment) and frame it: the
+    continuation marker and length (the length alone, legacy), the flatbuffer, then zeros to the
+    next 8-byte boundary of the whole."""
+    cdef int64_t prefix = 4 if legacy else 8, padded
+    cdef bytes out
+    cdef char* o
+    rv_prealign(b, 4, b.minalign)
+    rv_uoffset(b, message_at)
+    padded = (b.size + prefix + 7) // 8 * 8 - prefix
+    out = PyBytes_FromStringAndSize(NULL, prefix + padded)
+    o = PyBytes_AS_STRING(out)
+    if not legacy:
+        put_i32(o, 0, -1)
+    put_i32(o, prefix - 4, <int32_t>padded)
+    memcpy(o + prefix, b.end - b.size, b.size)
+    memset(o + prefix + b.size, 0, padded - b.size)
     return out
+
+
+cdef int64_t rv_blob(_Rev* b, bytes blob, int64_t table_pos, int64_t align):
+    """Place a self-contained flatbuffer region (built back to front, so aligned relative to its
+    end, to at most `align`) with its end aligned; returns the position of the table it holds.
+    Every offset inside the region is relative, so it is copied verbatim."""
+    cdef int64_t n = len(blob)
+    rv_prealign(b, 0, align)
+    b.size += n
+    memcpy(b.end - b.size, PyBytes_AS_STRING(blob), n)
+    return b.size - table_pos
+
+
+cdef int64_t rv_blocks(_Rev* b, list blocks) except -1:
+    """[Block] vector: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
+    cdef int64_t n = len(blocks), i = 0
+    cdef char* p
+    if n:
+        rv_prealign(b, 24 * n, 4)
+        rv_prealign(b, 24 * n, 8)
+    b.size += 24 * n
+    p = b.end - b.size
+    memset(p, 0, 24 * n)
+    for off, meta_len, body_len in blocks:
+        put_i64(p, 24 * i, off)
+        put_i32(p, 24 * i + 8, meta_len)
+        put_i64(p, 24 * i + 16, body_len)
+        i += 1
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef inline int64_t rv_string(_Rev* b, bytes s):
+    cdef int64_t n = len(s)
+    rv_prealign(b, n + 1, 4)
+    rv_pad(b, 1)                        # the terminating zero
+    b.size += n
+    memcpy(b.end - b.size, PyBytes_AS_STRING(s), n)
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef int64_t rv_metadata(_Rev* b, dict metadata) except -1:
+    """[KeyValue] vector, in the mapping's order; returns its position."""
+    cdef list tables = []
+    cdef int64_t key_at, value_at, i, n = len(metadata)
+    for k, v in metadata.items():
+        key_at = rv_string(b, bytes(k))
+        value_at = rv_string(b, bytes(v))
+        rv_start(b)
+        rv_field_offset(b, 1, value_at)
+        rv_field_offset(b, 0, key_at)
+        tables.append(rv_end(b))
+    rv_prealign(b, 4 * n, 4)
+    for i in range(n - 1, -1, -1):
+        rv_uoffset(b, tables[i])
+    return rv_u32(b, <uint32_t>n)
+
+
+cdef int64_t* _pairs_of(list items, int64_t* out) except NULL:
+    cdef int64_t i = 0
+    for a, c in items:
+        out[i] = a
+        out[i + 1] = c
+        i += 2
+    return out
+
+
+cdef bytes encode_batch_message(int header_type, int64_t num_rows, list nodes, list spans,
+                                list variadic_counts, int codec, int version, int64_t body_len,
+                                dict custom_metadata, bint legacy, int64_t dict_id=0,
+                                bint is_delta=False):
+    """Framed Message bytes (prefix, flatbuffer, padding to 8) of a RecordBatch header
+    (header_type 3) or of a DictionaryBatch (2) around one, laid out as pyarrow lays it out."""
+    cdef int64_t n_nodes = len(nodes), n_bufs = len(spans), n_var = len(variadic_counts)
+    cdef int64_t n_pairs = n_nodes if n_nodes > n_bufs else n_bufs
+    cdef int64_t capacity = 512 + 16 * (n_nodes + n_bufs) + 8 * n_var, i
+    cdef int64_t nodes_at, bufs_at, var_at = 0, compression_at = 0, rb_at, header_at, meta_at = 0
+    cdef int64_t message_at
+    cdef int64_t* scratch
+    cdef char* buf
+    cdef _Rev b
+    if custom_metadata:
+        for k, v in custom_metadata.items():
+            capacity += len(k) + len(v) + 64
+    scratch = <int64_t*>PyMem_Malloc(8 * (2 * n_pairs + n_var + 1))
+    buf = <char*>PyMem_Malloc(capacity)
+    if scratch == NULL or buf == NULL:
+        PyMem_Free(scratch)
+        PyMem_Free(buf)
+        raise MemoryError()
+    try:
+        rv_init(&b, buf, capacity)
+        nodes_at = rv_pairs(&b, _pairs_of(nodes, scratch), n_nodes)
+        bufs_at = rv_pairs(&b, _pairs_of(spans, scratch), n_bufs)
+        if n_var:
+            for i in range(n_var):
+                scratch[i] = variadic_counts[i]
+            var_at = rv_longs(&b, scratch, n_var)
+        if codec >= 0:
+            rv_start(&b)
+            rv_field_small(&b, 0, codec, 1)        # BodyCompressionMethod.BUFFER is the default
+            compression_at = rv_end(&b)
+        rv_start(&b)
+        rv_field_i64(&b, 0, num_rows)
+        rv_field_offset(&b, 4, var_at)
+        rv_field_offset(&b, 3, compression_at)
+        rv_field_offset(&b, 2, bufs_at)
+        rv_field_offset(&b, 1, nodes_at)
+        rb_at = header_at = rv_end(&b)
+        if header_type == 2:
+            rv_start(&b)
+            rv_field_i64(&b, 0, dict_id)
+            rv_field_offset(&b, 1, rb_at)
+            rv_field_small(&b, 2, is_delta, 1)
+            header_at = rv_end(&b)
+        if custom_metadata:
+            meta_at = rv_metadata(&b, custom_metadata)
+        rv_start(&b)
+        rv_field_i64(&b, 3, body_len)
+        rv_field_offset(&b, 4, meta_at)
+        rv_field_offset(&b, 2, header_at)
+        rv_field_small(&b, 0, version, 2)
+        rv_field_small(&b, 1, header_type, 1)
+        message_at = rv_end(&b)
+        return rv_finish_framed(&b, message_at, legacy)
+    finally:
+        PyMem_Free(scratch)
+        PyMem_Free(buf)
 
 
 def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int version=4,
@@ -543,15 +579,8 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
     spans, parts, body_len = layout_body(buffers, alignment)
     if spans_out is not None:
         spans_out.extend(spans)
-    if not custom_metadata and not legacy:
-        return (encode_plain_record_batch(num_rows, fb.nodes, spans, version, body_len, codec,
-                                          fb.variadic_counts), parts, body_len)
-
-    def header(_Out o):
-        return write_record_batch_table(o, num_rows, fb.nodes, spans, codec, fb.variadic_counts)
-
-    meta = encode_message(3, version, body_len, header, custom_metadata, legacy)
-    return meta, parts, body_len
+    return (encode_batch_message(3, num_rows, fb.nodes, spans, fb.variadic_counts, codec, version,
+                                 body_len, custom_metadata, legacy), parts, body_len)
 
 
 def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
@@ -564,68 +593,68 @@ def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, in
     spans, parts, body_len = layout_body(buffers, alignment)
     if spans_out is not None:
         spans_out.extend(spans)
-
-    def header(_Out o):
-        slots, sizes, vals = [0, 1, 2], [8, 4, 1], [dict_id, None, 1 if is_delta else 0]
-        t = write_table(o, slots, sizes, vals)
-        link(o, vals[1], write_record_batch_table(o, values.length, fb.nodes, spans, codec,
-                                                  fb.variadic_counts))
-        return t
-
-    meta = encode_message(2, version, body_len, header, None, legacy)
-    return meta, parts, body_len
+    return (encode_batch_message(2, values.length, fb.nodes, spans, fb.variadic_counts, codec,
+                                 version, body_len, None, legacy, dict_id, is_delta),
+            parts, body_len)
 
 
 # -- Schema message and footer around a pre-encoded schema ---------------------------------------
 
-cdef int64_t embed_blob(_Out o, bytes blob, int64_t table_pos, int64_t fb_start):
-    """Place a self-contained flatbuffer region (encoded back to front, so aligned relative to
-    its end) with its end 8-aligned relative to the flatbuffer start; returns the position of
-    the table it holds. Every offset inside the region is relative, so it is copied verbatim."""
-    cdef int64_t n = len(blob)
-    cdef int64_t pad = (8 - (o.pos() - fb_start + n) % 8) % 8
-    if pad:
-        o.data += PADDING[pad]
-    cdef int64_t start = o.pos()
-    o.data += blob
-    return start + table_pos
+cdef char* _alloc_or_raise(int64_t n) except NULL:
+    cdef char* buf = <char*>PyMem_Malloc(n)
+    if buf == NULL:
+        raise MemoryError()
+    return buf
 
 
-def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False):
-    """Framed Schema message around a pre-encoded Schema table region."""
-    def header(_Out o):
-        return embed_blob(o, blob, table_pos, 8)
-    return encode_message(1, version, 0, header, None, legacy)
-
-
-cdef int64_t write_block_vector(_Out o, list blocks):
-    """[Block]: (int64 offset, int32 metadata length, 4 bytes padding, int64 body length)."""
-    o.pad_to(8, 4)
-    cdef int64_t vpos = o.pos()
-    o.i32(<int32_t>len(blocks))
-    for off, meta_len, body_len in blocks:
-        o.i64(off)
-        o.i32(meta_len)
-        o.i32(0)
-        o.i64(body_len)
-    return vpos
+def encode_schema_message(bytes blob, int64_t table_pos, int version=4, bint legacy=False,
+                          int blob_alignment=8):
+    """Framed Schema message around a pre-encoded Schema table region (whose largest alignment
+    is `blob_alignment`)."""
+    cdef int64_t capacity = len(blob) + 128, schema_at, message_at
+    cdef char* buf = _alloc_or_raise(capacity)
+    cdef _Rev b
+    try:
+        rv_init(&b, buf, capacity)
+        schema_at = rv_blob(&b, blob, table_pos, blob_alignment)
+        rv_start(&b)
+        rv_field_offset(&b, 2, schema_at)
+        rv_field_small(&b, 0, version, 2)
+        rv_field_small(&b, 1, 1, 1)                     # MessageHeader.Schema
+        message_at = rv_end(&b)
+        return rv_finish_framed(&b, message_at, legacy)
+    finally:
+        PyMem_Free(buf)
 
 
 def encode_footer(bytes blob, int64_t table_pos, list dictionaries, list record_batches,
-                  dict metadata=None, int version=4):
-    """Footer flatbuffer (unframed) around a pre-encoded Schema table region."""
-    cdef _Out o = _Out.__new__(_Out)
-    o.data = bytearray()
-    o.i32(0)                                 # root offset, patched below
-    slots, sizes, vals = [0, 1, 2, 3], [2, 4, 4, 4], [version, None, None, None]
+                  dict metadata=None, int version=4, int blob_alignment=8):
+    """Footer flatbuffer (unframed) around a pre-encoded Schema table region (whose largest
+    alignment is `blob_alignment`)."""
+    cdef int64_t capacity = len(blob) + 256 + 24 * (len(dictionaries) + len(record_batches))
+    cdef int64_t schema_at, dicts_at, batches_at, meta_at = 0, footer_at
+    cdef char* buf
+    cdef _Rev b
     if metadata is not None:
-        slots.append(4); sizes.append(4); vals.append(None)
-    footer = write_table(o, slots, sizes, vals)
-    o.patch_u32(0, <uint32_t>footer)
-    link(o, vals[2], write_block_vector(o, dictionaries))
-    link(o, vals[3], write_block_vector(o, record_batches))
-    if metadata is not None:
-        link(o, vals[4], write_metadata_vector(o, metadata))
-    link(o, vals[1], embed_blob(o, blob, table_pos, 0))
-    o.pad_to(8)
-    return bytes(o.data)
+        for k, v in metadata.items():
+            capacity += len(k) + len(v) + 64
+    buf = _alloc_or_raise(capacity)
+    try:
+        rv_init(&b, buf, capacity)
+        schema_at = rv_blob(&b, blob, table_pos, blob_alignment)
+        dicts_at = rv_blocks(&b, dictionaries)
+        batches_at = rv_blocks(&b, record_batches)
+        if metadata is not None:
+            meta_at = rv_metadata(&b, metadata)
+        rv_start(&b)
+        rv_field_offset(&b, 4, meta_at)
+        rv_field_offset(&b, 3, batches_at)
+        rv_field_offset(&b, 2, dicts_at)
+        rv_field_offset(&b, 1, schema_at)
+        rv_field_small(&b, 0, version, 2)
+        footer_at = rv_end(&b)
+        rv_prealign(&b, 4, b.minalign)
+        rv_uoffset(&b, footer_at)
+        return PyBytes_FromStringAndSize(b.end - b.size, b.size)
+    finally:
+        PyMem_Free(buf)

@@ -234,9 +234,8 @@ def decode_schema(t: FlatTable) -> SchemaInfo:
 
 def _builder():
     import flatbuffers  # lazy: only writers need it
-    b = flatbuffers.Builder(1024)
-    b.ForceDefaults(True)
-    return b
+    # fields at their schema default are left out, as pyarrow leaves them out
+    return flatbuffers.Builder(1024)
 
 
 def _end_vector(b):
@@ -261,20 +260,30 @@ def encode_custom_metadata(b, metadata):
     for k, v in metadata.items():
         ko, vo = b.CreateString(bytes(k)), b.CreateString(bytes(v))
         b.StartObject(2)
+        b.PrependUOffsetTRelativeSlot(1, vo, 0)         # pyarrow's order: value, then key
         b.PrependUOffsetTRelativeSlot(0, ko, 0)
-        b.PrependUOffsetTRelativeSlot(1, vo, 0)
         kvs.append(b.EndObject())
     return _offsets_vector(b, kvs)
 
 
+_SCALAR_SIZES = {"Int64": 8, "Int32": 4, "Uint32": 4, "Int16": 2, "Uint8": 1, "Bool": 1}
+
+
 def _table(b, nslots, scalars=(), offsets=()):
-    """A table from (slot, kind, value) scalars and (slot, offset) children."""
+    """A table from (slot, kind, value[, schema default]) scalars and (slot, offset) children;
+    a scalar equal to its default (0 unless given: Schema.fbs) is left out.
+
+    Fields go in largest first, the last slot first among equals, as flatc's generated builders
+    (pyarrow's among them) add them: no padding between them, and the same bytes as pyarrow's."""
+    fields = [(_SCALAR_SIZES[s[1]], s[0], s[1], s[2], s[3] if len(s) > 3 else 0)
+              for s in scalars]
+    fields += [(4, slot, None, off, 0) for slot, off in offsets if off is not None]
     b.StartObject(nslots)
-    for slot, kind, value in scalars:
-        getattr(b, "Prepend" + kind + "Slot")(slot, value, 0)
-    for slot, off in offsets:
-        if off is not None:
-            b.PrependUOffsetTRelativeSlot(slot, off, 0)
+    for _, slot, kind, value, default in sorted(fields, key=lambda f: (-f[0], -f[1])):
+        if kind is None:
+            b.PrependUOffsetTRelativeSlot(slot, value, 0)
+        else:
+            getattr(b, "Prepend" + kind + "Slot")(slot, value, default)
     return b.EndObject()
 
 
@@ -293,7 +302,7 @@ def _encode_type(b, t: T.DataType):
         if t.is_float:
             return TYPE_FLOAT, _table(b, 1, [(0, "Int16", {16: 0, 32: 1, 64: 2}[t.bit_width])])
         if name.startswith("date"):
-            return TYPE_DATE, _table(b, 1, [(0, "Int16", 0 if name == "date32[day]" else 1)])
+            return TYPE_DATE, _table(b, 1, [(0, "Int16", 0 if name == "date32[day]" else 1, 1)])
         units = {"month_interval": 0, "day_time_interval": 1, "month_day_nano_interval": 2}
         return TYPE_INTERVAL, _table(b, 1, [(0, "Int16", units[name])])
     if isinstance(t, T.BinaryType):
@@ -305,15 +314,15 @@ def _encode_type(b, t: T.DataType):
         return TYPE_FIXED_SIZE_BINARY, _table(b, 1, [(0, "Int32", t.byte_width)])
     if isinstance(t, T.DecimalType):
         return TYPE_DECIMAL, _table(b, 3, [(0, "Int32", t.precision), (1, "Int32", t.scale),
-                                          (2, "Int32", t.bit_width)])
+                                          (2, "Int32", t.bit_width, 128)])
     if isinstance(t, T.TimestampType):
         tz = b.CreateString(t.tz) if t.tz is not None else None
         return TYPE_TIMESTAMP, _table(b, 2, [(0, "Int16", TIME_UNIT_CODES[t.unit])], [(1, tz)])
     if isinstance(t, (T.Time32Type, T.Time64Type)):
-        return TYPE_TIME, _table(b, 2, [(0, "Int16", TIME_UNIT_CODES[t.unit]),
-                                       (1, "Int32", t.bit_width)])
+        return TYPE_TIME, _table(b, 2, [(0, "Int16", TIME_UNIT_CODES[t.unit], 1),
+                                       (1, "Int32", t.bit_width, 32)])
     if isinstance(t, T.DurationType):
-        return TYPE_DURATION, _table(b, 1, [(0, "Int16", TIME_UNIT_CODES[t.unit])])
+        return TYPE_DURATION, _table(b, 1, [(0, "Int16", TIME_UNIT_CODES[t.unit], 1)])
     if isinstance(t, T.MapType):
         return TYPE_MAP, _table(b, 1, [(0, "Bool", t.keys_sorted)])
     if isinstance(t, T.FixedSizeListType):
@@ -348,21 +357,26 @@ def _field_metadata(f: T.Field, t: T.DataType):
 
 
 def _encode_field(b, f: T.Field, dict_ids) -> int:
+    # Created in pyarrow's order (child fields, type, dictionary encoding, metadata, name,
+    # children vector), so the encoded schema is pyarrow's byte for byte.
     t = f.type
-    dict_enc = None
+    dictionary = None
     if isinstance(t, T.DictionaryType):
-        idx = t.index_type
-        int_t = _table(b, 2, [(0, "Int32", idx.bit_width), (1, "Bool", idx.is_signed)])
-        dict_id = dict_ids.id_for(f)
-        dict_enc = _table(b, 4, [(0, "Int64", dict_id), (2, "Bool", t.ordered), (3, "Int16", 0)],
-                          [(1, int_t)])
+        dictionary = t
+        dict_id = dict_ids.id_for(f)         # ids in schema pre-order: before the children's
         t = t.value_type
     storage = t.storage if isinstance(t, T.ExtensionType) else t
     children = [_encode_field(b, c, dict_ids.child(i)) for i, c in enumerate(storage.fields)]
-    children_vec = _offsets_vector(b, children)
     type_id, type_off = _encode_type(b, t)
-    name = b.CreateString(f.name)
+    dict_enc = None
+    if dictionary is not None:
+        idx = dictionary.index_type
+        int_t = _table(b, 2, [(0, "Int32", idx.bit_width), (1, "Bool", idx.is_signed)])
+        dict_enc = _table(b, 4, [(0, "Int64", dict_id), (2, "Bool", dictionary.ordered),
+                                 (3, "Int16", 0)], [(1, int_t)])
     md = encode_custom_metadata(b, _field_metadata(f, t))
+    name = b.CreateString(f.name)
+    children_vec = _offsets_vector(b, children)
     return _table(b, 7, [(1, "Bool", f.nullable), (2, "Uint8", type_id)],
                   [(0, name), (3, type_off), (4, dict_enc), (5, children_vec), (6, md)])
 
@@ -411,4 +425,12 @@ def schema_blob(schema: T.Schema) -> tuple:
         end_offset = encode_schema_table(b, schema, DictionaryIds())
         data = bytes(b.Bytes[b.Head():])
         hit = cache["blob"] = (data, len(data) - end_offset)
+        cache["blob_alignment"] = b.minalign
     return hit
+
+
+def schema_blob_alignment(schema: T.Schema) -> int:
+    """The largest alignment inside schema_blob(schema) (4, or 8 with 64-bit fields): a message
+    around it is padded to that, then to 8 at its end, as pyarrow pads it."""
+    schema_blob(schema)
+    return schema._ipc_cache["blob_alignment"]

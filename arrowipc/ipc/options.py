@@ -93,7 +93,7 @@ class IpcWriteOptions:
                  allow_64bit: bool = False, use_legacy_format: bool = False,
                  compression: str | Any | None = None, use_threads: bool = True,
                  emit_dictionary_deltas: bool = False, unify_dictionaries: bool = False,
-                 alignment: int = 64, compression_level: int | None = None,
+                 alignment: int = 8, compression_level: int | None = None,
                  compression_threshold: int = 0, min_space_savings: float | None = None) -> None:
         self.metadata_version = metadata_version
         self.allow_64bit = allow_64bit

@@ -287,7 +287,8 @@ class MessageEncoder:
     def schema_message(self) -> bytes:
         blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
         self.stats.num_messages += 1
-        return encode_schema_message(blob, pos, self._version, self.options.use_legacy_format)
+        return encode_schema_message(blob, pos, self._version, self.options.use_legacy_format,
+                                     md.schema_blob_alignment(self.schema))
 
     def batch_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> list:
         """[EncodedMessage]: the dictionary batches this batch needs, then the batch itself.
@@ -605,7 +606,8 @@ class RecordBatchFileWriter(_WriterBase):
             summary = self._summary or FileSummary(self.schema)
             footer_metadata = T.normalize_metadata(summary.metadata(footer_metadata))
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
-                               footer_metadata, self._version)
+                               footer_metadata, self._version,
+                               md.schema_blob_alignment(self.schema))
         self._sink.write(footer)
         self._sink.write(struct.pack("<i", len(footer)) + self._magic)
 
@@ -641,7 +643,8 @@ def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -
     options = as_write_options(options)
     blob, pos = md.schema_blob(schema)
     return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
-                                           options.use_legacy_format))
+                                           options.use_legacy_format,
+                                           md.schema_blob_alignment(schema)))
 
 
 def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None) -> Buffer:

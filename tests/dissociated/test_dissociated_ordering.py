@@ -28,7 +28,7 @@ def serve(schedule=None, body_mode="bytes", **kw):
     kw.setdefault("peer_memory", False)       # type-1 pairs here are segment addresses
     return DissociatedServer(lambda t: arrowipc.table(EXTRA if t == b"extra" else DICTS),
                              body_mode=body_mode, schedule=schedule,
-                             options=IpcWriteOptions(emit_dictionary_deltas=True), **kw)
+                             options=IpcWriteOptions(emit_dictionary_deltas=True, alignment=64), **kw)
 
 
 def read_all(server, ticket=b"dicts", split=False, **kw) -> pa.Table:

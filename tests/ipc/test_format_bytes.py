@@ -4,7 +4,8 @@ The stream and file are parsed here with a tiny independent flatbuffer reader (n
 no arrowipc), so these tests can catch a writer and a reader that agree on a wrong layout:
   * the end-of-stream marker, the file magic, the footer size and footer blocks;
   * every message's metadata length is a multiple of 8;
-  * body buffers start at 64-byte offsets by default, 8 with IpcWriteOptions(alignment=8);
+  * body buffers start at 8-byte offsets by default (pyarrow's), 64 with IpcWriteOptions(alignment=64);
+  * record batch and dictionary batch messages are pyarrow's, byte for byte;
   * padding bytes are zero; a column without nulls writes a 0-length validity buffer;
   * sliced arrays are truncated (offsets rebased, bitmaps shifted) and read back right.
 Also the message-level API: read_message, read_schema, read_record_batch, MessageReader.
@@ -208,26 +209,26 @@ def assert_padding_is_zero(message):
 
 
 @pytest.mark.parametrize("form", ["stream", "file"])
-def test_buffers_64_byte_aligned_by_default(form):
+def test_buffers_8_byte_aligned_by_default(form):
     batches = sample_batches()
     data = ours_stream(batches) if form == "stream" else ours_file(batches)
     messages = parse_stream(data)[0] if form == "stream" else parse_file(data)[0]
     for message in record_batch_messages(messages):
-        assert_buffers_in_body(message, 64)
+        assert_buffers_in_body(message, 8)
         assert_padding_is_zero(message)
 
 
-def test_alignment_8_packs_buffers_at_8_bytes():
+def test_alignment_64_pads_buffers_to_64_bytes():
     batch = pa.record_batch({"a": pa.array([1, None, 3], pa.int8()), "b": pa.array([1, 2, 3], pa.int16()),
                              "c": pa.array(["x", None, "zz"])})
     default = record_batch_messages(parse_stream(ours_stream([batch]))[0])[0]
-    packed_data = ours_stream([batch], options=ipc.IpcWriteOptions(alignment=8))
-    packed = record_batch_messages(parse_stream(packed_data)[0])[0]
-    assert_buffers_in_body(packed, 8)
-    assert_padding_is_zero(packed)
-    assert any(offset % 64 for offset, length in packed.buffers if length), packed.buffers
-    assert packed.body_length < default.body_length
-    assert pa_ipc.open_stream(pa.py_buffer(packed_data)).read_all().equals(pa.Table.from_batches([batch]))
+    wide_data = ours_stream([batch], options=ipc.IpcWriteOptions(alignment=64))
+    wide = record_batch_messages(parse_stream(wide_data)[0])[0]
+    assert_buffers_in_body(wide, 64)
+    assert_padding_is_zero(wide)
+    assert any(offset % 64 for offset, length in default.buffers if length), default.buffers
+    assert wide.body_length > default.body_length
+    assert pa_ipc.open_stream(pa.py_buffer(wide_data)).read_all().equals(pa.Table.from_batches([batch]))
 
 
 def test_no_nulls_means_zero_length_validity_buffer():
@@ -396,3 +397,166 @@ def test_writer_overrides_do_not_change_the_callers_options():
         w.write_batch(batch)
     assert legacy.getvalue()[-4:] == b"\x00\x00\x00\x00" and legacy.getvalue()[:4] != b"\xff" * 4
     assert modern.getvalue()[:4] == b"\xff" * 4
+
+
+# ---------------------------------------------------------------------------------------------
+# record batch and dictionary batch headers: pyarrow's flatbuffer layout, byte for byte
+
+def pyarrow_stream(pa_batches, schema=None, options=None) -> bytes:
+    schema = schema if schema is not None else pa_batches[0].schema
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, schema, options=options) as writer:
+        for batch in pa_batches:
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+def batch_messages_bytes(data: bytes, header_types=(HEADER_RECORD_BATCH, HEADER_DICTIONARY_BATCH)):
+    """[(header type, metadata, body)] of the stream's batch messages."""
+    return [(m.header_type, m.metadata, m.body) for m in parse_stream(data)[0]
+            if m.header_type in header_types]
+
+
+@pytest.mark.parametrize("rows", [37, 5, 1, 0])
+@pytest.mark.parametrize("version", ["V5", "V4"])
+def test_batch_messages_equal_pyarrows_bytes(rows, version):
+    """Every record batch message (header and body, default options) is pyarrow's, byte for
+    byte: same flatbuffer layout (fields at their default left out, children first, vtables
+    just below their tables) and the same 8-byte body alignment."""
+    batch = S.make_batch(S.ISSUE2_CASE_IDS, rows, seed=rows)
+    ours = batch_messages_bytes(ours_stream([batch], options=ipc.IpcWriteOptions(
+        metadata_version=getattr(ipc.MetadataVersion, version))))
+    theirs = batch_messages_bytes(pyarrow_stream([batch], options=pa_ipc.IpcWriteOptions(
+        metadata_version=getattr(pa_ipc.MetadataVersion, version))))
+    assert len(ours) == len(theirs) == 1
+    assert ours[0][1] == theirs[0][1], "record batch header differs"
+    assert ours[0][2] == theirs[0][2], "record batch body differs"
+
+
+@pytest.mark.parametrize("metadata", [{"k": "v"}, {"a": "", "bb": "x" * 13, "": "zz"}])
+def test_batch_with_custom_metadata_equals_pyarrows_bytes(metadata):
+    batch = pa.record_batch({"i": pa.array([1, None, 3], pa.int64()), "s": pa.array(["a", "bb", ""])})
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, arrowipc.schema(batch.schema)) as writer:
+        writer.write_batch(arrowipc.record_batch(batch), custom_metadata=metadata)
+    pa_sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(pa_sink, batch.schema) as writer:
+        writer.write_batch(batch, custom_metadata=metadata)
+    ours = batch_messages_bytes(S.as_bytes(sink.getvalue()))
+    theirs = batch_messages_bytes(pa_sink.getvalue().to_pybytes())
+    assert ours == theirs
+
+
+def test_legacy_format_batch_equals_pyarrows_bytes():
+    batch = S.make_batch(S.ISSUE2_CASE_IDS, 9, seed=4)
+    ours = ours_stream([batch], options=ipc.IpcWriteOptions(use_legacy_format=True))
+    theirs = pyarrow_stream([batch], options=pa_ipc.IpcWriteOptions(use_legacy_format=True))
+    # legacy framing: a 4-byte length, no continuation marker; everything after the schema
+    # message (the batch, the 4-byte end-of-stream zero) is pyarrow's
+    assert ours[-4:] == theirs[-4:] == bytes(4)
+    ours_schema_len = struct.unpack_from("<i", ours, 0)[0]
+    theirs_schema_len = struct.unpack_from("<i", theirs, 0)[0]
+    assert ours[4 + ours_schema_len:] == theirs[4 + theirs_schema_len:]
+
+
+@pytest.mark.parametrize("delta", [False, True])
+def test_dictionary_batches_equal_pyarrows_bytes(delta):
+    dict_type = pa.dictionary(pa.int32(), pa.string())
+    first = pa.record_batch({"d": pa.DictionaryArray.from_arrays(pa.array([0, 1, 0], pa.int32()),
+                                                                 pa.array(["x", "y"]))})
+    second = pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array([2, 1], pa.int32()), pa.array(["x", "y", "zzz"]))})
+    ours = ours_stream([first, second], options=ipc.IpcWriteOptions(emit_dictionary_deltas=delta))
+    theirs = pyarrow_stream([first, second], options=pa_ipc.IpcWriteOptions(
+        emit_dictionary_deltas=delta))
+    assert first.schema.field("d").type == dict_type
+    ours_messages, theirs_messages = batch_messages_bytes(ours), batch_messages_bytes(theirs)
+    assert [m[0] for m in ours_messages] == [m[0] for m in theirs_messages]
+    assert ours_messages == theirs_messages
+
+
+def masked_header(message: "Message") -> bytes:
+    """The header with what compression output decides (buffer offsets and lengths, the body
+    length) zeroed: what stays is the layout."""
+    meta = bytearray(message.metadata)
+    table = FlatTable.root(meta)
+    meta[table.field_pos(3): table.field_pos(3) + 8] = bytes(8)
+    for pos, _ in table.table(2).struct_vector(2, "qq"):
+        meta[pos: pos + 16] = bytes(16)
+    return bytes(meta)
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd"])
+def test_compressed_batch_header_has_pyarrows_layout(codec):
+    """Compressed bodies differ from pyarrow's (other codec builds; arrowipc stores what does not
+    shrink raw), but the header is laid out as pyarrow's: BodyCompression with its default
+    fields (LZ4_FRAME, BUFFER) left out."""
+    batch = S.make_batch(S.ISSUE2_CASE_IDS, 37, seed=5)
+    ours = record_batch_messages(parse_stream(ours_stream(
+        [batch], options=ipc.IpcWriteOptions(compression=codec)))[0])
+    theirs = record_batch_messages(parse_stream(pyarrow_stream(
+        [batch], options=pa_ipc.IpcWriteOptions(compression=codec)))[0])
+    assert len(ours[0].metadata) == len(theirs[0].metadata)
+    assert masked_header(ours[0]) == masked_header(theirs[0])
+
+
+def pyarrow_file(pa_batches, schema=None) -> bytes:
+    schema = schema if schema is not None else pa_batches[0].schema
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, schema) as writer:
+        for batch in pa_batches:
+            writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
+
+
+PLAIN_SCHEMAS = {
+    "int32": pa.schema([("a", pa.int32())]),
+    "bool": pa.schema([("b", pa.bool_())]),
+    "mixed": pa.schema([("i", pa.int32()), ("f", pa.float64()), ("s", pa.string()),
+                        pa.field("n", pa.int64(), nullable=False)]),
+    "empty": pa.schema([]),
+    # fields whose Schema.fbs default is not 0 (Date, Time and Duration units, Time and Decimal
+    # widths): left out only when they equal that default
+    "temporal": pa.schema([("d32", pa.date32()), ("d64", pa.date64()), ("t32", pa.time32("s")),
+                           ("t64", pa.time64("ns")), ("du", pa.duration("ms")),
+                           ("du_s", pa.duration("s")), ("ts", pa.timestamp("us", "UTC"))]),
+    "decimal": pa.schema([("d", pa.decimal128(10, 2)), ("e", pa.decimal256(40, 3))]),
+    "nested": pa.schema([("l", pa.list_(pa.int8())),
+                         ("s", pa.struct([("x", pa.int16()), ("y", pa.string())])),
+                         ("m", pa.map_(pa.string(), pa.int32())),
+                         ("u", pa.sparse_union([pa.field("a", pa.int8())])),
+                         ("f", pa.list_(pa.float32(), 3))]),
+    "dictionary": pa.schema([("d", pa.dictionary(pa.int8(), pa.string())),
+                             ("o", pa.dictionary(pa.int32(), pa.int64(), ordered=True)),
+                             ("l", pa.list_(pa.dictionary(pa.int16(), pa.string())))]),
+    "metadata": pa.schema([pa.field("l", pa.list_(pa.int8()), metadata={"fk": "fv"})],
+                          metadata={"m": "v", "m2": "vv"}),
+}
+
+
+@pytest.mark.parametrize("name", list(PLAIN_SCHEMAS))
+def test_schema_message_equals_pyarrows_bytes(name):
+    schema = PLAIN_SCHEMAS[name]
+    assert bytes(ipc.serialize_schema(arrowipc.schema(schema))) == schema.serialize().to_pybytes()
+
+
+@pytest.mark.parametrize("batches", [0, 1, 3])
+@pytest.mark.parametrize("form", ["stream", "file"])
+def test_uncompressed_stream_and_file_equal_pyarrows_bytes(form, batches):
+    """Schema message, batches, end-of-stream marker and footer: the whole output is pyarrow's
+    (a file's footer is laid out as pyarrow lays it out, an empty block vector unpadded)."""
+    schema = pa.schema([("i", pa.int32()), ("f", pa.float64()), ("s", pa.string())])
+    data = [pa.record_batch({"i": pa.array([k, None, 3], pa.int32()),
+                             "f": pa.array([0.5, 1.5, float(k)]),
+                             "s": pa.array(["x", "yy" * k, None])}) for k in range(batches)]
+    if form == "stream":
+        assert ours_stream(data, schema) == pyarrow_stream(data, schema)
+    else:
+        assert ours_file(data, schema) == pyarrow_file(data, schema)
+
+
+def test_serialized_batch_and_its_size_are_pyarrows():
+    batch = pa.record_batch({"a": pa.array([1, None, 3]), "s": pa.array(["x", "yy", None])})
+    ours = arrowipc.record_batch(batch)
+    assert bytes(ipc.serialize_record_batch(ours)) == batch.serialize().to_pybytes()
+    assert ipc.get_record_batch_size(ours) == pa_ipc.get_record_batch_size(batch)
