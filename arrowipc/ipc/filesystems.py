@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
+from ..io import memory_map
 from .sources import FileSource, _io_error, _short_read
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -226,6 +227,28 @@ def open_input(source, filesystem=None, random_access: bool = False) -> object:
         raise
     except Exception as e:
         raise _io_error(e, name) from e
+
+
+def read_all(source, filesystem=None) -> Buffer | None:
+    """The whole object a URL or a path on `filesystem` names (recovery scans its input front to
+    back, so it needs all of it), a memory map for file:// URLs; None when `source` is neither."""
+    if filesystem is None and not is_url(source):
+        return None
+    name = source if isinstance(source, str) else os.fspath(source)
+    kind, fs, path = resolve(source, filesystem)
+    if kind == "local":
+        return memory_map(path)
+    try:
+        if kind == "fsspec":
+            data = fs.cat_file(path)
+        else:
+            with fs.open_input_stream(path) as f:
+                data = f.read()
+    except (ArrowException, TypeError):
+        raise
+    except Exception as e:
+        raise _io_error(e, name) from e
+    return data if isinstance(data, Buffer) else py_buffer(data)
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ public final class ReadStats {
   private static final AtomicLong BODY_BYTES = new AtomicLong();
   private static final AtomicLong BATCHES_SKIPPED = new AtomicLong();
   private static final AtomicLong BATCHES_READ = new AtomicLong();
+  private static final AtomicLong REMOTE_REQUESTS = new AtomicLong();
+  private static final AtomicLong REMOTE_BYTES = new AtomicLong();
 
   private ReadStats() {}
 
@@ -19,6 +21,22 @@ public final class ReadStats {
 
   static void batch(boolean skipped) {
     (skipped ? BATCHES_SKIPPED : BATCHES_READ).incrementAndGet();
+  }
+
+  /** One request to a remote input (HttpSource) that brought `bytes`. */
+  static void remote(long bytes) {
+    REMOTE_REQUESTS.incrementAndGet();
+    REMOTE_BYTES.addAndGet(bytes);
+  }
+
+  /** Requests sent to http(s) inputs since the last reset (metadata and bodies). */
+  public static long remoteRequests() {
+    return REMOTE_REQUESTS.get();
+  }
+
+  /** Bytes those requests brought. */
+  public static long remoteBytes() {
+    return REMOTE_BYTES.get();
   }
 
   /** Body bytes read since the last reset. */
@@ -38,5 +56,7 @@ public final class ReadStats {
     BODY_BYTES.set(0);
     BATCHES_SKIPPED.set(0);
     BATCHES_READ.set(0);
+    REMOTE_REQUESTS.set(0);
+    REMOTE_BYTES.set(0);
   }
 }
