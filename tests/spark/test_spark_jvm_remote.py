@@ -143,3 +143,53 @@ def test_schemes_the_jvm_cannot_open_say_what_to_use(spark, jvm, url, hint):
     assert f"cannot open {url}" in msg and f"scheme '{scheme}'" in msg
     assert hint in msg and "Python data source" in msg
 
+
+def _failing_frame(spark):
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType
+
+    @F.udf(LongType(), useArrow=False)
+    def explode_on_13(x):
+        if x == 13:
+            raise ValueError("task failure on purpose")
+        return x
+
+    return spark.range(0, 20, numPartitions=2).select(explode_on_13("id").alias("id"))
+
+
+def _ids(spark, path):
+    return sorted(r.id for r in spark.read.format("arrowipc").load(path).collect())
+
+
+def test_writes_to_a_hadoop_uri_keep_the_commit_protocol(spark, jvm, tmp_path):
+    out = tmp_path / "out"
+    url = "file://" + str(out)
+    spark.range(0, 100, numPartitions=3).write.format("arrowipc").mode("overwrite").save(url)
+    names = sorted(os.listdir(out))
+    assert [n for n in names if not n.endswith(".arrow")] == ["_SUCCESS"]   # no _temporary, no .crc
+    assert len(names) == 4 and _ids(spark, url) == list(range(100))
+    spark.range(100, 110, numPartitions=1).write.format("arrowipc").mode("append").save(url)
+    assert _ids(spark, str(out)) == list(range(110))
+    spark.range(0, 5, numPartitions=1).write.format("arrowipc").mode("overwrite").save(url)
+    assert _ids(spark, url) == list(range(5)) and len(os.listdir(out)) == 2
+    # a failed job leaves the committed files as they were, and no temporary files
+    before = sorted(os.listdir(out))
+    with pytest.raises(Exception, match="task failure on purpose"):
+        _failing_frame(spark).write.format("arrowipc").mode("overwrite").save(url)
+    assert sorted(os.listdir(out)) == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(Exception, match="task failure on purpose"):
+        _failing_frame(spark).write.format("arrowipc").mode("append").save("file://" + str(fresh))
+    assert not fresh.exists() or os.listdir(fresh) == []
+
+
+def test_write_targets_the_jvm_cannot_use(spark, jvm, tmp_path):
+    df = spark.range(3)
+    msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("gs://bucket/out"))
+    assert "cannot open gs://bucket/out" in msg and "scheme 'gs'" in msg
+    msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("http://127.0.0.1:9/out"))
+    assert "cannot write to http://127.0.0.1:9/out: HTTP has no writes" in msg
+    # durable needs fsync: a file: URI is then written as a local path
+    url = "file://" + str(tmp_path / "durable")
+    df.write.format("arrowipc").mode("overwrite").option("durable", "true").save(url)
+    assert _ids(spark, url) == [0, 1, 2]

@@ -8,6 +8,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.StreamCapabilities;
 
 /**
  * An input on a Hadoop FileSystem (file:, hdfs:, s3a: ...): positioned reads through
@@ -20,12 +21,14 @@ final class HadoopSource implements Source {
   private final String name;
   private final FSDataInputStream in;
   private final long size;
+  private final boolean byteBufferReads;
   private byte[] chunk;
 
   private HadoopSource(String name, FSDataInputStream in, long size) {
     this.name = name;
     this.in = in;
     this.size = size;
+    this.byteBufferReads = in.hasCapability(StreamCapabilities.PREADBYTEBUFFER);
   }
 
   static HadoopSource open(String location, Configuration conf) {
@@ -62,6 +65,10 @@ final class HadoopSource implements Source {
       if (dst.hasArray()) {
         in.readFully(offset, dst.array(), dst.arrayOffset() + dst.position(), n);
         dst.position(dst.limit());
+        return;
+      }
+      if (byteBufferReads) {                    // straight into the (direct) buffer
+        in.readFully(offset, dst);
         return;
       }
       if (chunk == null) chunk = new byte[(int) Math.min(CHUNK, Math.max(n, 8192))];
