@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
 from ..io import memory_map
-from .sources import FileSource, _io_error, _short_read
+from .sources import FileSource, _io_error, _short_read, open_source
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -249,6 +249,18 @@ def read_all(source, filesystem=None) -> Buffer | None:
     except Exception as e:
         raise _io_error(e, name) from e
     return data if isinstance(data, Buffer) else py_buffer(data)
+
+
+def open_reading(source: Any, filesystem: Any = None, random_access: bool = False) -> Any:
+    """The source a reader reads: URLs and paths on `filesystem` through open_input (byte ranges
+    for the file format, a file object read front to back otherwise), anything else, and the
+    local path of a file:// URL, through open_source."""
+    src = open_input(source, filesystem, random_access)
+    if src is None:
+        return open_source(source)
+    if isinstance(src, str):                    # a file:// URL names a local path
+        return open_source(src)
+    return src
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -215,16 +215,9 @@ def _seekable(f) -> bool:
 
 
 def open_source(source: object) -> BufferSource | FileSource:
-    """A BufferSource or FileSource for bytes-like objects, Buffers, paths, URLs (read front to
-    back through filesystems.open_input) and file-likes."""
+    """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes."""
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))
-    if isinstance(source, str) and "://" in source:
-        from .filesystems import is_url, open_input     # which builds on this module
-        if is_url(source):
-            opened = open_input(source)
-            # a stream over the object, or the local path of a file:// URL
-            return opened if isinstance(opened, FileSource) else open_source(opened)
     if isinstance(source, (str, os.PathLike)):
         return BufferSource(memory_map(source), name=os.fspath(source))
     if isinstance(source, BufferReader):

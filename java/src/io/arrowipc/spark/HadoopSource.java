@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.ChecksumFileSystem;
 import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -35,6 +36,12 @@ final class HadoopSource implements Source {
     FileSystem fs = Source.hadoopFileSystem(location, conf);
     Path p = new Path(location);
     try {
+      // file: checks .crc sidecars; without one its positioned reads only cost more (a new
+      // stream each), so read the raw file system
+      if (fs instanceof ChecksumFileSystem
+          && !fs.exists(((ChecksumFileSystem) fs).getChecksumFile(p))) {
+        fs = ((ChecksumFileSystem) fs).getRawFileSystem();
+      }
       long size = fs.getFileStatus(p).getLen();
       return new HadoopSource(location, fs.open(p), size);
     } catch (FileNotFoundException e) {
