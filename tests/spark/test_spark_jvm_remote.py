@@ -19,6 +19,7 @@ try:
     from remote_servers import http_server
 finally:
     sys.path.pop(0)
+from test_spark_write import _failing_frame, _ids          # noqa: E402  (same folder)
 
 N = 200_000
 COLUMNS = 4
@@ -142,23 +143,6 @@ def test_schemes_the_jvm_cannot_open_say_what_to_use(spark, jvm, url, hint):
     scheme = url.split(":")[0]
     assert f"cannot open {url}" in msg and f"scheme '{scheme}'" in msg
     assert hint in msg and "Python data source" in msg
-
-
-def _failing_frame(spark):
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType
-
-    @F.udf(LongType(), useArrow=False)
-    def explode_on_13(x):
-        if x == 13:
-            raise ValueError("task failure on purpose")
-        return x
-
-    return spark.range(0, 20, numPartitions=2).select(explode_on_13("id").alias("id"))
-
-
-def _ids(spark, path):
-    return sorted(r.id for r in spark.read.format("arrowipc").load(path).collect())
 
 
 def test_writes_to_a_hadoop_uri_keep_the_commit_protocol(spark, jvm, tmp_path):
