@@ -71,5 +71,5 @@ def open_file(source: SourceLike, footer_offset: int | None = None, *,
     its `recovery` attribute says what was found.
     """
     if recover:
-        return open_file_recovering(source, footer_offset, options)
+        return open_file_recovering(source, footer_offset, options, filesystem)
     return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)

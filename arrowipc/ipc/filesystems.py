@@ -20,7 +20,8 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
-from .sources import FileSource, _io_error, _short_read, fill_targets
+from ..io import memory_map
+from .sources import FileSource, _io_error, _short_read, fill_targets, open_source
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -228,6 +229,40 @@ def open_input(source: Any, filesystem: Any = None, random_access: bool = False)
         raise
     except Exception as e:
         raise _io_error(e, name) from e
+
+
+def read_all(source, filesystem=None) -> Buffer | None:
+    """The whole object a URL or a path on `filesystem` names (recovery scans its input front to
+    back, so it needs all of it), a memory map for file:// URLs; None when `source` is neither."""
+    if filesystem is None and not is_url(source):
+        return None
+    name = source if isinstance(source, str) else os.fspath(source)
+    kind, fs, path = resolve(source, filesystem)
+    if kind == "local":
+        return memory_map(path)
+    try:
+        if kind == "fsspec":
+            data = fs.cat_file(path)
+        else:
+            with fs.open_input_stream(path) as f:
+                data = f.read()
+    except (ArrowException, TypeError):
+        raise
+    except Exception as e:
+        raise _io_error(e, name) from e
+    return data if isinstance(data, Buffer) else py_buffer(data)
+
+
+def open_reading(source: Any, filesystem: Any = None, random_access: bool = False) -> Any:
+    """The source a reader reads: URLs and paths on `filesystem` through open_input (byte ranges
+    for the file format, a file object read front to back otherwise), anything else, and the
+    local path of a file:// URL, through open_source."""
+    src = open_input(source, filesystem, random_access)
+    if src is None:
+        return open_source(source)
+    if isinstance(src, str):                    # a file:// URL names a local path
+        return open_source(src)
+    return src
 
 
 # -- writing ---------------------------------------------------------------------------------------

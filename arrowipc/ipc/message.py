@@ -11,7 +11,7 @@ from .._core.buffer import py_buffer
 from . import _framing
 from ..errors import ArrowInvalid
 from .format import CONTINUATION, MAX_METADATA_SIZE
-from .sources import open_source
+from .filesystems import open_reading
 
 __all__ = ["Message", "MessageReader", "read_message"]
 
@@ -110,7 +110,7 @@ def read_message(source: SourceLike) -> Message:
     At the end of the input (or its end-of-stream marker) raises EOFError, as pyarrow does, so
     ``except EOFError: break`` ends a loop; a partial message raises ArrowInvalid.
     """
-    src = source if hasattr(source, "pos") and hasattr(source, "read_at") else open_source(source)
+    src = source if hasattr(source, "pos") and hasattr(source, "read_at") else open_reading(source)
     start = src.pos
     try:
         msg = read_message_from(src)
@@ -126,7 +126,7 @@ class MessageReader:
     """Iterates the messages of a stream (pyarrow.ipc.MessageReader)."""
 
     def __init__(self, source: SourceLike) -> None:
-        self._source = open_source(source)
+        self._source = open_reading(source)
 
     @classmethod
     def open_stream(cls, source: SourceLike) -> MessageReader:

@@ -31,14 +31,14 @@ from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
-from .filesystems import open_input
+from .filesystems import open_reading
 from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
                       read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
-from .sources import BufferSource, open_source
+from .sources import BufferSource
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -430,7 +430,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
                  memory_pool: object = None, filesystem: Any = None) -> None:
-        self._source = _open(source, filesystem, False)
+        self._source = open_reading(source, filesystem, False)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
@@ -587,7 +587,7 @@ class RecordBatchFileReader(_ReaderBase):
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
                  filesystem: Any = None) -> None:
-        self._source = _open(source, filesystem, True)
+        self._source = open_reading(source, filesystem, True)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
@@ -1043,21 +1043,10 @@ class _BoundedSource:
         return out
 
 
-def _open(source: SourceLike, filesystem: Any, random_access: bool) -> Any:
-    """The source a reader reads: URLs and paths on `filesystem` through filesystems.py (byte
-    ranges for the file format, a file object for streams), anything else through open_source."""
-    src = open_input(source, filesystem, random_access)
-    if src is None:
-        return open_source(source)
-    if isinstance(src, str):                    # a file:// URL names a local path
-        return open_source(src)
-    return src
-
-
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
                      ) -> Message:
     """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
-    msg = obj if isinstance(obj, Message) else read_message_from(open_source(obj))
+    msg = obj if isinstance(obj, Message) else read_message_from(open_reading(obj))
     if msg is None:
         raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
     if msg.header_type != header_type:

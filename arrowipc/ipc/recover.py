@@ -18,6 +18,7 @@ from ..io import memory_map
 from ..table import RecordBatch, Table
 from .options import IpcReadOptions, ReadStats
 from .format import FILE_MAGICS, HEADER_DICTIONARY_BATCH, HEADER_RECORD_BATCH
+from .filesystems import read_all
 from .reader import RecordBatchFileReader, RecordBatchWithMetadata
 
 __all__ = ["RecoveredFileReader", "RecoveryReport", "RescuedBatches", "open_file_recovering",
@@ -25,7 +26,7 @@ __all__ = ["RecoveredFileReader", "RecoveryReport", "RescuedBatches", "open_file
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Any, Iterator
 
     from .._typing import SinkLike, SourceLike
 
@@ -48,7 +49,10 @@ class RecoveryReport:
     error: str | None = None
 
 
-def _as_buffer(source: SourceLike) -> Buffer:
+def _as_buffer(source: SourceLike, filesystem: Any = None) -> Buffer:
+    whole = read_all(source, filesystem)          # a URL, or a path on `filesystem`
+    if whole is not None:
+        return whole
     if isinstance(source, (str, os.PathLike)):
         return memory_map(source)
     if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview, Buffer)):
@@ -225,11 +229,12 @@ class RecoveredFileReader:
 
 
 def open_file_recovering(source: SourceLike, footer_offset: int | None = None,
-                         options: IpcReadOptions | None = None
+                         options: IpcReadOptions | None = None, filesystem: Any = None
                          ) -> RecordBatchFileReader | RecoveredFileReader:
     """A RecordBatchFileReader when the footer is intact (every block checked), else a
-    RecoveredFileReader over the batches a front-to-back scan rescues. Either has `recovery`."""
-    buf = _as_buffer(source)
+    RecoveredFileReader over the batches a front-to-back scan rescues. Either has `recovery`.
+    A URL or a path on `filesystem` is fetched whole (the scan reads everything)."""
+    buf = _as_buffer(source, filesystem)
     try:
         reader = RecordBatchFileReader(buf, footer_offset, options=options)
         _check_footer_blocks(reader)
@@ -249,15 +254,17 @@ def open_file_recovering(source: SourceLike, footer_offset: int | None = None,
 
 
 def recover(source: SourceLike, destination: SinkLike | None = None, *,
-            options: IpcReadOptions | None = None) -> RecoveryReport:
+            options: IpcReadOptions | None = None, filesystem: Any = None) -> RecoveryReport:
     """Rescue every complete batch of an IPC file or stream; with `destination` (a path, a
     file-like object or a BufferOutputStream) write them as a valid IPC file.
 
     The footer is used when it is intact (keeping the file's metadata); otherwise the input is
     read front to back as a stream and reading stops at the first incomplete or invalid message.
-    Raises ArrowInvalid only when not even a schema can be read.
+    Raises ArrowInvalid only when not even a schema can be read. `source` may be a URL or a path
+    on `filesystem`, as for open_file (fetched whole); a destination URL is written as new_file
+    writes URLs.
     """
-    buf = _as_buffer(source)
+    buf = _as_buffer(source, filesystem)
     schema: T.Schema | None
     report: RecoveryReport | None
     if _data_start(buf):

@@ -28,7 +28,7 @@ from .format import BODY_ALIGNMENT as _BODY_ALIGNMENT   # each body buffer start
 from .format import SPARSE_INDEX_COO, SPARSE_INDEX_CSF, SPARSE_INDEX_CSX
 from .format import SPARSE_INDEX_NAMES as _SPARSE_INDEX_NAMES
 from .message import read_message_from
-from .sources import open_source
+from .filesystems import open_reading
 
 
 __all__ = ["decode_sparse_tensor", "decode_tensor", "encode_sparse_tensor_message",
@@ -236,7 +236,7 @@ def read_tensor(source):
     """The tensor of the message at the start of `source` (bytes, a buffer, a path or a
     file-like object, left positioned after the message): a Tensor for a Tensor message, the
     sparse tensor class of its index for a SparseTensor message. Values are views of the body."""
-    msg = read_message_from(open_source(source), where="tensor")
+    msg = read_message_from(open_reading(source), where="tensor")
     if msg is None:
         raise EOFError("read_tensor: expected a tensor message, found the end of the stream")
     where = f"tensor message at byte {max(msg.offset, 0)}"

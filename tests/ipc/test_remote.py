@@ -347,6 +347,58 @@ def test_http_errors_are_oserrors_with_the_url():
         ipc.open_file(url)
 
 
+def test_every_reading_entry_point_takes_a_url(tmp_path):
+    """recover, open_file(recover=True), read_schema, read_message, MessageReader and
+    read_tensor read URLs as open_file does (memory:// and file:// here, http below)."""
+    import pyarrow.fs as pa_fs
+    table = wide_table().slice(0, 1000)
+    stream = pa.BufferOutputStream()
+    with pa_ipc.new_stream(stream, table.schema) as writer:
+        writer.write_table(table)
+    stream_bytes = stream.getvalue().to_pybytes()
+    cut = file_bytes(table)[:-100]                       # the footer is gone
+    tensor = pa.BufferOutputStream()
+    pa_ipc.write_tensor(pa.Tensor.from_numpy(np.arange(12.0).reshape(3, 4)), tensor)
+    fs = fsspec.filesystem("memory")
+    for name, data in [("s.arrows", stream_bytes), ("cut.arrow", cut),
+                       ("t.tensor", tensor.getvalue().to_pybytes())]:
+        fs.pipe_file(f"/jvmremote/{name}", data)
+        (tmp_path / name).write_bytes(data)
+    for base in ["memory://jvmremote", "file://" + str(tmp_path)]:
+        assert ipc.read_schema(f"{base}/s.arrows").equals(arrowipc.schema(table.schema))
+        assert ipc.read_message(f"{base}/s.arrows").type == "schema"
+        assert [m.type for m in ipc.MessageReader.open_stream(f"{base}/s.arrows")] == [
+            "schema", "record batch"]
+        assert ipc.read_tensor(f"{base}/t.tensor").to_numpy().tolist() == np.arange(
+            12.0).reshape(3, 4).tolist()
+        reader = ipc.open_file(f"{base}/cut.arrow", recover=True)
+        assert reader.recovery.used_footer is False
+        assert pa.table(reader.read_all()).equals(table)
+        out = tmp_path / f"fixed-{base[:4]}.arrow"
+        report = ipc.recover(f"{base}/cut.arrow", str(out))
+        assert report.num_batches == 1 and pa_ipc.open_file(str(out)).read_all().equals(table)
+    local = pa_fs.LocalFileSystem()
+    assert ipc.open_file(str(tmp_path / "cut.arrow"), recover=True,
+                         filesystem=local).recovery.num_batches == 1
+    assert ipc.recover(str(tmp_path / "cut.arrow"), filesystem=local).num_rows == 1000
+
+
+def test_reading_entry_points_over_http():
+    from remote_servers import http_server
+    pytest.importorskip("aiohttp")
+    table = wide_table().slice(0, 1000)
+    stream = pa.BufferOutputStream()
+    with pa_ipc.new_stream(stream, table.schema) as writer:
+        writer.write_table(table)
+    with http_server({"/s.arrows": stream.getvalue().to_pybytes(),
+                      "/cut.arrow": file_bytes(table)[:-100]}) as (base, _):
+        assert ipc.read_schema(f"{base}/s.arrows").equals(arrowipc.schema(table.schema))
+        assert ipc.recover(f"{base}/cut.arrow").num_rows == 1000
+        missing = f"{base}/missing.arrows"
+        with pytest.raises(FileNotFoundError, match=missing):
+            ipc.read_schema(missing)
+
+
 def test_spark_inputs_take_remote_urls():
     from arrowipc.spark import inputs
     table = arrowipc.table(wide_table())

@@ -1,13 +1,10 @@
 package io.arrowipc.spark;
 
-import java.io.File;
-import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.Serializable;
-import java.nio.channels.FileChannel;
+import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -40,7 +37,8 @@ import org.apache.spark.sql.util.ArrowUtils;
  * Writing with Spark's commit protocol, as the Python source does (arrowipc/spark/commit.py):
  * tasks write under root/_temporary/job/attempt-id/, job commit moves the reported files into
  * root (overwrite drops the old entries only then) and writes _SUCCESS, abort removes the job's
- * directory (and the root when the job created it and it is empty).
+ * directory (and the root when the job created it and it is empty). The root is a local path or
+ * a URI of a Hadoop FileSystem (Outputs); the protocol is the same on both.
  */
 final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
   static final String TEMPORARY = "_temporary";
@@ -72,6 +70,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
   /** Settings every task needs (serialized to the executors). */
   static final class Settings implements Serializable {
     private static final long serialVersionUID = 1L;
+    final Outputs out;
     final String root;
     final String jobId;
     final String extension;
@@ -85,7 +84,6 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     Settings(StructType schema, Map<String, String> options) {
       String path = Options.get(options, "path");
       if (path == null || path.isEmpty()) throw new IpcException("arrowipc: no output path; use .save(path)");
-      this.root = new File(Inputs.localPath(path)).getAbsolutePath();
       this.jobId = UUID.randomUUID().toString().replace("-", "");
       String compression = String.valueOf(opt(options, "compression", "none")).toLowerCase(Locale.ROOT);
       switch (compression) {
@@ -113,6 +111,8 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       }
       this.durable = durable.equals("true");
       this.schema = schema;
+      this.out = Outputs.of(path, this.durable);
+      this.root = out.root;
     }
 
     private static String opt(Map<String, String> o, String k, String dflt) {
@@ -120,8 +120,12 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       return v == null ? dflt : v;
     }
 
-    File jobDir() {
-      return new File(new File(root, TEMPORARY), jobId);
+    String temporary() {
+      return out.child(root, TEMPORARY);
+    }
+
+    String jobDir() {
+      return out.child(temporary(), jobId);
     }
   }
 
@@ -146,16 +150,16 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     Job(StructType schema, Map<String, String> options, boolean overwrite) {
       this.s = new Settings(schema, options);
       this.overwrite = overwrite;
-      this.rootExisted = new File(s.root).isDirectory();
-      dropAbandonedJobs(new File(s.root, TEMPORARY));
-      if (!s.jobDir().mkdirs() && !s.jobDir().isDirectory()) {
+      this.rootExisted = s.out.isDirectory(s.root);
+      dropAbandonedJobs(s.out, s.temporary());
+      if (!s.out.mkdirs(s.jobDir())) {
         throw new IpcException("arrowipc: cannot create " + s.jobDir());
       }
-      try {
-        Files.write(new File(s.jobDir(), DRIVER).toPath(),
-            (host() + " " + ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8));
+      String driver = s.out.child(s.jobDir(), DRIVER);
+      try (OutputStream o = s.out.create(driver)) {
+        o.write((host() + " " + ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.UTF_8));
       } catch (IOException e) {
-        throw new IpcException("arrowipc: cannot write " + new File(s.jobDir(), DRIVER) + ": " + e, e);
+        throw new IpcException("arrowipc: cannot write " + driver + ": " + e, e);
       }
     }
 
@@ -177,21 +181,19 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       }
       try {
         if (written.isEmpty()) written.add(emptyFile());
-        File root = new File(s.root);
-        root.mkdirs();
+        Outputs out = s.out;
+        out.mkdirs(s.root);
         Set<String> old = new HashSet<>();
         if (overwrite) {
-          String[] names = root.list();
-          if (names != null) for (String n : names) if (!n.equals(TEMPORARY)) old.add(n);
+          for (String n : out.list(s.root)) if (!n.equals(TEMPORARY)) old.add(n);
         }
         Set<String> fresh = new HashSet<>();
         for (String[] w : written) {
-          Files.move(new File(w[0]).toPath(), new File(root, w[1]).toPath(),
-              StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+          out.move(w[0], out.child(s.root, w[1]));
           fresh.add(w[1]);
         }
-        if (s.durable) fsync(root.toPath());        // the renames, before old files go
-        for (String n : old) if (!fresh.contains(n)) remove(new File(root, n));
+        if (s.durable) out.syncDirectory(s.root);   // the renames, before old files go
+        for (String n : old) if (!fresh.contains(n)) out.remove(out.child(s.root, n));
         dropJobDir();
         List<String> sorted = new ArrayList<>(fresh);
         sorted.sort(null);
@@ -202,11 +204,11 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
           json.append(i == 0 ? "\n  \"" : ",\n  \"").append(sorted.get(i)).append('"');
         }
         json.append("\n ]\n}\n");
-        Files.write(new File(root, "_SUCCESS").toPath(), json.toString().getBytes(StandardCharsets.UTF_8));
-        if (s.durable) {
-          fsync(new File(root, "_SUCCESS").toPath());
-          fsync(root.toPath());
+        try (OutputStream o = out.create(out.child(s.root, "_SUCCESS"))) {
+          o.write(json.toString().getBytes(StandardCharsets.UTF_8));
+          if (s.durable) out.sync(o);
         }
+        if (s.durable) out.syncDirectory(s.root);
       } catch (IOException e) {
         throw new IpcException("arrowipc: committing the write to " + s.root + " failed: " + e, e);
       }
@@ -214,30 +216,30 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
 
     /** A schema-only file, so that reading an empty result back still finds its schema. */
     private String[] emptyFile() throws IOException {
-      File dir = new File(s.jobDir(), "attempt-0");
-      dir.mkdirs();
+      String dir = s.out.child(s.jobDir(), "attempt-0");
+      s.out.mkdirs(dir);
       String name = String.format("part-%05d-%s%s", 0, s.jobId, s.extension);
-      File f = new File(dir, name);
+      String f = s.out.child(dir, name);
       try (BufferAllocator alloc = ArrowUtils.rootAllocator().newChildAllocator("arrowipc-empty", 0, Long.MAX_VALUE);
            VectorSchemaRoot root = VectorSchemaRoot.create(
                ArrowUtils.toArrowSchema(s.schema, "UTC", true, false, false), alloc);
-           FileOutputStream out = new FileOutputStream(f);
-           ArrowWriter w = TaskWriter.open(root, out.getChannel(), s)) {
+           OutputStream out = s.out.create(f);
+           ArrowWriter w = TaskWriter.open(root, s.out.channel(out), s)) {
         w.start();
         w.end();
       }
-      return new String[] {f.getPath(), name};
+      return new String[] {f, name};
     }
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
       dropJobDir();
-      if (!rootExisted) new File(s.root).delete();     // only when empty
+      if (!rootExisted) s.out.removeIfEmpty(s.root);
     }
 
     private void dropJobDir() {
-      for (int i = 0; i < 5 && s.jobDir().exists(); i++) remove(s.jobDir());
-      new File(s.root, TEMPORARY).delete();             // only when no other job uses it
+      for (int i = 0; i < 5 && s.out.exists(s.jobDir()); i++) s.out.remove(s.jobDir());
+      s.out.removeIfEmpty(s.temporary());               // only when no other job uses it
     }
   }
 
@@ -257,35 +259,21 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
    * write, it could neither commit nor abort): their driver file names this host and a process
    * that no longer runs. Jobs of other hosts, or without a driver file, are left alone.
    */
-  static void dropAbandonedJobs(File temporary) {
-    File[] jobs = temporary.listFiles(File::isDirectory);
-    if (jobs == null) return;
+  static void dropAbandonedJobs(Outputs out, String temporary) {
     String here = host();
-    for (File job : jobs) {
+    for (String name : out.listDirectories(temporary)) {
+      String job = out.child(temporary, name);
       try {
-        String[] owner = new String(Files.readAllBytes(new File(job, DRIVER).toPath()),
+        String[] owner = new String(out.readAll(out.child(job, DRIVER)),
             StandardCharsets.UTF_8).trim().split(" ");
         if (owner.length == 2 && owner[0].equals(here)
             && !ProcessHandle.of(Long.parseLong(owner[1])).isPresent()) {
-          remove(job);
+          out.remove(job);
         }
       } catch (IOException | NumberFormatException e) {
         // no driver file (yet): not ours to judge
       }
     }
-  }
-
-  /** Flush a file's or a directory's contents to the device (option durable). */
-  static void fsync(java.nio.file.Path path) throws IOException {
-    try (FileChannel ch = FileChannel.open(path, java.nio.file.StandardOpenOption.READ)) {
-      ch.force(true);
-    }
-  }
-
-  static void remove(File f) {
-    File[] children = f.isDirectory() && !Files.isSymbolicLink(f.toPath()) ? f.listFiles() : null;
-    if (children != null) for (File c : children) remove(c);
-    f.delete();
   }
 
   static final class TaskFactory implements DataWriterFactory {
@@ -305,32 +293,32 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
   /** One task's file: rows gathered into batches of rowsPerBatch, written as they fill. */
   static final class TaskWriter implements DataWriter<InternalRow> {
     private final Settings s;
-    private final File file;
+    private final String file;
     private final String name;
     private final BufferAllocator alloc;
     private final VectorSchemaRoot root;
     private final org.apache.spark.sql.execution.arrow.ArrowWriter rows;
-    private FileOutputStream out;
+    private OutputStream out;
     private ArrowWriter writer;
     private int pending;
     private long total;
 
     TaskWriter(Settings s, int partitionId, long taskId) {
       this.s = s;
-      File dir = new File(s.jobDir(), "attempt-" + taskId);
-      if (!s.jobDir().isDirectory()) {
+      String dir = s.out.child(s.jobDir(), "attempt-" + taskId);
+      if (!s.out.isDirectory(s.jobDir())) {
         throw new IpcException("arrowipc: the write job " + s.jobId + " was aborted (its directory "
             + s.jobDir() + " is gone); this task writes nothing");
       }
-      dir.mkdirs();
+      s.out.mkdirs(dir);
       this.name = String.format("part-%05d-%s%s", partitionId, s.jobId, s.extension);
-      this.file = new File(dir, name);
+      this.file = s.out.child(dir, name);
       this.alloc = ArrowUtils.rootAllocator().newChildAllocator("arrowipc-write-" + taskId, 0, Long.MAX_VALUE);
       this.root = VectorSchemaRoot.create(ArrowUtils.toArrowSchema(s.schema, "UTC", true, false, false), alloc);
       this.rows = org.apache.spark.sql.execution.arrow.ArrowWriter.create(root);
     }
 
-    static ArrowWriter open(VectorSchemaRoot root, FileChannel ch, Settings s) {
+    static ArrowWriter open(VectorSchemaRoot root, WritableByteChannel ch, Settings s) {
       Map<String, String> meta = new HashMap<>();
       meta.put("writer", "arrowipc.spark.jvm");
       meta.put("spark.job", s.jobId);
@@ -344,8 +332,8 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     @Override
     public void write(InternalRow row) throws IOException {
       if (writer == null) {
-        out = new FileOutputStream(file);
-        writer = open(root, out.getChannel(), s);
+        out = s.out.create(file);
+        writer = open(root, s.out.channel(out), s);
         writer.start();
       }
       rows.write(row);
@@ -365,10 +353,10 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       if (writer == null) return new Committed(null, null, 0);   // an empty task writes no file
       if (pending > 0) flush();
       writer.end();
-      if (s.durable) out.getChannel().force(true);
+      if (s.durable) s.out.sync(out);
       writer.close();
       out.close();
-      return new Committed(file.getPath(), name, total);
+      return new Committed(file, name, total);
     }
 
     @Override
@@ -379,7 +367,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       } catch (IOException | RuntimeException ignored) {
         // the file goes anyway
       }
-      file.delete();
+      s.out.remove(file);
     }
 
     @Override

@@ -151,12 +151,17 @@ final class BatchDecoder {
         reads.add(cur);
       }
     }
-    for (long[] r : reads) {
+    List<ByteBuffer> dsts = new ArrayList<>(reads.size());
+    long[] offsets = new long[reads.size()];
+    for (int k = 0; k < offsets.length; k++) {
+      long[] r = reads.get(k);
       ByteBuffer dst = rawBuf.duplicate();
       dst.position((int) r[0]).limit((int) r[1]);
-      file.readFully(dst, bodyOffset + r[0]);
+      dsts.add(dst);
+      offsets[k] = bodyOffset + r[0];
       ReadStats.add(r[1] - r[0]);
     }
+    file.readRanges(dsts, offsets);          // a remote input fetches them concurrently
     // 2. buffer addresses, decompressing when the body is compressed
     BodyCompression comp = rb.compression();
     int codec = comp == null ? -1 : comp.codec();

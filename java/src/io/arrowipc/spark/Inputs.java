@@ -4,7 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.nio.file.PathMatcher;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -12,15 +11,23 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
 /**
  * Input discovery, as the Python source does it: a load path is a file, a directory (its .arrow,
- * .arrows, .feather and .ipc files, not those named _* or .*) or a glob; local paths and file: URIs.
+ * .arrows, .feather and .ipc files, not those named _* or .*) or a glob. Local paths are listed
+ * with java.nio; URIs with a scheme (file:, hdfs:, s3a: ...) with their Hadoop FileSystem; an
+ * http(s) URL names one file (HTTP has no listing).
  */
 final class Inputs {
   static final String[] SUFFIXES = {".arrow", ".arrows", ".feather", ".ipc"};
 
   private Inputs() {}
 
+  /** A local path for a plain path or a file: URI; an IpcException for other schemes. */
   static String localPath(String path) {
     if (path.startsWith("file://")) return path.substring("file://".length());
     if (path.startsWith("file:")) return path.substring("file:".length());
@@ -48,18 +55,28 @@ final class Inputs {
     return out;
   }
 
-  /** The data files `paths` name, sorted per path, as absolute paths (empty when none). */
+  /** The data files `paths` name, sorted per path, as absolute paths or URIs (empty when none). */
   static List<String> find(List<String> paths) {
     List<String> found = new ArrayList<>();
+    Configuration conf = null;
     for (String raw : paths) {
-      String path = localPath(raw);
-      File f = new File(path);
+      String scheme = Source.scheme(raw);
+      if (Source.isHttp(scheme)) {
+        found.add(raw);
+        continue;
+      }
+      if (scheme != null) {
+        if (conf == null) conf = HadoopConf.get();
+        found.addAll(findHadoop(raw, conf));
+        continue;
+      }
+      File f = new File(raw);
       if (f.isDirectory()) {
         found.addAll(filesIn(f));
       } else if (f.isFile()) {
         found.add(f.getAbsolutePath());
-      } else if (path.matches(".*[*?\\[{].*")) {
-        for (String m : glob(path)) {
+      } else if (isGlob(raw)) {
+        for (String m : glob(raw)) {
           File g = new File(m);
           if (g.isDirectory()) found.addAll(filesIn(g)); else if (g.isFile()) found.add(g.getAbsolutePath());
         }
@@ -68,11 +85,49 @@ final class Inputs {
     return found;
   }
 
+  private static boolean isGlob(String path) {
+    return path.matches(".*[*?\\[{].*");
+  }
+
+  /** A file, directory or glob on a Hadoop FileSystem, as qualified URIs. */
+  private static List<String> findHadoop(String location, Configuration conf) {
+    FileSystem fs = Source.hadoopFileSystem(location, conf);
+    List<String> out = new ArrayList<>();
+    try {
+      Path p = new Path(location);
+      FileStatus[] matched;
+      if (isGlob(location)) {
+        matched = fs.globStatus(p);
+        if (matched == null) return out;
+        Arrays.sort(matched);
+      } else if (fs.exists(p)) {
+        matched = new FileStatus[] {fs.getFileStatus(p)};
+      } else {
+        return out;
+      }
+      for (FileStatus st : matched) {
+        if (!st.isDirectory()) {
+          out.add(st.getPath().toString());
+          continue;
+        }
+        List<String> inDir = new ArrayList<>();
+        for (FileStatus c : fs.listStatus(st.getPath())) {
+          if (c.isFile() && isDataName(c.getPath().getName())) inDir.add(c.getPath().toString());
+        }
+        inDir.sort(null);
+        out.addAll(inDir);
+      }
+    } catch (IOException | IllegalArgumentException e) {
+      throw new IpcException("arrowipc: cannot list " + location + ": " + e, e);
+    }
+    return out;
+  }
+
   private static List<String> glob(String pattern) {
-    Path p = Paths.get(pattern).toAbsolutePath();
-    Path base = p.getRoot();
+    java.nio.file.Path p = Paths.get(pattern).toAbsolutePath();
+    java.nio.file.Path base = p.getRoot();
     int depth = 0;
-    for (Path part : p) {
+    for (java.nio.file.Path part : p) {
       if (part.toString().matches(".*[*?\\[{].*")) break;
       base = base.resolve(part);
       depth++;
@@ -80,7 +135,7 @@ final class Inputs {
     int levels = p.getNameCount() - depth;
     PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + p);
     List<String> out = new ArrayList<>();
-    try (Stream<Path> s = Files.walk(base, levels)) {
+    try (Stream<java.nio.file.Path> s = Files.walk(base, levels)) {
       s.filter(m::matches).forEach(x -> out.add(x.toString()));
     } catch (IOException e) {
       return out;

@@ -4,12 +4,10 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Paths;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 import org.apache.arrow.flatbuf.Block;
@@ -18,9 +16,11 @@ import org.apache.arrow.flatbuf.KeyValue;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.hadoop.conf.Configuration;
 
 /**
- * One Arrow IPC input on a local file system: the file format (magic ARROW1 or ALKAID1, a footer
+ * One Arrow IPC input, read through a Source (a local file, a Hadoop FileSystem path or an
+ * http(s) URL): the file format (magic ARROW1 or ALKAID1, a footer
  * indexing the record batches) or the stream format (messages one after another).
  *
  * <p>Only metadata is read here: the footer, the schema, message headers. Every length and offset
@@ -40,7 +40,7 @@ final class IpcFile implements Closeable {
   final long[][] dictionaryBlocks;
   final Map<String, String> footerMetadata;
   final long firstMessage;                 // stream format: where the first message after the schema starts
-  private final FileChannel channel;
+  private final Source source;
 
   /** A framed message read at some offset: its flatbuffer header and where its body lies. */
   static final class Framed {
@@ -55,12 +55,12 @@ final class IpcFile implements Closeable {
     }
   }
 
-  private IpcFile(String path) throws IOException {
-    this.path = path;
-    this.channel = FileChannel.open(Paths.get(path), StandardOpenOption.READ);
+  private IpcFile(Source source) throws IOException {
+    this.source = source;
+    this.path = source.name();
     boolean ok = false;
     try {
-      this.size = channel.size();
+      this.size = source.size();
       ByteBuffer head = read(0, (int) Math.min(8, size));
       byte[] h = new byte[head.remaining()];
       head.get(h);
@@ -101,13 +101,20 @@ final class IpcFile implements Closeable {
     } catch (IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException e) {
       throw new IpcException("arrowipc: " + path + " has corrupt metadata: " + e, e);
     } finally {
-      if (!ok) channel.close();
+      if (!ok) source.close();
     }
   }
 
+  /** Open a local path or a URL on the driver (Hadoop file systems get the session's conf). */
   static IpcFile open(String path) {
+    return open(path, null);
+  }
+
+  /** Open a local path or a URL; `conf` configures Hadoop file systems (null: the driver's). */
+  static IpcFile open(String path, Configuration conf) {
+    Source source = Source.open(path, conf);
     try {
-      return new IpcFile(path);
+      return new IpcFile(source);
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
     }
@@ -152,15 +159,12 @@ final class IpcFile implements Closeable {
 
   /** Fill `dst` from its position to its limit with the file's bytes from `offset`. */
   void readFully(ByteBuffer dst, long offset) throws IOException {
-    long at = offset;
-    while (dst.hasRemaining()) {
-      int n = channel.read(dst, at);
-      if (n < 0) {
-        throw new IpcException("arrowipc: " + path + " ended at byte " + at + " while "
-            + dst.remaining() + " more bytes were expected");
-      }
-      at += n;
-    }
+    source.readFully(dst, offset);
+  }
+
+  /** Fill each buffer with the bytes at its offset (remote inputs fetch them together). */
+  void readRanges(List<ByteBuffer> dsts, long[] offsets) throws IOException {
+    source.readRanges(dsts, offsets);
   }
 
   private Schema readFooter(byte[] magic, long[][][] blocks, Map<String, String> meta)
@@ -253,6 +257,7 @@ final class IpcFile implements Closeable {
 
   /** The framed message of a footer block (file format). */
   Framed readBlock(long[] block, String what, int index) throws IOException {
+    source.willRead(block[0], block[1]);       // prefix and metadata: one request when remote
     Framed f = readMessage(block[0]);
     if (f == null || f.bodyOffset > block[0] + block[1] || f.message.bodyLength() != block[2]) {
       throw new IpcException("arrowipc: " + path + ": " + what + " " + index + " at byte " + block[0]
@@ -263,10 +268,6 @@ final class IpcFile implements Closeable {
 
   @Override
   public void close() {
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // closing a read-only channel: nothing is lost
-    }
+    source.close();
   }
 }

@@ -51,9 +51,15 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   private ColumnarBatch current;
 
   IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters) {
+    this(part, schema, filters, null);
+  }
+
+  /** `conf` opens Hadoop file system inputs (null: the driver's, or Hadoop's defaults). */
+  IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters,
+                     org.apache.hadoop.conf.Configuration conf) {
     this.part = part;
     this.schema = schema;
-    this.file = IpcFile.open(part.path);
+    this.file = IpcFile.open(part.path, conf);
     boolean ok = false;
     try {
       fields = file.schema.getFields();

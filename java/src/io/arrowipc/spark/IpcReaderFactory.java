@@ -7,16 +7,22 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.util.SerializableConfiguration;
 
-/** Creates the columnar reader of each partition on the executors. */
+/**
+ * Creates the columnar reader of each partition on the executors, with the driver's Hadoop
+ * configuration (executors have no session to take it from) for inputs on Hadoop file systems.
+ */
 final class IpcReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
   private final StructType schema;
   private final Filter[] filters;
+  private final SerializableConfiguration hadoopConf;
 
   IpcReaderFactory(StructType schema, Filter[] filters) {
     this.schema = schema;
     this.filters = filters;
+    this.hadoopConf = new SerializableConfiguration(HadoopConf.get());
   }
 
   @Override
@@ -32,6 +38,6 @@ final class IpcReaderFactory implements PartitionReaderFactory {
   @Override
   public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition partition) {
     if (partition instanceof CountPartition) return new CountPartition.Reader((CountPartition) partition);
-    return new IpcPartitionReader((IpcPartition) partition, schema, filters);
+    return new IpcPartitionReader((IpcPartition) partition, schema, filters, hadoopConf.value());
   }
 }

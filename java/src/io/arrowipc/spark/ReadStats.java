@@ -13,6 +13,8 @@ public final class ReadStats {
   private static final AtomicLong BATCHES_READ = new AtomicLong();
   private static final AtomicLong FILES_SKIPPED = new AtomicLong();
   private static final AtomicLong FILES_COUNTED_FROM_FOOTER = new AtomicLong();
+  private static final AtomicLong REMOTE_REQUESTS = new AtomicLong();
+  private static final AtomicLong REMOTE_BYTES = new AtomicLong();
 
   private ReadStats() {}
 
@@ -30,6 +32,22 @@ public final class ReadStats {
 
   static void fileCountedFromFooter() {
     FILES_COUNTED_FROM_FOOTER.incrementAndGet();
+  }
+
+  /** One request to a remote input (HttpSource) that brought `bytes`. */
+  static void remote(long bytes) {
+    REMOTE_REQUESTS.incrementAndGet();
+    REMOTE_BYTES.addAndGet(bytes);
+  }
+
+  /** Requests sent to http(s) inputs since the last reset (metadata and bodies). */
+  public static long remoteRequests() {
+    return REMOTE_REQUESTS.get();
+  }
+
+  /** Bytes those requests brought. */
+  public static long remoteBytes() {
+    return REMOTE_BYTES.get();
   }
 
   /** Body bytes read since the last reset. */
@@ -61,5 +79,7 @@ public final class ReadStats {
     BODY_BYTES.set(0);
     BATCHES_SKIPPED.set(0);
     BATCHES_READ.set(0);
+    REMOTE_REQUESTS.set(0);
+    REMOTE_BYTES.set(0);
   }
 }

@@ -1,0 +1,219 @@
+package io.arrowipc.spark;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * An http(s):// input read with Range requests (java.net.http): each read is one GET of the bytes
+ * it needs, answered 206 Partial Content. The first request (bytes 0-8191) also learns the size
+ * from Content-Range; small reads fetch 8 KiB around them and keep it, so a footer's trailer and
+ * the footer, or a message's prefix and its metadata, cost one request. Ranges read together
+ * (the wanted columns of a batch, already coalesced) are requested concurrently. Any other answer
+ * or a network failure is an IpcException naming the URL.
+ */
+final class HttpSource implements Source {
+  /** Reads smaller than this fetch this much (at most the whole input) and keep it. */
+  static final int SMALL_READ = 8 << 10;
+  /** The largest range a willRead hint fetches ahead (larger metadata is read as asked). */
+  static final long MAX_HINT = 16 << 20;
+  private static final Duration TIMEOUT = Duration.ofMinutes(2);
+  private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
+  private static final Pattern UNSATISFIED = Pattern.compile("bytes \\*/(\\d+)");
+  private static volatile HttpClient client;
+
+  private final String url;
+  private final URI uri;
+  private final long size;
+  private byte[] window;            // bytes [windowStart, windowStart + window.length), kept
+  private long windowStart;
+
+  HttpSource(String url) {
+    this.url = url;
+    try {
+      this.uri = URI.create(url);
+    } catch (IllegalArgumentException e) {
+      throw new IpcException("arrowipc: " + url + " is not a valid URL: " + e.getMessage(), e);
+    }
+    HttpResponse<byte[]> r = send(request(0, SMALL_READ - 1), 0, SMALL_READ - 1);
+    if (r.statusCode() == 416) {                  // an empty object has no byte 0
+      Matcher m = UNSATISFIED.matcher(r.headers().firstValue("Content-Range").orElse(""));
+      if (!m.matches() || Long.parseLong(m.group(1)) != 0) throw status(r, 0, SMALL_READ - 1);
+      size = 0;
+      window = new byte[0];
+      return;
+    }
+    long[] range = checked(r, 0, SMALL_READ - 1);
+    size = range[2];
+    window = r.body();
+    windowStart = 0;
+  }
+
+  private static HttpClient client() {
+    HttpClient c = client;
+    if (c == null) {
+      synchronized (HttpSource.class) {
+        if (client == null) {
+          client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+              .followRedirects(HttpClient.Redirect.NORMAL)
+              .connectTimeout(Duration.ofSeconds(30)).build();
+        }
+        c = client;
+      }
+    }
+    return c;
+  }
+
+  private HttpRequest request(long first, long last) {
+    return HttpRequest.newBuilder(uri).timeout(TIMEOUT).header("Range", "bytes=" + first + "-" + last)
+        .GET().build();
+  }
+
+  private HttpResponse<byte[]> send(HttpRequest req, long first, long last) {
+    try {
+      HttpResponse<byte[]> r = client().send(req, HttpResponse.BodyHandlers.ofByteArray());
+      ReadStats.remote(r.body() == null ? 0 : r.body().length);
+      return r;
+    } catch (IOException e) {
+      throw failed(e, first, last);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
+    }
+  }
+
+  private IpcException failed(Throwable e, long first, long last) {
+    return new IpcException("arrowipc: reading bytes " + first + "-" + last + " of " + url
+        + " failed: " + e, e);
+  }
+
+  private IpcException status(HttpResponse<byte[]> r, long first, long last) {
+    String why = r.statusCode() == 200
+        ? "the server ignored the Range header (HTTP 200 with the whole object); the JVM source "
+          + "reads http(s) inputs with Range requests only"
+        : "expected HTTP 206 (Partial Content), got " + r.statusCode();
+    return new IpcException("arrowipc: reading bytes " + first + "-" + last + " of " + url + ": "
+        + why);
+  }
+
+  /** {first, last, total} of a 206 answer for [first, last] (clipped at the end), else an error. */
+  private long[] checked(HttpResponse<byte[]> r, long first, long last) {
+    if (r.statusCode() != 206) throw status(r, first, last);
+    String header = r.headers().firstValue("Content-Range").orElse("");
+    Matcher m = CONTENT_RANGE.matcher(header);
+    if (!m.matches() || m.group(3).equals("*")) {
+      throw new IpcException("arrowipc: reading bytes " + first + "-" + last + " of " + url
+          + ": expected a Content-Range header 'bytes FIRST-LAST/SIZE', found '" + header + "'");
+    }
+    long a = Long.parseLong(m.group(1)), b = Long.parseLong(m.group(2)), total = Long.parseLong(m.group(3));
+    int got = r.body() == null ? 0 : r.body().length;
+    if (a != first || b > last || b - a + 1 != got || (b < last && b != total - 1)) {
+      throw new IpcException("arrowipc: reading bytes " + first + "-" + last + " of " + url
+          + ": the server answered bytes " + a + "-" + b + " of " + total + " with " + got
+          + " bytes of body");
+    }
+    return new long[] {a, b, total};
+  }
+
+  /** Bytes [offset, offset + n) of the input, in one request. */
+  private byte[] fetch(long offset, int n) {
+    long last = offset + n - 1;
+    HttpResponse<byte[]> r = send(request(offset, last), offset, last);
+    checked(r, offset, last);
+    return r.body();
+  }
+
+  private void checkBounds(long offset, long n) {
+    if (offset < 0 || offset > size || n > size - offset) {
+      throw new IpcException("arrowipc: " + url + " ended at byte " + size + " while " + n
+          + " bytes at byte " + offset + " were expected; it may be truncated");
+    }
+  }
+
+  private boolean inWindow(long offset, long n) {
+    return offset >= windowStart && offset + n <= windowStart + window.length;
+  }
+
+  @Override
+  public String name() {
+    return url;
+  }
+
+  @Override
+  public long size() {
+    return size;
+  }
+
+  @Override
+  public void readFully(ByteBuffer dst, long offset) throws IOException {
+    int n = dst.remaining();
+    checkBounds(offset, n);
+    if (n == 0) return;
+    if (!inWindow(offset, n) && n < SMALL_READ) {
+      int len = (int) Math.min(SMALL_READ, size);
+      windowStart = Math.min(offset, size - len);
+      window = fetch(windowStart, len);
+    }
+    if (inWindow(offset, n)) {
+      dst.put(window, (int) (offset - windowStart), n);
+      return;
+    }
+    dst.put(fetch(offset, n));
+  }
+
+  @Override
+  public void readRanges(List<ByteBuffer> dsts, long[] offsets) throws IOException {
+    if (offsets.length < 2) {
+      Source.super.readRanges(dsts, offsets);
+      return;
+    }
+    List<CompletableFuture<HttpResponse<byte[]>>> pending = new ArrayList<>();
+    for (int i = 0; i < offsets.length; i++) {
+      int n = dsts.get(i).remaining();
+      checkBounds(offsets[i], n);
+      pending.add(n == 0 ? null : client().sendAsync(request(offsets[i], offsets[i] + n - 1),
+          HttpResponse.BodyHandlers.ofByteArray()));
+    }
+    for (int i = 0; i < offsets.length; i++) {
+      if (pending.get(i) == null) continue;
+      long last = offsets[i] + dsts.get(i).remaining() - 1;
+      HttpResponse<byte[]> r;
+      try {
+        r = pending.get(i).get();
+      } catch (ExecutionException e) {
+        for (CompletableFuture<?> f : pending) if (f != null) f.cancel(true);
+        throw failed(e.getCause(), offsets[i], last);
+      } catch (InterruptedException e) {
+        for (CompletableFuture<?> f : pending) if (f != null) f.cancel(true);
+        Thread.currentThread().interrupt();
+        throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
+      }
+      ReadStats.remote(r.body() == null ? 0 : r.body().length);
+      checked(r, offsets[i], last);
+      dsts.get(i).put(r.body());
+    }
+  }
+
+  @Override
+  public void willRead(long offset, long length) throws IOException {
+    if (length <= 0 || length > MAX_HINT || inWindow(offset, length)) return;
+    checkBounds(offset, length);
+    windowStart = offset;
+    window = fetch(offset, (int) length);
+  }
+
+  @Override
+  public void close() {
+    window = new byte[0];
+  }
+}

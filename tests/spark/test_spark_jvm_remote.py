@@ -1,0 +1,179 @@
+"""The JVM data source over URLs: http(s) with Range requests, Hadoop file systems (file: here),
+and schemes the JVM cannot open.
+
+Every HTTP request the JVM sends is counted twice: by the test server (tests/remote_servers.py)
+and by io.arrowipc.spark.ReadStats; column pruning is proven by the bytes on the wire.
+"""
+import os
+import socket
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+pytestmark = pytest.mark.spark
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+try:
+    from remote_servers import http_server
+finally:
+    sys.path.pop(0)
+from test_spark_write import _failing_frame, _ids          # noqa: E402  (same folder)
+
+N = 200_000
+COLUMNS = 4
+
+
+def _wide_bytes(fmt="file"):
+    rng = np.random.default_rng(11)
+    t = pa.table({f"c{i}": pa.array(rng.integers(0, 1000, N, dtype=np.int64))
+                  for i in range(COLUMNS)})
+    sink = pa.BufferOutputStream()
+    opener = pa.ipc.new_file if fmt == "file" else pa.ipc.new_stream
+    with opener(sink, t.schema) as w:
+        w.write_table(t, max_chunksize=50_000)
+    return t, sink.getvalue().to_pybytes()
+
+
+def _sums(df):
+    return df.selectExpr(*[f"sum(c{i})" for i in range(COLUMNS)], "count(*)").collect()[0]
+
+
+@pytest.mark.parametrize("fmt", ["file", "stream"])
+def test_http_read_equals_the_local_read(spark, jvm, tmp_path, fmt):
+    t, data = _wide_bytes(fmt)
+    name = "wide.arrow" if fmt == "file" else "wide.arrows"
+    local = tmp_path / name
+    local.write_bytes(data)
+    with http_server({"/" + name: data}) as (base, requests):
+        remote = spark.read.format("arrowipc").load(f"{base}/{name}")
+        assert remote.schema == spark.read.format("arrowipc").load(str(local)).schema
+        assert _sums(remote) == _sums(spark.read.format("arrowipc").load(str(local)))
+        assert list(_sums(remote))[:COLUMNS] == [pa.compute.sum(t[c]).as_py() for c in t.column_names]
+        rows = remote.where("c1 < 3").orderBy("c0", "c1", "c2", "c3").collect()
+        expected = spark.read.format("arrowipc").load(str(local)).where("c1 < 3") \
+            .orderBy("c0", "c1", "c2", "c3").collect()
+        assert rows == expected and len(rows) > 0
+        # every request was a single Range GET answered with the bytes asked for
+        assert requests.gets() and all(r[2] and r[2].startswith("bytes=") for r in requests.gets())
+
+
+def test_http_column_pruning_fetches_less(spark, jvm):
+    t, data = _wide_bytes()
+    with http_server({"/wide.arrow": data}) as (base, requests):
+        df = spark.read.format("arrowipc").load(f"{base}/wide.arrow")
+        df.schema                                           # planning: schema inference
+        requests.clear()
+        jvm.reset()
+        assert df.selectExpr("sum(c2)").collect()[0][0] == pa.compute.sum(t["c2"]).as_py()
+        one = (requests.get_bytes(), len(requests.gets()))
+        assert one == (jvm.remoteBytes(), jvm.remoteRequests())     # both counters agree
+        assert jvm.bodyBytesRead() == N * 8
+        requests.clear()
+        jvm.reset()
+        assert df.selectExpr("sum(c0 + c1 + c2 + c3)").collect()[0][0] == sum(
+            pa.compute.sum(t[c]).as_py() for c in t.column_names)
+        every = (requests.get_bytes(), len(requests.gets()))
+        requests.clear()
+        jvm.reset()
+        assert df.count() == N
+        count_only = (requests.get_bytes(), len(requests.gets()))
+    # one column: its 1.6 MB plus footers and message headers (a few KiB per file open and batch)
+    assert N * 8 <= one[0] <= N * 8 + 128 * 1024
+    assert one[0] * 3 < every[0]
+    assert count_only[0] < 128 * 1024                       # headers only
+    # the same footers and headers, then one request per batch for its column's (coalesced) range
+    batches = N // 50_000
+    assert one[1] == count_only[1] + batches
+    assert every[1] == one[1]                               # all four columns are one range
+
+
+def test_hadoop_file_uris_read_like_local_paths(spark, jvm, tmp_path):
+    t, data = _wide_bytes()
+    (tmp_path / "d").mkdir()
+    for k in range(2):
+        (tmp_path / "d" / f"part{k}.arrow").write_bytes(data)
+    (tmp_path / "d" / "_SUCCESS").write_bytes(b"")
+    expected = _sums(spark.read.format("arrowipc").load(str(tmp_path / "d")))
+    assert expected[COLUMNS] == 2 * N
+    for url in ["file://" + str(tmp_path / "d"), "file:" + str(tmp_path / "d"),
+                "file://" + str(tmp_path / "d" / "part*.arrow")]:
+        jvm.reset()
+        df = spark.read.format("arrowipc").load(url)
+        assert _sums(df) == expected, url
+        assert jvm.remoteRequests() == 0
+    jvm.reset()
+    one = spark.read.format("arrowipc").load("file://" + str(tmp_path / "d" / "part0.arrow"))
+    assert one.selectExpr("sum(c3)").collect()[0][0] == pa.compute.sum(t["c3"]).as_py()
+    assert jvm.bodyBytesRead() == N * 8                     # pruning through Hadoop's streams
+
+
+def _error(df_action):
+    with pytest.raises(Exception) as info:
+        df_action()
+    return str(info.value)
+
+
+def test_http_errors_name_the_url(spark, jvm):
+    _, data = _wide_bytes()
+    with http_server({"/cut.arrow": data[: len(data) // 2]}) as (base, _):
+        missing = f"{base}/missing.arrow"
+        msg = _error(lambda: spark.read.format("arrowipc").load(missing).collect())
+        assert missing in msg and "expected HTTP 206 (Partial Content), got 404" in msg
+        cut = f"{base}/cut.arrow"
+        msg = _error(lambda: spark.read.format("arrowipc").load(cut).collect())
+        assert cut in msg and "truncated" in msg
+    # nothing listens there: a network error
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{s.getsockname()[1]}/x.arrow"
+    msg = _error(lambda: spark.read.format("arrowipc").load(refused).collect())
+    assert f"reading bytes 0-8191 of {refused} failed: java.net.ConnectException" in msg
+
+
+@pytest.mark.parametrize("url, hint", [
+    ("s3://bucket/data/x.arrow", "s3a://bucket/data/x.arrow"),
+    ("gs://bucket/x.arrow", "gcs-connector"),
+    ("az://container/x.arrow", "hadoop-azure"),
+    ("nosuchscheme://host/x.arrow", "for 'nosuchscheme'"),
+])
+def test_schemes_the_jvm_cannot_open_say_what_to_use(spark, jvm, url, hint):
+    msg = _error(lambda: spark.read.format("arrowipc").load(url).collect())
+    scheme = url.split(":")[0]
+    assert f"cannot open {url}" in msg and f"scheme '{scheme}'" in msg
+    assert hint in msg and "Python data source" in msg
+
+
+def test_writes_to_a_hadoop_uri_keep_the_commit_protocol(spark, jvm, tmp_path):
+    out = tmp_path / "out"
+    url = "file://" + str(out)
+    spark.range(0, 100, numPartitions=3).write.format("arrowipc").mode("overwrite").save(url)
+    names = sorted(os.listdir(out))
+    assert [n for n in names if not n.endswith(".arrow")] == ["_SUCCESS"]   # no _temporary, no .crc
+    assert len(names) == 4 and _ids(spark, url) == list(range(100))
+    spark.range(100, 110, numPartitions=1).write.format("arrowipc").mode("append").save(url)
+    assert _ids(spark, str(out)) == list(range(110))
+    spark.range(0, 5, numPartitions=1).write.format("arrowipc").mode("overwrite").save(url)
+    assert _ids(spark, url) == list(range(5)) and len(os.listdir(out)) == 2
+    # a failed job leaves the committed files as they were, and no temporary files
+    before = sorted(os.listdir(out))
+    with pytest.raises(Exception, match="task failure on purpose"):
+        _failing_frame(spark).write.format("arrowipc").mode("overwrite").save(url)
+    assert sorted(os.listdir(out)) == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(Exception, match="task failure on purpose"):
+        _failing_frame(spark).write.format("arrowipc").mode("append").save("file://" + str(fresh))
+    assert not fresh.exists() or os.listdir(fresh) == []
+
+
+def test_write_targets_the_jvm_cannot_use(spark, jvm, tmp_path):
+    df = spark.range(3)
+    msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("gs://bucket/out"))
+    assert "cannot open gs://bucket/out" in msg and "scheme 'gs'" in msg
+    msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("http://127.0.0.1:9/out"))
+    assert "cannot write to http://127.0.0.1:9/out: HTTP has no writes" in msg
+    # durable needs fsync: a file: URI is then written as a local path
+    url = "file://" + str(tmp_path / "durable")
+    df.write.format("arrowipc").mode("overwrite").option("durable", "true").save(url)
+    assert _ids(spark, url) == [0, 1, 2]
