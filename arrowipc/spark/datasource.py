@@ -22,6 +22,7 @@ from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_path
                      parse_count, parse_size, plan_ranges, read_input_schema)
 
 __all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringReader",
+           "ArrowIpcPythonDataSource",
            "ArrowIpcPartition", "ArrowIpcReader", "ArrowIpcWriter", "DEFAULT_ROWS_PER_BATCH",
            "OPT_BYTES_PER_PARTITION", "OPT_COMPRESSION", "OPT_DURABLE", "OPT_FILTER_PUSHDOWN",
            "OPT_FORMAT", "OPT_PATH", "OPT_ROWS_PER_BATCH", "OPT_ROWS_PER_PARTITION", "OPT_SCHEMA",
@@ -173,6 +174,16 @@ class ArrowIpcDataSource(DataSource):
 
     def writer(self, schema, overwrite: bool):
         return ArrowIpcWriter(self.options, schema, overwrite)
+
+
+class ArrowIpcPythonDataSource(ArrowIpcDataSource):
+    """The Python source under its own name, "arrowipc_python": where the JVM source's jar is on
+    the classpath "arrowipc" resolves to the JVM, and this name still reaches the Python source
+    (for fsspec URLs such as s3:// or gs:// that the JVM cannot open)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrowipc_python"
 
 
 class ArrowIpcReader(DataSourceReader):

@@ -10,9 +10,12 @@ __all__ = ["jar_path", "local_session", "register", "source_in_use"]
 
 
 def register(spark: Any) -> None:
-    """Register the "arrowipc" data source with `spark` (harmless if already registered)."""
-    from .datasource import ArrowIpcDataSource
+    """Register the Python data source with `spark` as "arrowipc" and as "arrowipc_python"
+    (harmless if already registered; "arrowipc" resolves to the JVM source where its jar is on
+    the classpath, "arrowipc_python" always to the Python one)."""
+    from .datasource import ArrowIpcDataSource, ArrowIpcPythonDataSource
     spark.dataSource.register(ArrowIpcDataSource)
+    spark.dataSource.register(ArrowIpcPythonDataSource)
 
 
 def jar_path() -> str | None:

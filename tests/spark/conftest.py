@@ -59,15 +59,10 @@ def spark():
                .config("spark.ui.showConsoleProgress", "false")
                .getOrCreate())
     session.sparkContext.setLogLevel("FATAL")
-    # The Python source stays reachable under a second name, for the fallback's own tests.
-    from arrowipc.spark.datasource import ArrowIpcDataSource
-
-    class PythonSource(ArrowIpcDataSource):
-        @classmethod
-        def name(cls):
-            return "arrowipc_python"
-
-    session.dataSource.register(PythonSource)
+    # The Python source is reachable as "arrowipc_python" beside the JVM's "arrowipc" (registered
+    # by the pyspark_arrowipc_python module; register() makes sure of it here).
+    from arrowipc.spark.session import register
+    register(session)
     yield session
     session.stop()
 

@@ -166,8 +166,10 @@ def test_conversions_of_sliced_and_nested_arrays():
 def test_imports_stay_cheap():
     code = ("import sys, arrowipc; assert 'pyarrow' not in sys.modules and 'pyspark' not in "
             "sys.modules; import pyspark_arrowipc; assert 'pyarrow' not in sys.modules; "
-            "print(pyspark_arrowipc.DefaultSource.name())")
+            "import pyspark_arrowipc_python; assert 'pyarrow' not in sys.modules; "
+            "print(pyspark_arrowipc.DefaultSource.name(), "
+            "pyspark_arrowipc_python.DefaultSource.name())")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
                          text=True, env=dict(os.environ, PYTHONPATH=REPO_ROOT))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "arrowipc"
+    assert out.stdout.split() == ["arrowipc", "arrowipc_python"]
