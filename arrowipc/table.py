@@ -15,7 +15,7 @@ from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
-from .tableops import TabularOps
+from .tableops import TabularOps, chunk_slices
 
 __all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
 
@@ -395,13 +395,19 @@ class Table(TabularOps):
         return sum(b.nbytes for b in self._batches)
 
     def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
-        """The record batches, split to at most `max_chunksize` rows each when given."""
-        if not max_chunksize:
-            return list(self._batches)
-        if max_chunksize < 0:
+        """The record batches, split to at most `max_chunksize` rows each when given; as pyarrow,
+        empty batches after the last row are left out (all of them in a table of no rows)."""
+        if max_chunksize is not None and max_chunksize < 0:
             raise ArrowInvalid(f"max_chunksize must be positive, got {max_chunksize}")
+        batches = list(self._batches)
+        while batches and batches[-1].num_rows == 0:
+            batches.pop()
+        if not max_chunksize:
+            return batches
         out: list[RecordBatch] = []
-        for b in self._batches:
+        for b in batches:
+            if b.num_rows == 0:
+                out.append(b)
             for off in range(0, b.num_rows, max_chunksize):
                 out.append(b.slice(off, max_chunksize))
         return out
@@ -413,17 +419,8 @@ class Table(TabularOps):
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """A zero-copy view of `length` rows (to the end by default) from `offset`."""
-        total = self.num_rows
-        offset = min(max(offset, 0), total)
-        length = total - offset if length is None else max(0, min(length, total - offset))
-        out: list[RecordBatch] = []
-        pos = 0
-        for b in self._batches:
-            lo, hi = max(offset, pos), min(offset + length, pos + b.num_rows)
-            if lo < hi:
-                out.append(b.slice(lo - pos, hi - lo))
-            pos += b.num_rows
-        return Table(self.schema, out)
+        pieces = chunk_slices([b.num_rows for b in self._batches], max(offset, 0), length)
+        return Table(self.schema, [self._batches[k].slice(lo, n) for k, lo, n in pieces])
 
     # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
     def _with_columns(self, schema: Schema, columns: list[Any],

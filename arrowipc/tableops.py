@@ -108,6 +108,32 @@ def _cast_args(target_type: Any, safe: bool | None, options: Any) -> tuple[Any, 
     return target_type, True if safe is None else bool(safe)
 
 
+def chunk_slices(lengths: list[int], offset: int, length: int | None) -> list[tuple[int, int, int]]:
+    """[(chunk index, start, count)] of the rows [offset, offset + length) over chunks of these
+    lengths, by Arrow's rule for slicing a chunked array (and so a table): chunks that end at or
+    before `offset` are left out, then every chunk is taken until `length` rows are covered, empty
+    ones between them included; an empty slice keeps one empty chunk. No `length` means as many
+    rows as all the chunks hold, as in Arrow."""
+    total = sum(lengths)
+    offset = min(offset, total)
+    # not clamped to the rows left: a longer length takes the empty chunks at the end too
+    length = total if length is None else max(0, length)
+    k = 0
+    while k < len(lengths) and offset >= lengths[k]:
+        offset -= lengths[k]
+        k += 1
+    if lengths and (length == 0 or k == len(lengths)):
+        return [(min(k, len(lengths) - 1), 0, 0)]
+    out = []
+    while k < len(lengths) and length > 0:
+        n = min(length, lengths[k] - offset)
+        out.append((k, offset, n))
+        length -= n
+        offset = 0
+        k += 1
+    return out
+
+
 def total_buffer_size(datas: Iterable[ArrayData]) -> int:
     """Bytes of the buffers under `datas` (ArrayData), children and dictionaries included, each
     buffer counted once by address."""
@@ -270,16 +296,8 @@ class ChunkedArrayOps:
         """Rows [offset, offset + length) as a ChunkedArray of zero-copy chunk slices."""
         if offset < 0:
             raise IndexError("Offset must be non-negative")
-        starts = self._starts()
-        total = starts[-1]
-        offset = min(offset, total)
-        length = total - offset if length is None else max(0, min(length, total - offset))
-        out = []
-        for k, c in enumerate(self.chunks):
-            lo, hi = max(offset, starts[k]), min(offset + length, starts[k + 1])
-            if lo < hi:
-                out.append(c.slice(lo - starts[k], hi - lo))
-        return self._like(out)
+        pieces = chunk_slices([len(c) for c in self.chunks], offset, length)
+        return self._like([self.chunks[k].slice(lo, n) for k, lo, n in pieces])
 
     def _like(self, chunks: list[Array]) -> Self:
         ca = type(self)(chunks, self.type)
