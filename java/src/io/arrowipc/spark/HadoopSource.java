@@ -64,10 +64,7 @@ final class HadoopSource implements Source {
   @Override
   public void readFully(ByteBuffer dst, long offset) throws IOException {
     int n = dst.remaining();
-    if (offset < 0 || offset > size || n > size - offset) {
-      throw new IpcException("arrowipc: " + name + " ended at byte " + size + " while " + n
-          + " bytes at byte " + offset + " were expected");
-    }
+    checkRange(offset, n);
     try {
       if (dst.hasArray()) {
         in.readFully(offset, dst.array(), dst.arrayOffset() + dst.position(), n);

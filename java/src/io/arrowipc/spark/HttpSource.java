@@ -133,13 +133,6 @@ final class HttpSource implements Source {
     return r.body();
   }
 
-  private void checkBounds(long offset, long n) {
-    if (offset < 0 || offset > size || n > size - offset) {
-      throw new IpcException("arrowipc: " + url + " ended at byte " + size + " while " + n
-          + " bytes at byte " + offset + " were expected; it may be truncated");
-    }
-  }
-
   private boolean inWindow(long offset, long n) {
     return offset >= windowStart && offset + n <= windowStart + window.length;
   }
@@ -157,7 +150,7 @@ final class HttpSource implements Source {
   @Override
   public void readFully(ByteBuffer dst, long offset) throws IOException {
     int n = dst.remaining();
-    checkBounds(offset, n);
+    checkRange(offset, n);
     if (n == 0) return;
     if (!inWindow(offset, n) && n < SMALL_READ) {
       int len = (int) Math.min(SMALL_READ, size);
@@ -180,7 +173,7 @@ final class HttpSource implements Source {
     List<CompletableFuture<HttpResponse<byte[]>>> pending = new ArrayList<>();
     for (int i = 0; i < offsets.length; i++) {
       int n = dsts.get(i).remaining();
-      checkBounds(offsets[i], n);
+      checkRange(offsets[i], n);
       pending.add(n == 0 ? null : client().sendAsync(request(offsets[i], offsets[i] + n - 1),
           HttpResponse.BodyHandlers.ofByteArray()));
     }
@@ -207,7 +200,7 @@ final class HttpSource implements Source {
   @Override
   public void willRead(long offset, long length) throws IOException {
     if (length <= 0 || length > MAX_HINT || inWindow(offset, length)) return;
-    checkBounds(offset, length);
+    checkRange(offset, length);
     windowStart = offset;
     window = fetch(offset, (int) length);
   }

@@ -47,6 +47,17 @@ interface Source extends Closeable {
   void close();
 
   /**
+   * Refuse [offset, offset + n) unless it lies inside the input (written so it cannot overflow):
+   * a truncated input surfaces here, naming it, instead of as a short read.
+   */
+  default void checkRange(long offset, long n) {
+    if (offset < 0 || n < 0 || offset > size() || n > size() - offset) {
+      throw new IpcException("arrowipc: " + name() + " ended at byte " + size() + " while " + n
+          + " bytes at byte " + offset + " were expected; it may be truncated");
+    }
+  }
+
+  /**
    * scheme:// at the start of a location (two letters at least, so "C:\\data" is a path), or
    * Hadoop's file:/path spelling.
    */
