@@ -583,7 +583,7 @@ class RunEndEncodedType(_NestedType):
     """Runs of equal values stored once, with the logical index where each run ends."""
     __slots__ = ()
 
-    def __init__(self, run_end_type: DataType, value_type: DataType) -> None:
+    def __init__(self, run_end_type: DataType, value_type: DataType | Field) -> None:
         if str(run_end_type) not in ("int16", "int32", "int64"):
             raise ArrowTypeError(f"run end type must be int16, int32 or int64, got {run_end_type}")
         super().__init__(Kind.RUN_END_ENCODED, "run_end_encoded", 0)
