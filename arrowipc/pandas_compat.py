@@ -79,7 +79,7 @@ class ToPandasOptions:
                  "deduplicate_objects", "ignore_metadata", "safe", "split_blocks",
                  "self_destruct", "maps_as_pydicts", "types_mapper", "coerce_temporal_nanoseconds")
 
-    def __init__(self, memory_pool: Any = None, categories: Any = None,
+    def __init__(self, memory_pool: object = None, categories: list[str] | None = None,
                  strings_to_categorical: bool = False, zero_copy_only: bool = False,
                  integer_object_nulls: bool = False, date_as_object: bool = True,
                  timestamp_as_object: bool = False, use_threads: bool = True,
