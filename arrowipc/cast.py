@@ -20,6 +20,12 @@ from .types import (BinaryType, DecimalType, DictionaryType, DurationType, Exten
                     ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
                     TimestampType, UnionType, ensure_type, float32, float64, int32, int64)
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .types import DataType
+
 __all__ = ["cast_data", "format_float", "make_int", "unsupported"]
 
 _CODES = _k.NUMERIC_CODES
@@ -27,7 +33,7 @@ _UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
 _MS_PER_DAY = 86_400_000
 
 
-def _unit(t) -> str | None:
+def _unit(t: Any) -> str | None:
     """The time unit of a temporal type counted in units (dates count days or ms)."""
     if isinstance(t, (TimestampType, DurationType, Time32Type, Time64Type)):
         return t.unit
@@ -36,11 +42,11 @@ def _unit(t) -> str | None:
     return None
 
 
-def _width(t) -> int:
+def _width(t: DataType) -> int:
     return t.byte_width
 
 
-def _validity(d: ArrayData):
+def _validity(d: ArrayData) -> Any:
     from ._core.bitmap import bitmap_view
     from .validate import null_count_of
     if null_count_of(d) == 0 or not d.buffers or d.buffers[0] is None:
@@ -48,16 +54,16 @@ def _validity(d: ArrayData):
     return bitmap_view(d.buffers[0], d.offset, d.length)
 
 
-def _value(d: ArrayData, i: int):
+def _value(d: ArrayData, i: int) -> Any:
     from ._upcalls import make_array
     return make_array(d).slice(i, 1).to_pylist()[0]
 
 
-def _relabel(d: ArrayData, t) -> ArrayData:
+def _relabel(d: ArrayData, t: Any) -> ArrayData:
     return ArrayData(t, d.length, d.offset, d.null_count, d.buffers, d.children, d.dictionary)
 
 
-def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
+def cast_data(d: ArrayData, target: Any, safe: bool = True) -> ArrayData:
     """`d` converted to type `target` (see the module docstring for the rules)."""
     target = ensure_type(target)
     src = d.type
@@ -72,6 +78,7 @@ def cast_data(d: ArrayData, target, safe: bool = True) -> ArrayData:
         from .from_python import array_data_from_python
         return array_data_from_python([None] * n, target)
     if isinstance(src, DictionaryType):
+        assert d.dictionary is not None        # a dictionary array carries its dictionary
         if isinstance(target, DictionaryType):
             idx = cast_data(ArrayData(src.index_type, n, d.offset, d.null_count, d.buffers),
                             target.index_type, safe)
@@ -125,7 +132,7 @@ _CAST_NAMES = {"halffloat": ("halffloat", "func"), "decimal128": ("decimal128", 
                "string_view": ("utf8_view", "cast_string_view")}
 
 
-def unsupported(src, target) -> ArrowNotImplementedError:
+def unsupported(src: Any, target: Any) -> ArrowNotImplementedError:
     """pyarrow's error for a pair of types no cast function handles."""
     if isinstance(target, (UnionType, RunEndEncodedType, ListViewType, LargeListViewType)):
         # pyarrow has no cast function at all for these targets
@@ -136,17 +143,17 @@ def unsupported(src, target) -> ArrowNotImplementedError:
                                     f"{function}")
 
 
-def _lossless(src, target) -> bool:
+def _lossless(src: Any, target: Any) -> bool:
     """Every value of `src` converts exactly (or pyarrow does not check: float to float)."""
     if getattr(src, "is_float", False):
-        return getattr(target, "is_float", False)
+        return bool(getattr(target, "is_float", False))
     if getattr(target, "is_float", False):
-        return src.bit_width < (24 if target.name == "float" else 53)
+        return bool(src.bit_width < (24 if target.name == "float" else 53))
     (slo, shi), (tlo, thi) = _int_range(src), _int_range(target)
-    return tlo <= slo and shi <= thi
+    return bool(tlo <= slo and shi <= thi)
 
 
-def _numeric(d, src, target, safe) -> ArrayData:
+def _numeric(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     check = safe and not _lossless(src, target)
     values, bad = _k.cast_numeric(d, _CODES[src.name], _CODES[target.name], check)
     if bad >= 0:
@@ -163,14 +170,14 @@ def _numeric(d, src, target, safe) -> ArrayData:
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
 
 
-def _int_range(t) -> tuple:
+def _int_range(t: Any) -> tuple[int, int]:
     bits = t.bit_width
     if t.is_signed:
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     return 0, (1 << bits) - 1
 
 
-def _storage_int(t):
+def _storage_int(t: Any) -> Any:
     """The integer type a temporal type is stored as (None for non-temporal types)."""
     if isinstance(t, (TimestampType, DurationType, Time64Type)) or t.name == "date64[ms]":
         return int64()
@@ -179,7 +186,7 @@ def _storage_int(t):
     return None
 
 
-def _temporal(d, src, target, safe):
+def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     s_int, t_int = _storage_int(src), _storage_int(target)
     if s_int is None and t_int is None:
         return None
@@ -214,7 +221,8 @@ def _temporal(d, src, target, safe):
         if bad >= 0:
             # pyarrow reports the last value losing data
             import numpy as np
-            ticks = np.frombuffer(memoryview(of_day.buffers[1]), dtype=np.int64)[:d.length]
+            ticks = np.frombuffer(memoryview(of_day.buffers[1]),  # type: ignore[arg-type]
+                                  dtype=np.int64)[:d.length]      # (its values buffer)
             lost = ticks % div != 0
             flags = _valid_flags(d)
             if flags is not None:
@@ -225,8 +233,10 @@ def _temporal(d, src, target, safe):
         return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
     if not same_family:
         return None
-    su = _UNITS_PER_SECOND[_unit(src)] if _unit(src) else None
-    tu = _UNITS_PER_SECOND[_unit(target)] if _unit(target) else None
+    # same family: both have a unit (mypy cannot see _unit's result checked)
+    su = _UNITS_PER_SECOND[_unit(src)] if _unit(src) else None  # type: ignore[index,assignment]
+    tu = (_UNITS_PER_SECOND[_unit(target)]  # type: ignore[index,assignment]
+          if _unit(target) else None)
     exact = safe
     if src.name == "date32[day]":
         mul, div = tu * 86400, 1                         # days -> target units
@@ -236,6 +246,7 @@ def _temporal(d, src, target, safe):
     elif target.name == "date64[ms]" and isinstance(src, TimestampType):
         # timestamp -> date64: whole days in ms (through date32)
         days = _temporal(d, src, _date32(), safe)
+        assert days is not None                 # timestamp to date32 is always supported
         return _temporal(days, _date32(), target, safe)
     else:
         mul, div = (tu // su, 1) if tu >= su else (1, su // tu)
@@ -250,12 +261,12 @@ def _temporal(d, src, target, safe):
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
 
 
-def _naive(t):
+def _naive(t: Any) -> Any:
     from .types import timestamp
     return timestamp(t.unit)
 
 
-def _wall_clock(d, src) -> ArrayData:
+def _wall_clock(d: ArrayData, src: Any) -> ArrayData:
     """A zoned timestamp array's local times, as a naive timestamp array."""
     import numpy as np
     from ._core.buffer import py_buffer
@@ -265,21 +276,22 @@ def _wall_clock(d, src) -> ArrayData:
     return ArrayData(_naive(src), d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
 
 
-def _date32():
+def _date32() -> Any:
     from .types import date32
     return date32()
 
 
-def _family(t) -> str:
+def _family(t: Any) -> str:
     return "timestamp" if isinstance(t, TimestampType) else t.name.split("[")[0]
 
 
-def make_int(d, i) -> int:
+def make_int(d: ArrayData, i: Any) -> int:
     """Value i of temporal data `d` (date, time, timestamp, duration) as its stored integer."""
-    return _value(_relabel(d, _storage_int(d.type)), i)
+    value: int = _value(_relabel(d, _storage_int(d.type)), i)
+    return value
 
 
-def _binary(d, src, target, safe: bool = True) -> ArrayData:
+def _binary(d: ArrayData, src: Any, target: Any, safe: bool = True) -> ArrayData:
     from ._upcalls import make_array
     if target.kind == Kind.VIEW or src.kind == Kind.VIEW:
         values = make_array(d).to_pylist()
@@ -307,7 +319,7 @@ def _binary(d, src, target, safe: bool = True) -> ArrayData:
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), offsets, data])
 
 
-def _decode(v):
+def _decode(v: Any) -> Any:
     if v is None:
         return None
     try:
@@ -316,7 +328,7 @@ def _decode(v):
         raise ArrowInvalid("Invalid UTF8 payload") from None
 
 
-def _check_utf8(d) -> None:
+def _check_utf8(d: ArrayData) -> None:
     from .validate import validate_array
     try:
         validate_array(_relabel(d, _string_like(d.type)), full=True)
@@ -324,17 +336,18 @@ def _check_utf8(d) -> None:
         raise ArrowInvalid("Invalid UTF8 payload") from None
 
 
-def _string_like(t):
+def _string_like(t: Any) -> Any:
     from .types import large_string, string
     return string() if t.kind == Kind.BINARY else large_string()
 
 
-def _dictionary_encode(d: ArrayData, target) -> ArrayData:
+def _dictionary_encode(d: ArrayData, target: Any) -> ArrayData:
     from ._upcalls import array, make_array
     from .selection import _hash_key
     values = make_array(d).to_pylist()
-    position: dict = {}
-    firsts, codes = [], []
+    position: dict[Any, int] = {}
+    firsts: list[int] = []
+    codes: list[int | None] = []
     for i, v in enumerate(values):
         if v is None:
             codes.append(None)
@@ -357,7 +370,7 @@ _FLOAT_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z|"
                          r"[-+]?(nan|inf|infinity)\Z", re.IGNORECASE)
 
 
-def _to_text(d, src, target) -> ArrayData:
+def _to_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
     from ._upcalls import make_array
     from .from_python import array_data_from_python
     if _storage_int(src) is not None:
@@ -384,7 +397,7 @@ def _to_text(d, src, target) -> ArrayData:
 _DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
-def _temporal_text(d, src) -> list:
+def _temporal_text(d: ArrayData, src: Any) -> list[Any]:
     """Dates, times, timestamps and durations as pyarrow prints them: ISO dates, times with as
     many fraction digits as the unit has, timestamps as `date time`, followed by the UTC offset
     (+HHMM, or Z for the "UTC" zone) when they have a time zone; a value outside the years
@@ -394,11 +407,13 @@ def _temporal_text(d, src) -> list:
     ints = np.frombuffer(_values_bytes(d, width), dtype=np.int32 if width == 4
                          else np.int64).astype(np.int64)
     valid = _valid_flags(d)
+    text: list[Any]
     if isinstance(src, DurationType):
         text = ints.astype(str).tolist()
     elif isinstance(src, (Time32Type, Time64Type)):
         per_day = 86400 * _UNITS_PER_SECOND[src.unit]
-        clock = np.datetime_as_string(ints.astype(f"datetime64[{src.unit}]"), unit=src.unit)
+        clock = np.datetime_as_string(  # type: ignore[call-overload]  # a datetime64 array
+            ints.astype(f"datetime64[{src.unit}]"), unit=src.unit)
         text = [c[11:] if 0 <= v < per_day else f"<value out of range: {v}>"
                 for c, v in zip(clock.tolist(), ints.tolist())]
     else:
@@ -412,7 +427,9 @@ def _temporal_text(d, src) -> list:
         years = stamps.astype("datetime64[Y]").astype(np.int64) + 1970
         in_range = ((years >= -32767) & (years <= 32767)).tolist()
         if isinstance(src, TimestampType):
-            text = [t.replace("T", " ") for t in np.datetime_as_string(stamps, unit=unit).tolist()]
+            stamp_text = np.datetime_as_string(  # type: ignore[call-overload]  # datetime64
+                stamps, unit=unit).tolist()
+            text = [t.replace("T", " ") for t in stamp_text]
         else:
             text = np.datetime_as_string(stamps.astype("datetime64[D]"), unit="D").tolist()
         if suffix is not None:
@@ -424,7 +441,7 @@ def _temporal_text(d, src) -> list:
     return text
 
 
-def _temporal_text_fixed(d, src, target):
+def _temporal_text_fixed(d: ArrayData, src: Any, target: Any) -> ArrayData | None:
     """Dates, times and timestamps (naive, UTC or a fixed offset) in the years 1000 to 9999:
     every text has one length, so the digits are written column by column into a byte matrix
     with numpy and the offsets are multiples of the row; None where the per-row path is needed
@@ -466,7 +483,7 @@ def _temporal_text_fixed(d, src, target):
         of_day = ticks - days * (86400 * per_second)
     suffix = "" if not tz else ("Z" if m is None else
                                 f"{m.group(1)}{m.group(2)}{m.group(3)}")
-    columns = []                                # (text, or (values, digit count))
+    columns: list[Any] = []                     # (text, or (values, digit count))
     if days is not None:
         year, month, day = _civil_from_days(days)
         if ((year < 1000) | (year > 9999)).any():
@@ -501,7 +518,7 @@ def _temporal_text_fixed(d, src, target):
                      [_validity(d), py_buffer(offsets), py_buffer(cells)])
 
 
-def _civil_from_days(days):
+def _civil_from_days(days: Any) -> Any:
     """(year, month, day) numpy arrays of the proleptic Gregorian dates `days` after 1970-01-01."""
     z = days + 719468
     era = z // 146097
@@ -515,7 +532,7 @@ def _civil_from_days(days):
     return year, month, day
 
 
-def _local(stamps, ints, unit, tz):
+def _local(stamps: Any, ints: Any, unit: Any, tz: Any) -> Any:
     """Local wall-clock times of UTC instants and their offset suffixes."""
     import datetime
     import numpy as np
@@ -537,7 +554,7 @@ def _local(stamps, ints, unit, tz):
     return local, suffix
 
 
-def _offset_minutes(zone, epoch, seconds: int) -> int:
+def _offset_minutes(zone: Any, epoch: Any, seconds: int) -> int:
     import datetime
     try:
         when = epoch + datetime.timedelta(seconds=seconds)
@@ -589,7 +606,7 @@ def _exp_form(digits: str, point: int) -> str:
     return f"{m}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
-def _from_text(d, src, target) -> ArrayData:
+def _from_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
     # pyarrow's parsers run over every value and report the LAST one that fails
     from ._upcalls import make_array
     from .from_python import array_data_from_python
@@ -601,12 +618,12 @@ def _from_text(d, src, target) -> ArrayData:
     if not src.is_utf8:
         # bytes parse as text; pyarrow's message shows undecodable bytes as U+FFFD
         values = [None if v is None else v.decode("utf-8", "replace") for v in values]
-    out: list = []
-    errors: list = []
+    out: list[Any] = []
+    errors: list[str] = []
     if getattr(target, "is_integer", False):
         lo, hi = _int_range(target)
         for v in values:
-            ok = v is None or (_INT_TEXT.match(v) and lo <= int(v) <= hi)
+            ok: object = v is None or (_INT_TEXT.match(v) and lo <= int(v) <= hi)
             out.append(None if v is None or not ok else int(v))
             if not ok:
                 errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}")
@@ -650,7 +667,7 @@ _NO_ZONE = (": expected a zone offset. If these timestamps are in local time, ca
 _ZONE_NOT_EXPECTED = ": expected no zone offset."
 
 
-def _parse_temporal(text: str, target):
+def _parse_temporal(text: str, target: Any) -> Any:
     """(the value in the target's units or None, the reason pyarrow appends) for ISO 8601 text
     as pyarrow's safe cast reads it: `YYYY-MM-DD` for dates; for timestamps an optional time
     (`T` or a space, then HH, HH:MM or HH:MM:SS with at most as many fraction digits as the unit
@@ -666,7 +683,7 @@ def _parse_temporal(text: str, target):
     if m is None or (zoned and not _zone_ok(m.group(8))):
         # an offset pyarrow reads where none is expected, or none where one must be
         shaped = re.fullmatch(_DATE_TEXT + _TIME_TEXT + _ZONE_TEXT, text)
-        has_zone = bool(shaped) and _zone_ok(shaped.group(8))
+        has_zone = bool(shaped) and _zone_ok(shaped.group(8))  # type: ignore[union-attr]
         if zoned:
             return None, "" if has_zone else _NO_ZONE
         return None, _ZONE_NOT_EXPECTED if has_zone else ""
@@ -688,7 +705,7 @@ def _parse_temporal(text: str, target):
     return value, ""
 
 
-def _civil_days(year: int, month: int, day: int):
+def _civil_days(year: int, month: int, day: int) -> Any:
     """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included), or None."""
     leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
     lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -719,13 +736,13 @@ def _zone_minutes(zone: str) -> int:
 
 # -- nested -------------------------------------------------------------------------------------
 
-def _is_list(t) -> bool:
+def _is_list(t: Any) -> bool:
     return isinstance(t, (ListType, LargeListType, FixedSizeListType))
 
 
-def _list(d, src, target, safe) -> ArrayData:
+def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     from ._upcalls import make_array
-    arr = make_array(d)
+    arr: Any = make_array(d)                # a list array (flatten)
     if isinstance(target, FixedSizeListType) != isinstance(src, FixedSizeListType):
         if isinstance(target, FixedSizeListType):
             sizes = {len(v) for v in arr.to_pylist() if v is not None}
@@ -734,8 +751,9 @@ def _list(d, src, target, safe) -> ArrayData:
                                    "lists are all the expected size.")
         from .from_python import array_data_from_python
         values = cast_data(arr.flatten().data, target.value_type, safe)
-        child = make_array(values).to_pylist()
-        out, pos = [], 0
+        child: Any = make_array(values).to_pylist()
+        out: list[Any] = []
+        pos = 0
         for v in arr.to_pylist():
             if v is None:
                 out.append(None)
@@ -761,7 +779,7 @@ def _list(d, src, target, safe) -> ArrayData:
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), offsets], [values])
 
 
-def _struct(d, src, target, safe) -> ArrayData:
+def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     from ._upcalls import make_array
     names = [f.name for f in src.fields]
     children = []
@@ -786,12 +804,13 @@ def _struct(d, src, target, safe) -> ArrayData:
 _INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}      # decimal digits of the widest value of an integer
 
 
-def _unscaled(d) -> list:
+def _unscaled(d: ArrayData) -> list[Any]:
     """The unscaled integers of a decimal array (None for nulls)."""
     import numpy as np
     w = d.type.byte_width
     valid = _valid_flags(d)
-    raw = _values_bytes(d, w)
+    raw: Any = _values_bytes(d, w)
+    out: list[Any]
     if w <= 8:
         out = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).tolist()
     else:
@@ -810,7 +829,7 @@ def _unscaled(d) -> list:
 _INT64_MAX = (1 << 63) - 1
 
 
-def _unscaled_int64(d):
+def _unscaled_int64(d: ArrayData) -> Any:
     """The unscaled values of a decimal array as an int64 numpy array, or None when one does
     not fit (nulls count as 0)."""
     import numpy as np
@@ -831,7 +850,7 @@ def _unscaled_int64(d):
     return values
 
 
-def _decimal_from_int64(values, target, null_count: int, validity) -> ArrayData:
+def _decimal_from_int64(values: Any, target: Any, null_count: int, validity: Any) -> ArrayData:
     """A decimal array of int64 unscaled values (sign-extended to the target's width; wrapped to
     32 bits for decimal32)."""
     import numpy as np
@@ -848,7 +867,7 @@ def _decimal_from_int64(values, target, null_count: int, validity) -> ArrayData:
     return ArrayData(target, len(values), 0, null_count, [validity, py_buffer(data)])
 
 
-def _last_error(masks_and_messages, valid) -> None:
+def _last_error(masks_and_messages: Any, valid: Any) -> None:
     """Raise the message of the last row flagged by any mask (pyarrow reports the last failure);
     earlier masks win on the same row."""
     import numpy as np
@@ -863,13 +882,13 @@ def _last_error(masks_and_messages, valid) -> None:
         raise ArrowInvalid(message)
 
 
-def _toward_zero(u, unit):
+def _toward_zero(u: Any, unit: Any) -> Any:
     """u / unit truncated toward zero (numpy's // floors)."""
     q = u // unit
     return q + ((u % unit != 0) & (u < 0))
 
 
-def _decimal_vectorised(d, src, target, safe):
+def _decimal_vectorised(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     """The cast as numpy array arithmetic, or None where the per-value path is needed (values
     beyond int64, a scale beyond 18 digits, unchecked narrowing to decimal32)."""
     import numpy as np
@@ -932,7 +951,7 @@ def _decimal_vectorised(d, src, target, safe):
     return _decimal_from_int64(r, target, d.null_count, _validity(d))
 
 
-def _values_bytes(d, width: int) -> memoryview:
+def _values_bytes(d: ArrayData, width: int) -> memoryview:
     """The bytes of `d`'s fixed-width values (offset applied), checked to hold every row."""
     buf = d.buffers[1] if len(d.buffers) > 1 else None
     raw = memoryview(buf if buf is not None else b"").cast("B")
@@ -943,7 +962,7 @@ def _values_bytes(d, width: int) -> memoryview:
     return raw[start:start + size]
 
 
-def _valid_flags(d):
+def _valid_flags(d: ArrayData) -> Any:
     """The validity of each row as a numpy bool array (None when there are no nulls)."""
     import numpy as np
     bits = _validity(d)
@@ -953,7 +972,7 @@ def _valid_flags(d):
                          bitorder="little")[:d.length].astype(bool)
 
 
-def _decimal_data(values: list, target, null_count: int, validity) -> ArrayData:
+def _decimal_data(values: list[Any], target: Any, null_count: int, validity: Any) -> ArrayData:
     """A decimal array of unscaled integers, wrapped to the target's width (as pyarrow does
     where a cast is not checked)."""
     from ._core.buffer import py_buffer
@@ -963,12 +982,12 @@ def _decimal_data(values: list, target, null_count: int, validity) -> ArrayData:
     return ArrayData(target, len(values), 0, null_count, [validity, py_buffer(data)])
 
 
-def _decimal(d, src, target, safe) -> ArrayData:
+def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     # pyarrow's decimal kernels convert every value and report the LAST failure (each failing
     # value overwrites the status), so errors are collected and the last one raised
     from ._upcalls import make_array
     from .from_python import array_data_from_python
-    errors: list = []
+    errors: list[str] = []
     fast = _decimal_vectorised(d, src, target, safe)
     if fast is not None:
         return fast
@@ -1036,7 +1055,7 @@ def _decimal(d, src, target, safe) -> ArrayData:
     return _decimal_data(out, target, d.null_count, _validity(d))
 
 
-def _raise_last(errors: list) -> None:
+def _raise_last(errors: list[str]) -> None:
     if errors:
         raise ArrowInvalid(errors[-1])
 
@@ -1047,14 +1066,14 @@ def _decimal_text(v: int, scale: int) -> str:
     return str(decimal.Decimal(v).scaleb(-scale, context=context))
 
 
-def _decimal_to_int(u, src, target, safe, errors) -> list:
+def _decimal_to_int(u: Any, src: Any, target: Any, safe: bool, errors: list[str]) -> list[Any]:
     lo, hi = _int_range(target)
     scale = src.scale
     # Deliberately not pyarrow 26's behaviour: its safe check rejects every value when the target
     # is wider than the decimal's storage or unsigned and as wide (decimal32 to int64, uint32,
     # uint64; decimal64 to uint64), a bug that refuses valid data; we range-check each value
     # (docs/pyarrow-compat.md).
-    out = []
+    out: list[Any] = []
     for v in u:
         if v is None:
             out.append(None)
@@ -1069,7 +1088,7 @@ def _decimal_to_int(u, src, target, safe, errors) -> list:
     return out
 
 
-def _decimal_to_real(d, u, scale, target) -> ArrayData:
+def _decimal_to_real(d: ArrayData, u: Any, scale: Any, target: Any) -> ArrayData:
     """Decimals as floats with pyarrow's arithmetic (not always the correctly rounded quotient):
     an integer small enough to be exact in the target is multiplied by 10**-scale in the target's
     precision; a larger one is split into its whole part and its fraction, each converted so."""
@@ -1085,7 +1104,7 @@ def _decimal_to_real(d, u, scale, target) -> ArrayData:
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
 
 
-def _decimal_to_real_vectorised(d, scale, target):
+def _decimal_to_real_vectorised(d: ArrayData, scale: int, target: Any) -> ArrayData | None:
     """_decimal_to_real as numpy arithmetic when every unscaled value is exact in the target."""
     import numpy as np
     from ._core.buffer import py_buffer
@@ -1098,8 +1117,8 @@ def _decimal_to_real_vectorised(d, scale, target):
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
 
 
-def _decimal_real(v: int, scale: int, ftype, exact: int):
-    def no_split(m: int, sc: int):
+def _decimal_real(v: int, scale: int, ftype: Any, exact: int) -> Any:
+    def no_split(m: int, sc: int) -> Any:
         x = ftype(0)
         for k in range(3, -1, -1):              # 64-bit words, most significant first
             word = (m >> (64 * k)) & 0xFFFFFFFFFFFFFFFF
@@ -1119,15 +1138,15 @@ def _trunc_div(a: int, b: int) -> int:
     return q if a >= 0 else -q
 
 
-def _rescale_decimal(u: list, scale: int, target, safe: bool, errors: list,
-                     wrap_first: bool = True) -> list:
+def _rescale_decimal(u: list[Any], scale: int, target: Any, safe: bool, errors: list[str],
+                     wrap_first: bool = True) -> list[Any]:
     """Unscaled integers at `scale` moved to the target's scale (checked when `safe`; else
     truncated and wrapped to the target's width, as pyarrow does: before the rescale for a
     decimal32 target, after it for wider ones)."""
     p, s = target.precision, target.scale
     limit = 10 ** p
     bits = 8 * target.byte_width
-    out = []
+    out: list[Any] = []
     for v in u:
         if v is None:
             out.append(None)
@@ -1157,17 +1176,17 @@ def _wrap(v: int, bits: int) -> int:
 _DECIMAL_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
 
 
-def _parse_decimal(text: str):
+def _parse_decimal(text: str) -> Any:
     """(unscaled integer, scale) of decimal text as pyarrow reads it, or None."""
     import decimal
     if not _DECIMAL_TEXT.match(text):
         return None
     t = decimal.Decimal(text).as_tuple()
     digits = int("".join(map(str, t.digits)) or "0")
-    return (-digits if t.sign else digits), -t.exponent
+    return (-digits if t.sign else digits), -t.exponent  # type: ignore[operator]  # finite
 
 
-def _real_to_decimal(v: float, src, target, safe: bool, errors: list):
+def _real_to_decimal(v: float, src: Any, target: Any, safe: bool, errors: list[str]) -> Any:
     """A float as pyarrow converts it: decimal32 scales in double precision and rounds to even;
     wider decimals take the exact product rounded, after checking the float against
     10**(precision - scale) in the source's precision. Overflow is an error when safe, else 0."""
@@ -1197,13 +1216,13 @@ def _real_to_decimal(v: float, src, target, safe: bool, errors: list):
     return r
 
 
-def _decimal_label(t) -> str:
+def _decimal_label(t: Any) -> str:
     return "Decimal" + str(t).split("(")[0][len("decimal"):]
 
 
 # -- half floats --------------------------------------------------------------------------------
 
-def _half(d, src, target, safe):
+def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     """float16 to and from other numbers through float32, vectorised with numpy (pyarrow checks
     only float16 to integer casts for truncation, as it does float32's)."""
     import numpy as np
@@ -1213,12 +1232,12 @@ def _half(d, src, target, safe):
             if isinstance(target, BinaryType) and target.is_utf8:
                 from ._upcalls import make_array
                 from .from_python import array_data_from_python
-                values = make_array(d).to_pylist()
+                values: Any = make_array(d).to_pylist()
                 return array_data_from_python(
                     [None if v is None else format_float(v) for v in values], target)
             return None
-        raw = _values_bytes(d, 2)
-        wide = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
+        raw: Any = _values_bytes(d, 2)
+        wide: Any = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
         as_f32 = ArrayData(float32(), d.length, 0, d.null_count,
                            [_validity(d), py_buffer(wide)])
         try:

@@ -29,6 +29,10 @@ from . import types as _t
 from .types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
                     PrimitiveType, Time32Type, Time64Type, TimestampType)
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
 __all__ = ["array_data_from_python", "infer_type"]
 
 _NoneType = type(None)
@@ -46,7 +50,7 @@ _ARRAY_CODE = {"int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": 
 assert _array("i").itemsize == 4 and _array("q").itemsize == 8
 
 
-def array_data_from_python(obj, type=None) -> ArrayData:
+def array_data_from_python(obj: Any, type: _t.DataType | str | None = None) -> ArrayData:
     """ArrayData from a Python sequence (None = null) or a 1-d numpy array, of `type` or of the
     type pyarrow would infer."""
     if type is not None:
@@ -63,17 +67,17 @@ def array_data_from_python(obj, type=None) -> ArrayData:
 
 # -- helpers ------------------------------------------------------------------------------------
 
-def _is_ndarray(obj) -> bool:
+def _is_ndarray(obj: Any) -> bool:
     np = _sys.modules.get("numpy")
     return np is not None and isinstance(obj, np.ndarray)
 
 
-def _describe(v) -> str:
+def _describe(v: Any) -> str:
     r = repr(v)
     return r if len(r) <= 60 else r[:57] + "..."
 
 
-def _validity(values: list):
+def _validity(values: list[Any]) -> Any:
     """(validity Buffer or None, null count, null indices) for a list where None is null."""
     valid = bytes(map(is_not, values, repeat(None)))
     first = valid.find(0)
@@ -88,7 +92,7 @@ def _validity(values: list):
     return bitmap, len(nulls), nulls
 
 
-def _filled(values: list, nulls: list, filler) -> list:
+def _filled(values: list[Any], nulls: list[Any], filler: Any) -> list[Any]:
     """A copy of values with nulls replaced by `filler` (the list itself when there are none)."""
     if not nulls:
         return values
@@ -98,13 +102,13 @@ def _filled(values: list, nulls: list, filler) -> list:
     return out
 
 
-def _value_types(values: list) -> set:
+def _value_types(values: list[Any]) -> set[type]:
     types = set(map(type, values))
     types.discard(_NoneType)
     return types
 
 
-def _map_checked(func, values: list, nulls: list, t, where: str) -> list:
+def _map_checked(func: Any, values: list[Any], nulls: list[Any], t: Any, where: str) -> list[Any]:
     """func over every value; an error is re-raised naming the first bad value and its index."""
     try:
         return list(map(func, values))
@@ -126,7 +130,7 @@ def _map_checked(func, values: list, nulls: list, t, where: str) -> list:
         raise
 
 
-def _pack_array(code: str, values: list, nulls: list, t, where: str) -> _array:
+def _pack_array(code: str, values: list[Any], nulls: list[Any], t: Any, where: str) -> _array[Any]:
     """array.array of `values`; out-of-range values raise ArrowInvalid naming them."""
     try:
         out = _array(code, values)
@@ -148,27 +152,28 @@ def _pack_array(code: str, values: list, nulls: list, t, where: str) -> _array:
     return out
 
 
-def _int_range(t) -> tuple:
+def _int_range(t: Any) -> tuple[Any, ...]:
     bits = t.bit_width
     if not getattr(t, "is_integer", False) or t.is_signed:   # dates, times, ...: signed
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     return 0, (1 << bits) - 1
 
 
-def _data(t, n, null_count, buffers, children=None, dictionary=None) -> ArrayData:
+def _data(t: Any, n: int, null_count: int, buffers: list[Any], children: Any = None,
+          dictionary: Any = None) -> ArrayData:
     return ArrayData(t, n, 0, null_count, buffers, children or [], dictionary)
 
 
 # -- inference ----------------------------------------------------------------------------------
 
-def _is_numpy_type(tp) -> bool:
+def _is_numpy_type(tp: type) -> bool:
     return tp.__module__ == "numpy"
 
 
-_CATEGORY_CACHE: dict = {}
+_CATEGORY_CACHE: dict[type, str] = {}
 
 
-def _category(tp) -> str:
+def _category(tp: type) -> str:
     """The inference category of a Python type (cached)."""
     c = _CATEGORY_CACHE.get(tp)
     if c is not None:
@@ -205,7 +210,7 @@ def _category(tp) -> str:
     return c
 
 
-def _numpy_scalar_type(types: set):
+def _numpy_scalar_type(types: set[type]) -> _t.DataType | None:
     """The type of numpy scalars when all values are numpy scalars of one kind, else None."""
     if not all(_is_numpy_type(tp) for tp in types):
         return None
@@ -216,7 +221,7 @@ def _numpy_scalar_type(types: set):
     return _type_for_dtype(widest)
 
 
-def infer_type(values: list):
+def infer_type(values: list[Any]) -> _t.DataType:
     """The Arrow type pyarrow would infer for a list of Python values."""
     types = _value_types(values)
     if not types:
@@ -258,8 +263,8 @@ def infer_type(values: list):
     raise ArrowTypeError(f"cannot infer one Arrow type for values of Python types {names}")
 
 
-def _infer_struct(values: list):
-    keys: dict = {}
+def _infer_struct(values: list[Any]) -> _t.DataType:
+    keys: dict[Any, Any] = {}
     for row in values:
         if row is None:
             continue
@@ -272,7 +277,7 @@ def _infer_struct(values: list):
     return _t.struct(fields)
 
 
-def _field_name(k) -> str:
+def _field_name(k: Any) -> str:
     if isinstance(k, str):
         return k
     if isinstance(k, bytes):
@@ -280,7 +285,7 @@ def _field_name(k) -> str:
     raise ArrowTypeError(f"struct keys must be str or bytes, got {k.__class__.__name__}")
 
 
-def _infer_decimal(values: list):
+def _infer_decimal(values: list[Any]) -> _t.DataType:
     max_scale = 0
     max_int_digits = 0
     for v in values:
@@ -291,6 +296,7 @@ def _infer_decimal(values: list):
         if not v.is_finite():
             raise ArrowInvalid(f"cannot convert {v} to an Arrow decimal")
         _, digits, exp = v.as_tuple()
+        assert isinstance(exp, int)             # a finite decimal (checked above)
         if exp >= 0:
             precision, scale = len(digits) + exp, 0
         else:
@@ -307,7 +313,7 @@ def _infer_decimal(values: list):
                        f"decimal256 holds")
 
 
-def _tz_name(tz) -> str:
+def _tz_name(tz: Any) -> str:
     """The Arrow time zone string of a tzinfo (pyarrow's rules)."""
     if tz is _dt.timezone.utc:
         return "UTC"
@@ -324,7 +330,7 @@ def _tz_name(tz) -> str:
 
 # -- builders -----------------------------------------------------------------------------------
 
-def _build(values: list, t, where: str) -> ArrayData:
+def _build(values: list[Any], t: Any, where: str) -> ArrayData:
     if isinstance(t, ExtensionType):
         return _build(values, t.storage, where).copy_with(type=t)
     kind = t.kind
@@ -333,7 +339,7 @@ def _build(values: list, t, where: str) -> ArrayData:
     return _BUILDER_BY_KIND[kind](values, t, where)
 
 
-def _build_null(values, t, where):
+def _build_null(values: list[Any], t: Any, where: str) -> ArrayData:
     if _value_types(values):
         i = next(i for i, v in enumerate(values) if v is not None)
         raise ArrowInvalid(f"{where}: a null array holds only None, got {_describe(values[i])} "
@@ -341,13 +347,13 @@ def _build_null(values, t, where):
     return _data(t, len(values), len(values), [])
 
 
-def _as_bool(v):
+def _as_bool(v: Any) -> Any:
     if v.__class__ is bool or _category(v.__class__) == "bool":
         return bool(v)
     raise ArrowTypeError(f"expected a bool, got {v.__class__.__name__}")
 
 
-def _build_bool(values, t, where):
+def _build_bool(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, False)
     if _value_types(vals) - {bool}:
@@ -356,7 +362,7 @@ def _build_bool(values, t, where):
     return _data(t, len(values), null_count, [validity, bits])
 
 
-def _as_int(v):
+def _as_int(v: Any) -> Any:
     if isinstance(v, int) and not isinstance(v, bool):
         return int(v)
     c = _category(v.__class__)
@@ -370,7 +376,7 @@ def _as_int(v):
     raise ArrowTypeError(f"expected an integer, got {v.__class__.__name__}")
 
 
-def _build_int(values, t, where):
+def _build_int(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, 0)
     if _value_types(vals) - {int}:
@@ -382,7 +388,7 @@ def _build_int(values, t, where):
 _FLOAT_EXACT_INT = 2**53
 
 
-def _as_float(v):
+def _as_float(v: Any) -> Any:
     c = _category(v.__class__)
     if c == "int":
         if not -_FLOAT_EXACT_INT <= v <= _FLOAT_EXACT_INT:
@@ -393,7 +399,7 @@ def _as_float(v):
     raise ArrowTypeError(f"expected a float, got {v.__class__.__name__}")
 
 
-def _build_float(values, t, where):
+def _build_float(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, 0.0)
     if _value_types(vals) - {float}:
@@ -415,7 +421,7 @@ def _pack_half(v: float) -> bytes:
         return _struct.pack("<e", float("inf") if v > 0 else float("-inf"))
 
 
-def _build_fixed_ints(values, t, where, to_int, code):
+def _build_fixed_ints(values: list[Any], t: Any, where: str, to_int: Any, code: Any) -> ArrayData:
     """Fixed-width types stored as one integer per value, after a per-value conversion."""
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, 0)
@@ -425,27 +431,27 @@ def _build_fixed_ints(values, t, where, to_int, code):
     return _data(t, len(values), null_count, [validity, py_buffer(arr)])
 
 
-def _int_only(kind_name):
-    def convert(v):
+def _int_only(kind_name: Any) -> Any:
+    def convert(v: Any) -> Any:
         if isinstance(v, int) and not isinstance(v, bool) or _category(v.__class__) == "int":
             return int(v)
         raise ArrowTypeError(f"expected {kind_name}, got {v.__class__.__name__}")
     return convert
 
 
-def _date32_value(v):
+def _date32_value(v: Any) -> Any:
     if isinstance(v, _dt.date):
         return v.toordinal() - _EPOCH_ORDINAL
     return _int_only("a date or an int")(v)
 
 
-def _date64_value(v):
+def _date64_value(v: Any) -> Any:
     if isinstance(v, _dt.date):
         return (v.toordinal() - _EPOCH_ORDINAL) * 86_400_000
     return _int_only("a date or an int")(v)
 
 
-def _datetime_us(v) -> int:
+def _datetime_us(v: _dt.datetime) -> int:
     if v.tzinfo is None or v.utcoffset() is None:
         return (v - _EPOCH) // _ONE_US
     return (v - _EPOCH_UTC) // _ONE_US
@@ -455,16 +461,16 @@ def _in_unit(us: int, unit: str) -> int:
     return us * 1000 if unit == "ns" else us // _US_PER_UNIT[unit]   # floor, as pyarrow
 
 
-def _timestamp_converter(unit):
-    def convert(v):
+def _timestamp_converter(unit: Any) -> Any:
+    def convert(v: Any) -> Any:
         if isinstance(v, _dt.datetime):
             return _in_unit(_datetime_us(v), unit)
         return _int_only("a datetime or an int")(v)
     return convert
 
 
-def _time_converter(unit):
-    def convert(v):
+def _time_converter(unit: Any) -> Any:
+    def convert(v: Any) -> Any:
         if isinstance(v, _dt.time):
             us = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
             return _in_unit(us, unit)
@@ -472,20 +478,20 @@ def _time_converter(unit):
     return convert
 
 
-def _duration_converter(unit):
-    def convert(v):
+def _duration_converter(unit: Any) -> Any:
+    def convert(v: Any) -> Any:
         if isinstance(v, _dt.timedelta):
             return _in_unit(v // _ONE_US, unit)
         return _int_only("a timedelta or an int")(v)
     return convert
 
 
-def _build_day_time(values, t, where):
+def _build_day_time(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, (0, 0))
     packer = _struct.Struct("<ii")
 
-    def pack(v):
+    def pack(v: Any) -> Any:
         if not isinstance(v, (tuple, list)) or len(v) != 2:
             raise ArrowTypeError(f"expected a (days, milliseconds) pair, got "
                                  f"{v.__class__.__name__}")
@@ -494,12 +500,12 @@ def _build_day_time(values, t, where):
     return _data(t, len(values), null_count, [validity, py_buffer(raw)])
 
 
-def _build_month_day_nano(values, t, where):
+def _build_month_day_nano(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _filled(values, nulls, (0, 0, 0))
     packer = _struct.Struct("<iiq")
 
-    def pack(v):
+    def pack(v: Any) -> Any:
         if isinstance(v, _dt.timedelta):
             return packer.pack(0, v.days, (v.seconds * 1_000_000 + v.microseconds) * 1000)
         if not isinstance(v, (tuple, list)) or len(v) != 3:
@@ -513,11 +519,11 @@ def _build_month_day_nano(values, t, where):
     return _data(t, len(values), null_count, [validity, py_buffer(raw)])
 
 
-def _decimal_converter(t):
+def _decimal_converter(t: Any) -> Any:
     scale, precision = t.scale, t.precision
     limit = 10 ** precision
 
-    def convert(v):
+    def convert(v: Any) -> Any:
         if isinstance(v, _decimal.Decimal):
             if not v.is_finite():
                 raise ArrowInvalid(f"{v} is not a finite decimal")
@@ -543,13 +549,14 @@ def _decimal_converter(t):
 
 
 def _int_descaled(v: int, digits: int) -> int:
+    q: int
     q, r = divmod(v, 10 ** digits)
     if r:
         raise ArrowInvalid(f"rescaling {v} to scale {-digits} would lose digits")
     return q
 
 
-def _build_decimal(values, t, where):
+def _build_decimal(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     vals = _map_checked(_decimal_converter(t), _filled(values, nulls, 0), nulls, t, where)
     width = t.byte_width
@@ -560,7 +567,7 @@ def _build_decimal(values, t, where):
     return _data(t, len(values), null_count, [validity, py_buffer(raw)])
 
 
-def _as_bytes(v, utf8_check: bool = False) -> bytes:
+def _as_bytes(v: Any, utf8_check: bool = False) -> bytes:
     if isinstance(v, bytes):
         b = v
     elif isinstance(v, str):
@@ -574,7 +581,7 @@ def _as_bytes(v, utf8_check: bool = False) -> bytes:
     return b
 
 
-def _encoded(values: list, nulls: list, t, where) -> list:
+def _encoded(values: list[Any], nulls: list[Any], t: Any, where: Any) -> list[Any]:
     """Each value as bytes (str encoded to UTF-8); bytes given for a string type must be UTF-8."""
     types = _value_types(values)
     if types == {str}:
@@ -587,7 +594,7 @@ def _encoded(values: list, nulls: list, t, where) -> list:
     return _map_checked(_as_bytes, vals, nulls, t, where)
 
 
-def _offsets_buffer(lengths, code: str, t, where: str, hint: str):
+def _offsets_buffer(lengths: Any, code: str, t: Any, where: str, hint: str) -> Any:
     try:
         arr = _array(code, accumulate(lengths, initial=0))
     except OverflowError:
@@ -597,7 +604,7 @@ def _offsets_buffer(lengths, code: str, t, where: str, hint: str):
     return py_buffer(arr)
 
 
-def _build_binary(values, t, where):
+def _build_binary(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     code = "i" if t.kind == Kind.BINARY else "q"
     if _value_types(values) == {str}:
@@ -616,11 +623,13 @@ _INLINE_VIEW = _struct.Struct("<i12s")
 _REF_VIEW = _struct.Struct("<i4sii")
 
 
-def _build_view(values, t, where):
+def _build_view(values: list[Any], t: Any, where: str) -> ArrayData:
     """16-byte views: strings up to 12 bytes inline, longer ones as prefix + buffer + offset."""
     validity, null_count, nulls = _validity(values)
     encoded = _encoded(values, nulls, t, where)
-    views, data_buffers, pieces = [], [], []
+    views: list[Any] = []
+    data_buffers: list[Any] = []
+    pieces: list[Any] = []
     size = 0
     inline, ref = _INLINE_VIEW.pack, _REF_VIEW.pack
     for b in encoded:
@@ -642,8 +651,8 @@ def _build_view(values, t, where):
     return _data(t, len(values), null_count, buffers)
 
 
-def _fsb_converter(width):
-    def convert(v):
+def _fsb_converter(width: Any) -> Any:
+    def convert(v: Any) -> Any:
         b = _as_bytes(v)
         if len(b) != width:
             raise ArrowInvalid(f"expected {width} bytes, got {len(b)}")
@@ -651,7 +660,7 @@ def _fsb_converter(width):
     return convert
 
 
-def _build_fixed_size_binary(values, t, where):
+def _build_fixed_size_binary(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     width = t.byte_width
     vals = _map_checked(_fsb_converter(width), _filled(values, nulls, bytes(width)), nulls, t,
@@ -659,7 +668,7 @@ def _build_fixed_size_binary(values, t, where):
     return _data(t, len(values), null_count, [validity, py_buffer(b"".join(vals))])
 
 
-def _build_fixed(values, t, where):
+def _build_fixed(values: list[Any], t: Any, where: str) -> ArrayData:
     if isinstance(t, PrimitiveType):
         if t.is_integer:
             return _build_int(values, t, where)
@@ -693,7 +702,7 @@ def _build_fixed(values, t, where):
 
 # -- nested builders ----------------------------------------------------------------------------
 
-def _as_sequence(v):
+def _as_sequence(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return v
     if isinstance(v, (str, bytes, bytearray, _Mapping)) or not hasattr(v, "__iter__"):
@@ -701,16 +710,16 @@ def _as_sequence(v):
     return list(v)
 
 
-def _child_where(where: str, t, i: int) -> str:
+def _child_where(where: str, t: Any, i: int) -> str:
     name = t.field(i).name
     return f"{where}.{name}" if name else f"{where}.{i}"
 
 
-def _lists(values, nulls, t, where) -> list:
+def _lists(values: Any, nulls: Any, t: Any, where: Any) -> list[Any]:
     return _map_checked(_as_sequence, _filled(values, nulls, ()), nulls, t, where)
 
 
-def _build_list(values, t, where):
+def _build_list(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     lists = _lists(values, nulls, t, where)
     lengths = list(map(len, lists))
@@ -728,7 +737,7 @@ def _build_list(values, t, where):
     return _data(t, len(values), null_count, buffers, [child])
 
 
-def _build_fixed_size_list(values, t, where):
+def _build_fixed_size_list(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     size = t.list_size
     lists = _lists(values, nulls, t, where)
@@ -743,7 +752,7 @@ def _build_fixed_size_list(values, t, where):
     return _data(t, len(values), null_count, [validity], [child])
 
 
-def _map_pairs(v):
+def _map_pairs(v: Any) -> Any:
     """The (key, value) pairs of one map value: a dict, pairs, or {'key':, 'value':} dicts."""
     if isinstance(v, _Mapping):
         return list(v.items())
@@ -759,7 +768,7 @@ def _map_pairs(v):
     return pairs
 
 
-def _build_map(values, t, where):
+def _build_map(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     maps = _map_checked(_map_pairs, _filled(values, nulls, {}), nulls, t, where)
     lengths = list(map(len, maps))
@@ -777,7 +786,7 @@ def _build_map(values, t, where):
     return _data(t, len(values), null_count, [validity, offsets], [entries])
 
 
-def _build_struct(values, t, where):
+def _build_struct(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
     fields = t.fields
     names = [f.name for f in fields]
@@ -805,7 +814,7 @@ def _build_struct(values, t, where):
     return _data(t, len(values), null_count, [validity], children)
 
 
-def _union_rows(values, t, where):
+def _union_rows(values: Any, t: Any, where: Any) -> Any:
     """(type codes, child indices, values) from (type_code, value) pairs; None goes to child 0."""
     index_of = {c: i for i, c in enumerate(t.type_codes)}
     if not index_of:
@@ -831,7 +840,7 @@ def _union_rows(values, t, where):
     return codes, idx, vals
 
 
-def _build_union(values, t, where):
+def _build_union(values: list[Any], t: Any, where: str) -> ArrayData:
     codes, idx, vals = _union_rows(values, t, where)
     type_ids = py_buffer(_array("b", codes))
     n = len(values)
@@ -841,7 +850,7 @@ def _build_union(values, t, where):
             col = [v if c == j else None for c, v in zip(idx, vals)]
             children.append(_build(col, f.type, _child_where(where, t, j)))
         return _data(t, n, 0, [type_ids], children)
-    per_child = [[] for _ in t.fields]
+    per_child: list[list[Any]] = [[] for _ in t.fields]
     offsets = _array("i")
     for c, v in zip(idx, vals):
         offsets.append(len(per_child[c]))
@@ -857,7 +866,7 @@ class _NaNKey:
     """One dictionary key for every NaN, so NaNs share a dictionary entry."""
 
 
-def _hash_key(v):
+def _hash_key(v: Any) -> Any:
     try:
         hash(v)
     except TypeError:
@@ -867,7 +876,7 @@ def _hash_key(v):
     return v
 
 
-def _frozen(v):
+def _frozen(v: Any) -> Any:
     if isinstance(v, _Mapping):
         return ("__dict__",) + tuple((k, _frozen(x)) for k, x in v.items())
     if isinstance(v, (list, tuple)):
@@ -879,10 +888,11 @@ def _frozen(v):
         return ("__repr__", repr(v))
 
 
-def _build_dictionary(values, t, where):
+def _build_dictionary(values: list[Any], t: Any, where: str) -> ArrayData:
     validity, null_count, nulls = _validity(values)
-    position: dict = {}
-    uniques, indices = [], []
+    position: dict[Any, Any] = {}
+    uniques: list[Any] = []
+    indices: list[Any] = []
     for v in values:
         if v is None:
             indices.append(0)
@@ -902,7 +912,7 @@ def _build_dictionary(values, t, where):
     return _data(t, len(values), null_count, [validity, py_buffer(arr)], dictionary=dictionary)
 
 
-def _same_run(a, b) -> bool:
+def _same_run(a: Any, b: Any) -> bool:
     if a is b:
         return True
     if a is None or b is None or a.__class__ is not b.__class__:
@@ -913,8 +923,9 @@ def _same_run(a, b) -> bool:
         return False
 
 
-def _build_run_end_encoded(values, t, where):
-    run_values, run_ends = [], []
+def _build_run_end_encoded(values: list[Any], t: Any, where: str) -> ArrayData:
+    run_values: list[Any] = []
+    run_ends: list[int] = []
     for i, v in enumerate(values):
         if run_values and _same_run(run_values[-1], v):
             run_ends[-1] = i + 1
@@ -931,7 +942,7 @@ def _build_run_end_encoded(values, t, where):
     return _data(t, len(values), 0, [], [ends, vals])
 
 
-_BUILDER_BY_KIND = {
+_BUILDER_BY_KIND: dict[int, Callable[[list[Any], Any, str], ArrayData]] = {
     Kind.NULL: _build_null, Kind.BOOL: _build_bool,
     Kind.BINARY: _build_binary, Kind.LARGE_BINARY: _build_binary, Kind.VIEW: _build_view,
     Kind.LIST: lambda v, t, w: (_build_map if isinstance(t, MapType) else _build_list)(v, t, w),
@@ -951,7 +962,7 @@ _NUMPY_NAME_TO_TYPE = {
 }
 
 
-def _type_for_dtype(dtype):
+def _type_for_dtype(dtype: Any) -> _t.DataType | None:
     """The Arrow type whose values buffer a numpy dtype matches, or None."""
     make = _NUMPY_NAME_TO_TYPE.get(dtype.name)
     if make is not None:
@@ -964,15 +975,16 @@ def _type_for_dtype(dtype):
     return None
 
 
-def _datetime_unit(dtype) -> str:
+def _datetime_unit(dtype: Any) -> str:
     np = _sys.modules["numpy"]
+    unit: str
     unit, count = np.datetime_data(dtype)
     if count != 1 or unit not in ("s", "ms", "us", "ns") + (("D",) if dtype.kind == "M" else ()):
         raise ArrowNotImplementedError(f"unsupported numpy {dtype} unit {count}{unit}")
     return unit
 
 
-def _from_numpy(arr, t, where):
+def _from_numpy(arr: Any, t: Any, where: str) -> ArrayData:
     import numpy as np
     if arr.ndim != 1:
         raise ArrowInvalid(f"only 1-dimensional numpy arrays can be converted, got {arr.ndim} "

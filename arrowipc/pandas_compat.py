@@ -60,12 +60,12 @@ _LIST_KINDS = (Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW,
                Kind.FIXED_SIZE_LIST)
 
 
-def _pandas():
+def _pandas() -> Any:
     import pandas
     return pandas
 
 
-def _numpy():
+def _numpy() -> Any:
     import numpy
     return numpy
 
@@ -79,11 +79,14 @@ class ToPandasOptions:
                  "deduplicate_objects", "ignore_metadata", "safe", "split_blocks",
                  "self_destruct", "maps_as_pydicts", "types_mapper", "coerce_temporal_nanoseconds")
 
-    def __init__(self, memory_pool=None, categories=None, strings_to_categorical: bool = False,
-                 zero_copy_only: bool = False, integer_object_nulls: bool = False, date_as_object: bool = True,
-                 timestamp_as_object: bool = False, use_threads: bool = True, deduplicate_objects: bool = True,
-                 ignore_metadata: bool = False, safe: bool = True, split_blocks: bool = False, self_destruct: bool = False,
-                 maps_as_pydicts=None, types_mapper=None, coerce_temporal_nanoseconds: bool = False) -> None:
+    def __init__(self, memory_pool: object = None, categories: list[str] | None = None,
+                 strings_to_categorical: bool = False, zero_copy_only: bool = False,
+                 integer_object_nulls: bool = False, date_as_object: bool = True,
+                 timestamp_as_object: bool = False, use_threads: bool = True,
+                 deduplicate_objects: bool = True, ignore_metadata: bool = False, safe: bool = True,
+                 split_blocks: bool = False, self_destruct: bool = False,
+                 maps_as_pydicts: str | None = None, types_mapper: Any = None,
+                 coerce_temporal_nanoseconds: bool = False) -> None:
         if maps_as_pydicts not in (None, "lossy", "strict"):
             raise ValueError(f"Invalid value for 'maps_as_pydicts': valid values are 'lossy', "
                              f"'strict' or `None` (default). Received {maps_as_pydicts!r}.")
@@ -120,14 +123,14 @@ def _null_count(d: ArrayData) -> int:
     return null_count_of(d)
 
 
-def _validity(d: ArrayData):
+def _validity(d: ArrayData) -> Any:
     """The validity Buffer of a chunk that has nulls, else None."""
     if d.length == 0 or _null_count(d) == 0 or not d.buffers:
         return None
     return d.buffers[0]
 
 
-def _values_buffer(d: ArrayData, what: str = "values"):
+def _values_buffer(d: ArrayData, what: str = "values") -> Any:
     if len(d.buffers) < 2 or d.buffers[1] is None:
         if d.length == 0:
             return None
@@ -135,7 +138,7 @@ def _values_buffer(d: ArrayData, what: str = "values"):
     return d.buffers[1]
 
 
-def _copy_fixed(chunks, width: int, out, fill_nulls: bool) -> None:
+def _copy_fixed(chunks: list[ArrayData], width: int, out: Any, fill_nulls: bool) -> None:
     """Fixed-width chunks copied back to back into `out`; nulls filled with NaN/NaT."""
     pos = 0
     for d in chunks:
@@ -146,7 +149,7 @@ def _copy_fixed(chunks, width: int, out, fill_nulls: bool) -> None:
         _fill_chunk_nulls(chunks, out)
 
 
-def _fill_chunk_nulls(chunks, out, fill=None) -> None:
+def _fill_chunk_nulls(chunks: list[ArrayData], out: Any, fill: Any = None) -> None:
     """The null slots of chunks laid back to back in `out` set to NaN, NaT or `fill`."""
     pos = 0
     for d in chunks:
@@ -156,7 +159,7 @@ def _fill_chunk_nulls(chunks, out, fill=None) -> None:
         pos += d.length
 
 
-def _zero_copy_view(np, chunks, code: str):
+def _zero_copy_view(np: Any, chunks: list[ArrayData], code: str) -> Any:
     """A read-only numpy view of the only chunk's values, or None when that needs a copy."""
     if len(chunks) != 1:
         return None
@@ -183,13 +186,14 @@ class _Column:
     for a column pandas holds as an extension array (then `build()` returns it)."""
     __slots__ = ("dtype", "fill", "view", "build")
 
-    def __init__(self, dtype=None, fill=None, view=None, build=None) -> None:
+    def __init__(self, dtype: Any = None, fill: Any = None, view: Any = None, build: Any = None
+                 ) -> None:
         self.dtype = dtype
         self.fill = fill
         self.view = view
         self.build = build
 
-    def to_array(self, np, n: int):
+    def to_array(self, np: Any, n: int) -> Any:
         """The column on its own: a zero-copy view when there is one, else a filled array."""
         if self.dtype is None:
             return self.build()
@@ -202,7 +206,7 @@ class _Column:
         return out
 
 
-def _empty(np, shape, dtype):
+def _empty(np: Any, shape: Any, dtype: Any) -> Any:
     """An uninitialised array for converted values. Numeric ones come from arrowipc's allocator:
     its pool and huge pages spare the page faults fresh memory costs on every conversion (the
     array keeps the allocation alive; freeing the DataFrame returns it to the pool)."""
@@ -216,17 +220,17 @@ def _empty(np, shape, dtype):
     return np.frombuffer(allocate(count * dtype.itemsize, False), dtype=dtype).reshape(shape)
 
 
-def _total(chunks) -> int:
+def _total(chunks: list[ArrayData]) -> int:
     return sum(d.length for d in chunks)
 
 
-def _any_nulls(chunks) -> bool:
+def _any_nulls(chunks: list[ArrayData]) -> bool:
     return any(_null_count(d) for d in chunks)
 
 
-def _objects_column(np, chunks, convert) -> _Column:
+def _objects_column(np: Any, chunks: list[ArrayData], convert: Any) -> _Column:
     """An object column whose values come chunk by chunk from convert(chunk) -> sequence."""
-    def fill(out) -> None:
+    def fill(out: Any) -> None:
         pos = 0
         for d in chunks:
             if d.length:
@@ -235,7 +239,7 @@ def _objects_column(np, chunks, convert) -> _Column:
     return _Column(np.dtype(object), fill)
 
 
-def _as_object_array(np, values):
+def _as_object_array(np: Any, values: Any) -> Any:
     """An object array holding exactly these values (numpy would unpack sequences of equal
     length into a second dimension: fromiter never does)."""
     if isinstance(values, np.ndarray) and values.dtype == object:
@@ -245,13 +249,13 @@ def _as_object_array(np, values):
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def _pylist(d: ArrayData) -> list:
+def _pylist(d: ArrayData) -> list[Any]:
     from .to_python import to_pylist
     return to_pylist(d)
 
 
-def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool, out=None,
-                    out_start: int = 0):
+def _binary_objects(np: Any, d: ArrayData, utf8: bool, na_value: Any, dedup: bool, out: Any = None,
+                    out_start: int = 0) -> Any:
     """str or bytes objects of one binary-like chunk (any layout) as an object array, or
     written into out[out_start:] when given."""
     t = _storage(d.type)
@@ -276,12 +280,12 @@ def _binary_objects(np, d: ArrayData, utf8: bool, na_value, dedup: bool, out=Non
     return out
 
 
-def _tzinfo(tz: str):
+def _tzinfo(tz: str) -> Any:
     from .to_python import timezone_from_string
     return timezone_from_string(tz)
 
 
-def _datetime_dtype(pd, unit: str, tz):
+def _datetime_dtype(pd: Any, unit: str, tz: Any) -> Any:
     if tz is None:
         return _numpy().dtype(f"datetime64[{unit}]")
     return pd.DatetimeTZDtype(unit=unit, tz=_tzinfo(tz))
@@ -300,12 +304,12 @@ class _Converter:
             (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
 
     # -- top level ------------------------------------------------------------------------------
-    def column(self, chunks: list, t: DataType, ext_dtype=None,
+    def column(self, chunks: list[ArrayData], t: DataType, ext_dtype: Any = None,
                categorical: bool = False) -> _Column:
         np, o = self.np, self.o
         if ext_dtype is not None:
             return _Column(build=lambda: self.extension(chunks, t, ext_dtype))
-        st = _storage(t)
+        st: Any = _storage(t)   # dispatched on its kind, which mypy does not follow
         if isinstance(t, ExtensionType) and t.extension_name == "arrow.uuid":
             return _objects_column(np, chunks, _pylist)
         k = st.kind
@@ -357,9 +361,9 @@ class _Converter:
             chunks = [concat_array_data(list(chunks))]
         return _objects_column(np, chunks, self.objects)
 
-    def to_numpy(self, d: ArrayData):
+    def to_numpy(self, d: ArrayData) -> Any:
         """One chunk as a numpy array, as pyarrow shapes list values (strings as object)."""
-        st = _storage(d.type)
+        st: Any = _storage(d.type)   # dispatched on its kind, which mypy does not follow
         np = self.np
         if st.kind in _STRING_KINDS and not isinstance(st, FixedSizeBinaryType):
             return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
@@ -376,7 +380,7 @@ class _Converter:
         return col.to_array(np, d.length)
 
     # -- numbers and time -----------------------------------------------------------------------
-    def numeric(self, chunks, st) -> _Column:
+    def numeric(self, chunks: list[ArrayData], st: Any) -> _Column:
         np, o = self.np, self.o
         code = _NUMERIC_CODE[st.name]
         width = int(code[1])
@@ -390,7 +394,7 @@ class _Converter:
         if o.integer_object_nulls:
             return _objects_column(np, chunks, _pylist)
 
-        def fill(out) -> None:
+        def fill(out: Any) -> None:
             pos = 0
             for d in chunks:
                 if d.length:
@@ -399,12 +403,12 @@ class _Converter:
                 pos += d.length
         return _Column(np.dtype("float64"), fill)
 
-    def temporal(self, chunks, unit: str, dtype, what: str = "") -> _Column:
+    def temporal(self, chunks: list[ArrayData], unit: str, dtype: Any, what: str = "") -> _Column:
         """int64 time values of `unit` into datetime64/timedelta64 of dtype's unit."""
         np = self.np
         factor = _NS_PER_UNIT[unit] // _NS_PER_UNIT[np.datetime_data(dtype)[0]]
 
-        def fill(out) -> None:
+        def fill(out: Any) -> None:
             _copy_fixed(chunks, 8, out, factor == 1)
             if factor != 1:
                 ints = out.view("int64")
@@ -413,7 +417,7 @@ class _Converter:
         view = (lambda: _zero_copy_view(np, chunks, dtype.str)) if factor == 1 else None
         return _Column(dtype, fill, view)
 
-    def _scale(self, ints, factor: int, what: str) -> None:
+    def _scale(self, ints: Any, factor: int, what: str) -> None:
         """ints *= factor in place, refusing values that leave int64 (NaT slots excepted) with
         pyarrow's message; `what` names the source type, e.g. "timestamp[ms]"."""
         np = self.np
@@ -425,7 +429,7 @@ class _Converter:
                                f"bounds {kind}: {int(ints[bad][0])}")
         np.multiply(ints, factor, out=ints)
 
-    def timestamp(self, chunks, st: TimestampType) -> _Column:
+    def timestamp(self, chunks: list[ArrayData], st: TimestampType) -> _Column:
         np, pd, o = self.np, self.pd, self.o
         if o.timestamp_as_object and st.unit != "ns":
             # nanoseconds always fit datetime64[ns]: pyarrow keeps those columns as they are
@@ -438,12 +442,12 @@ class _Converter:
         dtype = _datetime_dtype(pd, unit, st.tz)
         n = _total(chunks)
 
-        def build():
+        def build() -> Any:
             values = naive.to_array(np, n)
             return pd.array(values.view("int64"), dtype=dtype, copy=False)
         return _Column(build=build)
 
-    def _fill_dates(self, chunks, st, out) -> None:
+    def _fill_dates(self, chunks: list[ArrayData], st: Any, out: Any) -> None:
         np = self.np
         ints = out.view("int64")
         if st.name == "date64[ms]":
@@ -460,7 +464,7 @@ class _Converter:
             self._scale(ints, 1_000_000, "timestamp[ms]")
         _fill_chunk_nulls(chunks, out)
 
-    def _fill_bools(self, chunks, out) -> None:
+    def _fill_bools(self, chunks: list[ArrayData], out: Any) -> None:
         pos = 0
         for d in chunks:
             if d.length:
@@ -468,12 +472,12 @@ class _Converter:
             pos += d.length
 
     # -- strings --------------------------------------------------------------------------------
-    def string_dtype(self):
+    def string_dtype(self) -> Any:
         """pandas' default `str` dtype, with the storage pandas resolves for it."""
         np, pd = self.np, self.pd
         return pd.StringDtype(na_value=np.nan)
 
-    def strings(self, chunks, t, dtype=None):
+    def strings(self, chunks: list[ArrayData], t: Any, dtype: Any = None) -> Any:
         np, pd = self.np, self.pd
         dtype = dtype or self.string_dtype()
         pa = _sys.modules.get("pyarrow")
@@ -498,7 +502,7 @@ class _Converter:
         return cls(values, dtype=dtype)
 
     # -- categoricals ---------------------------------------------------------------------------
-    def categorical(self, chunks, st: DictionaryType):
+    def categorical(self, chunks: list[ArrayData], st: DictionaryType) -> Any:
         np, pd = self.np, self.pd
         dicts = [d.dictionary for d in chunks if d.length]
         if any(x is None for x in dicts):
@@ -511,7 +515,8 @@ class _Converter:
         if first is None:
             categories = self._dictionary_values([ArrayData(st.value_type, 0, 0, 0,
                                                             [None, None, None])])
-        elif all(x is first for x in dicts) or all(_same_values(x, first) for x in dicts):
+        elif all(x is first for x in dicts) or all(
+                _same_values(x, first) for x in dicts):  # type: ignore[arg-type]  # not None here
             categories = self._dictionary_values([first])
         else:
             categories, codes = self._unified(chunks, codes)
@@ -523,18 +528,18 @@ class _Converter:
             raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
         return pd.Categorical.from_codes(codes, categories=categories, ordered=st.ordered)
 
-    def _dictionary_values(self, dicts):
+    def _dictionary_values(self, dicts: Any) -> Any:
         """Dictionary values in the form pyarrow hands pandas as categories."""
         np = self.np
         parts = [self.to_numpy(x) for x in dicts]
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-    def _unified(self, chunks, codes):
+    def _unified(self, chunks: list[ArrayData], codes: Any) -> Any:
         """Categories covering every chunk's dictionary (first chunk's order, then new values in
         order of appearance, as Arrow's dictionary unification) and the remapped codes."""
         np = self.np
-        seen: dict = {}
-        order = []
+        seen: dict[Any, int] = {}
+        order: list[Any] = []
         pos = 0
         remapped = codes.astype("int64")
         for d in chunks:
@@ -563,7 +568,7 @@ class _Converter:
             cats = np.asarray(order)
         return cats, remapped
 
-    def encoded_categorical(self, chunks, st):
+    def encoded_categorical(self, chunks: list[ArrayData], st: Any) -> Any:
         """`categories=` / strings_to_categorical: the column hash-encoded in order of first
         appearance (what Arrow's dictionary_encode gives), then a Categorical."""
         np, pd = self.np, self.pd
@@ -579,7 +584,7 @@ class _Converter:
         return pd.Categorical.from_codes(codes, categories=uniques)
 
     # -- run-end encoded ------------------------------------------------------------------------
-    def run_end_decoded(self, chunks, st):
+    def run_end_decoded(self, chunks: list[ArrayData], st: Any) -> Any:
         np = self.np
         parts = []
         for d in chunks:
@@ -612,12 +617,12 @@ class _Converter:
         return type(parts[0])._concat_same_type(parts)
 
     # -- objects for nested types ---------------------------------------------------------------
-    def objects(self, d: ArrayData):
+    def objects(self, d: ArrayData) -> Any:
         """The Python values pyarrow gives for one chunk inside an object column: lists as numpy
         arrays, structs as dicts, maps as lists of (key, item) tuples or dicts, and the
         to_pylist value otherwise."""
         np = self.np
-        st = _storage(d.type)
+        st: Any = _storage(d.type)   # dispatched on its kind, which mypy does not follow
         k = st.kind
         if isinstance(st, MapType):
             return self._maps(d, st)
@@ -637,7 +642,7 @@ class _Converter:
             return _as_object_array(np, _pylist(d))
         return _as_object_array(np, _pylist(d))
 
-    def _list_bounds(self, d, st):
+    def _list_bounds(self, d: ArrayData, st: Any) -> Any:
         """(child ArrayData, per-list (start, stop) in the child) of one list-like chunk."""
         np = self.np
         if not d.children:
@@ -676,14 +681,14 @@ class _Converter:
                                f"{child.length}")
         return child, starts, stops
 
-    def _valid_mask(self, d):
+    def _valid_mask(self, d: ArrayData) -> Any:
         v = _validity(d)
         if v is None:
             return None
         from ._core.bitmap import unpack_bits
         return self.np.frombuffer(unpack_bits(v, d.offset, d.length), dtype=bool)
 
-    def _lists(self, d, st):
+    def _lists(self, d: ArrayData, st: Any) -> Any:
         np = self.np
         child, starts, stops = self._list_bounds(d, st)
         _check_list_values(st)
@@ -706,7 +711,7 @@ class _Converter:
             out[~valid] = None
         return out
 
-    def _structs(self, d, st):
+    def _structs(self, d: ArrayData, st: Any) -> Any:
         np = self.np
         names = [f.name for f in st.fields]
         if len(d.children) != len(names):
@@ -726,7 +731,7 @@ class _Converter:
             out[~valid] = None
         return out
 
-    def _maps(self, d, st: MapType):
+    def _maps(self, d: ArrayData, st: MapType) -> Any:
         np = self.np
         child, starts, stops = self._list_bounds(d, st)
         if len(child.children) != 2:
@@ -758,7 +763,7 @@ class _Converter:
                 out[i] = m
         return out
 
-    def _nested_values(self, d):
+    def _nested_values(self, d: ArrayData) -> Any:
         """Struct fields, map keys and items: converted as a numpy column would be (integers
         with nulls as floats, lists as arrays), then as Python values with None for nulls.
         Zoned timestamps are datetimes in their zone, except nanoseconds: those are integers
@@ -774,7 +779,7 @@ class _Converter:
         return values
 
     # -- extension dtypes -----------------------------------------------------------------------
-    def extension(self, chunks, t, dtype):
+    def extension(self, chunks: list[ArrayData], t: Any, dtype: Any) -> Any:
         """A pandas extension array of `dtype` (from types_mapper or the pandas metadata)."""
         np, pd = self.np, self.pd
         st = _storage(t)
@@ -783,7 +788,8 @@ class _Converter:
             return self.strings(chunks, st, dtype)
         from pandas.core.arrays.masked import BaseMaskedDtype  # pandas' own masked dtypes
         if isinstance(dtype, BaseMaskedDtype) and (
-                st.kind == Kind.BOOL or (isinstance(st, PrimitiveType) and st.name in _NUMERIC_CODE)):
+                st.kind == Kind.BOOL or (isinstance(st, PrimitiveType)
+                                         and st.name in _NUMERIC_CODE)):
             n = _total(chunks)
             if st.kind == Kind.BOOL:
                 values = np.zeros(n, dtype=bool)
@@ -816,7 +822,7 @@ def _check_list_values(t: DataType) -> None:
     convert (fixed-size binary, views, extension types), with pyarrow's messages."""
     t = _storage(t)
     if t.kind in _LIST_KINDS and not isinstance(t, MapType):
-        vt = t.value_type
+        vt = t.value_type  # type: ignore[attr-defined]  # a list kind
         if isinstance(vt, ExtensionType):
             raise ArrowNotImplementedError("extension")
         if isinstance(vt, FixedSizeBinaryType) or vt.kind == Kind.VIEW:
@@ -827,7 +833,7 @@ def _check_list_values(t: DataType) -> None:
             _check_list_values(f.type)
 
 
-def _mapped(types_mapper, t: DataType):
+def _mapped(types_mapper: Any, t: DataType) -> Any:
     """types_mapper(type), given the type as pyarrow gives it when pyarrow is loaded (so mappers
     written for pyarrow work unchanged: dicts keyed by pyarrow types, pandas.ArrowDtype,
     pyarrow.types predicates), as an arrowipc DataType otherwise."""
@@ -845,7 +851,7 @@ def _same_values(a: ArrayData, b: ArrayData) -> bool:
     return _pylist(a) == _pylist(b)
 
 
-def _check_for_export(chunks) -> None:
+def _check_for_export(chunks: list[ArrayData]) -> None:
     """Structural checks before chunks go to another library (which trusts what it is given):
     validity bitmaps and offsets inside their buffers, offsets non-decreasing."""
     from ._core.bitmap import count_set_bits
@@ -864,7 +870,7 @@ def _check_for_export(chunks) -> None:
             make_array(d).validate(full=True)
 
 
-def _capsule_chunks(chunks, t=None):
+def _capsule_chunks(chunks: list[ArrayData], t: Any = None) -> Any:
     """A ChunkedArray over `chunks` (it exports the Arrow C stream interface)."""
     from .array import ChunkedArray, make_array
     return ChunkedArray([make_array(d) for d in chunks], t if t is not None else
@@ -875,7 +881,8 @@ def _capsule_chunks(chunks, t=None):
 # Arrow -> pandas: tables
 # ================================================================================================
 
-def _ext_dtypes(conv: _Converter, fields, columns_meta, categories) -> dict:
+def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: Any
+                ) -> dict[str, Any]:
     """Field name -> pandas extension dtype (types_mapper first, then the metadata's numpy_type
     naming an extension dtype), as pyarrow decides them."""
     pd, o = conv.pd, conv.o
@@ -912,12 +919,12 @@ def _ext_dtypes(conv: _Converter, fields, columns_meta, categories) -> dict:
     return out
 
 
-def _column_index(pd, names: list, columns_meta, column_indexes):
+def _column_index(pd: Any, names: list[Any], columns_meta: Any, column_indexes: Any) -> Any:
     """The DataFrame's columns Index, as pyarrow rebuilds it from the metadata."""
     import ast
     np = _numpy()
     if columns_meta:
-        by_field = {}
+        by_field: dict[Any, Any] = {}
         for c in columns_meta:
             if isinstance(c, dict):
                 by_field[c.get("field_name", c.get("name"))] = c.get("name")
@@ -968,7 +975,7 @@ def _column_index(pd, names: list, columns_meta, column_indexes):
     return pd.Index(new_levels[0], dtype=new_levels[0].dtype, name=columns.name)
 
 
-def _run(tasks, use_threads: bool):
+def _run(tasks: Any, use_threads: bool) -> Any:
     """Run the callables, on threads when asked and worthwhile (the kernels release the GIL)."""
     if not use_threads or len(tasks) < 2:
         return [t() for t in tasks]
@@ -981,8 +988,9 @@ def _run(tasks, use_threads: bool):
         return list(pool.map(lambda t: t(), tasks))
 
 
-def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPandasOptions,
-                       release=None):
+def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows: int,
+                       opts: ToPandasOptions,
+                       release: Any = None) -> Any:
     """A DataFrame from `columns` (one list of ArrayData chunks per field of `schema`).
 
     `release(i)`, when given (self_destruct), is called once column i is converted so the caller
@@ -999,7 +1007,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
     categories = set(opts.categories)
 
     # index columns named in the metadata leave the table and become the index
-    index_fields: list = []
+    index_fields: list[Any] = []
     index_parts = []
     if meta is not None:
         meta_by_field = {c.get("field_name", c.get("name")): c for c in columns_meta
@@ -1017,8 +1025,9 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
                 try:
                     rng = pd.RangeIndex(descr["start"], descr["stop"], step=descr["step"],
                                         name=descr.get("name"))
-                except (KeyError, TypeError, ValueError) as e:
-                    raise ArrowInvalid(f"pandas metadata: bad range index {descr!r}: {e}") from None
+                except (KeyError, TypeError, ValueError) as err:
+                    raise ArrowInvalid(f"pandas metadata: bad range index {descr!r}: "
+                                       f"{err}") from None
                 if len(rng) == num_rows:
                     index_parts.append(("range", rng, descr.get("name")))
             else:
@@ -1089,7 +1098,7 @@ def table_to_dataframe(schema: Schema, columns: list, num_rows: int, opts: ToPan
     return df
 
 
-def _frame_from_blocks(blocks, index, columns):
+def _frame_from_blocks(blocks: Any, index: Any, columns: Any) -> Any:
     """A DataFrame from (block, placement) pairs through the public constructor (pandas
     releases without pandas.api.internals); columns are handed over without copies."""
     pd = _pandas()
@@ -1105,7 +1114,7 @@ def _frame_from_blocks(blocks, index, columns):
     return df
 
 
-def _check_zero_copy(f: Field, plan: _Column, chunks, np) -> None:
+def _check_zero_copy(f: Field, plan: _Column, chunks: list[ArrayData], np: Any) -> None:
     st = _storage(f.type)
     if st.kind == Kind.BOOL:
         raise ArrowInvalid("Zero copy conversions not possible with boolean types")
@@ -1119,12 +1128,13 @@ def _check_zero_copy(f: Field, plan: _Column, chunks, np) -> None:
                        f"zero_copy_only was True")
 
 
-def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
+def _blocks(conv: _Converter, plans: list[_Column], n: int, release: Any, data_idx: Any
+            ) -> list[Any]:
     """(block array, placement) pairs: numpy columns consolidated by dtype into 2-D blocks
     (unless split_blocks), extension arrays one per block. Conversion tasks run in parallel."""
     np, o = conv.np, conv.o
     blocks = []
-    placements_by_dtype: dict = {}
+    placements_by_dtype: dict[Any, Any] = {}
     for pos, p in enumerate(plans):
         if p.dtype is None or o.split_blocks:
             continue
@@ -1135,9 +1145,9 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
         blocks.append((arr, np.array(places, dtype=np.intp)))
         for row, pos in enumerate(places):
             block_of[pos] = (arr, row)
-    results: dict = {}
+    results: dict[Any, Any] = {}
 
-    def task(pos):
+    def task(pos: Any) -> Any:
         def run() -> None:
             p = plans[pos]
             if pos in block_of:
@@ -1148,7 +1158,7 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
             else:
                 results[pos] = p.to_array(np, n)
             if release is not None:       # self_destruct: drop this column's buffers now
-                plans[pos] = None
+                plans[pos] = None  # type: ignore[call-overload]  # done: its buffers may go
                 release(data_idx[pos])
         return run
     tasks = [task(pos) for pos in range(len(plans))]
@@ -1161,7 +1171,8 @@ def _blocks(conv: _Converter, plans: list, n: int, release, data_idx) -> list:
     return blocks
 
 
-def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=None):
+def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOptions,
+                      name: Any = None) -> Any:
     """A Series from one column (ChunkedArray.to_pandas / Array.to_pandas)."""
     conv = _Converter(opts)
     pd, np = conv.pd, conv.np
@@ -1188,7 +1199,7 @@ def chunked_to_series(chunks: list, t: DataType, opts: ToPandasOptions, name=Non
 # pandas -> Arrow
 # ================================================================================================
 
-def _column_name_to_string(name):
+def _column_name_to_string(name: Any) -> Any:
     if isinstance(name, str):
         return name
     if isinstance(name, bytes):
@@ -1221,11 +1232,11 @@ def _logical_type(t: DataType) -> str:
     if isinstance(t, FixedSizeBinaryType):
         return "bytes"
     if t.kind == Kind.BINARY:
-        return "unicode" if t.is_utf8 else "bytes"
+        return "unicode" if t.is_utf8 else "bytes"  # type: ignore[attr-defined]  # BINARY
     if isinstance(t, DictionaryType):
         return "categorical"
     if t.kind == Kind.LIST and not isinstance(t, MapType):
-        return f"list[{_logical_type(t.value_type)}]"
+        return f"list[{_logical_type(t.value_type)}]"  # type: ignore[attr-defined]  # LIST
     if isinstance(t, TimestampType):
         return "datetimetz" if t.tz is not None else "datetime"
     if isinstance(t, DecimalType):
@@ -1233,10 +1244,10 @@ def _logical_type(t: DataType) -> str:
     return "object"
 
 
-def _tz_string(tz) -> str:
+def _tz_string(tz: Any) -> str:
     """Arrow's time zone string for a tzinfo (pyarrow's tzinfo_to_string)."""
     import datetime as dt
-    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
+    key: str | None = getattr(tz, "key", None) or getattr(tz, "zone", None)
     if key:
         return key
     if tz is dt.timezone.utc:
@@ -1254,7 +1265,7 @@ def _tz_string(tz) -> str:
     raise ArrowTypeError(f"cannot express time zone {tz!r} as an Arrow time zone string")
 
 
-def _dtype_info(pd, col):
+def _dtype_info(pd: Any, col: Any) -> Any:
     """(numpy_type string, extra metadata) of a pandas column for the metadata."""
     dtype = col.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -1266,11 +1277,11 @@ def _dtype_info(pd, col):
     return str(dtype), None
 
 
-def _column_metadata(pd, col, name, t: DataType, field_name: str) -> dict:
+def _column_metadata(pd: Any, col: Any, name: Any, t: DataType, field_name: str) -> dict[str, Any]:
     logical = _logical_type(t)
     numpy_type, extra = _dtype_info(pd, col)
     if logical == "decimal":
-        extra = {"precision": t.precision, "scale": t.scale}
+        extra = {"precision": t.precision, "scale": t.scale}  # type: ignore[attr-defined]
         numpy_type = "object"
     if name is not None and not (isinstance(name, float) and name != name) and \
             not isinstance(name, str):
@@ -1280,7 +1291,7 @@ def _column_metadata(pd, col, name, t: DataType, field_name: str) -> dict:
             "numpy_type": numpy_type, "metadata": extra}
 
 
-def _numpy_logical_type(pd, level) -> str:
+def _numpy_logical_type(pd: Any, level: Any) -> str:
     np = _numpy()
     mapping = {np.bool_: "bool", np.int8: "int8", np.int16: "int16", np.int32: "int32",
                np.int64: "int64", np.uint8: "uint8", np.uint16: "uint16", np.uint32: "uint32",
@@ -1299,7 +1310,7 @@ def _numpy_logical_type(pd, level) -> str:
     return "unicode" if result == "string" else result
 
 
-def _column_index_descriptor(pd, level, name) -> dict:
+def _column_index_descriptor(pd: Any, level: Any, name: Any) -> dict[str, Any]:
     numpy_type, extra = _dtype_info(pd, level)
     pandas_type = _numpy_logical_type(pd, level)
     if "mixed" in pandas_type:
@@ -1312,7 +1323,7 @@ def _column_index_descriptor(pd, level, name) -> dict:
             "numpy_type": numpy_type, "metadata": extra}
 
 
-def _level_name(name):
+def _level_name(name: Any) -> Any:
     try:
         _json.dumps(name)
         return name
@@ -1320,7 +1331,7 @@ def _level_name(name):
         return str(name)
 
 
-def _index_level_name(index, i: int, column_names: list) -> str:
+def _index_level_name(index: Any, i: int, column_names: list[Any]) -> Any:
     if index.name is not None and index.name not in column_names:
         return _column_name_to_string(index.name)
     j = i
@@ -1329,20 +1340,21 @@ def _index_level_name(index, i: int, column_names: list) -> str:
     return f"__index_level_{j:d}__"
 
 
-def _index_levels(index) -> list:
+def _index_levels(index: Any) -> list[Any]:
     n = len(getattr(index, "levels", [index]))
     return [index.get_level_values(i) for i in range(n)]
 
 
-def _index_level_by_name(df, name):
+def _index_level_by_name(df: Any, name: Any) -> Any:
     key = name
     if name not in df.index.names and _GENERATED_INDEX.match(name):
         key = int(name[len("__index_level_"):-2])
     return df.index.get_level_values(key)
 
 
-def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, columns=None,
-                        safe: bool = True, chunked: bool = False):
+def dataframe_to_arrays(df: Any, schema: Schema | None = None, preserve_index: bool | None = None,
+                        nthreads: int | None = None, columns: Any = None, safe: bool = True,
+                        chunked: bool = False) -> tuple[list[Any], Schema]:
     """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata).
 
     With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
@@ -1360,8 +1372,13 @@ def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, col
     if not df.columns.is_unique:
         raise ValueError(f"Duplicate column names found: {list(df.columns)}")
 
-    index_levels, index_descriptors, index_column_names = [], [], []
-    to_convert, fields_given, column_names, field_names = [], [], [], []
+    index_levels: list[Any] = []
+    index_descriptors: list[dict[str, Any] | str] = []     # a RangeIndex's dict, or a column name
+    index_column_names: list[Any] = []
+    to_convert: list[Any] = []
+    fields_given: list[Field | None] = []
+    column_names: list[Any] = []
+    field_names: list[str] = []
     if schema is not None:
         for name in schema.names:
             try:
@@ -1409,6 +1426,7 @@ def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, col
             field_names.append(str(name))
         for i, level in enumerate(index_levels):
             name = _index_level_name(level, i, column_names + index_column_names)
+            descr: dict[str, Any] | str
             if isinstance(level, pd.RangeIndex) and preserve_index is None:
                 descr = {"kind": "range", "name": _level_name(level.name), "start": level.start,
                          "stop": level.stop, "step": level.step}
@@ -1477,7 +1495,8 @@ def dataframe_to_arrays(df, schema=None, preserve_index=None, nthreads=None, col
     return arrays, Schema(fields, md)
 
 
-def _convert_series(pd, col, field: Field | None, name, safe: bool, chunked: bool = False):
+def _convert_series(pd: Any, col: Any, field: Field | None, name: Any, safe: bool,
+                    chunked: bool = False) -> Any:
     from .array import ChunkedArray, make_array
     try:
         data = series_to_array_data(col, field.type if field is not None else None, safe,
@@ -1494,7 +1513,7 @@ def _convert_series(pd, col, field: Field | None, name, safe: bool, chunked: boo
     return make_array(data)
 
 
-def _buffer_of(np, values):
+def _buffer_of(np: Any, values: Any) -> Any:
     from ._core.buffer import py_buffer
     values = np.ascontiguousarray(values)
     if values.dtype.byteorder == ">":
@@ -1502,8 +1521,8 @@ def _buffer_of(np, values):
     return py_buffer(values.view("uint8").reshape(-1) if values.ndim else values)
 
 
-def series_to_array_data(col, type: DataType | None = None, safe: bool = True,
-                         keep_chunks: bool = False):
+def series_to_array_data(col: Any, type: DataType | None = None, safe: bool = True,
+                         keep_chunks: bool = False) -> Any:
     """One pandas Series/Index/array as ArrayData, typed like pyarrow's from_pandas (a list of
     ArrayData chunks when keep_chunks and pandas holds the column as several Arrow chunks)."""
     pd, np = _pandas(), _numpy()
@@ -1540,7 +1559,7 @@ def series_to_array_data(col, type: DataType | None = None, safe: bool = True,
     return ndarray_to_array_data(values, type, safe)
 
 
-def _from_arrow_exporter(obj, type, keep_chunks: bool = False):
+def _from_arrow_exporter(obj: Any, type: Any, keep_chunks: bool = False) -> Any:
     from .array import chunked_array
     ca = chunked_array(obj)
     if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
@@ -1553,7 +1572,7 @@ def _from_arrow_exporter(obj, type, keep_chunks: bool = False):
     return _cast_if_needed(data, type, True)
 
 
-def _cast_if_needed(data: ArrayData, type, safe: bool) -> ArrayData:
+def _cast_if_needed(data: ArrayData, type: Any, safe: bool) -> ArrayData:
     if type is None or data.type == type:
         return data
     from .array import make_array
@@ -1565,7 +1584,7 @@ def _cast_if_needed(data: ArrayData, type, safe: bool) -> ArrayData:
         raise ArrowInvalid(f"cannot convert {data.type} to {type}: {e}") from None
 
 
-def _numpy_type(np, dtype) -> DataType:
+def _numpy_type(np: Any, dtype: Any) -> DataType:
     from . import types as T
     k = dtype.kind
     if k == "b":
@@ -1577,7 +1596,7 @@ def _numpy_type(np, dtype) -> DataType:
     raise ArrowNotImplementedError(f"no Arrow type for numpy dtype {dtype}")
 
 
-def _masked_data(np, data, mask, t) -> ArrayData:
+def _masked_data(np: Any, data: Any, mask: Any, t: Any) -> ArrayData:
     from ._core.bitmap import pack_bools
     n = len(data)
     nulls = int(mask.sum()) if n else 0
@@ -1590,13 +1609,14 @@ def _masked_data(np, data, mask, t) -> ArrayData:
     return ArrayData(t, n, 0, nulls, [validity, _buffer_of(np, data)])
 
 
-def _sentinel_data(np, ints, t) -> ArrayData:
+def _sentinel_data(np: Any, ints: Any, t: Any) -> ArrayData:
     ints = np.ascontiguousarray(ints, dtype="int64")
     validity, nulls = _k.sentinel_validity(ints, _NAT)
     return ArrayData(t, len(ints), 0, nulls, [validity, _buffer_of(np, ints)])
 
 
-def ndarray_to_array_data(values, type: DataType | None = None, safe: bool = True) -> ArrayData:
+def ndarray_to_array_data(values: Any, type: DataType | None = None, safe: bool = True
+                          ) -> ArrayData:
     """A 1-D numpy array as ArrayData: numbers zero-copy (NaN as null for floats), datetimes and
     timedeltas with NaT as null, booleans packed, objects inferred like pyarrow."""
     np = _numpy()
@@ -1636,7 +1656,7 @@ def ndarray_to_array_data(values, type: DataType | None = None, safe: bool = Tru
     raise ArrowNotImplementedError(f"converting numpy dtype {values.dtype} is not supported")
 
 
-def _object_data(np, values, type, safe: bool) -> ArrayData:
+def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
     """An object array: strings in one C pass; everything else through arrowipc.array's
     inference (pyarrow's rules: NaN and None are null, mixed types raise)."""
     from . import types as T
@@ -1647,6 +1667,7 @@ def _object_data(np, values, type, safe: bool) -> ArrayData:
         offsets, data, validity, nulls, bad = _k.objects_to_utf8(values)
         if bad < 0 and (type is not None or len(values) > nulls):
             t = type if type is not None else T.string()
+            assert data is not None             # set whenever no value was refused (bad < 0)
             if t.kind == Kind.BINARY:
                 total = data.size
                 if total > 2**31 - 1:
@@ -1668,7 +1689,7 @@ def _object_data(np, values, type, safe: bool) -> ArrayData:
     return array_data_from_python(items, type)
 
 
-def _python_value(pd, np, v, nested: bool = False):
+def _python_value(pd: Any, np: Any, v: Any, nested: bool = False) -> Any:
     """numpy and pandas scalars inside object columns as the Python values pyarrow sees; inside
     lists, arrays and dicts NaN is a null too (pyarrow's from_pandas semantics)."""
     if nested and isinstance(v, float) and v != v:
@@ -1697,7 +1718,7 @@ def _python_value(pd, np, v, nested: bool = False):
     return v
 
 
-def _categorical_data(pd, np, values, type, safe) -> ArrayData:
+def _categorical_data(pd: Any, np: Any, values: Any, type: Any, safe: Any) -> ArrayData:
     from . import types as T
     codes = np.asarray(values.codes)
     cats = values.categories

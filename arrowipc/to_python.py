@@ -31,6 +31,12 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType, Fi
                     Kind, MapType, PrimitiveType, RunEndEncodedType, StructType, Time32Type,
                     Time64Type, TimestampType, UnionType)
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+    from .types import DataType
+
 __all__ = ["check_maps_as_pydicts", "DayMilliseconds", "maps_as_pydicts", "MonthDayNano",
            "timezone_from_string", "to_numpy", "to_pylist"]
 
@@ -65,7 +71,7 @@ _NESTED_KINDS = frozenset((Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARG
 # instead of after building millions of objects.
 _EARLY_SIZE_CHECK = 1 << 24
 
-def to_pylist(data: ArrayData) -> list:
+def to_pylist(data: ArrayData) -> list[Any]:
     """The values of `data` as Python objects (None for nulls), as pyarrow's to_pylist gives."""
     try:
         if data.length > _EARLY_SIZE_CHECK:
@@ -80,7 +86,7 @@ def to_pylist(data: ArrayData) -> list:
 
 # -- buffer access (bounds-checked) -------------------------------------------------------------
 
-def _storage_type(t):
+def _storage_type(t: Any) -> Any:
     while isinstance(t, ExtensionType):
         t = t.storage
     return t
@@ -91,7 +97,7 @@ def _check_shape(data: ArrayData, where: str) -> None:
         raise ArrowInvalid(f"{where}: negative length {data.length} or offset {data.offset}")
 
 
-def _buffer(data: ArrayData, index: int, what: str, where: str):
+def _buffer(data: ArrayData, index: int, what: str, where: str) -> Any:
     bufs = data.buffers
     if index >= len(bufs) or bufs[index] is None:
         raise ArrowInvalid(f"{where}: {data.type} array of length {data.length} needs buffer "
@@ -112,12 +118,13 @@ def _byte_range(data: ArrayData, index: int, what: str, width: int, where: str,
     return memoryview(buf)[start * width:end]
 
 
-def _unpack(view: memoryview, fmt: str) -> list:
+def _unpack(view: memoryview, fmt: str) -> list[Any]:
     """Little-endian values of one format from a byte view, in bulk."""
     if fmt == "e" or not _LITTLE:
         size = _struct.calcsize(fmt)
         return list(_struct.unpack(f"<{len(view) // size}{fmt}", view))
-    return view.cast(fmt).tolist()
+    values: list[Any] = view.cast(fmt).tolist()  # type: ignore[call-overload]  # a struct code
+    return values
 
 
 def _child(data: ArrayData, i: int, where: str) -> ArrayData:
@@ -127,7 +134,7 @@ def _child(data: ArrayData, i: int, where: str) -> ArrayData:
     return data.children[i]
 
 
-def _child_where(where: str, t, i: int) -> str:
+def _child_where(where: str, t: Any, i: int) -> str:
     name = t.field(i).name
     return f"{where}.{name}" if name else f"{where}.{i}"
 
@@ -152,7 +159,7 @@ def _validity_bytes(data: ArrayData, where: str) -> bytes | None:
         raise ArrowInvalid(f"{where}: validity bitmap (buffer 0): {e}") from None
 
 
-def _null_positions(data: ArrayData, where: str) -> list:
+def _null_positions(data: ArrayData, where: str) -> list[Any]:
     """Indices (from the node's offset) of null slots; empty when there are none."""
     valid = _validity_bytes(data, where)
     if valid is None:
@@ -165,13 +172,13 @@ def _null_positions(data: ArrayData, where: str) -> list:
     return out
 
 
-def _set_nulls(values: list, nulls: list) -> list:
+def _set_nulls(values: list[Any], nulls: list[Any]) -> list[Any]:
     for i in nulls:
         values[i] = None
     return values
 
 
-def _map_valid(func, raw: list, nulls: list, where: str, t) -> list:
+def _map_valid(func: Any, raw: list[Any], nulls: list[Any], where: str, t: Any) -> list[Any]:
     """func over raw values, skipping null slots (which may hold anything); errors name the slot."""
     for i in nulls:
         raw[i] = 0
@@ -193,17 +200,17 @@ def _map_valid(func, raw: list, nulls: list, where: str, t) -> list:
 
 # -- fixed width --------------------------------------------------------------------------------
 
-def _raw_fixed(data: ArrayData, fmt: str, width: int, where: str) -> list:
+def _raw_fixed(data: ArrayData, fmt: str, width: int, where: str) -> list[Any]:
     return _unpack(_byte_range(data, 1, "values", width, where), fmt)
 
 
-def _primitive_list(data, t, where):
+def _primitive_list(data: Any, t: Any, where: Any) -> Any:
     fmt = _PRIMITIVE_FORMAT[t.name]
     raw = _raw_fixed(data, fmt, t.byte_width, where)
     return _set_nulls(raw, _null_positions(data, where))
 
 
-def _bool_list(data, t, where):
+def _bool_list(data: Any, t: Any, where: Any) -> Any:
     buf = _buffer(data, 1, "values", where)
     try:
         bits = unpack_bits(buf, data.offset, data.length)
@@ -212,7 +219,7 @@ def _bool_list(data, t, where):
     return _set_nulls(list(map(bool, bits)), _null_positions(data, where))
 
 
-def _ns_to_us(raw: list, nulls: list, where: str, t) -> list:
+def _ns_to_us(raw: list[Any], nulls: list[Any], where: str, t: Any) -> list[Any]:
     """Nanoseconds as microseconds, refusing values that are not whole microseconds (as pyarrow)."""
     null_set = set(nulls)
     for i, v in enumerate(raw):
@@ -222,7 +229,7 @@ def _ns_to_us(raw: list, nulls: list, where: str, t) -> list:
     return [v // 1000 for v in raw]
 
 
-def _pandas_if_installed():
+def _pandas_if_installed() -> Any:
     """pandas when it can be imported, else None: pyarrow's to_pylist changes with it (below)."""
     import importlib.util
     if "pandas" not in _sys.modules and importlib.util.find_spec("pandas") is None:
@@ -234,7 +241,7 @@ def _pandas_if_installed():
     return pandas
 
 
-def _temporal_list(data, t, where, unit_of_us, of_pandas_ns=None):
+def _temporal_list(data: Any, t: Any, where: Any, unit_of_us: Any, of_pandas_ns: Any = None) -> Any:
     """Shared path of timestamps, times and durations: int64/int32 counts → Python objects.
 
     Nanoseconds, as pyarrow converts them: with pandas installed, timestamps and durations become
@@ -257,7 +264,7 @@ def _temporal_list(data, t, where, unit_of_us, of_pandas_ns=None):
     return _map_valid(unit_of_us[unit], raw, nulls, where, t)
 
 
-_DELTA = {
+_DELTA: dict[str, Callable[[int], _dt.timedelta]] = {
     "s": lambda v: _dt.timedelta(seconds=v),
     "ms": lambda v: _dt.timedelta(milliseconds=v),
     "us": lambda v: _dt.timedelta(microseconds=v),
@@ -282,7 +289,7 @@ def timezone_from_string(tz: str) -> _dt.tzinfo:
         raise ArrowInvalid(f"unknown time zone {tz!r}: {e}") from None
 
 
-def _timestamp_list(data, t, where):
+def _timestamp_list(data: Any, t: Any, where: Any) -> Any:
     if t.tz is None:
         return _temporal_list(data, t, where, _NAIVE_DATETIME,
                               lambda pd: lambda v: pd.Timestamp(v, unit="ns"))
@@ -293,39 +300,39 @@ def _timestamp_list(data, t, where):
                           lambda pd: lambda v: pd.Timestamp(v, unit="ns", tz="UTC").tz_convert(tzinfo))
 
 
-def _time_list(data, t, where):
+def _time_list(data: Any, t: Any, where: Any) -> Any:
     return _temporal_list(data, t, where, _TIME_OF_DAY)
 
 
-def _duration_list(data, t, where):
+def _duration_list(data: Any, t: Any, where: Any) -> Any:
     return _temporal_list(data, t, where, _DELTA, lambda pd: lambda v: pd.Timedelta(v, unit="ns"))
 
 
-def _date32_list(data, t, where):
+def _date32_list(data: Any, t: Any, where: Any) -> Any:
     raw = _raw_fixed(data, "i", 4, where)
     return _map_valid(lambda d: _dt.date.fromordinal(d + _EPOCH_ORDINAL), raw,
                       _null_positions(data, where), where, t)
 
 
-def _date64_list(data, t, where):
+def _date64_list(data: Any, t: Any, where: Any) -> Any:
     raw = _raw_fixed(data, "q", 8, where)
     return _map_valid(lambda ms: _dt.date.fromordinal(ms // _MS_PER_DAY + _EPOCH_ORDINAL), raw,
                       _null_positions(data, where), where, t)
 
 
-def _month_day_nano_list(data, t, where):
+def _month_day_nano_list(data: Any, t: Any, where: Any) -> Any:
     view = _byte_range(data, 1, "values", 16, where)
     out = list(map(MonthDayNano._make, _struct.iter_unpack("<iiq", view)))
     return _set_nulls(out, _null_positions(data, where))
 
 
-def _day_time_list(data, t, where):
+def _day_time_list(data: Any, t: Any, where: Any) -> Any:
     view = _byte_range(data, 1, "values", 8, where)
     out = list(map(DayMilliseconds._make, _struct.iter_unpack("<ii", view)))
     return _set_nulls(out, _null_positions(data, where))
 
 
-def _decimal_list(data, t, where):
+def _decimal_list(data: Any, t: Any, where: Any) -> Any:
     width = t.byte_width
     view = _byte_range(data, 1, "values", width, where)
     if width <= 8:
@@ -340,7 +347,7 @@ def _decimal_list(data, t, where):
                       _null_positions(data, where), where, t)
 
 
-def _fixed_size_binary_list(data, t, where):
+def _fixed_size_binary_list(data: Any, t: Any, where: Any) -> Any:
     width = t.byte_width
     b = _byte_range(data, 1, "values", width, where).tobytes()
     if width == 0:
@@ -352,7 +359,8 @@ def _fixed_size_binary_list(data, t, where):
 
 # -- variable width -----------------------------------------------------------------------------
 
-def _offsets(data: ArrayData, index: int, width: int, target_size: int, what: str, where: str):
+def _offsets(data: ArrayData, index: int, width: int, target_size: int, what: str, where: str
+             ) -> Any:
     """(offsets list for the node's length + 1 slots, first, last) after validation."""
     if data.length == 0:
         return [], 0, 0
@@ -363,19 +371,19 @@ def _offsets(data: ArrayData, index: int, width: int, target_size: int, what: st
     return _unpack(view, "i" if width == 4 else "q"), first, last
 
 
-def _rebased_slices(offs: list, first: int):
+def _rebased_slices(offs: list[Any], first: int) -> Any:
     """Slices [offs[i] - first, offs[i + 1] - first), lazily (a list of slices is GC-heavy)."""
     if first:
         offs = [o - first for o in offs]
     return map(slice, offs, islice(offs, 1, None))
 
 
-def _decode_utf8(pieces: list, nulls: list, where: str) -> list:
+def _decode_utf8(pieces: list[Any], nulls: list[Any], where: str) -> list[Any]:
     try:
         return list(map(bytes.decode, pieces))
     except UnicodeDecodeError:
         null_set = set(nulls)
-        out = []
+        out: list[Any] = []
         for i, p in enumerate(pieces):
             if i in null_set:
                 out.append(None)
@@ -387,7 +395,7 @@ def _decode_utf8(pieces: list, nulls: list, where: str) -> list:
         return out
 
 
-def _binary_list(data, t, where):
+def _binary_list(data: Any, t: Any, where: Any) -> Any:
     width = 4 if t.kind == Kind.BINARY else 8
     bufs = data.buffers
     data_size = bufs[2].size if len(bufs) > 2 and bufs[2] is not None else 0
@@ -404,17 +412,17 @@ def _binary_list(data, t, where):
         else:
             out = _decode_utf8(list(map(raw.__getitem__, slices)), nulls, where)
     else:
-        out = list(map(raw.__getitem__, slices))
+        out = list(map(raw.__getitem__, slices))  # type: ignore[arg-type]  # slice keys
     return _set_nulls(out, nulls)
 
 
-def _view_list(data, t, where):
+def _view_list(data: Any, t: Any, where: Any) -> Any:
     views = _byte_range(data, 1, "views", 16, where).tobytes()
     ints = _unpack(memoryview(views), "i")
     nulls = _null_positions(data, where)
     null_set = set(nulls)
     variadic = [memoryview(b) if b is not None else None for b in data.buffers[2:]]
-    out = []
+    out: list[Any] = []
     append = out.append
     for i in range(data.length):
         if i in null_set:
@@ -441,14 +449,14 @@ def _view_list(data, t, where):
 
 # -- nested -------------------------------------------------------------------------------------
 
-def _fresh_copies(values: list, value_type) -> list:
+def _fresh_copies(values: list[Any], value_type: Any) -> list[Any]:
     """Mutable values repeated by index (dictionaries, runs) must not be shared objects."""
     if _storage_type(value_type).kind not in _NESTED_KINDS:
         return values
     return [_copy.deepcopy(v) for v in values]
 
 
-def _map_entries(entries: ArrayData, t, where: str) -> list:
+def _map_entries(entries: ArrayData, t: Any, where: str) -> list[Any]:
     """Map entries (a struct<key, value>) as (key, value) tuples."""
     st = _storage_type(entries.type)
     _check_shape(entries, where)
@@ -460,7 +468,7 @@ def _map_entries(entries: ArrayData, t, where: str) -> list:
     return list(zip(cols[0], cols[1]))
 
 
-def _list_list(data, t, where):
+def _list_list(data: Any, t: Any, where: Any) -> Any:
     width = 4 if t.kind == Kind.LIST else 8
     child = _child(data, 0, where)
     offs, first, last = _offsets(data, 1, width, child.length, "offsets", where)
@@ -476,7 +484,7 @@ def _list_list(data, t, where):
     return _set_nulls(list(map(values.__getitem__, _rebased_slices(offs, first))), nulls)
 
 
-def _list_view_list(data, t, where):
+def _list_view_list(data: Any, t: Any, where: Any) -> Any:
     width = 4 if t.kind == Kind.LIST_VIEW else 8
     fmt = "i" if width == 4 else "q"
     child = _child(data, 0, where)
@@ -500,7 +508,7 @@ def _list_view_list(data, t, where):
             for i, (o, s) in enumerate(zip(offs, sizes))]
 
 
-def _fixed_size_list_list(data, t, where):
+def _fixed_size_list_list(data: Any, t: Any, where: Any) -> Any:
     size = t.list_size
     child = _child(data, 0, where)
     nulls = _null_positions(data, where)
@@ -512,7 +520,7 @@ def _fixed_size_list_list(data, t, where):
     return _set_nulls(out, nulls)
 
 
-def _struct_list(data, t, where):
+def _struct_list(data: Any, t: Any, where: Any) -> Any:
     names = [f.name for f in t.fields]
     if len(set(names)) != len(names):
         raise ArrowInvalid(f"{where}: cannot convert {t} to Python dicts: duplicate field names")
@@ -529,7 +537,7 @@ def _struct_list(data, t, where):
     return _set_nulls(out, nulls)
 
 
-def _union_child_index(t, codes: list, where: str) -> list:
+def _union_child_index(t: Any, codes: list[Any], where: str) -> list[Any]:
     by_code = {c: i for i, c in enumerate(t.type_codes)}
     idx = list(map(by_code.get, codes))
     if None in idx:
@@ -539,10 +547,10 @@ def _union_child_index(t, codes: list, where: str) -> list:
     return idx
 
 
-def _sparse_union_list(data, t, where):
+def _sparse_union_list(data: Any, t: Any, where: Any) -> Any:
     codes = _unpack(_byte_range(data, 0, "type ids", 1, where), "b")
     idx = _union_child_index(t, codes, where)
-    cols = []
+    cols: list[Any] = []
     used = set(idx)
     for i in range(t.num_fields):
         if i in used:
@@ -554,11 +562,12 @@ def _sparse_union_list(data, t, where):
     return [cols[c][i] for i, c in enumerate(idx)]
 
 
-def _dense_union_list(data, t, where):
+def _dense_union_list(data: Any, t: Any, where: Any) -> Any:
     codes = _unpack(_byte_range(data, 0, "type ids", 1, where), "b")
     offs = _unpack(_byte_range(data, 1, "offsets", 4, where), "i")
     idx = _union_child_index(t, codes, where)
-    cols, starts = [], []
+    cols: list[Any] = []
+    starts: list[int] = []
     for i in range(t.num_fields):
         used = [o for c, o in zip(idx, offs) if c == i]
         if not used:
@@ -575,7 +584,7 @@ def _dense_union_list(data, t, where):
     return [cols[c][o - starts[c]] for c, o in zip(idx, offs)]
 
 
-def _dictionary_list(data, t, where):
+def _dictionary_list(data: Any, t: Any, where: Any) -> Any:
     it = t.index_type
     fmt = _PRIMITIVE_FORMAT[it.name]
     raw = _raw_fixed(data, fmt, it.byte_width, where)
@@ -597,7 +606,7 @@ def _dictionary_list(data, t, where):
     return _set_nulls(out, nulls)
 
 
-def _run_end_encoded_list(data, t, where):
+def _run_end_encoded_list(data: Any, t: Any, where: Any) -> Any:
     run_ends_data = _child(data, 0, where)
     values_data = _child(data, 1, where)
     if data.length == 0:
@@ -625,7 +634,7 @@ def _run_end_encoded_list(data, t, where):
 
 # -- dispatch -----------------------------------------------------------------------------------
 
-def _fixed_handler(t):
+def _fixed_handler(t: Any) -> Any:
     if isinstance(t, PrimitiveType):
         if t.is_integer or t.is_float or t.name == "month_interval":
             return _primitive_list
@@ -657,13 +666,13 @@ _HANDLER_BY_KIND = {
 }
 
 
-def _to_list(data: ArrayData, where: str) -> list:
+def _to_list(data: ArrayData, where: str) -> list[Any]:
     _check_shape(data, where)
     t = _storage_type(data.type)
     handler = _fixed_handler(t) if t.kind == Kind.FIXED else _HANDLER_BY_KIND[t.kind]
     if data.length == 0:
         return []
-    values = handler(data, t, where)
+    values: list[Any] = handler(data, t, where)
     if isinstance(data.type, ExtensionType):
         convert = _CANONICAL_VALUE.get(data.type.extension_name)
         if convert is not None:
@@ -671,18 +680,18 @@ def _to_list(data: ArrayData, where: str) -> list:
     return values
 
 
-def _uuid(v):
+def _uuid(v: Any) -> Any:
     import uuid
     return uuid.UUID(bytes=v)
 
 
 # Canonical extension types whose Python values differ from their storage (as in pyarrow).
-_CANONICAL_VALUE = {"arrow.uuid": _uuid, "arrow.bool8": bool}
+_CANONICAL_VALUE: dict[str, Callable[[Any], Any]] = {"arrow.uuid": _uuid, "arrow.bool8": bool}
 
 
 # -- numpy --------------------------------------------------------------------------------------
 
-def _zero_copy_dtype(t):
+def _zero_copy_dtype(t: Any) -> Any:
     """The numpy dtype that views the values buffer as-is, or None when a copy is needed."""
     if isinstance(t, PrimitiveType):
         if t.is_integer or t.is_float:
@@ -698,7 +707,7 @@ def _zero_copy_dtype(t):
     return None
 
 
-def _with_nulls(np, values, valid):
+def _with_nulls(np: Any, values: Any, valid: Any) -> Any:
     """A copy of `values` where invalid slots hold NaN, NaT or None (pyarrow's choices)."""
     kind = values.dtype.kind
     if kind in "iu":
@@ -716,7 +725,7 @@ def _with_nulls(np, values, valid):
     return out
 
 
-def _object_array(np, values: list):
+def _object_array(np: Any, values: list[Any]) -> Any:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
@@ -727,7 +736,7 @@ def _null_count(data: ArrayData, where: str) -> int:
     return 0 if valid is None else valid.count(0)
 
 
-def to_numpy(data: ArrayData, zero_copy_only: bool = True, writable: bool = False):
+def to_numpy(data: ArrayData, zero_copy_only: bool = True, writable: bool = False) -> Any:
     """A numpy array of the values: a read-only zero-copy view for fixed-width numbers,
     timestamps, durations and date64 without nulls; otherwise (when allowed) a copy, with NaN /
     NaT / None for nulls and object arrays for non-numeric types, as pyarrow does."""
@@ -757,7 +766,7 @@ def to_numpy(data: ArrayData, zero_copy_only: bool = True, writable: bool = Fals
     return _copied_numpy(np, data, t, where)
 
 
-def _copied_numpy(np, data: ArrayData, t, where: str):
+def _copied_numpy(np: Any, data: ArrayData, t: Any, where: str) -> Any:
     valid = _validity_bytes(data, where) if t.kind not in (
         Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED) else None
     mask = None if valid is None else np.frombuffer(valid, dtype=np.bool_)
@@ -797,7 +806,7 @@ def _copied_numpy(np, data: ArrayData, t, where: str):
     return _object_array(np, to_pylist(data))
 
 
-def _list_of_arrays(np, data, t, where, mask):
+def _list_of_arrays(np: Any, data: Any, t: Any, where: Any, mask: Any) -> Any:
     """Lists as an object array of numpy arrays, one per list (pyarrow's form)."""
     child = _child(data, 0, where)
     if t.kind == Kind.FIXED_SIZE_LIST:
@@ -818,14 +827,14 @@ def _list_of_arrays(np, data, t, where, mask):
 
 # -- maps as dicts (to_pylist(maps_as_pydicts=...)) ---------------------------------------------
 
-def check_maps_as_pydicts(mode) -> None:
+def check_maps_as_pydicts(mode: str | None) -> None:
     """pyarrow's accepted values of `maps_as_pydicts`."""
     if mode not in (None, "lossy", "strict"):
         raise ValueError(f"Invalid value for 'maps_as_pydicts': valid values are 'lossy', "
                          f"'strict' or `None` (default). Received {mode!r}.")
 
 
-def maps_as_pydicts(values: list, type, mode) -> list:
+def maps_as_pydicts(values: list[Any], type: DataType, mode: str | None) -> list[Any]:
     """`values` (to_pylist's result for `type`) with every map value, at any depth, a dict
     instead of a list of (key, value) tuples. A repeated key keeps its last value: silently
     ("lossy") or raising KeyError ("strict"). None leaves `values` as they are."""
@@ -835,7 +844,7 @@ def maps_as_pydicts(values: list, type, mode) -> list:
     return [_map_value(v, type, mode) for v in values]
 
 
-def _has_map(t) -> bool:
+def _has_map(t: Any) -> bool:
     if isinstance(t, ExtensionType):
         t = t.storage
     if isinstance(t, MapType):
@@ -845,7 +854,7 @@ def _has_map(t) -> bool:
     return any(_has_map(f.type) for f in getattr(t, "_fields", ()) or ())
 
 
-def _map_value(v, t, mode):
+def _map_value(v: Any, t: Any, mode: Any) -> Any:
     if v is None:
         return None
     if isinstance(t, ExtensionType):

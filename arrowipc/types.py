@@ -25,6 +25,26 @@ if TYPE_CHECKING:
     #: a child of a nested type: a Field, or a DataType (named by its position)
     FieldLike: TypeAlias = Union['Field', 'DataType']
 
+__all__ = [
+    # classes
+    "BinaryType", "DataType", "DecimalType", "DictionaryType", "DurationType", "ExtensionType",
+    "Field", "FixedSizeBinaryType", "FixedSizeListType", "KeyValueMetadata", "Kind",
+    "LargeListType", "LargeListViewType", "ListType", "ListViewType", "MapType", "PrimitiveType",
+    "RunEndEncodedType", "Schema", "StructType", "Time32Type", "Time64Type", "TimestampType",
+    "UnionType",
+    # type factories and their pyarrow aliases
+    "binary", "binary_view", "bool_", "date32", "date64", "day_time_interval", "decimal128",
+    "decimal256", "decimal32", "decimal64", "dense_union", "dictionary", "double", "duration",
+    "fixed_size_binary", "fixed_size_list", "float16", "float32", "float64", "float_",
+    "halffloat", "int16", "int32", "int64", "int8", "large_binary", "large_list",
+    "large_list_view", "large_string", "large_utf8", "list_", "list_view", "map_",
+    "month_day_nano_interval", "month_interval", "null", "run_end_encoded", "sparse_union",
+    "string", "string_view", "struct", "time32", "time64", "timestamp", "uint16", "uint32",
+    "uint64", "uint8", "union", "utf8", "utf8_view",
+    # fields, schemas, metadata and lookups
+    "TIME_UNITS", "ensure_type", "field", "normalize_metadata", "schema", "type_for_alias",
+]
+
 
 class Kind:
     """Physical layout families; small ints so the Cython layer can switch on them.
@@ -583,7 +603,7 @@ class RunEndEncodedType(_NestedType):
     """Runs of equal values stored once, with the logical index where each run ends."""
     __slots__ = ()
 
-    def __init__(self, run_end_type: DataType, value_type: DataType) -> None:
+    def __init__(self, run_end_type: DataType, value_type: DataType | Field) -> None:
         if str(run_end_type) not in ("int16", "int32", "int64"):
             raise ArrowTypeError(f"run end type must be int16, int32 or int64, got {run_end_type}")
         super().__init__(Kind.RUN_END_ENCODED, "run_end_encoded", 0)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..ipc import IpcWriteOptions
     from ..ipc import RecordBatchFileReader, RecordBatchStreamReader
     from ..table import RecordBatch
-    from ..types import DictionaryType, KeyValueMetadata, Schema
+    from ..types import DictionaryType, MetadataLike, Schema
 
 __all__ = ["BatchPairs", "compression_choice", "convert", "input_codec",
            "output_kind_or_usage_error", "Progress", "PROGRESS_MIN_BYTES", "refuse_same_file",
@@ -247,7 +247,7 @@ def replacements_as_deltas(pairs: BatchPairs, schema: Schema) -> Iterator[tuple[
 
 
 def write_batches(schema: Schema, pairs: BatchPairs, dst: str, kind: str,
-                  compression: str | None, footer_metadata: KeyValueMetadata | None = None,
+                  compression: str | None, footer_metadata: MetadataLike = None,
                   magic: bytes = FILE_MAGIC, progress: Progress | None = None,
                   position: Callable[[], int] | None = None) -> dict[str, Any]:
     """Write (batch, custom_metadata) pairs to `dst`; a summary dict of what was written."""

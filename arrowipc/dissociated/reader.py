@@ -26,6 +26,16 @@ from . import transport as tp
 from .shm import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, SegmentTable, SharedBody, split_address
 from .uri import SCHEME_UNIX, parse_uri
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, Literal, NoReturn
+
+    from .._core.buffer import Buffer
+    from ..ipc._framing import Message
+    from .transport import Frame, SocketTransport
+    from .uri import DissociatedURI
+
 __all__ = ["connect", "DEFAULT_MAX_PENDING", "DEFAULT_MAX_PENDING_BYTES", "DEFAULT_TIMEOUT",
            "DissociatedClient", "DissociatedReader"]
 
@@ -40,7 +50,8 @@ _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
 class _Channel:
     """One connection: its transport, the tags from its URI, its segments and free_data sender."""
 
-    def __init__(self, uri, transport, name: str, max_mapped_bytes: int):
+    def __init__(self, uri: DissociatedURI, transport: SocketTransport, name: str,
+                 max_mapped_bytes: int) -> None:
         self.uri = uri
         self.name = name
         self.transport = transport
@@ -49,21 +60,25 @@ class _Channel:
         self.segments = SegmentTable(name, token=uri.remote_handle,
                                      max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
-        self.peer_pid = None          # set once we proved we can read the server's memory
+        self.peer_pid: int | None = None   # set once we proved we can read the server's memory
 
 
 class _Pending:
+    """A metadata message waiting for its turn (and its body, when it has one)."""
     __slots__ = ("message", "needs_body")
 
-    def __init__(self, message, needs_body):
+    def __init__(self, message: Message, needs_body: bool) -> None:
         self.message = message
         self.needs_body = needs_body
 
 
 class _Body:
+    """A body that arrived, waiting for its metadata's turn: bytes (type 0) or the addresses
+    of its regions in shared memory (type 1)."""
     __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size", "bit55")
 
-    def __init__(self, channel, body_type, payload, total=None, pairs=None, bit55=False):
+    def __init__(self, channel: _Channel, body_type: int, payload: Buffer, total: int | None = None,
+                 pairs: list[tuple[int, int]] | None = None, bit55: bool = False) -> None:
         self.bit55 = bit55
         self.channel = channel
         self.body_type = body_type
@@ -85,9 +100,9 @@ class DissociatedClient:
     def __init__(self, uri: str, *, data_uri: str | None = None,
                  timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
                  max_frame: int = tp.DEFAULT_MAX_FRAME,
-                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES):
+                 max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES) -> None:
         self.timeout = timeout
-        self.channels = []
+        self.channels: list[_Channel] = []
         self.streaming = False        # a reader has requested a stream and not reached its end
         self.broken = False
         try:
@@ -98,8 +113,10 @@ class DissociatedClient:
                 name = f"{which} connection {text.split('?')[0]}" if data_uri else \
                     f"connection {text.split('?')[0]}"
                 if u.scheme == SCHEME_UNIX:
+                    assert u.path is not None               # parse_uri sets it for unix URIs
                     t = tp.connect_unix(u.path, timeout=timeout, max_frame=max_frame)
                 else:
+                    assert u.host is not None and u.port is not None    # and these for tcp
                     t = tp.connect_tcp(u.host, u.port, timeout=timeout, max_frame=max_frame)
                 ch = _Channel(u, t, name, max_mapped_bytes)
                 self.channels.append(ch)
@@ -114,7 +131,8 @@ class DissociatedClient:
             self.close()
             raise
 
-    def read(self, ticket, *, options: IpcReadOptions | None = None, first_sequence: int = 0,
+    def read(self, ticket: bytes | str, *, options: IpcReadOptions | None = None,
+             first_sequence: int = 0,
              accept_shift55: bool = False, max_pending: int = DEFAULT_MAX_PENDING,
              max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> "DissociatedReader":
         """Request `ticket` (bytes or str) and return the reader of its stream."""
@@ -136,14 +154,14 @@ class DissociatedClient:
             ch.free.flush()
             ch.transport.close()
 
-    def __enter__(self):
+    def __enter__(self) -> DissociatedClient:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def _ticket_bytes(ticket) -> bytes:
+def _ticket_bytes(ticket: bytes | str) -> bytes:
     if isinstance(ticket, str):
         return ticket.encode("utf-8")
     return bytes(ticket)
@@ -152,10 +170,12 @@ def _ticket_bytes(ticket) -> bytes:
 class DissociatedReader:
     """Batches of one dissociated stream, in sequence order (a pyarrow-like stream reader)."""
 
-    def __init__(self, client: DissociatedClient, ticket: bytes, *, options=None,
+    def __init__(self, client: DissociatedClient, ticket: bytes, *,
+                 options: IpcReadOptions | None = None,
                  first_sequence: int = 0, accept_shift55: bool = False,
                  max_pending: int = DEFAULT_MAX_PENDING,
-                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES, owns_client: bool = False):
+                 max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES, owns_client: bool = False
+                 ) -> None:
         self._client = client
         self.ticket = ticket
         self._decoder = MessageDecoder(options, "dissociated stream")
@@ -165,16 +185,16 @@ class DissociatedReader:
         self._max_pending_bytes = int(max_pending_bytes)
         self._owns_client = owns_client
         self._next = 0                 # stream position of the next message to decode
-        self._eos = None               # stream position of the end-of-stream message
-        self._meta: dict = {}          # position -> _Pending
-        self._bodies: dict = {}        # position -> _Body
+        self._eos: int | None = None   # stream position of the end-of-stream message
+        self._meta: dict[int, _Pending] = {}        # position -> metadata waiting
+        self._bodies: dict[int, _Body] = {}         # position -> body waiting
         self._pending_bytes = 0
         self._finished = False
-        self._schema = None
-        self._selector = None
+        self._schema: T.Schema | None = None
+        self._selector: selectors.BaseSelector | None = None
 
     # -- setup ------------------------------------------------------------------------------------
-    def _start(self):
+    def _start(self) -> None:
         try:
             self._client.streaming = True
             for ch in self._client.channels:
@@ -192,6 +212,7 @@ class DissociatedReader:
     @property
     def schema(self) -> T.Schema:
         """The schema of the stream."""
+        assert self._schema is not None     # _start read it before the reader was handed out
         return self._schema
 
     @property
@@ -213,7 +234,7 @@ class DissociatedReader:
             raise StopIteration
         return batch
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecordBatch]:
         while True:
             try:
                 yield self.read_next_batch()
@@ -224,7 +245,7 @@ class DissociatedReader:
         """Every remaining batch as one Table."""
         return Table(self.schema, list(self))
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
@@ -239,19 +260,19 @@ class DissociatedReader:
             self._client.close()
         self._drop_buffered()
 
-    def __enter__(self):
+    def __enter__(self) -> DissociatedReader:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _fail(self):
+    def _fail(self) -> None:
         self._finished = True
         self._client.broken = True
         self._client.close()
         self._drop_buffered()
 
-    def _drop_buffered(self):
+    def _drop_buffered(self) -> None:
         self._meta.clear()
         self._bodies.clear()
         if self._selector is not None:
@@ -259,7 +280,7 @@ class DissociatedReader:
             self._selector = None
 
     # -- the reassembly loop -----------------------------------------------------------------------
-    def _advance(self):
+    def _advance(self) -> RecordBatch | None:
         """Decode messages in order until a batch comes out (or the schema, at the start);
         None at the end of the stream."""
         while True:
@@ -283,17 +304,19 @@ class DissociatedReader:
             if not self._receive():
                 self._raise_missing(pos, entry)
 
-    def _decode(self, pos, msg):
+    def _decode(self, pos: int, msg: Message) -> RecordBatch | None:
         try:
             if pos == 0:
                 self._decoder.read_schema_message(msg)
                 return None
-            return self._decoder.decode(msg)
+            batch: RecordBatch | None = self._decoder.decode(msg)
+            return batch
         except ArrowInvalid as e:
             raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {e}") from e
 
-    def _finish(self):
+    def _finish(self) -> None:
         """End of stream reached: wait for every connection's stream end, then check leftovers."""
+        assert self._eos is not None        # _advance calls this at the end-of-stream position
         while any(not ch.ended for ch in self._client.channels):
             if not self._receive():
                 break
@@ -307,12 +330,12 @@ class DissociatedReader:
             ch.free.flush()
         self._schema_only_decoder()
 
-    def _schema_only_decoder(self):
+    def _schema_only_decoder(self) -> None:
         # The stream is over: drop the dictionary memo so dictionary bodies no batch uses are
         # freed (batches keep the dictionaries they reference).
         self._decoder.memo = None
 
-    def _raise_missing(self, pos, entry):
+    def _raise_missing(self, pos: int, entry: _Pending | None) -> NoReturn:
         seq = self._seq(pos)
         if entry is not None:
             raise ArrowInvalid(f"missing body for sequence {seq}: its {entry.message.type} "
@@ -346,7 +369,7 @@ class DissociatedReader:
         self._handle(ch, frame)
         return True
 
-    def _ready_channel(self, live):
+    def _ready_channel(self, live: list[_Channel]) -> _Channel:
         for ch in live:
             if ch.transport.pending():          # read ahead already: the socket may stay quiet
                 return ch
@@ -359,13 +382,14 @@ class DissociatedReader:
         while True:
             wait = None if deadline is None else max(0.0, deadline - time.monotonic())
             for key, _ in self._selector.select(wait):
-                if not key.data.ended:
-                    return key.data
+                ready: _Channel = key.data          # registered with each channel as its data
+                if not ready.ended:
+                    return ready
             if deadline is not None and time.monotonic() >= deadline:
                 raise TimeoutError(f"dissociated stream: nothing arrived for {timeout} s while "
                                    f"waiting for sequence {self._seq(self._next)}")
 
-    def _handle(self, ch, frame):
+    def _handle(self, ch: _Channel, frame: Frame) -> None:
         kind = frame.kind
         if kind == wire.FRAME_MESSAGE:
             self._on_metadata(frame.payload)
@@ -391,7 +415,7 @@ class DissociatedReader:
             raise ArrowInvalid(f"{ch.name}: unexpected {wire.FRAME_KIND_NAMES[kind]} frame from "
                                f"the server")
 
-    def _answer_peer_probe(self, ch, payload):
+    def _answer_peer_probe(self, ch: _Channel, payload: Buffer) -> None:
         """The server offers type-1 addresses in its own memory: accept when we can read its
         probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
         if ch.peer_pid is not None or not ch.transport.is_unix:
@@ -414,7 +438,7 @@ class DissociatedReader:
                                f"(sequence {self._first})")
         return pos
 
-    def _on_metadata(self, payload):
+    def _on_metadata(self, payload: Buffer) -> None:
         kind, seq, flatbuffer = wire.parse_metadata_message(payload)
         if kind == wire.MESSAGE_END_OF_STREAM:
             pos = self._position(seq, "end-of-stream message")
@@ -462,7 +486,7 @@ class DissociatedReader:
         self._meta[pos] = _Pending(msg, needs_body)
         self._check_pending_limits(seq)
 
-    def _on_body(self, ch, tag: int, payload):
+    def _on_body(self, ch: _Channel, tag: int, payload: Buffer) -> None:
         seq, body_type = wire.parse_body_tag(tag, self._accept55)
         if body_type not in (wire.BODY_BYTES, wire.BODY_SHARED):
             raise ArrowInvalid(f"body with sequence {seq} has body type {body_type}; expected 0 "
@@ -492,7 +516,7 @@ class DissociatedReader:
         self._pending_bytes += body.size
         self._check_pending_limits(seq)
 
-    def _check_pending_limits(self, seq):
+    def _check_pending_limits(self, seq: int) -> None:
         waiting = len(self._meta) + len(self._bodies)
         if waiting > self._max_pending or self._pending_bytes > self._max_pending_bytes:
             raise ArrowInvalid(f"{waiting} messages ({self._pending_bytes} bytes) are waiting for "
@@ -501,7 +525,7 @@ class DissociatedReader:
                                f"sequence {seq}")
 
     # -- bodies ------------------------------------------------------------------------------------
-    def _body_buffer(self, pos, msg, body):
+    def _body_buffer(self, pos: int, msg: Message, body: _Body) -> Buffer:
         seq = self._seq(pos)
         length = msg.body_length
         if body.body_type == wire.BODY_BYTES:
@@ -513,11 +537,12 @@ class DissociatedReader:
             return body.payload
         return self._shared_body_buffer(seq, msg, body, length)
 
-    def _shared_body_buffer(self, seq, msg, body, length):
+    def _shared_body_buffer(self, seq: int, msg: Message, body: _Body, length: int) -> Buffer:
         """A zero-copy view when the pairs describe the body laid out in one write-sealed segment;
         otherwise one copy into a new allocation (and the addresses are released at once, in
         the next free_data message)."""
         pairs, ch = body.pairs, body.channel
+        assert pairs is not None and body.total is not None     # a type-1 body has both
         lengths_sum = 0
         for _, n in pairs:
             lengths_sum += n
@@ -530,8 +555,8 @@ class DissociatedReader:
         if header is None:
             raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
         spans = decode_record_batch_header(header).buffers_list()
+        placed: list[tuple[int, int, int]] = []      # (address, length, offset in the body)
         if len(pairs) == len(spans):
-            placed = []
             for i, ((address, n), (off, span_len)) in enumerate(zip(pairs, spans)):
                 if n != span_len:
                     raise ArrowInvalid(f"type-1 body of sequence {seq}: buffer {i} has length {n} "
@@ -545,7 +570,7 @@ class DissociatedReader:
                 raise ArrowInvalid(f"type-1 body of sequence {seq}: {len(pairs)} regions (not one "
                                    f"per metadata buffer, {len(spans)}) must add up to the body "
                                    f"length {length}; they add up to {lengths_sum}")
-            placed, dest = [], 0
+            dest = 0
             for address, n in pairs:
                 placed.append((address, n, dest))
                 dest += n
@@ -560,12 +585,12 @@ class DissociatedReader:
             ch.free.release(addresses, flush=False)
             return out
         # one base in one segment for every non-empty region -> the body is a slice
-        base = None
+        base: tuple[int, int] | Literal[False] | None = None
         for address, n, dest in placed:
             if n == 0:
                 continue
-            seg, off = split_address(address)
-            here = (seg, off - dest)
+            seg_id, off = split_address(address)
+            here = (seg_id, off - dest)
             if base is None:
                 base = here
             elif here != base:
@@ -586,7 +611,8 @@ class DissociatedReader:
             # the server can still write this segment: copy the body out, free it at once
             out = seg.mapping.copy(base[1], length)
         else:
-            regions, used = [], set()
+            regions: list[tuple[Any, int]] = []
+            used: set[int] = set()
             for address, n, dest in placed:
                 if n:
                     seg_id, off = split_address(address)
@@ -601,7 +627,8 @@ class DissociatedReader:
         return out
 
 
-def connect(uri: str, ticket, *, data_uri: str | None = None, options: IpcReadOptions | None = None,
+def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,
+            options: IpcReadOptions | None = None,
             timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
             first_sequence: int = 0, accept_shift55: bool = False,
             max_pending: int = DEFAULT_MAX_PENDING,

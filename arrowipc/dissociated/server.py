@@ -29,6 +29,20 @@ from . import transport as tp
 from .shm import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, Literal, TypeVar
+
+    from ..ipc.writer import EncodedMessage
+    from .shm import Outstanding
+    from .transport import Frame, Frames, Parts
+
+    Resolver = Callable[[bytes], Any]       # ticket -> what DissociatedServer's docstring lists
+    Ledger = SharedArena | PeerLedger
+    FrameTuple = tuple[int, int, Parts]     # (frame kind, tag, parts)
+    _Attempt = TypeVar("_Attempt")
+
 __all__ = ["BODY_MODES", "DEFAULT_SHM_THRESHOLD", "DissociatedServer", "ROLE_BODIES", "ROLE_BOTH",
            "ROLE_METADATA", "UnknownTicket"]
 
@@ -42,7 +56,7 @@ _KEEPING_SECONDS = 0.2                # drained this long without a free: the cl
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
 _COALESCE_BYTES = 4 << 20
 _COALESCE_FRAMES = 256
-_IN_MEMORY: tuple = (type(iter([])), type(iter(())))
+_IN_MEMORY: tuple[type, ...] = (type(iter([])), type(iter(())))
 
 
 class UnknownTicket(KeyError):
@@ -71,16 +85,19 @@ class DissociatedServer:
     bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
     connections. With peer_memory (the default; not with seal_segments), a client on the same
     host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
-    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment. A connection queues at most max_queued_requests
-    requests behind the stream it is serving; one more is a protocol error.
+    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment. A
+    connection queues at most max_queued_requests requests behind the stream it is serving; one
+    more is a protocol error.
 
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
     and returns the frames to send, in the order to send them (reordered, dropped, added).
     first_sequence (also for tests; the spec starts at 0) numbers the schema message.
     """
 
-    def __init__(self, resolver, *, unix_path: str | None = None, host: str | None = None,
-                 port: int = 0, body_mode="auto", shm_threshold: int = DEFAULT_SHM_THRESHOLD,
+    def __init__(self, resolver: Resolver, *, unix_path: str | None = None,
+                 host: str | None = None, port: int = 0,
+                 body_mode: str | Callable[[int, int], bool] = "auto",
+                 shm_threshold: int = DEFAULT_SHM_THRESHOLD,
                  options: IpcWriteOptions | None = None, want_data: int = 1, free_data: int = 2,
                  want_metadata: int = 3, want_bodies: int = 4, tcp_shared_memory: bool = False,
                  tag_shift: int = wire.BODY_TYPE_SHIFT, first_sequence: int = 0,
@@ -88,7 +105,8 @@ class DissociatedServer:
                  shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
                  window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
                  max_queued_requests: int = 8, peer_memory: bool = True,
-                 send_timeout: float | None = 60.0, schedule=None):
+                 send_timeout: float | None = 60.0,
+                 schedule: Callable[[Frames], Iterable[FrameTuple]] | None = None) -> None:
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
                              f"{body_mode!r}")
@@ -129,20 +147,22 @@ class DissociatedServer:
         self.schedule = schedule
         self.token = os.urandom(8)
         self._lock = threading.Lock()
-        self._connections: set = set()
-        self._totals = {"connections": 0, "blocks_allocated": 0, "blocks_released": 0,
-                        "unknown_frees": 0, "streams": 0, "errors": 0,
-                        "peak_outstanding_blocks": 0}
+        self._connections: set[_Connection] = set()
+        self._totals: dict[str, int] = {
+            "connections": 0, "blocks_allocated": 0, "blocks_released": 0, "unknown_frees": 0,
+            "streams": 0, "errors": 0, "peak_outstanding_blocks": 0}
         self._closed = False
-        self._tmpdir = None
+        self._tmpdir: str | None = None
         if unix_path is None and host is None:
             self._tmpdir = tempfile.mkdtemp(prefix="arrowipc-dissociated-")
             unix_path = os.path.join(self._tmpdir, "server.sock")
         self.unix_path = unix_path
         if unix_path is not None:
             self._listener = tp.listen_unix(unix_path)
-            self.host, self.port = None, None
+            self.host: str | None = None
+            self.port: int | None = None
         else:
+            assert host is not None               # with no unix_path and no host: a unix socket
             self._listener = tp.listen_tcp(host, port)
             self.host, self.port = self._listener.getsockname()[:2]
         self._accept_thread = threading.Thread(target=self._accept_loop, daemon=True,
@@ -175,7 +195,7 @@ class DissociatedServer:
         return self._uri(self.want_bodies)
 
     # -- lifecycle ---------------------------------------------------------------------------------
-    def _accept_loop(self):
+    def _accept_loop(self) -> None:
         while True:
             try:
                 sock, _ = self._listener.accept()
@@ -227,13 +247,13 @@ class DissociatedServer:
             except OSError:
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> DissociatedServer:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _forget(self, conn) -> None:
+    def _forget(self, conn: _Connection) -> None:
         with self._lock:
             self._connections.discard(conn)
             if conn.arena is not None:
@@ -243,7 +263,7 @@ class DissociatedServer:
                     self._totals["peak_outstanding_blocks"], conn.arena.peak_outstanding)
 
     # -- observability -----------------------------------------------------------------------------
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, int]:
         """Counters over every connection so far: blocks allocated and released (freed by the
         client or on disconnect), blocks outstanding (and the most one connection ever had),
         free_data addresses not recognised, and the bytes of shared-memory segments held now
@@ -267,18 +287,18 @@ class DissociatedServer:
         out["shared_bytes"] = self.budget.used
         return out
 
-    def outstanding(self) -> list:
+    def outstanding(self) -> list[Outstanding]:
         """[(sequence, block address, addresses not yet freed)] over the open connections."""
         with self._lock:
             conns = list(self._connections)
-        out = []
+        out: list[Outstanding] = []
         for c in conns:
             if c.arena is not None:
                 out.extend(c.arena.outstanding())
         return sorted(out)
 
     # -- streams -----------------------------------------------------------------------------------
-    def resolve(self, ticket: bytes):
+    def resolve(self, ticket: bytes) -> tuple[T.Schema, Iterator[RecordBatch]]:
         """(Schema, iterator of batches) for a ticket; UnknownTicket when the resolver says so."""
         try:
             result = self.resolver(ticket)
@@ -310,16 +330,16 @@ def _ticket_text(ticket: bytes) -> str:
 class _Connection:
     """One client connection: a receiver thread and a worker thread."""
 
-    def __init__(self, server: DissociatedServer, sock):
+    def __init__(self, server: DissociatedServer, sock: socket.socket) -> None:
         self.server = server
         self.transport = tp.SocketTransport(sock, timeout=server.send_timeout,
                                             max_frame=_MAX_REQUEST_FRAME,
                                             name="dissociated client connection")
         self.hello_flags = 0
-        self.arena = None
+        self.arena: Ledger | None = None
         self.failed = False
-        self.requests: queue.Queue = queue.Queue()
-        self.peer_probe = None            # bytes the client must read from our memory
+        self.requests: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
+        self.peer_probe: bytes | None = None            # bytes the client must read from our memory
         self.peer_reply = threading.Event()       # answered, or decided without the answer
         self.peer_answered = False
         self.peer_lock = threading.Lock()  # the probe's answer against the worker's choice
@@ -333,16 +353,18 @@ class _Connection:
         self.worker = threading.Thread(target=self._work_loop, daemon=True,
                                        name="arrowipc-dissociated-worker")
 
-    def start(self):
+    def start(self) -> None:
+        """Start the worker and receiver threads."""
         self.worker.start()
         self.receiver.start()
 
-    def join(self, timeout):
+    def join(self, timeout: float | None) -> None:
+        """Wait for both threads (up to `timeout` seconds each)."""
         self.receiver.join(timeout)
         self.worker.join(timeout)
 
     # -- receiving: requests, free_data, disconnect ------------------------------------------------
-    def _receive_loop(self):
+    def _receive_loop(self) -> None:
         t = self.transport
         idle = select.poll()
         idle.register(t.sock, select.POLLIN)
@@ -367,7 +389,7 @@ class _Connection:
         finally:
             self._disconnect()
 
-    def _handle(self, frame):
+    def _handle(self, frame: Frame) -> None:
         s = self.server
         if frame.kind == wire.FRAME_TAGGED:
             if frame.tag == s.free_data:
@@ -420,7 +442,7 @@ class _Connection:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
 
-    def _drain(self):
+    def _drain(self) -> None:
         """After refusing a client, read (and ignore) until it closes, for a short while."""
         t = self.transport
         try:
@@ -430,7 +452,7 @@ class _Connection:
         except OSError:
             pass
 
-    def _disconnect(self):
+    def _disconnect(self) -> None:
         self.requests.put(None)
         self.transport.shutdown()
         if self.arena is not None:
@@ -443,7 +465,7 @@ class _Connection:
         self.transport.close()
         self.server._forget(self)
 
-    def _refuse(self, code: int, text: str):
+    def _refuse(self, code: int, text: str) -> None:
         """Send an error frame and stop sending (the client reads it, then closes)."""
         self.failed = True
         with self.server._lock:
@@ -455,7 +477,7 @@ class _Connection:
             pass
 
     # -- the worker: one stream at a time ----------------------------------------------------------
-    def _work_loop(self):
+    def _work_loop(self) -> None:
         while True:
             req = self.requests.get()
             if req is None:
@@ -476,7 +498,7 @@ class _Connection:
                 self._refuse(tp.ERROR_SERVER, f"{type(e).__name__} while serving ticket "
                                               f"{_ticket_text(ticket)}: {e}")
 
-    def _shared_memory_arena(self):
+    def _shared_memory_arena(self) -> Ledger | None:
         if self.peer_probe is not None and not self.peer_reply.is_set():
             self.peer_reply.wait(_PEER_WAIT)            # the client is answering the probe
         with self.peer_lock:
@@ -506,7 +528,7 @@ class _Connection:
             return bool(mode(seq, body_length))
         return mode == "shared" or (mode == "auto" and body_length >= self.server.shm_threshold)
 
-    def _serve(self, role, ticket):
+    def _serve(self, role: str, ticket: bytes) -> None:
         s = self.server
         self.keeping = False
         schema, batches = s.resolve(ticket)
@@ -531,7 +553,8 @@ class _Connection:
         with s._lock:
             s._totals["streams"] += 1
 
-    def _stream_frames(self, role, schema, batches, out):
+    def _stream_frames(self, role: str, schema: T.Schema, batches: Iterable[RecordBatch],
+                       out: _Outbox | None) -> Iterator[tuple[Frames, int]]:
         """(frames, body bytes): the (frame kind, tag, parts) this role sends, one list per batch
         (its dictionary messages and itself, metadata and bodies), sent together."""
         s = self.server
@@ -539,7 +562,7 @@ class _Connection:
         skip = encoder.prefix_length
         position = 0
 
-        def metadata(framed):
+        def metadata(framed: bytes) -> FrameTuple:
             seq = wire.sequence_at(s.first_sequence, position)
             return (wire.FRAME_MESSAGE, 0,
                     [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
@@ -548,7 +571,8 @@ class _Connection:
             yield [metadata(encoder.schema_message())], 0
         position += 1
         for batch in batches:
-            group, weight = [], 0
+            group: Frames = []
+            weight = 0
             for m in encoder.batch_messages(batch):
                 weight += m.body_length
                 if role != ROLE_BODIES:
@@ -562,7 +586,8 @@ class _Connection:
             yield [(wire.FRAME_MESSAGE, 0,
                     [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])], 0
 
-    def _with_room(self, ledger, attempt, out):
+    def _with_room(self, ledger: Ledger, attempt: Callable[[], _Attempt | None],
+                   out: _Outbox | None) -> _Attempt | None:
         """attempt() (a block, or the pairs of a peer body) once the window has room: waits for
         the client's free_data while it is full; None (send bytes) when nothing comes back
         within window_wait, or when the client has read everything sent for _KEEPING_SECONDS and
@@ -575,7 +600,7 @@ class _Connection:
         if self.keeping and ledger.frees == self.keeping_since:
             return None
         deadline = time.monotonic() + self.server.window_wait
-        drained_since = None
+        drained_since: float | None = None
         while True:
             out.flush()                   # the client can only free what it has received
             remaining = deadline - time.monotonic()
@@ -597,15 +622,16 @@ class _Connection:
                 self.keeping = False
                 return result
 
-    def _body_frame(self, seq: int, m, out):
+    def _body_frame(self, seq: int, m: EncodedMessage, out: _Outbox | None) -> FrameTuple:
         shift = self.server.tag_shift
         length = m.body_length
+        spans = m.spans
+        assert spans is not None                # the encoder fills them for every batch message
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
             if isinstance(arena, PeerLedger):
-                spans = m.spans
-                pairs = self._with_room(arena, lambda: arena.hand_out(m.parts, spans, length, seq),
-                                        out)
+                pairs: list[tuple[int, int]] | Literal[False] | None = self._with_room(
+                    arena, lambda: arena.hand_out(m.parts, spans, length, seq), out)
                 if pairs:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [wire.encode_shared_body(length, pairs)])
@@ -613,11 +639,12 @@ class _Connection:
             block = self._with_room(arena, lambda: arena.allocate(length), out) \
                 if arena is not None else None
             if block is not None:
+                assert arena is not None                # the block came from it
                 try:
                     arena.write(block, m.parts)
                     arena.publish(block)
                     base = block.address
-                    pairs = [(base + off if n else base, n) for off, n in m.spans]
+                    pairs = [(base + off if n else base, n) for off, n in spans]
                     arena.hand_out(block, [a for a, _ in pairs], seq)
                 except BaseException:
                     arena.discard(block)
@@ -633,13 +660,14 @@ class _Outbox:
     in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
     __slots__ = ("transport", "frames", "weight", "gather")
 
-    def __init__(self, transport, gather: bool = True):
+    def __init__(self, transport: tp.SocketTransport, gather: bool = True) -> None:
         self.transport = transport
-        self.frames: list = []
+        self.frames: Frames = []
         self.weight = 0
         self.gather = gather
 
-    def add(self, group: list, weight: int) -> None:
+    def add(self, group: Frames, weight: int) -> None:
+        """Queue one batch's frames (`weight`: its body bytes); flush past the limits."""
         self.frames.extend(group)
         self.weight += weight
         if not self.gather or self.weight >= _COALESCE_BYTES or \
@@ -647,6 +675,7 @@ class _Outbox:
             self.flush()
 
     def flush(self) -> None:
+        """Send the queued frames in one gather send."""
         if self.frames:
             frames, self.frames, self.weight = self.frames, [], 0
             self.transport.send_frames(frames)

@@ -14,7 +14,7 @@ import os
 import secrets
 import stat
 import threading
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _wire as wire
 from ._shm import map_segment
@@ -427,7 +427,7 @@ class PeerLedger:
         self.peak_outstanding = 0
 
     def hand_out(self, parts: list[Any], spans: list[tuple[int, int]], size: int, sequence: int
-                 ) -> list[tuple[int, int]] | None | bool:
+                 ) -> list[tuple[int, int]] | None | Literal[False]:
         """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
         body that `parts` make up), recorded until freed; None when a window is full; False when
         a buffer is not one piece of memory (the body then goes as bytes)."""

@@ -231,7 +231,7 @@ def open_input(source: Any, filesystem: Any = None, random_access: bool = False)
         raise _io_error(e, name) from e
 
 
-def read_all(source, filesystem=None) -> Buffer | None:
+def read_all(source: Any, filesystem: Any = None) -> Buffer | None:
     """The whole object a URL or a path on `filesystem` names (recovery scans its input front to
     back, so it needs all of it), a memory map for file:// URLs; None when `source` is neither."""
     if filesystem is None and not is_url(source):

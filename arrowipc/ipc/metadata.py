@@ -12,6 +12,14 @@ from .. import types as T
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ._flatbuf import FlatTable
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    Builder = Any                   # a flatbuffers.Builder (the flatbuffers package is untyped)
+    Path = tuple[int, ...]          # child indices from the schema root
+
 # The format's ids (metadata versions, header and type union members, ...) live in .format; they
 # are re-exported here because every metadata user needs them beside the conversions.
 from .format import (  # noqa: F401
@@ -48,8 +56,8 @@ class DictionaryField:
     """Where the fields using one dictionary id sit (several when the id is shared)."""
     id: int
     value_type: T.DataType
-    path: tuple  # child indices from the schema root, of the first field using the id
-    paths: list = dc_field(default_factory=list)  # every field using the id
+    path: Path  # child indices from the schema root, of the first field using the id
+    paths: list[Path] = dc_field(default_factory=list)  # every field using the id
 
 
 @dataclass
@@ -57,25 +65,25 @@ class SchemaInfo:
     """A decoded Schema message: the schema plus what the reader needs beyond it."""
     schema: T.Schema
     endianness: int = ENDIAN_LITTLE
-    features: list = dc_field(default_factory=list)
-    dictionaries: dict = dc_field(default_factory=dict)  # id -> DictionaryField
+    features: list[int] = dc_field(default_factory=list)
+    dictionaries: dict[int, DictionaryField] = dc_field(default_factory=dict)  # id -> field
 
 
 # -- decoding ---------------------------------------------------------------------------------------
 
-def decode_custom_metadata(table: FlatTable, slot: int):
+def decode_custom_metadata(table: FlatTable, slot: int) -> dict[bytes, bytes] | None:
     """dict of bytes -> bytes; None when the field is absent, {} when present but empty."""
     if not table.has(slot):
         return None
     kvs = table.tables(slot, "KeyValue")
-    out = {}
+    out: dict[bytes, bytes] = {}
     for kv in kvs:
         k, v = kv.bytes_field(0), kv.bytes_field(1)
         out[k or b""] = v or b""
     return out
 
 
-def _int_type(t: FlatTable, where: str) -> T.DataType:
+def _int_type(t: FlatTable | None, where: str) -> T.DataType:
     if t is None:
         raise ArrowInvalid(f"{where}: Int type table is missing")
     bits, signed = t.int32(0), t.boolean(1)
@@ -85,8 +93,9 @@ def _int_type(t: FlatTable, where: str) -> T.DataType:
     return T.type_for_alias(name)
 
 
-def _decode_type(type_id: int, t: FlatTable, children: list, where: str) -> T.DataType:
-    def need(n):
+def _decode_type(type_id: int, t: FlatTable | None, children: list[T.Field],
+                 where: str) -> T.DataType:
+    def need(n: int) -> None:
         if len(children) != n:
             raise ArrowInvalid(f"{where}: type {type_id} needs {n} child field(s), got {len(children)}")
 
@@ -128,17 +137,17 @@ def _decode_type(type_id: int, t: FlatTable, children: list, where: str) -> T.Da
         return T.date32() if unit == 0 else T.date64()
     if type_id in (TYPE_TIME, TYPE_TIMESTAMP, TYPE_DURATION):
         code = t.int16(0, 0 if type_id == TYPE_TIMESTAMP else 1)
-        unit = TIME_UNITS_BY_CODE.get(code)
-        if unit is None:
+        time_unit = TIME_UNITS_BY_CODE.get(code)
+        if time_unit is None:
             raise ArrowInvalid(f"{where}: time unit must be 0..3, got {code}")
         if type_id == TYPE_TIMESTAMP:
-            return T.timestamp(unit, t.string(1))
+            return T.timestamp(time_unit, t.string(1))
         if type_id == TYPE_DURATION:
-            return T.duration(unit)
+            return T.duration(time_unit)
         bits = t.int32(1, 32)
-        if (bits, unit) not in ((32, "s"), (32, "ms"), (64, "us"), (64, "ns")):
-            raise ArrowInvalid(f"{where}: time of {bits} bits cannot have unit {unit!r}")
-        return T.time32(unit) if bits == 32 else T.time64(unit)
+        if (bits, time_unit) not in ((32, "s"), (32, "ms"), (64, "us"), (64, "ns")):
+            raise ArrowInvalid(f"{where}: time of {bits} bits cannot have unit {time_unit!r}")
+        return T.time32(time_unit) if bits == 32 else T.time64(time_unit)
     if type_id == TYPE_INTERVAL:
         unit = t.int16(0)
         if unit not in (0, 1, 2):
@@ -188,7 +197,7 @@ def _decode_type(type_id: int, t: FlatTable, children: list, where: str) -> T.Da
     raise ArrowInvalid(f"{where}: unknown type id {type_id} (expected 1..26)")
 
 
-def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.Field:
+def _decode_field(t: FlatTable, path: Path, info: SchemaInfo, depth: int) -> T.Field:
     if depth > MAX_NESTING_DEPTH:
         raise ArrowInvalid(f"field nesting deeper than {MAX_NESTING_DEPTH} levels at path {path}")
     name = t.string(0) or ""
@@ -198,7 +207,7 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
     children = [_decode_field(c, path + (i,), info, depth + 1)
                 for i, c in enumerate(t.tables(5, "Field"))]
     dtype = _decode_type(type_id, t.table(3, "Type"), children, where)
-    metadata = decode_custom_metadata(t, 6)
+    metadata: Mapping[bytes, bytes] | None = decode_custom_metadata(t, 6)
     dtype, metadata = _apply_extension(dtype, metadata, where)
     enc = t.table(4, "DictionaryEncoding")
     if enc is not None:
@@ -214,12 +223,15 @@ def _decode_field(t: FlatTable, path: tuple, info: SchemaInfo, depth: int) -> T.
     return T.Field(name, dtype, nullable, metadata)
 
 
-def _apply_extension(dtype, metadata, where: str):
+def _apply_extension(dtype: T.DataType, metadata: Mapping[bytes, bytes] | None, where: str
+                     ) -> tuple[T.DataType, Mapping[bytes, bytes] | None]:
     from ..extension import apply_extension_metadata
     return apply_extension_metadata(dtype, metadata, where=where)
 
 
 def decode_schema(t: FlatTable) -> SchemaInfo:
+    """The Schema table `t` (of a Schema message or a file footer) decoded, with its dictionary
+    fields and endianness."""
     info = SchemaInfo(T.Schema([]))
     info.endianness = t.int16(0)
     if info.endianness not in (ENDIAN_LITTLE, ENDIAN_BIG):
@@ -232,31 +244,33 @@ def decode_schema(t: FlatTable) -> SchemaInfo:
 
 # -- encoding ---------------------------------------------------------------------------------------
 
-def _builder():
+def _builder() -> Builder:
     import flatbuffers  # lazy: only writers need it
     # fields at their schema default are left out, as pyarrow leaves them out
     return flatbuffers.Builder(1024)
 
 
-def _end_vector(b):
+def _end_vector(b: Builder) -> int:
+    end: int
     try:
-        return b.EndVector()
+        end = b.EndVector()
     except TypeError:  # flatbuffers < 2.0
-        return b.EndVector(0)
+        end = b.EndVector(0)
+    return end
 
 
-def _offsets_vector(b, offsets):
+def _offsets_vector(b: Builder, offsets: Sequence[int]) -> int:
     b.StartVector(4, len(offsets), 4)
     for o in reversed(offsets):
         b.PrependUOffsetTRelative(o)
     return _end_vector(b)
 
 
-def encode_custom_metadata(b, metadata):
+def encode_custom_metadata(b: Builder, metadata: Mapping[bytes, bytes] | None) -> int | None:
     """Offset of a [KeyValue] vector, or None when there is no metadata ({} writes an empty one)."""
     if metadata is None:
         return None
-    kvs = []
+    kvs: list[int] = []
     for k, v in metadata.items():
         ko, vo = b.CreateString(bytes(k)), b.CreateString(bytes(v))
         b.StartObject(2)
@@ -269,7 +283,8 @@ def encode_custom_metadata(b, metadata):
 _SCALAR_SIZES = {"Int64": 8, "Int32": 4, "Uint32": 4, "Int16": 2, "Uint8": 1, "Bool": 1}
 
 
-def _table(b, nslots, scalars=(), offsets=()):
+def _table(b: Builder, nslots: int, scalars: Iterable[tuple[Any, ...]] = (),
+           offsets: Iterable[tuple[int, int | None]] = ()) -> int:
     """A table from (slot, kind, value[, schema default]) scalars and (slot, offset) children;
     a scalar equal to its default (0 unless given: Schema.fbs) is left out.
 
@@ -284,10 +299,11 @@ def _table(b, nslots, scalars=(), offsets=()):
             b.PrependUOffsetTRelativeSlot(slot, value, 0)
         else:
             getattr(b, "Prepend" + kind + "Slot")(slot, value, default)
-    return b.EndObject()
+    end: int = b.EndObject()
+    return end
 
 
-def _encode_type(b, t: T.DataType):
+def _encode_type(b: Builder, t: T.DataType) -> tuple[int, int]:
     """(type id, offset of the type table) for a non-dictionary type."""
     if isinstance(t, T.ExtensionType):
         t = t.storage
@@ -348,7 +364,7 @@ def _encode_type(b, t: T.DataType):
     raise ArrowNotImplementedError(f"cannot encode type {t}")
 
 
-def _field_metadata(f: T.Field, t: T.DataType):
+def _field_metadata(f: T.Field, t: T.DataType) -> dict[bytes, bytes] | None:
     md = dict(f.metadata) if f.metadata else {}
     if isinstance(t, T.ExtensionType):
         md[b"ARROW:extension:name"] = t.extension_name.encode()
@@ -356,7 +372,7 @@ def _field_metadata(f: T.Field, t: T.DataType):
     return md or None
 
 
-def _encode_field(b, f: T.Field, dict_ids) -> int:
+def _encode_field(b: Builder, f: T.Field, dict_ids: DictionaryIds) -> int:
     # Created in pyarrow's order (child fields, type, dictionary encoding, metadata, name,
     # children vector), so the encoded schema is pyarrow's byte for byte.
     t = f.type
@@ -384,22 +400,28 @@ def _encode_field(b, f: T.Field, dict_ids) -> int:
 class DictionaryIds:
     """Assigns dictionary ids to dictionary-encoded fields in schema pre-order (0, 1, 2, ...)."""
 
-    def __init__(self, ids=None, path=()) -> None:
+    def __init__(self, ids: dict[Path, int] | None = None, path: Path = ()) -> None:
         self._ids = ids if ids is not None else {}
         self._path = path
 
-    def child(self, i):
+    def child(self, i: int) -> DictionaryIds:
+        """The ids of child field `i` of this one (sharing one numbering)."""
         return DictionaryIds(self._ids, self._path + (i,))
 
-    def id_for(self, f):
+    def id_for(self, f: T.Field) -> int:
+        """The dictionary id of this field, `f` (assigned on first use)."""
         return self._ids.setdefault(self._path, len(self._ids))
 
     @property
-    def by_path(self) -> dict:
+    def by_path(self) -> dict[Path, int]:
+        """Field path -> dictionary id, for every id assigned so far."""
         return self._ids
 
 
-def encode_schema_table(b, schema: T.Schema, dict_ids: DictionaryIds, features=()) -> int:
+def encode_schema_table(b: Builder, schema: T.Schema, dict_ids: DictionaryIds,
+                        features: Sequence[int] = ()) -> int:
+    """Offset of `schema`'s Schema table written into builder `b`, numbering its dictionary
+    fields with `dict_ids`."""
     fields = [_encode_field(b, f, dict_ids.child(i)) for i, f in enumerate(schema)]
     fields_vec = _offsets_vector(b, fields)
     md = encode_custom_metadata(b, schema.metadata)
@@ -412,14 +434,14 @@ def encode_schema_table(b, schema: T.Schema, dict_ids: DictionaryIds, features=(
     return _table(b, 4, [(0, "Int16", ENDIAN_LITTLE)], [(1, fields_vec), (2, md), (3, feats)])
 
 
-def schema_blob(schema: T.Schema) -> tuple:
+def schema_blob(schema: T.Schema) -> tuple[bytes, int]:
     """(bytes, table position): the Schema table and everything it references as one
     self-contained flatbuffer region, encoded once per Schema object (schemas are immutable) and
     embedded verbatim in Schema messages and file footers."""
     cache = schema._ipc_cache
     if cache is None:
         cache = schema._ipc_cache = {}
-    hit = cache.get("blob")
+    hit: tuple[bytes, int] | None = cache.get("blob")
     if hit is None:
         b = _builder()
         end_offset = encode_schema_table(b, schema, DictionaryIds())
@@ -433,4 +455,5 @@ def schema_blob_alignment(schema: T.Schema) -> int:
     """The largest alignment inside schema_blob(schema) (4, or 8 with 64-bit fields): a message
     around it is padded to that, then to 8 at its end, as pyarrow pads it."""
     schema_blob(schema)
-    return schema._ipc_cache["blob_alignment"]
+    alignment: int = schema._ipc_cache["blob_alignment"]
+    return alignment

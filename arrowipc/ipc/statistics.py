@@ -43,6 +43,18 @@ from decimal import Decimal
 
 import numpy as np
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any, Callable
+
+    from ..array import Array
+    from ..table import RecordBatch
+    from ..types import DataType, Schema
+    from .reader import RecordBatchFileReader
+
+    Statistics = dict[str, Any]     # a JSON document as the module docstring describes
+
 KEY = "arrowipc:statistics"
 FILE_KEY = "arrowipc:file_statistics"
 VERSION = 1
@@ -51,7 +63,7 @@ MAX_STRING_CHARS = 64
 __all__ = ["FILE_KEY", "KEY", "FileSummary", "batch_statistics", "file_statistics",
            "matching_batches", "might_match", "read_statistics", "statistics_metadata"]
 
-_NUMPY = {
+_NUMPY: dict[str, type[np.generic]] = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "halffloat": np.float16, "float": np.float32, "double": np.float64,
@@ -60,7 +72,7 @@ _NUMPY = {
 _STRINGS = ("string", "large_string", "string_view")
 
 
-def _physical(t):
+def _physical(t: DataType) -> type[np.generic] | None:
     """The numpy dtype of a fixed-width column whose values the statistics take as they are."""
     dtype = _NUMPY.get(t.name)
     if dtype is not None:
@@ -73,21 +85,28 @@ def _physical(t):
     return None
 
 
-def _valid_values(col, dtype):
+def _valid_values(col: Array, dtype: type[np.generic]) -> np.ndarray[Any, Any]:
+    """The non-null values of a fixed-width column, as numpy values of `dtype` (no copy when it
+    has no nulls)."""
     d = col.data
-    values = np.frombuffer(d.buffers[1], dtype=dtype, count=d.offset + d.length)[d.offset:]
+    # a fixed-width layout always has its values buffer (a Buffer, read by the buffer protocol)
+    values: np.ndarray[Any, Any] = np.frombuffer(
+        d.buffers[1],  # type: ignore[call-overload]
+        dtype=dtype, count=d.offset + d.length)[d.offset:]
     if col.null_count:
-        values = values[col.is_valid().to_numpy(zero_copy_only=False)]
+        valid = col.is_valid()
+        assert not isinstance(valid, bool)      # without an index: an Array
+        values = values[valid.to_numpy(zero_copy_only=False)]
     return values
 
 
-def _column_statistics(col) -> dict:
-    out = {"null_count": int(col.null_count)}
+def _column_statistics(col: Array) -> Statistics:
+    out: Statistics = {"null_count": int(col.null_count)}
     if col.null_count == len(col):
         return out
     t = col.type
     if t.name.startswith("dictionary"):
-        values = col.dictionary
+        values = col.dictionary  # type: ignore[attr-defined]  # a dictionary type: DictionaryArray
         return dict(out, **{k: v for k, v in _column_statistics(values).items() if k != "null_count"})
     dtype = _physical(t)
     if dtype is not None:
@@ -110,17 +129,18 @@ def _column_statistics(col) -> dict:
     return out
 
 
-def batch_statistics(batch) -> dict:
+def batch_statistics(batch: RecordBatch) -> Statistics:
     """The statistics of an arrowipc RecordBatch (the JSON document described above)."""
     names = batch.schema.names
-    columns = {}
+    columns: dict[str, Statistics] = {}
     for name, col in zip(names, batch.columns):
         if names.count(name) == 1:
             columns[name] = _column_statistics(col)
     return {"version": VERSION, "rows": batch.num_rows, "columns": columns}
 
 
-def statistics_metadata(batch, custom_metadata=None, stats: dict | None = None) -> dict:
+def statistics_metadata(batch: RecordBatch, custom_metadata: Mapping[Any, Any] | None = None,
+                        stats: Statistics | None = None) -> dict[Any, Any]:
     """`custom_metadata` (a mapping or None) with the batch's statistics (`stats`, computed
     when not given) added under KEY."""
     out = dict(custom_metadata or {})
@@ -129,23 +149,24 @@ def statistics_metadata(batch, custom_metadata=None, stats: dict | None = None) 
     return out
 
 
-def _is_decimal(t) -> bool:
+def _is_decimal(t: DataType) -> bool:
     while t.name.startswith("dictionary"):
-        t = t.value_type
+        t = t.value_type  # type: ignore[attr-defined]  # a dictionary type: DictionaryType
     return t.name.startswith("decimal")
 
 
 class FileSummary:
     """Folds the statistics of a file's batches, in order, into the footer's summary document."""
 
-    def __init__(self, schema):
+    def __init__(self, schema: Schema) -> None:
         # decimals are JSON strings compared as numbers; every other string compares as text
         self._decimal = {f.name for f in schema if _is_decimal(f.type)}
         self._batch_rows: list[int] = []
-        self._columns: dict[str, dict] = {}
-        self._unbounded: dict[str, set] = {}     # column -> {"min", "max"} a batch left out
+        self._columns: dict[str, Statistics] = {}
+        self._unbounded: dict[str, set[str]] = {}     # column -> {"min", "max"} a batch left out
 
-    def add(self, stats: dict) -> None:
+    def add(self, stats: Statistics) -> None:
+        """Fold in the statistics of the file's next record batch."""
         rows = stats["rows"]
         first = not self._batch_rows
         self._batch_rows.append(rows)
@@ -158,6 +179,7 @@ class FileSummary:
                 continue                    # no value: says nothing about the bounds
             key = Decimal if name in self._decimal else None
             gone = self._unbounded.setdefault(name, set())
+            pick: Callable[..., Any]
             for bound, pick in (("min", min), ("max", max)):
                 if bound in gone:
                     continue
@@ -173,18 +195,19 @@ class FileSummary:
             for name in [n for n in self._columns if n not in stats["columns"]]:
                 del self._columns[name]
 
-    def document(self) -> dict:
+    def document(self) -> Statistics:
+        """The summary of the batches added so far (the document the module docstring describes)."""
         return {"version": VERSION, "rows": sum(self._batch_rows),
                 "batch_rows": list(self._batch_rows), "columns": self._columns}
 
-    def metadata(self, footer_metadata=None) -> dict:
+    def metadata(self, footer_metadata: Mapping[Any, Any] | None = None) -> dict[Any, Any]:
         """`footer_metadata` (a mapping or None) with the summary added under FILE_KEY."""
         out = dict(footer_metadata or {})
         out[FILE_KEY] = json.dumps(self.document(), separators=(",", ":"))
         return out
 
 
-def _parse(custom_metadata, key: str) -> dict | None:
+def _parse(custom_metadata: Mapping[Any, Any] | None, key: str) -> Statistics | None:
     if not custom_metadata:
         return None
     raw = custom_metadata.get(key)
@@ -202,13 +225,13 @@ def _parse(custom_metadata, key: str) -> dict | None:
     return doc
 
 
-def read_statistics(custom_metadata) -> dict | None:
+def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> Statistics | None:
     """The statistics in a batch's custom metadata (bytes or str keys), None when absent or of an
     unknown version or malformed (files written by others read as before)."""
     return _parse(custom_metadata, KEY)
 
 
-def file_statistics(reader) -> dict | None:
+def file_statistics(reader: RecordBatchFileReader) -> Statistics | None:
     """The footer's summary of a RecordBatchFileReader's statistics, None when the footer has
     none, or one that does not describe this file's record batches."""
     doc = _parse(reader.metadata, FILE_KEY)
@@ -221,11 +244,11 @@ def file_statistics(reader) -> dict | None:
     return doc
 
 
-def _all_match(stats, filters) -> bool:
+def _all_match(stats: Statistics | None, filters: Iterable[Sequence[Any]]) -> bool:
     return all(might_match(stats, *f) for f in filters)
 
 
-def matching_batches(reader, filters) -> list[int]:
+def matching_batches(reader: RecordBatchFileReader, filters: Iterable[Sequence[Any]]) -> list[int]:
     """Indices of the record batches of a RecordBatchFileReader that may hold a row passing every
     filter, each `(column, op, value)` as might_match takes them (`("a", "is_null")` needs no
     value). The footer's summary rules out the whole file first; then each batch's statistics
@@ -244,7 +267,7 @@ def matching_batches(reader, filters) -> list[int]:
     return out
 
 
-def might_match(stats: dict | None, column: str, op: str, value=None) -> bool:
+def might_match(stats: Statistics | None, column: str, op: str, value: Any = None) -> bool:
     """Whether a batch with `stats` may hold a row where `column op value` holds.
 
     op: "==", "<", "<=", ">", ">=", "in" (value: a collection), "is_null", "not_null". False only

@@ -30,12 +30,27 @@ from .format import SPARSE_INDEX_NAMES as _SPARSE_INDEX_NAMES
 from .message import read_message_from
 from .filesystems import open_reading
 
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+    import numpy as np
+
+    from .._core.buffer import Buffer
+    from ._flatbuf import FlatTable
+    from .metadata import Builder
+
+    # a Tensor, a pyarrow.Tensor, a numpy array, or a sparse tensor (arrowipc's or pyarrow's)
+    TensorLike = Any
+    Span = tuple[int, int]          # (offset, length) of a buffer in a message body
+
 
 __all__ = ["decode_sparse_tensor", "decode_tensor", "encode_sparse_tensor_message",
            "encode_tensor_message", "get_tensor_size", "read_tensor", "write_tensor"]
 
 
-def _as_tensor(tensor) -> Tensor:
+def _as_tensor(tensor: TensorLike) -> Tensor:
     if isinstance(tensor, Tensor):
         return tensor
     if hasattr(tensor, "to_numpy") and hasattr(tensor, "dim_names"):    # pyarrow.Tensor
@@ -43,8 +58,9 @@ def _as_tensor(tensor) -> Tensor:
     return Tensor.from_numpy(tensor)
 
 
-def encode_tensor_message(tensor) -> tuple:
-    """(framed metadata padded to a 64-byte boundary, body Buffer) of a Tensor message."""
+def encode_tensor_message(tensor: TensorLike) -> tuple[bytes, Buffer, int]:
+    """(framed metadata padded to a 64-byte boundary, body Buffer, body length) of a Tensor
+    message."""
     t = _as_tensor(tensor)
     b = md._builder()
     type_id, type_off = md._encode_type(b, t.type)
@@ -61,7 +77,7 @@ def encode_tensor_message(tensor) -> tuple:
     b.PrependUOffsetTRelativeSlot(1, type_off, 0)
     b.PrependUOffsetTRelativeSlot(2, shape_off, 0)
     b.PrependUOffsetTRelativeSlot(3, strides_off, 0)
-    tensor_off = b.EndObject()
+    tensor_off: int = b.EndObject()
     body_len = body.size            # unpadded, as pyarrow writes it
     b.StartObject(5)
     b.PrependInt16Slot(0, METADATA_V5, 0)
@@ -76,16 +92,17 @@ def encode_tensor_message(tensor) -> tuple:
 
 
 
-def _prepend_buffer(b, offset: int, length: int) -> None:
+def _prepend_buffer(b: Builder, offset: int, length: int) -> None:
     """A Buffer struct (offset, length), built back to front as flatbuffers does."""
     b.Prep(8, 16)
     b.PrependInt64(length)
     b.PrependInt64(offset)
 
 
-def _shape_vector(b, shape, dim_names) -> int:
+def _shape_vector(b: Builder, shape: Sequence[int], dim_names: Sequence[str | None] | None
+                  ) -> int:
     names = [b.CreateString(n) if n else None for n in (dim_names or [None] * len(shape))]
-    dims = []
+    dims: list[int] = []
     for size, name in zip(shape, names):
         b.StartObject(2)
         b.PrependInt64Slot(0, size, 0)
@@ -95,21 +112,23 @@ def _shape_vector(b, shape, dim_names) -> int:
     return md._offsets_vector(b, dims)
 
 
-def _common_dtype(arrays):
+def _common_dtype(arrays: Sequence[np.ndarray[Any, Any]]) -> np.dtype[Any]:
     """One integer dtype for a list of index arrays (int64 unless they already agree)."""
     import numpy as np
     kinds = {a.dtype for a in arrays}
     return kinds.pop() if len(kinds) == 1 else np.dtype(np.int64)
 
 
-def encode_sparse_tensor_message(tensor) -> tuple:
+def encode_sparse_tensor_message(tensor: TensorLike
+                                 ) -> tuple[bytes, list[np.ndarray[Any, Any] | bytes], int]:
     """(framed metadata padded to a 64-byte boundary, list of body chunks, body length) of a
     SparseTensor message."""
     import numpy as np
     sp = _as_sparse(tensor)
-    chunks, pos = [], 0
+    chunks: list[np.ndarray[Any, Any] | bytes] = []
+    pos = 0
 
-    def body_buffer(arr, dtype=None):
+    def body_buffer(arr: Any, dtype: np.dtype[Any] | None = None) -> Span:
         nonlocal pos
         raw = np.ascontiguousarray(arr, dtype=dtype).reshape(-1).view(np.uint8)
         span = (pos, raw.size)
@@ -120,7 +139,7 @@ def encode_sparse_tensor_message(tensor) -> tuple:
         pos += raw.size + pad
         return span
 
-    def int_table(dtype):
+    def int_table(dtype: np.dtype[Any]) -> int:
         return md._encode_type(b, tensor_type_of(np.dtype(dtype)))[1]
 
     b = md._builder()
@@ -160,7 +179,7 @@ def encode_sparse_tensor_message(tensor) -> tuple:
         ptr_spans = [body_buffer(p, ptr_dtype) for p in sp._indptr]
         ind_spans = [body_buffer(x, ind_dtype) for x in sp._indices]
         ptr_type, ind_type = int_table(ptr_dtype), int_table(ind_dtype)
-        vectors = []
+        vectors: list[int] = []
         for spans in (ptr_spans, ind_spans):
             b.StartVector(16, len(spans), 8)
             for span in reversed(spans):
@@ -201,7 +220,8 @@ def encode_sparse_tensor_message(tensor) -> tuple:
     return CONTINUATION + struct.pack("<i", len(meta)) + meta, chunks, pos
 
 
-def _encode_any(tensor) -> tuple:
+def _encode_any(tensor: TensorLike
+                ) -> tuple[bytes, Sequence[np.ndarray[Any, Any] | bytes | Buffer], int]:
     """(head, body chunks, body length) of a Tensor or a SparseTensor message."""
     if isinstance(tensor, _SparseTensor) or type(tensor).__name__.startswith("Sparse"):
         return encode_sparse_tensor_message(tensor)
@@ -209,7 +229,7 @@ def _encode_any(tensor) -> tuple:
     return head, [body] if body.size else [], body_len
 
 
-def write_tensor(tensor, dest) -> int:
+def write_tensor(tensor: TensorLike, dest: Any) -> int:
     """Write `tensor` to the file-like `dest` as one message; the number of bytes written.
 
     A Tensor, a pyarrow.Tensor or a numpy array becomes a Tensor message; a sparse tensor
@@ -220,19 +240,19 @@ def write_tensor(tensor, dest) -> int:
     written = 0
     for chunk in chunks:
         dest.write(chunk)
-        written += memoryview(chunk).nbytes
+        written += memoryview(chunk).nbytes  # type: ignore[arg-type]  # Buffer: buffer protocol
     if body_len > written:
         dest.write(bytes(body_len - written))
     return len(head) + body_len
 
 
-def get_tensor_size(tensor) -> int:
+def get_tensor_size(tensor: TensorLike) -> int:
     """Bytes write_tensor would write for `tensor` (dense or sparse)."""
     head, _, body_len = _encode_any(tensor)
     return len(head) + body_len
 
 
-def read_tensor(source):
+def read_tensor(source: Any) -> Tensor | _SparseTensor:
     """The tensor of the message at the start of `source` (bytes, a buffer, a path or a
     file-like object, left positioned after the message): a Tensor for a Tensor message, the
     sparse tensor class of its index for a SparseTensor message. Values are views of the body."""
@@ -240,6 +260,7 @@ def read_tensor(source):
     if msg is None:
         raise EOFError("read_tensor: expected a tensor message, found the end of the stream")
     where = f"tensor message at byte {max(msg.offset, 0)}"
+    assert msg.body is not None                     # read_message_from always reads the body
     if msg.header_type == HEADER_SPARSE_TENSOR:
         return decode_sparse_tensor(msg.header, msg.body, where)
     if msg.header_type != HEADER_TENSOR:
@@ -247,7 +268,7 @@ def read_tensor(source):
     return decode_tensor(msg.header, msg.body, where)
 
 
-def _value_type(t, where: str) -> T.DataType:
+def _value_type(t: FlatTable, where: str) -> T.DataType:
     """The value type in slots 0-1 (a union): fixed-width numbers only."""
     type_id = t.uint8(0)
     dtype = md._decode_type(type_id, t.table(1, "Type"), [], where)
@@ -257,7 +278,7 @@ def _value_type(t, where: str) -> T.DataType:
     return dtype
 
 
-def _shape_of(t, slot: int, where: str) -> tuple:
+def _shape_of(t: FlatTable, slot: int, where: str) -> tuple[list[int], list[str]]:
     """(shape, names) of the TensorDim vector in `slot`, the dimension count limited first."""
     n_dims = t.vector_length(slot)
     if n_dims > MAX_TENSOR_DIMENSIONS:
@@ -271,7 +292,7 @@ def _shape_of(t, slot: int, where: str) -> tuple:
     return shape, names
 
 
-def decode_tensor(t, body, where: str) -> Tensor:
+def decode_tensor(t: FlatTable, body: Buffer, where: str) -> Tensor:
     """A Tensor from a Tensor table and its message body, every claim checked against the body."""
     dtype = _value_type(t, where)
     shape, names = _shape_of(t, 2, where)
@@ -298,7 +319,7 @@ def decode_tensor(t, body, where: str) -> Tensor:
                         names if any(names) else None)
 
 
-def _buffer_span(span, body, where: str, what: str) -> tuple:
+def _buffer_span(span: Sequence[int] | None, body: Buffer, where: str, what: str) -> Span:
     """(offset, length) of a Buffer struct, checked to lie inside the body."""
     if span is None:
         raise ArrowInvalid(f"{where}: the {what} is missing")
@@ -310,7 +331,8 @@ def _buffer_span(span, body, where: str, what: str) -> tuple:
     return offset, length
 
 
-def _body_array(body, span, dtype, count, where: str, what: str):
+def _body_array(body: Buffer, span: Sequence[int] | None, dtype: np.dtype[Any],
+                count: int | None, where: str, what: str) -> np.ndarray[Any, Any]:
     """`count` values of `dtype` from a body buffer (a view); count=None takes all whole values.
     The bytes are checked before anything is made, so a header cannot make us allocate."""
     import numpy as np
@@ -326,10 +348,13 @@ def _body_array(body, span, dtype, count, where: str, what: str):
                            f"({count * width} bytes) but has {length} bytes")
     if count == 0:
         return np.empty(0, dtype=dtype)
-    return np.frombuffer(body.slice(offset, count * width), dtype=dtype, count=count)
+    # a Buffer is read through the buffer protocol, which numpy's stubs do not name
+    values: np.ndarray[Any, Any] = np.frombuffer(
+        body.slice(offset, count * width), dtype=dtype, count=count)  # type: ignore[call-overload]
+    return values
 
 
-def _index_dtype(idx, slot: int, where: str, what: str):
+def _index_dtype(idx: FlatTable, slot: int, where: str, what: str) -> np.dtype[Any]:
     """The numpy dtype of an Int table naming an index type."""
     t = idx.table(slot, "Int")
     if t is None:
@@ -337,10 +362,11 @@ def _index_dtype(idx, slot: int, where: str, what: str):
     return numpy_dtype_of(md._decode_type(TYPE_INT, t, [], where))
 
 
-def decode_sparse_tensor(t, body, where: str):
+def decode_sparse_tensor(t: FlatTable, body: Buffer, where: str) -> _SparseTensor:
     """A sparse tensor from a SparseTensor table and its message body, every claim checked."""
     import numpy as np
     dtype = _value_type(t, where)
+    names: list[str] | None
     shape, names = _shape_of(t, 2, where)
     names = names if any(names) else None
     if not shape:
@@ -377,7 +403,8 @@ def decode_sparse_tensor(t, body, where: str):
             raise ArrowInvalid(f"{where}: {nnz}x{ndim} COO indices with strides {strides} "
                                f"reach byte {reach} but the indices buffer has {length} bytes")
         if nnz:
-            flat = np.frombuffer(body.slice(offset, length - length % w), dtype=ind)
+            flat = np.frombuffer(  # type: ignore[call-overload]  # Buffer: buffer protocol
+                body.slice(offset, length - length % w), dtype=ind)
             coords = np.lib.stride_tricks.as_strided(flat, (nnz, ndim), tuple(strides),
                                                      writeable=False)
         else:
@@ -407,8 +434,8 @@ def decode_sparse_tensor(t, body, where: str):
     order = idx.int32s(4) if idx.has(4) else []
     if len(order) != ndim:
         raise ArrowInvalid(f"{where}: CSF axisOrder has {len(order)} entries, expected {ndim}")
-    indptr = [_body_array(body, s, ptr_dtype, None, where, f"CSF indptr buffer {i}")
-              for i, s in enumerate(spans[0])]
-    indices = [_body_array(body, s, ind_dtype, None, where, f"CSF indices buffer {i}")
-               for i, s in enumerate(spans[1])]
-    return SparseCSFTensor._make(data, indptr, indices, shape, order, names, where)
+    level_indptr = [_body_array(body, s, ptr_dtype, None, where, f"CSF indptr buffer {i}")
+                    for i, s in enumerate(spans[0])]
+    level_indices = [_body_array(body, s, ind_dtype, None, where, f"CSF indices buffer {i}")
+                     for i, s in enumerate(spans[1])]
+    return SparseCSFTensor._make(data, level_indptr, level_indices, shape, order, names, where)

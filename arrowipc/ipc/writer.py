@@ -249,7 +249,7 @@ class EncodedMessage(NamedTuple):
     dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
     # [(offset, length)] of the body buffers, as the header lists them (a sender that places
     # buffers itself, like the dissociated server, needs them without decoding the header)
-    spans: list | None = None
+    spans: list[tuple[int, int]] | None = None
 
 
 class MessageEncoder:
