@@ -57,10 +57,10 @@ def test_a_compressed_batch_is_flattened_once(compression, monkeypatch):
         return real_flatten(*args, **kwargs)
 
     def checking_encode(columns, num_rows, alignment, version, md_bytes, codec, legacy,
-                        compress, flat=None, compressed=None):
+                        compress, flat=None, compressed=None, spans_out=None):
         encoded_with_flat.append(flat is not None)     # None would flatten a second time inside
         return real_encode(columns, num_rows, alignment, version, md_bytes, codec, legacy,
-                           compress, flat, compressed)
+                           compress, flat, compressed, spans_out)
 
     monkeypatch.setattr(writer_module, "flatten_columns", counting_flatten)
     monkeypatch.setattr(writer_module, "encode_record_batch", checking_encode)
