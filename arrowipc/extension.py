@@ -16,12 +16,21 @@ from .types import (DataType, ExtensionType, FixedSizeListType, ListType, Struct
 
 __all__ = ["apply_extension_metadata", "bool8", "CANONICAL_NAMES", "CanonicalExtensionType",
            "check_canonical", "EXTENSION_METADATA_KEYS", "EXTENSION_NAME_KEYS", "json_",
-           "register_extension_type", "unregister_extension_type", "uuid"]
+           "register_extension_type", "registry_generation", "unregister_extension_type",
+           "uuid"]
 
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
 
 _registry: dict[str, ExtensionType | type[ExtensionType]] = {}
+_registry_generation = 0      # bumped by every (un)registration: decoded-schema caches key on it
+
+
+def registry_generation() -> int:
+    """A number that changes whenever an extension type is registered or unregistered, so a
+    cache of decoded schemas (whose types depend on the registry) knows when to stop trusting
+    its entries."""
+    return _registry_generation
 
 
 class CanonicalExtensionType(ExtensionType):
@@ -45,14 +54,18 @@ def register_extension_type(ext_type: ExtensionType | type[ExtensionType]) -> No
         raise ArrowTypeError("extension types need a non-empty `extension_name`")
     if name in _registry:
         raise ArrowKeyError(f"an extension type named {name!r} is already registered")
+    global _registry_generation
     _registry[name] = ext_type
+    _registry_generation += 1
 
 
 def unregister_extension_type(name: str) -> None:
     """Forget the extension type registered as `name` (ArrowKeyError if none is)."""
     if name not in _registry:
         raise ArrowKeyError(f"no extension type named {name!r} is registered")
+    global _registry_generation
     del _registry[name]
+    _registry_generation += 1
 
 
 def _json_object(name: str, serialized: bytes, where: str, required: bool) -> dict[str, Any]:

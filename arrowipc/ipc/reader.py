@@ -26,6 +26,7 @@ from .._core.buffer import Buffer, allocate_buffer
 from ._flatbuf import root_table
 from ._framing import read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
+from ..extension import registry_generation
 from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
 from ..validate import validate_values
@@ -344,9 +345,11 @@ def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
     Schemas, fields and types are immutable, so streams and files that share a schema (the usual
     case in ETL) share one decoded copy instead of rebuilding thousands of Field objects. The
     field count and depth are bounded before anything is built, and re-checked on a cache hit
-    against the current reader's options.
+    against the current reader's options. Registering or unregistering an extension type starts
+    a new generation of entries.
     """
-    key = schema_table.buf.to_pybytes()
+    # the extension registry decides which types the same bytes decode to
+    key = (registry_generation(), schema_table.buf.to_pybytes())
     hit = _SCHEMA_CACHE.get(key)
     if hit is None:
         n_fields, depth = schema_size(schema_table, options.max_fields, options.max_nesting_depth,
