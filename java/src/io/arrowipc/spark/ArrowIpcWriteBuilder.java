@@ -306,11 +306,16 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     TaskWriter(Settings s, int partitionId, long taskId) {
       this.s = s;
       String dir = s.out.child(s.jobDir(), "attempt-" + taskId);
-      if (!s.out.isDirectory(s.jobDir())) {
+      // The job's directory holds the driver file from setup until commit or abort removes the
+      // whole tree; a task makes only its own directory and files, never their parents.
+      if (!s.out.mkdir(dir) || !s.out.exists(s.out.child(s.jobDir(), DRIVER))) {
+        // aborted meanwhile (a Hadoop mkdirs may just have made the job's directory again)
+        s.out.remove(dir);
+        s.out.removeIfEmpty(s.jobDir());
+        s.out.removeIfEmpty(s.temporary());
         throw new IpcException("arrowipc: the write job " + s.jobId + " was aborted (its directory "
             + s.jobDir() + " is gone); this task writes nothing");
       }
-      s.out.mkdirs(dir);
       this.name = String.format("part-%05d-%s%s", partitionId, s.jobId, s.extension);
       this.file = s.out.child(dir, name);
       this.alloc = ArrowUtils.rootAllocator().newChildAllocator("arrowipc-write-" + taskId, 0, Long.MAX_VALUE);

@@ -68,13 +68,20 @@ abstract class Outputs implements Serializable {
   /** Create a directory and its parents; false when it is not there afterwards. */
   abstract boolean mkdirs(String path);
 
+  /**
+   * Create one directory inside an existing one; false when the parent is missing. Tasks use
+   * this, so that a task still finishing after its job was aborted cannot bring the job's
+   * directory back.
+   */
+  abstract boolean mkdir(String path);
+
   /** The names in a directory (empty when it is not one). */
   abstract List<String> list(String dir);
 
   /** The names of the directories in a directory. */
   abstract List<String> listDirectories(String dir);
 
-  /** A new file (replacing one there). */
+  /** A new file (replacing one there) in an existing directory: parents are never created. */
   abstract OutputStream create(String path) throws IOException;
 
   /** A channel over a stream from create(): Arrow's writers write through channels. */
@@ -123,6 +130,12 @@ abstract class Outputs implements Serializable {
     boolean mkdirs(String path) {
       File f = new File(path);
       return f.mkdirs() || f.isDirectory();
+    }
+
+    @Override
+    boolean mkdir(String path) {
+      File f = new File(path);
+      return f.mkdir() || f.isDirectory();     // mkdir() fails when the parent is missing
     }
 
     @Override
@@ -245,6 +258,15 @@ abstract class Outputs implements Serializable {
       }
     }
 
+    @Override
+    boolean mkdir(String path) {
+      // A FileSystem has no single-level mkdir: look at the parent first. The window left
+      // between the look and mkdirs is closed by the caller (TaskWriter checks the job's
+      // driver file afterwards), and create() never makes parents.
+      if (!isDirectory(new Path(path).getParent().toString())) return false;
+      return mkdirs(path);
+    }
+
     private List<String> names(String dir, boolean directoriesOnly) {
       List<String> out = new ArrayList<>();
       try {
@@ -271,7 +293,18 @@ abstract class Outputs implements Serializable {
 
     @Override
     OutputStream create(String path) throws IOException {
-      return fs().create(new Path(path), true);
+      Path p = new Path(path);
+      try {
+        return fs().createFile(p).overwrite(true).build();   // the builder's default: non-recursive
+      } catch (IOException e) {
+        // FileSystems without createNonRecursive say so; create after checking the parent instead
+        String m = e.getMessage();
+        if (m == null || !m.startsWith("createNonRecursive unsupported")) throw e;
+        if (!isDirectory(p.getParent().toString())) {
+          throw new java.io.FileNotFoundException("the directory of " + path + " does not exist");
+        }
+        return fs().create(p, true);
+      }
     }
 
     @Override
