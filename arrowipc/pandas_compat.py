@@ -504,7 +504,8 @@ class _Converter:
     # -- categoricals ---------------------------------------------------------------------------
     def categorical(self, chunks: list[ArrayData], st: DictionaryType) -> Any:
         np, pd = self.np, self.pd
-        dicts = [d.dictionary for d in chunks if d.length]
+        # an empty column still has its categories (pyarrow's too): then the first chunk's
+        dicts = [d.dictionary for d in chunks if d.length] or [d.dictionary for d in chunks[:1]]
         if any(x is None for x in dicts):
             raise ArrowInvalid("dictionary array has no dictionary")
         first = dicts[0] if dicts else None
@@ -1564,11 +1565,8 @@ def _from_arrow_exporter(obj: Any, type: Any, keep_chunks: bool = False) -> Any:
     ca = chunked_array(obj)
     if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
         return [c.data for c in ca.chunks]
-    if len(ca.chunks) == 1:
-        data = ca.chunks[0].data
-    else:
-        from .concat import concat_array_data
-        data = concat_array_data([c.data for c in ca.chunks])
+    # combine_chunks also covers zero chunks (pandas backs an empty column with none)
+    data = ca.chunks[0].data if len(ca.chunks) == 1 else ca.combine_chunks().data
     return _cast_if_needed(data, type, True)
 
 
@@ -1722,7 +1720,11 @@ def _categorical_data(pd: Any, np: Any, values: Any, type: Any, safe: Any) -> Ar
     from . import types as T
     codes = np.asarray(values.codes)
     cats = values.categories
-    cat_data = series_to_array_data(pd.Series(cats, copy=False), None, safe)
+    if len(cats) == 0 and isinstance(cats.dtype, pd.StringDtype):
+        # pyarrow infers no type from no string categories (non-empty ones are large_string)
+        cat_data = series_to_array_data(np.array([], dtype=object), None, safe)
+    else:
+        cat_data = series_to_array_data(pd.Series(cats, copy=False), None, safe)
     index_type = _numpy_type(np, codes.dtype)
     validity, nulls = _k.sentinel_validity(np.ascontiguousarray(codes), -1)
     t = T.dictionary(index_type, cat_data.type, bool(values.ordered))

@@ -43,7 +43,7 @@ def table_to_pandas(self: Table, memory_pool: object = None, categories: list[st
     afterwards (as in pyarrow)."""
     opts = _options(locals())
     from ._upcalls import table_to_dataframe
-    batches = self.to_batches()
+    batches = list(self._batches)      # all of them: an empty one still carries dictionaries
     columns = [[b._columns[i] for b in batches] for i in range(self.num_columns)]
     num_rows = self.num_rows
     if not self_destruct:

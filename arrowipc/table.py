@@ -576,6 +576,10 @@ def _aligned_chunks(chunked: list[ChunkedArray]) -> Iterator[list[Array]]:
             pos += len(c)
             seen.add(pos)
     bounds = sorted(b for b in seen if b > 0)
+    if not bounds and all(ca.chunks for ca in chunked):
+        # no rows: one empty batch, as pyarrow keeps its empty chunks (and their dictionaries)
+        yield [ca.chunks[0] for ca in chunked]
+        return
     start = 0
     for end in bounds:
         yield [_chunked_slice(ca, start, end - start) for ca in chunked]
