@@ -1043,8 +1043,8 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     for i in data_idx:
         f = fields[i]
         chunks = columns[i]
-        cat = opts.strings_to_categorical and _storage(f.type).kind in _STRING_KINDS and \
-            getattr(_storage(f.type), "is_utf8", False)
+        # pyarrow's rule: every string and binary layout (views too), not fixed-size binary
+        cat = opts.strings_to_categorical and _storage(f.type).kind in _STRING_KINDS
         cat = cat or f.name in categories
         e = ext.get(f.name)
         if e is None and not cat and conv.uses_string_dtype and \
@@ -1182,7 +1182,7 @@ def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOption
     if opts.types_mapper is not None:
         e = _mapped(opts.types_mapper, t)
     is_str = st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)
-    cat = opts.strings_to_categorical and is_str
+    cat = opts.strings_to_categorical and st.kind in _STRING_KINDS
     if e is None and is_str and not cat and conv.uses_string_dtype and \
             not isinstance(t, ExtensionType):
         e = conv.string_dtype()

@@ -94,6 +94,18 @@ def test_options_match_pyarrow(options):
     assert_converts_like_pyarrow(ours(expected_table), expected_table, **options)
 
 
+def test_strings_to_categorical_takes_every_binary_layout():
+    # pyarrow encodes binary, large and view layouts too; fixed-size binary stays objects
+    t = pa.table({"s": pa.array(["x", None, "y", "x"]), "b": pa.array([b"x", None, b"y", b"x"]),
+                  "lb": pa.array([b"p", b"q", None, b"p"], pa.large_binary()),
+                  "sv": pa.array(["a", "b", "a", None], pa.string_view()),
+                  "bv": pa.array([b"a", b"b", b"a", None], pa.binary_view()),
+                  "fsb": pa.array([b"ab", b"cd", None, b"ab"], pa.binary(2))})
+    got = ours(t).to_pandas(strings_to_categorical=True)
+    assert [str(d) for d in got.dtypes] == ["category"] * 5 + ["object"]
+    assert_same(got, t.to_pandas(strings_to_categorical=True))
+
+
 def test_coerce_temporal_nanoseconds_in_range():
     t = pa.table({"t": pa.array([0, None, 1_700_000_000_000], pa.timestamp("ms", "UTC")),
                   "d": pa.array([5, None, -3], pa.duration("s")),
