@@ -463,7 +463,8 @@ class _WriterBase:
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             tbl = unify_table_dictionaries(tbl)
-        batches = tbl.to_batches(max_chunksize)
+        # pyarrow's writers take a chunk size of 0 or less as "no limit"
+        batches = tbl.to_batches(max_chunksize if max_chunksize and max_chunksize > 0 else None)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
             try:
                 self._write_batches_compressed_together(batches)
