@@ -35,8 +35,8 @@ from .dictionary import DictionaryMemo
 from .filesystems import open_reading
 from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
-from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
-                      read_message_header)
+from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
+                      read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource
@@ -1049,7 +1049,7 @@ class _BoundedSource:
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
                      ) -> Message:
     """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
-    msg = obj if isinstance(obj, Message) else read_message_from(open_reading(obj))
+    msg = obj if isinstance(obj, Message) else read_first_message(obj)
     if msg is None:
         raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
     if msg.header_type != header_type:

@@ -240,6 +240,19 @@ def test_position_follows_the_object_without_readinto():
     assert bytes(target) == bytes(range(10, 15)) and source.pos == f.tell() == 15
 
 
+def test_one_message_readers_close_the_connection_they_open(monkeypatch):
+    from arrowipc.ipc import sources
+    closed = []
+    close = sources.FileSource.close
+    monkeypatch.setattr(sources.FileSource, "close",
+                        lambda self: (closed.append(self.owns), close(self)))
+    url = "memory://remote-tests/schema.bin"
+    fsspec.filesystem("memory").pipe(url, wide_table().schema.serialize().to_pybytes())
+    assert ipc.read_schema(url).names == wide_table().schema.names
+    assert ipc.read_message(url).type == "schema"
+    assert closed == [True, True]
+
+
 def test_file_url_and_pyarrow_filesystem(tmp_path):
     import pyarrow.fs as pa_fs
     table = arrowipc.table(wide_table())
