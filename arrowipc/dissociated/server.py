@@ -687,15 +687,11 @@ class _Outbox:
             return
         frames, self.frames, self.weight = self.frames, [], 0
         sealed = self.arena.seal_pending() if self.arena is not None else []
-        try:
-            fd = None
-            if sealed:
-                for payload, seg_fd in sealed[:-1]:
-                    self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
-                payload, fd = sealed[-1]
-                frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
-            self.transport.send_frames(frames, fd)
-        finally:
-            for _, seg_fd in sealed:
-                os.close(seg_fd)
+        fd = None
+        if sealed:
+            for payload, seg_fd in sealed[:-1]:
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
+            payload, fd = sealed[-1]
+            frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
+        self.transport.send_frames(frames, fd)
 

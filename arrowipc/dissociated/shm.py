@@ -87,7 +87,7 @@ class Block:
 
 
 class _Segment:
-    __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live", "bodies")
+    __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live", "bodies", "sealed")
 
     def __init__(self, segment_id: int, size: int, mapping: Mapping | None, path: str | None,
                  fd: int | None) -> None:
@@ -96,9 +96,12 @@ class _Segment:
         self.mapping = mapping            # None in a sealed arena (written with pwritev)
         self.free = [[0, size]]           # sorted [offset, size] ranges
         self.path = path
-        self.fd = fd                      # kept open until a write-sealed segment is announced
+        # a sealed arena's segments keep their descriptor until dropped: the last reference to
+        # the memory goes here, so freeing its pages is the server's work, not the client's
+        self.fd = fd
         self.live = 0                     # blocks allocated in it and not yet released
         self.bodies = 0                   # bodies handed out from it (a sealed segment's count)
+        self.sealed = False               # write-sealed and announced (a sealed arena's)
 
     def take(self, size: int) -> int | None:
         for i, (off, n) in enumerate(self.free):
@@ -190,6 +193,7 @@ class SharedArena:
         self.segments: dict[int, _Segment] = {}
         self._open: _Segment | None = None         # sealed: the segment bodies go into now
         self._unsealed: list[_Segment] = []        # sealed: full, waiting for seal_pending
+        self._closing: list[int] = []              # descriptors of segments dropped by free()
         self.next_id = 0
         self.by_address: dict[int, Block] = {}     # handed-out address -> Block
         self.blocks: set[Block] = set()            # blocks not yet fully freed
@@ -274,31 +278,26 @@ class SharedArena:
     def seal_pending(self) -> list[tuple[bytes, int]]:
         """Seal every segment holding bodies not yet announced: (segment frame payload,
         descriptor) for each, in order; the caller sends each payload with its descriptor
-        before any frame naming those bodies, then closes the descriptor. The segment is cut to
-        the bytes used, and F_SEAL_WRITE is granted because nothing ever mapped it writable."""
+        before any frame naming those bodies (the descriptor stays the arena's). The segment is
+        cut to the bytes used, and F_SEAL_WRITE is granted because nothing ever mapped it
+        writable."""
+        out: list[tuple[bytes, int]] = []
         with self.lock:
             pending = self._unsealed
             if self._open is not None and self._open.live:
                 pending.append(self._open)
                 self._open = None
             self._unsealed = []
-            fds = []
             for seg in pending:
-                fds.append(seg.fd)
-                seg.fd = None                     # from now on its last free drops it
-                if seg.live == 0 and seg.id in self.segments:    # freed already (by a guess)
+                fd = seg.fd
+                assert fd is not None and not seg.sealed, "sealed once, with its descriptor"
+                seg.sealed = True                 # from now on its last free drops it
+                if seg.live == 0:                 # freed already, by a client that guessed
                     self._drop_segment(seg)
-        out: list[tuple[bytes, int]] = []
-        try:
-            for seg, fd in zip(pending, fds):
-                assert fd is not None, "an unsealed segment keeps its descriptor"
+                    continue
                 os.ftruncate(fd, seg.size)
                 fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
                 out.append((tp.segment_payload(seg.id, seg.size, bodies=max(seg.bodies, 1)), fd))
-        except BaseException:
-            for fd in fds:
-                os.close(fd)
-            raise
         return out
 
     def _new_block(self, seg: _Segment, off: int, size: int) -> Block:
@@ -353,17 +352,14 @@ class SharedArena:
         if seg.mapping is not None:
             seg.mapping.write_parts(block.offset, parts)
             return
-        assert seg.fd is not None, "a sealed arena writes only into unsealed segments"
+        assert seg.fd is not None and not seg.sealed, "a sealed arena writes only unsealed ones"
         _pwrite_all(seg.fd, block.offset, parts)
 
     def publish(self) -> None:
         """Seal and announce every segment with bodies not yet announced (when there is no
         send path to do it before the body frames: the server's test hook)."""
         for payload, fd in self.seal_pending():
-            try:
-                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
-            finally:
-                os.close(fd)
+            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
 
     def hand_out(self, block: Block, addresses: Iterable[int], sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""
@@ -399,6 +395,9 @@ class SharedArena:
                 block.pending.discard(a)
                 if not block.pending:
                     self._release(block)
+            closing, self._closing = self._closing, []
+        for fd in closing:          # frees the pages: not while the worker waits for the lock
+            os.close(fd)
 
     def _release(self, block: Block) -> None:
         self.blocks.discard(block)
@@ -412,7 +411,10 @@ class SharedArena:
         assert seg is not None
         seg.live -= 1
         if self.sealed:
-            if seg.live == 0 and seg.fd is None:    # announced, and its last body is gone
+            if seg.live == 0 and seg.sealed:        # announced, and its last body is gone
+                if seg.fd is not None:
+                    self._closing.append(seg.fd)    # closed once the lock is let go
+                    seg.fd = None
                 self._drop_segment(seg)
         else:
             seg.give(block.offset, block.size)
@@ -464,6 +466,9 @@ class SharedArena:
             self.closed = True
             self.by_address.clear()
             self._open, self._unsealed = None, []
+            for fd in self._closing:
+                os.close(fd)
+            self._closing = []
             for seg in list(self.segments.values()):
                 self._drop_segment(seg)
             self.freed.notify_all()
