@@ -65,6 +65,20 @@ def test_one_sealed_segment_holds_many_bodies_handed_out_zero_copy():
             wait_until(lambda: s.stats()["shared_bytes"] == 0, what="the segment dropped")
 
 
+def test_segment_size_splits_one_send_into_several_sealed_segments():
+    """Two 64 KiB bodies fill a 128 KiB segment: the eight bodies of one send go out in four
+    segments, all announced before the bodies that name them."""
+    with DissociatedServer(ints, body_mode="shared", seal_segments=True,
+                           segment_size=128 << 10) as s:
+        with connect(s.uri, b"ints", timeout=TIMEOUT) as reader:
+            batches = list(reader)
+            per_batch = [{mapping_of(buf.address)[:2] for buf in body_buffers(b)}
+                         for b in batches]
+            assert all(len(m) == 1 for m in per_batch)
+            assert len(set.union(*per_batch)) == 4
+            assert pa.Table.from_batches([pa.record_batch(b) for b in batches]).equals(INTS)
+
+
 def test_the_server_cannot_write_a_segment_once_it_is_announced():
     """Once announced, the segment's bytes are final: writing through the descriptor the server
     keeps, or mapping it writable, fails (the kernel's F_SEAL_WRITE), and the client's views keep
