@@ -40,8 +40,8 @@ __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", 
            "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
            "parse_segment_ack", "peer_pid", "peer_probe_payload", "peer_reply_payload",
            "PREALLOC_LIMIT", "segment_ack_payload", "SEGMENT_FD", "SEGMENT_FD_SINGLE",
-           "SEGMENT_FD_BODIES", "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER", "SocketTransport", "Transport",
-           "TransportClosed"]
+           "SEGMENT_FD_BODIES", "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER",
+           "SocketTransport", "Transport", "TransportClosed"]
 
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16

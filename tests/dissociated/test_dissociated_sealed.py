@@ -54,13 +54,14 @@ def test_one_sealed_segment_holds_many_bodies_handed_out_zero_copy():
             for buf in buffers:
                 assert start <= buf.address and buf.address + buf.size <= end
             exported = pa.record_batch(batches[3])      # pyarrow reads the mapping in place
-            assert exported.column(0).buffers()[1].address == batches[3].column(0).buffers()[1].address
+            ours = batches[3].column(0).buffers()[1]
+            assert exported.column(0).buffers()[1].address == ours.address
             assert pa.Table.from_batches([pa.record_batch(b) for b in batches]).equals(INTS)
             # every body of the segment is placed: the client's table let go of it
             channel = reader._client.channels[0]
             assert channel.segments.mappings == {} and channel.segments.mapped_bytes == 0
             assert s.stats()["blocks_allocated"] == 8
-            del batches, buffers, buf, exported
+            del batches, buffers, buf, exported, ours
             wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="bodies freed")
             wait_until(lambda: s.stats()["shared_bytes"] == 0, what="the segment dropped")
 
