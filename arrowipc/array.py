@@ -201,18 +201,25 @@ def _values_equal(a: list[Any], b: list[Any]) -> bool:
 
 
 class BooleanArray(Array):
+    """An array of booleans, one bit per value."""
     __slots__ = ()
 
 
 class NumericArray(Array):
+    """An array of fixed-width values: integers, floating point numbers, decimals, dates,
+    times, timestamps, durations and intervals."""
     __slots__ = ()
 
 
 class BinaryArray(Array):
+    """An array of variable-length byte strings (binary, large_binary, binary_view); also
+    the base of StringArray."""
     __slots__ = ()
 
     @property
     def offsets(self) -> "Array":
+        """The value offsets of this array's slice as an integer array of length + 1 (int32
+        for binary and string, int64 for the large variants), indexing the whole data buffer."""
         from .types import int32, int64
         t = int32() if self.type.kind == Kind.BINARY else int64()
         d = self.data
@@ -220,22 +227,29 @@ class BinaryArray(Array):
 
 
 class StringArray(BinaryArray):
+    """An array of UTF-8 strings (string, large_string, string_view)."""
     __slots__ = ()
 
 
 class FixedSizeBinaryArray(Array):
+    """An array of byte strings that all have the type's byte width."""
     __slots__ = ()
 
 
 class BaseListArray(Array):
+    """The common base of the list array classes: `values`, `offsets` and `flatten()`."""
     __slots__ = ()
 
     @property
     def values(self) -> Array:
+        """The child array holding the list values, whole: a slice of this array does not
+        slice it (`flatten()` does)."""
         return make_array(self.data.children[0])
 
     @property
     def offsets(self) -> Array:
+        """The list offsets as an integer array (int32, or int64 for the large variants):
+        length + 1 entries for lists, each list's start for list views."""
         from .types import int32, int64
         t = int32() if self.type.kind in (Kind.LIST, Kind.LIST_VIEW) else int64()
         d = self.data
@@ -260,38 +274,48 @@ class BaseListArray(Array):
 
 
 class ListArray(BaseListArray):
+    """An array of variable-size lists with 32-bit offsets."""
     __slots__ = ()
 
 
 class LargeListArray(BaseListArray):
+    """An array of variable-size lists with 64-bit offsets."""
     __slots__ = ()
 
 
 class ListViewArray(BaseListArray):
+    """An array of list views: each list has its own 32-bit offset and size into the
+    child values, which lists may share or visit out of order."""
     __slots__ = ()
 
 
 class LargeListViewArray(BaseListArray):
+    """An array of list views with 64-bit offsets and sizes."""
     __slots__ = ()
 
 
 class FixedSizeListArray(BaseListArray):
+    """An array of lists that all hold the type's `list_size` values."""
     __slots__ = ()
 
 
 class MapArray(ListArray):
+    """An array of maps: each value is a list of key/item entries (a list of structs)."""
     __slots__ = ()
 
     @property
     def keys(self) -> Array:
+        """The keys of every entry of the maps in this array, as one flat array."""
         return self.flatten().field(0)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
     @property
     def items(self) -> Array:
+        """The items of every entry of the maps in this array, as one flat array."""
         return self.flatten().field(1)  # type: ignore[attr-defined, no-any-return]  # a StructArray
 
 
 class StructArray(Array):
+    """An array of structs: one child array per field, all of this array's length."""
     __slots__ = ()
 
     def field(self, i: int | str) -> Array:
@@ -308,6 +332,8 @@ class StructArray(Array):
 
 
 class UnionArray(Array):
+    """An array whose values each come from one of several child arrays (sparse or dense
+    union), chosen by a type code per value."""
     __slots__ = ()
 
     def field(self, i: int) -> Array:
@@ -316,10 +342,12 @@ class UnionArray(Array):
 
 
 class DictionaryArray(Array):
+    """An array of integer indices into a dictionary of values."""
     __slots__ = ()
 
     @property
     def indices(self) -> Array:
+        """The indices into the dictionary, as an integer array with this array's nulls."""
         d = self.data
         return make_array(ArrayData(d.type.index_type, d.length, d.offset, d.null_count,
                                     d.buffers, [], None))
@@ -331,28 +359,36 @@ class DictionaryArray(Array):
 
 
 class RunEndEncodedArray(Array):
+    """An array stored as runs: a run-ends child and a values child holding one value
+    per run."""
     __slots__ = ()
 
     @property
     def run_ends(self) -> Array:
+        """The run-ends child (each run's exclusive end position), as stored: a slice of this
+        array does not slice it."""
         return make_array(self.data.children[0])
 
     @property
     def values(self) -> Array:
+        """The values child, one value per run, as stored (not sliced)."""
         return make_array(self.data.children[1])
 
 
 class ExtensionArray(Array):
+    """An array of an extension type: its values are held as the type's storage type."""
     __slots__ = ()
 
     @property
     def storage(self) -> Array:
+        """The same values as an array of the storage type (a view, no copy)."""
         d = self.data
         return make_array(ArrayData(d.type.storage, d.length, d.offset, d.null_count, d.buffers,
                                     d.children, d.dictionary))
 
 
 class NullArray(Array):
+    """An array of the null type: every value is null and no buffer is stored."""
     __slots__ = ()
 
 

@@ -363,6 +363,7 @@ class _NestedType(DataType):
 
     @property
     def num_fields(self) -> int:
+        """The number of child fields."""
         return len(self._fields)
 
     @property

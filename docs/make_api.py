@@ -13,6 +13,7 @@ import enum
 import importlib
 import inspect
 import os
+import re
 import sys
 import types
 
@@ -79,12 +80,16 @@ def signature(obj) -> str:
         return "(...)"
 
 
+# the signature line Cython puts first in a docstring: `name(args)`, `Class.method(self, args)`,
+# maybe with `-> type`
+EMBEDDED_SIGNATURE = re.compile(r"[\w.]+\(.*\)( -> .+)?")
+
+
 def doc_summary(obj, full: bool = False) -> str:
     # a class's own docstring only: inherited ones would repeat the base class's text
     doc = inspect.cleandoc(obj.__doc__ or "") if inspect.isclass(obj) else inspect.getdoc(obj) or ""
     lines = doc.splitlines()
-    if lines and "(" in lines[0] and lines[0].rstrip().endswith(")") and \
-            lines[0].split("(")[0].strip().isidentifier():
+    if lines and EMBEDDED_SIGNATURE.fullmatch(lines[0].strip()):
         lines = lines[1:]                                   # drop an embedded signature line
     text = "\n".join(lines).strip()
     if not full:
@@ -176,12 +181,37 @@ def render_top_level() -> list:
         for n in members:
             lines += ["#" + line if line.startswith("### ") else line
                       for line in render_object(n, getattr(arrowipc, n))]
+        if title == "Arrays":
+            lines += render_array_classes()
     rest = [n for n in names if n not in placed]
     if rest:
         lines += ["### Other", ""]
         for n in rest:
             lines += ["#" + line if line.startswith("### ") else line
                       for line in render_object(n, getattr(arrowipc, n))]
+    return lines
+
+
+def render_array_classes() -> list:
+    """The Array subclasses arrays are instances of, each with the members it adds."""
+    array_module = importlib.import_module("arrowipc.array")   # arrowipc.array is the function
+    classes = [c for c in vars(array_module).values()
+               if inspect.isclass(c) and issubclass(c, array_module.Array)
+               and c is not array_module.Array and not c.__name__.startswith("_")]
+    lines = ["#### Array classes", "",
+             "Every array is an instance of one of these `Array` subclasses (module "
+             "`arrowipc.array`), chosen by its type; each adds the members listed.", ""]
+    for cls in sorted(classes, key=lambda c: c.__name__):
+        base = cls.__bases__[0].__name__
+        lines.append(f"##### class `{cls.__name__}({base})`")
+        summary = doc_summary(cls)
+        if summary:
+            lines += ["", summary]
+        members = class_members(cls)
+        if members:
+            lines += ["", "| member | kind | what it does |", "| --- | --- | --- |"]
+            lines += [f"| `{m}` | {kind} | {what.replace('|', '/')} |" for m, kind, what in members]
+        lines.append("")
     return lines
 
 

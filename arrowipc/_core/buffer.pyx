@@ -229,9 +229,11 @@ cdef class Buffer:
         return slice_unchecked(self, offset, n)
 
     def to_pybytes(self):
+        """The contents as a new bytes object (a copy)."""
         return (<char*>self.ptr)[:self.size] if self.size else b""
 
     def equals(self, other):
+        """Whether `other` (a Buffer or any bytes-like object) holds the same bytes."""
         cdef Buffer o = other if isinstance(other, Buffer) else py_buffer(other)
         return o.size == self.size and (self.size == 0 or memcmp(o.ptr, self.ptr, self.size) == 0)
 

@@ -8,6 +8,7 @@ possible for inputs whose content the reader would reject. The result is a plain
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING, Any
 
 from .. import types as T
 from ..ipc._batch_decode import buffer_needed_mask, decode_record_batch_header
@@ -19,6 +20,18 @@ from ..ipc.reader import MessageDecoder, RecordBatchFileReader
 from ..ipc.sources import BufferSource, open_source
 from .common import EXIT_OK, Input, human_bytes, json_input, plural
 
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Mapping
+
+    from .._core.buffer import Buffer
+    from ..ipc._batch_decode import RecordBatchHeader
+    from ..ipc.message import Message
+    from ..ipc.sources import FileSource
+
+    Path = tuple[int, ...]                  # child indices from the schema root
+    Report = dict[str, Any]                 # the JSON-ready description `describe` returns
+
 __all__ = ["buffer_sizes", "CODEC_NAMES", "describe", "field_name_at", "metadata_dict",
            "render_text", "run", "schema_dict"]
 
@@ -28,15 +41,16 @@ _I64 = struct.Struct("<q")
 
 # -- what the input is -----------------------------------------------------------------------------
 
-def _child_fields(t: T.DataType) -> list:
+def _child_fields(t: T.DataType) -> list[T.Field]:
     if isinstance(t, T.DictionaryType):
         t = t.value_type
     return list(t.storage_type.fields)
 
 
-def field_name_at(schema: T.Schema, path: tuple) -> str:
+def field_name_at(schema: T.Schema, path: Path) -> str:
     """Dotted name of the field at a dictionary path (child indices from the schema root)."""
-    fields, names = list(schema.fields), []
+    fields = list(schema.fields)
+    names: list[str] = []
     for k in path:
         if not 0 <= k < len(fields):
             return ".".join(names + [f"<{k}>"])
@@ -46,20 +60,22 @@ def field_name_at(schema: T.Schema, path: tuple) -> str:
     return ".".join(names)
 
 
-def _text(b) -> str:
+def _text(b: object) -> str:
     if isinstance(b, (bytes, bytearray)):
         return bytes(b).decode("utf-8", "backslashreplace")
     return str(b)
 
 
-def metadata_dict(m) -> dict | None:
+def metadata_dict(m: Mapping[Any, Any] | None) -> dict[str, str] | None:
+    """Key-value metadata as text keys and values (undecodable bytes escaped); None stays
+    None."""
     if m is None:
         return None
     return {_text(k): _text(v) for k, v in m.items()}
 
 
-def _field_dict(f: T.Field, path: tuple, dict_ids: dict) -> dict:
-    out = {"name": f.name, "type": str(f.type), "nullable": f.nullable}
+def _field_dict(f: T.Field, path: Path, dict_ids: dict[Path, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": f.name, "type": str(f.type), "nullable": f.nullable}
     if f.metadata:
         out["metadata"] = metadata_dict(f.metadata)
     if isinstance(f.type, T.DictionaryType):
@@ -71,7 +87,9 @@ def _field_dict(f: T.Field, path: tuple, dict_ids: dict) -> dict:
     return out
 
 
-def schema_dict(info: md.SchemaInfo) -> dict:
+def schema_dict(info: md.SchemaInfo) -> dict[str, Any]:
+    """The report's description of a schema: its fields (types, nullability, metadata,
+    dictionary ids, children), its metadata and its byte order."""
     dict_ids = {p: i for i, d in info.dictionaries.items() for p in (d.paths or [d.path])}
     return {
         "fields": [_field_dict(f, (i,), dict_ids) for i, f in enumerate(info.schema)],
@@ -85,12 +103,12 @@ def schema_dict(info: md.SchemaInfo) -> dict:
 class _ColumnRanges:
     """Which header buffers belong to each top-level column (cached per layout)."""
 
-    def __init__(self, plan, ncols: int) -> None:
+    def __init__(self, plan: tuple[Any, list[int]], ncols: int) -> None:
         self.plan = plan
         self.ncols = ncols
-        self._cache = {}
+        self._cache: dict[tuple[int, tuple[int, ...]], list[tuple[int, int]]] = {}
 
-    def ranges(self, header, version: int) -> list:
+    def ranges(self, header: RecordBatchHeader, version: int) -> list[tuple[int, int]]:
         key = (version, tuple(header.variadic_counts))
         hit = self._cache.get(key)
         if hit is None:
@@ -105,7 +123,8 @@ class _ColumnRanges:
         return hit
 
 
-def buffer_sizes(header, body, where: str) -> list:
+def buffer_sizes(header: RecordBatchHeader, body: Buffer | None, where: str
+                 ) -> list[tuple[int, int]]:
     """[(stored bytes, decoded bytes)] per header buffer; decoded reads the 8-byte prefix."""
     out = []
     size = body.size if body is not None else 0
@@ -119,6 +138,7 @@ def buffer_sizes(header, body, where: str) -> list:
         if length < 8:
             raise ArrowInvalid(f"{where}: compressed buffer {k} has {length} bytes, expected at "
                                f"least the 8-byte length prefix")
+        assert body is not None          # a buffer of length > 0 lies inside the body (above)
         raw = _I64.unpack(body.slice(off, 8).to_pybytes())[0]
         if raw < -1:
             raise ArrowInvalid(f"{where}: compressed buffer {k} claims {raw} uncompressed bytes")
@@ -131,22 +151,24 @@ def buffer_sizes(header, body, where: str) -> list:
 class _Scan:
     """Accumulates the description while messages are read."""
 
-    def __init__(self, report: dict) -> None:
+    def __init__(self, report: Report) -> None:
         self.r = report
-        self.info = None
-        self.columns = None
-        self.ranges = None
-        self.versions = set()
-        self.codecs = set()
-        self.dict_state = {}            # id -> {"values": n}
+        self.info: md.SchemaInfo | None = None
+        self.columns: list[dict[str, Any]] | None = None
+        self.ranges: _ColumnRanges | None = None
+        self.versions: set[int] = set()
+        self.codecs: set[int] = set()
+        self.dict_state: dict[int, dict[str, int]] = {}     # id -> {"values": n}
 
     def schema(self, dec: MessageDecoder, version: int | None) -> None:
-        self.info = dec.info
+        info = dec.info
+        assert info is not None              # the decoder has read the schema message
+        self.info = info
         if version is not None:
             self.versions.add(version)
-        self.r["schema"] = schema_dict(dec.info)
+        self.r["schema"] = schema_dict(info)
         self.r["endianness"] = self.r["schema"]["endianness"]
-        schema = dec.info.schema
+        schema = info.schema
         self.columns = [{"name": f.name, "type": str(f.type), "stored_bytes": 0,
                          "decoded_bytes": 0} for f in schema]
         self.ranges = _ColumnRanges(dec.column_plan, len(schema))
@@ -155,9 +177,10 @@ class _Scan:
             {"id": i, "fields": [field_name_at(schema, p) for p in (d.paths or [d.path])],
              "value_type": str(d.value_type), "batches": 0, "deltas": 0, "replacements": 0,
              "values": 0}
-            for i, d in sorted(dec.info.dictionaries.items())]
+            for i, d in sorted(info.dictionaries.items())]
 
-    def record_batch(self, msg, index: int, where: str) -> None:
+    def record_batch(self, msg: Message, index: int, where: str) -> None:
+        assert self.columns is not None and self.ranges is not None   # schema() came first
         h = decode_record_batch_header(msg.header)
         self.versions.add(msg.version)
         self.codecs.add(h.codec)
@@ -166,7 +189,7 @@ class _Scan:
             for stored, decoded in sizes[lo:hi]:
                 col["stored_bytes"] += stored
                 col["decoded_bytes"] += decoded
-        entry = {"index": index, "offset": msg.offset, "rows": h.length,
+        entry: dict[str, Any] = {"index": index, "offset": msg.offset, "rows": h.length,
                  "metadata_bytes": msg.metadata.size, "body_bytes": msg.body_length,
                  "compression": CODEC_NAMES.get(h.codec, str(h.codec))}
         custom = msg.custom_metadata
@@ -176,7 +199,7 @@ class _Scan:
         self.r["num_record_batches"] += 1
         self.r["num_rows"] += h.length
 
-    def dictionary_batch(self, msg, where: str):
+    def dictionary_batch(self, msg: Message, where: str) -> None:
         t = msg.header
         dict_id, is_delta = t.int64(0), t.boolean(2)
         data = t.table(1, "RecordBatch")
@@ -210,9 +233,11 @@ class _Scan:
             self.r["compression"] = "+".join(CODEC_NAMES.get(c, str(c)) for c in used)
 
 
-def _scan_stream(src, scan: _Scan, where: str, batch_limit: int | None = None):
+def _scan_stream(src: BufferSource | FileSource, scan: _Scan, where: str,
+                 batch_limit: int | None = None) -> None:
     """Read schema, dictionary and record batch messages until the end-of-stream marker
     (or until `batch_limit` record batches were read)."""
+    assert isinstance(src, BufferSource)     # an Input is bytes or a path: always in memory
     dec = MessageDecoder(None, where)
     start = src.pos
     first = read_message_from(src, MAX_METADATA_SIZE, where)
@@ -238,7 +263,8 @@ def _scan_stream(src, scan: _Scan, where: str, batch_limit: int | None = None):
             raise ArrowInvalid(f"{where}: unexpected {msg.type} message at byte {msg.offset}")
 
 
-def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | None = None):
+def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | None = None
+               ) -> None:
     """Read the footer's dictionary and record batch blocks, as a file reader would."""
     src = reader.source
     head = BufferSource(src.buf) if isinstance(src, BufferSource) else None
@@ -265,10 +291,10 @@ def _scan_file(reader: RecordBatchFileReader, scan: _Scan, batch_limit: int | No
     scan.r["footer_metadata"] = metadata_dict(reader.metadata)
 
 
-def describe(inp: Input, batch_limit: int | None = None) -> dict:
+def describe(inp: Input, batch_limit: int | None = None) -> Report:
     """The inspect report of an input; report["error"] holds the first problem met, if any.
     With `batch_limit`, reading stops after that many record batches."""
-    r = {"path": inp.label, "size_bytes": inp.size, "format": inp.kind,
+    r: Report = {"path": inp.label, "size_bytes": inp.size, "format": inp.kind,
          "magic": inp.detail if inp.kind == "file" else None,
          "framing": inp.detail if inp.kind == "stream" else "continuation",
          "metadata_version": None, "endianness": None, "schema": None,
@@ -303,13 +329,13 @@ def _clip(s: str, width: int = 100) -> str:
     return s if len(s) <= width else s[:width - 1] + "…"
 
 
-def _metadata_lines(m: dict | None, indent: str) -> list:
+def _metadata_lines(m: dict[str, str] | None, indent: str) -> list[str]:
     if not m:
         return []
     return [f"{indent}{_clip(k, 40)} = {_clip(v)}" for k, v in m.items()]
 
 
-def _field_lines(f: dict, indent: str) -> list:
+def _field_lines(f: dict[str, Any], indent: str) -> list[str]:
     line = f"{indent}{f['name']}: {f['type']}" + ("" if f["nullable"] else " not null")
     d = f.get("dictionary")
     if d is not None:
@@ -321,7 +347,7 @@ def _field_lines(f: dict, indent: str) -> list:
     return out
 
 
-def _table(rows: list, right: set) -> list:
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for r in rows:
@@ -331,7 +357,8 @@ def _table(rows: list, right: set) -> list:
     return out
 
 
-def render_text(r: dict, max_batches: int = 10) -> str:
+def render_text(r: Report, max_batches: int = 10) -> str:
+    """The terminal report of a `describe` result (at most `max_batches` batches listed)."""
     lines = []
     fmt = "file" if r["format"] == "file" else "stream"
     lines.append(f"{r['path']}: Arrow IPC {fmt}, {r['size_bytes']:,} bytes")
@@ -392,7 +419,7 @@ def render_text(r: dict, max_batches: int = 10) -> str:
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """`arrowipc inspect` with parsed arguments; returns the exit status."""
     inp = json_input(args, lambda path, message: {"path": path, "error": message})
     report = describe(inp)

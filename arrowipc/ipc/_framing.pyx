@@ -69,6 +69,7 @@ cdef class Message:
         sink.write(self.serialize(alignment))
 
     def equals(self, other):
+        """Whether `other` is a Message with the same metadata and body bytes."""
         return (isinstance(other, Message) and self.metadata.equals(other.metadata)
                 and (self.body.to_pybytes() if self.body is not None else b"") ==
                 (other.body.to_pybytes() if other.body is not None else b""))

@@ -16,7 +16,7 @@ import bisect
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Sequence, cast, overload
 
 from .. import types as T
 from ._batch_decode import (assemble_columns, buffer_needed_mask, decode_record_batch_header,
@@ -42,10 +42,24 @@ from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from typing_extensions import Self
 
+    from .._core.arraydata import ArrayData
     from .._typing import SourceLike
+    from ..types import KeyValueMetadata
+    from ._batch_decode import RecordBatchHeader
+    from ._flatbuf import FlatTable
     from .recover import RecoveryReport
+
+    Plan = tuple[Any, list[int]]            # make_plan's decode plan of a schema's fields
+    # the O(n) content checks assemble_columns defers (run before any column data is handed
+    # out); None when there are none
+    Pending = Any
+    Block = tuple[int, int, int]            # a footer block: (offset, metadata length, body length)
+    # what a window of compressed batches yields: a batch with its message, or the error met
+    WindowItem = tuple[RecordBatch, Message] | ArrowException
 
 __all__ = ["MessageDecoder", "RecordBatchFileReader", "RecordBatchStreamReader",
            "RecordBatchWithMetadata", "read_record_batch", "read_schema"]
@@ -65,24 +79,28 @@ class MessageDecoder:
         # readers may decode from several threads (RecordBatchFileReader.get_batch): the counters
         # are updated under this lock, here and nowhere else
         self._count_lock = threading.Lock()
-        self._plan = None
-        self._included = None
+        # the full schema's decode plan: set by set_schema, before any message is decoded
+        self._plan: Plan = None  # type: ignore[assignment]
+        self._included: list[bool] | None = None
         self._out_index = None
-        self.memo = None            # DictionaryMemo when the schema has dictionaries
+        self.memo: DictionaryMemo | None = None     # when the schema has dictionaries
         self._level = self.options.validate
         self._limits = (self.options.max_buffers, self.options.max_variadic_buffers)
         self._max_metadata = self.options.max_metadata_size
         self._plain = False         # `plain`, kept up to date by set_schema (read per message)
 
     # -- schema ---------------------------------------------------------------------------------
-    def read_schema_message(self, msg: Message):
+    def read_schema_message(self, msg: Message) -> None:
+        """Decode the Schema message `msg` (the first of a stream) and read with its schema."""
         if msg.header_type != md.HEADER_SCHEMA:
             raise ArrowInvalid(f"{self.where}: expected a schema message first, found a {msg.type} "
                                f"message at byte {msg.offset}")
         self.count_message()
         self.set_schema(*_decoded_schema(msg.header, self.options, self.where))
 
-    def set_schema(self, info: md.SchemaInfo, plan=None):
+    def set_schema(self, info: md.SchemaInfo, plan: Plan | None = None) -> None:
+        """Read batches of the schema `info` describes (`plan`: its decode plan, when already
+        made), projected by the options' included_fields."""
         self.info = info
         # Big-endian input is swapped to native order unless the caller asked to keep it.
         self._swap = info.endianness == md.ENDIAN_BIG and self.options.ensure_native_endian
@@ -94,7 +112,7 @@ class MessageDecoder:
         self.memo = None
         if info.dictionaries:
             self.memo = DictionaryMemo(info, self.stats, self.where, self.where == "file")
-            self._dict_plans = {i: make_plan([(f"dictionary {i}", d.value_type)])
+            self._dict_plans: dict[int, Plan] = {i: make_plan([(f"dictionary {i}", d.value_type)])
                                 for i, d in info.dictionaries.items()}
         self._plain = self.memo is None and not self._swap and not self._keep_foreign
         inc = self.options.included_fields
@@ -112,7 +130,8 @@ class MessageDecoder:
         self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
 
     # -- batches --------------------------------------------------------------------------------
-    def read_record_batch_message(self, msg: Message, header=None) -> RecordBatch:
+    def read_record_batch_message(self, msg: Message,
+                                  header: RecordBatchHeader | None = None) -> RecordBatch:
         """The RecordBatch of a record batch message (any codec, dictionaries, byte order);
         `header`: its RecordBatch header, when the caller decoded it already."""
         self.count_record_batch()
@@ -121,7 +140,8 @@ class MessageDecoder:
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
 
-    def read_record_batch_window(self, first: Message, peek) -> list:
+    def read_record_batch_window(self, first: Message, peek: Callable[[], Message | None]
+                                 ) -> list[WindowItem]:
         """[(RecordBatch, Message)] for `first`, a compressed record batch, and the compressed
         record batches `peek()` returns after it (None when the next message is not one), their
         buffers decompressed together in one parallel run so the threads stay busy across
@@ -130,9 +150,12 @@ class MessageDecoder:
         before it are complete and are still handed out first."""
         from .compression import BodyDecompression
         work = BodyDecompression(self.options.use_threads, self.options.max_decompressed_size)
-        staged, failure, msg = [], None, first
+        staged: list[tuple[Message, RecordBatchHeader, int]] = []
+        failure: ArrowException | None = None
+        msg: Message | None = first
         while msg is not None:
             try:
+                assert msg.body is not None         # record batch messages are read whole
                 header = decode_record_batch_header(msg.header)
                 needed = self.buffers_needed(header, msg)
                 slot = work.add(header, msg.body, header.codec, needed, self._message_where(msg))
@@ -144,16 +167,18 @@ class MessageDecoder:
                 break
             msg = peek()
         prepared = work.run()
-        out = []
-        for msg, header, slot in staged:
+        out: list[WindowItem] = []
+        for staged_msg, header, slot in staged:
             try:
-                if isinstance(prepared[slot], ArrowException):
-                    raise prepared[slot]
+                buffers = prepared[slot]
+                if isinstance(buffers, ArrowException):
+                    raise buffers
                 self.count_record_batch()
-                cols, pending = assemble_columns(self._plan, header, msg.body, self._included,
-                                                 prepared[slot], self.where, msg.version,
-                                                 self._limits)
-                out.append((self._finish_batch(header, cols, pending), msg))
+                assert staged_msg.body is not None
+                cols, pending = assemble_columns(self._plan, header, staged_msg.body,
+                                                 self._included, buffers, self.where,
+                                                 staged_msg.version, self._limits)
+                out.append((self._finish_batch(header, cols, pending), staged_msg))
             except ArrowException as e:
                 out.append(e)
                 return out
@@ -161,18 +186,21 @@ class MessageDecoder:
             out.append(failure)
         return out
 
-    def _finish_batch(self, header, cols, pending) -> RecordBatch:
+    def _finish_batch(self, header: RecordBatchHeader, cols: list[ArrayData | None],
+                      pending: Pending) -> RecordBatch:
         if self._swap:
             cols, pending = self._swapped(cols, pending)
         if self.memo is not None:
+            assert self.info is not None            # set with the memo
             for i, (f, col) in enumerate(zip(self.info.schema, cols)):
                 if col is not None:
                     self.memo.resolve(col, f.type, (i,))
         if self._included is not None:
             cols = [c for c in cols if c is not None]
-        return self.make_batch(cols, header.length, pending)
+        # every column is present now: only excluded ones are None, and they were dropped
+        return self.make_batch(cast("list[ArrayData]", cols), header.length, pending)
 
-    def make_batch(self, cols: list, num_rows: int, pending) -> RecordBatch:
+    def make_batch(self, cols: list[ArrayData], num_rows: int, pending: Pending) -> RecordBatch:
         """A RecordBatch of assembled columns, checked as the validation level says.
 
         structural: the O(n) checks stay pending and run before any column data is handed out
@@ -203,7 +231,8 @@ class MessageDecoder:
         with self._count_lock:
             self.stats.num_messages += 1
 
-    def frame_and_decode(self, buf: Buffer, start: int, end: int):
+    def frame_and_decode(self, buf: Buffer, start: int, end: int
+                         ) -> tuple[Message | None, int, RecordBatch | None]:
         """(message or None at the end-of-stream marker, next position, RecordBatch or None)
         for the message framed at `start` in `buf` (not past `end`), in one Cython call.
 
@@ -222,21 +251,22 @@ class MessageDecoder:
         self.count_record_batch()
         if self._included is not None:
             cols = [c for c in cols if c is not None]
+        columns = cast("list[ArrayData]", cols)     # only excluded columns were None
         if self._level == "structural":
-            return msg, pos, RecordBatch(self.schema, cols, num_rows, pending)
-        return msg, pos, self.make_batch(cols, num_rows, pending)
+            return msg, pos, RecordBatch(self.schema, columns, num_rows, pending)
+        return msg, pos, self.make_batch(columns, num_rows, pending)
 
     @property
-    def included(self) -> list | None:
+    def included(self) -> list[bool] | None:
         """Per top-level field of the full schema, whether it is read; None when all are."""
         return self._included
 
-    def buffers_needed(self, header, msg: Message):
+    def buffers_needed(self, header: RecordBatchHeader, msg: Message) -> list[bool]:
         """Which body buffers of record batch `header` (of `msg`) the included fields read."""
         return buffer_needed_mask(self._plan, header, self._included, msg.version)
 
     @property
-    def column_plan(self):
+    def column_plan(self) -> Plan:
         """The decode plan of the full schema: per top-level field, its nodes and buffers in
         message order (for tools that map a record batch's buffers back to columns)."""
         return self._plan
@@ -245,16 +275,18 @@ class MessageDecoder:
         """Whether top-level field `index` is read (included_fields keeps it, or reads all)."""
         return self._included is None or self._included[index]
 
-    def decode_column(self, msg: Message, index: int):
+    def decode_column(self, msg: Message, index: int) -> ArrayData:
         """Top-level column `index` of record batch message `msg`, decoded on its own: byte-swapped,
         its dictionary attached and every check of the validation level run. A tool finds which
         column of a failing batch is bad this way; ArrowInvalid names what is wrong."""
         header = decode_record_batch_header(msg.header)
+        assert self.info is not None                # the schema message was read
         n = len(self.info.schema)
         cols, pending = self._assemble(header, msg, self._plan, [j == index for j in range(n)])
         if self._swap:
             cols, pending = self._swapped(cols, pending)
         col = cols[index]
+        assert col is not None                      # the one column included
         if self.memo is not None:
             self.memo.resolve(col, self.info.schema.field(index).type, (index,))
         if pending:
@@ -264,7 +296,9 @@ class MessageDecoder:
     def _message_where(self, msg: Message) -> str:
         return f"{self.where}: message at byte {msg.offset}"
 
-    def _assemble(self, header, msg: Message, plan, included):
+    def _assemble(self, header: RecordBatchHeader, msg: Message, plan: Plan,
+                  included: list[bool] | None) -> tuple[list[ArrayData | None], Pending]:
+        assert msg.body is not None                 # batch messages are decoded with their body
         prepared = None
         if header.codec >= 0:
             from .compression import decompress_body_buffers
@@ -281,24 +315,27 @@ class MessageDecoder:
         """No dictionaries and native byte order: batches can take the one-call Cython path."""
         return self._plain
 
-    def _swapped(self, cols, pending):
+    def _swapped(self, cols: list[ArrayData | None], pending: Pending
+                 ) -> tuple[list[ArrayData | None], Pending]:
         """Columns byte-swapped to native order, with every node's content check queued again
         (the checks must read the swapped values, after dictionaries are attached)."""
         from .endian import swap_array_data
         out = [None if c is None else swap_array_data(c) for c in cols]
-        queued = []
+        queued: list[tuple[ArrayData, str]] = []
 
-        def queue(node, name):
+        def queue(node: ArrayData, name: str) -> None:
             queued.append((node, name))
             for k, child in enumerate(node.children):
                 queue(child, f"{name}[{k}]")
 
+        assert self.info is not None
         for f, c in zip(self.info.schema, out):
             if c is not None:
                 queue(c, f.name)
         return out, (queued, None)
 
-    def read_dictionary_message(self, msg: Message, header=None):
+    def read_dictionary_message(self, msg: Message,
+                                header: RecordBatchHeader | None = None) -> None:
         """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement);
         `header`: its data's RecordBatch header, when the caller decoded it already."""
         self.count_message()
@@ -317,6 +354,7 @@ class MessageDecoder:
         if self._swap:
             cols, pending = self._swapped(cols, pending)
         values = cols[0]
+        assert values is not None and self.info is not None
         entry = self.info.dictionaries[dict_id]
         self.memo.resolve(values, entry.value_type, entry.path, skip_self=True)
         # A dictionary is checked once, when it arrives, at the reader's level.
@@ -326,7 +364,8 @@ class MessageDecoder:
             validate_values(values, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
-    def decode(self, msg: Message, header=None):
+    def decode(self, msg: Message,
+               header: RecordBatchHeader | None = None) -> RecordBatch | None:
         """A RecordBatch for a record batch message, None after absorbing a dictionary batch
         (`header`: the batch's RecordBatch header, when the caller decoded it already)."""
         if msg.header_type == md.HEADER_RECORD_BATCH:
@@ -340,12 +379,14 @@ class MessageDecoder:
                                        f"record batch streams")
 
 
-_SCHEMA_CACHE: dict = {}
+# (extension registry generation, Schema table bytes) -> (info, plan, field count, depth)
+_SCHEMA_CACHE: dict[tuple[int, bytes], tuple[md.SchemaInfo, Plan, int, int]] = {}
 _SCHEMA_CACHE_SIZE = 64
 _SCHEMA_CACHE_MAX_FIELDS = 2048
 
 
-def _decoded_schema(schema_table, options: IpcReadOptions, where: str):
+def _decoded_schema(schema_table: FlatTable, options: IpcReadOptions, where: str
+                    ) -> tuple[md.SchemaInfo, Plan]:
     """(SchemaInfo, plan) for a Schema table, interned by its bytes.
 
     Schemas, fields and types are immutable, so streams and files that share a schema (the usual
@@ -387,6 +428,7 @@ def _is_compressed_batch(msg: Message) -> bool:
 
 class _ReaderBase:
     _decoder: MessageDecoder
+    _source: Any        # a BufferSource, a FileSource or a filesystem's ranged source
 
     def __enter__(self) -> Self:
         return self
@@ -442,7 +484,8 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         self._source = open_reading(source, filesystem, False)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
-        self._ready: deque[Any] = deque()       # decoded ahead: (batch, message) or the exception met
+        # decoded ahead: (batch, message) or the exception met
+        self._ready: deque[WindowItem] = deque()
         # (message or None for the end-of-stream marker, its start) framed by a window's
         # look-ahead and not part of the window: the next read takes it instead of framing again
         self._held: tuple[Message | None, int] | None = None
@@ -451,24 +494,24 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             raise no_schema_error(self._source.pos)
         self._decoder.read_schema_message(first)
 
-    def _end_of_stream(self, start: int):
+    def _end_of_stream(self, start: int) -> None:
         """Called when no message follows position `start`: a clean end needs the end-of-stream
         marker (the reader moved past it), otherwise the stream was cut at a message boundary."""
         self._done = True
         if self._source.pos == start and not self._decoder.options.allow_missing_eos:
             raise missing_eos_error(start, self._decoder.stats.num_record_batches)
 
-    def _windowed(self, msg) -> bool:
+    def _windowed(self, msg: Message) -> bool:
         return (isinstance(self._source, BufferSource) and self._decoder.plain
                 and _is_compressed_batch(msg))
 
-    def _decode_window(self, first: Message):
+    def _decode_window(self, first: Message) -> None:
         """Decode `first`, a compressed record batch, with the compressed record batches that
         follow it, into self._ready. A message that cannot be framed ends the window; it is
         read (and its error raised) after the batches before it are handed out."""
         src, limit = self._source, self._decoder.options.max_metadata_size
 
-        def peek():
+        def peek() -> Message | None:
             start = src.pos
             try:
                 msg = read_message_from(src, limit)
@@ -491,7 +534,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         start = self._source.pos
         return read_message_from(self._source, self._decoder.options.max_metadata_size), start
 
-    def _next_ready(self):
+    def _next_ready(self) -> tuple[RecordBatch, Message]:
         item = self._ready.popleft()
         if isinstance(item, BaseException):
             raise item
@@ -499,6 +542,8 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next batch with its custom metadata; StopIteration at the end of the stream."""
+        msg: Message | None
+        batch: RecordBatch | None
         if self._ready:
             batch, msg = self._next_ready()
             return RecordBatchWithMetadata(batch, msg.custom_metadata)
@@ -552,7 +597,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 if batch is not None:
                     yield batch
 
-    def _iter_in_memory(self, dec, src):
+    def _iter_in_memory(self, dec: MessageDecoder, src: BufferSource) -> Iterator[RecordBatch]:
         buf, end, frame_and_decode = src.buf, src.end, dec.frame_and_decode
         while True:
             if self._held is not None:
@@ -606,7 +651,7 @@ class RecordBatchFileReader(_ReaderBase):
         size = footer_offset if footer_offset is not None else self._source.size
         self._read_footer(size)
 
-    def _read_footer(self, size: int):
+    def _read_footer(self, size: int) -> None:
         src = self._source
         if size < 12 + 10:
             raise ArrowInvalid(f"file: {size} bytes is too small for an Arrow IPC file "
@@ -625,7 +670,7 @@ class RecordBatchFileReader(_ReaderBase):
         if tail[4:] not in FILE_MAGICS:
             raise ArrowInvalid(f"file: expected the magic at the end (byte {size - tail_len}), "
                                f"found {tail[4:].hex(' ')}; the file may be truncated")
-        footer_len = struct.unpack("<i", tail[:4])[0]
+        footer_len: int = struct.unpack("<i", tail[:4])[0]
         footer_end = size - tail_len - 4
         if footer_len <= 0 or footer_len > footer_end - 8:
             raise ArrowInvalid(f"file: footer length {footer_len} does not fit in the "
@@ -656,10 +701,10 @@ class RecordBatchFileReader(_ReaderBase):
         # sources that are not in memory fetch only what a read needs (remote.py plans it)
         self._ranged = not isinstance(src, BufferSource)
 
-    def _blocks(self, footer, slot):
+    def _blocks(self, footer: FlatTable, slot: int) -> list[Block]:
         raw, n = footer.structs(slot, 24)
         data = raw.to_pybytes()
-        out = []
+        out: list[Block] = []
         for i in range(n):
             off, meta_len, _pad, body_len = struct.unpack_from("<qiiq", data, 24 * i)
             out.append((off, meta_len, body_len))
@@ -677,12 +722,12 @@ class RecordBatchFileReader(_ReaderBase):
 
     # -- the footer's index, for tools (validation, recovery, partition planning) ---------------
     @property
-    def record_batch_blocks(self) -> list:
+    def record_batch_blocks(self) -> list[Block]:
         """(offset, metadata length, body length) of each record batch, as the footer lists them."""
         return list(self._batch_blocks)
 
     @property
-    def dictionary_blocks(self) -> list:
+    def dictionary_blocks(self) -> list[Block]:
         """(offset, metadata length, body length) of each dictionary batch in the footer."""
         return list(self._dict_blocks)
 
@@ -701,7 +746,7 @@ class RecordBatchFileReader(_ReaderBase):
             raise IndexError(f"{kind} block {i} out of range for {len(blocks)} blocks")
         return self._read_block(blocks[i], i, kind, with_body)
 
-    def _check_block(self, block, i: int, what: str):
+    def _check_block(self, block: Block, i: int, what: str) -> Block:
         off, meta_len, body_len = block
         limit = self._footer_start
         if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
@@ -710,7 +755,7 @@ class RecordBatchFileReader(_ReaderBase):
                                f"{body_len}) lies outside the data section [8, {limit})")
         return block
 
-    def _read_block(self, block, i: int, what: str, with_body: bool = True) -> Message:
+    def _read_block(self, block: Block, i: int, what: str, with_body: bool = True) -> Message:
         off, meta_len, body_len = self._check_block(block, i, what)
         src = self._source
         read = read_message_from if with_body else read_message_header
@@ -725,7 +770,7 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
         return msg
 
-    def _ensure_dictionaries(self):
+    def _ensure_dictionaries(self) -> None:
         with self._lock:
             if self._dictionaries_read:
                 return
@@ -736,13 +781,13 @@ class RecordBatchFileReader(_ReaderBase):
                     self._read_dictionary(self._read_block(block, i, "dictionary"), i)
             self._dictionaries_read = True
 
-    def _read_dictionary(self, msg: Message, i: int):
+    def _read_dictionary(self, msg: Message, i: int) -> None:
         if msg.header_type != md.HEADER_DICTIONARY_BATCH:
             raise ArrowInvalid(f"file: dictionary block {i} holds a {msg.type} message")
         self._decoder.read_dictionary_message(msg)
 
     # -- sources not in memory: fetch only the ranges a read needs ------------------------------
-    def _fetch_dictionaries(self):
+    def _fetch_dictionaries(self) -> None:
         """The dictionaries the selected columns use, the blocks fetched in coalesced ranges.
 
         Without projection every block is fetched whole. With it, a dictionary's id is known
@@ -753,14 +798,17 @@ class RecordBatchFileReader(_ReaderBase):
         wanted = dictionary_ids_needed(dec.info, dec.included)
         whole = [wanted is None or body_len < opts.hole_size_limit
                  for _off, _meta_len, body_len in blocks]
-        heads = self._fetch_spans([(off, meta_len + body_len if w else meta_len)
-                                   for (off, meta_len, body_len), w in zip(blocks, whole)])
+        # each block's fetched Buffer, replaced by its Message once framed
+        heads: list[Any] = self._fetch_spans([(off, meta_len + body_len if w else meta_len)
+                                              for (off, meta_len, body_len), w
+                                              in zip(blocks, whole)])
         late = []
         for i, ((off, meta_len, body_len), w, head) in enumerate(zip(blocks, whole, heads)):
             end = off + meta_len + body_len
             if w:
                 msg = read_message_from(_Fetched(head, off, end), opts.max_metadata_size, "file")
             else:
+                assert wanted is not None       # blocks are fetched whole when all are wanted
                 msg = read_message_header(_Fetched(head, off, end), opts.max_metadata_size,
                                           "file")
                 if (msg is not None and msg.header_type == md.HEADER_DICTIONARY_BATCH
@@ -779,7 +827,7 @@ class RecordBatchFileReader(_ReaderBase):
             if isinstance(msg, Message):
                 self._read_dictionary(msg, i)
 
-    def _fetch_spans(self, spans: list) -> list:
+    def _fetch_spans(self, spans: list[tuple[int, int]]) -> list[Buffer]:
         """A Buffer for each (offset, length) span, fetched as coalesced ranges (each range in a
         buffer of its own: one buffer over all of them would allocate the holes between them)."""
         opts = self._decoder.options
@@ -793,7 +841,7 @@ class RecordBatchFileReader(_ReaderBase):
             out.append(fetched[k].slice(o - starts[k], n))
         return out
 
-    def _fetch_batches(self, first: int, last: int) -> list:
+    def _fetch_batches(self, first: int, last: int) -> list[Message | None]:
         """Messages of record batches [first, last) with the selected columns' buffers, in two
         fetches for the lot (all metadata, then all buffer ranges: concurrent where the source
         can, in file order otherwise). None for a batch whose metadata cannot be used here:
@@ -806,7 +854,9 @@ class RecordBatchFileReader(_ReaderBase):
             except ArrowException:
                 break                   # this batch and those after it: one by one
         heads = self._fetch_spans([(off, meta_len) for off, meta_len, _ in blocks])
-        msgs, ranges, targets = [], [], []
+        msgs: list[Message | None] = []
+        ranges: list[tuple[int, int]] = []
+        targets: list[memoryview] = []
         for (off, meta_len, body_len), head in zip(blocks, heads):
             end = off + meta_len + body_len
             fetched = _Fetched(head, off, end)
@@ -834,7 +884,7 @@ class RecordBatchFileReader(_ReaderBase):
         self._source.fetch(ranges, targets)
         return msgs + [None] * (last - first - len(msgs))
 
-    def _iter_ranged(self):
+    def _iter_ranged(self) -> Iterator[RecordBatch]:
         """Projected batches from a source not in memory, planned a window at a time."""
         if not self._dictionaries_read:
             self._ensure_dictionaries()
@@ -889,7 +939,14 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
         return msg
 
-    def _get(self, i: int, with_metadata: bool):
+    @overload
+    def _get(self, i: int, with_metadata: Literal[False]) -> RecordBatch: ...
+    @overload
+    def _get(self, i: int, with_metadata: Literal[True]
+             ) -> tuple[RecordBatch, KeyValueMetadata | None]: ...
+
+    def _get(self, i: int, with_metadata: bool
+             ) -> RecordBatch | tuple[RecordBatch, KeyValueMetadata | None]:
         n = len(self._batch_blocks)
         if i < 0:
             i += n
@@ -901,6 +958,7 @@ class RecordBatchFileReader(_ReaderBase):
         if self._fast:
             batch, msg = self._framed_once(i)
             if batch is not None:
+                assert msg is not None              # a batch comes with its message
                 return (batch, msg.custom_metadata) if with_metadata else batch
         if msg is None:                 # else framed above: a compressed batch, decoded below
             if isinstance(src, BufferSource):
@@ -940,7 +998,7 @@ class RecordBatchFileReader(_ReaderBase):
             yield from self._iter_ranged()
             return
         n, i = len(self._batch_blocks), 0
-        held = None             # block i's message, framed by a window's look-ahead
+        held: Message | None = None     # block i's message, framed by a window's look-ahead
         while i < n:
             msg, held = held, None
             if msg is None and self._fast:  # each block framed once: decoded, or kept for a window
@@ -957,7 +1015,7 @@ class RecordBatchFileReader(_ReaderBase):
             # a window of consecutive compressed batches, decompressed together
             j = i + 1
 
-            def peek():
+            def peek() -> Message | None:
                 nonlocal j, held
                 if j >= n or held is not None:
                     return None
@@ -982,7 +1040,7 @@ class RecordBatchFileReader(_ReaderBase):
         for i in range(len(self._batch_blocks)):
             yield self.get_batch_with_custom_metadata(i)
 
-    def filter_batches(self, filters: Iterable[tuple]) -> Iterator[RecordBatch]:
+    def filter_batches(self, filters: Iterable[Sequence[Any]]) -> Iterator[RecordBatch]:
         """The record batches that may hold a row passing every filter (not in pyarrow), each
         `(column, op, value)` with op one of "==", "<", "<=", ">", ">=", "in", "is_null",
         "not_null". Batches are skipped by the statistics arrowipc writes (new_file(...,
@@ -1023,7 +1081,7 @@ class _Fetched:
     """Bytes fetched from file offset `base` on, read as a source positioned in file offsets
     (so messages report their place in the file); reads stop at `end`, the block's end."""
 
-    def __init__(self, data: Buffer, base: int, end: int):
+    def __init__(self, data: Buffer, base: int, end: int) -> None:
         self.data = data
         self.base = base
         self.pos = base
@@ -1039,7 +1097,7 @@ class _Fetched:
 class _BoundedSource:
     """A view of a BufferSource limited to [start, end): a block's message cannot read past it."""
 
-    def __init__(self, src: BufferSource, start: int, end: int):
+    def __init__(self, src: BufferSource, start: int, end: int) -> None:
         self.buf = src.buf
         self.pos = start
         self.end = end

@@ -139,9 +139,10 @@ def batch_statistics(batch: RecordBatch) -> Statistics:
     return {"version": VERSION, "rows": batch.num_rows, "columns": columns}
 
 
-def statistics_metadata(batch: RecordBatch, custom_metadata: Mapping[Any, Any] | None = None,
+def statistics_metadata(batch: RecordBatch,
+                        custom_metadata: Mapping[Any, Any] | Iterable[tuple[Any, Any]] | None = None,
                         stats: Statistics | None = None) -> dict[Any, Any]:
-    """`custom_metadata` (a mapping or None) with the batch's statistics (`stats`, computed
+    """`custom_metadata` (a mapping, (key, value) pairs or None) with the batch's statistics (`stats`, computed
     when not given) added under KEY."""
     out = dict(custom_metadata or {})
     out[KEY] = json.dumps(stats if stats is not None else batch_statistics(batch),

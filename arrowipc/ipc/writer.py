@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from .. import types as T
 from ._batch_encode import (encode_dictionary_batch, encode_footer, encode_record_batch,
@@ -36,10 +36,14 @@ from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats
 from .sinks import AtomicFile
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from typing_extensions import Self
 
     from .._core.buffer import Buffer
     from .._typing import SinkLike
+    from ._batch_encode import FlatBatch
 
 __all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordBatchStreamWriter",
            "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
@@ -48,10 +52,10 @@ _IOV_MAX = 1024
 # Messages from this size on go to a file descriptor in the background (below it the thread
 # hand-off costs more than the overlap saves).
 _BACKGROUND_MIN_BYTES = 1 << 20
-_background = None
+_background: ThreadPoolExecutor | None = None
 
 
-def _background_pool():
+def _background_pool() -> ThreadPoolExecutor:
     global _background
     if _background is None:
         from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +63,7 @@ def _background_pool():
     return _background
 
 
-def _forget_background_pool():
+def _forget_background_pool() -> None:
     # a forked child has none of the parent's threads: a pool that believes it has idle workers
     # would queue writes nobody runs
     global _background
@@ -70,7 +74,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_background_pool)
 
 
-def _detach_raw(parts: list, body_len: int):
+def _detach_raw(parts: list[Any], body_len: int) -> list[Any] | None:
     """The parts with every buffer stored raw (the caller's memory) copied, so that their write
     may outlive write_batch; None when raw bytes are over half the body (copying them would cost
     about what overlapping the write saves: the write then happens before write_batch returns)."""
@@ -85,7 +89,7 @@ def _detach_raw(parts: list, body_len: int):
     return out
 
 
-def _writer_owns(parts: list) -> bool:
+def _writer_owns(parts: list[Any]) -> bool:
     """Every part is the writer's own bytes: compressed frames, prefixes, padding, headers (a
     buffer stored raw follows the raw-marker prefix and is the caller's memory)."""
     from .compression import RAW_PREFIX
@@ -106,7 +110,7 @@ class _Sink:
     disk.
     """
 
-    def __init__(self, sink, durable: bool = False, filesystem=None):
+    def __init__(self, sink: SinkLike, durable: bool = False, filesystem: Any = None) -> None:
         self.owns = False
         self.durable = bool(durable)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
@@ -123,29 +127,30 @@ class _Sink:
         if not hasattr(sink, "write"):
             raise TypeError(f"cannot write IPC data to a {type(sink).__name__}: expected a path, "
                             f"a file-like object or a BufferOutputStream")
-        self.f = sink
+        file: Any = sink                          # duck-typed: write(), maybe fileno/flush/tell
+        self.f = file
         self.pos = 0
-        self._memory = isinstance(sink, BufferOutputStream)
-        self._fd: Any = None
-        self._pending = None                      # the background write in flight, if any
+        self._memory = isinstance(file, BufferOutputStream)
+        self._fd: int | None = None
+        self._pending: Future[None] | None = None   # the background write in flight, if any
         self.background = True                    # False: every write in the calling thread
         # a regular file of our own (a path's temporary file): parts can go to their offsets
         self.positional = isinstance(self.atomic, AtomicFile) and hasattr(os, "pwritev")
         if not self._memory:
             try:
-                if hasattr(sink, "fileno") and not hasattr(sink, "getbuffer"):
-                    fd = sink.fileno()
-                    sink.flush()
+                if hasattr(file, "fileno") and not hasattr(file, "getbuffer"):
+                    fd = file.fileno()
+                    file.flush()
                     self._fd = fd
             except (OSError, ValueError, AttributeError):
                 self._fd = None
-        if hasattr(sink, "tell"):
+        if hasattr(file, "tell"):
             try:
-                self.pos = sink.tell()
+                self.pos = file.tell()
             except (OSError, ValueError):
                 self.pos = 0
 
-    def write(self, data) -> None:
+    def write(self, data: bytes) -> None:
         self.wait()
         if self._fd is not None:
             mv = memoryview(data)
@@ -156,7 +161,7 @@ class _Sink:
             self.f.write(data)
         self.pos += len(data)
 
-    def write_message(self, meta: bytes, parts: list, body_len: int) -> None:
+    def write_message(self, meta: bytes, parts: list[Any], body_len: int) -> None:
         """Framed metadata then the body's gather list; large messages to a file descriptor go
         out in the background (after the previous one: one write in flight)."""
         self.wait()
@@ -175,16 +180,17 @@ class _Sink:
                 self.f.write(b"".join(parts))
         self.pos += nbytes
 
-    def write_message_split(self, meta: bytes, parts: list, body_len: int) -> None:
+    def write_message_split(self, meta: bytes, parts: list[Any], body_len: int) -> None:
         """A message whose body holds buffers stored raw (the caller's memory), to a regular
         file: those buffers are written now, at their offsets, and everything else (the writer's
         own bytes) in the background. Nothing of the caller's is in flight when this returns,
         and nothing is copied to make it so."""
         from .compression import RAW_PREFIX
+        assert self._fd is not None                 # only for a path's file (see the caller)
         self.wait()
         pos = self.pos + len(meta)
-        own: list[tuple[int, list]] = [(self.pos, [meta])]    # runs of (offset, parts)
-        raw: list[tuple[int, list]] = []
+        own: list[tuple[int, list[Any]]] = [(self.pos, [meta])]    # runs of (offset, parts)
+        raw: list[tuple[int, list[Any]]] = []
         own_end, raw_end = pos, -1                           # where each last run ends
         after_prefix = False
         for p in parts:
@@ -209,11 +215,12 @@ class _Sink:
             self._pwritev_all(at, chunk)
         self._pending = _background_pool().submit(self._pwrite_runs, own)
 
-    def _pwrite_runs(self, runs: list) -> None:
+    def _pwrite_runs(self, runs: list[tuple[int, list[Any]]]) -> None:
         for at, chunk in runs:
             self._pwritev_all(at, chunk)
 
-    def _pwritev_all(self, at: int, parts: list) -> None:
+    def _pwritev_all(self, at: int, parts: list[Any]) -> None:
+        assert self._fd is not None
         for i in range(0, len(parts), _IOV_MAX):
             chunk = parts[i:i + _IOV_MAX]
             want = sum(len(p) for p in chunk)
@@ -222,7 +229,8 @@ class _Sink:
                 self._finish_short_pwrite(chunk, done, at)
             at += want
 
-    def _finish_short_pwrite(self, chunk, done, at):
+    def _finish_short_pwrite(self, chunk: list[Any], done: int, at: int) -> None:
+        assert self._fd is not None
         for p in chunk:
             n = len(p)
             if done >= n:
@@ -250,7 +258,8 @@ class _Sink:
         except OSError:
             pass
 
-    def _writev_all(self, parts: list) -> None:
+    def _writev_all(self, parts: list[Any]) -> None:
+        assert self._fd is not None           # only sinks with a file descriptor writev
         for i in range(0, len(parts), _IOV_MAX):
             chunk = parts[i:i + _IOV_MAX]
             want = sum(len(p) for p in chunk)
@@ -258,7 +267,8 @@ class _Sink:
             if done != want:           # short write: finish the rest one by one
                 self._finish_short_write(chunk, done)
 
-    def _finish_short_write(self, chunk, done):
+    def _finish_short_write(self, chunk: list[Any], done: int) -> None:
+        assert self._fd is not None
         for p in chunk:
             n = len(p)
             if done >= n:
@@ -270,7 +280,7 @@ class _Sink:
                 k = os.write(self._fd, mv)
                 mv = mv[k:]
 
-    def _open_path(self, path: str):
+    def _open_path(self, path: str) -> BinaryIO:
         try:
             st = os.stat(os.path.realpath(path))
         except OSError:
@@ -280,7 +290,7 @@ class _Sink:
         self.atomic = AtomicFile(path)
         return self.atomic.file
 
-    def close(self):
+    def close(self) -> None:
         try:
             self.wait()
         except BaseException:
@@ -297,7 +307,7 @@ class _Sink:
             except (OSError, ValueError):
                 pass
 
-    def abort(self):
+    def abort(self) -> None:
         """Give up a path write: the temporary file goes, the final name is left untouched."""
         self.abort_pending()                   # the error that made us give up matters more
         if self.atomic is not None:
@@ -309,7 +319,7 @@ class EncodedMessage(NamedTuple):
     gather list of unpacked buffers and padding."""
     header_type: int               # md.HEADER_DICTIONARY_BATCH or md.HEADER_RECORD_BATCH
     metadata: bytes
-    parts: list
+    parts: list[Any]
     body_length: int
     dictionary_kind: str | None    # "new", "delta" or "replace" for dictionary batches
     # [(offset, length)] of the body buffers, as the header lists them (a sender that places
@@ -325,7 +335,8 @@ class MessageEncoder:
     replacement), compression and the write statistics live here, once for every consumer.
     """
 
-    def __init__(self, schema, options: IpcWriteOptions | None = None, file_mode: bool = False):
+    def __init__(self, schema: T.Schema | Any, options: IpcWriteOptions | None = None,
+                 file_mode: bool = False) -> None:
         self.options = as_write_options(options)
         if not isinstance(schema, T.Schema):
             schema = T.schema(schema)
@@ -333,7 +344,7 @@ class MessageEncoder:
         self.stats = WriteCounters()
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_IDS[self.options.compression]
-        self._compress = None
+        self._compress: Callable[[list[Any]], list[Any]] | None = None
         # Compressed buffers are never viewed in place (frames are decompressed into fresh
         # aligned allocations), so their bodies use the format's 8-byte minimum alignment.
         self._body_alignment = self.options.alignment
@@ -350,12 +361,16 @@ class MessageEncoder:
         return 4 if self.options.use_legacy_format else 8
 
     def schema_message(self) -> bytes:
+        """The framed Schema message (the first message of a stream or file), counted in the
+        statistics."""
         blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
         self.stats.num_messages += 1
         return encode_schema_message(blob, pos, self._version, self.options.use_legacy_format,
                                      md.schema_blob_alignment(self.schema))
 
-    def batch_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> list:
+    def batch_messages(self, batch: RecordBatch | Any, custom_metadata: T.MetadataLike = None,
+                       _flat: FlatBatch | None = None, _compressed: list[Any] | None = None
+                       ) -> list[EncodedMessage]:
         """[EncodedMessage]: the dictionary batches this batch needs, then the batch itself.
 
         _flat/_compressed: the batch already flattened and its buffers compressed (by a writer
@@ -382,17 +397,18 @@ class MessageEncoder:
         if self._compress is None:
             stats.total_raw_body_size += body_len
         else:
+            assert _flat is not None           # flattened above when compressing
             stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
                                              for x in _flat.buffers if x is not None)
         out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
         return out
 
-    def _dictionary_messages(self, batch) -> list:
-        out = []
+    def _dictionary_messages(self, batch: RecordBatch) -> list[EncodedMessage]:
+        out: list[EncodedMessage] = []
         stats, options = self.stats, self.options
         for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
                                                                                   batch._columns):
-            spans: list = []
+            spans: list[tuple[int, int]] = []
             meta, parts, body_len = encode_dictionary_batch(
                 dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
                 options.use_legacy_format, self._compress, spans)
@@ -437,7 +453,7 @@ class _WriterBase:
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
 
-    def _start(self):
+    def _start(self) -> None:
         pass
 
     @property
@@ -446,7 +462,7 @@ class _WriterBase:
         return self._counters.snapshot()
 
     @property
-    def body_sizes(self) -> tuple:
+    def body_sizes(self) -> tuple[int, int]:
         """(raw, serialized) bytes of the record batch bodies written: before and after
         compression."""
         return (self._counters.total_raw_body_size, self._counters.total_serialized_body_size)
@@ -459,12 +475,14 @@ class _WriterBase:
     def _metadata_version(self) -> MetadataVersion:
         return self.options.metadata_version
 
-    def _write_message_bytes(self, meta: bytes, parts: list, body_len: int):
+    def _write_message_bytes(self, meta: bytes, parts: list[Any], body_len: int) -> None:
         self._sink.write_message(meta, parts, body_len)
 
     _statistics = False
 
-    def _write_messages(self, batch, custom_metadata=None, _flat=None, _compressed=None) -> bool:
+    def _write_messages(self, batch: RecordBatch | Any, custom_metadata: T.MetadataLike = None,
+                        _flat: FlatBatch | None = None, _compressed: list[Any] | None = None
+                        ) -> bool:
         """Write the batch's messages (the last may still be in flight); True when all they
         send is the writer's own bytes."""
         if self._closed:
@@ -482,6 +500,7 @@ class _WriterBase:
         detach = owned and sink.owns and sink.background and sink._fd is not None
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
             start = sink.pos
+            parts: list[Any] | None
             parts = m.parts
             big = detach and len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES
             if owned and big and sink.positional and not _writer_owns(parts):
@@ -516,13 +535,13 @@ class _WriterBase:
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _after_batch(self, offset, meta_len, body_len):
+    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
         pass
 
-    def _after_statistics(self, stats: dict) -> None:
+    def _after_statistics(self, stats: dict[str, Any]) -> None:
         pass
 
-    def _after_dictionary(self, offset, meta_len, body_len):
+    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
         pass
 
     def write_table(self, table: Table | object, max_chunksize: int | None = None) -> None:
@@ -549,14 +568,18 @@ class _WriterBase:
     # compressing the next.
     _COMPRESS_WINDOW_BYTES = 64 << 20
 
-    def _write_batches_compressed_together(self, batches):
+    def _write_batches_compressed_together(self, batches: list[RecordBatch]) -> None:
         """Compress the buffers of several batches in one parallel call (threads stay busy
         across batch boundaries), then write the batches in order, the last one in the
         background while the next window compresses."""
         version = self._version
+        compress = self._compress
+        assert compress is not None            # write_table calls this only when compressing
         i = 0
         while i < len(batches):
-            window, flats, size = [], [], 0
+            window: list[RecordBatch] = []
+            flats: list[FlatBatch] = []
+            size = 0
             while i < len(batches) and (not window or size < self._COMPRESS_WINDOW_BYTES):
                 b = batches[i]
                 if b.schema is not self.schema and not b.schema.equals(self.schema):
@@ -568,7 +591,7 @@ class _WriterBase:
                 size += sum(len(x) for x in fb.buffers if x is not None)
                 i += 1
             everything = [x for fb in flats for x in fb.buffers]
-            packed = self._compress(everything)
+            packed = compress(everything)
             pos = 0
             for b, fb in zip(window, flats):
                 n = len(fb.buffers)
@@ -619,7 +642,7 @@ class RecordBatchStreamWriter(_WriterBase):
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
-    def _finish(self):
+    def _finish(self) -> None:
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
 
 
@@ -648,25 +671,25 @@ class RecordBatchFileWriter(_WriterBase):
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
-    def _start(self):
+    def _start(self) -> None:
         head = self._magic + bytes((-len(self._magic)) % 8)
         self._sink.write(head)
 
     _file_mode = True
 
-    def _after_batch(self, offset, meta_len, body_len):
+    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
         self._batch_blocks.append((offset, meta_len, body_len))
 
-    def _after_dictionary(self, offset, meta_len, body_len):
+    def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
         self._dict_blocks.append((offset, meta_len, body_len))
 
-    def _after_statistics(self, stats: dict) -> None:
+    def _after_statistics(self, stats: dict[str, Any]) -> None:
         if self._summary is None:
             from .statistics import FileSummary
             self._summary = FileSummary(self.schema)
         self._summary.add(stats)
 
-    def _finish(self):
+    def _finish(self) -> None:
         self._sink.write(LEGACY_EOS if self.options.use_legacy_format else EOS_MARKER)
         blob, pos = md.schema_blob(self.schema)
         footer_metadata = self._footer_metadata
@@ -731,7 +754,7 @@ def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None =
     return concat_buffers([meta] + parts, len(meta) + body_len)
 
 
-def get_record_batch_size(batch) -> int:
+def get_record_batch_size(batch: RecordBatch | Any) -> int:
     """Bytes of the framed IPC message `batch` is written as: prefix, metadata and body
     (pyarrow.ipc.get_record_batch_size). `batch` may be any library's record batch."""
     if not isinstance(batch, RecordBatch):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
 
 from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourceReader,
                                     InputPartition, WriterCommitMessage)
@@ -20,6 +21,26 @@ from ..errors import ArrowInvalid
 from . import commit as C
 from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, local_path,
                      parse_count, parse_size, plan_ranges, read_input_schema)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Mapping
+
+    import pyarrow as pa
+    from pyspark.sql.datasource import Filter
+    from pyspark.sql.types import StructType
+
+    from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
+    from ..ipc.writer import RecordBatchFileWriter, RecordBatchStreamWriter
+    from ..table import RecordBatch
+    from ..types import Schema
+    from .inputs import InputFile
+    from .streaming import ArrowIpcStreamReader
+
+    Inputs = list[tuple[InputFile, Schema]]     # each input with its arrowipc schema
+    # what a partition reads: the included_fields (None: all) and, per output column, its
+    # position in the batches read (None: read as nulls)
+    ColumnPlan = tuple[list[int] | None, tuple[int | None, ...]]
+    PushedFilter = tuple[str, str, Any]         # (column, ipc.statistics op, value)
 
 __all__ = ["ArrowIpcCommitMessage", "ArrowIpcDataSource", "ArrowIpcFilteringReader",
            "ArrowIpcPythonDataSource",
@@ -53,8 +74,8 @@ class ArrowIpcPartition(InputPartition):
     feeds output column i (None: the file lacks it and it reads as nulls).
     """
 
-    def __init__(self, index: int, path: str, is_file_format: bool, start: int, end,
-                 included, columns: tuple):
+    def __init__(self, index: int, path: str, is_file_format: bool, start: int, end: int | None,
+                 included: list[int] | None, columns: tuple[int | None, ...]) -> None:
         super().__init__(index)
         self.path = path
         self.is_file_format = is_file_format
@@ -63,7 +84,7 @@ class ArrowIpcPartition(InputPartition):
         self.included = included
         self.columns = columns
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         where = f"batches [{self.start}, {self.end})" if self.is_file_format else "stream"
         return f"ArrowIpcPartition({self.value}, {self.path!r}, {where})"
 
@@ -71,19 +92,20 @@ class ArrowIpcPartition(InputPartition):
 @dataclass
 class ArrowIpcCommitMessage(WriterCommitMessage):
     """What one write task produced: [(temporary path, final file name)], rows and bytes."""
-    files: list = field(default_factory=list)
+    files: list[tuple[str, str]] = field(default_factory=list)
     rows: int = 0
     bytes: int = 0
 
 
-def _match_columns(file_schema, spark_schema, path: str) -> tuple:
+def _match_columns(file_schema: Schema, spark_schema: StructType, path: str
+                   ) -> tuple[int | None, ...]:
     """For each field of a user-given schema, the index of the file column feeding it."""
     from .spark_types import spark_type_of
     names = file_schema.names
-    lowered = {}
+    lowered: dict[str, list[int]] = {}
     for i, n in enumerate(names):
         lowered.setdefault(n.lower(), []).append(i)
-    out = []
+    out: list[int | None] = []
     for f in spark_schema.fields:
         if names.count(f.name) == 1:
             i = names.index(f.name)
@@ -102,14 +124,14 @@ def _match_columns(file_schema, spark_schema, path: str) -> tuple:
     return tuple(out)
 
 
-def _inputs(options):
+def _inputs(options: Mapping[str, Any]) -> Inputs:
     """[(InputFile, arrowipc Schema)] for the load path, resolved to absolute paths."""
     paths = find_input_paths(_option(options, OPT_PATH, ""))
     inputs = [detect_format(absolute(p)) for p in paths]
     return [(inp, read_input_schema(inp)) for inp in inputs]
 
 
-def _common_spark_schema(inputs):
+def _common_spark_schema(inputs: Inputs) -> StructType:
     """The Spark schema every input shares; raises naming the first file that differs."""
     from .spark_types import describe_difference, spark_schema_of
     first_inp, first_schema = inputs[0]
@@ -140,10 +162,13 @@ class ArrowIpcDataSource(DataSource):
 
     @classmethod
     def name(cls) -> str:
+        """The format name Spark registers the source under: "arrowipc"."""
         return "arrowipc"
 
-    def schema(self):
-        ddl = _option(self.options, OPT_SCHEMA)
+    def schema(self) -> StructType | str:
+        """The `schema` option (a DDL string) when given, else the Spark schema the input
+        files share (read from their footers or first messages)."""
+        ddl: str | None = _option(self.options, OPT_SCHEMA)
         if ddl:
             return ddl
         # Remembered on the instance, which Spark pickles into the read planner: an inferred
@@ -158,7 +183,8 @@ class ArrowIpcDataSource(DataSource):
                                f"schema: spark.readStream.schema(...)") from None
         return _common_spark_schema(inputs)
 
-    def reader(self, schema):
+    def reader(self, schema: StructType) -> ArrowIpcReader:
+        """The batch reader for `schema`; one that pushes filters when filterPushdown=true."""
         inferred = getattr(self, "_schema_inferred", False)
         # Spark fails every read of a reader that implements pushFilters unless
         # spark.sql.python.filterPushdown.enabled is on, and a reader cannot see that setting:
@@ -167,12 +193,14 @@ class ArrowIpcDataSource(DataSource):
             return ArrowIpcFilteringReader(self.options, schema, inferred)
         return ArrowIpcReader(self.options, schema, inferred)
 
-    def streamReader(self, schema):
+    def streamReader(self, schema: StructType) -> ArrowIpcStreamReader:
+        """The micro-batch reader over a directory that files arrive in (streaming.py)."""
         from .streaming import ArrowIpcStreamReader
         return ArrowIpcStreamReader(self.options, ArrowIpcReader(
             self.options, schema, getattr(self, "_schema_inferred", False)))
 
-    def writer(self, schema, overwrite: bool):
+    def writer(self, schema: StructType, overwrite: bool) -> ArrowIpcWriter:
+        """The writer of a DataFrame with `schema`; `overwrite` replaces the output's files."""
         return ArrowIpcWriter(self.options, schema, overwrite)
 
 
@@ -183,12 +211,16 @@ class ArrowIpcPythonDataSource(ArrowIpcDataSource):
 
     @classmethod
     def name(cls) -> str:
+        """The format name of the Python source alone: "arrowipc_python"."""
         return "arrowipc_python"
 
 
 class ArrowIpcReader(DataSourceReader):
+    """Plans the partitions of a batch read (record batch ranges of the input files, the
+    columns the schema needs) and reads them on the executors as pyarrow record batches."""
 
-    def __init__(self, options, schema, schema_inferred: bool):
+    def __init__(self, options: Mapping[str, Any], schema: StructType,
+                 schema_inferred: bool) -> None:
         self.options = dict(options)
         self.spark_schema = schema
         self.schema_inferred = schema_inferred
@@ -201,10 +233,11 @@ class ArrowIpcReader(DataSourceReader):
         self.rows = parse_count(rows, OPT_ROWS_PER_PARTITION) if rows is not None else None
         self.nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
 
-    def partitions(self):
+    def partitions(self) -> list[ArrowIpcPartition]:
+        """The partitions of the load path's files (see `plan`)."""
         return self.plan(_inputs(self.options))
 
-    def plan(self, inputs, stream: bool = False):
+    def plan(self, inputs: Inputs, stream: bool = False) -> list[ArrowIpcPartition]:
         """The partitions reading `inputs` [(InputFile, Schema)]; `stream`: they arrived in a
         streamed directory, whose files must each have the stream's schema when it was inferred."""
         if self.schema_inferred and stream:
@@ -219,8 +252,9 @@ class ArrowIpcReader(DataSourceReader):
                         f"differ")
         elif self.schema_inferred:
             _common_spark_schema(inputs)
-        column_plans = {}
+        column_plans: dict[str, ColumnPlan] = {}
         for inp, schema in inputs:
+            columns: tuple[int | None, ...]
             if self.schema_inferred:
                 columns = tuple(range(len(schema)))
             else:
@@ -232,19 +266,21 @@ class ArrowIpcReader(DataSourceReader):
                 position = {c: k for k, c in enumerate(used)}
                 column_plans[inp.path] = (used, tuple(None if c is None else position[c]
                                                       for c in columns))
-        parts = []
+        parts: list[ArrowIpcPartition] = []
         for r in plan_ranges([inp for inp, _ in inputs], self.rows, self.nbytes):
             included, columns = column_plans[r.path]
             parts.append(ArrowIpcPartition(len(parts), r.path, r.is_file_format, r.start, r.end,
                                            included, columns))
         return parts
 
-    def read(self, partition):
+    def read(self, partition: Any) -> Iterator[pa.RecordBatch]:
+        """The partition's batches as pyarrow record batches of the Spark schema's Arrow
+        types (columns the file lacks read as nulls)."""
         if not isinstance(partition, ArrowIpcPartition):
             return iter(())      # Spark's placeholder when there is nothing to read
         return self._read(partition)
 
-    def _read(self, p: ArrowIpcPartition):
+    def _read(self, p: ArrowIpcPartition) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -252,7 +288,10 @@ class ArrowIpcReader(DataSourceReader):
         from .conversion import conform_batch, day_time_columns_as_durations
         target = to_arrow_schema(self.spark_schema, timezone="UTC")
         options = ipc.IpcReadOptions(included_fields=p.included) if p.included is not None else None
+        reader: RecordBatchFileReader | RecordBatchStreamReader
+        batches: Iterator[RecordBatch | None]
         if p.is_file_format:
+            assert p.end is not None            # plan_ranges gives file ranges an end
             reader = ipc.open_file(p.path, options=options)
             batches = (reader.get_batch(i) for i in range(p.start, p.end))
             first = p.start
@@ -261,7 +300,9 @@ class ArrowIpcReader(DataSourceReader):
             batches = iter(reader)
             first = 0
         if p.is_file_format and getattr(self, "filters", None):
-            batches = self._unskipped(reader, p)
+            # only the filtering reader's pushFilters sets `filters`
+            batches = cast("ArrowIpcFilteringReader", self)._unskipped(
+                cast("RecordBatchFileReader", reader), p)
         for i, batch in enumerate(batches, first):
             if batch is None:
                 continue
@@ -281,11 +322,13 @@ class ArrowIpcFilteringReader(ArrowIpcReader):
     whose statistics (ipc.statistics) rule a filter out. Spark still applies every filter to
     the rows read, so all of them are handed back."""
 
-    def pushFilters(self, filters):
-        usable = []
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        """Keep the filters batch statistics can rule on (comparisons, In, null tests on one
+        column) for skipping batches; all of them are returned, for Spark to apply to rows."""
+        usable: list[PushedFilter] = []
         for f in filters:
             op = _FILTER_OPS.get(type(f).__name__)
-            attribute = getattr(f, "attribute", ())
+            attribute: tuple[str, ...] = getattr(f, "attribute", ())
             if op is None or len(attribute) != 1:
                 continue
             value = getattr(f, "value", None)
@@ -295,11 +338,13 @@ class ArrowIpcFilteringReader(ArrowIpcReader):
         self.filters = usable
         return filters
 
-    def _unskipped(self, reader, p: ArrowIpcPartition):
+    def _unskipped(self, reader: RecordBatchFileReader, p: ArrowIpcPartition
+                   ) -> Iterator[RecordBatch | None]:
         """The partition's batches, None in place of those the statistics rule out (their
         bodies are never read): all of them when the footer's summary rules out the file."""
         from ..ipc.statistics import file_statistics, might_match, read_statistics
         summary = file_statistics(reader)
+        assert p.end is not None                # a file's range
         if summary is not None and not all(might_match(summary, c, op, v)
                                            for c, op, v in self.filters):
             yield from (None for _ in range(p.start, p.end))
@@ -313,7 +358,7 @@ class ArrowIpcFilteringReader(ArrowIpcReader):
                 yield None
 
 
-def _utc_type(t):
+def _utc_type(t: pa.DataType) -> pa.DataType:
     """`t` with every zoned timestamp marked UTC (same instants): files that do not depend on
     the session time zone."""
     import pyarrow as pa
@@ -332,10 +377,12 @@ def _utc_type(t):
     return t
 
 
-def _rechunked(batches, rows_per_batch: int):
+def _rechunked(batches: Iterable[pa.RecordBatch], rows_per_batch: int
+               ) -> Iterator[pa.RecordBatch]:
     """pyarrow batches regrouped to `rows_per_batch` rows each (the last may be shorter)."""
     import pyarrow as pa
-    pending, count = [], 0
+    pending: list[pa.RecordBatch] = []
+    count = 0
     for b in batches:
         if b.num_rows == 0:
             continue
@@ -359,7 +406,7 @@ def _rechunked(batches, rows_per_batch: int):
 class ArrowIpcWriter(DataSourceArrowWriter):
     """Each task writes one file under _temporary/<job>/; commit publishes, abort removes."""
 
-    def __init__(self, options, schema, overwrite: bool):
+    def __init__(self, options: Mapping[str, Any], schema: StructType, overwrite: bool) -> None:
         path = _option(options, OPT_PATH)
         if not path:
             raise ArrowInvalid("arrowipc: no output path; use .save(path)")
@@ -393,7 +440,8 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self.durable = durable == "true"
         C.setup_job(self.root, self.job_id)
 
-    def _open(self, path: str, schema):
+    def _open(self, path: str, schema: Schema
+              ) -> RecordBatchStreamWriter | RecordBatchFileWriter:
         from .. import ipc
         options = ipc.IpcWriteOptions(compression=self.compression)
         if self.stream_format:
@@ -402,7 +450,9 @@ class ArrowIpcWriter(DataSourceArrowWriter):
                             metadata={"writer": "arrowipc.spark", "spark.job": self.job_id},
                             durable=self.durable, statistics=self.statistics)
 
-    def write(self, iterator):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> ArrowIpcCommitMessage:
+        """Write one task's batches, regrouped to rowsPerBatch rows, to a temporary file
+        (none for an empty task); the message names it for `commit`."""
         import pyarrow as pa
         from pyspark import TaskContext
 
@@ -412,7 +462,8 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         attempt_id = ctx.taskAttemptId() if ctx is not None else uuid.uuid4().int % 10**9
         name = C.part_file_name(partition_id, self.job_id, 0, self.extension)
         temp_path = os.path.join(C.task_dir(self.root, self.job_id, attempt_id), name)
-        writer, rows, out_schema = None, 0, None
+        writer: RecordBatchStreamWriter | RecordBatchFileWriter | None = None
+        rows, out_schema = 0, None
         try:
             for batch in _rechunked(iterator, self.rows_per_batch):
                 if out_schema is None:
@@ -422,6 +473,7 @@ class ArrowIpcWriter(DataSourceArrowWriter):
                     batch = pa.RecordBatch.from_arrays(
                         [c.cast(f.type) for c, f in zip(batch.columns, out_schema)],
                         schema=out_schema)
+                assert writer is not None       # opened with the first batch
                 writer.write_batch(arrowipc.record_batch(batch))
                 rows += batch.num_rows
             if writer is not None:
@@ -438,7 +490,7 @@ class ArrowIpcWriter(DataSourceArrowWriter):
             return ArrowIpcCommitMessage()
         return ArrowIpcCommitMessage([(temp_path, name)], rows, os.path.getsize(temp_path))
 
-    def _write_empty_file(self):
+    def _write_empty_file(self) -> list[tuple[str, str]]:
         """A schema-only file, so that reading an empty result back still finds its schema."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -449,14 +501,20 @@ class ArrowIpcWriter(DataSourceArrowWriter):
         self._open(path, schema).close()
         return [(path, name)]
 
-    def commit(self, messages):
-        done = [m for m in messages if m is not None]
-        written = [tuple(f) for m in done for f in m.files]
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Publish the tasks' files under the output path (replacing its files on overwrite);
+        a job that wrote no rows still leaves one schema-only file."""
+        # every message is one of ours (write returns them), None for a task that failed
+        done = cast("list[ArrowIpcCommitMessage]", [m for m in messages if m is not None])
+        # (temporary path, final name) pairs, as write() made them
+        written = cast("list[tuple[str, str]]", [tuple(f) for m in done for f in m.files])
         if not written:
             written = self._write_empty_file()
         summary = {"rows": sum(m.rows for m in done), "bytes": sum(m.bytes for m in done),
                    "mode": "overwrite" if self.overwrite else "append"}
         C.commit_job(self.root, self.job_id, written, self.overwrite, summary, self.durable)
 
-    def abort(self, messages):
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Remove what the job wrote (and the output directory when the job created it and it
+        is left empty); the output keeps its previous files."""
         C.abort_job(self.root, self.job_id, self.root_existed)

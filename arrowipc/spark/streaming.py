@@ -186,13 +186,18 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     def initialOffset(self) -> Offset:
+        """The offset before any file: a stream starts with every complete file present."""
         return _offset(INITIAL_KEY)
 
     def getDefaultReadLimit(self) -> Any:
+        """At most maxFilesPerTrigger files per micro-batch when the option is set, else all
+        complete files."""
         from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
         return ReadMaxFiles(self.max_files) if self.max_files else ReadAllAvailable()
 
     def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
+        """The offset of the last complete file the next micro-batch reads after `start`
+        (the offset returned last when None), within `limit` files; `start` when none is new."""
         if start is None:                # pyspark < 4.2, which has no read limits either
             start = self.last
         found = self._complete_files(_key_of(start), self.available_now)
@@ -209,10 +214,14 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self.last
 
     def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: remember the last complete file present now, so the stream
+        stops after reading up to it."""
         found = self._complete_files(INITIAL_KEY)
         self.available_now = found[-1][0] if found else INITIAL_KEY
 
     def partitions(self, start: Offset, end: Offset) -> list[Any]:
+        """The partitions reading the complete files after `start` up to `end`, planned as a
+        batch read plans them (their schemas checked against the stream's)."""
         files = [path for _, path in self._complete_files(_key_of(start), _key_of(end))]
         if not files:
             return []
@@ -224,8 +233,10 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return parts
 
     def read(self, partition: Any) -> Iterator[Any]:
+        """The pyarrow record batches of one partition (read by the batch reader)."""
         batches: Iterator[Any] = self.batch_reader.read(partition)
         return batches
 
     def commit(self, end: Offset) -> None:
+        """Spark has processed everything up to `end`; nothing is kept to release."""
         pass                             # nothing to release: the offset is the whole state

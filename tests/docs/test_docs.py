@@ -59,6 +59,27 @@ def test_api_generator_runs():
         assert heading in text
 
 
+def test_api_reference_has_no_empty_entry():
+    """Every class and function heading of the generated reference is followed by its summary,
+    and every member row says what the member does (a bare Cython signature counts as empty)."""
+    spec = importlib.util.spec_from_file_location("make_api", os.path.join(DOCS, "make_api.py"))
+    make_api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_api)
+    lines = make_api.render().splitlines()
+    empty = []
+    for i, line in enumerate(lines):
+        if re.match(r"#{3,} (class |exception )?`", line) and "` = `" not in line:
+            following = lines[i + 2] if i + 2 < len(lines) else ""
+            if not following or following.startswith(("#", "|")):
+                empty.append(line)
+        elif line.startswith("| `"):
+            what = line.rstrip(" |").rsplit(" | ", 1)[-1]
+            if what in ("method", "property", "classmethod") or \
+                    make_api.EMBEDDED_SIGNATURE.fullmatch(what.strip()):
+                empty.append(line)
+    assert not empty, "entries of docs/api.md without a summary:\n" + "\n".join(empty)
+
+
 def test_mentioned_repository_paths_exist():
     pattern = re.compile(r"`((?:tests|bench|ci|docs|arrowipc|format|cpp)/[\w./{},-]+?)"
                          r"(?:::(\w+))?`")

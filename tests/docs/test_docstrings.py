@@ -5,17 +5,22 @@ those classes define themselves."""
 import enum
 import importlib
 import inspect
+import re
 
 import pytest
 
 MODULES = ["arrowipc", "arrowipc.ipc", "arrowipc.io", "arrowipc.validate", "arrowipc.integration"]
 
 
+# `name(args)`, `Class.method(self, args)`, maybe `-> type`: what Cython puts first
+EMBEDDED_SIGNATURE = re.compile(r"[\w.]+\(.*\)( -> .+)?")
+
+
 def doc_text(obj) -> str:
     """The docstring without a signature line Cython may embed."""
     doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else getattr(obj, "__doc__", None)
     lines = inspect.cleandoc(doc or "").splitlines()
-    if lines and lines[0].split("(")[0].strip().isidentifier() and lines[0].rstrip().endswith(")"):
+    if lines and EMBEDDED_SIGNATURE.fullmatch(lines[0].strip()):
         lines = lines[1:]
     return "\n".join(lines).strip()
 
