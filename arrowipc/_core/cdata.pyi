@@ -1,36 +1,40 @@
 """Typed stubs for arrowipc._core.cdata (the Arrow C data and C stream interfaces)."""
-from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple
+from typing import (Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 from typing_extensions import TypeAlias, disjoint_base
 
 from arrowipc._core.arraydata import ArrayData
-from arrowipc.types import DataType
+from arrowipc.types import DataType, Field
 
 # PyCapsules named "arrow_schema", "arrow_array" and "arrow_array_stream".
 Capsule: TypeAlias = Any
 Metadata: TypeAlias = Optional[Mapping[bytes, bytes]]
-# (name, type, nullable, metadata) of one field
-FieldInfo: TypeAlias = Tuple[str, DataType, bool, Optional[dict[bytes, bytes]]]
 
-EXTENSION_NAME_KEY: bytes
-EXTENSION_METADATA_KEY: bytes
+FLAG_DICTIONARY_ORDERED: int
+FLAG_NULLABLE: int
+FLAG_MAP_KEYS_SORTED: int
+
+class SchemaNode(NamedTuple):
+    format: str
+    name: str
+    metadata: Metadata
+    flags: int
+    children: Sequence["SchemaNode"]
+    dictionary: Optional["SchemaNode"]
 
 def live_exports() -> int: ...
 def live_schema_exports() -> int: ...
 def live_imports() -> int: ...
 
-def format_string(t: DataType) -> str: ...
 def encode_metadata(metadata: Metadata) -> Optional[bytes]: ...
 
-def export_schema_capsule(type: DataType, name: str = "", nullable: bool = True,
-                          metadata: Metadata = None) -> Capsule: ...
+def export_schema_capsule(node: SchemaNode) -> Capsule: ...
 def export_array_capsule(data: ArrayData) -> Capsule: ...
-def export_stream_capsule(type: DataType, name: str, nullable: bool, metadata: Metadata,
-                          iterator: Iterable[ArrayData]) -> Capsule: ...
+def export_stream_capsule(schema: SchemaNode, iterator: Iterable[ArrayData]) -> Capsule: ...
 
-def import_schema_capsule(capsule: Capsule) -> FieldInfo: ...
+def import_schema_capsule(capsule: Capsule) -> SchemaNode: ...
 def import_array_capsule(array_capsule: Capsule, type: DataType) -> ArrayData: ...
-def import_array_capsules(schema_capsule: Capsule, array_capsule: Capsule) -> ArrayData: ...
 
 @disjoint_base
 class ImportedStream(Iterator[ArrayData]):
@@ -40,4 +44,5 @@ class ImportedStream(Iterator[ArrayData]):
     def __iter__(self) -> "ImportedStream": ...
     def __next__(self) -> ArrayData: ...
 
-def import_stream_capsule(capsule: Capsule) -> Tuple[FieldInfo, ImportedStream]: ...
+def import_stream_capsule(capsule: Capsule, field_of: Callable[[SchemaNode], Field]
+                          ) -> Tuple[Field, ImportedStream]: ...
