@@ -8,7 +8,7 @@ never per value.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ._core.cdata import (FLAG_DICTIONARY_ORDERED, FLAG_MAP_KEYS_SORTED, FLAG_NULLABLE,
                           SchemaNode)
@@ -43,51 +43,49 @@ _LIST_BY_FORMAT: dict[str, Callable[[Field], DataType]] = {
 
 # -- export -------------------------------------------------------------------------------------
 
+def _time_format(prefix: str) -> Callable[[Any], str]:
+    return lambda t: f"{prefix}{_TIME_LETTER[t.unit]}"
+
+
+# The format string of each type class's own node, found through the class's MRO (one lookup
+# for the classes of arrowipc.types, whose own subclasses find their base's entry).
+_FORMAT_OF_CLASS: dict[type, Callable[[Any], str]] = {
+    PrimitiveType: lambda t: _FORMAT_BY_NAME[t.name],
+    BinaryType: lambda t: _FORMAT_BY_NAME[t.name],
+    FixedSizeBinaryType: lambda t: f"w:{t.byte_width}",
+    DecimalType: lambda t: (f"d:{t.precision},{t.scale}" if t.bit_width == 128
+                            else f"d:{t.precision},{t.scale},{t.bit_width}"),
+    TimestampType: lambda t: f"ts{_TIME_LETTER[t.unit]}:{t.tz or ''}",
+    Time32Type: _time_format("tt"),
+    Time64Type: _time_format("tt"),
+    DurationType: _time_format("tD"),
+    MapType: lambda t: "+m",
+    ListType: lambda t: "+l",
+    LargeListType: lambda t: "+L",
+    ListViewType: lambda t: "+vl",
+    LargeListViewType: lambda t: "+vL",
+    FixedSizeListType: lambda t: f"+w:{t.list_size}",
+    StructType: lambda t: "+s",
+    UnionType: lambda t: ("+ud:" if t.mode == "dense" else "+us:") + ",".join(map(str, t.type_codes)),
+    RunEndEncodedType: lambda t: "+r",
+    DictionaryType: lambda t: _FORMAT_BY_NAME[t.index_type.name],   # the indices' format
+}
+
+
 def format_string(t: DataType) -> str:
     """The C data interface format string of a (non-extension) type's own node."""
-    if isinstance(t, (PrimitiveType, BinaryType)):
-        return _FORMAT_BY_NAME[t.name]
-    if isinstance(t, FixedSizeBinaryType):
-        return f"w:{t.byte_width}"
-    if isinstance(t, DecimalType):
-        if t.bit_width == 128:
-            return f"d:{t.precision},{t.scale}"
-        return f"d:{t.precision},{t.scale},{t.bit_width}"
-    if isinstance(t, TimestampType):
-        return f"ts{_TIME_LETTER[t.unit]}:{t.tz or ''}"
-    if isinstance(t, (Time32Type, Time64Type)):
-        return f"tt{_TIME_LETTER[t.unit]}"
-    if isinstance(t, DurationType):
-        return f"tD{_TIME_LETTER[t.unit]}"
-    if isinstance(t, MapType):
-        return "+m"
-    if isinstance(t, ListType):
-        return "+l"
-    if isinstance(t, LargeListType):
-        return "+L"
-    if isinstance(t, ListViewType):
-        return "+vl"
-    if isinstance(t, LargeListViewType):
-        return "+vL"
-    if isinstance(t, FixedSizeListType):
-        return f"+w:{t.list_size}"
-    if isinstance(t, StructType):
-        return "+s"
-    if isinstance(t, UnionType):
-        return ("+ud:" if t.mode == "dense" else "+us:") + ",".join(map(str, t.type_codes))
-    if isinstance(t, RunEndEncodedType):
-        return "+r"
-    if isinstance(t, DictionaryType):
-        return _FORMAT_BY_NAME[t.index_type.name]
+    of = _FORMAT_OF_CLASS.get(type(t))
+    if of is not None:
+        return of(t)
+    for cls in type(t).__mro__:
+        of = _FORMAT_OF_CLASS.get(cls)
+        if of is not None:
+            return of(t)
     raise ArrowNotImplementedError(f"no C data interface format for type {t!r}")
 
 
-def schema_node(type: DataType, name: str = "", nullable: bool = True,
-                metadata: Mapping[bytes, bytes] | None = None) -> SchemaNode:
-    """The SchemaNode describing one field of `type` (children and dictionary included)."""
-    if not isinstance(type, DataType):
-        raise ArrowTypeError(f"expected a DataType to export, got {type.__class__.__name__}")
-    t = type
+def _node(t: DataType, name: str, nullable: bool, metadata: Mapping[bytes, bytes] | None
+          ) -> SchemaNode:
     if isinstance(t, ExtensionType):
         # Extension types travel as their storage plus two reserved metadata keys.
         md = dict(metadata) if metadata else {}
@@ -96,18 +94,43 @@ def schema_node(type: DataType, name: str = "", nullable: bool = True,
         metadata = md
         t = t.storage
     flags = FLAG_NULLABLE if nullable else 0
-    if isinstance(t, MapType) and t.keys_sorted:
-        flags |= FLAG_MAP_KEYS_SORTED
     if isinstance(t, DictionaryType):
         if t.ordered:
             flags |= FLAG_DICTIONARY_ORDERED
-        return SchemaNode(format_string(t), name or "", metadata, flags, (),
-                          schema_node(t.value_type))
-    children = tuple(schema_node(f.type, f.name, f.nullable, f.metadata) for f in t.fields)
-    return SchemaNode(format_string(t), name or "", metadata, flags, children, None)
+        return SchemaNode(format_string(t), name, metadata, flags, (),
+                          _node(t.value_type, "", True, None))
+    if isinstance(t, MapType) and t.keys_sorted:
+        flags |= FLAG_MAP_KEYS_SORTED
+    fields = t.fields
+    children = tuple([_node(f.type, f.name, f.nullable, f.metadata) for f in fields]) \
+        if fields else ()
+    return SchemaNode(format_string(t), name, metadata, flags, children, None)
+
+
+def schema_node(type: DataType, name: str = "", nullable: bool = True,
+                metadata: Mapping[bytes, bytes] | None = None) -> SchemaNode:
+    """The SchemaNode describing one field of `type` (children and dictionary included)."""
+    if not isinstance(type, DataType):
+        raise ArrowTypeError(f"expected a DataType to export, got {type.__class__.__name__}")
+    return _node(type, name or "", nullable, metadata)
 
 
 # -- import -------------------------------------------------------------------------------------
+
+# Where a node sits, as _core.cdata's structural checks name it ("C schema.0.dictionary"): a
+# chain of (parent, child index or "dictionary") pairs from the root ("C schema",), spelled out
+# only for an error message.
+_Path = tuple[Any, ...]
+_ROOT: _Path = ("C schema",)
+
+
+def _where(path: _Path, name: str) -> str:
+    segments = []
+    while len(path) == 2:
+        path, segment = path
+        segments.append(str(segment))
+    return ".".join([path[0], *reversed(segments)]) + f": field {name!r}"
+
 
 def _parse_int(text: str, fmt: str, where: str) -> int:
     try:
@@ -117,8 +140,11 @@ def _parse_int(text: str, fmt: str, where: str) -> int:
                            f"(expected an integer, found {text!r})") from None
 
 
-def _type_from_format(fmt: str, children: list[Field], flags: int, where: str) -> DataType:
+def _type_from_format(fmt: str, children: list[Field], flags: int, path: _Path,
+                      name: str) -> DataType:
     """The DataType a format string and the already imported child fields describe."""
+    where = _where(path, name)
+
     def want_children(n: int) -> None:
         if len(children) != n:
             raise ArrowInvalid(f"{where}: format {fmt!r} needs {n} child schemas, "
@@ -179,31 +205,37 @@ def _type_from_format(fmt: str, children: list[Field], flags: int, where: str) -
     raise ArrowInvalid(f"{where}: unsupported or malformed format string {fmt!r}")
 
 
-def _field_of(node: SchemaNode, depth: int, path: str) -> Field:
-    # `path` names the node as _core.cdata's structural checks do ("C schema.0.dictionary")
+def _field_of(node: SchemaNode, depth: int, path: _Path) -> Field:
     fmt = node.format
-    where = f"{path}: field {node.name!r}"
-    children = [_field_of(c, depth + 1, f"{path}.{i}") for i, c in enumerate(node.children)]
-    try:
-        t = _type_from_format(fmt, children, node.flags, where)
-    except (ArrowInvalid, ArrowTypeError) as exc:
-        if fmt in str(exc):
-            raise ArrowInvalid(str(exc)) from None
-        raise ArrowInvalid(f"{where}: format string {fmt!r}: {exc}") from None
+    factory = _FACTORY_BY_FORMAT.get(fmt)
+    t: DataType
+    if factory is not None and not node.children:
+        t = factory()                                     # most nodes: one lookup
+    else:
+        children = [_field_of(c, depth + 1, (path, i)) for i, c in enumerate(node.children)]
+        try:
+            t = _type_from_format(fmt, children, node.flags, path, node.name)
+        except (ArrowInvalid, ArrowTypeError) as exc:
+            if fmt in str(exc):
+                raise ArrowInvalid(str(exc)) from None
+            raise ArrowInvalid(f"{_where(path, node.name)}: format string {fmt!r}: {exc}"
+                               ) from None
     if node.dictionary is not None:
         if not (isinstance(t, PrimitiveType) and t.is_integer):
-            raise ArrowInvalid(f"{where}: dictionary index format {fmt!r} is not an integer type")
-        values = _field_of(node.dictionary, depth + 1, f"{path}.dictionary")
+            raise ArrowInvalid(f"{_where(path, node.name)}: dictionary index format {fmt!r} "
+                               "is not an integer type")
+        values = _field_of(node.dictionary, depth + 1, (path, "dictionary"))
         t = DictionaryType(t, values.type, bool(node.flags & FLAG_DICTIONARY_ORDERED))
     metadata = node.metadata
     if metadata is not None:
         # the same rule as IPC: registered and canonical names become extension types, unknown
         # names stay storage + metadata
-        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0), where=where)
+        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0),
+                                               where=_where(path, node.name))
     return Field(node.name, t, bool(node.flags & FLAG_NULLABLE), metadata)
 
 
 def field_from_node(node: SchemaNode) -> Field:
     """The Field an imported SchemaNode describes; malformed format strings raise ArrowInvalid
     saying which field and what was expected."""
-    return _field_of(node, 0, "C schema")
+    return _field_of(node, 0, _ROOT)

@@ -1,6 +1,6 @@
 """Typed stubs for arrowipc._core.cdata (the Arrow C data and C stream interfaces)."""
-from typing import (Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Optional, Sequence,
-                    Tuple)
+from typing import (Any, Callable, ClassVar, Iterable, Iterator, Mapping, Optional, Tuple,
+                    final)
 
 from typing_extensions import TypeAlias, disjoint_base
 
@@ -15,13 +15,26 @@ FLAG_DICTIONARY_ORDERED: int
 FLAG_NULLABLE: int
 FLAG_MAP_KEYS_SORTED: int
 
-class SchemaNode(NamedTuple):
-    format: str
-    name: str
-    metadata: Metadata
-    flags: int
-    children: Sequence["SchemaNode"]
-    dictionary: Optional["SchemaNode"]
+@final
+class SchemaNode:
+    def __init__(self, format: str, name: str, metadata: Metadata, flags: int,
+                 children: Tuple["SchemaNode", ...], dictionary: Optional["SchemaNode"] = None
+                 ) -> None: ...
+    @property
+    def format(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def metadata(self) -> Metadata: ...
+    @property
+    def flags(self) -> int: ...
+    @property
+    def children(self) -> Tuple["SchemaNode", ...]: ...
+    @property
+    def dictionary(self) -> Optional["SchemaNode"]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
 def live_exports() -> int: ...
 def live_schema_exports() -> int: ...

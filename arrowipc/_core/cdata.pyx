@@ -18,6 +18,7 @@ Buffer wraps a producer pointer with that owner as its base, so the producer's r
 last Buffer (of any node, child or dictionary) is gone. The C interface carries no buffer sizes:
 they are computed from type, length and offset (and the last offset, or the variadic sizes buffer).
 """
+cimport cython
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport uint8_t, int32_t, int64_t, INT64_MAX
@@ -29,7 +30,6 @@ from arrowipc._core.buffer cimport Buffer, wrap_pointer, allocate, mutable_data
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 
 import sys
-from collections import namedtuple
 
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 
@@ -127,11 +127,51 @@ FLAG_DICTIONARY_ORDERED = ARROW_FLAG_DICTIONARY_ORDERED
 FLAG_NULLABLE = ARROW_FLAG_NULLABLE
 FLAG_MAP_KEYS_SORTED = ARROW_FLAG_MAP_KEYS_SORTED
 
-# One ArrowSchema described in Python: format (str), name (str), metadata (a bytes -> bytes
-# mapping, or None), flags (int), children (a sequence of SchemaNode), dictionary (a SchemaNode
-# for a dictionary-encoded node's values, else None). Exports read it; imports produce it.
-SchemaNode = namedtuple("SchemaNode", ["format", "name", "metadata", "flags", "children",
-                                       "dictionary"], module=__name__)
+@cython.final
+cdef class SchemaNode:
+    """One ArrowSchema described in Python, without a type class: what an export builds the
+    struct from and what an import reads out of it.
+
+    format: the format string; name; metadata: a bytes -> bytes mapping or None; flags: the
+    FLAG_* bits; children: a tuple of SchemaNode; dictionary: the SchemaNode of a
+    dictionary-encoded node's values, else None. What the format means is the model's business
+    (arrowipc/_cschema.py).
+    """
+    cdef readonly str format
+    cdef readonly str name
+    cdef readonly object metadata
+    cdef readonly int64_t flags
+    cdef readonly tuple children
+    cdef readonly SchemaNode dictionary
+
+    def __init__(self, str format not None, str name not None, metadata, int64_t flags,
+                 tuple children not None, SchemaNode dictionary=None):
+        self.format = format
+        self.name = name
+        self.metadata = metadata
+        self.flags = flags
+        self.children = children
+        self.dictionary = dictionary
+
+    cdef tuple _fields(self):
+        return (self.format, self.name, self.metadata, self.flags, self.children,
+                self.dictionary)
+
+    def __eq__(self, other):
+        if not isinstance(other, SchemaNode):
+            return NotImplemented
+        return self._fields() == (<SchemaNode>other)._fields()
+
+    def __ne__(self, other):
+        if not isinstance(other, SchemaNode):
+            return NotImplemented
+        return self._fields() != (<SchemaNode>other)._fields()
+
+    __hash__ = None       # metadata may be a dict
+
+    def __repr__(self):
+        return ("SchemaNode(format={!r}, name={!r}, metadata={!r}, flags={!r}, children={!r}, "
+                "dictionary={!r})").format(*self._fields())
 
 
 def encode_metadata(metadata):
@@ -148,8 +188,9 @@ def encode_metadata(metadata):
     return b"".join(parts)
 
 
-cdef int export_schema_into(object node, ArrowSchema* out) except -1:
+cdef int export_schema_into(object node_object, ArrowSchema* out) except -1:
     cdef SchemaPrivate* p = <SchemaPrivate*>calloc(1, sizeof(SchemaPrivate))
+    cdef SchemaNode node
     cdef int64_t i, n
     if p == NULL:
         raise MemoryError()
@@ -165,8 +206,10 @@ cdef int export_schema_into(object node, ArrowSchema* out) except -1:
     out.release = _release_schema
     arrowipc_cdata_schemas_add(1)
     try:
-        if not isinstance(node, SchemaNode):
-            raise ArrowTypeError(f"expected a SchemaNode to export, got {node.__class__.__name__}")
+        if not isinstance(node_object, SchemaNode):
+            raise ArrowTypeError(f"expected a SchemaNode to export, got "
+                                 f"{node_object.__class__.__name__}")
+        node = <SchemaNode>node_object
         p.format = _dup_bytes(node.format.encode())
         out.format = p.format
         p.name = _dup_bytes(node.name.encode())
