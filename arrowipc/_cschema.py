@@ -37,6 +37,11 @@ _FACTORY_BY_FORMAT: dict[str, Callable[[], DataType]] = {
     "Z": large_binary, "vu": string_view, "vz": binary_view,
 }
 _FORMAT_BY_NAME = {factory().name: fmt for fmt, factory in _FACTORY_BY_FORMAT.items()}
+# The types of formats without children seen so far ("tsu:UTC", "d:38,10"...), so most nodes
+# are one lookup; types are values, shared like the factories' instances. Bounded: a producer
+# may send any number of distinct time zones.
+_LEAF_TYPES: dict[str, DataType] = {fmt: factory() for fmt, factory in _FACTORY_BY_FORMAT.items()}
+_LEAF_TYPES_MAX = 1024
 _LIST_BY_FORMAT: dict[str, Callable[[Field], DataType]] = {
     "+l": ListType, "+L": LargeListType, "+vl": ListViewType, "+vL": LargeListViewType}
 
@@ -132,7 +137,22 @@ def _where(path: _Path, name: str) -> str:
     return ".".join([path[0], *reversed(segments)]) + f": field {name!r}"
 
 
-def _parse_int(text: str, fmt: str, where: str) -> int:
+class _Where:
+    """A field's location for messages (see _where), spelled out only if a message is made."""
+    __slots__ = ("path", "name")
+
+    def __init__(self, path: _Path, name: str) -> None:
+        self.path = path
+        self.name = name
+
+    def __format__(self, spec: str) -> str:
+        return format(_where(self.path, self.name), spec)
+
+    def __str__(self) -> str:
+        return _where(self.path, self.name)
+
+
+def _parse_int(text: str, fmt: str, where: _Where) -> int:
     try:
         return int(text)
     except ValueError:
@@ -140,10 +160,8 @@ def _parse_int(text: str, fmt: str, where: str) -> int:
                            f"(expected an integer, found {text!r})") from None
 
 
-def _type_from_format(fmt: str, children: list[Field], flags: int, path: _Path,
-                      name: str) -> DataType:
+def _type_from_format(fmt: str, children: list[Field], flags: int, where: _Where) -> DataType:
     """The DataType a format string and the already imported child fields describe."""
-    where = _where(path, name)
 
     def want_children(n: int) -> None:
         if len(children) != n:
@@ -207,19 +225,18 @@ def _type_from_format(fmt: str, children: list[Field], flags: int, path: _Path,
 
 def _field_of(node: SchemaNode, depth: int, path: _Path) -> Field:
     fmt = node.format
-    factory = _FACTORY_BY_FORMAT.get(fmt)
-    t: DataType
-    if factory is not None and not node.children:
-        t = factory()                                     # most nodes: one lookup
-    else:
+    t: DataType | None = _LEAF_TYPES.get(fmt) if not node.children else None
+    if t is None:
         children = [_field_of(c, depth + 1, (path, i)) for i, c in enumerate(node.children)]
+        where = _Where(path, node.name)
         try:
-            t = _type_from_format(fmt, children, node.flags, path, node.name)
+            t = _type_from_format(fmt, children, node.flags, where)
         except (ArrowInvalid, ArrowTypeError) as exc:
             if fmt in str(exc):
                 raise ArrowInvalid(str(exc)) from None
-            raise ArrowInvalid(f"{_where(path, node.name)}: format string {fmt!r}: {exc}"
-                               ) from None
+            raise ArrowInvalid(f"{where}: format string {fmt!r}: {exc}") from None
+        if not children and len(_LEAF_TYPES) < _LEAF_TYPES_MAX:
+            _LEAF_TYPES[fmt] = t
     if node.dictionary is not None:
         if not (isinstance(t, PrimitiveType) and t.is_integer):
             raise ArrowInvalid(f"{_where(path, node.name)}: dictionary index format {fmt!r} "

@@ -809,6 +809,18 @@ def test_malformed_children_raise():
         interop.import_field(_capsule(_foreign_schema(b"i"), b"arrow_array"))
 
 
+def test_foreign_time_zones_do_not_grow_the_leaf_type_cache():
+    # the model remembers the types of childless formats ("tsu:UTC") to read wide schemas fast;
+    # a producer sending ever new time zones must not make that memory grow without bound
+    for i in range(_cschema._LEAF_TYPES_MAX + 50):
+        f = interop.import_field(_capsule(_foreign_schema(f"tsu:Zone/{i}".encode()),
+                                          b"arrow_schema"))
+        assert f.type == arrowipc.timestamp("us", f"Zone/{i}")
+    assert len(_cschema._LEAF_TYPES) <= _cschema._LEAF_TYPES_MAX
+    assert interop.import_field(pa.field("t", pa.timestamp("s", "UTC"))).type == \
+        arrowipc.timestamp("s", "UTC")
+
+
 def _foreign_array(length, buffers, offset=0, null_count=0):
     bufs = (ctypes.c_void_p * max(len(buffers), 1))(*buffers)
     a = _CArray(length=length, null_count=null_count, offset=offset, n_buffers=len(buffers),
