@@ -2,7 +2,8 @@
 
 Exports back `__arrow_c_schema__`, `__arrow_c_array__` and `__arrow_c_stream__` of the model
 classes; imports take any object exposing those methods (pyarrow, polars, nanoarrow, duckdb...).
-The C-level work (structs, release callbacks, buffer sizes) lives in `arrowipc._core.cdata`.
+The C-level work (structs, release callbacks, buffer sizes) lives in `arrowipc._core.cdata`;
+what its schema descriptions mean as types, in `arrowipc._cschema`.
 
 `requested_schema`: the protocol lets a producer ignore it, and we do unless it describes exactly
 the type we would export anyway (then it is trivially honoured). We never cast on export; a
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ._core import cdata
 from ._core.arraydata import ArrayData
+from ._cschema import field_from_node, schema_node
 from .errors import ArrowInvalid, ArrowTypeError
 from .types import DataType, Field, Schema, StructType
 
@@ -38,15 +40,16 @@ def _field_of(obj: object) -> Field:
 def _check_requested_schema(requested_schema: object) -> None:
     """Validate `requested_schema` is a schema capsule; what it asks for is not honoured."""
     if requested_schema is not None:
-        cdata.import_schema_capsule(requested_schema)
+        field_from_node(cdata.import_schema_capsule(requested_schema))
 
 
 def export_schema(obj: Field | DataType | Schema) -> object:
     """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
     if isinstance(obj, Schema):
-        return cdata.export_schema_capsule(StructType(obj.fields), "", False, obj.metadata)
+        return cdata.export_schema_capsule(schema_node(StructType(obj.fields), "", False,
+                                                       obj.metadata))
     f = _field_of(obj)
-    return cdata.export_schema_capsule(f.type, f.name, f.nullable, f.metadata)
+    return cdata.export_schema_capsule(schema_node(f.type, f.name, f.nullable, f.metadata))
 
 
 def export_array(data: ArrayData, field: Field, requested_schema: object = None
@@ -55,8 +58,8 @@ def export_array(data: ArrayData, field: Field, requested_schema: object = None
     _check_requested_schema(requested_schema)
     if data.type != field.type:
         raise ArrowTypeError(f"array of type {data.type} exported as field of type {field.type}")
-    schema_capsule = cdata.export_schema_capsule(field.type, field.name, field.nullable,
-                                                 field.metadata)
+    schema_capsule = cdata.export_schema_capsule(schema_node(field.type, field.name,
+                                                             field.nullable, field.metadata))
     return schema_capsule, cdata.export_array_capsule(data)
 
 
@@ -73,7 +76,8 @@ def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_sche
                                    f"in a stream of\n{schema}")
             yield b._as_struct_data()
 
-    return cdata.export_stream_capsule(struct_type, "", False, schema.metadata, struct_arrays())
+    return cdata.export_stream_capsule(schema_node(struct_type, "", False, schema.metadata),
+                                       struct_arrays())
 
 
 def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_schema: object = None
@@ -87,8 +91,8 @@ def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_sch
                 raise ArrowInvalid(f"chunk of type {d.type} in a stream of {field.type}")
             yield d
 
-    return cdata.export_stream_capsule(field.type, field.name, field.nullable, field.metadata,
-                                       checked())
+    return cdata.export_stream_capsule(schema_node(field.type, field.name, field.nullable,
+                                                   field.metadata), checked())
 
 
 # -- import -------------------------------------------------------------------------------------
@@ -101,8 +105,7 @@ def _schema_capsule_of(obj: Any) -> object:
 
 def import_field(obj: object) -> Field:
     """A Field from an object with `__arrow_c_schema__` (or an "arrow_schema" capsule)."""
-    name, type, nullable, metadata = cdata.import_schema_capsule(_schema_capsule_of(obj))
-    return Field(name, type, nullable, metadata)
+    return field_from_node(cdata.import_schema_capsule(_schema_capsule_of(obj)))
 
 
 def _schema_from_struct_field(f: Field) -> Schema:
@@ -128,9 +131,8 @@ def _array_capsules_of(obj: Any) -> tuple[object, object]:
 def import_array(obj: object) -> tuple[Field, ArrayData]:
     """(Field, ArrayData) from an object with `__arrow_c_array__`, zero-copy."""
     schema_capsule, array_capsule = _array_capsules_of(obj)
-    name, type, nullable, metadata = cdata.import_schema_capsule(schema_capsule)
-    data = cdata.import_array_capsule(array_capsule, type)
-    return Field(name, type, nullable, metadata), data
+    field = field_from_node(cdata.import_schema_capsule(schema_capsule))
+    return field, cdata.import_array_capsule(array_capsule, field.type)
 
 
 def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
@@ -164,8 +166,7 @@ def _stream_capsule_of(obj: Any) -> object:
 
 def import_array_stream(obj: object) -> tuple[Field, Iterator[ArrayData]]:
     """(Field, iterator of ArrayData) from an object with `__arrow_c_stream__`."""
-    (name, type, nullable, metadata), arrays = cdata.import_stream_capsule(_stream_capsule_of(obj))
-    return Field(name, type, nullable, metadata), arrays
+    return cdata.import_stream_capsule(_stream_capsule_of(obj), field_from_node)
 
 
 def import_stream(obj: object) -> tuple[Schema, Iterator[RecordBatch]]:

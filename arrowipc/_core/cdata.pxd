@@ -40,12 +40,11 @@ cdef extern from "arrowipc_abi.h":
         void* private_data
 
 
-# Fill `out` (owned by the caller, release == NULL on entry) with a schema for one field.
-cdef int export_schema_into(object type, str name, bint nullable, object metadata,
-                            ArrowSchema* out) except -1
+# Fill `out` (owned by the caller, release == NULL on entry) with the schema a SchemaNode describes.
+cdef int export_schema_into(object node, ArrowSchema* out) except -1
 # Fill `out` with a zero-copy ArrowArray over `data`; its release drops the reference to `data`.
 cdef int export_array_into(ArrayData data, ArrowArray* out) except -1
-# (name, type, nullable, metadata) of a schema; the schema is only read, never moved.
-cdef tuple import_schema_struct(const ArrowSchema* schema)
+# The SchemaNode of a schema; the schema is only read, never moved.
+cdef object import_schema_struct(const ArrowSchema* schema)
 # Move `*src` into a new owner and return the ArrayData viewing it (src->release is NULL after).
 cdef ArrayData import_array_struct(ArrowArray* src, object type)

@@ -1,21 +1,29 @@
 # cython: language_level=3
 """The Arrow C data interface and C stream interface, both directions, zero-copy.
 
-Export: an ArrowSchema is built from a DataType (strings and child structs in one malloc'ed private
-block, released without the GIL); an ArrowArray points straight at our Buffers and its private data
-holds a strong reference to the ArrayData, so every Buffer's owner lives until the consumer calls
-release. An ArrowArrayStream pulls ArrayData from a Python iterator.
+This is the C side only: structs, strings, release callbacks, buffers and ownership. A schema
+crosses it as a SchemaNode, a plain description of one ArrowSchema (format string, name,
+metadata, flags, children, dictionary); what a format string means as a DataType is the model's
+business (arrowipc/_cschema.py), so this module imports nothing above the physical layer. Arrays
+are read and written against their DataType's layout attributes only (`storage_type`, `kind`,
+`fields`, widths), as the rest of _core does.
+
+Export: an ArrowSchema is built from a SchemaNode (strings and child structs in one malloc'ed
+private block, released without the GIL); an ArrowArray points straight at our Buffers and its
+private data holds a strong reference to the ArrayData, so every Buffer's owner lives until the
+consumer calls release. An ArrowArrayStream pulls ArrayData from a Python iterator.
 
 Import: the producer's ArrowArray is moved into a heap struct owned by an `_ImportedArray`; every
 Buffer wraps a producer pointer with that owner as its base, so the producer's release runs when the
 last Buffer (of any node, child or dictionary) is gone. The C interface carries no buffer sizes:
 they are computed from type, length and offset (and the last offset, or the variadic sizes buffer).
 """
+cimport cython
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport uint8_t, int32_t, int64_t, INT64_MAX
 from libc.stdlib cimport malloc, calloc, free
-from libc.string cimport memcpy, memset, strlen
+from libc.string cimport memcpy, memset
 from libc.errno cimport EINVAL, EIO, ENOMEM, ENOSYS
 
 from arrowipc._core.buffer cimport Buffer, wrap_pointer, allocate, mutable_data
@@ -23,14 +31,7 @@ from arrowipc._core.arraydata cimport ArrayData, make_array_data
 
 import sys
 
-from arrowipc.errors import (ArrowException, ArrowInvalid, ArrowNotImplementedError,
-                             ArrowTypeError)
-from arrowipc.types import (BinaryType, DataType, DecimalType, DictionaryType, DurationType,
-                            ExtensionType, FixedSizeBinaryType, FixedSizeListType, Field,
-                            LargeListType, LargeListViewType, ListType, ListViewType, MapType,
-                            PrimitiveType, RunEndEncodedType, StructType, Time32Type, Time64Type,
-                            TimestampType, UnionType)
-from arrowipc import types as _types
+from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 
 from arrowipc._core.kinds cimport *
 
@@ -121,72 +122,56 @@ cdef char* _dup_bytes(bytes b) except NULL:
     return out
 
 
-_TIME_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
-_UNIT_OF_LETTER = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
+# The flag bits of ArrowSchema.flags, for the model to set and read.
+FLAG_DICTIONARY_ORDERED = ARROW_FLAG_DICTIONARY_ORDERED
+FLAG_NULLABLE = ARROW_FLAG_NULLABLE
+FLAG_MAP_KEYS_SORTED = ARROW_FLAG_MAP_KEYS_SORTED
 
-# Types identified by name alone, and their format strings.
-_FORMAT_BY_NAME = {
-    "null": "n", "bool": "b", "int8": "c", "uint8": "C", "int16": "s", "uint16": "S",
-    "int32": "i", "uint32": "I", "int64": "l", "uint64": "L", "halffloat": "e", "float": "f",
-    "double": "g", "date32[day]": "tdD", "date64[ms]": "tdm", "month_interval": "tiM",
-    "day_time_interval": "tiD", "month_day_nano_interval": "tin",
-    "string": "u", "binary": "z", "large_string": "U", "large_binary": "Z",
-    "string_view": "vu", "binary_view": "vz",
-}
-_FACTORY_BY_FORMAT = {
-    "n": _types.null, "b": _types.bool_, "c": _types.int8, "C": _types.uint8,
-    "s": _types.int16, "S": _types.uint16, "i": _types.int32, "I": _types.uint32,
-    "l": _types.int64, "L": _types.uint64, "e": _types.float16, "f": _types.float32,
-    "g": _types.float64, "tdD": _types.date32, "tdm": _types.date64,
-    "tiM": _types.month_interval, "tiD": _types.day_time_interval,
-    "tin": _types.month_day_nano_interval, "u": _types.string, "z": _types.binary,
-    "U": _types.large_string, "Z": _types.large_binary, "vu": _types.string_view,
-    "vz": _types.binary_view,
-}
+@cython.final
+cdef class SchemaNode:
+    """One ArrowSchema described in Python, without a type class: what an export builds the
+    struct from and what an import reads out of it.
 
-from arrowipc.extension import apply_extension_metadata
+    format: the format string; name; metadata: a bytes -> bytes mapping or None; flags: the
+    FLAG_* bits; children: a tuple of SchemaNode; dictionary: the SchemaNode of a
+    dictionary-encoded node's values, else None. What the format means is the model's business
+    (arrowipc/_cschema.py).
+    """
+    cdef readonly str format
+    cdef readonly str name
+    cdef readonly object metadata
+    cdef readonly int64_t flags
+    cdef readonly tuple children
+    cdef readonly SchemaNode dictionary
 
-EXTENSION_NAME_KEY = b"ARROW:extension:name"
-EXTENSION_METADATA_KEY = b"ARROW:extension:metadata"
+    def __init__(self, str format not None, str name not None, metadata, int64_t flags,
+                 tuple children not None, SchemaNode dictionary=None):
+        self.format = format
+        self.name = name
+        self.metadata = metadata
+        self.flags = flags
+        self.children = children
+        self.dictionary = dictionary
 
+    cdef tuple _fields(self):
+        return (self.format, self.name, self.metadata, self.flags, self.children,
+                self.dictionary)
 
-def format_string(t):
-    """The C data interface format string of a (non-extension) type's own node."""
-    if isinstance(t, (PrimitiveType, BinaryType)):
-        return _FORMAT_BY_NAME[t.name]
-    if isinstance(t, FixedSizeBinaryType):
-        return f"w:{t.byte_width}"
-    if isinstance(t, DecimalType):
-        if t.bit_width == 128:
-            return f"d:{t.precision},{t.scale}"
-        return f"d:{t.precision},{t.scale},{t.bit_width}"
-    if isinstance(t, TimestampType):
-        return f"ts{_TIME_LETTER[t.unit]}:{t.tz or ''}"
-    if isinstance(t, (Time32Type, Time64Type)):
-        return f"tt{_TIME_LETTER[t.unit]}"
-    if isinstance(t, DurationType):
-        return f"tD{_TIME_LETTER[t.unit]}"
-    if isinstance(t, MapType):
-        return "+m"
-    if isinstance(t, ListType):
-        return "+l"
-    if isinstance(t, LargeListType):
-        return "+L"
-    if isinstance(t, ListViewType):
-        return "+vl"
-    if isinstance(t, LargeListViewType):
-        return "+vL"
-    if isinstance(t, FixedSizeListType):
-        return f"+w:{t.list_size}"
-    if isinstance(t, StructType):
-        return "+s"
-    if isinstance(t, UnionType):
-        return ("+ud:" if t.mode == "dense" else "+us:") + ",".join(map(str, t.type_codes))
-    if isinstance(t, RunEndEncodedType):
-        return "+r"
-    if isinstance(t, DictionaryType):
-        return _FORMAT_BY_NAME[t.index_type.name]
-    raise ArrowNotImplementedError(f"no C data interface format for type {t!r}")
+    def __eq__(self, other):
+        if not isinstance(other, SchemaNode):
+            return NotImplemented
+        return self._fields() == (<SchemaNode>other)._fields()
+
+    def __ne__(self, other):
+        if not isinstance(other, SchemaNode):
+            return NotImplemented
+        return self._fields() != (<SchemaNode>other)._fields()
+
+    __hash__ = None       # metadata may be a dict
+
+    def __repr__(self):
+        return ("SchemaNode(format={!r}, name={!r}, metadata={!r}, flags={!r}, children={!r}, "
+                "dictionary={!r})").format(*self._fields())
 
 
 def encode_metadata(metadata):
@@ -203,9 +188,9 @@ def encode_metadata(metadata):
     return b"".join(parts)
 
 
-cdef int export_schema_into(object type, str name, bint nullable, object metadata,
-                            ArrowSchema* out) except -1:
+cdef int export_schema_into(object node_object, ArrowSchema* out) except -1:
     cdef SchemaPrivate* p = <SchemaPrivate*>calloc(1, sizeof(SchemaPrivate))
+    cdef SchemaNode node
     cdef int64_t i, n
     if p == NULL:
         raise MemoryError()
@@ -221,39 +206,27 @@ cdef int export_schema_into(object type, str name, bint nullable, object metadat
     out.release = _release_schema
     arrowipc_cdata_schemas_add(1)
     try:
-        if not isinstance(type, DataType):
-            raise ArrowTypeError(f"expected a DataType to export, got {type.__class__.__name__}")
-        t = type
-        if isinstance(t, ExtensionType):
-            # Extension types travel as their storage plus two reserved metadata keys.
-            md = dict(metadata) if metadata else {}
-            md[EXTENSION_NAME_KEY] = t.extension_name.encode()
-            md[EXTENSION_METADATA_KEY] = t.serialized
-            metadata = md
-            t = t.storage
-        p.format = _dup_bytes(format_string(t).encode())
+        if not isinstance(node_object, SchemaNode):
+            raise ArrowTypeError(f"expected a SchemaNode to export, got "
+                                 f"{node_object.__class__.__name__}")
+        node = <SchemaNode>node_object
+        p.format = _dup_bytes(node.format.encode())
         out.format = p.format
-        p.name = _dup_bytes(name.encode())
+        p.name = _dup_bytes(node.name.encode())
         out.name = p.name
-        encoded = encode_metadata(metadata)
+        encoded = encode_metadata(node.metadata)
         if encoded is not None:
             p.metadata = _dup_bytes(encoded)
             out.metadata = p.metadata
-        if nullable:
-            out.flags |= ARROW_FLAG_NULLABLE
-        if isinstance(t, MapType) and t.keys_sorted:
-            out.flags |= ARROW_FLAG_MAP_KEYS_SORTED
-        if isinstance(t, DictionaryType):
-            if t.ordered:
-                out.flags |= ARROW_FLAG_DICTIONARY_ORDERED
+        out.flags = node.flags
+        if node.dictionary is not None:
             p.dictionary = <ArrowSchema*>calloc(1, sizeof(ArrowSchema))
             if p.dictionary == NULL:
                 raise MemoryError()
             out.dictionary = p.dictionary
-            export_schema_into(t.value_type, "", True, None, p.dictionary)
-            return 0
-        fields = t.fields
-        n = len(fields)
+            export_schema_into(node.dictionary, p.dictionary)
+        children = node.children
+        n = len(children)
         if n:
             p.children = <ArrowSchema*>calloc(n, sizeof(ArrowSchema))
             p.child_ptrs = <ArrowSchema**>calloc(n, sizeof(ArrowSchema*))
@@ -263,8 +236,7 @@ cdef int export_schema_into(object type, str name, bint nullable, object metadat
             out.children = p.child_ptrs
             for i in range(n):
                 p.child_ptrs[i] = &p.children[i]
-                f = fields[i]
-                export_schema_into(f.type, f.name, f.nullable, f.metadata, &p.children[i])
+                export_schema_into(children[i], &p.children[i])
     except BaseException:
         _release_schema(out)
         raise
@@ -294,11 +266,11 @@ cdef object _new_schema_capsule(ArrowSchema** out):
     return capsule
 
 
-def export_schema_capsule(type, name="", nullable=True, metadata=None):
-    """A PyCapsule "arrow_schema" describing one field of `type`."""
+def export_schema_capsule(node):
+    """A PyCapsule "arrow_schema" holding the ArrowSchema `node` (a SchemaNode) describes."""
     cdef ArrowSchema* s = NULL
     capsule = _new_schema_capsule(&s)
-    export_schema_into(type, name or "", nullable, metadata, s)
+    export_schema_into(node, s)
     return capsule
 
 
@@ -384,7 +356,7 @@ cdef int export_array_into(ArrayData data, ArrowArray* out) except -1:
     _live_exports += 1
     try:
         t = data.type
-        storage = t.storage if isinstance(t, ExtensionType) else t
+        storage = t.storage_type
         kind = storage.kind
         bufs = data.buffers
         where = f"exporting an array of type {t}"
@@ -493,10 +465,7 @@ def export_array_capsule(ArrayData data):
 
 cdef class _StreamExport:
     """What an exported ArrowArrayStream reads from: a schema and an iterator of ArrayData."""
-    cdef object type
-    cdef str name
-    cdef bint nullable
-    cdef object metadata
+    cdef object schema           # the SchemaNode every get_schema exports
     cdef object iterator
     cdef bytes last_error
     cdef int error_code
@@ -520,7 +489,7 @@ cdef int _stream_get_schema(ArrowArrayStream* stream, ArrowSchema* out) noexcept
         return EINVAL
     state = <_StreamExport>stream.private_data
     try:
-        export_schema_into(state.type, state.name, state.nullable, state.metadata, out)
+        export_schema_into(state.schema, out)
     except BaseException as exc:
         return _stream_fail(state, exc)
     return 0
@@ -583,16 +552,15 @@ cdef void _stream_capsule_destructor(object capsule) noexcept:
     free(s)
 
 
-def export_stream_capsule(type, name, nullable, metadata, iterator):
-    """A PyCapsule "arrow_array_stream" over `iterator` (yielding ArrayData of `type`)."""
+def export_stream_capsule(schema, iterator):
+    """A PyCapsule "arrow_array_stream" over `iterator`, yielding ArrayData of the type the
+    SchemaNode `schema` describes."""
     global _live_exports
-    if not isinstance(type, DataType):
-        raise ArrowTypeError(f"expected a DataType for the stream, got {type.__class__.__name__}")
+    if not isinstance(schema, SchemaNode):
+        raise ArrowTypeError(f"expected a SchemaNode for the stream, got "
+                             f"{schema.__class__.__name__}")
     cdef _StreamExport state = _StreamExport.__new__(_StreamExport)
-    state.type = type
-    state.name = name or ""
-    state.nullable = nullable
-    state.metadata = metadata
+    state.schema = schema
     state.iterator = iter(iterator)
     cdef ArrowArrayStream* s = <ArrowArrayStream*>calloc(1, sizeof(ArrowArrayStream))
     if s == NULL:
@@ -643,80 +611,9 @@ cdef object _decode_metadata(const char* md, str where):
     return out or None
 
 
-def _parse_int(str text, str fmt, str where):
-    try:
-        v = int(text)
-    except ValueError:
-        raise ArrowInvalid(f"{where}: malformed format string {fmt!r} "
-                           f"(expected an integer, found {text!r})") from None
-    return v
-
-
-def _type_from_format(str fmt, list children, int64_t flags, str where):
-    """The DataType a format string and the already imported child fields describe."""
-    def want_children(int n):
-        if len(children) != n:
-            raise ArrowInvalid(f"{where}: format {fmt!r} needs {n} child schemas, "
-                               f"found {len(children)}")
-
-    factory = _FACTORY_BY_FORMAT.get(fmt)
-    if factory is not None:
-        want_children(0)
-        return factory()
-    if fmt.startswith("w:"):
-        want_children(0)
-        return FixedSizeBinaryType(_parse_int(fmt[2:], fmt, where))
-    if fmt.startswith("d:"):
-        want_children(0)
-        parts = fmt[2:].split(",")
-        if len(parts) not in (2, 3):
-            raise ArrowInvalid(f"{where}: malformed decimal format string {fmt!r} "
-                               "(expected 'd:precision,scale[,bits]')")
-        nums = [_parse_int(x, fmt, where) for x in parts]
-        bits = nums[2] if len(nums) == 3 else 128
-        return DecimalType(bits, nums[0], nums[1])
-    if len(fmt) >= 3 and fmt[0] == "t":
-        want_children(0)
-        unit = _UNIT_OF_LETTER.get(fmt[2])
-        if fmt[1] == "s" and unit is not None and len(fmt) >= 4 and fmt[3] == ":":
-            tz = fmt[4:]
-            return TimestampType(unit, tz if tz else None)
-        if len(fmt) == 3 and unit is not None:
-            if fmt[1] == "t":
-                return Time32Type(unit) if unit in ("s", "ms") else Time64Type(unit)
-            if fmt[1] == "D":
-                return DurationType(unit)
-    elif fmt in ("+l", "+L", "+vl", "+vL"):
-        want_children(1)
-        cls = {"+l": ListType, "+L": LargeListType, "+vl": ListViewType,
-               "+vL": LargeListViewType}[fmt]
-        return cls(children[0])
-    elif fmt.startswith("+w:"):
-        want_children(1)
-        return FixedSizeListType(children[0], _parse_int(fmt[3:], fmt, where))
-    elif fmt == "+s":
-        return StructType(children)
-    elif fmt == "+m":
-        want_children(1)
-        entries = children[0]
-        if not isinstance(entries.type, StructType) or entries.type.num_fields != 2:
-            raise ArrowInvalid(f"{where}: map entries must be a struct of 2 fields, "
-                               f"found {entries.type}")
-        return MapType(entries.type.field(0), entries.type.field(1),
-                       bool(flags & ARROW_FLAG_MAP_KEYS_SORTED), entries.name)
-    elif fmt.startswith("+ud:") or fmt.startswith("+us:"):
-        codes = [_parse_int(x, fmt, where) for x in fmt[4:].split(",")] if fmt[4:] else []
-        if len(codes) != len(children):
-            raise ArrowInvalid(f"{where}: union format {fmt!r} lists {len(codes)} type codes "
-                               f"but the schema has {len(children)} children")
-        return UnionType(children, "dense" if fmt[2] == "d" else "sparse", codes)
-    elif fmt == "+r":
-        want_children(2)
-        return RunEndEncodedType(children[0].type, children[1])
-    raise ArrowInvalid(f"{where}: unsupported or malformed format string {fmt!r}")
-
-
-cdef tuple _import_schema_node(const ArrowSchema* s, int depth, str path):
+cdef object _import_schema_node(const ArrowSchema* s, int depth, str path):
+    """The SchemaNode of `s` and its descendants, checked as C structures (pointers, nesting,
+    strings, metadata layout); what the format strings mean is for the model to check."""
     cdef int64_t i
     if depth > MAX_DEPTH:
         raise ArrowInvalid(f"{path}: schema nesting deeper than {MAX_DEPTH} levels")
@@ -736,31 +633,15 @@ cdef tuple _import_schema_node(const ArrowSchema* s, int depth, str path):
     if s.n_children < 0 or (s.n_children > 0 and s.children == NULL):
         raise ArrowInvalid(f"{where}: format {fmt!r} has n_children={s.n_children} and "
                            f"children={'NULL' if s.children == NULL else 'set'}")
-    children = []
-    for i in range(s.n_children):
-        cname, ctype, cnullable, cmeta = _import_schema_node(s.children[i], depth + 1,
-                                                             f"{path}.{i}")
-        children.append(Field(cname, ctype, cnullable, cmeta))
-    try:
-        t = _type_from_format(fmt, children, s.flags, where)
-    except (ArrowInvalid, ArrowTypeError) as exc:
-        if fmt in str(exc):
-            raise ArrowInvalid(str(exc)) from None
-        raise ArrowInvalid(f"{where}: format string {fmt!r}: {exc}") from None
+    children = tuple([_import_schema_node(s.children[i], depth + 1, f"{path}.{i}")
+                      for i in range(s.n_children)])
+    dictionary = None
     if s.dictionary != NULL:
-        if not (isinstance(t, PrimitiveType) and t.is_integer):
-            raise ArrowInvalid(f"{where}: dictionary index format {fmt!r} is not an integer type")
-        vname, vtype, vnullable, vmeta = _import_schema_node(s.dictionary, depth + 1,
-                                                             f"{path}.dictionary")
-        t = DictionaryType(t, vtype, bool(s.flags & ARROW_FLAG_DICTIONARY_ORDERED))
-    if metadata is not None:
-        # the same rule as IPC: registered and canonical names become extension types, unknown
-        # names stay storage + metadata
-        t, metadata = apply_extension_metadata(t, metadata, keep_unknown=(depth == 0), where=where)
-    return (name, t, bool(s.flags & ARROW_FLAG_NULLABLE), metadata)
+        dictionary = _import_schema_node(s.dictionary, depth + 1, f"{path}.dictionary")
+    return SchemaNode(fmt, name, metadata, s.flags, children, dictionary)
 
 
-cdef tuple import_schema_struct(const ArrowSchema* schema):
+cdef object import_schema_struct(const ArrowSchema* schema):
     return _import_schema_node(schema, 0, "C schema")
 
 
@@ -772,7 +653,7 @@ cdef void* _capsule_pointer(object capsule, const char* name) except NULL:
 
 
 def import_schema_capsule(capsule):
-    """(name, type, nullable, metadata) of an "arrow_schema" capsule (which stays untouched)."""
+    """The SchemaNode of an "arrow_schema" capsule (which stays untouched)."""
     cdef ArrowSchema* s = <ArrowSchema*>_capsule_pointer(capsule, b"arrow_schema")
     return import_schema_struct(s)
 
@@ -859,7 +740,7 @@ cdef class _ArrayImporter:
                                "non-negative and not overflow")
         if a.null_count < -1 or a.null_count > a.length:
             raise ArrowInvalid(f"{where}: null_count {a.null_count} outside [-1, {a.length}]")
-        storage = type.storage if isinstance(type, ExtensionType) else type
+        storage = type.storage_type
         kind = storage.kind
         where = f"{where} ({type})"
 
@@ -981,7 +862,7 @@ cdef ArrayData import_array_struct(ArrowArray* src, object type):
     global _live_imports
     if src == NULL or src.release == NULL:
         raise ArrowInvalid("cannot import an ArrowArray that has been released")
-    if not isinstance(type, DataType):
+    if getattr(type, "storage_type", None) is None:     # checked before the array is moved in
         raise ArrowTypeError(f"expected a DataType, got {type.__class__.__name__}")
     cdef _ImportedArray owner = _ImportedArray.__new__(_ImportedArray)
     owner.array = <ArrowArray*>malloc(sizeof(ArrowArray))
@@ -999,12 +880,6 @@ def import_array_capsule(array_capsule, type):
     """Move an "arrow_array" capsule's array out and view it as ArrayData of `type`."""
     cdef ArrowArray* a = <ArrowArray*>_capsule_pointer(array_capsule, b"arrow_array")
     return import_array_struct(a, type)
-
-
-def import_array_capsules(schema_capsule, array_capsule):
-    """ArrayData viewing the array of an (arrow_schema, arrow_array) capsule pair, zero-copy."""
-    name, type, nullable, metadata = import_schema_capsule(schema_capsule)
-    return import_array_capsule(array_capsule, type)
 
 
 # ================================================================================================
@@ -1069,8 +944,9 @@ cdef class ImportedStream:
         return import_array_struct(&out, self.type)
 
 
-def import_stream_capsule(capsule):
-    """((name, type, nullable, metadata), iterator of ArrayData) of an "arrow_array_stream"."""
+def import_stream_capsule(capsule, field_of):
+    """(field, iterator of ArrayData) of an "arrow_array_stream": `field_of(SchemaNode)` is the
+    model's reading of the stream's schema, and the `.type` of what it returns types every array."""
     global _live_imports
     cdef ArrowArrayStream* src = <ArrowArrayStream*>_capsule_pointer(capsule, b"arrow_array_stream")
     cdef ArrowSchema schema
@@ -1094,9 +970,10 @@ def import_stream_capsule(capsule):
         reader.close()
         raise err
     try:
-        info = import_schema_struct(&schema)
+        node = import_schema_struct(&schema)
     finally:
         if schema.release != NULL:
             schema.release(&schema)
-    reader.type = info[1]
-    return info, reader
+    field = field_of(node)
+    reader.type = field.type
+    return field, reader

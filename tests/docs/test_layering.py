@@ -1,7 +1,8 @@
 """The package's layering, read from its own import statements (module level and lazy, .py and .pyx).
 
-- `_core` (the physical layer) imports only `_core` and `errors` -- except the C data interface
-  (`_core.cdata`), which builds and reads the type vocabulary (`types`, `extension`).
+- `_core` (the physical layer) imports only `_core` and `errors`, without exception: the C data
+  interface (`_core.cdata`) exchanges schemas as type-neutral SchemaNodes, which the model's
+  `_cschema` turns into types and back.
 - No import cycle, lazy imports included. A lower module reaches a higher one through
   arrowipc/_upcalls.py, whose providers are checked here too: the C data interface (interop)
   builds Arrays and Tables that way, so the model's `__arrow_c_*__` methods import it downward.
@@ -18,8 +19,6 @@ from arrowipc import _upcalls
 PACKAGE = pathlib.Path(arrowipc.__file__).parent
 ROOT = PACKAGE.parent
 CORE_MAY_IMPORT = ("arrowipc._core", "arrowipc.errors")
-# the C data interface converts between C schemas and DataTypes (see the report of issue 14)
-CORE_EXCEPTIONS = {"arrowipc._core.cdata": ("arrowipc.types", "arrowipc.extension")}
 
 
 def _modules():
@@ -141,7 +140,7 @@ def cycles(graph):
 def test_core_imports_nothing_above_it():
     graph = import_graph()
     upward = sorted(f"{m} -> {t}" for m, ts in graph.items() if m.startswith("arrowipc._core")
-                    for t in ts if not t.startswith(CORE_MAY_IMPORT + CORE_EXCEPTIONS.get(m, ())))
+                    for t in ts if not t.startswith(CORE_MAY_IMPORT))
     assert upward == []
 
 

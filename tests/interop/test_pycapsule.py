@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc import interop
+from arrowipc import _cschema, interop
 from arrowipc._core import cdata
 from arrowipc._core.arraydata import ArrayData
 from arrowipc.array import make_array
@@ -697,6 +697,38 @@ class _SchemaHolder:
         return self.capsule
 
 
+def test_the_physical_layer_carries_schema_nodes_unchanged():
+    # _core.cdata knows no types: it writes and reads the C struct a SchemaNode describes, and
+    # the model's reading of it (arrowipc._cschema) is what pyarrow reads from the same capsule
+    node = cdata.SchemaNode(
+        "+s", "root", {b"k": b"v\x00w"}, cdata.FLAG_NULLABLE,
+        (cdata.SchemaNode("+m", "m", None, cdata.FLAG_MAP_KEYS_SORTED, (
+            cdata.SchemaNode("+s", "entries", None, 0, (
+                cdata.SchemaNode("u", "key", None, 0, (), None),
+                cdata.SchemaNode("l", "value", None, cdata.FLAG_NULLABLE, (), None)), None),),
+            None),
+         cdata.SchemaNode("c", "d", None, cdata.FLAG_DICTIONARY_ORDERED,
+                          (), cdata.SchemaNode("vu", "", None, cdata.FLAG_NULLABLE, (), None))),
+        None)
+    before = cdata.live_schema_exports()
+    capsule = cdata.export_schema_capsule(node)
+    assert cdata.import_schema_capsule(capsule) == node   # reading leaves the struct in place
+    ours = _cschema.field_from_node(cdata.import_schema_capsule(capsule))
+    theirs = pa.field(_SchemaHolder(capsule))                # moves the struct out
+    assert theirs.equals(pa.field("root", pa.struct([
+        pa.field("m", pa.map_(pa.string(), pa.int64(), keys_sorted=True), False),
+        pa.field("d", pa.dictionary(pa.int8(), pa.string_view(), ordered=True), False)]),
+        metadata={b"k": b"v\x00w"}), check_metadata=True)
+    assert ours.equals(interop.import_field(theirs), check_metadata=True)
+    assert _cschema.schema_node(ours.type, ours.name, ours.nullable, ours.metadata) == node
+    del capsule, theirs
+    assert cdata.live_schema_exports() == before
+    with pytest.raises(ArrowTypeError, match="SchemaNode"):
+        cdata.export_schema_capsule(("i", "", None, 0, (), None))
+    with pytest.raises(ArrowTypeError, match="SchemaNode"):
+        cdata.export_stream_capsule(arrowipc.int8(), iter([]))
+
+
 # -- malformed input ------------------------------------------------------------------------------
 
 class _CSchema(ctypes.Structure):
@@ -755,7 +787,7 @@ def _foreign_schema(fmt, children=(), flags=2, dictionary=None):
                                  b"+us:1,x", b"+ud:1,1", b"+ud:200", b"", b"vx", b"tiX"])
 def test_malformed_format_strings_raise(fmt):
     with pytest.raises(ArrowInvalid) as info:
-        cdata.import_schema_capsule(_capsule(_foreign_schema(fmt), b"arrow_schema"))
+        interop.import_field(_capsule(_foreign_schema(fmt), b"arrow_schema"))
     assert repr(fmt.decode()) in str(info.value)
 
 
@@ -765,16 +797,28 @@ def test_malformed_children_raise():
                           (b"+r", [_foreign_schema(b"g"), child]), (b"+us:1", []),
                           (b"i", [child])]:
         with pytest.raises(ArrowInvalid, match="format"):
-            cdata.import_schema_capsule(_capsule(_foreign_schema(fmt, children), b"arrow_schema"))
+            interop.import_field(_capsule(_foreign_schema(fmt, children), b"arrow_schema"))
     with pytest.raises(ArrowInvalid, match="not an integer"):
         float_indices = _foreign_schema(b"g", dictionary=_foreign_schema(b"u"))
-        cdata.import_schema_capsule(_capsule(float_indices, b"arrow_schema"))
+        interop.import_field(_capsule(float_indices, b"arrow_schema"))
     released = _foreign_schema(b"i")
     released.release = None
     with pytest.raises(ArrowInvalid, match="released"):
-        cdata.import_schema_capsule(_capsule(released, b"arrow_schema"))
+        interop.import_field(_capsule(released, b"arrow_schema"))
     with pytest.raises(ArrowTypeError, match="arrow_schema"):
-        cdata.import_schema_capsule(_capsule(_foreign_schema(b"i"), b"arrow_array"))
+        interop.import_field(_capsule(_foreign_schema(b"i"), b"arrow_array"))
+
+
+def test_foreign_time_zones_do_not_grow_the_leaf_type_cache():
+    # the model remembers the types of childless formats ("tsu:UTC") to read wide schemas fast;
+    # a producer sending ever new time zones must not make that memory grow without bound
+    for i in range(_cschema._LEAF_TYPES_MAX + 50):
+        f = interop.import_field(_capsule(_foreign_schema(f"tsu:Zone/{i}".encode()),
+                                          b"arrow_schema"))
+        assert f.type == arrowipc.timestamp("us", f"Zone/{i}")
+    assert len(_cschema._LEAF_TYPES) <= _cschema._LEAF_TYPES_MAX
+    assert interop.import_field(pa.field("t", pa.timestamp("s", "UTC"))).type == \
+        arrowipc.timestamp("s", "UTC")
 
 
 def _foreign_array(length, buffers, offset=0, null_count=0):
