@@ -271,3 +271,30 @@ def test_python_latest_first_needs_the_jvm(spark, tmp_path):
     _put(d, "a.arrow", _file_bytes(_table(0, 1)))
     with pytest.raises(Exception, match="latestFirst=true needs the JVM"):
         _run_collecting(spark, "arrowipc_python", d, tmp_path / "ck", latestFirst="true")
+
+
+def test_jvm_stream_over_hadoop_uris(spark, jvm, tmp_path):
+    # Input and checkpoint as file:// URIs, so both go through Hadoop FileSystems: the file log
+    # is written and read back through the checkpoint's, and files are admitted by the
+    # modification times the listing gave (here not the order of their names).
+    d = tmp_path / "in"
+    d.mkdir()
+    for name, first, when in [("a.arrow", 0, 3), ("b.arrow", 10, 2), ("c.arrow", 20, 1)]:
+        path = d / name
+        path.write_bytes(_file_bytes(_table(first, 1)))
+        os.utime(path, (1_600_000_000 + when, 1_600_000_000 + when))
+    url, ck = "file://" + str(d), "file://" + str(tmp_path / "ck")
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=1) == [[20], [10], [0]]
+    log = tmp_path / "ck" / "sources" / "0" / "files"
+    assert sorted(os.listdir(log)) == ["1", "2", "3"]            # no temporary file, no .crc left
+    assert (log / "1").read_text() == f"arrowipc-stream-files v1\n{url}/c.arrow\n".replace(
+        "file://", "file:")
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=2,
+                           latestFirst="true") == []
+    # a restart reads the log back and admits only the new files, newest first
+    for name, first, when in [("x.arrow", 30, 4), ("y.arrow", 40, 6), ("z.arrow", 50, 5)]:
+        path = d / name
+        path.write_bytes(_file_bytes(_table(first, 1)))
+        os.utime(path, (1_600_000_000 + when, 1_600_000_000 + when))
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=2,
+                           latestFirst="true") == [[40, 50], [30]]
