@@ -4,8 +4,6 @@ and schemes the JVM cannot open.
 Every HTTP request the JVM sends is counted twice: by the test server (tests/remote_servers.py)
 and by io.arrowipc.spark.ReadStats; column pruning is proven by the bytes on the wire.
 """
-import contextlib
-import http.server
 import os
 import socket
 import sys
@@ -20,7 +18,8 @@ pytestmark = pytest.mark.spark
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
-    from remote_servers import Requests, _Handler, http_server
+    import remote_servers
+    from remote_servers import http_server
 finally:
     sys.path.pop(0)
 from test_spark_write import _failing_frame, _ids          # noqa: E402  (same folder)
@@ -124,38 +123,29 @@ def test_hadoop_file_uris_read_like_local_paths(spark, jvm, tmp_path):
     assert jvm.bodyBytesRead() == N * 8                     # pruning through Hadoop's streams
 
 
-@contextlib.contextmanager
-def _server_counting_requests_in_flight(files):
-    """http_server's Range server that also records the most GETs it was answering at once (each
-    held a moment, so that requests sent together overlap)."""
+def _count_requests_in_flight(monkeypatch) -> dict:
+    """Make http_server's handler record the most GETs it was answering at once (each held a
+    moment, so that requests sent together overlap)."""
     state = {"now": 0, "most": 0}
     lock = threading.Lock()
 
-    class Handler(_Handler):
+    class Counting(remote_servers._Handler):
         def do_GET(self):
             with lock:
                 state["now"] += 1
                 state["most"] = max(state["most"], state["now"])
             try:
                 time.sleep(0.05)
-                self._send(True)
+                super().do_GET()
             finally:
                 with lock:
                     state["now"] -= 1
 
-    handler = type("Handler", (Handler,), {"files": files, "requests": Requests()})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    monkeypatch.setattr(remote_servers, "_Handler", Counting)
+    return state
 
 
-def test_http_ranges_of_a_batch_are_requested_a_few_at_a_time(spark, jvm):
+def test_http_ranges_of_a_batch_are_requested_a_few_at_a_time(spark, jvm, monkeypatch):
     # every other column of a 40-column batch: 20 ranges too far apart to coalesce, requested
     # together but never more than 8 at once
     n, width = 20_000, 40
@@ -163,7 +153,8 @@ def test_http_ranges_of_a_batch_are_requested_a_few_at_a_time(spark, jvm):
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, t.schema) as w:
         w.write_table(t)
-    with _server_counting_requests_in_flight({"/w.arrow": sink.getvalue().to_pybytes()}) as (base, state):
+    state = _count_requests_in_flight(monkeypatch)
+    with http_server({"/w.arrow": sink.getvalue().to_pybytes()}) as (base, _):
         df = spark.read.format("arrowipc").load(f"{base}/w.arrow")
         df.schema
         state["most"] = 0

@@ -298,3 +298,19 @@ def test_jvm_stream_over_hadoop_uris(spark, jvm, tmp_path):
         os.utime(path, (1_600_000_000 + when, 1_600_000_000 + when))
     assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=2,
                            latestFirst="true") == [[40, 50], [30]]
+
+
+def test_jvm_checkpoint_on_another_hadoop_file_system(spark, jvm, tmp_path):
+    # a checkpoint that is no local path and no file: URI (Hadoop's viewfs mounted on the temporary
+    # folder, standing for hdfs:// or s3a://): the file log goes through its FileSystem
+    mount = "viewfs-" + uuid.uuid4().hex[:8]
+    spark._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{mount}.link./t",
+                                         "file://" + str(tmp_path))
+    d = tmp_path / "in"
+    d.mkdir()
+    _put(d, "a.arrow", _file_bytes(_table(0, 2)))
+    ck = f"viewfs://{mount}/t/ck"
+    assert _run_collecting(spark, "arrowipc", d, ck) == [[0, 1]]
+    assert (tmp_path / "ck" / "sources" / "0" / "files" / "1").exists()
+    _put(d, "b.arrow", _file_bytes(_table(2, 1)))
+    assert _run_collecting(spark, "arrowipc", d, ck) == [[2]]
