@@ -397,12 +397,12 @@ class Table(TabularOps):
     def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
         """The record batches, split to at most `max_chunksize` rows each when given; as pyarrow,
         empty batches after the last row are left out (all of them in a table of no rows)."""
-        if max_chunksize is not None and max_chunksize < 0:
-            raise ArrowInvalid(f"max_chunksize must be positive, got {max_chunksize}")
+        if max_chunksize is not None and max_chunksize <= 0:
+            raise ValueError(f"'max_chunksize' should be strictly positive, got {max_chunksize}")
         batches = list(self._batches)
         while batches and batches[-1].num_rows == 0:
             batches.pop()
-        if not max_chunksize:
+        if max_chunksize is None:
             return batches
         out: list[RecordBatch] = []
         for b in batches:
@@ -419,7 +419,9 @@ class Table(TabularOps):
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
         """A zero-copy view of `length` rows (to the end by default) from `offset`."""
-        pieces = chunk_slices([b.num_rows for b in self._batches], max(offset, 0), length)
+        if offset < 0:
+            raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
+        pieces = chunk_slices([b.num_rows for b in self._batches], offset, length)
         return Table(self.schema, [self._batches[k].slice(lo, n) for k, lo, n in pieces])
 
     # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------

@@ -13,7 +13,8 @@ Paths, all over Unix stream sockets to server processes:
                  straight from the server's memory (peer memory, process_vm_readv): one copy
   type 1 segments  peer_memory=False: bodies in reused shared memory, copied out by the client
                  (the server can still write those segments): two copies
-  type 1 sealed  seal_segments=True: a fresh write-sealed memfd per body, zero-copy views
+  type 1 sealed  seal_segments=True: the bodies of each send packed into one fresh memfd,
+                 write-sealed and announced once; zero-copy views, no copy on the client
 Each cell is timed without a consumer (batches arrive and are dropped) and with one that reads
 every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
 the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy

@@ -297,7 +297,9 @@ cdef object _decimal_at(Buffer b, int width, int scale, int64_t slot):
     import decimal
     cdef int64_t start = slot * width
     unscaled = int.from_bytes((<const char*>b.ptr)[start:start + width], "little", signed=True)
-    return decimal.Decimal(unscaled).scaleb(-scale, decimal.Context(prec=200))   # never rounds
+    # never rounds, and takes any int32 scale a header can claim
+    wide = decimal.Context(prec=200, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+    return decimal.Decimal(unscaled).scaleb(-scale, wide)
 
 
 cdef int _check_null_count(ArrayData d, int kind, str where) except -1:

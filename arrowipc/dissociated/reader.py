@@ -23,7 +23,8 @@ from ..ipc.options import IpcReadOptions, ReadStats
 from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, SegmentTable, SharedBody, split_address
+from .shm import (DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody,
+                  split_address)
 from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -292,24 +293,25 @@ class DissociatedReader:
             if entry is not None and (not entry.needs_body or pos in self._bodies):
                 del self._meta[pos]
                 msg = entry.message
+                header = None
                 if entry.needs_body:
                     body = self._bodies.pop(pos)
                     self._pending_bytes -= body.size
-                    msg.body = self._body_buffer(pos, msg, body)
+                    msg.body, header = self._body_buffer(pos, msg, body)
                 self._next = pos + 1
-                batch = self._decode(pos, msg)
+                batch = self._decode(pos, msg, header)
                 if pos == 0 or batch is not None:
                     return batch
                 continue
             if not self._receive():
                 self._raise_missing(pos, entry)
 
-    def _decode(self, pos: int, msg: Message) -> RecordBatch | None:
+    def _decode(self, pos: int, msg: Message, header: Any = None) -> RecordBatch | None:
         try:
             if pos == 0:
                 self._decoder.read_schema_message(msg)
                 return None
-            batch: RecordBatch | None = self._decoder.decode(msg)
+            batch: RecordBatch | None = self._decoder.decode(msg, header)
             return batch
         except ArrowInvalid as e:
             raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {e}") from e
@@ -396,8 +398,8 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name, single = tp.parse_segment(frame.payload)
-            if ch.segments.add(seg_id, size, frame.fd, name, single):
+            seg_id, size, name, bodies = tp.parse_segment(frame.payload)
+            if ch.segments.add(seg_id, size, frame.fd, name, bodies):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
         elif kind == wire.FRAME_PEER:
             self._answer_peer_probe(ch, frame.payload)
@@ -525,7 +527,9 @@ class DissociatedReader:
                                f"sequence {seq}")
 
     # -- bodies ------------------------------------------------------------------------------------
-    def _body_buffer(self, pos: int, msg: Message, body: _Body) -> Buffer:
+    def _body_buffer(self, pos: int, msg: Message, body: _Body) -> tuple[Buffer, Any]:
+        """The body's buffer and, for a type-1 body, its RecordBatch header (decoded here to
+        place the pairs; the decoder takes it rather than decoding it again)."""
         seq = self._seq(pos)
         length = msg.body_length
         if body.body_type == wire.BODY_BYTES:
@@ -534,10 +538,11 @@ class DissociatedReader:
                     "accept_shift55)" if body.bit55 else ""
                 raise ArrowInvalid(f"body of sequence {seq} has {body.size} bytes; its metadata "
                                    f"declares a {length}-byte body{hint}")
-            return body.payload
+            return body.payload, None
         return self._shared_body_buffer(seq, msg, body, length)
 
-    def _shared_body_buffer(self, seq: int, msg: Message, body: _Body, length: int) -> Buffer:
+    def _shared_body_buffer(self, seq: int, msg: Message, body: _Body, length: int
+                            ) -> tuple[Buffer, Any]:
         """A zero-copy view when the pairs describe the body laid out in one write-sealed segment;
         otherwise one copy into a new allocation (and the addresses are released at once, in
         the next free_data message)."""
@@ -554,7 +559,8 @@ class DissociatedReader:
             msg.header.table(1, "RecordBatch")
         if header is None:
             raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
-        spans = decode_record_batch_header(header).buffers_list()
+        decoded = decode_record_batch_header(header)
+        spans = decoded.buffers_list()
         placed: list[tuple[int, int, int]] = []      # (address, length, offset in the body)
         if len(pairs) == len(spans):
             for i, ((address, n), (off, span_len)) in enumerate(zip(pairs, spans)):
@@ -583,7 +589,7 @@ class DissociatedReader:
                                    f"connection takes at most {ch.transport.max_frame}")
             out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
             ch.free.release(addresses, flush=False)
-            return out
+            return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
         base: tuple[int, int] | Literal[False] | None = None
         for address, n, dest in placed:
@@ -598,33 +604,34 @@ class DissociatedReader:
                 break
         if base is None:                              # no bytes at all in the regions
             ch.free.release(addresses, flush=False)
-            return allocate(length, True)
+            return allocate(length, True), decoded
         if base and base[1] >= 0:
             seg = ch.segments.get(base[0], seq)
-            if seg.single:                # one body per segment: the table lets go of it now
-                ch.segments.forget(base[0])
+            seg.claim(base[1], length, seq, ch.name)
+            ch.segments.placed(seg)       # a segment of counted bodies goes once all are placed
             if seg.immutable:
                 # write-sealed: nobody can change these bytes any more, so views are safe to
                 # hand out (to pyarrow too); the addresses go back when the last view goes
                 return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
-                                                                     ch.free))
+                                                                     ch.free)), decoded
             # the server can still write this segment: copy the body out, free it at once
             out = seg.mapping.copy(base[1], length)
         else:
             regions: list[tuple[Any, int]] = []
-            used: set[int] = set()
+            used: dict[int, Segment] = {}
             for address, n, dest in placed:
                 if n:
                     seg_id, off = split_address(address)
-                    regions.append((ch.segments.get(seg_id, seq).mapping.view(off, n), dest))
-                    used.add(seg_id)
+                    seg = used.get(seg_id) or ch.segments.get(seg_id, seq)
+                    seg.claim(off, n, seq, ch.name)
+                    regions.append((seg.mapping.view(off, n), dest))
+                    used[seg_id] = seg
             out = scatter_copy(length, regions)
             del regions
-            for seg_id in used:
-                if ch.segments.get(seg_id, seq).single:
-                    ch.segments.forget(seg_id)
+            for seg in used.values():
+                ch.segments.placed(seg)
         ch.free.release(addresses, flush=False)
-        return out
+        return out, decoded
 
 
 def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,

@@ -78,8 +78,9 @@ class DissociatedServer:
     tcp_shared_memory=True, over TCP to a client on the same host (named segments in /dev/shm).
 
     Shared memory (docs/PROTOCOL.md §5): seal_segments=False reuses pre-faulted segments the
-    client copies bodies out of; seal_segments=True writes each body into a fresh memfd that is
-    write-sealed before it is announced, so the client hands out zero-copy views. Limits: at most
+    client copies bodies out of; seal_segments=True packs the bodies of each send into a fresh
+    memfd that is write-sealed before it is announced (once, for all of them), so the client
+    hands out zero-copy views. Limits: at most
     `window` type-1 bodies and `window_bytes` bytes outstanding (sent, not yet freed) per
     connection (past them the server waits up to window_wait seconds for free_data, then sends
     bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
@@ -642,13 +643,17 @@ class _Connection:
                 assert arena is not None                # the block came from it
                 try:
                     arena.write(block, m.parts)
-                    arena.publish(block)
                     base = block.address
                     pairs = [(base + off if n else base, n) for off, n in spans]
                     arena.hand_out(block, [a for a, _ in pairs], seq)
                 except BaseException:
                     arena.discard(block)
                     raise
+                if arena.sealed:
+                    if out is None:
+                        arena.publish()         # no send path to seal before the body frame
+                    else:
+                        out.arena = arena       # its flush seals and announces the segment
                 return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                         [wire.encode_shared_body(length, pairs)])
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
@@ -658,13 +663,14 @@ class _Outbox:
     """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
     system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
     in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
-    __slots__ = ("transport", "frames", "weight", "gather")
+    __slots__ = ("transport", "frames", "weight", "gather", "arena")
 
     def __init__(self, transport: tp.SocketTransport, gather: bool = True) -> None:
         self.transport = transport
         self.frames: Frames = []
         self.weight = 0
         self.gather = gather
+        self.arena: SharedArena | None = None     # a sealed arena whose bodies are queued
 
     def add(self, group: Frames, weight: int) -> None:
         """Queue one batch's frames (`weight`: its body bytes); flush past the limits."""
@@ -675,8 +681,17 @@ class _Outbox:
             self.flush()
 
     def flush(self) -> None:
-        """Send the queued frames in one gather send."""
-        if self.frames:
-            frames, self.frames, self.weight = self.frames, [], 0
-            self.transport.send_frames(frames)
+        """Send the queued frames in one gather send; segments holding their bodies are sealed
+        and announced first (the last one in the same send, its descriptor attached)."""
+        if not self.frames:
+            return
+        frames, self.frames, self.weight = self.frames, [], 0
+        sealed = self.arena.seal_pending() if self.arena is not None else []
+        fd = None
+        if sealed:
+            for payload, seg_fd in sealed[:-1]:
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
+            payload, fd = sealed[-1]
+            frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
+        self.transport.send_frames(frames, fd)
 

@@ -8,6 +8,7 @@ whose names the server announces and unlinks once the client has mapped them.
 """
 from __future__ import annotations
 
+import bisect
 import collections
 import fcntl
 import os
@@ -44,6 +45,7 @@ PAGE_SIZE = 4096
 DEFAULT_SEGMENT_SIZE = 64 << 20
 DEFAULT_MAX_MAPPED_BYTES = 1 << 36       # what one client connection maps, at most
 SHM_DIR = "/dev/shm"
+_IOV_MAX = 1024                # buffers one pwritev takes
 _FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
 NAME_PREFIX = "arrowipc-"
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
@@ -85,17 +87,21 @@ class Block:
 
 
 class _Segment:
-    __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live")
+    __slots__ = ("id", "size", "mapping", "free", "path", "fd", "live", "bodies", "sealed")
 
-    def __init__(self, segment_id: int, size: int, mapping: Mapping, path: str | None,
+    def __init__(self, segment_id: int, size: int, mapping: Mapping | None, path: str | None,
                  fd: int | None) -> None:
         self.id = segment_id
-        self.size = size
-        self.mapping = mapping
+        self.size = size                  # a sealed arena's open segment: the bytes used so far
+        self.mapping = mapping            # None in a sealed arena (written with pwritev)
         self.free = [[0, size]]           # sorted [offset, size] ranges
         self.path = path
-        self.fd = fd                      # kept open until a write-sealed segment is announced
+        # a sealed arena's segments keep their descriptor until dropped: the last reference to
+        # the memory goes here, so freeing its pages is the server's work, not the client's
+        self.fd = fd
         self.live = 0                     # blocks allocated in it and not yet released
+        self.bodies = 0                   # bodies handed out from it (a sealed segment's count)
+        self.sealed = False               # write-sealed and announced (a sealed arena's)
 
     def take(self, size: int) -> int | None:
         for i, (off, n) in enumerate(self.free):
@@ -156,10 +162,13 @@ class SharedArena:
       a segment of its own size), are pre-faulted and reused when blocks are freed, so their pages
       stay faulted in. The server can write them again, so the client copies each body out and
       frees it at once. A segment is never given to another client.
-    * sealed: every body gets a fresh memfd; the server writes it, unmaps it, adds F_SEAL_WRITE
-      and only then announces it, as a one-body segment. The client maps it as final bytes, hands
-      out zero-copy views, and forgets the segment once that body is placed (the views keep it
-      mapped); the server drops it when the body is freed.
+    * sealed: bodies are packed one after another into a fresh memfd (the open segment),
+      written with pwritev, so the server never maps it. Before the frames naming them go out
+      (seal_pending, from the server's send path) the segment gets F_SEAL_WRITE and is announced
+      once with the count of bodies in it; the next body opens a new memfd (segments are
+      re-created, never reused). The client maps it once as final bytes, hands out zero-copy
+      views of every body in it, and forgets it once it has placed that many bodies (the views
+      keep it mapped); the server drops it when its last body is freed.
 
     Flow control: at most `window` bodies and `window_bytes` bytes are handed out and not yet
     freed; the arena holds at most max_bytes of segments, and every arena of the server draws on
@@ -182,6 +191,9 @@ class SharedArena:
         self.window = int(window)
         self.window_bytes = int(window_bytes)
         self.segments: dict[int, _Segment] = {}
+        self._open: _Segment | None = None         # sealed: the segment bodies go into now
+        self._unsealed: list[_Segment] = []        # sealed: full, waiting for seal_pending
+        self._closing: list[int] = []              # descriptors of segments dropped by free()
         self.next_id = 0
         self.by_address: dict[int, Block] = {}     # handed-out address -> Block
         self.blocks: set[Block] = set()            # blocks not yet fully freed
@@ -213,11 +225,10 @@ class SharedArena:
                     if off is not None:
                         return self._new_block(seg, off, need)
             if self.sealed:
-                seg_size = _round_up(need, PAGE_SIZE)
-            else:
-                # grow geometrically up to segment_size: small streams map (and pre-fault) little
-                target = min(self.segment_size, max(SEGMENT_GRANULE, self.mapped_bytes))
-                seg_size = max(target, _round_up(need, SEGMENT_GRANULE))
+                return self._allocate_packed(need)
+            # grow geometrically up to segment_size: small streams map (and pre-fault) little
+            target = min(self.segment_size, max(SEGMENT_GRANULE, self.mapped_bytes))
+            seg_size = max(target, _round_up(need, SEGMENT_GRANULE))
             if (seg_size > MAX_SEGMENT_SIZE or self.next_id > MAX_SEGMENT_ID
                     or self.mapped_bytes + seg_size > self.max_bytes):
                 return None
@@ -232,6 +243,62 @@ class SharedArena:
             off = seg.take(need)
             assert off is not None, "a new segment holds the block it was made for"
             return self._new_block(seg, off, need)
+
+    def _allocate_packed(self, need: int) -> Block | None:
+        """A sealed arena's block: the next `need` bytes of the open segment, or of a new one
+        when it is full (the full one waits in _unsealed for seal_pending). The limits count the
+        bytes used, block by block."""
+        seg = self._open
+        if seg is not None and seg.live and need > self.segment_size - seg.size:
+            self._unsealed.append(seg)
+            seg = self._open = None
+        if seg is not None and need > MAX_SEGMENT_SIZE - seg.size:
+            return None
+        if (self.mapped_bytes + need > self.max_bytes
+                or (seg is None and self.next_id > MAX_SEGMENT_ID)):
+            return None
+        if self.budget is not None and not self.budget.reserve(need):
+            return None
+        if seg is None:
+            try:
+                fd = os.memfd_create(f"arrowipc-segment-{self.next_id}",
+                                     os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+            except BaseException:
+                if self.budget is not None:
+                    self.budget.release(need)
+                raise
+            seg = self._open = _Segment(self.next_id, 0, None, None, fd)
+            self.segments[seg.id] = seg
+            self.next_id += 1
+        off = seg.size
+        seg.size += need
+        self.mapped_bytes += need
+        return self._new_block(seg, off, need)
+
+    def seal_pending(self) -> list[tuple[bytes, int]]:
+        """Seal every segment holding bodies not yet announced: (segment frame payload,
+        descriptor) for each, in order; the caller sends each payload with its descriptor
+        before any frame naming those bodies (the descriptor stays the arena's). The segment is
+        cut to the bytes used, and F_SEAL_WRITE is granted because nothing ever mapped it
+        writable."""
+        out: list[tuple[bytes, int]] = []
+        with self.lock:
+            pending = self._unsealed
+            if self._open is not None and self._open.live:
+                pending.append(self._open)
+                self._open = None
+            self._unsealed = []
+            for seg in pending:
+                fd = seg.fd
+                assert fd is not None and not seg.sealed, "sealed once, with its descriptor"
+                seg.sealed = True                 # from now on its last free drops it
+                if seg.live == 0:                 # freed already, by a client that guessed
+                    self._drop_segment(seg)
+                    continue
+                os.ftruncate(fd, seg.size)
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
+                out.append((tp.segment_payload(seg.id, seg.size, bodies=max(seg.bodies, 1)), fd))
+        return out
 
     def _new_block(self, seg: _Segment, off: int, size: int) -> Block:
         block = Block(seg, off, size)
@@ -255,22 +322,16 @@ class SharedArena:
                                  os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(fd, size)
-            if self.sealed:
-                # written once, then sealed and announced (publish): nothing to pre-fault for reuse
-                mapping = map_segment(fd, size, True, False)
-                seg = _Segment(seg_id, size, mapping, None, fd)
-                fd = None                   # publish() closes it
+            if not self.named:
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+            mapping = map_segment(fd, size, True, self.populate)
+            seg = _Segment(seg_id, size, mapping, path, None)
+            if path is not None:                # named
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
+                    tp.segment_payload(seg_id, size, os.path.basename(path))])
             else:
-                if not self.named:
-                    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-                mapping = map_segment(fd, size, True, self.populate)
-                seg = _Segment(seg_id, size, mapping, path, None)
-                if path is not None:                # named
-                    self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
-                        tp.segment_payload(seg_id, size, os.path.basename(path))])
-                else:
-                    self.transport.send_frame(wire.FRAME_SEGMENT, 0,
-                                              [tp.segment_payload(seg_id, size)], fd=fd)
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0,
+                                          [tp.segment_payload(seg_id, size)], fd=fd)
         except BaseException:
             if path is not None:
                 _unlink(path)
@@ -284,25 +345,21 @@ class SharedArena:
         return seg
 
     def write(self, block: Block, parts: list[Any]) -> None:
-        """Copy the body `parts` into the block's memory."""
-        assert block.segment is not None
-        block.segment.mapping.write_parts(block.offset, parts)
-
-    def publish(self, block: Block) -> None:
-        """Make a written block visible to the client: for a sealed arena, unmap the writable
-        mapping, add F_SEAL_WRITE (granted only once no writable mapping is left) and announce
-        the segment with its descriptor. Reused segments were announced when created."""
+        """Copy the body `parts` into the block's memory (a sealed arena's segment is written
+        through its descriptor: no mapping of it ever exists here)."""
         seg = block.segment
-        if seg is None or seg.fd is None:
+        assert seg is not None
+        if seg.mapping is not None:
+            seg.mapping.write_parts(block.offset, parts)
             return
-        fd, seg.fd = seg.fd, None
-        try:
-            seg.mapping.close()
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
-            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
-                tp.segment_payload(seg.id, seg.size, single=True)], fd=fd)
-        finally:
-            os.close(fd)
+        assert seg.fd is not None and not seg.sealed, "a sealed arena writes only unsealed ones"
+        _pwrite_all(seg.fd, block.offset, parts)
+
+    def publish(self) -> None:
+        """Seal and announce every segment with bodies not yet announced (when there is no
+        send path to do it before the body frames: the server's test hook)."""
+        for payload, fd in self.seal_pending():
+            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
 
     def hand_out(self, block: Block, addresses: Iterable[int], sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""
@@ -312,6 +369,8 @@ class SharedArena:
                 if a not in self.by_address:
                     self.by_address[a] = block
                     block.pending.add(a)
+            if block.segment is not None:
+                block.segment.bodies += 1
             if not block.pending:          # nothing handed out: nothing to wait for
                 self._release(block)
 
@@ -336,6 +395,9 @@ class SharedArena:
                 block.pending.discard(a)
                 if not block.pending:
                     self._release(block)
+            closing, self._closing = self._closing, []
+        for fd in closing:          # frees the pages: not while the worker waits for the lock
+            os.close(fd)
 
     def _release(self, block: Block) -> None:
         self.blocks.discard(block)
@@ -349,7 +411,10 @@ class SharedArena:
         assert seg is not None
         seg.live -= 1
         if self.sealed:
-            if seg.live == 0:               # its one body is gone
+            if seg.live == 0 and seg.sealed:        # announced, and its last body is gone
+                if seg.fd is not None:
+                    self._closing.append(seg.fd)    # closed once the lock is let go
+                    seg.fd = None
                 self._drop_segment(seg)
         else:
             seg.give(block.offset, block.size)
@@ -365,7 +430,8 @@ class SharedArena:
         if seg.path is not None:
             _unlink(seg.path)
             seg.path = None
-        seg.mapping.close()
+        if seg.mapping is not None:
+            seg.mapping.close()
 
     def wait_for_free(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for a block to be released; False when none was (or
@@ -399,6 +465,10 @@ class SharedArena:
                 self._release(b)
             self.closed = True
             self.by_address.clear()
+            self._open, self._unsealed = None, []
+            for fd in self._closing:
+                os.close(fd)
+            self._closing = []
             for seg in list(self.segments.values()):
                 self._drop_segment(seg)
             self.freed.notify_all()
@@ -526,6 +596,25 @@ class PeerLedger:
             self.freed.notify_all()
 
 
+def _pwrite_all(fd: int, offset: int, parts: list[Any]) -> None:
+    """Write the parts back to back at `offset` (pwritev, GIL released; short writes resumed)."""
+    views = [memoryview(p).cast("B") for p in parts]
+    views = [v for v in views if v.nbytes]
+    while views:
+        chunk = views[:_IOV_MAX]
+        done = os.pwritev(fd, chunk, offset)
+        offset += done
+        while done:
+            n = chunk[0].nbytes
+            if done >= n:
+                done -= n
+                chunk.pop(0)
+                views.pop(0)
+            else:
+                views[0] = views[0][done:]
+                done = 0
+
+
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)
@@ -536,14 +625,37 @@ def _unlink(path: str) -> None:
 # -- client side ---------------------------------------------------------------------------------
 
 class Segment:
-    """A segment mapped on the client: its mapping, whether its bytes can still change, and
-    whether it holds one body only."""
-    __slots__ = ("mapping", "immutable", "single")
+    """A segment mapped on the client: its mapping, whether its bytes can still change, and how
+    many bodies it holds (0: a segment the server reuses) with the spans of those placed."""
+    __slots__ = ("id", "mapping", "immutable", "bodies", "placed", "spans")
 
-    def __init__(self, mapping: Mapping, immutable: bool, single: bool) -> None:
+    def __init__(self, segment_id: int, mapping: Mapping, immutable: bool, bodies: int) -> None:
+        self.id = segment_id
         self.mapping = mapping
         self.immutable = immutable
-        self.single = single
+        self.bodies = bodies
+        self.placed = 0                             # bodies placed from it so far
+        self.spans: list[tuple[int, int]] = []      # sorted (start, end) of their regions
+
+    def claim(self, start: int, length: int, sequence: int, name: str) -> None:
+        """Check that [start, start + length) lies in the segment and, in a segment of counted
+        bodies (never reused), overlaps no body placed before: ArrowInvalid naming both."""
+        size = self.mapping.size
+        if start < 0 or length > size or start > size - length:
+            raise ArrowInvalid(f"type-1 body of sequence {sequence}: region [{start}, {start}+"
+                               f"{length}) lies outside the {size}-byte segment {self.id} of "
+                               f"{name}")
+        if not self.bodies:
+            return
+        spans = self.spans
+        i = bisect.bisect_left(spans, (start, start))
+        for lo, hi in spans[max(i - 1, 0):i + 1]:
+            if start < hi and lo < start + length:
+                raise ArrowInvalid(f"type-1 body of sequence {sequence}: region [{start}, "
+                                   f"{start}+{length}) overlaps the body at [{lo}, {hi}) in "
+                                   f"segment {self.id} of {name}; bodies in a segment must not "
+                                   f"overlap")
+        spans.insert(i, (start, start + length))
 
 
 class SegmentTable:
@@ -564,8 +676,9 @@ class SegmentTable:
         self.mappings: dict[int, Segment] = {}
 
     def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
-            single: bool = False) -> bool:
-        """Map an announced segment; returns True when the server wants an ack (named)."""
+            bodies: int = 0) -> bool:
+        """Map an announced segment (holding `bodies` bodies; 0: reused); returns True when the
+        server wants an ack (named)."""
         try:
             if segment_id in self.mappings:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} announced twice")
@@ -606,17 +719,20 @@ class SegmentTable:
             except OSError as e:
                 raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
                                    f"bytes): {e}") from None
-            self.mappings[segment_id] = Segment(mapping, immutable, single)
+            self.mappings[segment_id] = Segment(segment_id, mapping, immutable, bodies)
             self.mapped_bytes += size
         finally:
             if fd is not None:
                 os.close(fd)
         return name is not None
 
-    def forget(self, segment_id: int) -> None:
-        """Drop a one-body segment once its body is placed (views alive keep it mapped)."""
-        seg = self.mappings.pop(segment_id)
-        self.mapped_bytes -= seg.mapping.size
+    def placed(self, seg: Segment) -> None:
+        """One more body of a segment of counted bodies is placed: once all are, the table lets
+        go of it (views alive keep it mapped)."""
+        seg.placed += 1
+        if seg.bodies and seg.placed >= seg.bodies:
+            if self.mappings.pop(seg.id, None) is seg:
+                self.mapped_bytes -= seg.mapping.size
 
     def _seals(self, segment_id: int, fd: int) -> int:
         try:

@@ -40,8 +40,8 @@ __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", 
            "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
            "parse_segment_ack", "peer_pid", "peer_probe_payload", "peer_reply_payload",
            "PREALLOC_LIMIT", "segment_ack_payload", "SEGMENT_FD", "SEGMENT_FD_SINGLE",
-           "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER", "SocketTransport", "Transport",
-           "TransportClosed"]
+           "SEGMENT_FD_BODIES", "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER",
+           "SocketTransport", "Transport", "TransportClosed"]
 
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
@@ -70,7 +70,9 @@ _ERROR = struct.Struct("<I")
 SEGMENT_FD = 0
 SEGMENT_NAMED = 1
 SEGMENT_FD_SINGLE = 2           # descriptor attached; the segment holds one body only
+SEGMENT_FD_BODIES = 3           # descriptor attached; the segment holds a count of bodies
 _SEGMENT = struct.Struct("<QQB")
+_SEGMENT_BODIES = struct.Struct("<I")
 _SEGMENT_ACK = struct.Struct("<Q")
 _PEER_PROBE = struct.Struct("<QQ")      # address, then 16 bytes the client must find there
 _PEER_REPLY = struct.Struct("<I")
@@ -425,16 +427,24 @@ def parse_error(payload: Buffer) -> tuple[int, str]:
 
 
 def segment_payload(segment_id: int, size: int, name: str | None = None,
-                    single: bool = False) -> bytes:
+                    bodies: int = 0) -> bytes:
     """The payload announcing segment `segment_id` of `size` bytes: by descriptor, or by
-    `name` under /dev/shm."""
+    `name` under /dev/shm. bodies > 0 says the segment holds exactly that many bodies and is
+    never reused (form 2 for one, form 3 with the count), so the client can let go of it once
+    it has placed them."""
     if name is None:
-        return _SEGMENT.pack(segment_id, size, SEGMENT_FD_SINGLE if single else SEGMENT_FD)
+        if bodies == 1:
+            return _SEGMENT.pack(segment_id, size, SEGMENT_FD_SINGLE)
+        if bodies > 1:
+            return _SEGMENT.pack(segment_id, size, SEGMENT_FD_BODIES) + \
+                _SEGMENT_BODIES.pack(bodies)
+        return _SEGMENT.pack(segment_id, size, SEGMENT_FD)
     return _SEGMENT.pack(segment_id, size, SEGMENT_NAMED) + name.encode("ascii")
 
 
-def parse_segment(payload: Buffer) -> tuple[int, int, str | None, bool]:
-    """(segment id, size, name or None when the descriptor is attached, single body)."""
+def parse_segment(payload: Buffer) -> tuple[int, int, str | None, int]:
+    """(segment id, size, name or None when the descriptor is attached, bodies it holds: 0 when
+    the server may reuse it)."""
     if payload.size < _SEGMENT.size or payload.size > _SEGMENT.size + _MAX_SEGMENT_NAME:
         raise ArrowInvalid(f"segment frame has {payload.size} bytes; expected {_SEGMENT.size} to "
                            f"{_SEGMENT.size + _MAX_SEGMENT_NAME}")
@@ -444,15 +454,25 @@ def parse_segment(payload: Buffer) -> tuple[int, int, str | None, bool]:
     if form in (SEGMENT_FD, SEGMENT_FD_SINGLE):
         if name:
             raise ArrowInvalid(f"segment frame {segment_id} carries a descriptor and a name")
-        return segment_id, size, None, form == SEGMENT_FD_SINGLE
+        return segment_id, size, None, 1 if form == SEGMENT_FD_SINGLE else 0
+    if form == SEGMENT_FD_BODIES:
+        if len(name) != _SEGMENT_BODIES.size:
+            raise ArrowInvalid(f"segment frame {segment_id} (form 3) has {len(name)} bytes after "
+                               f"its form; expected {_SEGMENT_BODIES.size} (the body count)")
+        (bodies,) = _SEGMENT_BODIES.unpack(name)
+        if bodies == 0:
+            raise ArrowInvalid(f"segment frame {segment_id} (form 3) holds 0 bodies; expected at "
+                               f"least 1")
+        return segment_id, size, None, bodies
     if form != SEGMENT_NAMED:
         raise ArrowInvalid(f"segment frame {segment_id} has form {form}; expected 0 (descriptor), "
-                           f"1 (named) or 2 (descriptor, one body)")
+                           f"1 (named), 2 (descriptor, one body) or 3 (descriptor, a count of "
+                           f"bodies)")
     try:
         text = name.decode("ascii")
     except UnicodeDecodeError:
         raise ArrowInvalid(f"segment frame {segment_id}: name is not ASCII") from None
-    return segment_id, size, text, False
+    return segment_id, size, text, 0
 
 
 def segment_ack_payload(segment_id: int) -> bytes:

@@ -158,7 +158,8 @@ class _FsspecRanges:
     def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         # one call: async filesystems (s3fs, gcsfs, http) run the requests concurrently
         parts: list[bytes] = self.fs.cat_ranges([self.path] * len(ranges),
-                                                [o for o, _ in ranges], [o + n for o, n in ranges])
+                                                [o for o, _ in ranges], [o + n for o, n in ranges],
+                                                on_error="raise")
         return parts
 
     def close(self) -> None:

@@ -103,6 +103,23 @@ def read_message_header(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
     return _framing.decode_message(meta, start)
 
 
+def read_first_message(source: Any, where: str = "stream") -> Message | None:
+    """The message at the start of `source` (None at its end); a connection opened here for a
+    URL is closed afterwards (the body is in memory of its own by then), a caller's file object
+    is left positioned after the message."""
+    src = open_reading(source)
+    try:
+        return read_message_from(src, where=where)
+    finally:
+        _close_if_opened(src, source)
+
+
+def _close_if_opened(src: Any, given: Any) -> None:
+    # only what open_reading opened itself (a URL's connection); never a caller's object
+    if src is not given and getattr(src, "owns", False):
+        src.close()
+
+
 def read_message(source: SourceLike) -> Message:
     """Read one message (pyarrow.ipc.read_message) from bytes, a buffer or a file-like object,
     which is left positioned after it.
@@ -116,6 +133,8 @@ def read_message(source: SourceLike) -> Message:
         msg = read_message_from(src)
     except ArrowInvalid as e:
         raise ArrowInvalid(f"Corrupted message: {e}") from None
+    finally:
+        _close_if_opened(src, source)
     if msg is None:
         raise EOFError(f"read_message: expected a message at byte {start}, found the end of "
                        f"the stream")

@@ -35,8 +35,8 @@ from .dictionary import DictionaryMemo
 from .filesystems import open_reading
 from .format import FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
-from .message import (Message, missing_eos_error, no_schema_error, read_message_from,
-                      read_message_header)
+from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
+                      read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from .sources import BufferSource
@@ -112,10 +112,12 @@ class MessageDecoder:
         self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
 
     # -- batches --------------------------------------------------------------------------------
-    def read_record_batch_message(self, msg: Message) -> RecordBatch:
-        """The RecordBatch of a record batch message (any codec, dictionaries, byte order)."""
+    def read_record_batch_message(self, msg: Message, header=None) -> RecordBatch:
+        """The RecordBatch of a record batch message (any codec, dictionaries, byte order);
+        `header`: its RecordBatch header, when the caller decoded it already."""
         self.count_record_batch()
-        header = decode_record_batch_header(msg.header)
+        if header is None:
+            header = decode_record_batch_header(msg.header)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
 
@@ -296,18 +298,21 @@ class MessageDecoder:
                 queue(c, f.name)
         return out, (queued, None)
 
-    def read_dictionary_message(self, msg: Message):
-        """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement)."""
+    def read_dictionary_message(self, msg: Message, header=None):
+        """Decode a DictionaryBatch and apply it to the memo (new, delta or replacement);
+        `header`: its data's RecordBatch header, when the caller decoded it already."""
         self.count_message()
         t = msg.header
         dict_id, is_delta = t.int64(0), t.boolean(2)
         if self.memo is None or dict_id not in self._dict_plans:
             raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has id "
                                f"{dict_id}, which no field of the schema uses")
-        data = t.table(1, "RecordBatch")
-        if data is None:
-            raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no data")
-        header = decode_record_batch_header(data)
+        if header is None:
+            data = t.table(1, "RecordBatch")
+            if data is None:
+                raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no "
+                                   f"data")
+            header = decode_record_batch_header(data)
         cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
         if self._swap:
             cols, pending = self._swapped(cols, pending)
@@ -321,12 +326,13 @@ class MessageDecoder:
             validate_values(values, f"{self.where}: dictionary {dict_id}")
         self.memo.add(dict_id, values, is_delta)
 
-    def decode(self, msg: Message):
-        """A RecordBatch for a record batch message, None after absorbing a dictionary batch."""
+    def decode(self, msg: Message, header=None):
+        """A RecordBatch for a record batch message, None after absorbing a dictionary batch
+        (`header`: the batch's RecordBatch header, when the caller decoded it already)."""
         if msg.header_type == md.HEADER_RECORD_BATCH:
-            return self.read_record_batch_message(msg)
+            return self.read_record_batch_message(msg, header)
         if msg.header_type == md.HEADER_DICTIONARY_BATCH:
-            self.read_dictionary_message(msg)
+            self.read_dictionary_message(msg, header)
             return None
         if msg.header_type == md.HEADER_SCHEMA:
             raise ArrowInvalid(f"{self.where}: unexpected second schema message at byte {msg.offset}")
@@ -1049,7 +1055,7 @@ class _BoundedSource:
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
                      ) -> Message:
     """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
-    msg = obj if isinstance(obj, Message) else read_message_from(open_reading(obj))
+    msg = obj if isinstance(obj, Message) else read_first_message(obj)
     if msg is None:
         raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
     if msg.header_type != header_type:

@@ -145,7 +145,7 @@ class FileSource:
         if cat_ranges is not None:
             try:
                 parts = cat_ranges([self.f.path] * len(ranges), [o for o, _ in ranges],
-                                   [o + n for o, n in ranges])
+                                   [o + n for o, n in ranges], on_error="raise")
             except Exception as e:      # the filesystem's own errors (network, auth)
                 raise _io_error(e, self.name) from e
             fill_targets(self, ranges, parts, targets)
@@ -162,11 +162,11 @@ class FileSource:
         n = view.nbytes
         if self._readinto is not None:
             got = self._readinto_fully(view, n)
+            self.pos += got
         else:
-            data = self._read(n)
+            data = self._read(n)                 # which moves pos itself
             got = data.size
             view[:got] = memoryview(data)
-        self.pos += got
         self.read_requests += 1
         self.bytes_read += got
         return got
@@ -190,6 +190,9 @@ def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
     """Copy the part fetched for each (offset, length) range into its target, counting one
     request and its bytes in the source's statistics; a short part means a truncated file."""
     for (o, n), data, target in zip(ranges, parts, targets):
+        if isinstance(data, BaseException):  # a filesystem that reports failures in the list
+            raise _io_error(data if isinstance(data, Exception) else OSError(str(data)),
+                            source.name) from data
         source.read_requests += 1
         source.bytes_read += len(data)
         if len(data) != n:

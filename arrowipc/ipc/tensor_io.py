@@ -27,8 +27,7 @@ from .format import (CONTINUATION, HEADER_SPARSE_TENSOR, HEADER_TENSOR, MAX_TENS
 from .format import BODY_ALIGNMENT as _BODY_ALIGNMENT   # each body buffer starts at a multiple of 8
 from .format import SPARSE_INDEX_COO, SPARSE_INDEX_CSF, SPARSE_INDEX_CSX
 from .format import SPARSE_INDEX_NAMES as _SPARSE_INDEX_NAMES
-from .message import read_message_from
-from .filesystems import open_reading
+from .message import read_first_message
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -256,11 +255,11 @@ def read_tensor(source: Any) -> Tensor | _SparseTensor:
     """The tensor of the message at the start of `source` (bytes, a buffer, a path or a
     file-like object, left positioned after the message): a Tensor for a Tensor message, the
     sparse tensor class of its index for a SparseTensor message. Values are views of the body."""
-    msg = read_message_from(open_reading(source), where="tensor")
+    msg = read_first_message(source, where="tensor")
     if msg is None:
         raise EOFError("read_tensor: expected a tensor message, found the end of the stream")
     where = f"tensor message at byte {max(msg.offset, 0)}"
-    assert msg.body is not None                     # read_message_from always reads the body
+    assert msg.body is not None                     # a message read whole has its body
     if msg.header_type == HEADER_SPARSE_TENSOR:
         return decode_sparse_tensor(msg.header, msg.body, where)
     if msg.header_type != HEADER_TENSOR:

@@ -7,11 +7,12 @@ in one call), and packed with a single copy only for file-likes that want one co
 Large messages to a file descriptor are written by a background thread, one write in flight per
 sink, so the next batch is flattened and compressed (GIL released) while the kernel copies the
 previous one: compress n+1 while writing n. A write in flight may outlive `write_batch` only when
-every byte it sends is the writer's own (compressed frames, headers, padding); when it still
-refers to the caller's buffers, `write_batch` waits for it before returning, as pyarrow's
-synchronous write does. (Buffers stored raw that are under half a message are copied instead,
-so typical batches, some columns compressible and some not, still overlap.) Its errors surface
-at the next write or at close.
+every byte it sends is the writer's own (compressed frames, headers, padding). Buffers stored raw
+are the caller's memory: to a path, they are written at their offsets (pwritev) before
+`write_batch` returns and the rest goes to the background, so typical batches, some columns
+compressible and some not, overlap without a copy; to other file descriptors, raw buffers under
+half a message are copied, and otherwise `write_batch` waits for the write, as pyarrow's
+synchronous write does. Errors of a background write surface at the next write or at close.
 """
 from __future__ import annotations
 
@@ -128,6 +129,8 @@ class _Sink:
         self._fd: Any = None
         self._pending = None                      # the background write in flight, if any
         self.background = True                    # False: every write in the calling thread
+        # a regular file of our own (a path's temporary file): parts can go to their offsets
+        self.positional = isinstance(self.atomic, AtomicFile) and hasattr(os, "pwritev")
         if not self._memory:
             try:
                 if hasattr(sink, "fileno") and not hasattr(sink, "getbuffer"):
@@ -171,6 +174,68 @@ class _Sink:
             if body_len:
                 self.f.write(b"".join(parts))
         self.pos += nbytes
+
+    def write_message_split(self, meta: bytes, parts: list, body_len: int) -> None:
+        """A message whose body holds buffers stored raw (the caller's memory), to a regular
+        file: those buffers are written now, at their offsets, and everything else (the writer's
+        own bytes) in the background. Nothing of the caller's is in flight when this returns,
+        and nothing is copied to make it so."""
+        from .compression import RAW_PREFIX
+        self.wait()
+        pos = self.pos + len(meta)
+        own: list[tuple[int, list]] = [(self.pos, [meta])]    # runs of (offset, parts)
+        raw: list[tuple[int, list]] = []
+        own_end, raw_end = pos, -1                           # where each last run ends
+        after_prefix = False
+        for p in parts:
+            n = len(p)
+            if after_prefix:                                 # follows a -1 prefix: raw
+                if raw_end == pos:
+                    raw[-1][1].append(p)
+                else:
+                    raw.append((pos, [p]))
+                raw_end = pos + n
+            else:
+                if own_end == pos:
+                    own[-1][1].append(p)
+                else:
+                    own.append((pos, [p]))
+                own_end = pos + n
+            after_prefix = p is RAW_PREFIX
+            pos += n
+        self.pos = pos
+        os.lseek(self._fd, pos, os.SEEK_SET)        # where the next plain write starts
+        for at, chunk in raw:
+            self._pwritev_all(at, chunk)
+        self._pending = _background_pool().submit(self._pwrite_runs, own)
+
+    def _pwrite_runs(self, runs: list) -> None:
+        for at, chunk in runs:
+            self._pwritev_all(at, chunk)
+
+    def _pwritev_all(self, at: int, parts: list) -> None:
+        for i in range(0, len(parts), _IOV_MAX):
+            chunk = parts[i:i + _IOV_MAX]
+            want = sum(len(p) for p in chunk)
+            done = os.pwritev(self._fd, chunk, at)
+            if done != want:           # short write: finish the rest one by one
+                self._finish_short_pwrite(chunk, done, at)
+            at += want
+
+    def _finish_short_pwrite(self, chunk, done, at):
+        for p in chunk:
+            n = len(p)
+            if done >= n:
+                done -= n
+                at += n
+                continue
+            mv = memoryview(p)[done:]
+            at += done
+            done = 0
+            while mv.nbytes:
+                k = os.pwrite(self._fd, mv, at)
+                mv = mv[k:]
+                at += k
 
     def wait(self) -> None:
         """Let the write in flight finish; its OSError is raised here."""
@@ -418,12 +483,15 @@ class _WriterBase:
         for m in self._encoder.batch_messages(batch, custom_metadata, _flat, _compressed):
             start = sink.pos
             parts = m.parts
-            if owned and not _writer_owns(parts):
-                parts = (_detach_raw(parts, m.body_length) if detach and
-                         len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES else None)
-                if parts is None:
-                    owned, parts = False, m.parts
-            self._write_message_bytes(m.metadata, parts, m.body_length)
+            big = detach and len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES
+            if owned and big and sink.positional and not _writer_owns(parts):
+                sink.write_message_split(m.metadata, parts, m.body_length)
+            else:
+                if owned and not _writer_owns(parts):
+                    parts = _detach_raw(parts, m.body_length) if big else None
+                    if parts is None:
+                        owned, parts = False, m.parts
+                self._write_message_bytes(m.metadata, parts, m.body_length)
             if m.header_type == md.HEADER_RECORD_BATCH:
                 self._after_batch(start, len(m.metadata), m.body_length)
             else:
@@ -463,7 +531,8 @@ class _WriterBase:
         # as in pyarrow, only files unify (a stream can replace dictionaries instead)
         if self.options.unify_dictionaries and self._has_dicts and self._file_mode:
             tbl = unify_table_dictionaries(tbl)
-        batches = tbl.to_batches(max_chunksize)
+        # pyarrow's writers take a chunk size of 0 or less as "no limit"
+        batches = tbl.to_batches(max_chunksize if max_chunksize and max_chunksize > 0 else None)
         if self._compress is not None and self.options.use_threads and len(batches) > 1:
             try:
                 self._write_batches_compressed_together(batches)

@@ -29,9 +29,13 @@ try:                             # pyspark >= 4.2
 except ImportError:              # pragma: no cover - older pyspark: Trigger.AvailableNow reads all
     SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
-from ..errors import ArrowInvalid
-from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, parse_count,
-                     read_input_schema)
+from datetime import timedelta
+
+from ..errors import ArrowException, ArrowInvalid
+from .inputs import (OPT_PATH, _is_remote, _option, absolute, detect_format, find_input_paths,
+                     parse_count, read_input_schema)
+
+_ONE_US = timedelta(microseconds=1)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -44,15 +48,27 @@ OPT_MAX_FILES_PER_TRIGGER = "maxFilesPerTrigger"
 OPT_LATEST_FIRST = "latestFirst"
 
 
+def _open_bytes(path: str) -> tuple[Any, int]:
+    """(binary file object, size) of a local path or an fsspec URL."""
+    if _is_remote(path):
+        from ..ipc.filesystems import resolve
+        _kind, fs, fs_path = resolve(path)
+        f = fs.open(fs_path, "rb")
+        return f, int(f.size)
+    f = open(path, "rb")
+    return f, os.fstat(f.fileno()).st_size
+
+
 def is_complete(path: str) -> bool:
-    """Whether the IPC file or stream at `path` has been written completely (never raises: a
-    file that cannot be read as IPC, or not yet, is not complete)."""
+    """Whether the IPC file or stream at `path` (a local path or an fsspec URL) has been written
+    completely (never raises: a file that cannot be read as IPC, or not yet, is not complete)."""
     from .. import ipc
     from ..ipc.format import FORMAT_FILE, sniff
     from ..ipc.message import read_message_header
     from ..ipc.sources import FileSource
     try:
-        with open(path, "rb") as f:
+        f, size = _open_bytes(path)
+        with f:
             head = f.read(8)
             kind = sniff(head)
             if kind is None or not head:
@@ -60,7 +76,6 @@ def is_complete(path: str) -> bool:
             if kind == FORMAT_FILE:
                 ipc.open_file(path).close()  # checks the trailing magic and the footer
                 return True
-            size = os.fstat(f.fileno()).st_size
             f.seek(0)
             source = FileSource(f, name=path)
             while source.pos < size:
@@ -72,12 +87,47 @@ def is_complete(path: str) -> bool:
                     return False
                 source.pos = f.seek(end)
             return False                      # whole messages so far, but no marker yet
-    except (OSError, ArrowInvalid, ValueError):
+    except (OSError, ArrowException, ValueError):
         return False
 
 
+# where fsspec filesystems put a file's modification time: local, s3fs, adlfs, gcsfs, others,
+# and memory:// (whose files are never modified after creation)
+_MTIME_KEYS = ("mtime", "LastModified", "last_modified", "updated", "modified", "created")
+
+
+def _mtime_ns(path: str) -> int:
+    """The modification time of a local path or an fsspec URL, in ns since the epoch."""
+    if not _is_remote(path):
+        return os.stat(path).st_mtime_ns
+    from datetime import datetime, timezone
+    from ..ipc.filesystems import resolve
+    _kind, fs, fs_path = resolve(path)
+    info = fs.info(fs_path)
+    for name in _MTIME_KEYS:
+        value = info.get(name)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=timezone.utc)
+            epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+            return (value - epoch) // _ONE_US * 1000
+        return int(float(value) * 1e9)
+    raise ArrowInvalid(f"arrowipc: readStream needs each file's modification time, and the "
+                       f"filesystem of {path} reports none (expected one of "
+                       f"{', '.join(_MTIME_KEYS)} in its info(), found {sorted(info)})")
+
+
+def _pyspark_version() -> str:
+    import pyspark
+    return str(pyspark.__version__)
+
+
 def _key(path: str) -> Key:
-    return (os.stat(path).st_mtime_ns, path)
+    return (_mtime_ns(path), path)
 
 
 def _offset(key: Key) -> Offset:
@@ -100,6 +150,12 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         max_files = _option(options, OPT_MAX_FILES_PER_TRIGGER)
         self.max_files = (parse_count(max_files, OPT_MAX_FILES_PER_TRIGGER)
                           if max_files is not None else None)
+        if self.max_files is not None and SupportsTriggerAvailableNow is object:
+            # before 4.2 Spark asks latestOffset() without the start: after a restart a capped
+            # answer could lie behind the committed offset, and files would be read again
+            raise ArrowInvalid(f"arrowipc: option {OPT_MAX_FILES_PER_TRIGGER} needs pyspark "
+                               f">= 4.2 on the Python source (or the JVM source); this is "
+                               f"pyspark {_pyspark_version()}")
         latest_first = str(_option(options, OPT_LATEST_FIRST, "false")).lower()
         if latest_first not in ("true", "false"):
             raise ArrowInvalid(f"arrowipc: option {OPT_LATEST_FIRST} must be true or false; "
@@ -137,7 +193,7 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxFiles(self.max_files) if self.max_files else ReadAllAvailable()
 
     def latestOffset(self, start: Offset | None = None, limit: Any = None) -> Offset:
-        if start is None:
+        if start is None:                # pyspark < 4.2, which has no read limits either
             start = self.last
         found = self._complete_files(_key_of(start), self.available_now)
         cap = self.max_files

@@ -1228,9 +1228,10 @@ def test_large_incompressible_buffer_is_stored_raw_without_a_full_pass(codec):
 
 
 @pytest.mark.parametrize("codec", CODECS)
-def test_small_raw_buffers_are_copied_for_a_background_write(codec, tmp_path):
-    """A batch with a little incompressible data among compressible data is written in the
-    background from a copy of its raw buffer: reusing the caller's memory at once is safe."""
+def test_raw_buffers_are_written_before_write_batch_returns(codec, tmp_path):
+    """A batch with incompressible data among compressible data, to a path: its raw buffer (the
+    caller's memory) is written at its offset before write_batch returns, the writer's own bytes
+    in the background, so reusing the caller's memory at once is safe."""
     import numpy as np
     noise = np.frombuffer(random_bytes(1 << 20, seed=4), dtype=np.int64).copy()
     expected = noise.copy()
@@ -1278,3 +1279,77 @@ def test_background_writes_work_in_a_forked_child(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0
     got = pa_ipc.open_stream((tmp_path / "child").read_bytes()).read_all()
     assert got.equals(pa_ipc.open_stream((tmp_path / "parent").read_bytes()).read_all())
+
+
+def mixed_raw_batches(rows, count):
+    """Batches mixing buffers stored raw (noise) with compressed ones, in several runs."""
+    import numpy as np
+    rng = np.random.default_rng(9)
+    return [arrowipc.record_batch({
+        "noise": np.frombuffer(random_bytes(rows * 8, seed=10 + i), dtype=np.int64),
+        "a": rng.integers(0, 1 << 10, rows),
+        "more_noise": np.frombuffer(random_bytes(rows * 4, seed=20 + i), dtype=np.int32),
+        "s": arrowipc.array([f"v{j % 97}" for j in range(rows)]),
+        "b": rng.integers(0, 1 << 10, rows) % 3 == 0}) for i in range(count)]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+def test_split_path_write_is_the_in_memory_write_byte_for_byte(codec, form, tmp_path):
+    """Raw buffers written at their offsets now and the rest in the background leave the very
+    bytes the in-memory sink gets."""
+    batches = mixed_raw_batches(300_000, 3)
+    path = tmp_path / "out"
+    opener = ipc.new_stream if form == "stream" else ipc.new_file
+    with opener(path, batches[0].schema, options=ours_options(codec)) as writer:
+        for b in batches:
+            writer.write_batch(b)
+            assert writer._sink._pending is not None       # the writer's own bytes, in flight
+    assert path.read_bytes() == ours_write(batches, form, ours_options(codec))
+    assert any(prefix == -1 for f in body_frames(path.read_bytes(), form)
+               for _, prefix in f.compressed_prefixes())
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_split_path_write_finishes_short_writes(codec, tmp_path, monkeypatch):
+    """pwritev may write less than asked: the rest follows at the right offsets."""
+    real = os.pwritev
+    calls = []
+
+    def short(fd, parts, offset):
+        first = memoryview(parts[0])
+        calls.append(offset)
+        if first.nbytes > 1:                                # half of the first part only
+            return real(fd, [first[:first.nbytes // 2]], offset)
+        return real(fd, parts, offset)
+
+    monkeypatch.setattr(os, "pwritev", short)
+    batches = mixed_raw_batches(200_000, 2)
+    with ipc.new_file(tmp_path / "out", batches[0].schema, options=ours_options(codec)) as w:
+        for b in batches:
+            w.write_batch(b)
+    assert len(calls) > 4
+    assert (tmp_path / "out").read_bytes() == ours_write(batches, "file", ours_options(codec))
+
+
+@pytest.mark.parametrize("in_background", [True, False], ids=["own_bytes", "raw_buffers"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_failed_split_write_raises_and_publishes_nothing(codec, in_background, tmp_path,
+                                                         monkeypatch):
+    import errno
+    import threading
+    real = os.pwritev
+    main = threading.main_thread()
+
+    def full_disk(fd, parts, offset):
+        if (threading.current_thread() is not main) == in_background:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, parts, offset)
+
+    monkeypatch.setattr(os, "pwritev", full_disk)
+    batch = mixed_raw_batches(200_000, 1)[0]
+    with pytest.raises(OSError, match="No space left"):
+        with ipc.new_file(tmp_path / "out", batch.schema, options=ours_options(codec)) as writer:
+            writer.write_batch(batch)
+            writer.write_batch(batch)
+    assert list(tmp_path.iterdir()) == []

@@ -209,6 +209,50 @@ def test_memory_url_round_trip_and_failed_write_leaves_nothing():
     assert not fsspec.filesystem("memory").exists("/remote-tests/bad.arrows")
 
 
+def test_a_failed_range_read_is_an_oserror_naming_the_url():
+    # fsspec's cat_ranges would put each failure in its result list: it must surface as itself,
+    # through a filesystem's ranges and through an fsspec file object alike
+    from arrowipc.ipc.filesystems import open_input
+    from arrowipc.ipc.sources import FileSource
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/remote-tests/vanishing.bin", bytes(1000))
+    by_url = open_input("memory://remote-tests/vanishing.bin", random_access=True)
+    by_file = FileSource(fs.open("/remote-tests/vanishing.bin", "rb"), "vanishing.bin")
+    fs.rm("/remote-tests/vanishing.bin")
+    for source in (by_url, by_file):
+        targets = [memoryview(bytearray(10)), memoryview(bytearray(10))]
+        with pytest.raises(FileNotFoundError, match="vanishing.bin"):
+            source.fetch([(0, 10), (100, 10)], targets)
+
+
+def test_position_follows_the_object_without_readinto():
+    from arrowipc.ipc.sources import FileSource
+
+    class ReadOnly:                            # read/seek/tell, no readinto
+        def __init__(self, data):
+            self.b = __import__("io").BytesIO(data)
+            self.read, self.seek, self.tell = self.b.read, self.b.seek, self.b.tell
+
+    f = ReadOnly(bytes(range(100)))
+    source = FileSource(f, "read-only")
+    target = memoryview(bytearray(5))
+    source.fetch([(10, 5)], [target])
+    assert bytes(target) == bytes(range(10, 15)) and source.pos == f.tell() == 15
+
+
+def test_one_message_readers_close_the_connection_they_open(monkeypatch):
+    from arrowipc.ipc import sources
+    closed = []
+    close = sources.FileSource.close
+    monkeypatch.setattr(sources.FileSource, "close",
+                        lambda self: (closed.append(self.owns), close(self)))
+    url = "memory://remote-tests/schema.bin"
+    fsspec.filesystem("memory").pipe(url, wide_table().schema.serialize().to_pybytes())
+    assert ipc.read_schema(url).names == wide_table().schema.names
+    assert ipc.read_message(url).type == "schema"
+    assert closed == [True, True]
+
+
 def test_file_url_and_pyarrow_filesystem(tmp_path):
     import pyarrow.fs as pa_fs
     table = arrowipc.table(wide_table())

@@ -525,6 +525,27 @@ def test_to_reader_is_a_record_batch_reader(both):
     assert pa.RecordBatchReader.from_stream(at.to_reader()).read_all().equals(pt)
 
 
+def test_bad_chunk_sizes_and_offsets_raise_as_in_pyarrow(both):
+    pt, at = both
+    for size in (0, -1):
+        for table in (pt, at):
+            with pytest.raises(ValueError, match="'max_chunksize' should be strictly positive"):
+                table.to_batches(size)
+        with pytest.raises(ValueError, match="'max_chunksize' should be strictly positive"):
+            at.to_reader(size)                 # pyarrow's loops for ever here
+    for obj in (at, at.to_batches()[0], at.column(0), at.column(0).chunk(0)):
+        with pytest.raises(IndexError):
+            obj.slice(-1)
+    with pytest.raises(IndexError, match="Offset must be non-negative"):
+        pt.slice(-1)
+    # the writers take a size of 0 or less as no limit, as pyarrow's do
+    sink = ai.BufferOutputStream()
+    with ai.ipc.new_stream(sink, at.schema) as writer:
+        writer.write_table(at, max_chunksize=0)
+        writer.write_table(at, max_chunksize=-1)
+    assert [b.num_rows for b in ai.ipc.open_stream(sink.getvalue())] == [6, 4, 6, 4]
+
+
 def test_schema_operations_match_pyarrow(both):
     pt, at = both
     ps, s = pt.schema, at.schema

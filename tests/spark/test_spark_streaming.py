@@ -314,3 +314,26 @@ def test_jvm_checkpoint_on_another_hadoop_file_system(spark, jvm, tmp_path):
     assert (tmp_path / "ck" / "sources" / "0" / "files" / "1").exists()
     _put(d, "b.arrow", _file_bytes(_table(2, 1)))
     assert _run_collecting(spark, "arrowipc", d, ck) == [[2]]
+
+
+def test_python_source_streams_from_an_fsspec_url():
+    # files under any fsspec URL: complete ones found in modification-time order, each once
+    fsspec = pytest.importorskip("fsspec")
+    from arrowipc.spark.streaming import INITIAL_KEY, ArrowIpcStreamReader, _offset, is_complete
+    fs = fsspec.filesystem("memory")
+    root = "/stream-" + uuid.uuid4().hex[:8]
+    data = _file_bytes(_table(0, 4))
+    fs.pipe(root + "/a.arrow", data)
+    fs.pipe(root + "/b.arrows", _stream_bytes(_table(4, 2)))
+    fs.pipe(root + "/c.arrow", data[:-3])                     # still being written
+    url = "memory:/" + root
+    assert [is_complete(f"{url}/{n}") for n in ("a.arrow", "b.arrows", "c.arrow")] == \
+        [True, True, False]
+    reader = ArrowIpcStreamReader({"path": url}, batch_reader=None)
+    first = reader.latestOffset(_offset(INITIAL_KEY), None)
+    assert first["path"] == f"{url}/b.arrows" and first["mtime_ns"] > 0
+    assert [p for _, p in reader._complete_files(INITIAL_KEY)] == \
+        [f"{url}/a.arrow", f"{url}/b.arrows"]
+    fs.pipe(root + "/c.arrow", data)
+    assert reader.latestOffset(first, None)["path"] == f"{url}/c.arrow"
+    assert reader.latestOffset(reader.latestOffset(first, None), None)["path"] == f"{url}/c.arrow"

@@ -448,3 +448,16 @@ def test_decompression_claims_beyond_memory_are_an_arrowipc_error(tmp_path):
                                          "2200000000",
                                          "ArrowCapacityError: stream: message at byte 120: no memory "
                                          "for the 2200000008 bytes")), outcome
+
+
+def test_decimal_error_shows_a_value_whatever_scale_a_header_claims():
+    # the message's value is built with the header's scale: any int32 must format, not raise
+    import arrowipc
+    from arrowipc._core.arraydata import ArrayData
+    from arrowipc.array import make_array
+    values = arrowipc.array(pa.array([10 ** 20], pa.decimal128(38, 0))).data.buffers
+    for scale in (-2 ** 31 + 1, 2 ** 31 - 1):
+        bad = make_array(ArrayData(arrowipc.decimal128(5, scale), 1, 0, 0, values))
+        with pytest.raises(arrowipc.ArrowInvalid, match=r"decimal value 1\.0+E[+-]\d+ at slot 0 "
+                                                         r"does not fit precision 5"):
+            bad.validate(full=True)
