@@ -179,3 +179,31 @@ def test_jvm_writer_durable_option(spark, jvm, tmp_path):
     assert sorted(r.id for r in spark.read.format("arrowipc").load(out).collect()) == list(range(5))
     with pytest.raises(Exception, match="option durable must be true or false; got 'yes'"):
         spark.range(1).write.format("arrowipc").mode("overwrite").option("durable", "yes").save(out)
+
+
+def test_user_schema_is_checked_by_count_as_by_a_scan(spark, jvm, tmp_path):
+    # count(*) answered from footers checks each file against the whole user schema, as a scan
+    # does: a file lacking a NOT NULL column fails both (and a projection that skips the column)
+    d = tmp_path / "d"
+    d.mkdir()
+    for name, t in [("ab.arrow", pa.table({"a": [1, 2], "b": [3, 4]})),
+                    ("a.arrow", pa.table({"a": [5, 6, 7]}))]:
+        with pa.ipc.new_file(str(d / name), t.schema) as w:
+            w.write_table(t)
+    strict = spark.read.format("arrowipc").schema("a bigint, b bigint not null")
+    for action in [lambda: strict.load(str(d)).collect(),
+                   lambda: strict.load(str(d)).count(),
+                   lambda: strict.option("aggregatePushdown", "false").load(str(d)).count(),
+                   lambda: strict.load(str(d)).select("a").collect()]:
+        with pytest.raises(Exception) as info:
+            action()
+        assert "a.arrow has no column 'b', which the given schema declares non-nullable" \
+            in str(info.value)
+    # a nullable column may be missing: null where a file lacks it, and counted
+    loose = spark.read.format("arrowipc").schema("a bigint, b bigint").load(str(d))
+    assert loose.count() == 5
+    assert sorted(loose.collect()) == sorted([(1, 3), (2, 4), (5, None), (6, None), (7, None)])
+    # a column that cannot be read as the declared type fails count(*) too
+    wrong = spark.read.format("arrowipc").schema("a bigint, b boolean").load(str(d))
+    with pytest.raises(Exception, match="cannot be read as the boolean"):
+        wrong.count()

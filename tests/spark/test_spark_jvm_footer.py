@@ -173,3 +173,20 @@ def test_delta_dictionaries(spark, jvm, tmp_path, fmt):
     rows = df.orderBy("n").collect()
     assert [r.k for r in rows] == want_k and [r.n for r in rows] == want["n"].to_pylist()
     assert df.where("k = 'w3_4'").count() == want_k.count("w3_4") == 2
+
+
+def test_many_delta_dictionaries(spark, jvm, tmp_path):
+    # one new value per batch, each sent as a delta: the dictionary grows part by part (the
+    # parts are appended to in place, not copied per delta) and every batch reads its values
+    n = 3000
+    values = pa.array([f"v{i}" for i in range(n)])
+    schema = pa.schema([("k", pa.dictionary(pa.int32(), pa.string())), ("n", pa.int64())])
+    path = str(tmp_path / "many.arrows")
+    with pa.ipc.new_stream(path, schema,
+                           options=pa.ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        for b in range(n):
+            k = pa.DictionaryArray.from_arrays(pa.array([b, b // 2], pa.int32()), values[: b + 1])
+            w.write_batch(pa.record_batch({"k": k, "n": pa.array([2 * b, 2 * b + 1])}, schema=schema))
+    rows = spark.read.format("arrowipc").load(path).orderBy("n").collect()
+    assert [r.k for r in rows] == [f"v{b // (1 + i)}" for b in range(n) for i in range(2)]
+    assert [r.n for r in rows] == list(range(2 * n))

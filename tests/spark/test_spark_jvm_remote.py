@@ -7,6 +7,8 @@ and by io.arrowipc.spark.ReadStats; column pruning is proven by the bytes on the
 import os
 import socket
 import sys
+import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +18,7 @@ pytestmark = pytest.mark.spark
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
+    import remote_servers
     from remote_servers import http_server
 finally:
     sys.path.pop(0)
@@ -120,6 +123,49 @@ def test_hadoop_file_uris_read_like_local_paths(spark, jvm, tmp_path):
     assert jvm.bodyBytesRead() == N * 8                     # pruning through Hadoop's streams
 
 
+def _count_requests_in_flight(monkeypatch) -> dict:
+    """Make http_server's handler record the most GETs it was answering at once (each held a
+    moment, so that requests sent together overlap)."""
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    class Counting(remote_servers._Handler):
+        def do_GET(self):
+            with lock:
+                state["now"] += 1
+                state["most"] = max(state["most"], state["now"])
+            try:
+                time.sleep(0.05)
+                super().do_GET()
+            finally:
+                with lock:
+                    state["now"] -= 1
+
+    monkeypatch.setattr(remote_servers, "_Handler", Counting)
+    return state
+
+
+def test_http_ranges_of_a_batch_are_requested_a_few_at_a_time(spark, jvm, monkeypatch):
+    # every other column of a 40-column batch: 20 ranges too far apart to coalesce, requested
+    # together but never more than 8 at once
+    n, width = 20_000, 40
+    t = pa.table({f"c{i}": pa.array(np.arange(n, dtype=np.int64) * (i + 1)) for i in range(width)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema) as w:
+        w.write_table(t)
+    state = _count_requests_in_flight(monkeypatch)
+    with http_server({"/w.arrow": sink.getvalue().to_pybytes()}) as (base, _):
+        df = spark.read.format("arrowipc").load(f"{base}/w.arrow")
+        df.schema
+        state["most"] = 0
+        jvm.reset()
+        wanted = [f"c{i}" for i in range(0, width, 2)]
+        got = df.selectExpr(*[f"sum({c})" for c in wanted]).collect()[0]
+        assert list(got) == [pa.compute.sum(t[c]).as_py() for c in wanted]
+        assert jvm.bodyBytesRead() == len(wanted) * n * 8
+        assert 2 <= state["most"] <= 8
+
+
 def _error(df_action):
     with pytest.raises(Exception) as info:
         df_action()
@@ -153,7 +199,7 @@ def test_schemes_the_jvm_cannot_open_say_what_to_use(spark, jvm, url, hint):
     msg = _error(lambda: spark.read.format("arrowipc").load(url).collect())
     scheme = url.split(":")[0]
     assert f"cannot open {url}" in msg and f"scheme '{scheme}'" in msg
-    assert hint in msg and "Python data source" in msg
+    assert hint in msg and 'Python data source, format("arrowipc_python")' in msg
 
 
 def test_writes_to_a_hadoop_uri_keep_the_commit_protocol(spark, jvm, tmp_path):
@@ -182,6 +228,7 @@ def test_write_targets_the_jvm_cannot_use(spark, jvm, tmp_path):
     df = spark.range(3)
     msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("gs://bucket/out"))
     assert "cannot open gs://bucket/out" in msg and "scheme 'gs'" in msg
+    assert 'format("arrowipc_python")' in msg
     msg = _error(lambda: df.write.format("arrowipc").mode("overwrite").save("http://127.0.0.1:9/out"))
     assert "cannot write to http://127.0.0.1:9/out: HTTP has no writes" in msg
     # durable needs fsync: a file: URI is then written as a local path

@@ -273,6 +273,49 @@ def test_python_latest_first_needs_the_jvm(spark, tmp_path):
         _run_collecting(spark, "arrowipc_python", d, tmp_path / "ck", latestFirst="true")
 
 
+def test_jvm_stream_over_hadoop_uris(spark, jvm, tmp_path):
+    # Input and checkpoint as file:// URIs, so both go through Hadoop FileSystems: the file log
+    # is written and read back through the checkpoint's, and files are admitted by the
+    # modification times the listing gave (here not the order of their names).
+    d = tmp_path / "in"
+    d.mkdir()
+    for name, first, when in [("a.arrow", 0, 3), ("b.arrow", 10, 2), ("c.arrow", 20, 1)]:
+        path = d / name
+        path.write_bytes(_file_bytes(_table(first, 1)))
+        os.utime(path, (1_600_000_000 + when, 1_600_000_000 + when))
+    url, ck = "file://" + str(d), "file://" + str(tmp_path / "ck")
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=1) == [[20], [10], [0]]
+    log = tmp_path / "ck" / "sources" / "0" / "files"
+    assert sorted(os.listdir(log)) == ["1", "2", "3"]            # no temporary file, no .crc left
+    assert (log / "1").read_text() == f"arrowipc-stream-files v1\n{url}/c.arrow\n".replace(
+        "file://", "file:")
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=2,
+                           latestFirst="true") == []
+    # a restart reads the log back and admits only the new files, newest first
+    for name, first, when in [("x.arrow", 30, 4), ("y.arrow", 40, 6), ("z.arrow", 50, 5)]:
+        path = d / name
+        path.write_bytes(_file_bytes(_table(first, 1)))
+        os.utime(path, (1_600_000_000 + when, 1_600_000_000 + when))
+    assert _run_collecting(spark, "arrowipc", url, ck, maxFilesPerTrigger=2,
+                           latestFirst="true") == [[40, 50], [30]]
+
+
+def test_jvm_checkpoint_on_another_hadoop_file_system(spark, jvm, tmp_path):
+    # a checkpoint that is no local path and no file: URI (Hadoop's viewfs mounted on the temporary
+    # folder, standing for hdfs:// or s3a://): the file log goes through its FileSystem
+    mount = "viewfs-" + uuid.uuid4().hex[:8]
+    spark._jsc.hadoopConfiguration().set(f"fs.viewfs.mounttable.{mount}.link./t",
+                                         "file://" + str(tmp_path))
+    d = tmp_path / "in"
+    d.mkdir()
+    _put(d, "a.arrow", _file_bytes(_table(0, 2)))
+    ck = f"viewfs://{mount}/t/ck"
+    assert _run_collecting(spark, "arrowipc", d, ck) == [[0, 1]]
+    assert (tmp_path / "ck" / "sources" / "0" / "files" / "1").exists()
+    _put(d, "b.arrow", _file_bytes(_table(2, 1)))
+    assert _run_collecting(spark, "arrowipc", d, ck) == [[2]]
+
+
 def test_python_source_streams_from_an_fsspec_url():
     # files under any fsspec URL: complete ones found in modification-time order, each once
     fsspec = pytest.importorskip("fsspec")

@@ -1,13 +1,10 @@
 package io.arrowipc.spark;
 
-import java.io.File;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
@@ -47,7 +44,8 @@ final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmiss
   private final StructType schema;
   private final Map<String, String> options;
   private final boolean inferred;
-  private final Path log;
+  private final Outputs logFs;
+  private final String log;                                      // the file log's directory
   private final List<String> admitted = new ArrayList<>();     // file number -> path
   private final Set<String> known = new HashSet<>();
   private final int maxFiles;                                    // -1: no limit
@@ -66,22 +64,26 @@ final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmiss
       throw new IpcException("arrowipc: option latestFirst must be true or false; got '" + latest + "'");
     }
     this.latestFirst = latest != null && latest.equalsIgnoreCase("true");
-    this.log = Paths.get(Inputs.localPath(metadataPath), "files");
+    // the checkpoint's own file system: a local path, or a URI (file:, hdfs:, s3a: ...) Hadoop opens
+    this.logFs = Outputs.of(metadataPath, false);
+    this.log = logFs.child(logFs.root, "files");
     loadLog();
   }
 
   /** The file numbering already written to the checkpoint (empty for a new query). */
   private void loadLog() {
-    File[] entries = log.toFile().listFiles();
-    if (entries == null) return;
-    TreeMap<Long, File> byOffset = new TreeMap<>();
-    for (File e : entries) {
-      if (e.getName().matches("\\d+")) byOffset.put(Long.parseLong(e.getName()), e);
+    TreeMap<Long, String> byOffset = new TreeMap<>();
+    for (String name : logFs.list(log)) {
+      if (name.matches("\\d+")) byOffset.put(Long.parseLong(name), logFs.child(log, name));
     }
-    for (Map.Entry<Long, File> e : byOffset.entrySet()) {
+    for (Map.Entry<Long, String> e : byOffset.entrySet()) {
       List<String> lines;
       try {
-        lines = Files.readAllLines(e.getValue().toPath(), StandardCharsets.UTF_8);
+        String text = new String(logFs.readAll(e.getValue()), StandardCharsets.UTF_8);
+        lines = text.isEmpty() ? List.of() : Arrays.asList(text.split("\n", -1));
+        if (!lines.isEmpty() && lines.get(lines.size() - 1).isEmpty()) {
+          lines = lines.subList(0, lines.size() - 1);      // the last line's newline
+        }
       } catch (IOException x) {
         throw new IpcException("arrowipc: cannot read the stream's file log " + e.getValue() + ": "
             + x.getMessage(), x);
@@ -100,23 +102,29 @@ final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmiss
     }
   }
 
-  /** Number and record `fresh` (written to the checkpoint first, atomically by a rename). */
+  /**
+   * Number and record `fresh`: written to the checkpoint first, to a temporary file renamed into
+   * place (atomic on local disks and HDFS; an object store's rename is a copy, but a reader never
+   * takes the temporary name for an entry).
+   */
   private void admit(List<String> fresh) {
     long end = admitted.size() + fresh.size();
     StringBuilder text = new StringBuilder(LOG_HEADER).append('\n');
     for (String p : fresh) {
-      if (p.indexOf('\n') >= 0) {
-        throw new IpcException("arrowipc: cannot stream the file " + p + ": its name holds a newline");
+      if (p.indexOf('\n') >= 0 || p.indexOf('\r') >= 0) {
+        throw new IpcException("arrowipc: cannot stream the file " + p + ": its name holds a line break");
       }
       text.append(p).append('\n');
     }
+    String tmp = logFs.child(log, "." + end + ".tmp");
     try {
-      Files.createDirectories(log);
-      Path tmp = log.resolve("." + end + ".tmp");
-      Files.write(tmp, text.toString().getBytes(StandardCharsets.UTF_8));
-      Files.move(tmp, log.resolve(Long.toString(end)), StandardCopyOption.ATOMIC_MOVE,
-          StandardCopyOption.REPLACE_EXISTING);
+      if (!logFs.mkdirs(log)) throw new IOException("cannot create the directory");
+      try (OutputStream out = logFs.create(tmp)) {
+        out.write(text.toString().getBytes(StandardCharsets.UTF_8));
+      }
+      logFs.move(tmp, logFs.child(log, Long.toString(end)));
     } catch (IOException e) {
+      logFs.remove(tmp);
       throw new IpcException("arrowipc: cannot write the stream's file log under " + log + ": "
           + e.getMessage(), e);
     }
@@ -126,17 +134,18 @@ final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmiss
 
   /** Complete files not admitted yet, in admission order. */
   private List<String> candidates() {
-    List<File> found = new ArrayList<>();
-    for (String p : Inputs.find(ArrowIpcDataSource.paths(options))) {
-      if (known.contains(p)) continue;
-      if (availableNowTarget != null && !availableNowTarget.contains(p)) continue;
-      if (StreamFiles.isComplete(p)) found.add(new File(p));
+    List<Inputs.Listed> found = new ArrayList<>();
+    for (Inputs.Listed l : Inputs.list(ArrowIpcDataSource.paths(options))) {
+      if (known.contains(l.path)) continue;
+      if (availableNowTarget != null && !availableNowTarget.contains(l.path)) continue;
+      if (StreamFiles.isComplete(l.path)) found.add(l);
     }
-    Comparator<File> order = Comparator.comparingLong(File::lastModified);
+    // the modification times the listing gave (local files and any Hadoop FileSystem alike)
+    Comparator<Inputs.Listed> order = Comparator.comparingLong(l -> l.modified);
     if (latestFirst) order = order.reversed();
-    found.sort(order.thenComparing(File::getPath));
+    found.sort(order.thenComparing(l -> l.path));
     List<String> out = new ArrayList<>();
-    for (File f : found) out.add(f.getPath());
+    for (Inputs.Listed l : found) out.add(l.path);
     return out;
   }
 

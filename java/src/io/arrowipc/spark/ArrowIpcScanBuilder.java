@@ -132,10 +132,17 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
     long bytesTarget = bytesOpt == null ? Planning.DEFAULT_BYTES_PER_PARTITION
         : Options.size(bytesOpt, "bytesPerPartition");
     if (inferred) Planning.commonSchema(files);
-    if (countPushed) return new InputPartition[] {new CountPartition(Planning.countRows(files))};
+    // With a user schema every file is checked against all of it (a missing NOT NULL column, a
+    // type that cannot be read as the declared one), whichever columns the query reads, count(*)
+    // included: as the Python source does, and so that count(*) fails where a scan would.
+    StructType declared = inferred ? null : tableSchema;
+    if (countPushed) {
+      return new InputPartition[] {new CountPartition(Planning.countRows(files, declared))};
+    }
     List<InputPartition> parts = new ArrayList<>();
     for (String path : files) {
       try (IpcFile f = IpcFile.open(path)) {
+        if (declared != null) Planning.matchColumns(f, declared);
         int[] columns = Planning.matchColumns(f, required);
         if (!f.fileFormat) {
           parts.add(new IpcPartition(path, false, 0, -1, columns));

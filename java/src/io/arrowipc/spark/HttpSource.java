@@ -19,7 +19,8 @@ import java.util.regex.Pattern;
  * it needs, answered 206 Partial Content. The first request (bytes 0-8191) also learns the size
  * from Content-Range; small reads fetch 8 KiB around them and keep it, so a footer's trailer and
  * the footer, or a message's prefix and its metadata, cost one request. Ranges read together
- * (the wanted columns of a batch, already coalesced) are requested concurrently. Any other answer
+ * (the wanted columns of a batch, already coalesced) are requested concurrently, at most
+ * MAX_IN_FLIGHT at a time. Any other answer
  * or a network failure is an IpcException naming the URL.
  */
 final class HttpSource implements Source {
@@ -27,6 +28,8 @@ final class HttpSource implements Source {
   static final int SMALL_READ = 8 << 10;
   /** The largest range a willRead hint fetches ahead (larger metadata is read as asked). */
   static final long MAX_HINT = 16 << 20;
+  /** The most requests readRanges has in flight at once. */
+  static final int MAX_IN_FLIGHT = 8;
   private static final Duration TIMEOUT = Duration.ofMinutes(2);
   private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
   private static final Pattern UNSATISFIED = Pattern.compile("bytes \\*/(\\d+)");
@@ -154,8 +157,8 @@ final class HttpSource implements Source {
     if (n == 0) return;
     if (!inWindow(offset, n) && n < SMALL_READ) {
       int len = (int) Math.min(SMALL_READ, size);
-      windowStart = Math.min(offset, size - len);
-      window = fetch(windowStart, len);
+      long start = Math.min(offset, size - len);
+      keep(start, fetch(start, len));
     }
     if (inWindow(offset, n)) {
       dst.put(window, (int) (offset - windowStart), n);
@@ -170,30 +173,38 @@ final class HttpSource implements Source {
       Source.super.readRanges(dsts, offsets);
       return;
     }
+    for (int i = 0; i < offsets.length; i++) checkRange(offsets[i], dsts.get(i).remaining());
+    // At most MAX_IN_FLIGHT requests at once: request i + MAX_IN_FLIGHT is sent when response i
+    // has been taken, so many column ranges do not open as many connections to one server.
     List<CompletableFuture<HttpResponse<byte[]>>> pending = new ArrayList<>();
-    for (int i = 0; i < offsets.length; i++) {
-      int n = dsts.get(i).remaining();
-      checkRange(offsets[i], n);
-      pending.add(n == 0 ? null : client().sendAsync(request(offsets[i], offsets[i] + n - 1),
-          HttpResponse.BodyHandlers.ofByteArray()));
-    }
-    for (int i = 0; i < offsets.length; i++) {
-      if (pending.get(i) == null) continue;
-      long last = offsets[i] + dsts.get(i).remaining() - 1;
-      HttpResponse<byte[]> r;
-      try {
-        r = pending.get(i).get();
-      } catch (ExecutionException e) {
-        for (CompletableFuture<?> f : pending) if (f != null) f.cancel(true);
-        throw failed(e.getCause(), offsets[i], last);
-      } catch (InterruptedException e) {
-        for (CompletableFuture<?> f : pending) if (f != null) f.cancel(true);
-        Thread.currentThread().interrupt();
-        throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
+    int sent = 0;
+    try {
+      for (int i = 0; i < offsets.length; i++) {
+        while (sent < offsets.length && sent < i + MAX_IN_FLIGHT) {
+          int n = dsts.get(sent).remaining();
+          pending.add(n == 0 ? null : client().sendAsync(request(offsets[sent], offsets[sent] + n - 1),
+              HttpResponse.BodyHandlers.ofByteArray()));
+          sent++;
+        }
+        CompletableFuture<HttpResponse<byte[]>> f = pending.set(i, null);
+        if (f == null) continue;
+        long last = offsets[i] + dsts.get(i).remaining() - 1;
+        HttpResponse<byte[]> r;
+        try {
+          r = f.get();
+        } catch (ExecutionException e) {
+          throw failed(e.getCause(), offsets[i], last);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
+        }
+        ReadStats.remote(r.body() == null ? 0 : r.body().length);
+        checked(r, offsets[i], last);
+        dsts.get(i).put(r.body());
       }
-      ReadStats.remote(r.body() == null ? 0 : r.body().length);
-      checked(r, offsets[i], last);
-      dsts.get(i).put(r.body());
+    } finally {
+      // on a failure, the requests still out are not waited for
+      for (CompletableFuture<?> f : pending) if (f != null) f.cancel(true);
     }
   }
 
@@ -201,8 +212,13 @@ final class HttpSource implements Source {
   public void willRead(long offset, long length) throws IOException {
     if (length <= 0 || length > MAX_HINT || inWindow(offset, length)) return;
     checkRange(offset, length);
-    windowStart = offset;
-    window = fetch(offset, (int) length);
+    keep(offset, fetch(offset, (int) length));
+  }
+
+  /** Keep fetched bytes as the window (both fields set only once the fetch has succeeded). */
+  private void keep(long start, byte[] bytes) {
+    window = bytes;
+    windowStart = start;
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.nio.file.PathMatcher;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -44,25 +45,52 @@ final class Inputs {
     return false;
   }
 
-  private static List<String> filesIn(File dir) {
-    List<String> out = new ArrayList<>();
+  /** A listed input and its modification time (ms since the epoch; 0 when unknown: http). */
+  static final class Listed {
+    final String path;
+    final long modified;
+
+    Listed(String path, long modified) {
+      this.path = path;
+      this.modified = modified;
+    }
+  }
+
+  private static final Comparator<Listed> BY_PATH = Comparator.comparing(l -> l.path);
+
+  private static Listed local(File f) {
+    return new Listed(f.getAbsolutePath(), f.lastModified());
+  }
+
+  private static List<Listed> filesIn(File dir) {
+    List<Listed> out = new ArrayList<>();
     File[] list = dir.listFiles();
     if (list == null) return out;
     for (File f : list) {
-      if (f.isFile() && isDataName(f.getName())) out.add(f.getAbsolutePath());
+      if (f.isFile() && isDataName(f.getName())) out.add(local(f));
     }
-    out.sort(null);
+    out.sort(BY_PATH);
     return out;
   }
 
   /** The data files `paths` name, sorted per path, as absolute paths or URIs (empty when none). */
   static List<String> find(List<String> paths) {
-    List<String> found = new ArrayList<>();
+    List<String> out = new ArrayList<>();
+    for (Listed l : list(paths)) out.add(l.path);
+    return out;
+  }
+
+  /**
+   * find() with each file's modification time, taken from the listing (a Hadoop FileStatus or
+   * the local file), so that streams can order what arrived whatever the file system.
+   */
+  static List<Listed> list(List<String> paths) {
+    List<Listed> found = new ArrayList<>();
     Configuration conf = null;
     for (String raw : paths) {
       String scheme = Source.scheme(raw);
       if (Source.isHttp(scheme)) {
-        found.add(raw);
+        found.add(new Listed(raw, 0));
         continue;
       }
       if (scheme != null) {
@@ -74,11 +102,11 @@ final class Inputs {
       if (f.isDirectory()) {
         found.addAll(filesIn(f));
       } else if (f.isFile()) {
-        found.add(f.getAbsolutePath());
+        found.add(local(f));
       } else if (isGlob(raw)) {
         for (String m : glob(raw)) {
           File g = new File(m);
-          if (g.isDirectory()) found.addAll(filesIn(g)); else if (g.isFile()) found.add(g.getAbsolutePath());
+          if (g.isDirectory()) found.addAll(filesIn(g)); else if (g.isFile()) found.add(local(g));
         }
       }
     }
@@ -90,9 +118,9 @@ final class Inputs {
   }
 
   /** A file, directory or glob on a Hadoop FileSystem, as qualified URIs. */
-  private static List<String> findHadoop(String location, Configuration conf) {
+  private static List<Listed> findHadoop(String location, Configuration conf) {
     FileSystem fs = Source.hadoopFileSystem(location, conf);
-    List<String> out = new ArrayList<>();
+    List<Listed> out = new ArrayList<>();
     try {
       Path p = new Path(location);
       FileStatus[] matched;
@@ -107,14 +135,16 @@ final class Inputs {
       }
       for (FileStatus st : matched) {
         if (!st.isDirectory()) {
-          out.add(st.getPath().toString());
+          out.add(new Listed(st.getPath().toString(), st.getModificationTime()));
           continue;
         }
-        List<String> inDir = new ArrayList<>();
+        List<Listed> inDir = new ArrayList<>();
         for (FileStatus c : fs.listStatus(st.getPath())) {
-          if (c.isFile() && isDataName(c.getPath().getName())) inDir.add(c.getPath().toString());
+          if (c.isFile() && isDataName(c.getPath().getName())) {
+            inDir.add(new Listed(c.getPath().toString(), c.getModificationTime()));
+          }
         }
-        inDir.sort(null);
+        inDir.sort(BY_PATH);
         out.addAll(inDir);
       }
     } catch (IOException | IllegalArgumentException e) {

@@ -50,10 +50,6 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   private int streamIndex;
   private ColumnarBatch current;
 
-  IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters) {
-    this(part, schema, filters, null);
-  }
-
   /** `conf` opens Hadoop file system inputs (null: the driver's, or Hadoop's defaults). */
   IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters,
                      org.apache.hadoop.conf.Configuration conf) {

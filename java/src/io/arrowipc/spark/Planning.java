@@ -131,11 +131,13 @@ final class Planning {
   /**
    * Rows of every input: a file's from its footer's statistics summary when it has one, else
    * from its record batches' message headers; a stream's from its message headers. No body is read.
+   * `declared` (a user schema, else null): each file is checked against it as a scan checks it.
    */
-  static long countRows(List<String> files) {
+  static long countRows(List<String> files, StructType declared) {
     long total = 0;
     for (String path : files) {
       try (IpcFile f = IpcFile.open(path)) {
+        if (declared != null) matchColumns(f, declared);
         com.fasterxml.jackson.databind.JsonNode summary = StatsFilter.fileSummary(f);
         if (summary != null) {
           total += summary.get("rows").asLong();

@@ -112,8 +112,8 @@ interface Source extends Closeable {
     }
     return new IpcException("arrowipc: the JVM data source cannot open " + location + ": Spark's "
         + "classpath has no Hadoop FileSystem for the scheme '" + scheme + "'; " + instead
-        + ", or read it with the Python data source (arrowipc.spark.datasource.ArrowIpcDataSource, "
-        + "which opens any fsspec URL) in a session without the arrowipc jar");
+        + ", or read it with the Python data source, format(\"arrowipc_python\") (registered beside "
+        + "the jar; it opens any fsspec URL)");
   }
 
   /** Open `location`; `conf` (null: the driver's) configures Hadoop file systems. */

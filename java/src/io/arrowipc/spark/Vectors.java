@@ -409,38 +409,70 @@ final class Vectors {
     @Override public boolean isNullAt(int i) { return indices.isNullAt(i) || values.isNullAt(index(i)); }
   }
 
-  /** A dictionary grown by delta dictionary batches: its parts end to end. */
+  /**
+   * A dictionary grown by delta dictionary batches: its parts end to end. Each delta gives a new
+   * ConcatVec (batches already read keep the one they were read with), but the views share one
+   * growable list of parts, appended to in place while the newest view grows: k deltas cost O(k),
+   * not a copy of every part per delta.
+   */
   static final class ConcatVec extends Vec {
-    final Vec[] parts;
-    final int[] starts;                    // starts[k]: the first slot of parts[k]
+    /** The parts and where each starts; views see the first `count` of them, which never change. */
+    private static final class Parts {
+      Vec[] vecs = new Vec[4];
+      int[] starts = new int[4];
+      int size;
+
+      void add(Vec v, int start) {
+        if (size == vecs.length) {
+          vecs = java.util.Arrays.copyOf(vecs, size * 2);
+          starts = java.util.Arrays.copyOf(starts, size * 2);
+        }
+        vecs[size] = v;
+        starts[size] = start;
+        size++;
+      }
+    }
+
+    private final Parts shared;
+    private final int count;                // the parts this view holds
     private int last;                       // the part of the last lookup: scans go forward
 
-    private ConcatVec(DataType t, Vec[] parts, int[] starts, int length, int nulls) {
+    private ConcatVec(DataType t, Parts shared, int length, int nulls) {
       super(t, length, 0, nulls);
-      this.parts = parts;
-      this.starts = starts;
+      this.shared = shared;
+      this.count = shared.size;
     }
 
     /** `dictionary` followed by the values of `delta`; `where` names them in an error. */
-    static ConcatVec of(Vec dictionary, Vec delta, String where) {
-      Vec[] old = dictionary instanceof ConcatVec ? ((ConcatVec) dictionary).parts : new Vec[] {dictionary};
+    static Vec of(Vec dictionary, Vec delta, String where) {
+      if (delta.length == 0) return dictionary;              // nothing to append
       long length = (long) dictionary.length + delta.length;
       if (length > Integer.MAX_VALUE) {
         throw new IpcException("arrowipc: " + where + ": a delta makes the dictionary " + length
             + " values long, more than a column can index");
       }
-      Vec[] parts = java.util.Arrays.copyOf(old, old.length + 1);
-      parts[old.length] = delta;
-      int[] starts = new int[parts.length];
-      for (int k = 1; k < parts.length; k++) starts[k] = starts[k - 1] + parts[k - 1].length;
-      return new ConcatVec(dictionary.dataType(), parts, starts, (int) length,
+      Parts parts;
+      if (dictionary instanceof ConcatVec && ((ConcatVec) dictionary).count == ((ConcatVec) dictionary).shared.size) {
+        parts = ((ConcatVec) dictionary).shared;             // the newest view: append in place
+      } else {
+        parts = new Parts();
+        if (dictionary instanceof ConcatVec) {
+          ConcatVec c = (ConcatVec) dictionary;
+          for (int k = 0; k < c.count; k++) parts.add(c.shared.vecs[k], c.shared.starts[k]);
+        } else {
+          parts.add(dictionary, 0);
+        }
+      }
+      parts.add(delta, dictionary.length);
+      return new ConcatVec(dictionary.dataType(), parts, (int) length,
           dictionary.nullCount + delta.nullCount);
     }
 
     private int part(int i) {
+      int[] starts = shared.starts;
       int k = last;
-      if (i >= starts[k] && (k + 1 == parts.length || i < starts[k + 1])) return k;
-      int lo = 0, hi = parts.length - 1;
+      if (i >= starts[k] && (k + 1 == count || i < starts[k + 1])) return k;
+      int lo = 0, hi = count - 1;
       while (lo < hi) {
         int mid = (lo + hi + 1) >>> 1;
         if (starts[mid] <= i) lo = mid; else hi = mid - 1;
@@ -449,22 +481,30 @@ final class Vectors {
       return lo;
     }
 
-    @Override public boolean isNullAt(int i) { int k = part(i); return parts[k].isNullAt(i - starts[k]); }
-    @Override public boolean getBoolean(int i) { int k = part(i); return parts[k].getBoolean(i - starts[k]); }
-    @Override public byte getByte(int i) { int k = part(i); return parts[k].getByte(i - starts[k]); }
-    @Override public short getShort(int i) { int k = part(i); return parts[k].getShort(i - starts[k]); }
-    @Override public int getInt(int i) { int k = part(i); return parts[k].getInt(i - starts[k]); }
-    @Override public long getLong(int i) { int k = part(i); return parts[k].getLong(i - starts[k]); }
-    @Override public float getFloat(int i) { int k = part(i); return parts[k].getFloat(i - starts[k]); }
-    @Override public double getDouble(int i) { int k = part(i); return parts[k].getDouble(i - starts[k]); }
+    private Vec at(int k) {
+      return shared.vecs[k];
+    }
+
+    private int offset(int i, int k) {
+      return i - shared.starts[k];
+    }
+
+    @Override public boolean isNullAt(int i) { int k = part(i); return at(k).isNullAt(offset(i, k)); }
+    @Override public boolean getBoolean(int i) { int k = part(i); return at(k).getBoolean(offset(i, k)); }
+    @Override public byte getByte(int i) { int k = part(i); return at(k).getByte(offset(i, k)); }
+    @Override public short getShort(int i) { int k = part(i); return at(k).getShort(offset(i, k)); }
+    @Override public int getInt(int i) { int k = part(i); return at(k).getInt(offset(i, k)); }
+    @Override public long getLong(int i) { int k = part(i); return at(k).getLong(offset(i, k)); }
+    @Override public float getFloat(int i) { int k = part(i); return at(k).getFloat(offset(i, k)); }
+    @Override public double getDouble(int i) { int k = part(i); return at(k).getDouble(offset(i, k)); }
     @Override public Decimal getDecimal(int i, int p, int s) {
       int k = part(i);
-      return parts[k].getDecimal(i - starts[k], p, s);
+      return at(k).getDecimal(offset(i, k), p, s);
     }
-    @Override public UTF8String getUTF8String(int i) { int k = part(i); return parts[k].getUTF8String(i - starts[k]); }
-    @Override public byte[] getBinary(int i) { int k = part(i); return parts[k].getBinary(i - starts[k]); }
-    @Override public ColumnarArray getArray(int i) { int k = part(i); return parts[k].getArray(i - starts[k]); }
-    @Override public ColumnarMap getMap(int i) { int k = part(i); return parts[k].getMap(i - starts[k]); }
+    @Override public UTF8String getUTF8String(int i) { int k = part(i); return at(k).getUTF8String(offset(i, k)); }
+    @Override public byte[] getBinary(int i) { int k = part(i); return at(k).getBinary(offset(i, k)); }
+    @Override public ColumnarArray getArray(int i) { int k = part(i); return at(k).getArray(offset(i, k)); }
+    @Override public ColumnarMap getMap(int i) { int k = part(i); return at(k).getMap(offset(i, k)); }
   }
 
   static final class RunEndVec extends Vec {
