@@ -123,6 +123,21 @@ CAPSULE_DOCS = {
 }
 
 
+def render_class(heading: str, cls) -> list:
+    """A class's heading, summary and table of members."""
+    lines = [heading]
+    summary = doc_summary(cls)
+    if summary:
+        lines += ["", summary]
+    members = class_members(cls)
+    if members:
+        lines += ["", "| member | kind | what it does |", "| --- | --- | --- |"]
+        for m, kind, what in members:
+            what = what or CAPSULE_DOCS.get(m.split("(")[0], "")
+            lines.append(f"| `{m}` | {kind} | {what.replace('|', '/')} |")
+    return lines
+
+
 def render_object(name: str, obj) -> list:
     lines = []
     if inspect.isclass(obj) and issubclass(obj, enum.Enum):
@@ -136,16 +151,7 @@ def render_object(name: str, obj) -> list:
             lines += ["", summary]
     elif inspect.isclass(obj):
         init = signature(obj).replace("(self, ", "(").replace("(self)", "()")
-        lines.append(f"### class `{name}{init}`")
-        summary = doc_summary(obj)
-        if summary:
-            lines += ["", summary]
-        members = class_members(obj)
-        if members:
-            lines += ["", "| member | kind | what it does |", "| --- | --- | --- |"]
-            for m, kind, what in members:
-                what = what or CAPSULE_DOCS.get(m.split("(")[0], "")
-                lines.append(f"| `{m}` | {kind} | {what.replace('|', '/')} |")
+        lines += render_class(f"### class `{name}{init}`", obj)
     elif callable(obj):
         lines.append(f"### `{name}{signature(obj)}`")
         summary = doc_summary(obj)
@@ -203,14 +209,7 @@ def render_array_classes() -> list:
              "`arrowipc.array`), chosen by its type; each adds the members listed.", ""]
     for cls in sorted(classes, key=lambda c: c.__name__):
         base = cls.__bases__[0].__name__
-        lines.append(f"##### class `{cls.__name__}({base})`")
-        summary = doc_summary(cls)
-        if summary:
-            lines += ["", summary]
-        members = class_members(cls)
-        if members:
-            lines += ["", "| member | kind | what it does |", "| --- | --- | --- |"]
-            lines += [f"| `{m}` | {kind} | {what.replace('|', '/')} |" for m, kind, what in members]
+        lines += render_class(f"##### class `{cls.__name__}({base})`", cls)
         lines.append("")
     return lines
 
