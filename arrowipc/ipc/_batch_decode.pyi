@@ -1,4 +1,4 @@
-from typing import Any
+from typing import Any, final
 
 from typing_extensions import disjoint_base
 from arrowipc._core.arraydata import ArrayData
@@ -32,3 +32,10 @@ def next_message_fast(buf: Buffer, pos: int, end: int, max_metadata: int,
                       plan_and_roots: tuple[Any, list[int]], included: list[bool] | None,
                       where: str, limits: tuple[int, int] | None = None
                       ) -> tuple[Any, int, list[ArrayData | None] | None, list[Any] | None, int]: ...
+
+@final
+class PlainBatchDecoder:
+    def __init__(self, plan_and_roots: tuple[Any, list[int]], included: list[bool] | None,
+                 where: str, limits: tuple[int, int], max_metadata: int, schema: Any,
+                 batch_type: type, keep_pending: bool, counters: Any, count_lock: Any) -> None: ...
+    def frame_and_decode(self, buf: Buffer, start: int, end: int) -> tuple[Any, int, Any]: ...

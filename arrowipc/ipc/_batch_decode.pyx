@@ -66,6 +66,13 @@ cdef class RecordBatchHeader:
 cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
     """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
+    fill_header(h, rb, [])
+    return h
+
+
+cdef int fill_header(RecordBatchHeader h, FlatTable rb, list no_variadic) except -1:
+    """Decode RecordBatch table `rb` into `h`; `no_variadic` is the list kept when the table
+    lists no variadic buffer counts."""
     cdef int64_t p, n
     h.length = rb.get_i64(RB_LENGTH, 0)
     if h.length < 0:
@@ -78,9 +85,9 @@ cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
     h.buffers = rb.buf.ptr + (p if p >= 0 else 0)
     h.n_buffers = n
     h.codec = -1
-    h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else []
+    h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else no_variadic
     if rb.field_pos(RB_COMPRESSION) < 0:
-        return h
+        return 0
     comp = rb.table(RB_COMPRESSION, "BodyCompression")
     if comp is not None:
         h.codec = comp.uint8(0, 0)
@@ -88,7 +95,7 @@ cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
             raise ArrowInvalid(f"body compression codec must be 0 (LZ4_FRAME) or 1 (ZSTD), got {h.codec}")
         if comp.uint8(1, 0) != 0:
             raise ArrowInvalid(f"body compression method must be 0 (BUFFER), got {comp.uint8(1, 0)}")
-    return h
+    return 0
 
 
 cdef class _Plan:
@@ -173,24 +180,23 @@ cdef class _Assembler:
     cdef int version            # metadata version of the message (V4 unions carry a bitmap)
     cdef int64_t copy_budget    # bytes re-alignment may still copy (overlapping buffers bound)
 
-    cdef Buffer next_buffer(self, int pi):
-        """The next body buffer, bounds-checked and 8-byte aligned."""
+    cdef int64_t take_span(self, int pi) except -1:
+        """Claim the next body buffer: bounds-checked, the re-alignment budget charged when it is
+        misaligned; its header index is returned (the caller slices or skips it)."""
         cdef int64_t i = self.buf_i
         cdef int64_t off, n
-        cdef Buffer b, copy
         if i >= self.h.n_buffers:
             raise ArrowInvalid(f"{self.where}: field {self.plan.names[pi]!r} needs buffer {i} but the header "
                                f"lists {self.h.n_buffers} buffers")
         self.buf_i += 1
         if self.prepared is not None:
-            return self.prepared[i]
+            return i
         off = self.h.buf_offset(i)
         n = self.h.buf_length(i)
         if off < 0 or n < 0 or off > self.body.size or n > self.body.size - off:
             raise ArrowInvalid(f"{self.where}: buffer {i} of field {self.plan.names[pi]!r} spans bytes "
                                f"[{off}, {off}+{n}) but the body has {self.body.size} bytes")
-        b = slice_unchecked(self.body, off, n)
-        if (<uintptr_t>b.ptr) & 7:
+        if (<uintptr_t>(self.body.ptr + off)) & 7:
             # Buffers may overlap; without this bound a small body listed many times would make
             # re-alignment copy far more than the input holds.
             if n > self.copy_budget:
@@ -198,10 +204,35 @@ cdef class _Assembler:
                                    f"{self.plan.names[pi]!r} would copy more bytes than the "
                                    f"{self.body.size}-byte body holds (overlapping buffers)")
             self.copy_budget -= n
+        return i
+
+    cdef Buffer next_buffer(self, int pi):
+        """The next body buffer, bounds-checked and 8-byte aligned."""
+        cdef int64_t i = self.take_span(pi)
+        cdef int64_t off, n
+        cdef Buffer copy
+        if self.prepared is not None:
+            return self.prepared[i]
+        off = self.h.buf_offset(i)
+        n = self.h.buf_length(i)
+        if (<uintptr_t>(self.body.ptr + off)) & 7:
             copy = allocate(n, False)
-            memcpy(mutable_data(copy), b.ptr, n)
+            memcpy(mutable_data(copy), self.body.ptr + off, n)
             return copy
-        return b
+        return slice_unchecked(self.body, off, n)
+
+    cdef object validity_buffer(self, int pi, int64_t length, int64_t nulls):
+        """The next buffer as a validity bitmap: None when the node has no nulls (checked and
+        charged like any buffer, but no Buffer object is made for it)."""
+        cdef Buffer validity
+        if nulls == 0:
+            self.take_span(pi)
+            return None
+        validity = self.next_buffer(pi)
+        if validity.size < (length + 7) // 8:
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[pi]!r} has {nulls} nulls; its validity "
+                               f"bitmap needs {(length + 7) // 8} bytes but has {validity.size}")
+        return validity
 
     cdef Buffer offsets_buffer(self, int name, int64_t length):
         # Writers before 1.0 sent zero-length arrays with an empty offsets buffer; give them the
@@ -256,7 +287,8 @@ cdef class _Assembler:
         cdef object t = self.plan.types[pi]
         cdef int name = pi              # a plan index: the dotted name is looked up on errors only
         cdef int64_t length, nulls, need, first, last, nvar, k, size
-        cdef Buffer validity, values, offs
+        cdef object validity
+        cdef Buffer values, offs
         cdef list bufs, children
         cdef ArrayData child, d
         cdef Buffer type_ids
@@ -306,31 +338,23 @@ cdef class _Assembler:
             self.pending.append((d, name))
             return d
 
-        # validity bitmap (every remaining layout starts with one)
-        validity = self.next_buffer(name)
-        if nulls == 0:
-            bufs = [None]
-        else:
-            if validity.size < (length + 7) // 8:
-                raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} has {nulls} nulls; its validity "
-                                   f"bitmap needs {(length + 7) // 8} bytes but has {validity.size}")
-            bufs = [validity]
+        # validity bitmap (every remaining layout starts with one); each list below is built at
+        # its final size (a batch of small columns makes thousands of them)
+        validity = self.validity_buffer(name, length, nulls)
 
         if kind == K_BOOL:
             values = self.next_buffer(name)
             if values.size < (length + 7) // 8:
                 raise ArrowInvalid(f"{self.where}: bool field {self.plan.names[name]!r} of length {length} needs "
                                    f"{(length + 7) // 8} value bytes, buffer has {values.size}")
-            bufs.append(values)
-            return make_array_data(t, length, 0, nulls, bufs, [], None)
+            return make_array_data(t, length, 0, nulls, [validity, values], [], None)
 
         if kind == K_FIXED or kind == K_DICTIONARY:
             values = self.next_buffer(name)
             if width > 0 and length > values.size // width:
                 raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} of type {t} and length {length} "
                                    f"needs {length * width} bytes, buffer has {values.size}")
-            bufs.append(values)
-            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, [validity, values], [], None)
             if kind == K_DICTIONARY:
                 self.pending.append((d, name))
             return d
@@ -339,12 +363,11 @@ cdef class _Assembler:
             offs = self.offsets_buffer(name, length)
             values = self.next_buffer(name)
             self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
-            bufs.append(offs)
-            bufs.append(values)
-            d = make_array_data(t, length, 0, nulls, bufs, [], None)
+            d = make_array_data(t, length, 0, nulls, [validity, offs, values], [], None)
             self.pending.append((d, name))
             return d
 
+        bufs = [validity]
         if kind == K_VIEW:
             values = self.next_buffer(name)
             self.need(values, length, 16, "views", name)
@@ -444,11 +467,14 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     Sizes are checked here; the O(n) offset passes are returned to run before first access.
     `limits` (max buffers, max variadic buffers) bounds what the header may list.
     """
-    cdef _Plan plan = plan_and_roots[0]
-    cdef list roots = plan_and_roots[1]
-    cdef _Assembler a = _Assembler.__new__(_Assembler)
-    cdef list out = []
-    cdef Py_ssize_t i
+    return assemble(_Assembler.__new__(_Assembler), plan_and_roots[0], plan_and_roots[1], h, body,
+                    included, prepared, where, version, limits)
+
+
+cdef tuple assemble(_Assembler a, _Plan plan, list roots, RecordBatchHeader h, Buffer body,
+                    list included, list prepared, str where, int version, tuple limits):
+    cdef Py_ssize_t i, n = len(roots)
+    cdef list out = [None] * n
     a.h = h
     a.body = body
     a.plan = plan
@@ -460,10 +486,9 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
     a.node_i = a.buf_i = a.var_i = a.plan_i = 0
     if limits is not None:
         check_header_limits(h, limits, where)
-    for i in range(len(roots)):
+    for i in range(n):
         if included is not None and not included[i]:
             a.skip()
-            out.append(None)
             continue
         col = a.build(1)
         if col.length != h.length:
@@ -471,7 +496,7 @@ def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
             # every column of a batch to have exactly its number of rows
             raise ArrowInvalid(f"{where}: column {plan.names[roots[i]]!r} has length {col.length} but the "
                                f"batch has {h.length} rows")
-        out.append(col)
+        out[i] = col
     untrack(out)                    # ArrayData and None only
     if not a.pending:
         return out, None
@@ -524,3 +549,107 @@ def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata
     cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version,
                                      limits)
     return msg, pos, cols, pending, h.length
+
+
+cdef list _NO_VARIADIC = []         # never mutated: the reused header's "no variadic counts"
+
+
+@cython.final
+cdef class PlainBatchDecoder:
+    """`MessageDecoder.frame_and_decode` for a decoder with nothing to resolve (no dictionaries,
+    native byte order) at the structural or none validation level, in one call per message.
+
+    Small batches are dominated by what each message costs in Python objects: this frames the
+    message, decodes its header into a reused header, assembles the columns with a reused
+    assembler, counts the batch and makes the RecordBatch without a Python-level call.
+    """
+    cdef _Plan plan
+    cdef list roots
+    cdef list included
+    cdef str where
+    cdef tuple limits
+    cdef int64_t max_metadata
+    cdef object schema
+    cdef object batch_type
+    cdef bint keep_pending          # structural: the O(n) checks run before first access
+    cdef dict counts                # the ReadCounters' attributes
+    cdef object lock_acquire        # the decoder's count lock, its bound methods
+    cdef object lock_release
+    cdef RecordBatchHeader header
+    cdef _Assembler assembler
+    cdef bint busy                  # the reused header and assembler are in use
+
+    def __init__(self, plan_and_roots, list included, str where, tuple limits,
+                 int64_t max_metadata, schema, batch_type, bint keep_pending, counters,
+                 count_lock):
+        self.plan = plan_and_roots[0]
+        self.roots = plan_and_roots[1]
+        self.included = included
+        self.where = where
+        self.limits = limits
+        self.max_metadata = max_metadata
+        self.schema = schema
+        self.batch_type = batch_type
+        self.keep_pending = keep_pending
+        self.counts = counters.__dict__
+        self.lock_acquire = count_lock.acquire
+        self.lock_release = count_lock.release
+        self.header = RecordBatchHeader.__new__(RecordBatchHeader)
+        self.assembler = _Assembler.__new__(_Assembler)
+
+    def frame_and_decode(self, Buffer buf, int64_t start, int64_t end):
+        """(message or None, next position, RecordBatch or None), as
+        MessageDecoder.frame_and_decode documents."""
+        cdef Message msg
+        cdef RecordBatchHeader h
+        cdef _Assembler a
+        cdef bint reused = not self.busy
+        cdef tuple assembled
+        m, pos = read_frame(buf, start, end, self.max_metadata, self.where, True)
+        if m is None:
+            return None, pos, None
+        msg = m
+        if msg.header_type != 3:
+            return msg, pos, None
+        if reused:
+            # Python code can run inside (a collection's finalizers, an error's formatting) and
+            # let another thread in: it then makes its own.
+            h, a = self.header, self.assembler
+            self.busy = True
+        else:
+            h, a = RecordBatchHeader.__new__(RecordBatchHeader), _Assembler.__new__(_Assembler)
+        try:
+            fill_header(h, msg.header, _NO_VARIADIC)
+            if h.codec >= 0:
+                return msg, pos, None
+            assembled = assemble(a, self.plan, self.roots, h, msg.body, self.included, None,
+                                 self.where, msg.version, self.limits)
+        finally:
+            # the reused objects must not keep the last message's bytes alive
+            h.meta = None
+            a.body = None
+            a.pending = None
+            if reused:
+                self.busy = False
+        # MessageDecoder.count_record_batch's work: the counters' fields are plain instance
+        # attributes, updated in their dict under the decoder's lock (a `with` block and two
+        # attribute updates cost more than the rest of a small batch's bookkeeping)
+        self.lock_acquire()
+        try:
+            counts = self.counts
+            counts["num_messages"] += 1
+            counts["num_record_batches"] += 1
+        finally:
+            self.lock_release()
+        cols = assembled[0]
+        if self.included is not None:
+            cols = [c for c in cols if c is not None]
+            untrack(cols)
+        batch = self.batch_type.__new__(self.batch_type)
+        # RecordBatch.__init__'s work, without a Python frame per batch
+        batch.schema = self.schema
+        batch._cols = cols
+        batch.num_rows = h.length
+        batch._pending = assembled[1] if self.keep_pending else None
+        untrack(batch)
+        return msg, pos, batch

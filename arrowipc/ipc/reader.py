@@ -19,8 +19,8 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Sequence, cast, overload
 
 from .. import types as T
-from ._batch_decode import (assemble_columns, buffer_needed_mask, decode_record_batch_header,
-                            make_plan, next_message_fast)
+from ._batch_decode import (PlainBatchDecoder, assemble_columns, buffer_needed_mask,
+                            decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, allocate_buffer
 from ._flatbuf import root_table
@@ -88,6 +88,7 @@ class MessageDecoder:
         self._limits = (self.options.max_buffers, self.options.max_variadic_buffers)
         self._max_metadata = self.options.max_metadata_size
         self._plain = False         # `plain`, kept up to date by set_schema (read per message)
+        self._fast: PlainBatchDecoder | None = None     # frame_and_decode's one-call path
 
     # -- schema ---------------------------------------------------------------------------------
     def read_schema_message(self, msg: Message) -> None:
@@ -118,16 +119,26 @@ class MessageDecoder:
         inc = self.options.included_fields
         if info.endianness == md.ENDIAN_BIG and not self._swap:
             full = T.Schema(full.fields, full.metadata, endianness="big")
+        self._fast = None
         if not inc:                 # empty: every field (pyarrow's default)
             self.schema = full
-            return
-        n = len(full)
-        for i in inc:
-            if not 0 <= i < n:
-                raise ArrowInvalid(f"included_fields has index {i} but the schema has {n} fields")
-        keep = sorted(set(inc))
-        self._included = [i in keep for i in range(n)]
-        self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
+        else:
+            n = len(full)
+            for i in inc:
+                if not 0 <= i < n:
+                    raise ArrowInvalid(f"included_fields has index {i} but the schema has {n} fields")
+            keep = sorted(set(inc))
+            self._included = [i in keep for i in range(n)]
+            self.schema = T.Schema([full.field(i) for i in keep], full.metadata)
+        if self._plain and self._level != "full":
+            self._fast = PlainBatchDecoder(self._plan, self._included, self.where, self._limits,
+                                           self._max_metadata, self.schema, RecordBatch,
+                                           self._level == "structural", self.stats,
+                                           self._count_lock)
+            # bound straight to the Cython method: no Python frame per message on small batches
+            self.frame_and_decode = self._fast.frame_and_decode  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("frame_and_decode", None)
 
     # -- batches --------------------------------------------------------------------------------
     def read_record_batch_message(self, msg: Message,
@@ -240,6 +251,8 @@ class MessageDecoder:
         compressed batches): a dictionary batch, a compressed batch, or a decoder that swaps
         byte order or attaches dictionaries. The message is then handed back, framed, so the
         caller never frames it again."""
+        if self._fast is not None:
+            return self._fast.frame_and_decode(buf, start, end)
         if not self._plain:
             msg, pos = read_frame(buf, start, end, self._max_metadata, self.where, True)
             return msg, pos, None

@@ -17,6 +17,7 @@ from arrowipc import ipc  # noqa: E402
 from arrowipc.ipc import reader as reader_module  # noqa: E402
 
 FRAMING = ("read_message_from", "read_message_header", "next_message_fast", "read_frame")
+# ... and MessageDecoder's one-call path, PlainBatchDecoder.frame_and_decode (counted below)
 NUM_BATCHES = 5
 
 
@@ -32,6 +33,20 @@ def framings(monkeypatch):
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(reader_module, name, counting)
+
+    real_plain = reader_module.PlainBatchDecoder
+
+    class CountingPlainBatchDecoder:
+        """The decoder's one-call path (frame, header, columns), counted per message."""
+
+        def __init__(self, *args):
+            self._real = real_plain(*args)
+
+        def frame_and_decode(self, *args):
+            calls.append(1)
+            return self._real.frame_and_decode(*args)
+
+    monkeypatch.setattr(reader_module, "PlainBatchDecoder", CountingPlainBatchDecoder)
     return calls
 
 
