@@ -6,8 +6,9 @@ registered stay as their storage type with the metadata kept on the field, so no
 """
 from __future__ import annotations
 
-import json
-from typing import Any, Callable, Mapping
+TYPE_CHECKING = False               # typing and json are not imported by `import arrowipc`
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
 from .types import (DataType, ExtensionType, FixedSizeListType, ListType, StructType, binary,
@@ -74,6 +75,7 @@ def _json_object(name: str, serialized: bytes, where: str, required: bool) -> di
     if not serialized and not required:
         return {}
     try:
+        import json
         value = json.loads(serialized.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ArrowInvalid(f"{where}: {name} metadata must be a JSON object, found "
@@ -167,7 +169,8 @@ def _check_variant(name: str, storage: DataType, serialized: bytes, where: str) 
 
 
 # a canonical type's check: (name, storage, serialized, where) -> the storage it expected, or None
-_Check = Callable[[str, DataType, bytes, str], "str | None"]
+if TYPE_CHECKING:
+    _Check = Callable[[str, DataType, bytes, str], "str | None"]
 
 
 def _storage_is(expected: str, *types: DataType) -> _Check:
