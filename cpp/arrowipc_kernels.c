@@ -1,3 +1,4 @@
+#define _GNU_SOURCE        /* process_vm_readv */
 #include "arrowipc_kernels.h"
 #include <string.h>
 
@@ -430,4 +431,102 @@ void arrowipc_gather(uint8_t* dst, const uint8_t* const* srcs, const int64_t* si
   }
   gather_run(&slices[0]);
   for (int t = 0; t < started; t++) pthread_join(ids[t], NULL);
+}
+
+/* -- reading another process's memory (Dissociated IPC peer memory) ---------------------------- */
+
+#include <errno.h>
+#ifdef __linux__
+#include <sys/uio.h>
+#endif
+
+#define PEER_IOV_MAX 1024      /* UIO_MAXIOV: the most iovecs one process_vm_readv takes */
+
+#ifndef __linux__
+struct iovec {
+  void* iov_base;
+  size_t iov_len;
+};
+#endif
+
+typedef struct {
+  int pid;
+  const arrowipc_peer_region* regions;
+  int64_t n;
+  uint8_t* dst;
+  int64_t begin, end;         /* the byte range (in the order of the regions) this slice reads */
+  int64_t result;             /* bytes read, or -errno */
+} peer_slice;
+
+/* Read the slice's bytes with as few process_vm_readv calls as the iovec limit allows. */
+static void* peer_run(void* arg) {
+  peer_slice* s = (peer_slice*)arg;
+  struct iovec local[PEER_IOV_MAX], remote[PEER_IOV_MAX];
+  int64_t start = 0, done = 0;       /* start: where region i begins in the byte order */
+  int64_t i = 0;
+  s->result = 0;
+  while (i < s->n && start < s->end) {
+    int k = 0;
+    size_t want = 0;
+    for (; i < s->n && start < s->end && k < PEER_IOV_MAX; i++) {
+      const arrowipc_peer_region* r = &s->regions[i];
+      int64_t a = start > s->begin ? start : s->begin;
+      int64_t b = start + r->length < s->end ? start + r->length : s->end;
+      if (a < b) {
+        local[k].iov_base = s->dst + r->dest + (a - start);
+        local[k].iov_len = (size_t)(b - a);
+        remote[k].iov_base = (void*)(uintptr_t)(r->address + (uint64_t)(a - start));
+        remote[k].iov_len = (size_t)(b - a);
+        want += (size_t)(b - a);
+        k++;
+      }
+      start += r->length;
+    }
+    if (k == 0) continue;
+#ifdef __linux__
+    ssize_t got = process_vm_readv(s->pid, local, (unsigned long)k, remote, (unsigned long)k, 0);
+#else
+    ssize_t got = -1;
+    errno = ENOSYS;
+#endif
+    if (got < 0) {
+      s->result = -(int64_t)errno;
+      return NULL;
+    }
+    if ((size_t)got != want) {               /* the peer unmapped part of a region */
+      s->result = -EFAULT;
+      return NULL;
+    }
+    done += got;
+  }
+  s->result = done;
+  return NULL;
+}
+
+int64_t arrowipc_peer_read(int pid, const arrowipc_peer_region* regions, int64_t n, uint8_t* dst,
+                           int threads) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) total += regions[i].length;
+  if (threads > 8) threads = 8;
+  if (threads < 1 || total < threads) threads = 1;
+  peer_slice slices[8];
+  pthread_t ids[8];
+  int started[8] = {0};
+  for (int t = 0; t < threads; t++) {
+    peer_slice s = {pid, regions, n, dst, total / threads * t,
+                    t == threads - 1 ? total : total / threads * (t + 1), 0};
+    slices[t] = s;
+  }
+  for (int t = 1; t < threads; t++) {
+    if (pthread_create(&ids[t], NULL, peer_run, &slices[t]) == 0) started[t] = 1;
+    else peer_run(&slices[t]);         /* no thread: read that slice here */
+  }
+  peer_run(&slices[0]);
+  int64_t done = 0, err = 0;
+  for (int t = 0; t < threads; t++) {
+    if (t > 0 && started[t]) pthread_join(ids[t], NULL);
+    if (slices[t].result < 0 && err == 0) err = slices[t].result;
+    else if (slices[t].result >= 0) done += slices[t].result;
+  }
+  return err ? err : done;
 }

@@ -100,4 +100,17 @@ void arrowipc_copy_bits_to(const uint8_t* src, int64_t src_offset, uint8_t* dst,
  * `threads` equal byte ranges copied in parallel (the calling thread takes the first). */
 void arrowipc_gather(uint8_t* dst, const uint8_t* const* srcs, const int64_t* sizes, int64_t n,
                      int threads);
+
+/* One region of another process's memory and where it goes in the destination. */
+typedef struct {
+  uint64_t address;
+  int64_t length;
+  int64_t dest;
+} arrowipc_peer_region;
+
+/* Read every region of process `pid`'s memory into dst + region.dest with process_vm_readv,
+ * the bytes split evenly over `threads` threads (at most 8). The caller has bounds-checked each
+ * dest + length against dst. Returns the bytes read, or -errno (-EFAULT: a short read). */
+int64_t arrowipc_peer_read(int pid, const arrowipc_peer_region* regions, int64_t n, uint8_t* dst,
+                           int threads);
 #endif

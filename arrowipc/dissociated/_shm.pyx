@@ -11,6 +11,8 @@ from libc.string cimport memcpy
 
 from arrowipc._core.buffer cimport Buffer, py_buffer, wrap_pointer, allocate
 
+import os as _os
+
 from arrowipc.errors import ArrowInvalid
 
 cdef extern from "sys/mman.h" nogil:
@@ -25,20 +27,22 @@ cdef extern from "sys/mman.h" nogil:
 cdef extern from "errno.h":
     int errno
 
-cdef extern from "sys/uio.h" nogil:
-    struct iovec:
-        void* iov_base
-        size_t iov_len
-    ssize_t process_vm_readv(int pid, const iovec* local_iov, unsigned long liovcnt,
-                             const iovec* remote_iov, unsigned long riovcnt,
-                             unsigned long flags)
+cdef extern from "arrowipc_kernels.h" nogil:
+    ctypedef struct arrowipc_peer_region:
+        uint64_t address
+        int64_t length
+        int64_t dest
+    int64_t arrowipc_peer_read(int pid, const arrowipc_peer_region* regions, int64_t n,
+                               uint8_t* dst, int threads)
 
 cdef extern from "stdlib.h" nogil:
     void* malloc(size_t size)
     void free(void* p)
 
-DEF PEER_IOV_MAX = 1024
 DEF PEER_PROBE_ABOVE = 256 << 20      # bodies larger than this are probed before allocating
+DEF PEER_PARALLEL_BYTES = 8 << 20     # bodies from this size are read by two threads
+
+cdef int _CORES = len(_os.sched_getaffinity(0))
 
 
 cdef class Mapping:
@@ -153,79 +157,50 @@ def scatter_copy(int64_t total, list regions):
 def peer_read(int pid, int64_t total, list regions):
     """A new aligned Buffer of `total` bytes (zeroed where no region lands) with each
     (address, length, destination offset) region read from process `pid`'s memory by
-    process_vm_readv: one copy, straight from the peer. Every region is bounds-checked against
-    `total`; an address the peer does not map is an ArrowInvalid, never a fault here."""
-    cdef int64_t n = len(regions), i, k, chunk, covered = 0
+    process_vm_readv: one copy, straight from the peer, split over two threads from
+    PEER_PARALLEL_BYTES (the read is bound by the kernel pinning the peer's pages one by one, so
+    a second core nearly halves it). Every region is bounds-checked against `total`; an address
+    the peer does not map is an ArrowInvalid, never a fault here."""
+    cdef int64_t n = len(regions), i, covered = 0, got = 0
     cdef uint64_t address, length, dest
     cdef Buffer out
-    cdef iovec* local
-    cdef iovec* remote
-    cdef ssize_t got
-    cdef size_t want
-    cdef int err = 0
-    for i in range(n):
-        address, length, dest = regions[i]
-        if length > <uint64_t>total or dest > <uint64_t>total - length:
-            raise ArrowInvalid(f"{length} bytes at body offset {dest} do not fit in a "
-                               f"{total}-byte body")
-        covered += <int64_t>length
-    cdef uint8_t probe[PEER_IOV_MAX]
-    local = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
-    remote = <iovec*>malloc(sizeof(iovec) * PEER_IOV_MAX)
-    if local == NULL or remote == NULL:
-        free(local)
-        free(remote)
+    cdef arrowipc_peer_region* wanted = <arrowipc_peer_region*>malloc(
+        sizeof(arrowipc_peer_region) * (n + 1))
+    cdef uint8_t* probe = NULL
+    cdef int threads = 2 if total >= PEER_PARALLEL_BYTES and _CORES > 1 else 1
+    if wanted == NULL:
         raise MemoryError()
     try:
+        for i in range(n):
+            address, length, dest = regions[i]
+            if length > <uint64_t>total or dest > <uint64_t>total - length:
+                raise ArrowInvalid(f"{length} bytes at body offset {dest} do not fit in a "
+                                   f"{total}-byte body")
+            covered += <int64_t>length
+            wanted[i].address = address + length - 1 if length else address
+            wanted[i].length = 1 if length else 0
+            wanted[i].dest = i
         if total > PEER_PROBE_ABOVE:
             # a large claim: the peer must map the last byte of every region before we allocate
-            i = 0
-            while i < n and err == 0:
-                chunk = min(n - i, PEER_IOV_MAX)
-                want = 0
-                for k in range(chunk):
-                    address, length, dest = regions[i + k]
-                    local[k].iov_base = <void*>&probe[k]
-                    local[k].iov_len = 1 if length else 0
-                    remote[k].iov_base = <void*><size_t>(address + length - 1 if length
-                                                         else address)
-                    remote[k].iov_len = 1 if length else 0
-                    want += 1 if length else 0
-                with nogil:
-                    got = process_vm_readv(pid, local, <unsigned long>chunk, remote,
-                                           <unsigned long>chunk, 0)
-                if got < 0:
-                    err = errno
-                elif <size_t>got != want:
-                    err = -1
-                i += chunk
-        if err == 0:
-            out = allocate(total, covered != total)
-        i = 0
-        while i < n and err == 0:
-            chunk = min(n - i, PEER_IOV_MAX)
-            want = 0
-            for k in range(chunk):
-                address, length, dest = regions[i + k]
-                local[k].iov_base = <void*>(<uint8_t*>out.ptr + dest)
-                local[k].iov_len = <size_t>length
-                remote[k].iov_base = <void*><size_t>address
-                remote[k].iov_len = <size_t>length
-                want += <size_t>length
+            probe = <uint8_t*>malloc(<size_t>n + 1)
+            if probe == NULL:
+                raise MemoryError()
             with nogil:
-                got = process_vm_readv(pid, local, <unsigned long>chunk, remote,
-                                       <unsigned long>chunk, 0)
-            if got < 0:
-                err = errno
-            elif <size_t>got != want:
-                err = -1
-            i += chunk
+                got = arrowipc_peer_read(pid, wanted, n, probe, 1)
+            free(probe)
+        if got >= 0:
+            for i in range(n):
+                address, length, dest = regions[i]
+                wanted[i].address = address
+                wanted[i].length = <int64_t>length
+                wanted[i].dest = <int64_t>dest
+            out = allocate(total, covered != total)
+            with nogil:
+                got = arrowipc_peer_read(pid, wanted, n, <uint8_t*>out.ptr, threads)
     finally:
-        free(local)
-        free(remote)
-    if err:
-        import os
-        why = "a short read" if err == -1 else os.strerror(err)
+        free(wanted)
+    if got < 0:
+        # EFAULT also stands for a short read: the peer does not map all of a region
         raise ArrowInvalid(f"reading {covered} bytes from the memory of process {pid} failed: "
-                           f"{why}")
+                           f"{_os.strerror(<int>-got)}")
     return out

@@ -26,7 +26,8 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
+from .shm import (DEFAULT_SEGMENT_SIZE, PEER_SEGMENT_BASE, PeerLedger, SharedArena, SharedBudget,
+                  in_peer_segment)
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -43,12 +44,16 @@ if TYPE_CHECKING:
     FrameTuple = tuple[int, int, Parts]     # (frame kind, tag, parts)
     _Attempt = TypeVar("_Attempt")
 
-__all__ = ["BODY_MODES", "DEFAULT_SHM_THRESHOLD", "DissociatedServer", "ROLE_BODIES", "ROLE_BOTH",
-           "ROLE_METADATA", "UnknownTicket"]
+__all__ = ["BODY_MODES", "DEFAULT_PEER_THRESHOLD", "DEFAULT_SHM_THRESHOLD", "DissociatedServer",
+           "ROLE_BODIES", "ROLE_BOTH", "ROLE_METADATA", "UnknownTicket"]
 
 ROLE_BOTH, ROLE_METADATA, ROLE_BODIES = "both", "metadata", "bodies"
 BODY_MODES = ("bytes", "shared", "auto")
 DEFAULT_SHM_THRESHOLD = 1 << 20
+# Below this, a type-1 body goes through a shared segment even when the client can read our
+# memory: process_vm_readv pins the source page by page (about 0.3 ms per MiB of 4 KiB pages
+# here), while a copy into a reused segment and one out of it, on two cores, cost less.
+DEFAULT_PEER_THRESHOLD = 4 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
@@ -86,7 +91,8 @@ class DissociatedServer:
     bytes), max_shared_bytes of segments per connection and shared_memory_budget over all
     connections. With peer_memory (the default; not with seal_segments), a client on the same
     host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
-    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment. A
+    type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment; bodies
+    smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE). A
     connection queues at most max_queued_requests requests behind the stream it is serving; one
     more is a protocol error.
 
@@ -106,7 +112,7 @@ class DissociatedServer:
                  shared_memory_budget: int = 4 << 30, seal_segments: bool = False,
                  window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
                  max_queued_requests: int = 8, peer_memory: bool = True,
-                 send_timeout: float | None = 60.0,
+                 peer_threshold: int = DEFAULT_PEER_THRESHOLD, send_timeout: float | None = 60.0,
                  schedule: Callable[[Frames], Iterable[FrameTuple]] | None = None) -> None:
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
@@ -144,6 +150,7 @@ class DissociatedServer:
                              f"{window}, {window_bytes}, {window_wait}")
         self.max_queued_requests = int(max_queued_requests)
         self.peer_memory = bool(peer_memory)
+        self.peer_threshold = int(peer_threshold)
         self.send_timeout = send_timeout
         self.schedule = schedule
         self.token = os.urandom(8)
@@ -257,11 +264,11 @@ class DissociatedServer:
     def _forget(self, conn: _Connection) -> None:
         with self._lock:
             self._connections.discard(conn)
-            if conn.arena is not None:
+            for ledger in conn.ledgers():
                 for key in ("blocks_allocated", "blocks_released", "unknown_frees"):
-                    self._totals[key] += getattr(conn.arena, key)
+                    self._totals[key] += getattr(ledger, key)
                 self._totals["peak_outstanding_blocks"] = max(
-                    self._totals["peak_outstanding_blocks"], conn.arena.peak_outstanding)
+                    self._totals["peak_outstanding_blocks"], ledger.peak_outstanding)
 
     # -- observability -----------------------------------------------------------------------------
     def stats(self) -> dict[str, int]:
@@ -276,8 +283,7 @@ class DissociatedServer:
         out.setdefault("peak_outstanding_blocks", 0)
         outstanding = 0
         for c in conns:
-            a = c.arena
-            if a is not None:
+            for a in c.ledgers():
                 out["peak_outstanding_blocks"] = max(out["peak_outstanding_blocks"],
                                                      a.peak_outstanding)
                 out["blocks_allocated"] += a.blocks_allocated
@@ -294,8 +300,8 @@ class DissociatedServer:
             conns = list(self._connections)
         out: list[Outstanding] = []
         for c in conns:
-            if c.arena is not None:
-                out.extend(c.arena.outstanding())
+            for a in c.ledgers():
+                out.extend(a.outstanding())
         return sorted(out)
 
     # -- streams -----------------------------------------------------------------------------------
@@ -338,6 +344,7 @@ class _Connection:
                                             name="dissociated client connection")
         self.hello_flags = 0
         self.arena: Ledger | None = None
+        self.segment_arena: SharedArena | None = None    # small bodies of a peer connection
         self.failed = False
         self.requests: queue.Queue[tuple[str, bytes] | None] = queue.Queue()
         self.peer_probe: bytes | None = None            # bytes the client must read from our memory
@@ -363,6 +370,11 @@ class _Connection:
         """Wait for both threads (up to `timeout` seconds each)."""
         self.receiver.join(timeout)
         self.worker.join(timeout)
+
+    def ledgers(self) -> list[Ledger]:
+        """What records this connection's type-1 bodies: its arena or peer ledger, and the
+        segments of a peer connection's small bodies."""
+        return [a for a in (self.arena, self.segment_arena) if a is not None]
 
     # -- receiving: requests, free_data, disconnect ------------------------------------------------
     def _receive_loop(self) -> None:
@@ -395,6 +407,9 @@ class _Connection:
         if frame.kind == wire.FRAME_TAGGED:
             if frame.tag == s.free_data:
                 addresses = wire.parse_free_data(frame.payload)
+                if self.segment_arena is not None:
+                    self.segment_arena.free([a for a in addresses if in_peer_segment(a)])
+                    addresses = [a for a in addresses if not in_peer_segment(a)]
                 if self.arena is not None:
                     self.arena.free(addresses)
                 else:
@@ -437,8 +452,11 @@ class _Connection:
                     self.arena = PeerLedger(window=s.window, window_bytes=s.window_bytes)
                 self.peer_reply.set()
         elif frame.kind == wire.FRAME_SEGMENT_ACK:
-            if self.arena is not None:
-                self.arena.acknowledge(tp.parse_segment_ack(frame.payload))
+            seg_id = tp.parse_segment_ack(frame.payload)
+            arena = self.segment_arena if seg_id >= PEER_SEGMENT_BASE and \
+                self.segment_arena is not None else self.arena
+            if arena is not None:
+                arena.acknowledge(seg_id)
         else:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
@@ -456,13 +474,13 @@ class _Connection:
     def _disconnect(self) -> None:
         self.requests.put(None)
         self.transport.shutdown()
-        if self.arena is not None:
-            with self.arena.lock:        # wake a worker waiting for frees that cannot come now
-                self.arena.freed.notify_all()
+        for ledger in self.ledgers():
+            with ledger.lock:            # wake a worker waiting for frees that cannot come now
+                ledger.freed.notify_all()
         if threading.current_thread() is not self.worker:
             self.worker.join()
-        if self.arena is not None:
-            self.arena.close()           # nothing writes into the segments any more
+        for ledger in self.ledgers():
+            ledger.close()               # nothing writes into the segments any more
         self.transport.close()
         self.server._forget(self)
 
@@ -507,19 +525,30 @@ class _Connection:
             if self.arena is not None:
                 return self.arena
         if self.arena is None:
-            s = self.server
-            if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
-                named = False
-            elif (not self.transport.is_unix and s.tcp_shared_memory
-                  and self.hello_flags & tp.HELLO_NAMED):
-                named = True
-            else:
-                return None
-            self.arena = SharedArena(self.transport, named=named, token=s.token.hex(),
-                                     segment_size=s.segment_size, max_bytes=s.max_shared_bytes,
-                                     sealed=s.seal_segments, budget=s.budget, window=s.window,
-                                     window_bytes=s.window_bytes)
+            self.arena = self._new_arena(0)
         return self.arena
+
+    def _small_body_arena(self) -> SharedArena | None:
+        """A peer connection's segments for bodies under peer_threshold (None when the client
+        maps no memfd segments)."""
+        if self.segment_arena is None and self.transport.is_unix and \
+                self.hello_flags & tp.HELLO_MEMFD:
+            self.segment_arena = self._new_arena(PEER_SEGMENT_BASE)
+        return self.segment_arena
+
+    def _new_arena(self, first_segment_id: int) -> SharedArena | None:
+        s = self.server
+        if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
+            named = False
+        elif (not self.transport.is_unix and s.tcp_shared_memory
+              and self.hello_flags & tp.HELLO_NAMED):
+            named = True
+        else:
+            return None
+        return SharedArena(self.transport, named=named, token=s.token.hex(),
+                           segment_size=s.segment_size, max_bytes=s.max_shared_bytes,
+                           sealed=s.seal_segments, budget=s.budget, window=s.window,
+                           window_bytes=s.window_bytes, first_segment_id=first_segment_id)
 
     def _wants_shared(self, seq: int, body_length: int) -> bool:
         mode = self.server.body_mode
@@ -630,6 +659,8 @@ class _Connection:
         assert spans is not None                # the encoder fills them for every batch message
         if self._wants_shared(seq, length):
             arena = self._shared_memory_arena()
+            if isinstance(arena, PeerLedger) and length < self.server.peer_threshold:
+                arena = self._small_body_arena() or arena
             if isinstance(arena, PeerLedger):
                 pairs: list[tuple[int, int]] | Literal[False] | None = self._with_room(
                     arena, lambda: arena.hand_out(m.parts, spans, length, seq), out)

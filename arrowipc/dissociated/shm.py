@@ -30,15 +30,19 @@ if TYPE_CHECKING:
     Outstanding = tuple[int, int, frozenset[int]]
 
 __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
-           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
-           "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PeerLedger", "Segment", "SEGMENT_GRANULE",
-           "SEGMENT_SHIFT", "SegmentTable", "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR",
-           "split_address"]
+           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "in_peer_segment", "MAX_SEGMENT_ID",
+           "MAX_SEGMENT_SIZE", "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_BASE",
+           "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
+           "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
 
 SEGMENT_SHIFT = 40
 OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
 MAX_SEGMENT_SIZE = 1 << SEGMENT_SHIFT
 MAX_SEGMENT_ID = (1 << 24) - 1
+# On a peer-memory connection (the client reads the server's own memory) small bodies still go
+# through segments; their ids start here, so their addresses (2^56 and up) can never be the
+# server's own: user-space addresses lie below 2^56 (2^47 with 4-level page tables).
+PEER_SEGMENT_BASE = 1 << 16
 BLOCK_ALIGNMENT = 64
 SEGMENT_GRANULE = 1 << 20
 PAGE_SIZE = 4096
@@ -59,6 +63,12 @@ def address_of(segment_id: int, offset: int) -> int:
 def split_address(address: int) -> tuple[int, int]:
     """(segment id, offset) of a type-1 address."""
     return address >> SEGMENT_SHIFT, address & OFFSET_MASK
+
+
+def in_peer_segment(address: int) -> bool:
+    """Whether a type-1 address on a peer-memory connection names a segment (not the server's
+    own memory): segment ids from PEER_SEGMENT_BASE."""
+    return address >> SEGMENT_SHIFT >= PEER_SEGMENT_BASE
 
 
 def _round_up(n: int, k: int) -> int:
@@ -179,7 +189,8 @@ class SharedArena:
     def __init__(self, transport: Transport, *, named: bool = False, token: str | None = None,
                  segment_size: int = DEFAULT_SEGMENT_SIZE, max_bytes: int = 1 << 30,
                  populate: bool = True, sealed: bool = False, budget: SharedBudget | None = None,
-                 window: int = 64, window_bytes: int = 256 << 20) -> None:
+                 window: int = 64, window_bytes: int = 256 << 20, first_segment_id: int = 0
+                 ) -> None:
         self.transport = transport
         self.named = named
         self.sealed = sealed and not named          # named files cannot be sealed
@@ -194,7 +205,7 @@ class SharedArena:
         self._open: _Segment | None = None         # sealed: the segment bodies go into now
         self._unsealed: list[_Segment] = []        # sealed: full, waiting for seal_pending
         self._closing: list[int] = []              # descriptors of segments dropped by free()
-        self.next_id = 0
+        self.next_id = int(first_segment_id)
         self.by_address: dict[int, Block] = {}     # handed-out address -> Block
         self.blocks: set[Block] = set()            # blocks not yet fully freed
         self.outstanding_bytes = 0

@@ -105,7 +105,8 @@ REWRITE = textwrap.dedent("""
                                  peer_memory=False)
         uri = peer.uri
     elif mode == "peer":
-        peer = DissociatedServer(lambda t: ours, body_mode="shared", peer_memory=True)
+        peer = DissociatedServer(lambda t: ours, body_mode="shared", peer_memory=True,
+                                 peer_threshold=0)
         uri = peer.uri
     else:
         peer = FakeServer(hostile)
@@ -335,7 +336,7 @@ def test_a_client_keeping_zero_copy_batches_gets_the_rest_as_bytes():
 
 def test_peer_memory_bodies_are_read_from_the_server_and_freed(patient_server):
     with DissociatedServer(lambda t: arrowipc.table(MIB_BATCHES), body_mode="shared",
-                           peer_memory=True, window=4, **patient_server) as s:
+                           peer_memory=True, peer_threshold=0, window=4, **patient_server) as s:
         with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
             kept = list(reader)
             assert reader._client.channels[0].peer_pid == os.getpid()   # the server is here
@@ -398,7 +399,8 @@ def test_a_peer_body_larger_than_a_frame_could_be_is_refused():
     """Reading from the server's memory allocates what the body claims: never more than the
     connection's frame limit, as if the bytes had come through the socket."""
     from arrowipc.dissociated import DissociatedClient
-    with DissociatedServer(lambda t: arrowipc.table(MIB_BATCHES), body_mode="shared") as s:
+    with DissociatedServer(lambda t: arrowipc.table(MIB_BATCHES), body_mode="shared",
+                           peer_threshold=0) as s:
         with DissociatedClient(s.uri, timeout=TIMEOUT, max_frame=1 << 19) as client:
             with pytest.raises(ArrowInvalid, match=r"type-1 body of sequence 1 has 1048576 "
                                                    r"bytes; this connection takes at most 524288"):

@@ -1,0 +1,192 @@
+"""Type-1 bodies on a peer-memory connection (issue 20): process_vm_readv split over two threads,
+small bodies through segments (ids from PEER_SEGMENT_BASE) beside large ones read from the
+server's memory, and the reader copying the next large body while the caller holds a batch."""
+import os
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import arrowipc
+from arrowipc._core.buffer import py_buffer
+from arrowipc.dissociated import DissociatedServer, connect
+from arrowipc.dissociated import _wire as wire
+from arrowipc.dissociated import transport as tp
+from arrowipc.dissociated._shm import peer_read
+from arrowipc.dissociated.reader import READ_AHEAD_BYTES
+from arrowipc.dissociated.shm import PEER_SEGMENT_BASE, PeerLedger, address_of
+from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.writer import MessageEncoder
+from dissociated_helpers import TIMEOUT, FakeServer, int_batches, wait_until
+
+UNMAPPED = 4096                    # page 1 of the address space: never mapped
+
+
+# -- peer_read: two threads, one result ------------------------------------------------------------
+
+def test_peer_read_over_two_threads_places_every_region_and_zeroes_the_gaps():
+    """Over 8 MiB the read is split by bytes between two threads, through region boundaries and
+    past the 1024 iovecs one system call takes; the result is the same as one copy."""
+    rng = np.random.default_rng(7)
+    source = rng.integers(0, 256, 24 << 20, dtype=np.uint8)
+    base = py_buffer(source).address
+    lengths = rng.integers(0, 24 << 10, 1500)
+    regions, expected, src, dest = [], [], 0, 0
+    for n in lengths.tolist():
+        regions.append((base + src, n, dest))
+        expected.append((src, n, dest))
+        src += n + 64
+        dest += n + (n % 3) * 8            # gaps here and there: zero in the result
+    total = dest + 100
+    assert total > 8 << 20 and len(regions) > 1024
+    out = np.frombuffer(peer_read(os.getpid(), total, regions), dtype=np.uint8)
+    want = np.zeros(total, dtype=np.uint8)
+    for s, n, d in expected:
+        want[d:d + n] = source[s:s + n]
+    assert np.array_equal(out, want)
+
+
+@pytest.mark.parametrize("where", ["first half", "second half"])
+def test_peer_read_of_an_unmapped_region_in_either_thread_is_an_error(where):
+    source = np.ones(16 << 20, dtype=np.uint8)
+    base = py_buffer(source).address
+    half = 8 << 20
+    regions = [(base, half, 0), (base + half, half, half)]
+    bad = 0 if where == "first half" else 1
+    regions[bad] = (UNMAPPED, half, regions[bad][2])
+    with pytest.raises(ArrowInvalid, match=f"reading {16 << 20} bytes from the memory of process "
+                                           f"{os.getpid()} failed: Bad address"):
+        peer_read(os.getpid(), 16 << 20, regions)
+
+
+# -- small bodies through segments, large ones from the server's memory ----------------------------
+
+MIXED = pa.concat_tables([int_batches(3, 1 << 13),       # 64 KiB bodies: segments
+                          int_batches(2, 1 << 20, 1),    # 8 MiB bodies: the server's memory
+                          int_batches(3, 1 << 13, 2)])
+
+
+def test_a_peer_connection_sends_small_bodies_through_segments_and_large_ones_from_memory():
+    from arrowipc.dissociated import server as server_module
+    with DissociatedServer(lambda t: arrowipc.table(MIXED), body_mode="shared",
+                           window_wait=3600.0) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIXED)
+            assert reader._client.channels[0].peer_pid == os.getpid()
+            (conn,) = s._connections
+            assert isinstance(conn, server_module._Connection)
+            assert isinstance(conn.arena, PeerLedger)
+            assert conn.arena.blocks_allocated == 2                 # the two 8 MiB bodies
+            assert conn.segment_arena is not None
+            assert conn.segment_arena.blocks_allocated == 6         # the six 64 KiB bodies
+            assert min(conn.segment_arena.segments) >= PEER_SEGMENT_BASE
+            assert s.stats()["shared_bytes"] > 0
+        wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="every body freed")
+
+
+def test_peer_threshold_zero_reads_every_body_from_the_servers_memory():
+    with DissociatedServer(lambda t: arrowipc.table(MIXED), body_mode="shared",
+                           peer_threshold=0, window_wait=3600.0) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIXED)
+            (conn,) = s._connections
+            assert conn.arena.blocks_allocated == 8 and conn.segment_arena is None
+            assert s.stats()["shared_bytes"] == 0
+
+
+SHOWN = b"0123456789abcdef"             # the probe's bytes: alive for as long as the module
+
+
+def peer_probe(t):
+    t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(SHOWN).address, SHOWN)])
+
+
+def test_a_body_mixing_server_memory_and_segment_addresses_is_refused():
+    table = int_batches(1, 64)
+
+    def script(t):
+        peer_probe(t)
+        ours = arrowipc.table(table)
+        enc = MessageEncoder(ours.schema)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        (m,) = enc.batch_messages(ours.to_batches()[0])
+        pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, 1)
+        assert pairs
+        (address, n) = pairs[-1]
+        pairs[-1] = (address_of(PEER_SEGMENT_BASE, 0), n)     # the last buffer "in a segment"
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match="type-1 body of sequence 1 mixes addresses in the "
+                                               "server's memory with addresses in shared "
+                                               "segments"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+
+
+# -- reading ahead -------------------------------------------------------------------------------
+
+LARGE = int_batches(3, READ_AHEAD_BYTES // 8 + 1000)       # bodies just over READ_AHEAD_BYTES
+
+
+def large_peer_stream(bad_sequence: int | None = None):
+    """A fake server's script: every body of LARGE as addresses in this process's memory (the
+    body `bad_sequence` at an unmapped page), all sent before the client reads a batch."""
+    sent = threading.Event()
+    ours = arrowipc.table(LARGE)
+
+    def script(t):
+        peer_probe(t)
+        enc = MessageEncoder(ours.schema)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        seq = 0
+        for b in ours.to_batches():
+            (m,) = enc.batch_messages(b)
+            seq += 1
+            pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, seq)
+            assert pairs and m.body_length >= READ_AHEAD_BYTES
+            if seq == bad_sequence:
+                pairs = [(UNMAPPED if n else a, n) for a, n in pairs]
+            t.send_message([wire.metadata_prefix(1, seq), memoryview(m.metadata)[8:]])
+            t.send_tagged(wire.body_tag(seq, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_message([wire.end_of_stream_message(seq + 1)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+        sent.set()
+
+    return script, sent
+
+
+def test_the_reader_copies_the_next_large_body_while_the_caller_holds_a_batch():
+    script, sent = large_peer_stream()
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            assert sent.wait(TIMEOUT)
+            first = reader.read_next_batch()
+            ahead = reader._ahead
+            assert ahead is not None and ahead.body is reader._bodies[reader._next]
+            rest = list(reader)
+            assert reader._ahead is None
+            assert pa.Table.from_batches([pa.record_batch(b) for b in [first, *rest]]).equals(
+                LARGE)
+            # the body read ahead is a copy of its own (not a view of anything the server holds)
+            assert all(b.column(0).buffers()[1].address % 64 == 0 for b in rest)
+    frees = [a for f in fake.received if f.kind == wire.FRAME_TAGGED and f.tag == 2
+             for a in wire.parse_free_data(f.payload)]
+    assert len(frees) >= 3                       # every body's addresses came back
+
+
+def test_a_bad_body_read_ahead_fails_in_its_turn_after_the_batch_before_it():
+    script, sent = large_peer_stream(bad_sequence=2)
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            assert sent.wait(TIMEOUT)
+            first = reader.read_next_batch()             # returned whole: its copy was fine
+            assert pa.record_batch(first).equals(LARGE.to_batches()[0])
+            assert reader._ahead is not None              # the bad one is being read already
+            with pytest.raises(ArrowInvalid, match=f"memory of process {os.getpid()} failed: "
+                                                   f"Bad address"):
+                reader.read_next_batch()
