@@ -8,7 +8,6 @@ free_data message when the last view of it goes.
 """
 from __future__ import annotations
 
-import select
 import selectors
 import threading
 import time
@@ -231,6 +230,7 @@ class DissociatedReader:
         self._selector: selectors.BaseSelector | None = None
         self._ahead: _PeerCopy | None = None       # the next body, being copied from the server
         self._deferred: Exception | None = None    # met while reading ahead: raised in turn
+        self._large_peer_body = False      # the last body came from the server's memory, large
 
     # -- setup ------------------------------------------------------------------------------------
     def _start(self) -> None:
@@ -342,7 +342,7 @@ class DissociatedReader:
                     msg.body, header = self._body_buffer(pos, msg, body)
                 self._next = pos + 1
                 batch = self._decode(pos, msg, header)
-                if batch is not None:
+                if batch is not None and self._large_peer_body:
                     self._read_ahead()
                 if pos == 0 or batch is not None:
                     return batch
@@ -430,12 +430,8 @@ class DissociatedReader:
 
     def _frame_waiting(self) -> bool:
         """Whether a connection of this stream has bytes to read now (no waiting)."""
-        live = [ch for ch in self._client.channels if not ch.ended]
-        if not live:
-            return False
-        if any(ch.transport.pending() for ch in live):
-            return True
-        return bool(select.select([ch.transport.sock for ch in live], [], [], 0)[0])
+        return any(not ch.ended and (ch.transport.pending() or ch.transport.readable())
+                   for ch in self._client.channels)
 
     # -- receiving ---------------------------------------------------------------------------------
     def _receive(self) -> bool:
@@ -696,6 +692,7 @@ class DissociatedReader:
             ch.free.release(ahead.addresses, flush=False)
             return out, ahead.decoded
         decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
+        self._large_peer_body = in_peer and length >= READ_AHEAD_BYTES
         if in_peer:
             # addresses in the server's memory: one copy straight from there
             assert ch.peer_pid is not None              # _place says so only for a peer

@@ -158,6 +158,7 @@ class SocketTransport(Transport):
         self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
         self._rview = memoryview(self._rbuf)
         self._rpos = self._rend = 0
+        self._poller: select.poll | None = None     # for readable(), made on first use
         # Non-blocking, with our own wait: a socket with a timeout makes Python poll() before
         # every send and receive, one extra system call per call even when the bytes are there.
         # We try the call first and poll only when it would block.
@@ -256,6 +257,16 @@ class SocketTransport(Transport):
         """Whether bytes already read from the socket wait in the read-ahead buffer (poll the
         socket only when not: they would never wake it)."""
         return self._rend > self._rpos
+
+    def readable(self) -> bool:
+        """Whether the socket has bytes (or an end) to read now, without waiting."""
+        if self._poller is None:
+            self._poller = select.poll()
+            self._poller.register(self.sock, select.POLLIN)
+        try:
+            return bool(self._poller.poll(0))
+        except OSError:
+            return True                   # let the read find out what is wrong
 
     def receive(self) -> Frame | None:
         """The next frame, or None when the peer closed the connection at a frame boundary."""
