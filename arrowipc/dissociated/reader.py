@@ -401,14 +401,18 @@ class DissociatedReader:
         copy overlaps whatever the caller does with the batch being returned: only a type-1 body
         of READ_AHEAD_BYTES or more, on a peer-memory connection, whose frames have arrived
         already (frames that are waiting are handled now; what they raise is raised by the next
-        read, in order). A body that fails a check is left for its turn, which raises."""
+        read, in order; a frame not whole yet is left for later, so the batch being returned
+        never waits for it). A body that fails a check is left for its turn, which raises."""
         if self._ahead is not None or self._deferred is not None:
             return
         pos = self._next
         try:
-            while (pos not in self._meta or pos not in self._bodies) and self._frame_waiting():
-                if not self._receive():
+            while pos not in self._meta or pos not in self._bodies:
+                ready = next((ch for ch in self._client.channels
+                              if not ch.ended and ch.transport.frame_ready()), None)
+                if ready is None:
                     return
+                self._receive_from(ready)
         except Exception as e:
             self._deferred = e
             return
@@ -428,11 +432,6 @@ class DissociatedReader:
         self._ahead = _PeerCopy(body, pid, length, [(a, n, d) for a, n, d in placed if n],
                                 decoded, addresses)
 
-    def _frame_waiting(self) -> bool:
-        """Whether a connection of this stream has bytes to read now (no waiting)."""
-        return any(not ch.ended and (ch.transport.pending() or ch.transport.readable())
-                   for ch in self._client.channels)
-
     # -- receiving ---------------------------------------------------------------------------------
     def _receive(self) -> bool:
         """Handle one frame from a connection that still has something for this stream; False
@@ -440,7 +439,11 @@ class DissociatedReader:
         live = [ch for ch in self._client.channels if not ch.ended]
         if not live:
             return False
-        ch = live[0] if len(live) == 1 else self._ready_channel(live)
+        self._receive_from(live[0] if len(live) == 1 else self._ready_channel(live))
+        return True
+
+    def _receive_from(self, ch: _Channel) -> None:
+        """Handle the next frame of `ch` (its end, when it closed)."""
         for c in self._client.channels:
             # about to wait (or a few bodies copied out already): give their blocks back now
             if c.free.pending and (len(c.free.pending) >= _FREE_EARLY or
@@ -449,9 +452,8 @@ class DissociatedReader:
         frame = ch.transport.receive()
         if frame is None:
             ch.ended = True
-            return True
+            return
         self._handle(ch, frame)
-        return True
 
     def _ready_channel(self, live: list[_Channel]) -> _Channel:
         for ch in live:

@@ -158,7 +158,6 @@ class SocketTransport(Transport):
         self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
         self._rview = memoryview(self._rbuf)
         self._rpos = self._rend = 0
-        self._poller: select.poll | None = None     # for readable(), made on first use
         # Non-blocking, with our own wait: a socket with a timeout makes Python poll() before
         # every send and receive, one extra system call per call even when the bytes are there.
         # We try the call first and poll only when it would block.
@@ -258,15 +257,38 @@ class SocketTransport(Transport):
         socket only when not: they would never wake it)."""
         return self._rend > self._rpos
 
-    def readable(self) -> bool:
-        """Whether the socket has bytes (or an end) to read now, without waiting."""
-        if self._poller is None:
-            self._poller = select.poll()
-            self._poller.register(self.sock, select.POLLIN)
+    def frame_ready(self) -> bool:
+        """Whether receive() can return without waiting: a whole frame in the read-ahead buffer
+        (or an end, or an error, which receive() then reports), after reading what the socket
+        holds now. Never waits; a frame whose payload does not fit the buffer does not count."""
+        if self.closed:
+            return True
+        if self._rend == len(self._rbuf) and self._rpos:      # room at the end for more bytes
+            have = self._rend - self._rpos
+            self._rview[:have] = self._rview[self._rpos:self._rend]
+            self._rpos, self._rend = 0, have
+        if self._rend < len(self._rbuf):
+            view = self._rview[self._rend:]
+            try:
+                n = self._recvmsg_into(view) if self.is_unix else self.sock.recv_into(view)
+            except BlockingIOError:
+                n = -1
+            except OSError:
+                self._mark_closed()           # receive() reports the end
+                return True
+            if n == 0:
+                return True
+            if n > 0:
+                self._rend += n
+        have = self._rend - self._rpos
+        if have < wire.FRAME_HEADER_SIZE:
+            return False
         try:
-            return bool(self._poller.poll(0))
-        except OSError:
-            return True                   # let the read find out what is wrong
+            _, _, length = wire.parse_frame_header(
+                self._rview[self._rpos:self._rpos + wire.FRAME_HEADER_SIZE], self.max_frame)
+        except ArrowInvalid:
+            return True
+        return bool(have >= wire.FRAME_HEADER_SIZE + length)
 
     def receive(self) -> Frame | None:
         """The next frame, or None when the peer closed the connection at a frame boundary."""

@@ -190,3 +190,41 @@ def test_a_bad_body_read_ahead_fails_in_its_turn_after_the_batch_before_it():
             with pytest.raises(ArrowInvalid, match=f"memory of process {os.getpid()} failed: "
                                                    f"Bad address"):
                 reader.read_next_batch()
+
+
+def test_a_frame_cut_short_after_a_large_body_does_not_hold_back_the_batch_before_it():
+    """Reading ahead takes only whole frames: the batch already here is returned at once, and the
+    rest of the stream is read when it comes."""
+    go = threading.Event()
+    ours = arrowipc.table(LARGE)
+
+    def script(t):
+        peer_probe(t)
+        enc = MessageEncoder(ours.schema)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        frames = []
+        for seq, b in enumerate(ours.to_batches()[:2], 1):
+            (m,) = enc.batch_messages(b)
+            pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, seq)
+            meta = bytes(memoryview(m.metadata)[8:])
+            frames.append(wire.frame_header(wire.FRAME_MESSAGE, 0, 5 + len(meta)) +
+                          bytes(wire.metadata_prefix(1, seq)) + meta)
+            shared = bytes(wire.encode_shared_body(m.body_length, pairs))
+            frames.append(wire.frame_header(wire.FRAME_TAGGED, wire.body_tag(seq, 1),
+                                            len(shared)) + shared)
+        rest = b"".join(frames[2:])
+        t.sock.sendall(b"".join(frames[:2]) + rest[:10])     # batch 1, then 10 bytes of batch 2
+        assert go.wait(TIMEOUT)
+        t.sock.sendall(rest[10:])
+        t.send_message([wire.end_of_stream_message(3)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=5) as reader:
+            first = reader.read_next_batch()
+            assert reader._deferred is None          # no wait ran into the 5 s timeout
+            go.set()
+            second = reader.read_next_batch()
+            assert list(reader) == []
+    assert pa.Table.from_batches([pa.record_batch(first), pa.record_batch(second)]).equals(
+        pa.Table.from_batches(LARGE.to_batches()[:2]))
