@@ -9,8 +9,10 @@ Paths, all over Unix stream sockets to server processes:
   pyarrow        pa.ipc.new_stream(sock.makefile("wb")) on the server, pa.ipc.open_stream on the
                  client (a new connection per transfer)
   type 0         DissociatedServer(body_mode="bytes"): bodies as IPC body bytes (gather sends)
-  type 1         DissociatedServer(body_mode="shared"), the defaults: the client reads bodies
-                 straight from the server's memory (peer memory, process_vm_readv): one copy
+  type 1         DissociatedServer(body_mode="shared"), the defaults: bodies of 4 MiB and more
+                 read by the client straight from the server's memory (peer memory,
+                 process_vm_readv: one copy; two threads from 8 MiB, the next body read ahead),
+                 smaller ones through reused segments (type 1 segments, below)
   type 1 segments  peer_memory=False: bodies in reused shared memory, copied out by the client
                  (the server can still write those segments): two copies
   type 1 sealed  seal_segments=True: the bodies of each send packed into one fresh memfd,
