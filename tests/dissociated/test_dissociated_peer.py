@@ -102,16 +102,22 @@ def peer_probe(t):
     t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(SHOWN).address, SHOWN)])
 
 
+def peer_bodies(t, table, count: int | None = None):
+    """Send the peer probe and `table`'s schema; yield (sequence, encoded message, pairs in this
+    process's memory) for its first `count` batches."""
+    peer_probe(t)
+    enc = MessageEncoder(table.schema)
+    t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+    for seq, b in enumerate(table.to_batches()[:count], 1):
+        (m,) = enc.batch_messages(b)
+        yield seq, m, PeerLedger().hand_out(m.parts, m.spans, m.body_length, seq)
+
+
 def test_a_body_mixing_server_memory_and_segment_addresses_is_refused():
-    table = int_batches(1, 64)
+    ours = arrowipc.table(int_batches(1, 64))
 
     def script(t):
-        peer_probe(t)
-        ours = arrowipc.table(table)
-        enc = MessageEncoder(ours.schema)
-        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
-        (m,) = enc.batch_messages(ours.to_batches()[0])
-        pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, 1)
+        ((_, m, pairs),) = peer_bodies(t, ours)
         assert pairs
         (address, n) = pairs[-1]
         pairs[-1] = (address_of(PEER_SEGMENT_BASE, 0), n)     # the last buffer "in a segment"
@@ -140,14 +146,8 @@ def large_peer_stream(bad_sequence: int | None = None):
     ours = arrowipc.table(LARGE)
 
     def script(t):
-        peer_probe(t)
-        enc = MessageEncoder(ours.schema)
-        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
         seq = 0
-        for b in ours.to_batches():
-            (m,) = enc.batch_messages(b)
-            seq += 1
-            pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, seq)
+        for seq, m, pairs in peer_bodies(t, ours):
             assert pairs and m.body_length >= READ_AHEAD_BYTES
             if seq == bad_sequence:
                 pairs = [(UNMAPPED if n else a, n) for a, n in pairs]
@@ -199,13 +199,8 @@ def test_a_frame_cut_short_after_a_large_body_does_not_hold_back_the_batch_befor
     ours = arrowipc.table(LARGE)
 
     def script(t):
-        peer_probe(t)
-        enc = MessageEncoder(ours.schema)
-        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
         frames = []
-        for seq, b in enumerate(ours.to_batches()[:2], 1):
-            (m,) = enc.batch_messages(b)
-            pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, seq)
+        for seq, m, pairs in peer_bodies(t, ours, 2):
             meta = bytes(memoryview(m.metadata)[8:])
             frames.append(wire.frame_header(wire.FRAME_MESSAGE, 0, 5 + len(meta)) +
                           bytes(wire.metadata_prefix(1, seq)) + meta)
