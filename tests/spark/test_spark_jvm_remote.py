@@ -166,6 +166,58 @@ def test_http_ranges_of_a_batch_are_requested_a_few_at_a_time(spark, jvm, monkey
         assert 2 <= state["most"] <= 8
 
 
+def _flaky_server(monkeypatch, failures_per_range: int, drop: bool = True) -> dict:
+    """Make http_server fail each range's first `failures_per_range` GETs (a busy or restarting
+    server): a 503, then (with `drop`) a dropped connection, in turn; counts them."""
+    state = {"failed": 0}
+    seen: dict = {}
+    lock = threading.Lock()
+
+    class Flaky(remote_servers._Handler):
+        def do_GET(self):
+            key = (self.path, self.headers.get("Range"))
+            with lock:
+                tries = seen[key] = seen.get(key, 0) + 1
+                fail = tries <= failures_per_range
+                state["failed"] += fail
+            if not fail:
+                super().do_GET()
+            elif tries % 2 or not drop:
+                self.send_response(503)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                self.requests.add(self.command, self.path, key[1], 0)
+            else:
+                self.close_connection = True        # no answer at all: an IOException there
+
+    monkeypatch.setattr(remote_servers, "_Handler", Flaky)
+    return state
+
+
+def test_http_reads_retry_a_busy_server(spark, jvm, monkeypatch):
+    """Every range fails twice (503, then a dropped connection) and is read on its third try:
+    the footer's reads (sent one by one) and a batch's column ranges (sent together) alike."""
+    t, data = _wide_bytes()
+    state = _flaky_server(monkeypatch, 2)
+    with http_server({"/wide.arrow": data}) as (base, _):
+        df = spark.read.format("arrowipc").load(f"{base}/wide.arrow")
+        assert list(_sums(df))[:COLUMNS] == [pa.compute.sum(t[c]).as_py() for c in t.column_names]
+        assert list(df.selectExpr("sum(c1)", "sum(c3)").collect()[0]) == [
+            pa.compute.sum(t["c1"]).as_py(), pa.compute.sum(t["c3"]).as_py()]
+    assert state["failed"] >= 10
+
+
+def test_http_gives_up_after_three_tries(spark, jvm, monkeypatch):
+    _, data = _wide_bytes()
+    state = _flaky_server(monkeypatch, 3, drop=False)
+    with http_server({"/wide.arrow": data}) as (base, requests):
+        url = f"{base}/wide.arrow"
+        msg = _error(lambda: spark.read.format("arrowipc").load(url).collect())
+        assert f"reading bytes 0-8191 of {url}: expected HTTP 206 (Partial Content), got 503" in msg
+    gets = requests.gets()
+    assert len(gets) == state["failed"] == 3                     # three tries, then the error
+
+
 def _error(df_action):
     with pytest.raises(Exception) as info:
         df_action()

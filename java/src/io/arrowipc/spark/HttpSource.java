@@ -20,8 +20,9 @@ import java.util.regex.Pattern;
  * from Content-Range; small reads fetch 8 KiB around them and keep it, so a footer's trailer and
  * the footer, or a message's prefix and its metadata, cost one request. Ranges read together
  * (the wanted columns of a batch, already coalesced) are requested concurrently, at most
- * MAX_IN_FLIGHT at a time. Any other answer
- * or a network failure is an IpcException naming the URL.
+ * MAX_IN_FLIGHT at a time. A network failure or a 408, 429, 500, 502, 503 or 504 answer is
+ * retried (ATTEMPTS in all, waiting RETRY_WAIT_MS, then twice that, and so on); any other answer,
+ * or the last failure, is an IpcException naming the URL.
  */
 final class HttpSource implements Source {
   /** Reads smaller than this fetch this much (at most the whole input) and keep it. */
@@ -30,6 +31,10 @@ final class HttpSource implements Source {
   static final long MAX_HINT = 16 << 20;
   /** The most requests readRanges has in flight at once. */
   static final int MAX_IN_FLIGHT = 8;
+  /** Tries of one request before its failure is final. */
+  static final int ATTEMPTS = 3;
+  /** The wait before the first retry; it doubles for each further one. */
+  static final long RETRY_WAIT_MS = 200;
   private static final Duration TIMEOUT = Duration.ofMinutes(2);
   private static final Pattern CONTENT_RANGE = Pattern.compile("bytes (\\d+)-(\\d+)/(\\d+|\\*)");
   private static final Pattern UNSATISFIED = Pattern.compile("bytes \\*/(\\d+)");
@@ -82,13 +87,36 @@ final class HttpSource implements Source {
         .GET().build();
   }
 
+  /** The answer to req, sent up to `attempts` times while it fails in a way worth retrying. */
+  private HttpResponse<byte[]> send(HttpRequest req, long first, long last, int attempts) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        HttpResponse<byte[]> r = client().send(req, HttpResponse.BodyHandlers.ofByteArray());
+        ReadStats.remote(r.body() == null ? 0 : r.body().length);
+        if (attempt >= attempts || !retryable(r.statusCode())) return r;
+      } catch (IOException e) {
+        if (attempt >= attempts) throw failed(e, first, last);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
+      }
+      pause(attempt);
+    }
+  }
+
   private HttpResponse<byte[]> send(HttpRequest req, long first, long last) {
+    return send(req, first, last, ATTEMPTS);
+  }
+
+  /** Answers that a server gives when it is busy or restarting, not when the request is wrong. */
+  static boolean retryable(int status) {
+    return status == 408 || status == 429 || status == 500 || status == 502 || status == 503
+        || status == 504;
+  }
+
+  private void pause(int attempt) {
     try {
-      HttpResponse<byte[]> r = client().send(req, HttpResponse.BodyHandlers.ofByteArray());
-      ReadStats.remote(r.body() == null ? 0 : r.body().length);
-      return r;
-    } catch (IOException e) {
-      throw failed(e, first, last);
+      Thread.sleep(RETRY_WAIT_MS << (attempt - 1));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
@@ -192,13 +220,17 @@ final class HttpSource implements Source {
         HttpResponse<byte[]> r;
         try {
           r = f.get();
+          ReadStats.remote(r.body() == null ? 0 : r.body().length);
+          if (retryable(r.statusCode())) {
+            r = send(request(offsets[i], last), offsets[i], last, ATTEMPTS - 1);
+          }
         } catch (ExecutionException e) {
-          throw failed(e.getCause(), offsets[i], last);
+          if (!(e.getCause() instanceof IOException)) throw failed(e.getCause(), offsets[i], last);
+          r = send(request(offsets[i], last), offsets[i], last, ATTEMPTS - 1);   // the rest, here
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IpcException("arrowipc: reading " + url + " was interrupted", e);
         }
-        ReadStats.remote(r.body() == null ? 0 : r.body().length);
         checked(r, offsets[i], last);
         dsts.get(i).put(r.body());
       }
