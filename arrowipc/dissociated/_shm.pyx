@@ -166,6 +166,7 @@ def peer_read(int pid, int64_t total, list regions):
     cdef Buffer out
     cdef arrowipc_peer_region* wanted = <arrowipc_peer_region*>malloc(
         sizeof(arrowipc_peer_region) * (n + 1))
+    cdef arrowipc_peer_region* probes = NULL
     cdef uint8_t* probe = NULL
     cdef int threads = 2 if total >= PEER_PARALLEL_BYTES and _CORES > 1 else 1
     if wanted == NULL:
@@ -177,28 +178,30 @@ def peer_read(int pid, int64_t total, list regions):
                 raise ArrowInvalid(f"{length} bytes at body offset {dest} do not fit in a "
                                    f"{total}-byte body")
             covered += <int64_t>length
-            wanted[i].address = address + length - 1 if length else address
-            wanted[i].length = 1 if length else 0
-            wanted[i].dest = i
+            wanted[i].address = address
+            wanted[i].length = <int64_t>length
+            wanted[i].dest = <int64_t>dest
         if total > PEER_PROBE_ABOVE:
             # a large claim: the peer must map the last byte of every region before we allocate
+            probes = <arrowipc_peer_region*>malloc(sizeof(arrowipc_peer_region) * (n + 1))
             probe = <uint8_t*>malloc(<size_t>n + 1)
-            if probe == NULL:
+            if probes == NULL or probe == NULL:
                 raise MemoryError()
-            with nogil:
-                got = arrowipc_peer_read(pid, wanted, n, probe, 1)
-            free(probe)
-        if got >= 0:
             for i in range(n):
-                address, length, dest = regions[i]
-                wanted[i].address = address
-                wanted[i].length = <int64_t>length
-                wanted[i].dest = <int64_t>dest
+                probes[i].address = wanted[i].address + <uint64_t>wanted[i].length - 1 \
+                    if wanted[i].length else wanted[i].address
+                probes[i].length = 1 if wanted[i].length else 0
+                probes[i].dest = i
+            with nogil:
+                got = arrowipc_peer_read(pid, probes, n, probe, 1)
+        if got >= 0:
             out = allocate(total, covered != total)
             with nogil:
                 got = arrowipc_peer_read(pid, wanted, n, <uint8_t*>out.ptr, threads)
     finally:
         free(wanted)
+        free(probes)
+        free(probe)
     if got < 0:
         # EFAULT also stands for a short read: the peer does not map all of a region
         raise ArrowInvalid(f"reading {covered} bytes from the memory of process {pid} failed: "

@@ -408,8 +408,12 @@ class _Connection:
             if frame.tag == s.free_data:
                 addresses = wire.parse_free_data(frame.payload)
                 if self.segment_arena is not None:
-                    self.segment_arena.free([a for a in addresses if in_peer_segment(a)])
-                    addresses = [a for a in addresses if not in_peer_segment(a)]
+                    in_segments: list[int] = []
+                    in_memory: list[int] = []
+                    for a in addresses:
+                        (in_segments if in_peer_segment(a) else in_memory).append(a)
+                    self.segment_arena.free(in_segments)
+                    addresses = in_memory
                 if self.arena is not None:
                     self.arena.free(addresses)
                 else:

@@ -263,18 +263,12 @@ class SocketTransport(Transport):
         holds now. Never waits; a frame whose payload does not fit the buffer does not count."""
         if self.closed:
             return True
-        if self._rend == len(self._rbuf) and self._rpos:      # room at the end for more bytes
-            have = self._rend - self._rpos
-            self._rview[:have] = self._rview[self._rpos:self._rend]
-            self._rpos, self._rend = 0, have
+        if self._rend == len(self._rbuf):
+            self._compact()
         if self._rend < len(self._rbuf):
-            view = self._rview[self._rend:]
             try:
-                n = self._recvmsg_into(view) if self.is_unix else self.sock.recv_into(view)
-            except BlockingIOError:
-                n = -1
-            except OSError:
-                self._mark_closed()           # receive() reports the end
+                n = self._recv_some(self._rview[self._rend:], wait=False)
+            except TransportClosed:
                 return True
             if n == 0:
                 return True
@@ -313,9 +307,8 @@ class SocketTransport(Transport):
         have = self._rend - self._rpos
         if have >= want:
             return True
-        if self._rpos + want > len(self._rbuf):          # move the partial frame to the front
-            self._rview[:have] = self._rview[self._rpos:self._rend]
-            self._rpos, self._rend = 0, have
+        if self._rpos + want > len(self._rbuf):
+            self._compact()
         while self._rend - self._rpos < want:
             try:
                 n = self._recv_some(self._rview[self._rend:])
@@ -369,7 +362,15 @@ class SocketTransport(Transport):
                                       f"{want} bytes, got {got}")
             got += n
 
-    def _recv_some(self, view: memoryview) -> int:
+    def _compact(self) -> None:
+        """Move the partial frame in the read-ahead buffer to its front."""
+        have = self._rend - self._rpos
+        self._rview[:have] = self._rview[self._rpos:self._rend]
+        self._rpos, self._rend = 0, have
+
+    def _recv_some(self, view: memoryview, wait: bool = True) -> int:
+        """Bytes read into `view` (0: the peer closed); with wait=False, -1 when none are there
+        yet."""
         # Descriptors ride on the first byte of a segment frame; on a Unix socket every read is a
         # recvmsg, so that none is ever dropped whatever the read-ahead covers.
         while True:
@@ -378,7 +379,8 @@ class SocketTransport(Transport):
                     return self._recvmsg_into(view)
                 return self.sock.recv_into(view)
             except BlockingIOError:
-                pass
+                if not wait:
+                    return -1
             except OSError as e:
                 self._mark_closed()
                 raise TransportClosed(f"{self.name}: receive failed: {e}") from e
