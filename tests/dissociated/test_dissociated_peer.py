@@ -215,9 +215,9 @@ def test_a_frame_cut_short_after_a_large_body_does_not_hold_back_the_batch_befor
         t.send_frame(wire.FRAME_STREAM_END, 0, [])
 
     with FakeServer(script) as fake:
-        with connect(fake.uri, b"t", timeout=5) as reader:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
             first = reader.read_next_batch()
-            assert reader._deferred is None          # no wait ran into the 5 s timeout
+            assert reader._deferred is None          # no wait ran into the timeout
             go.set()
             second = reader.read_next_batch()
             assert list(reader) == []
