@@ -691,7 +691,7 @@ class DissociatedReader:
         if ahead is not None and ahead.body is body:
             self._ahead = None
             out = ahead.result()                    # what the copy raised, it raises here
-            ch.free.release(ahead.addresses, flush=False)
+            ch.free.release(ahead.addresses, flush=False, nbytes=length)
             return out, ahead.decoded
         decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
         self._large_peer_body = in_peer and length >= READ_AHEAD_BYTES
@@ -699,7 +699,7 @@ class DissociatedReader:
             # addresses in the server's memory: one copy straight from there
             assert ch.peer_pid is not None              # _place says so only for a peer
             out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
-            ch.free.release(addresses, flush=False)
+            ch.free.release(addresses, flush=False, nbytes=length)
             return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
         base: tuple[int, int] | Literal[False] | None = None
@@ -741,7 +741,7 @@ class DissociatedReader:
             del regions
             for seg in used.values():
                 ch.segments.placed(seg)
-        ch.free.release(addresses, flush=False)
+        ch.free.release(addresses, flush=False, nbytes=length)
         return out, decoded
 
 
