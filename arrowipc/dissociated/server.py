@@ -93,7 +93,8 @@ class DissociatedServer:
     connections. With peer_memory (the default; not with seal_segments), a client on the same
     host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
     type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment; bodies
-    smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE). A
+    smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE,
+    with a window of 16 MiB or 4 x peer_threshold, within window_bytes). A
     connection queues at most max_queued_requests requests behind the stream it is serving; one
     more is a protocol error.
 

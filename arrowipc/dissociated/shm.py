@@ -52,8 +52,8 @@ SHM_DIR = "/dev/shm"
 _IOV_MAX = 1024                # buffers one pwritev takes
 _FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
 # Bytes of bodies copied out whose addresses the client gives back without waiting for a pause:
-# the server reuses a freed block first, so the memory its bodies cycle through stays about this
-# plus what is in flight, and stays in the CPU caches of both sides.
+# the server places each body at the lowest free offset, so the memory its bodies cycle through
+# stays about this plus what is in flight, in the CPU caches of both sides.
 FREE_FLUSH_BYTES = 4 << 20
 NAME_PREFIX = "arrowipc-"
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
