@@ -4,11 +4,12 @@
   (method, path, Range header, body bytes sent), so tests assert what a read cost on the wire.
 * `CountingFile(data)`: a file object over bytes that logs each read call.
 * `http_server(files)`: a small HTTP/1.1 server for bytes objects, with HEAD and single-range
-  GET (206 and Content-Range), recording requests the same way.
+  GET (206 and Content-Range), optionally ETags, recording requests the same way.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.server
 import io
 import re
@@ -151,6 +152,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # of the headers (~40 ms a request on Linux)
     disable_nagle_algorithm = True
     files: dict = {}
+    etags = False
     requests: Requests
 
     def log_message(self, *args):        # quiet
@@ -181,6 +183,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
+        if self.etags:
+            self.send_header("ETag", '"' + hashlib.sha256(data).hexdigest()[:32] + '"')
         self.send_header("Content-Length", str(end - start))
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
@@ -199,10 +203,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def http_server(files: dict):
-    """(base URL, Requests) of a server for `files` ({"/name": bytes}), changeable while up."""
+def http_server(files: dict, etags: bool = False):
+    """(base URL, Requests) of a server for `files` ({"/name": bytes}), changeable while up;
+    with `etags`, answers carry an ETag (a hash of the object's bytes), as object stores send."""
     requests = Requests()
-    handler = type("Handler", (_Handler,), {"files": files, "requests": requests})
+    handler = type("Handler", (_Handler,), {"files": files, "requests": requests, "etags": etags})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -58,7 +58,7 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister {
     String ddl = options.get("schema");
     if (ddl != null && !ddl.isEmpty()) return StructType.fromDDL(ddl);
     inferred = true;
-    List<String> files = Inputs.find(paths(options));
+    List<Inputs.Listed> files = Inputs.list(paths(options));
     if (files.isEmpty()) {
       // Spark also asks for the schema of a path it is about to write to (DataFrameWriter.save
       // looks the table up first): there, no files is normal and the write brings its schema.

@@ -202,7 +202,7 @@ final class ArrowIpcMicroBatchStream implements MicroBatchStream, SupportsAdmiss
     }
     List<InputPartition> parts = new ArrayList<>();
     for (String path : admitted.subList((int) from, (int) to)) {
-      try (IpcFile f = IpcFile.open(path)) {
+      try (IpcFile f = FooterCache.open(path)) {      // read when it was admitted (StreamFiles)
         if (inferred) {
           StructType got = SparkTypes.schemaOf(f.schema, path);
           if (!got.equals(schema)) {

@@ -119,9 +119,13 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
     return planned;
   }
 
+  /**
+   * Each input opened once, through FooterCache: its footer (read at schema inference when that
+   * ran, and kept) serves the schema check, the statistics summary and the batch ranges.
+   */
   private InputPartition[] plan() {
     List<String> paths = ArrowIpcDataSource.paths(options);
-    List<String> files = Inputs.find(paths);
+    List<Inputs.Listed> files = Inputs.list(paths);
     if (files.isEmpty()) throw Inputs.noFiles(paths);
     String rowsOpt = Options.get(options, "rowsPerPartition");
     String bytesOpt = Options.get(options, "bytesPerPartition");
@@ -131,18 +135,23 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
     long rowsTarget = rowsOpt == null ? -1 : Options.count(rowsOpt, "rowsPerPartition");
     long bytesTarget = bytesOpt == null ? Planning.DEFAULT_BYTES_PER_PARTITION
         : Options.size(bytesOpt, "bytesPerPartition");
-    if (inferred) Planning.commonSchema(files);
+    // An inferred schema is checked again: the inputs may have changed since it was inferred.
+    Planning.CommonSchema common = inferred ? new Planning.CommonSchema() : null;
     // With a user schema every file is checked against all of it (a missing NOT NULL column, a
     // type that cannot be read as the declared one), whichever columns the query reads, count(*)
     // included: as the Python source does, and so that count(*) fails where a scan would.
     StructType declared = inferred ? null : tableSchema;
-    if (countPushed) {
-      return new InputPartition[] {new CountPartition(Planning.countRows(files, declared))};
-    }
+    long count = 0;
     List<InputPartition> parts = new ArrayList<>();
-    for (String path : files) {
-      try (IpcFile f = IpcFile.open(path)) {
+    for (Inputs.Listed input : files) {
+      try (IpcFile f = FooterCache.open(input)) {
+        String path = f.path;
+        if (common != null) common.check(f);
         if (declared != null) Planning.matchColumns(f, declared);
+        if (countPushed) {
+          count += Planning.rows(f);
+          continue;
+        }
         int[] columns = Planning.matchColumns(f, required);
         if (!f.fileFormat) {
           parts.add(new IpcPartition(path, false, 0, -1, columns));
@@ -169,6 +178,7 @@ final class ArrowIpcScanBuilder implements ScanBuilder, SupportsPushDownRequired
         }
       }
     }
+    if (countPushed) return new InputPartition[] {new CountPartition(count)};
     return parts.toArray(new InputPartition[0]);
   }
 

@@ -33,6 +33,14 @@ final class HadoopSource implements Source {
   }
 
   static HadoopSource open(String location, Configuration conf) {
+    return open(location, conf, -1);
+  }
+
+  /**
+   * Open `location`, whose size the driver's listing gave (`knownSize`, saving a status call:
+   * a request on object stores), or -1 to ask the file system.
+   */
+  static HadoopSource open(String location, Configuration conf, long knownSize) {
     FileSystem fs = Source.hadoopFileSystem(location, conf);
     Path p = new Path(location);
     try {
@@ -42,7 +50,7 @@ final class HadoopSource implements Source {
           && !fs.exists(((ChecksumFileSystem) fs).getChecksumFile(p))) {
         fs = ((ChecksumFileSystem) fs).getRawFileSystem();
       }
-      long size = fs.getFileStatus(p).getLen();
+      long size = knownSize >= 0 ? knownSize : fs.getFileStatus(p).getLen();
       return new HadoopSource(location, fs.open(p), size);
     } catch (FileNotFoundException e) {
       throw new IpcException("arrowipc: cannot read " + location + ": no such file", e);

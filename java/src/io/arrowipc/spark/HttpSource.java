@@ -43,6 +43,7 @@ final class HttpSource implements Source {
   private final String url;
   private final URI uri;
   private final long size;
+  private final String version;
   private byte[] window;            // bytes [windowStart, windowStart + window.length), kept
   private long windowStart;
 
@@ -54,6 +55,7 @@ final class HttpSource implements Source {
       throw new IpcException("arrowipc: " + url + " is not a valid URL: " + e.getMessage(), e);
     }
     HttpResponse<byte[]> r = send(request(0, SMALL_READ - 1), 0, SMALL_READ - 1);
+    version = versionOf(r);
     if (r.statusCode() == 416) {                  // an empty object has no byte 0
       Matcher m = UNSATISFIED.matcher(r.headers().firstValue("Content-Range").orElse(""));
       if (!m.matches() || Long.parseLong(m.group(1)) != 0) throw status(r, 0, SMALL_READ - 1);
@@ -65,6 +67,23 @@ final class HttpSource implements Source {
     size = range[2];
     window = r.body();
     windowStart = 0;
+  }
+
+  /**
+   * What tells this object's content from a rewrite of it, from the first answer's headers: a
+   * strong ETag, else Last-Modified (whole seconds: with the size, it tells rewrites a second
+   * apart); null when the server sends neither. A weak ETag (W/...) promises equivalent
+   * content, not the same bytes, so it is not used.
+   */
+  String version() {
+    return version;
+  }
+
+  private static String versionOf(HttpResponse<?> r) {
+    String etag = r.headers().firstValue("ETag").orElse(null);
+    if (etag != null && !etag.isEmpty() && !etag.startsWith("W/")) return "etag " + etag;
+    String modified = r.headers().firstValue("Last-Modified").orElse(null);
+    return modified == null || modified.isEmpty() ? null : "modified " + modified;
   }
 
   private static HttpClient client() {

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.EtagSource;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -45,14 +46,32 @@ final class Inputs {
     return false;
   }
 
-  /** A listed input and its modification time (ms since the epoch; 0 when unknown: http). */
+  /**
+   * A listed input, its modification time (ms since the epoch; 0 when unknown: http) and, from a
+   * Hadoop listing, its size and ETag (-1 and null when unknown): what FooterCache keys on.
+   */
   static final class Listed {
     final String path;
     final long modified;
+    final long length;
+    final String etag;
 
     Listed(String path, long modified) {
+      this(path, modified, -1, null);
+    }
+
+    Listed(String path, long modified, long length, String etag) {
       this.path = path;
       this.modified = modified;
+      this.length = length;
+      this.etag = etag;
+    }
+
+    /** A Hadoop FileStatus's path, time, size and ETag (object stores' connectors give one). */
+    static Listed of(FileStatus st) {
+      String etag = st instanceof EtagSource ? ((EtagSource) st).getEtag() : null;
+      return new Listed(st.getPath().toString(), st.getModificationTime(), st.getLen(),
+          etag == null || etag.isEmpty() ? null : etag);
     }
   }
 
@@ -135,13 +154,13 @@ final class Inputs {
       }
       for (FileStatus st : matched) {
         if (!st.isDirectory()) {
-          out.add(new Listed(st.getPath().toString(), st.getModificationTime()));
+          out.add(Listed.of(st));
           continue;
         }
         List<Listed> inDir = new ArrayList<>();
         for (FileStatus c : fs.listStatus(st.getPath())) {
           if (c.isFile() && isDataName(c.getPath().getName())) {
-            inDir.add(new Listed(c.getPath().toString(), c.getModificationTime()));
+            inDir.add(Listed.of(c));
           }
         }
         inDir.sort(BY_PATH);

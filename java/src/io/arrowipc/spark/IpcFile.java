@@ -40,7 +40,43 @@ final class IpcFile implements Closeable {
   final long[][] dictionaryBlocks;
   final Map<String, String> footerMetadata;
   final long firstMessage;                 // stream format: where the first message after the schema starts
-  private final Source source;
+  final Meta meta;
+  private Source source;                   // null until a read needs it (metadata from FooterCache)
+  private final java.util.function.Supplier<Source> opener;
+
+  /**
+   * What the footer (file format) or the leading schema message (stream) says, parsed once and
+   * never changed after: the driver's FooterCache shares it between queries and threads. The
+   * row counts planning takes from message headers are kept here too once read.
+   */
+  static final class Meta {
+    final long size;
+    final boolean fileFormat;
+    final Schema schema;
+    final long[][] batchBlocks;
+    final long[][] dictionaryBlocks;
+    final Map<String, String> footerMetadata;
+    final long firstMessage;
+    /** Roughly what keeping this costs: the metadata's bytes in the file plus the blocks. */
+    final long weight;
+    volatile long[] batchRows;             // file format: rows of each batch, once read
+    volatile long streamRows = -1;         // stream format: rows of all batches, once read
+
+    Meta(long size, boolean fileFormat, Schema schema, long[][] batchBlocks,
+         long[][] dictionaryBlocks, Map<String, String> footerMetadata, long firstMessage,
+         long metadataBytes) {
+      this.size = size;
+      this.fileFormat = fileFormat;
+      this.schema = schema;
+      this.batchBlocks = batchBlocks;
+      this.dictionaryBlocks = dictionaryBlocks;
+      this.footerMetadata = java.util.Collections.unmodifiableMap(footerMetadata);
+      this.firstMessage = firstMessage;
+      long blocks = (batchBlocks == null ? 0 : batchBlocks.length)
+          + (dictionaryBlocks == null ? 0 : dictionaryBlocks.length);
+      this.weight = metadataBytes + 24 * blocks;
+    }
+  }
 
   /** A framed message read at some offset: its flatbuffer header and where its body lies. */
   static final class Framed {
@@ -55,49 +91,37 @@ final class IpcFile implements Closeable {
     }
   }
 
-  private IpcFile(Source source) throws IOException {
+  /**
+   * An input whose metadata is known (FooterCache; or only its size, while read()
+   * reads the rest): `source` is the input if it is open already, else null and `opener` opens
+   * it when a read needs it (message headers, bodies).
+   */
+  IpcFile(String path, Meta meta, Source source, java.util.function.Supplier<Source> opener) {
+    this.path = path;
+    this.meta = meta;
     this.source = source;
-    this.path = source.name();
+    this.opener = opener;
+    size = meta.size;
+    fileFormat = meta.fileFormat;
+    schema = meta.schema;
+    batchBlocks = meta.batchBlocks;
+    dictionaryBlocks = meta.dictionaryBlocks;
+    footerMetadata = meta.footerMetadata;
+    firstMessage = meta.firstMessage;
+  }
+
+  /** Read the metadata of an open source (closed here if that fails). */
+  static IpcFile read(Source source) {
+    String path = source.name();
     boolean ok = false;
     try {
-      this.size = source.size();
-      ByteBuffer head = read(0, (int) Math.min(8, size));
-      byte[] h = new byte[head.remaining()];
-      head.get(h);
-      if (h.length >= 4 && h[0] == 'F' && h[1] == 'E' && h[2] == 'A' && h[3] == '1') {
-        throw new IpcException("arrowipc: " + path + " is a Feather V1 file, which is not Arrow IPC; "
-            + "rewrite it as Feather V2 / Arrow IPC");
-      }
-      byte[] magic = magicOf(h);
-      if (magic == null && !looksLikeStream(h)) {
-        throw new IpcException("arrowipc: " + path + " is not an Arrow IPC file or stream: expected "
-            + "the magic 'ARROW1' or 'ALKAID1' or a continuation marker at byte 0, found "
-            + describe(h));
-      }
-      fileFormat = magic != null;
-      if (fileFormat) {
-        long[][][] blocks = new long[2][][];
-        Map<String, String> meta = new HashMap<>();
-        schema = readFooter(magic, blocks, meta);
-        dictionaryBlocks = blocks[0];
-        batchBlocks = blocks[1];
-        footerMetadata = meta;
-        firstMessage = -1;
-      } else {
-        Framed first = readMessage(0);
-        if (first == null || first.message.headerType() != MessageHeader.Schema) {
-          throw new IpcException("arrowipc: " + path + " is neither an Arrow IPC file (magic ARROW1 "
-              + "or ALKAID1) nor a stream starting with a schema message");
-        }
-        org.apache.arrow.flatbuf.Schema fb = (org.apache.arrow.flatbuf.Schema)
-            first.message.header(new org.apache.arrow.flatbuf.Schema());
-        schema = Schemas.convert(fb);
-        batchBlocks = null;
-        dictionaryBlocks = null;
-        footerMetadata = new HashMap<>();
-        firstMessage = first.end;
-      }
+      Meta sizeOnly = new Meta(source.size(), false, null, null, null, new HashMap<>(), -1, 0);
+      Meta meta = new IpcFile(path, sizeOnly, source, null).readMeta();
+      IpcFile f = new IpcFile(path, meta, source, null);
       ok = true;
+      return f;
+    } catch (IOException e) {
+      throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
     } catch (IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException e) {
       throw new IpcException("arrowipc: " + path + " has corrupt metadata: " + e, e);
     } finally {
@@ -105,19 +129,56 @@ final class IpcFile implements Closeable {
     }
   }
 
-  /** Open a local path or a URL on the driver (Hadoop file systems get the session's conf). */
-  static IpcFile open(String path) {
-    return open(path, null);
+  /** The footer (file format) or the leading schema message (stream), read. */
+  private Meta readMeta() throws IOException {
+    ByteBuffer head = read(0, (int) Math.min(8, size));
+    byte[] h = new byte[head.remaining()];
+    head.get(h);
+    if (h.length >= 4 && h[0] == 'F' && h[1] == 'E' && h[2] == 'A' && h[3] == '1') {
+      throw new IpcException("arrowipc: " + path + " is a Feather V1 file, which is not Arrow IPC; "
+          + "rewrite it as Feather V2 / Arrow IPC");
+    }
+    byte[] magic = magicOf(h);
+    if (magic == null && !looksLikeStream(h)) {
+      throw new IpcException("arrowipc: " + path + " is not an Arrow IPC file or stream: expected "
+          + "the magic 'ARROW1' or 'ALKAID1' or a continuation marker at byte 0, found "
+          + describe(h));
+    }
+    if (magic != null) {
+      long[][][] blocks = new long[2][][];
+      Map<String, String> footerMeta = new HashMap<>();
+      long[] footerLen = new long[1];
+      Schema s = readFooter(magic, blocks, footerMeta, footerLen);
+      return new Meta(size, true, s, blocks[1], blocks[0], footerMeta, -1, footerLen[0]);
+    }
+    Framed first = readMessage(0);
+    if (first == null || first.message.headerType() != MessageHeader.Schema) {
+      throw new IpcException("arrowipc: " + path + " is neither an Arrow IPC file (magic ARROW1 "
+          + "or ALKAID1) nor a stream starting with a schema message");
+    }
+    org.apache.arrow.flatbuf.Schema fb = (org.apache.arrow.flatbuf.Schema)
+        first.message.header(new org.apache.arrow.flatbuf.Schema());
+    return new Meta(size, false, Schemas.convert(fb), null, null, new HashMap<>(), first.end,
+        first.bodyOffset);
+  }
+
+  /** The source, opened now if it was not; it must still have the size the metadata was read at. */
+  private Source source() {
+    if (source == null) {
+      Source s = opener.get();
+      if (s.size() != size) {
+        s.close();
+        throw new IpcException("arrowipc: " + path + " changed while it was read: it had " + size
+            + " bytes when its metadata was read and has " + s.size() + " now");
+      }
+      source = s;
+    }
+    return source;
   }
 
   /** Open a local path or a URL; `conf` configures Hadoop file systems (null: the driver's). */
   static IpcFile open(String path, Configuration conf) {
-    Source source = Source.open(path, conf);
-    try {
-      return new IpcFile(source);
-    } catch (IOException e) {
-      throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
-    }
+    return read(Source.open(path, conf));
   }
 
   /** A stream starts with a continuation marker or (before format 0.15) a metadata length. */
@@ -159,16 +220,16 @@ final class IpcFile implements Closeable {
 
   /** Fill `dst` from its position to its limit with the file's bytes from `offset`. */
   void readFully(ByteBuffer dst, long offset) throws IOException {
-    source.readFully(dst, offset);
+    source().readFully(dst, offset);
   }
 
   /** Fill each buffer with the bytes at its offset (remote inputs fetch them together). */
   void readRanges(List<ByteBuffer> dsts, long[] offsets) throws IOException {
-    source.readRanges(dsts, offsets);
+    source().readRanges(dsts, offsets);
   }
 
-  private Schema readFooter(byte[] magic, long[][][] blocks, Map<String, String> meta)
-      throws IOException {
+  private Schema readFooter(byte[] magic, long[][][] blocks, Map<String, String> meta,
+                            long[] footerBytes) throws IOException {
     int trailer = magic.length + 4;
     if (size < 8 + trailer + 4) {
       throw new IpcException("arrowipc: " + path + ": " + size + " bytes is too small for an Arrow "
@@ -190,6 +251,7 @@ final class IpcFile implements Closeable {
           + " does not fit in the " + size + "-byte file");
     }
     Footer footer = Footer.getRootAsFooter(read(footerEnd - footerLen, footerLen));
+    footerBytes[0] = footerLen;
     org.apache.arrow.flatbuf.Schema fb = footer.schema();
     if (fb == null) throw new IpcException("arrowipc: " + path + ": the footer has no schema");
     blocks[0] = blocks(footer, true, footerEnd - footerLen);
@@ -257,7 +319,7 @@ final class IpcFile implements Closeable {
 
   /** The framed message of a footer block (file format). */
   Framed readBlock(long[] block, String what, int index) throws IOException {
-    source.willRead(block[0], block[1]);       // prefix and metadata: one request when remote
+    source().willRead(block[0], block[1]);       // prefix and metadata: one request when remote
     Framed f = readMessage(block[0]);
     if (f == null || f.bodyOffset > block[0] + block[1] || f.message.bodyLength() != block[2]) {
       throw new IpcException("arrowipc: " + path + ": " + what + " " + index + " at byte " + block[0]
@@ -268,6 +330,6 @@ final class IpcFile implements Closeable {
 
   @Override
   public void close() {
-    source.close();
+    if (source != null) source.close();
   }
 }

@@ -18,24 +18,33 @@ final class Planning {
 
   private Planning() {}
 
-  static StructType commonSchema(List<String> files) {
-    StructType expected = null;
-    String first = null;
-    for (String path : files) {
-      StructType got;
-      try (IpcFile f = IpcFile.open(path)) {
-        got = SparkTypes.schemaOf(f.schema, path);
+  /** The schema all inputs share (read through FooterCache), else an IpcException naming two. */
+  static StructType commonSchema(List<Inputs.Listed> files) {
+    CommonSchema common = new CommonSchema();
+    for (Inputs.Listed input : files) {
+      try (IpcFile f = FooterCache.open(input)) {
+        common.check(f);
       }
+    }
+    return common.expected;
+  }
+
+  /** The first input's Spark schema, checked against each further input's as they are opened. */
+  static final class CommonSchema {
+    private StructType expected;
+    private String first;
+
+    void check(IpcFile f) {
+      StructType got = SparkTypes.schemaOf(f.schema, f.path);
       if (expected == null) {
         expected = got;
-        first = path;
+        first = f.path;
       } else if (!got.equals(expected)) {
-        throw new IpcException("arrowipc: the schema of " + path + " differs from that of " + first
+        throw new IpcException("arrowipc: the schema of " + f.path + " differs from that of " + first
             + ": " + describeDifference(got, expected) + ". Read them separately, or give a schema "
             + "(DataFrameReader.schema(...) or option 'schema') to read them together");
       }
     }
-    return expected;
   }
 
   static String describeDifference(StructType a, StructType b) {
@@ -129,31 +138,27 @@ final class Planning {
   }
 
   /**
-   * Rows of every input: a file's from its footer's statistics summary when it has one, else
-   * from its record batches' message headers; a stream's from its message headers. No body is read.
-   * `declared` (a user schema, else null): each file is checked against it as a scan checks it.
+   * Rows of an input: a file's from its footer's statistics summary when it has one, else from
+   * its record batches' message headers; a stream's from its message headers. No body is read.
    */
-  static long countRows(List<String> files, StructType declared) {
+  static long rows(IpcFile f) {
+    com.fasterxml.jackson.databind.JsonNode summary = StatsFilter.fileSummary(f);
+    if (summary != null) {
+      ReadStats.fileCountedFromFooter();
+      return summary.get("rows").asLong();
+    }
     long total = 0;
-    for (String path : files) {
-      try (IpcFile f = IpcFile.open(path)) {
-        if (declared != null) matchColumns(f, declared);
-        com.fasterxml.jackson.databind.JsonNode summary = StatsFilter.fileSummary(f);
-        if (summary != null) {
-          total += summary.get("rows").asLong();
-          ReadStats.fileCountedFromFooter();
-        } else if (f.fileFormat) {
-          for (long n : batchRows(f)) total += n;
-        } else {
-          total += streamRows(f);
-        }
-      }
+    if (f.fileFormat) {
+      for (long n : batchRows(f)) total += n;
+    } else {
+      total = streamRows(f);
     }
     return total;
   }
 
   /** Rows of a stream, from its record batches' message headers (bodies are skipped). */
   static long streamRows(IpcFile f) {
+    if (f.meta.streamRows >= 0) return f.meta.streamRows;      // read by an earlier query
     long rows = 0;
     try {
       for (IpcFile.Framed m = f.readMessage(f.firstMessage); m != null; m = f.readMessage(m.end)) {
@@ -167,11 +172,14 @@ final class Planning {
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
     }
+    f.meta.streamRows = rows;
     return rows;
   }
 
   /** Rows of each record batch of a file, from the batches' metadata (bodies are not read). */
   static long[] batchRows(IpcFile f) {
+    long[] known = f.meta.batchRows;                  // read by an earlier query
+    if (known != null) return known;
     long[] rows = new long[f.batchBlocks.length];
     try {
       for (int i = 0; i < rows.length; i++) {
@@ -184,6 +192,7 @@ final class Planning {
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
     }
+    f.meta.batchRows = rows;
     return rows;
   }
 }

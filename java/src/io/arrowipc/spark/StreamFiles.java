@@ -14,7 +14,8 @@ final class StreamFiles {
   private StreamFiles() {}
 
   static boolean isComplete(String path) {
-    try (IpcFile f = IpcFile.open(path)) {        // the file format: footer and magic checked here
+    // the file format: footer and magic checked here (and kept for planning, FooterCache)
+    try (IpcFile f = FooterCache.open(path)) {
       if (f.fileFormat) return true;
       long at = f.firstMessage;
       while (at < f.size) {
