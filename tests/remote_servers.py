@@ -153,6 +153,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     files: dict = {}
     etags = False
+    last_modified = None
     requests: Requests
 
     def log_message(self, *args):        # quiet
@@ -185,6 +186,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Accept-Ranges", "bytes")
         if self.etags:
             self.send_header("ETag", '"' + hashlib.sha256(data).hexdigest()[:32] + '"')
+        if self.last_modified:
+            self.send_header("Last-Modified", self.last_modified)
         self.send_header("Content-Length", str(end - start))
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
@@ -203,11 +206,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def http_server(files: dict, etags: bool = False):
+def http_server(files: dict, etags: bool = False, last_modified: str | None = None):
     """(base URL, Requests) of a server for `files` ({"/name": bytes}), changeable while up;
-    with `etags`, answers carry an ETag (a hash of the object's bytes), as object stores send."""
+    with `etags`, answers carry an ETag (a hash of the object's bytes), as object stores send;
+    with `last_modified`, that Last-Modified header (answers always carry a Date)."""
     requests = Requests()
-    handler = type("Handler", (_Handler,), {"files": files, "requests": requests, "etags": etags})
+    handler = type("Handler", (_Handler,), {"files": files, "requests": requests, "etags": etags,
+                                            "last_modified": last_modified})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -6,8 +6,10 @@ Counted on the wire by the test HTTP server (tests/remote_servers.py): the JVM's
 to a URL is bytes=0-8191 (it learns the size and the ETag); a footer read is one more request,
 for the last 8 KiB (these files' footers are smaller). Results are checked against pyarrow.
 """
+import email.utils
 import os
 import sys
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -121,6 +123,22 @@ def test_urls_without_etag_or_last_modified_are_not_kept(spark, jvm, footer_cach
         assert footer_cache.entries() == 0
 
 
+@pytest.mark.parametrize("ago, kept", [(3600, True), (0, False)])
+def test_last_modified_tells_versions_once_a_few_seconds_old(spark, jvm, footer_cache, tmp_path,
+                                                              ago, kept):
+    """Without an ETag, Last-Modified (whole seconds) is the version only when the answer's Date
+    is 2 s later or more: a rewrite after the read then shows as a new Last-Modified."""
+    files = _served(tmp_path, statistics=True)
+    stamp = email.utils.formatdate(time.time() - ago, usegmt=True)
+    with http_server(files, last_modified=stamp) as (base, requests):
+        df = spark.read.format("arrowipc").load([f"{base}{n}" for n in files])
+        requests.clear()
+        assert df.count() == FILES * ROWS
+        for name, data in files.items():
+            assert _ranges(requests, name) == ([HEAD] if kept else [HEAD, _tail(data)])
+        assert footer_cache.entries() == (FILES if kept else 0)
+
+
 def _answers(df) -> tuple:
     """sum(a), count(*), max(b), then the rows with a >= 200000 (which the footers' statistics
     summary decides at planning whether to read: a stale footer would skip them)."""
@@ -179,3 +197,16 @@ def test_a_file_rewritten_between_queries_is_read_afresh(spark, jvm, footer_cach
         assert df.count() == len(values)
         assert _answers(df) == _want(values)
         assert _answers(spark.read.format("arrowipc").load(scheme + str(path))) == _want(values)
+
+
+def test_the_driver_keeps_at_most_256_footers(spark, jvm, footer_cache, tmp_path):
+    """The least recently used input's footer goes first; every file is still read."""
+    t = pa.table({"a": pa.array([1, 2, 3], pa.int64())})
+    (tmp_path / "d").mkdir()
+    for k in range(300):
+        with pa.ipc.new_file(str(tmp_path / "d" / f"f{k:03}.arrow"), t.schema) as w:
+            w.write_table(t)
+    df = spark.read.format("arrowipc").load(str(tmp_path / "d"))
+    assert footer_cache.entries() == 256
+    assert df.count() == 300 * 3                 # planning opens all 300 again, on the driver
+    assert footer_cache.entries() == 256

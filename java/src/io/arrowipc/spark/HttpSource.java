@@ -71,19 +71,32 @@ final class HttpSource implements Source {
 
   /**
    * What tells this object's content from a rewrite of it, from the first answer's headers: a
-   * strong ETag, else Last-Modified (whole seconds: with the size, it tells rewrites a second
-   * apart); null when the server sends neither. A weak ETag (W/...) promises equivalent
-   * content, not the same bytes, so it is not used.
+   * strong ETag, else Last-Modified; null when there is neither. A weak ETag (W/...) promises
+   * equivalent content, not the same bytes, so it is not used. Last-Modified counts whole
+   * seconds, so it is used only when the answer's Date is at least MODIFIED_SETTLED later:
+   * a rewrite after this read then has another Last-Modified.
    */
   String version() {
     return version;
   }
 
+  /** How long before an answer's Date its Last-Modified must lie to tell versions apart. */
+  static final Duration MODIFIED_SETTLED = Duration.ofSeconds(2);
+
   private static String versionOf(HttpResponse<?> r) {
     String etag = r.headers().firstValue("ETag").orElse(null);
     if (etag != null && !etag.isEmpty() && !etag.startsWith("W/")) return "etag " + etag;
     String modified = r.headers().firstValue("Last-Modified").orElse(null);
-    return modified == null || modified.isEmpty() ? null : "modified " + modified;
+    String date = r.headers().firstValue("Date").orElse(null);
+    if (modified == null || date == null) return null;
+    try {
+      java.time.format.DateTimeFormatter http = java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME;
+      java.time.ZonedDateTime m = java.time.ZonedDateTime.parse(modified, http);
+      java.time.ZonedDateTime d = java.time.ZonedDateTime.parse(date, http);
+      return m.plus(MODIFIED_SETTLED).isAfter(d) ? null : "modified " + modified;
+    } catch (java.time.format.DateTimeParseException e) {
+      return null;                            // not a date this can compare: no version
+    }
   }
 
   private static HttpClient client() {
