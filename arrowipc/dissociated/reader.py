@@ -30,7 +30,7 @@ from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any, Literal, NoReturn
 
     from .._core.buffer import Buffer
@@ -50,6 +50,10 @@ _FREE_EARLY = 16               # deferred free_data addresses sent without waiti
 # works on the batch before it (the copy costs about 0.1-0.2 ms per MiB: worth a thread)
 READ_AHEAD_BYTES = 4 << 20
 _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
+# Bytes of a type-1 body that no region brings (zeros here) are only the padding between its
+# buffers: at most this many per buffer (the IPC alignment is at most 64). More would let a
+# bodyLength claim allocate memory the server never provided.
+_MAX_PADDING_PER_BUFFER = 64
 
 
 class _Channel:
@@ -358,7 +362,9 @@ class DissociatedReader:
             batch: RecordBatch | None = self._decoder.decode(msg, header)
             return batch
         except ArrowInvalid as e:
-            raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {e}") from e
+            # the decoder names the stream itself ("dissociated stream: ..."): say it once
+            text = str(e).removeprefix("dissociated stream: ")
+            raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {text}") from e
 
     def _finish(self) -> None:
         """End of stream reached: wait for every connection's stream end, then check leftovers."""
@@ -643,7 +649,10 @@ class DissociatedReader:
             msg.header.table(1, "RecordBatch")
         if header is None:
             raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
-        decoded = decode_record_batch_header(header)
+        try:
+            decoded = decode_record_batch_header(header)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: its metadata: {e}") from e
         spans = decoded.buffers_list()
         placed: list[tuple[int, int, int]] = []      # (address, length, offset in the body)
         if len(pairs) == len(spans):
@@ -655,6 +664,13 @@ class DissociatedReader:
                     raise ArrowInvalid(f"sequence {seq}: metadata buffer {i} spans [{off}, "
                                        f"{off}+{span_len}) outside the {length}-byte body")
                 placed.append((address, n, off))
+            padding = _MAX_PADDING_PER_BUFFER * (len(spans) + 1)
+            if length - lengths_sum > padding:
+                raise ArrowInvalid(f"type-1 body of sequence {seq}: its {len(pairs)} regions bring "
+                                   f"{lengths_sum} bytes of a {length}-byte body; expected at "
+                                   f"most {padding} bytes of padding between them "
+                                   f"({_MAX_PADDING_PER_BUFFER} per buffer), found "
+                                   f"{length - lengths_sum}")
         else:
             if lengths_sum != length:
                 raise ArrowInvalid(f"type-1 body of sequence {seq}: {len(pairs)} regions (not one "
@@ -690,7 +706,7 @@ class DissociatedReader:
         ahead = self._ahead
         if ahead is not None and ahead.body is body:
             self._ahead = None
-            out = ahead.result()                    # what the copy raised, it raises here
+            out = _peer_result(seq, ahead.result)   # what the copy raised, it raises here
             ch.free.release(ahead.addresses, flush=False)
             return out, ahead.decoded
         decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
@@ -698,7 +714,9 @@ class DissociatedReader:
         if in_peer:
             # addresses in the server's memory: one copy straight from there
             assert ch.peer_pid is not None              # _place says so only for a peer
-            out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
+            pid = ch.peer_pid
+            out = _peer_result(seq, lambda: peer_read(pid, length, [(a, n, d) for a, n, d in placed
+                                                                    if n]))
             ch.free.release(addresses, flush=False)
             return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
@@ -743,6 +761,14 @@ class DissociatedReader:
                 ch.segments.placed(seg)
         ch.free.release(addresses, flush=False)
         return out, decoded
+
+
+def _peer_result(seq: int, read: Callable[[], Buffer]) -> Buffer:
+    """read() (a copy from the server's memory), its failure naming the body's sequence."""
+    try:
+        return read()
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"type-1 body of sequence {seq}: {e}") from e
 
 
 def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,

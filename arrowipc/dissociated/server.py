@@ -514,6 +514,9 @@ class _Connection:
             try:
                 self._serve(role, ticket)
             except tp.TransportClosed:
+                # a send failed or timed out: nothing more goes to this client, so end the
+                # connection (the receiver then releases its blocks) rather than keep them
+                self.transport.shutdown()
                 return
             except UnknownTicket:
                 self._refuse(tp.ERROR_UNKNOWN_TICKET, f"unknown ticket {_ticket_text(ticket)}")

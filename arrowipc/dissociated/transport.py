@@ -311,7 +311,8 @@ class SocketTransport(Transport):
             self._compact()
         while self._rend - self._rpos < want:
             try:
-                n = self._recv_some(self._rview[self._rend:])
+                n = self._recv_some(self._rview[self._rend:],
+                                    need=want - (self._rend - self._rpos))
             except TransportClosed:
                 if self._rend == self._rpos:       # a reset between frames: the peer is gone
                     return False
@@ -368,9 +369,10 @@ class SocketTransport(Transport):
         self._rview[:have] = self._rview[self._rpos:self._rend]
         self._rpos, self._rend = 0, have
 
-    def _recv_some(self, view: memoryview, wait: bool = True) -> int:
+    def _recv_some(self, view: memoryview, wait: bool = True, need: int | None = None) -> int:
         """Bytes read into `view` (0: the peer closed); with wait=False, -1 when none are there
-        yet."""
+        yet. `need`: the bytes the caller waits for (a timeout names them; default: the view's
+        size)."""
         # Descriptors ride on the first byte of a segment frame; on a Unix socket every read is a
         # recvmsg, so that none is ever dropped whatever the read-ahead covers.
         while True:
@@ -384,7 +386,8 @@ class SocketTransport(Transport):
             except OSError as e:
                 self._mark_closed()
                 raise TransportClosed(f"{self.name}: receive failed: {e}") from e
-            self._wait(select.POLLIN, f"no data (expected {view.nbytes} more bytes)")
+            self._wait(select.POLLIN, f"no data (expected "
+                                      f"{view.nbytes if need is None else need} more bytes)")
 
     def _recvmsg_into(self, view: memoryview) -> int:
         n, ancdata, flags, _ = self.sock.recvmsg_into(

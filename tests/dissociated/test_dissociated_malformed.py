@@ -1,0 +1,204 @@
+"""Malformed input found by fuzzing both sides (a server replaying a recorded session with
+mutations; clients sending mutated, cut, oversized or out-of-order frames): each rule here is one
+defect that was found, with the error it must give (type and message: what was expected, what
+was found, where)."""
+import struct
+
+import pyarrow as pa
+import pytest
+
+import arrowipc
+from arrowipc._core.buffer import py_buffer
+from arrowipc.dissociated import DissociatedServer, connect
+from arrowipc.dissociated import _wire as wire
+from arrowipc.dissociated import transport as tp
+from arrowipc.dissociated.shm import PeerLedger, SharedArena
+from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.options import IpcWriteOptions
+from arrowipc.ipc.writer import MessageEncoder
+from dissociated_helpers import TIMEOUT, FakeServer, int_batches, raw_connection, wait_until
+
+TWO_COLUMNS = pa.table({"a": pa.array(range(1001), pa.int64()),
+                        "b": pa.array(range(1001), pa.int64())})
+SHOWN = b"0123456789abcdef"             # a peer probe's bytes: alive as long as the module
+
+
+# -- a few flatbuffer offsets, to break one field of a real message --------------------------------
+
+def _u16(buf: bytes, pos: int) -> int:
+    return struct.unpack_from("<H", buf, pos)[0]
+
+
+def field_position(buf: bytes, table: int, field: int) -> int:
+    """Where field `field` of the flatbuffer table at byte `table` is stored."""
+    vtable = table - struct.unpack_from("<i", buf, table)[0]
+    entry = 4 + 2 * field
+    assert entry < _u16(buf, vtable), f"field {field} is not in the table"
+    offset = _u16(buf, vtable + entry)
+    assert offset, f"field {field} is absent"
+    return table + offset
+
+
+def header_table(buf: bytes) -> int:
+    """Where the Message's header table (field 2) starts."""
+    root = struct.unpack_from("<I", buf, 0)[0]
+    at = field_position(buf, root, 2)
+    return at + struct.unpack_from("<I", buf, at)[0]
+
+
+def patched(metadata: bytes, fmt: str, value: int, where) -> bytes:
+    out = bytearray(metadata)
+    struct.pack_into(fmt, out, where(bytes(out)), value)
+    return bytes(out)
+
+
+def body_length_at(buf: bytes) -> int:
+    return field_position(buf, struct.unpack_from("<I", buf, 0)[0], 3)
+
+
+def one_batch():
+    """(encoder, the schema message, the batch's encoded message, its flatbuffer) of TWO_COLUMNS."""
+    ours = arrowipc.table(TWO_COLUMNS)
+    enc = MessageEncoder(ours.schema, IpcWriteOptions(alignment=64))
+    schema = bytes(memoryview(enc.schema_message())[8:])
+    (m,) = enc.batch_messages(ours.to_batches()[0])
+    return schema, m, bytes(memoryview(m.metadata)[8:])
+
+
+def stream_of(metadata: bytes, body_tag: int, body_parts, probe: bool = False):
+    """A fake server's script: the schema, one batch with this metadata and body, the end."""
+    schema, _, _ = one_batch()
+
+    def script(t):
+        if probe:
+            t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(SHOWN).address,
+                                                                    SHOWN)])
+        t.send_message([wire.metadata_prefix(1, 0), schema])
+        t.send_message([wire.metadata_prefix(1, 1), metadata])
+        t.send_tagged(body_tag, body_parts(t))
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+    return script
+
+
+def read_fake(script):
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            return list(reader)
+
+
+# -- the client --------------------------------------------------------------------------------------
+
+CLAIM = 64 << 20        # what the metadata claims; the regions bring 16016 bytes
+
+
+def scattered_segment_pairs(m, total: int = CLAIM):
+    """One pair per buffer, each in its own block of a segment (in reverse order: scattered)."""
+    def parts(t):
+        arena = SharedArena(t)
+        body = b"".join(bytes(p) for p in m.parts)
+        pairs = [None] * len(m.spans)
+        for i in reversed(range(len(m.spans))):
+            off, n = m.spans[i]
+            block = arena.allocate(max(n, 1))
+            arena.write(block, [body[off:off + n]])
+            pairs[i] = (block.address, n)
+        return [wire.encode_shared_body(total, pairs)]
+    return parts
+
+
+def peer_memory_pairs(m):
+    """One pair per buffer, at the buffers' addresses in this (the server's) process."""
+    def parts(t):
+        pairs = PeerLedger().hand_out(m.parts, m.spans, m.body_length, 1)
+        return [wire.encode_shared_body(CLAIM, pairs)]
+    return parts
+
+
+@pytest.mark.parametrize("where", ["segments", "peer memory"])
+def test_type1_regions_far_short_of_the_body_length_are_refused_before_allocating(where):
+    """Bytes of a body that no region brings would be zeros allocated here: only padding between
+    buffers may be missing, or a bodyLength claim would allocate what the server never gave."""
+    _, m, metadata = one_batch()
+    metadata = patched(metadata, "<q", CLAIM, body_length_at)
+    pairs = scattered_segment_pairs(m) if where == "segments" else peer_memory_pairs(m)
+    with pytest.raises(ArrowInvalid, match=r"^type-1 body of sequence 1: its 4 regions bring 16016 "
+                                           r"bytes of a 67108864-byte body; expected at most 320 "
+                                           r"bytes of padding between them \(64 per buffer\), "
+                                           r"found 67092848$"):
+        read_fake(stream_of(metadata, wire.body_tag(1, 1), pairs, probe=where == "peer memory"))
+
+
+def test_a_broken_record_batch_header_of_a_type1_body_names_its_sequence():
+    _, m, metadata = one_batch()
+    # the nodes vector (RecordBatch field 1) points far past the end of the metadata
+    metadata = patched(metadata, "<I", 1 << 20, lambda b: field_position(b, header_table(b), 1))
+    with pytest.raises(ArrowInvalid, match=r"^type-1 body of sequence 1: its metadata: flatbuffer "
+                                           r"RecordBatch: .*beyond the \d+-byte metadata"):
+        read_fake(stream_of(metadata, wire.body_tag(1, 1),
+                             scattered_segment_pairs(m, m.body_length)))
+
+
+def test_a_peer_read_that_fails_names_the_body_sequence():
+    _, m, metadata = one_batch()
+
+    def unmapped(t):
+        return [wire.encode_shared_body(m.body_length, [(4096 + off, n) for off, n in m.spans])]
+
+    with pytest.raises(ArrowInvalid, match=r"^type-1 body of sequence 1: reading 16016 bytes from "
+                                           r"the memory of process \d+ failed: Bad address$"):
+        read_fake(stream_of(metadata, wire.body_tag(1, 1), unmapped, probe=True))
+
+
+def test_a_batch_the_decoder_refuses_names_the_stream_once():
+    _, m, metadata = one_batch()
+    # the batch claims 5000 rows; its buffers hold 1001
+    metadata = patched(metadata, "<q", 5000, lambda b: field_position(b, header_table(b), 0))
+    with pytest.raises(ArrowInvalid) as info:
+        read_fake(stream_of(metadata, wire.body_tag(1, 0), lambda t: m.parts))
+    text = str(info.value)
+    assert text.startswith("dissociated stream, sequence 1: ") and \
+        text.count("dissociated stream") == 1, text
+
+
+def test_a_metadata_version_error_does_not_name_a_byte_offset_it_does_not_know():
+    _, m, metadata = one_batch()
+    metadata = patched(metadata, "<h", 7, lambda b: field_position(
+        b, struct.unpack_from("<I", b, 0)[0], 0))
+    with pytest.raises(ArrowInvalid, match=r"^metadata message with sequence 1: message: metadata "
+                                           r"version V8 is newer than V5, the newest this reader "
+                                           r"understands$"):
+        read_fake(stream_of(metadata, wire.body_tag(1, 0), lambda t: m.parts))
+
+
+def test_a_timeout_between_frames_names_the_bytes_awaited():
+    """A server that goes quiet after the schema: the wait is for a frame header (24 bytes), not
+    for whatever room the read-ahead buffer has."""
+    schema, _, _ = one_batch()
+
+    def script(t):
+        t.send_message([wire.metadata_prefix(1, 0), schema])    # then silence until we go
+
+    with FakeServer(script) as fake:
+        with pytest.raises(TimeoutError, match=r"no data \(expected 24 more bytes\) for 0.5 s"):
+            with connect(fake.uri, b"t", timeout=0.5) as reader:
+                list(reader)
+
+
+# -- the server --------------------------------------------------------------------------------------
+
+def test_a_client_whose_stream_send_times_out_is_dropped_and_its_blocks_released():
+    """The server gives up on a client that stopped reading (send_timeout): it sends nothing more
+    there, so the connection ends and the client's shared memory goes back at once (not when the
+    client finally closes)."""
+    big = arrowipc.table(int_batches(40, 50_000))          # 16 MB: more than the socket holds
+    with DissociatedServer(lambda t: big, body_mode="shared", peer_memory=False, window=4,
+                           window_wait=0.1, send_timeout=0.5) as s:
+        with raw_connection(s.unix_path) as t:
+            t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_MEMFD)])
+            t.send_frame(wire.FRAME_TAGGED, 1, [b"t"])
+            wait_until(lambda: s.stats()["blocks_allocated"] >= 4, what="the window filled")
+            wait_until(lambda: s.stats()["open_connections"] == 0,
+                       what="the stalled client dropped")
+            stats = s.stats()
+            assert stats["shared_bytes"] == 0 and stats["blocks_outstanding"] == 0
