@@ -11,6 +11,7 @@ and a worker thread that sends the requested streams one at a time.
 """
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import select
@@ -56,6 +57,7 @@ DEFAULT_SHM_THRESHOLD = 1 << 20
 DEFAULT_PEER_THRESHOLD = 4 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
+_ACCEPT_RETRY_SECONDS = 0.05          # accept() failed for want of descriptors: try again after
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
@@ -207,8 +209,13 @@ class DissociatedServer:
         while True:
             try:
                 sock, _ = self._listener.accept()
-            except OSError:
-                return
+            except OSError as e:
+                if self._closed or e.errno in (errno.EBADF, errno.EINVAL, errno.ENOTSOCK):
+                    return
+                # out of descriptors or memory (many clients at once), or a client gone before
+                # we took it: the listener is fine, so wait a little and go on serving
+                time.sleep(_ACCEPT_RETRY_SECONDS)
+                continue
             if self._closed:
                 sock.close()
                 return
@@ -216,7 +223,12 @@ class DissociatedServer:
             with self._lock:
                 self._connections.add(conn)
                 self._totals["connections"] += 1
-            conn.start()
+            try:
+                conn.start()
+            except RuntimeError:                # no thread to spare: refuse this client only
+                conn.requests.put(None)
+                conn.transport.close()
+                self._forget(conn)
 
     def close(self) -> None:
         """Stop accepting, drop every connection (freeing their blocks) and wait for threads."""

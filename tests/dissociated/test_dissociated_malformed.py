@@ -2,7 +2,11 @@
 mutations; clients sending mutated, cut, oversized or out-of-order frames): each rule here is one
 defect that was found, with the error it must give (type and message: what was expected, what
 was found, where)."""
+import os
 import struct
+import subprocess
+import sys
+import textwrap
 
 import pyarrow as pa
 import pytest
@@ -20,6 +24,7 @@ from dissociated_helpers import TIMEOUT, FakeServer, int_batches, raw_connection
 
 TWO_COLUMNS = pa.table({"a": pa.array(range(1001), pa.int64()),
                         "b": pa.array(range(1001), pa.int64())})
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHOWN = b"0123456789abcdef"             # a peer probe's bytes: alive as long as the module
 
 
@@ -202,3 +207,63 @@ def test_a_client_whose_stream_send_times_out_is_dropped_and_its_blocks_released
                        what="the stalled client dropped")
             stats = s.stats()
             assert stats["shared_bytes"] == 0 and stats["blocks_outstanding"] == 0
+
+
+EMFILE = textwrap.dedent("""
+    import os, resource, socket, sys
+    sys.path[:0] = [sys.argv[1]]
+    import arrowipc
+    from arrowipc.dissociated import DissociatedServer, connect
+    table = arrowipc.table({"a": [1, 2, 3]})
+    with DissociatedServer(lambda ticket: table, body_mode="bytes") as s:
+        clients = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(40)]
+        # 10 descriptors to spare: the server runs out of them while accepting the 40 clients
+        spare = len(os.listdir("/proc/self/fd")) + 10
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (spare, hard))
+        for c in clients:
+            c.connect(s.unix_path)
+        # wait until the server has taken all it could (the count stays put for a second)
+        import time
+        counts = []
+        while len(counts) < 5 or len(set(counts[-5:])) > 1:
+            counts.append(s.stats()["connections"])
+            time.sleep(0.2)
+        assert counts[-1] < len(clients), counts
+        for c in clients:
+            c.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        with connect(s.uri, b"t", timeout=float(sys.argv[2])) as reader:
+            print(reader.read_all().column(0).to_pylist())
+""")
+
+
+def test_a_server_out_of_descriptors_goes_on_accepting_once_they_are_back():
+    """accept() failing for want of descriptors (EMFILE) stopped the server for good: every
+    later client waited in the backlog until its timeout."""
+    out = subprocess.run([sys.executable, "-c", EMFILE, REPO, str(TIMEOUT)], capture_output=True,
+                         text=True, timeout=6 * TIMEOUT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1, 2, 3]"
+
+
+def test_a_connection_that_gets_no_thread_is_refused_alone(monkeypatch):
+    from arrowipc.dissociated import server as server_module
+    table = arrowipc.table(int_batches(1, 10))
+    start = server_module._Connection.start
+    refused = []
+
+    def no_thread_for_the_first(conn):
+        if not refused:
+            refused.append(conn)
+            raise RuntimeError("can't start new thread")
+        start(conn)
+
+    monkeypatch.setattr(server_module._Connection, "start", no_thread_for_the_first)
+    with DissociatedServer(lambda ticket: table, body_mode="bytes") as s:
+        with pytest.raises(ArrowInvalid):
+            with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(pa.table(int_batches(1, 10)))
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="both clients gone")
