@@ -31,12 +31,14 @@ from .uri import SCHEME_UNIX, parse_uri
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, Literal, NoReturn
+    from typing import Any, Literal, NoReturn, TypeVar
 
     from .._core.buffer import Buffer
     from ..ipc._framing import Message
     from .transport import Frame, SocketTransport
     from .uri import DissociatedURI
+
+    _Parsed = TypeVar("_Parsed")
 
 __all__ = ["connect", "DEFAULT_MAX_PENDING", "DEFAULT_MAX_PENDING_BYTES", "DEFAULT_TIMEOUT",
            "DissociatedClient", "DissociatedReader"]
@@ -488,7 +490,7 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name, bodies = tp.parse_segment(frame.payload)
+            seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
             if ch.segments.add(seg_id, size, frame.fd, name, bodies):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
         elif kind == wire.FRAME_PEER:
@@ -499,7 +501,7 @@ class DissociatedReader:
                                    f"payload; expected none")
             ch.ended = True
         elif kind == wire.FRAME_ERROR:
-            code, text = tp.parse_error(frame.payload)
+            code, text = _parse_on(ch, tp.parse_error, frame.payload)
             if code == tp.ERROR_UNKNOWN_TICKET:
                 raise ArrowKeyError(f"dissociated server: {text}")
             raise ArrowInvalid(f"dissociated server error: {text}")
@@ -512,7 +514,7 @@ class DissociatedReader:
         probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
         if ch.peer_pid is not None or not ch.transport.is_unix:
             raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
-        address, expected = tp.parse_peer_probe(payload)
+        address, expected = _parse_on(ch, tp.parse_peer_probe, payload)
         pid = tp.peer_pid(ch.transport.sock)
         try:
             ok = pid > 0 and peer_read(pid, len(expected),
@@ -761,6 +763,14 @@ class DissociatedReader:
                 ch.segments.placed(seg)
         ch.free.release(addresses, flush=False)
         return out, decoded
+
+
+def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer) -> _Parsed:
+    """parse(payload) of a control frame from `ch`, its failure naming the connection."""
+    try:
+        return parse(payload)
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"{ch.name}: {e}") from e
 
 
 def _peer_result(seq: int, read: Callable[[], Buffer]) -> Buffer:

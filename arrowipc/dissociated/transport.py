@@ -292,8 +292,11 @@ class SocketTransport(Transport):
             self._mark_closed()
             return None
         start = self._rpos
-        kind, tag, length = wire.parse_frame_header(
-            self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        try:
+            kind, tag, length = wire.parse_frame_header(
+                self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"{self.name}: {e}") from e
         self._rpos = start + wire.FRAME_HEADER_SIZE
         payload = self._recv_payload(length)
         fd = None

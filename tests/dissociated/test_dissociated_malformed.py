@@ -3,6 +3,7 @@ mutations; clients sending mutated, cut, oversized or out-of-order frames): each
 defect that was found, with the error it must give (type and message: what was expected, what
 was found, where)."""
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -187,6 +188,26 @@ def test_a_timeout_between_frames_names_the_bytes_awaited():
     with FakeServer(script) as fake:
         with pytest.raises(TimeoutError, match=r"no data \(expected 24 more bytes\) for 0.5 s"):
             with connect(fake.uri, b"t", timeout=0.5) as reader:
+                list(reader)
+
+
+@pytest.mark.parametrize("sent, expected", [
+    (b"\xde\xad\xbe\xef" * 6, r"frame header version 173; expected 1"),
+    (bytes([9, 1]) + bytes(22), r"unknown frame kind 9"),
+    (bytes([5, 1]) + bytes(14) + struct.pack("<Q", 4) + bytes(4), r"segment frame has 4 bytes"),
+    (bytes([8, 1]) + bytes(14) + struct.pack("<Q", 3) + bytes(3), r"peer memory frame has 3 bytes"),
+    (bytes([4, 1]) + bytes(14) + struct.pack("<Q", 1) + bytes(1), r"error frame has 1 bytes"),
+])
+def test_a_malformed_frame_names_the_connection_it_came_on(sent, expected):
+    def script(t):
+        t.sock.sendall(sent)
+        t.shutdown()
+
+    with FakeServer(script) as fake:
+        # "unix PATH: ..." (the transport) or "connection arrowipc+unix://PATH: ..." (the reader)
+        with pytest.raises(ArrowInvalid, match=f"^(unix |connection arrowipc\\+unix://)"
+                                               f"{re.escape(fake.path)}: {expected}"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 list(reader)
 
 
