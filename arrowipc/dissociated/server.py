@@ -57,6 +57,7 @@ DEFAULT_SHM_THRESHOLD = 1 << 20
 DEFAULT_PEER_THRESHOLD = 4 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
+_FREE_DATA_PIECE = 64 << 10          # free_data addresses are parsed this many bytes at a time
 _ACCEPT_RETRY_SECONDS = 0.05          # accept() failed for want of descriptors: try again after
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
@@ -418,19 +419,17 @@ class _Connection:
         s = self.server
         if frame.kind == wire.FRAME_TAGGED:
             if frame.tag == s.free_data:
-                addresses = wire.parse_free_data(frame.payload)
-                if self.segment_arena is not None:
-                    in_segments: list[int] = []
-                    in_memory: list[int] = []
-                    for a in addresses:
-                        (in_segments if in_peer_segment(a) else in_memory).append(a)
-                    self.segment_arena.free(in_segments)
-                    addresses = in_memory
-                if self.arena is not None:
-                    self.arena.free(addresses)
-                else:
-                    with s._lock:
-                        s._totals["unknown_frees"] += len(addresses)
+                payload = frame.payload
+                if payload.size <= _FREE_DATA_PIECE:
+                    self._free(wire.parse_free_data(payload))
+                    return
+                # a long list is taken in pieces: 16 MiB of addresses as one list of Python
+                # ints would cost the server over 100 MiB
+                if payload.size % 8:
+                    wire.parse_free_data(payload)       # raises: says what is wrong
+                view = memoryview(payload)
+                for start in range(0, payload.size, _FREE_DATA_PIECE):
+                    self._free(wire.parse_free_data(view[start:start + _FREE_DATA_PIECE]))
                 return
             role = s.roles.get(frame.tag)
             if role is None:
@@ -476,6 +475,21 @@ class _Connection:
         else:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
+
+    def _free(self, addresses: list[int]) -> None:
+        """Apply free_data addresses to the ledger that handed them out."""
+        if self.segment_arena is not None:
+            in_segments: list[int] = []
+            in_memory: list[int] = []
+            for a in addresses:
+                (in_segments if in_peer_segment(a) else in_memory).append(a)
+            self.segment_arena.free(in_segments)
+            addresses = in_memory
+        if self.arena is not None:
+            self.arena.free(addresses)
+        else:
+            with self.server._lock:
+                self.server._totals["unknown_frees"] += len(addresses)
 
     def _drain(self) -> None:
         """After refusing a client, read (and ignore) until it closes, for a short while."""
