@@ -356,6 +356,7 @@ class _Connection:
                                             max_frame=_MAX_REQUEST_FRAME,
                                             name="dissociated client connection")
         self.hello_flags = 0
+        self.greeted = False              # a hello or a request came: no hello may follow
         self.arena: Ledger | None = None
         self.segment_arena: SharedArena | None = None    # small bodies of a peer connection
         self.failed = False
@@ -436,6 +437,7 @@ class _Connection:
                 raise ArrowInvalid(f"tagged message with tag {frame.tag}; this server takes "
                                    f"want_data={s.want_data}, {s.want_metadata} (metadata only), "
                                    f"{s.want_bodies} (bodies only) and free_data={s.free_data}")
+            self.greeted = True
             size = frame.payload.size
             with self._queue_lock:
                 if self.queued >= s.max_queued_requests or \
@@ -448,6 +450,10 @@ class _Connection:
                 self.queued_bytes += size
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
+            if self.greeted:
+                raise ArrowInvalid("hello frame after a hello or a request; expected one hello, "
+                                   "before the first request")
+            self.greeted = True
             self.hello_flags = tp.parse_hello(frame.payload)
             if s.peer_memory and not s.seal_segments and self.transport.is_unix and \
                     self.hello_flags & tp.HELLO_PEER:
@@ -494,9 +500,10 @@ class _Connection:
     def _drain(self) -> None:
         """After refusing a client, read (and ignore) until it closes, for a short while."""
         t = self.transport
+        deadline = time.monotonic() + _DRAIN_SECONDS     # a client that never stops sending
         try:
             t.sock.settimeout(_DRAIN_SECONDS)
-            while t.sock.recv(1 << 16):
+            while t.sock.recv(1 << 16) and time.monotonic() < deadline:
                 pass
         except OSError:
             pass

@@ -309,3 +309,61 @@ def test_a_long_free_data_list_costs_the_server_little_beyond_its_bytes():
             finally:
                 tracemalloc.stop()
     assert peak < 2 << 20, f"{peak} bytes of Python objects for one free_data message"
+
+
+def protocol_error(t) -> str:
+    """The text of the error frame the server answers with (then it closes)."""
+    while True:
+        frame = t.receive()
+        assert frame is not None, "the server closed without an error frame"
+        if frame.kind == wire.FRAME_ERROR:
+            code, text = tp.parse_error(frame.payload)
+            assert code == tp.ERROR_PROTOCOL
+            return text
+
+
+@pytest.mark.parametrize("before", ["hello", "request"])
+def test_a_hello_after_a_hello_or_a_request_is_a_protocol_error(before):
+    """A second hello used to send a second peer probe (whose answer was then refused as 'a
+    reply without a probe') and could change what the client maps in the middle of a stream."""
+    table = arrowipc.table(int_batches(1, 10))
+    with DissociatedServer(lambda ticket: table, body_mode="bytes") as s:
+        with raw_connection(s.unix_path) as t:
+            if before == "hello":
+                t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(0)])
+            else:
+                t.send_frame(wire.FRAME_TAGGED, 1, [b"t"])
+            t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_MEMFD | tp.HELLO_PEER)])
+            assert protocol_error(t) == ("protocol error: hello frame after a hello or a "
+                                         "request; expected one hello, before the first request")
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(pa.table(int_batches(1, 10)))
+
+
+def test_a_refused_client_that_never_stops_sending_is_let_go():
+    """After a protocol error the server reads what the client still sends, for a while: not
+    for as long as the client keeps sending."""
+    import threading
+    with DissociatedServer(lambda ticket: None, body_mode="bytes") as s:
+        with raw_connection(s.unix_path) as t:
+            t.sock.sendall(b"\xff" * 24)                   # a bad frame header: refused
+            assert protocol_error(t).startswith("protocol error: ")
+            stop = threading.Event()
+
+            def flood():
+                while not stop.is_set():
+                    try:
+                        t.sock.send(b"\x00" * 4096)
+                    except BlockingIOError:
+                        stop.wait(0.001)
+                    except OSError:
+                        return
+
+            sender = threading.Thread(target=flood, daemon=True)
+            sender.start()
+            try:
+                wait_until(lambda: s.stats()["open_connections"] == 0,
+                           what="the flooding client let go")
+            finally:
+                stop.set()
+                sender.join(TIMEOUT)
