@@ -367,3 +367,37 @@ def test_a_refused_client_that_never_stops_sending_is_let_go():
             finally:
                 stop.set()
                 sender.join(TIMEOUT)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_named_segment_that_is_not_a_plain_file_is_refused_without_waiting(kind):
+    """Opening a FIFO a server left under /dev/shm waited for a writer forever (the client's
+    timeout did not apply); a symlink could lead the client to any file of its own."""
+    import tempfile
+    name = f"arrowipc-malformed-{kind}-{os.getpid()}"
+    path = os.path.join("/dev/shm", name)
+    target = None
+    if kind == "fifo":
+        os.mkfifo(path)
+        expected = f"shared segment '{name}' is not a regular file; expected a file the server " \
+                   f"created under /dev/shm"
+    else:
+        fd, target = tempfile.mkstemp()
+        os.write(fd, bytes(4096))
+        os.close(fd)
+        os.symlink(target, path)
+        expected = f"cannot open shared segment '{name}': .*symbolic links"
+
+    def script(t):
+        t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096, name)])
+        t.shutdown()
+
+    try:
+        with FakeServer(script) as fake:
+            with pytest.raises(ArrowInvalid, match=expected):
+                with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                    list(reader)
+    finally:
+        os.unlink(path)
+        if target is not None:
+            os.unlink(target)
