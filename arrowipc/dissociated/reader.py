@@ -709,7 +709,7 @@ class DissociatedReader:
         if ahead is not None and ahead.body is body:
             self._ahead = None
             out = _peer_result(seq, ahead.result)   # what the copy raised, it raises here
-            ch.free.release(ahead.addresses, flush=False)
+            ch.free.release(ahead.addresses, flush=False, nbytes=length)
             return out, ahead.decoded
         decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
         self._large_peer_body = in_peer and length >= READ_AHEAD_BYTES
@@ -719,7 +719,7 @@ class DissociatedReader:
             pid = ch.peer_pid
             out = _peer_result(seq, lambda: peer_read(pid, length, [(a, n, d) for a, n, d in placed
                                                                     if n]))
-            ch.free.release(addresses, flush=False)
+            ch.free.release(addresses, flush=False, nbytes=length)
             return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
         base: tuple[int, int] | Literal[False] | None = None
@@ -761,7 +761,7 @@ class DissociatedReader:
             del regions
             for seg in used.values():
                 ch.segments.placed(seg)
-        ch.free.release(addresses, flush=False)
+        ch.free.release(addresses, flush=False, nbytes=length)
         return out, decoded
 
 

@@ -62,6 +62,7 @@ _ACCEPT_RETRY_SECONDS = 0.05          # accept() failed for want of descriptors:
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
+_SMALL_BODY_WINDOW_BYTES = 16 << 20   # a peer connection's segments (see _small_body_arena)
 _COALESCE_BYTES = 4 << 20
 _COALESCE_FRAMES = 256
 _IN_MEMORY: tuple[type, ...] = (type(iter([])), type(iter(())))
@@ -95,7 +96,8 @@ class DissociatedServer:
     connections. With peer_memory (the default; not with seal_segments), a client on the same
     host that may read this process's memory (process_vm_readv; it proves it on a probe) gets
     type-1 addresses of the bodies' own buffers: no copy here, one copy there, no segment; bodies
-    smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE). A
+    smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE,
+    with a window of 16 MiB or 4 x peer_threshold, within window_bytes). A
     connection queues at most max_queued_requests requests behind the stream it is serving; one
     more is a protocol error.
 
@@ -558,6 +560,9 @@ class _Connection:
                                               f"{_ticket_text(ticket)}: {e}")
 
     def _shared_memory_arena(self) -> Ledger | None:
+        arena = self.arena
+        if arena is not None and self.peer_reply.is_set():
+            return arena                                # decided: the answer cannot change it
         if self.peer_probe is not None and not self.peer_reply.is_set():
             self.peer_reply.wait(_PEER_WAIT)            # the client is answering the probe
         with self.peer_lock:
@@ -573,10 +578,15 @@ class _Connection:
         maps no memfd segments)."""
         if self.segment_arena is None and self.transport.is_unix and \
                 self.hello_flags & tp.HELLO_MEMFD:
-            self.segment_arena = self._new_arena(PEER_SEGMENT_BASE)
+            s = self.server
+            # small bodies need little run-ahead to keep the client busy; a short window keeps
+            # the blocks they cycle through few, and in the CPU caches of both sides
+            self.segment_arena = self._new_arena(PEER_SEGMENT_BASE, min(
+                s.window_bytes, max(_SMALL_BODY_WINDOW_BYTES, 4 * s.peer_threshold)))
         return self.segment_arena
 
-    def _new_arena(self, first_segment_id: int) -> SharedArena | None:
+    def _new_arena(self, first_segment_id: int, window_bytes: int | None = None
+                   ) -> SharedArena | None:
         s = self.server
         if self.transport.is_unix and self.hello_flags & tp.HELLO_MEMFD:
             named = False
@@ -588,7 +598,8 @@ class _Connection:
         return SharedArena(self.transport, named=named, token=s.token.hex(),
                            segment_size=s.segment_size, max_bytes=s.max_shared_bytes,
                            sealed=s.seal_segments, budget=s.budget, window=s.window,
-                           window_bytes=s.window_bytes, first_segment_id=first_segment_id)
+                           window_bytes=s.window_bytes if window_bytes is None else window_bytes,
+                           first_segment_id=first_segment_id)
 
     def _wants_shared(self, seq: int, body_length: int) -> bool:
         mode = self.server.body_mode
@@ -708,8 +719,9 @@ class _Connection:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [wire.encode_shared_body(length, pairs)])
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
-            block = self._with_room(arena, lambda: arena.allocate(length), out) \
-                if arena is not None else None
+            block = None if arena is None else (
+                arena.allocate(length) or self._with_room(arena, lambda: arena.allocate(length),
+                                                          out))
             if block is not None:
                 assert arena is not None                # the block came from it
                 try:

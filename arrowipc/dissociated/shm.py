@@ -51,6 +51,10 @@ DEFAULT_MAX_MAPPED_BYTES = 1 << 36       # what one client connection maps, at m
 SHM_DIR = "/dev/shm"
 _IOV_MAX = 1024                # buffers one pwritev takes
 _FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
+# Bytes of bodies copied out whose addresses the client gives back without waiting for a pause:
+# the server places each body at the lowest free offset, so the memory its bodies cycle through
+# stays about this plus what is in flight, in the CPU caches of both sides.
+FREE_FLUSH_BYTES = 4 << 20
 NAME_PREFIX = "arrowipc-"
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 
@@ -796,18 +800,21 @@ class FreeChannel:
         self.transport = transport
         self.tag = tag
         self.pending: collections.deque[int] = collections.deque()
+        self.pending_bytes = 0            # body bytes behind the queued addresses
         self.sent_messages = 0
         self.sent_addresses = 0
         self._local = threading.local()
         transport.after_send = self.flush
 
-    def release(self, addresses: Iterable[int], flush: bool = True) -> None:
-        """Queue addresses for free_data; flush=False leaves them for the reader's next flush
-        (it sends what is pending before it waits for data), so one message frees many bodies."""
+    def release(self, addresses: Iterable[int], flush: bool = True, nbytes: int = 0) -> None:
+        """Queue addresses for free_data (`nbytes`: the body bytes they held); flush=False leaves
+        them for the reader's next flush (before it waits for data), so one message frees many
+        bodies, unless FREE_FLUSH_BYTES of bodies are queued."""
         if self.tag is None or self.transport.closed:
             return
         self.pending.extend(addresses)
-        if flush or len(self.pending) >= _FREE_BATCH:
+        self.pending_bytes += nbytes
+        if flush or len(self.pending) >= _FREE_BATCH or self.pending_bytes >= FREE_FLUSH_BYTES:
             self.flush()
 
     def flush(self) -> None:
@@ -825,6 +832,7 @@ class FreeChannel:
 
     def _send_pending(self) -> bool:
         """Send what is queued; True when another send holds the connection (it flushes after)."""
+        self.pending_bytes = 0
         while self.pending:
             batch: list[int] = []
             while self.pending and len(batch) < 65536:

@@ -341,6 +341,7 @@ class MessageEncoder:
         if not isinstance(schema, T.Schema):
             schema = T.schema(schema)
         self.schema = schema
+        self._schema_matched: T.Schema | None = None   # the last other Schema found equal
         self.stats = WriteCounters()
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_IDS[self.options.compression]
@@ -377,9 +378,12 @@ class MessageEncoder:
         that compresses several batches in one parallel call)."""
         if not isinstance(batch, RecordBatch):
             batch = record_batch(batch)
-        if batch.schema is not self.schema and not batch.schema.equals(self.schema):
-            raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{batch.schema}\n"
-                               f"vs\n{self.schema}")
+        schema = batch.schema
+        if schema is not self.schema and schema is not self._schema_matched:
+            if not schema.equals(self.schema):
+                raise ArrowInvalid(f"batch schema does not match the writer's schema:\n{schema}\n"
+                                   f"vs\n{self.schema}")
+            self._schema_matched = schema       # schemas are immutable: one check per object
         md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
         out = self._dictionary_messages(batch) if self._has_dicts else []
         stats = self.stats

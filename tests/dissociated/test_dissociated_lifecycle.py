@@ -52,6 +52,38 @@ def test_every_block_is_freed_once_the_batches_are_dropped():
         reader.close()
 
 
+class _RecordingTransport:
+    """What FreeChannel needs of a transport; records each free_data's addresses."""
+    closed = False
+
+    def __init__(self):
+        self.sent, self.after_send = [], None
+
+    def send_frame(self, kind, tag, parts, blocking=True):
+        assert (kind, tag) == (wire.FRAME_TAGGED, 2)
+        self.sent.append(list(wire.parse_free_data(arrowipc.py_buffer(parts[0]))))
+        return True
+
+    def sending(self):
+        return False
+
+
+def test_deferred_frees_go_out_once_their_bodies_reach_free_flush_bytes():
+    """A reader that never pauses still gives blocks back every FREE_FLUSH_BYTES of bodies, so
+    the server can reuse them while they are in the caches."""
+    from arrowipc.dissociated.shm import FREE_FLUSH_BYTES, FreeChannel
+    t = _RecordingTransport()
+    free = FreeChannel(t, 2)
+    free.release([64, 128], flush=False, nbytes=FREE_FLUSH_BYTES - 1)
+    assert t.sent == [] and free.pending_bytes == FREE_FLUSH_BYTES - 1
+    free.release([256], flush=False, nbytes=1)
+    assert t.sent == [[64, 128, 256]] and free.pending_bytes == 0 and not free.pending
+    free.release([512], flush=False, nbytes=FREE_FLUSH_BYTES // 2)
+    assert t.sent == [[64, 128, 256]]            # below the threshold: waits for a pause
+    free.flush()
+    assert t.sent == [[64, 128, 256], [512]] and free.pending_bytes == 0
+
+
 def test_a_kept_batch_keeps_exactly_its_block():
     with DissociatedServer(resolve, body_mode="shared", seal_segments=True) as s:
         reader = connect(s.uri, b"ints", timeout=TIMEOUT)

@@ -75,3 +75,29 @@ def test_a_compressed_batch_is_flattened_once(compression, monkeypatch):
     assert pa_ipc.open_stream(sink.getvalue()).read_all().equals(
         pa.Table.from_batches([pa.record_batch(batch)] * 4))
     assert raw_size > 0
+
+
+def test_each_schema_object_is_compared_once_and_a_different_one_is_still_refused(monkeypatch):
+    """Batches whose schema is an equal but distinct object are compared with the writer's
+    schema once per object (not once per batch); a batch with another schema is refused after
+    them as before, with ArrowInvalid (a ValueError, as pyarrow raises)."""
+    first = arrowipc.record_batch({"a": [1, 2], "b": ["x", "y"]})
+    equal = [arrowipc.record_batch({"a": [i], "b": ["z"]}) for i in range(3)]
+    assert all(b.schema is not first.schema and b.schema.equals(first.schema) for b in equal)
+    compared = []
+    real_equals = arrowipc.Schema.equals
+    monkeypatch.setattr(arrowipc.Schema, "equals",
+                        lambda self, other, *a, **k: compared.append(self) or
+                        real_equals(self, other, *a, **k))
+    sink = io.BytesIO()
+    with ipc.new_stream(sink, first.schema) as w:
+        w.write_batch(first)
+        for _ in range(2):
+            w.write_batch(equal[0])
+        w.write_batch(equal[1])
+        assert compared == [equal[0].schema, equal[1].schema]
+        with pytest.raises(ValueError, match="batch schema does not match the writer's schema"):
+            w.write_batch(arrowipc.record_batch({"a": [1.5], "b": ["x"]}))
+        w.write_batch(equal[2])
+    got = pa_ipc.open_stream(sink.getvalue()).read_all()
+    assert got.column("a").to_pylist() == [1, 2, 0, 0, 1, 2]
