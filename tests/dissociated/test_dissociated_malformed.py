@@ -401,3 +401,32 @@ def test_a_named_segment_that_is_not_a_plain_file_is_refused_without_waiting(kin
         os.unlink(path)
         if target is not None:
             os.unlink(target)
+
+
+@pytest.mark.parametrize("kind", [wire.FRAME_ERROR, wire.FRAME_SEGMENT, wire.FRAME_PEER,
+                                  wire.FRAME_STREAM_END])
+def test_a_control_frame_longer_than_any_could_be_is_refused_before_it_is_read(kind):
+    """An error frame of 1 GiB (the server cuts its texts at 64 KiB) was read whole, copied and
+    decoded into the exception's message."""
+    claim = tp.MAX_CONTROL_PAYLOAD + 1
+
+    def script(t):
+        t.sock.sendall(bytes([kind, 1]) + bytes(14) + struct.pack("<Q", claim))
+        t.shutdown()
+
+    name = wire.FRAME_KIND_NAMES[kind]
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match=f"^unix {re.escape(fake.path)}: {name} frame claims "
+                                               f"{claim} bytes; control frames carry at most "
+                                               f"{tp.MAX_CONTROL_PAYLOAD}$"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+
+
+def test_a_client_control_frame_longer_than_any_could_be_gets_a_protocol_error():
+    with DissociatedServer(lambda ticket: None, body_mode="bytes") as s:
+        with raw_connection(s.unix_path) as t:
+            t.sock.sendall(bytes([wire.FRAME_HELLO, 1]) + bytes(14) + struct.pack("<Q", 2 << 20))
+            assert protocol_error(t) == ("protocol error: dissociated client connection: hello "
+                                         "frame claims 2097152 bytes; control frames carry at "
+                                         "most 1048576")
