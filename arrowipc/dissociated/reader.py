@@ -8,6 +8,7 @@ free_data message when the last view of it goes.
 """
 from __future__ import annotations
 
+import os
 import selectors
 import threading
 import time
@@ -490,7 +491,12 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
+            try:
+                seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
+            except ArrowInvalid:
+                if frame.fd is not None:        # add() closes it; a frame refused before, here
+                    os.close(frame.fd)
+                raise
             if ch.segments.add(seg_id, size, frame.fd, name, bodies):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
         elif kind == wire.FRAME_PEER:

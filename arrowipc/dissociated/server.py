@@ -408,6 +408,8 @@ class _Connection:
                 frame = t.receive()
                 if frame is None:
                     break
+                if frame.fd is not None:     # a client sends no descriptors: keep none
+                    os.close(frame.fd)
                 self._handle(frame)
         except (ArrowInvalid, TimeoutError) as e:
             if not t.closed:

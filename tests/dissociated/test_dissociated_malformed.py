@@ -430,3 +430,54 @@ def test_a_client_control_frame_longer_than_any_could_be_gets_a_protocol_error()
             assert protocol_error(t) == ("protocol error: dissociated client connection: hello "
                                          "frame claims 2097152 bytes; control frames carry at "
                                          "most 1048576")
+
+
+def descriptors_named(name: str) -> list:
+    """This process's descriptors open on the memfd called `name`."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == f"/memfd:{name} (deleted)":
+                out.append(fd)
+        except OSError:
+            pass
+    return out
+
+
+def test_a_descriptor_a_client_sends_with_a_segment_frame_is_closed():
+    """A client's descriptor that came with a segment frame (which clients may not send) was
+    popped from the transport and never closed: each one leaked a descriptor of the server."""
+    import array
+    import socket
+    name = f"malformed-client-{os.getpid()}"
+    with DissociatedServer(lambda ticket: None, body_mode="bytes") as s:
+        with raw_connection(s.unix_path) as t:
+            fd = os.memfd_create(name)
+            try:
+                header = bytes([wire.FRAME_SEGMENT, 1]) + bytes(14) + struct.pack("<Q", 0)
+                t.sock.sendmsg([header], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                          array.array("i", [fd]))])
+            finally:
+                os.close(fd)
+            assert protocol_error(t) == ("protocol error: unexpected segment frame from a "
+                                         "client")
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
+        assert descriptors_named(name) == []
+
+
+def test_a_descriptor_that_came_with_a_malformed_segment_frame_is_closed():
+    name = f"malformed-server-{os.getpid()}"
+
+    def script(t):
+        fd = os.memfd_create(name)
+        try:
+            t.send_frame(wire.FRAME_SEGMENT, 0, [struct.pack("<QQB", 0, 4096, 9)], fd=fd)
+        finally:
+            os.close(fd)
+        t.shutdown()
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match="segment frame 0 has form 9"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+    assert descriptors_named(name) == []
