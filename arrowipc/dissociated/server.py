@@ -222,7 +222,11 @@ class DissociatedServer:
             if self._closed:
                 sock.close()
                 return
-            conn = _Connection(self, sock)
+            try:
+                conn = _Connection(self, sock)
+            except OSError:                     # the client went before its socket was set up
+                sock.close()
+                continue
             with self._lock:
                 self._connections.add(conn)
                 self._totals["connections"] += 1

@@ -481,3 +481,26 @@ def test_a_descriptor_that_came_with_a_malformed_segment_frame_is_closed():
             with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 list(reader)
     assert descriptors_named(name) == []
+
+
+def test_a_client_gone_before_its_socket_is_set_up_does_not_stop_the_server(monkeypatch):
+    """Setting up an accepted socket can fail (a client that reset at once): that ended the
+    accept thread, and with it the server."""
+    table = arrowipc.table(int_batches(1, 10))
+    real = tp.SocketTransport
+    failed = []
+
+    def transport(sock, **kw):
+        if kw.get("name") == "dissociated client connection" and not failed:
+            failed.append(sock)
+            raise ConnectionResetError("reset before setsockopt")
+        return real(sock, **kw)
+
+    monkeypatch.setattr(tp, "SocketTransport", transport)
+    with DissociatedServer(lambda ticket: table, body_mode="bytes") as s:
+        with pytest.raises(ArrowInvalid):
+            with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+        assert failed
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(pa.table(int_batches(1, 10)))
