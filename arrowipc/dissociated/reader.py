@@ -653,11 +653,11 @@ class DissociatedReader:
             raise ArrowInvalid(f"type-1 body of sequence {seq} declares a total of {body.total} "
                                f"bytes; expected the metadata's body length {length} (or the sum "
                                f"of its buffer lengths, {lengths_sum})")
-        header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
-            msg.header.table(1, "RecordBatch")
-        if header is None:
-            raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
         try:
+            header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
+                msg.header.table(1, "RecordBatch")
+            if header is None:
+                raise ArrowInvalid("a dictionary batch without data")
             decoded = decode_record_batch_header(header)
         except ArrowInvalid as e:
             raise ArrowInvalid(f"type-1 body of sequence {seq}: its metadata: {e}") from e

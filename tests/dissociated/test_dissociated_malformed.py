@@ -145,6 +145,28 @@ def test_a_broken_record_batch_header_of_a_type1_body_names_its_sequence():
                              scattered_segment_pairs(m, m.body_length)))
 
 
+def test_a_broken_dictionary_batch_header_of_a_type1_body_names_its_sequence():
+    ours = arrowipc.table(pa.table({"d": pa.array(["x", "y", "x"]).dictionary_encode()}))
+    enc = MessageEncoder(ours.schema)
+    schema = bytes(memoryview(enc.schema_message())[8:])
+    dictionary, _ = enc.batch_messages(ours.to_batches()[0])
+    # the DictionaryBatch's data (field 1) points far past the end of the metadata
+    metadata = patched(bytes(memoryview(dictionary.metadata)[8:]), "<I", 1 << 20,
+                       lambda b: field_position(b, header_table(b), 1))
+
+    def script(t):
+        t.send_message([wire.metadata_prefix(1, 0), schema])
+        t.send_message([wire.metadata_prefix(1, 1), metadata])
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(
+            dictionary.body_length, [(0, dictionary.body_length)])])
+        t.shutdown()
+
+    with pytest.raises(ArrowInvalid, match=r"^type-1 body of sequence 1: its metadata: flatbuffer "
+                                           r"DictionaryBatch: field 1 points to byte \d+, beyond "
+                                           r"the \d+-byte metadata$"):
+        read_fake(script)
+
+
 def test_a_peer_read_that_fails_names_the_body_sequence():
     _, m, metadata = one_batch()
 
