@@ -8,6 +8,7 @@ free_data message when the last view of it goes.
 """
 from __future__ import annotations
 
+import os
 import selectors
 import threading
 import time
@@ -30,13 +31,15 @@ from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import Any, Literal, NoReturn
+    from collections.abc import Callable, Iterator
+    from typing import Any, Literal, NoReturn, TypeVar
 
     from .._core.buffer import Buffer
     from ..ipc._framing import Message
     from .transport import Frame, SocketTransport
     from .uri import DissociatedURI
+
+    _Parsed = TypeVar("_Parsed")
 
 __all__ = ["connect", "DEFAULT_MAX_PENDING", "DEFAULT_MAX_PENDING_BYTES", "DEFAULT_TIMEOUT",
            "DissociatedClient", "DissociatedReader"]
@@ -50,6 +53,10 @@ _FREE_EARLY = 16               # deferred free_data addresses sent without waiti
 # works on the batch before it (the copy costs about 0.1-0.2 ms per MiB: worth a thread)
 READ_AHEAD_BYTES = 4 << 20
 _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
+# Bytes of a type-1 body that no region brings (zeros here) are only the padding between its
+# buffers: at most this many per buffer (the IPC alignment is at most 64). More would let a
+# bodyLength claim allocate memory the server never provided.
+_MAX_PADDING_PER_BUFFER = 64
 
 
 class _Channel:
@@ -358,7 +365,9 @@ class DissociatedReader:
             batch: RecordBatch | None = self._decoder.decode(msg, header)
             return batch
         except ArrowInvalid as e:
-            raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {e}") from e
+            # the decoder names the stream itself ("dissociated stream: ..."): say it once
+            text = str(e).removeprefix("dissociated stream: ")
+            raise ArrowInvalid(f"dissociated stream, sequence {self._seq(pos)}: {text}") from e
 
     def _finish(self) -> None:
         """End of stream reached: wait for every connection's stream end, then check leftovers."""
@@ -482,7 +491,12 @@ class DissociatedReader:
         elif kind == wire.FRAME_TAGGED:
             self._on_body(ch, frame.tag, frame.payload)
         elif kind == wire.FRAME_SEGMENT:
-            seg_id, size, name, bodies = tp.parse_segment(frame.payload)
+            try:
+                seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
+            except ArrowInvalid:
+                if frame.fd is not None:        # add() closes it; a frame refused before, here
+                    os.close(frame.fd)
+                raise
             if ch.segments.add(seg_id, size, frame.fd, name, bodies):
                 ch.transport.send_frame(wire.FRAME_SEGMENT_ACK, 0, [tp.segment_ack_payload(seg_id)])
         elif kind == wire.FRAME_PEER:
@@ -493,7 +507,7 @@ class DissociatedReader:
                                    f"payload; expected none")
             ch.ended = True
         elif kind == wire.FRAME_ERROR:
-            code, text = tp.parse_error(frame.payload)
+            code, text = _parse_on(ch, tp.parse_error, frame.payload)
             if code == tp.ERROR_UNKNOWN_TICKET:
                 raise ArrowKeyError(f"dissociated server: {text}")
             raise ArrowInvalid(f"dissociated server error: {text}")
@@ -506,7 +520,7 @@ class DissociatedReader:
         probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
         if ch.peer_pid is not None or not ch.transport.is_unix:
             raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
-        address, expected = tp.parse_peer_probe(payload)
+        address, expected = _parse_on(ch, tp.parse_peer_probe, payload)
         pid = tp.peer_pid(ch.transport.sock)
         try:
             ok = pid > 0 and peer_read(pid, len(expected),
@@ -639,11 +653,14 @@ class DissociatedReader:
             raise ArrowInvalid(f"type-1 body of sequence {seq} declares a total of {body.total} "
                                f"bytes; expected the metadata's body length {length} (or the sum "
                                f"of its buffer lengths, {lengths_sum})")
-        header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
-            msg.header.table(1, "RecordBatch")
-        if header is None:
-            raise ArrowInvalid(f"dictionary batch with sequence {seq} has no data")
-        decoded = decode_record_batch_header(header)
+        try:
+            header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
+                msg.header.table(1, "RecordBatch")
+            if header is None:
+                raise ArrowInvalid("a dictionary batch without data")
+            decoded = decode_record_batch_header(header)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: its metadata: {e}") from e
         spans = decoded.buffers_list()
         placed: list[tuple[int, int, int]] = []      # (address, length, offset in the body)
         if len(pairs) == len(spans):
@@ -655,6 +672,13 @@ class DissociatedReader:
                     raise ArrowInvalid(f"sequence {seq}: metadata buffer {i} spans [{off}, "
                                        f"{off}+{span_len}) outside the {length}-byte body")
                 placed.append((address, n, off))
+            padding = _MAX_PADDING_PER_BUFFER * (len(spans) + 1)
+            if length - lengths_sum > padding:
+                raise ArrowInvalid(f"type-1 body of sequence {seq}: its {len(pairs)} regions bring "
+                                   f"{lengths_sum} bytes of a {length}-byte body; expected at "
+                                   f"most {padding} bytes of padding between them "
+                                   f"({_MAX_PADDING_PER_BUFFER} per buffer), found "
+                                   f"{length - lengths_sum}")
         else:
             if lengths_sum != length:
                 raise ArrowInvalid(f"type-1 body of sequence {seq}: {len(pairs)} regions (not one "
@@ -690,7 +714,7 @@ class DissociatedReader:
         ahead = self._ahead
         if ahead is not None and ahead.body is body:
             self._ahead = None
-            out = ahead.result()                    # what the copy raised, it raises here
+            out = _peer_result(seq, ahead.result)   # what the copy raised, it raises here
             ch.free.release(ahead.addresses, flush=False, nbytes=length)
             return out, ahead.decoded
         decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
@@ -698,7 +722,9 @@ class DissociatedReader:
         if in_peer:
             # addresses in the server's memory: one copy straight from there
             assert ch.peer_pid is not None              # _place says so only for a peer
-            out = peer_read(ch.peer_pid, length, [(a, n, d) for a, n, d in placed if n])
+            pid = ch.peer_pid
+            out = _peer_result(seq, lambda: peer_read(pid, length, [(a, n, d) for a, n, d in placed
+                                                                    if n]))
             ch.free.release(addresses, flush=False, nbytes=length)
             return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
@@ -743,6 +769,22 @@ class DissociatedReader:
                 ch.segments.placed(seg)
         ch.free.release(addresses, flush=False, nbytes=length)
         return out, decoded
+
+
+def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer) -> _Parsed:
+    """parse(payload) of a control frame from `ch`, its failure naming the connection."""
+    try:
+        return parse(payload)
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"{ch.name}: {e}") from e
+
+
+def _peer_result(seq: int, read: Callable[[], Buffer]) -> Buffer:
+    """read() (a copy from the server's memory), its failure naming the body's sequence."""
+    try:
+        return read()
+    except ArrowInvalid as e:
+        raise ArrowInvalid(f"type-1 body of sequence {seq}: {e}") from e
 
 
 def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,

@@ -11,6 +11,7 @@ and a worker thread that sends the requested streams one at a time.
 """
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import select
@@ -56,6 +57,8 @@ DEFAULT_SHM_THRESHOLD = 1 << 20
 DEFAULT_PEER_THRESHOLD = 4 << 20
 _MAX_REQUEST_FRAME = 1 << 24          # tickets and free_data lists; nothing a client sends is big
 _DRAIN_SECONDS = 2.0
+_FREE_DATA_PIECE = 64 << 10          # free_data addresses are parsed this many bytes at a time
+_ACCEPT_RETRY_SECONDS = 0.05          # accept() failed for want of descriptors: try again after
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
@@ -209,16 +212,30 @@ class DissociatedServer:
         while True:
             try:
                 sock, _ = self._listener.accept()
-            except OSError:
-                return
+            except OSError as e:
+                if self._closed or e.errno in (errno.EBADF, errno.EINVAL, errno.ENOTSOCK):
+                    return
+                # out of descriptors or memory (many clients at once), or a client gone before
+                # we took it: the listener is fine, so wait a little and go on serving
+                time.sleep(_ACCEPT_RETRY_SECONDS)
+                continue
             if self._closed:
                 sock.close()
                 return
-            conn = _Connection(self, sock)
+            try:
+                conn = _Connection(self, sock)
+            except OSError:                     # the client went before its socket was set up
+                sock.close()
+                continue
             with self._lock:
                 self._connections.add(conn)
                 self._totals["connections"] += 1
-            conn.start()
+            try:
+                conn.start()
+            except RuntimeError:                # no thread to spare: refuse this client only
+                conn.requests.put(None)
+                conn.transport.close()
+                self._forget(conn)
 
     def close(self) -> None:
         """Stop accepting, drop every connection (freeing their blocks) and wait for threads."""
@@ -345,6 +362,7 @@ class _Connection:
                                             max_frame=_MAX_REQUEST_FRAME,
                                             name="dissociated client connection")
         self.hello_flags = 0
+        self.greeted = False              # a hello or a request came: no hello may follow
         self.arena: Ledger | None = None
         self.segment_arena: SharedArena | None = None    # small bodies of a peer connection
         self.failed = False
@@ -394,6 +412,8 @@ class _Connection:
                 frame = t.receive()
                 if frame is None:
                     break
+                if frame.fd is not None:     # a client sends no descriptors: keep none
+                    os.close(frame.fd)
                 self._handle(frame)
         except (ArrowInvalid, TimeoutError) as e:
             if not t.closed:
@@ -408,25 +428,24 @@ class _Connection:
         s = self.server
         if frame.kind == wire.FRAME_TAGGED:
             if frame.tag == s.free_data:
-                addresses = wire.parse_free_data(frame.payload)
-                if self.segment_arena is not None:
-                    in_segments: list[int] = []
-                    in_memory: list[int] = []
-                    for a in addresses:
-                        (in_segments if in_peer_segment(a) else in_memory).append(a)
-                    self.segment_arena.free(in_segments)
-                    addresses = in_memory
-                if self.arena is not None:
-                    self.arena.free(addresses)
-                else:
-                    with s._lock:
-                        s._totals["unknown_frees"] += len(addresses)
+                payload = frame.payload
+                if payload.size <= _FREE_DATA_PIECE:
+                    self._free(wire.parse_free_data(payload))
+                    return
+                # a long list is taken in pieces: 16 MiB of addresses as one list of Python
+                # ints would cost the server over 100 MiB
+                if payload.size % 8:
+                    wire.parse_free_data(payload)       # raises: says what is wrong
+                view = memoryview(payload)
+                for start in range(0, payload.size, _FREE_DATA_PIECE):
+                    self._free(wire.parse_free_data(view[start:start + _FREE_DATA_PIECE]))
                 return
             role = s.roles.get(frame.tag)
             if role is None:
                 raise ArrowInvalid(f"tagged message with tag {frame.tag}; this server takes "
                                    f"want_data={s.want_data}, {s.want_metadata} (metadata only), "
                                    f"{s.want_bodies} (bodies only) and free_data={s.free_data}")
+            self.greeted = True
             size = frame.payload.size
             with self._queue_lock:
                 if self.queued >= s.max_queued_requests or \
@@ -439,6 +458,10 @@ class _Connection:
                 self.queued_bytes += size
             self.requests.put((role, frame.payload.to_pybytes()))
         elif frame.kind == wire.FRAME_HELLO:
+            if self.greeted:
+                raise ArrowInvalid("hello frame after a hello or a request; expected one hello, "
+                                   "before the first request")
+            self.greeted = True
             self.hello_flags = tp.parse_hello(frame.payload)
             if s.peer_memory and not s.seal_segments and self.transport.is_unix and \
                     self.hello_flags & tp.HELLO_PEER:
@@ -467,12 +490,28 @@ class _Connection:
             raise ArrowInvalid(f"unexpected {wire.FRAME_KIND_NAMES[frame.kind]} frame from a "
                                f"client")
 
+    def _free(self, addresses: list[int]) -> None:
+        """Apply free_data addresses to the ledger that handed them out."""
+        if self.segment_arena is not None:
+            in_segments: list[int] = []
+            in_memory: list[int] = []
+            for a in addresses:
+                (in_segments if in_peer_segment(a) else in_memory).append(a)
+            self.segment_arena.free(in_segments)
+            addresses = in_memory
+        if self.arena is not None:
+            self.arena.free(addresses)
+        else:
+            with self.server._lock:
+                self.server._totals["unknown_frees"] += len(addresses)
+
     def _drain(self) -> None:
         """After refusing a client, read (and ignore) until it closes, for a short while."""
         t = self.transport
+        deadline = time.monotonic() + _DRAIN_SECONDS     # a client that never stops sending
         try:
             t.sock.settimeout(_DRAIN_SECONDS)
-            while t.sock.recv(1 << 16):
+            while t.sock.recv(1 << 16) and time.monotonic() < deadline:
                 pass
         except OSError:
             pass
@@ -516,6 +555,9 @@ class _Connection:
             try:
                 self._serve(role, ticket)
             except tp.TransportClosed:
+                # a send failed or timed out: nothing more goes to this client, so end the
+                # connection (the receiver then releases its blocks) rather than keep them
+                self.transport.shutdown()
                 return
             except UnknownTicket:
                 self._refuse(tp.ERROR_UNKNOWN_TICKET, f"unknown ticket {_ticket_text(ticket)}")

@@ -766,10 +766,18 @@ class SegmentTable:
             raise ArrowInvalid(f"{self.name}: segment {segment_id} has name {name!r}; expected "
                                f"{NAME_PREFIX}<remote_handle>-... under {SHM_DIR}")
         try:
-            return os.open(os.path.join(SHM_DIR, name), os.O_RDONLY | os.O_CLOEXEC)
+            # non-blocking and not through a symlink: opening a FIFO the server put there would
+            # wait for a writer forever, a link could lead to any file of ours
+            fd = os.open(os.path.join(SHM_DIR, name),
+                         os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError as e:
             raise ArrowInvalid(f"{self.name}: cannot open shared segment {name!r}: {e} (is the "
                                f"server on another host?)") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ArrowInvalid(f"{self.name}: shared segment {name!r} is not a regular file; "
+                               f"expected a file the server created under {SHM_DIR}")
+        return fd
 
     def get(self, segment_id: int, sequence: int) -> Segment:
         """The mapped segment `segment_id` (ArrowInvalid naming the body when it is unknown)."""

@@ -37,7 +37,7 @@ from ..errors import ArrowInvalid
 __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", "ERROR_PROTOCOL",
            "ERROR_SERVER", "ERROR_UNKNOWN_TICKET", "Frame", "HELLO_MEMFD", "HELLO_NAMED",
            "hello_payload", "HELLO_PEER", "HELLO_VERSION", "listen_tcp", "listen_unix",
-           "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
+           "MAX_CONTROL_PAYLOAD", "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
            "parse_segment_ack", "peer_pid", "peer_probe_payload", "peer_reply_payload",
            "PREALLOC_LIMIT", "segment_ack_payload", "SEGMENT_FD", "SEGMENT_FD_SINGLE",
            "SEGMENT_FD_BODIES", "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER",
@@ -55,6 +55,9 @@ _INLINE_PAYLOAD = 32 << 10      # payloads up to this size are gathered in the r
 # Payloads larger than this grow as bytes arrive rather than being allocated from the claim.
 PREALLOC_LIMIT = 256 << 20
 DEFAULT_MAX_FRAME = 1 << 36
+# Frames of our own framing besides messages and tagged messages (hello, error, segment, ...)
+# are small: an error's text is cut at 64 KiB. A longer one is refused before it is read.
+MAX_CONTROL_PAYLOAD = 1 << 20
 
 HELLO_VERSION = 1
 HELLO_MEMFD = 1                 # the client maps memfds received over this Unix socket
@@ -292,8 +295,14 @@ class SocketTransport(Transport):
             self._mark_closed()
             return None
         start = self._rpos
-        kind, tag, length = wire.parse_frame_header(
-            self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        try:
+            kind, tag, length = wire.parse_frame_header(
+                self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"{self.name}: {e}") from e
+        if kind > wire.FRAME_TAGGED and length > MAX_CONTROL_PAYLOAD:
+            raise ArrowInvalid(f"{self.name}: {wire.FRAME_KIND_NAMES[kind]} frame claims {length} "
+                               f"bytes; control frames carry at most {MAX_CONTROL_PAYLOAD}")
         self._rpos = start + wire.FRAME_HEADER_SIZE
         payload = self._recv_payload(length)
         fd = None
@@ -311,7 +320,8 @@ class SocketTransport(Transport):
             self._compact()
         while self._rend - self._rpos < want:
             try:
-                n = self._recv_some(self._rview[self._rend:])
+                n = self._recv_some(self._rview[self._rend:],
+                                    need=want - (self._rend - self._rpos))
             except TransportClosed:
                 if self._rend == self._rpos:       # a reset between frames: the peer is gone
                     return False
@@ -368,9 +378,10 @@ class SocketTransport(Transport):
         self._rview[:have] = self._rview[self._rpos:self._rend]
         self._rpos, self._rend = 0, have
 
-    def _recv_some(self, view: memoryview, wait: bool = True) -> int:
+    def _recv_some(self, view: memoryview, wait: bool = True, need: int | None = None) -> int:
         """Bytes read into `view` (0: the peer closed); with wait=False, -1 when none are there
-        yet."""
+        yet. `need`: the bytes the caller waits for (a timeout names them; default: the view's
+        size)."""
         # Descriptors ride on the first byte of a segment frame; on a Unix socket every read is a
         # recvmsg, so that none is ever dropped whatever the read-ahead covers.
         while True:
@@ -384,7 +395,8 @@ class SocketTransport(Transport):
             except OSError as e:
                 self._mark_closed()
                 raise TransportClosed(f"{self.name}: receive failed: {e}") from e
-            self._wait(select.POLLIN, f"no data (expected {view.nbytes} more bytes)")
+            self._wait(select.POLLIN, f"no data (expected "
+                                      f"{view.nbytes if need is None else need} more bytes)")
 
     def _recvmsg_into(self, view: memoryview) -> int:
         n, ancdata, flags, _ = self.sock.recvmsg_into(

@@ -83,6 +83,11 @@ cdef class Message:
                 f"{self.metadata.size}\nbody length: {self.body_length}")
 
 
+cdef str _message_at(int64_t offset):
+    """How an error names the message: by its byte offset when known (offset -1: not known)."""
+    return f"message at byte {offset}" if offset >= 0 else "message"
+
+
 cpdef Message decode_message(object metadata, int64_t offset=-1):
     """Check and decode a Message flatbuffer (body not attached)."""
     cdef Buffer meta = metadata if type(metadata) is Buffer else py_buffer(metadata)
@@ -95,18 +100,18 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
     m.header_type = t.get_u8(1, 0)
     m.body_length = t.get_i64(3, 0)
     if m.version > METADATA_V5 or m.version < 0:
-        raise ArrowInvalid(f"message at byte {offset}: metadata version V{m.version + 1} is newer "
+        raise ArrowInvalid(f"{_message_at(offset)}: metadata version V{m.version + 1} is newer "
                            f"than V5, the newest this reader understands")
     if m.version < METADATA_V4:
-        raise ArrowInvalid(f"message at byte {offset}: metadata version V{m.version + 1} (before "
+        raise ArrowInvalid(f"{_message_at(offset)}: metadata version V{m.version + 1} (before "
                            f"Arrow 0.8) is not supported; expected V4 or V5")
     if m.body_length < 0:
-        raise ArrowInvalid(f"message at byte {offset}: body length {m.body_length} is negative")
+        raise ArrowInvalid(f"{_message_at(offset)}: body length {m.body_length} is negative")
     if m.header_type < 1 or m.header_type > 5:
-        raise ArrowInvalid(f"message at byte {offset}: unknown header type {m.header_type}")
+        raise ArrowInvalid(f"{_message_at(offset)}: unknown header type {m.header_type}")
     cdef int64_t hpos = t.deref(2)
     if hpos < 0:
-        raise ArrowInvalid(f"message at byte {offset}: {m.type} message without a header")
+        raise ArrowInvalid(f"{_message_at(offset)}: {m.type} message without a header")
     m.header = table_at(meta, hpos, "RecordBatch" if m.header_type == 3 else
                         _HEADER_TABLE_NAMES[m.header_type], 1)
     return m
