@@ -159,6 +159,16 @@ def _fill_chunk_nulls(chunks: list[ArrayData], out: Any, fill: Any = None) -> No
         pos += d.length
 
 
+def _signed_codes(np: Any, chunks: list[ArrayData], codes: Any, ncat: int) -> Any:
+    """Unsigned dictionary indices as signed codes (pandas' codes are signed and use -1 for a
+    null), wide enough for every index that can be valid."""
+    # null slots may hold any index: zeroed first, so that only real indices are range-checked
+    _fill_chunk_nulls(chunks, codes, 0)
+    if len(codes) and int(codes.max()) >= max(ncat, 1):
+        raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
+    return codes.astype({1: "i2", 2: "i4"}.get(codes.dtype.itemsize, "i8"))
+
+
 def _zero_copy_view(np: Any, chunks: list[ArrayData], code: str) -> Any:
     """A read-only numpy view of the only chunk's values, or None when that needs a copy."""
     if len(chunks) != 1:
@@ -524,6 +534,8 @@ class _Converter:
         ncat = len(categories)
         if n and ncat == 0 and not _any_nulls(chunks):
             raise ArrowInvalid("dictionary index outside the dictionary of 0 values")
+        if codes.dtype.kind == "u":
+            codes = _signed_codes(np, chunks, codes, ncat)
         _fill_chunk_nulls(chunks, codes, -1)
         if len(codes) and (codes.max(initial=-1) >= ncat or codes.min(initial=0) < -1):
             raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
@@ -641,7 +653,23 @@ class _Converter:
             return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
         if k == Kind.RUN_END_ENCODED:
             return _as_object_array(np, _pylist(d))
+        if st.name == "time64[ns]":
+            self._check_whole_microseconds(d)
         return _as_object_array(np, _pylist(d))
+
+    def _check_whole_microseconds(self, d: ArrayData) -> None:
+        """datetime.time holds microseconds: pyarrow refuses (whatever `safe` says) to drop the
+        nanoseconds of a time64[ns] value, where to_pylist truncates them."""
+        buf = _values_buffer(d)
+        if buf is None:
+            return
+        values = self.np.frombuffer(buf, dtype="i8", count=d.length, offset=d.offset * 8)
+        lossy = values % 1000 != 0
+        valid = self._valid_mask(d)
+        if valid is not None:
+            lossy &= valid
+        if lossy.any():
+            raise ArrowInvalid(f"Value {int(values[lossy.argmax()])} has non-zero nanoseconds")
 
     def _list_bounds(self, d: ArrayData, st: Any) -> Any:
         """(child ArrayData, per-list (start, stop) in the child) of one list-like chunk."""

@@ -1,6 +1,8 @@
 """to_pandas() equals pyarrow 26's, type by type, chunked and sliced, and with each option."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -62,6 +64,64 @@ def test_dictionaries():
     t = pa.table({"o": pa.DictionaryArray.from_arrays(pa.array([2, 0, 1], pa.int16()),
                                                      pa.array([10, 20, 30]), ordered=True)})
     assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("index_type", [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()])
+def test_unsigned_dictionary_indices_convert_like_pyarrow(index_type):
+    # pandas' codes are signed (-1 is a null): unsigned indices used to overflow the range check
+    d = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1], index_type), pa.array(["a", "b"]))
+    other = pa.DictionaryArray.from_arrays(pa.array([1, 0], index_type), pa.array(["c", "b"]))
+    for t in (pa.table({"x": d}), pa.table({"x": pa.chunked_array([d, other])})):
+        assert_same(ours(t).to_pandas(), t.to_pandas())
+    # a null slot may hold any index: it is not range-checked
+    garbage = pa.Array.from_buffers(index_type, 3, [pa.py_buffer(bytes([0b101])), pa.py_buffer(
+        np.array([1, 250, 0], dtype=index_type.to_pandas_dtype()).tobytes())])
+    t = pa.table({"x": pa.DictionaryArray.from_arrays(garbage, pa.array(["a", "b"]))})
+    assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+def test_unsigned_dictionary_index_outside_the_dictionary_is_refused():
+    bad = pa.DictionaryArray.from_arrays(pa.array([1, 200], pa.uint8()), pa.array(["a", "b"]),
+                                         safe=False)
+    with pytest.raises(arrowipc.ArrowInvalid, match="outside the dictionary of 2 values"):
+        ours(pa.table({"x": bad})).to_pandas()
+
+
+def test_gold_unsigned_dictionaries_fail_read_pandas_like_pyarrow():
+    import arrowipc.ipc
+    import testdata
+    path = testdata.required(os.path.join(testdata.integration_dir("1.0.0-littleendian"),
+                                          "generated_dictionary_unsigned.stream"))
+    # every dictionary of that file holds nulls, which pandas refuses as categories: the
+    # same ValueError as pyarrow's (it used to be an OverflowError of the unsigned indices)
+    with pytest.raises(ValueError) as expected:
+        pa.ipc.open_stream(path).read_pandas()
+    with pytest.raises(ValueError) as got:
+        arrowipc.ipc.open_stream(path).read_pandas()
+    assert str(got.value) == str(expected.value)
+
+
+def test_time64_nanoseconds_are_not_dropped():
+    # pyarrow refuses a time64[ns] value datetime.time cannot hold, whatever `safe` says,
+    # at top level, in lists, structs and dictionaries
+    arrays = [pa.array([None, 5, 7], pa.time64("ns")),
+              pa.array([[1000, 1]], pa.list_(pa.time64("ns"))),
+              pa.array([{"a": 3}], pa.struct([("a", pa.time64("ns"))])),
+              pa.array([1, 2], pa.time64("ns")).dictionary_encode()]
+    for a in arrays:
+        t = pa.table({"x": a})
+        for safe in (True, False):
+            with pytest.raises(pa.ArrowInvalid) as expected:
+                t.to_pandas(safe=safe)
+            with pytest.raises(arrowipc.ArrowInvalid) as got:
+                ours(t).to_pandas(safe=safe)
+            assert str(got.value) == str(expected.value)
+    # whole microseconds convert, and a null slot's value is not looked at
+    null_slot = pa.Array.from_buffers(pa.time64("ns"), 2, [pa.py_buffer(bytes([2])), pa.py_buffer(
+        np.array([5, 1000], dtype="i8").tobytes())])
+    for a in (pa.array([1000, None], pa.time64("ns")), null_slot):
+        t = pa.table({"x": a})
+        assert_same(ours(t).to_pandas(), t.to_pandas())
 
 
 def test_timezones_and_units():
