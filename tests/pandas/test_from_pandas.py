@@ -169,14 +169,19 @@ def test_table_and_record_batch_functions_take_dataframes():
     assert pa.record_batch(arrowipc.record_batch(df)).equals(pa.RecordBatch.from_pandas(df))
 
 
-def test_mixed_object_column_raises_like_pyarrow():
-    df = pd.DataFrame({"o": pd.Series([1, "x"], dtype=object)})
-    with pytest.raises(pa.ArrowInvalid) as expected:
+@pytest.mark.parametrize("values", [[1, "x"], ["x", 1], [[1], 2], [2.5, "x"], [True, 1],
+                                    [{"a": 1}, 1], ["x", b"y", 1]], ids=repr)
+def test_mixed_object_column_raises_like_pyarrow(values):
+    # the same exception class as pyarrow's (ValueError or TypeError), and the same message
+    df = pd.DataFrame({"o": pd.Series(values, dtype=object)})
+    with pytest.raises(pa.ArrowException) as expected:
         pa.Table.from_pandas(df)
-    with pytest.raises((arrowipc.ArrowInvalid, arrowipc.ArrowTypeError)) as got:
+    error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+        arrowipc.ArrowTypeError
+    with pytest.raises(error) as got:
         arrowipc.Table.from_pandas(df)
-    assert got.value.args[-1] == expected.value.args[-1] == \
-        "Conversion failed for column o with type object"
+    assert got.value.args == expected.value.args
+    assert got.value.args[-1] == "Conversion failed for column o with type object"
 
 
 def test_duplicate_columns_raise():
