@@ -1085,9 +1085,12 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
         for f, p, i in zip(data_fields, plans, data_idx):
             _check_zero_copy(f, p, columns[i], np)
 
-    # index arrays (converted like pyarrow: the column's own to_pandas, name restored after)
+    # index arrays (converted like pyarrow: the column's own to_pandas, name restored after).
+    # pyarrow passes that call types_mapper and nothing else: the other options (nanosecond
+    # coercion, date_as_object, integer_object_nulls, ...) leave index levels alone
     index = None
     if index_parts:
+        index_conv = _Converter(ToPandasOptions(types_mapper=opts.types_mapper))
         arrays, names = [], []
         for kind, what, name in index_parts:
             if kind == "range":
@@ -1097,11 +1100,11 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
                 e = None
                 if opts.types_mapper is not None:
                     e = _mapped(opts.types_mapper, f.type)
-                if e is None and conv.uses_string_dtype and \
+                if e is None and index_conv.uses_string_dtype and \
                         _storage(f.type).kind in _STRING_KINDS and \
                         getattr(_storage(f.type), "is_utf8", False):
-                    e = conv.string_dtype()
-                arr = conv.column(columns[what], f.type, e).to_array(
+                    e = index_conv.string_dtype()
+                arr = index_conv.column(columns[what], f.type, e).to_array(
                     np, _total(columns[what]))
                 arrays.append(pd.Index(arr, name=None))
             names.append(name)

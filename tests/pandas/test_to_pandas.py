@@ -1,6 +1,7 @@
 """to_pandas() equals pyarrow 26's, type by type, chunked and sliced, and with each option."""
 from __future__ import annotations
 
+import datetime
 import os
 
 import numpy as np
@@ -122,6 +123,26 @@ def test_time64_nanoseconds_are_not_dropped():
     for a in (pa.array([1000, None], pa.time64("ns")), null_slot):
         t = pa.table({"x": a})
         assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("options", [
+    {"coerce_temporal_nanoseconds": True}, {"date_as_object": False},
+    {"integer_object_nulls": True}, {"timestamp_as_object": True},
+])
+def test_options_other_than_types_mapper_leave_index_levels_alone(options):
+    # pyarrow converts index levels with the column's to_pandas(types_mapper=...) only
+    levels = [pd.date_range("2001-01-01", periods=3, freq="h", unit="us"),
+              pd.date_range("2001-01-01", periods=3, freq="h", unit="us", tz="UTC"),
+              pd.to_timedelta([1, 2, 3], unit="s").as_unit("us"),
+              pd.Index([datetime.date(2000, 1, 1)] * 3, dtype=object),
+              pd.Index(pd.array([1, None, 3], dtype="Int64"))]
+    for i, level in enumerate(levels):
+        df = pd.DataFrame({"a": [1, 2, 3]}, index=level.rename(f"level{i}"))
+        t = pa.Table.from_pandas(df)
+        assert_same(ours(t).to_pandas(**options), t.to_pandas(**options))
+    multi = pd.MultiIndex.from_arrays(levels[:2], names=["x", "y"])
+    t = pa.Table.from_pandas(pd.DataFrame({"a": [1, 2, 3]}, index=multi))
+    assert_same(ours(t).to_pandas(**options), t.to_pandas(**options))
 
 
 def test_timezones_and_units():
