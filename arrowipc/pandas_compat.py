@@ -723,8 +723,10 @@ class _Converter:
         _check_list_values(st)
         valid = self._valid_mask(d)
         if st.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.FIXED_SIZE_LIST) and len(starts):
-            lo = int(starts.min()) if valid is None else int(starts[valid].min(initial=0))
-            hi = int(stops.max()) if valid is None else int(stops[valid].max(initial=lo))
+            # the values this chunk's lists span, null lists included: pyarrow converts those
+            # (a null outside them, say in a slice's neighbours, does not make them objects;
+            # one under a null list does)
+            lo, hi = int(starts.min()), int(stops.max())
             hi = max(hi, lo)
         else:
             lo, hi = 0, child.length

@@ -145,6 +145,22 @@ def test_options_other_than_types_mapper_leave_index_levels_alone(options):
     assert_same(ours(t).to_pandas(**options), t.to_pandas(**options))
 
 
+def test_list_values_typed_by_the_span_of_the_chunks_lists():
+    # pyarrow converts the child values the chunk's lists span, null lists included: a null
+    # child value outside them (in a slice's neighbours) leaves bools as bools, one under a
+    # null list makes them objects
+    lists = pa.array([[False], [True, None], [True, False], None, [True], [False, True]],
+                     pa.list_(pa.bool_()))
+    nested = pa.StructArray.from_arrays([pa.array(range(6)), lists], names=["a", "d"])
+    under_null = pa.ListArray.from_arrays(pa.array([0, 2, 3, 4], pa.int32()),
+                                          pa.array([True, None, False, True]),
+                                          mask=pa.array([True, False, False]))
+    for arr in (lists.slice(2, 4), nested.slice(2, 4), under_null, under_null.slice(1),
+                pa.array([[1, None], [2], [3]], pa.large_list(pa.int64())).slice(1)):
+        t = pa.table({"x": arr})
+        assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
 def test_timezones_and_units():
     for tz in ("UTC", "Europe/Paris", "+05:30", "-02:00", "America/New_York"):
         for unit in ("s", "ms", "us", "ns"):
