@@ -257,6 +257,11 @@ def infer_type(values: list[Any]) -> _t.DataType:
         return _t.month_day_nano_interval()
     if cats == {"list"}:
         flat = list(chain.from_iterable(v for v in values if v is not None))
+        if not flat:
+            # empty numpy arrays still say their type (pyarrow takes it from the dtype)
+            typed = _empty_arrays_type(values)
+            if typed is not None:
+                return _t.list_(typed)
         return _t.list_(infer_type(flat))
     if cats == {"dict"}:
         return _infer_struct(values)
@@ -311,6 +316,15 @@ def _tp_name(tp: type) -> str:
     if tp.__flags__ & (1 << 9) or tp.__module__ == "builtins":     # Py_TPFLAGS_HEAPTYPE
         return tp.__name__
     return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def _empty_arrays_type(values: list[Any]) -> _t.DataType | None:
+    """The type the dtype of the first numpy array among `values` (all empty) gives, if any."""
+    for v in values:
+        if v is not None and _is_numpy_type(type(v)) and v.dtype.kind != "O":
+            return _t.string() if v.dtype.kind == "U" else _t.binary() if \
+                v.dtype.kind == "S" else _type_for_dtype(v.dtype)
+    return None
 
 
 def _infer_struct(values: list[Any]) -> _t.DataType:

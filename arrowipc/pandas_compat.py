@@ -31,7 +31,7 @@ import sys as _sys
 
 from ._core.arraydata import ArrayData
 from ._core import pandas_kernels as _k
-from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .pandas_shim import schema_pandas_metadata
 from .types import (DataType, DecimalType, DictionaryType, DurationType, ExtensionType, Field,
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
@@ -1716,8 +1716,22 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
     if missing.any():
         for i in np.flatnonzero(missing).tolist():
             items[i] = None
+    if type is None and any(isinstance(v, np.ndarray) for v in items):
+        type = _numpy_lists_type(np, items)
     items = [_python_value(pd, np, v) for v in items]
     return array_data_from_python(items, type)
+
+
+def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
+    """The list type pyarrow infers for an object column holding numpy arrays: from their
+    dtypes (int32 arrays make list<int32>), which the Python values they become no longer say;
+    None to infer from those values."""
+    from .from_python import infer_type
+    try:
+        t = infer_type(items)
+    except ArrowException:
+        return None
+    return t if t.kind == Kind.LIST else None
 
 
 def _python_value(pd: Any, np: Any, v: Any, nested: bool = False) -> Any:

@@ -184,6 +184,21 @@ def test_mixed_object_column_raises_like_pyarrow(values):
     assert got.value.args[-1] == "Conversion failed for column o with type object"
 
 
+@pytest.mark.parametrize("values", [
+    [np.array([1, 2], dtype="int32"), None], [np.array([1.5, np.nan], dtype="float32")],
+    [np.arange(0), None], [np.array([], dtype="float32")], [np.array([], dtype="U1")],
+    [np.array([], dtype="bool"), None], [np.array([1], dtype="int8"), [3]],
+], ids=repr)
+def test_numpy_arrays_in_object_columns_keep_their_dtype(values):
+    # pyarrow types the lists by the arrays' dtype (even when they are empty)
+    df = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    expected = pa.Table.from_pandas(df)
+    got = arrowipc.Table.from_pandas(df)
+    assert got.schema.field("x").type == expected.schema.field("x").type
+    assert got.equals(expected)
+    assert arrowipc.array(values).type == pa.array(values).type
+
+
 def test_duplicate_columns_raise():
     df = pd.DataFrame([[1, 2]], columns=["a", "a"])
     with pytest.raises(ValueError, match=r"Duplicate column names found: \['a', 'a'\]"):
