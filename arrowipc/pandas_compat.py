@@ -1563,7 +1563,8 @@ def series_to_array_data(col: Any, type: DataType | None = None, safe: bool = Tr
     from . import types as T
     values = col.array if hasattr(col, "array") else col
     dtype = getattr(values, "dtype", None)
-    if isinstance(values, pd.arrays.NumpyExtensionArray):
+    if isinstance(values, pd.arrays.NumpyExtensionArray) and not isinstance(dtype, pd.StringDtype):
+        # (pandas' python-storage strings are one too: their dtype types them, nulls or not)
         values = values.to_numpy()
         dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):

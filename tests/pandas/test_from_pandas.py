@@ -199,6 +199,17 @@ def test_numpy_arrays_in_object_columns_keep_their_dtype(values):
     assert arrowipc.array(values).type == pa.array(values).type
 
 
+@pytest.mark.parametrize("dtype", [pd.StringDtype("python"),
+                                   pd.StringDtype("python", na_value=np.nan)], ids=str)
+def test_python_strings_without_values_are_strings(dtype):
+    # the dtype says string even when no value does (all null, or empty)
+    for values in ([None, None], []):
+        s = pd.Series(values, dtype=dtype)
+        expected = pa.Table.from_pandas(pd.DataFrame({"x": s}))
+        assert arrowipc.Table.from_pandas(pd.DataFrame({"x": s})).equals(expected)
+        assert arrowipc.array(s).type == pa.array(s).type == pa.string()
+
+
 def test_duplicate_columns_raise():
     df = pd.DataFrame([[1, 2]], columns=["a", "a"])
     with pytest.raises(ValueError, match=r"Duplicate column names found: \['a', 'a'\]"):
