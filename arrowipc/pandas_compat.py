@@ -1033,8 +1033,6 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     columns_meta = meta.get("columns", []) if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}
-    if opts.zero_copy_only and not opts.split_blocks:
-        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
     categories = set(opts.categories)
 
     # index columns named in the metadata leave the table and become the index
@@ -1083,9 +1081,12 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
                 isinstance(f.type, ExtensionType):
             e = conv.string_dtype()
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
-    if opts.zero_copy_only:
-        for f, p, i in zip(data_fields, plans, data_idx):
-            _check_zero_copy(f, p, columns[i], np)
+        if opts.zero_copy_only and opts.split_blocks:
+            # column by column, as pyarrow: a copy is refused before a later column's type
+            _check_zero_copy(f, plans[-1], chunks, np)
+    # after the plans: a type pandas has no block for is refused first (pyarrow's order)
+    if opts.zero_copy_only and not opts.split_blocks:
+        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
 
     # index arrays (converted like pyarrow: the column's own to_pandas, name restored after).
     # pyarrow passes that call types_mapper and nothing else: the other options (nanosecond

@@ -161,6 +161,23 @@ def test_list_values_typed_by_the_span_of_the_chunks_lists():
         assert_same(ours(t).to_pandas(), t.to_pandas())
 
 
+@pytest.mark.parametrize("split_blocks", [False, True])
+def test_zero_copy_only_refusals_come_in_pyarrow_order(split_blocks):
+    # a type pandas has no block for is refused before the multi-column block; with split
+    # blocks the columns are taken in order, each one's type and then its copy
+    import testdata
+    path = testdata.required(os.path.join(testdata.integration_dir("0.14.1"),
+                                          "generated_interval.arrow_file"))
+    table = pa.ipc.open_file(path).read_all()     # durations with nulls, then intervals
+    for t in (table, table.select([4, 0])):
+        with pytest.raises(pa.ArrowException) as expected:
+            t.to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+        error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+            arrowipc.ArrowNotImplementedError
+        with pytest.raises(error):
+            ours(t).to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+
+
 def test_timezones_and_units():
     for tz in ("UTC", "Europe/Paris", "+05:30", "-02:00", "America/New_York"):
         for unit in ("s", "ms", "us", "ns"):
