@@ -163,6 +163,18 @@ def test_schema_and_columns_arguments():
     assert _meta(got.schema) == _meta(expected.schema)
 
 
+def test_schema_argument_may_be_pyarrows():
+    # a drop-in caller passes pyarrow's schema (it used to fail: TypeError or AttributeError)
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", None], "c": [1.5, 2.5],
+                       "d": pd.Series([[1], None], dtype=object)})
+    sch_pa = pa.schema([("c", pa.float32()), ("a", pa.int32()), ("d", pa.list_(pa.int8()))])
+    for cls, pa_cls in ((arrowipc.Table, pa.Table), (arrowipc.RecordBatch, pa.RecordBatch)):
+        expected = pa_cls.from_pandas(df, schema=sch_pa)
+        assert cls.from_pandas(df, schema=sch_pa).equals(expected)
+    with pytest.raises(TypeError, match="schema must be a Schema"):
+        arrowipc.Table.from_pandas(df, schema="c")
+
+
 def test_table_and_record_batch_functions_take_dataframes():
     df = FRAMES["numbers"]
     assert pa.table(arrowipc.table(df)).equals(pa.Table.from_pandas(df))
