@@ -312,6 +312,8 @@ class _Converter:
         major, minor = (int(x) for x in pd.__version__.split(".")[:2])
         self.uses_string_dtype = major >= 3 or (
             (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
+        # set by table_to_dataframe: pyarrow's Table.to_pandas picks the str dtype by field type
+        self.for_table = False
 
     # -- top level ------------------------------------------------------------------------------
     def column(self, chunks: list[ArrayData], t: DataType, ext_dtype: Any = None,
@@ -619,7 +621,12 @@ class _Converter:
             if len(ends) > values_d.length:
                 raise ArrowInvalid(f"run_end_encoded array has {len(ends)} runs but "
                                    f"{values_d.length} values")
-            values = self.column([values_d], values_d.type).to_array(np, values_d.length)
+            vt = _storage(values_d.type)
+            if self.for_table and vt.kind in _STRING_KINDS and getattr(vt, "is_utf8", False):
+                # a run-end encoded field is no string field: its strings stay objects there
+                values = _binary_objects(np, values_d, True, None, self.o.deduplicate_objects)
+            else:
+                values = self.column([values_d], values_d.type).to_array(np, values_d.length)
             parts.append(values.take(idx))
         if not parts:
             return self.column([], st.value_type).to_array(np, 0)
@@ -1027,6 +1034,7 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     `release(i)`, when given (self_destruct), is called once column i is converted so the caller
     can drop its references to that column's buffers."""
     conv = _Converter(opts)
+    conv.for_table = True
     pd, np = conv.pd, conv.np
     fields = list(schema)
     meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
@@ -1080,6 +1088,10 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
                 getattr(_storage(f.type), "is_utf8", False) and not \
                 isinstance(f.type, ExtensionType):
             e = conv.string_dtype()
+        if opts.split_blocks and _storage(f.type).kind == Kind.RUN_END_ENCODED:
+            # pyarrow's split-block writer has none for them
+            raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
+                                           f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
         if opts.zero_copy_only and opts.split_blocks:
             # column by column, as pyarrow: a copy is refused before a later column's type
