@@ -447,8 +447,7 @@ class _Converter:
             # nanoseconds always fit datetime64[ns]: pyarrow keeps those columns as they are
             return _objects_column(np, chunks, _pylist)
         unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
-        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"),
-                              f"timestamp[{st.unit}]")
+        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"), str(st))
         if st.tz is None:
             return naive
         dtype = _datetime_dtype(pd, unit, st.tz)

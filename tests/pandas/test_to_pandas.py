@@ -196,6 +196,16 @@ def test_run_end_encoded_fields_like_pyarrow():
     assert_same(ours(strings).to_pandas(), strings.to_pandas())
 
 
+@pytest.mark.parametrize("tz", [None, "UTC", "Asia/Tokyo"])
+def test_nanosecond_coercion_out_of_range_names_the_type(tz):
+    t = pa.table({"x": pa.array([2**62, None], pa.timestamp("s", tz))})
+    with pytest.raises(pa.ArrowInvalid) as expected:
+        t.to_pandas(coerce_temporal_nanoseconds=True)
+    with pytest.raises(arrowipc.ArrowInvalid) as got:
+        ours(t).to_pandas(coerce_temporal_nanoseconds=True)
+    assert str(got.value) == str(expected.value)
+
+
 def test_timezones_and_units():
     for tz in ("UTC", "Europe/Paris", "+05:30", "-02:00", "America/New_York"):
         for unit in ("s", "ms", "us", "ns"):
