@@ -531,6 +531,11 @@ class _Converter:
                 _same_values(x, first) for x in dicts):  # type: ignore[arg-type]  # not None here
             categories = self._dictionary_values([first])
         else:
+            # pyarrow's dictionary unifier refuses these, before pandas sees any category
+            if _storage(st.value_type).kind == Kind.NULL:
+                raise ArrowNotImplementedError("Unification of null dictionaries is not implemented")
+            if any(_null_count(x) for x in dicts if x is not None):
+                raise ArrowInvalid("Cannot yet unify dictionaries with nulls")
             categories, codes = self._unified(chunks, codes)
         ncat = len(categories)
         if n and ncat == 0 and not _any_nulls(chunks):

@@ -206,6 +206,25 @@ def test_nanosecond_coercion_out_of_range_names_the_type(tz):
     assert str(got.value) == str(expected.value)
 
 
+def test_dictionaries_that_cannot_be_unified_fail_like_pyarrow():
+    # chunks with different dictionaries are unified, which pyarrow refuses for a dictionary of
+    # null type (ArrowNotImplementedError) and for dictionaries holding nulls (ArrowInvalid)
+    idx = pa.array([0, 1], pa.int32())
+    cases = [[pa.DictionaryArray.from_arrays(idx, pa.nulls(2)),
+              pa.DictionaryArray.from_arrays(idx.slice(0, 1), pa.nulls(1))],
+             [pa.DictionaryArray.from_arrays(idx, pa.array(["a", None])),
+              pa.DictionaryArray.from_arrays(idx.slice(1), pa.array(["q", "b"]))]]
+    for chunks in cases:
+        t = pa.table({"x": pa.chunked_array(chunks)})
+        with pytest.raises(pa.ArrowException) as expected:
+            t.to_pandas()
+        error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+            arrowipc.ArrowNotImplementedError
+        with pytest.raises(error) as got:
+            ours(t).to_pandas()
+        assert str(got.value) == str(expected.value)
+
+
 def test_timezones_and_units():
     for tz in ("UTC", "Europe/Paris", "+05:30", "-02:00", "America/New_York"):
         for unit in ("s", "ms", "us", "ns"):
