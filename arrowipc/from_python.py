@@ -138,8 +138,12 @@ def _pack_array(code: str, values: list[Any], nulls: list[Any], t: Any, where: s
         lo, hi = _int_range(t)
         for i, v in enumerate(values):
             if not lo <= v <= hi:
-                raise ArrowInvalid(f"{where}: value {v} at index {i} does not fit in {t} "
-                                   f"(range [{lo}, {hi}])") from None
+                # pyarrow's OverflowError where Python cannot make the C integer it converts
+                # through (a C long, unsigned for unsigned types), ArrowInvalid after that
+                error = ArrowInvalid if (-(1 << 63) <= v < (1 << 63) if lo < 0 else
+                                         0 <= v < (1 << 64)) else IntegerOverflow
+                raise error(f"{where}: value {v} at index {i} does not fit in {t} "
+                            f"(range [{lo}, {hi}])") from None
         raise
     except TypeError as e:
         for i, v in enumerate(values):
@@ -150,6 +154,11 @@ def _pack_array(code: str, values: list[Any], nulls: list[Any], t: Any, where: s
     if not _LITTLE:
         out.byteswap()
     return out
+
+
+class IntegerOverflow(ArrowInvalid, OverflowError):
+    """A Python int outside what C converts it through: an OverflowError, as pyarrow raises,
+    and an ArrowInvalid (a ValueError) as every other out-of-range value here."""
 
 
 def _int_range(t: Any) -> tuple[Any, ...]:

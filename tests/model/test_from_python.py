@@ -110,6 +110,22 @@ def test_mixed_python_types_fail_like_pyarrow(values):
     assert str(got.value) == str(expected.value)
 
 
+@pytest.mark.parametrize("values,type_name", [
+    ([2**63], None), ([1, 2**64], None), ([-(2**63) - 1], None), ([2**63], "int64"),
+    ([2**63], "int32"), ([2**64], "uint64"), ([-1], "uint64"), ([-1], "uint8"),
+    ([-(2**63) - 1], "int8"), ([2**40], "int32"), ([300], "uint8"), ([-129], "int8"),
+], ids=repr)
+def test_integers_out_of_range_raise_pyarrows_builtin(values, type_name):
+    # pyarrow: OverflowError when Python cannot make the C integer it converts through (a
+    # long, or an unsigned one for unsigned types), ArrowInvalid when that fits but the type not
+    with pytest.raises((pa.ArrowInvalid, OverflowError)) as expected:
+        pa.array(values, type_name and getattr(pa, type_name)())
+    with pytest.raises(ArrowInvalid) as got:
+        array_data_from_python(values, type_name and getattr(ai, type_name)())
+    assert isinstance(got.value, OverflowError) == isinstance(expected.value, OverflowError)
+    assert "does not fit in" in str(got.value)
+
+
 # -- every type, explicitly ---------------------------------------------------------------------
 
 TYPED = [
