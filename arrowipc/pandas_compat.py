@@ -1410,6 +1410,12 @@ def dataframe_to_arrays(df: Any, schema: Schema | None = None, preserve_index: b
 
     With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
     chunked and every array is a ChunkedArray (for a Table); otherwise chunks are combined."""
+    if schema is not None and not isinstance(schema, Schema):
+        from ._upcalls import peer_as_ours
+        ours = peer_as_ours(schema, "schema")         # pyarrow's (or another library's)
+        if ours is None:
+            raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
+        schema = ours
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"from_pandas expects a pandas.DataFrame, got {type(df).__name__}")

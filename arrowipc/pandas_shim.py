@@ -96,9 +96,6 @@ def table_from_pandas(cls: type[Table], df: Any, schema: Schema | None = None,
 def _from_pandas(cls: type[_Frame], df: Any, schema: Schema | None, preserve_index: bool | None,
                  nthreads: int | None, columns: list[str] | None, safe: bool = True) -> _Frame:
     from ._upcalls import RecordBatch, Table, dataframe_to_arrays
-    if schema is not None:
-        from .batch_reader import _as_schema
-        schema = _as_schema(schema, "schema")       # pyarrow's (or another library's) too
     arrays, sch = dataframe_to_arrays(df, schema, preserve_index, nthreads, columns, safe,
                                       chunked=cls is Table)
     if arrays:

@@ -126,6 +126,16 @@ def test_integers_out_of_range_raise_pyarrows_builtin(values, type_name):
     assert "does not fit in" in str(got.value)
 
 
+def test_type_argument_may_be_pyarrows():
+    # a pyarrow type is imported through the C interface (it was refused with "expected a
+    # DataType, got DataType"); anything else names its class in full
+    for values, t in (([1, None], pa.int32()), ([[1]], pa.list_(pa.int8())),
+                      ([1.5], pa.float16()), (["x"], pa.large_string())):
+        assert ai.array(values, t).equals(pa.array(values, t))
+    with pytest.raises(ArrowTypeError, match="expected a DataType, got pyarrow.lib.Field"):
+        ai.array([1], pa.field("a", pa.int8()))
+
+
 # -- every type, explicitly ---------------------------------------------------------------------
 
 TYPED = [
