@@ -138,8 +138,12 @@ def _pack_array(code: str, values: list[Any], nulls: list[Any], t: Any, where: s
         lo, hi = _int_range(t)
         for i, v in enumerate(values):
             if not lo <= v <= hi:
-                raise ArrowInvalid(f"{where}: value {v} at index {i} does not fit in {t} "
-                                   f"(range [{lo}, {hi}])") from None
+                # pyarrow's OverflowError where Python cannot make the C integer it converts
+                # through (a C long, unsigned for unsigned types), ArrowInvalid after that
+                error = ArrowInvalid if (-(1 << 63) <= v < (1 << 63) if lo < 0 else
+                                         0 <= v < (1 << 64)) else IntegerOverflow
+                raise error(f"{where}: value {v} at index {i} does not fit in {t} "
+                            f"(range [{lo}, {hi}])") from None
         raise
     except TypeError as e:
         for i, v in enumerate(values):
@@ -150,6 +154,11 @@ def _pack_array(code: str, values: list[Any], nulls: list[Any], t: Any, where: s
     if not _LITTLE:
         out.byteswap()
     return out
+
+
+class IntegerOverflow(ArrowInvalid, OverflowError):
+    """A Python int outside what C converts it through: an OverflowError, as pyarrow raises,
+    and an ArrowInvalid (a ValueError) as every other out-of-range value here."""
 
 
 def _int_range(t: Any) -> tuple[Any, ...]:
@@ -228,8 +237,9 @@ def infer_type(values: list[Any]) -> _t.DataType:
         return _t.null()
     cats = {_category(tp) for tp in types}
     if "unknown" in cats:
-        bad = next(tp for tp in types if _category(tp) == "unknown")
-        raise ArrowTypeError(f"cannot convert Python objects of type {bad.__name__} to Arrow")
+        bad = next(v for v in values if v is not None and _category(type(v)) == "unknown")
+        raise ArrowInvalid(f"Could not convert {_describe(bad)} with type {_tp_name(type(bad))}: "
+                           f"did not recognize Python value type when inferring an Arrow data type")
     if cats == {"bool"}:
         return _t.bool_()
     if cats <= {"int", "float"}:
@@ -256,11 +266,74 @@ def infer_type(values: list[Any]) -> _t.DataType:
         return _t.month_day_nano_interval()
     if cats == {"list"}:
         flat = list(chain.from_iterable(v for v in values if v is not None))
+        if not flat:
+            # empty numpy arrays still say their type (pyarrow takes it from the dtype)
+            typed = _empty_arrays_type(values)
+            if typed is not None:
+                return _t.list_(typed)
         return _t.list_(infer_type(flat))
     if cats == {"dict"}:
         return _infer_struct(values)
-    names = sorted(tp.__name__ for tp in types)
-    raise ArrowTypeError(f"cannot infer one Arrow type for values of Python types {names}")
+    first = next(v for v in values if v is not None)
+    if _category(type(first)) not in ("str", "bytes"):     # strings first: their converter fails
+        if "list" in cats:
+            raise ArrowInvalid("cannot mix list and non-list, non-null values")
+        if "dict" in cats:
+            raise ArrowInvalid("cannot mix struct and non-struct, non-null values")
+    raise _mixed_types_error(values)
+
+
+# Sets of inference categories that make one Arrow type (infer_type's cases)
+_ONE_TYPE = ({"bool"}, {"int", "float"}, {"str", "bytes"}, {"decimal", "int"}, {"date", "datetime"},
+             {"time"}, {"timedelta"}, {"interval"})
+
+
+def _mixed_types_error(values: list[Any]) -> Exception:
+    """The error pyarrow raises for scalars of types that make no one Arrow type: it infers the
+    type of the values before the first value that does not fit them, and that value then fails
+    to convert (ArrowInvalid or ArrowTypeError, as its converter for that type says)."""
+    seen: set[str] = set()
+    at, bad = 0, None
+    for at, bad in enumerate(values):
+        if bad is None:
+            continue
+        c = _category(type(bad))
+        if not any(seen | {c} <= one for one in _ONE_TYPE):
+            break
+        seen.add(c)
+    target = infer_type(values[:at])
+    tp = type(bad)
+    if target.name in ("string", "binary"):
+        return ArrowTypeError(f"Expected bytes, got a '{_tp_name(tp)}' object")
+    if isinstance(target, _t.DecimalType):
+        return ArrowTypeError(f"int or Decimal object expected, got {tp.__name__}")
+    if target.name in _PY_NUMBER_TYPES:
+        if target.name != "bool" and _category(tp) == "bool":
+            return ArrowTypeError("Expected integer, got bool")
+        return ArrowInvalid(f"Could not convert {_describe(bad)} with type {_tp_name(tp)}: tried to "
+                            f"convert to {'boolean' if target.name == 'bool' else target}")
+    return ArrowTypeError(f"object of type {tp!r} cannot be converted to int")
+
+
+_PY_NUMBER_TYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                    "halffloat", "float", "double"}
+
+
+def _tp_name(tp: type) -> str:
+    """A type's name as CPython's tp_name spells it (pyarrow's messages quote that): module
+    prefixed for types defined in C outside builtins."""
+    if tp.__flags__ & (1 << 9) or tp.__module__ == "builtins":     # Py_TPFLAGS_HEAPTYPE
+        return tp.__name__
+    return f"{tp.__module__}.{tp.__qualname__}"
+
+
+def _empty_arrays_type(values: list[Any]) -> _t.DataType | None:
+    """The type the dtype of the first numpy array among `values` (all empty) gives, if any."""
+    for v in values:
+        if v is not None and _is_numpy_type(type(v)) and v.dtype.kind != "O":
+            return _t.string() if v.dtype.kind == "U" else _t.binary() if \
+                v.dtype.kind == "S" else _type_for_dtype(v.dtype)
+    return None
 
 
 def _infer_struct(values: list[Any]) -> _t.DataType:

@@ -31,7 +31,7 @@ import sys as _sys
 
 from ._core.arraydata import ArrayData
 from ._core import pandas_kernels as _k
-from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from .errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .pandas_shim import schema_pandas_metadata
 from .types import (DataType, DecimalType, DictionaryType, DurationType, ExtensionType, Field,
                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
@@ -157,6 +157,16 @@ def _fill_chunk_nulls(chunks: list[ArrayData], out: Any, fill: Any = None) -> No
         if v is not None:
             _k.fill_nulls(out, pos, d.length, v, d.offset, fill)
         pos += d.length
+
+
+def _signed_codes(np: Any, chunks: list[ArrayData], codes: Any, ncat: int) -> Any:
+    """Unsigned dictionary indices as signed codes (pandas' codes are signed and use -1 for a
+    null), wide enough for every index that can be valid."""
+    # null slots may hold any index: zeroed first, so that only real indices are range-checked
+    _fill_chunk_nulls(chunks, codes, 0)
+    if len(codes) and int(codes.max()) >= max(ncat, 1):
+        raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
+    return codes.astype({1: "i2", 2: "i4"}.get(codes.dtype.itemsize, "i8"))
 
 
 def _zero_copy_view(np: Any, chunks: list[ArrayData], code: str) -> Any:
@@ -302,6 +312,8 @@ class _Converter:
         major, minor = (int(x) for x in pd.__version__.split(".")[:2])
         self.uses_string_dtype = major >= 3 or (
             (major, minor) >= (2, 3) and bool(pd.get_option("future.infer_string")))
+        # set by table_to_dataframe: pyarrow's Table.to_pandas picks the str dtype by field type
+        self.for_table = False
 
     # -- top level ------------------------------------------------------------------------------
     def column(self, chunks: list[ArrayData], t: DataType, ext_dtype: Any = None,
@@ -435,8 +447,7 @@ class _Converter:
             # nanoseconds always fit datetime64[ns]: pyarrow keeps those columns as they are
             return _objects_column(np, chunks, _pylist)
         unit = "ns" if o.coerce_temporal_nanoseconds else st.unit
-        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"),
-                              f"timestamp[{st.unit}]")
+        naive = self.temporal(chunks, st.unit, np.dtype(f"datetime64[{unit}]"), str(st))
         if st.tz is None:
             return naive
         dtype = _datetime_dtype(pd, unit, st.tz)
@@ -520,10 +531,17 @@ class _Converter:
                 _same_values(x, first) for x in dicts):  # type: ignore[arg-type]  # not None here
             categories = self._dictionary_values([first])
         else:
+            # pyarrow's dictionary unifier refuses these, before pandas sees any category
+            if _storage(st.value_type).kind == Kind.NULL:
+                raise ArrowNotImplementedError("Unification of null dictionaries is not implemented")
+            if any(_null_count(x) for x in dicts if x is not None):
+                raise ArrowInvalid("Cannot yet unify dictionaries with nulls")
             categories, codes = self._unified(chunks, codes)
         ncat = len(categories)
         if n and ncat == 0 and not _any_nulls(chunks):
             raise ArrowInvalid("dictionary index outside the dictionary of 0 values")
+        if codes.dtype.kind == "u":
+            codes = _signed_codes(np, chunks, codes, ncat)
         _fill_chunk_nulls(chunks, codes, -1)
         if len(codes) and (codes.max(initial=-1) >= ncat or codes.min(initial=0) < -1):
             raise ArrowInvalid(f"dictionary index outside the dictionary of {ncat} values")
@@ -607,7 +625,12 @@ class _Converter:
             if len(ends) > values_d.length:
                 raise ArrowInvalid(f"run_end_encoded array has {len(ends)} runs but "
                                    f"{values_d.length} values")
-            values = self.column([values_d], values_d.type).to_array(np, values_d.length)
+            vt = _storage(values_d.type)
+            if self.for_table and vt.kind in _STRING_KINDS and getattr(vt, "is_utf8", False):
+                # a run-end encoded field is no string field: its strings stay objects there
+                values = _binary_objects(np, values_d, True, None, self.o.deduplicate_objects)
+            else:
+                values = self.column([values_d], values_d.type).to_array(np, values_d.length)
             parts.append(values.take(idx))
         if not parts:
             return self.column([], st.value_type).to_array(np, 0)
@@ -641,7 +664,23 @@ class _Converter:
             return _binary_objects(np, d, st.is_utf8, None, self.o.deduplicate_objects)
         if k == Kind.RUN_END_ENCODED:
             return _as_object_array(np, _pylist(d))
+        if st.name == "time64[ns]":
+            self._check_whole_microseconds(d)
         return _as_object_array(np, _pylist(d))
+
+    def _check_whole_microseconds(self, d: ArrayData) -> None:
+        """datetime.time holds microseconds: pyarrow refuses (whatever `safe` says) to drop the
+        nanoseconds of a time64[ns] value, where to_pylist truncates them."""
+        buf = _values_buffer(d)
+        if buf is None:
+            return
+        values = self.np.frombuffer(buf, dtype="i8", count=d.length, offset=d.offset * 8)
+        lossy = values % 1000 != 0
+        valid = self._valid_mask(d)
+        if valid is not None:
+            lossy &= valid
+        if lossy.any():
+            raise ArrowInvalid(f"Value {int(values[lossy.argmax()])} has non-zero nanoseconds")
 
     def _list_bounds(self, d: ArrayData, st: Any) -> Any:
         """(child ArrayData, per-list (start, stop) in the child) of one list-like chunk."""
@@ -695,8 +734,10 @@ class _Converter:
         _check_list_values(st)
         valid = self._valid_mask(d)
         if st.kind in (Kind.LIST, Kind.LARGE_LIST, Kind.FIXED_SIZE_LIST) and len(starts):
-            lo = int(starts.min()) if valid is None else int(starts[valid].min(initial=0))
-            hi = int(stops.max()) if valid is None else int(stops[valid].max(initial=lo))
+            # the values this chunk's lists span, null lists included: pyarrow converts those
+            # (a null outside them, say in a slice's neighbours, does not make them objects;
+            # one under a null list does)
+            lo, hi = int(starts.min()), int(stops.max())
             hi = max(hi, lo)
         else:
             lo, hi = 0, child.length
@@ -997,14 +1038,13 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     `release(i)`, when given (self_destruct), is called once column i is converted so the caller
     can drop its references to that column's buffers."""
     conv = _Converter(opts)
+    conv.for_table = True
     pd, np = conv.pd, conv.np
     fields = list(schema)
     meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
     columns_meta = meta.get("columns", []) if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}
-    if opts.zero_copy_only and not opts.split_blocks:
-        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
     categories = set(opts.categories)
 
     # index columns named in the metadata leave the table and become the index
@@ -1052,14 +1092,24 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
                 getattr(_storage(f.type), "is_utf8", False) and not \
                 isinstance(f.type, ExtensionType):
             e = conv.string_dtype()
+        if opts.split_blocks and _storage(f.type).kind == Kind.RUN_END_ENCODED:
+            # pyarrow's split-block writer has none for them
+            raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
+                                           f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
-    if opts.zero_copy_only:
-        for f, p, i in zip(data_fields, plans, data_idx):
-            _check_zero_copy(f, p, columns[i], np)
+        if opts.zero_copy_only and opts.split_blocks:
+            # column by column, as pyarrow: a copy is refused before a later column's type
+            _check_zero_copy(f, plans[-1], chunks, np)
+    # after the plans: a type pandas has no block for is refused first (pyarrow's order)
+    if opts.zero_copy_only and not opts.split_blocks:
+        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
 
-    # index arrays (converted like pyarrow: the column's own to_pandas, name restored after)
+    # index arrays (converted like pyarrow: the column's own to_pandas, name restored after).
+    # pyarrow passes that call types_mapper and nothing else: the other options (nanosecond
+    # coercion, date_as_object, integer_object_nulls, ...) leave index levels alone
     index = None
     if index_parts:
+        index_conv = _Converter(ToPandasOptions(types_mapper=opts.types_mapper))
         arrays, names = [], []
         for kind, what, name in index_parts:
             if kind == "range":
@@ -1069,11 +1119,11 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
                 e = None
                 if opts.types_mapper is not None:
                     e = _mapped(opts.types_mapper, f.type)
-                if e is None and conv.uses_string_dtype and \
+                if e is None and index_conv.uses_string_dtype and \
                         _storage(f.type).kind in _STRING_KINDS and \
                         getattr(_storage(f.type), "is_utf8", False):
-                    e = conv.string_dtype()
-                arr = conv.column(columns[what], f.type, e).to_array(
+                    e = index_conv.string_dtype()
+                arr = index_conv.column(columns[what], f.type, e).to_array(
                     np, _total(columns[what]))
                 arrays.append(pd.Index(arr, name=None))
             names.append(name)
@@ -1360,6 +1410,12 @@ def dataframe_to_arrays(df: Any, schema: Schema | None = None, preserve_index: b
 
     With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
     chunked and every array is a ChunkedArray (for a Table); otherwise chunks are combined."""
+    if schema is not None and not isinstance(schema, Schema):
+        from ._upcalls import peer_as_ours
+        ours = peer_as_ours(schema, "schema")         # pyarrow's (or another library's)
+        if ours is None:
+            raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
+        schema = ours
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):
         raise ArrowTypeError(f"from_pandas expects a pandas.DataFrame, got {type(df).__name__}")
@@ -1530,7 +1586,8 @@ def series_to_array_data(col: Any, type: DataType | None = None, safe: bool = Tr
     from . import types as T
     values = col.array if hasattr(col, "array") else col
     dtype = getattr(values, "dtype", None)
-    if isinstance(values, pd.arrays.NumpyExtensionArray):
+    if isinstance(values, pd.arrays.NumpyExtensionArray) and not isinstance(dtype, pd.StringDtype):
+        # (pandas' python-storage strings are one too: their dtype types them, nulls or not)
         values = values.to_numpy()
         dtype = values.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -1683,8 +1740,22 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
     if missing.any():
         for i in np.flatnonzero(missing).tolist():
             items[i] = None
+    if type is None and any(isinstance(v, np.ndarray) for v in items):
+        type = _numpy_lists_type(np, items)
     items = [_python_value(pd, np, v) for v in items]
     return array_data_from_python(items, type)
+
+
+def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
+    """The list type pyarrow infers for an object column holding numpy arrays: from their
+    dtypes (int32 arrays make list<int32>), which the Python values they become no longer say;
+    None to infer from those values."""
+    from .from_python import infer_type
+    try:
+        t = infer_type(items)
+    except ArrowException:
+        return None
+    return t if t.kind == Kind.LIST else None
 
 
 def _python_value(pd: Any, np: Any, v: Any, nested: bool = False) -> Any:

@@ -885,7 +885,10 @@ def ensure_type(t: DataType | str) -> DataType:
         return t
     if isinstance(t, str):
         return type_for_alias(t)
-    raise ArrowTypeError(f"expected a DataType, got {type(t).__name__}")
+    ours = _peer(t, "type")           # pyarrow's (or another library's) type
+    if ours is not None:
+        return ours
+    raise ArrowTypeError(f"expected a DataType, got {type(t).__module__}.{type(t).__name__}")
 
 
 # -- fields and schemas -------------------------------------------------------------------------

@@ -75,8 +75,8 @@ def test_iterables_and_generators():
 
 
 @pytest.mark.parametrize("values,error", [
-    ([True, 1], ArrowTypeError), ([1, True], ArrowTypeError), ([1, "a"], ArrowTypeError),
-    (["a", 1], ArrowTypeError), ([[1], "a"], ArrowTypeError), ([object()], ArrowTypeError),
+    ([True, 1], ArrowInvalid), ([1, True], ArrowTypeError), ([1, "a"], ArrowInvalid),
+    (["a", 1], ArrowTypeError), ([[1], "a"], ArrowInvalid), ([object()], ArrowInvalid),
     ([{1: 2}], ArrowTypeError), ([D("NaN")], ArrowInvalid), ([2**63], ArrowInvalid),
     ([dt.time(1), dt.datetime(2020, 1, 1)], ArrowTypeError), ("abc", ArrowTypeError),
     ({"a": 1}, ArrowTypeError),
@@ -84,6 +84,56 @@ def test_iterables_and_generators():
 def test_inference_errors(values, error):
     with pytest.raises(error):
         array_data_from_python(values)
+
+
+_O = object()
+MIXED = [
+    [1, "a"], ["a", 1], [1.5, "a"], ["a", 1.5], [None, "a", 1], [1, "a", 2.5], [1, 2.5, "a"],
+    [True, 1], [1, True], [True, 2.5], [True, "a"], ["a", True], [b"x", 1], [1, b"x"],
+    [[1], 3], [3, [1]], [[1], "a"], ["a", [1]], [b"x", [1]], [{"a": 1}, 1], [1, {"a": 1}],
+    [[1], {"a": 1}], [{"a": 1}, [1]], ["a", {"a": 1}], [[1, "a"]], [{"a": 1}, {"a": "x"}],
+    [1, dt.date(2000, 1, 1)], [dt.date(2000, 1, 1), "a"], ["a", dt.date(2000, 1, 1)],
+    [1, dt.datetime(2000, 1, 1)], [dt.time(1), "a"], ["a", dt.time(1)],
+    [dt.timedelta(1), "a"], [D(1), 1.5], [1.5, D(1)], [D(1), "a"], ["a", D(1)], [_O], [1, _O],
+]
+
+
+@pytest.mark.parametrize("values", MIXED, ids=repr)
+def test_mixed_python_types_fail_like_pyarrow(values):
+    # pyarrow infers the type of the values before the first one that does not fit them; that
+    # value's conversion then fails, ArrowInvalid or ArrowTypeError by the inferred type
+    with pytest.raises(pa.ArrowException) as expected:
+        pa.array(values)
+    error = ArrowInvalid if isinstance(expected.value, ValueError) else ArrowTypeError
+    with pytest.raises(error) as got:
+        array_data_from_python(values)
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("values,type_name", [
+    ([2**63], None), ([1, 2**64], None), ([-(2**63) - 1], None), ([2**63], "int64"),
+    ([2**63], "int32"), ([2**64], "uint64"), ([-1], "uint64"), ([-1], "uint8"),
+    ([-(2**63) - 1], "int8"), ([2**40], "int32"), ([300], "uint8"), ([-129], "int8"),
+], ids=repr)
+def test_integers_out_of_range_raise_pyarrows_builtin(values, type_name):
+    # pyarrow: OverflowError when Python cannot make the C integer it converts through (a
+    # long, or an unsigned one for unsigned types), ArrowInvalid when that fits but the type not
+    with pytest.raises((pa.ArrowInvalid, OverflowError)) as expected:
+        pa.array(values, type_name and getattr(pa, type_name)())
+    with pytest.raises(ArrowInvalid) as got:
+        array_data_from_python(values, type_name and getattr(ai, type_name)())
+    assert isinstance(got.value, OverflowError) == isinstance(expected.value, OverflowError)
+    assert "does not fit in" in str(got.value)
+
+
+def test_type_argument_may_be_pyarrows():
+    # a pyarrow type is imported through the C interface (it was refused with "expected a
+    # DataType, got DataType"); anything else names its class in full
+    for values, t in (([1, None], pa.int32()), ([[1]], pa.list_(pa.int8())),
+                      ([1.5], pa.float16()), (["x"], pa.large_string())):
+        assert ai.array(values, t).equals(pa.array(values, t))
+    with pytest.raises(ArrowTypeError, match="expected a DataType, got pyarrow.lib.Field"):
+        ai.array([1], pa.field("a", pa.int8()))
 
 
 # -- every type, explicitly ---------------------------------------------------------------------

@@ -163,20 +163,63 @@ def test_schema_and_columns_arguments():
     assert _meta(got.schema) == _meta(expected.schema)
 
 
+def test_schema_argument_may_be_pyarrows():
+    # a drop-in caller passes pyarrow's schema (it used to fail: TypeError or AttributeError)
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", None], "c": [1.5, 2.5],
+                       "d": pd.Series([[1], None], dtype=object)})
+    sch_pa = pa.schema([("c", pa.float32()), ("a", pa.int32()), ("d", pa.list_(pa.int8()))])
+    for cls, pa_cls in ((arrowipc.Table, pa.Table), (arrowipc.RecordBatch, pa.RecordBatch)):
+        expected = pa_cls.from_pandas(df, schema=sch_pa)
+        assert cls.from_pandas(df, schema=sch_pa).equals(expected)
+    with pytest.raises(TypeError, match="schema must be a Schema"):
+        arrowipc.Table.from_pandas(df, schema="c")
+
+
 def test_table_and_record_batch_functions_take_dataframes():
     df = FRAMES["numbers"]
     assert pa.table(arrowipc.table(df)).equals(pa.Table.from_pandas(df))
     assert pa.record_batch(arrowipc.record_batch(df)).equals(pa.RecordBatch.from_pandas(df))
 
 
-def test_mixed_object_column_raises_like_pyarrow():
-    df = pd.DataFrame({"o": pd.Series([1, "x"], dtype=object)})
-    with pytest.raises(pa.ArrowInvalid) as expected:
+@pytest.mark.parametrize("values", [[1, "x"], ["x", 1], [[1], 2], [2.5, "x"], [True, 1],
+                                    [{"a": 1}, 1], ["x", b"y", 1]], ids=repr)
+def test_mixed_object_column_raises_like_pyarrow(values):
+    # the same exception class as pyarrow's (ValueError or TypeError), and the same message
+    df = pd.DataFrame({"o": pd.Series(values, dtype=object)})
+    with pytest.raises(pa.ArrowException) as expected:
         pa.Table.from_pandas(df)
-    with pytest.raises((arrowipc.ArrowInvalid, arrowipc.ArrowTypeError)) as got:
+    error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+        arrowipc.ArrowTypeError
+    with pytest.raises(error) as got:
         arrowipc.Table.from_pandas(df)
-    assert got.value.args[-1] == expected.value.args[-1] == \
-        "Conversion failed for column o with type object"
+    assert got.value.args == expected.value.args
+    assert got.value.args[-1] == "Conversion failed for column o with type object"
+
+
+@pytest.mark.parametrize("values", [
+    [np.array([1, 2], dtype="int32"), None], [np.array([1.5, np.nan], dtype="float32")],
+    [np.arange(0), None], [np.array([], dtype="float32")], [np.array([], dtype="U1")],
+    [np.array([], dtype="bool"), None], [np.array([1], dtype="int8"), [3]],
+], ids=repr)
+def test_numpy_arrays_in_object_columns_keep_their_dtype(values):
+    # pyarrow types the lists by the arrays' dtype (even when they are empty)
+    df = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    expected = pa.Table.from_pandas(df)
+    got = arrowipc.Table.from_pandas(df)
+    assert got.schema.field("x").type == expected.schema.field("x").type
+    assert got.equals(expected)
+    assert arrowipc.array(values).type == pa.array(values).type
+
+
+@pytest.mark.parametrize("dtype", [pd.StringDtype("python"),
+                                   pd.StringDtype("python", na_value=np.nan)], ids=str)
+def test_python_strings_without_values_are_strings(dtype):
+    # the dtype says string even when no value does (all null, or empty)
+    for values in ([None, None], []):
+        s = pd.Series(values, dtype=dtype)
+        expected = pa.Table.from_pandas(pd.DataFrame({"x": s}))
+        assert arrowipc.Table.from_pandas(pd.DataFrame({"x": s})).equals(expected)
+        assert arrowipc.array(s).type == pa.array(s).type == pa.string()
 
 
 def test_duplicate_columns_raise():

@@ -1,6 +1,9 @@
 """to_pandas() equals pyarrow 26's, type by type, chunked and sliced, and with each option."""
 from __future__ import annotations
 
+import datetime
+import os
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -62,6 +65,164 @@ def test_dictionaries():
     t = pa.table({"o": pa.DictionaryArray.from_arrays(pa.array([2, 0, 1], pa.int16()),
                                                      pa.array([10, 20, 30]), ordered=True)})
     assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("index_type", [pa.uint8(), pa.uint16(), pa.uint32(), pa.uint64()])
+def test_unsigned_dictionary_indices_convert_like_pyarrow(index_type):
+    # pandas' codes are signed (-1 is a null): unsigned indices used to overflow the range check
+    d = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1], index_type), pa.array(["a", "b"]))
+    other = pa.DictionaryArray.from_arrays(pa.array([1, 0], index_type), pa.array(["c", "b"]))
+    for t in (pa.table({"x": d}), pa.table({"x": pa.chunked_array([d, other])})):
+        assert_same(ours(t).to_pandas(), t.to_pandas())
+    # a null slot may hold any index: it is not range-checked
+    garbage = pa.Array.from_buffers(index_type, 3, [pa.py_buffer(bytes([0b101])), pa.py_buffer(
+        np.array([1, 250, 0], dtype=index_type.to_pandas_dtype()).tobytes())])
+    t = pa.table({"x": pa.DictionaryArray.from_arrays(garbage, pa.array(["a", "b"]))})
+    assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+def test_unsigned_dictionary_index_outside_the_dictionary_is_refused():
+    bad = pa.DictionaryArray.from_arrays(pa.array([1, 200], pa.uint8()), pa.array(["a", "b"]),
+                                         safe=False)
+    with pytest.raises(arrowipc.ArrowInvalid, match="outside the dictionary of 2 values"):
+        ours(pa.table({"x": bad})).to_pandas()
+
+
+def test_gold_unsigned_dictionaries_fail_read_pandas_like_pyarrow():
+    import arrowipc.ipc
+    import testdata
+    path = testdata.required(os.path.join(testdata.integration_dir("1.0.0-littleendian"),
+                                          "generated_dictionary_unsigned.stream"))
+    # every dictionary of that file holds nulls, which pandas refuses as categories: the
+    # same ValueError as pyarrow's (it used to be an OverflowError of the unsigned indices)
+    with pytest.raises(ValueError) as expected:
+        pa.ipc.open_stream(path).read_pandas()
+    with pytest.raises(ValueError) as got:
+        arrowipc.ipc.open_stream(path).read_pandas()
+    assert str(got.value) == str(expected.value)
+
+
+def test_time64_nanoseconds_are_not_dropped():
+    # pyarrow refuses a time64[ns] value datetime.time cannot hold, whatever `safe` says,
+    # at top level, in lists, structs and dictionaries
+    arrays = [pa.array([None, 5, 7], pa.time64("ns")),
+              pa.array([[1000, 1]], pa.list_(pa.time64("ns"))),
+              pa.array([{"a": 3}], pa.struct([("a", pa.time64("ns"))])),
+              pa.array([1, 2], pa.time64("ns")).dictionary_encode()]
+    for a in arrays:
+        t = pa.table({"x": a})
+        for safe in (True, False):
+            with pytest.raises(pa.ArrowInvalid) as expected:
+                t.to_pandas(safe=safe)
+            with pytest.raises(arrowipc.ArrowInvalid) as got:
+                ours(t).to_pandas(safe=safe)
+            assert str(got.value) == str(expected.value)
+    # whole microseconds convert, and a null slot's value is not looked at
+    null_slot = pa.Array.from_buffers(pa.time64("ns"), 2, [pa.py_buffer(bytes([2])), pa.py_buffer(
+        np.array([5, 1000], dtype="i8").tobytes())])
+    for a in (pa.array([1000, None], pa.time64("ns")), null_slot):
+        t = pa.table({"x": a})
+        assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("options", [
+    {"coerce_temporal_nanoseconds": True}, {"date_as_object": False},
+    {"integer_object_nulls": True}, {"timestamp_as_object": True},
+])
+def test_options_other_than_types_mapper_leave_index_levels_alone(options):
+    # pyarrow converts index levels with the column's to_pandas(types_mapper=...) only
+    levels = [pd.date_range("2001-01-01", periods=3, freq="h", unit="us"),
+              pd.date_range("2001-01-01", periods=3, freq="h", unit="us", tz="UTC"),
+              pd.to_timedelta([1, 2, 3], unit="s").as_unit("us"),
+              pd.Index([datetime.date(2000, 1, 1)] * 3, dtype=object),
+              pd.Index(pd.array([1, None, 3], dtype="Int64"))]
+    for i, level in enumerate(levels):
+        df = pd.DataFrame({"a": [1, 2, 3]}, index=level.rename(f"level{i}"))
+        t = pa.Table.from_pandas(df)
+        assert_same(ours(t).to_pandas(**options), t.to_pandas(**options))
+    multi = pd.MultiIndex.from_arrays(levels[:2], names=["x", "y"])
+    t = pa.Table.from_pandas(pd.DataFrame({"a": [1, 2, 3]}, index=multi))
+    assert_same(ours(t).to_pandas(**options), t.to_pandas(**options))
+
+
+def test_list_values_typed_by_the_span_of_the_chunks_lists():
+    # pyarrow converts the child values the chunk's lists span, null lists included: a null
+    # child value outside them (in a slice's neighbours) leaves bools as bools, one under a
+    # null list makes them objects
+    lists = pa.array([[False], [True, None], [True, False], None, [True], [False, True]],
+                     pa.list_(pa.bool_()))
+    nested = pa.StructArray.from_arrays([pa.array(range(6)), lists], names=["a", "d"])
+    under_null = pa.ListArray.from_arrays(pa.array([0, 2, 3, 4], pa.int32()),
+                                          pa.array([True, None, False, True]),
+                                          mask=pa.array([True, False, False]))
+    for arr in (lists.slice(2, 4), nested.slice(2, 4), under_null, under_null.slice(1),
+                pa.array([[1, None], [2], [3]], pa.large_list(pa.int64())).slice(1)):
+        t = pa.table({"x": arr})
+        assert_same(ours(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("split_blocks", [False, True])
+def test_zero_copy_only_refusals_come_in_pyarrow_order(split_blocks):
+    # a type pandas has no block for is refused before the multi-column block; with split
+    # blocks the columns are taken in order, each one's type and then its copy
+    import testdata
+    path = testdata.required(os.path.join(testdata.integration_dir("0.14.1"),
+                                          "generated_interval.arrow_file"))
+    table = pa.ipc.open_file(path).read_all()     # durations with nulls, then intervals
+    for t in (table, table.select([4, 0])):
+        with pytest.raises(pa.ArrowException) as expected:
+            t.to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+        error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+            arrowipc.ArrowNotImplementedError
+        with pytest.raises(error):
+            ours(t).to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+
+
+def test_run_end_encoded_fields_like_pyarrow():
+    # in a table, pyarrow picks pandas' str dtype by field type: a run-end encoded field of
+    # strings gives objects (its arrays alone give str); split blocks refuse those fields
+    import testdata
+    path = testdata.required(os.path.join(testdata.integration_dir("cpp-21.0.0"),
+                                          "generated_run_end_encoded.stream"))
+    table = pa.ipc.open_stream(path).read_all()
+    assert_same(ours(table).to_pandas(), table.to_pandas())
+    assert_same(arrowipc.ipc.open_stream(path).read_pandas(), table.to_pandas())
+    with pytest.raises(pa.ArrowNotImplementedError) as expected:
+        table.to_pandas(split_blocks=True)
+    with pytest.raises(arrowipc.ArrowNotImplementedError) as got:
+        ours(table).to_pandas(split_blocks=True)
+    assert str(got.value) == str(expected.value)
+    strings = pa.RunEndEncodedArray.from_arrays(pa.array([2, 3], pa.int32()), pa.array(["a", None]))
+    assert_same(ours(strings).to_pandas(), strings.to_pandas())
+
+
+@pytest.mark.parametrize("tz", [None, "UTC", "Asia/Tokyo"])
+def test_nanosecond_coercion_out_of_range_names_the_type(tz):
+    t = pa.table({"x": pa.array([2**62, None], pa.timestamp("s", tz))})
+    with pytest.raises(pa.ArrowInvalid) as expected:
+        t.to_pandas(coerce_temporal_nanoseconds=True)
+    with pytest.raises(arrowipc.ArrowInvalid) as got:
+        ours(t).to_pandas(coerce_temporal_nanoseconds=True)
+    assert str(got.value) == str(expected.value)
+
+
+def test_dictionaries_that_cannot_be_unified_fail_like_pyarrow():
+    # chunks with different dictionaries are unified, which pyarrow refuses for a dictionary of
+    # null type (ArrowNotImplementedError) and for dictionaries holding nulls (ArrowInvalid)
+    idx = pa.array([0, 1], pa.int32())
+    cases = [[pa.DictionaryArray.from_arrays(idx, pa.nulls(2)),
+              pa.DictionaryArray.from_arrays(idx.slice(0, 1), pa.nulls(1))],
+             [pa.DictionaryArray.from_arrays(idx, pa.array(["a", None])),
+              pa.DictionaryArray.from_arrays(idx.slice(1), pa.array(["q", "b"]))]]
+    for chunks in cases:
+        t = pa.table({"x": pa.chunked_array(chunks)})
+        with pytest.raises(pa.ArrowException) as expected:
+            t.to_pandas()
+        error = arrowipc.ArrowInvalid if isinstance(expected.value, ValueError) else \
+            arrowipc.ArrowNotImplementedError
+        with pytest.raises(error) as got:
+            ours(t).to_pandas()
+        assert str(got.value) == str(expected.value)
 
 
 def test_timezones_and_units():
