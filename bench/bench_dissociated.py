@@ -18,10 +18,14 @@ Paths, all over Unix stream sockets to server processes:
   type 1 sealed  seal_segments=True: the bodies of each send packed into one fresh memfd,
                  write-sealed and announced once; zero-copy views, no copy on the client
 Each cell is timed without a consumer (batches arrive and are dropped) and with one that reads
-every byte (a numpy sum over each buffer). Every path makes one warm-up transfer per cell, then
-the timed rounds are interleaved (round r runs every path once, in a rotating order), so a busy
-machine slows all paths alike. The table shows the median GB/s and the median of the per-round
-ratios to pyarrow. A machine shared with other work makes wall-clock figures swing (a process
+every byte (a numpy sum over each buffer). Each path is timed against pyarrow in a rotation of
+its own: one warm-up transfer of each, then rounds that run pyarrow and the path in turns (the
+order alternating), so a busy machine slows both alike and what another path leaves behind does
+not land on it (type1-sealed allocates and frees 256 MiB of fresh shared pages a transfer). The
+table shows the median GB/s (pyarrow's over every rotation) and the median of each path's
+per-round ratios to pyarrow. This host's memory bandwidth moves from minute to minute (the same
+256 x 1 MiB type-1 transfer took 37 ms and 64 ms a few seconds apart), so compare the ratios,
+and repeat a run before trusting a change of 10-20 %. A machine shared with other work makes wall-clock figures swing (a process
 waits for a core): --cpu adds a table of CPU time per transfer (client process plus server
 process, all threads; from getrusage and /proc/<pid>/task/*/schedstat), the cost each path puts on
 the machine, which waiting does not change.
@@ -55,7 +59,6 @@ OURS = {"type0": dict(body_mode="bytes"),
         "type1": dict(body_mode="shared"),                      # the default: peer memory
         "type1-segments": dict(body_mode="shared", peer_memory=False),
         "type1-sealed": dict(body_mode="shared", seal_segments=True)}
-PATHS = ("pyarrow",) + tuple(OURS)
 
 
 def make_batches(count: int, nbytes: int) -> list:
@@ -163,12 +166,15 @@ def start(args: list) -> subprocess.Popen:
     return proc
 
 
-def run_all(workloads: dict, rounds: int, quick: bool, paths: tuple = PATHS) -> tuple[dict, dict]:
-    """{(workload, consumer): {path: [GB/s per round]}} and, alike, the CPU seconds (client and
-    server) of each transfer; rounds interleaved across paths."""
+def run_all(workloads: dict, rounds: int, quick: bool, ours: tuple) -> tuple[dict, dict]:
+    """{(workload, consumer): {path: ([pyarrow GB/s], [path GB/s])}}, one pair of lists per
+    path, and alike the CPU seconds (client and server) of each transfer. Each path is timed in
+    its own rotation with pyarrow (round r runs both, in turns), so what one path leaves behind
+    (type1-sealed frees 256 MiB of fresh shared pages a transfer) never lands on another."""
     from arrowipc.dissociated import DissociatedClient
     extra = ["--quick"] if quick else []
-    results, cpu = {}, {}
+    results: dict = {}
+    cpu: dict = {}
     with tempfile.TemporaryDirectory(prefix="arrowipc-bench-") as tmp:
         pa_path = os.path.join(tmp, "pyarrow.sock")
         procs = [start(["--serve", "pyarrow", "--socket", pa_path] + extra),
@@ -183,20 +189,25 @@ def run_all(workloads: dict, rounds: int, quick: bool, paths: tuple = PATHS) -> 
 
             for name in workloads:
                 for read in (False, True):
-                    cell = results[(name, read)] = {kind: [] for kind in paths}
-                    cpu_cell = cpu[(name, read)] = {kind: [] for kind in paths}
-                    for kind in paths:             # warm-up: connections, segments, pools
-                        run(kind, name, read)
-                    for r in range(rounds):
-                        order = paths[r % len(paths):] + paths[:r % len(paths)]
-                        for kind in order:
-                            server = procs[0 if kind == "pyarrow" else 1].pid
-                            c0, s0 = own_cpu_seconds(), process_cpu_seconds(server)
-                            t0 = time.perf_counter()
-                            nbytes = run(kind, name, read)
-                            cell[kind].append(nbytes / (time.perf_counter() - t0) / 1e9)
-                            cpu_cell[kind].append(own_cpu_seconds() - c0 +
+                    cell = results[(name, read)] = {}
+                    cpu_cell = cpu[(name, read)] = {}
+                    for kind in ours:
+                        pair = ("pyarrow", kind)
+                        speed: dict = {k: [] for k in pair}
+                        seconds: dict = {k: [] for k in pair}
+                        for k in pair:             # warm-up: connections, segments, pools
+                            run(k, name, read)
+                        for r in range(rounds):
+                            for k in (pair if r % 2 == 0 else pair[::-1]):
+                                server = procs[0 if k == "pyarrow" else 1].pid
+                                c0, s0 = own_cpu_seconds(), process_cpu_seconds(server)
+                                t0 = time.perf_counter()
+                                nbytes = run(k, name, read)
+                                speed[k].append(nbytes / (time.perf_counter() - t0) / 1e9)
+                                seconds[k].append(own_cpu_seconds() - c0 +
                                                   process_cpu_seconds(server) - s0)
+                        cell[kind] = (speed["pyarrow"], speed[kind])
+                        cpu_cell[kind] = (seconds["pyarrow"], seconds[kind])
         finally:
             for c in clients.values():
                 c.close()
@@ -209,6 +220,24 @@ def run_all(workloads: dict, rounds: int, quick: bool, paths: tuple = PATHS) -> 
                 except subprocess.TimeoutExpired:
                     p.kill()
     return results, cpu
+
+
+def print_table(title: str, workloads: dict, table: dict, ours: tuple, value, ratio) -> None:
+    """One Markdown table: pyarrow's median over every rotation, then each path's median and
+    the median of its per-round ratios (ratio(pyarrow value, path value), above 1 = better)."""
+    print(title)
+    print("| workload | consumer | pyarrow stream | " + " | ".join(ours) + " |")
+    print("| --- | --- | --- |" + " --- |" * len(ours))
+    for (name, read), cell in table.items():
+        count, size = workloads[name]
+        every_base = [b for kind in ours for b in cell[kind][0]]
+        cells = [value(statistics.median(every_base))]
+        for kind in ours:
+            base, mine = cell[kind]
+            r = statistics.median(ratio(b, x) for b, x in zip(base, mine) if x > 0)
+            cells.append(f"{value(statistics.median(mine))} ({r:.1f}x)")
+        print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
+              + " | ".join(cells) + " |")
 
 
 def main():
@@ -237,38 +266,15 @@ def main():
     unknown = set(ours) - set(OURS)
     if unknown:
         ap.error(f"unknown paths {sorted(unknown)}; choose from {list(OURS)}")
-    results, cpu = run_all(workloads, rounds, args.quick, ("pyarrow",) + ours)
-    print(f"nproc={os.cpu_count()} python={platform.python_version()} pyarrow={pa.__version__} "
-          f"rounds={rounds}, interleaved (median GB/s; median of per-round ratios to pyarrow)\n")
-    print("| workload | consumer | pyarrow stream | " + " | ".join(ours) + " |")
-    print("| --- | --- | --- |" + " --- |" * len(ours))
-    for (name, read), cell in results.items():
-        count, size = workloads[name]
-        base = cell["pyarrow"]
-        cells = [f"{statistics.median(base):.2f}"]
-        for kind in ours:
-            ratio = statistics.median(x / b for x, b in zip(cell[kind], base))
-            cells.append(f"{statistics.median(cell[kind]):.2f} ({ratio:.1f}x)")
-        print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
-              + " | ".join(cells) + " |")
+    results, cpu = run_all(workloads, rounds, args.quick, ours)
+    print_table(f"nproc={os.cpu_count()} python={platform.python_version()} "
+                f"pyarrow={pa.__version__} rounds={rounds}, each path interleaved with pyarrow "
+                f"(median GB/s; median of per-round ratios to pyarrow)\n",
+                workloads, results, ours, lambda v: f"{v:.2f}", lambda b, x: x / b)
     if args.cpu:
-        print_cpu_table(workloads, cpu, ours)
-
-
-def print_cpu_table(workloads: dict, cpu: dict, ours: tuple) -> None:
-    print("\nCPU time per transfer, client + server (median ms; median of per-round ratios "
-          "pyarrow / path: above 1 is cheaper than pyarrow)\n")
-    print("| workload | consumer | pyarrow stream | " + " | ".join(ours) + " |")
-    print("| --- | --- | --- |" + " --- |" * len(ours))
-    for (name, read), cell in cpu.items():
-        count, size = workloads[name]
-        base = cell["pyarrow"]
-        cells = [f"{statistics.median(base) * 1e3:.0f}"]
-        for kind in ours:
-            ratio = statistics.median(b / x for x, b in zip(cell[kind], base) if x > 0)
-            cells.append(f"{statistics.median(cell[kind]) * 1e3:.0f} ({ratio:.1f}x)")
-        print(f"| {count} x {size >> 20} MiB | {'reads every byte' if read else 'none'} | "
-              + " | ".join(cells) + " |")
+        print_table("\nCPU time per transfer, client + server (median ms; median of per-round "
+                    "ratios pyarrow / path: above 1 is cheaper than pyarrow)\n",
+                    workloads, cpu, ours, lambda v: f"{v * 1e3:.0f}", lambda b, x: b / x)
 
 
 if __name__ == "__main__":
