@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import arrowipc
 from arrowipc import ipc
 from arrowipc.ipc import statistics as S
+from ipc_files import write_ipc_file
 
 pytestmark = pytest.mark.spark
 
@@ -29,12 +29,7 @@ def _sorted_files(folder, statistics=True):
                       "s": pa.array([f"s{k}"] * ROWS)})
         tables.append(t)
         path = str(folder / f"part-{k}.arrow")
-        if statistics:
-            with ipc.new_file(path, arrowipc.schema(t.schema), statistics=True) as w:
-                w.write_table(arrowipc.table(t), max_chunksize=CHUNK)
-        else:
-            with pa.ipc.new_file(path, t.schema) as w:
-                w.write_table(t, max_chunksize=CHUNK)
+        write_ipc_file(path, t, statistics, CHUNK)
     return pa.concat_tables(tables)
 
 

@@ -15,8 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import arrowipc
-from arrowipc import ipc
+from ipc_files import write_ipc_file
 
 pytestmark = pytest.mark.spark
 
@@ -36,12 +35,7 @@ def _file_bytes(tmp_path, name, values, statistics=False, chunk=CHUNK) -> bytes:
     `statistics`, the footer's summary answers count(*) (arrowipc's writer)."""
     t = pa.table({"a": pa.array(values, pa.int64()), "b": pa.array(values * 2, pa.int64())})
     path = str(tmp_path / name)
-    if statistics:
-        with ipc.new_file(path, arrowipc.schema(t.schema), statistics=True) as w:
-            w.write_table(arrowipc.table(t), max_chunksize=chunk)
-    else:
-        with pa.ipc.new_file(path, t.schema) as w:
-            w.write_table(t, max_chunksize=chunk)
+    write_ipc_file(path, t, statistics, chunk)
     with open(path, "rb") as f:
         return f.read()
 
