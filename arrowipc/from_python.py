@@ -310,13 +310,14 @@ def _mixed_types_error(values: list[Any]) -> Exception:
     if target.name in _PY_NUMBER_TYPES:
         if target.name != "bool" and _category(tp) == "bool":
             return ArrowTypeError("Expected integer, got bool")
-        return ArrowInvalid(f"Could not convert {_describe(bad)} with type {_tp_name(tp)}: tried to "
-                            f"convert to {'boolean' if target.name == 'bool' else target}")
+        return ArrowInvalid(f"Could not convert {_describe(bad)} with type {_tp_name(tp)}: "
+                            f"tried to convert to "
+                            f"{'boolean' if target.name == 'bool' else target}")
     return ArrowTypeError(f"object of type {tp!r} cannot be converted to int")
 
 
-_PY_NUMBER_TYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                    "halffloat", "float", "double"}
+_PY_NUMBER_TYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "halffloat", "float", "double"}
 
 
 def _tp_name(tp: type) -> str:

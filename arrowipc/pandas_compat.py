@@ -533,7 +533,8 @@ class _Converter:
         else:
             # pyarrow's dictionary unifier refuses these, before pandas sees any category
             if _storage(st.value_type).kind == Kind.NULL:
-                raise ArrowNotImplementedError("Unification of null dictionaries is not implemented")
+                raise ArrowNotImplementedError(
+                    "Unification of null dictionaries is not implemented")
             if any(_null_count(x) for x in dicts if x is not None):
                 raise ArrowInvalid("Cannot yet unify dictionaries with nulls")
             categories, codes = self._unified(chunks, codes)

@@ -37,8 +37,9 @@ from ..errors import ArrowInvalid
 __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", "ERROR_PROTOCOL",
            "ERROR_SERVER", "ERROR_UNKNOWN_TICKET", "Frame", "HELLO_MEMFD", "HELLO_NAMED",
            "hello_payload", "HELLO_PEER", "HELLO_VERSION", "listen_tcp", "listen_unix",
-           "MAX_CONTROL_PAYLOAD", "parse_error", "parse_hello", "parse_peer_probe", "parse_peer_reply", "parse_segment",
-           "parse_segment_ack", "peer_pid", "peer_probe_payload", "peer_reply_payload",
+           "MAX_CONTROL_PAYLOAD", "parse_error", "parse_hello", "parse_peer_probe",
+           "parse_peer_reply", "parse_segment", "parse_segment_ack", "peer_pid",
+           "peer_probe_payload", "peer_reply_payload",
            "PREALLOC_LIMIT", "segment_ack_payload", "SEGMENT_FD", "SEGMENT_FD_SINGLE",
            "SEGMENT_FD_BODIES", "SEGMENT_NAMED", "segment_payload", "SOCKET_BUFFER",
            "SocketTransport", "Transport", "TransportClosed"]
