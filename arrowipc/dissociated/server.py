@@ -725,9 +725,8 @@ class _Connection:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [wire.encode_shared_body(length, pairs)])
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
-            block = None if arena is None else (
-                arena.allocate(length) or self._with_room(arena, lambda: arena.allocate(length),
-                                                          out))
+            block = self._with_room(arena, lambda: arena.allocate(length), out) \
+                if arena is not None else None
             if block is not None:
                 assert arena is not None                # the block came from it
                 try:

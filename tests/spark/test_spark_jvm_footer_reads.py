@@ -174,6 +174,13 @@ def test_a_url_rewritten_between_queries_is_read_afresh(spark, jvm, footer_cache
             assert _answers(spark.read.format("arrowipc").load(f"{base}/x.arrow")) == _want(values)
 
 
+def _write_aged(path, data: bytes, seconds_ago: float) -> None:
+    """Write `data` at `path` with a modification time `seconds_ago` in the past."""
+    path.write_bytes(data)
+    when = time.time() - seconds_ago
+    os.utime(path, (when, when))
+
+
 @pytest.mark.parametrize("scheme", ["", "file://"])
 def test_a_file_rewritten_between_queries_is_read_afresh(spark, jvm, footer_cache, tmp_path, scheme):
     """Local paths (kept by size, modification time and file key) and Hadoop URIs (size and
@@ -182,15 +189,32 @@ def test_a_file_rewritten_between_queries_is_read_afresh(spark, jvm, footer_cach
     versions = _versions(tmp_path)
     (tmp_path / "d").mkdir()
     path = tmp_path / "d" / "x.arrow"
-    path.write_bytes(versions[0])
+    _write_aged(path, versions[0], 60)
     df = spark.read.format("arrowipc").load(scheme + str(tmp_path / "d"))
     assert _answers(df) == _want(VERSIONS[0])
     assert footer_cache.entries() == 1
-    for data, values in zip(versions[1:], VERSIONS[1:]):
-        path.write_bytes(data)
+    for i, (data, values) in enumerate(zip(versions[1:], VERSIONS[1:]), 1):
+        _write_aged(path, data, 60 - i)        # settled, and another time than the kept one
         assert df.count() == len(values)
         assert _answers(df) == _want(values)
         assert _answers(spark.read.format("arrowipc").load(scheme + str(path))) == _want(values)
+
+
+@pytest.mark.parametrize("scheme", ["", "file://"])
+def test_a_file_modified_in_the_last_2_s_is_not_kept(spark, jvm, footer_cache, tmp_path, scheme):
+    """A file system's clock ticks (4 ms to 2 s) can hide a rewrite of the same size: a footer
+    read within 2 s of the file's modification is used for that query only."""
+    versions = _versions(tmp_path)
+    (tmp_path / "d").mkdir()
+    path = tmp_path / "d" / "x.arrow"
+    path.write_bytes(versions[0])
+    df = spark.read.format("arrowipc").load(scheme + str(tmp_path / "d"))
+    assert _answers(df) == _want(VERSIONS[0])
+    assert footer_cache.entries() == 0
+    before = os.stat(path).st_mtime_ns
+    path.write_bytes(versions[1])                 # the same size; the same time as far as we know
+    os.utime(path, ns=(before, before))
+    assert _answers(df) == _want(VERSIONS[1])
 
 
 def test_the_driver_keeps_at_most_256_footers(spark, jvm, footer_cache, tmp_path):
@@ -198,8 +222,10 @@ def test_the_driver_keeps_at_most_256_footers(spark, jvm, footer_cache, tmp_path
     t = pa.table({"a": pa.array([1, 2, 3], pa.int64())})
     (tmp_path / "d").mkdir()
     for k in range(300):
-        with pa.ipc.new_file(str(tmp_path / "d" / f"f{k:03}.arrow"), t.schema) as w:
+        path = str(tmp_path / "d" / f"f{k:03}.arrow")
+        with pa.ipc.new_file(path, t.schema) as w:
             w.write_table(t)
+        os.utime(path, (time.time() - 60, time.time() - 60))
     df = spark.read.format("arrowipc").load(str(tmp_path / "d"))
     assert footer_cache.entries() == 256
     assert df.count() == 300 * 3                 # planning opens all 300 again, on the driver

@@ -23,7 +23,8 @@ import org.apache.hadoop.fs.FileSystem;
  * anyway; for an http(s) URL, the size, strong ETag or else Last-Modified of the first Range GET
  * (which a miss goes on reading from: a hit costs that one request, a miss nothing more). An
  * input whose version differs is read afresh and replaces its entry; an URL whose server sends
- * neither ETag nor Last-Modified is not kept. At most MAX_ENTRIES entries and MAX_WEIGHT bytes
+ * neither ETag nor Last-Modified is not kept, nor an input (without an ETag) modified in the last
+ * 2 s, whose time could stay the same through a rewrite. At most MAX_ENTRIES entries and MAX_WEIGHT bytes
  * of metadata, the least recently used dropped first.
  *
  * <p>Driver only: tasks open their inputs themselves (IpcPartitionReader) and never look here.
@@ -69,6 +70,8 @@ public final class FooterCache {
     } catch (IOException | RuntimeException e) {
       return IpcFile.read(Source.Local.open(path));          // which says what is wrong
     }
+    long modifiedMs = a.lastModifiedTime().toMillis();
+    if (!settled(modifiedMs)) return IpcFile.read(Source.Local.open(path));
     String version = a.size() + " bytes, modified " + a.lastModifiedTime().to(TimeUnit.NANOSECONDS)
         + " ns, key " + a.fileKey();
     return cached(path, version, a.size(), () -> Source.Local.open(path));
@@ -93,7 +96,9 @@ public final class FooterCache {
     }
     long size = length;
     Supplier<Source> opener = () -> HadoopSource.open(path, conf, size);
-    if (modified <= 0 && etag == null) return IpcFile.read(opener.get());   // nothing to tell versions by
+    if (etag == null && (modified <= 0 || !settled(modified))) {
+      return IpcFile.read(opener.get());          // nothing that tells versions apart for sure
+    }
     return cached(path, size + " bytes, modified " + modified + " ms, etag " + etag, size, opener);
   }
 
@@ -107,6 +112,16 @@ public final class FooterCache {
     IpcFile f = IpcFile.read(source);
     put(url, version, f.meta);
     return f;
+  }
+
+  /**
+   * Whether a modification time (ms since the epoch) is old enough to tell versions apart: a file
+   * rewritten at the same size within one tick of its file system's clock (4 ms on ext4, 1 s on
+   * ext3 or HFS+, 2 s on FAT) keeps its time, so a file modified in the last 2 s is not kept (as
+   * an http Last-Modified must be HttpSource.MODIFIED_SETTLED older than the answer).
+   */
+  static boolean settled(long modifiedMs) {
+    return System.currentTimeMillis() - modifiedMs >= HttpSource.MODIFIED_SETTLED.toMillis();
   }
 
   /** The input at `path` from its kept metadata if `version` matches, else read and kept. */

@@ -57,7 +57,11 @@ final class IpcFile implements Closeable {
     final long[][] dictionaryBlocks;
     final Map<String, String> footerMetadata;
     final long firstMessage;
-    /** Roughly what keeping this costs: the metadata's bytes in the file plus the blocks. */
+    /**
+     * Roughly what keeping this costs on the heap: the schema's Java objects and the footer's
+     * UTF-16 strings take several times the metadata's bytes in the file; each block is a long[3]
+     * and its reference, and later its batch's row count.
+     */
     final long weight;
     volatile long[] batchRows;             // file format: rows of each batch, once read
     volatile long streamRows = -1;         // stream format: rows of all batches, once read
@@ -74,7 +78,7 @@ final class IpcFile implements Closeable {
       this.firstMessage = firstMessage;
       long blocks = (batchBlocks == null ? 0 : batchBlocks.length)
           + (dictionaryBlocks == null ? 0 : dictionaryBlocks.length);
-      this.weight = metadataBytes + 24 * blocks;
+      this.weight = 6 * metadataBytes + 64 * blocks;
     }
   }
 
