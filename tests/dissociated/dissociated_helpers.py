@@ -20,6 +20,7 @@ import pyarrow as pa
 import arrowipc
 import strategies as S
 from arrowipc.dissociated import _wire as wire
+from arrowipc.dissociated import connect
 from arrowipc.ipc._framing import decode_message
 from arrowipc.dissociated import transport as tp
 from arrowipc.dissociated.uri import SCHEME_UNIX, DissociatedURI, format_uri
@@ -264,6 +265,26 @@ class FakeServer:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def read_fake(script) -> list:
+    """Every batch a client reads from a FakeServer running `script` (what the read raises, it
+    raises)."""
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            return list(reader)
+
+
+def protocol_error(t) -> str:
+    """The text of the protocol-error frame the server answers with (then it closes), reading and
+    dropping whatever it sent before."""
+    while True:
+        frame = t.receive()
+        assert frame is not None, "the server closed without an error frame"
+        if frame.kind == wire.FRAME_ERROR:
+            code, text = tp.parse_error(frame.payload)
+            assert code == tp.ERROR_PROTOCOL
+            return text
 
 
 def send_stream(t, table: pa.Table, body_type: int = 0):

@@ -21,7 +21,8 @@ from arrowipc.dissociated.shm import PeerLedger, SharedArena
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.options import IpcWriteOptions
 from arrowipc.ipc.writer import MessageEncoder
-from dissociated_helpers import TIMEOUT, FakeServer, int_batches, raw_connection, wait_until
+from dissociated_helpers import (TIMEOUT, FakeServer, int_batches, protocol_error,
+                                 raw_connection, read_fake, wait_until)
 
 TWO_COLUMNS = pa.table({"a": pa.array(range(1001), pa.int64()),
                         "b": pa.array(range(1001), pa.int64())})
@@ -85,12 +86,6 @@ def stream_of(metadata: bytes, body_tag: int, body_parts, probe: bool = False):
         t.send_message([wire.end_of_stream_message(2)])
         t.send_frame(wire.FRAME_STREAM_END, 0, [])
     return script
-
-
-def read_fake(script):
-    with FakeServer(script) as fake:
-        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
-            return list(reader)
 
 
 # -- the client --------------------------------------------------------------------------------------
@@ -331,17 +326,6 @@ def test_a_long_free_data_list_costs_the_server_little_beyond_its_bytes():
             finally:
                 tracemalloc.stop()
     assert peak < 2 << 20, f"{peak} bytes of Python objects for one free_data message"
-
-
-def protocol_error(t) -> str:
-    """The text of the error frame the server answers with (then it closes)."""
-    while True:
-        frame = t.receive()
-        assert frame is not None, "the server closed without an error frame"
-        if frame.kind == wire.FRAME_ERROR:
-            code, text = tp.parse_error(frame.payload)
-            assert code == tp.ERROR_PROTOCOL
-            return text
 
 
 @pytest.mark.parametrize("before", ["hello", "request"])
