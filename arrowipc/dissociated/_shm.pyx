@@ -42,6 +42,19 @@ cdef extern from "stdlib.h" nogil:
 DEF PEER_PROBE_ABOVE = 256 << 20      # bodies larger than this are probed before allocating
 DEF PEER_PARALLEL_BYTES = 8 << 20     # bodies from this size are read by two threads
 
+# Our type-1 addresses (shm.py says more): segment id in bits 40-63, offset in bits 0-39. On a
+# peer-memory connection segment ids start at PEER_SEGMENT_BASE, so their addresses (2^56 and
+# up) can never be the server's own: user-space addresses lie below 2^56 (2^47 with 4-level
+# page tables).
+cdef int _SEGMENT_SHIFT = 40
+cdef uint64_t _PEER_SEGMENT_BASE = 1 << 16
+SEGMENT_SHIFT = _SEGMENT_SHIFT
+PEER_SEGMENT_BASE = _PEER_SEGMENT_BASE
+# Bytes of a type-1 body that no region brings (zeros in the client's copy) are only the padding
+# between its buffers: at most this many per buffer (the IPC alignment is at most 64). More
+# would let a bodyLength claim allocate memory the server never provided.
+MAX_PADDING_PER_BUFFER = 64
+
 cdef int _CORES = len(_os.sched_getaffinity(0))
 
 
@@ -207,3 +220,86 @@ def peer_read(int pid, int64_t total, list regions):
         raise ArrowInvalid(f"reading {covered} bytes from the memory of process {pid} failed: "
                            f"{_os.strerror(<int>-got)}")
     return out
+
+
+def place_regions(list pairs, list spans, int64_t length, uint64_t total, object seq, bint peer):
+    """Check a type-1 body's (address, length) pairs against the buffer spans (offset, length)
+    of its metadata and the body length: ([(address, length, offset in the body)], the distinct
+    addresses to free, in order, whether the body lies in the server's own memory (on a peer
+    connection) rather than in segments, base). base: (segment id, segment offset of the body's
+    byte 0) when every non-empty region lies in one segment at its place in the body, so the body
+    is one slice of it; None when no region has bytes; False otherwise. Every rule broken raises
+    ArrowInvalid naming sequence `seq`. One call per body on the client's path."""
+    cdef Py_ssize_t np = len(pairs), ns = len(spans), i, nonempty = 0, in_segments = 0
+    cdef uint64_t address, n, lengths_sum = 0, padding
+    cdef int64_t off, span_len, dest = 0
+    cdef bint saturated = False, scattered = False
+    cdef uint64_t base_seg = 0
+    cdef int64_t base_off = 0, here
+    cdef list placed = []
+    for i in range(np):
+        n = pairs[i][1]
+        if n > 0xFFFFFFFFFFFFFFFF - lengths_sum:
+            saturated = True
+            lengths_sum = 0xFFFFFFFFFFFFFFFF
+        else:
+            lengths_sum += n
+    if total != <uint64_t>length and (saturated or total != lengths_sum):
+        raise ArrowInvalid(f"type-1 body of sequence {seq} declares a total of {total} bytes; "
+                           f"expected the metadata's body length {length} (or the sum of its "
+                           f"buffer lengths, {sum([p[1] for p in pairs])})")
+    if np == ns:
+        for i in range(np):
+            address, n = pairs[i]
+            off, span_len = spans[i]
+            if span_len < 0 or n != <uint64_t>span_len:
+                raise ArrowInvalid(f"type-1 body of sequence {seq}: buffer {i} has length {n} "
+                                   f"but the metadata's buffer {i} has {span_len}")
+            if off < 0 or off > length or span_len > length - off:
+                raise ArrowInvalid(f"sequence {seq}: metadata buffer {i} spans [{off}, "
+                                   f"{off}+{span_len}) outside the {length}-byte body")
+            placed.append((address, n, off))
+        padding = MAX_PADDING_PER_BUFFER * (<uint64_t>ns + 1)
+        if lengths_sum < <uint64_t>length and <uint64_t>length - lengths_sum > padding:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: its {np} regions bring "
+                               f"{lengths_sum} bytes of a {length}-byte body; expected at most "
+                               f"{padding} bytes of padding between them "
+                               f"({MAX_PADDING_PER_BUFFER} per buffer), found "
+                               f"{<uint64_t>length - lengths_sum}")
+    else:
+        if saturated or lengths_sum != <uint64_t>length:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: {np} regions (not one per "
+                               f"metadata buffer, {ns}) must add up to the body length {length}; "
+                               f"they add up to {sum([p[1] for p in pairs])}")
+        for i in range(np):
+            address, n = pairs[i]
+            placed.append((address, n, dest))
+            dest += <int64_t>n               # the regions add up to length: no overflow
+    addresses = list(dict.fromkeys([p[0] for p in pairs]))
+    for i in range(np):
+        address, n, off = placed[i]
+        if n == 0:
+            continue
+        nonempty += 1
+        if (address >> _SEGMENT_SHIFT) >= _PEER_SEGMENT_BASE:
+            in_segments += 1
+        here = <int64_t>(address & ((<uint64_t>1 << _SEGMENT_SHIFT) - 1)) - off
+        if nonempty == 1:
+            base_seg, base_off = address >> _SEGMENT_SHIFT, here
+        elif base_seg != address >> _SEGMENT_SHIFT or base_off != here:
+            scattered = True
+    in_peer = False
+    if peer:
+        # a peer connection: small bodies come in segments (ids from PEER_SEGMENT_BASE), the
+        # others from the server's own memory; one body is all one or all the other
+        if in_segments and in_segments != nonempty:
+            raise ArrowInvalid(f"type-1 body of sequence {seq} mixes addresses in the server's "
+                               f"memory with addresses in shared segments")
+        in_peer = in_segments == 0
+    if nonempty == 0:
+        base = None
+    elif scattered:
+        base = False
+    else:
+        base = (base_seg, base_off)
+    return placed, addresses, in_peer, base

@@ -17,7 +17,7 @@ from .. import types as T
 from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from ._shm import peer_read, scatter_copy
+from ._shm import peer_read, place_regions, scatter_copy
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
@@ -26,13 +26,13 @@ from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
 from .shm import (DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody,
-                  in_peer_segment, split_address)
+                  split_address)
 from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
-    from typing import Any, Literal, NoReturn, TypeVar
+    from typing import Any, NoReturn, TypeVar
 
     from .._core.buffer import Buffer
     from ..ipc._framing import Message
@@ -53,10 +53,6 @@ _FREE_EARLY = 16               # deferred free_data addresses sent without waiti
 # works on the batch before it (the copy costs about 0.1-0.2 ms per MiB: worth a thread)
 READ_AHEAD_BYTES = 4 << 20
 _BODY_HEADERS = (md.HEADER_RECORD_BATCH, md.HEADER_DICTIONARY_BATCH)
-# Bytes of a type-1 body that no region brings (zeros here) are only the padding between its
-# buffers: at most this many per buffer (the IPC alignment is at most 64). More would let a
-# bodyLength claim allocate memory the server never provided.
-_MAX_PADDING_PER_BUFFER = 64
 
 
 class _Channel:
@@ -432,8 +428,8 @@ class DissociatedReader:
         if pid is None or length < READ_AHEAD_BYTES:
             return
         try:
-            decoded, placed, addresses, in_peer = self._place(self._seq(pos), entry.message, body,
-                                                              length)
+            decoded, placed, addresses, in_peer, _ = self._place(self._seq(pos), entry.message,
+                                                                 body, length)
         except ArrowInvalid:
             return
         if not in_peer:
@@ -640,19 +636,13 @@ class DissociatedReader:
         return self._shared_body_buffer(seq, msg, body, length)
 
     def _place(self, seq: int, msg: Message, body: _Body, length: int
-               ) -> tuple[Any, list[tuple[int, int, int]], list[int], bool]:
+               ) -> tuple[Any, list[tuple[int, int, int]], list[int], bool, Any]:
         """Check a type-1 body's pairs against its metadata: (decoded RecordBatch header,
         [(address, length, offset in the body)], the distinct addresses to free, whether the
-        body lies in the server's own memory rather than in segments)."""
+        body lies in the server's own memory rather than in segments, and the body's base in
+        one segment as place_regions gives it)."""
         pairs, ch = body.pairs, body.channel
         assert pairs is not None and body.total is not None     # a type-1 body has both
-        lengths_sum = 0
-        for _, n in pairs:
-            lengths_sum += n
-        if body.total != length and body.total != lengths_sum:
-            raise ArrowInvalid(f"type-1 body of sequence {seq} declares a total of {body.total} "
-                               f"bytes; expected the metadata's body length {length} (or the sum "
-                               f"of its buffer lengths, {lengths_sum})")
         try:
             header = msg.header if msg.header_type == md.HEADER_RECORD_BATCH else \
                 msg.header.table(1, "RecordBatch")
@@ -661,49 +651,14 @@ class DissociatedReader:
             decoded = decode_record_batch_header(header)
         except ArrowInvalid as e:
             raise ArrowInvalid(f"type-1 body of sequence {seq}: its metadata: {e}") from e
-        spans = decoded.buffers_list()
-        placed: list[tuple[int, int, int]] = []      # (address, length, offset in the body)
-        if len(pairs) == len(spans):
-            for i, ((address, n), (off, span_len)) in enumerate(zip(pairs, spans)):
-                if n != span_len:
-                    raise ArrowInvalid(f"type-1 body of sequence {seq}: buffer {i} has length {n} "
-                                       f"but the metadata's buffer {i} has {span_len}")
-                if off < 0 or span_len < 0 or off > length or span_len > length - off:
-                    raise ArrowInvalid(f"sequence {seq}: metadata buffer {i} spans [{off}, "
-                                       f"{off}+{span_len}) outside the {length}-byte body")
-                placed.append((address, n, off))
-            padding = _MAX_PADDING_PER_BUFFER * (len(spans) + 1)
-            if length - lengths_sum > padding:
-                raise ArrowInvalid(f"type-1 body of sequence {seq}: its {len(pairs)} regions bring "
-                                   f"{lengths_sum} bytes of a {length}-byte body; expected at "
-                                   f"most {padding} bytes of padding between them "
-                                   f"({_MAX_PADDING_PER_BUFFER} per buffer), found "
-                                   f"{length - lengths_sum}")
-        else:
-            if lengths_sum != length:
-                raise ArrowInvalid(f"type-1 body of sequence {seq}: {len(pairs)} regions (not one "
-                                   f"per metadata buffer, {len(spans)}) must add up to the body "
-                                   f"length {length}; they add up to {lengths_sum}")
-            dest = 0
-            for address, n in pairs:
-                placed.append((address, n, dest))
-                dest += n
-        addresses = list(dict.fromkeys(a for a, _ in pairs))
-        in_peer = False
-        if ch.peer_pid is not None:
-            # a peer connection: small bodies come in segments (ids from PEER_SEGMENT_BASE),
-            # the others from the server's own memory; one body is all one or all the other
-            kinds = {in_peer_segment(a) for a, n, _ in placed if n}
-            if len(kinds) > 1:
-                raise ArrowInvalid(f"type-1 body of sequence {seq} mixes addresses in the "
-                                   f"server's memory with addresses in shared segments")
-            in_peer = kinds != {True}
+        placed, addresses, in_peer, base = place_regions(pairs, decoded.buffers_list(), length,
+                                                         body.total, seq, ch.peer_pid is not None)
         if in_peer and length > ch.transport.max_frame:
             # the server's memory: never more than a frame could bring (the server must map
             # every region before we allocate for it)
             raise ArrowInvalid(f"type-1 body of sequence {seq} has {length} bytes; this "
                                f"connection takes at most {ch.transport.max_frame}")
-        return decoded, placed, addresses, in_peer
+        return decoded, placed, addresses, in_peer, base
 
     def _shared_body_buffer(self, seq: int, msg: Message, body: _Body, length: int
                             ) -> tuple[Buffer, Any]:
@@ -717,7 +672,7 @@ class DissociatedReader:
             out = _peer_result(seq, ahead.result)   # what the copy raised, it raises here
             ch.free.release(ahead.addresses, flush=False, nbytes=length)
             return out, ahead.decoded
-        decoded, placed, addresses, in_peer = self._place(seq, msg, body, length)
+        decoded, placed, addresses, in_peer, base = self._place(seq, msg, body, length)
         self._large_peer_body = in_peer and length >= READ_AHEAD_BYTES
         if in_peer:
             # addresses in the server's memory: one copy straight from there
@@ -728,17 +683,6 @@ class DissociatedReader:
             ch.free.release(addresses, flush=False, nbytes=length)
             return out, decoded
         # one base in one segment for every non-empty region -> the body is a slice
-        base: tuple[int, int] | Literal[False] | None = None
-        for address, n, dest in placed:
-            if n == 0:
-                continue
-            seg_id, off = split_address(address)
-            here = (seg_id, off - dest)
-            if base is None:
-                base = here
-            elif here != base:
-                base = False
-                break
         if base is None:                              # no bytes at all in the regions
             ch.free.release(addresses, flush=False)
             return allocate(length, True), decoded

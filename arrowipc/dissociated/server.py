@@ -725,25 +725,18 @@ class _Connection:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [wire.encode_shared_body(length, pairs)])
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
-            block = self._with_room(arena, lambda: arena.allocate(length), out) \
-                if arena is not None else None
-            if block is not None:
-                assert arena is not None                # the block came from it
-                try:
-                    arena.write(block, m.parts)
-                    base = block.address
-                    pairs = [(base + off if n else base, n) for off, n in spans]
-                    arena.hand_out(block, [a for a, _ in pairs], seq)
-                except BaseException:
-                    arena.discard(block)
-                    raise
-                if arena.sealed:
-                    if out is None:
-                        arena.publish()         # no send path to seal before the body frame
-                    else:
-                        out.arena = arena       # its flush seals and announces the segment
-                return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
-                        [wire.encode_shared_body(length, pairs)])
+            if arena is not None:
+                parts = m.parts
+                payload = self._with_room(arena, lambda: arena.place(parts, spans, length, seq),
+                                          out)
+                if payload is not None:
+                    if arena.sealed:
+                        if out is None:
+                            arena.publish()     # no send path to seal before the body frame
+                        else:
+                            out.arena = arena   # its flush seals and announces the segment
+                    return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
+                            [payload])
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
 
 

@@ -18,7 +18,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _wire as wire
-from ._shm import map_segment
+from ._shm import PEER_SEGMENT_BASE, SEGMENT_SHIFT, map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
 
@@ -35,14 +35,11 @@ __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
            "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
            "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
 
-SEGMENT_SHIFT = 40
+# SEGMENT_SHIFT and PEER_SEGMENT_BASE (the ids of a peer-memory connection's segments for small
+# bodies) are defined in _shm, whose place_regions reads addresses on the client's path.
 OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
 MAX_SEGMENT_SIZE = 1 << SEGMENT_SHIFT
 MAX_SEGMENT_ID = (1 << 24) - 1
-# On a peer-memory connection (the client reads the server's own memory) small bodies still go
-# through segments; their ids start here, so their addresses (2^56 and up) can never be the
-# server's own: user-space addresses lie below 2^56 (2^47 with 4-level page tables).
-PEER_SEGMENT_BASE = 1 << 16
 BLOCK_ALIGNMENT = 64
 SEGMENT_GRANULE = 1 << 20
 PAGE_SIZE = 4096
@@ -227,7 +224,7 @@ class SharedArena:
     def allocate(self, size: int) -> Block | None:
         """A block of at least `size` bytes, or None when a window, the arena's byte limit or the
         server's budget is reached."""
-        need = _round_up(max(size, 1), BLOCK_ALIGNMENT)
+        need = (max(size, 1) + BLOCK_ALIGNMENT - 1) & -BLOCK_ALIGNMENT
         with self.lock:
             if self.closed:
                 return None
@@ -317,8 +314,10 @@ class SharedArena:
 
     def _new_block(self, seg: _Segment, off: int, size: int) -> Block:
         block = Block(seg, off, size)
-        self.blocks.add(block)
-        self.peak_outstanding = max(self.peak_outstanding, len(self.blocks))
+        blocks = self.blocks
+        blocks.add(block)
+        if len(blocks) > self.peak_outstanding:
+            self.peak_outstanding = len(blocks)
         seg.live += 1
         self.outstanding_bytes += size
         self.blocks_allocated += 1
@@ -358,6 +357,25 @@ class SharedArena:
         self.next_id += 1
         self.mapped_bytes += size
         return seg
+
+    def place(self, parts: list[Any], spans: list[tuple[int, int]], size: int, sequence: int
+              ) -> bytes | None:
+        """The type-1 payload of a body placed here: a block allocated, the body `parts` (a
+        `size`-byte packed body) copied in, and the (address, length) pair of each of the
+        header's buffer `spans` ((offset, length) in the body) handed out; None when a limit is
+        reached (as allocate). The server's one call per body."""
+        block = self.allocate(size)
+        if block is None:
+            return None
+        try:
+            self.write(block, parts)
+            base = address_of(block.segment.id, block.offset)     # type: ignore[union-attr]
+            pairs = [(base + off if n else base, n) for off, n in spans]
+            self.hand_out(block, [a for a, _ in pairs], sequence)
+        except BaseException:
+            self.discard(block)
+            raise
+        return wire.encode_shared_body(size, pairs)
 
     def write(self, block: Block, parts: list[Any]) -> None:
         """Copy the body `parts` into the block's memory (a sealed arena's segment is written

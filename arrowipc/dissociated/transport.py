@@ -46,6 +46,9 @@ __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", 
 
 _IOV_MAX = 1024
 _MAX_FDS_PER_RECV = 16
+_ANCILLARY_SPACE = socket.CMSG_SPACE(_MAX_FDS_PER_RECV * 4)
+_MSG_CTRUNC = int(socket.MSG_CTRUNC)
+_NO_BYTES = memoryview(b"")   # a plain int: flags & an IntFlag runs enum code per read
 _MAX_UNCLAIMED_FDS = 64
 _READ_AHEAD = 64 << 10         # small enough that a large payload is mostly read in place
 # Socket buffers of 1 MiB (the kernel doubles it): a few frames in flight. 4 MiB cost ~25% more
@@ -133,19 +136,6 @@ class Transport:
         raise NotImplementedError
 
 
-def _byte_views(parts: Parts) -> tuple[list[memoryview], int]:
-    views: list[memoryview] = []
-    total = 0
-    for p in parts:
-        v = memoryview(p)
-        if v.ndim != 1 or v.itemsize != 1:
-            v = v.cast("B")
-        if v.nbytes:
-            views.append(v)
-            total += v.nbytes
-    return views, total
-
-
 class SocketTransport(Transport):
     """Our framing over a connected TCP or Unix stream socket."""
 
@@ -191,11 +181,19 @@ class SocketTransport(Transport):
     def send_frames(self, frames: Frames, fd: int | None = None, blocking: bool = True) -> bool:
         """Send (kind, tag, parts) frames back to back in as few sendmsg calls as possible (a
         message's metadata and body together: one wake-up of the reader, not two)."""
-        iov = []
+        iov: list[memoryview] = []
         for kind, tag, parts in frames:
-            views, total = _byte_views(parts)
-            iov.append(memoryview(wire.frame_header(kind, tag, total)))
-            iov.extend(views)
+            at = len(iov)
+            iov.append(_NO_BYTES)               # the frame header, once its length is known
+            total = 0
+            for p in parts:
+                v = memoryview(p)
+                if v.ndim != 1 or v.itemsize != 1:
+                    v = v.cast("B")
+                if v.nbytes:
+                    iov.append(v)
+                    total += v.nbytes
+            iov[at] = memoryview(wire.frame_header(kind, tag, total))
         if not self._send_lock.acquire(blocking):
             return False
         try:
@@ -400,14 +398,13 @@ class SocketTransport(Transport):
                                       f"{view.nbytes if need is None else need} more bytes)")
 
     def _recvmsg_into(self, view: memoryview) -> int:
-        n, ancdata, flags, _ = self.sock.recvmsg_into(
-            [view], socket.CMSG_SPACE(_MAX_FDS_PER_RECV * 4))
+        n, ancdata, flags, _ = self.sock.recvmsg_into([view], _ANCILLARY_SPACE)
         for level, ctype, data in ancdata:
             if level == socket.SOL_SOCKET and ctype == socket.SCM_RIGHTS:
                 fds = array.array("i")
                 fds.frombytes(data[:len(data) - len(data) % 4])
                 self._fds.extend(fds)
-        if flags & socket.MSG_CTRUNC:
+        if flags & _MSG_CTRUNC:
             raise ArrowInvalid(f"{self.name}: more than {_MAX_FDS_PER_RECV} descriptors in one "
                                f"message")
         if len(self._fds) > _MAX_UNCLAIMED_FDS:

@@ -601,16 +601,28 @@ cdef class PlainBatchDecoder:
         """(message or None, next position, RecordBatch or None), as
         MessageDecoder.frame_and_decode documents."""
         cdef Message msg
-        cdef RecordBatchHeader h
-        cdef _Assembler a
-        cdef bint reused = not self.busy
-        cdef tuple assembled
         m, pos = read_frame(buf, start, end, self.max_metadata, self.where, True)
         if m is None:
             return None, pos, None
         msg = m
         if msg.header_type != 3:
             return msg, pos, None
+        return msg, pos, self._decode(msg, None)
+
+    def decode(self, Message msg, RecordBatchHeader header=None):
+        """The RecordBatch of record batch message `msg`, its body attached (`header`: its
+        decoded header, when the caller has it), or None when it needs the general path (another
+        message type, or a compressed body). A reader that gets metadata and bodies apart (the
+        Dissociated reader) decodes each batch in this one call."""
+        if msg.header_type != 3:
+            return None
+        return self._decode(msg, header)
+
+    cdef object _decode(self, Message msg, RecordBatchHeader given):
+        cdef RecordBatchHeader h
+        cdef _Assembler a
+        cdef bint reused = not self.busy
+        cdef tuple assembled
         if reused:
             # Python code can run inside (a collection's finalizers, an error's formatting) and
             # let another thread in: it then makes its own.
@@ -619,14 +631,18 @@ cdef class PlainBatchDecoder:
         else:
             h, a = RecordBatchHeader.__new__(RecordBatchHeader), _Assembler.__new__(_Assembler)
         try:
-            fill_header(h, msg.header, _NO_VARIADIC)
+            if given is None:
+                fill_header(h, msg.header, _NO_VARIADIC)
+            else:
+                h = given
             if h.codec >= 0:
-                return msg, pos, None
+                return None
             assembled = assemble(a, self.plan, self.roots, h, msg.body, self.included, None,
                                  self.where, msg.version, self.limits)
         finally:
             # the reused objects must not keep the last message's bytes alive
-            h.meta = None
+            if given is None:
+                h.meta = None
             a.body = None
             a.pending = None
             if reused:
@@ -652,4 +668,4 @@ cdef class PlainBatchDecoder:
         batch.num_rows = h.length
         batch._pending = assembled[1] if self.keep_pending else None
         untrack(batch)
-        return msg, pos, batch
+        return batch

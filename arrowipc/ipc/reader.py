@@ -382,6 +382,10 @@ class MessageDecoder:
         """A RecordBatch for a record batch message, None after absorbing a dictionary batch
         (`header`: the batch's RecordBatch header, when the caller decoded it already)."""
         if msg.header_type == md.HEADER_RECORD_BATCH:
+            if self._fast is not None:
+                batch: RecordBatch | None = self._fast.decode(msg, header)
+                if batch is not None:           # None: compressed, for the general path
+                    return batch
             return self.read_record_batch_message(msg, header)
         if msg.header_type == md.HEADER_DICTIONARY_BATCH:
             self.read_dictionary_message(msg, header)

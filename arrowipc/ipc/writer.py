@@ -355,18 +355,19 @@ class MessageEncoder:
             self._body_alignment = 8
         self.dictionaries = DictionaryTracker(schema, self.options, file_mode)
         self._has_dicts = bool(self.dictionaries)
+        self._legacy = self.options.use_legacy_format     # the options are this encoder's copy
 
     @property
     def prefix_length(self) -> int:
         """Bytes of framing before the flatbuffer in `metadata` (4 for the legacy format)."""
-        return 4 if self.options.use_legacy_format else 8
+        return 4 if self._legacy else 8
 
     def schema_message(self) -> bytes:
         """The framed Schema message (the first message of a stream or file), counted in the
         statistics."""
         blob, pos = md.schema_blob(self.schema)     # encoded once per Schema object
         self.stats.num_messages += 1
-        return encode_schema_message(blob, pos, self._version, self.options.use_legacy_format,
+        return encode_schema_message(blob, pos, self._version, self._legacy,
                                      md.schema_blob_alignment(self.schema))
 
     def batch_messages(self, batch: RecordBatch | Any, custom_metadata: T.MetadataLike = None,
@@ -393,8 +394,7 @@ class MessageEncoder:
         spans: list[tuple[int, int]] = []
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
-            self._codec, self.options.use_legacy_format, self._compress, _flat, _compressed,
-            spans)
+            self._codec, self._legacy, self._compress, _flat, _compressed, spans)
         stats.num_messages += 1
         stats.num_record_batches += 1
         stats.total_serialized_body_size += body_len
@@ -415,7 +415,7 @@ class MessageEncoder:
             spans: list[tuple[int, int]] = []
             meta, parts, body_len = encode_dictionary_batch(
                 dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
-                options.use_legacy_format, self._compress, spans)
+                self._legacy, self._compress, spans)
             stats.num_messages += 1
             stats.num_dictionary_batches += 1
             if kind == "delta":
