@@ -6,8 +6,12 @@ stream). Each message's flatbuffer goes out untagged with the 5-byte prefix; eac
 DictionaryBatch body goes out tagged, either as the IPC body bytes (type 0, a gather send of the
 unpacked buffers) or as (offset, length) pairs into a shared-memory segment (type 1).
 
-Every connection has a receiver thread (requests, free_data, disconnects: it never stops reading)
-and a worker thread that sends the requested streams one at a time.
+Every connection has a receiver thread (requests, free_data, disconnects) and a worker thread
+that sends the requested streams one at a time. While the worker sends batches held in memory it
+reads the client's frames itself, after each gathered send and while it waits for room, and the
+receiver sleeps: a free_data message then costs no thread wake-up and no GIL hand-off. The
+receiver reads again whenever the worker stops (the stream ends, a send must wait for the client
+to read, a frame is not whole yet) and handles what the worker's read raised.
 """
 from __future__ import annotations
 
@@ -376,6 +380,19 @@ class _Connection:
         self.queued = 0                   # requests waiting behind the stream being served
         self.queued_bytes = 0
         self._queue_lock = threading.Lock()
+        # While the worker streams batches held in memory, it reads the client's frames itself
+        # (free_data, mostly) each time it sends a gathered send or waits for room, and the
+        # receiver sleeps on `wake` instead of the socket: a free_data message then wakes no
+        # second thread, which would take the GIL from the worker and the core from the client
+        # (two context switches and two GIL hand-offs per message, on both processes' cores).
+        self.inline = False               # the worker reads the socket (see _pump)
+        self.read_lock = threading.Lock()   # held by whichever thread reads a frame
+        self.inline_failure: BaseException | None = None   # what the worker's read raised
+        self.inline_ended = False         # the worker read the end of the connection
+        self.wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        # a client that stops reading makes our send wait: the receiver reads meanwhile (a
+        # client flooding requests then is refused at once, as when nothing is being sent)
+        self.transport.send_blocked = lambda: self._read_inline(False)
         self.receiver = threading.Thread(target=self._receive_loop, daemon=True,
                                          name="arrowipc-dissociated-receiver")
         self.worker = threading.Thread(target=self._work_loop, daemon=True,
@@ -401,20 +418,39 @@ class _Connection:
         t = self.transport
         idle = select.poll()
         idle.register(t.sock, select.POLLIN)
+        idle.register(self.wake, select.POLLIN)
+        parked = select.poll()
+        parked.register(self.wake, select.POLLIN)
         try:
             while True:
+                if self.inline_failure is not None or self.inline_ended:
+                    with self.read_lock:
+                        failure, self.inline_failure = self.inline_failure, None
+                    if failure is not None:
+                        raise failure        # what the worker's read raised, handled here
+                    break                    # the worker read the end of the connection
+                if self.inline:
+                    parked.poll()            # the worker reads the socket until it wakes us
+                    self._drain_wake()
+                    continue
                 # wait without a timeout: an idle client is fine; a started frame must finish
                 if not t.pending():
                     try:
-                        idle.poll()
+                        ready = idle.poll()
                     except OSError:
                         break
-                frame = t.receive()
-                if frame is None:
-                    break
-                if frame.fd is not None:     # a client sends no descriptors: keep none
-                    os.close(frame.fd)
-                self._handle(frame)
+                    if any(fd == self.wake for fd, _ in ready):
+                        self._drain_wake()
+                        continue             # the flags changed: look again
+                with self.read_lock:
+                    if self.inline or not (t.pending() or _readable(t.sock)):
+                        continue             # the worker took what woke us
+                    frame = t.receive()
+                    if frame is None:
+                        break
+                    if frame.fd is not None:     # a client sends no descriptors: keep none
+                        os.close(frame.fd)
+                    self._handle(frame)
         except (ArrowInvalid, TimeoutError) as e:
             if not t.closed:
                 self._refuse(tp.ERROR_PROTOCOL, f"protocol error: {e}")
@@ -423,6 +459,66 @@ class _Connection:
             pass
         finally:
             self._disconnect()
+
+    def _drain_wake(self) -> None:
+        try:
+            os.eventfd_read(self.wake)
+        except OSError:                 # nothing there (another wake-up took it), or closed
+            pass
+
+    def _wake_receiver(self) -> None:
+        try:
+            os.eventfd_write(self.wake, 1)
+        except OSError:                 # the receiver is gone and closed it
+            pass
+
+    def _read_inline(self, on: bool) -> None:
+        """Start or stop reading the client's frames on the worker (see __init__)."""
+        if self.inline != on:
+            self.inline = on
+            self._wake_receiver()
+
+    def _pump(self, wait: float) -> bool:
+        """The worker, reading inline: handle the frames the client has sent, waiting up to
+        `wait` seconds for one when none is there; False (nothing done) when the receiver is
+        reading a frame. A protocol error or the end of the connection goes to the receiver,
+        which handles it as its own (error frame, disconnect); the stream being served then
+        ends with _ClientGone."""
+        t = self.transport
+        if not self.read_lock.acquire(blocking=False):
+            return False                # the receiver is reading a frame: it handles this one
+        try:
+            if wait > 0 and not t.frame_ready():
+                _poll_socket(t.sock, wait)
+            while t.frame_ready():
+                frame = t.receive()
+                if frame is None:
+                    self.inline_ended = True
+                    break
+                if frame.fd is not None:     # a client sends no descriptors: keep none
+                    os.close(frame.fd)
+                self._handle(frame)
+            partial = t.pending()
+        except (ArrowInvalid, TimeoutError, OSError) as e:
+            self.inline_failure = e
+        finally:
+            self.read_lock.release()
+        if self.inline_failure is not None or self.inline_ended:
+            self._read_inline(False)
+            raise _ClientGone()
+        if partial:
+            # a frame not whole yet (or too large for the read-ahead buffer): the receiver
+            # waits for the rest, so the worker never blocks on a client's half frame
+            self._read_inline(False)
+        return True
+
+    def _wait_for_free(self, ledger: Ledger, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the client to free a block of `ledger`; False when
+        none was freed."""
+        frees = ledger.frees
+        if self.inline and self._pump(timeout):
+            return ledger.frees != frees
+        return ledger.wait_for_free(timeout)
 
     def _handle(self, frame: Frame) -> None:
         s = self.server
@@ -527,6 +623,8 @@ class _Connection:
         for ledger in self.ledgers():
             ledger.close()               # nothing writes into the segments any more
         self.transport.close()
+        if threading.current_thread() is self.receiver:
+            os.close(self.wake)          # the worker is gone: nobody wakes the receiver now
         self.server._forget(self)
 
     def _refuse(self, code: int, text: str) -> None:
@@ -554,6 +652,8 @@ class _Connection:
                 continue
             try:
                 self._serve(role, ticket)
+            except _ClientGone:
+                continue                # the receiver refuses the client or ends the connection
             except tp.TransportClosed:
                 # a send failed or timed out: nothing more goes to this client, so end the
                 # connection (the receiver then releases its blocks) rather than keep them
@@ -628,15 +728,22 @@ class _Connection:
         else:
             # batches already in memory are gathered into few sends; batches from a generator
             # go out as they come (it may take its time for the next one)
-            out = _Outbox(self.transport, isinstance(batches, _IN_MEMORY))
+            in_memory = isinstance(batches, _IN_MEMORY)
+            # batches in memory never keep the worker from reading the client's frees
+            out = _Outbox(self.transport, in_memory, self if in_memory else None)
             try:
-                for group, weight in self._stream_frames(role, schema, batches, out):
-                    out.add(group, weight)
-            except Exception:
-                out.flush()               # what was produced before the failure goes first
-                raise
-            out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
-            out.flush()
+                try:
+                    for group, weight in self._stream_frames(role, schema, batches, out):
+                        out.add(group, weight)
+                except _ClientGone:
+                    raise
+                except Exception:
+                    out.flush()           # what was produced before the failure goes first
+                    raise
+                out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
+                out.flush()
+            finally:
+                self._read_inline(False)
         with s._lock:
             s._totals["streams"] += 1
 
@@ -693,7 +800,7 @@ class _Connection:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            if ledger.wait_for_free(min(remaining, _WINDOW_POLL)):
+            if self._wait_for_free(ledger, min(remaining, _WINDOW_POLL)):
                 drained_since = None
             elif not ledger.blocks or self.transport.closed:
                 return attempt()
@@ -740,18 +847,36 @@ class _Connection:
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
 
 
+class _ClientGone(Exception):
+    """The worker's inline read found a protocol error or the end of the connection: the
+    receiver takes it from there."""
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether the socket has bytes (or an end) to read now."""
+    return _poll_socket(sock, 0)
+
+
+def _poll_socket(sock: socket.socket, wait: float) -> bool:
+    p = select.poll()
+    p.register(sock, select.POLLIN)
+    return bool(p.poll(wait * 1000))
+
+
 class _Outbox:
     """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
     system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
     in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
-    __slots__ = ("transport", "frames", "weight", "gather", "arena")
+    __slots__ = ("transport", "frames", "weight", "gather", "arena", "reader")
 
-    def __init__(self, transport: tp.SocketTransport, gather: bool = True) -> None:
+    def __init__(self, transport: tp.SocketTransport, gather: bool = True,
+                 reader: _Connection | None = None) -> None:
         self.transport = transport
         self.frames: Frames = []
         self.weight = 0
         self.gather = gather
         self.arena: SharedArena | None = None     # a sealed arena whose bodies are queued
+        self.reader = reader        # reads the client's frames after each send (see _pump)
 
     def add(self, group: Frames, weight: int) -> None:
         """Queue one batch's frames (`weight`: its body bytes); flush past the limits."""
@@ -775,4 +900,10 @@ class _Outbox:
             payload, fd = sealed[-1]
             frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
         self.transport.send_frames(frames, fd)
+        reader = self.reader
+        if reader is not None and reader.peer_reply.is_set():
+            # the arena is decided (the probe's answer, read by the receiver, came or is moot):
+            # from now on the worker reads the frees of what it sends
+            reader._read_inline(True)
+            reader._pump(0)
 

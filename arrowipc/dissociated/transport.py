@@ -24,6 +24,8 @@ import threading
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from typing_extensions import Buffer as BytesLike
 
     # a message as a gather list of bytes-like parts; a frame as (kind, tag, parts)
@@ -147,6 +149,8 @@ class SocketTransport(Transport):
         self.max_frame = int(max_frame)
         self.closed = False
         self.after_send = None            # called after each send that held the lock
+        # called when a send must wait for the peer to read
+        self.send_blocked: Callable[[], object] | None = None
         self._send_lock = threading.Lock()
         self._fds: collections.deque[int] = collections.deque()
         self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
@@ -241,6 +245,9 @@ class SocketTransport(Transport):
             try:
                 sent = self.sock.sendmsg(views[i:i + _IOV_MAX], ancillary)
             except BlockingIOError:
+                hook = self.send_blocked
+                if hook is not None:
+                    hook()
                 self._wait(select.POLLOUT, "the peer read nothing")
                 continue
             ancillary = []                 # the descriptor goes with the first byte only

@@ -1,0 +1,113 @@
+"""While the worker sends batches held in memory it reads the client's frames itself (free_data
+above all), and the receiver sleeps; a protocol error it reads is refused as the receiver would;
+batches from a generator leave every frame to the receiver."""
+import threading
+
+import pyarrow as pa
+import pytest
+
+import arrowipc
+from arrowipc.dissociated import DissociatedServer, connect
+from arrowipc.dissociated import _wire as wire
+from arrowipc.dissociated import server as server_module
+from arrowipc.dissociated import transport as tp
+from dissociated_helpers import TIMEOUT, int_batches, protocol_error, raw_connection, wait_until
+
+MIB_BATCHES = int_batches(24, 1 << 16)     # 1 MiB bodies: three windows of WINDOW
+WINDOW = 8
+
+
+@pytest.fixture
+def free_readers(monkeypatch):
+    """Per free_data frame the server handles, whether its worker thread read it."""
+    seen = []
+    real = server_module._Connection._handle
+
+    def recording(self, frame):
+        if frame.kind == wire.FRAME_TAGGED and frame.tag == self.server.free_data:
+            seen.append(threading.current_thread() is self.worker)
+        return real(self, frame)
+
+    monkeypatch.setattr(server_module._Connection, "_handle", recording)
+    return seen
+
+
+def _serve(source, **options):
+    return DissociatedServer(source, body_mode="shared", peer_memory=False, window=WINDOW,
+                             window_wait=30, **options)
+
+
+def test_the_worker_reads_the_frees_of_batches_it_sends_from_memory(free_readers):
+    table = arrowipc.table(MIB_BATCHES)
+    with _serve(lambda t: table) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIB_BATCHES)
+        # the window made the worker wait for frees at least once: it read them itself
+        assert any(free_readers)
+        wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="every block freed")
+        assert s.stats()["blocks_allocated"] >= 20 and s.stats()["errors"] == 0
+
+
+def test_batches_from_a_generator_leave_the_frees_to_the_receiver(free_readers):
+    table = arrowipc.table(MIB_BATCHES)
+    with _serve(lambda t: (table.schema, (b for b in table.to_batches()))) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIB_BATCHES)
+        wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="every block freed")
+    assert free_readers and not any(free_readers)
+
+
+def test_a_protocol_error_the_worker_reads_is_refused_as_the_receiver_would(monkeypatch):
+    monkeypatch.setattr(server_module, "_KEEPING_SECONDS", 3600.0)   # wait for our frees
+    readers = []
+    real = server_module._Connection._handle
+
+    def recording(self, frame):
+        readers.append((frame.kind, frame.tag, threading.current_thread() is self.worker))
+        return real(self, frame)
+
+    monkeypatch.setattr(server_module._Connection, "_handle", recording)
+    table = arrowipc.table(MIB_BATCHES)
+    with _serve(lambda t: table) as s:
+        with raw_connection(s.unix_path) as t:
+            t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_MEMFD)])
+            t.send_frame(wire.FRAME_TAGGED, 1, [b"t"])
+            # we free nothing: the server fills its window and waits, reading our frames
+            wait_until(lambda: s.stats()["blocks_outstanding"] == WINDOW, what="a full window")
+            t.send_frame(wire.FRAME_TAGGED, 99, [b"?"])
+            text = protocol_error(t)
+        assert text == ("protocol error: tagged message with tag 99; this server takes "
+                        "want_data=1, 3 (metadata only), 4 (bodies only) and free_data=2")
+        assert (wire.FRAME_TAGGED, 99, True) in readers
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="the client dropped")
+        assert s.stats()["errors"] == 1 and s.stats()["blocks_outstanding"] == 0
+
+
+def test_a_client_that_stops_reading_leaves_its_requests_to_the_receiver(monkeypatch):
+    """A send waiting for the client to read hands the socket back to the receiver, so a flood
+    of requests behind the stalled stream is refused while the client still reads nothing."""
+    switches = []
+    real = server_module._Connection._read_inline
+
+    def recording(self, on):
+        switches.append(on)
+        return real(self, on)
+
+    monkeypatch.setattr(server_module._Connection, "_read_inline", recording)
+    big = arrowipc.table(int_batches(40, 50_000))        # 32 MB: more than the socket holds
+    with DissociatedServer(lambda t: big, body_mode="bytes", max_queued_requests=3) as s:
+        with raw_connection(s.unix_path) as t:
+            t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(0)])
+            t.send_frame(wire.FRAME_TAGGED, 1, [b"ticket"])
+            bodies = 0
+            while bodies < 12:                 # two gathered sends: the worker reads inline
+                frame = t.receive()
+                bodies += frame.kind == wire.FRAME_TAGGED
+            assert True in switches
+            # we stop reading: a send waits, and the receiver reads while it does
+            for _ in range(5):
+                t.send_frame(wire.FRAME_TAGGED, 1, [b"ticket"])
+            wait_until(lambda: s.stats()["errors"] == 1, what="the flood refused")
+            assert s.stats()["streams"] == 0
+            text = protocol_error(t)
+        assert "waiting behind the stream being served; the limits are 3 requests" in text
