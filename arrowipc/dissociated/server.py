@@ -624,7 +624,10 @@ class _Connection:
             ledger.close()               # nothing writes into the segments any more
         self.transport.close()
         if threading.current_thread() is self.receiver:
-            os.close(self.wake)          # the worker is gone: nobody wakes the receiver now
+            # the worker is gone: nobody wakes the receiver now (-1: a late write fails rather
+            # than land in whatever reuses the descriptor number)
+            wake, self.wake = self.wake, -1
+            os.close(wake)
         self.server._forget(self)
 
     def _refuse(self, code: int, text: str) -> None:
