@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from typing import Any, Literal, TypeVar
 
     from ..ipc.writer import EncodedMessage
-    from .shm import Outstanding
+    from .shm import Block, Outstanding
     from .transport import Frame, Frames, Parts
 
     Resolver = Callable[[bytes], Any]       # ticket -> what DissociatedServer's docstring lists
@@ -837,8 +837,9 @@ class _Connection:
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
             if arena is not None:
                 parts = m.parts
-                payload = self._with_room(arena, lambda: arena.place(parts, spans, length, seq),
-                                          out)
+                # out.writes is read at each attempt: a flush while waiting for room renews it
+                payload = self._with_room(arena, lambda: arena.place(
+                    parts, spans, length, seq, None if out is None else out.writes), out)
                 if payload is not None:
                     if arena.sealed:
                         if out is None:
@@ -870,7 +871,7 @@ class _Outbox:
     """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
     system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
     in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
-    __slots__ = ("transport", "frames", "weight", "gather", "arena", "reader")
+    __slots__ = ("transport", "frames", "weight", "gather", "arena", "reader", "writes")
 
     def __init__(self, transport: tp.SocketTransport, gather: bool = True,
                  reader: _Connection | None = None) -> None:
@@ -880,6 +881,9 @@ class _Outbox:
         self.gather = gather
         self.arena: SharedArena | None = None     # a sealed arena whose bodies are queued
         self.reader = reader        # reads the client's frames after each send (see _pump)
+        # (arena, block, parts) of the queued bodies, copied into shared memory at the flush,
+        # back to back (SharedArena.place)
+        self.writes: list[tuple[SharedArena, Block, list[Any]]] = []
 
     def add(self, group: Frames, weight: int) -> None:
         """Queue one batch's frames (`weight`: its body bytes); flush past the limits."""
@@ -895,6 +899,9 @@ class _Outbox:
         if not self.frames:
             return
         frames, self.frames, self.weight = self.frames, [], 0
+        writes, self.writes = self.writes, []
+        for arena, block, parts in writes:    # before sealing: a sealed segment takes no writes
+            arena.write(block, parts)
         sealed = self.arena.seal_pending() if self.arena is not None else []
         fd = None
         if sealed:

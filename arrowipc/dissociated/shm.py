@@ -358,23 +358,32 @@ class SharedArena:
         self.mapped_bytes += size
         return seg
 
-    def place(self, parts: list[Any], spans: list[tuple[int, int]], size: int, sequence: int
+    def place(self, parts: list[Any], spans: list[tuple[int, int]], size: int, sequence: int,
+              writes: list[tuple[SharedArena, Block, list[Any]]] | None = None
               ) -> bytes | None:
         """The type-1 payload of a body placed here: a block allocated, the body `parts` (a
         `size`-byte packed body) copied in, and the (address, length) pair of each of the
         header's buffer `spans` ((offset, length) in the body) handed out; None when a limit is
-        reached (as allocate). The server's one call per body."""
+        reached (as allocate). The server's one call per body.
+
+        writes: when given, the copy is queued there as (arena, block, parts) rather than made
+        now, for the caller to make (arena.write) before the frame naming the body goes out: a send's
+        copies then run back to back, and the bookkeeping of its bodies runs in caches that no
+        1 MiB copy has just emptied."""
         block = self.allocate(size)
         if block is None:
             return None
         try:
-            self.write(block, parts)
+            if writes is None:
+                self.write(block, parts)
             base = address_of(block.segment.id, block.offset)     # type: ignore[union-attr]
             pairs = [(base + off if n else base, n) for off, n in spans]
             self.hand_out(block, [a for a, _ in pairs], sequence)
         except BaseException:
             self.discard(block)
             raise
+        if writes is not None:
+            writes.append((self, block, parts))
         return wire.encode_shared_body(size, pairs)
 
     def write(self, block: Block, parts: list[Any]) -> None:
