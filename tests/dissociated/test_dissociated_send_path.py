@@ -1,6 +1,7 @@
-"""While the worker sends batches held in memory it reads the client's frames itself (free_data
-above all), and the receiver sleeps; a protocol error it reads is refused as the receiver would;
-batches from a generator leave every frame to the receiver."""
+"""The server's send path for batches held in memory: the worker reads the client's frames itself
+(free_data above all) while the receiver sleeps, a protocol error it reads is refused as the
+receiver would, batches from a generator leave every frame to the receiver; the bodies of a
+gathered send are copied into shared memory at its flush."""
 import threading
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import server as server_module
 from arrowipc.dissociated import transport as tp
+from arrowipc.dissociated.shm import SharedArena, address_of
 from dissociated_helpers import TIMEOUT, int_batches, protocol_error, raw_connection, wait_until
 
 MIB_BATCHES = int_batches(24, 1 << 16)     # 1 MiB bodies: three windows of WINDOW
@@ -111,3 +113,35 @@ def test_a_client_that_stops_reading_leaves_its_requests_to_the_receiver(monkeyp
             assert s.stats()["streams"] == 0
             text = protocol_error(t)
         assert "waiting behind the stream being served; the limits are 3 requests" in text
+
+
+class _SegmentSink:
+    """What SharedArena needs of a transport: somewhere to announce its segments."""
+
+    def __init__(self):
+        self.frames = []
+        self.closed = False
+
+    def send_frame(self, kind, tag, parts, fd=None, blocking=True):
+        self.frames.append((kind, tag, parts))
+        return True
+
+
+def test_a_queued_body_is_copied_when_the_send_path_writes_it():
+    arena = SharedArena(_SegmentSink())
+    try:
+        body = [b"x" * 100, b"\0" * 28, b"y" * 64]       # buffers of 100 and 64 bytes, padded
+        spans = [(0, 100), (128, 0), (128, 64)]
+        writes = []
+        payload = arena.place(body, spans, 192, 7, writes)
+        total, pairs = wire.parse_shared_body(payload, 7)
+        base = address_of(0, 0)
+        assert (total, pairs) == (192, [(base, 100), (base, 0), (base + 128, 64)])
+        ((owner, block, parts),) = writes
+        segment = arena.segments[0]
+        assert segment.mapping.copy(0, 192).to_pybytes() == bytes(192)   # not copied yet
+        owner.write(block, parts)
+        assert segment.mapping.copy(0, 192).to_pybytes() == b"".join(body)
+        assert arena.outstanding() == [(7, base, frozenset({base, base + 128}))]
+    finally:
+        arena.close()
