@@ -224,7 +224,7 @@ class SharedArena:
     def allocate(self, size: int) -> Block | None:
         """A block of at least `size` bytes, or None when a window, the arena's byte limit or the
         server's budget is reached."""
-        need = (max(size, 1) + BLOCK_ALIGNMENT - 1) & -BLOCK_ALIGNMENT
+        need = _round_up(max(size, 1), BLOCK_ALIGNMENT)
         with self.lock:
             if self.closed:
                 return None
@@ -367,9 +367,9 @@ class SharedArena:
         reached (as allocate). The server's one call per body.
 
         writes: when given, the copy is queued there as (arena, block, parts) rather than made
-        now, for the caller to make (arena.write) before the frame naming the body goes out: a send's
-        copies then run back to back, and the bookkeeping of its bodies runs in caches that no
-        1 MiB copy has just emptied."""
+        now, for the caller to make (arena.write) before the frame naming the body goes out: a
+        send's copies then run back to back, and the bookkeeping of its bodies runs in caches
+        that no 1 MiB copy has just emptied."""
         block = self.allocate(size)
         if block is None:
             return None
