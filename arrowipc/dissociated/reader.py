@@ -72,12 +72,14 @@ class _Channel:
 
 
 class _Pending:
-    """A metadata message waiting for its turn (and its body, when it has one)."""
-    __slots__ = ("message", "needs_body")
+    """A metadata message waiting for its turn (and its body, when it has one); `size`: the
+    bytes it holds (its frame's payload), counted against max_pending_bytes."""
+    __slots__ = ("message", "needs_body", "size")
 
-    def __init__(self, message: Message, needs_body: bool) -> None:
+    def __init__(self, message: Message, needs_body: bool, size: int) -> None:
         self.message = message
         self.needs_body = needs_body
+        self.size = size
 
 
 class _Body:
@@ -174,7 +176,8 @@ class DissociatedClient:
              first_sequence: int = 0,
              accept_shift55: bool = False, max_pending: int = DEFAULT_MAX_PENDING,
              max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES) -> "DissociatedReader":
-        """Request `ticket` (bytes or str) and return the reader of its stream."""
+        """Request `ticket` (bytes or str) and return the reader of its stream (the options as
+        connect() takes them)."""
         if self.broken:
             raise ArrowInvalid("this dissociated client failed earlier; open a new one")
         if self.streaming:
@@ -241,6 +244,10 @@ class DissociatedReader:
             self._client.streaming = True
             for ch in self._client.channels:
                 ch.ended = False
+                # a metadata message is refused at its frame header when its flatbuffer would
+                # pass max_metadata_size (a stream reader's limit), before it is read
+                ch.transport.max_message = wire.PREFIX_SIZE + \
+                    self._decoder.options.max_metadata_size
                 ch.transport.send_frame(wire.FRAME_TAGGED, ch.want_tag, [self.ticket])
             self._advance()                               # decodes the schema first
             if self._decoder.schema is None:
@@ -318,6 +325,7 @@ class DissociatedReader:
         self._ahead = None              # a copy still running finishes on its own, unused
         self._meta.clear()
         self._bodies.clear()
+        self._pending_bytes = 0
         if self._selector is not None:
             self._selector.close()
             self._selector = None
@@ -337,6 +345,7 @@ class DissociatedReader:
             entry = self._meta.get(pos)
             if entry is not None and (not entry.needs_body or pos in self._bodies):
                 del self._meta[pos]
+                self._pending_bytes -= entry.size
                 msg = entry.message
                 header = None
                 if entry.needs_body:
@@ -579,7 +588,8 @@ class DissociatedReader:
         if not needs_body and pos in self._bodies:
             raise ArrowInvalid(f"orphan body with sequence {seq}: its metadata is a {msg.type} "
                                f"message, which has no body")
-        self._meta[pos] = _Pending(msg, needs_body)
+        self._meta[pos] = _Pending(msg, needs_body, payload.size)
+        self._pending_bytes += payload.size
         self._check_pending_limits(seq)
 
     def _on_body(self, ch: _Channel, tag: int, payload: Buffer) -> None:
@@ -736,6 +746,7 @@ def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,
             timeout: float | None = DEFAULT_TIMEOUT, shared_memory: bool | None = None,
             first_sequence: int = 0, accept_shift55: bool = False,
             max_pending: int = DEFAULT_MAX_PENDING,
+            max_pending_bytes: int = DEFAULT_MAX_PENDING_BYTES,
             max_mapped_bytes: int = DEFAULT_MAX_MAPPED_BYTES) -> DissociatedReader:
     """Connect to a dissociated server, request `ticket`, and return the stream's reader.
 
@@ -743,13 +754,16 @@ def connect(uri: str, ticket: bytes | str, *, data_uri: str | None = None,
     sent the ticket with its own want_data tag). The reader owns the connection(s): they
     stay open while batches over shared memory are alive (so their blocks are freed one by one)
     and close with reader.close(), or once the reader and every such batch are gone.
+    max_pending and max_pending_bytes bound the messages (metadata and bodies) that may wait for
+    an earlier sequence number, in count and in bytes.
     """
     client = DissociatedClient(uri, data_uri=data_uri, timeout=timeout,
                                shared_memory=shared_memory, max_mapped_bytes=max_mapped_bytes)
     try:
         reader = DissociatedReader(client, _ticket_bytes(ticket), options=options,
                                    first_sequence=first_sequence, accept_shift55=accept_shift55,
-                                   max_pending=max_pending, owns_client=True)
+                                   max_pending=max_pending, max_pending_bytes=max_pending_bytes,
+                                   owns_client=True)
         reader._start()
     except BaseException:
         client.close()

@@ -149,6 +149,8 @@ class SocketTransport(Transport):
         self.max_frame = int(max_frame)
         self.closed = False
         self.after_send = None            # called after each send that held the lock
+        # the largest payload of a message frame (a metadata message: its prefix and flatbuffer)
+        self.max_message: int | None = None
         # called when a send must wait for the peer to read
         self.send_blocked: Callable[[], object] | None = None
         self._send_lock = threading.Lock()
@@ -309,6 +311,11 @@ class SocketTransport(Transport):
         if kind > wire.FRAME_TAGGED and length > MAX_CONTROL_PAYLOAD:
             raise ArrowInvalid(f"{self.name}: {wire.FRAME_KIND_NAMES[kind]} frame claims {length} "
                                f"bytes; control frames carry at most {MAX_CONTROL_PAYLOAD}")
+        if kind == wire.FRAME_MESSAGE and self.max_message is not None and \
+                length > self.max_message:
+            raise ArrowInvalid(f"{self.name}: message frame claims {length} bytes; a metadata "
+                               f"message takes at most {self.max_message} (the 5-byte prefix and "
+                               f"max_metadata_size bytes of flatbuffer)")
         self._rpos = start + wire.FRAME_HEADER_SIZE
         payload = self._recv_payload(length)
         fd = None

@@ -14,7 +14,7 @@ import pytest
 
 import arrowipc
 from arrowipc._core.buffer import py_buffer
-from arrowipc.dissociated import DissociatedServer, connect
+from arrowipc.dissociated import DissociatedClient, DissociatedServer, connect
 from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import transport as tp
 from arrowipc.dissociated.shm import PeerLedger, SharedArena
@@ -22,7 +22,7 @@ from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.options import IpcWriteOptions
 from arrowipc.ipc.writer import MessageEncoder
 from dissociated_helpers import (TIMEOUT, FakeServer, int_batches, protocol_error,
-                                 raw_connection, read_fake, wait_until)
+                                 raw_connection, read_fake, small_table, wait_until)
 
 TWO_COLUMNS = pa.table({"a": pa.array(range(1001), pa.int64()),
                         "b": pa.array(range(1001), pa.int64())})
@@ -506,3 +506,53 @@ def test_a_client_gone_before_its_socket_is_set_up_does_not_stop_the_server(monk
         assert failed
         with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
             assert pa.table(reader.read_all()).equals(pa.table(int_batches(1, 10)))
+
+
+def test_a_metadata_frame_above_max_metadata_size_is_refused_before_it_is_read():
+    """A stream reader refuses a flatbuffer above max_metadata_size; a dissociated metadata
+    frame of 64 GiB was read (as its bytes came) before anything looked at its size."""
+    limit = 1 << 20
+    claim = wire.PREFIX_SIZE + limit + 1
+    schema = arrowipc.table(small_table()).schema
+
+    def script(t):
+        schema_message = MessageEncoder(schema).schema_message()
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(schema_message)[8:]])
+        t.sock.sendall(bytes([wire.FRAME_MESSAGE, 1]) + bytes(14) + struct.pack("<Q", claim))
+        # no payload follows: the client must not wait for it
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match=f"^unix {re.escape(fake.path)}: message frame "
+                                               f"claims {claim} bytes; a metadata message takes "
+                                               f"at most {claim - 1} \\(the 5-byte prefix and "
+                                               f"max_metadata_size bytes of flatbuffer\\)$"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT,
+                         options=arrowipc.ipc.IpcReadOptions(max_metadata_size=limit)) as reader:
+                list(reader)
+
+
+def test_metadata_waiting_for_an_earlier_sequence_counts_toward_max_pending_bytes():
+    """Metadata messages held in the reorder buffer count as bytes, not only bodies: a server
+    sending metadata past a gap it never fills is refused at max_pending_bytes."""
+    table = arrowipc.table(pa.table({"i": pa.array(range(10), pa.int64())}))
+    enc = MessageEncoder(table.schema)
+    (m,) = enc.batch_messages(table.to_batches()[0])
+    metadata = memoryview(m.metadata)[8:]
+
+    def script(t):
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        for seq in range(2, 200):            # sequence 1 never comes
+            t.send_message([wire.metadata_prefix(1, seq), metadata])
+        t.receive()                          # until the client goes
+
+    limit = 20 * (wire.PREFIX_SIZE + len(metadata))
+    with FakeServer(script) as fake:
+        client = DissociatedClient(fake.uri, timeout=TIMEOUT)
+        try:
+            with pytest.raises(ArrowInvalid, match=r"^21 messages \(\d+ bytes\) are waiting for "
+                                                   r"sequence 1 \(limits 4096 messages, "
+                                                   f"{limit} bytes\\); last arrival: sequence 22$"):
+                with client.read(b"t", max_pending_bytes=limit) as reader:
+                    list(reader)
+        finally:
+            client.close()
