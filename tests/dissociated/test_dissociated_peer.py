@@ -95,10 +95,10 @@ def test_peer_threshold_zero_reads_every_body_from_the_servers_memory():
             assert s.stats()["shared_bytes"] == 0
 
 
-def test_small_bodies_of_a_peer_connection_cycle_through_at_most_16_mib_of_blocks():
-    """The small-body segments keep a short window (16 MiB here): 40 bodies of 1 MiB each, read
-    at once, never have more than 16 blocks outstanding, however far ahead the server could
-    run (the connection's own window allows 64 bodies and 256 MiB)."""
+def test_small_bodies_of_a_peer_connection_cycle_through_at_most_8_mib_of_blocks():
+    """The small-body segments keep a short window (2 x peer_threshold: 8 MiB here): 40 bodies of
+    1 MiB each, read at once, never have more than 8 blocks outstanding, however far ahead the
+    server could run (the connection's own window allows 64 bodies and 256 MiB)."""
     table = int_batches(40, (1 << 20) // 16)             # two 512 KiB buffers: 1 MiB bodies
     with DissociatedServer(lambda t: arrowipc.table(table), body_mode="shared",
                            window_wait=3600.0) as s:
@@ -106,19 +106,31 @@ def test_small_bodies_of_a_peer_connection_cycle_through_at_most_16_mib_of_block
             assert pa.table(reader.read_all()).equals(table)
             (conn,) = s._connections
             arena = conn.segment_arena
-            assert arena is not None and arena.window_bytes == 16 << 20
+            assert arena is not None and arena.window_bytes == 8 << 20
             assert arena.blocks_allocated == 40
-            assert 1 <= arena.peak_outstanding <= 16
+            assert 1 <= arena.peak_outstanding <= 8
         wait_until(lambda: s.stats()["blocks_outstanding"] == 0, what="every body freed")
 
 
-def test_a_larger_peer_threshold_widens_the_small_body_window_but_not_past_window_bytes():
+def test_the_small_body_window_follows_peer_threshold_within_its_floor_and_window_bytes():
     with DissociatedServer(lambda t: arrowipc.table(MIXED), body_mode="shared",
                            peer_threshold=16 << 20, window_bytes=48 << 20) as s:
         with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
             assert pa.table(reader.read_all()).equals(MIXED)
             (conn,) = s._connections
-            assert conn.segment_arena.window_bytes == 48 << 20      # not 4 x 16 MiB
+            assert conn.segment_arena.window_bytes == 32 << 20      # 2 x 16 MiB
+    with DissociatedServer(lambda t: arrowipc.table(MIXED), body_mode="shared",
+                           peer_threshold=16 << 20, window_bytes=24 << 20) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIXED)
+            (conn,) = s._connections
+            assert conn.segment_arena.window_bytes == 24 << 20      # not 2 x 16 MiB
+    with DissociatedServer(lambda t: arrowipc.table(MIXED), body_mode="shared",
+                           peer_threshold=1 << 20) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIXED)
+            (conn,) = s._connections
+            assert conn.segment_arena.window_bytes == 4 << 20       # the floor, not 2 x 1 MiB
 
 
 SHOWN = b"0123456789abcdef"             # the probe's bytes: alive for as long as the module
