@@ -12,8 +12,11 @@ what was expected and what was found.
 """
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_ANY_CONTIGUOUS
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
+from libc.string cimport memcpy
 
-from arrowipc._core.buffer cimport Buffer, py_buffer
+from arrowipc._core.buffer cimport Buffer, py_buffer, allocate
 from arrowipc.errors import ArrowInvalid
 
 MESSAGE_END_OF_STREAM = 0
@@ -27,16 +30,22 @@ TAG_SEQUENCE_MASK = 0xFFFFFFFF
 SEQUENCE_MODULUS = 1 << 32
 
 # Our framing: kind u8, version u8 (1), 6 zero bytes, tag u64, payload length u64.
-FRAME_HEADER_SIZE = 24
-FRAME_VERSION = 1
-FRAME_MESSAGE = 1          # untagged message (metadata stream)
-FRAME_TAGGED = 2           # tagged message (bodies; want_data and free_data from the client)
+cdef enum:                 # (for the C code here; the Python names below are these)
+    _HEADER = 24
+    _VERSION = 1
+    _MESSAGE = 1
+    _TAGGED = 2
+    _LAST_KIND = 8
+FRAME_HEADER_SIZE = _HEADER
+FRAME_VERSION = _VERSION
+FRAME_MESSAGE = _MESSAGE   # untagged message (metadata stream)
+FRAME_TAGGED = _TAGGED     # tagged message (bodies; want_data and free_data from the client)
 FRAME_HELLO = 3            # client -> server: what the client can map
 FRAME_ERROR = 4            # server -> client: code and text, then the server closes
 FRAME_SEGMENT = 5          # server -> client: a shared-memory segment (fd attached, or a name)
 FRAME_STREAM_END = 6       # server -> client: nothing more for this stream on this connection
 FRAME_SEGMENT_ACK = 7      # client -> server: a named segment is mapped; its name can go
-FRAME_PEER = 8             # server -> client: a probe of its memory; client -> server: the result
+FRAME_PEER = _LAST_KIND    # server -> client: a probe of its memory; client -> server: the result
 FRAME_KIND_NAMES = {1: "message", 2: "tagged message", 3: "hello", 4: "error", 5: "segment",
                     6: "stream end", 7: "segment ack",
                     8: "peer memory"}
@@ -152,6 +161,28 @@ def encode_shared_body(object total, list pairs):
     return out
 
 
+def encode_placed_body(object total, uint64_t base, list spans):
+    """A body laid out from type-1 address `base` (its buffers at the (offset, length) `spans`):
+    (its type-1 body as encode_shared_body gives it, the address of every pair). An empty
+    buffer's address is the base."""
+    cdef int64_t n = len(spans), i
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 16 + 16 * n)
+    cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef uint64_t offset, length, address
+    cdef list addresses = []
+    put_u64(p, as_u64(total, "type-1 total size"))
+    put_u64(p + 8, <uint64_t>n)
+    for i in range(n):
+        offset, length = spans[i]
+        address = base + offset if length else base
+        if address < base:
+            raise ArrowInvalid(f"buffer {i} at offset {offset} lies past the address space")
+        put_u64(p + 16 + 16 * i, address)
+        put_u64(p + 24 + 16 * i, length)
+        addresses.append(address)
+    return out, addresses
+
+
 def parse_shared_body(object payload, object sequence=None):
     """(total size, [(address, length), ...]) of a type-1 body; sizes are checked exactly."""
     cdef Buffer b = py_buffer(payload)
@@ -239,6 +270,56 @@ def frame_header(int kind, object tag, object length):
     put_u64(p + 8, as_u64(tag, "frame tag"))
     put_u64(p + 16, as_u64(length, "frame length"))
     return out
+
+
+def gather_frames(list frames):
+    """(gather list, bytes) for sending frames [(kind, tag, parts)] in one sendmsg: each frame's
+    header, then its non-empty parts (any contiguous buffers), as they are."""
+    cdef list iov = []
+    cdef Py_buffer view
+    cdef int64_t length, total = 0
+    cdef Py_ssize_t at, n
+    for kind, tag, parts in frames:
+        at = len(iov)
+        iov.append(None)                # the header, once the frame's length is known
+        length = 0
+        for part in parts:
+            PyObject_GetBuffer(part, &view, PyBUF_ANY_CONTIGUOUS)
+            n = view.len
+            PyBuffer_Release(&view)
+            if n:
+                iov.append(part)
+                length += n
+        iov[at] = frame_header(kind, tag, length)
+        total += _HEADER + length
+    return iov, total
+
+
+def take_frame(bytearray buf, Py_ssize_t pos, Py_ssize_t end, uint64_t max_frame,
+               uint64_t max_message, uint64_t max_control):
+    """The frame at buf[pos:end] as (kind, tag, payload Buffer (a copy), where the frame ends),
+    when it is all there and receive() takes it as it is; None otherwise (fewer bytes, or a header
+    or length to refuse: the transport's checked path reads and reports those)."""
+    if pos < 0 or end > PyByteArray_GET_SIZE(buf) or end - pos < _HEADER:
+        return None
+    cdef const uint8_t* p = <const uint8_t*>PyByteArray_AS_STRING(buf) + pos
+    cdef int kind = p[0]
+    cdef int i
+    if p[1] != _VERSION or kind < _MESSAGE or kind > _LAST_KIND:
+        return None
+    for i in range(2, 8):
+        if p[i] != 0:
+            return None
+    cdef uint64_t tag = get_u64(p + 8)
+    cdef uint64_t length = get_u64(p + 16)
+    if length > max_frame or length > <uint64_t>(end - pos - _HEADER) or \
+            (kind > _TAGGED and length > max_control) or \
+            (kind == _MESSAGE and length > max_message):
+        return None
+    cdef Buffer out = allocate(<int64_t>length, False)
+    if length:
+        memcpy(<void*>out.ptr, p + _HEADER, <size_t>length)
+    return kind, tag, out, pos + _HEADER + <Py_ssize_t>length
 
 
 def parse_frame_header(object data, object max_length):

@@ -31,8 +31,8 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import (DEFAULT_SEGMENT_SIZE, PEER_SEGMENT_BASE, PeerLedger, SharedArena, SharedBudget,
-                  in_peer_segment)
+from .shm import (DEFAULT_SEGMENT_SIZE, PEER_SEGMENT_ADDRESS, PEER_SEGMENT_BASE, PeerLedger,
+                  SharedArena, SharedBudget)
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -592,12 +592,15 @@ class _Connection:
     def _free(self, addresses: list[int]) -> None:
         """Apply free_data addresses to the ledger that handed them out."""
         if self.segment_arena is not None:
-            in_segments: list[int] = []
-            in_memory: list[int] = []
-            for a in addresses:
-                (in_segments if in_peer_segment(a) else in_memory).append(a)
-            self.segment_arena.free(in_segments)
-            addresses = in_memory
+            # a peer connection: segment addresses lie from PEER_SEGMENT_ADDRESS up, the
+            # server's own memory below
+            in_segments = [a for a in addresses if a >= PEER_SEGMENT_ADDRESS]
+            if len(in_segments) != len(addresses):
+                self.segment_arena.free(in_segments)
+                addresses = [a for a in addresses if a < PEER_SEGMENT_ADDRESS]
+            else:
+                self.segment_arena.free(addresses)
+                return
         if self.arena is not None:
             self.arena.free(addresses)
         else:
@@ -842,9 +845,12 @@ class _Connection:
                 return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
             if arena is not None:
                 parts = m.parts
-                # out.writes is read at each attempt: a flush while waiting for room renews it
-                payload = self._with_room(arena, lambda: arena.place(
-                    parts, spans, length, seq, None if out is None else out.writes), out)
+                payload = arena.place(parts, spans, length, seq,
+                                      None if out is None else out.writes)
+                if payload is None:
+                    # out.writes is read at each attempt: a flush while waiting for room renews it
+                    payload = self._with_room(arena, lambda: arena.place(
+                        parts, spans, length, seq, None if out is None else out.writes), out)
                 if payload is not None:
                     if arena.sealed:
                         if out is None:

@@ -30,14 +30,17 @@ if TYPE_CHECKING:
     Outstanding = tuple[int, int, frozenset[int]]
 
 __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
-           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "in_peer_segment", "MAX_SEGMENT_ID",
-           "MAX_SEGMENT_SIZE", "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_BASE",
+           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
+           "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE",
            "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
            "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
 
 # SEGMENT_SHIFT and PEER_SEGMENT_BASE (the ids of a peer-memory connection's segments for small
 # bodies) are defined in _shm, whose place_regions reads addresses on the client's path.
 OFFSET_MASK = (1 << SEGMENT_SHIFT) - 1
+# On a peer-memory connection, the type-1 addresses from here up name segments (segment ids from
+# PEER_SEGMENT_BASE), those below the server's own memory.
+PEER_SEGMENT_ADDRESS = PEER_SEGMENT_BASE << SEGMENT_SHIFT
 MAX_SEGMENT_SIZE = 1 << SEGMENT_SHIFT
 MAX_SEGMENT_ID = (1 << 24) - 1
 BLOCK_ALIGNMENT = 64
@@ -64,12 +67,6 @@ def address_of(segment_id: int, offset: int) -> int:
 def split_address(address: int) -> tuple[int, int]:
     """(segment id, offset) of a type-1 address."""
     return address >> SEGMENT_SHIFT, address & OFFSET_MASK
-
-
-def in_peer_segment(address: int) -> bool:
-    """Whether a type-1 address on a peer-memory connection names a segment (not the server's
-    own memory): segment ids from PEER_SEGMENT_BASE."""
-    return address >> SEGMENT_SHIFT >= PEER_SEGMENT_BASE
 
 
 def _round_up(n: int, k: int) -> int:
@@ -376,15 +373,15 @@ class SharedArena:
         try:
             if writes is None:
                 self.write(block, parts)
-            base = address_of(block.segment.id, block.offset)     # type: ignore[union-attr]
-            pairs = [(base + off if n else base, n) for off, n in spans]
-            self.hand_out(block, [a for a, _ in pairs], sequence)
+            payload, addresses = wire.encode_placed_body(
+                size, address_of(block.segment.id, block.offset), spans)  # type: ignore[union-attr]
+            self.hand_out(block, addresses, sequence)
         except BaseException:
             self.discard(block)
             raise
         if writes is not None:
             writes.append((self, block, parts))
-        return wire.encode_shared_body(size, pairs)
+        return payload
 
     def write(self, block: Block, parts: list[Any]) -> None:
         """Copy the body `parts` into the block's memory (a sealed arena's segment is written

@@ -118,6 +118,18 @@ def test_malformed_shared_bodies(payload, expected):
         wire.parse_shared_body(payload, 4)
 
 
+def test_a_placed_body_is_the_shared_body_of_its_addresses():
+    base = (7 << 40) | 4096
+    spans = [(0, 0), (0, 64), (64, 0), (128, 1000)]
+    payload, addresses = wire.encode_placed_body(1152, base, spans)
+    pairs = [(base, 0), (base, 64), (base, 0), (base + 128, 1000)]   # an empty buffer: the base
+    assert payload == wire.encode_shared_body(1152, pairs)
+    assert addresses == [a for a, _ in pairs]
+    assert wire.encode_placed_body(0, base, []) == (wire.encode_shared_body(0, []), [])
+    with pytest.raises(ArrowInvalid, match="buffer 0 at offset 2 lies past the address space"):
+        wire.encode_placed_body(8, (1 << 64) - 1, [(2, 8)])
+
+
 def test_free_data_golden_bytes_and_checks():
     assert wire.encode_free_data([1, (1 << 64) - 1]) == \
         b"\x01\x00\x00\x00\x00\x00\x00\x00" + b"\xff" * 8
@@ -171,6 +183,53 @@ def test_frame_header_golden_bytes():
 def test_malformed_frame_headers(header, expected):
     with pytest.raises(ArrowInvalid, match=expected):
         wire.parse_frame_header(header, 1024)
+
+
+def test_gather_frames_puts_each_header_before_its_non_empty_parts():
+    body = memoryview(bytes(range(16))).cast("B", (4, 4))      # any contiguous buffer goes as it is
+    frames = [(wire.FRAME_MESSAGE, 0, [b"ab", b"", b"cde"]), (wire.FRAME_TAGGED, 9, [body]),
+              (wire.FRAME_STREAM_END, 0, [])]
+    iov, total = wire.gather_frames(frames)
+    assert iov == [wire.frame_header(wire.FRAME_MESSAGE, 0, 5), b"ab", b"cde",
+                   wire.frame_header(wire.FRAME_TAGGED, 9, 16), body,
+                   wire.frame_header(wire.FRAME_STREAM_END, 0, 0)]
+    assert iov[4] is body
+    assert total == 3 * 24 + 5 + 16 == sum(memoryview(v).nbytes for v in iov)
+
+
+def _frames(*frames):
+    return bytearray(b"".join(wire.frame_header(kind, tag, len(p)) + p for kind, tag, p in frames))
+
+
+def test_take_frame_returns_whole_well_formed_frames_and_where_they_end():
+    buf = _frames((wire.FRAME_MESSAGE, 0, b"meta"), (wire.FRAME_TAGGED, 5, b""))
+    kind, tag, meta, end = wire.take_frame(buf, 0, len(buf), 1024, 1024, 1024)
+    assert (kind, tag, meta.to_pybytes(), end) == (wire.FRAME_MESSAGE, 0, b"meta", 28)
+    kind, tag, payload, end = wire.take_frame(buf, 28, len(buf), 1024, 1024, 1024)
+    assert (kind, tag, payload.size, end) == (wire.FRAME_TAGGED, 5, 0, 52)
+    buf[24:28] = b"\xff\xff\xff\xff"          # the payload is a copy: the buffer is reused
+    assert meta.to_pybytes() == b"meta"
+    assert wire.take_frame(buf, 52, len(buf), 1024, 1024, 1024) is None      # nothing left
+
+
+@pytest.mark.parametrize("frame, end, limits", [
+    (_frames((wire.FRAME_MESSAGE, 0, b"meta")), 27, (1024, 1024, 1024)),    # payload not all there
+    (_frames((wire.FRAME_MESSAGE, 0, b"meta")), 23, (1024, 1024, 1024)),    # header not all there
+    (_frames((wire.FRAME_MESSAGE, 0, b"meta")), 28, (3, 1024, 1024)),       # above max_frame
+    (_frames((wire.FRAME_MESSAGE, 0, b"meta")), 28, (1024, 3, 1024)),       # above max_message
+    (_frames((wire.FRAME_HELLO, 0, b"meta")), 28, (1024, 1024, 3)),         # control frame limit
+    (bytearray(bytes.fromhex("0202000000000000") + bytes(16)), 24, (1024, 1024, 1024)),
+    (bytearray(bytes.fromhex("0901000000000000") + bytes(16)), 24, (1024, 1024, 1024)),
+    (bytearray(bytes.fromhex("0101000000010000") + bytes(16)), 24, (1024, 1024, 1024)),
+])
+def test_take_frame_leaves_partial_and_refused_frames_to_the_checked_path(frame, end, limits):
+    assert wire.take_frame(frame, 0, end, *limits) is None
+
+
+def test_take_frame_never_reads_past_the_buffer():
+    buf = _frames((wire.FRAME_TAGGED, 1, b"x" * 8))
+    assert wire.take_frame(buf, 0, len(buf) + 100, 1024, 1024, 1024) is None
+    assert wire.take_frame(buf, -1, len(buf), 1024, 1024, 1024) is None
 
 
 # -- URIs ------------------------------------------------------------------------------------------
