@@ -67,10 +67,12 @@ _WINDOW_POLL = 0.002                  # how often a full window checks whether t
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
 _SMALL_BODY_WINDOW_BYTES = 4 << 20    # a peer connection's segments, at least (_small_body_arena)
-# Bodies gathered into one send: few enough that the first is still in the caches when the
-# client copies it out (interleaved runs, 256 x 1 MiB type 1: 2 MiB took 5 ms less client CPU
-# a transfer than 4 MiB; 8 MiB was slower still; 1 MiB, a send per batch, slower too)
-_COALESCE_BYTES = 2 << 20
+# Bodies gathered into one send: 4 MiB of bodies in the send itself (few system calls); of bodies
+# placed in shared memory, few enough that the first is still in the caches when the client
+# copies it out (interleaved runs, 256 x 1 MiB type 1: 2 MiB took 5 ms less client CPU a
+# transfer than 4 MiB; 8 MiB was slower still; 1 MiB, a send per batch, slower too)
+_COALESCE_BYTES = 4 << 20
+_COALESCE_SHARED_BYTES = 2 << 20
 _COALESCE_FRAMES = 256
 _IN_MEMORY: tuple[type, ...] = (type(iter([])), type(iter(())))
 
@@ -732,7 +734,7 @@ class _Connection:
         schema, batches = s.resolve(ticket)
         if s.schedule is not None:
             # the test hook sees every frame first: no window waits (nothing is sent meanwhile)
-            groups = [g for g, _ in self._stream_frames(role, schema, batches, None)]
+            groups = [g for g, _, _ in self._stream_frames(role, schema, batches, None)]
             for f in s.schedule([f for g in groups for f in g]):
                 self.transport.send_frames([f])
             self.transport.send_frames([(wire.FRAME_STREAM_END, 0, [])])
@@ -744,14 +746,14 @@ class _Connection:
             out = _Outbox(self.transport, in_memory, self if in_memory else None)
             try:
                 try:
-                    for group, weight in self._stream_frames(role, schema, batches, out):
-                        out.add(group, weight)
+                    for group, inline, shared in self._stream_frames(role, schema, batches, out):
+                        out.add(group, inline, shared)
                 except _ClientGone:
                     raise
                 except Exception:
                     out.flush()           # what was produced before the failure goes first
                     raise
-                out.add([(wire.FRAME_STREAM_END, 0, [])], 0)
+                out.add([(wire.FRAME_STREAM_END, 0, [])])
                 out.flush()
             finally:
                 self._read_inline(False)
@@ -759,10 +761,12 @@ class _Connection:
             s._totals["streams"] += 1
 
     def _stream_frames(self, role: str, schema: T.Schema, batches: Iterable[RecordBatch],
-                       out: _Outbox | None) -> Iterator[tuple[Frames, int]]:
-        """(frames, body bytes): the (frame kind, tag, parts) this role sends, one list per batch
-        (its dictionary messages and itself, metadata and bodies), sent together."""
+                       out: _Outbox | None) -> Iterator[tuple[Frames, int, int]]:
+        """(frames, bytes of bodies not in shared memory, bytes of bodies placed there): the
+        (frame kind, tag, parts) this role sends, one list per batch (its dictionary messages and
+        itself, metadata and bodies), sent together."""
         s = self.server
+        shared_tag = wire.BODY_SHARED << s.tag_shift
         encoder = MessageEncoder(schema, s.options)
         skip = encoder.prefix_length
         position = 0
@@ -773,23 +777,28 @@ class _Connection:
                     [wire.metadata_prefix(wire.MESSAGE_METADATA, seq), memoryview(framed)[skip:]])
 
         if role != ROLE_BODIES:
-            yield [metadata(encoder.schema_message())], 0
+            yield [metadata(encoder.schema_message())], 0, 0
         position += 1
         for batch in batches:
             group: Frames = []
-            weight = 0
+            inline = shared = 0
             for m in encoder.batch_messages(batch):
-                weight += m.body_length
                 if role != ROLE_BODIES:
                     group.append(metadata(m.metadata))
+                placed = False
                 if role != ROLE_METADATA:
-                    group.append(self._body_frame(wire.sequence_at(s.first_sequence, position), m,
-                                                  out))
+                    body = self._body_frame(wire.sequence_at(s.first_sequence, position), m, out)
+                    group.append(body)
+                    placed = body[1] & ~wire.TAG_SEQUENCE_MASK == shared_tag     # type 1
+                if placed:
+                    shared += m.body_length
+                else:
+                    inline += m.body_length
                 position += 1
-            yield group, weight
+            yield group, inline, shared
         if role != ROLE_BODIES:
-            yield [(wire.FRAME_MESSAGE, 0,
-                    [wire.end_of_stream_message(wire.sequence_at(s.first_sequence, position))])], 0
+            yield [(wire.FRAME_MESSAGE, 0, [wire.end_of_stream_message(
+                wire.sequence_at(s.first_sequence, position))])], 0, 0
 
     def _with_room(self, ledger: Ledger, attempt: Callable[[], _Attempt | None],
                    out: _Outbox | None) -> _Attempt | None:
@@ -880,15 +889,17 @@ def _poll_socket(sock: socket.socket, wait: float) -> bool:
 
 class _Outbox:
     """Frames of several batches gathered into one sendmsg: one wake-up of the client and one
-    system call for many small batches. Flushed once _COALESCE_BYTES of bodies (sent as bytes, or
-    in shared memory) or _COALESCE_FRAMES frames are pending, and before any wait for frees."""
-    __slots__ = ("transport", "frames", "weight", "gather", "arena", "reader", "writes")
+    system call for many small batches. Flushed once _COALESCE_BYTES of bodies sent as bytes (or
+    by another connection), _COALESCE_SHARED_BYTES of bodies in shared memory or _COALESCE_FRAMES
+    frames are pending, and before any wait for frees."""
+    __slots__ = ("transport", "frames", "inline", "shared", "gather", "arena", "reader", "writes")
 
     def __init__(self, transport: tp.SocketTransport, gather: bool = True,
                  reader: _Connection | None = None) -> None:
         self.transport = transport
         self.frames: Frames = []
-        self.weight = 0
+        self.inline = 0                   # body bytes queued (sent in the send itself, or elsewhere)
+        self.shared = 0                   # body bytes queued in shared memory
         self.gather = gather
         self.arena: SharedArena | None = None     # a sealed arena whose bodies are queued
         self.reader = reader        # reads the client's frames after each send (see _pump)
@@ -896,12 +907,14 @@ class _Outbox:
         # back to back (SharedArena.place)
         self.writes: list[tuple[SharedArena, Block, list[Any]]] = []
 
-    def add(self, group: Frames, weight: int) -> None:
-        """Queue one batch's frames (`weight`: its body bytes); flush past the limits."""
+    def add(self, group: Frames, inline: int = 0, shared: int = 0) -> None:
+        """Queue one batch's frames (its body bytes: `shared` of them placed in shared memory,
+        `inline` the others); flush past the limits."""
         self.frames.extend(group)
-        self.weight += weight
-        if not self.gather or self.weight >= _COALESCE_BYTES or \
-                len(self.frames) >= _COALESCE_FRAMES:
+        self.inline += inline
+        self.shared += shared
+        if not self.gather or self.inline >= _COALESCE_BYTES or \
+                self.shared >= _COALESCE_SHARED_BYTES or len(self.frames) >= _COALESCE_FRAMES:
             self.flush()
 
     def flush(self) -> None:
@@ -909,7 +922,7 @@ class _Outbox:
         and announced first (the last one in the same send, its descriptor attached)."""
         if not self.frames:
             return
-        frames, self.frames, self.weight = self.frames, [], 0
+        frames, self.frames, self.inline, self.shared = self.frames, [], 0, 0
         writes, self.writes = self.writes, []
         for arena, block, parts in writes:    # before sealing: a sealed segment takes no writes
             arena.write(block, parts)

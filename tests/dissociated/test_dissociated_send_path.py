@@ -145,3 +145,33 @@ def test_a_queued_body_is_copied_when_the_send_path_writes_it():
         assert arena.outstanding() == [(7, base, frozenset({base, base + 128}))]
     finally:
         arena.close()
+
+
+@pytest.fixture
+def bodies_per_send(monkeypatch):
+    """The body frames of each of the server's sends that carry metadata (the client's sends of
+    free_data carry none)."""
+    sends = []
+    real = tp.SocketTransport.send_frames
+
+    def recording(self, frames, fd=None, blocking=True):
+        if any(kind == wire.FRAME_MESSAGE for kind, _, _ in frames):
+            sends.append(sum(kind == wire.FRAME_TAGGED for kind, _, _ in frames))
+        return real(self, frames, fd, blocking)
+
+    monkeypatch.setattr(tp.SocketTransport, "send_frames", recording)
+    return sends
+
+
+@pytest.mark.parametrize("body_mode, most", [("shared", 2), ("bytes", 4)])
+def test_a_gathered_send_holds_2_mib_of_shared_bodies_or_4_mib_of_bytes(bodies_per_send,
+                                                                        body_mode, most):
+    """1 MiB bodies: two to a send when they are placed in shared memory (the first is still in
+    the caches when the client copies it), four when the send carries them."""
+    table = arrowipc.table(MIB_BATCHES)
+    with DissociatedServer(lambda t: table, body_mode=body_mode, peer_memory=False,
+                           window_wait=30) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(MIB_BATCHES)
+    assert sum(bodies_per_send) == len(MIB_BATCHES.to_batches())
+    assert max(bodies_per_send) == most
