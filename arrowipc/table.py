@@ -70,18 +70,20 @@ def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Sc
 
 class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
-    __slots__ = ("schema", "_cols", "num_rows", "_pending")
+    __slots__ = ("schema", "_cols", "num_rows", "_pending", "_where")
     num_rows: int                   # a slot here; Table computes it (TabularOps declares both)
 
     def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,
-                 pending: Any = None) -> None:
+                 pending: Any = None, where: str = "record batch") -> None:
         # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
         # `pending` holds the O(n) structural checks of a batch read from IPC; they run before
-        # any column data is handed out (the gate is the `_columns` property).
+        # any column data is handed out (the gate is the `_columns` property), and what they
+        # raise names the batch as `where` does.
         self.schema = schema
         self._cols = columns
         self.num_rows = num_rows
         self._pending = pending
+        self._where = where
         if type(self) is RecordBatch:
             # a schema, ArrayData and checks: no cycle can pass through a batch, and readers
             # make thousands of them (the collector's traversals cost more than the reading)
@@ -93,7 +95,7 @@ class RecordBatch(TabularOps):
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
             # release the GIL) runs them too instead of getting unchecked columns.
-            run_pending_checks(pending)
+            run_pending_checks(pending, self._where)
             self._pending = None
         return self._cols
 

@@ -667,5 +667,6 @@ cdef class PlainBatchDecoder:
         batch._cols = cols
         batch.num_rows = h.length
         batch._pending = assembled[1] if self.keep_pending else None
+        batch._where = "record batch"
         untrack(batch)
         return batch

@@ -184,6 +184,30 @@ def test_a_batch_the_decoder_refuses_names_the_stream_once():
         text.count("dissociated stream") == 1, text
 
 
+def test_a_check_run_when_a_column_is_taken_names_the_sequence():
+    """A batch's O(n) checks run when a column is first taken, after the batch was handed out:
+    what they raise names the message as the checks made while reading do."""
+    ours = arrowipc.table(pa.table({"s": pa.array(["ab", "c"])}))
+    enc = MessageEncoder(ours.schema, IpcWriteOptions(alignment=64))
+    schema = bytes(memoryview(enc.schema_message())[8:])
+    (m,) = enc.batch_messages(ours.to_batches()[0])
+    body = bytearray(b"".join(bytes(memoryview(p)) for p in m.parts))
+    offsets, _ = m.spans[1]                              # the offsets 0, 2, 3
+    struct.pack_into("<i", body, offsets + 8, 100)       # the last past the 3 bytes of data
+
+    def script(t):
+        t.send_message([wire.metadata_prefix(1, 0), schema])
+        t.send_message([wire.metadata_prefix(1, 1), bytes(memoryview(m.metadata)[8:])])
+        t.send_tagged(wire.body_tag(1, 0), [bytes(body)])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    (batch,) = read_fake(script)
+    with pytest.raises(ArrowInvalid, match=r"^dissociated stream, sequence 1: field 's': offsets: "
+                                           r"last offset 100 is beyond the end of the data"):
+        batch.column(0)
+
+
 def test_a_metadata_version_error_does_not_name_a_byte_offset_it_does_not_know():
     _, m, metadata = one_batch()
     metadata = patched(metadata, "<h", 7, lambda b: field_position(
