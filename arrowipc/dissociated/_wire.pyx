@@ -146,14 +146,22 @@ def parse_body_tag(object tag, bint accept_shift55=False):
 
 # -- type-1 bodies and free_data -----------------------------------------------------------------
 
+cdef bytes new_shared_body(object total, int64_t n):
+    """A type-1 body of n pairs with its total size and count written; the pairs to fill in at
+    16 + 16 i."""
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, 16 + 16 * n)
+    cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
+    put_u64(p, as_u64(total, "type-1 total size"))
+    put_u64(p + 8, <uint64_t>n)
+    return out
+
+
 def encode_shared_body(object total, list pairs):
     """Type-1 body: uint64 total size, uint64 count n, then n (address/offset, length) pairs."""
     cdef int64_t n = len(pairs)
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, 16 + 16 * n)
+    cdef bytes out = new_shared_body(total, n)
     cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
     cdef int64_t i
-    put_u64(p, as_u64(total, "type-1 total size"))
-    put_u64(p + 8, <uint64_t>n)
     for i in range(n):
         address, length = pairs[i]
         put_u64(p + 16 + 16 * i, as_u64(address, f"address of buffer {i}"))
@@ -166,12 +174,10 @@ def encode_placed_body(object total, uint64_t base, list spans):
     (its type-1 body as encode_shared_body gives it, the address of every pair). An empty
     buffer's address is the base."""
     cdef int64_t n = len(spans), i
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, 16 + 16 * n)
+    cdef bytes out = new_shared_body(total, n)
     cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
     cdef uint64_t offset, length, address
     cdef list addresses = []
-    put_u64(p, as_u64(total, "type-1 total size"))
-    put_u64(p + 8, <uint64_t>n)
     for i in range(n):
         offset, length = spans[i]
         address = base + offset if length else base
@@ -272,6 +278,20 @@ def frame_header(int kind, object tag, object length):
     return out
 
 
+cdef int header_fault(const uint8_t* p) noexcept:
+    """0 when the 24 header bytes at p are well-formed; otherwise what is wrong: -1 the version,
+    -2 the kind, or the index (2..7) of a reserved byte that is not zero."""
+    cdef int i
+    if p[1] != _VERSION:
+        return -1
+    if p[0] < _MESSAGE or p[0] > _LAST_KIND:
+        return -2
+    for i in range(2, 8):
+        if p[i] != 0:
+            return i
+    return 0
+
+
 def gather_frames(list frames):
     """(gather list, bytes) for sending frames [(kind, tag, parts)] in one sendmsg: each frame's
     header, then its non-empty parts (any contiguous buffers), as they are."""
@@ -303,13 +323,9 @@ def take_frame(bytearray buf, Py_ssize_t pos, Py_ssize_t end, uint64_t max_frame
     if pos < 0 or end > PyByteArray_GET_SIZE(buf) or end - pos < _HEADER:
         return None
     cdef const uint8_t* p = <const uint8_t*>PyByteArray_AS_STRING(buf) + pos
-    cdef int kind = p[0]
-    cdef int i
-    if p[1] != _VERSION or kind < _MESSAGE or kind > _LAST_KIND:
+    if header_fault(p):
         return None
-    for i in range(2, 8):
-        if p[i] != 0:
-            return None
+    cdef int kind = p[0]
     cdef uint64_t tag = get_u64(p + 8)
     cdef uint64_t length = get_u64(p + 16)
     if length > max_frame or length > <uint64_t>(end - pos - _HEADER) or \
@@ -328,16 +344,15 @@ def parse_frame_header(object data, object max_length):
     if b.size != 24:
         raise ArrowInvalid(f"frame header has {b.size} bytes; expected 24")
     cdef int kind = b.ptr[0]
-    cdef int version = b.ptr[1]
-    cdef int i
-    if version != FRAME_VERSION:
-        raise ArrowInvalid(f"frame header version {version}; expected {FRAME_VERSION} (not an "
+    cdef int fault = header_fault(b.ptr)
+    if fault == -1:
+        raise ArrowInvalid(f"frame header version {b.ptr[1]}; expected {FRAME_VERSION} (not an "
                            f"arrowipc dissociated peer?)")
-    if kind not in FRAME_KIND_NAMES:
-        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..8")
-    for i in range(2, 8):
-        if b.ptr[i] != 0:
-            raise ArrowInvalid(f"frame header byte {i} is {b.ptr[i]}; reserved bytes must be zero")
+    if fault == -2:
+        raise ArrowInvalid(f"unknown frame kind {kind}; expected 1..{_LAST_KIND}")
+    if fault:
+        raise ArrowInvalid(f"frame header byte {fault} is {b.ptr[fault]}; reserved bytes must be "
+                           f"zero")
     cdef uint64_t tag = get_u64(b.ptr + 8)
     cdef uint64_t length = get_u64(b.ptr + 16)
     cdef uint64_t limit = as_u64(max_length, "frame length limit")
