@@ -7,7 +7,7 @@ out of it (copy) or, for a segment nobody can write any more, hands out zero-cop
 owner keeps the mapping alive (view). Copies run without the GIL.
 """
 from libc.stdint cimport uint8_t, int64_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from arrowipc._core.buffer cimport Buffer, py_buffer, wrap_pointer, allocate
 
@@ -38,6 +38,7 @@ cdef extern from "arrowipc_kernels.h" nogil:
 cdef extern from "stdlib.h" nogil:
     void* malloc(size_t size)
     void free(void* p)
+    void qsort(void* base, size_t n, size_t size, int (*compar)(const void*, const void*))
 
 DEF PEER_PROBE_ABOVE = 256 << 20      # bodies larger than this are probed before allocating
 DEF PEER_PARALLEL_BYTES = 8 << 20     # bodies from this size are read by two threads
@@ -150,20 +151,58 @@ def map_segment(int fd, int64_t size, bint writable, bint populate=False):
     return m
 
 
+cdef int _by_dest(const void* a, const void* b) noexcept nogil:
+    cdef int64_t x = (<const arrowipc_peer_region*>a).dest, y = (<const arrowipc_peer_region*>b).dest
+    return (x > y) - (x < y)
+
+
+cdef void _zero_uncovered(uint8_t* dst, int64_t total, arrowipc_peer_region* regions,
+                          int64_t n) noexcept nogil:
+    """Zero the bytes of dst[0:total] that no region's [dest, dest + length) covers (the padding
+    between a body's buffers), sorting `regions` by dest: a body's bytes are written once, not
+    zeroed first and then copied over. Every region lies within total (checked by the caller)."""
+    cdef int64_t i, pos = 0, end
+    qsort(regions, <size_t>n, sizeof(arrowipc_peer_region), _by_dest)
+    for i in range(n):
+        if regions[i].dest > pos:
+            memset(dst + pos, 0, <size_t>(regions[i].dest - pos))
+        end = regions[i].dest + regions[i].length
+        if end > pos:
+            pos = end
+    if total > pos:
+        memset(dst + pos, 0, <size_t>(total - pos))
+
+
 def scatter_copy(int64_t total, list regions):
-    """A new zeroed aligned Buffer of `total` bytes with each (source Buffer, destination offset)
-    copied in; every region is bounds-checked against `total`."""
-    cdef Buffer out = allocate(total, True)
+    """A new aligned Buffer of `total` bytes with each (source Buffer, destination offset) copied
+    in and zeros where none lands; every region is bounds-checked against `total`."""
     cdef Buffer src
-    cdef int64_t dest, n
-    cdef uint8_t* dst = <uint8_t*>out.ptr
-    for source, dest in regions:
-        src = py_buffer(source)
-        n = src.size
-        if dest < 0 or n > total or dest > total - n:
-            raise ArrowInvalid(f"{n} bytes at body offset {dest} do not fit in a {total}-byte body")
+    cdef int64_t dest, n, i, count = len(regions)
+    cdef arrowipc_peer_region* spans = <arrowipc_peer_region*>malloc(
+        sizeof(arrowipc_peer_region) * (count + 1))
+    if spans == NULL:
+        raise MemoryError()
+    cdef Buffer out
+    cdef uint8_t* dst
+    try:
+        out = allocate(total, False)
+        dst = <uint8_t*>out.ptr
+        for i in range(count):
+            source, dest = regions[i]
+            src = py_buffer(source)
+            n = src.size
+            if dest < 0 or n > total or dest > total - n:
+                raise ArrowInvalid(f"{n} bytes at body offset {dest} do not fit in a {total}-byte "
+                                   f"body")
+            spans[i].address = 0
+            spans[i].dest = dest
+            spans[i].length = n
+            with nogil:
+                memcpy(dst + dest, src.ptr, <size_t>n)
         with nogil:
-            memcpy(dst + dest, src.ptr, <size_t>n)
+            _zero_uncovered(dst, total, spans, count)
+    finally:
+        free(spans)
     return out
 
 
@@ -208,9 +247,11 @@ def peer_read(int pid, int64_t total, list regions):
             with nogil:
                 got = arrowipc_peer_read(pid, probes, n, probe, 1)
         if got >= 0:
-            out = allocate(total, covered != total)
+            out = allocate(total, False)
             with nogil:
                 got = arrowipc_peer_read(pid, wanted, n, <uint8_t*>out.ptr, threads)
+                if got >= 0:        # regions may overlap: their sum says nothing of gaps
+                    _zero_uncovered(<uint8_t*>out.ptr, total, wanted, n)
     finally:
         free(wanted)
         free(probes)

@@ -9,11 +9,11 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc._core.buffer import py_buffer
+from arrowipc._core.buffer import allocate, py_buffer
 from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import transport as tp
-from arrowipc.dissociated._shm import peer_read
+from arrowipc.dissociated._shm import peer_read, scatter_copy
 from arrowipc.dissociated.reader import READ_AHEAD_BYTES
 from arrowipc.dissociated.shm import PEER_SEGMENT_BASE, PeerLedger, address_of
 from arrowipc.errors import ArrowInvalid
@@ -45,6 +45,44 @@ def test_peer_read_over_two_threads_places_every_region_and_zeroes_the_gaps():
     for s, n, d in expected:
         want[d:d + n] = source[s:s + n]
     assert np.array_equal(out, want)
+
+
+def _stale_block(size: int) -> int:
+    """Leave a block of `size` bytes full of 0xFF in arrowipc's pool, so that the next
+    allocation of that size gets those bytes back (nothing zeroes it unless asked); its address."""
+    block = allocate(size, False)
+    np.frombuffer(block, dtype=np.uint8)[:] = 0xFF
+    address = block.address
+    del block
+    return address
+
+
+@pytest.mark.parametrize("copy", ["peer_read", "scatter_copy"])
+def test_a_copied_body_is_zero_wherever_no_region_lands_in_any_order_or_overlap(copy):
+    """A body's copy is not zeroed first (the regions cover nearly all of it): the gaps between
+    regions are zeroed after, whatever the order of the regions, and also when overlapping
+    regions add up to the whole body and still leave gaps (the lengths' sum proves nothing)."""
+    mib = 1 << 20
+    total = 4 * mib + 192                       # a size no other test leaves in the pool
+    source = np.random.default_rng(3).integers(1, 256, total, dtype=np.uint8)
+    base = py_buffer(source).address
+    # (offset, length), shuffled; the fourth overlaps the fifth by 6096 bytes, and the lengths
+    # add up to `total` while [1000, 2000) and the last 5096 bytes get nothing
+    spans = [(3 * mib, mib - 4904), (0, 1000), (2 * mib, mib), (mib - 6096, mib + 6096),
+             (2000, mib - 2000)]
+    assert sum(n for _, n in spans) == total
+    stale = _stale_block(total)
+    if copy == "peer_read":
+        out = peer_read(os.getpid(), total, [(base + d, n, d) for d, n in spans])
+    else:
+        out = scatter_copy(total, [(source[d:d + n], d) for d, n in spans])
+    assert out.address == stale                 # the pool's block, 0xFF where nothing lands
+    want = np.zeros(total, dtype=np.uint8)
+    for d, n in spans:
+        want[d:d + n] = source[d:d + n]
+    got = np.frombuffer(out, dtype=np.uint8)
+    assert np.array_equal(got, want)
+    assert not got[1000:2000].any() and not got[total - 5096:].any()
 
 
 @pytest.mark.parametrize("where", ["first half", "second half"])
