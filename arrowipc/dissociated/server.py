@@ -369,7 +369,8 @@ class _Connection:
         self.server = server
         self.transport = tp.SocketTransport(sock, timeout=server.send_timeout,
                                             max_frame=_MAX_REQUEST_FRAME,
-                                            name="dissociated client connection")
+                                            name="dissociated client connection",
+                                            keep_fds=False)    # a client sends none
         self.hello_flags = 0
         self.greeted = False              # a hello or a request came: no hello may follow
         self.arena: Ledger | None = None

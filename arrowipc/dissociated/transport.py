@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 import collections
 import fcntl
+import os
 import select
 import socket
 import struct
@@ -142,8 +143,11 @@ class SocketTransport(Transport):
     """Our framing over a connected TCP or Unix stream socket."""
 
     def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME,
-                 timeout: float | None = None, name: str = "connection"):
+                 timeout: float | None = None, name: str = "connection", keep_fds: bool = True):
         self.sock = sock
+        # False: the peer sends no descriptors (a server's client); any that come are closed as
+        # they arrive, so a peer cannot make us hold them
+        self.keep_fds = keep_fds
         self.name = name
         self.is_unix = sock.family == socket.AF_UNIX
         self.max_frame = int(max_frame)
@@ -418,7 +422,11 @@ class SocketTransport(Transport):
             if level == socket.SOL_SOCKET and ctype == socket.SCM_RIGHTS:
                 fds = array.array("i")
                 fds.frombytes(data[:len(data) - len(data) % 4])
-                self._fds.extend(fds)
+                if self.keep_fds:
+                    self._fds.extend(fds)
+                else:
+                    for fd in fds:
+                        os.close(fd)
         if flags & _MSG_CTRUNC:
             raise ArrowInvalid(f"{self.name}: more than {_MAX_FDS_PER_RECV} descriptors in one "
                                f"message")
@@ -447,7 +455,6 @@ class SocketTransport(Transport):
         except OSError:
             pass
         while self._fds:
-            import os
             try:
                 os.close(self._fds.popleft())
             except OSError:
