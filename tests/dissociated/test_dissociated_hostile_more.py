@@ -1,14 +1,21 @@
 """More hostile peers (between real threads over real Unix sockets): descriptors sent where none
 belong, and other attacks the first rounds did not cover. Each test is one defect that was found
 (or one attack that is handled and was not tested yet)."""
+import array
+import fcntl
 import os
+import socket
 import struct
+import threading
 
 import pyarrow as pa
+import pytest
 
 import arrowipc
 from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.dissociated import _wire as wire
+from arrowipc.dissociated import transport as tp
+from arrowipc.errors import ArrowInvalid
 from dissociated_helpers import (TIMEOUT, FakeServer, raw_connection, send_stream, small_table,
                                  wait_until)
 
@@ -57,3 +64,63 @@ def test_descriptors_a_client_attaches_to_its_frames_are_not_kept_by_the_server(
             assert descriptors_named(name) == []
             assert s.stats()["unknown_frees"] == 40
         wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
+
+
+def stream_with_descriptors(name: str, done: threading.Event, extra: int = 0):
+    """A FakeServer script: a segment frame carrying 1 + `extra` memfds called `name`, then a
+    correct type-0 stream whose every frame carries one more (`done` once it closed its own)."""
+    def script(t):
+        fd = os.memfd_create(name, os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(fd, 4096)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+            iov, _ = wire.gather_frames([(wire.FRAME_SEGMENT, 0, [tp.segment_payload(5, 4096)])])
+            t.sock.sendmsg(iov, [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                  array.array("i", [fd] * (1 + extra)))])
+            send_frames = t.send_frames
+            t.send_frames = lambda frames, _fd=None, blocking=True: send_frames(frames, fd,
+                                                                                blocking)
+            send_stream(t, small_table())
+        finally:
+            os.close(fd)
+            done.set()
+    return script
+
+
+def test_descriptors_a_server_attaches_to_frames_other_than_segments_are_closed():
+    """The client kept every descriptor that came with a frame other than a segment frame (and
+    the extra ones of a segment frame) until the connection closed."""
+    name = f"stray-to-client-{os.getpid()}"
+    done = threading.Event()
+    with FakeServer(stream_with_descriptors(name, done, extra=3)) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(small_table())
+            assert done.wait(TIMEOUT)
+            assert list(reader._client.channels[0].segments.mappings) == [5]
+            assert descriptors_named(name) == [], "kept while the reader is open"
+
+
+def test_a_descriptor_that_came_with_another_frame_is_not_given_to_a_segment_frame():
+    """A segment frame without its descriptor took the one an earlier frame had brought."""
+    name = f"stray-before-segment-{os.getpid()}"
+
+    def script(t):
+        fd = os.memfd_create(name, os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(fd, 4096)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+            send_frames = t.send_frames
+            t.send_frames = lambda frames, _fd=None, blocking=True: send_frames(frames, fd,
+                                                                                blocking)
+            t.send_message([wire.end_of_stream_message(9)])       # refused later, not yet
+            t.send_frames = send_frames
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(5, 4096)])
+        finally:
+            os.close(fd)
+        t.shutdown()
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match="segment 5 arrived without its descriptor"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+    assert descriptors_named(name) == []
