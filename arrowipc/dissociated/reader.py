@@ -708,8 +708,10 @@ class DissociatedReader:
                 # hand out (to pyarrow too); the addresses go back when the last view goes
                 return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
                                                                      ch.free)), decoded
-            # the server can still write this segment: copy the body out, free it at once
-            out = seg.mapping.copy(base[1], length)
+            # the server can still write this segment: copy the body out, free it at once (a
+            # named segment is read, and may have been cut short: that names the body)
+            mapping, start = seg.mapping, base[1]
+            out = _peer_result(seq, lambda: mapping.copy(start, length))
         else:
             regions: list[tuple[Any, int]] = []
             used: dict[int, Segment] = {}
@@ -718,7 +720,7 @@ class DissociatedReader:
                     seg_id, off = split_address(address)
                     seg = used.get(seg_id) or ch.segments.get(seg_id, seq)
                     seg.claim(off, n, seq, ch.name)
-                    regions.append((seg.mapping.view(off, n), dest))
+                    regions.append((_peer_result(seq, lambda: seg.mapping.view(off, n)), dest))
                     used[seg_id] = seg
             out = scatter_copy(length, regions)
             del regions
@@ -737,7 +739,8 @@ def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer)
 
 
 def _peer_result(seq: int, read: Callable[[], Buffer]) -> Buffer:
-    """read() (a copy from the server's memory), its failure naming the body's sequence."""
+    """read() (a copy from the server's memory or a named segment), its failure naming the
+    body's sequence."""
     try:
         return read()
     except ArrowInvalid as e:

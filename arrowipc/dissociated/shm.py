@@ -18,6 +18,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _wire as wire
+from .._core.buffer import allocate
 from ._shm import PEER_SEGMENT_BASE, SEGMENT_SHIFT, map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
            "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
-           "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE",
+           "NAME_PREFIX", "NamedFile", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE",
            "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
            "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
 
@@ -663,12 +664,63 @@ def _unlink(path: str) -> None:
 
 # -- client side ---------------------------------------------------------------------------------
 
+class NamedFile:
+    """A named segment on the client, read with pread rather than mapped: a named file cannot be
+    sealed, so the server can cut it short at any moment, and reading a mapping past the end of
+    its file faults (SIGBUS) where a read merely comes up short. Bodies in it are copied out
+    anyway (the server could rewrite them), so no mapping is needed."""
+    __slots__ = ("fd", "size", "where")
+
+    def __init__(self, fd: int, size: int, where: str) -> None:
+        self.fd = fd
+        self.size = size
+        self.where = where
+
+    def copy(self, offset: int, length: int) -> Any:
+        """The `length` bytes at `offset`, in a new buffer (ArrowInvalid when the file holds
+        fewer now)."""
+        if offset < 0 or length < 0 or offset > self.size - length:
+            raise ArrowInvalid(f"region [{offset}, {offset}+{length}) lies outside the "
+                               f"{self.size}-byte {self.where}")
+        out = allocate(length, False)
+        view = memoryview(out).cast("B")
+        got = 0
+        while got < length:
+            try:
+                n = os.preadv(self.fd, [view[got:]], offset + got)
+            except OSError as e:
+                raise ArrowInvalid(f"reading [{offset}, {offset}+{length}) of {self.where} "
+                                   f"failed: {e}") from None
+            if n == 0:
+                raise ArrowInvalid(f"{self.where} was cut short: expected {length} bytes at "
+                                   f"offset {offset} of its announced {self.size}, the file "
+                                   f"ends after {got} of them")
+            got += n
+        return out
+
+    def view(self, offset: int, length: int) -> Any:
+        """A copy (a named segment is never viewed in place)."""
+        return self.copy(offset, length)
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+
 class Segment:
     """A segment mapped on the client: its mapping, whether its bytes can still change, and how
     many bodies it holds (0: a segment the server reuses) with the spans of those placed."""
     __slots__ = ("id", "mapping", "immutable", "bodies", "placed", "spans")
 
-    def __init__(self, segment_id: int, mapping: Mapping, immutable: bool, bodies: int) -> None:
+    def __init__(self, segment_id: int, mapping: Mapping | NamedFile, immutable: bool,
+                 bodies: int) -> None:
         self.id = segment_id
         self.mapping = mapping
         self.immutable = immutable
@@ -753,11 +805,17 @@ class SegmentTable:
             if actual < size:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} announced as {size} bytes "
                                    f"but the file has {actual}")
-            try:
-                mapping = map_segment(fd, size, False, False)
-            except OSError as e:
-                raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
-                                   f"bytes): {e}") from None
+            mapping: Mapping | NamedFile
+            if name is not None:
+                # never mapped: the server can cut the file short (see NamedFile)
+                mapping = NamedFile(fd, size, f"named segment {segment_id} of {self.name}")
+                fd = None
+            else:
+                try:
+                    mapping = map_segment(fd, size, False, False)
+                except OSError as e:
+                    raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
+                                       f"bytes): {e}") from None
             self.mappings[segment_id] = Segment(segment_id, mapping, immutable, bodies)
             self.mapped_bytes += size
         finally:

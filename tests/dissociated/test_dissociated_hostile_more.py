@@ -4,8 +4,12 @@ belong, and other attacks the first rounds did not cover. Each test is one defec
 import array
 import fcntl
 import os
+import re
 import socket
 import struct
+import subprocess
+import sys
+import textwrap
 import threading
 
 import pyarrow as pa
@@ -20,6 +24,8 @@ from dissociated_helpers import (TIMEOUT, FakeServer, raw_connection, send_strea
                                  wait_until)
 
 SMALL = arrowipc.table(small_table())
+TESTS = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(TESTS))
 
 
 def descriptors_named(name: str) -> list:
@@ -124,3 +130,63 @@ def test_a_descriptor_that_came_with_another_frame_is_not_given_to_a_segment_fra
             with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 list(reader)
     assert descriptors_named(name) == []
+
+
+# -- a named segment cut short ---------------------------------------------------------------------
+
+CUT_SHORT = textwrap.dedent("""
+    import os, sys
+    sys.path[:0] = [sys.argv[1], sys.argv[2], os.path.dirname(sys.argv[2])]
+    import arrowipc
+    from arrowipc.dissociated import connect
+    from arrowipc.dissociated import _wire as wire, transport as tp
+    from arrowipc.errors import ArrowInvalid
+    from arrowipc.ipc.writer import MessageEncoder
+    from dissociated_helpers import FakeServer, small_table
+
+    name = f"arrowipc-cut-short-{os.getpid()}"
+    scattered = sys.argv[3] == "scattered"
+
+    def script(t):
+        ours = arrowipc.table(small_table())
+        enc = MessageEncoder(ours.schema)
+        (m,) = enc.batch_messages(ours.to_batches()[0])
+        fd = os.open("/dev/shm/" + name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.ftruncate(fd, 1 << 20)
+            os.pwrite(fd, b"".join(bytes(p) for p in m.parts), 0)
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 1 << 20, name)])
+            assert t.receive().kind == wire.FRAME_SEGMENT_ACK   # mapped (and size checked)
+            os.ftruncate(fd, 0)                                 # then cut short
+        finally:
+            os.close(fd)
+            os.unlink("/dev/shm/" + name)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        pairs = [((off + (4096 if scattered and i else 0)) if n else 0, n)
+                 for i, (off, n) in enumerate(m.spans)]
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    try:
+        with FakeServer(script) as fake:
+            with connect(fake.uri, b"t", timeout=10) as reader:
+                reader.read_all()
+        print("read")
+    except ArrowInvalid as e:
+        print("ArrowInvalid:", e)
+""")
+
+
+@pytest.mark.parametrize("layout", ["one-slice", "scattered"])
+def test_a_named_segment_the_server_cuts_short_is_an_error_not_a_fault(layout):
+    """The client mapped named segments (which cannot be sealed) and copied bodies out of the
+    mapping: a server that truncated the file after the ack made that copy fault (SIGBUS), killing
+    the client. They are read with pread now."""
+    out = subprocess.run([sys.executable, "-c", CUT_SHORT, REPO, TESTS, layout],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert re.search(r"ArrowInvalid: type-1 body of sequence 1: named segment 0 of connection "
+                     r"\S+ was cut short: expected \d+ bytes at offset \d+ of its announced "
+                     r"1048576, the file ends after 0 of them", out.stdout), out.stdout
