@@ -244,6 +244,9 @@ class DissociatedServer:
             except RuntimeError:                # no thread to spare: refuse this client only
                 conn.requests.put(None)
                 conn.transport.close()
+                if not conn.receiver.is_alive():    # else the receiver closes it as it ends
+                    wake, conn.wake = conn.wake, -1
+                    os.close(wake)
                 self._forget(conn)
 
     def close(self) -> None:

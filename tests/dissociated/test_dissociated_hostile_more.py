@@ -190,3 +190,40 @@ def test_a_named_segment_the_server_cuts_short_is_an_error_not_a_fault(layout):
     assert re.search(r"ArrowInvalid: type-1 body of sequence 1: named segment 0 of connection "
                      r"\S+ was cut short: expected \d+ bytes at offset \d+ of its announced "
                      r"1048576, the file ends after 0 of them", out.stdout), out.stdout
+
+
+# -- the server under many connections ----------------------------------------------------------
+
+def eventfds() -> int:
+    """How many eventfd descriptors this process has open."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:[eventfd]"
+        except OSError:
+            pass
+    return count
+
+
+def test_a_connection_refused_for_want_of_a_thread_leaves_no_descriptor(monkeypatch):
+    """A connection the server could not start threads for (clients flooding it) was refused, but
+    its wake-up eventfd stayed open: once threads ran out, every further client leaked one."""
+    from arrowipc.dissociated import server as server_module
+    refused = []
+
+    def no_thread(conn):
+        refused.append(conn)
+        raise RuntimeError("can't start new thread")
+
+    with DissociatedServer(lambda ticket: SMALL, body_mode="bytes") as s:
+        before = eventfds()
+        monkeypatch.setattr(server_module._Connection, "start", no_thread)
+        for _ in range(5):
+            with pytest.raises(ArrowInvalid):
+                with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+                    list(reader)
+        monkeypatch.undo()
+        assert len(refused) == 5
+        assert eventfds() == before
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(small_table())
