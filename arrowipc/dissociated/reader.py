@@ -713,21 +713,38 @@ class DissociatedReader:
             mapping, start = seg.mapping, base[1]
             out = _peer_result(seq, lambda: mapping.copy(start, length))
         else:
-            regions: list[tuple[Any, int]] = []
+            pieces: list[tuple[int, int, int, int]] = []    # (segment, offset, length, dest)
             used: dict[int, Segment] = {}
             for address, n, dest in placed:
                 if n:
                     seg_id, off = split_address(address)
                     seg = used.get(seg_id) or ch.segments.get(seg_id, seq)
                     seg.claim(off, n, seq, ch.name)
-                    regions.append((_peer_result(seq, lambda: seg.mapping.view(off, n)), dest))
+                    pieces.append((seg_id, off, n, dest))
                     used[seg_id] = seg
+            _check_disjoint(seq, pieces, ch.name)
+            regions: list[tuple[Any, int]] = [
+                (_peer_result(seq, lambda: used[s].mapping.view(o, n)), d)
+                for s, o, n, d in pieces]
             out = scatter_copy(length, regions)
             del regions
             for seg in used.values():
                 ch.segments.placed(seg)
         ch.free.release(addresses, flush=False, nbytes=length)
         return out, decoded
+
+
+def _check_disjoint(seq: int, pieces: list[tuple[int, int, int, int]], name: str) -> None:
+    """The regions (segment, offset, length, dest) of one body copied from segments must not
+    overlap: each byte of a segment lands in the body once at most, so the body is never larger
+    than the segments it names (one region named again and again would make a small segment
+    a body of any size). ArrowInvalid naming the two regions."""
+    ordered = sorted(pieces)
+    for (s1, o1, n1, _), (s2, o2, n2, _) in zip(ordered, ordered[1:]):
+        if s1 == s2 and o2 < o1 + n1:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: region [{o2}, {o2}+{n2}) overlaps "
+                               f"region [{o1}, {o1}+{n1}) of the same body in segment {s1} of "
+                               f"{name}; the regions of a body must not overlap")
 
 
 def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer) -> _Parsed:

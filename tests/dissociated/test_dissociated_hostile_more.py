@@ -20,6 +20,7 @@ from arrowipc.dissociated import DissociatedServer, connect
 from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import transport as tp
 from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.writer import MessageEncoder
 from dissociated_helpers import (TIMEOUT, FakeServer, raw_connection, send_stream, small_table,
                                  wait_until)
 
@@ -227,3 +228,39 @@ def test_a_connection_refused_for_want_of_a_thread_leaves_no_descriptor(monkeypa
         assert eventfds() == before
         with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
             assert pa.table(reader.read_all()).equals(small_table())
+
+
+# -- a body made of one region many times ---------------------------------------------------------
+
+def test_a_body_naming_one_segment_region_many_times_is_refused_before_allocating():
+    """A type-1 body whose regions all named the same 4 KiB of a reused segment was copied out
+    region by region: 32 KiB of pairs made the client allocate (and fill) an 8 MiB body from 4 KiB
+    of shared memory, and a 1 MiB frame of pairs a 64 GiB one from a 1 MiB segment."""
+    table = pa.table({"i": pa.array(range(1 << 20), pa.int64())})       # an 8 MiB body
+
+    def script(t):
+        ours = arrowipc.table(table)
+        enc = MessageEncoder(ours.schema)
+        (m,) = enc.batch_messages(ours.to_batches()[0])
+        fd = os.memfd_create("repeated", os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(fd, 4096)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
+        finally:
+            os.close(fd)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        pairs = [(0, 4096)] * (m.body_length // 4096)         # not one per buffer: pieces
+        assert len(pairs) != len(m.spans) and 4096 * len(pairs) == m.body_length
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    with FakeServer(script) as fake:
+        with pytest.raises(ArrowInvalid, match=r"type-1 body of sequence 1: region \[0, 0\+4096\) "
+                                               r"overlaps region \[0, 0\+4096\) of the same body "
+                                               r"in segment 0 of connection \S+; the regions of "
+                                               r"a body must not overlap"):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
