@@ -195,6 +195,7 @@ class DissociatedClient:
         for ch in self.channels:
             ch.free.flush()
             ch.transport.close()
+            ch.segments.close()
 
     def __enter__(self) -> DissociatedClient:
         return self

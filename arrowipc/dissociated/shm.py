@@ -31,10 +31,11 @@ if TYPE_CHECKING:
     Outstanding = tuple[int, int, frozenset[int]]
 
 __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
-           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
-           "NAME_PREFIX", "NamedFile", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE",
-           "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
-           "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
+           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_NAMED_SEGMENTS", "MAX_SEGMENT_ID",
+           "MAX_SEGMENT_SIZE", "NAME_PREFIX", "NamedFile", "OFFSET_MASK", "PAGE_SIZE",
+           "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE", "PeerLedger", "Segment",
+           "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable", "SharedArena", "SharedBody",
+           "SharedBudget", "SHM_DIR", "split_address"]
 
 # SEGMENT_SHIFT and PEER_SEGMENT_BASE (the ids of a peer-memory connection's segments for small
 # bodies) are defined in _shm, whose place_regions reads addresses on the client's path.
@@ -49,6 +50,8 @@ SEGMENT_GRANULE = 1 << 20
 PAGE_SIZE = 4096
 DEFAULT_SEGMENT_SIZE = 64 << 20
 DEFAULT_MAX_MAPPED_BYTES = 1 << 36       # what one client connection maps, at most
+# a named segment is read through its descriptor (NamedFile), held until the connection closes
+MAX_NAMED_SEGMENTS = 256
 SHM_DIR = "/dev/shm"
 _IOV_MAX = 1024                # buffers one pwritev takes
 _FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
@@ -765,6 +768,7 @@ class SegmentTable:
         self.mapped_bytes = 0
         self.token = token
         self.mappings: dict[int, Segment] = {}
+        self.named = 0                  # named segments held (a descriptor each)
 
     def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
             bodies: int = 0) -> bool:
@@ -800,6 +804,10 @@ class SegmentTable:
                 if fd is not None:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} has a name and a "
                                        f"descriptor")
+                if self.named >= MAX_NAMED_SEGMENTS:
+                    raise ArrowInvalid(f"{self.name}: named segment {segment_id} would be the "
+                                       f"{self.named + 1}th; a connection holds at most "
+                                       f"{MAX_NAMED_SEGMENTS} (a descriptor each)")
                 fd = self._open_named(segment_id, name)
             actual = os.fstat(fd).st_size
             if actual < size:
@@ -810,6 +818,7 @@ class SegmentTable:
                 # never mapped: the server can cut the file short (see NamedFile)
                 mapping = NamedFile(fd, size, f"named segment {segment_id} of {self.name}")
                 fd = None
+                self.named += 1
             else:
                 try:
                     mapping = map_segment(fd, size, False, False)
@@ -822,6 +831,13 @@ class SegmentTable:
             if fd is not None:
                 os.close(fd)
         return name is not None
+
+    def close(self) -> None:
+        """The connection is closed: let go of the descriptors of named segments (mappings stay
+        while views of them live)."""
+        for seg in self.mappings.values():
+            if isinstance(seg.mapping, NamedFile):
+                seg.mapping.close()
 
     def placed(self, seg: Segment) -> None:
         """One more body of a segment of counted bodies is placed: once all are, the table lets

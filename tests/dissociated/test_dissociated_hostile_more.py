@@ -264,3 +264,51 @@ def test_a_body_naming_one_segment_region_many_times_is_refused_before_allocatin
                                                r"a body must not overlap"):
             with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 list(reader)
+
+
+def descriptors_on(path: str) -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") in (path, path + " (deleted)")
+        except OSError:
+            pass
+    return count
+
+
+def test_named_segments_a_connection_holds_are_bounded_and_let_go_on_close():
+    """A named segment is read through its descriptor (it cannot be mapped safely), so a
+    connection holds at most MAX_NAMED_SEGMENTS of them, and closing it closes them."""
+    from arrowipc.dissociated.shm import MAX_NAMED_SEGMENTS
+    name = f"arrowipc-many-{os.getpid()}"
+    path = "/dev/shm/" + name
+
+    def script(t):
+        for i in range(3):
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(i, 4096, name)])
+        for i in range(3):
+            assert t.receive().kind == wire.FRAME_SEGMENT_ACK
+        send_stream(t, small_table())
+
+    def flood(t):
+        for i in range(MAX_NAMED_SEGMENTS + 1):
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(i, 4096, name)])
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.ftruncate(fd, 4096)
+        with FakeServer(script) as fake:
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                assert pa.table(reader.read_all()).equals(small_table())
+                assert descriptors_on(path) == 1 + 3
+            assert descriptors_on(path) == 1
+        with FakeServer(flood) as fake:
+            with pytest.raises(ArrowInvalid, match=f"named segment {MAX_NAMED_SEGMENTS} would be "
+                                                   f"the {MAX_NAMED_SEGMENTS + 1}th; a connection "
+                                                   f"holds at most {MAX_NAMED_SEGMENTS}"):
+                with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                    list(reader)
+            assert descriptors_on(path) == 1
+    finally:
+        os.close(fd)
+        os.unlink(path)
