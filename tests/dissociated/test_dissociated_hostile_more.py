@@ -312,3 +312,26 @@ def test_named_segments_a_connection_holds_are_bounded_and_let_go_on_close():
     finally:
         os.close(fd)
         os.unlink(path)
+
+
+def test_clients_gone_at_every_byte_of_the_handshake_leave_the_server_as_it_was():
+    """Handled already (no test covered it): clients that connect and go at each byte of their
+    hello and request (the server's peer probe then meets a closed socket) leave no connection,
+    thread or descriptor behind, and the server goes on serving."""
+    import socket as socket_module
+    with DissociatedServer(lambda ticket: SMALL, body_mode="shared") as s:
+        threads, descriptors = threading.active_count(), len(os.listdir("/proc/self/fd"))
+        handshake = wire.frame_header(wire.FRAME_HELLO, 0, 8) + tp.hello_payload(
+            tp.HELLO_MEMFD | tp.HELLO_PEER) + wire.frame_header(wire.FRAME_TAGGED, s.want_data, 1) \
+            + b"t"
+        for cut in range(len(handshake) + 1):
+            c = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+            c.connect(s.unix_path)
+            c.sendall(handshake[:cut])
+            c.close()
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="every client gone")
+        wait_until(lambda: threading.active_count() == threads, what="their threads ended")
+        assert len(os.listdir("/proc/self/fd")) == descriptors
+        assert s.stats()["blocks_outstanding"] == 0 and s.stats()["shared_bytes"] == 0
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(small_table())
