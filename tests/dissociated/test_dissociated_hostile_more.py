@@ -335,3 +335,37 @@ def test_clients_gone_at_every_byte_of_the_handshake_leave_the_server_as_it_was(
         assert s.stats()["blocks_outstanding"] == 0 and s.stats()["shared_bytes"] == 0
         with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
             assert pa.table(reader.read_all()).equals(small_table())
+
+
+def test_a_body_pointing_into_a_segment_of_the_other_connection_is_refused():
+    """Handled already (no test covered it): segments belong to the connection that announced
+    them; a body on the data connection cannot use one the metadata connection announced."""
+    ours = arrowipc.table(small_table())
+    enc = MessageEncoder(ours.schema)
+    (m,) = enc.batch_messages(ours.to_batches()[0])
+
+    def metadata(t):
+        fd = os.memfd_create("other-connection", os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(fd, 4096)
+            os.pwrite(fd, b"".join(bytes(p) for p in m.parts), 0)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
+                        fcntl.F_SEAL_WRITE)
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
+        finally:
+            os.close(fd)
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    def bodies(t):
+        pairs = [(off if n else 0, n) for off, n in m.spans]
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+
+    with FakeServer(metadata) as meta, FakeServer(bodies) as data:
+        with pytest.raises(ArrowInvalid, match=r"type-1 body of sequence 1 points into segment 0, "
+                                               r"which data connection \S+ never announced"):
+            with connect(meta.uri, b"t", data_uri=data.uri, timeout=TIMEOUT) as reader:
+                list(reader)
