@@ -369,3 +369,60 @@ def test_a_body_pointing_into_a_segment_of_the_other_connection_is_refused():
                                                r"which data connection \S+ never announced"):
             with connect(meta.uri, b"t", data_uri=data.uri, timeout=TIMEOUT) as reader:
                 list(reader)
+
+
+# -- frames cut at every byte ----------------------------------------------------------------------
+
+def test_frames_sent_one_byte_at_a_time_read_the_same_both_ways():
+    """Handled already (no test covered it): a server whose stream (a write-sealed segment, its
+    descriptor on the first byte, a type-1 body) comes one byte per send, and a client whose
+    hello and request do, are read as if whole."""
+    import time
+    ours = arrowipc.table(small_table())
+    enc = MessageEncoder(ours.schema)
+    (m,) = enc.batch_messages(ours.to_batches()[0])
+
+    def script(t):
+        fd = os.memfd_create("byte-by-byte", os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(fd, 4096)
+            os.pwrite(fd, b"".join(bytes(p) for p in m.parts), 0)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
+                        fcntl.F_SEAL_WRITE)
+            pairs = [(off if n else 0, n) for off, n in m.spans]
+            iov, _ = wire.gather_frames([
+                (wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)]),
+                (wire.FRAME_MESSAGE, 0, [wire.metadata_prefix(1, 0),
+                                         memoryview(enc.schema_message())[8:]]),
+                (wire.FRAME_MESSAGE, 0, [wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]]),
+                (wire.FRAME_TAGGED, wire.body_tag(1, 1),
+                 [wire.encode_shared_body(m.body_length, pairs)]),
+                (wire.FRAME_MESSAGE, 0, [wire.end_of_stream_message(2)]),
+                (wire.FRAME_STREAM_END, 0, [])])
+            data = b"".join(bytes(part) for part in iov)
+            t.sock.setblocking(True)
+            t.sock.sendmsg([data[:1]], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                         array.array("i", [fd]))])
+        finally:
+            os.close(fd)
+        for i in range(1, len(data)):
+            t.sock.send(data[i:i + 1])
+            time.sleep(0.0001)
+
+    with FakeServer(script) as fake:
+        with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+            batch = reader.read_next_batch()
+            assert type(batch.column(0).buffers()[1].base).__name__ == "SharedBody"
+            assert pa.record_batch(batch).equals(small_table().to_batches()[0])
+            assert list(reader) == []
+
+    with DissociatedServer(lambda ticket: SMALL, body_mode="bytes") as s:
+        with raw_connection(s.unix_path) as t:
+            handshake = wire.frame_header(wire.FRAME_HELLO, 0, 8) + tp.hello_payload(0) + \
+                wire.frame_header(wire.FRAME_TAGGED, s.want_data, 1) + b"t"
+            t.sock.setblocking(True)
+            for i in range(len(handshake)):
+                t.sock.send(handshake[i:i + 1])
+                time.sleep(0.0001)
+            t.sock.setblocking(False)
+            read_stream(t)
