@@ -426,3 +426,29 @@ def test_frames_sent_one_byte_at_a_time_read_the_same_both_ways():
                 time.sleep(0.0001)
             t.sock.setblocking(False)
             read_stream(t)
+
+
+def test_a_client_lying_about_the_peer_probe_pins_only_its_window():
+    """Handled already (no test covered it): a client that says it read the probe and then frees
+    nothing gets at most `window` bodies as addresses (the rest as bytes), and its going releases
+    them."""
+    from dissociated_helpers import int_batches
+    big = arrowipc.table(int_batches(6, 1 << 17))            # 2 MiB bodies
+    with DissociatedServer(lambda ticket: big, body_mode="shared", peer_threshold=0, window=2,
+                           window_wait=0.05) as s:
+        with raw_connection(s.unix_path) as t:
+            t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_PEER)])
+            assert t.receive().kind == wire.FRAME_PEER
+            t.send_frame(wire.FRAME_PEER, 0, [tp.peer_reply_payload(True)])    # never read it
+            t.send_frame(wire.FRAME_TAGGED, s.want_data, [b"t"])
+            types = []
+            while True:
+                frame = t.receive()
+                if frame.kind == wire.FRAME_STREAM_END:
+                    break
+                if frame.kind == wire.FRAME_TAGGED:
+                    types.append(frame.tag >> 56)
+            assert types == [1, 1, 0, 0, 0, 0]
+            assert s.stats()["blocks_outstanding"] == 2
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
+        assert s.stats()["blocks_outstanding"] == 0 and s.stats()["blocks_released"] == 2
