@@ -932,12 +932,16 @@ class _Outbox:
             arena.write(block, parts)
         sealed = self.arena.seal_pending() if self.arena is not None else []
         fd = None
-        if sealed:
-            for payload, seg_fd in sealed[:-1]:
-                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
-            payload, fd = sealed[-1]
-            frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
-        self.transport.send_frames(frames, fd)
+        try:
+            if sealed:
+                for payload, seg_fd in sealed[:-1]:
+                    self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
+                payload, fd = sealed[-1]
+                frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
+            self.transport.send_frames(frames, fd)
+        finally:
+            for _, seg_fd in sealed:       # duplicates (see seal_pending): ours to close
+                os.close(seg_fd)
         reader = self.reader
         if reader is not None and reader.peer_reply.is_set():
             # the arena is decided (the probe's answer, read by the receiver, came or is moot):

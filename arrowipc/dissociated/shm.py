@@ -291,9 +291,10 @@ class SharedArena:
     def seal_pending(self) -> list[tuple[bytes, int]]:
         """Seal every segment holding bodies not yet announced: (segment frame payload,
         descriptor) for each, in order; the caller sends each payload with its descriptor
-        before any frame naming those bodies (the descriptor stays the arena's). The segment is
-        cut to the bytes used, and F_SEAL_WRITE is granted because nothing ever mapped it
-        writable."""
+        before any frame naming those bodies, then closes the descriptor: it is a duplicate,
+        since a client's free_data (for addresses it guessed) may drop the segment and close the
+        arena's own before the send goes out. The segment is cut to the bytes used, and
+        F_SEAL_WRITE is granted because nothing ever mapped it writable."""
         out: list[tuple[bytes, int]] = []
         with self.lock:
             pending = self._unsealed
@@ -310,6 +311,7 @@ class SharedArena:
                     continue
                 os.ftruncate(fd, seg.size)
                 fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
+                fd = os.dup(fd)
                 out.append((tp.segment_payload(seg.id, seg.size, bodies=max(seg.bodies, 1)), fd))
         return out
 
@@ -401,8 +403,13 @@ class SharedArena:
     def publish(self) -> None:
         """Seal and announce every segment with bodies not yet announced (when there is no
         send path to do it before the body frames: the server's test hook)."""
-        for payload, fd in self.seal_pending():
-            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
+        sealed = self.seal_pending()
+        try:
+            for payload, fd in sealed:
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
+        finally:
+            for _, fd in sealed:
+                os.close(fd)
 
     def hand_out(self, block: Block, addresses: Iterable[int], sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""

@@ -452,3 +452,36 @@ def test_a_client_lying_about_the_peer_probe_pins_only_its_window():
             assert s.stats()["blocks_outstanding"] == 2
         wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
         assert s.stats()["blocks_outstanding"] == 0 and s.stats()["blocks_released"] == 2
+
+
+# -- a free racing the announcement of a sealed segment --------------------------------------------
+
+def test_a_segment_freed_while_it_is_being_announced_is_still_sent_with_its_own_descriptor(
+        monkeypatch):
+    """A client may free addresses it guessed (they are predictable) before it got them. When such
+    a free_data, read by the receiver thread, came after the worker sealed a segment and before its
+    send went out, the arena closed the segment's descriptor and the send carried a closed
+    descriptor number: an error, or whatever the process had opened under that number meanwhile
+    (another client's segment). The race is made certain here: the free and a descriptor opened
+    by someone else come right after the seal."""
+    from arrowipc.dissociated.shm import SharedArena
+    seal_pending = SharedArena.seal_pending
+    others = []
+
+    def seal_then_free(arena):
+        sealed = seal_pending(arena)
+        arena.free(list(arena.by_address))                    # the racing free_data
+        others.append(os.memfd_create("someone-else"))        # takes the descriptor number freed
+        return sealed
+
+    monkeypatch.setattr(SharedArena, "seal_pending", seal_then_free)
+    try:
+        with DissociatedServer(lambda ticket: SMALL, body_mode="shared", seal_segments=True) as s:
+            with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+                batch = reader.read_next_batch()
+                assert type(batch.column(0).buffers()[1].base).__name__ == "SharedBody"
+                assert pa.record_batch(batch).equals(small_table().to_batches()[0])
+                assert list(reader) == []
+    finally:
+        for fd in others:
+            os.close(fd)
