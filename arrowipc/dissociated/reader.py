@@ -17,7 +17,7 @@ from .. import types as T
 from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from ._shm import peer_read, place_regions, scatter_copy
+from ._shm import Mapping, peer_read, place_regions, scatter_copy
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
@@ -704,7 +704,7 @@ class DissociatedReader:
             seg = ch.segments.get(base[0], seq)
             seg.claim(base[1], length, seq, ch.name)
             ch.segments.placed(seg)       # a segment of counted bodies goes once all are placed
-            if seg.immutable:
+            if isinstance(seg.mapping, Mapping) and seg.immutable:   # (never a named one)
                 # write-sealed: nobody can change these bytes any more, so views are safe to
                 # hand out (to pyarrow too); the addresses go back when the last view goes
                 return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
