@@ -69,6 +69,7 @@ class _Channel:
                                      max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
         self.peer_pid: int | None = None   # set once we proved we can read the server's memory
+        self.hello_flags = 0          # the shared memory our hello offered (tp.HELLO_*)
 
 
 class _Pending:
@@ -167,6 +168,7 @@ class DissociatedClient:
                         flags |= tp.HELLO_MEMFD | tp.HELLO_PEER
                     elif shared_memory or u.host in _LOOPBACK:
                         flags |= tp.HELLO_NAMED
+                ch.hello_flags = flags
                 t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
         except BaseException:
             self.close()
@@ -502,6 +504,14 @@ class DissociatedReader:
         elif kind == wire.FRAME_SEGMENT:
             try:
                 seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
+                # a descriptor only when we offered to map memfds; a name when we offered
+                # shared memory at all (named files on this host)
+                offered = ch.hello_flags & tp.HELLO_MEMFD if name is None else ch.hello_flags
+                if not offered:
+                    raise ArrowInvalid(f"{ch.name}: segment frame {seg_id} "
+                                       f"({'a descriptor' if name is None else 'named'}) on a "
+                                       f"connection whose hello offered no such shared memory "
+                                       f"(flags 0x{ch.hello_flags:x})")
             except ArrowInvalid:
                 if frame.fd is not None:        # add() closes it; a frame refused before, here
                     os.close(frame.fd)
@@ -529,6 +539,10 @@ class DissociatedReader:
         probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
         if ch.peer_pid is not None or not ch.transport.is_unix:
             raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
+        if not ch.hello_flags & tp.HELLO_PEER:
+            raise ArrowInvalid(f"{ch.name}: peer memory frame on a connection whose hello did "
+                               f"not offer to read the server's memory (flags "
+                               f"0x{ch.hello_flags:x})")
         address, expected = _parse_on(ch, tp.parse_peer_probe, payload)
         pid = tp.peer_pid(ch.transport.sock)
         try:

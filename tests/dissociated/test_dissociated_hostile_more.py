@@ -480,3 +480,47 @@ def test_a_segment_freed_while_it_is_being_announced_is_still_sent_with_its_own_
         for fd in others:
             os.close(fd)
 
+
+# -- shared memory the client did not offer -------------------------------------------------------
+
+SHOWN = b"fedcba9876543210"             # a peer probe's bytes: alive as long as the module
+
+
+def offer_anyway(what: str):
+    """A FakeServer script offering shared memory the client's hello did not ask for: a memfd
+    segment, a named one, or a peer-memory probe."""
+    def script(t):
+        if what == "memfd":
+            fd = os.memfd_create("not-offered", os.MFD_ALLOW_SEALING)
+            try:
+                os.ftruncate(fd, 4096)
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+                t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
+            finally:
+                os.close(fd)
+        elif what == "named":
+            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096, "arrowipc-x")])
+        else:
+            from arrowipc._core.buffer import py_buffer
+            t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(SHOWN).address,
+                                                                    SHOWN)])
+        send_stream(t, small_table())
+    return script
+
+
+@pytest.mark.parametrize("what, expected", [
+    ("memfd", r"segment frame 0 \(a descriptor\) on a connection whose hello offered no such "
+              r"shared memory \(flags 0x0\)"),
+    ("named", r"segment frame 0 \(named\) on a connection whose hello offered no such shared "
+              r"memory \(flags 0x0\)"),
+    ("probe", r"peer memory frame on a connection whose hello did not offer to read the "
+              r"server's memory \(flags 0x0\)"),
+])
+def test_shared_memory_a_client_did_not_offer_is_refused(what, expected):
+    """With shared_memory=False the client's hello offers nothing, but it still mapped the memfd
+    segments a server sent, opened named ones and read the server's memory on a probe."""
+    with FakeServer(offer_anyway(what)) as fake:
+        with pytest.raises(ArrowInvalid, match=expected):
+            with connect(fake.uri, b"t", timeout=TIMEOUT, shared_memory=False) as reader:
+                list(reader)
+        assert not any(f.kind in (wire.FRAME_PEER, wire.FRAME_SEGMENT_ACK) for f in fake.received)
