@@ -529,3 +529,47 @@ def test_shared_memory_a_client_did_not_offer_is_refused(what, expected):
             with connect(fake.uri, b"t", timeout=TIMEOUT, shared_memory=False) as reader:
                 list(reader)
         assert not any(f.kind in (wire.FRAME_PEER, wire.FRAME_SEGMENT_ACK) for f in fake.received)
+
+
+# -- type-1 pairs at the edges of 64 bits -----------------------------------------------------------
+
+def peer_stream(pairs_of):
+    """A FakeServer script: a peer probe the client can read (this process), then one batch whose
+    type-1 pairs are pairs_of(message)."""
+    def script(t):
+        from arrowipc._core.buffer import py_buffer
+        t.send_frame(wire.FRAME_PEER, 0, [tp.peer_probe_payload(py_buffer(SHOWN).address,
+                                                                SHOWN)])
+        ours = arrowipc.table(small_table())
+        enc = MessageEncoder(ours.schema)
+        (m,) = enc.batch_messages(ours.to_batches()[0])
+        t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
+        t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
+        t.send_tagged(wire.body_tag(1, 1), [wire.encode_shared_body(m.body_length, pairs_of(m))])
+        t.send_message([wire.end_of_stream_message(2)])
+        t.send_frame(wire.FRAME_STREAM_END, 0, [])
+    return script
+
+
+@pytest.mark.parametrize("pairs_of, expected", [
+    # two pieces whose lengths add up past 2**64 (to the body length, modulo 2**64)
+    (lambda m: [(0x10000, 1 << 63), (0x10000, (1 << 63) + m.body_length)],
+     r"type-1 body of sequence 1: 2 regions \(not one per metadata buffer, \d+\) must add up to "
+     r"the body length \d+; they add up to \d{20}"),
+    # addresses that wrap around 2**64 are segment addresses (2**56 and up): an unknown segment
+    (lambda m: [((1 << 64) - 8 if n else 0, n) for _, n in m.spans],
+     r"type-1 body of sequence 1 points into segment 16777215, which connection \S+ never "
+     r"announced"),
+    # just below 2**56, past any process's memory: the read fails, nothing faults
+    (lambda m: [((1 << 56) - 4096 + off, n) for off, n in m.spans],
+     r"type-1 body of sequence 1: reading \d+ bytes from the memory of process \d+ failed: "
+     r"Bad address"),
+])
+def test_type1_pairs_at_the_edges_of_64_bits_are_refused(pairs_of, expected):
+    """Handled already (no test covered these through a connection): lengths adding up past
+    2**64, addresses that wrap, addresses past user space."""
+    with FakeServer(peer_stream(pairs_of)) as fake:
+        with pytest.raises(ArrowInvalid, match=expected):
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
+                assert reader._client.channels[0].peer_pid == os.getpid()
+                list(reader)
