@@ -311,7 +311,12 @@ class SharedArena:
                     continue
                 os.ftruncate(fd, seg.size)
                 fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
-                fd = os.dup(fd)
+                try:
+                    fd = os.dup(fd)
+                except OSError:                   # out of descriptors: none of ours stays
+                    for _, dup in out:
+                        os.close(dup)
+                    raise
                 out.append((tp.segment_payload(seg.id, seg.size, bodies=max(seg.bodies, 1)), fd))
         return out
 

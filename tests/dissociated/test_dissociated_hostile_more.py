@@ -573,3 +573,28 @@ def test_type1_pairs_at_the_edges_of_64_bits_are_refused(pairs_of, expected):
             with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 assert reader._client.channels[0].peer_pid == os.getpid()
                 list(reader)
+
+
+def test_descriptors_duplicated_for_an_announcement_that_fails_are_closed(monkeypatch):
+    """The duplicates seal_pending makes for the send were lost when a later duplicate failed
+    (out of descriptors: a flood of clients), and never closed."""
+    from dissociated_helpers import int_batches
+    table = arrowipc.table(int_batches(8, 4096))        # 64 KiB bodies: 4 segments of 128 KiB
+    real_dup, calls = os.dup, []
+
+    def dup(fd):
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(24, "Too many open files")
+        return real_dup(fd)
+
+    with DissociatedServer(lambda ticket: table, body_mode="shared", seal_segments=True,
+                           segment_size=128 << 10) as s:
+        monkeypatch.setattr(os, "dup", dup)
+        with pytest.raises(ArrowInvalid, match="OSError while serving ticket b't'"):
+            with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+                list(reader)
+        monkeypatch.undo()
+        wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
+        assert len(calls) == 2
+        assert not [n for n in range(4) if descriptors_named(f"arrowipc-segment-{n}")]
