@@ -531,7 +531,7 @@ def test_shared_memory_a_client_did_not_offer_is_refused(what, expected):
         assert not any(f.kind in (wire.FRAME_PEER, wire.FRAME_SEGMENT_ACK) for f in fake.received)
 
 
-# -- type-1 pairs at the edges of 64 bits -----------------------------------------------------------
+# -- type-1 pairs at the edges of 64 bits ----------------------------------------------------------
 
 def peer_stream(pairs_of):
     """A FakeServer script: a peer probe the client can read (this process), then one batch whose
