@@ -105,11 +105,13 @@ class _Segment:
                  fd: int | None) -> None:
         self.id = segment_id
         self.size = size                  # a sealed arena's open segment: the bytes used so far
-        self.mapping = mapping            # None in a sealed arena (written with pwritev)
+        self.mapping = mapping            # None in a sealed arena and for a named segment
+                                          # (written with pwritev)
         self.free = [[0, size]]           # sorted [offset, size] ranges
         self.path = path
         # a sealed arena's segments keep their descriptor until dropped: the last reference to
-        # the memory goes here, so freeing its pages is the server's work, not the client's
+        # the memory goes here, so freeing its pages is the server's work, not the client's (a
+        # named segment keeps it to be written through)
         self.fd = fd
         self.live = 0                     # blocks allocated in it and not yet released
         self.bodies = 0                   # bodies handed out from it (a sealed segment's count)
@@ -344,14 +346,18 @@ class SharedArena:
                                  os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(fd, size)
-            if not self.named:
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-            mapping = map_segment(fd, size, True, self.populate)
-            seg = _Segment(seg_id, size, mapping, path, None)
             if path is not None:                # named
+                # written through the descriptor, never mapped: a named file cannot be sealed,
+                # and a client that cut it short would make a write into a mapping of it fault
+                # (SIGBUS) and kill the server; a write merely extends the file again
+                seg = _Segment(seg_id, size, None, path, fd)
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
                     tp.segment_payload(seg_id, size, os.path.basename(path))])
+                fd = None                       # the segment's now, closed when it is dropped
             else:
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+                mapping = map_segment(fd, size, True, self.populate)
+                seg = _Segment(seg_id, size, mapping, path, None)
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0,
                                           [tp.segment_payload(seg_id, size)], fd=fd)
         except BaseException:
@@ -395,13 +401,14 @@ class SharedArena:
         return payload
 
     def write(self, block: Block, parts: list[Any]) -> None:
-        """Copy the body `parts` into the block's memory (a sealed arena's segment is written
-        through its descriptor: no mapping of it ever exists here)."""
+        """Copy the body `parts` into the block's memory (a sealed arena's segment and a named one
+        are written through their descriptor: no mapping of them ever exists here)."""
         seg = block.segment
         assert seg is not None
         if seg.mapping is not None:
             seg.mapping.write_parts(block.offset, parts)
             return
+        # a sealed arena's segment (writes only until it is sealed), or a named one
         assert seg.fd is not None and not seg.sealed, "a sealed arena writes only unsealed ones"
         _pwrite_all(seg.fd, block.offset, parts)
 

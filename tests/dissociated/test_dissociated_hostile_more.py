@@ -598,3 +598,50 @@ def test_descriptors_duplicated_for_an_announcement_that_fails_are_closed(monkey
         wait_until(lambda: s.stats()["open_connections"] == 0, what="the client gone")
         assert len(calls) == 2
         assert not [n for n in range(4) if descriptors_named(f"arrowipc-segment-{n}")]
+
+
+# -- a named segment a client cuts short -----------------------------------------------------------
+
+SERVER_CUT_SHORT = textwrap.dedent("""
+    import os, sys
+    sys.path[:0] = [sys.argv[1], sys.argv[2], os.path.dirname(sys.argv[2])]
+    import arrowipc
+    from arrowipc.dissociated import DissociatedServer
+    from arrowipc.dissociated import _wire as wire, transport as tp
+    from dissociated_helpers import small_table
+
+    table = arrowipc.table(small_table())
+
+    def stream(t):
+        names, kinds = [], []
+        t.send_frame(wire.FRAME_TAGGED, 1, [b"t"])
+        while True:
+            frame = t.receive()
+            kinds.append(frame.kind)
+            if frame.kind == wire.FRAME_SEGMENT:
+                names.append(tp.parse_segment(frame.payload)[2])
+            if frame.kind in (wire.FRAME_STREAM_END, wire.FRAME_ERROR):
+                return names, kinds
+
+    with DissociatedServer(lambda t: table, host="127.0.0.1", body_mode="shared",
+                           tcp_shared_memory=True) as s:
+        t = tp.connect_tcp("127.0.0.1", s.port, timeout=10)
+        t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_NAMED)])
+        (name,), _ = stream(t)
+        fd = os.open("/dev/shm/" + name, os.O_RDWR)      # a client of the same user can
+        os.ftruncate(fd, 0)
+        os.close(fd)
+        _, kinds = stream(t)                             # the server writes into it again
+        print("served", kinds[-1] == wire.FRAME_STREAM_END, flush=True)
+        t.close()
+""")
+
+
+def test_a_named_segment_a_client_cuts_short_does_not_kill_the_server():
+    """The server wrote bodies into named segments (TCP, tcp_shared_memory=True) through a
+    mapping: a client of the same user that truncated the file it was told to open made the
+    server's next write fault (SIGBUS), killing it. They are written with pwrite now."""
+    out = subprocess.run([sys.executable, "-c", SERVER_CUT_SHORT, REPO, TESTS],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "served True"
