@@ -17,7 +17,7 @@ from .. import types as T
 from . import _wire as wire
 from ..ipc._batch_decode import decode_record_batch_header
 from .._core.buffer import allocate
-from ._shm import peer_read, place_regions, scatter_copy
+from ._shm import Mapping, peer_read, place_regions, scatter_copy
 from ..ipc._framing import decode_message
 from ..errors import ArrowInvalid, ArrowKeyError
 from ..ipc import metadata as md
@@ -69,6 +69,7 @@ class _Channel:
                                      max_mapped_bytes=max_mapped_bytes)
         self.ended = True             # nothing more expected until a request is sent
         self.peer_pid: int | None = None   # set once we proved we can read the server's memory
+        self.hello_flags = 0          # the shared memory our hello offered (tp.HELLO_*)
 
 
 class _Pending:
@@ -167,6 +168,7 @@ class DissociatedClient:
                         flags |= tp.HELLO_MEMFD | tp.HELLO_PEER
                     elif shared_memory or u.host in _LOOPBACK:
                         flags |= tp.HELLO_NAMED
+                ch.hello_flags = flags
                 t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
         except BaseException:
             self.close()
@@ -195,6 +197,7 @@ class DissociatedClient:
         for ch in self.channels:
             ch.free.flush()
             ch.transport.close()
+            ch.segments.close()
 
     def __enter__(self) -> DissociatedClient:
         return self
@@ -501,6 +504,14 @@ class DissociatedReader:
         elif kind == wire.FRAME_SEGMENT:
             try:
                 seg_id, size, name, bodies = _parse_on(ch, tp.parse_segment, frame.payload)
+                # a descriptor only when we offered to map memfds; a name when we offered
+                # shared memory at all (named files on this host)
+                offered = ch.hello_flags & tp.HELLO_MEMFD if name is None else ch.hello_flags
+                if not offered:
+                    raise ArrowInvalid(f"{ch.name}: segment frame {seg_id} "
+                                       f"({'a descriptor' if name is None else 'named'}) on a "
+                                       f"connection whose hello offered no such shared memory "
+                                       f"(flags 0x{ch.hello_flags:x})")
             except ArrowInvalid:
                 if frame.fd is not None:        # add() closes it; a frame refused before, here
                     os.close(frame.fd)
@@ -528,6 +539,10 @@ class DissociatedReader:
         probe bytes there (same host, and the kernel lets us: process_vm_readv)."""
         if ch.peer_pid is not None or not ch.transport.is_unix:
             raise ArrowInvalid(f"{ch.name}: unexpected peer memory frame")
+        if not ch.hello_flags & tp.HELLO_PEER:
+            raise ArrowInvalid(f"{ch.name}: peer memory frame on a connection whose hello did "
+                               f"not offer to read the server's memory (flags "
+                               f"0x{ch.hello_flags:x})")
         address, expected = _parse_on(ch, tp.parse_peer_probe, payload)
         pid = tp.peer_pid(ch.transport.sock)
         try:
@@ -703,29 +718,48 @@ class DissociatedReader:
             seg = ch.segments.get(base[0], seq)
             seg.claim(base[1], length, seq, ch.name)
             ch.segments.placed(seg)       # a segment of counted bodies goes once all are placed
-            if seg.immutable:
+            if isinstance(seg.mapping, Mapping) and seg.immutable:   # (never a named one)
                 # write-sealed: nobody can change these bytes any more, so views are safe to
                 # hand out (to pyarrow too); the addresses go back when the last view goes
                 return seg.mapping.view(base[1], length, SharedBody(seg.mapping, addresses,
                                                                      ch.free)), decoded
-            # the server can still write this segment: copy the body out, free it at once
-            out = seg.mapping.copy(base[1], length)
+            # the server can still write this segment: copy the body out, free it at once (a
+            # named segment is read, and may have been cut short: that names the body)
+            mapping, start = seg.mapping, base[1]
+            out = _peer_result(seq, lambda: mapping.copy(start, length))
         else:
-            regions: list[tuple[Any, int]] = []
+            pieces: list[tuple[int, int, int, int]] = []    # (segment, offset, length, dest)
             used: dict[int, Segment] = {}
             for address, n, dest in placed:
                 if n:
                     seg_id, off = split_address(address)
                     seg = used.get(seg_id) or ch.segments.get(seg_id, seq)
                     seg.claim(off, n, seq, ch.name)
-                    regions.append((seg.mapping.view(off, n), dest))
+                    pieces.append((seg_id, off, n, dest))
                     used[seg_id] = seg
+            _check_disjoint(seq, pieces, ch.name)
+            regions: list[tuple[Any, int]] = [
+                (_peer_result(seq, lambda: used[s].mapping.view(o, n)), d)
+                for s, o, n, d in pieces]
             out = scatter_copy(length, regions)
             del regions
             for seg in used.values():
                 ch.segments.placed(seg)
         ch.free.release(addresses, flush=False, nbytes=length)
         return out, decoded
+
+
+def _check_disjoint(seq: int, pieces: list[tuple[int, int, int, int]], name: str) -> None:
+    """The regions (segment, offset, length, dest) of one body copied from segments must not
+    overlap: each byte of a segment lands in the body once at most, so the body is never larger
+    than the segments it names (one region named again and again would make a small segment
+    a body of any size). ArrowInvalid naming the two regions."""
+    ordered = sorted(pieces)
+    for (s1, o1, n1, _), (s2, o2, n2, _) in zip(ordered, ordered[1:]):
+        if s1 == s2 and o2 < o1 + n1:
+            raise ArrowInvalid(f"type-1 body of sequence {seq}: region [{o2}, {o2}+{n2}) overlaps "
+                               f"region [{o1}, {o1}+{n1}) of the same body in segment {s1} of "
+                               f"{name}; the regions of a body must not overlap")
 
 
 def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer) -> _Parsed:
@@ -737,7 +771,8 @@ def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer)
 
 
 def _peer_result(seq: int, read: Callable[[], Buffer]) -> Buffer:
-    """read() (a copy from the server's memory), its failure naming the body's sequence."""
+    """read() (a copy from the server's memory or a named segment), its failure naming the
+    body's sequence."""
     try:
         return read()
     except ArrowInvalid as e:

@@ -244,6 +244,9 @@ class DissociatedServer:
             except RuntimeError:                # no thread to spare: refuse this client only
                 conn.requests.put(None)
                 conn.transport.close()
+                if not conn.receiver.is_alive():    # else the receiver closes it as it ends
+                    wake, conn.wake = conn.wake, -1
+                    os.close(wake)
                 self._forget(conn)
 
     def close(self) -> None:
@@ -369,7 +372,8 @@ class _Connection:
         self.server = server
         self.transport = tp.SocketTransport(sock, timeout=server.send_timeout,
                                             max_frame=_MAX_REQUEST_FRAME,
-                                            name="dissociated client connection")
+                                            name="dissociated client connection",
+                                            keep_fds=False)    # a client sends none
         self.hello_flags = 0
         self.greeted = False              # a hello or a request came: no hello may follow
         self.arena: Ledger | None = None
@@ -928,12 +932,16 @@ class _Outbox:
             arena.write(block, parts)
         sealed = self.arena.seal_pending() if self.arena is not None else []
         fd = None
-        if sealed:
-            for payload, seg_fd in sealed[:-1]:
-                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
-            payload, fd = sealed[-1]
-            frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
-        self.transport.send_frames(frames, fd)
+        try:
+            if sealed:
+                for payload, seg_fd in sealed[:-1]:
+                    self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=seg_fd)
+                payload, fd = sealed[-1]
+                frames.insert(0, (wire.FRAME_SEGMENT, 0, [payload]))
+            self.transport.send_frames(frames, fd)
+        finally:
+            for _, seg_fd in sealed:       # duplicates (see seal_pending): ours to close
+                os.close(seg_fd)
         reader = self.reader
         if reader is not None and reader.peer_reply.is_set():
             # the arena is decided (the probe's answer, read by the receiver, came or is moot):

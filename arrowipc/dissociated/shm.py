@@ -18,6 +18,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Iterable, Literal
 
 from . import _wire as wire
+from .._core.buffer import allocate
 from ._shm import PEER_SEGMENT_BASE, SEGMENT_SHIFT, map_segment
 from ..errors import ArrowInvalid
 from . import transport as tp
@@ -30,10 +31,11 @@ if TYPE_CHECKING:
     Outstanding = tuple[int, int, frozenset[int]]
 
 __all__ = ["address_of", "Block", "BLOCK_ALIGNMENT", "DEFAULT_MAX_MAPPED_BYTES",
-           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_SEGMENT_ID", "MAX_SEGMENT_SIZE",
-           "NAME_PREFIX", "OFFSET_MASK", "PAGE_SIZE", "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE",
-           "PeerLedger", "Segment", "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable",
-           "SharedArena", "SharedBody", "SharedBudget", "SHM_DIR", "split_address"]
+           "DEFAULT_SEGMENT_SIZE", "FreeChannel", "MAX_NAMED_SEGMENTS", "MAX_SEGMENT_ID",
+           "MAX_SEGMENT_SIZE", "NAME_PREFIX", "NamedFile", "OFFSET_MASK", "PAGE_SIZE",
+           "PEER_SEGMENT_ADDRESS", "PEER_SEGMENT_BASE", "PeerLedger", "Segment",
+           "SEGMENT_GRANULE", "SEGMENT_SHIFT", "SegmentTable", "SharedArena", "SharedBody",
+           "SharedBudget", "SHM_DIR", "split_address"]
 
 # SEGMENT_SHIFT and PEER_SEGMENT_BASE (the ids of a peer-memory connection's segments for small
 # bodies) are defined in _shm, whose place_regions reads addresses on the client's path.
@@ -48,6 +50,8 @@ SEGMENT_GRANULE = 1 << 20
 PAGE_SIZE = 4096
 DEFAULT_SEGMENT_SIZE = 64 << 20
 DEFAULT_MAX_MAPPED_BYTES = 1 << 36       # what one client connection maps, at most
+# a named segment is read through its descriptor (NamedFile), held until the connection closes
+MAX_NAMED_SEGMENTS = 256
 SHM_DIR = "/dev/shm"
 _IOV_MAX = 1024                # buffers one pwritev takes
 _FREE_BATCH = 4096             # addresses that make a deferred free_data go out at once
@@ -101,11 +105,13 @@ class _Segment:
                  fd: int | None) -> None:
         self.id = segment_id
         self.size = size                  # a sealed arena's open segment: the bytes used so far
-        self.mapping = mapping            # None in a sealed arena (written with pwritev)
+        self.mapping = mapping            # None in a sealed arena and for a named segment
+                                          # (written with pwritev)
         self.free = [[0, size]]           # sorted [offset, size] ranges
         self.path = path
         # a sealed arena's segments keep their descriptor until dropped: the last reference to
-        # the memory goes here, so freeing its pages is the server's work, not the client's
+        # the memory goes here, so freeing its pages is the server's work, not the client's (a
+        # named segment keeps it to be written through)
         self.fd = fd
         self.live = 0                     # blocks allocated in it and not yet released
         self.bodies = 0                   # bodies handed out from it (a sealed segment's count)
@@ -287,9 +293,10 @@ class SharedArena:
     def seal_pending(self) -> list[tuple[bytes, int]]:
         """Seal every segment holding bodies not yet announced: (segment frame payload,
         descriptor) for each, in order; the caller sends each payload with its descriptor
-        before any frame naming those bodies (the descriptor stays the arena's). The segment is
-        cut to the bytes used, and F_SEAL_WRITE is granted because nothing ever mapped it
-        writable."""
+        before any frame naming those bodies, then closes the descriptor: it is a duplicate,
+        since a client's free_data (for addresses it guessed) may drop the segment and close the
+        arena's own before the send goes out. The segment is cut to the bytes used, and
+        F_SEAL_WRITE is granted because nothing ever mapped it writable."""
         out: list[tuple[bytes, int]] = []
         with self.lock:
             pending = self._unsealed
@@ -306,6 +313,12 @@ class SharedArena:
                     continue
                 os.ftruncate(fd, seg.size)
                 fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS | fcntl.F_SEAL_WRITE)
+                try:
+                    fd = os.dup(fd)
+                except OSError:                   # out of descriptors: none of ours stays
+                    for _, dup in out:
+                        os.close(dup)
+                    raise
                 out.append((tp.segment_payload(seg.id, seg.size, bodies=max(seg.bodies, 1)), fd))
         return out
 
@@ -333,14 +346,18 @@ class SharedArena:
                                  os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             os.ftruncate(fd, size)
-            if not self.named:
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-            mapping = map_segment(fd, size, True, self.populate)
-            seg = _Segment(seg_id, size, mapping, path, None)
             if path is not None:                # named
+                # written through the descriptor, never mapped: a named file cannot be sealed,
+                # and a client that cut it short would make a write into a mapping of it fault
+                # (SIGBUS) and kill the server; a write merely extends the file again
+                seg = _Segment(seg_id, size, None, path, fd)
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0, [
                     tp.segment_payload(seg_id, size, os.path.basename(path))])
+                fd = None                       # the segment's now, closed when it is dropped
             else:
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+                mapping = map_segment(fd, size, True, self.populate)
+                seg = _Segment(seg_id, size, mapping, path, None)
                 self.transport.send_frame(wire.FRAME_SEGMENT, 0,
                                           [tp.segment_payload(seg_id, size)], fd=fd)
         except BaseException:
@@ -384,21 +401,27 @@ class SharedArena:
         return payload
 
     def write(self, block: Block, parts: list[Any]) -> None:
-        """Copy the body `parts` into the block's memory (a sealed arena's segment is written
-        through its descriptor: no mapping of it ever exists here)."""
+        """Copy the body `parts` into the block's memory (a sealed arena's segment and a named one
+        are written through their descriptor: no mapping of them ever exists here)."""
         seg = block.segment
         assert seg is not None
         if seg.mapping is not None:
             seg.mapping.write_parts(block.offset, parts)
             return
+        # a sealed arena's segment (writes only until it is sealed), or a named one
         assert seg.fd is not None and not seg.sealed, "a sealed arena writes only unsealed ones"
         _pwrite_all(seg.fd, block.offset, parts)
 
     def publish(self) -> None:
         """Seal and announce every segment with bodies not yet announced (when there is no
         send path to do it before the body frames: the server's test hook)."""
-        for payload, fd in self.seal_pending():
-            self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
+        sealed = self.seal_pending()
+        try:
+            for payload, fd in sealed:
+                self.transport.send_frame(wire.FRAME_SEGMENT, 0, [payload], fd=fd)
+        finally:
+            for _, fd in sealed:
+                os.close(fd)
 
     def hand_out(self, block: Block, addresses: Iterable[int], sequence: int) -> None:
         """Record the addresses sent for `block`; each must come back in a free_data message."""
@@ -663,12 +686,63 @@ def _unlink(path: str) -> None:
 
 # -- client side ---------------------------------------------------------------------------------
 
+class NamedFile:
+    """A named segment on the client, read with pread rather than mapped: a named file cannot be
+    sealed, so the server can cut it short at any moment, and reading a mapping past the end of
+    its file faults (SIGBUS) where a read merely comes up short. Bodies in it are copied out
+    anyway (the server could rewrite them), so no mapping is needed."""
+    __slots__ = ("fd", "size", "where")
+
+    def __init__(self, fd: int, size: int, where: str) -> None:
+        self.fd = fd
+        self.size = size
+        self.where = where
+
+    def copy(self, offset: int, length: int) -> Any:
+        """The `length` bytes at `offset`, in a new buffer (ArrowInvalid when the file holds
+        fewer now)."""
+        if offset < 0 or length < 0 or offset > self.size - length:
+            raise ArrowInvalid(f"region [{offset}, {offset}+{length}) lies outside the "
+                               f"{self.size}-byte {self.where}")
+        out = allocate(length, False)
+        view = memoryview(out).cast("B")
+        got = 0
+        while got < length:
+            try:
+                n = os.preadv(self.fd, [view[got:]], offset + got)
+            except OSError as e:
+                raise ArrowInvalid(f"reading [{offset}, {offset}+{length}) of {self.where} "
+                                   f"failed: {e}") from None
+            if n == 0:
+                raise ArrowInvalid(f"{self.where} was cut short: expected {length} bytes at "
+                                   f"offset {offset} of its announced {self.size}, the file "
+                                   f"ends after {got} of them")
+            got += n
+        return out
+
+    def view(self, offset: int, length: int) -> Any:
+        """A copy (a named segment is never viewed in place)."""
+        return self.copy(offset, length)
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+
 class Segment:
     """A segment mapped on the client: its mapping, whether its bytes can still change, and how
     many bodies it holds (0: a segment the server reuses) with the spans of those placed."""
     __slots__ = ("id", "mapping", "immutable", "bodies", "placed", "spans")
 
-    def __init__(self, segment_id: int, mapping: Mapping, immutable: bool, bodies: int) -> None:
+    def __init__(self, segment_id: int, mapping: Mapping | NamedFile, immutable: bool,
+                 bodies: int) -> None:
         self.id = segment_id
         self.mapping = mapping
         self.immutable = immutable
@@ -713,6 +787,7 @@ class SegmentTable:
         self.mapped_bytes = 0
         self.token = token
         self.mappings: dict[int, Segment] = {}
+        self.named = 0                  # named segments held (a descriptor each)
 
     def add(self, segment_id: int, size: int, fd: int | None, name: str | None,
             bodies: int = 0) -> bool:
@@ -748,22 +823,40 @@ class SegmentTable:
                 if fd is not None:
                     raise ArrowInvalid(f"{self.name}: segment {segment_id} has a name and a "
                                        f"descriptor")
+                if self.named >= MAX_NAMED_SEGMENTS:
+                    raise ArrowInvalid(f"{self.name}: named segment {segment_id} would be the "
+                                       f"{self.named + 1}th; a connection holds at most "
+                                       f"{MAX_NAMED_SEGMENTS} (a descriptor each)")
                 fd = self._open_named(segment_id, name)
             actual = os.fstat(fd).st_size
             if actual < size:
                 raise ArrowInvalid(f"{self.name}: segment {segment_id} announced as {size} bytes "
                                    f"but the file has {actual}")
-            try:
-                mapping = map_segment(fd, size, False, False)
-            except OSError as e:
-                raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
-                                   f"bytes): {e}") from None
+            mapping: Mapping | NamedFile
+            if name is not None:
+                # never mapped: the server can cut the file short (see NamedFile)
+                mapping = NamedFile(fd, size, f"named segment {segment_id} of {self.name}")
+                fd = None
+                self.named += 1
+            else:
+                try:
+                    mapping = map_segment(fd, size, False, False)
+                except OSError as e:
+                    raise ArrowInvalid(f"{self.name}: cannot map segment {segment_id} ({size} "
+                                       f"bytes): {e}") from None
             self.mappings[segment_id] = Segment(segment_id, mapping, immutable, bodies)
             self.mapped_bytes += size
         finally:
             if fd is not None:
                 os.close(fd)
         return name is not None
+
+    def close(self) -> None:
+        """The connection is closed: let go of the descriptors of named segments (mappings stay
+        while views of them live)."""
+        for seg in self.mappings.values():
+            if isinstance(seg.mapping, NamedFile):
+                seg.mapping.close()
 
     def placed(self, seg: Segment) -> None:
         """One more body of a segment of counted bodies is placed: once all are, the table lets

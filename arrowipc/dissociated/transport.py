@@ -16,6 +16,7 @@ from __future__ import annotations
 import array
 import collections
 import fcntl
+import os
 import select
 import socket
 import struct
@@ -142,8 +143,11 @@ class SocketTransport(Transport):
     """Our framing over a connected TCP or Unix stream socket."""
 
     def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME,
-                 timeout: float | None = None, name: str = "connection"):
+                 timeout: float | None = None, name: str = "connection", keep_fds: bool = True):
         self.sock = sock
+        # False: the peer sends no descriptors (a server's client); any that come are closed as
+        # they arrive, so a peer cannot make us hold them
+        self.keep_fds = keep_fds
         self.name = name
         self.is_unix = sock.family == socket.AF_UNIX
         self.max_frame = int(max_frame)
@@ -154,7 +158,10 @@ class SocketTransport(Transport):
         # called when a send must wait for the peer to read
         self.send_blocked: Callable[[], object] | None = None
         self._send_lock = threading.Lock()
-        self._fds: collections.deque[int] = collections.deque()
+        # descriptors received, each as (start, end, fd): it came with the read of stream bytes
+        # [start, end) (Unix sockets), so it rides on a frame starting there or before
+        self._fds: collections.deque[tuple[int, int, int]] = collections.deque()
+        self._received = 0                 # stream bytes read so far (Unix sockets)
         self._rbuf = bytearray(_READ_AHEAD)     # frames read ahead of the one being parsed
         self._rview = memoryview(self._rbuf)
         self._rpos = self._rend = 0
@@ -291,19 +298,21 @@ class SocketTransport(Transport):
         """The next frame, or None when the peer closed the connection at a frame boundary."""
         # the frame read ahead already, well-formed (the common case) in one call; anything
         # else through the checks below
+        start = self._received - (self._rend - self._rpos)
         taken = wire.take_frame(self._rbuf, self._rpos, self._rend, self.max_frame,
                                 _NO_LIMIT if self.max_message is None else self.max_message,
                                 MAX_CONTROL_PAYLOAD)
         if taken is not None:
             kind, tag, payload, self._rpos = taken
-            return Frame(kind, tag, payload,
-                         self._fds.popleft() if kind == wire.FRAME_SEGMENT and self._fds else None)
+            return Frame(kind, tag, payload, self._frame_fd(
+                kind, start, start + wire.FRAME_HEADER_SIZE + payload.size) if self._fds else None)
         if self.closed and self._rend == self._rpos:
             return None
         if not self._fill(wire.FRAME_HEADER_SIZE):
             self._mark_closed()
             return None
         start = self._rpos
+        offset = self._received - (self._rend - start)      # of the frame in the stream
         try:
             kind, tag, length = wire.parse_frame_header(
                 self._rview[start:start + wire.FRAME_HEADER_SIZE], self.max_frame)
@@ -319,10 +328,26 @@ class SocketTransport(Transport):
                                f"max_metadata_size bytes of flatbuffer)")
         self._rpos = start + wire.FRAME_HEADER_SIZE
         payload = self._recv_payload(length)
-        fd = None
-        if kind == wire.FRAME_SEGMENT and self._fds:
-            fd = self._fds.popleft()
+        fd = self._frame_fd(kind, offset, offset + wire.FRAME_HEADER_SIZE + length) \
+            if self._fds else None
         return Frame(kind, tag, payload, fd)
+
+    def _frame_fd(self, kind: int, start: int, end: int) -> int | None:
+        """The descriptor of the frame at stream bytes [start, end): for a segment frame, the
+        first that came with the read of its first byte. A descriptor the frame does not take
+        and that came with its bytes (or earlier ones) rides on no segment frame: it is closed
+        (a peer's descriptors on other frames, or more than one on a segment frame)."""
+        fds = self._fds
+        while fds and fds[0][1] <= start:          # came with the bytes of earlier frames
+            os.close(fds.popleft()[2])
+        fd = None
+        if kind == wire.FRAME_SEGMENT and fds and fds[0][0] <= start:
+            fd = fds.popleft()[2]
+            while fds and fds[0][0] <= start:      # more with the same read: one per segment
+                os.close(fds.popleft()[2])
+        while fds and fds[0][1] <= end:
+            os.close(fds.popleft()[2])
+        return fd
 
     def _fill(self, want: int) -> bool:
         """At least `want` (<= the buffer's size) bytes in the read-ahead buffer, reading as much
@@ -418,7 +443,12 @@ class SocketTransport(Transport):
             if level == socket.SOL_SOCKET and ctype == socket.SCM_RIGHTS:
                 fds = array.array("i")
                 fds.frombytes(data[:len(data) - len(data) % 4])
-                self._fds.extend(fds)
+                if self.keep_fds and n:
+                    self._fds.extend((self._received, self._received + n, fd) for fd in fds)
+                else:
+                    for fd in fds:
+                        os.close(fd)
+        self._received += n
         if flags & _MSG_CTRUNC:
             raise ArrowInvalid(f"{self.name}: more than {_MAX_FDS_PER_RECV} descriptors in one "
                                f"message")
@@ -447,9 +477,8 @@ class SocketTransport(Transport):
         except OSError:
             pass
         while self._fds:
-            import os
             try:
-                os.close(self._fds.popleft())
+                os.close(self._fds.popleft()[2])
             except OSError:
                 pass
 

@@ -196,12 +196,26 @@ def test_a_segment_above_the_mapping_cap_is_refused():
 
 # -- D5: a descriptor that is not a memfd -----------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["regular file", "pipe"])
+@pytest.mark.parametrize("kind", ["regular file", "pipe", "socket", "directory",
+                                  "O_PATH of a sealed memfd"])
 def test_a_descriptor_that_is_not_a_memfd_is_named(kind):
     def script(t):
         if kind == "pipe":
             fd, other = os.pipe()
             os.close(other)
+        elif kind == "socket":
+            one, other = socket.socketpair()
+            other.close()
+            fd = one.detach()
+        elif kind == "directory":
+            fd = os.open(tempfile.gettempdir(), os.O_RDONLY | os.O_DIRECTORY)
+        elif kind.startswith("O_PATH"):
+            import fcntl
+            memfd = os.memfd_create("o-path", os.MFD_ALLOW_SEALING)
+            os.ftruncate(memfd, 4096)
+            fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
+            fd = os.open(f"/proc/self/fd/{memfd}", os.O_PATH)
+            os.close(memfd)
         else:
             fd, path = tempfile.mkstemp()
             os.unlink(path)
@@ -210,7 +224,8 @@ def test_a_descriptor_that_is_not_a_memfd_is_named(kind):
         os.close(fd)
         t.shutdown()
 
-    expected = "a regular file" if kind == "regular file" else "not a file"
+    expected = "a regular file" if kind in ("regular file", "O_PATH of a sealed memfd") else \
+        "not a file"
     with pytest.raises(ArrowInvalid, match=f"segment 7: its descriptor is not a memfd "
                                            f"\\({expected}; F_GET_SEALS failed: .*\\); "
                                            f"expected a sealed memfd"):
