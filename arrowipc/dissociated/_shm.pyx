@@ -151,6 +151,12 @@ def map_segment(int fd, int64_t size, bint writable, bint populate=False):
     return m
 
 
+cdef int _by_address(const void* a, const void* b) noexcept nogil:
+    cdef uint64_t x = (<const arrowipc_peer_region*>a).address
+    cdef uint64_t y = (<const arrowipc_peer_region*>b).address
+    return (x > y) - (x < y)
+
+
 cdef int _by_dest(const void* a, const void* b) noexcept nogil:
     cdef int64_t x = (<const arrowipc_peer_region*>a).dest, y = (<const arrowipc_peer_region*>b).dest
     return (x > y) - (x < y)
@@ -233,11 +239,24 @@ def peer_read(int pid, int64_t total, list regions):
             wanted[i].address = address
             wanted[i].length = <int64_t>length
             wanted[i].dest = <int64_t>dest
+        probes = <arrowipc_peer_region*>malloc(sizeof(arrowipc_peer_region) * (n + 1))
+        if probes == NULL:
+            raise MemoryError()
+        # each byte of the peer's memory is brought once at most: one region named again and
+        # again would make a few bytes the peer maps a body of any size here
+        memcpy(probes, wanted, sizeof(arrowipc_peer_region) * n)
+        qsort(probes, <size_t>n, sizeof(arrowipc_peer_region), _by_address)
+        for i in range(1, n):
+            if probes[i - 1].length and probes[i].length and \
+                    probes[i].address - probes[i - 1].address < <uint64_t>probes[i - 1].length:
+                raise ArrowInvalid(f"regions [0x{probes[i].address:x}, +{probes[i].length}) and "
+                                   f"[0x{probes[i - 1].address:x}, +{probes[i - 1].length}) of "
+                                   f"the memory of process {pid} overlap; each byte may be "
+                                   f"brought once")
         if total > PEER_PROBE_ABOVE:
             # a large claim: the peer must map the last byte of every region before we allocate
-            probes = <arrowipc_peer_region*>malloc(sizeof(arrowipc_peer_region) * (n + 1))
             probe = <uint8_t*>malloc(<size_t>n + 1)
-            if probes == NULL or probe == NULL:
+            if probe == NULL:
                 raise MemoryError()
             for i in range(n):
                 probes[i].address = wanted[i].address + <uint64_t>wanted[i].length - 1 \

@@ -536,6 +536,13 @@ class SharedArena:
             self.freed.notify_all()
 
 
+def _overlapping(pairs: list[tuple[int, int]]) -> bool:
+    """Whether two of the non-empty (address, length) regions overlap (a client reads each
+    byte of our memory once at most: _shm.peer_read)."""
+    ordered = sorted(p for p in pairs if p[1])
+    return any(a2 < a1 + n1 for (a1, n1), (a2, _) in zip(ordered, ordered[1:]))
+
+
 class PeerLedger:
     """Per connection, when the client reads type-1 bodies straight from the server's memory
     (process_vm_readv; docs/PROTOCOL.md §5): the addresses are the body parts' own, the parts are
@@ -562,7 +569,8 @@ class PeerLedger:
                  ) -> list[tuple[int, int]] | None | Literal[False]:
         """[(address, length)] for the header's buffers `spans` ((offset, length) in the packed
         body that `parts` make up), recorded until freed; None when a window is full; False when
-        a buffer is not one piece of memory (the body then goes as bytes)."""
+        a buffer is not one piece of memory, or when two share memory (the body then goes as
+        bytes)."""
         from .._core.buffer import py_buffer
         views: list[Any] = []
         starts: list[int] = []
@@ -586,6 +594,8 @@ class PeerLedger:
             if not (start <= off and off + n <= start + v.size):
                 return False                # e.g. a compressed buffer: prefix and data apart
             pairs.append((v.address + (off - start), n))
+        if _overlapping(pairs):
+            return False                    # buffers sharing memory: the client refuses those
         with self.lock:
             if self.closed or (self.blocks and (len(self.blocks) >= self.window or
                                                 size > self.window_bytes -

@@ -65,7 +65,6 @@ def test_a_copied_body_is_zero_wherever_no_region_lands_in_any_order_or_overlap(
     mib = 1 << 20
     total = 4 * mib + 192                       # a size no other test leaves in the pool
     source = np.random.default_rng(3).integers(1, 256, total, dtype=np.uint8)
-    base = py_buffer(source).address
     # (offset, length), shuffled; the fourth overlaps the fifth by 6096 bytes, and the lengths
     # add up to `total` while [1000, 2000) and the last 5096 bytes get nothing
     spans = [(3 * mib, mib - 4904), (0, 1000), (2 * mib, mib), (mib - 6096, mib + 6096),
@@ -73,7 +72,12 @@ def test_a_copied_body_is_zero_wherever_no_region_lands_in_any_order_or_overlap(
     assert sum(n for _, n in spans) == total
     stale = _stale_block(total)
     if copy == "peer_read":
-        out = peer_read(os.getpid(), total, [(base + d, n, d) for d, n in spans])
+        # the same bytes twice over: every region from a place of its own in the peer's memory
+        # (overlapping ones are refused there), the overlap the same bytes whichever lands last
+        twice = np.concatenate([source, source])
+        at = py_buffer(twice).address
+        out = peer_read(os.getpid(), total, [(at + d + (i % 2) * total, n, d)
+                                             for i, (d, n) in enumerate(spans)])
     else:
         out = scatter_copy(total, [(source[d:d + n], d) for d, n in spans])
     assert out.address == stale                 # the pool's block, 0xFF where nothing lands
@@ -83,6 +87,36 @@ def test_a_copied_body_is_zero_wherever_no_region_lands_in_any_order_or_overlap(
     got = np.frombuffer(out, dtype=np.uint8)
     assert np.array_equal(got, want)
     assert not got[1000:2000].any() and not got[total - 5096:].any()
+
+
+def test_peer_read_refuses_regions_of_the_peers_memory_that_overlap():
+    """Each byte of the server's memory comes once at most: one region named again and again
+    would make a few bytes the server maps a body of any size (up to max_frame) here."""
+    source = np.ones(1 << 16, dtype=np.uint8)
+    base = py_buffer(source).address
+    peer_read(os.getpid(), 8192, [(base + 4096, 4096, 0), (base, 4096, 4096)])   # adjacent: fine
+    regions = [(base + 4096, 4096, 4096 * i) for i in range(64)]
+    with pytest.raises(ArrowInvalid, match=rf"regions \[0x{base + 4096:x}, \+4096\) and "
+                                           rf"\[0x{base + 4096:x}, \+4096\) of the memory of "
+                                           rf"process {os.getpid()} overlap; each byte may be "
+                                           rf"brought once"):
+        peer_read(os.getpid(), 64 * 4096, regions)
+    with pytest.raises(ArrowInvalid, match="overlap"):
+        peer_read(os.getpid(), 8192, [(base + 100, 4096, 4096), (base, 4096, 0)])
+
+
+def test_a_large_body_whose_columns_share_a_buffer_goes_as_bytes_and_reads_back():
+    """Two columns of one array share their buffers: the server does not name the same memory
+    twice (the client would refuse it) but sends that body as bytes."""
+    values = pa.array(np.arange(1 << 20, dtype=np.int64))           # 8 MiB: the server's memory
+    shared = pa.table({"a": values, "b": values})
+    with DissociatedServer(lambda t: arrowipc.table(shared), body_mode="shared",
+                           window_wait=3600.0) as s:
+        with connect(s.uri, b"t", timeout=TIMEOUT) as reader:
+            assert pa.table(reader.read_all()).equals(shared)
+            assert reader._client.channels[0].peer_pid == os.getpid()
+            (conn,) = s._connections
+            assert conn.arena.blocks_allocated == 0                 # nothing from our memory
 
 
 @pytest.mark.parametrize("where", ["first half", "second half"])
@@ -223,7 +257,9 @@ def large_peer_stream(bad_sequence: int | None = None):
         for seq, m, pairs in peer_bodies(t, ours):
             assert pairs and m.body_length >= READ_AHEAD_BYTES
             if seq == bad_sequence:
-                pairs = [(UNMAPPED if n else a, n) for a, n in pairs]
+                # unmapped pages, one region apart (overlapping ones are refused before)
+                pairs = [(UNMAPPED + i * (64 << 20) if n else a, n)
+                         for i, (a, n) in enumerate(pairs)]
             t.send_message([wire.metadata_prefix(1, seq), memoryview(m.metadata)[8:]])
             t.send_tagged(wire.body_tag(seq, 1), [wire.encode_shared_body(m.body_length, pairs)])
         t.send_message([wire.end_of_stream_message(seq + 1)])
