@@ -169,7 +169,7 @@ class DissociatedClient:
                     elif shared_memory or u.host in _LOOPBACK:
                         flags |= tp.HELLO_NAMED
                 ch.hello_flags = flags
-                t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
+                _send_to(ch, wire.FRAME_HELLO, 0, [tp.hello_payload(flags)])
         except BaseException:
             self.close()
             raise
@@ -251,7 +251,7 @@ class DissociatedReader:
                 # pass max_metadata_size (a stream reader's limit), before it is read
                 ch.transport.max_message = wire.PREFIX_SIZE + \
                     self._decoder.options.max_metadata_size
-                ch.transport.send_frame(wire.FRAME_TAGGED, ch.want_tag, [self.ticket])
+                _send_to(ch, wire.FRAME_TAGGED, ch.want_tag, [self.ticket])
             self._advance()                               # decodes the schema first
             if self._decoder.schema is None:
                 raise ArrowInvalid(f"dissociated stream: ended before its schema (sequence "
@@ -526,10 +526,7 @@ class DissociatedReader:
                                    f"payload; expected none")
             ch.ended = True
         elif kind == wire.FRAME_ERROR:
-            code, text = _parse_on(ch, tp.parse_error, frame.payload)
-            if code == tp.ERROR_UNKNOWN_TICKET:
-                raise ArrowKeyError(f"dissociated server: {text}")
-            raise ArrowInvalid(f"dissociated server error: {text}")
+            raise _server_error(*_parse_on(ch, tp.parse_error, frame.payload))
         else:
             raise ArrowInvalid(f"{ch.name}: unexpected {wire.FRAME_KIND_NAMES[kind]} frame from "
                                f"the server")
@@ -760,6 +757,25 @@ def _check_disjoint(seq: int, pieces: list[tuple[int, int, int, int]], name: str
             raise ArrowInvalid(f"type-1 body of sequence {seq}: region [{o2}, {o2}+{n2}) overlaps "
                                f"region [{o1}, {o1}+{n1}) of the same body in segment {s1} of "
                                f"{name}; the regions of a body must not overlap")
+
+
+def _server_error(code: int, text: str) -> ArrowInvalid | ArrowKeyError:
+    """The exception an error frame from the server stands for."""
+    if code == tp.ERROR_UNKNOWN_TICKET:
+        return ArrowKeyError(f"dissociated server: {text}")
+    return ArrowInvalid(f"dissociated server error: {text}")
+
+
+def _send_to(ch: _Channel, kind: int, tag: int, parts: list[Any]) -> None:
+    """Send one frame to the server; when the send fails because the server closed the
+    connection after saying why (an error frame: it turned us away), raise what it said."""
+    try:
+        ch.transport.send_frame(kind, tag, parts)
+    except tp.TransportClosed as e:
+        said = ch.transport.error_left()
+        if said is None:
+            raise
+        raise _server_error(*said) from e
 
 
 def _parse_on(ch: _Channel, parse: Callable[[Buffer], _Parsed], payload: Buffer) -> _Parsed:

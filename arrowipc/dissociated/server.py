@@ -66,6 +66,7 @@ _ACCEPT_RETRY_SECONDS = 0.05          # accept() failed for want of descriptors:
 _WINDOW_POLL = 0.002                  # how often a full window checks whether the client drained
 _KEEPING_SECONDS = 0.2                # drained this long without a free: the client keeps bodies
 _PEER_WAIT = 2.0                      # how long the first type-1 body waits for the probe's answer
+_TURNED_AWAY_DRAIN = 64 << 10           # bytes read and dropped from a client turned away
 _SMALL_BODY_WINDOW_BYTES = 4 << 20    # a peer connection's segments, at least (_small_body_arena)
 # Bodies gathered into one send: 4 MiB of bodies in the send itself (few system calls); of bodies
 # placed in shared memory, few enough that the first is still in the caches when the client
@@ -108,7 +109,8 @@ class DissociatedServer:
     smaller than peer_threshold still go through segments there (ids from PEER_SEGMENT_BASE,
     with a window of 2 x peer_threshold, 4 MiB at least, within window_bytes). A
     connection queues at most max_queued_requests requests behind the stream it is serving; one
-    more is a protocol error.
+    more is a protocol error. At most max_connections clients are served at once (each costs
+    two threads and a few descriptors); one more gets an error frame saying so, and is closed.
 
     schedule (a test hook) receives each stream's frames as a list of (frame kind, tag, parts)
     and returns the frames to send, in the order to send them (reordered, dropped, added).
@@ -127,6 +129,7 @@ class DissociatedServer:
                  window: int = 64, window_bytes: int = 256 << 20, window_wait: float = 1.0,
                  max_queued_requests: int = 8, peer_memory: bool = True,
                  peer_threshold: int = DEFAULT_PEER_THRESHOLD, send_timeout: float | None = 60.0,
+                 max_connections: int = 256,
                  schedule: Callable[[Frames], Iterable[FrameTuple]] | None = None) -> None:
         if not callable(body_mode) and body_mode not in BODY_MODES:
             raise ValueError(f"body_mode must be one of {BODY_MODES} or a callable, got "
@@ -163,6 +166,9 @@ class DissociatedServer:
             raise ValueError(f"window and window_bytes must be positive and window_wait >= 0, got "
                              f"{window}, {window_bytes}, {window_wait}")
         self.max_queued_requests = int(max_queued_requests)
+        self.max_connections = int(max_connections)
+        if self.max_connections < 1:
+            raise ValueError(f"max_connections must be positive, got {max_connections}")
         self.peer_memory = bool(peer_memory)
         self.peer_threshold = int(peer_threshold)
         self.send_timeout = send_timeout
@@ -231,6 +237,12 @@ class DissociatedServer:
             if self._closed:
                 sock.close()
                 return
+            with self._lock:
+                served = len(self._connections)
+            if served >= self.max_connections:
+                _turn_away(sock, f"the server serves {served} connections already "
+                                 f"(max_connections={self.max_connections}); try again later")
+                continue
             try:
                 conn = _Connection(self, sock)
             except OSError:                     # the client went before its socket was set up
@@ -873,6 +885,21 @@ class _Connection:
                     return (wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_SHARED, shift),
                             [payload])
         return wire.FRAME_TAGGED, wire.body_tag(seq, wire.BODY_BYTES, shift), m.parts
+
+
+def _turn_away(sock: socket.socket, text: str) -> None:
+    """Send a client we will not serve one error frame (it fits any socket buffer: the send
+    cannot wait on the client) and close its connection."""
+    try:
+        sock.setblocking(False)
+        payload = tp.error_payload(tp.ERROR_SERVER, text)
+        sock.send(wire.frame_header(wire.FRAME_ERROR, 0, len(payload)) + payload)
+        sock.shutdown(socket.SHUT_WR)
+        sock.recv(_TURNED_AWAY_DRAIN)   # what came already (its hello): closing on unread bytes
+    except OSError:                     # would reset the connection, losing the error frame
+        pass
+    finally:
+        sock.close()
 
 
 class _ClientGone(Exception):

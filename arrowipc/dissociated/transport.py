@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     Frames = list[tuple[int, int, Parts]]
 
 from . import _wire as wire
-from .._core.buffer import Buffer, allocate
+from .._core.buffer import Buffer, allocate, py_buffer
 from ..errors import ArrowInvalid
 
 __all__ = ["connect_tcp", "connect_unix", "DEFAULT_MAX_FRAME", "error_payload", "ERROR_PROTOCOL",
@@ -460,6 +460,32 @@ class SocketTransport(Transport):
     # -- closing --------------------------------------------------------------------------------
     def _mark_closed(self) -> None:
         self.closed = True
+
+    def error_left(self) -> tuple[int, str] | None:
+        """After a send failed: (code, message) of an error frame the peer sent before it closed
+        (a server turning a client away says why), when one is next and whole; None otherwise.
+        Never waits; what it reads is not kept (the connection is over)."""
+        data = bytes(self._rview[self._rpos:self._rend])
+        want = wire.FRAME_HEADER_SIZE + MAX_CONTROL_PAYLOAD
+        try:
+            while len(data) < want:
+                got = self.sock.recv(want - len(data), socket.MSG_DONTWAIT)
+                if not got:
+                    break
+                data += got
+        except OSError:                   # nothing more (or a reset after what came)
+            pass
+        if len(data) < wire.FRAME_HEADER_SIZE:
+            return None
+        try:
+            kind, _, length = wire.parse_frame_header(data[:wire.FRAME_HEADER_SIZE],
+                                                      MAX_CONTROL_PAYLOAD)
+            if kind != wire.FRAME_ERROR or len(data) < wire.FRAME_HEADER_SIZE + length:
+                return None
+            return parse_error(py_buffer(data[wire.FRAME_HEADER_SIZE:
+                                              wire.FRAME_HEADER_SIZE + length]))
+        except ArrowInvalid:
+            return None
 
     def shutdown(self) -> None:
         """Wake a thread blocked on this socket (the socket stays open until close)."""

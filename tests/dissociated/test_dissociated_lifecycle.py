@@ -8,6 +8,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pyarrow as pa
 import pytest
@@ -386,3 +387,56 @@ def test_hostile_client_frames_get_an_error_and_the_server_goes_on(name):
         wait_until(lambda: s.stats()["open_connections"] == 0, what="the hostile client gone")
         with connect(s.uri, b"ints", timeout=TIMEOUT) as reader:
             assert pa.table(reader.read_all()).equals(INTS)
+
+
+def test_a_client_past_max_connections_gets_an_error_and_the_others_go_on():
+    """Each connection costs the server two threads: past max_connections a client is turned
+    away with an error frame saying why (no thread, no eventfd), and once one of the served ones
+    leaves, the next is served."""
+    table = int_batches(2, 64)
+    with DissociatedServer(lambda t: arrowipc.table(table), max_connections=2) as s:
+        first, second = connect(s.uri, b"t", timeout=TIMEOUT), connect(s.uri, b"t", timeout=TIMEOUT)
+        assert pa.table(first.read_all()).equals(table)
+        threads = threading.active_count()
+        with pytest.raises(ArrowInvalid, match=r"the server serves 2 connections already "
+                                               r"\(max_connections=2\); try again later"):
+            with connect(s.uri, b"t", timeout=TIMEOUT) as third:
+                third.read_all()
+        assert threading.active_count() == threads and s.stats()["connections"] == 2
+        assert pa.table(second.read_all()).equals(table)
+        first.close()
+        wait_until(lambda: len(s._connections) == 1, what="the first connection gone")
+        with connect(s.uri, b"t", timeout=TIMEOUT) as fourth:
+            assert pa.table(fourth.read_all()).equals(table)
+        second.close()
+
+
+def test_max_connections_must_be_positive():
+    with pytest.raises(ValueError, match="max_connections must be positive, got 0"):
+        DissociatedServer(lambda t: None, max_connections=0)
+
+
+def test_a_send_refused_by_a_server_that_closed_raises_what_the_server_said():
+    """The server wrote an error frame and closed before our hello went out: the failed send
+    reads the frame left behind and raises it, not the broken pipe."""
+    from arrowipc.dissociated.reader import _send_to
+    ours, theirs = socket.socketpair()
+    payload = tp.error_payload(tp.ERROR_SERVER, "turned away: too many connections")
+    theirs.sendall(wire.frame_header(wire.FRAME_ERROR, 0, len(payload)) + payload)
+    theirs.close()
+    t = tp.SocketTransport(ours, name="test connection")
+    ch = type("Channel", (), {"transport": t})()
+    with pytest.raises(ArrowInvalid, match="^dissociated server error: turned away: too many "
+                                           "connections$"):
+        _send_to(ch, wire.FRAME_HELLO, 0, [tp.hello_payload(0)])
+    t.close()
+    # nothing (or anything but a whole error frame) left behind: the send's own error
+    for left in (b"", wire.frame_header(wire.FRAME_ERROR, 0, len(payload)) + payload[:3]):
+        ours, theirs = socket.socketpair()
+        theirs.sendall(left)
+        theirs.close()
+        t = tp.SocketTransport(ours, name="test connection")
+        ch = type("Channel", (), {"transport": t})()
+        with pytest.raises(tp.TransportClosed, match="test connection: send failed"):
+            _send_to(ch, wire.FRAME_HELLO, 0, [tp.hello_payload(0)])
+        t.close()
