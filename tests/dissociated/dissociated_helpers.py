@@ -5,6 +5,7 @@ Everything runs over loopback TCP or Unix sockets in a temporary directory, with
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import os
 import random
@@ -26,6 +27,39 @@ from arrowipc.dissociated import transport as tp
 from arrowipc.dissociated.uri import SCHEME_UNIX, DissociatedURI, format_uri
 
 TIMEOUT = 10.0
+
+
+def descriptors_named(name: str) -> list:
+    """This process's descriptors open on the memfd called `name`."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == f"/memfd:{name} (deleted)":
+                out.append(fd)
+        except OSError:
+            pass
+    return out
+
+
+def sealed_segment(name: str, parts=(), size: int = 4096, write_sealed: bool = True) -> int:
+    """A memfd of `size` bytes holding `parts` back to back from offset 0, sealed against
+    shrinking and growing, and against writing unless write_sealed=False (a reused segment):
+    its descriptor."""
+    fd = os.memfd_create(name, os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, size)
+    os.pwrite(fd, b"".join(bytes(p) for p in parts), 0)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
+                (fcntl.F_SEAL_WRITE if write_sealed else 0))
+    return fd
+
+
+def announce_segment(t, name: str, parts=(), size: int = 4096, write_sealed: bool = True) -> None:
+    """Send segment 0 (sealed_segment's) over transport `t`, its descriptor attached."""
+    fd = sealed_segment(name, parts, size, write_sealed)
+    try:
+        t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, size)], fd=fd)
+    finally:
+        os.close(fd)
 
 
 def wait_until(predicate, timeout: float = TIMEOUT, what: str = "condition"):

@@ -21,24 +21,13 @@ from arrowipc.dissociated import _wire as wire
 from arrowipc.dissociated import transport as tp
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.writer import MessageEncoder
-from dissociated_helpers import (TIMEOUT, FakeServer, raw_connection, send_stream, small_table,
+from dissociated_helpers import (TIMEOUT, FakeServer, announce_segment, descriptors_named,
+                                 raw_connection, sealed_segment, send_stream, small_table,
                                  wait_until)
 
 SMALL = arrowipc.table(small_table())
 TESTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTS))
-
-
-def descriptors_named(name: str) -> list:
-    """This process's descriptors open on the memfd called `name`."""
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == f"/memfd:{name} (deleted)":
-                out.append(fd)
-        except OSError:
-            pass
-    return out
 
 
 def read_stream(t) -> None:
@@ -243,13 +232,7 @@ def test_a_body_naming_one_segment_region_many_times_is_refused_before_allocatin
         ours = arrowipc.table(table)
         enc = MessageEncoder(ours.schema)
         (m,) = enc.batch_messages(ours.to_batches()[0])
-        fd = os.memfd_create("repeated", os.MFD_ALLOW_SEALING)
-        try:
-            os.ftruncate(fd, 4096)
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
-            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
-        finally:
-            os.close(fd)
+        announce_segment(t, "repeated", write_sealed=False)
         t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
         t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
         pairs = [(0, 4096)] * (m.body_length // 4096)         # not one per buffer: pieces
@@ -351,15 +334,7 @@ def test_a_body_pointing_into_a_segment_of_the_other_connection_is_refused():
     (m,) = enc.batch_messages(ours.to_batches()[0])
 
     def metadata(t):
-        fd = os.memfd_create("other-connection", os.MFD_ALLOW_SEALING)
-        try:
-            os.ftruncate(fd, 4096)
-            os.pwrite(fd, b"".join(bytes(p) for p in m.parts), 0)
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
-                        fcntl.F_SEAL_WRITE)
-            t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
-        finally:
-            os.close(fd)
+        announce_segment(t, "other-connection", m.parts)
         t.send_message([wire.metadata_prefix(1, 0), memoryview(enc.schema_message())[8:]])
         t.send_message([wire.metadata_prefix(1, 1), memoryview(m.metadata)[8:]])
         t.send_message([wire.end_of_stream_message(2)])
@@ -389,12 +364,8 @@ def test_frames_sent_one_byte_at_a_time_read_the_same_both_ways():
     (m,) = enc.batch_messages(ours.to_batches()[0])
 
     def script(t):
-        fd = os.memfd_create("byte-by-byte", os.MFD_ALLOW_SEALING)
+        fd = sealed_segment("byte-by-byte", m.parts)
         try:
-            os.ftruncate(fd, 4096)
-            os.pwrite(fd, b"".join(bytes(p) for p in m.parts), 0)
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
-                        fcntl.F_SEAL_WRITE)
             pairs = [(off if n else 0, n) for off, n in m.spans]
             iov, _ = wire.gather_frames([
                 (wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)]),
@@ -503,13 +474,7 @@ def offer_anyway(what: str):
     segment, a named one, or a peer-memory probe."""
     def script(t):
         if what == "memfd":
-            fd = os.memfd_create("not-offered", os.MFD_ALLOW_SEALING)
-            try:
-                os.ftruncate(fd, 4096)
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
-                t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096)], fd=fd)
-            finally:
-                os.close(fd)
+            announce_segment(t, "not-offered", write_sealed=False)
         elif what == "named":
             t.send_frame(wire.FRAME_SEGMENT, 0, [tp.segment_payload(0, 4096, "arrowipc-x")])
         else:

@@ -21,8 +21,9 @@ from arrowipc.dissociated.shm import PeerLedger, SharedArena
 from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.options import IpcWriteOptions
 from arrowipc.ipc.writer import MessageEncoder
-from dissociated_helpers import (TIMEOUT, FakeServer, int_batches, protocol_error,
-                                 raw_connection, read_fake, small_table, wait_until)
+from dissociated_helpers import (TIMEOUT, FakeServer, descriptors_named, int_batches,
+                                 protocol_error, raw_connection, read_fake, small_table,
+                                 wait_until)
 
 TWO_COLUMNS = pa.table({"a": pa.array(range(1001), pa.int64()),
                         "b": pa.array(range(1001), pa.int64())})
@@ -458,18 +459,6 @@ def test_a_client_control_frame_longer_than_any_could_be_gets_a_protocol_error()
             assert protocol_error(t) == ("protocol error: dissociated client connection: hello "
                                          "frame claims 2097152 bytes; control frames carry at "
                                          "most 1048576")
-
-
-def descriptors_named(name: str) -> list:
-    """This process's descriptors open on the memfd called `name`."""
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            if os.readlink(f"/proc/self/fd/{fd}") == f"/memfd:{name} (deleted)":
-                out.append(fd)
-        except OSError:
-            pass
-    return out
 
 
 def test_a_descriptor_a_client_sends_with_a_segment_frame_is_closed():
