@@ -328,3 +328,21 @@ def test_schema_pandas_metadata():
     pa_md.pop("creator")
     assert ours_md == pa_md
     assert arrowipc.schema([("a", arrowipc.int64())]).pandas_metadata is None
+
+
+@pytest.mark.parametrize("index", [pd.RangeIndex(5), pd.RangeIndex(5, 15, 2),
+                                   pd.Index(list("abcde"), name="k")], ids=repr)
+@pytest.mark.parametrize("preserve_index", [None, True, False])
+def test_frame_without_columns_has_pyarrows_number_of_rows(index, preserve_index):
+    # no columns: pyarrow keeps the rows only through a RangeIndex stored as metadata, so
+    # preserve_index=False (or a schema without fields) gives a table of no rows
+    df = pd.DataFrame(index=index)
+    for cls, pa_cls in ((arrowipc.Table, pa.Table), (arrowipc.RecordBatch, pa.RecordBatch)):
+        expected = pa_cls.from_pandas(df, preserve_index=preserve_index)
+        assert cls.from_pandas(df, preserve_index=preserve_index).num_rows == expected.num_rows
+    expected = pa.Table.from_pandas(df, schema=pa.schema([]))
+    assert arrowipc.Table.from_pandas(df, schema=arrowipc.schema([])).num_rows == expected.num_rows
+    three = pd.DataFrame({"a": [1, 2, 3]}, index=index[:3])
+    expected = pa.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
+    got = arrowipc.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
+    assert got.num_rows == expected.num_rows
