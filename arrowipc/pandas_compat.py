@@ -1358,7 +1358,7 @@ def _numpy_logical_type(pd: Any, level: Any) -> str:
         return "datetimetz"
     if str(level.dtype).startswith("datetime64"):
         return str(level.dtype)
-    result = pd.api.types.infer_dtype(level, skipna=True)
+    result = pd.api.types.infer_dtype(level, skipna=False)
     return "unicode" if result == "string" else result
 
 

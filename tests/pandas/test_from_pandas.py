@@ -346,3 +346,20 @@ def test_frame_without_columns_has_pyarrows_number_of_rows(index, preserve_index
     expected = pa.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
     got = arrowipc.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
     assert got.num_rows == expected.num_rows
+
+
+@pytest.mark.parametrize("names", [[None], [np.nan], [None, "a"], [1.5, None], ["a", "b"], []],
+                         ids=repr)
+def test_column_index_with_missing_names_is_described_like_pyarrow(names):
+    # pyarrow infers the column index's pandas_type without skipping missing names: [None] and
+    # [None, "a"] are "mixed" (with its warning), not "empty" and "unicode"
+    import warnings
+    df = pd.DataFrame([[1] * len(names)], columns=pd.Index(names, dtype=object))
+    with warnings.catch_warnings(record=True) as expected_warnings:
+        warnings.simplefilter("always")
+        expected = pa.Table.from_pandas(df).schema.pandas_metadata["column_indexes"]
+    with warnings.catch_warnings(record=True) as got_warnings:
+        warnings.simplefilter("always")
+        got = arrowipc.Table.from_pandas(df).schema.pandas_metadata["column_indexes"]
+    assert got == expected
+    assert [str(w.message) for w in got_warnings] == [str(w.message) for w in expected_warnings]
