@@ -1751,7 +1751,11 @@ def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
     """The list type pyarrow infers for an object column holding numpy arrays: from their
     dtypes (int32 arrays make list<int32>), which the Python values they become no longer say;
     None to infer from those values."""
-    from .from_python import infer_type
+    from .from_python import _numpy_arrays_type, infer_type
+    from . import types as T
+    unified = _numpy_arrays_type(items)     # raises where pyarrow refuses to mix the dtypes
+    if unified is not None:
+        return T.list_(unified)
     try:
         t = infer_type(items)
     except ArrowException:

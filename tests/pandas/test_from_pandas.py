@@ -363,3 +363,33 @@ def test_column_index_with_missing_names_is_described_like_pyarrow(names):
         got = arrowipc.Table.from_pandas(df).schema.pandas_metadata["column_indexes"]
     assert got == expected
     assert [str(w.message) for w in got_warnings] == [str(w.message) for w in expected_warnings]
+
+
+@pytest.mark.parametrize("dtypes", [
+    ["int32", "float64"], ["float64", "int32"], ["int32", "float32"], ["float32", "int32"],
+    ["int16", "float32"], ["float32", "float16"], ["float64", "float32"], ["int8", "uint8"],
+    ["int16", "uint8"], ["uint64", "int64"], ["bool", "int8"], ["float32", "bool"],
+    ["int8", "float16"], ["int8", "int32", "float32"], ["uint8", "uint32", "float32"],
+], ids="-".join)
+@pytest.mark.parametrize("length", [0, 2])
+def test_numpy_arrays_of_several_dtypes_unify_like_pyarrow(dtypes, length):
+    # pyarrow unifies the arrays' dtypes, empty arrays included and in order (an empty float64
+    # array among int32 ones makes list<double>), and refuses some mixes ("Cannot mix NumPy
+    # dtypes int8 and uint8"); the values those arrays hold do not decide the type
+    values = [np.arange(2).astype(dtypes[0])] + [np.arange(length).astype(d) for d in dtypes[1:]]
+    values.insert(1, None)
+    df = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    try:
+        expected_array, expected_table = pa.array(values), pa.Table.from_pandas(df)
+    except pa.ArrowInvalid as e:
+        with pytest.raises(arrowipc.ArrowInvalid) as got:
+            arrowipc.array(values)
+        assert str(got.value) == str(e)
+        with pytest.raises(arrowipc.ArrowInvalid) as got:
+            arrowipc.Table.from_pandas(df)
+        assert got.value.args == (str(e), "Conversion failed for column x with type object")
+        return
+    got = arrowipc.array(values)
+    assert got.type == expected_array.type
+    assert got.to_pylist() == expected_array.to_pylist()
+    assert arrowipc.Table.from_pandas(df).equals(expected_table)
