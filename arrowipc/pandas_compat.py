@@ -496,6 +496,14 @@ class _Converter:
             # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
             # through the C stream interface (no copy) instead of building Python objects
             _check_for_export(chunks)
+            if t.kind == Kind.VIEW:
+                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
+                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
+                # negative length there); our cast skips them, and copies no more than that one
+                from . import types as T
+                from .cast import cast_data
+                t = T.large_string()
+                chunks = [cast_data(d, t) for d in chunks]
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         if dtype.storage == "pyarrow":
             dtype = pd.StringDtype("python", na_value=dtype.na_value)
@@ -854,6 +862,14 @@ class _Converter:
         pa = _sys.modules.get("pyarrow")
         if pa is not None and hasattr(dtype, "__from_arrow__"):
             _check_for_export(chunks)
+            if t.kind == Kind.VIEW:
+                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
+                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
+                # negative length there); our cast skips them, and copies no more than that one
+                from . import types as T
+                from .cast import cast_data
+                t = T.large_string()
+                chunks = [cast_data(d, t) for d in chunks]
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         raise ArrowNotImplementedError(
             f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
