@@ -265,6 +265,9 @@ def infer_type(values: list[Any]) -> _t.DataType:
     if cats == {"interval"}:
         return _t.month_day_nano_interval()
     if cats == {"list"}:
+        unified = _numpy_arrays_type(values)
+        if unified is not None:
+            return _t.list_(unified)
         flat = list(chain.from_iterable(v for v in values if v is not None))
         if not flat:
             # empty numpy arrays still say their type (pyarrow takes it from the dtype)
@@ -326,6 +329,54 @@ def _tp_name(tp: type) -> str:
     if tp.__flags__ & (1 << 9) or tp.__module__ == "builtins":     # Py_TPFLAGS_HEAPTYPE
         return tp.__name__
     return f"{tp.__module__}.{tp.__qualname__}"
+
+
+_NUMPY_INTS = {"int8": 1, "int16": 2, "int32": 4, "int64": 8}
+_NUMPY_UINTS = {"uint8": 1, "uint16": 2, "uint32": 4, "uint64": 8}
+_NUMPY_FLOATS = ("float16", "float32", "float64")
+
+
+def _unify_dtypes(current: str, seen: str) -> str | None:
+    """pyarrow's unification of the dtypes of numpy arrays in a list column, one more array at a
+    time (its NumPyDtypeUnifier, order-dependent as there): the dtype of the values so far, or
+    None where pyarrow refuses to mix the two."""
+    if current == seen:
+        return current
+    for own, other in ((_NUMPY_INTS, _NUMPY_UINTS), (_NUMPY_UINTS, _NUMPY_INTS)):
+        if current in own:
+            if seen in own:
+                return max(current, seen, key=own.__getitem__)
+            if seen in other:               # only a narrower unsigned fits a signed dtype
+                return current if own is _NUMPY_INTS and other[seen] < own[current] else None
+            if seen == "float32":
+                return "float32" if own[current] <= 2 else "float64"
+            return "float64" if seen == "float64" else None
+    if current == "float16":
+        return seen if seen in _NUMPY_FLOATS else None
+    if current == "float32":
+        return None if seen in ("float16", "bool") else seen if seen == "float64" else "float32"
+    if current == "float64":
+        return "float64" if seen in _NUMPY_INTS or seen in _NUMPY_UINTS else None
+    return None                             # bool mixes with nothing else
+
+
+def _numpy_arrays_type(values: list[Any]) -> _t.DataType | None:
+    """The value type pyarrow gives a list column of 1-D numpy arrays of numbers or booleans:
+    their dtypes unified (empty arrays included), not the values they hold. None when the
+    values are not all such arrays."""
+    current = None
+    for v in values:
+        if v is None:
+            continue
+        if not (_is_numpy_type(type(v)) and type(v).__name__ == "ndarray" and v.ndim == 1 and
+                v.dtype.kind in "biuf" and v.dtype.isnative):
+            return None
+        seen = v.dtype.name
+        unified = seen if current is None else _unify_dtypes(current, seen)
+        if unified is None:
+            raise ArrowInvalid(f"Cannot mix NumPy dtypes {current} and {seen}")
+        current = unified
+    return None if current is None else _type_for_dtype(_sys.modules["numpy"].dtype(current))
 
 
 def _empty_arrays_type(values: list[Any]) -> _t.DataType | None:

@@ -496,6 +496,14 @@ class _Converter:
             # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
             # through the C stream interface (no copy) instead of building Python objects
             _check_for_export(chunks)
+            if t.kind == Kind.VIEW:
+                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
+                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
+                # negative length there); our cast skips them, and copies no more than that one
+                from . import types as T
+                from .cast import cast_data
+                t = T.large_string()
+                chunks = [cast_data(d, t) for d in chunks]
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         if dtype.storage == "pyarrow":
             dtype = pd.StringDtype("python", na_value=dtype.na_value)
@@ -854,6 +862,14 @@ class _Converter:
         pa = _sys.modules.get("pyarrow")
         if pa is not None and hasattr(dtype, "__from_arrow__"):
             _check_for_export(chunks)
+            if t.kind == Kind.VIEW:
+                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
+                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
+                # negative length there); our cast skips them, and copies no more than that one
+                from . import types as T
+                from .cast import cast_data
+                t = T.large_string()
+                chunks = [cast_data(d, t) for d in chunks]
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         raise ArrowNotImplementedError(
             f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
@@ -1358,7 +1374,7 @@ def _numpy_logical_type(pd: Any, level: Any) -> str:
         return "datetimetz"
     if str(level.dtype).startswith("datetime64"):
         return str(level.dtype)
-    result = pd.api.types.infer_dtype(level, skipna=True)
+    result = pd.api.types.infer_dtype(level, skipna=False)
     return "unicode" if result == "string" else result
 
 
@@ -1751,7 +1767,11 @@ def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
     """The list type pyarrow infers for an object column holding numpy arrays: from their
     dtypes (int32 arrays make list<int32>), which the Python values they become no longer say;
     None to infer from those values."""
-    from .from_python import infer_type
+    from .from_python import _numpy_arrays_type, infer_type
+    from . import types as T
+    unified = _numpy_arrays_type(items)     # raises where pyarrow refuses to mix the dtypes
+    if unified is not None:
+        return T.list_(unified)
     try:
         t = infer_type(items)
     except ArrowException:

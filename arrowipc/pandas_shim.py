@@ -100,8 +100,12 @@ def _from_pandas(cls: type[_Frame], df: Any, schema: Schema | None, preserve_ind
                                       chunked=cls is Table)
     if arrays:
         return cls.from_arrays(arrays, schema=sch)
-    return Table(sch, [RecordBatch(sch, [], len(df))]) if cls is Table else \
-        RecordBatch(sch, [], len(df))  # type: ignore[return-value]   # cls is RecordBatch here
+    # no columns: as in pyarrow, the rows are kept only by a RangeIndex stored as metadata
+    # (preserve_index=False, or a schema without fields, gives no rows)
+    index_columns = (sch.pandas_metadata or {}).get("index_columns", [])
+    num_rows = len(df) if index_columns and isinstance(index_columns[0], dict) else 0
+    return Table(sch, [RecordBatch(sch, [], num_rows)]) if cls is Table else \
+        RecordBatch(sch, [], num_rows)  # type: ignore[return-value]   # cls is RecordBatch here
 
 
 def batch_from_pandas(cls: type[RecordBatch], df: Any, schema: Schema | None = None,

@@ -328,3 +328,68 @@ def test_schema_pandas_metadata():
     pa_md.pop("creator")
     assert ours_md == pa_md
     assert arrowipc.schema([("a", arrowipc.int64())]).pandas_metadata is None
+
+
+@pytest.mark.parametrize("index", [pd.RangeIndex(5), pd.RangeIndex(5, 15, 2),
+                                   pd.Index(list("abcde"), name="k")], ids=repr)
+@pytest.mark.parametrize("preserve_index", [None, True, False])
+def test_frame_without_columns_has_pyarrows_number_of_rows(index, preserve_index):
+    # no columns: pyarrow keeps the rows only through a RangeIndex stored as metadata, so
+    # preserve_index=False (or a schema without fields) gives a table of no rows
+    df = pd.DataFrame(index=index)
+    for cls, pa_cls in ((arrowipc.Table, pa.Table), (arrowipc.RecordBatch, pa.RecordBatch)):
+        expected = pa_cls.from_pandas(df, preserve_index=preserve_index)
+        assert cls.from_pandas(df, preserve_index=preserve_index).num_rows == expected.num_rows
+    expected = pa.Table.from_pandas(df, schema=pa.schema([]))
+    assert arrowipc.Table.from_pandas(df, schema=arrowipc.schema([])).num_rows == expected.num_rows
+    three = pd.DataFrame({"a": [1, 2, 3]}, index=index[:3])
+    expected = pa.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
+    got = arrowipc.Table.from_pandas(three, columns=[], preserve_index=preserve_index)
+    assert got.num_rows == expected.num_rows
+
+
+@pytest.mark.parametrize("names", [[None], [np.nan], [None, "a"], [1.5, None], ["a", "b"], []],
+                         ids=repr)
+def test_column_index_with_missing_names_is_described_like_pyarrow(names):
+    # pyarrow infers the column index's pandas_type without skipping missing names: [None] and
+    # [None, "a"] are "mixed" (with its warning), not "empty" and "unicode"
+    import warnings
+    df = pd.DataFrame([[1] * len(names)], columns=pd.Index(names, dtype=object))
+    with warnings.catch_warnings(record=True) as expected_warnings:
+        warnings.simplefilter("always")
+        expected = pa.Table.from_pandas(df).schema.pandas_metadata["column_indexes"]
+    with warnings.catch_warnings(record=True) as got_warnings:
+        warnings.simplefilter("always")
+        got = arrowipc.Table.from_pandas(df).schema.pandas_metadata["column_indexes"]
+    assert got == expected
+    assert [str(w.message) for w in got_warnings] == [str(w.message) for w in expected_warnings]
+
+
+@pytest.mark.parametrize("dtypes", [
+    ["int32", "float64"], ["float64", "int32"], ["int32", "float32"], ["float32", "int32"],
+    ["int16", "float32"], ["float32", "float16"], ["float64", "float32"], ["int8", "uint8"],
+    ["int16", "uint8"], ["uint64", "int64"], ["bool", "int8"], ["float32", "bool"],
+    ["int8", "float16"], ["int8", "int32", "float32"], ["uint8", "uint32", "float32"],
+], ids="-".join)
+@pytest.mark.parametrize("length", [0, 2])
+def test_numpy_arrays_of_several_dtypes_unify_like_pyarrow(dtypes, length):
+    # pyarrow unifies the arrays' dtypes, empty arrays included and in order (an empty float64
+    # array among int32 ones makes list<double>), and refuses some mixes ("Cannot mix NumPy
+    # dtypes int8 and uint8"); the values those arrays hold do not decide the type
+    values = [np.arange(2).astype(dtypes[0])] + [np.arange(length).astype(d) for d in dtypes[1:]]
+    values.insert(1, None)
+    df = pd.DataFrame({"x": pd.Series(values, dtype=object)})
+    try:
+        expected_array, expected_table = pa.array(values), pa.Table.from_pandas(df)
+    except pa.ArrowInvalid as e:
+        with pytest.raises(arrowipc.ArrowInvalid) as got:
+            arrowipc.array(values)
+        assert str(got.value) == str(e)
+        with pytest.raises(arrowipc.ArrowInvalid) as got:
+            arrowipc.Table.from_pandas(df)
+        assert got.value.args == (str(e), "Conversion failed for column x with type object")
+        return
+    got = arrowipc.array(values)
+    assert got.type == expected_array.type
+    assert got.to_pylist() == expected_array.to_pylist()
+    assert arrowipc.Table.from_pandas(df).equals(expected_table)
