@@ -496,14 +496,7 @@ class _Converter:
             # pandas chose Arrow-backed strings, so it has loaded pyarrow: hand our buffers over
             # through the C stream interface (no copy) instead of building Python objects
             _check_for_export(chunks)
-            if t.kind == Kind.VIEW:
-                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
-                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
-                # negative length there); our cast skips them, and copies no more than that one
-                from . import types as T
-                from .cast import cast_data
-                t = T.large_string()
-                chunks = [cast_data(d, t) for d in chunks]
+            t, chunks = _views_as_large_offsets(t, chunks)
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         if dtype.storage == "pyarrow":
             dtype = pd.StringDtype("python", na_value=dtype.na_value)
@@ -862,14 +855,7 @@ class _Converter:
         pa = _sys.modules.get("pyarrow")
         if pa is not None and hasattr(dtype, "__from_arrow__"):
             _check_for_export(chunks)
-            if t.kind == Kind.VIEW:
-                # pandas casts what it gets to large_string with pyarrow's kernel, which reads
-                # the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a
-                # negative length there); our cast skips them, and copies no more than that one
-                from . import types as T
-                from .cast import cast_data
-                t = T.large_string()
-                chunks = [cast_data(d, t) for d in chunks]
+            t, chunks = _views_as_large_offsets(t, chunks)
             return dtype.__from_arrow__(pa.chunked_array(_capsule_chunks(chunks, t)))
         raise ArrowNotImplementedError(
             f"converting {t} to the pandas extension dtype {dtype} needs pyarrow arrays "
@@ -1357,6 +1343,19 @@ def _column_metadata(pd: Any, col: Any, name: Any, t: DataType, field_name: str)
                         f"{type(name).__name__}")
     return {"name": name, "field_name": field_name, "pandas_type": logical,
             "numpy_type": numpy_type, "metadata": extra}
+
+
+def _views_as_large_offsets(t: Any, chunks: list[Any]) -> tuple[Any, list[Any]]:
+    """(type, chunks) to hand pandas through pyarrow: string and binary views cast here to
+    large_string and large_binary. pandas casts what it gets with pyarrow's kernel, which reads
+    the views of null slots too (any bytes in valid data: pyarrow 26 crashes on a negative
+    length there); our cast skips them, and copies no more than that one would."""
+    if t.kind != Kind.VIEW:
+        return t, chunks
+    from . import types as T
+    from .cast import cast_data
+    large = T.large_string() if t.is_utf8 else T.large_binary()
+    return large, [cast_data(d, large) for d in chunks]
 
 
 def _numpy_logical_type(pd: Any, level: Any) -> str:

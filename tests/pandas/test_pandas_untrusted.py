@@ -151,3 +151,20 @@ def test_string_view_with_any_bytes_in_a_null_slot_view():
                           env=dict(os.environ, PYTHONPATH=root))
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "['ab', nan]"          # pandas' str dtype: NaN for nulls
+
+
+def test_binary_views_reach_arrow_backed_pandas_as_binary_not_strings():
+    # The views are cast by arrowipc before pandas gets them (see above): binary views to
+    # large_binary (bytes that are not UTF-8 must pass), string views to large_string; pandas'
+    # dtypes and values are pyarrow's.
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    table = pa.table({"b": pa.array([b"\xff\xfe", None, b"long enough to be out of line"],
+                                    pa.binary_view()),
+                      "s": pa.array(["a", None, "ünïcode, long enough to be out of line"],
+                                    pa.string_view())})
+    ours = arrowipc.table(table).to_pandas(types_mapper=pd.ArrowDtype)
+    theirs = table.to_pandas(types_mapper=pd.ArrowDtype)
+    assert ours.dtypes.to_dict() == theirs.dtypes.to_dict()
+    for name in ("b", "s"):
+        assert pa.array(ours[name].array).to_pylist() == pa.array(theirs[name].array).to_pylist()
