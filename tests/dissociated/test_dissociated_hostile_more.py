@@ -132,7 +132,7 @@ CUT_SHORT = textwrap.dedent("""
     from arrowipc.dissociated import _wire as wire, transport as tp
     from arrowipc.errors import ArrowInvalid
     from arrowipc.ipc.writer import MessageEncoder
-    from dissociated_helpers import FakeServer, small_table
+    from dissociated_helpers import TIMEOUT, FakeServer, small_table
 
     name = f"arrowipc-cut-short-{os.getpid()}"
     scattered = sys.argv[3] == "scattered"
@@ -161,7 +161,7 @@ CUT_SHORT = textwrap.dedent("""
 
     try:
         with FakeServer(script) as fake:
-            with connect(fake.uri, b"t", timeout=10) as reader:
+            with connect(fake.uri, b"t", timeout=TIMEOUT) as reader:
                 reader.read_all()
         print("read")
     except ArrowInvalid as e:
@@ -175,7 +175,7 @@ def test_a_named_segment_the_server_cuts_short_is_an_error_not_a_fault(layout):
     mapping: a server that truncated the file after the ack made that copy fault (SIGBUS), killing
     the client. They are read with pread now."""
     out = subprocess.run([sys.executable, "-c", CUT_SHORT, REPO, TESTS, layout],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=6 * TIMEOUT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert re.search(r"ArrowInvalid: type-1 body of sequence 1: named segment 0 of connection "
                      r"\S+ was cut short: expected \d+ bytes at offset \d+ of its announced "
@@ -580,7 +580,7 @@ SERVER_CUT_SHORT = textwrap.dedent("""
     import arrowipc
     from arrowipc.dissociated import DissociatedServer
     from arrowipc.dissociated import _wire as wire, transport as tp
-    from dissociated_helpers import small_table
+    from dissociated_helpers import TIMEOUT, small_table
 
     table = arrowipc.table(small_table())
 
@@ -597,7 +597,7 @@ SERVER_CUT_SHORT = textwrap.dedent("""
 
     with DissociatedServer(lambda t: table, host="127.0.0.1", body_mode="shared",
                            tcp_shared_memory=True) as s:
-        t = tp.connect_tcp("127.0.0.1", s.port, timeout=10)
+        t = tp.connect_tcp("127.0.0.1", s.port, timeout=TIMEOUT)
         t.send_frame(wire.FRAME_HELLO, 0, [tp.hello_payload(tp.HELLO_NAMED)])
         (name,), _ = stream(t)
         fd = os.open("/dev/shm/" + name, os.O_RDWR)      # a client of the same user can
@@ -614,6 +614,6 @@ def test_a_named_segment_a_client_cuts_short_does_not_kill_the_server():
     mapping: a client of the same user that truncated the file it was told to open made the
     server's next write fault (SIGBUS), killing it. They are written with pwrite now."""
     out = subprocess.run([sys.executable, "-c", SERVER_CUT_SHORT, REPO, TESTS],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=6 * TIMEOUT)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "served True"
