@@ -15,11 +15,23 @@ trap 'rm -rf "$WORK"' EXIT
 t0=$SECONDS
 step() { echo "[spark_wheel $((SECONDS - t0))s] $*"; }
 
-step "building the wheel (python -m build)"
-python -m build --wheel --outdir "$WORK/dist" "$ROOT" > "$WORK/build.log" 2>&1 \
+# The wheel as users build it: from what a fresh clone holds (no jar built beforehand, no
+# extensions), in an isolated build environment (python -m build's default, as pip install .),
+# which has no pyspark unless the build backend asks for it (java/build_backend.py).
+step "building the wheel (python -m build, isolated) from a clean copy of the tracked files"
+mkdir -p "$WORK/src"
+git -C "$ROOT" ls-files -z --cached --others --exclude-standard \
+  | tar cf - --null -T - --ignore-failed-read 2>/dev/null | tar xf - -C "$WORK/src"
+python -m build --wheel --outdir "$WORK/dist" "$WORK/src" > "$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log"; exit 1; }
 WHEEL="$(ls "$WORK"/dist/arrowipc-*.whl)"
 step "built $(basename "$WHEEL")"
+JAR_IN_WHEEL=arrowipc/spark/jars/arrowipc-spark.jar
+if command -v javac >/dev/null 2>&1; then
+  python -m zipfile -l "$WHEEL" | grep -q "^$JAR_IN_WHEEL " \
+    || { echo "spark_wheel: a JDK is here but the wheel has no $JAR_IN_WHEEL" >&2; exit 1; }
+  step "the wheel carries $JAR_IN_WHEEL"
+fi
 
 # The base interpreter of the project venv: the packed environment links to it, so it must sit
 # at the same path wherever the environment is unpacked (true here; see the README for clusters).
@@ -58,4 +70,16 @@ case "$where" in
      exit 1 ;;
 esac
 grep -q '^ETL OK$' "$WORK/etl.log"
+if command -v javac >/dev/null 2>&1; then
+  # the jar Spark ran is the wheel's: local_session puts the installed package's jar_path() on
+  # spark.jars, and the report says which source format("arrowipc") resolved to
+  grep -q '^arrowipc source used  : JVM$' "$WORK/etl.log" \
+    || { echo "spark_wheel: Spark did not use the JVM source from the wheel's jar" >&2; exit 1; }
+  jars="$(grep '^spark.jars            : ' "$WORK/etl.log" | cut -d: -f2- | tr -d ' ')"
+  case "$jars" in
+    "$WORK/venv/"*"/site-packages/$JAR_IN_WHEEL") ;;
+    *) echo "spark_wheel: spark.jars is not the installed wheel's jar: $jars" >&2; exit 1 ;;
+  esac
+  step "OK: Spark used the JVM data source from the wheel's jar"
+fi
 step "OK: executors imported arrowipc from the shipped wheel"

@@ -2,14 +2,16 @@
 
     python java/build_jar.py            # also run by setup.py's build steps and ci/env.sh
 
-Skipped, with one printed line saying why, when there is no JDK (javac) or no pyspark to compile
-against: the wheel then holds no jar and Spark uses the Python data source. Rebuilds only when a
+Skipped, with one printed line saying why, when there is no JDK 17 or newer (javac), no pyspark to
+compile against, or ARROWIPC_BUILD_JAR=0: the wheel then holds no jar and Spark uses the Python
+data source. Wheel builds get pyspark from the build backend (build_backend.py) when a JDK is here. Rebuilds only when a
 source is newer than the jar. Compiled for Java 17 (what Spark 4 needs at least).
 """
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,7 @@ ROOT = os.path.dirname(HERE)
 SOURCES = os.path.join(HERE, "src")
 RESOURCES = os.path.join(HERE, "resources")
 JAR = os.path.join(ROOT, "arrowipc", "spark", "jars", "arrowipc-spark.jar")
+MIN_JAVA = 17                  # what Spark 4 runs on, and the release the classes are compiled for
 
 
 def pyspark_jars() -> str | None:
@@ -36,6 +39,43 @@ def _files(top: str, suffix: str = "") -> list:
                   if n.endswith(suffix))
 
 
+def find_javac() -> str | None:
+    """The JDK's javac: on PATH, else under JAVA_HOME; None when there is none."""
+    found = shutil.which("javac")
+    if found is None and os.environ.get("JAVA_HOME"):
+        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "javac")
+        found = candidate if os.path.exists(candidate) else None
+    return found
+
+
+def javac_release(javac: str) -> int | None:
+    """The major version of the JDK whose javac is `javac` ("javac 17.0.15" -> 17, "javac 1.8.0"
+    -> 8); None when it does not say."""
+    try:
+        done = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.search(r"javac (\d+)(?:\.(\d+))?", done.stdout + done.stderr)
+    if match is None:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
+def not_building() -> str | None:
+    """Why the jar is not to be built here (ARROWIPC_BUILD_JAR=0, or no JDK that can compile
+    it), or None when it is."""
+    if os.environ.get("ARROWIPC_BUILD_JAR") == "0":
+        return "ARROWIPC_BUILD_JAR=0"
+    javac = find_javac()
+    if javac is None:
+        return "no JDK (javac)"
+    release = javac_release(javac)
+    if release is None or release < MIN_JAVA:
+        return f"{javac} is not Java {MIN_JAVA} or newer"
+    return None
+
+
 def up_to_date() -> bool:
     if not os.path.exists(JAR):
         return False
@@ -49,19 +89,16 @@ def build(quiet: bool = False) -> str | None:
         return None          # an sdist without the Java sources
     if up_to_date():
         return JAR
-    javac = shutil.which("javac")
-    if javac is None and os.environ.get("JAVA_HOME"):
-        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "javac")
-        javac = candidate if os.path.exists(candidate) else None
+    why = not_building()
     jars = pyspark_jars()
-    if javac is None or jars is None:
-        why = "no JDK (javac)" if javac is None else "pyspark is not installed"
+    if why is not None or jars is None:
+        why = why or "pyspark is not installed"
         print(f"arrowipc: not building the Spark JVM data source jar: {why}; Spark will use the "
               f"Python data source", file=sys.stderr)
         return None
     with tempfile.TemporaryDirectory() as classes:
-        cmd = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-d", classes,
-               "-cp", os.path.join(jars, "*")] + _files(SOURCES, ".java")
+        cmd = [find_javac(), "--release", str(MIN_JAVA), "-nowarn", "-encoding", "UTF-8",
+               "-d", classes, "-cp", os.path.join(jars, "*")] + _files(SOURCES, ".java")
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError("arrowipc: compiling the Spark JVM data source failed:\n" + done.stderr)

@@ -446,6 +446,7 @@ def main(argv: list[str] | None = None) -> int:
             spark = local_session(args.master, "arrowipc-etl", conf)
             from arrowipc.spark.session import source_in_use
             path_used = source_in_use(spark)
+            jars_used = spark.sparkContext.getConf().get("spark.jars", "")
             say("      arrowipc source: " + ("JVM (DataSource V2 from the package's jar: columnar, "
                                             "pruned, statistics)" if path_used == "jvm" else
                                             "Python data source (no JVM jar on the classpath)"))
@@ -499,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     for what, seconds in timings.items():
         say(f"  {seconds:7.2f} s  {what}")
     say(f"arrowipc source used  : {'JVM' if path_used == 'jvm' else 'Python'}")
+    say(f"spark.jars            : {jars_used or '(none)'}")
     if parquet is not None:
         for line in comparison_table(parquet, info["event_rows"]):
             say(line)

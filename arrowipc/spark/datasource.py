@@ -183,8 +183,15 @@ class ArrowIpcDataSource(DataSource):
                                f"schema: spark.readStream.schema(...)") from None
         return _common_spark_schema(inputs)
 
+    def _served_as_arrowipc(self) -> None:
+        # "arrowipc" reaches this class only when the JVM source's jar is not on the classpath
+        if self.name() == "arrowipc":
+            from .jar import warn_python_source
+            warn_python_source()
+
     def reader(self, schema: StructType) -> ArrowIpcReader:
         """The batch reader for `schema`; one that pushes filters when filterPushdown=true."""
+        self._served_as_arrowipc()
         inferred = getattr(self, "_schema_inferred", False)
         # Spark fails every read of a reader that implements pushFilters unless
         # spark.sql.python.filterPushdown.enabled is on, and a reader cannot see that setting:
@@ -195,12 +202,14 @@ class ArrowIpcDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> ArrowIpcStreamReader:
         """The micro-batch reader over a directory that files arrive in (streaming.py)."""
+        self._served_as_arrowipc()
         from .streaming import ArrowIpcStreamReader
         return ArrowIpcStreamReader(self.options, ArrowIpcReader(
             self.options, schema, getattr(self, "_schema_inferred", False)))
 
     def writer(self, schema: StructType, overwrite: bool) -> ArrowIpcWriter:
         """The writer of a DataFrame with `schema`; `overwrite` replaces the output's files."""
+        self._served_as_arrowipc()
         return ArrowIpcWriter(self.options, schema, overwrite)
 
 

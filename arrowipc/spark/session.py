@@ -5,8 +5,9 @@ import os
 import sys
 from typing import Any
 
+from .jar import jar_path, warn_python_source
 
-__all__ = ["jar_path", "local_session", "register", "source_in_use"]
+__all__ = ["jar_path", "local_session", "register", "source_in_use", "warn_python_source"]
 
 
 def register(spark: Any) -> None:
@@ -16,17 +17,6 @@ def register(spark: Any) -> None:
     from .datasource import ArrowIpcDataSource, ArrowIpcPythonDataSource
     spark.dataSource.register(ArrowIpcDataSource)
     spark.dataSource.register(ArrowIpcPythonDataSource)
-
-
-def jar_path() -> str | None:
-    """The JVM data source's jar shipped in this package (None when it was built without a JDK).
-
-    With it on Spark's classpath (`spark-submit --jars <jar_path()>`, or spark.jars), "arrowipc"
-    resolves to the JVM source (columnar reads, pruning, statistics); without it, to the Python
-    data source.
-    """
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars", "arrowipc-spark.jar")
-    return path if os.path.exists(path) else None
 
 
 def source_in_use(spark: Any) -> str:
@@ -80,4 +70,6 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc",
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
     register(spark)
+    if source_in_use(spark) == "python":
+        warn_python_source()
     return spark

@@ -173,3 +173,33 @@ def test_imports_stay_cheap():
                          text=True, env=dict(os.environ, PYTHONPATH=REPO_ROOT))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["arrowipc", "arrowipc_python"]
+
+
+@pytest.mark.parametrize("jar", ["/opt/jars/arrowipc-spark.jar", None])
+def test_python_source_warns_once_that_the_jvm_source_is_missing(monkeypatch, tmp_path, jar):
+    # "arrowipc" reaches the Python source only when the JVM source's jar is not on Spark's
+    # classpath: it says so once, naming jar_path() and spark.jars (or how to get a jar)
+    import warnings
+
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    from arrowipc.spark import datasource as D
+    from arrowipc.spark import jar as S
+    monkeypatch.setattr(S, "_warned_python_source", False)
+    monkeypatch.setattr(S, "jar_path", lambda: jar)
+    schema = StructType([StructField("x", LongType())])
+    options = {"path": str(tmp_path / "out")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        D.ArrowIpcPythonDataSource(options).writer(schema, False)     # named on purpose: silent
+        assert caught == []
+        D.ArrowIpcDataSource(options).writer(schema, False)
+        D.ArrowIpcDataSource(options).reader(schema)
+    assert len(caught) == 1 and caught[0].category is RuntimeWarning
+    message = str(caught[0].message)
+    assert "JVM data source is not on Spark's classpath" in message
+    assert "arrowipc.spark.jar_path()" in message and "spark.jars" in message
+    if jar:
+        assert f"spark.jars={jar}" in message
+    else:
+        assert "installed without the jar" in message and "JDK 17" in message
