@@ -145,9 +145,9 @@ class Array(ArrayOps):
         """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
         if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
             other = array(other)
-        if not isinstance(other, Array) or other.type != self.type or len(other) != len(self):
+        if not isinstance(other, Array) or other.type != self.type:
             return False
-        return _values_equal(self.to_pylist(), other.to_pylist())
+        return _data_equal(self.data, other.data)
 
     def validate(self, full: bool = False) -> None:
         """Check the structure (and values, with `full`); ArrowInvalid if broken."""
@@ -191,12 +191,41 @@ def _validity_array(arr: Array, invert: bool) -> Array:
     return make_array(ArrayData(bool_(), d.length, 0, 0, [None, bits]))
 
 
-def _values_equal(a: list[Any], b: list[Any]) -> bool:
-    if len(a) != len(b):
+def _data_equal(a: ArrayData, b: ArrayData) -> bool:
+    """pyarrow's Array.equals for two arrays of one type: the same length, nulls in the same
+    slots and equal values in the others. As in pyarrow, NaN equals nothing, itself included
+    (0.0 equals -0.0), and dictionary arrays are equal when their indices and their
+    dictionaries are, not when they merely decode to equal values."""
+    if a.length != b.length:
         return False
-    for x, y in zip(a, b):
-        if x != y and not (x != x and y != y):  # NaN == NaN for array equality
+    if a.type.kind == Kind.DICTIONARY:
+        index_type = a.type.index_type      # type: ignore[attr-defined]
+        if a.dictionary is None or b.dictionary is None:
+            return a.dictionary is b.dictionary and a.length == 0
+        return (_data_equal(ArrayData(index_type, a.length, a.offset, a.null_count, a.buffers),
+                            ArrayData(index_type, b.length, b.offset, b.null_count, b.buffers))
+                and _data_equal(a.dictionary, b.dictionary))
+    # == on the Python values: None matches None only, NaN never matches (each value is a
+    # fresh float object, so list equality's identity shortcut cannot pair two NaNs)
+    from .to_python import to_pylist
+    return to_pylist(a) == to_pylist(b)
+
+
+def _chunks_equal(mine: list[Array], theirs: list[Array]) -> bool:
+    """Whether two chunk lists of one type and total length hold equal values: compared piece
+    by piece where both chunkings agree, as pyarrow does (no concatenation, so dictionary
+    chunks keep their own dictionaries)."""
+    i = j = at_mine = at_theirs = 0
+    while i < len(mine) and j < len(theirs):
+        a, b = mine[i], theirs[j]
+        n = min(len(a) - at_mine, len(b) - at_theirs)
+        if n and not _data_equal(a.slice(at_mine, n).data, b.slice(at_theirs, n).data):
             return False
+        at_mine, at_theirs = at_mine + n, at_theirs + n
+        if at_mine == len(a):
+            i, at_mine = i + 1, 0
+        if at_theirs == len(b):
+            j, at_theirs = j + 1, 0
     return True
 
 
@@ -471,17 +500,28 @@ class ChunkedArray(ChunkedArrayOps):
         return out
 
     def equals(self, other: object) -> bool:
-        """Whether `other` is a ChunkedArray of the same type and values (chunking aside)."""
-        return (isinstance(other, ChunkedArray) and other.type == self.type
-                and _values_equal(self.to_pylist(), other.to_pylist()))
+        """Whether `other` has the same type and values, chunking aside (pyarrow's semantics:
+        NaN equals nothing, dictionary arrays compare indices and dictionaries); `other` may be
+        any ChunkedArray speaking the Arrow PyCapsule stream interface (a pyarrow one...)."""
+        if (not isinstance(other, ChunkedArray) and hasattr(other, "__arrow_c_stream__")
+                and not hasattr(other, "num_columns")):
+            try:
+                other = chunked_array(other)
+            except (ArrowInvalid, TypeError, ValueError):
+                return False
+        if not isinstance(other, ChunkedArray) or other.type != self.type:
+            return False
+        if len(self) != len(other):
+            return False
+        return _chunks_equal(self.chunks, other.chunks)
 
     def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """The values as one numpy array (copied when there are several chunks)."""
         import numpy as np
         if len(self.chunks) == 1:
             return self.chunks[0].to_numpy(zero_copy_only=False)
-        if not self.chunks:
-            return np.array([])
+        if not self.chunks:     # an empty array of the column's own dtype, as pyarrow's
+            return nulls(0, self.type).to_numpy(zero_copy_only=False)
         return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
 
     to_pandas = _pandas.chunked_array_to_pandas

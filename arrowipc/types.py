@@ -178,6 +178,20 @@ def _peer(other: object, kind: str) -> Any:
     return peer_as_ours(other, kind)
 
 
+# pyarrow's type ids (arrow::Type::type), by the name of the type without its parameters
+_PYARROW_TYPE_IDS = {
+    "null": 0, "bool": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "uint32": 6, "int32": 7,
+    "uint64": 8, "int64": 9, "halffloat": 10, "float": 11, "double": 12, "string": 13,
+    "binary": 14, "fixed_size_binary": 15, "date32": 16, "date64": 17, "timestamp": 18,
+    "time32": 19, "time64": 20, "month_interval": 21, "day_time_interval": 22, "decimal128": 23,
+    "decimal256": 24, "list": 25, "struct": 26, "sparse_union": 27, "dense_union": 28,
+    "dictionary": 29, "map": 30, "extension": 31, "fixed_size_list": 32, "duration": 33,
+    "large_string": 34, "large_binary": 35, "large_list": 36, "month_day_nano_interval": 37,
+    "run_end_encoded": 38, "string_view": 39, "binary_view": 40, "list_view": 41,
+    "large_list_view": 42, "decimal32": 43, "decimal64": 44,
+}
+
+
 class DataType:
     """Base of all types. Subclasses set `kind`, `name` and layout attributes."""
     __slots__ = ("kind", "name", "byte_width", "bit_width")
@@ -219,9 +233,10 @@ class DataType:
 
     # -- layout ---------------------------------------------------------------------------------
     @property
-    def id(self) -> str:
-        """The type's name (pyarrow gives an integer type id here)."""
-        return self.name
+    def id(self) -> int:
+        """pyarrow's integer id of the type (`pyarrow.lib.Type_*`), so that the predicates of
+        `pyarrow.types` (`is_string`, `is_integer`, ...) answer for these types as for pyarrow's."""
+        return _PYARROW_TYPE_IDS[self.name.partition("[")[0].partition("(")[0].partition("<")[0]]
 
     @property
     def num_fields(self) -> int:
