@@ -20,6 +20,7 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .unify import unify_schemas
 from .scalar import Scalar, scalar
 from .io import BufferOutputStream, BufferReader, memory_map
 from .extension import register_extension_type, unregister_extension_type
@@ -43,8 +44,8 @@ __all__ = [
     "month_day_nano_interval", "month_interval", "null", "nulls", "py_buffer", "record_batch",
     "register_extension_type", "run_end_encoded", "schema", "sparse_union", "string",
     "string_view", "struct", "table", "time32", "time64", "timestamp", "type_for_alias",
-    "uint16", "uint32", "uint64", "uint8", "union", "unregister_extension_type", "utf8",
-    "utf8_view",
+    "uint16", "uint32", "uint64", "uint8", "unify_schemas", "union", "unregister_extension_type",
+    "utf8", "utf8_view",
 ]
 
 # Classes whose modules load on first use: they sit above the model (readers, tensors) and

@@ -199,7 +199,7 @@ def _data_equal(a: ArrayData, b: ArrayData) -> bool:
     if a.length != b.length:
         return False
     if a.type.kind == Kind.DICTIONARY:
-        index_type = a.type.index_type      # type: ignore[attr-defined]
+        index_type = a.type.index_type
         if a.dictionary is None or b.dictionary is None:
             return a.dictionary is b.dictionary and a.length == 0
         return (_data_equal(ArrayData(index_type, a.length, a.offset, a.null_count, a.buffers),

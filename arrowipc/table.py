@@ -10,7 +10,7 @@ from _collections_abc import Iterable  # as collections.abc; typing is slow to i
 
 from ._core.arraydata import ArrayData, untrack_acyclic
 from ._core.content_checks import run_pending_checks
-from .array import Array, ChunkedArray, array, make_array
+from .array import Array, ChunkedArray, array, make_array, nulls
 from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
@@ -508,6 +508,10 @@ class Table(TabularOps):
             cols = [array_data_from_python([], f.type) for f in self.schema]
         return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
 
+    def drop(self, columns: str | Iterable[str]) -> Table:
+        """Without the named columns: pyarrow's alias of drop_columns, kept for old code."""
+        return self.drop_columns(columns)
+
     def unify_dictionaries(self, memory_pool: Any = None) -> Table:
         """Dictionary columns re-encoded against one dictionary per column."""
         from .types import DictionaryType
@@ -635,12 +639,50 @@ def table(data: Any, names: list[str] | None = None, schema: Schema | None = Non
     return Table.from_arrays(list(data), names, schema, metadata)
 
 
-def concat_tables(tables: Iterable[Table]) -> Table:
-    """One Table holding the batches of `tables` (same schema), without copying."""
+def concat_tables(tables: Iterable[Table], memory_pool: Any = None, promote_options: str = "none",
+                  **kwargs: Any) -> Table:
+    """One Table holding the batches of `tables`, as pyarrow's concat_tables: with
+    `promote_options="none"` the schemas must be equal (metadata aside) and nothing is copied;
+    "default" and "permissive" unify them first (arrowipc.unify: columns matched by name,
+    missing ones filled with nulls, types promoted as pyarrow does) and cast what differs."""
+    from .unify import PROMOTE_OPTIONS, unify_schemas
+    if promote_options not in PROMOTE_OPTIONS:
+        raise ValueError(f"Invalid promote_options: {promote_options}")
     tables = list(tables)
     if not tables:
-        raise ArrowInvalid("concat_tables needs at least one table")
-    return Table.from_batches([b for t in tables for b in t._batches], tables[0].schema)
+        raise ArrowInvalid("Must pass at least one table")
+    for i, t in enumerate(tables):
+        if not isinstance(t, Table):
+            raise TypeError(f"concat_tables takes Tables; the one at index {i} is a "
+                            f"{type(t).__name__}")
+    first = tables[0].schema
+    if promote_options == "none":
+        for i, t in enumerate(tables[1:], 1):
+            if not t.schema.equals(first):
+                mine, theirs = (_fields_text(s) for s in (first, t.schema))
+                raise ArrowInvalid(f"Schema at index {i} was different: \n{mine}\nvs\n{theirs}")
+        return Table.from_batches([b for t in tables for b in t._batches], first)
+    unified = unify_schemas([t.schema for t in tables], promote_options=promote_options)
+    return Table.from_batches([_conformed(b, unified) for t in tables for b in t._batches],
+                              unified)
+
+
+def _fields_text(schema: Schema) -> str:
+    # a line per field, as Arrow C++ prints a schema in its messages (no child lines)
+    return "\n".join(f"{f.name}: {f.type}{'' if f.nullable else ' not null'}" for f in schema)
+
+
+def _conformed(batch: RecordBatch, schema: Schema) -> RecordBatch:
+    """`batch` with the columns of `schema`: its own where the type agrees, cast where it
+    differs, nulls where it has no such column."""
+    columns = []
+    for f in schema:
+        if f.name not in batch.schema.names:
+            columns.append(nulls(batch.num_rows, f.type))
+            continue
+        column = batch.column(f.name)
+        columns.append(column if column.type == f.type else column.cast(f.type))
+    return RecordBatch.from_arrays(columns, schema=schema)
 
 
 from . import _upcalls                              # noqa: E402   (Schema.empty_table, the pandas shim)
