@@ -11,6 +11,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, root_table, table_at
 from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.format import FILE_MAGICS
 
 DEF METADATA_V4 = 3
 DEF METADATA_V5 = 4
@@ -117,6 +118,20 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
     return m
 
 
+cdef str _file_hint(Buffer buf, int64_t pos, int64_t avail, int64_t offset):
+    """What to say when a stream read at byte 0 finds the file format's magic: the user opened
+    an IPC file as a stream."""
+    cdef bytes head
+    if offset != 0 or avail < 6:
+        return ""
+    head = (<const char *>buf.ptr + pos)[:min(avail, 7)]
+    for magic in FILE_MAGICS:
+        if head.startswith(magic):
+            return (f"; the input starts with the IPC file format's magic {magic.decode()!r}: "
+                    f"it is an IPC file, read it with ipc.open_file")
+    return ""
+
+
 cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where,
                        bint with_body=True, int64_t base=0):
     """(Message or None, next position) for the message at `pos` of buf[:end].
@@ -147,7 +162,7 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
         return None, pos + prefix
     if length < 0 or length > max_metadata:
         raise ArrowInvalid(f"{where}: message at byte {base + start} claims {length} bytes of metadata; "
-                           f"expected 1..{max_metadata}")
+                           f"expected 1..{max_metadata}{_file_hint(buf, pos, avail, base + start)}")
     if length > avail - prefix:
         raise ArrowInvalid(f"{where}: truncated message at byte {base + start}: expected {length} bytes "
                            f"of metadata, got {avail - prefix}")

@@ -33,7 +33,7 @@ from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
 from .filesystems import open_reading
-from .format import FILE_MAGICS, describe_bytes, file_magic
+from .format import CONTINUATION, FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
                       read_message_from, read_message_header)
@@ -676,8 +676,11 @@ class RecordBatchFileReader(_ReaderBase):
         head = src.read_at(0, 8).to_pybytes()
         magic = file_magic(head)
         if magic is None:
+            # a stream's first message starts with the continuation marker: say what it is
+            hint = ("; it starts as an IPC stream does (a message's continuation marker "
+                    "ff ff ff ff): read it with ipc.open_stream") if head[:4] == CONTINUATION else ""
             raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
-                               f"found {describe_bytes(head[:8])}")
+                               f"found {describe_bytes(head[:8])}{hint}")
         self.magic = magic
         tail_len = len(magic)
         # one read at the end brings the trailer and, unless it is large, the footer with it

@@ -182,3 +182,28 @@ def test_table_drop_is_drop_columns():
     assert t.drop("b").column_names == ["a", "c"]
     with pytest.raises(KeyError, match="Column 'zz' not found"):
         t.drop(["zz"])
+
+
+def test_a_stream_opened_as_a_file_and_a_file_as_a_stream_say_so(tmp_path):
+    # D10: the errors dumped bytes instead of naming the format the input is in
+    from arrowipc import ipc
+    t = pa.table({"a": [1, 2]})
+    stream, file = pa.BufferOutputStream(), pa.BufferOutputStream()
+    with pa.ipc.new_stream(stream, t.schema) as w:
+        w.write_table(t)
+    with pa.ipc.new_file(file, t.schema) as w:
+        w.write_table(t)
+    with pytest.raises(A.ArrowInvalid, match=r"it starts as an IPC stream does .*: read it with "
+                                              r"ipc\.open_stream"):
+        ipc.open_file(stream.getvalue().to_pybytes())
+    with pytest.raises(A.ArrowInvalid, match=r"starts with the IPC file format's magic 'ARROW1': "
+                                              r"it is an IPC file, read it with ipc\.open_file"):
+        ipc.open_stream(file.getvalue().to_pybytes()).read_all()
+    path = tmp_path / "t.arrow"
+    path.write_bytes(file.getvalue().to_pybytes())
+    with pytest.raises(A.ArrowInvalid, match="read it with ipc.open_file"):
+        ipc.open_stream(str(path)).read_all()
+    # a stream that merely claims a huge first message gets no hint
+    with pytest.raises(A.ArrowInvalid) as e:
+        ipc.open_stream(b"\xff\xff\xff\xff\xff\xff\xff\x7f" + bytes(16)).read_all()
+    assert "open_file" not in str(e.value)
