@@ -1,5 +1,7 @@
 """Defects that ETL scripts written against pyarrow hit when switched to arrowipc, each checked
 with pyarrow as the oracle."""
+import os
+
 import pytest
 
 import arrowipc as A
@@ -207,3 +209,59 @@ def test_a_stream_opened_as_a_file_and_a_file_as_a_stream_say_so(tmp_path):
     with pytest.raises(A.ArrowInvalid) as e:
         ipc.open_stream(b"\xff\xff\xff\xff\xff\xff\xff\x7f" + bytes(16)).read_all()
     assert "open_file" not in str(e.value)
+
+
+def test_a_stream_written_to_a_path_can_be_followed_by_another_process(tmp_path):
+    # D2: a stream writer wrote a temporary file renamed on close, so a reader in another
+    # process saw nothing until the end; pyarrow's writes through
+    import subprocess
+    import sys
+    from arrowipc import ipc
+    path = tmp_path / "growing.arrows"
+    follow = ("import sys, pyarrow as pa; r = pa.ipc.open_stream(sys.argv[1]); "
+              "print(sum(b.num_rows for b in r))")
+
+    def rows_seen_by_another_process():
+        done = subprocess.run([sys.executable, "-c", follow, str(path)], capture_output=True,
+                              text=True, check=True)
+        return int(done.stdout)
+
+    batch = A.record_batch({"x": [1, 2, 3]})
+    with ipc.new_stream(path, batch.schema) as w:
+        w.write_batch(batch)
+        assert rows_seen_by_another_process() == 3
+        w.write_batch(batch)
+        assert rows_seen_by_another_process() == 6
+    assert rows_seen_by_another_process() == 6
+    assert os.listdir(tmp_path) == ["growing.arrows"]
+
+
+@pytest.mark.parametrize("opener, reader", [("new_file", "open_file"), ("new_stream", "open_stream")])
+def test_a_writer_never_closed_warns_and_keeps_what_was_written(tmp_path, opener, reader):
+    # D2: a path writer dropped without close() left nothing and said nothing
+    import gc
+    from arrowipc import ipc
+    path = tmp_path / "dropped"
+    batch = A.record_batch({"x": [1, 2, 3]})
+    w = getattr(ipc, opener)(path, batch.schema)
+    w.write_batch(batch)
+    with pytest.warns(ResourceWarning, match=r"was never closed; closed now, ending it after the "
+                                              r"batches written"):
+        del w
+        gc.collect()
+    assert getattr(ipc, reader)(path).read_all().num_rows == 3
+    assert os.listdir(tmp_path) == ["dropped"]
+
+
+def test_a_writer_to_a_callers_sink_never_closed_warns_only():
+    import gc
+    from arrowipc import ipc
+    sink = A.BufferOutputStream()
+    batch = A.record_batch({"x": [1]})
+    w = ipc.new_stream(sink, batch.schema)
+    w.write_batch(batch)
+    size = sink.tell()
+    with pytest.warns(ResourceWarning, match="RecordBatchStreamWriter for its sink was never closed$"):
+        del w
+        gc.collect()
+    assert sink.tell() == size          # nothing written behind the caller's back
