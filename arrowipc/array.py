@@ -141,6 +141,11 @@ class Array(ArrayOps):
     to_pandas = _pandas.array_to_pandas
     from_pandas = classmethod(_pandas.array_from_pandas)
 
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Array, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "array")
+
     def equals(self, other: object) -> bool:
         """Same type and values; `other` may be any object exporting `__arrow_c_array__`."""
         if not isinstance(other, Array) and hasattr(other, "__arrow_c_array__"):
@@ -498,6 +503,11 @@ class ChunkedArray(ChunkedArrayOps):
         for c in self.chunks:
             out += c.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
+
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.ChunkedArray, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "chunked_array")
 
     def equals(self, other: object) -> bool:
         """Whether `other` has the same type and values, chunking aside (pyarrow's semantics:

@@ -46,6 +46,11 @@ class Scalar:
         """Check the value's memory (and its content when `full`)."""
         self._array.validate(full=full)
 
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Scalar, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self._array, "scalar")
+
     def equals(self, other: object) -> bool:
         """True when `other` (ours or pyarrow's) has an equal type and an equal value."""
         if not hasattr(other, "as_py") or not hasattr(other, "type"):

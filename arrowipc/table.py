@@ -258,6 +258,11 @@ class RecordBatch(TabularOps):
         return ArrayData(StructType(self.schema.fields), self.num_rows, 0, 0, [None],
                          list(self._columns))
 
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.RecordBatch, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "batch")
+
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
         interface (a pyarrow.RecordBatch...)."""
@@ -541,6 +546,11 @@ class Table(TabularOps):
         """The same batches under a schema with `metadata`."""
         sch = self.schema.with_metadata(metadata)
         return Table(sch, [RecordBatch(sch, b._columns, b.num_rows) for b in self._batches])
+
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Table, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "table")
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule

@@ -220,6 +220,11 @@ class DataType:
         return hash((type(self).__name__,) + tuple(
             k if not isinstance(k, list) else tuple(k) for k in self._key()))
 
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.DataType, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(Field("", self), "type")
+
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Whether `other` (ours, or any object speaking the Arrow PyCapsule interface) is the
         same type."""
@@ -924,6 +929,11 @@ class Field:
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.type._key(), self.nullable)
 
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Field, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "field")
+
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same name, type and nullability (and metadata if asked); `other` may be any object
         speaking the Arrow PyCapsule interface."""
@@ -1051,6 +1061,11 @@ class Schema:
         if self._fields_key is None:
             self._fields_key = tuple(f._key() for f in self._fields)
         return self._fields_key
+
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Schema, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self, "schema")
 
     def equals(self, other: object, check_metadata: bool = False) -> bool:
         """Same fields (and metadata if asked); `other` may be any object speaking the Arrow

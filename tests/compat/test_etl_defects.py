@@ -265,3 +265,24 @@ def test_a_writer_to_a_callers_sink_never_closed_warns_only():
         del w
         gc.collect()
     assert sink.tell() == size          # nothing written behind the caller's back
+
+
+def test_to_pyarrow_hands_every_object_over_without_copying():
+    # the hand-off without the accelerator: every pyarrow function that refused our objects
+    # takes what to_pyarrow() returns
+    import pyarrow.compute as pc
+    t = A.table({"a": [1, 2, None], "b": ["x", None, "z"]})
+    theirs = t.to_pyarrow()
+    assert isinstance(theirs, pa.Table) and theirs.equals(pa.table(t))
+    assert pa.concat_tables([theirs, t.to_pyarrow()]).num_rows == 6
+    assert pc.sum(t.column("a").to_pyarrow()).as_py() == 3
+    data = t.column("a").chunks[0].data
+    assert theirs.column("a").chunks[0].buffers()[1].address == data.buffers[1].address  # no copy
+    for ours, cls in [(t.to_batches()[0], pa.RecordBatch), (t.column("a"), pa.ChunkedArray),
+                      (t.column("a").chunks[0], pa.Array), (t.schema, pa.Schema),
+                      (t.schema.field("b"), pa.Field), (A.timestamp("ms", "UTC"), pa.DataType),
+                      (A.scalar("x"), pa.Scalar)]:
+        converted = ours.to_pyarrow()
+        assert isinstance(converted, cls) and ours.equals(converted) if not isinstance(
+            ours, A.Scalar) else converted.as_py() == ours.as_py()
+    assert pa.types.is_timestamp(A.timestamp("ms").to_pyarrow())
