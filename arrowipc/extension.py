@@ -11,14 +11,15 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Mapping
 
 from .errors import ArrowInvalid, ArrowKeyError, ArrowTypeError
-from .types import (DataType, ExtensionType, FixedSizeListType, ListType, StructType, binary,
-                    binary_view, fixed_size_binary, int8, int32, large_binary, large_string,
-                    string, string_view)
+from .types import (DataType, DictionaryType, ExtensionType, FixedSizeListType, ListType,
+                    RunEndEncodedType, StructType, TimestampType, binary, binary_view,
+                    fixed_size_binary, int8, int16, int32, large_binary, large_string, string,
+                    string_view)
 
 __all__ = ["apply_extension_metadata", "bool8", "CANONICAL_NAMES", "CanonicalExtensionType",
            "check_canonical", "EXTENSION_METADATA_KEYS", "EXTENSION_NAME_KEYS", "json_",
-           "register_extension_type", "registry_generation", "unregister_extension_type",
-           "uuid"]
+           "register_extension_type", "registry_generation", "timestamp_with_offset",
+           "unregister_extension_type", "uuid"]
 
 EXTENSION_NAME_KEYS = (b"ARROW:extension:name", b"ALKAID:extension:name")
 EXTENSION_METADATA_KEYS = (b"ARROW:extension:metadata", b"ALKAID:extension:metadata")
@@ -161,6 +162,26 @@ def _check_opaque(name: str, storage: DataType, serialized: bytes, where: str) -
     return None
 
 
+_OFFSET_STORAGE = ("struct<timestamp: timestamp[unit, tz=UTC], offset_minutes: int16> (the "
+                   "offsets may be dictionary or run-end encoded int16)")
+
+
+def _check_timestamp_with_offset(name: str, storage: DataType, serialized: bytes,
+                                 where: str) -> str | None:
+    # the UTC instant and the offset in minutes it was written with, in this order
+    if not (isinstance(storage, StructType) and storage.num_fields == 2
+            and [f.name for f in storage] == ["timestamp", "offset_minutes"]):
+        return _OFFSET_STORAGE
+    instant, offset = storage.field(0).type, storage.field(1).type
+    if isinstance(offset, (DictionaryType, RunEndEncodedType)):
+        offset = offset.value_type
+    if not (isinstance(instant, TimestampType) and instant.tz == "UTC") or offset != int16():
+        return _OFFSET_STORAGE
+    if serialized:
+        raise ArrowInvalid(f"{where}: {name} metadata must be empty, found {_short(serialized)}")
+    return None
+
+
 def _check_variant(name: str, storage: DataType, serialized: bytes, where: str) -> str | None:
     at = storage.get_field_index("metadata") if isinstance(storage, StructType) else -1
     if at < 0 or storage.field(at).type not in (binary(), large_binary(), binary_view()):
@@ -188,6 +209,7 @@ _CANONICAL_CHECKS: dict[str, _Check] = {
     "arrow.fixed_shape_tensor": _check_fixed_shape_tensor,
     "arrow.variable_shape_tensor": _check_variable_shape_tensor,
     "arrow.parquet.variant": _check_variant,
+    "arrow.timestamp_with_offset": _check_timestamp_with_offset,
 }
 # The canonical extension types of the Arrow specification, read as extension types by default.
 CANONICAL_NAMES = tuple(_CANONICAL_CHECKS)
@@ -252,6 +274,16 @@ def json_(storage: DataType | None = None) -> ExtensionType:
     """The canonical arrow.json type over `storage` (string by default)."""
     from .types import string
     return CanonicalExtensionType("arrow.json", storage or string(), b"")
+
+
+def timestamp_with_offset(unit: str = "us") -> ExtensionType:
+    """The canonical arrow.timestamp_with_offset type: each value an instant (a UTC timestamp in
+    `unit`) with the offset from UTC, in minutes, it was recorded in (SQL's TIMESTAMP WITH TIME
+    ZONE); its Python values are datetimes in that offset."""
+    from .types import field, struct, timestamp
+    storage = struct([field("timestamp", timestamp(unit, "UTC"), nullable=False),
+                      field("offset_minutes", int16(), nullable=False)])
+    return CanonicalExtensionType("arrow.timestamp_with_offset", storage, b"")
 
 
 def bool8() -> ExtensionType:

@@ -685,8 +685,17 @@ def _uuid(v: Any) -> Any:
     return uuid.UUID(bytes=v)
 
 
-# Canonical extension types whose Python values differ from their storage (as in pyarrow).
-_CANONICAL_VALUE: dict[str, Callable[[Any], Any]] = {"arrow.uuid": _uuid, "arrow.bool8": bool}
+def _datetime_in_offset(v: dict[str, Any]) -> Any:
+    # the instant (an aware UTC datetime, or a pandas Timestamp for nanoseconds) in its offset
+    import datetime
+    offset = datetime.timezone(datetime.timedelta(minutes=v["offset_minutes"]))
+    return v["timestamp"].astimezone(offset)
+
+
+# Canonical extension types whose Python values differ from their storage (as in pyarrow; it
+# does not know arrow.timestamp_with_offset, whose values are datetimes in their own offset).
+_CANONICAL_VALUE: dict[str, Callable[[Any], Any]] = {
+    "arrow.uuid": _uuid, "arrow.bool8": bool, "arrow.timestamp_with_offset": _datetime_in_offset}
 
 
 # -- numpy --------------------------------------------------------------------------------------
