@@ -709,7 +709,10 @@ class RecordBatchFileReader(_ReaderBase):
         schema_table = footer.table(1, "Schema")
         if schema_table is None:
             raise ArrowInvalid("file: footer has no schema")
-        self._decoder.set_schema(*_decoded_schema(schema_table, self._decoder.options, "file"))
+        footer_schema = _decoded_schema(schema_table, self._decoder.options, "file")
+        if self._decoder.options.validate == "full":
+            self._check_stream_schema(footer_schema[0], size)
+        self._decoder.set_schema(*footer_schema)
         self._decoder.count_message()               # the footer's schema, counted as pyarrow does
         self._dict_blocks = self._blocks(footer, 2)
         self._batch_blocks = self._blocks(footer, 3)
@@ -720,6 +723,29 @@ class RecordBatchFileReader(_ReaderBase):
         self._fast = isinstance(src, BufferSource) and dec.plain
         # sources that are not in memory fetch only what a read needs (remote.py plans it)
         self._ranged = not isinstance(src, BufferSource)
+
+    def _check_stream_schema(self, footer: md.SchemaInfo, size: int) -> None:
+        """Full validation: the schema message that opens the file's stream must be the footer's
+        schema (the format requires them equal; readers use the footer's)."""
+        at = 8                                      # the magic, padded to 8 bytes
+        where = f"file: the stream's schema message at byte {at}"
+        if size - at < 8:
+            raise ArrowInvalid(f"{where}: expected a message, found {max(size - at, 0)} bytes")
+        prefix = self._source.read_at(at, 8).to_pybytes()
+        length = struct.unpack_from("<i", prefix, 4 if prefix[:4] == CONTINUATION else 0)[0]
+        frame_size = (8 if prefix[:4] == CONTINUATION else 4) + max(length, 0)
+        frame = self._source.read_at(at, min(frame_size, size - at))
+        msg, _ = read_frame(frame, 0, frame.size, self._decoder.options.max_metadata_size,
+                            "file", False, at)
+        if msg is None or msg.header_type != md.HEADER_SCHEMA:
+            found = "the end-of-stream marker" if msg is None else f"a {msg.type} message"
+            raise ArrowInvalid(f"{where}: expected the schema, found {found}")
+        stream = _decoded_schema(msg.header, self._decoder.options, "file")[0]
+        if not (stream.schema.equals(footer.schema, check_metadata=True)
+                and stream.endianness == footer.endianness
+                and stream.dictionaries == footer.dictionaries):
+            raise ArrowInvalid(f"{where}: differs from the footer's schema (the format requires "
+                               f"them equal): stream\n{stream.schema}\nfooter\n{footer.schema}")
 
     def _blocks(self, footer: FlatTable, slot: int) -> list[Block]:
         raw, n = footer.structs(slot, 24)

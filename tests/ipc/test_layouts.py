@@ -14,6 +14,7 @@ each with nulls and with slices at offsets that are not multiples of 8:
   arrowipc writes -> pyarrow reads   (validate(full=True), equal)
 """
 import re
+import struct
 import uuid
 
 import pytest
@@ -21,6 +22,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 
 import arrowipc  # noqa: E402
+from arrowipc import ipc  # noqa: E402
 from arrowipc.errors import ArrowInvalid  # noqa: E402
 
 import ipc_surgery as X  # noqa: E402
@@ -747,3 +749,40 @@ def test_null_type_has_no_buffers(form):
     assert len(frames[1].buffers()) == 2
     _, (back,) = pa_read(data, form)
     assert back.equals(batch)
+
+
+@pytest.mark.parametrize("kind", ["string_view", "binary_view"])
+def test_zero_sized_variadic_buffers_are_accepted(kind):
+    # the specification allows a view array's variadic data buffers to be empty (or null, which
+    # IPC writes as an empty buffer): every view inline, a data buffer of 0 bytes listed anyway
+    view = struct.pack("<i12s", 2, b"hi")
+    storage = getattr(pa, kind)()
+    arr = pa.Array.from_buffers(storage, 2, [None, pa.py_buffer(view * 2), pa.py_buffer(b""),
+                                             pa.py_buffer(b"")])
+    data = pa_write([pa.record_batch([arr], names=["v"])], "stream")
+    for options in (ipc.IpcReadOptions(), ipc.IpcReadOptions(validate="full")):
+        got = ipc.open_stream(data, options=options).read_all()
+        assert got.column(0).to_pylist() == arr.to_pylist()
+        assert len(got.column(0).chunks[0].data.buffers) == 4   # both variadic buffers kept
+        got.validate(full=True)
+
+
+def test_a_footer_schema_other_than_the_streams_is_invalid_at_full_validation():
+    # the format now requires the footer's schema to equal the schema message opening the file
+    t = pa.table({"colx": [1, 2]})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema) as w:
+        w.write_table(t)
+    good = sink.getvalue().to_pybytes()
+    footer_len = struct.unpack_from("<i", good, len(good) - 10)[0]
+    footer_start = len(good) - 10 - footer_len
+    assert good[footer_start:].count(b"colx") == 1
+    bad = good[:footer_start] + good[footer_start:].replace(b"colx", b"coly")
+    full = ipc.IpcReadOptions(validate="full")
+    assert ipc.open_file(good, options=full).read_all().equals(t)
+    with pytest.raises(ArrowInvalid, match=r"file: the stream's schema message at byte 8: differs "
+                                           r"from the footer's schema .*\ncolx: int64\nfooter\n"
+                                           r"coly: int64"):
+        ipc.open_file(bad, options=full)
+    # the structural default reads the footer's schema, as pyarrow does
+    assert ipc.open_file(bad).schema.names == pa.ipc.open_file(bad).schema.names == ["coly"]
