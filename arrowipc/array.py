@@ -69,15 +69,7 @@ class Array(ArrayOps):
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
         """A zero-copy view of `length` values (to the end by default) from `offset`."""
-        n = self.data.length
-        if offset < 0:
-            raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
-        offset = min(offset, n)
-        length = n - offset if length is None else max(0, min(length, n - offset))
-        d = self.data
-        nc = 0 if d.null_count == 0 else (length if d.type.kind == Kind.NULL else -1)
-        return make_array(ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children,
-                                    d.dictionary))
+        return make_array(self.data.slice(offset, length))
 
     def __getitem__(self, key: int | builtins.slice) -> Any:
         if isinstance(key, slice):
@@ -258,16 +250,9 @@ class BaseListArray(Array):
 
     def flatten(self) -> Array:
         """The child values this (possibly sliced) list array refers to."""
-        from ._core.offsets import read_offset_pair
         d = self.data
-        if d.type.kind == Kind.FIXED_SIZE_LIST:
-            size = d.type.list_size
-            return self.values.slice(d.offset * size, d.length * size)
-        if d.type.kind in (Kind.LIST, Kind.LARGE_LIST):
-            width = 4 if d.type.kind == Kind.LIST else 8
-            # a list array always has its offsets buffer
-            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)  # type: ignore[arg-type]
-            return self.values.slice(first, last - first)
+        if d.type.kind in (Kind.FIXED_SIZE_LIST, Kind.LIST, Kind.LARGE_LIST):
+            return make_array(d.list_values())
         # list views may share or reorder child ranges: gather the referenced values
         values = [v for x in self.to_pylist() if x is not None for v in x]
         return array(values, type=d.type.value_type)
@@ -324,7 +309,7 @@ class StructArray(Array):
         if j < 0 and isinstance(i, str):
             raise KeyError(i)
         d = self.data
-        return make_array(d.children[j]).slice(d.offset, d.length)
+        return make_array(d.children[j].slice(d.offset, d.length))
 
     def flatten(self) -> list[Array]:
         """One array per field, each sliced to this array's offset and length."""
@@ -545,3 +530,4 @@ def nulls(length: int, type: DataType | str | None = None) -> Array:
 from . import _upcalls                              # noqa: E402   (the lower modules' Array makers)
 _upcalls.register(__name__, Array=Array, make_array=make_array, array=array,
                   chunked_array=chunked_array, ChunkedArray=ChunkedArray)
+

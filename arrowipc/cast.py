@@ -15,6 +15,8 @@ import re
 from ._core.arraydata import ArrayData
 from ._core import select_kernels as _k
 from .errors import ArrowInvalid, ArrowNotImplementedError
+from .selection import hash_key, take
+from .to_python import to_pylist
 from .types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeListType, Kind, LargeListType, LargeListViewType, ListType,
                     ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
@@ -55,12 +57,7 @@ def _validity(d: ArrayData) -> Any:
 
 
 def _value(d: ArrayData, i: int) -> Any:
-    from ._upcalls import make_array
-    return make_array(d).slice(i, 1).to_pylist()[0]
-
-
-def _relabel(d: ArrayData, t: Any) -> ArrayData:
-    return ArrayData(t, d.length, d.offset, d.null_count, d.buffers, d.children, d.dictionary)
+    return to_pylist(d.slice(i, 1))[0]
 
 
 def cast_data(d: ArrayData, target: Any, safe: bool = True) -> ArrayData:
@@ -70,9 +67,9 @@ def cast_data(d: ArrayData, target: Any, safe: bool = True) -> ArrayData:
     if src == target:
         return d
     if isinstance(src, ExtensionType):
-        return cast_data(_relabel(d, src.storage_type), target, safe)
+        return cast_data(d.with_type(src.storage_type), target, safe)
     if isinstance(target, ExtensionType):
-        return _relabel(cast_data(d, target.storage_type, safe), target)
+        return cast_data(d, target.storage_type, safe).with_type(target)
     n = d.length
     if src.kind == Kind.NULL:
         from .from_python import array_data_from_python
@@ -85,9 +82,8 @@ def cast_data(d: ArrayData, target: Any, safe: bool = True) -> ArrayData:
             dictionary = cast_data(d.dictionary, target.value_type, safe)
             return ArrayData(target, idx.length, idx.offset, idx.null_count, idx.buffers, [],
                              dictionary)
-        from ._upcalls import make_array
-        decoded = make_array(d.dictionary).take(make_array(
-            ArrayData(src.index_type, n, d.offset, d.null_count, d.buffers))).data
+        decoded = take(d.dictionary, ArrayData(src.index_type, n, d.offset, d.null_count,
+                                               d.buffers))
         return cast_data(decoded, target, safe)
     if isinstance(target, DictionaryType):
         return _dictionary_encode(cast_data(d, target.value_type, safe), target)
@@ -194,11 +190,11 @@ def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | No
         if src != t_int:
             return None
         # an integer of the storage type counts the target's units: relabel (zero-copy)
-        return _relabel(d, target)
+        return d.with_type(target)
     if t_int is None:
         if target != s_int:
             return None
-        return _relabel(d, target)
+        return d.with_type(target)
     sdate, tdate = src.name.startswith("date"), target.name.startswith("date")
     if (isinstance(src, TimestampType) and src.tz
             and (tdate or isinstance(target, (Time32Type, Time64Type)))):
@@ -287,19 +283,18 @@ def _family(t: Any) -> str:
 
 def make_int(d: ArrayData, i: Any) -> int:
     """Value i of temporal data `d` (date, time, timestamp, duration) as its stored integer."""
-    value: int = _value(_relabel(d, _storage_int(d.type)), i)
+    value: int = _value(d.with_type(_storage_int(d.type)), i)
     return value
 
 
 def _binary(d: ArrayData, src: Any, target: Any, safe: bool = True) -> ArrayData:
-    from ._upcalls import make_array
     if target.kind == Kind.VIEW or src.kind == Kind.VIEW:
-        values = make_array(d).to_pylist()
+        values = to_pylist(d)
         from .from_python import array_data_from_python
         if target.is_utf8 and not src.is_utf8 and not safe:
             # unchecked: the bytes as they are, relabelled
             from .types import binary_view
-            return _relabel(array_data_from_python(values, binary_view()), target)
+            return array_data_from_python(values, binary_view()).with_type(target)
         if target.is_utf8 and not src.is_utf8:
             values = [_decode(v) for v in values]
         elif src.is_utf8 and not target.is_utf8:
@@ -309,7 +304,7 @@ def _binary(d: ArrayData, src: Any, target: Any, safe: bool = True) -> ArrayData
     if target.is_utf8 and not src.is_utf8 and safe:
         _check_utf8(d)                      # unchecked, pyarrow relabels the bytes as they are
     if src.kind == target.kind:
-        return _relabel(d, target)
+        return d.with_type(target)
     fw, tw = (4, 8) if src.kind == Kind.BINARY else (8, 4)
     widened = _k.widen_offsets(d, fw, tw)
     if widened is None:
@@ -331,7 +326,7 @@ def _decode(v: Any) -> Any:
 def _check_utf8(d: ArrayData) -> None:
     from .validate import validate_array
     try:
-        validate_array(_relabel(d, _string_like(d.type)), full=True)
+        validate_array(d.with_type(_string_like(d.type)), full=True)
     except ArrowInvalid:
         raise ArrowInvalid("Invalid UTF8 payload") from None
 
@@ -342,9 +337,8 @@ def _string_like(t: Any) -> Any:
 
 
 def _dictionary_encode(d: ArrayData, target: Any) -> ArrayData:
-    from ._upcalls import array, make_array
-    from .selection import _hash_key
-    values = make_array(d).to_pylist()
+    from .from_python import array_data_from_python
+    values = to_pylist(d)
     position: dict[Any, int] = {}
     firsts: list[int] = []
     codes: list[int | None] = []
@@ -352,14 +346,14 @@ def _dictionary_encode(d: ArrayData, target: Any) -> ArrayData:
         if v is None:
             codes.append(None)
             continue
-        key = _hash_key(v)
+        key = hash_key(v)
         j = position.get(key)
         if j is None:
             j = position[key] = len(firsts)
             firsts.append(i)
         codes.append(j)
-    idx = array(codes, target.index_type).data
-    dictionary = make_array(d).take(array(firsts, int64())).data
+    idx = array_data_from_python(codes, target.index_type)
+    dictionary = take(d, array_data_from_python(firsts, int64()))
     return ArrayData(target, idx.length, idx.offset, idx.null_count, idx.buffers, [], dictionary)
 
 
@@ -371,7 +365,6 @@ _FLOAT_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z|"
 
 
 def _to_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
-    from ._upcalls import make_array
     from .from_python import array_data_from_python
     if _storage_int(src) is not None:
         fast = _temporal_text_fixed(d, src, target)
@@ -380,7 +373,7 @@ def _to_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
         return array_data_from_python(_temporal_text(d, src), target)
     if src.kind not in (Kind.BOOL, Kind.FIXED) or isinstance(src, DecimalType):
         raise unsupported(src, target)
-    values = make_array(d).to_pylist()
+    values = to_pylist(d)
     if src.kind == Kind.BOOL:
         out = [None if v is None else ("true" if v else "false") for v in values]
     elif getattr(src, "is_integer", False):
@@ -608,13 +601,12 @@ def _exp_form(digits: str, point: int) -> str:
 
 def _from_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
     # pyarrow's parsers run over every value and report the LAST one that fails
-    from ._upcalls import make_array
     from .from_python import array_data_from_python
     temporal = target.name in ("date32[day]", "date64[ms]") or isinstance(target, TimestampType)
     if (temporal and (src.kind == Kind.VIEW or not src.is_utf8)) or (
             src.kind == Kind.VIEW and target.name == "halffloat"):
         raise unsupported(src, target)      # pyarrow parses these from string and large_string
-    values = make_array(d).to_pylist()
+    values = to_pylist(d)
     if not src.is_utf8:
         # bytes parse as text; pyarrow's message shows undecodable bytes as U+FFFD
         values = [None if v is None else v.decode("utf-8", "replace") for v in values]
@@ -650,7 +642,7 @@ def _from_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
             if parsed is None:
                 errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}{why}")
         _raise_last(errors)
-        return _relabel(array_data_from_python(out, _storage_int(target)), target)
+        return array_data_from_python(out, _storage_int(target)).with_type(target)
     else:
         raise unsupported(src, target)
     _raise_last(errors)
@@ -741,20 +733,19 @@ def _is_list(t: Any) -> bool:
 
 
 def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
-    from ._upcalls import make_array
-    arr: Any = make_array(d)                # a list array (flatten)
     if isinstance(target, FixedSizeListType) != isinstance(src, FixedSizeListType):
+        lists = to_pylist(d)
         if isinstance(target, FixedSizeListType):
-            sizes = {len(v) for v in arr.to_pylist() if v is not None}
+            sizes = {len(v) for v in lists if v is not None}
             if sizes - {target.list_size}:
                 raise ArrowInvalid("ListType can only be casted to FixedSizeListType if the "
                                    "lists are all the expected size.")
         from .from_python import array_data_from_python
-        values = cast_data(arr.flatten().data, target.value_type, safe)
-        child: Any = make_array(values).to_pylist()
+        values = cast_data(d.list_values(), target.value_type, safe)
+        child: Any = to_pylist(values)
         out: list[Any] = []
         pos = 0
-        for v in arr.to_pylist():
+        for v in lists:
             if v is None:
                 out.append(None)
                 continue
@@ -765,7 +756,7 @@ def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         if src.list_size != target.list_size:
             raise ArrowInvalid(f"Size of FixedSizeList is not the same. input list: {src} "
                                f"output list: {target}")
-        child = cast_data(arr.flatten().data, target.value_type, safe)
+        child = cast_data(d.list_values(), target.value_type, safe)
         return ArrayData(target, d.length, 0, d.null_count, [_validity(d)], [child])
     fw = 4 if isinstance(src, ListType) else 8
     tw = 4 if isinstance(target, ListType) else 8
@@ -773,14 +764,12 @@ def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     if widened is None:
         raise ArrowInvalid(f"Failed casting from {src} to {target}: input array too large")
     offsets, first = widened
-    child = make_array(d.children[0])
     last = int(memoryview(offsets).cast("i" if tw == 4 else "q")[d.length]) if d.length else 0
-    values = cast_data(child.slice(first, last).data, target.value_type, safe)
+    values = cast_data(d.children[0].slice(first, last), target.value_type, safe)
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d), offsets], [values])
 
 
 def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
-    from ._upcalls import make_array
     names = [f.name for f in src.fields]
     children = []
     k = 0
@@ -791,7 +780,7 @@ def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         if k == len(names):
             raise ArrowInvalid(f"struct fields don't match or are in the wrong order: Input "
                                f"fields: {src} output fields: {target}")
-        child = make_array(d.children[k]).slice(d.offset, d.length).data
+        child = d.children[k].slice(d.offset, d.length)
         children.append(cast_data(child, f.type, safe))
         k += 1
     return ArrayData(target, d.length, 0, d.null_count, [_validity(d)], children)
@@ -985,7 +974,6 @@ def _decimal_data(values: list[Any], target: Any, null_count: int, validity: Any
 def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     # pyarrow's decimal kernels convert every value and report the LAST failure (each failing
     # value overwrites the status), so errors are collected and the last one raised
-    from ._upcalls import make_array
     from .from_python import array_data_from_python
     errors: list[str] = []
     fast = _decimal_vectorised(d, src, target, safe)
@@ -1016,7 +1004,7 @@ def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         if not (getattr(src, "is_integer", False) or src.name in ("float", "double")
                 or isinstance(src, BinaryType)):
             raise unsupported(src, target)
-        values = make_array(d).to_pylist()
+        values = to_pylist(d)
         if getattr(src, "is_integer", False):
             need = _INT_DIGITS[src.bit_width] + (1 if src.bit_width == 64 and not src.is_signed
                                                  else 0) + s
@@ -1230,9 +1218,8 @@ def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     if src.name == "halffloat":
         if target.name not in _CODES:
             if isinstance(target, BinaryType) and target.is_utf8:
-                from ._upcalls import make_array
                 from .from_python import array_data_from_python
-                values: Any = make_array(d).to_pylist()
+                values: Any = to_pylist(d)
                 return array_data_from_python(
                     [None if v is None else format_float(v) for v in values], target)
             return None

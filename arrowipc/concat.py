@@ -73,35 +73,31 @@ def concat_array_data(parts: list[ArrayData]) -> ArrayData:
                                    for p, (a, b) in zip(parts, spans)],
                                   sum(b - a for a, b in spans))
             return ArrayData(t, total, 0, nulls, [validity, offsets, data], [])
-        from ._upcalls import make_array
-        child = concat_array_data([make_array(p.children[0]).slice(a, b - a).data
+        child = concat_array_data([p.children[0].slice(a, b - a)
                                    for p, (a, b) in zip(parts, spans)])
         return ArrayData(t, total, 0, nulls, [validity, offsets], [child])
     if kind == Kind.FIXED_SIZE_LIST:
-        from ._upcalls import make_array
         size = t.storage_type.list_size
-        child = concat_array_data([make_array(p.children[0]).slice(p.offset * size, p.length * size).data
+        child = concat_array_data([p.children[0].slice(p.offset * size, p.length * size)
                                    for p in parts])
         return ArrayData(t, total, 0, nulls, [validity], [child])
     if kind == Kind.STRUCT:
-        from ._upcalls import make_array
-        children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
+        children = [concat_array_data([p.children[k].slice(p.offset, p.length)
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
         return ArrayData(t, total, 0, nulls, [validity], children)
     if kind == Kind.SPARSE_UNION:
-        from ._upcalls import make_array
         type_ids = concat_buffers([_buffer(p, 0).slice(p.offset, p.length) for p in parts], total)
-        children = [concat_array_data([make_array(p.children[k]).slice(p.offset, p.length).data
+        children = [concat_array_data([p.children[k].slice(p.offset, p.length)
                                        for p in parts]) for k in range(t.storage_type.num_fields)]
         return ArrayData(t, total, 0, 0, [type_ids], children)
     if kind == Kind.DENSE_UNION:
         return _concat_dense_union(t, parts, total)
     # remaining layouts (views, list views, run-end encoded): through Python values
-    from ._upcalls import make_array
     from .from_python import array_data_from_python
+    from .to_python import to_pylist
     pylist: list[object] = []
     for p in parts:
-        pylist += make_array(p).to_pylist()
+        pylist += to_pylist(p)
     return array_data_from_python(pylist, t)
 
 

@@ -696,8 +696,7 @@ def _sliced(data: ArrayData, start: int, length: int, where: str) -> ArrayData:
     if start < 0 or length < 0 or start + length > data.length:
         raise ArrowInvalid(f"{where}: elements [{start}, {start + length}) are outside the child "
                            f"array of length {data.length}")
-    return ArrayData(data.type, length, data.offset + start, -1, data.buffers, data.children,
-                     data.dictionary)
+    return data.slice(start, length)
 
 
 def _buffer_view(data: ArrayData, index: int, width: int, start: int, count: int, what: str,

@@ -148,7 +148,7 @@ def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
         if data.offset == 0 and c.length == data.length:
             columns.append(c)
         else:
-            columns.append(make_array(c).slice(data.offset, data.length).data)
+            columns.append(c.slice(data.offset, data.length))
     return RecordBatch(schema, columns, data.length)
 
 

@@ -1,9 +1,9 @@
-"""Row selection on the columnar model: take, filter, combine_chunks, unify_dictionaries, and the
-small vector functions ETL code calls on columns (fill_null, is_null, unique, value_counts).
+"""Row selection kernels: take, filter, combine_chunks, unify_dictionaries, and the small vector
+functions ETL code calls on columns (fill_null, unique, value_counts), ArrayData in, ArrayData out.
 
-The work is done by the kernels of arrowipc/_core/select_kernels.pyx on ArrayData; this module
-turns pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into what they take and
-wraps the results. Sorting, grouping and joins are not here: docs/table-ops.md shows the zero-copy
+The work is done by the kernels of arrowipc/_core/select_kernels.pyx; this module builds what they
+take (a Selection of rows) and the ArrayData they give back. The Array and Table methods turn
+pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting, grouping and joins are not here: docs/table-ops.md shows the zero-copy
 hand-off to DuckDB and polars for them.
 """
 from __future__ import annotations
@@ -19,39 +19,35 @@ if TYPE_CHECKING:
     from typing import Any, Callable, TypeVar
 
     from ._core.buffer import Buffer
-    from .array import Array, ChunkedArray
+    from .types import DataType
 
     _In = TypeVar("_In")
     _Out = TypeVar("_Out")
 
-__all__ = ["apply", "combined_data", "fill_null", "parallel_map", "PARALLEL_MIN_ROWS", "Selection",
-           "unify_chunks", "unique", "value_counts"]
+__all__ = ["apply", "check_null_selection_behavior", "combined_data", "fill_null", "hash_key", "parallel_map", "PARALLEL_MIN_ROWS",
+           "Selection", "take", "unify_chunks", "unique", "value_counts"]
 
 _NULL_SELECTION = ("drop", "emit_null")
 
 
 # -- arguments ----------------------------------------------------------------------------------
 
-def _as_array(obj: Any, type: Any = None) -> Array:
-    """An Array from an Array, a ChunkedArray (combined), or anything arrowipc.array takes."""
-    from ._upcalls import Array, ChunkedArray, array, make_array
-    if isinstance(obj, Array):
-        return obj
-    if isinstance(obj, ChunkedArray):
-        return make_array(combined_data(obj))
-    return array(obj, type=type)
+def check_null_selection_behavior(null_selection_behavior: str) -> None:
+    """ArrowInvalid unless `null_selection_behavior` is one a filter takes."""
+    if null_selection_behavior not in _NULL_SELECTION:
+        raise ArrowInvalid(f"null_selection_behavior must be 'drop' or 'emit_null', got "
+                           f"{null_selection_behavior!r}")
 
 
-def _mask_data(mask: Any, length: int) -> ArrayData:
-    """The boolean ArrayData of a filter mask of `length` values."""
-    m = _as_array(mask, bool_())
+def _mask_data(m: ArrayData, length: int) -> ArrayData:
+    """`m`, checked to be a boolean filter mask of `length` values."""
     if m.type.kind != Kind.BOOL:
         raise ArrowNotImplementedError(f"Function 'array_filter' has no kernel matching input "
                                        f"types (array[{m.type}]): the mask must be boolean")
-    if len(m) != length:
-        raise ArrowInvalid(f"Filter inputs must all be the same length: the mask has {len(m)} "
+    if m.length != length:
+        raise ArrowInvalid(f"Filter inputs must all be the same length: the mask has {m.length} "
                            f"values, the data has {length} rows")
-    return m.data
+    return m
 
 
 class Selection:
@@ -67,26 +63,24 @@ class Selection:
         self.length = length      # rows the mask covers
 
     @classmethod
-    def from_indices(cls, indices: Any, length: int) -> "Selection":
+    def from_indices(cls, indices: ArrayData, length: int) -> "Selection":
         """The rows at `indices` (integers; a null index selects a null row)."""
-        idx = _as_array(indices)
+        idx = indices
         if idx.type.kind == Kind.NULL:
-            from ._upcalls import array
-            idx = array([None] * len(idx), int64())
+            from .from_python import array_data_from_python
+            idx = array_data_from_python([None] * idx.length, int64())
         if not getattr(idx.type, "is_integer", False):
             raise ArrowNotImplementedError(
                 f"Function 'array_take' has no kernel matching input types: indices must be "
                 f"integers, got {idx.type}")
-        sel, nulls = _k.selection_from_indices(idx.data, length)
-        return cls(sel, len(idx), nulls)
+        sel, nulls = _k.selection_from_indices(idx, length)
+        return cls(sel, idx.length, nulls)
 
     @classmethod
-    def from_mask(cls, mask: Any, length: int, null_selection_behavior: str = "drop"
+    def from_mask(cls, mask: ArrayData, length: int, null_selection_behavior: str = "drop"
                   ) -> "Selection":
         """The rows where the boolean `mask` is true (null slots dropped, or emitted as nulls)."""
-        if null_selection_behavior not in _NULL_SELECTION:
-            raise ArrowInvalid(f"null_selection_behavior must be 'drop' or 'emit_null', got "
-                               f"{null_selection_behavior!r}")
+        check_null_selection_behavior(null_selection_behavior)
         m = _mask_data(mask, length)
         if null_selection_behavior == "emit_null":
             from .validate import null_count_of
@@ -127,12 +121,17 @@ def apply(data: ArrayData, selection: Selection) -> ArrayData:
         return _k.take(data, selection.indices(), selection.count, selection.has_nulls)
     except ArrowNotImplementedError:
         # run-end encoded data, and unions asked for null rows: through Python values
-        from ._upcalls import make_array
         from .from_python import array_data_from_python
-        values = make_array(data).to_pylist()
+        from .to_python import to_pylist
+        values = to_pylist(data)
         picked = [None if i < 0 else values[i]
                   for i in memoryview(selection.indices()).cast("q")[:selection.count]]
         return array_data_from_python(picked, data.type)
+
+
+def take(data: ArrayData, indices: ArrayData) -> ArrayData:
+    """The rows of `data` at `indices` (integers; a null index gives a null row)."""
+    return apply(data, Selection.from_indices(indices, data.length))
 
 
 # -- parallel columns ---------------------------------------------------------------------------
@@ -160,40 +159,41 @@ def parallel_map(func: Callable[[_In], _Out], items: list[_In], rows: int) -> li
 
 # -- chunked data -------------------------------------------------------------------------------
 
-def combined_data(chunked: ChunkedArray) -> ArrayData:
-    """One ArrayData holding every chunk of a ChunkedArray (dictionaries unified first)."""
-    from ._upcalls import make_array
+def combined_data(chunks: list[ArrayData], type: DataType) -> ArrayData:
+    """One ArrayData holding every chunk of a chunked array of `type` (dictionaries unified
+    first)."""
     from .concat import concat_array_data
-    chunks = [c.data for c in chunked.chunks]
     if not chunks:
         from .from_python import array_data_from_python
-        return array_data_from_python([], chunked.type)
+        return array_data_from_python([], type)
     if len(chunks) == 1:
         return chunks[0]
-    if isinstance(chunked.type, DictionaryType) and any(
+    if isinstance(type, DictionaryType) and any(
             c.dictionary is not chunks[0].dictionary for c in chunks):
-        chunks = [c.data for c in unify_chunks([make_array(c) for c in chunks])]
+        chunks = unify_chunks(chunks)
     return concat_array_data(chunks)
 
 
-def unify_chunks(chunks: list[Array]) -> list[Array]:
+def unify_chunks(chunks: list[ArrayData]) -> list[ArrayData]:
     """Dictionary arrays re-encoded against one dictionary: the first chunk's values, then each
     new value in order of appearance (pyarrow's order)."""
-    from ._upcalls import array, make_array
     from .concat import concat_array_data
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
     if not chunks:
         return chunks
     t = chunks[0].type
     assert isinstance(t, DictionaryType), "unify_chunks takes dictionary arrays"
-    first = chunks[0].data.dictionary
-    if all(c.data.dictionary is first for c in chunks):
+    first = chunks[0].dictionary
+    if all(c.dictionary is first for c in chunks):
         return chunks
     position: dict[Any, int] = {}
     parts = []
     remaps = []
     for c in chunks:
-        d = make_array(c.data.dictionary)     # type: ignore[arg-type]  # dictionary arrays have one
-        values = d.to_pylist()
+        d = c.dictionary
+        assert d is not None                  # dictionary arrays have one
+        values = to_pylist(d)
         new: list[int] = []
         remap: list[int] = []
         for k, v in enumerate(values):
@@ -204,83 +204,76 @@ def unify_chunks(chunks: list[Array]) -> list[Array]:
                 new.append(k)
             remap.append(j)
         if new:
-            parts.append(d.take(array(new, int64())).data)
+            parts.append(take(d, array_data_from_python(new, int64())))
         remaps.append(remap)
     dictionary = concat_array_data(parts)
     out = []
     for c, remap in zip(chunks, remaps):
-        idx = make_array(ArrayData(t.index_type, len(c), c.data.offset, c.data.null_count,
-                                   c.data.buffers, [], None))
-        mapped = array(remap, t.index_type).take(idx)
-        md = mapped.data
-        out.append(make_array(ArrayData(t, md.length, md.offset, md.null_count, md.buffers, [],
-                                        dictionary)))
+        idx = ArrayData(t.index_type, c.length, c.offset, c.null_count, c.buffers, [], None)
+        md = take(array_data_from_python(remap, t.index_type), idx)
+        out.append(ArrayData(t, md.length, md.offset, md.null_count, md.buffers, [], dictionary))
     return out
 
 
 # -- vector functions ---------------------------------------------------------------------------
 
-def fill_null(arr: Array, fill_value: Any) -> Array:
-    """`arr` with its null slots replaced by `fill_value` (cast to arr's type)."""
-    from ._upcalls import array, make_array
-    if arr.null_count == 0:
-        return arr
-    if not hasattr(fill_value, "type"):
-        fill = array([fill_value]).cast(arr.type) if fill_value is not None else None
-    else:
-        fill = array([fill_value.as_py()] if hasattr(fill_value, "as_py") else fill_value,
-                     fill_value.type).cast(arr.type)
-    if fill is None:
-        return arr
-    # rows: the array's own where valid, row `len(arr)` (the fill value) where null
+def fill_null(data: ArrayData, fill: ArrayData | None) -> ArrayData:
+    """`data` with its null slots replaced by the one value of `fill` (of data's type); `data`
+    itself when it has no null or `fill` is None."""
+    from .validate import null_count_of
+    if null_count_of(data) == 0 or fill is None:
+        return data
+    # rows: the array's own where valid, row `data.length` (the fill value) where null
     from .concat import concat_array_data
-    if arr.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
-        raise ArrowNotImplementedError(f"fill_null of {arr.type}")
-    both = concat_array_data([arr.data, fill.data])
-    sel = _k.fill_selection(arr.data)
-    return make_array(_k.take(both, sel, len(arr), False))
+    if data.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        raise ArrowNotImplementedError(f"fill_null of {data.type}")
+    both = concat_array_data([data, fill])
+    sel = _k.fill_selection(data)
+    return _k.take(both, sel, data.length, False)
 
 
-def unique(arr: Array) -> Array:
-    """The distinct values of `arr` in order of first appearance (one null if any)."""
-    from ._upcalls import array
-    values = arr.to_pylist()
+def unique(data: ArrayData) -> ArrayData:
+    """The distinct values of `data` in order of first appearance (one null if any)."""
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
+    values = to_pylist(data)
     seen: set[Any] = set()
     keep: list[int] = []
     for i, v in enumerate(values):
-        key = _hash_key(v)
+        key = hash_key(v)
         if key not in seen:
             seen.add(key)
             keep.append(i)
-    return arr.take(array(keep, int64()))
+    return take(data, array_data_from_python(keep, int64()))
 
 
-def value_counts(arr: Array) -> Array:
+def value_counts(data: ArrayData) -> ArrayData:
     """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
-    from ._upcalls import array, make_array
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
     from .types import StructType, field
-    values = arr.to_pylist()
+    values = to_pylist(data)
     counts: dict[Any, int] = {}
     first: dict[Any, int] = {}
     for i, v in enumerate(values):
-        key = _hash_key(v)
+        key = hash_key(v)
         if key in counts:
             counts[key] += 1
         else:
             counts[key] = 1
             first[key] = i
-    uniq = arr.take(array(list(first.values()), int64()))
-    cnt = array(list(counts.values()), int64())
-    t = StructType([field("values", arr.type), field("counts", int64())])
-    return make_array(ArrayData(t, len(uniq), 0, 0, [None], [uniq.data, cnt.data]))
+    uniq = take(data, array_data_from_python(list(first.values()), int64()))
+    cnt = array_data_from_python(list(counts.values()), int64())
+    t = StructType([field("values", data.type), field("counts", int64())])
+    return ArrayData(t, uniq.length, 0, 0, [None], [uniq, cnt])
 
 
-def _hash_key(v: Any) -> Any:
+def hash_key(v: Any) -> Any:
     """A hashable key for a to_pylist value: NaNs equal, 1 and True apart, lists and dicts as tuples."""
     if isinstance(v, float) and v != v:
         return ("nan",)
     if isinstance(v, dict):
-        return ("dict", tuple((k, _hash_key(x)) for k, x in v.items()))
+        return ("dict", tuple((k, hash_key(x)) for k, x in v.items()))
     if isinstance(v, list):
-        return ("list", tuple(_hash_key(x) for x in v))
+        return ("list", tuple(hash_key(x) for x in v))
     return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)

@@ -15,7 +15,7 @@ from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
-from .tableops import TabularOps, chunk_slices
+from .tableops import TabularOps, argument_data, chunk_slices, mask_selection
 
 __all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
 
@@ -137,7 +137,7 @@ class RecordBatch(TabularOps):
         d = arr.data
         if not isinstance(d.type, StructType):
             raise ArrowTypeError(f"expected a struct array, got {d.type}")
-        cols = [make_array(c).slice(d.offset, d.length).data for c in d.children]
+        cols = [c.slice(d.offset, d.length) for c in d.children]
         return cls(Schema(d.type.fields), cols, d.length)
 
     # -- shape and access -----------------------------------------------------------------------
@@ -189,7 +189,7 @@ class RecordBatch(TabularOps):
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
         offset = min(offset, self.num_rows)
         length = self.num_rows - offset if length is None else max(0, min(length, self.num_rows - offset))
-        cols = [make_array(c).slice(offset, length).data for c in self._columns]
+        cols = [c.slice(offset, length) for c in self._columns]
         return RecordBatch(self.schema, cols, length)
 
     # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
@@ -207,15 +207,15 @@ class RecordBatch(TabularOps):
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
         """The rows where the boolean `mask` is true (null slots dropped, or null rows with
         null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        from .selection import apply, parallel_map
+        sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
         return RecordBatch(self.schema, cols, sel.count)
 
     def take(self, indices: Any) -> RecordBatch:
         """The rows at `indices`."""
         from .selection import Selection, apply, parallel_map
-        sel = Selection.from_indices(indices, self.num_rows)
+        sel = Selection.from_indices(argument_data(indices), self.num_rows)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
         return RecordBatch(self.schema, cols, sel.count)
 
@@ -449,8 +449,8 @@ class Table(TabularOps):
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Table:
         """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
         or null rows with null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        from .selection import apply, parallel_map
+        sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         if sel.mask is None:
             one = self.combine_chunks()
             batch = one._batches[0] if one._batches else RecordBatch(self.schema, [], 0)
@@ -479,7 +479,7 @@ class Table(TabularOps):
         from ._core import select_kernels as _k
         from .concat import concat_array_data
         from .selection import Selection, apply, parallel_map
-        sel = Selection.from_indices(indices, self.num_rows)
+        sel = Selection.from_indices(argument_data(indices), self.num_rows)
         starts = [0]
         for b in self._batches:
             starts.append(starts[-1] + b.num_rows)
@@ -491,7 +491,8 @@ class Table(TabularOps):
             if any(d.dictionary is not datas[0].dictionary for d in datas):
                 # dictionaries differ: one unified column, then the take
                 from .selection import combined_data
-                return apply(combined_data(self.column(i)), sel)
+                return apply(combined_data([c.data for c in self.column(i).chunks],
+                                           self.schema.field(i).type), sel)
             pieces = [apply(d, pick) for d, pick in zip(datas, picks)]
             return _k.take(concat_array_data(pieces), perm, sel.count, sel.has_nulls)
         cols = parallel_map(column, list(range(self.num_columns)), sel.count)
@@ -502,7 +503,8 @@ class Table(TabularOps):
         if len(self._batches) == 1:
             return self
         from .selection import combined_data, parallel_map
-        cols = parallel_map(combined_data, list(self.itercolumns()), self.num_rows)
+        cols = parallel_map(lambda ca: combined_data([c.data for c in ca.chunks], ca.type),
+                            list(self.itercolumns()), self.num_rows)
         if not self._batches:
             from .from_python import array_data_from_python
             cols = [array_data_from_python([], f.type) for f in self.schema]

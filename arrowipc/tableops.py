@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 
-__all__ = ["TabularOps"]
+__all__ = ["TabularOps", "argument_data", "mask_selection"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ._core.arraydata import ArrayData
     from ._core.buffer import Buffer
     from .array import Array, ChunkedArray
+    from .selection import Selection
     from .types import DataType, Field, Schema
 
 
@@ -38,20 +39,22 @@ class ArrayOps:
         def type(self) -> DataType: ...
         def __len__(self) -> int: ...
         def to_pylist(self, *, maps_as_pydicts: str | None = None) -> list[Any]: ...
+        @property
+        def null_count(self) -> int: ...
 
     def take(self, indices: Any) -> Array:
         """The values at `indices` (integers; a null index gives a null), as a new Array."""
         from ._upcalls import make_array
-        from .selection import Selection, apply
-        return make_array(apply(self.data, Selection.from_indices(indices, len(self))))
+        from .selection import take
+        return make_array(take(self.data, argument_data(indices)))
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Array:
         """The values where the boolean `mask` is true; null mask slots are dropped, or give a
         null with null_selection_behavior="emit_null"."""
         from ._upcalls import make_array
-        from .selection import Selection, apply
-        return make_array(apply(self.data, Selection.from_mask(mask, len(self),
-                                                               null_selection_behavior)))
+        from .selection import apply
+        return make_array(apply(self.data, mask_selection(mask, len(self),
+                                                          null_selection_behavior)))
 
     def cast(self, target_type: Any = None, safe: bool | None = None,
              options: Any = None) -> Array:
@@ -64,18 +67,30 @@ class ArrayOps:
 
     def fill_null(self, fill_value: Any) -> Array:
         """The values with nulls replaced by `fill_value`."""
+        from ._upcalls import array, make_array
         from .selection import fill_null
-        return fill_null(self, fill_value)      # type: ignore[arg-type]  # self is an Array
+        if self.null_count == 0:
+            return self                         # type: ignore[return-value]  # self is an Array
+        if not hasattr(fill_value, "type"):
+            fill = array([fill_value]).cast(self.type) if fill_value is not None else None
+        else:
+            fill = array([fill_value.as_py()] if hasattr(fill_value, "as_py") else fill_value,
+                         fill_value.type).cast(self.type)
+        if fill is None:
+            return self                         # type: ignore[return-value]  # self is an Array
+        return make_array(fill_null(self.data, fill.data))
 
     def unique(self) -> Array:
         """The distinct values in order of first appearance."""
+        from ._upcalls import make_array
         from .selection import unique
-        return unique(self)                     # type: ignore[arg-type]  # self is an Array
+        return make_array(unique(self.data))
 
     def value_counts(self) -> Array:
         """struct<values, counts: int64> of the distinct values in order of first appearance."""
+        from ._upcalls import make_array
         from .selection import value_counts
-        return value_counts(self)               # type: ignore[arg-type]  # self is an Array
+        return make_array(value_counts(self.data))
 
     def dictionary_encode(self, null_encoding: str = "mask") -> Array:
         """The values as a dictionary<int32, type> array."""
@@ -150,7 +165,6 @@ def total_buffer_size(datas: Iterable[ArrayData]) -> int:
         if d.dictionary is not None:
             stack.append(d.dictionary)
     return total
-
 
 
 def referenced_buffer_size(data: ArrayData) -> int:
@@ -312,15 +326,16 @@ class ChunkedArrayOps:
         """The chunks concatenated into one Array (dictionaries unified)."""
         from ._upcalls import make_array
         from .selection import combined_data
-        return make_array(combined_data(self))  # type: ignore[arg-type]  # a ChunkedArray
+        return make_array(combined_data([c.data for c in self.chunks], self.type))
 
     def unify_dictionaries(self, memory_pool: Any = None) -> Self:
         """Dictionary chunks re-encoded against one shared dictionary."""
         from .types import DictionaryType
         if not isinstance(self.type, DictionaryType):
             return self
+        from ._upcalls import make_array
         from .selection import unify_chunks
-        return self._like(unify_chunks(list(self.chunks)))
+        return self._like([make_array(d) for d in unify_chunks([c.data for c in self.chunks])])
 
     def take(self, indices: Any) -> Self:
         """The values at `indices`, as a one-chunk ChunkedArray."""
@@ -329,8 +344,8 @@ class ChunkedArrayOps:
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Self:
         """The values where `mask` is true, chunk by chunk."""
         from ._upcalls import make_array
-        from .selection import Selection, apply
-        sel = Selection.from_mask(mask, len(self), null_selection_behavior)
+        from .selection import apply
+        sel = mask_selection(mask, len(self), null_selection_behavior)
         if sel.mask is None:
             return self._like([self.combine_chunks().filter(mask, null_selection_behavior)])
         starts = self._starts()
@@ -594,3 +609,23 @@ def _struct_field(col: Any, k: int) -> Any:
                         [bitmap_view(d.buffers[0], d.offset, d.length), rows])
         return child.take(make_array(idx))
     return child
+
+
+def argument_data(obj: Any, type: DataType | None = None) -> ArrayData:
+    """The ArrayData of a method's array argument: an Array's own, a ChunkedArray's chunks
+    combined, else what arrowipc.array makes of it (a list, a numpy array...)."""
+    from ._upcalls import Array, ChunkedArray, array
+    if isinstance(obj, Array):
+        return obj.data
+    if isinstance(obj, ChunkedArray):
+        from .selection import combined_data
+        return combined_data([c.data for c in obj.chunks], obj.type)
+    return array(obj, type=type).data
+
+
+def mask_selection(mask: Any, length: int, null_selection_behavior: str) -> Selection:
+    """The rows of `length` a filter keeps, from its boolean `mask` argument."""
+    from .selection import Selection, check_null_selection_behavior
+    from .types import bool_
+    check_null_selection_behavior(null_selection_behavior)
+    return Selection.from_mask(argument_data(mask, bool_()), length, null_selection_behavior)

@@ -144,9 +144,7 @@ def _slice(child: ArrayData, start: int, length: int, where: str) -> ArrayData:
     if start < 0 or length < 0 or start + length > child.length:
         raise ArrowInvalid(f"{where}: elements [{start}, {start + length}) are outside the child "
                            f"array of length {child.length}")
-    nc = 0 if child.null_count == 0 else -1
-    return ArrayData(child.type, length, child.offset + start, nc, child.buffers, child.children,
-                     child.dictionary)
+    return child.slice(start, length)
 
 
 def _validity_bytes(data: ArrayData, where: str) -> bytes | None:

@@ -201,7 +201,7 @@ class DictionaryTracker:
             if (self.options.emit_dictionary_deltas and len(new_values) > n
                     and new_values[:n] == prev_values):
                 from ..array import make_array
-                delta = make_array(current).slice(n).data
+                delta = current.slice(n)
                 out.append((dict_id, delta, True, "delta"))
             elif self.file_mode:
                 raise ArrowInvalid(f"dictionary for field at {path} changed between batches; the "

@@ -52,9 +52,22 @@ def _runtime_nodes(tree):
             todo.append(child)
 
 
-def import_graph(lazy_edges=None):
+def _upcall_names(node):
+    """The locator names a node looks up: `from .._upcalls import X` or `_upcalls.X`."""
+    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "_upcalls":
+        return [a.name for a in node.names if a.name in _upcalls.PROVIDERS]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "_upcalls" and node.attr in _upcalls.PROVIDERS:
+        return [node.attr]
+    return []
+
+
+def import_graph(lazy_edges=None, locator=False, locator_users=None):
     """{module: {imported module of the package}} over every import statement, lazy ones too.
-    `lazy_edges`, a set, receives the (module, target) pairs made only inside functions."""
+    `lazy_edges`, a set, receives the (module, target) pairs made only inside functions. With
+    `locator`, a name looked up through arrowipc/_upcalls.py counts as an import of the module
+    providing it (the graph as the code runs it); `locator_users`, a set, receives the modules
+    that look a name up there."""
     mods = _modules()
     graph = {}
     for name, path in mods.items():
@@ -68,6 +81,13 @@ def import_graph(lazy_edges=None):
             return found
 
         text = path.read_text()
+        if path.suffix == ".py":
+            for node in _runtime_nodes(ast.parse(text)):
+                looked_up = _upcall_names(node)
+                if looked_up and locator_users is not None:
+                    locator_users.add(name)
+                if looked_up and locator:
+                    targets.update(_upcalls.PROVIDERS[n] for n in looked_up)
         if path.suffix == ".pyx":
             pattern = r"^\s*from\s+(\.*[\w.]*)\s+c?import\s+(?:\(([^)]*)\)|([\w, *]+))"
             for m in re.finditer(pattern, text, re.M):
@@ -181,3 +201,13 @@ def test_the_graph_sees_lazy_and_cython_imports():
     assert "arrowipc._core.buffer" in graph["arrowipc.ipc._framing"]       # cimport
     assert "arrowipc.ipc.recover" not in graph["arrowipc.ipc.reader"]      # TYPE_CHECKING only
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def test_the_graph_counts_locator_lookups():
+    # a name looked up in _upcalls is an import of its provider when the graph is asked so
+    users = set()
+    graph = import_graph(locator=True, locator_users=users)
+    assert "arrowipc.ipc.writer" in graph["arrowipc.types"]              # Schema.serialize
+    assert "arrowipc.ipc.writer" not in import_graph()["arrowipc.types"]
+    assert "arrowipc.types" in users
+
