@@ -2,19 +2,19 @@
 combine_chunks and ChunkedArray flattening). Buffers are copied once, in bulk, per layout."""
 from __future__ import annotations
 
-from ._core.arraydata import ArrayData
-from ._core.bitmap import concat_bitmaps
-from ._core.buffer import concat_buffers
-from ._core.offsets import concat_offsets
-from .validate import null_count_of
-from .errors import ArrowInvalid
-from .types import Kind
+from .._core.arraydata import ArrayData
+from .._core.bitmap import concat_bitmaps
+from .._core.buffer import concat_buffers
+from .._core.offsets import concat_offsets
+from ..validate import null_count_of
+from ..errors import ArrowInvalid
+from ..types import Kind
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._core.buffer import Buffer
+    from .._core.buffer import Buffer
 
 
 __all__ = ["concat_array_data"]
@@ -118,5 +118,5 @@ def _concat_dense_union(t: Any, parts: list[ArrayData], total: int) -> ArrayData
         for k in range(len(codes)):
             base[k] += p.children[k].length
     children = [concat_array_data([p.children[k] for p in parts]) for k in range(len(codes))]
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     return ArrayData(t, total, 0, 0, [type_ids, py_buffer(offsets.tobytes())], children)

@@ -20,10 +20,10 @@ zero-copy slices, so printing a 5M-row column costs the same as printing 21 rows
 """
 from __future__ import annotations
 
-from ._core.arraydata import ArrayData
-from ._core.bitmap import count_set_bits, unpack_bits
-from .errors import ArrowInvalid
-from .types import (DataType, DecimalType, DurationType, ExtensionType, Kind, Time32Type,
+from .._core.arraydata import ArrayData
+from .._core.bitmap import count_set_bits, unpack_bits
+from ..errors import ArrowInvalid
+from ..types import (DataType, DecimalType, DurationType, ExtensionType, Kind, Time32Type,
                     Time64Type, TimestampType)
 
 __all__ = ["PrintOptions", "array_to_string", "chunked_array_to_string"]
@@ -191,7 +191,7 @@ class _ArrayPrinter:
             self.child(True).print(part)
 
     def validity(self, d: ArrayData) -> None:
-        from .types import bool_
+        from ..types import bool_
         self.pad()
         self.write("-- is_valid:")
         if d.type.kind not in (Kind.SPARSE_UNION, Kind.DENSE_UNION) and _has_nulls(d):
@@ -210,7 +210,7 @@ class _ArrayPrinter:
             self.child(True).print(c)
 
     def union(self, d: ArrayData) -> None:
-        from .types import int32, uint8
+        from ..types import int32, uint8
         self.validity(d)
         self.newline()
         self.pad()
@@ -313,7 +313,7 @@ class _ArrayPrinter:
 # -- reading the shown rows ---------------------------------------------------------------------
 
 def _is_map(t: DataType) -> bool:
-    from .types import MapType
+    from ..types import MapType
     return isinstance(t, MapType)
 
 
@@ -430,29 +430,29 @@ def _clipped_binary(d: ArrayData, keep: int) -> list[str]:
 
 def _format_run(d: ArrayData) -> list[str | None]:
     """Arrow's text for every value of a (short) flat array; anything for nulls."""
-    from . import cast
+    from . import text
     from .to_python import to_pylist
-    from .types import timestamp
+    from ..types import timestamp
     t = d.type
     if isinstance(t, DecimalType):
-        return [None if v is None else cast._decimal_text(v, t.scale)
-                for v in cast._unscaled(d)]
+        return [None if v is None else text.decimal_text(v, t.scale)
+                for v in text.unscaled(d)]
     if isinstance(t, DurationType):
-        return [None if v is None else str(v) for v in cast._temporal_text(d, t)]
+        return [None if v is None else str(v) for v in text.temporal_text(d, t)]
     if isinstance(t, TimestampType) and t.tz:
         # Arrow prints the UTC instant whatever the zone
-        return cast._temporal_text(d.with_type(timestamp(t.unit, "UTC")), timestamp(t.unit, "UTC"))
+        return text.temporal_text(d.with_type(timestamp(t.unit, "UTC")), timestamp(t.unit, "UTC"))
     if isinstance(t, (Time32Type, Time64Type, TimestampType)) or t.name in ("date32[day]",
                                                                               "date64[ms]"):
-        return cast._temporal_text(d, t)
+        return text.temporal_text(d, t)
     values = to_pylist(d)
     name = t.name
     if t.kind == Kind.BOOL:
         return [None if v is None else ("true" if v else "false") for v in values]
     if name in ("double", "halffloat"):
-        return [None if v is None else cast.format_float(v) for v in values]
+        return [None if v is None else text.format_float(v) for v in values]
     if name == "float":
-        return [None if v is None else cast.format_float(v, cast._float32_repr(v))
+        return [None if v is None else text.format_float(v, text.float32_repr(v))
                 for v in values]
     if name == "month_interval":
         return [None if v is None else f"{v}M" for v in values]

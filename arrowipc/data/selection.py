@@ -3,29 +3,31 @@ functions ETL code calls on columns (fill_null, unique, value_counts), ArrayData
 
 The work is done by the kernels of arrowipc/_core/select_kernels.pyx; this module builds what they
 take (a Selection of rows) and the ArrayData they give back. The Array and Table methods turn
-pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting, grouping and joins are not here: docs/table-ops.md shows the zero-copy
-hand-off to DuckDB and polars for them.
+pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting,
+grouping and joins are not here: docs/table-ops.md shows the zero-copy hand-off to DuckDB and
+polars for them.
 """
 from __future__ import annotations
 
-from ._core.arraydata import ArrayData
-from ._core import select_kernels as _k
-from .errors import ArrowInvalid, ArrowNotImplementedError
-from .types import DictionaryType, Kind, bool_, int64
+from .._core.arraydata import ArrayData
+from .._core import select_kernels as _k
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..types import DictionaryType, Kind, bool_, int64
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
     from typing import Any, Callable, TypeVar
 
-    from ._core.buffer import Buffer
-    from .types import DataType
+    from .._core.buffer import Buffer
+    from ..types import DataType
 
     _In = TypeVar("_In")
     _Out = TypeVar("_Out")
 
-__all__ = ["apply", "check_null_selection_behavior", "combined_data", "fill_null", "hash_key", "parallel_map", "PARALLEL_MIN_ROWS",
-           "Selection", "take", "unify_chunks", "unique", "value_counts"]
+__all__ = ["apply", "check_null_selection_behavior", "combined_data", "fill_null", "hash_key",
+           "parallel_map", "PARALLEL_MIN_ROWS", "Selection", "take", "unify_chunks", "unique",
+           "value_counts"]
 
 _NULL_SELECTION = ("drop", "emit_null")
 
@@ -83,7 +85,7 @@ class Selection:
         check_null_selection_behavior(null_selection_behavior)
         m = _mask_data(mask, length)
         if null_selection_behavior == "emit_null":
-            from .validate import null_count_of
+            from ..validate import null_count_of
             if null_count_of(m):
                 sel, nulls = _k.selection_from_mask(m, True)
                 return cls(sel, len(sel) // 8, nulls)
@@ -92,7 +94,7 @@ class Selection:
 
     def slice(self, start: int, stop: int) -> "Selection":
         """The part of a mask selection that applies to rows [start, stop) (a table's batch)."""
-        from ._core.bitmap import bitmap_view, count_set_bits
+        from .._core.bitmap import bitmap_view, count_set_bits
         assert self.mask is not None, "only a filter's selection is sliced"
         bits = bitmap_view(self.mask, start, stop - start)
         kept = count_set_bits(bits, 0, stop - start)
@@ -220,7 +222,7 @@ def unify_chunks(chunks: list[ArrayData]) -> list[ArrayData]:
 def fill_null(data: ArrayData, fill: ArrayData | None) -> ArrayData:
     """`data` with its null slots replaced by the one value of `fill` (of data's type); `data`
     itself when it has no null or `fill` is None."""
-    from .validate import null_count_of
+    from ..validate import null_count_of
     if null_count_of(data) == 0 or fill is None:
         return data
     # rows: the array's own where valid, row `data.length` (the fill value) where null
@@ -251,7 +253,7 @@ def value_counts(data: ArrayData) -> ArrayData:
     """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
     from .from_python import array_data_from_python
     from .to_python import to_pylist
-    from .types import StructType, field
+    from ..types import StructType, field
     values = to_pylist(data)
     counts: dict[Any, int] = {}
     first: dict[Any, int] = {}
@@ -269,7 +271,8 @@ def value_counts(data: ArrayData) -> ArrayData:
 
 
 def hash_key(v: Any) -> Any:
-    """A hashable key for a to_pylist value: NaNs equal, 1 and True apart, lists and dicts as tuples."""
+    """A hashable key for a to_pylist value: NaNs equal, 1 and True apart, lists and dicts as
+    tuples."""
     if isinstance(v, float) and v != v:
         return ("nan",)
     if isinstance(v, dict):

@@ -20,13 +20,13 @@ from collections.abc import Mapping as _Mapping
 from itertools import accumulate, chain, repeat
 from operator import is_not
 
-from ._core.arraydata import ArrayData
-from ._core.bitmap import pack_bools
-from ._core.buffer import py_buffer
-from .errors import (ArrowCapacityError, ArrowInvalid, ArrowNotImplementedError,
+from .._core.arraydata import ArrayData
+from .._core.bitmap import pack_bools
+from .._core.buffer import py_buffer
+from ..errors import (ArrowCapacityError, ArrowInvalid, ArrowNotImplementedError,
                      ArrowTypeError)
-from . import types as _t
-from .types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
+from .. import types as _t
+from ..types import (DecimalType, DurationType, ExtensionType, FixedSizeBinaryType, Kind, MapType,
                     PrimitiveType, Time32Type, Time64Type, TimestampType)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -1162,6 +1162,3 @@ def _from_numpy(arr: Any, t: Any, where: str) -> ArrayData:
     result = _data(natural, n, null_count, [validity, values])
     return result.copy_with(type=t) if isinstance(t, ExtensionType) else result
 
-
-from . import _upcalls                              # noqa: E402   (Schema.empty_table)
-_upcalls.register(__name__, array_data_from_python=array_data_from_python)

@@ -23,11 +23,11 @@ from collections import namedtuple
 from functools import lru_cache
 from itertools import islice
 
-from ._core.arraydata import ArrayData
-from ._core.bitmap import unpack_bits
-from ._core.offsets import check_offsets
-from .errors import ArrowCapacityError, ArrowInvalid
-from .types import (DecimalType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
+from .._core.arraydata import ArrayData
+from .._core.bitmap import unpack_bits
+from .._core.offsets import check_offsets
+from ..errors import ArrowCapacityError, ArrowInvalid
+from ..types import (DecimalType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
                     Kind, MapType, PrimitiveType, RunEndEncodedType, StructType, Time32Type,
                     Time64Type, TimestampType, UnionType)
 
@@ -35,7 +35,7 @@ TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-    from .types import DataType
+    from ..types import DataType
 
 __all__ = ["check_maps_as_pydicts", "DayMilliseconds", "maps_as_pydicts", "MonthDayNano",
            "timezone_from_string", "to_numpy", "to_pylist"]

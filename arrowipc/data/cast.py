@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import re
 
-from ._core.arraydata import ArrayData
-from ._core import select_kernels as _k
-from .errors import ArrowInvalid, ArrowNotImplementedError
+from .._core.arraydata import ArrayData
+from .._core import select_kernels as _k
+from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .selection import hash_key, take
+from .text import (MS_PER_DAY, UNITS_PER_SECOND, civil_days, decimal_text, float32_repr,
+                   format_float, local_times, parse_decimal, parse_temporal, storage_int,
+                   temporal_text, temporal_text_fixed, unscaled, valid_flags, validity_bitmap,
+                   values_bytes)
 from .to_python import to_pylist
-from .types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
+from ..types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeListType, Kind, LargeListType, LargeListViewType, ListType,
                     ListViewType, RunEndEncodedType, StructType, Time32Type, Time64Type,
                     TimestampType, UnionType, ensure_type, float32, float64, int32, int64)
@@ -26,13 +30,11 @@ TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 
-    from .types import DataType
+    from ..types import DataType
 
 __all__ = ["cast_data", "format_float", "make_int", "unsupported"]
 
 _CODES = _k.NUMERIC_CODES
-_UNITS_PER_SECOND = {"s": 1, "ms": 1000, "us": 1_000_000, "ns": 1_000_000_000}
-_MS_PER_DAY = 86_400_000
 
 
 def _unit(t: Any) -> str | None:
@@ -46,14 +48,6 @@ def _unit(t: Any) -> str | None:
 
 def _width(t: DataType) -> int:
     return t.byte_width
-
-
-def _validity(d: ArrayData) -> Any:
-    from ._core.bitmap import bitmap_view
-    from .validate import null_count_of
-    if null_count_of(d) == 0 or not d.buffers or d.buffers[0] is None:
-        return None
-    return bitmap_view(d.buffers[0], d.offset, d.length)
 
 
 def _value(d: ArrayData, i: int) -> Any:
@@ -92,9 +86,9 @@ def cast_data(d: ArrayData, target: Any, safe: bool = True) -> ArrayData:
         return _numeric(d, src, target, safe)
     if src.kind == Kind.BOOL and tname in _CODES:
         return ArrayData(target, n, 0, d.null_count if d.null_count >= 0 else -1,
-                         [_validity(d), _k.bits_to_numeric(d, _CODES[tname])])
+                         [validity_bitmap(d), _k.bits_to_numeric(d, _CODES[tname])])
     if sname in _CODES and target.kind == Kind.BOOL:
-        return ArrayData(target, n, 0, d.null_count, [_validity(d),
+        return ArrayData(target, n, 0, d.null_count, [validity_bitmap(d),
                                                        _k.nonzero_bits(d, _CODES[sname])])
     if isinstance(src, DecimalType) or isinstance(target, DecimalType):
         if "halffloat" in (sname, tname) or Kind.BOOL in (src.kind, target.kind):
@@ -163,7 +157,7 @@ def _numeric(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         # pyarrow names the values both types can hold
         (slo, shi), (tlo, thi) = _int_range(src), _int_range(target)
         raise ArrowInvalid(f"Integer value {v} not in range: {max(slo, tlo)} to {min(shi, thi)}")
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), values])
 
 
 def _int_range(t: Any) -> tuple[int, int]:
@@ -173,17 +167,8 @@ def _int_range(t: Any) -> tuple[int, int]:
     return 0, (1 << bits) - 1
 
 
-def _storage_int(t: Any) -> Any:
-    """The integer type a temporal type is stored as (None for non-temporal types)."""
-    if isinstance(t, (TimestampType, DurationType, Time64Type)) or t.name == "date64[ms]":
-        return int64()
-    if isinstance(t, Time32Type) or t.name == "date32[day]":
-        return int32()
-    return None
-
-
 def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
-    s_int, t_int = _storage_int(src), _storage_int(target)
+    s_int, t_int = storage_int(src), storage_int(target)
     if s_int is None and t_int is None:
         return None
     if s_int is None:
@@ -209,7 +194,7 @@ def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | No
         or (sdate and isinstance(target, TimestampType)))
     if isinstance(src, TimestampType) and isinstance(target, (Time32Type, Time64Type)):
         # the time of day: the value modulo a day, then the target's unit
-        su, tu = _UNITS_PER_SECOND[src.unit], _UNITS_PER_SECOND[target.unit]
+        su, tu = UNITS_PER_SECOND[src.unit], UNITS_PER_SECOND[target.unit]
         of_day = ArrayData(int64(), d.length, 0, 0,
                            [None, _k.rescale(d, 8, 8, 1, 1, False, su * 86400)[0]])
         mul, div = (tu // su, 1) if tu >= su else (1, su // tu)
@@ -220,18 +205,18 @@ def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | No
             ticks = np.frombuffer(memoryview(of_day.buffers[1]),  # type: ignore[arg-type]
                                   dtype=np.int64)[:d.length]      # (its values buffer)
             lost = ticks % div != 0
-            flags = _valid_flags(d)
+            flags = valid_flags(d)
             if flags is not None:
                 lost &= flags
             rows = np.flatnonzero(lost)
             last = int(rows[-1]) if len(rows) else bad
             raise ArrowInvalid(f"Cast would lose data: {int(ticks[last])}")
-        return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
+        return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), values])
     if not same_family:
         return None
     # same family: both have a unit (mypy cannot see _unit's result checked)
-    su = _UNITS_PER_SECOND[_unit(src)] if _unit(src) else None  # type: ignore[index,assignment]
-    tu = (_UNITS_PER_SECOND[_unit(target)]  # type: ignore[index,assignment]
+    su = UNITS_PER_SECOND[_unit(src)] if _unit(src) else None  # type: ignore[index,assignment]
+    tu = (UNITS_PER_SECOND[_unit(target)]  # type: ignore[index,assignment]
           if _unit(target) else None)
     exact = safe
     if src.name == "date32[day]":
@@ -254,26 +239,27 @@ def _temporal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | No
             raise ArrowInvalid(f"Casting from {src} to {target} would lose data: {v}")
         raise ArrowInvalid(f"Casting from {src} to {target} would result in out of bounds "
                            f"{_family(target)}: {v}")
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), values])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), values])
 
 
 def _naive(t: Any) -> Any:
-    from .types import timestamp
+    from ..types import timestamp
     return timestamp(t.unit)
 
 
 def _wall_clock(d: ArrayData, src: Any) -> ArrayData:
     """A zoned timestamp array's local times, as a naive timestamp array."""
     import numpy as np
-    from ._core.buffer import py_buffer
-    ints = np.frombuffer(_values_bytes(d, 8), dtype=np.int64)
-    local, _ = _local(ints.astype(f"datetime64[{src.unit}]"), ints, src.unit, src.tz)
+    from .._core.buffer import py_buffer
+    ints = np.frombuffer(values_bytes(d, 8), dtype=np.int64)
+    local, _ = local_times(ints.astype(f"datetime64[{src.unit}]"), ints, src.unit, src.tz)
     values = local.astype(np.int64)
-    return ArrayData(_naive(src), d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+    return ArrayData(_naive(src), d.length, 0, d.null_count,
+                     [validity_bitmap(d), py_buffer(values)])
 
 
 def _date32() -> Any:
-    from .types import date32
+    from ..types import date32
     return date32()
 
 
@@ -283,7 +269,7 @@ def _family(t: Any) -> str:
 
 def make_int(d: ArrayData, i: Any) -> int:
     """Value i of temporal data `d` (date, time, timestamp, duration) as its stored integer."""
-    value: int = _value(d.with_type(_storage_int(d.type)), i)
+    value: int = _value(d.with_type(storage_int(d.type)), i)
     return value
 
 
@@ -293,7 +279,7 @@ def _binary(d: ArrayData, src: Any, target: Any, safe: bool = True) -> ArrayData
         from .from_python import array_data_from_python
         if target.is_utf8 and not src.is_utf8 and not safe:
             # unchecked: the bytes as they are, relabelled
-            from .types import binary_view
+            from ..types import binary_view
             return array_data_from_python(values, binary_view()).with_type(target)
         if target.is_utf8 and not src.is_utf8:
             values = [_decode(v) for v in values]
@@ -311,7 +297,7 @@ def _binary(d: ArrayData, src: Any, target: Any, safe: bool = True) -> ArrayData
         raise ArrowInvalid(f"Failed casting from {src} to {target}: input array too large")
     offsets, first = widened
     data = d.buffers[2].slice(first) if d.buffers[2] is not None else None
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), offsets, data])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), offsets, data])
 
 
 def _decode(v: Any) -> Any:
@@ -324,7 +310,7 @@ def _decode(v: Any) -> Any:
 
 
 def _check_utf8(d: ArrayData) -> None:
-    from .validate import validate_array
+    from ..validate import validate_array
     try:
         validate_array(d.with_type(_string_like(d.type)), full=True)
     except ArrowInvalid:
@@ -332,7 +318,7 @@ def _check_utf8(d: ArrayData) -> None:
 
 
 def _string_like(t: Any) -> Any:
-    from .types import large_string, string
+    from ..types import large_string, string
     return string() if t.kind == Kind.BINARY else large_string()
 
 
@@ -366,11 +352,11 @@ _FLOAT_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z|"
 
 def _to_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
     from .from_python import array_data_from_python
-    if _storage_int(src) is not None:
-        fast = _temporal_text_fixed(d, src, target)
+    if storage_int(src) is not None:
+        fast = temporal_text_fixed(d, src, target)
         if fast is not None:
             return fast
-        return array_data_from_python(_temporal_text(d, src), target)
+        return array_data_from_python(temporal_text(d, src), target)
     if src.kind not in (Kind.BOOL, Kind.FIXED) or isinstance(src, DecimalType):
         raise unsupported(src, target)
     values = to_pylist(d)
@@ -381,222 +367,10 @@ def _to_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
     elif src.name == "double":
         out = [None if v is None else format_float(v) for v in values]
     elif src.name == "float":
-        out = [None if v is None else format_float(v, _float32_repr(v)) for v in values]
+        out = [None if v is None else format_float(v, float32_repr(v)) for v in values]
     else:
         raise unsupported(src, target)
     return array_data_from_python(out, target)
-
-
-_DIGITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
-
-
-def _temporal_text(d: ArrayData, src: Any) -> list[Any]:
-    """Dates, times, timestamps and durations as pyarrow prints them: ISO dates, times with as
-    many fraction digits as the unit has, timestamps as `date time`, followed by the UTC offset
-    (+HHMM, or Z for the "UTC" zone) when they have a time zone; a value outside the years
-    -32767 to 32767 (or a time outside the day) prints as `<value out of range: v>`."""
-    import numpy as np
-    width = 4 if _storage_int(src) == int32() else 8
-    ints = np.frombuffer(_values_bytes(d, width), dtype=np.int32 if width == 4
-                         else np.int64).astype(np.int64)
-    valid = _valid_flags(d)
-    text: list[Any]
-    if isinstance(src, DurationType):
-        text = ints.astype(str).tolist()
-    elif isinstance(src, (Time32Type, Time64Type)):
-        per_day = 86400 * _UNITS_PER_SECOND[src.unit]
-        clock = np.datetime_as_string(  # type: ignore[call-overload]  # a datetime64 array
-            ints.astype(f"datetime64[{src.unit}]"), unit=src.unit)
-        text = [c[11:] if 0 <= v < per_day else f"<value out of range: {v}>"
-                for c, v in zip(clock.tolist(), ints.tolist())]
-    else:
-        unit = src.unit if isinstance(src, TimestampType) else ("ms" if src.name == "date64[ms]"
-                                                               else "D")
-        stamps = ints.astype(f"datetime64[{unit}]")
-        tz = getattr(src, "tz", None)
-        suffix = None
-        if tz:
-            stamps, suffix = _local(stamps, ints, unit, tz)
-        years = stamps.astype("datetime64[Y]").astype(np.int64) + 1970
-        in_range = ((years >= -32767) & (years <= 32767)).tolist()
-        if isinstance(src, TimestampType):
-            stamp_text = np.datetime_as_string(  # type: ignore[call-overload]  # datetime64
-                stamps, unit=unit).tolist()
-            text = [t.replace("T", " ") for t in stamp_text]
-        else:
-            text = np.datetime_as_string(stamps.astype("datetime64[D]"), unit="D").tolist()
-        if suffix is not None:
-            text = [t + z for t, z in zip(text, suffix)]
-        text = [t if ok else f"<value out of range: {v}>"
-                for t, ok, v in zip(text, in_range, ints.tolist())]
-    if valid is not None:
-        text = [t if ok else None for t, ok in zip(text, valid.tolist())]
-    return text
-
-
-def _temporal_text_fixed(d: ArrayData, src: Any, target: Any) -> ArrayData | None:
-    """Dates, times and timestamps (naive, UTC or a fixed offset) in the years 1000 to 9999:
-    every text has one length, so the digits are written column by column into a byte matrix
-    with numpy and the offsets are multiples of the row; None where the per-row path is needed
-    (durations, named zones, other years, times outside the day, string_view)."""
-    import numpy as np
-    from ._core.buffer import py_buffer
-    if target.kind == Kind.VIEW or isinstance(src, DurationType) or d.length == 0:
-        return None
-    tz = getattr(src, "tz", None)
-    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz) if tz and tz != "UTC" else None
-    if tz and tz != "UTC" and m is None:
-        return None
-    n = d.length
-    width = 4 if _storage_int(src) == int32() else 8
-    ints = np.frombuffer(_values_bytes(d, width), dtype=np.int32 if width == 4
-                         else np.int64).astype(np.int64)
-    flags = _valid_flags(d)
-    if flags is not None:
-        ints = np.where(flags, ints, 0)         # the rows under nulls print as the epoch
-    unit = getattr(src, "unit", None)
-    per_second = _UNITS_PER_SECOND[unit] if unit else 1
-    fraction_digits = _DIGITS[unit] if unit else 0
-    clock = not src.name.startswith("date")
-    if isinstance(src, (Time32Type, Time64Type)):
-        if ((ints < 0) | (ints >= 86400 * per_second)).any():
-            return None
-        days, of_day = None, ints
-    else:
-        if src.name == "date32[day]":
-            ticks = ints * 86400
-        elif src.name == "date64[ms]":
-            ticks, per_second = ints, 1000          # milliseconds; only the day prints
-        else:
-            ticks = ints
-        if m is not None:
-            minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (1 if m.group(1) == "+" else -1)
-            ticks = ticks + minutes * 60 * per_second
-        days = ticks // (86400 * per_second)
-        of_day = ticks - days * (86400 * per_second)
-    suffix = "" if not tz else ("Z" if m is None else
-                                f"{m.group(1)}{m.group(2)}{m.group(3)}")
-    columns: list[Any] = []                     # (text, or (values, digit count))
-    if days is not None:
-        year, month, day = _civil_from_days(days)
-        if ((year < 1000) | (year > 9999)).any():
-            return None
-        columns += [(year, 4), "-", (month, 2), "-", (day, 2)]
-        if clock:
-            columns.append(" ")
-    if clock:
-        seconds = of_day // per_second
-        columns += [(seconds // 3600, 2), ":", (seconds // 60 % 60, 2), ":", (seconds % 60, 2)]
-        if fraction_digits:
-            columns += [".", (of_day % per_second, fraction_digits)]
-    columns += list(suffix)
-    size = sum(1 if isinstance(c, str) else c[1] for c in columns)
-    if n * size >= (1 << 31):
-        return None
-    cells = np.empty((n, size), dtype=np.uint8)
-    at = 0
-    for c in columns:
-        if isinstance(c, str):
-            cells[:, at] = ord(c)
-            at += 1
-            continue
-        values, count = c
-        for k in range(count - 1, -1, -1):
-            cells[:, at + k] = values % 10 + 48
-            values = values // 10
-        at += count
-    owidth = np.int64 if target.kind == Kind.LARGE_BINARY else np.int32
-    offsets = np.arange(n + 1, dtype=owidth) * size
-    return ArrayData(target, n, 0, d.null_count,
-                     [_validity(d), py_buffer(offsets), py_buffer(cells)])
-
-
-def _civil_from_days(days: Any) -> Any:
-    """(year, month, day) numpy arrays of the proleptic Gregorian dates `days` after 1970-01-01."""
-    z = days + 719468
-    era = z // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    day = doy - (153 * mp + 2) // 5 + 1
-    month = mp + 3 - 12 * (mp >= 10)
-    year = yoe + era * 400 + (month <= 2)
-    return year, month, day
-
-
-def _local(stamps: Any, ints: Any, unit: Any, tz: Any) -> Any:
-    """Local wall-clock times of UTC instants and their offset suffixes."""
-    import datetime
-    import numpy as np
-    if tz == "UTC":
-        return stamps, ["Z"] * len(ints)
-    m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", tz)
-    if m:
-        minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (1 if m.group(1) == "+" else -1)
-        offsets = np.full(len(ints), minutes, dtype=np.int64)
-    else:
-        import zoneinfo
-        zone = zoneinfo.ZoneInfo(tz)
-        seconds = stamps.astype("datetime64[s]").astype(np.int64).tolist()
-        epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-        offsets = np.array([_offset_minutes(zone, epoch, s) for s in seconds], dtype=np.int64)
-    local = stamps + offsets.astype("timedelta64[m]").astype(f"timedelta64[{unit}]")
-    suffix = [f"{'-' if o < 0 else '+'}{abs(o) // 60:02d}{abs(o) % 60:02d}"
-              for o in offsets.tolist()]
-    return local, suffix
-
-
-def _offset_minutes(zone: Any, epoch: Any, seconds: int) -> int:
-    import datetime
-    try:
-        when = epoch + datetime.timedelta(seconds=seconds)
-    except OverflowError:
-        return 0
-    return int(zone.utcoffset(when.replace(tzinfo=None)).total_seconds() // 60)
-
-
-def _float32_repr(v: float) -> str:
-    """The shortest digits that read back as the same float32."""
-    import struct
-    for p in range(1, 10):
-        r = f"{v:.{p}g}"
-        if struct.unpack("f", struct.pack("f", float(r)))[0] == v:
-            return repr(float(r))
-    return repr(v)
-
-
-def format_float(v: float, shortest: str | None = None) -> str:
-    """A double as pyarrow prints it: the shortest digits that round-trip, in fixed notation for
-    decimal exponents -6 to 9 and in exponent form (1e+10, 1.5e-7) outside."""
-    if v != v:
-        return "nan"
-    if v in (float("inf"), float("-inf")):
-        return "inf" if v > 0 else "-inf"
-    r = repr(v) if shortest is None else shortest
-    sign = "-" if r.startswith("-") else ""
-    mant, _, exp = r.lstrip("-").partition("e")
-    whole, _, frac = mant.partition(".")
-    raw = whole + frac
-    digits = raw.lstrip("0")
-    # the decimal point sits after `point` digits of `digits`
-    point = len(whole) + (int(exp) if exp else 0) - (len(raw) - len(digits))
-    digits = digits.rstrip("0")
-    if not digits:
-        return sign + "0"
-    if -5 <= point <= 0:
-        return sign + "0." + "0" * (-point) + digits
-    if 0 < point <= 10:
-        if point >= len(digits):
-            return sign + digits + "0" * (point - len(digits))
-        return sign + digits[:point] + "." + digits[point:]
-    return sign + _exp_form(digits, point)
-
-
-def _exp_form(digits: str, point: int) -> str:
-    e = point - 1
-    m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return f"{m}e{'+' if e >= 0 else '-'}{abs(e)}"
 
 
 def _from_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
@@ -637,93 +411,16 @@ def _from_text(d: ArrayData, src: Any, target: Any) -> ArrayData:
             if v is None:
                 out.append(None)
                 continue
-            parsed, why = _parse_temporal(v, target)
+            parsed, why = parse_temporal(v, target)
             out.append(parsed)
             if parsed is None:
                 errors.append(f"Failed to parse string: '{v}' as a scalar of type {target}{why}")
         _raise_last(errors)
-        return array_data_from_python(out, _storage_int(target)).with_type(target)
+        return array_data_from_python(out, storage_int(target)).with_type(target)
     else:
         raise unsupported(src, target)
     _raise_last(errors)
     return array_data_from_python(out, target)
-
-
-_DATE_TEXT = r"(\d{4})-(\d\d)-(\d\d)"
-_TIME_TEXT = r"[T ](\d\d)(?::(\d\d)(?::(\d\d)(?:\.(\d+))?)?)?"
-_ZONE_TEXT = r"(Z|[+-]\d\d(?::?\d\d)?)"
-_NAIVE_STAMP = re.compile(_DATE_TEXT + "(?:" + _TIME_TEXT + r")?\Z")
-_ZONED_STAMP = re.compile(_DATE_TEXT + _TIME_TEXT + _ZONE_TEXT + r"\Z")
-_NO_ZONE = (": expected a zone offset. If these timestamps are in local time, cast to timestamp "
-            "without timezone, then call assume_timezone.")
-_ZONE_NOT_EXPECTED = ": expected no zone offset."
-
-
-def _parse_temporal(text: str, target: Any) -> Any:
-    """(the value in the target's units or None, the reason pyarrow appends) for ISO 8601 text
-    as pyarrow's safe cast reads it: `YYYY-MM-DD` for dates; for timestamps an optional time
-    (`T` or a space, then HH, HH:MM or HH:MM:SS with at most as many fraction digits as the unit
-    holds), ending with a zone offset (Z, +HH, +HHMM, +HH:MM) exactly when the type has a zone."""
-    if not isinstance(target, TimestampType):
-        m = re.fullmatch(_DATE_TEXT, text)
-        days = _civil_days(*map(int, m.groups())) if m else None
-        if days is None:
-            return None, ""
-        return (days if target.name == "date32[day]" else days * _MS_PER_DAY), ""
-    zoned = bool(target.tz)
-    m = (_ZONED_STAMP if zoned else _NAIVE_STAMP).match(text)
-    if m is None or (zoned and not _zone_ok(m.group(8))):
-        # an offset pyarrow reads where none is expected, or none where one must be
-        shaped = re.fullmatch(_DATE_TEXT + _TIME_TEXT + _ZONE_TEXT, text)
-        has_zone = bool(shaped) and _zone_ok(shaped.group(8))  # type: ignore[union-attr]
-        if zoned:
-            return None, "" if has_zone else _NO_ZONE
-        return None, _ZONE_NOT_EXPECTED if has_zone else ""
-    year, month, day, hour, minute, second, fraction = m.groups()[:7]
-    per_second = _UNITS_PER_SECOND[target.unit]
-    digits = len(str(per_second)) - 1
-    days = _civil_days(int(year), int(month), int(day))
-    if days is None or (fraction is not None and len(fraction) > digits):
-        return None, ""
-    hour, minute, second = int(hour or 0), int(minute or 0), int(second or 0)
-    if hour > 23 or minute > 59 or second > 59:
-        return None, ""
-    seconds = days * 86400 + hour * 3600 + minute * 60 + second
-    value = seconds * per_second + int((fraction or "").ljust(digits, "0") or 0)
-    if zoned:
-        value -= _zone_minutes(m.group(8)) * 60 * per_second
-    if not -(1 << 63) <= value < (1 << 63):
-        return None, ""
-    return value, ""
-
-
-def _civil_days(year: int, month: int, day: int) -> Any:
-    """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included), or None."""
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    lengths = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-    if not (1 <= month <= 12 and 1 <= day <= lengths[month - 1]):
-        return None
-    y = year - (month <= 2)
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
-
-
-def _zone_ok(zone: str) -> bool:
-    if zone == "Z":
-        return True
-    digits = zone[1:].replace(":", "")
-    return int(digits[:2]) < 24 and (len(digits) == 2 or int(digits[2:]) < 60)
-
-
-def _zone_minutes(zone: str) -> int:
-    if zone == "Z":
-        return 0
-    digits = zone[1:].replace(":", "")
-    minutes = int(digits[:2]) * 60 + (int(digits[2:]) if len(digits) > 2 else 0)
-    return -minutes if zone[0] == "-" else minutes
 
 
 # -- nested -------------------------------------------------------------------------------------
@@ -757,7 +454,7 @@ def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
             raise ArrowInvalid(f"Size of FixedSizeList is not the same. input list: {src} "
                                f"output list: {target}")
         child = cast_data(d.list_values(), target.value_type, safe)
-        return ArrayData(target, d.length, 0, d.null_count, [_validity(d)], [child])
+        return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d)], [child])
     fw = 4 if isinstance(src, ListType) else 8
     tw = 4 if isinstance(target, ListType) else 8
     widened = _k.widen_offsets(d, fw, tw)
@@ -766,7 +463,7 @@ def _list(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
     offsets, first = widened
     last = int(memoryview(offsets).cast("i" if tw == 4 else "q")[d.length]) if d.length else 0
     values = cast_data(d.children[0].slice(first, last), target.value_type, safe)
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), offsets], [values])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), offsets], [values])
 
 
 def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
@@ -783,7 +480,7 @@ def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         child = d.children[k].slice(d.offset, d.length)
         children.append(cast_data(child, f.type, safe))
         k += 1
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d)], children)
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d)], children)
 
 
 # -- decimals -----------------------------------------------------------------------------------
@@ -791,25 +488,6 @@ def _struct(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
 # the arithmetic is exact Python integers, so every width (32 to 256 bits) follows one path.
 
 _INT_DIGITS = {8: 3, 16: 5, 32: 10, 64: 19}      # decimal digits of the widest value of an integer
-
-
-def _unscaled(d: ArrayData) -> list[Any]:
-    """The unscaled integers of a decimal array (None for nulls)."""
-    import numpy as np
-    w = d.type.byte_width
-    valid = _valid_flags(d)
-    raw: Any = _values_bytes(d, w)
-    out: list[Any]
-    if w <= 8:
-        out = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).tolist()
-    else:
-        raw = bytes(raw)
-        out = [int.from_bytes(raw[i:i + w], "little", signed=True)
-               for i in range(0, len(raw), w)]
-    if valid is not None:
-        flags = valid.tolist()
-        out = [v if flags[i] else None for i, v in enumerate(out)]
-    return out
 
 
 # -- decimals, vectorised: whenever every unscaled value fits in an int64 (the common case: up to
@@ -823,7 +501,7 @@ def _unscaled_int64(d: ArrayData) -> Any:
     not fit (nulls count as 0)."""
     import numpy as np
     w = d.type.byte_width
-    raw = _values_bytes(d, w)
+    raw = values_bytes(d, w)
     if w <= 8:
         values = np.frombuffer(raw, dtype=np.int32 if w == 4 else np.int64).astype(np.int64)
     else:
@@ -833,7 +511,7 @@ def _unscaled_int64(d: ArrayData) -> Any:
         if not (words[:, 1:] == (values >> 63)[:, None]).all():
             return None
         values = values.copy()
-    flags = _valid_flags(d)
+    flags = valid_flags(d)
     if flags is not None:
         values[~flags] = 0
     return values
@@ -843,7 +521,7 @@ def _decimal_from_int64(values: Any, target: Any, null_count: int, validity: Any
     """A decimal array of int64 unscaled values (sign-extended to the target's width; wrapped to
     32 bits for decimal32)."""
     import numpy as np
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     w = target.byte_width
     if w == 4:
         data = values.astype(np.int32)
@@ -882,17 +560,18 @@ def _decimal_vectorised(d: ArrayData, src: Any, target: Any, safe: bool) -> Arra
     beyond int64, a scale beyond 18 digits, unchecked narrowing to decimal32)."""
     import numpy as np
     src_dec, tgt_dec = isinstance(src, DecimalType), isinstance(target, DecimalType)
-    valid = _valid_flags(d)
+    valid = valid_flags(d)
     if tgt_dec and getattr(src, "is_integer", False):
         p, s = target.precision, target.scale
         need = _INT_DIGITS[src.bit_width] + (1 if src.bit_width == 64 and not src.is_signed
                                              else 0) + s
         if s < 0 or need > p or need > 18:
             return None                     # the per-value path raises, or needs big integers
-        raw = _values_bytes(d, src.byte_width)
+        raw = values_bytes(d, src.byte_width)
         ints = np.frombuffer(raw, dtype=np.dtype(f"{'i' if src.is_signed else 'u'}"
                                                   f"{src.byte_width}")).astype(np.int64)
-        return _decimal_from_int64(ints * np.int64(10 ** s), target, d.null_count, _validity(d))
+        return _decimal_from_int64(ints * np.int64(10 ** s), target, d.null_count,
+                                   validity_bitmap(d))
     if not src_dec or not (tgt_dec or getattr(target, "is_integer", False)):
         return None
     u = _unscaled_int64(d)
@@ -913,10 +592,10 @@ def _decimal_vectorised(d: ArrayData, src: Any, target: Any, safe: bool) -> Arra
             out_of = (q < lo) | (q > hi)
             _last_error([(lost, "Rescaling Decimal value would cause data loss"),
                          (out_of & ~lost, "Integer value out of bounds")], valid)
-        from ._core.buffer import py_buffer
+        from .._core.buffer import py_buffer
         dtype = np.dtype(f"{'i' if target.is_signed else 'u'}{target.byte_width}")
         return ArrayData(target, d.length, 0, d.null_count,
-                         [_validity(d), py_buffer(q.astype(dtype))])
+                         [validity_bitmap(d), py_buffer(q.astype(dtype))])
     # decimal -> decimal
     k = target.scale - src.scale
     if not safe and target.byte_width == 4:
@@ -937,34 +616,13 @@ def _decimal_vectorised(d: ArrayData, src: Any, target: Any, safe: bool) -> Arra
         big = np.abs(r) >= 10 ** p if p <= 18 else np.zeros(len(r), dtype=bool)
         _last_error([(lost, "Rescaling Decimal value would cause data loss"),
                      (big & ~lost, f"Decimal value does not fit in precision {p}")], valid)
-    return _decimal_from_int64(r, target, d.null_count, _validity(d))
-
-
-def _values_bytes(d: ArrayData, width: int) -> memoryview:
-    """The bytes of `d`'s fixed-width values (offset applied), checked to hold every row."""
-    buf = d.buffers[1] if len(d.buffers) > 1 else None
-    raw = memoryview(buf if buf is not None else b"").cast("B")
-    start, size = d.offset * width, d.length * width
-    if not (size <= len(raw) and start <= len(raw) - size):
-        raise ArrowInvalid(f"Values buffer of {d.type} holds {len(raw)} bytes, expected at least "
-                           f"{start + size} for {d.length} values at offset {d.offset}")
-    return raw[start:start + size]
-
-
-def _valid_flags(d: ArrayData) -> Any:
-    """The validity of each row as a numpy bool array (None when there are no nulls)."""
-    import numpy as np
-    bits = _validity(d)
-    if bits is None:
-        return None
-    return np.unpackbits(np.frombuffer(memoryview(bits), dtype=np.uint8),
-                         bitorder="little")[:d.length].astype(bool)
+    return _decimal_from_int64(r, target, d.null_count, validity_bitmap(d))
 
 
 def _decimal_data(values: list[Any], target: Any, null_count: int, validity: Any) -> ArrayData:
     """A decimal array of unscaled integers, wrapped to the target's width (as pyarrow does
     where a cast is not checked)."""
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     w = target.byte_width
     mask = (1 << (8 * w)) - 1
     data = b"".join(((v or 0) & mask).to_bytes(w, "little") for v in values)
@@ -985,7 +643,7 @@ def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
             fast = _decimal_to_real_vectorised(d, scale, target)
             if fast is not None:
                 return fast
-        u = _unscaled(d)
+        u = unscaled(d)
         if isinstance(target, DecimalType):
             out = _rescale_decimal(u, scale, target, safe, errors, target.byte_width == 4)
         elif getattr(target, "is_integer", False):
@@ -995,7 +653,7 @@ def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         elif target.name in ("float", "double"):
             return _decimal_to_real(d, u, scale, target)
         elif isinstance(target, BinaryType) and target.is_utf8:
-            return array_data_from_python([None if v is None else _decimal_text(v, scale)
+            return array_data_from_python([None if v is None else decimal_text(v, scale)
                                            for v in u], target)
         else:
             raise unsupported(src, target)
@@ -1024,7 +682,7 @@ def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
                     out.append(None)
                     continue
                 text = v if isinstance(v, str) else v.decode("utf-8", "replace")
-                parsed = _parse_decimal(text)
+                parsed = parse_decimal(text)
                 if text == "":
                     errors.append(f"Empty string cannot be converted to "
                                   f"{str(target).split('(')[0]}")
@@ -1040,18 +698,12 @@ def _decimal(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData:
         else:
             raise unsupported(src, target)
     _raise_last(errors)
-    return _decimal_data(out, target, d.null_count, _validity(d))
+    return _decimal_data(out, target, d.null_count, validity_bitmap(d))
 
 
 def _raise_last(errors: list[str]) -> None:
     if errors:
         raise ArrowInvalid(errors[-1])
-
-
-def _decimal_text(v: int, scale: int) -> str:
-    import decimal
-    context = decimal.Context(prec=len(str(abs(v))) + 2)
-    return str(decimal.Decimal(v).scaleb(-scale, context=context))
 
 
 def _decimal_to_int(u: Any, src: Any, target: Any, safe: bool, errors: list[str]) -> list[Any]:
@@ -1081,7 +733,7 @@ def _decimal_to_real(d: ArrayData, u: Any, scale: Any, target: Any) -> ArrayData
     an integer small enough to be exact in the target is multiplied by 10**-scale in the target's
     precision; a larger one is split into its whole part and its fraction, each converted so."""
     import numpy as np
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     ftype = np.float32 if target.name == "float" else np.float64
     exact = 1 << (24 if ftype is np.float32 else 53)
     tenth = ftype(10.0 ** -scale)
@@ -1089,20 +741,20 @@ def _decimal_to_real(d: ArrayData, u: Any, scale: Any, target: Any) -> ArrayData
         values = np.array([v or 0 for v in u], dtype=np.int64).astype(ftype) * tenth
     else:
         values = np.array([_decimal_real(v or 0, scale, ftype, exact) for v in u], dtype=ftype)
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), py_buffer(values)])
 
 
 def _decimal_to_real_vectorised(d: ArrayData, scale: int, target: Any) -> ArrayData | None:
     """_decimal_to_real as numpy arithmetic when every unscaled value is exact in the target."""
     import numpy as np
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     u = _unscaled_int64(d)
     ftype = np.float32 if target.name == "float" else np.float64
     exact = 1 << (24 if ftype is np.float32 else 53)
     if u is None or (np.abs(u) > exact).any():
         return None
     values = u.astype(ftype) * ftype(10.0 ** -scale)
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(values)])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), py_buffer(values)])
 
 
 def _decimal_real(v: int, scale: int, ftype: Any, exact: int) -> Any:
@@ -1161,19 +813,6 @@ def _wrap(v: int, bits: int) -> int:
     return (v + half) % (1 << bits) - half
 
 
-_DECIMAL_TEXT = re.compile(r"[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\Z")
-
-
-def _parse_decimal(text: str) -> Any:
-    """(unscaled integer, scale) of decimal text as pyarrow reads it, or None."""
-    import decimal
-    if not _DECIMAL_TEXT.match(text):
-        return None
-    t = decimal.Decimal(text).as_tuple()
-    digits = int("".join(map(str, t.digits)) or "0")
-    return (-digits if t.sign else digits), -t.exponent  # type: ignore[operator]  # finite
-
-
 def _real_to_decimal(v: float, src: Any, target: Any, safe: bool, errors: list[str]) -> Any:
     """A float as pyarrow converts it: decimal32 scales in double precision and rounds to even;
     wider decimals take the exact product rounded, after checking the float against
@@ -1214,7 +853,7 @@ def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     """float16 to and from other numbers through float32, vectorised with numpy (pyarrow checks
     only float16 to integer casts for truncation, as it does float32's)."""
     import numpy as np
-    from ._core.buffer import py_buffer
+    from .._core.buffer import py_buffer
     if src.name == "halffloat":
         if target.name not in _CODES:
             if isinstance(target, BinaryType) and target.is_utf8:
@@ -1223,10 +862,10 @@ def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
                 return array_data_from_python(
                     [None if v is None else format_float(v) for v in values], target)
             return None
-        raw: Any = _values_bytes(d, 2)
+        raw: Any = values_bytes(d, 2)
         wide: Any = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
         as_f32 = ArrayData(float32(), d.length, 0, d.null_count,
-                           [_validity(d), py_buffer(wide)])
+                           [validity_bitmap(d), py_buffer(wide)])
         try:
             return cast_data(as_f32, target, safe)
         except ArrowInvalid as e:
@@ -1235,7 +874,7 @@ def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
             # pyarrow names the value by its raw 16 bits
             m = re.match(r"Float value (\S+) was truncated", str(e))
             bits = np.frombuffer(raw, dtype=np.uint16)
-            valid = _valid_flags(d)
+            valid = valid_flags(d)
             for i in range(d.length):
                 if (valid is None or valid[i]) and m and f"{float(wide[i]):f}" == m.group(1):
                     raise ArrowInvalid(f"Float value {int(bits[i])} was truncated converting "
@@ -1251,5 +890,5 @@ def _half(d: ArrayData, src: Any, target: Any, safe: bool) -> ArrayData | None:
     values = np.frombuffer(raw, dtype=np.float32 if via.name == "float" else np.float64)
     with np.errstate(over="ignore"):        # beyond 65504 is infinity, as in pyarrow
         half = values[:d.length].astype(np.float16)
-    return ArrayData(target, d.length, 0, d.null_count, [_validity(d), py_buffer(half)])
+    return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), py_buffer(half)])
 
