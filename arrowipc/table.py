@@ -518,6 +518,13 @@ class Table(TabularOps):
         self._batches = batches
 
     @classmethod
+    def _empty(cls, schema: Schema) -> Table:
+        """A Table of `schema` with no rows: one batch of empty columns (Schema.empty_table)."""
+        from .data.from_python import array_data_from_python
+        cols = [array_data_from_python([], f.type) for f in schema]
+        return cls(schema, [RecordBatch(schema, cols, 0)])
+
+    @classmethod
     def from_batches(cls, batches: Iterable[RecordBatch | Any], schema: Schema | None = None) -> Table:
         """A Table of record batches sharing one schema (needed when there are none)."""
         batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in batches]

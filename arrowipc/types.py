@@ -1087,10 +1087,8 @@ class Schema:
 
     def empty_table(self) -> Table:
         """A Table of this schema with no rows."""
-        from ._upcalls import RecordBatch, Table
-        from .data.from_python import array_data_from_python
-        cols = [array_data_from_python([], f.type) for f in self._fields]
-        return Table(self, [RecordBatch(self, cols, 0)])
+        from ._upcalls import Table
+        return Table._empty(self)
 
     def remove(self, i: int) -> Schema:
         """A copy without the field at index `i`."""
