@@ -1,23 +1,21 @@
-"""Calls from the model's lower modules up into the modules above them, without importing them.
+"""The few true up-calls: names a module calls that live above it, looked up here at call time.
 
-The columnar model is layered: the type vocabulary (types, extension), the per-value conversions
-and checks (from_python, to_python, validate), the operations on ArrayData (concat, selection,
-cast, tableops), then the objects users hold (array, scalar, table, batch_reader), then
-interop, the pandas conversion and ipc/. A lower module imports only from below it. Yet some of
-its functions must reach up: an operation hands back an Array built by array.make_array,
-Schema.empty_table builds a Table, Schema.serialize needs the IPC writer, Array.to_pandas the
-pandas conversion.
+The package is layered (README's layout table): the type vocabulary (types, extension, validate),
+the kernels on ArrayData (arrowipc/data/), the objects users hold (array.py: Array, ChunkedArray,
+Scalar; table.py: RecordBatch, Table; batch_reader), then the faces (pandas_compat, ipc/, ...).
+Kernels return ArrayData and the objects wrap it, so nothing below the objects needs them. What
+remains reaches up by nature: Schema.empty_table builds a Table, Schema.serialize needs the IPC
+writer, the pandas shim's methods the pandas conversion (and the conversion the objects).
 
 Each such callee is declared here by name. The module that defines it registers it when it is
-imported (`register(...)` at its end), and the lower module looks it up here at call time
-(`from .._upcalls import make_array` inside the function). `import arrowipc` loads the model,
-so its names are registered before any call; the providers kept out of `import arrowipc` to keep
-it light (the C data interface, the IPC writer, the pandas conversion) are imported on the first lookup of one of
-their names, through PROVIDERS below. _upcalls.pyi gives type checkers what each name is.
+imported (`register(...)` at its end), and the caller looks it up here at call time
+(`from ._upcalls import Table` inside the function). `import arrowipc` loads the model, so its
+names are registered before any call; the providers kept out of `import arrowipc` to keep it
+light (the IPC writer, the pandas conversion) are imported on the first lookup of one of their
+names, through PROVIDERS below. _upcalls.pyi gives type checkers what each name is.
 
-The C data interface (interop) sits below the Array and Table classes the same way, so the
-model's `__arrow_c_*__` methods import it downward: the package has no import cycle
-(tests/docs/test_layering.py holds the rule).
+tests/docs/test_layering.py counts each look-up as an import of the provider and holds the
+number of modules using this locator to three (types, pandas_shim, pandas_compat).
 """
 from __future__ import annotations
 
@@ -29,27 +27,17 @@ __all__ = ["PROVIDERS", "register"]
 
 # name -> the module that defines and registers it
 PROVIDERS = {
-    "Array": "arrowipc.array",
-    "make_array": "arrowipc.array",
-    "array": "arrowipc.array",
-    "chunked_array": "arrowipc.array",
     "ChunkedArray": "arrowipc.array",
-    "Scalar": "arrowipc.scalar",
     "RecordBatch": "arrowipc.table",
     "Table": "arrowipc.table",
-    "array_data_from_python": "arrowipc.from_python",
-    "RecordBatchReader": "arrowipc.batch_reader",
     "ToPandasOptions": "arrowipc.pandas_compat",
     "table_to_dataframe": "arrowipc.pandas_compat",
     "chunked_to_series": "arrowipc.pandas_compat",
     "dataframe_to_arrays": "arrowipc.pandas_compat",
     "dataframe_to_schema": "arrowipc.pandas_compat",
     "series_to_array": "arrowipc.pandas_compat",
-    "export_schema": "arrowipc.interop",
-    "import_schema": "arrowipc.interop",
-    "peer_as_ours": "arrowipc.interop",
+    "peer_as_ours": "arrowipc.table",
     "serialize_schema": "arrowipc.ipc.writer",
-    "serialize_record_batch": "arrowipc.ipc.writer",
 }
 
 

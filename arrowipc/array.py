@@ -1,7 +1,9 @@
-"""Arrays: zero-copy views over ArrayData, with pyarrow's names.
+"""Arrays, chunked arrays and scalars: zero-copy views over ArrayData, with pyarrow's names.
 
 An Array never owns memory itself: its ArrayData holds Buffers, and each Buffer keeps its owner (input
-bytes, a memory map, an allocation, an imported C array) alive. Slicing is O(1).
+bytes, a memory map, an allocation, an imported C array) alive. Slicing is O(1). The objects own
+all their methods; take, filter, cast, printing and the rest are short bodies over the kernels of
+arrowipc/data/ (ArrayData in, ArrayData out), whose results they wrap.
 """
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
 from . import pandas_shim as _pandas
-from .tableops import ArrayOps, ChunkedArrayOps, referenced_buffer_size, total_buffer_size
 
-__all__ = ["Array", "ChunkedArray", "array", "chunked_array", "make_array", "nulls"]
+__all__ = ["Array", "ChunkedArray", "Scalar", "argument_data", "array", "chunk_slices",
+           "chunked_array", "make_array", "mask_selection", "nulls", "scalar"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
@@ -22,10 +24,10 @@ if TYPE_CHECKING:
     from typing import Any, Iterable, Iterator
 
     from ._core.buffer import Buffer
-    from .scalar import Scalar
+    from .data.selection import Selection
 
 
-class Array(ArrayOps):
+class Array:
     """A sequence of values of one type, backed by ArrayData."""
     __slots__ = ("data",)
 
@@ -64,20 +66,13 @@ class Array(ArrayOps):
     def nbytes(self) -> int:
         """The bytes of the buffer ranges this array references (a slice counts its part;
         dictionaries count whole), as pyarrow's `nbytes`."""
+        from .data.sizes import referenced_buffer_size
         return referenced_buffer_size(self.data)
 
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
         """A zero-copy view of `length` values (to the end by default) from `offset`."""
-        n = self.data.length
-        if offset < 0:
-            raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
-        offset = min(offset, n)
-        length = n - offset if length is None else max(0, min(length, n - offset))
-        d = self.data
-        nc = 0 if d.null_count == 0 else (length if d.type.kind == Kind.NULL else -1)
-        return make_array(ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children,
-                                    d.dictionary))
+        return make_array(self.data.slice(offset, length))
 
     def __getitem__(self, key: int | builtins.slice) -> Any:
         if isinstance(key, slice):
@@ -91,11 +86,9 @@ class Array(ArrayOps):
             i += n
         if not 0 <= i < n:
             raise ArrowIndexError(f"index {key} out of bounds for array of length {n}")
-        from ._upcalls import Scalar
         return Scalar(self.slice(i, 1))
 
     def __iter__(self) -> Iterator[Scalar]:
-        from ._upcalls import Scalar
         for i in range(len(self)):
             yield Scalar(self.slice(i, 1))
 
@@ -130,12 +123,12 @@ class Array(ArrayOps):
         """The values as Python objects (None for nulls); maps as lists of (key, value) tuples,
         or dicts with maps_as_pydicts="lossy" (last value of a repeated key) or "strict"
         (KeyError on a repeated key)."""
-        from .to_python import maps_as_pydicts as as_dicts, to_pylist
+        from .data.to_python import maps_as_pydicts as as_dicts, to_pylist
         return as_dicts(to_pylist(self.data), self.type, maps_as_pydicts)
 
     def to_numpy(self, zero_copy_only: bool = True, writable: bool = False) -> Any:
         """A numpy view of the values (fixed-width primitive types; zero-copy without nulls)."""
-        from .to_python import to_numpy
+        from .data.to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
 
     to_pandas = _pandas.array_to_pandas
@@ -161,11 +154,11 @@ class Array(ArrayOps):
 
     # -- interop --------------------------------------------------------------------------------
     def __arrow_c_schema__(self) -> object:
-        from .interop import export_schema
+        from .data.interop import export_schema
         return export_schema(Field("", self.type))
 
     def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
-        from .interop import export_array
+        from .data.interop import export_array
         return export_array(self.data, Field("", self.type), requested_schema)
 
     def __str__(self) -> str:
@@ -177,6 +170,71 @@ class Array(ArrayOps):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (array, (self.to_pylist(), self.type))
+
+    # -- operations (kernels of arrowipc/data/) --------------------------------------------------
+    def take(self, indices: Any) -> Array:
+        """The values at `indices` (integers; a null index gives a null), as a new Array."""
+        from .data.selection import take
+        return make_array(take(self.data, argument_data(indices)))
+
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Array:
+        """The values where the boolean `mask` is true; null mask slots are dropped, or give a
+        null with null_selection_behavior="emit_null"."""
+        from .data.selection import apply
+        return make_array(apply(self.data, mask_selection(mask, len(self),
+                                                          null_selection_behavior)))
+
+    def cast(self, target_type: Any = None, safe: bool | None = None,
+             options: Any = None) -> Array:
+        """The values converted to `target_type`; a safe cast (the default) raises ArrowInvalid
+        where pyarrow's would."""
+        from .data.cast import cast_data
+        target_type, safe = _cast_args(target_type, safe, options)
+        return make_array(cast_data(self.data, target_type, safe))
+
+    def fill_null(self, fill_value: Any) -> Array:
+        """The values with nulls replaced by `fill_value`."""
+        from .data.selection import fill_null
+        if self.null_count == 0:
+            return self
+        if not hasattr(fill_value, "type"):
+            fill = array([fill_value]).cast(self.type) if fill_value is not None else None
+        else:
+            fill = array([fill_value.as_py()] if hasattr(fill_value, "as_py") else fill_value,
+                         fill_value.type).cast(self.type)
+        if fill is None:
+            return self
+        return make_array(fill_null(self.data, fill.data))
+
+    def unique(self) -> Array:
+        """The distinct values in order of first appearance."""
+        from .data.selection import unique
+        return make_array(unique(self.data))
+
+    def value_counts(self) -> Array:
+        """struct<values, counts: int64> of the distinct values in order of first appearance."""
+        from .data.selection import value_counts
+        return make_array(value_counts(self.data))
+
+    def dictionary_encode(self, null_encoding: str = "mask") -> Array:
+        """The values as a dictionary<int32, type> array."""
+        from .types import DictionaryType, int32
+        return self.cast(DictionaryType(int32(), self.type))
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer this array refers to, counted once each (slices count whole)."""
+        from .data.sizes import total_buffer_size
+        return total_buffer_size([self.data])
+
+    def to_string(self, *, indent: int = 2, top_level_indent: int = 0, window: int = 10,
+                  container_window: int = 2, skip_new_lines: bool = False,
+                  element_size_limit: int = 100) -> str:
+        """Arrow's pretty-printed form of the values (arrowipc/data/pretty.py); only the `window`
+        values at each end are read."""
+        from .data.pretty import PrintOptions, array_to_string
+        # pyarrow 26 does not hand container_window to the printer: lists keep Arrow's 2
+        return array_to_string(self.data, PrintOptions(top_level_indent, indent, window, 2,
+                                                       skip_new_lines, element_size_limit))
 
 
 def _validity_array(arr: Array, invert: bool) -> Array:
@@ -212,7 +270,7 @@ def _data_equal(a: ArrayData, b: ArrayData) -> bool:
                 and _data_equal(a.dictionary, b.dictionary))
     # == on the Python values: None matches None only, NaN never matches (each value is a
     # fresh float object, so list equality's identity shortcut cannot pair two NaNs)
-    from .to_python import to_pylist
+    from .data.to_python import to_pylist
     return to_pylist(a) == to_pylist(b)
 
 
@@ -224,7 +282,7 @@ def _chunks_equal(mine: list[Array], theirs: list[Array]) -> bool:
     while i < len(mine) and j < len(theirs):
         a, b = mine[i], theirs[j]
         n = min(len(a) - at_mine, len(b) - at_theirs)
-        if n and not _data_equal(a.slice(at_mine, n).data, b.slice(at_theirs, n).data):
+        if n and not _data_equal(a.data.slice(at_mine, n), b.data.slice(at_theirs, n)):
             return False
         at_mine, at_theirs = at_mine + n, at_theirs + n
         if at_mine == len(a):
@@ -292,16 +350,9 @@ class BaseListArray(Array):
 
     def flatten(self) -> Array:
         """The child values this (possibly sliced) list array refers to."""
-        from ._core.offsets import read_offset_pair
         d = self.data
-        if d.type.kind == Kind.FIXED_SIZE_LIST:
-            size = d.type.list_size
-            return self.values.slice(d.offset * size, d.length * size)
-        if d.type.kind in (Kind.LIST, Kind.LARGE_LIST):
-            width = 4 if d.type.kind == Kind.LIST else 8
-            # a list array always has its offsets buffer
-            first, last = read_offset_pair(d.buffers[1], d.offset, d.length, width)  # type: ignore[arg-type]
-            return self.values.slice(first, last - first)
+        if d.type.kind in (Kind.FIXED_SIZE_LIST, Kind.LIST, Kind.LARGE_LIST):
+            return make_array(d.list_values())
         # list views may share or reorder child ranges: gather the referenced values
         values = [v for x in self.to_pylist() if x is not None for v in x]
         return array(values, type=d.type.value_type)
@@ -358,7 +409,7 @@ class StructArray(Array):
         if j < 0 and isinstance(i, str):
             raise KeyError(i)
         d = self.data
-        return make_array(d.children[j]).slice(d.offset, d.length)
+        return make_array(d.children[j].slice(d.offset, d.length))
 
     def flatten(self) -> list[Array]:
         """One array per field, each sliced to this array's offset and length."""
@@ -462,7 +513,7 @@ def make_array(data: ArrayData) -> Array:
     return cls(data)
 
 
-class ChunkedArray(ChunkedArrayOps):
+class ChunkedArray:
     """A column made of several arrays of one type (what Table.column returns)."""
     __slots__ = ("type", "chunks", "_name", "_offsets")
 
@@ -537,7 +588,7 @@ class ChunkedArray(ChunkedArrayOps):
     to_pandas = _pandas.chunked_array_to_pandas
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        from .interop import export_array_stream
+        from .data.interop import export_array_stream
         return export_array_stream(Field("", self.type), (c.data for c in self.chunks),
                                    requested_schema)
 
@@ -547,6 +598,139 @@ class ChunkedArray(ChunkedArrayOps):
     def __repr__(self) -> str:
         # pyarrow's form: the object's identity line, then the printout
         return f"{object.__repr__(self)}\n{self.to_string()}"
+
+    # -- operations (kernels of arrowipc/data/) --------------------------------------------------
+    def _starts(self) -> list[int]:
+        # the first row of each chunk, then the length (cached: chunks never change)
+        starts = getattr(self, "_offsets", None)
+        if starts is None:
+            starts, pos = [0], 0
+            for c in self.chunks:
+                pos += len(c)
+                starts.append(pos)
+            self._offsets = starts
+        return starts
+
+    def __getitem__(self, key: int | slice) -> Any:
+        """A Scalar for an integer (O(log chunks)), a ChunkedArray for a slice."""
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                raise ArrowInvalid("only contiguous slices (step 1) are supported")
+            return self.slice(start, max(0, stop - start))
+        return self._scalar_at(key)
+
+    def _scalar_at(self, i: int) -> Any:
+        from bisect import bisect_right
+        starts = self._starts()
+        n = starts[-1]
+        i = int(i)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("index out of bounds")
+        k = bisect_right(starts, i) - 1
+        return self.chunks[k][i - starts[k]]
+
+    def __iter__(self) -> Iterator[Any]:
+        for c in self.chunks:
+            yield from c
+
+    def slice(self, offset: int = 0, length: int | None = None) -> ChunkedArray:
+        """Rows [offset, offset + length) as a ChunkedArray of zero-copy chunk slices."""
+        if offset < 0:
+            raise IndexError("Offset must be non-negative")
+        pieces = chunk_slices([len(c) for c in self.chunks], offset, length)
+        return self._like([self.chunks[k].slice(lo, n) for k, lo, n in pieces])
+
+    def _like(self, chunks: list[Array]) -> ChunkedArray:
+        ca = type(self)(chunks, self.type)
+        ca._name = self._name
+        return ca
+
+    def iterchunks(self) -> Iterator[Array]:
+        """The chunks, one by one."""
+        return iter(self.chunks)
+
+    def combine_chunks(self, memory_pool: Any = None) -> Array:
+        """The chunks concatenated into one Array (dictionaries unified)."""
+        from .data.selection import combined_data
+        return make_array(combined_data([c.data for c in self.chunks], self.type))
+
+    def unify_dictionaries(self, memory_pool: Any = None) -> ChunkedArray:
+        """Dictionary chunks re-encoded against one shared dictionary."""
+        from .types import DictionaryType
+        if not isinstance(self.type, DictionaryType):
+            return self
+        from .data.selection import unify_chunks
+        return self._like([make_array(d) for d in unify_chunks([c.data for c in self.chunks])])
+
+    def take(self, indices: Any) -> ChunkedArray:
+        """The values at `indices`, as a one-chunk ChunkedArray."""
+        return self._like([self.combine_chunks().take(indices)])
+
+    def filter(self, mask: Any, null_selection_behavior: str = "drop") -> ChunkedArray:
+        """The values where `mask` is true, chunk by chunk."""
+        from .data.selection import apply
+        sel = mask_selection(mask, len(self), null_selection_behavior)
+        if sel.mask is None:
+            return self._like([self.combine_chunks().filter(mask, null_selection_behavior)])
+        starts = self._starts()
+        return self._like([make_array(apply(c.data, sel.slice(starts[k], starts[k + 1])))
+                           for k, c in enumerate(self.chunks)])
+
+    def cast(self, target_type: Any = None, safe: bool | None = None,
+             options: Any = None) -> ChunkedArray:
+        """Every chunk converted to `target_type` (pyarrow's safe-cast rules)."""
+        from .types import ensure_type
+        target_type, safe = _cast_args(target_type, safe, options)
+        t = ensure_type(target_type)
+        ca = type(self)([c.cast(t, safe=safe) for c in self.chunks], t)
+        ca._name = self._name
+        return ca
+
+    def fill_null(self, fill_value: Any) -> ChunkedArray:
+        """Nulls replaced by `fill_value`, chunk by chunk."""
+        return self._like([c.fill_null(fill_value) for c in self.chunks])
+
+    def is_null(self, *, nan_is_null: bool = False) -> ChunkedArray:
+        """A boolean ChunkedArray, true where the value is null."""
+        from .types import bool_
+        ca = type(self)([c.is_null(nan_is_null=nan_is_null) for c in self.chunks], bool_())
+        return ca
+
+    def is_valid(self) -> ChunkedArray:
+        """A boolean ChunkedArray, true where the value is not null."""
+        from .types import bool_
+        return type(self)([c.is_valid() for c in self.chunks], bool_())
+
+    def unique(self) -> Array:
+        """The distinct values in order of first appearance, as an Array."""
+        return self.combine_chunks().unique()
+
+    def value_counts(self) -> Array:
+        """struct<values, counts: int64> over every chunk."""
+        return self.combine_chunks().value_counts()
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the buffer ranges the chunks reference (pyarrow's `nbytes`)."""
+        from .data.sizes import referenced_buffer_size
+        return sum(referenced_buffer_size(c.data) for c in self.chunks)
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer the chunks refer to, counted once each."""
+        from .data.sizes import total_buffer_size
+        return total_buffer_size([c.data for c in self.chunks])
+
+    def to_string(self, *, indent: int = 0, window: int = 5, container_window: int = 2,
+                  skip_new_lines: bool = False, element_size_limit: int = 100) -> str:
+        """Arrow's pretty-printed form: the chunks as a list of arrays, `container_window`
+        chunks (and list elements) and `window` values at each end (arrowipc/data/pretty.py)."""
+        from .data.pretty import PrintOptions, chunked_array_to_string
+        return chunked_array_to_string([c.data for c in self.chunks], self.type,
+                                       PrintOptions(indent, 2, window, container_window,
+                                                    skip_new_lines, element_size_limit))
 
 
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
@@ -561,16 +745,16 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
     if _pandas.is_pandas_series(obj):
         return Array.from_pandas(obj, type=type)
     if hasattr(obj, "__arrow_c_array__"):
-        from .interop import import_array
+        from .data.interop import import_array
         field, data = import_array(obj)
         return make_array(data)
     if hasattr(obj, "__arrow_c_stream__"):
-        from .interop import import_array_stream
+        from .data.interop import import_array_stream
         chunks = [make_array(d) for d in import_array_stream(obj)[1]]
         if len(chunks) == 1:
             return chunks[0]
         raise ArrowInvalid("array() got a stream of several chunks; use chunked_array()")
-    from .from_python import array_data_from_python
+    from .data.from_python import array_data_from_python
     return make_array(array_data_from_python(obj, type))
 
 
@@ -578,7 +762,7 @@ def chunked_array(chunks: Iterable[Array | Any] | Any, type: DataType | str | No
                   ) -> ChunkedArray:
     """A ChunkedArray from arrays or sequences of one type, or an __arrow_c_stream__ exporter."""
     if hasattr(chunks, "__arrow_c_stream__") and not isinstance(chunks, (list, tuple)):
-        from .interop import import_array_stream
+        from .data.interop import import_array_stream
         field, datas = import_array_stream(chunks)
         return ChunkedArray([make_array(d) for d in datas], field.type)
     from .types import ensure_type
@@ -592,6 +776,171 @@ def nulls(length: int, type: DataType | str | None = None) -> Array:
     return array([None] * length, type=t)
 
 
-from . import _upcalls                              # noqa: E402   (the lower modules' Array makers)
-_upcalls.register(__name__, Array=Array, make_array=make_array, array=array,
-                  chunked_array=chunked_array, ChunkedArray=ChunkedArray)
+def _cast_args(target_type: Any, safe: bool | None, options: Any) -> tuple[Any, bool]:
+    """(target type, safe) from cast's arguments, pyarrow's CastOptions taking precedence."""
+    if options is not None:
+        target_type = getattr(options, "target_type", target_type)
+        if safe is None and hasattr(options, "allow_int_overflow"):
+            safe = not options.allow_int_overflow
+    if target_type is None:
+        raise ValueError("Cast target type must not be None")
+    return target_type, True if safe is None else bool(safe)
+
+
+def chunk_slices(lengths: list[int], offset: int, length: int | None) -> list[tuple[int, int, int]]:
+    """[(chunk index, start, count)] of the rows [offset, offset + length) over chunks of these
+    lengths, by Arrow's rule for slicing a chunked array (and so a table): chunks that end at or
+    before `offset` are left out, then every chunk is taken until `length` rows are covered, empty
+    ones between them included; an empty slice keeps one empty chunk. No `length` means as many
+    rows as all the chunks hold, as in Arrow."""
+    total = sum(lengths)
+    offset = min(offset, total)
+    # not clamped to the rows left: a longer length takes the empty chunks at the end too
+    length = total if length is None else max(0, length)
+    k = 0
+    while k < len(lengths) and offset >= lengths[k]:
+        offset -= lengths[k]
+        k += 1
+    if lengths and (length == 0 or k == len(lengths)):
+        return [(min(k, len(lengths) - 1), 0, 0)]
+    out = []
+    while k < len(lengths) and length > 0:
+        n = min(length, lengths[k] - offset)
+        out.append((k, offset, n))
+        length -= n
+        offset = 0
+        k += 1
+    return out
+
+
+def argument_data(obj: Any, type: DataType | None = None) -> ArrayData:
+    """The ArrayData of a method's array argument: an Array's own, a ChunkedArray's chunks
+    combined, else what arrowipc.array makes of it (a list, a numpy array...)."""
+    if isinstance(obj, Array):
+        return obj.data
+    if isinstance(obj, ChunkedArray):
+        from .data.selection import combined_data
+        return combined_data([c.data for c in obj.chunks], obj.type)
+    return array(obj, type=type).data
+
+
+def mask_selection(mask: Any, length: int, null_selection_behavior: str) -> Selection:
+    """The rows of `length` a filter keeps, from its boolean `mask` argument."""
+    from .data.selection import Selection, check_null_selection_behavior
+    from .types import bool_
+    check_null_selection_behavior(null_selection_behavior)
+    return Selection.from_mask(argument_data(mask, bool_()), length, null_selection_behavior)
+
+
+# -- scalars: one value of an Array or ChunkedArray, as pyarrow's `arr[i]` returns it -------------
+# A Scalar is a one-row view of its array (O(1) to make; the value converts to Python only when
+# `as_py()` asks). Two scalars are equal when their types are equal and their values are; that
+# holds against pyarrow's scalars too, which have the same `type` and `as_py()`.
+
+class Scalar:
+    """One value of an array, with its type and validity."""
+    __slots__ = ("_array",)
+
+    def __init__(self, array: Array) -> None:
+        # Internal: `array` is a one-row arrowipc Array; use arr[i] or arrowipc.scalar().
+        self._array = array
+
+    @property
+    def type(self) -> DataType:
+        """The DataType of the value."""
+        return self._array.type
+
+    @property
+    def is_valid(self) -> bool:
+        """False for a null."""
+        return self._array.null_count == 0
+
+    def as_py(self, **kwargs: Any) -> Any:
+        """The value as a Python object (None for a null), as Array.to_pylist gives it."""
+        return self._array.to_pylist()[0]
+
+    def cast(self, target_type: Any = None, safe: bool = True, options: Any = None) -> "Scalar":
+        """This value converted to `target_type` (pyarrow's safe-cast rules)."""
+        return Scalar(self._array.cast(target_type, safe=safe, options=options))
+
+    def validate(self, *, full: bool = False) -> None:
+        """Check the value's memory (and its content when `full`)."""
+        self._array.validate(full=full)
+
+    def to_pyarrow(self) -> Any:
+        """The same data as a pyarrow.Scalar, zero-copy (arrowipc.handoff; needs pyarrow)."""
+        from .handoff import to_pyarrow
+        return to_pyarrow(self._array, "scalar")
+
+    def equals(self, other: object) -> bool:
+        """True when `other` (ours or pyarrow's) has an equal type and an equal value."""
+        if not hasattr(other, "as_py") or not hasattr(other, "type"):
+            return False
+        if not _same_type(self.type, other.type):
+            return False
+        a, b = self.as_py(), other.as_py()
+        return bool(a == b or (a != a and b != b))
+
+    def __eq__(self, other: object) -> bool:
+        return self.equals(other)
+
+    def __hash__(self) -> int:
+        v = self.as_py()
+        try:
+            return hash((str(self.type), v))
+        except TypeError:
+            return hash((str(self.type), repr(v)))
+
+    def __bool__(self) -> bool:
+        return self.is_valid
+
+    def __str__(self) -> str:
+        return str(self.as_py())
+
+    def __repr__(self) -> str:
+        name = type(self.type).__name__
+        return f"<arrowipc.Scalar[{self.type}] ({name}): {self.as_py()!r}>"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, DataType]]:
+        return (scalar, (self.as_py(), self.type))
+
+    # nested values: pyarrow lets list and struct scalars be indexed
+    def __len__(self) -> int:
+        v = self.as_py()
+        if not isinstance(v, (list, dict)):
+            raise TypeError(f"a {self.type} scalar has no length")
+        return len(v)
+
+    def __getitem__(self, key: Any) -> Any:
+        arr = self._array
+        if isinstance(arr, StructArray):
+            return arr.field(key)[0]
+        if isinstance(arr, BaseListArray) and self.is_valid:
+            return arr.flatten()[key]
+        raise TypeError(f"a {self.type} scalar cannot be indexed")
+
+    @property
+    def values(self) -> Array | None:
+        """The values of a list scalar as an Array (None when null)."""
+        if isinstance(self._array, BaseListArray):
+            return self._array.flatten() if self.is_valid else None
+        raise AttributeError("values")
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
+    # a pyarrow type: compare through its string form, which arrowipc types reproduce
+    return type(a).__module__.split(".")[0] != type(b).__module__.split(".")[0] and str(a) == str(b)
+
+
+def scalar(value: Any, type: Any = None) -> Scalar:
+    """A Scalar holding `value` (type inferred as arrowipc.array infers it, unless given)."""
+    if isinstance(value, Scalar):
+        return value if type is None else value.cast(type)
+    return Scalar(array([value], type=type))
+
+
+from . import _upcalls                              # noqa: E402   (the pandas shim's ChunkedArray)
+_upcalls.register(__name__, ChunkedArray=ChunkedArray)
+

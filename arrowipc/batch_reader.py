@@ -34,7 +34,7 @@ def _as_schema(schema: Any, what: str) -> Schema:
     """`schema` as our Schema (one from another library converted through the C interface)."""
     if isinstance(schema, Schema):
         return schema
-    from .interop import peer_as_ours
+    from .data.interop import peer_as_ours
     out: Schema | None = peer_as_ours(schema, "schema")
     if out is None:
         raise TypeError(f"{what} must be a Schema, not {type(schema).__name__}")
@@ -127,7 +127,7 @@ class RecordBatchReader:
                             f"interface, got {type(data).__name__}")
         if schema is not None:
             schema = _as_schema(schema, "schema")
-        from .interop import import_stream
+        from .table import import_stream
         source_schema, batches = import_stream(data)
         reader = RecordBatchReader._make(source_schema, batches)
         return reader if schema is None else reader.cast(schema)
@@ -200,9 +200,6 @@ class RecordBatchReader:
 
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object:
         """Arrow PyCapsule interface: an `arrow_array_stream` capsule, zero-copy."""
-        from .interop import export_stream
+        from .table import export_stream
         return export_stream(self.schema, iter(self), requested_schema)
 
-
-from . import _upcalls                              # noqa: E402   (Table.to_reader)
-_upcalls.register(__name__, RecordBatchReader=RecordBatchReader)

@@ -429,7 +429,7 @@ class _ColumnReader:
         if len(parts) == 1:
             out = parts[0]
         else:
-            from .concat import concat_array_data
+            from .data.concat import concat_array_data
             out = concat_array_data(parts)
         self.built[dict_id] = out
         return out
@@ -453,7 +453,7 @@ class _ColumnReader:
                 if nulls < n:
                     raise ArrowInvalid(f"{where}: dictionary id {node.dict_id} has no entry in "
                                        f"'dictionaries'")
-                from .from_python import array_data_from_python
+                from .data.from_python import array_data_from_python
                 dictionary = array_data_from_python([], t.value_type)   # only nulls index it
             return ArrayData(t, n, 0, nulls, [validity, values], [], dictionary)
         st: Any = t.storage_type          # the subclass `kind` dispatches on
@@ -696,8 +696,7 @@ def _sliced(data: ArrayData, start: int, length: int, where: str) -> ArrayData:
     if start < 0 or length < 0 or start + length > data.length:
         raise ArrowInvalid(f"{where}: elements [{start}, {start + length}) are outside the child "
                            f"array of length {data.length}")
-    return ArrayData(data.type, length, data.offset + start, -1, data.buffers, data.children,
-                     data.dictionary)
+    return data.slice(start, length)
 
 
 def _buffer_view(data: ArrayData, index: int, width: int, start: int, count: int, what: str,

@@ -10,18 +10,20 @@ from _collections_abc import Iterable  # as collections.abc; typing is slow to i
 
 from ._core.arraydata import ArrayData, untrack_acyclic
 from ._core.content_checks import run_pending_checks
-from .array import Array, ChunkedArray, array, make_array, nulls
+from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, make_array,
+                    mask_selection, nulls)
 from . import pandas_shim as _pandas
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
-from .tableops import TabularOps, chunk_slices
 
 __all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
     from typing import Any, Iterator
+
+    from typing_extensions import Self
 
     from ._core.buffer import Buffer
     from .batch_reader import RecordBatchReader   # annotations only: the reader sits above the model
@@ -66,6 +68,212 @@ def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Sc
     if names is None or len(names) != len(arrays):
         raise ArrowInvalid("from_arrays needs one name per array (or a schema)")
     return Schema([Field(n, a.type) for n, a in zip(names, arrays)], metadata)
+
+
+# -- what batches and tables share -----------------------------------------------------------------
+
+def _field_and_type(field_: Any, column: Any) -> Field:
+    from .types import Field
+    if isinstance(field_, Field):
+        return field_
+    if not isinstance(field_, str):
+        raise ArrowTypeError(f"field_ must be a str or a Field, got {type(field_).__name__}")
+    return Field(field_, column.type)
+
+
+class TabularOps:
+    """Column editing, selection, casts and printing shared by RecordBatch and Table."""
+    __slots__ = ()
+
+    # subclasses: _with_columns(schema, columns) builds the same kind of object from columns of
+    # their own kind (Arrays for a batch, ChunkedArrays for a table); _as_column(x) converts.
+    # Declared here for type checkers:
+    schema: Schema
+    if TYPE_CHECKING:
+        @property
+        def num_rows(self) -> int: ...
+        @property
+        def num_columns(self) -> int: ...
+        def column(self, i: int | str) -> Any: ...
+        def _with_columns(self, schema: Schema, columns: list[Any],
+                          num_rows: int | None = None) -> Self: ...
+        @staticmethod
+        def _as_column(column: Any, type: Any = None) -> Any: ...
+
+    def itercolumns(self) -> Iterator[Any]:
+        """The columns, one by one."""
+        for i in range(self.num_columns):
+            yield self.column(i)
+
+    def _index_for(self, i: Any, what: str) -> int:
+        n = self.num_columns
+        if not isinstance(i, int) or not 0 <= i < n:
+            raise ArrowInvalid(f"Invalid column index to {what} field.")
+        return i
+
+    def select(self, columns: str | int | Iterable[str | int]) -> Self:
+        """The named (or numbered) columns, in the order given."""
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        idx = []
+        for c in columns:
+            if isinstance(c, str):
+                j = self.schema.get_field_index(c)
+                if j < 0:
+                    raise KeyError(f'Field "{c}" does not exist in schema')
+            else:
+                j = c + self.num_columns if c < 0 else c
+                if not 0 <= j < self.num_columns:
+                    raise ArrowIndexError(f"column index {c} out of range for "
+                                          f"{self.num_columns} columns")
+            idx.append(j)
+        from .types import Schema
+        sch = Schema([self.schema.field(j) for j in idx], self.schema.metadata)
+        return self._with_columns(sch, [self.column(j) for j in idx])
+
+    def drop_columns(self, columns: str | Iterable[str]) -> Self:
+        """Without the named columns (KeyError when one is missing)."""
+        if isinstance(columns, str):
+            columns = [columns]
+        drop = set()
+        for c in columns:
+            found = self.schema.get_all_field_indices(c)
+            if not found:
+                raise KeyError(f"Column {c!r} not found")
+            drop.update(found)
+        keep = [i for i in range(self.num_columns) if i not in drop]
+        return self.select(keep)
+
+    def rename_columns(self, names: list[str] | dict[str, str]) -> Self:
+        """The columns renamed: a list of every new name, or a dict of old name to new."""
+        from .types import Schema
+        if isinstance(names, dict):
+            for old in names:
+                if old not in self.schema.names:
+                    raise KeyError(f"Column {old!r} not found")
+            new = [names.get(f.name, f.name) for f in self.schema]
+        else:
+            new = list(names)
+            if len(new) != self.num_columns:
+                raise ArrowInvalid(f"tried to rename a table of {self.num_columns} columns but "
+                                   f"only {len(new)} names were provided")
+        # pyarrow's result has no schema metadata
+        sch = Schema([f.with_name(n) for f, n in zip(self.schema, new)])
+        return self._with_columns(sch, list(self.itercolumns()))
+
+    def add_column(self, i: int, field_: str | Field, column: Any) -> Self:
+        """A new column inserted at position i."""
+        if not isinstance(i, int) or not 0 <= i <= self.num_columns:
+            raise ArrowInvalid("Invalid column index to add field.")
+        return self._insert(i, field_, column, replace=False)
+
+    def append_column(self, field_: str | Field, column: Any) -> Self:
+        """A new column at the end."""
+        return self._insert(self.num_columns, field_, column, replace=False)
+
+    def set_column(self, i: int, field_: str | Field, column: Any) -> Self:
+        """Column i replaced."""
+        self._index_for(i, "set")
+        return self._insert(i, field_, column, replace=True)
+
+    def remove_column(self, i: int) -> Self:
+        """Without column i."""
+        self._index_for(i, "remove")
+        return self.select([j for j in range(self.num_columns) if j != i])
+
+    def _insert(self, i: int, field_: str | Field, column: Any, replace: bool) -> Self:
+        from .types import Schema
+        col = self._as_column(column, field_.type if hasattr(field_, "type") and
+                              not isinstance(field_, str) else None)
+        if len(col) != self.num_rows and self.num_columns:
+            raise ArrowInvalid(f"Added column's length must match table's length. Expected "
+                               f"length {self.num_rows} but got length {len(col)}")
+        f = _field_and_type(field_, col)
+        if f.type != col.type:
+            raise ArrowTypeError(f"Field type {f.type} does not match the column's type "
+                                 f"{col.type}")
+        fields = list(self.schema)
+        cols = list(self.itercolumns())
+        if replace:
+            fields[i], cols[i] = f, col
+        else:
+            fields.insert(i, f)
+            cols.insert(i, col)
+        return self._with_columns(Schema(fields, self.schema.metadata), cols,
+                                  num_rows=len(col) if not self.num_columns else None)
+
+    def cast(self, target_schema: Any, safe: bool | None = None, options: Any = None) -> Self:
+        """Every column converted to the type of the target schema's field of the same name."""
+        from .types import Schema, schema as _schema
+        if not isinstance(target_schema, Schema):
+            target_schema = _schema(target_schema)
+        if target_schema.names != self.schema.names:
+            raise ValueError(f"Target schema's field names are not matching the table's field "
+                             f"names: {self.schema.names}, {target_schema.names}")
+        safe = True if safe is None else bool(safe)
+        from .data.selection import parallel_map
+        cols = parallel_map(lambda cf: cf[0].cast(cf[1].type, safe=safe),
+                            list(zip(self.itercolumns(), target_schema)), self.num_rows)
+        return self._with_columns(target_schema, cols)
+
+    def flatten(self, memory_pool: Any = None) -> Self:
+        """Struct columns replaced by one column per field, named parent.child."""
+        from .types import Field, Schema, StructType
+        fields, cols = [], []
+        for f, c in zip(self.schema, self.itercolumns()):
+            if isinstance(f.type, StructType):
+                for k, sub in enumerate(f.type.fields):
+                    fields.append(Field(f"{f.name}.{sub.name}", sub.type,
+                                        sub.nullable or f.nullable, sub.metadata))
+                    cols.append(_struct_field(c, k))
+            else:
+                fields.append(f)
+                cols.append(c)
+        return self._with_columns(Schema(fields, self.schema.metadata), cols)
+
+    def get_total_buffer_size(self) -> int:
+        """Bytes of every buffer the columns refer to, counted once each."""
+        datas = []
+        for c in self.itercolumns():
+            datas += [x.data for x in getattr(c, "chunks", [c])]
+        from .data.sizes import total_buffer_size
+        return total_buffer_size(datas)
+
+    def to_string(self, *, show_metadata: bool = False, preview_cols: int = 0) -> str:
+        """The schema and, with preview_cols, the first columns' values (pyarrow's layout)."""
+        sch = self.schema.to_string(show_field_metadata=show_metadata,
+                                    show_schema_metadata=show_metadata)
+        out = [f"arrowipc.{type(self).__name__}", sch]
+        if preview_cols:
+            out.append("----")
+            for i in range(min(preview_cols, self.num_columns)):
+                out.append(f"{self.schema.field(i).name}: "
+                           f"{self.column(i).to_string(indent=0, skip_new_lines=True)}")
+            if preview_cols < self.num_columns:
+                out.append("...")
+        return "\n".join(out)
+
+
+def _struct_field(col: Any, k: int) -> Any:
+    """Child `k` of a struct column (Array or ChunkedArray), null where the parent is null."""
+    if isinstance(col, ChunkedArray):
+        t = col.type.fields[k].type
+        return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
+    # a child under a null parent becomes null (pyarrow's flatten)
+    child = col.field(k)
+    if col.null_count:
+        # take row i where the parent is valid, a null where it is not
+        from array import array as _pyarray
+        from ._core.arraydata import ArrayData
+        from ._core.bitmap import bitmap_view
+        from ._core.buffer import py_buffer
+        from .types import int64
+        d = col.data
+        rows = py_buffer(_pyarray("q", range(d.length)))
+        idx = ArrayData(int64(), d.length, 0, -1,
+                        [bitmap_view(d.buffers[0], d.offset, d.length), rows])
+        return child.take(make_array(idx))
+    return child
 
 
 class RecordBatch(TabularOps):
@@ -137,7 +345,7 @@ class RecordBatch(TabularOps):
         d = arr.data
         if not isinstance(d.type, StructType):
             raise ArrowTypeError(f"expected a struct array, got {d.type}")
-        cols = [make_array(c).slice(d.offset, d.length).data for c in d.children]
+        cols = [c.slice(d.offset, d.length) for c in d.children]
         return cls(Schema(d.type.fields), cols, d.length)
 
     # -- shape and access -----------------------------------------------------------------------
@@ -189,10 +397,10 @@ class RecordBatch(TabularOps):
             raise ArrowIndexError(f"slice offset must be >= 0, got {offset}")
         offset = min(offset, self.num_rows)
         length = self.num_rows - offset if length is None else max(0, min(length, self.num_rows - offset))
-        cols = [make_array(c).slice(offset, length).data for c in self._columns]
+        cols = [c.slice(offset, length) for c in self._columns]
         return RecordBatch(self.schema, cols, length)
 
-    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    # -- operations (the shared ones are TabularOps' above) ---------------------------------------
     def _with_columns(self, schema: Schema, columns: list[Any],
                       num_rows: int | None = None) -> RecordBatch:
         return RecordBatch(schema, [c.data for c in columns],
@@ -207,15 +415,15 @@ class RecordBatch(TabularOps):
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
         """The rows where the boolean `mask` is true (null slots dropped, or null rows with
         null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        from .data.selection import apply, parallel_map
+        sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
         return RecordBatch(self.schema, cols, sel.count)
 
     def take(self, indices: Any) -> RecordBatch:
         """The rows at `indices`."""
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_indices(indices, self.num_rows)
+        from .data.selection import Selection, apply, parallel_map
+        sel = Selection.from_indices(argument_data(indices), self.num_rows)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
         return RecordBatch(self.schema, cols, sel.count)
 
@@ -267,7 +475,6 @@ class RecordBatch(TabularOps):
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
         interface (a pyarrow.RecordBatch...)."""
         if not isinstance(other, RecordBatch):
-            from .interop import peer_as_ours
             other = peer_as_ours(other, "batch")
         if not isinstance(other, RecordBatch) or not self.schema.equals(other.schema, check_metadata):
             return False
@@ -289,7 +496,7 @@ class RecordBatch(TabularOps):
 
     def serialize(self, options: IpcWriteOptions | None = None) -> Buffer:
         """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
-        from ._upcalls import serialize_record_batch
+        from .ipc.writer import serialize_record_batch      # above the model: loaded on use
         return serialize_record_batch(self, options)
 
     # -- interop --------------------------------------------------------------------------------
@@ -297,7 +504,7 @@ class RecordBatch(TabularOps):
         return self.schema.__arrow_c_schema__()
 
     def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
-        from .interop import export_array
+        from .data.interop import export_array
         return export_array(self._as_struct_data(),
                             Field("", StructType(self.schema.fields), False, self.schema.metadata),
                             requested_schema)
@@ -314,6 +521,13 @@ class Table(TabularOps):
     def __init__(self, schema: Schema, batches: list[RecordBatch]) -> None:
         self.schema = schema
         self._batches = batches
+
+    @classmethod
+    def _empty(cls, schema: Schema) -> Table:
+        """A Table of `schema` with no rows: one batch of empty columns (Schema.empty_table)."""
+        from .data.from_python import array_data_from_python
+        cols = [array_data_from_python([], f.type) for f in schema]
+        return cls(schema, [RecordBatch(schema, cols, 0)])
 
     @classmethod
     def from_batches(cls, batches: Iterable[RecordBatch | Any], schema: Schema | None = None) -> Table:
@@ -421,7 +635,7 @@ class Table(TabularOps):
 
     def to_reader(self, max_chunksize: int | None = None) -> RecordBatchReader:
         """A RecordBatchReader over the batches (split to at most max_chunksize rows)."""
-        from ._upcalls import RecordBatchReader
+        from .batch_reader import RecordBatchReader        # above the model: loaded on use
         return RecordBatchReader._make(self.schema, self.to_batches(max_chunksize))
 
     def slice(self, offset: int = 0, length: int | None = None) -> Table:
@@ -431,7 +645,7 @@ class Table(TabularOps):
         pieces = chunk_slices([b.num_rows for b in self._batches], offset, length)
         return Table(self.schema, [self._batches[k].slice(lo, n) for k, lo, n in pieces])
 
-    # -- operations (the shared ones are in arrowipc/tableops.py) ------------------------------
+    # -- operations (the shared ones are TabularOps' above) ---------------------------------------
     def _with_columns(self, schema: Schema, columns: list[Any],
                       num_rows: int | None = None) -> Table:
         if not columns:
@@ -454,8 +668,8 @@ class Table(TabularOps):
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Table:
         """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
         or null rows with null_selection_behavior="emit_null")."""
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_mask(mask, self.num_rows, null_selection_behavior)
+        from .data.selection import apply, parallel_map
+        sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         if sel.mask is None:
             one = self.combine_chunks()
             batch = one._batches[0] if one._batches else RecordBatch(self.schema, [], 0)
@@ -482,9 +696,9 @@ class Table(TabularOps):
         # Each batch gives the rows it holds, in order; the parts (as many rows as asked for,
         # not the whole table) are concatenated and put in the asked order by one more take.
         from ._core import select_kernels as _k
-        from .concat import concat_array_data
-        from .selection import Selection, apply, parallel_map
-        sel = Selection.from_indices(indices, self.num_rows)
+        from .data.concat import concat_array_data
+        from .data.selection import Selection, apply, parallel_map
+        sel = Selection.from_indices(argument_data(indices), self.num_rows)
         starts = [0]
         for b in self._batches:
             starts.append(starts[-1] + b.num_rows)
@@ -495,8 +709,9 @@ class Table(TabularOps):
             datas = [b._columns[i] for b in self._batches]
             if any(d.dictionary is not datas[0].dictionary for d in datas):
                 # dictionaries differ: one unified column, then the take
-                from .selection import combined_data
-                return apply(combined_data(self.column(i)), sel)
+                from .data.selection import combined_data
+                return apply(combined_data([c.data for c in self.column(i).chunks],
+                                           self.schema.field(i).type), sel)
             pieces = [apply(d, pick) for d, pick in zip(datas, picks)]
             return _k.take(concat_array_data(pieces), perm, sel.count, sel.has_nulls)
         cols = parallel_map(column, list(range(self.num_columns)), sel.count)
@@ -506,10 +721,11 @@ class Table(TabularOps):
         """One batch: every column's chunks concatenated (dictionaries unified)."""
         if len(self._batches) == 1:
             return self
-        from .selection import combined_data, parallel_map
-        cols = parallel_map(combined_data, list(self.itercolumns()), self.num_rows)
+        from .data.selection import combined_data, parallel_map
+        cols = parallel_map(lambda ca: combined_data([c.data for c in ca.chunks], ca.type),
+                            list(self.itercolumns()), self.num_rows)
         if not self._batches:
-            from .from_python import array_data_from_python
+            from .data.from_python import array_data_from_python
             cols = [array_data_from_python([], f.type) for f in self.schema]
         return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
 
@@ -556,7 +772,6 @@ class Table(TabularOps):
         """Same schema and values; `other` may be any object speaking the Arrow PyCapsule
         interface (a pyarrow.Table...)."""
         if not isinstance(other, Table):
-            from .interop import peer_as_ours
             other = peer_as_ours(other, "table")
         if not isinstance(other, Table) or not self.schema.equals(other.schema, check_metadata):
             return False
@@ -577,7 +792,6 @@ class Table(TabularOps):
         return self.schema.__arrow_c_schema__()
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
-        from .interop import export_stream
         return export_stream(self.schema, iter(self._batches), requested_schema)
 
     def __repr__(self) -> str:
@@ -621,7 +835,6 @@ def record_batch(data: Any, names: list[str] | None = None, schema: Schema | Non
     if _pandas.is_pandas_dataframe(data):
         return RecordBatch.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_array__"):
-        from .interop import import_record_batch
         return import_record_batch(data)
     if isinstance(data, dict):
         return RecordBatch.from_pydict(data, schema, metadata)
@@ -638,7 +851,6 @@ def table(data: Any, names: list[str] | None = None, schema: Schema | None = Non
     if _pandas.is_pandas_dataframe(data):
         return Table.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_stream__"):
-        from .interop import import_stream
         sch, batches = import_stream(data)
         return Table(sch, list(batches))
     if hasattr(data, "__arrow_c_array__"):
@@ -647,6 +859,85 @@ def table(data: Any, names: list[str] | None = None, schema: Schema | None = Non
     if isinstance(data, dict):
         return Table.from_pydict(data, schema, metadata)
     return Table.from_arrays(list(data), names, schema, metadata)
+
+
+# -- the C data interface: record batches and streams of them ------------------------------------
+# A record batch crosses the interface as a struct array without top-level nulls, a table or
+# reader as a stream of them (arrowipc.data.interop does types, fields and ArrayData).
+
+def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_schema: object = None
+                  ) -> object:
+    """An "arrow_array_stream" PyCapsule of record batches (each a non-null struct array)."""
+    from ._core import cdata
+    from .data.cschema import schema_node
+    from .data.interop import check_requested_schema
+    check_requested_schema(requested_schema)
+    struct_type = StructType(schema.fields)
+
+    def struct_arrays() -> Iterator[ArrayData]:
+        for b in batches:
+            if not b.schema.equals(schema):
+                raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
+                                   f"in a stream of\n{schema}")
+            yield b._as_struct_data()
+
+    return cdata.export_stream_capsule(schema_node(struct_type, "", False, schema.metadata),
+                                       struct_arrays())
+
+
+def _batch_from_struct(schema: Schema, data: ArrayData) -> RecordBatch:
+    """A RecordBatch whose columns are the children of a struct array without top-level nulls."""
+    from .validate import null_count_of
+    if null_count_of(data) != 0:
+        raise ArrowInvalid(f"a struct array with {data.null_count} null rows cannot be a record "
+                           "batch (top-level validity must be absent or all valid)")
+    columns = []
+    for f, c in zip(schema, data.children):
+        # The struct's offset applies to its children; bake it into each column.
+        if data.offset == 0 and c.length == data.length:
+            columns.append(c)
+        else:
+            columns.append(c.slice(data.offset, data.length))
+    return RecordBatch(schema, columns, data.length)
+
+
+def import_record_batch(obj: object) -> RecordBatch:
+    """A RecordBatch from an object whose `__arrow_c_array__` gives a struct array."""
+    from .data.interop import import_array, schema_from_struct_field
+    f, data = import_array(obj)
+    return _batch_from_struct(schema_from_struct_field(f), data)
+
+
+def import_stream(obj: object) -> tuple[Schema, Iterator[RecordBatch]]:
+    """(Schema, iterator of RecordBatch) from an object whose stream yields struct arrays."""
+    from .data.interop import import_array_stream, schema_from_struct_field
+    f, arrays = import_array_stream(obj)
+    schema = schema_from_struct_field(f)
+
+    def batches() -> Iterator[RecordBatch]:
+        for data in arrays:
+            yield _batch_from_struct(schema, data)
+
+    return schema, batches()
+
+
+def peer_as_ours(obj: object, kind: str) -> Any:
+    """arrowipc.data.interop.peer_as_ours, with the kinds "batch" and "table" too: `obj`, another
+    Arrow library's object, imported as ours, or None when it does not speak the interface."""
+    from .data import interop
+    if kind not in ("batch", "table"):
+        return interop.peer_as_ours(obj, kind)
+    try:
+        if kind == "table":
+            if hasattr(obj, "__arrow_c_stream__") and not hasattr(obj, "__arrow_c_array__"):
+                schema, batches = import_stream(obj)
+                return Table(schema, list(batches))
+            return None
+        if hasattr(obj, "__arrow_c_array__") and hasattr(obj, "num_columns"):
+            return import_record_batch(obj)
+        return None
+    except (ArrowInvalid, ArrowTypeError, TypeError, ValueError):
+        return None
 
 
 def concat_tables(tables: Iterable[Table], memory_pool: Any = None, promote_options: str = "none",
@@ -696,4 +987,4 @@ def _conformed(batch: RecordBatch, schema: Schema) -> RecordBatch:
 
 
 from . import _upcalls                              # noqa: E402   (Schema.empty_table, the pandas shim)
-_upcalls.register(__name__, RecordBatch=RecordBatch, Table=Table)
+_upcalls.register(__name__, RecordBatch=RecordBatch, Table=Table, peer_as_ours=peer_as_ours)

@@ -174,7 +174,7 @@ def _peer(other: object, kind: str) -> Any:
     """`other` (another library's object) imported for comparison, or None."""
     if other is None or isinstance(other, (str, bytes, int, float)):
         return None
-    from ._upcalls import peer_as_ours
+    from .data.interop import peer_as_ours
     return peer_as_ours(other, kind)
 
 
@@ -263,7 +263,7 @@ class DataType:
         return self
 
     def __arrow_c_schema__(self) -> object:
-        from ._upcalls import export_schema
+        from .data.interop import export_schema
         return export_schema(self)
 
 
@@ -978,7 +978,7 @@ class Field:
     __repr__ = __str__
 
     def __arrow_c_schema__(self) -> object:
-        from ._upcalls import export_schema
+        from .data.interop import export_schema
         return export_schema(self)
 
 
@@ -1117,9 +1117,8 @@ class Schema:
 
     def empty_table(self) -> Table:
         """A Table of this schema with no rows."""
-        from ._upcalls import RecordBatch, Table, array_data_from_python
-        cols = [array_data_from_python([], f.type) for f in self._fields]
-        return Table(self, [RecordBatch(self, cols, 0)])
+        from ._upcalls import Table
+        return Table._empty(self)
 
     def remove(self, i: int) -> Schema:
         """A copy without the field at index `i`."""
@@ -1157,7 +1156,7 @@ class Schema:
         return serialize_schema(self)
 
     def __arrow_c_schema__(self) -> object:
-        from ._upcalls import export_schema
+        from .data.interop import export_schema
         return export_schema(self)
 
 
@@ -1230,7 +1229,7 @@ def schema(fields: Iterable[Field | tuple[str, DataType]] | Mapping[str, DataTyp
            metadata: MetadataLike = None) -> Schema:
     """A Schema from fields, (name, type) pairs, a mapping, or any __arrow_c_schema__ exporter."""
     if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Schema)):
-        from ._upcalls import import_schema
+        from .data.interop import import_schema
         return import_schema(fields)
     if isinstance(fields, Schema):
         return Schema(fields, metadata if metadata is not None else fields.metadata)

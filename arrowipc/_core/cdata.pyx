@@ -4,7 +4,7 @@
 This is the C side only: structs, strings, release callbacks, buffers and ownership. A schema
 crosses it as a SchemaNode, a plain description of one ArrowSchema (format string, name,
 metadata, flags, children, dictionary); what a format string means as a DataType is the model's
-business (arrowipc/_cschema.py), so this module imports nothing above the physical layer. Arrays
+business (arrowipc/data/cschema.py), so this module imports nothing above the physical layer. Arrays
 are read and written against their DataType's layout attributes only (`storage_type`, `kind`,
 `fields`, widths), as the rest of _core does.
 
@@ -135,7 +135,7 @@ cdef class SchemaNode:
     format: the format string; name; metadata: a bytes -> bytes mapping or None; flags: the
     FLAG_* bits; children: a tuple of SchemaNode; dictionary: the SchemaNode of a
     dictionary-encoded node's values, else None. What the format means is the model's business
-    (arrowipc/_cschema.py).
+    (arrowipc/data/cschema.py).
     """
     cdef readonly str format
     cdef readonly str name

@@ -151,7 +151,7 @@ class _Output:
 def regroup(batches_with_metadata: BatchPairs, schema: Schema, rows: int
             ) -> Iterator[tuple[RecordBatch, None]]:
     """(batch, None) pairs of exactly `rows` rows (the last may be shorter)."""
-    from ..concat import concat_array_data
+    from ..data.concat import concat_array_data
     from ..ipc.dictionary import unify_table_dictionaries
     from ..table import RecordBatch, Table
     pending: list[RecordBatch] = []
@@ -202,7 +202,7 @@ def replacements_as_deltas(pairs: BatchPairs, schema: Schema) -> Iterator[tuple[
     """
     from .._core.arraydata import ArrayData
     from ..array import make_array
-    from ..from_python import array_data_from_python
+    from ..data.from_python import array_data_from_python
     from ..ipc.dictionary import dictionary_paths
     from ..table import RecordBatch
     nested = {p[0] for p, _ in dictionary_paths(schema) if len(p) > 1}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import types as T
 from .._core.arraydata import ArrayData
-from ..concat import concat_array_data
+from ..data.concat import concat_array_data
 from ..errors import ArrowInvalid
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -140,7 +140,7 @@ def _null_count(d: ArrayData) -> int:
 
 
 def _empty(t: T.DataType) -> ArrayData:
-    from ..from_python import array_data_from_python
+    from ..data.from_python import array_data_from_python
     return array_data_from_python([], t)
 
 
@@ -201,7 +201,7 @@ class DictionaryTracker:
             if (self.options.emit_dictionary_deltas and len(new_values) > n
                     and new_values[:n] == prev_values):
                 from ..array import make_array
-                delta = make_array(current).slice(n).data
+                delta = current.slice(n)
                 out.append((dict_id, delta, True, "delta"))
             elif self.file_mode:
                 raise ArrowInvalid(f"dictionary for field at {path} changed between batches; the "
@@ -222,7 +222,7 @@ def _values(d: ArrayData) -> list[Any]:
 def unify_table_dictionaries(table: Table) -> Table:
     """A table whose batches share one dictionary per dictionary-encoded top-level column."""
     from ..array import make_array
-    from ..from_python import array_data_from_python
+    from ..data.from_python import array_data_from_python
     from ..table import RecordBatch, Table
     schema = table.schema
     batches = table.to_batches()

@@ -810,6 +810,5 @@ def get_record_batch_size(batch: RecordBatch | Any) -> int:
     return serialize_record_batch(batch).size
 
 
-from .. import _upcalls                             # noqa: E402   (Schema/RecordBatch.serialize)
-_upcalls.register(__name__, serialize_schema=serialize_schema,
-                  serialize_record_batch=serialize_record_batch)
+from .. import _upcalls                             # noqa: E402   (Schema.serialize)
+_upcalls.register(__name__, serialize_schema=serialize_schema)

@@ -1,17 +1,23 @@
 """The package's layering, read from its own import statements (module level and lazy, .py and .pyx).
 
 - `_core` (the physical layer) imports only `_core` and `errors`, without exception: the C data
-  interface (`_core.cdata`) exchanges schemas as type-neutral SchemaNodes, which the model's
-  `_cschema` turns into types and back.
-- No import cycle, lazy imports included. A lower module reaches a higher one through
-  arrowipc/_upcalls.py, whose providers are checked here too: the C data interface (interop)
-  builds Arrays and Tables that way, so the model's `__arrow_c_*__` methods import it downward.
+  interface (`_core.cdata`) exchanges schemas as type-neutral SchemaNodes, which the kernel layer's
+  `data.cschema` turns into types and back.
+- The kernel layer `arrowipc/data/` (ArrayData in, ArrayData out) imports no object, face or ipc
+  module, not even for type checking.
+- No module imports a private (`_x`) name from another folder; modules themselves may be private
+  (the Cython modules of `_core` and `ipc` are imported across folders by design).
+- The graph as the code runs it counts each name looked up through arrowipc/_upcalls.py as an
+  import of the module providing it; at most three modules use that locator. The target is no
+  import cycle of more than three modules in that graph; until it is met, the cycles may not grow.
 - `ipc/` imports nothing from `dissociated`, `spark` or `cli`.
 """
 import ast
 import importlib
 import pathlib
 import re
+
+import pytest
 
 import arrowipc
 from arrowipc import _upcalls
@@ -52,9 +58,22 @@ def _runtime_nodes(tree):
             todo.append(child)
 
 
-def import_graph(lazy_edges=None):
+def _upcall_names(node):
+    """The locator names a node looks up: `from .._upcalls import X` or `_upcalls.X`."""
+    if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] == "_upcalls":
+        return [a.name for a in node.names if a.name in _upcalls.PROVIDERS]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "_upcalls" and node.attr in _upcalls.PROVIDERS:
+        return [node.attr]
+    return []
+
+
+def import_graph(lazy_edges=None, locator=False, locator_users=None):
     """{module: {imported module of the package}} over every import statement, lazy ones too.
-    `lazy_edges`, a set, receives the (module, target) pairs made only inside functions."""
+    `lazy_edges`, a set, receives the (module, target) pairs made only inside functions. With
+    `locator`, a name looked up through arrowipc/_upcalls.py counts as an import of the module
+    providing it (the graph as the code runs it); `locator_users`, a set, receives the modules
+    that look a name up there."""
     mods = _modules()
     graph = {}
     for name, path in mods.items():
@@ -68,6 +87,13 @@ def import_graph(lazy_edges=None):
             return found
 
         text = path.read_text()
+        if path.suffix == ".py":
+            for node in _runtime_nodes(ast.parse(text)):
+                looked_up = _upcall_names(node)
+                if looked_up and locator_users is not None:
+                    locator_users.add(name)
+                if looked_up and locator:
+                    targets.update(_upcalls.PROVIDERS[n] for n in looked_up)
         if path.suffix == ".pyx":
             pattern = r"^\s*from\s+(\.*[\w.]*)\s+c?import\s+(?:\(([^)]*)\)|([\w, *]+))"
             for m in re.finditer(pattern, text, re.M):
@@ -144,8 +170,85 @@ def test_core_imports_nothing_above_it():
     assert upward == []
 
 
-def test_no_import_cycle():
-    assert cycles(import_graph()) == []
+KERNEL_LAYER = "arrowipc.data"
+KERNELS_MAY_IMPORT = ("arrowipc.data", "arrowipc._core", "arrowipc.errors", "arrowipc.types",
+                      "arrowipc.extension", "arrowipc.validate")
+# (importing module, providing module, name): the private names still crossing a folder, each
+# with the change that removes it. tensor.py's sparse helpers serve ipc/tensor_io.py (to be made
+# public with the tensor work); the old arrowipc.from_python path re-exports the one private name
+# pandas_compat imports from it, until that package imports a public one.
+PRIVATE_NAMES_ACROSS_FOLDERS = {
+    ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_as_sparse"),
+    ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_SparseTensor"),
+    ("arrowipc.from_python", "arrowipc.data.from_python", "_numpy_arrays_type"),
+}
+# the largest cycle of the graph as the code runs it, locator look-ups counted (see below)
+LARGEST_CYCLE_TODAY = 28
+
+
+def _folder(module: str, path: pathlib.Path) -> str:
+    return module if path.stem == "__init__" else module.rpartition(".")[0]
+
+
+def test_the_kernel_layer_imports_no_object_face_or_ipc_module():
+    mods = _modules()
+    wrong = []
+    for name, path in mods.items():
+        if not name.startswith(KERNEL_LAYER) or path.suffix != ".py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):          # TYPE_CHECKING included
+            if isinstance(node, ast.ImportFrom):
+                base = _absolute(name, path.stem == "__init__", node.level, node.module or "")
+                targets = {f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
+                           for a in node.names}
+            elif isinstance(node, ast.Import):
+                targets = {a.name for a in node.names}
+            else:
+                continue
+            wrong += [f"{name} -> {t}" for t in targets
+                      if t.startswith("arrowipc") and not t.startswith(KERNELS_MAY_IMPORT)]
+            wrong += [f"{name} -> {t}" for t in _upcall_names(node)]
+    assert sorted(wrong) == []
+
+
+def test_no_private_name_is_imported_across_folders():
+    mods = _modules()
+    crossing = set()
+    for name, path in mods.items():
+        if path.suffix != ".py":
+            continue
+        for node in _runtime_nodes(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "")
+                                                             .startswith("arrowipc")):
+                continue
+            base = _absolute(name, path.stem == "__init__", node.level, node.module or "")
+            if base not in mods:
+                continue
+            for a in node.names:
+                private = a.name.startswith("_") and not a.name.startswith("__")
+                if private and f"{base}.{a.name}" not in mods and \
+                        _folder(base, mods[base]) != _folder(name, path):
+                    crossing.add((name, base, a.name))
+    assert crossing == PRIVATE_NAMES_ACROSS_FOLDERS
+
+
+def test_at_most_three_modules_use_the_locator():
+    users = set()
+    import_graph(locator=True, locator_users=users)
+    assert len(users) <= 3, sorted(users)
+
+
+def test_import_cycles_do_not_grow():
+    largest = max(map(len, cycles(import_graph(locator=True))), default=0)
+    assert largest <= LARGEST_CYCLE_TODAY
+
+
+@pytest.mark.xfail(strict=True, reason="the true up-calls (Schema.empty_table -> Table, "
+                   "Schema.serialize -> ipc.writer, Schema.from_pandas -> the pandas shim, the C "
+                   "data interface of types) still close cycles over the model; when this passes, "
+                   "drop the xfail and LARGEST_CYCLE_TODAY")
+def test_no_import_cycle_of_more_than_three_modules():
+    assert [c for c in cycles(import_graph(locator=True)) if len(c) > 3] == []
 
 
 def test_ipc_imports_no_application_of_it():
@@ -176,8 +279,18 @@ def test_the_graph_sees_lazy_and_cython_imports():
     # and a Cython cimport
     lazy = set()
     graph = import_graph(lazy)
-    assert ("arrowipc.array", "arrowipc.interop") in lazy                  # in __arrow_c_array__
+    assert ("arrowipc.array", "arrowipc.data.interop") in lazy             # in __arrow_c_array__
     assert ("arrowipc.array", "arrowipc.types") not in lazy                # module level
     assert "arrowipc._core.buffer" in graph["arrowipc.ipc._framing"]       # cimport
     assert "arrowipc.ipc.recover" not in graph["arrowipc.ipc.reader"]      # TYPE_CHECKING only
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [{"a", "b", "c"}]
+
+
+def test_the_graph_counts_locator_lookups():
+    # a name looked up in _upcalls is an import of its provider when the graph is asked so
+    users = set()
+    graph = import_graph(locator=True, locator_users=users)
+    assert "arrowipc.ipc.writer" in graph["arrowipc.types"]              # Schema.serialize
+    assert "arrowipc.ipc.writer" not in import_graph()["arrowipc.types"]
+    assert "arrowipc.types" in users
+

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pytest
 
 import arrowipc
-from arrowipc import _cschema, interop
+from arrowipc import interop
+from arrowipc.data import cschema as _cschema
 from arrowipc._core import cdata
 from arrowipc._core.arraydata import ArrayData
 from arrowipc.array import make_array
@@ -699,7 +700,7 @@ class _SchemaHolder:
 
 def test_the_physical_layer_carries_schema_nodes_unchanged():
     # _core.cdata knows no types: it writes and reads the C struct a SchemaNode describes, and
-    # the model's reading of it (arrowipc._cschema) is what pyarrow reads from the same capsule
+    # the model's reading of it (arrowipc.data.cschema) is what pyarrow reads from the same capsule
     node = cdata.SchemaNode(
         "+s", "root", {b"k": b"v\x00w"}, cdata.FLAG_NULLABLE,
         (cdata.SchemaNode("+m", "m", None, cdata.FLAG_MAP_KEYS_SORTED, (

@@ -156,7 +156,7 @@ class _Counter:
     """Counts the rows the printer converts to text, and every to_pylist call's size."""
 
     def __init__(self, monkeypatch):
-        import arrowipc._pretty as pretty
+        import arrowipc.data.pretty as pretty
         import arrowipc.to_python as to_python
         self.formatted = 0
         self.listed = 0

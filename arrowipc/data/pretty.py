@@ -20,10 +20,10 @@ zero-copy slices, so printing a 5M-row column costs the same as printing 21 rows
 """
 from __future__ import annotations
 
-from ._core.arraydata import ArrayData
-from ._core.bitmap import count_set_bits, unpack_bits
-from .errors import ArrowInvalid
-from .types import (DataType, DecimalType, DurationType, ExtensionType, Kind, Time32Type,
+from .._core.arraydata import ArrayData
+from .._core.bitmap import count_set_bits, unpack_bits
+from ..errors import ArrowInvalid
+from ..types import (DataType, DecimalType, DurationType, ExtensionType, Kind, Time32Type,
                     Time64Type, TimestampType)
 
 __all__ = ["PrintOptions", "array_to_string", "chunked_array_to_string"]
@@ -159,21 +159,22 @@ class _ArrayPrinter:
     def print(self, d: ArrayData) -> None:
         t = d.type
         if isinstance(t, ExtensionType):
-            d = _relabel(d, t.storage_type)
+            d = d.with_type(t.storage_type)
             t = d.type
         kind = t.kind
         if kind == Kind.NULL:
             self.out.append(f"{d.length} nulls")
         elif kind == Kind.STRUCT:
             self.validity(d)
-            self.children([_sliced(c, d.offset, d.length) for c in d.children])
+            self.children([c.slice(d.offset, d.length) for c in d.children])
         elif kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION):
             self.union(d)
         elif kind == Kind.DICTIONARY:
             if d.dictionary is None:
                 raise ArrowInvalid("a dictionary array without its dictionary")
             self.labelled(("-- dictionary:\n", d.dictionary),
-                          ("-- indices:\n", _relabel(d, t.index_type, keep_dictionary=False)))
+                          ("-- indices:\n",
+                           d.copy_with(type=t.index_type, children=[], dictionary=None)))
         elif kind == Kind.RUN_END_ENCODED:
             self.labelled(("-- run_ends:\n", d.children[0]), ("-- values:\n", d.children[1]))
         else:
@@ -190,7 +191,7 @@ class _ArrayPrinter:
             self.child(True).print(part)
 
     def validity(self, d: ArrayData) -> None:
-        from .types import bool_
+        from ..types import bool_
         self.pad()
         self.write("-- is_valid:")
         if d.type.kind not in (Kind.SPARSE_UNION, Kind.DENSE_UNION) and _has_nulls(d):
@@ -209,7 +210,7 @@ class _ArrayPrinter:
             self.child(True).print(c)
 
     def union(self, d: ArrayData) -> None:
-        from .types import int32, uint8
+        from ..types import int32, uint8
         self.validity(d)
         self.newline()
         self.pad()
@@ -224,7 +225,7 @@ class _ArrayPrinter:
             # the offsets point into whole children
             self.children(list(d.children))
         else:
-            self.children([_sliced(c, d.offset, d.length) for c in d.children])
+            self.children([c.slice(d.offset, d.length) for c in d.children])
 
     def values(self, d: ArrayData) -> None:
         """The elements of a flat, list or map array (Arrow's WriteValues)."""
@@ -285,14 +286,14 @@ class _ArrayPrinter:
 
         def write(i: int) -> None:
             start, length = ranges(i)
-            inner.print(_sliced(values, start, length))
+            inner.print(values.slice(start, length))
         return write
 
     def map_element(self, d: ArrayData) -> Callable[[int], None]:
         ranges = _list_ranges(d)
         entries = d.children[0]
-        keys = _sliced(entries.children[0], entries.offset, entries.length)
-        items = _sliced(entries.children[1], entries.offset, entries.length)
+        keys = entries.children[0].slice(entries.offset, entries.length)
+        items = entries.children[1].slice(entries.offset, entries.length)
         inner = self.child(False)
 
         def write(i: int) -> None:
@@ -300,34 +301,20 @@ class _ArrayPrinter:
             self.pad_after_newline()
             self.out.append("keys:")
             self.newline()
-            inner.print(_sliced(keys, start, length))
+            inner.print(keys.slice(start, length))
             self.newline()
             self.pad_after_newline()
             self.out.append("values:")
             self.newline()
-            inner.print(_sliced(items, start, length))
+            inner.print(items.slice(start, length))
         return write
 
 
 # -- reading the shown rows ---------------------------------------------------------------------
 
 def _is_map(t: DataType) -> bool:
-    from .types import MapType
+    from ..types import MapType
     return isinstance(t, MapType)
-
-
-def _sliced(d: ArrayData, offset: int, length: int) -> ArrayData:
-    """Rows [offset, offset + length) of `d`, zero-copy (offset relative to d's own)."""
-    if offset == 0 and length == d.length:
-        return d
-    nc = 0 if d.null_count == 0 else (length if d.type.kind == Kind.NULL else -1)
-    return ArrayData(d.type, length, d.offset + offset, nc, d.buffers, d.children, d.dictionary)
-
-
-def _relabel(d: ArrayData, t: DataType, keep_dictionary: bool = True) -> ArrayData:
-    return ArrayData(t, d.length, d.offset, d.null_count, d.buffers,
-                     d.children if keep_dictionary else [],
-                     d.dictionary if keep_dictionary else None)
 
 
 def _has_nulls(d: ArrayData) -> bool:
@@ -408,7 +395,7 @@ def _formatted(d: ArrayData, rows: list[int], keep: int) -> dict[int, str]:
     read only `keep` bytes of text far (all of them when `keep` is negative)."""
     out: dict[int, str] = {}
     for start, stop in _runs(rows):
-        run = _sliced(d, start, stop - start)
+        run = d.slice(start, stop - start)
         texts: Sequence[str | None]
         if d.type.kind in (Kind.BINARY, Kind.LARGE_BINARY) and keep >= 0:
             texts = _clipped_binary(run, keep)
@@ -443,29 +430,29 @@ def _clipped_binary(d: ArrayData, keep: int) -> list[str]:
 
 def _format_run(d: ArrayData) -> list[str | None]:
     """Arrow's text for every value of a (short) flat array; anything for nulls."""
-    from . import cast
+    from . import text
     from .to_python import to_pylist
-    from .types import timestamp
+    from ..types import timestamp
     t = d.type
     if isinstance(t, DecimalType):
-        return [None if v is None else cast._decimal_text(v, t.scale)
-                for v in cast._unscaled(d)]
+        return [None if v is None else text.decimal_text(v, t.scale)
+                for v in text.unscaled(d)]
     if isinstance(t, DurationType):
-        return [None if v is None else str(v) for v in cast._temporal_text(d, t)]
+        return [None if v is None else str(v) for v in text.temporal_text(d, t)]
     if isinstance(t, TimestampType) and t.tz:
         # Arrow prints the UTC instant whatever the zone
-        return cast._temporal_text(_relabel(d, timestamp(t.unit, "UTC")), timestamp(t.unit, "UTC"))
+        return text.temporal_text(d.with_type(timestamp(t.unit, "UTC")), timestamp(t.unit, "UTC"))
     if isinstance(t, (Time32Type, Time64Type, TimestampType)) or t.name in ("date32[day]",
                                                                               "date64[ms]"):
-        return cast._temporal_text(d, t)
+        return text.temporal_text(d, t)
     values = to_pylist(d)
     name = t.name
     if t.kind == Kind.BOOL:
         return [None if v is None else ("true" if v else "false") for v in values]
     if name in ("double", "halffloat"):
-        return [None if v is None else cast.format_float(v) for v in values]
+        return [None if v is None else text.format_float(v) for v in values]
     if name == "float":
-        return [None if v is None else cast.format_float(v, cast._float32_repr(v))
+        return [None if v is None else text.format_float(v, text.float32_repr(v))
                 for v in values]
     if name == "month_interval":
         return [None if v is None else f"{v}M" for v in values]

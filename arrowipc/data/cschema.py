@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ._core.cdata import (FLAG_DICTIONARY_ORDERED, FLAG_MAP_KEYS_SORTED, FLAG_NULLABLE,
+from .._core.cdata import (FLAG_DICTIONARY_ORDERED, FLAG_MAP_KEYS_SORTED, FLAG_NULLABLE,
                           SchemaNode)
-from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from .extension import EXTENSION_METADATA_KEYS, EXTENSION_NAME_KEYS, apply_extension_metadata
-from .types import (BinaryType, DataType, DecimalType, DictionaryType, DurationType,
+from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from ..extension import EXTENSION_METADATA_KEYS, EXTENSION_NAME_KEYS, apply_extension_metadata
+from ..types import (BinaryType, DataType, DecimalType, DictionaryType, DurationType,
                     ExtensionType, Field, FixedSizeBinaryType, FixedSizeListType,
                     LargeListType, LargeListViewType, ListType, ListViewType, MapType,
                     PrimitiveType, RunEndEncodedType, StructType, Time32Type, Time64Type,

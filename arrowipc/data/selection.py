@@ -1,0 +1,282 @@
+"""Row selection kernels: take, filter, combine_chunks, unify_dictionaries, and the small vector
+functions ETL code calls on columns (fill_null, unique, value_counts), ArrayData in, ArrayData out.
+
+The work is done by the kernels of arrowipc/_core/select_kernels.pyx; this module builds what they
+take (a Selection of rows) and the ArrayData they give back. The Array and Table methods turn
+pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting,
+grouping and joins are not here: docs/table-ops.md shows the zero-copy hand-off to DuckDB and
+polars for them.
+"""
+from __future__ import annotations
+
+from .._core.arraydata import ArrayData
+from .._core import select_kernels as _k
+from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..types import DictionaryType, Kind, bool_, int64
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+    from typing import Any, Callable, TypeVar
+
+    from .._core.buffer import Buffer
+    from ..types import DataType
+
+    _In = TypeVar("_In")
+    _Out = TypeVar("_Out")
+
+__all__ = ["apply", "check_null_selection_behavior", "combined_data", "fill_null", "hash_key",
+           "parallel_map", "PARALLEL_MIN_ROWS", "Selection", "take", "unify_chunks", "unique",
+           "value_counts"]
+
+_NULL_SELECTION = ("drop", "emit_null")
+
+
+# -- arguments ----------------------------------------------------------------------------------
+
+def check_null_selection_behavior(null_selection_behavior: str) -> None:
+    """ArrowInvalid unless `null_selection_behavior` is one a filter takes."""
+    if null_selection_behavior not in _NULL_SELECTION:
+        raise ArrowInvalid(f"null_selection_behavior must be 'drop' or 'emit_null', got "
+                           f"{null_selection_behavior!r}")
+
+
+def _mask_data(m: ArrayData, length: int) -> ArrayData:
+    """`m`, checked to be a boolean filter mask of `length` values."""
+    if m.type.kind != Kind.BOOL:
+        raise ArrowNotImplementedError(f"Function 'array_filter' has no kernel matching input "
+                                       f"types (array[{m.type}]): the mask must be boolean")
+    if m.length != length:
+        raise ArrowInvalid(f"Filter inputs must all be the same length: the mask has {m.length} "
+                           f"values, the data has {length} rows")
+    return m
+
+
+class Selection:
+    """The rows a take or filter keeps, built once and applied to every column."""
+    __slots__ = ("sel", "count", "has_nulls", "mask", "length")
+
+    def __init__(self, sel: Buffer | None, count: int, has_nulls: bool, mask: Buffer | None = None,
+                 length: int = 0) -> None:
+        self.sel = sel            # int64 row numbers (-1: a null row), or None while only a mask
+        self.count = count        # rows selected
+        self.has_nulls = has_nulls
+        self.mask = mask          # bitmap at bit 0 of the kept rows (filters without null rows)
+        self.length = length      # rows the mask covers
+
+    @classmethod
+    def from_indices(cls, indices: ArrayData, length: int) -> "Selection":
+        """The rows at `indices` (integers; a null index selects a null row)."""
+        idx = indices
+        if idx.type.kind == Kind.NULL:
+            from .from_python import array_data_from_python
+            idx = array_data_from_python([None] * idx.length, int64())
+        if not getattr(idx.type, "is_integer", False):
+            raise ArrowNotImplementedError(
+                f"Function 'array_take' has no kernel matching input types: indices must be "
+                f"integers, got {idx.type}")
+        sel, nulls = _k.selection_from_indices(idx, length)
+        return cls(sel, idx.length, nulls)
+
+    @classmethod
+    def from_mask(cls, mask: ArrayData, length: int, null_selection_behavior: str = "drop"
+                  ) -> "Selection":
+        """The rows where the boolean `mask` is true (null slots dropped, or emitted as nulls)."""
+        check_null_selection_behavior(null_selection_behavior)
+        m = _mask_data(mask, length)
+        if null_selection_behavior == "emit_null":
+            from ..validate import null_count_of
+            if null_count_of(m):
+                sel, nulls = _k.selection_from_mask(m, True)
+                return cls(sel, len(sel) // 8, nulls)
+        bits, kept = _k.effective_mask(m)
+        return cls(None, kept, False, bits, length)
+
+    def slice(self, start: int, stop: int) -> "Selection":
+        """The part of a mask selection that applies to rows [start, stop) (a table's batch)."""
+        from .._core.bitmap import bitmap_view, count_set_bits
+        assert self.mask is not None, "only a filter's selection is sliced"
+        bits = bitmap_view(self.mask, start, stop - start)
+        kept = count_set_bits(bits, 0, stop - start)
+        return Selection(None, kept, False, bits, stop - start)
+
+    def indices(self) -> Buffer:
+        """The selection as int64 row numbers (built from the mask on first use)."""
+        if self.sel is None:
+            m = ArrayData(bool_(), self.length, 0, 0, [None, self.mask])
+            self.sel = _k.selection_from_mask(m, False)[0]
+        return self.sel
+
+
+def apply(data: ArrayData, selection: Selection) -> ArrayData:
+    """The rows of `data` a Selection keeps."""
+    if selection.mask is not None and selection.sel is None:
+        if selection.count == data.length:
+            return data                         # every row kept: zero-copy
+        kind = data.type.storage_type.kind
+        if kind in (Kind.BINARY, Kind.LARGE_BINARY):
+            return _k.filter_binary(data, selection.mask, selection.count)
+        out = _k.filter_fixed(data, selection.mask, selection.count)
+        if out is not None:
+            return out
+    try:
+        return _k.take(data, selection.indices(), selection.count, selection.has_nulls)
+    except ArrowNotImplementedError:
+        # run-end encoded data, and unions asked for null rows: through Python values
+        from .from_python import array_data_from_python
+        from .to_python import to_pylist
+        values = to_pylist(data)
+        picked = [None if i < 0 else values[i]
+                  for i in memoryview(selection.indices()).cast("q")[:selection.count]]
+        return array_data_from_python(picked, data.type)
+
+
+def take(data: ArrayData, indices: ArrayData) -> ArrayData:
+    """The rows of `data` at `indices` (integers; a null index gives a null row)."""
+    return apply(data, Selection.from_indices(indices, data.length))
+
+
+# -- parallel columns ---------------------------------------------------------------------------
+
+# Below this many rows, a thread hand-off costs more than the work it spreads.
+PARALLEL_MIN_ROWS = 1 << 16
+_pool: ThreadPoolExecutor | None = None
+
+
+def parallel_map(func: Callable[[_In], _Out], items: list[_In], rows: int) -> list[_Out]:
+    """[func(x) for x in items], on a shared thread pool when there is enough work: the kernels
+    release the GIL, so columns are selected or cast in parallel."""
+    global _pool
+    if len(items) < 2 or rows < PARALLEL_MIN_ROWS:
+        return [func(x) for x in items]
+    import os
+    workers = os.cpu_count() or 1
+    if workers < 2:
+        return [func(x) for x in items]
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _pool = ThreadPoolExecutor(workers, thread_name_prefix="arrowipc-ops")
+    return list(_pool.map(func, items))
+
+
+# -- chunked data -------------------------------------------------------------------------------
+
+def combined_data(chunks: list[ArrayData], type: DataType) -> ArrayData:
+    """One ArrayData holding every chunk of a chunked array of `type` (dictionaries unified
+    first)."""
+    from .concat import concat_array_data
+    if not chunks:
+        from .from_python import array_data_from_python
+        return array_data_from_python([], type)
+    if len(chunks) == 1:
+        return chunks[0]
+    if isinstance(type, DictionaryType) and any(
+            c.dictionary is not chunks[0].dictionary for c in chunks):
+        chunks = unify_chunks(chunks)
+    return concat_array_data(chunks)
+
+
+def unify_chunks(chunks: list[ArrayData]) -> list[ArrayData]:
+    """Dictionary arrays re-encoded against one dictionary: the first chunk's values, then each
+    new value in order of appearance (pyarrow's order)."""
+    from .concat import concat_array_data
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
+    if not chunks:
+        return chunks
+    t = chunks[0].type
+    assert isinstance(t, DictionaryType), "unify_chunks takes dictionary arrays"
+    first = chunks[0].dictionary
+    if all(c.dictionary is first for c in chunks):
+        return chunks
+    position: dict[Any, int] = {}
+    parts = []
+    remaps = []
+    for c in chunks:
+        d = c.dictionary
+        assert d is not None                  # dictionary arrays have one
+        values = to_pylist(d)
+        new: list[int] = []
+        remap: list[int] = []
+        for k, v in enumerate(values):
+            key = (type(v), v) if v == v else ("nan",)
+            j = position.get(key)
+            if j is None:
+                j = position[key] = len(position)
+                new.append(k)
+            remap.append(j)
+        if new:
+            parts.append(take(d, array_data_from_python(new, int64())))
+        remaps.append(remap)
+    dictionary = concat_array_data(parts)
+    out = []
+    for c, remap in zip(chunks, remaps):
+        idx = ArrayData(t.index_type, c.length, c.offset, c.null_count, c.buffers, [], None)
+        md = take(array_data_from_python(remap, t.index_type), idx)
+        out.append(ArrayData(t, md.length, md.offset, md.null_count, md.buffers, [], dictionary))
+    return out
+
+
+# -- vector functions ---------------------------------------------------------------------------
+
+def fill_null(data: ArrayData, fill: ArrayData | None) -> ArrayData:
+    """`data` with its null slots replaced by the one value of `fill` (of data's type); `data`
+    itself when it has no null or `fill` is None."""
+    from ..validate import null_count_of
+    if null_count_of(data) == 0 or fill is None:
+        return data
+    # rows: the array's own where valid, row `data.length` (the fill value) where null
+    from .concat import concat_array_data
+    if data.type.kind in (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED):
+        raise ArrowNotImplementedError(f"fill_null of {data.type}")
+    both = concat_array_data([data, fill])
+    sel = _k.fill_selection(data)
+    return _k.take(both, sel, data.length, False)
+
+
+def unique(data: ArrayData) -> ArrayData:
+    """The distinct values of `data` in order of first appearance (one null if any)."""
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
+    values = to_pylist(data)
+    seen: set[Any] = set()
+    keep: list[int] = []
+    for i, v in enumerate(values):
+        key = hash_key(v)
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+    return take(data, array_data_from_python(keep, int64()))
+
+
+def value_counts(data: ArrayData) -> ArrayData:
+    """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
+    from .from_python import array_data_from_python
+    from .to_python import to_pylist
+    from ..types import StructType, field
+    values = to_pylist(data)
+    counts: dict[Any, int] = {}
+    first: dict[Any, int] = {}
+    for i, v in enumerate(values):
+        key = hash_key(v)
+        if key in counts:
+            counts[key] += 1
+        else:
+            counts[key] = 1
+            first[key] = i
+    uniq = take(data, array_data_from_python(list(first.values()), int64()))
+    cnt = array_data_from_python(list(counts.values()), int64())
+    t = StructType([field("values", data.type), field("counts", int64())])
+    return ArrayData(t, uniq.length, 0, 0, [None], [uniq, cnt])
+
+
+def hash_key(v: Any) -> Any:
+    """A hashable key for a to_pylist value: NaNs equal, 1 and True apart, lists and dicts as
+    tuples."""
+    if isinstance(v, float) and v != v:
+        return ("nan",)
+    if isinstance(v, dict):
+        return ("dict", tuple((k, hash_key(x)) for k, x in v.items()))
+    if isinstance(v, list):
+        return ("list", tuple(hash_key(x) for x in v))
+    return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)
