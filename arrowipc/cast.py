@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ._core.arraydata import ArrayData
-from ._core import select_kernels as _k
+from ._core import cast_kernels as _k
 from .errors import ArrowInvalid, ArrowNotImplementedError
 from .types import (BinaryType, DecimalType, DictionaryType, DurationType, ExtensionType,
                     FixedSizeListType, Kind, LargeListType, LargeListViewType, ListType,
