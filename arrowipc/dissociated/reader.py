@@ -25,8 +25,8 @@ from ..ipc.options import IpcReadOptions, ReadStats
 from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import (DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody,
-                  split_address)
+from .layout import split_address
+from .segments import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody
 from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
