@@ -2,8 +2,8 @@
 signatures and defaults.
 
 This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
-functions as methods, and the conversion itself (arrowipc/pandas_compat.py) loads only when one
-of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
+functions as methods, and the conversion itself (the package arrowipc/pandas_compat/) loads only
+when one of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
 """
 from __future__ import annotations
 
