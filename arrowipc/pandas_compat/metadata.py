@@ -1,11 +1,18 @@
 """The `pandas` schema metadata, in pyarrow's format: what from_pandas writes (a column's
 pandas_type and numpy_type, index and column index descriptors, names) and what to_pandas reads
-back from it (the DataFrame's columns Index)."""
+back from it (the DataFrame's columns Index).
+
+Metadata read back comes with the data, so it is untrusted: check_pandas_metadata checks its
+shape before to_pandas uses any of it, and every value it names (dtype strings, index levels,
+time zones) that pandas or numpy refuse is an ArrowInvalid saying which entry holds it. What
+pyarrow 26 tolerates is tolerated (keys it reads with a default, index columns not in the table,
+a range index whose length does not match); what it fails on with a KeyError, TypeError or
+AttributeError is an ArrowInvalid here."""
 from __future__ import annotations
 
 import json as _json
 
-from ..errors import ArrowTypeError
+from ..errors import ArrowInvalid, ArrowTypeError
 from ..types import (DataType, DecimalType, DictionaryType, ExtensionType, FixedSizeBinaryType,
                      Kind, MapType, Time32Type, Time64Type, TimestampType)
 from .common import _numpy, _tzinfo
@@ -15,8 +22,129 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def _expect(ok: bool, where: str, expected: str, value: Any) -> None:
+    if not ok:
+        found = repr(value) if len(repr(value)) <= 60 else _json_type(value)
+        raise ArrowInvalid(f"pandas metadata: {where} must be {expected}, found {found}")
+
+
+def _is_label(value: Any) -> bool:
+    # a column or index label: pyarrow writes strings or null (numbers name pandas' own labels)
+    return value is None or isinstance(value, (str, int, float))
+
+
+def check_pandas_metadata(meta: dict[str, Any]) -> None:
+    """ArrowInvalid, naming the entry, the key, what was expected and what was found, for the
+    first part of parsed `pandas` metadata that to_pandas cannot read: the rules pyarrow 26
+    relies on (its KeyError, TypeError and AttributeError cases) made explicit."""
+    for key in ("columns", "index_columns"):
+        if key not in meta:
+            raise ArrowInvalid(f"pandas metadata: the key '{key}' is missing (keys found: "
+                               f"{sorted(meta)[:10]})")
+        _expect(isinstance(meta[key], list), f"'{key}'", "a list", meta[key])
+    _expect(isinstance(meta.get("column_indexes", []), list), "'column_indexes'", "a list",
+            meta.get("column_indexes"))
+    _expect(isinstance(meta.get("attributes", {}), dict), "'attributes'", "an object",
+            meta.get("attributes"))
+    field_names = set()
+    for i, c in enumerate(meta["columns"]):
+        where = f"columns[{i}]"
+        _expect(isinstance(c, dict), where, "an object", c)
+        if "name" not in c:
+            raise ArrowInvalid(f"pandas metadata: {where} has no 'name' (keys found: "
+                               f"{sorted(c)[:10]})")
+        # field_name: the name of the column in the table
+        if "field_name" in c:
+            _expect(isinstance(c["field_name"], str), f"{where}.field_name", "a string",
+                    c["field_name"])
+        if not c.get("field_name"):
+            # metadata without field names (older writers): the name is the column's
+            _expect(isinstance(c["name"], (str, type(None))), f"{where}.name",
+                    "a string or null (there is no 'field_name')", c["name"])
+        _expect(_is_label(c["name"]), f"{where}.name", "a string or null", c["name"])
+        if c["name"] is None and "field_name" not in c:
+            raise ArrowInvalid(f"pandas metadata: {where} has a null 'name' and no "
+                               f"'field_name'")
+        field_name = c.get("field_name", c["name"])
+        field_names.add(field_name)
+        for key in ("pandas_type", "numpy_type"):
+            if key not in c:
+                raise ArrowInvalid(f"pandas metadata: {where} ({field_name!r}) has no '{key}'")
+            _expect(isinstance(c[key], str), f"{where}.{key} ({field_name!r})", "a string",
+                    c[key])
+        _expect(isinstance(c.get("metadata"), (dict, type(None))),
+                f"{where}.metadata ({field_name!r})", "an object or null", c.get("metadata"))
+        if c["pandas_type"] == "datetimetz" and "metadata" not in c:
+            raise ArrowInvalid(f"pandas metadata: {where} ({field_name!r}) is a datetimetz "
+                               f"column without 'metadata'")
+        if c["pandas_type"] == "datetimetz" and c.get("metadata"):
+            tz = c["metadata"].get("timezone")
+            _expect(isinstance(tz, (str, type(None))), f"{where}.metadata.timezone "
+                    f"({field_name!r})", "a string or null", tz)
+    for i, descr in enumerate(meta["index_columns"]):
+        where = f"index_columns[{i}]"
+        if isinstance(descr, str):
+            if descr not in field_names:
+                raise ArrowInvalid(f"pandas metadata: {where} names the column {descr!r}, "
+                                   f"which no entry of 'columns' describes")
+            continue
+        _expect(isinstance(descr, dict), where, "a column name or an object", descr)
+        if descr.get("kind") != "range":
+            raise ArrowInvalid(f"pandas metadata: {where} has the index kind "
+                               f"{descr.get('kind')!r}; expected 'range' or a column name")
+        for key in ("name", "start", "stop", "step"):
+            if key not in descr:
+                raise ArrowInvalid(f"pandas metadata: {where} (a range index) has no '{key}'")
+        _expect(_is_label(descr["name"]), f"{where}.name", "a string or null", descr["name"])
+        # start, stop and step are checked by pandas' RangeIndex (to_pandas names the entry)
+    for i, ci in enumerate(meta.get("column_indexes", [])):
+        where = f"column_indexes[{i}]"
+        _expect(isinstance(ci, dict), where, "an object", ci)
+        if "name" not in ci:
+            raise ArrowInvalid(f"pandas metadata: {where} has no 'name' (keys found: "
+                               f"{sorted(ci)[:10]})")
+        _expect(_is_label(ci["name"]), f"{where}.name", "a string or null", ci["name"])
+        _expect(isinstance(ci.get("pandas_type", ""), str), f"{where}.pandas_type", "a string",
+                ci.get("pandas_type"))
+        _expect(isinstance(ci.get("numpy_type", ""), (str, type(None))),
+                f"{where}.numpy_type", "a string", ci.get("numpy_type"))
+        if ci.get("pandas_type") == "datetimetz":
+            md = ci.get("metadata")
+            _expect(isinstance(md, dict) and isinstance(md.get("timezone"), str),
+                    f"{where}.metadata", "an object with a 'timezone' string", md)
+
+
 def _column_index(pd: Any, names: list[Any], columns_meta: Any, column_indexes: Any) -> Any:
-    """The DataFrame's columns Index, as pyarrow rebuilds it from the metadata."""
+    """The DataFrame's columns Index, as pyarrow rebuilds it from the metadata (checked by
+    check_pandas_metadata); a level its column_indexes entry describes with a type pandas cannot
+    give it is an ArrowInvalid naming the entry."""
+    try:
+        return _rebuild_column_index(pd, names, columns_meta, column_indexes)
+    except ArrowInvalid:
+        raise
+    except (ValueError, TypeError, KeyError, OverflowError, SyntaxError, RecursionError,
+            MemoryError, NotImplementedError, ArithmeticError) as e:
+        # pandas', numpy's or literal_eval's refusal of a dtype string, a time zone or a
+        # column name the metadata gives
+        raise ArrowInvalid(f"pandas metadata: cannot rebuild the columns index that "
+                           f"'column_indexes' describes ({str(e)[:200]})") from None
+
+
+def _rebuild_column_index(pd: Any, names: list[Any], columns_meta: Any, column_indexes: Any
+                          ) -> Any:
     import ast
     np = _numpy()
     if columns_meta:

@@ -21,12 +21,12 @@ import sys as _sys
 
 from .._core.arraydata import ArrayData
 from .._core import pandas_kernels as _k
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
 from ..pandas_shim import schema_pandas_metadata
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, Field,
                      FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, TimestampType)
 from .common import _GENERATED_INDEX, _NAT, _numpy, _pandas, _run, _storage, _tzinfo
-from .metadata import _column_index
+from .metadata import _column_index, check_pandas_metadata
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -803,6 +803,10 @@ class _Converter:
         if isinstance(dtype, BaseMaskedDtype) and (
                 st.kind == Kind.BOOL or (isinstance(st, PrimitiveType)
                                          and st.name in _NUMERIC_CODE)):
+            # the types pandas' __from_arrow__ takes: booleans for `boolean`, numbers for the
+            # numeric dtypes (pandas' TypeError and message, as pyarrow's to_pandas gives it)
+            if (dtype.kind == "b") != (st.kind == Kind.BOOL):
+                raise TypeError(f"Expected array of {dtype} type, got {t} instead")
             n = _total(chunks)
             if st.kind == Kind.BOOL:
                 values = np.zeros(n, dtype=bool)
@@ -818,7 +822,18 @@ class _Converter:
                 if m is not None:
                     mask[pos:pos + d.length] = ~m
                 pos += d.length
-            values = values.astype(dtype.numpy_dtype, copy=False)
+            converted = values.astype(dtype.numpy_dtype, copy=False)
+            if converted.dtype != values.dtype and (converted.dtype.kind in "iu" or
+                                                    values.dtype.kind in "iu"):
+                # pandas casts with pyarrow's safe cast: a value that does not survive the
+                # conversion is refused
+                with np.errstate(invalid="ignore", over="ignore"):
+                    lost = (converted.astype(values.dtype) != values) & ~mask
+                if lost.any():
+                    row = int(lost.argmax())
+                    raise ArrowInvalid(f"value {values[row]!r} of row {row} does not convert "
+                                       f"to {dtype} without loss")
+            values = converted
             values[mask] = 0
             return dtype.construct_array_type()(values, mask)
         pa = _sys.modules.get("pyarrow")
@@ -891,10 +906,11 @@ def _capsule_chunks(chunks: list[ArrayData], t: Any = None) -> Any:
                         (chunks[0].type if chunks else None))
 
 
-def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: Any
-                ) -> dict[str, Any]:
+def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: Any,
+                from_metadata: set[str]) -> dict[str, Any]:
     """Field name -> pandas extension dtype (types_mapper first, then the metadata's numpy_type
-    naming an extension dtype), as pyarrow decides them."""
+    naming an extension dtype), as pyarrow decides them; the names whose dtype the metadata
+    named are added to `from_metadata`."""
     pd, o = conv.pd, conv.o
     out = {}
     if o.types_mapper is not None:
@@ -905,17 +921,17 @@ def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: An
     plain = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
              "float16", "float32", "float64", "object", "bool"}
     types = {f.name: f.type for f in fields}
-    for cm in columns_meta:
-        if not isinstance(cm, dict):
-            continue
-        name = cm.get("field_name", cm.get("name"))
-        numpy_type = cm.get("numpy_type")
-        if name in out or not isinstance(numpy_type, str) or numpy_type in plain:
+    for cm in columns_meta:                 # checked by check_pandas_metadata
+        name = cm.get("field_name", cm["name"])
+        numpy_type = cm["numpy_type"]
+        if name in out or numpy_type in plain:
             continue
         try:
             dt = pd.api.types.pandas_dtype(numpy_type)
-        except (TypeError, ValueError):
-            continue
+        except (TypeError, ValueError) as e:
+            # pyarrow's TypeError: a dtype pandas does not know
+            raise ArrowInvalid(f"pandas metadata: the numpy_type {numpy_type[:100]!r} of column "
+                               f"{name!r} is not a dtype pandas knows ({e})") from None
         if not isinstance(dt, pd.api.extensions.ExtensionDtype):
             continue
         if isinstance(dt, pd.StringDtype):
@@ -926,7 +942,61 @@ def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: An
                 continue
         if hasattr(dt, "__from_arrow__"):
             out[name] = dt
+            from_metadata.add(name)
     return out
+
+
+def _metadata_dtype_build(build: Any, name: str, dtype: Any) -> Any:
+    """build(), with the refusal of a column's data by the extension dtype the pandas metadata
+    names (pandas' or pyarrow's TypeError, ValueError or NotImplementedError) an ArrowInvalid
+    naming the column: the metadata asked for a dtype its data cannot have."""
+    def run() -> Any:
+        try:
+            return build()
+        except ArrowInvalid:
+            raise
+        except (ArrowException, TypeError, ValueError, NotImplementedError, KeyError,
+                AttributeError, OverflowError) as e:
+            raise ArrowInvalid(f"pandas metadata: column {name!r} cannot become the dtype "
+                               f"{str(dtype)[:100]} its numpy_type names: "
+                               f"{type(e).__name__}: {str(e)[:200]}") from None
+    return run
+
+
+def _metadata_time_zones(meta: dict[str, Any], fields: list[Field],
+                         columns: list[list[ArrayData]]) -> list[list[ArrayData]]:
+    """The columns, with a timestamp column whose `datetimetz` metadata names another time zone
+    than its type's given that zone in nanoseconds, as pyarrow 26 does (`fields` is updated in
+    place); a zone that does not exist is an ArrowInvalid naming the column."""
+    index_names = [d for d in meta["index_columns"] if isinstance(d, str)]
+    n_data = len(meta["columns"]) - len(index_names)
+    position = {f.name: i for i, f in reversed(list(enumerate(fields)))}
+    columns = list(columns)
+    for i, cm in enumerate(meta["columns"]):
+        raw_name = cm.get("field_name")
+        if not raw_name:                    # metadata written without field names
+            raw_name = cm["name"]
+            if i >= n_data:
+                raw_name = index_names[i - n_data]
+            if raw_name is None:
+                raw_name = "None"
+        j = position.get(raw_name)
+        if j is None or cm["pandas_type"] != "datetimetz":
+            continue
+        t = fields[j].type
+        tz = (cm.get("metadata") or {}).get("timezone")
+        if not isinstance(t, TimestampType) or not tz or tz == t.tz:
+            continue
+        try:
+            _tzinfo(tz)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"pandas metadata: columns[{i}] ({raw_name!r}): {e}") from None
+        from .. import types as T
+        from ..cast import cast_data
+        target = T.timestamp("ns", tz)
+        columns[j] = [cast_data(d, target) for d in columns[j]]
+        fields[j] = Field(fields[j].name, target)
+    return columns
 
 
 def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows: int,
@@ -941,7 +1011,10 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     pd, np = conv.pd, conv.np
     fields = list(schema)
     meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
-    columns_meta = meta.get("columns", []) if meta else []
+    if meta is not None:
+        check_pandas_metadata(meta)
+        columns = _metadata_time_zones(meta, fields, columns)
+    columns_meta = meta["columns"] if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}
     categories = set(opts.categories)
@@ -950,32 +1023,35 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     index_fields: list[Any] = []
     index_parts = []
     if meta is not None:
-        meta_by_field = {c.get("field_name", c.get("name")): c for c in columns_meta
-                         if isinstance(c, dict)}
-        for descr in meta.get("index_columns", []):
+        meta_by_field = {c.get("field_name", c["name"]): c for c in columns_meta}
+        for position, descr in enumerate(meta["index_columns"]):
             if isinstance(descr, str):
                 j = schema.get_field_index(descr)
-                if j < 0 or j in index_fields:
-                    continue
-                logical = meta_by_field.get(descr, {}).get("name", descr)
+                if j < 0:
+                    continue                # ARROW-1883: an index column the table lost
+                if j in index_fields:
+                    raise ArrowInvalid(f"pandas metadata: index_columns names {descr!r} "
+                                       f"twice")
+                logical = meta_by_field[descr]["name"]
                 name = None if (logical == descr and _GENERATED_INDEX.match(descr)) else logical
                 index_fields.append(j)
                 index_parts.append(("column", j, name))
-            elif isinstance(descr, dict) and descr.get("kind") == "range":
+            else:                           # a range (check_pandas_metadata)
                 try:
                     rng = pd.RangeIndex(descr["start"], descr["stop"], step=descr["step"],
-                                        name=descr.get("name"))
-                except (KeyError, TypeError, ValueError) as err:
-                    raise ArrowInvalid(f"pandas metadata: bad range index {descr!r}: "
-                                       f"{err}") from None
-                if len(rng) == num_rows:
-                    index_parts.append(("range", rng, descr.get("name")))
-            else:
-                raise ArrowInvalid(f"pandas metadata: unrecognized index kind in {descr!r}")
+                                        name=descr["name"])
+                    length = len(rng)
+                except (TypeError, ValueError, OverflowError) as err:
+                    raise ArrowInvalid(f"pandas metadata: index_columns[{position}] is not a "
+                                       f"range pandas can make ({err}): "
+                                       f"{str(descr)[:200]}") from None
+                if length == num_rows:      # else dropped, as pyarrow drops it
+                    index_parts.append(("range", rng, descr["name"]))
 
     data_idx = [i for i in range(len(fields)) if i not in index_fields]
     data_fields = [fields[i] for i in data_idx]
-    ext = _ext_dtypes(conv, data_fields, columns_meta, categories)
+    from_metadata: set[str] = set()
+    ext = _ext_dtypes(conv, data_fields, columns_meta, categories, from_metadata)
     if meta is None and opts.types_mapper is None:
         ext = {}
     plans = []
@@ -996,6 +1072,8 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
+        if e is not None and not cat and f.name in from_metadata:
+            plans[-1].build = _metadata_dtype_build(plans[-1].build, f.name, e)
         if opts.zero_copy_only and opts.split_blocks:
             # column by column, as pyarrow: a copy is refused before a later column's type
             _check_zero_copy(f, plans[-1], chunks, np)
