@@ -211,21 +211,32 @@ def _equal_in_blocks(a: NDArray, b: NDArray) -> bool:
 
 
 def _memory_bytes() -> int:
-    """The physical memory of the machine (what a dense form may take at most)."""
+    """What a dense form may take at most: the machine's physical memory, or the process's
+    address-space limit (RLIMIT_AS) when it is lower."""
     import os
     try:
-        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        limit = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):    # not POSIX: no bound but the allocator's
-        return 1 << 62
+        limit = 1 << 62
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and 0 < soft < limit:
+            limit = int(soft)
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit
 
 
 def _check_fits(nbytes: int, what: str) -> None:
     """ArrowCapacityError when `nbytes` (a dense form, the index of every non-zero cell) is more
-    than the machine's physical memory: refused before allocating, not by the allocator."""
+    than the memory the process may have: refused before allocating (and before the work of
+    filling it), not by the allocator."""
     limit = _memory_bytes()
     if nbytes > limit:
-        raise ArrowCapacityError(f"{what} takes {nbytes} bytes, more than the {limit} bytes of "
-                                 f"physical memory")
+        raise ArrowCapacityError(f"{what} takes {nbytes} bytes, more than the {limit} bytes this "
+                                 f"process may allocate (physical memory, or its address-space "
+                                 f"limit)")
 
 
 def _allocated(make: Any, nbytes: int, what: str) -> Any:
