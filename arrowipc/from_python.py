@@ -4,6 +4,5 @@ import sys
 
 from .data import from_python as _module
 from .data.from_python import *  # noqa: F401,F403   (the public names, for type checkers)
-from .data.from_python import _numpy_arrays_type as _numpy_arrays_type  # noqa: F401  (pandas_compat)
 
 sys.modules[__name__] = _module

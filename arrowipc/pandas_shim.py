@@ -2,8 +2,8 @@
 signatures and defaults.
 
 This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
-functions as methods, and the conversion itself (arrowipc/pandas_compat.py) loads only when one
-of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
+functions as methods, and the conversion itself (the package arrowipc/pandas_compat/) loads only
+when one of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
 """
 from __future__ import annotations
 
@@ -122,8 +122,9 @@ def schema_from_pandas(cls: type[Schema], df: Any, preserve_index: bool | None =
 
 
 def schema_pandas_metadata(schema: Schema) -> dict[str, Any] | None:
-    """Schema.pandas_metadata: the parsed `pandas` metadata, or None when absent. Metadata
-    that is not a JSON object with lists `columns` and `index_columns` is an ArrowInvalid."""
+    """Schema.pandas_metadata: the parsed `pandas` metadata, or None when absent (or JSON null).
+    Metadata that is not a JSON object with lists `columns` and `index_columns` is an
+    ArrowInvalid."""
     raw = (schema.metadata or {}).get(b"pandas")
     if raw is None:
         return None
@@ -133,6 +134,11 @@ def schema_pandas_metadata(schema: Schema) -> dict[str, Any] | None:
         meta = json.loads(raw.decode("utf8"))
     except (UnicodeDecodeError, ValueError) as e:
         raise ArrowInvalid(f"schema metadata 'pandas' is not valid JSON: {e}") from None
+    except RecursionError:
+        raise ArrowInvalid("schema metadata 'pandas' nests its JSON values deeper than the "
+                           "parser's recursion limit") from None
+    if meta is None:
+        return None                 # JSON null: no metadata, as pyarrow reads it
     if not isinstance(meta, dict) or not isinstance(meta.get("columns", []), list) or \
             not isinstance(meta.get("index_columns", []), list):
         raise ArrowInvalid("schema metadata 'pandas' must be an object with lists "

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 from . import types as T
 from ._core.buffer import Buffer, py_buffer
-from .errors import ArrowInvalid, ArrowTypeError
+from .errors import ArrowCapacityError, ArrowInvalid, ArrowTypeError
 
 __all__ = ["numpy_dtype_of", "SparseCOOTensor", "SparseCSCMatrix", "SparseCSFTensor",
            "SparseCSRMatrix", "Tensor", "tensor_type_of"]
@@ -157,16 +157,18 @@ class Tensor:
         """Same type, shape, dimension names and values; `other` may be any object with
         `to_numpy`, `type` and `dim_names` (a pyarrow.Tensor)."""
         import numpy as np
-        if not isinstance(other, Tensor):
-            if not (hasattr(other, "to_numpy") and hasattr(other, "dim_names")):
-                return False
-            try:
-                other = Tensor.from_numpy(other.to_numpy(), other.dim_names or None)
-            except (ArrowTypeError, ValueError):
-                return False
-        return (self._type == other._type and self._shape == other._shape
-                and self.dim_names == other.dim_names
-                and bool(np.array_equal(self.to_numpy(), other.to_numpy())))
+        if isinstance(other, Tensor):
+            values, names = other.to_numpy(), other.dim_names
+        elif hasattr(other, "to_numpy") and hasattr(other, "dim_names"):
+            values, names = np.asarray(other.to_numpy()), list(other.dim_names or [])
+        else:
+            return False
+        try:
+            other_type = tensor_type_of(values.dtype)
+        except ArrowTypeError:
+            return False
+        return (self._type == other_type and self._shape == tuple(values.shape)
+                and self.dim_names == names and _equal_in_blocks(self.to_numpy(), values))
 
     def __eq__(self, other: object) -> bool:
         return self.equals(other)
@@ -185,6 +187,67 @@ def _contiguous_strides(shape: tuple[int, ...], width: int) -> tuple[int, ...]:
         out.append(step)
         step *= d
     return tuple(reversed(out))
+
+
+# Elements compared at once by _equal_in_blocks: the temporaries of one comparison stay small.
+_BLOCK_ELEMENTS = 1 << 22
+
+
+def _equal_in_blocks(a: NDArray, b: NDArray) -> bool:
+    """np.array_equal of two arrays of one shape, compared a block at a time. A tensor read from
+    a few bytes may be huge: strides of 0 repeat the same values over any shape, and comparing it
+    whole would allocate one boolean per cell. Dimensions where both repeat are compared once."""
+    import numpy as np
+    keep = tuple(slice(0, 1) if sa == 0 and sb == 0 and n > 1 else slice(None)
+                 for n, sa, sb in zip(a.shape, a.strides, b.strides))
+    a, b = a[keep], b[keep]
+    if a.size <= _BLOCK_ELEMENTS:
+        return bool(np.array_equal(a, b))
+    if a.shape[0] == 1:
+        return _equal_in_blocks(a[0], b[0])
+    step = max(1, _BLOCK_ELEMENTS // (a.size // a.shape[0]))
+    return all(_equal_in_blocks(a[i:i + step], b[i:i + step])
+               for i in range(0, a.shape[0], step))
+
+
+def _memory_bytes() -> int:
+    """What a dense form may take at most: the machine's physical memory, or the process's
+    address-space limit (RLIMIT_AS) when it is lower."""
+    import os
+    try:
+        limit = int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):    # not POSIX: no bound but the allocator's
+        limit = 1 << 62
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and 0 < soft < limit:
+            limit = int(soft)
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit
+
+
+def _check_fits(nbytes: int, what: str) -> None:
+    """ArrowCapacityError when `nbytes` (a dense form, the index of every non-zero cell) is more
+    than the memory the process may have: refused before allocating (and before the work of
+    filling it), not by the allocator."""
+    limit = _memory_bytes()
+    if nbytes > limit:
+        raise ArrowCapacityError(f"{what} takes {nbytes} bytes, more than the {limit} bytes this "
+                                 f"process may allocate (physical memory, or its address-space "
+                                 f"limit)")
+
+
+def _allocated(make: Any, nbytes: int, what: str) -> Any:
+    """make(), an allocation of about `nbytes` checked against memory first; the allocator's
+    refusal (an address-space limit) is an ArrowCapacityError too."""
+    _check_fits(nbytes, what)
+    try:
+        return make()
+    except MemoryError:
+        raise ArrowCapacityError(f"{what} takes {nbytes} bytes, which cannot be allocated"
+                                 ) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,20 +402,44 @@ class _SparseTensor:
         raise NotImplementedError
 
     def _dense(self) -> NDArray:
-        """The dense equivalent, newly allocated."""
+        """The dense equivalent, newly allocated (ArrowCapacityError when it cannot fit in
+        memory: a few bytes of index may describe any shape)."""
         import numpy as np
-        out = np.zeros(self._shape, dtype=numpy_dtype_of(self._type))
+        dtype = numpy_dtype_of(self._type)
+        out: NDArray = _allocated(lambda: np.zeros(self._shape, dtype=dtype),
+                                  self.size * dtype.itemsize,
+                                  f"the dense form of {type(self).__name__} of shape "
+                                  f"{self._shape}")
         if self._data.shape[0]:
             out[tuple(self._coords().T)] = self._data
         return out
+
+    def _canonical_cells(self) -> tuple[NDArray, NDArray]:
+        """(coordinates sorted in row-major order, their values) of the cells the dense form
+        holds non-zero: a cell listed twice keeps its last value, as in the dense form, and
+        explicit zeros are dropped. Sized by the values present, never by the shape."""
+        import numpy as np
+        coords, values = self._coords(), self._data
+        n, ndim = coords.shape[0], len(self._shape)
+        if n == 0:
+            return coords.reshape(0, ndim), values
+        order = np.lexsort([np.arange(n)] + [coords[:, d] for d in range(ndim - 1, -1, -1)])
+        coords, values = coords[order], values[order]
+        last = np.ones(n, dtype=bool)                   # the last of each run of equal cells
+        if n > 1:
+            last[:-1] = (coords[1:] != coords[:-1]).any(axis=1)
+        coords, values = coords[last], values[last]
+        nonzero = values != 0
+        return coords[nonzero], values[nonzero]
 
     def to_tensor(self) -> Tensor:
         """The dense Tensor (newly allocated: shape's product of values)."""
         return Tensor.from_numpy(self._dense(), self._dim_names or None)
 
     def equals(self, other: Any) -> bool:
-        """Same layout, type, shape and values (compared densely); `other` may be pyarrow's
-        sparse tensor of the same layout."""
+        """Same layout, type, shape and values (the dense forms are equal); `other` may be
+        pyarrow's sparse tensor of the same layout. The non-zero cells are compared, sorted, so
+        the work is sized by the values present, not by the shape."""
         import numpy as np
         if not isinstance(other, _SparseTensor):
             if type(other).__name__ != type(self).__name__ or not hasattr(other, "to_numpy"):
@@ -361,9 +448,13 @@ class _SparseTensor:
                 other = _as_sparse(other)
             except (ArrowTypeError, ValueError):
                 return False
-        return (type(self) is type(other) and self._type == other._type
-                and self._shape == other._shape
-                and bool(np.array_equal(self._dense(), other._dense())))
+        if not (type(self) is type(other) and self._type == other._type
+                and self._shape == other._shape):
+            return False
+        coords, values = self._canonical_cells()
+        other_coords, other_values = other._canonical_cells()
+        return (coords.shape == other_coords.shape and bool(np.array_equal(coords, other_coords))
+                and bool(np.array_equal(values, other_values)))
 
     def __eq__(self, other: object) -> bool:
         return self.equals(other)
@@ -375,14 +466,35 @@ class _SparseTensor:
 
 
 def _nonzero_cells(arr: NDArray) -> tuple[NDArray, NDArray]:
-    """(flat positions, (n, ndim) int64 coordinates) of the non-zero cells, in row-major order
-    (one pass over the values, then arithmetic on the few non-zero positions)."""
+    """((n, ndim) int64 coordinates, values) of the non-zero cells, in row-major order. numpy
+    walks a strided array in place (no dense copy, whatever its strides), and the index of the
+    cells found is checked to fit in memory before it is made."""
     import numpy as np
-    flat = np.flatnonzero(arr)
     if arr.ndim == 0:
-        return flat, np.empty((flat.shape[0], 0), dtype=np.int64)
-    coords = np.stack(np.unravel_index(flat, arr.shape), axis=1).astype(np.int64, copy=False)
-    return flat, coords
+        values = arr.reshape(1)[arr.reshape(1) != 0]
+        return np.empty((values.shape[0], 0), dtype=np.int64), values
+    count = _nonzero_count(arr)
+    if count == 0:
+        return np.empty((0, arr.ndim), dtype=np.int64), np.empty(0, dtype=arr.dtype)
+    coords = _allocated(lambda: np.stack(np.nonzero(arr), axis=1).astype(np.int64, copy=False),
+                        count * (2 * 8 * arr.ndim + arr.itemsize),
+                        f"the index of the {count} non-zero cells of shape {arr.shape}")
+    return coords, arr[tuple(coords.T)]
+
+
+def _nonzero_count(arr: NDArray) -> int:
+    """The number of non-zero cells, counted once per value a dimension of stride 0 repeats
+    (a tensor read from a few bytes may repeat one value over any shape: never walked whole)."""
+    import numpy as np
+    repeat = 1
+    keep = []
+    for n, stride in zip(arr.shape, arr.strides):
+        if stride == 0 and n > 1:
+            repeat *= n
+            keep.append(slice(0, 1))
+        else:
+            keep.append(slice(None))
+    return int(np.count_nonzero(arr[tuple(keep)])) * repeat
 
 
 def _lex_sorted_unique(coords: NDArray) -> bool:
@@ -443,8 +555,8 @@ class SparseCOOTensor(_SparseTensor):
         """The non-zero cells of a dense numpy array, in row-major order."""
         import numpy as np
         arr = np.asarray(obj)
-        flat, coords = _nonzero_cells(arr)                  # row-major, hence canonical
-        return SparseCOOTensor._make(arr.reshape(-1)[flat], coords, arr.shape, dim_names,
+        coords, values = _nonzero_cells(arr)                # row-major, hence canonical
+        return SparseCOOTensor._make(values, coords, arr.shape, dim_names,
                                      where="SparseCOOTensor.from_dense_numpy", trusted=True)
 
     def to_numpy(self) -> tuple[NDArray, NDArray]:
@@ -503,9 +615,17 @@ class _SparseCSXMatrix(_SparseTensor):
         if arr.ndim != 2:
             raise ArrowInvalid(f"{where}: a sparse matrix has 2 dimensions, got {arr.ndim}")
         view = arr if cls._axis == 0 else arr.T
-        major, minor = np.nonzero(view)
-        indptr = np.zeros(view.shape[0] + 1, dtype=np.int64)
-        np.cumsum(np.bincount(major, minlength=view.shape[0]), out=indptr[1:])
+        count = _nonzero_count(view)
+        what = f"the index of the {count} non-zero cells of shape {arr.shape}"
+        nbytes = count * (3 * 8 + arr.itemsize) + 8 * (view.shape[0] + 1)
+        major, minor = _allocated(
+            lambda: np.nonzero(view) if count else (np.empty(0, np.int64),) * 2, nbytes, what)
+
+        def pointers() -> NDArray:
+            indptr = np.zeros(view.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(major, minlength=view.shape[0]), out=indptr[1:])
+            return indptr
+        indptr = _allocated(pointers, nbytes + 8 * view.shape[0], what)
         return cls._make(view[major, minor], indptr, minor.astype(np.int64), arr.shape,
                          dim_names, where)
 
@@ -583,8 +703,8 @@ class SparseCSFTensor(_SparseTensor):
         import numpy as np
         arr = np.asarray(obj)
         order = [int(a) for a in np.argsort(arr.shape, kind="stable")]
-        walked = np.ascontiguousarray(arr.transpose(order))
-        flat, coords = _nonzero_cells(walked)               # row-major: prefixes are grouped
+        walked = arr.transpose(order)                       # a view: no dense copy
+        coords, values = _nonzero_cells(walked)             # row-major: prefixes are grouped
         nnz, ndim = coords.shape[0], arr.ndim
         # changed[i, d]: value i starts a new node at level d (its prefix up to d differs)
         changed = np.ones((nnz, ndim), dtype=bool)
@@ -596,7 +716,7 @@ class SparseCSFTensor(_SparseTensor):
             rank = np.cumsum(changed[:, d + 1]) - 1         # node number at level d+1
             indptr.append(np.append(rank[changed[:, d]], indices[d + 1].shape[0])
                           .astype(np.int64))
-        return SparseCSFTensor._make(walked.reshape(-1)[flat], indptr, indices, arr.shape, order,
+        return SparseCSFTensor._make(values, indptr, indices, arr.shape, order,
                                      dim_names, "SparseCSFTensor.from_dense_numpy")
 
     def to_numpy(self) -> tuple[NDArray, list[NDArray], list[NDArray]]:

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
-"""Kernels of the pandas conversion (arrowipc/pandas_compat.py): Arrow buffers into numpy blocks
+"""Kernels of the pandas conversion (arrowipc/pandas_compat/): Arrow buffers into numpy blocks
 and pandas' inputs back into Arrow buffers.
 
 Numeric work (copies, integer-to-float with NaN for nulls, NaT and -1 sentinels, NaN/NaT

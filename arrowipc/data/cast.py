@@ -2,7 +2,7 @@
 pyarrow's would (an integer out of range, a float with a fraction, a timestamp losing precision,
 bytes that are not UTF-8, text that does not parse); `safe=False` lets values wrap or truncate.
 
-Numeric and temporal conversions run in the Cython kernels (arrowipc/_core/select_kernels.pyx);
+Numeric and temporal conversions run in the Cython kernels (arrowipc/_core/cast_kernels.pyx);
 relabelling casts (int64 to timestamp, string to binary, a time zone change) are zero-copy;
 nested types cast their children; dictionaries decode through take. Conversions between text and
 numbers go through Python values (they are per-value parsing and formatting either way).
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from .._core.arraydata import ArrayData
-from .._core import select_kernels as _k
+from .._core import cast_kernels as _k
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from .selection import hash_key, take
 from .text import (MS_PER_DAY, UNITS_PER_SECOND, civil_days, decimal_text, float32_repr,

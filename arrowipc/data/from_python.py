@@ -265,7 +265,7 @@ def infer_type(values: list[Any]) -> _t.DataType:
     if cats == {"interval"}:
         return _t.month_day_nano_interval()
     if cats == {"list"}:
-        unified = _numpy_arrays_type(values)
+        unified = numpy_arrays_type(values)
         if unified is not None:
             return _t.list_(unified)
         flat = list(chain.from_iterable(v for v in values if v is not None))
@@ -360,7 +360,7 @@ def _unify_dtypes(current: str, seen: str) -> str | None:
     return None                             # bool mixes with nothing else
 
 
-def _numpy_arrays_type(values: list[Any]) -> _t.DataType | None:
+def numpy_arrays_type(values: list[Any]) -> _t.DataType | None:
     """The value type pyarrow gives a list column of 1-D numpy arrays of numbers or booleans:
     their dtypes unified (empty arrays included), not the values they hold. None when the
     values are not all such arrays."""

@@ -43,7 +43,7 @@ cdef extern from "stdlib.h" nogil:
 DEF PEER_PROBE_ABOVE = 256 << 20      # bodies larger than this are probed before allocating
 DEF PEER_PARALLEL_BYTES = 8 << 20     # bodies from this size are read by two threads
 
-# Our type-1 addresses (shm.py says more): segment id in bits 40-63, offset in bits 0-39. On a
+# Our type-1 addresses (layout.py says more): segment id in bits 40-63, offset in bits 0-39. On a
 # peer-memory connection segment ids start at PEER_SEGMENT_BASE, so their addresses (2^56 and
 # up) can never be the server's own: user-space addresses lie below 2^56 (2^47 with 4-level
 # page tables).

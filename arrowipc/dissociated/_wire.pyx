@@ -3,8 +3,8 @@
 
 Metadata messages: a 5-byte prefix (type, then the uint32 sequence number, little-endian) and the
 flatbuffer bytes of an IPC Message. Body messages carry a uint64 tag: the sequence number in bits
-0-31, the body type in bits 56-63, bits 32-55 zero when we send them and ignored when we read
-them (the specification matches bodies "regardless of the higher bytes"). Type-1 bodies and free_data messages are
+0-31, the body type in bits 56-63, bits 32-55 reserved: zero when we send them, and a tag with
+any of them set is refused when we read it. Type-1 bodies and free_data messages are
 little-endian uint64 lists. Our transport framing (a 24-byte header per frame) lives here too.
 
 Everything read from the wire is checked before use; every violation raises ArrowInvalid naming
@@ -130,18 +130,24 @@ def body_tag(object sequence, int body_type, int shift=BODY_TYPE_SHIFT):
 def parse_body_tag(object tag, bint accept_shift55=False):
     """(sequence, body type) of a body tag.
 
-    The specification matches a body to its metadata by the low 32 bits "regardless of the higher
-    bytes" and puts the body type in the most significant byte, so bits 32-55 are ignored (we
-    emit them as zero). With accept_shift55, a tag whose high bits are all zero except from bit 55
-    on is read as the C++ example's form (body type = tag >> 55); a tag with bit 55 clear reads
-    the same either way.
+    The sequence number is bits 0-31 and the body type the most significant byte; bits 32-55 are
+    reserved and MUST be 0 (docs/PROTOCOL.md §1): a tag with any of them set is an ArrowInvalid
+    naming it. With accept_shift55, a tag whose high bits are all zero except from bit 55 on is
+    read as the C++ example's form (body type = tag >> 55); a tag with bit 55 clear reads the
+    same either way.
     """
     cdef uint64_t t = as_u64(tag, "body tag")
     cdef uint32_t seq = <uint32_t>(t & MASK32)
-    if accept_shift55 and (t & RESERVED_BITS) != 0 and (t & RESERVED_BITS_55) == 0 \
-            and (t >> 63) == 0:
+    cdef uint64_t reserved = t & RESERVED_BITS
+    if reserved == 0:
+        return seq, <int>(t >> 56)
+    if accept_shift55 and (t & RESERVED_BITS_55) == 0 and (t >> 63) == 0:
         return seq, <int>(t >> 55)
-    return seq, <int>(t >> 56)
+    hint = ""
+    if (t & RESERVED_BITS_55) == 0 and not accept_shift55:
+        hint = " (only bit 55 is set: a shift-55 tag as in the C++ example? enable accept_shift55)"
+    raise ArrowInvalid(f"body tag 0x{t:016x} (sequence {seq}) has reserved bits 32-55 set "
+                       f"(0x{reserved:016x}); the protocol requires them to be 0{hint}")
 
 
 # -- type-1 bodies and free_data -----------------------------------------------------------------

@@ -25,8 +25,8 @@ from ..ipc.options import IpcReadOptions, ReadStats
 from ..ipc.reader import MessageDecoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import (DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody,
-                  split_address)
+from .layout import split_address
+from .segments import DEFAULT_MAX_MAPPED_BYTES, FreeChannel, Segment, SegmentTable, SharedBody
 from .uri import SCHEME_UNIX, parse_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -86,11 +86,10 @@ class _Pending:
 class _Body:
     """A body that arrived, waiting for its metadata's turn: bytes (type 0) or the addresses
     of its regions in shared memory (type 1)."""
-    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size", "bit55")
+    __slots__ = ("channel", "body_type", "payload", "total", "pairs", "size")
 
     def __init__(self, channel: _Channel, body_type: int, payload: Buffer, total: int | None = None,
-                 pairs: list[tuple[int, int]] | None = None, bit55: bool = False) -> None:
-        self.bit55 = bit55
+                 pairs: list[tuple[int, int]] | None = None) -> None:
         self.channel = channel
         self.body_type = body_type
         self.payload = payload
@@ -632,7 +631,7 @@ class DissociatedReader:
             total, pairs = wire.parse_shared_body(payload, seq)
             body = _Body(ch, body_type, payload, total, pairs)
         else:
-            body = _Body(ch, body_type, payload, bit55=bool(tag >> 55 & 1))
+            body = _Body(ch, body_type, payload)
         self._bodies[pos] = body
         self._pending_bytes += body.size
         self._check_pending_limits(seq)
@@ -653,10 +652,8 @@ class DissociatedReader:
         length = msg.body_length
         if body.body_type == wire.BODY_BYTES:
             if body.size != length:
-                hint = " (its tag has bit 55 set: a shift-55 tag as in the C++ example? enable " \
-                    "accept_shift55)" if body.bit55 else ""
                 raise ArrowInvalid(f"body of sequence {seq} has {body.size} bytes; its metadata "
-                                   f"declares a {length}-byte body{hint}")
+                                   f"declares a {length}-byte body")
             return body.payload, None
         return self._shared_body_buffer(seq, msg, body, length)
 

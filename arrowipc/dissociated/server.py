@@ -31,8 +31,8 @@ from ..ipc.options import IpcWriteOptions
 from ..ipc.writer import MessageEncoder
 from ..table import RecordBatch, Table
 from . import transport as tp
-from .shm import (DEFAULT_SEGMENT_SIZE, PEER_SEGMENT_ADDRESS, PEER_SEGMENT_BASE, PeerLedger,
-                  SharedArena, SharedBudget)
+from .arena import DEFAULT_SEGMENT_SIZE, PeerLedger, SharedArena, SharedBudget
+from .layout import PEER_SEGMENT_ADDRESS, PEER_SEGMENT_BASE
 from .uri import SCHEME_TCP, SCHEME_UNIX, DissociatedURI, format_uri
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from typing import Any, Literal, TypeVar
 
     from ..ipc.writer import EncodedMessage
-    from .shm import Block, Outstanding
+    from .arena import Block, Outstanding
     from .transport import Frame, Frames, Parts
 
     Resolver = Callable[[bytes], Any]       # ticket -> what DissociatedServer's docstring lists

@@ -307,6 +307,14 @@ def decode_tensor(t: FlatTable, body: Buffer, where: str) -> Tensor:
         raise ArrowInvalid(f"{where}: {len(strides)} strides for {len(shape)} dimensions")
     if any(s < 0 for s in strides):
         raise ArrowInvalid(f"{where}: negative stride in {strides}")
+    # strides of 0 let a few bytes stand for any shape, but its size in bytes must be a number
+    # numpy (and any consumer) can hold: at most 2**63 - 1
+    cells = 1
+    for n in shape:
+        cells *= n
+    if cells * width > _MAX_TENSOR_BYTES:
+        raise ArrowInvalid(f"{where}: shape {shape} of {width}-byte values is {cells * width} "
+                           f"bytes, more than {_MAX_TENSOR_BYTES}")
     offset, length = _buffer_span(t.struct_int64s(4, 2), body, where, "data buffer")
     # the last byte any index reaches, computed in Python integers (no overflow)
     empty = any(n == 0 for n in shape)
@@ -316,6 +324,9 @@ def decode_tensor(t: FlatTable, body: Buffer, where: str) -> Tensor:
                            f"but the data buffer has {length} bytes")
     return Tensor._make(dtype, body.slice(offset, length), shape, strides,
                         names if any(names) else None)
+
+
+_MAX_TENSOR_BYTES = (1 << 63) - 1
 
 
 def _buffer_span(span: Sequence[int] | None, body: Buffer, where: str, what: str) -> Span:

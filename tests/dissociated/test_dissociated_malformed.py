@@ -174,6 +174,19 @@ def test_a_peer_read_that_fails_names_the_body_sequence():
         read_fake(stream_of(metadata, wire.body_tag(1, 1), unmapped, probe=True))
 
 
+@pytest.mark.parametrize("reserved", [1 << 32, 1 << 45, 1 << 55])
+def test_a_body_tag_with_reserved_bits_set_is_refused_naming_the_tag(reserved):
+    # bits 32-55 of a body tag MUST be 0: an otherwise good type-0 body is refused
+    _, m, metadata = one_batch()
+    tag = wire.body_tag(1, 0) | reserved
+    with pytest.raises(ArrowInvalid, match=rf"body tag 0x{tag:016x} \(sequence 1\) has reserved "
+                       rf"bits 32-55 set \(0x{reserved:016x}\); the protocol requires them to "
+                       rf"be 0"):
+        read_fake(stream_of(metadata, tag, lambda t: m.parts))
+    # the same stream with a clean tag reads
+    read_fake(stream_of(metadata, wire.body_tag(1, 0), lambda t: m.parts))
+
+
 def test_a_batch_the_decoder_refuses_names_the_stream_once():
     _, m, metadata = one_batch()
     # the batch claims 5000 rows; its buffers hold 1001

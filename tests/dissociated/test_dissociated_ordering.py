@@ -58,12 +58,15 @@ def test_any_arrival_order_gives_the_same_stream(name, mode):
 
 
 @pytest.mark.parametrize("mode", ["bytes", "shared"])
-def test_set_tag_bits_32_to_55_are_ignored(mode):
-    """"regardless of the higher bytes": a peer's bits 32-55 do not change which body it is."""
+def test_set_tag_bits_32_to_55_are_refused(mode):
+    """Bits 32-55 of a body tag are reserved and MUST be 0: a peer that sets them is refused,
+    the error naming the tag."""
     every_body = lambda frames: [(k, t | (0xABCDEF << 32), p) if k == wire.FRAME_TAGGED  # noqa: E731
                                  else (k, t, p) for k, t, p in frames]
     with serve(every_body, mode) as s:
-        assert read_all(s).equals(DICTS)
+        with pytest.raises(arrowipc.ArrowInvalid, match=r"body tag 0x0[01]abcdef[0-9a-f]{8} "
+                           r"\(sequence \d+\) has reserved bits 32-55 set"):
+            read_all(s)
 
 
 def test_dictionary_body_really_arrives_after_the_batch_using_it():

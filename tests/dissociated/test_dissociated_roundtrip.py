@@ -255,9 +255,10 @@ def test_compatibility_shift55_tags():
     with DissociatedServer(tables, body_mode=MODES["mixed"], tag_shift=55) as s:
         got, _ = read(s, b"issue2", False, accept_shift55=True)
         assert got.equals(FULL)
-        # without the option bit 55 is one of the ignored bits 32-55: a type-1 body reads as
-        # type 0, and the error says what probably happened
-        with pytest.raises(arrowipc.ArrowInvalid, match="bit 55 set: a shift-55 tag"):
+        # without the option bit 55 is one of the reserved bits 32-55, which must be 0: the
+        # body is refused, and the error says what probably happened
+        with pytest.raises(arrowipc.ArrowInvalid, match=r"reserved bits 32-55 set .*only bit 55 "
+                           r"is set: a shift-55 tag"):
             read(s, b"issue2", False)
 
 

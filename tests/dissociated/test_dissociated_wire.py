@@ -67,20 +67,34 @@ def test_parse_body_tag():
     assert wire.parse_body_tag(0xFF00000000000000) == (0, 255)
 
 
-@pytest.mark.parametrize("tag", [1 << 32, 1 << 55, 0x00ABCDEF00000001 | (1 << 56)])
-def test_tag_bits_32_to_55_are_ignored(tag):
-    """The spec matches a body "regardless of the higher bytes"; the type is the top byte."""
-    assert wire.parse_body_tag(tag) == (tag & U32_MAX, tag >> 56)
+@pytest.mark.parametrize("tag, reserved", [
+    (1 << 32, "0x0000000100000000"),
+    (0x00ABCDEF00000001 | (1 << 56), "0x00abcdef00000000"),
+    ((1 << 54) | 5, "0x0040000000000000"),
+])
+def test_tag_with_reserved_bits_32_to_55_is_refused(tag, reserved):
+    """Bits 32-55 of a body tag are reserved and MUST be 0 (the type is the top byte)."""
+    with pytest.raises(ArrowInvalid, match=rf"body tag 0x{tag:016x} \(sequence "
+                       rf"{tag & U32_MAX}\) has reserved bits 32-55 set \({reserved}\); the "
+                       rf"protocol requires them to be 0$"):
+        wire.parse_body_tag(tag)
+    with pytest.raises(ArrowInvalid, match="reserved bits 32-55"):
+        wire.parse_body_tag(tag, accept_shift55=True)      # not the shift-55 form either
 
 
 def test_shift55_tags_only_with_the_compatibility_option():
     tag = wire.body_tag(9, 1, shift=55)
-    assert wire.parse_body_tag(tag) == (9, 0)          # bit 55 ignored: the spec's form
+    # without the option bit 55 is a reserved bit: refused, with a hint
+    with pytest.raises(ArrowInvalid, match=r"body tag 0x0080000000000009 \(sequence 9\) has "
+                       r"reserved bits 32-55 set .* \(only bit 55 is set: a shift-55 tag as in "
+                       r"the C\+\+ example\? enable accept_shift55\)"):
+        wire.parse_body_tag(tag)
     assert wire.parse_body_tag(tag, accept_shift55=True) == (9, 1)
     # the spec's form still reads the same with the option on
     assert wire.parse_body_tag(wire.body_tag(9, 1), accept_shift55=True) == (9, 1)
-    # with other bits of 32-54 set it is not the shift-55 form: they are ignored
-    assert wire.parse_body_tag(tag | (1 << 40), accept_shift55=True) == (9, 0)
+    # with other bits of 32-54 set it is not the shift-55 form: refused
+    with pytest.raises(ArrowInvalid, match="reserved bits 32-55 set"):
+        wire.parse_body_tag(tag | (1 << 40), accept_shift55=True)
 
 
 def test_body_tag_argument_checks():

@@ -175,12 +175,10 @@ KERNELS_MAY_IMPORT = ("arrowipc.data", "arrowipc._core", "arrowipc.errors", "arr
                       "arrowipc.extension", "arrowipc.validate")
 # (importing module, providing module, name): the private names still crossing a folder, each
 # with the change that removes it. tensor.py's sparse helpers serve ipc/tensor_io.py (to be made
-# public with the tensor work); the old arrowipc.from_python path re-exports the one private name
-# pandas_compat imports from it, until that package imports a public one.
+# public with the tensor work).
 PRIVATE_NAMES_ACROSS_FOLDERS = {
     ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_as_sparse"),
     ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_SparseTensor"),
-    ("arrowipc.from_python", "arrowipc.data.from_python", "_numpy_arrays_type"),
 }
 # the largest cycle of the graph as the code runs it, locator look-ups counted (see below)
 LARGEST_CYCLE_TODAY = 28

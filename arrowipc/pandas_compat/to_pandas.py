@@ -1,10 +1,4 @@
-"""Arrow tables to pandas DataFrames and back, without pyarrow.
-
-`to_pandas()` produces what pyarrow 26's `to_pandas()` produces (same dtypes, values, index,
-column names, time zones, categoricals, objects for nested types, NaN/NaT/None for nulls) and
-honours the `pandas` schema metadata pyarrow writes; `from_pandas()` infers the Arrow types
-pyarrow infers and writes that metadata in pyarrow's format, so pyarrow reads our files back into
-the same DataFrame. docs/pandas.md lists the options and the few deliberate differences.
+"""Arrow tables and columns to pandas: what pyarrow 26's `to_pandas()` produces.
 
 How a column becomes pandas data:
 - numbers, booleans without nulls, timestamps, durations (and dates with date_as_object=False)
@@ -20,54 +14,44 @@ How a column becomes pandas data:
 - dictionaries become Categoricals (chunks with different dictionaries are unified first), time
   zones a DatetimeTZDtype, and everything else (decimals, dates, times, binary, lists, structs,
   maps) object columns of the Python values pyarrow gives.
-
-pandas is imported only here, and only when a conversion runs: `import arrowipc` stays light.
 """
 from __future__ import annotations
 
-import json as _json
-import re as _re
 import sys as _sys
 
-from ._core.arraydata import ArrayData
-from ._core import pandas_kernels as _k
-from .errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from .pandas_shim import schema_pandas_metadata
-from .types import (DataType, DecimalType, DictionaryType, DurationType, ExtensionType, Field,
-                    FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, Time32Type,
-                    Time64Type, TimestampType)
+from .._core.arraydata import ArrayData
+from .._core import pandas_kernels as _k
+from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError
+from ..pandas_shim import schema_pandas_metadata
+from ..types import (DataType, DictionaryType, DurationType, ExtensionType, Field,
+                     FixedSizeBinaryType, Kind, MapType, PrimitiveType, Schema, TimestampType)
+from .common import _GENERATED_INDEX, _NAT, _numpy, _pandas, _run, _storage, _tzinfo
+from .metadata import _column_index, check_pandas_metadata
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 
-    from .array import Array
+__all__ = ["chunked_to_series", "table_to_dataframe", "ToPandasOptions"]
 
-__all__ = ["table_to_dataframe", "chunked_to_series", "dataframe_to_arrays",
-           "dataframe_to_schema", "series_to_array", "ToPandasOptions"]
 
-_NAT = -(1 << 63)
 _MS_PER_DAY = 86_400_000
+
+
 _NS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1000, "ns": 1}
-_GENERATED_INDEX = _re.compile(r"^__index_level_\d+__$")
+
 
 # numpy dtype codes of Arrow's fixed-width numbers, by type name
 _NUMERIC_CODE = {"int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
                  "uint16": "u2", "uint32": "u4", "uint64": "u8", "halffloat": "f2",
                  "float": "f4", "double": "f8"}
+
+
 _STRING_KINDS = (Kind.BINARY, Kind.LARGE_BINARY, Kind.VIEW)
+
+
 _LIST_KINDS = (Kind.LIST, Kind.LARGE_LIST, Kind.LIST_VIEW, Kind.LARGE_LIST_VIEW,
                Kind.FIXED_SIZE_LIST)
-
-
-def _pandas() -> Any:
-    import pandas
-    return pandas
-
-
-def _numpy() -> Any:
-    import numpy
-    return numpy
 
 
 class ToPandasOptions:
@@ -108,18 +92,8 @@ class ToPandasOptions:
         self.coerce_temporal_nanoseconds = bool(coerce_temporal_nanoseconds)
 
 
-# ================================================================================================
-# Arrow -> pandas: one column
-# ================================================================================================
-
-def _storage(t: DataType) -> DataType:
-    while isinstance(t, ExtensionType):
-        t = t.storage
-    return t
-
-
 def _null_count(d: ArrayData) -> int:
-    from .validate import null_count_of
+    from ..validate import null_count_of
     return null_count_of(d)
 
 
@@ -226,7 +200,7 @@ def _empty(np: Any, shape: Any, dtype: Any) -> Any:
         count *= x
     if dtype.hasobject or count == 0:
         return np.empty(shape, dtype=dtype)
-    from ._core.buffer import allocate
+    from .._core.buffer import allocate
     return np.frombuffer(allocate(count * dtype.itemsize, False), dtype=dtype).reshape(shape)
 
 
@@ -260,7 +234,7 @@ def _as_object_array(np: Any, values: Any) -> Any:
 
 
 def _pylist(d: ArrayData) -> list[Any]:
-    from .to_python import to_pylist
+    from ..data.to_python import to_pylist
     return to_pylist(d)
 
 
@@ -288,11 +262,6 @@ def _binary_objects(np: Any, d: ArrayData, utf8: bool, na_value: Any, dedup: boo
         part[[v is None for v in values]] = na_value
     out[out_start:out_start + d.length] = part
     return out
-
-
-def _tzinfo(tz: str) -> Any:
-    from .to_python import timezone_from_string
-    return timezone_from_string(tz)
 
 
 def _datetime_dtype(pd: Any, unit: str, tz: Any) -> Any:
@@ -369,7 +338,7 @@ class _Converter:
         if len(chunks) > 1 and k in _LIST_KINDS:
             # pyarrow converts list values of all chunks together (a child with a null in any
             # chunk becomes float everywhere): one combined chunk gives the same
-            from .concat import concat_array_data
+            from ..data.concat import concat_array_data
             chunks = [concat_array_data(list(chunks))]
         return _objects_column(np, chunks, self.objects)
 
@@ -727,7 +696,7 @@ class _Converter:
         v = _validity(d)
         if v is None:
             return None
-        from ._core.bitmap import unpack_bits
+        from .._core.bitmap import unpack_bits
         return self.np.frombuffer(unpack_bits(v, d.offset, d.length), dtype=bool)
 
     def _lists(self, d: ArrayData, st: Any) -> Any:
@@ -834,6 +803,10 @@ class _Converter:
         if isinstance(dtype, BaseMaskedDtype) and (
                 st.kind == Kind.BOOL or (isinstance(st, PrimitiveType)
                                          and st.name in _NUMERIC_CODE)):
+            # the types pandas' __from_arrow__ takes: booleans for `boolean`, numbers for the
+            # numeric dtypes (pandas' TypeError and message, as pyarrow's to_pandas gives it)
+            if (dtype.kind == "b") != (st.kind == Kind.BOOL):
+                raise TypeError(f"Expected array of {dtype} type, got {t} instead")
             n = _total(chunks)
             if st.kind == Kind.BOOL:
                 values = np.zeros(n, dtype=bool)
@@ -849,7 +822,18 @@ class _Converter:
                 if m is not None:
                     mask[pos:pos + d.length] = ~m
                 pos += d.length
-            values = values.astype(dtype.numpy_dtype, copy=False)
+            converted = values.astype(dtype.numpy_dtype, copy=False)
+            if converted.dtype != values.dtype and (converted.dtype.kind in "iu" or
+                                                    values.dtype.kind in "iu"):
+                # pandas casts with pyarrow's safe cast: a value that does not survive the
+                # conversion is refused
+                with np.errstate(invalid="ignore", over="ignore"):
+                    lost = (converted.astype(values.dtype) != values) & ~mask
+                if lost.any():
+                    row = int(lost.argmax())
+                    raise ArrowInvalid(f"value {values[row]!r} of row {row} does not convert "
+                                       f"to {dtype} without loss")
+            values = converted
             values[mask] = 0
             return dtype.construct_array_type()(values, mask)
         pa = _sys.modules.get("pyarrow")
@@ -899,8 +883,8 @@ def _same_values(a: ArrayData, b: ArrayData) -> bool:
 def _check_for_export(chunks: list[ArrayData]) -> None:
     """Structural checks before chunks go to another library (which trusts what it is given):
     validity bitmaps and offsets inside their buffers, offsets non-decreasing."""
-    from ._core.bitmap import count_set_bits
-    from ._core.offsets import check_offsets
+    from .._core.bitmap import count_set_bits
+    from .._core.offsets import check_offsets
     for d in chunks:
         if d.buffers and d.buffers[0] is not None:
             count_set_bits(d.buffers[0], d.offset, d.length)
@@ -911,25 +895,22 @@ def _check_for_export(chunks: list[ArrayData]) -> None:
                           4 if k == Kind.BINARY else 8, data.size if data is not None else 0,
                           f"{d.type} offsets")
         elif d.length:
-            from .array import make_array
+            from ..array import make_array
             make_array(d).validate(full=True)
 
 
 def _capsule_chunks(chunks: list[ArrayData], t: Any = None) -> Any:
     """A ChunkedArray over `chunks` (it exports the Arrow C stream interface)."""
-    from .array import ChunkedArray, make_array
+    from ..array import ChunkedArray, make_array
     return ChunkedArray([make_array(d) for d in chunks], t if t is not None else
                         (chunks[0].type if chunks else None))
 
 
-# ================================================================================================
-# Arrow -> pandas: tables
-# ================================================================================================
-
-def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: Any
-                ) -> dict[str, Any]:
+def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: Any,
+                from_metadata: set[str]) -> dict[str, Any]:
     """Field name -> pandas extension dtype (types_mapper first, then the metadata's numpy_type
-    naming an extension dtype), as pyarrow decides them."""
+    naming an extension dtype), as pyarrow decides them; the names whose dtype the metadata
+    named are added to `from_metadata`."""
     pd, o = conv.pd, conv.o
     out = {}
     if o.types_mapper is not None:
@@ -940,17 +921,17 @@ def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: An
     plain = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
              "float16", "float32", "float64", "object", "bool"}
     types = {f.name: f.type for f in fields}
-    for cm in columns_meta:
-        if not isinstance(cm, dict):
-            continue
-        name = cm.get("field_name", cm.get("name"))
-        numpy_type = cm.get("numpy_type")
-        if name in out or not isinstance(numpy_type, str) or numpy_type in plain:
+    for cm in columns_meta:                 # checked by check_pandas_metadata
+        name = cm.get("field_name", cm["name"])
+        numpy_type = cm["numpy_type"]
+        if name in out or numpy_type in plain:
             continue
         try:
             dt = pd.api.types.pandas_dtype(numpy_type)
-        except (TypeError, ValueError):
-            continue
+        except (TypeError, ValueError) as e:
+            # pyarrow's TypeError: a dtype pandas does not know
+            raise ArrowInvalid(f"pandas metadata: the numpy_type {numpy_type[:100]!r} of column "
+                               f"{name!r} is not a dtype pandas knows ({e})") from None
         if not isinstance(dt, pd.api.extensions.ExtensionDtype):
             continue
         if isinstance(dt, pd.StringDtype):
@@ -961,76 +942,61 @@ def _ext_dtypes(conv: _Converter, fields: Any, columns_meta: Any, categories: An
                 continue
         if hasattr(dt, "__from_arrow__"):
             out[name] = dt
+            from_metadata.add(name)
     return out
 
 
-def _column_index(pd: Any, names: list[Any], columns_meta: Any, column_indexes: Any) -> Any:
-    """The DataFrame's columns Index, as pyarrow rebuilds it from the metadata."""
-    import ast
-    np = _numpy()
-    if columns_meta:
-        by_field: dict[Any, Any] = {}
-        for c in columns_meta:
-            if isinstance(c, dict):
-                by_field[c.get("field_name", c.get("name"))] = c.get("name")
-        values = [by_field.get(n, n) for n in names]
-    else:
-        values = list(names)
-    if len(column_indexes) > 1:
-        columns = pd.MultiIndex.from_tuples([ast.literal_eval(v) for v in values],
-                                            names=[ci.get("name") for ci in column_indexes])
-    else:
-        columns = pd.Index(values, name=column_indexes[0].get("name") if column_indexes else None)
-    if not column_indexes:
-        return columns
-    levels = list(getattr(columns, "levels", None) or [columns])
-    codes = getattr(columns, "codes", None) or [None]
-    new_levels = []
-    logical = {"date": "datetime64[D]", "datetime": "datetime64[ns]",
-               "datetimetz": "datetime64[ns]", "unicode": "str", "bytes": np.bytes_,
-               "string": "str", "integer": np.int64, "floating": np.float64,
-               "decimal": np.object_, "empty": np.object_}
-    for i, level in enumerate(levels):
-        ci = column_indexes[i] if i < len(column_indexes) else {}
-        pandas_type = ci.get("pandas_type", str(level.dtype))
-        numpy_type = ci.get("numpy_type")
-        dtype = logical.get(pandas_type)
-        if dtype is None:
-            dtype = np.object_ if "mixed" in pandas_type else np.dtype(pandas_type)
-        if dtype is np.bytes_:
-            level = level.map(lambda s: s.encode("UTF-8"))
-        elif pandas_type == "datetimetz":
-            tz = _tzinfo(column_indexes[0]["metadata"]["timezone"])
-            level = pd.to_datetime(level, utc=True).tz_convert(tz)
-            level = level.as_unit(np.datetime_data(numpy_type)[0])
-        elif pandas_type == "decimal":
-            import decimal
-            level = pd.Index([decimal.Decimal(x) for x in level])
-        elif level.dtype == "str" and numpy_type == "object" and (
-                "mixed" in pandas_type or pandas_type in ("unicode", "string")):
-            new_levels.append(level)
+def _metadata_dtype_build(build: Any, name: str, dtype: Any) -> Any:
+    """build(), with the refusal of a column's data by the extension dtype the pandas metadata
+    names (pandas' or pyarrow's TypeError, ValueError or NotImplementedError) an ArrowInvalid
+    naming the column: the metadata asked for a dtype its data cannot have."""
+    def run() -> Any:
+        try:
+            return build()
+        except ArrowInvalid:
+            raise
+        except (ArrowException, TypeError, ValueError, NotImplementedError, KeyError,
+                AttributeError, OverflowError) as e:
+            raise ArrowInvalid(f"pandas metadata: column {name!r} cannot become the dtype "
+                               f"{str(dtype)[:100]} its numpy_type names: "
+                               f"{type(e).__name__}: {str(e)[:200]}") from None
+    return run
+
+
+def _metadata_time_zones(meta: dict[str, Any], fields: list[Field],
+                         columns: list[list[ArrayData]]) -> list[list[ArrayData]]:
+    """The columns, with a timestamp column whose `datetimetz` metadata names another time zone
+    than its type's given that zone in nanoseconds, as pyarrow 26 does (`fields` is updated in
+    place); a zone that does not exist is an ArrowInvalid naming the column."""
+    index_names = [d for d in meta["index_columns"] if isinstance(d, str)]
+    n_data = len(meta["columns"]) - len(index_names)
+    position = {f.name: i for i, f in reversed(list(enumerate(fields)))}
+    columns = list(columns)
+    for i, cm in enumerate(meta["columns"]):
+        raw_name = cm.get("field_name")
+        if not raw_name:                    # metadata written without field names
+            raw_name = cm["name"]
+            if i >= n_data:
+                raw_name = index_names[i - n_data]
+            if raw_name is None:
+                raw_name = "None"
+        j = position.get(raw_name)
+        if j is None or cm["pandas_type"] != "datetimetz":
             continue
-        elif level.dtype != dtype:
-            level = level.astype(dtype)
-        if level.dtype != numpy_type and pandas_type != "datetimetz":
-            level = level.astype(numpy_type)
-        new_levels.append(level)
-    if len(new_levels) > 1:
-        return pd.MultiIndex(new_levels, codes, names=columns.names)
-    return pd.Index(new_levels[0], dtype=new_levels[0].dtype, name=columns.name)
-
-
-def _run(tasks: Any, use_threads: bool) -> Any:
-    """Run the callables, on threads when asked and worthwhile (the kernels release the GIL)."""
-    if not use_threads or len(tasks) < 2:
-        return [t() for t in tasks]
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-    workers = min(len(tasks), os.cpu_count() or 1)
-    if workers < 2:
-        return [t() for t in tasks]
-    with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(lambda t: t(), tasks))
+        t = fields[j].type
+        tz = (cm.get("metadata") or {}).get("timezone")
+        if not isinstance(t, TimestampType) or not tz or tz == t.tz:
+            continue
+        try:
+            _tzinfo(tz)
+        except ArrowInvalid as e:
+            raise ArrowInvalid(f"pandas metadata: columns[{i}] ({raw_name!r}): {e}") from None
+        from .. import types as T
+        from ..data.cast import cast_data
+        target = T.timestamp("ns", tz)
+        columns[j] = [cast_data(d, target) for d in columns[j]]
+        fields[j] = Field(fields[j].name, target)
+    return columns
 
 
 def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows: int,
@@ -1045,7 +1011,10 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     pd, np = conv.pd, conv.np
     fields = list(schema)
     meta = None if opts.ignore_metadata else schema_pandas_metadata(schema)
-    columns_meta = meta.get("columns", []) if meta else []
+    if meta is not None:
+        check_pandas_metadata(meta)
+        columns = _metadata_time_zones(meta, fields, columns)
+    columns_meta = meta["columns"] if meta else []
     column_indexes = meta.get("column_indexes", []) if meta else []
     attributes = meta.get("attributes", {}) if meta else {}
     categories = set(opts.categories)
@@ -1054,32 +1023,35 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     index_fields: list[Any] = []
     index_parts = []
     if meta is not None:
-        meta_by_field = {c.get("field_name", c.get("name")): c for c in columns_meta
-                         if isinstance(c, dict)}
-        for descr in meta.get("index_columns", []):
+        meta_by_field = {c.get("field_name", c["name"]): c for c in columns_meta}
+        for position, descr in enumerate(meta["index_columns"]):
             if isinstance(descr, str):
                 j = schema.get_field_index(descr)
-                if j < 0 or j in index_fields:
-                    continue
-                logical = meta_by_field.get(descr, {}).get("name", descr)
+                if j < 0:
+                    continue                # ARROW-1883: an index column the table lost
+                if j in index_fields:
+                    raise ArrowInvalid(f"pandas metadata: index_columns names {descr!r} "
+                                       f"twice")
+                logical = meta_by_field[descr]["name"]
                 name = None if (logical == descr and _GENERATED_INDEX.match(descr)) else logical
                 index_fields.append(j)
                 index_parts.append(("column", j, name))
-            elif isinstance(descr, dict) and descr.get("kind") == "range":
+            else:                           # a range (check_pandas_metadata)
                 try:
                     rng = pd.RangeIndex(descr["start"], descr["stop"], step=descr["step"],
-                                        name=descr.get("name"))
-                except (KeyError, TypeError, ValueError) as err:
-                    raise ArrowInvalid(f"pandas metadata: bad range index {descr!r}: "
-                                       f"{err}") from None
-                if len(rng) == num_rows:
-                    index_parts.append(("range", rng, descr.get("name")))
-            else:
-                raise ArrowInvalid(f"pandas metadata: unrecognized index kind in {descr!r}")
+                                        name=descr["name"])
+                    length = len(rng)
+                except (TypeError, ValueError, OverflowError) as err:
+                    raise ArrowInvalid(f"pandas metadata: index_columns[{position}] is not a "
+                                       f"range pandas can make ({err}): "
+                                       f"{str(descr)[:200]}") from None
+                if length == num_rows:      # else dropped, as pyarrow drops it
+                    index_parts.append(("range", rng, descr["name"]))
 
     data_idx = [i for i in range(len(fields)) if i not in index_fields]
     data_fields = [fields[i] for i in data_idx]
-    ext = _ext_dtypes(conv, data_fields, columns_meta, categories)
+    from_metadata: set[str] = set()
+    ext = _ext_dtypes(conv, data_fields, columns_meta, categories, from_metadata)
     if meta is None and opts.types_mapper is None:
         ext = {}
     plans = []
@@ -1100,6 +1072,8 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
+        if e is not None and not cat and f.name in from_metadata:
+            plans[-1].build = _metadata_dtype_build(plans[-1].build, f.name, e)
         if opts.zero_copy_only and opts.split_blocks:
             # column by column, as pyarrow: a copy is refused before a later column's type
             _check_zero_copy(f, plans[-1], chunks, np)
@@ -1249,102 +1223,6 @@ def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOption
     return pd.Series(values, name=name, copy=False)
 
 
-# ================================================================================================
-# pandas -> Arrow
-# ================================================================================================
-
-def _column_name_to_string(name: Any) -> Any:
-    if isinstance(name, str):
-        return name
-    if isinstance(name, bytes):
-        return name.decode("utf8")
-    if isinstance(name, tuple):
-        return str(tuple(map(_column_name_to_string, name)))
-    from collections.abc import Sequence
-    if isinstance(name, Sequence):
-        raise TypeError("Unsupported type for MultiIndex level")
-    if name is None or (isinstance(name, float) and name != name):
-        return name
-    return str(name)
-
-
-def _logical_type(t: DataType) -> str:
-    """pandas_type of a column in the metadata, from its Arrow type (pyarrow's mapping)."""
-    simple = {Kind.NULL: "empty", Kind.BOOL: "bool"}
-    if t.kind in simple:
-        return simple[t.kind]
-    names = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
-             "uint8": "uint8", "uint16": "uint16", "uint32": "uint32", "uint64": "uint64",
-             "halffloat": "float16", "float": "float32", "double": "float64",
-             "date32[day]": "date", "date64[ms]": "date"}
-    if isinstance(t, ExtensionType):
-        return "object"
-    if t.name in names:
-        return names[t.name]
-    if isinstance(t, (Time32Type, Time64Type)):
-        return "time"
-    if isinstance(t, FixedSizeBinaryType):
-        return "bytes"
-    if t.kind == Kind.BINARY:
-        return "unicode" if t.is_utf8 else "bytes"  # type: ignore[attr-defined]  # BINARY
-    if isinstance(t, DictionaryType):
-        return "categorical"
-    if t.kind == Kind.LIST and not isinstance(t, MapType):
-        return f"list[{_logical_type(t.value_type)}]"  # type: ignore[attr-defined]  # LIST
-    if isinstance(t, TimestampType):
-        return "datetimetz" if t.tz is not None else "datetime"
-    if isinstance(t, DecimalType):
-        return "decimal"
-    return "object"
-
-
-def _tz_string(tz: Any) -> str:
-    """Arrow's time zone string for a tzinfo (pyarrow's tzinfo_to_string)."""
-    import datetime as dt
-    key: str | None = getattr(tz, "key", None) or getattr(tz, "zone", None)
-    if key:
-        return key
-    if tz is dt.timezone.utc:
-        return "UTC"
-    if isinstance(tz, dt.timezone) or hasattr(tz, "utcoffset"):
-        off = tz.utcoffset(None)
-        if off is not None:
-            total = int(off.total_seconds())
-            sign = "-" if total < 0 else "+"
-            total = abs(total)
-            return f"{sign}{total // 3600:02d}:{total % 3600 // 60:02d}"
-    name = str(tz)
-    if name:
-        return name
-    raise ArrowTypeError(f"cannot express time zone {tz!r} as an Arrow time zone string")
-
-
-def _dtype_info(pd: Any, col: Any) -> Any:
-    """(numpy_type string, extra metadata) of a pandas column for the metadata."""
-    dtype = col.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = getattr(col, "cat", col)
-        return str(cats.codes.dtype), {"num_categories": len(cats.categories),
-                                       "ordered": bool(cats.ordered)}
-    if hasattr(dtype, "tz"):
-        return f"datetime64[{dtype.unit}]", {"timezone": _tz_string(dtype.tz)}
-    return str(dtype), None
-
-
-def _column_metadata(pd: Any, col: Any, name: Any, t: DataType, field_name: str) -> dict[str, Any]:
-    logical = _logical_type(t)
-    numpy_type, extra = _dtype_info(pd, col)
-    if logical == "decimal":
-        extra = {"precision": t.precision, "scale": t.scale}  # type: ignore[attr-defined]
-        numpy_type = "object"
-    if name is not None and not (isinstance(name, float) and name != name) and \
-            not isinstance(name, str):
-        raise TypeError(f"Column name must be a string. Got column {name} of type "
-                        f"{type(name).__name__}")
-    return {"name": name, "field_name": field_name, "pandas_type": logical,
-            "numpy_type": numpy_type, "metadata": extra}
-
-
 def _views_as_large_offsets(t: Any, chunks: list[Any]) -> tuple[Any, list[Any]]:
     """(type, chunks) to hand pandas through pyarrow: string and binary views cast here to
     large_string and large_binary. pandas casts what it gets with pyarrow's kernel, which reads
@@ -1352,501 +1230,7 @@ def _views_as_large_offsets(t: Any, chunks: list[Any]) -> tuple[Any, list[Any]]:
     length there); our cast skips them, and copies no more than that one would."""
     if t.kind != Kind.VIEW:
         return t, chunks
-    from . import types as T
-    from .cast import cast_data
+    from .. import types as T
+    from ..data.cast import cast_data
     large = T.large_string() if t.is_utf8 else T.large_binary()
     return large, [cast_data(d, large) for d in chunks]
-
-
-def _numpy_logical_type(pd: Any, level: Any) -> str:
-    np = _numpy()
-    mapping = {np.bool_: "bool", np.int8: "int8", np.int16: "int16", np.int32: "int32",
-               np.int64: "int64", np.uint8: "uint8", np.uint16: "uint16", np.uint32: "uint32",
-               np.uint64: "uint64", np.float32: "float32", np.float64: "float64",
-               np.str_: "string", np.bytes_: "bytes"}
-    t = getattr(level.dtype, "type", None)
-    if t in mapping and isinstance(level.dtype, np.dtype):
-        return mapping[t]
-    if str(level.dtype) == "datetime64[D]":
-        return "date"
-    if hasattr(level.dtype, "tz"):
-        return "datetimetz"
-    if str(level.dtype).startswith("datetime64"):
-        return str(level.dtype)
-    result = pd.api.types.infer_dtype(level, skipna=False)
-    return "unicode" if result == "string" else result
-
-
-def _column_index_descriptor(pd: Any, level: Any, name: Any) -> dict[str, Any]:
-    numpy_type, extra = _dtype_info(pd, level)
-    pandas_type = _numpy_logical_type(pd, level)
-    if "mixed" in pandas_type:
-        import warnings
-        warnings.warn("The DataFrame has column names of mixed type. They will be converted to "
-                      "strings and not roundtrip correctly.", UserWarning, stacklevel=5)
-    if pandas_type == "unicode":
-        extra = {"encoding": "UTF-8"}
-    return {"name": name, "field_name": name, "pandas_type": pandas_type,
-            "numpy_type": numpy_type, "metadata": extra}
-
-
-def _level_name(name: Any) -> Any:
-    try:
-        _json.dumps(name)
-        return name
-    except TypeError:
-        return str(name)
-
-
-def _index_level_name(index: Any, i: int, column_names: list[Any]) -> Any:
-    if index.name is not None and index.name not in column_names:
-        return _column_name_to_string(index.name)
-    j = i
-    while f"__index_level_{j:d}__" in column_names:
-        j += 1
-    return f"__index_level_{j:d}__"
-
-
-def _index_levels(index: Any) -> list[Any]:
-    n = len(getattr(index, "levels", [index]))
-    return [index.get_level_values(i) for i in range(n)]
-
-
-def _index_level_by_name(df: Any, name: Any) -> Any:
-    key = name
-    if name not in df.index.names and _GENERATED_INDEX.match(name):
-        key = int(name[len("__index_level_"):-2])
-    return df.index.get_level_values(key)
-
-
-def dataframe_to_arrays(df: Any, schema: Schema | None = None, preserve_index: bool | None = None,
-                        nthreads: int | None = None, columns: Any = None, safe: bool = True,
-                        chunked: bool = False) -> tuple[list[Any], Schema]:
-    """(arrays, final schema) for Table/RecordBatch.from_pandas (pyarrow's rules and metadata).
-
-    With `chunked`, a column pandas holds in several Arrow chunks (Arrow-backed dtypes) stays
-    chunked and every array is a ChunkedArray (for a Table); otherwise chunks are combined."""
-    if schema is not None and not isinstance(schema, Schema):
-        from ._upcalls import peer_as_ours
-        ours = peer_as_ours(schema, "schema")         # pyarrow's (or another library's)
-        if ours is None:
-            raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
-        schema = ours
-    pd = _pandas()
-    if not isinstance(df, pd.DataFrame):
-        raise ArrowTypeError(f"from_pandas expects a pandas.DataFrame, got {type(df).__name__}")
-    if columns is not None:
-        wanted = [c for c in columns if c in df.columns]
-        cols_of_interest = wanted
-    elif schema is not None:
-        cols_of_interest = list(schema.names)
-    else:
-        cols_of_interest = list(df.columns)
-    if not df.columns.is_unique:
-        raise ValueError(f"Duplicate column names found: {list(df.columns)}")
-
-    index_levels: list[Any] = []
-    index_descriptors: list[dict[str, Any] | str] = []     # a RangeIndex's dict, or a column name
-    index_column_names: list[Any] = []
-    to_convert: list[Any] = []
-    fields_given: list[Field | None] = []
-    column_names: list[Any] = []
-    field_names: list[str] = []
-    if schema is not None:
-        for name in schema.names:
-            try:
-                col = df[name]
-                is_index = False
-            except KeyError:
-                try:
-                    col = _index_level_by_name(df, name)
-                except (KeyError, IndexError):
-                    raise KeyError(f"name '{name}' present in the specified schema is not found "
-                                   f"in the columns or index") from None
-                if preserve_index is False:
-                    raise ValueError(f"name '{name}' present in the specified schema corresponds "
-                                     f"to the index, but 'preserve_index=False' was specified")
-                if preserve_index is None and isinstance(col, pd.RangeIndex):
-                    raise ValueError(
-                        f"name '{name}' is present in the schema, but it is a RangeIndex which "
-                        f"will not be converted as a column in the Table, but saved as "
-                        f"metadata-only not in columns. Specify 'preserve_index=True' to force "
-                        f"it being added as a column, or remove it from the specified schema")
-                is_index = True
-            to_convert.append(col)
-            fields_given.append(schema.field(name))
-            column_names.append(name)
-            if is_index:
-                index_column_names.append(name)
-                index_descriptors.append(name)
-                index_levels.append(col)
-        data_names = column_names
-        field_names = column_names
-        all_names = column_names + index_column_names
-        n_data = len(column_names) - len(index_column_names)
-    else:
-        index_levels = _index_levels(df.index) if preserve_index is not False else []
-        for name in cols_of_interest:
-            col = df[name]
-            if isinstance(col, pd.DataFrame):
-                raise ValueError(f"Duplicate column names found: {list(df.columns)}")
-            if isinstance(col.dtype, pd.SparseDtype):
-                raise TypeError(f"Sparse pandas data (column {name}) not supported.")
-            name = _column_name_to_string(name)
-            to_convert.append(col)
-            fields_given.append(None)
-            column_names.append(name)
-            field_names.append(str(name))
-        for i, level in enumerate(index_levels):
-            name = _index_level_name(level, i, column_names + index_column_names)
-            descr: dict[str, Any] | str
-            if isinstance(level, pd.RangeIndex) and preserve_index is None:
-                descr = {"kind": "range", "name": _level_name(level.name), "start": level.start,
-                         "stop": level.stop, "step": level.step}
-            else:
-                to_convert.append(level)
-                fields_given.append(None)
-                descr = name
-                index_column_names.append(name)
-            index_descriptors.append(descr)
-        data_names = column_names
-        all_names = field_names + index_column_names
-        n_data = len(column_names)
-
-    tasks = []
-    for col, fld, name in zip(to_convert, fields_given, all_names):
-        tasks.append(lambda col=col, fld=fld, name=name: _convert_series(
-            pd, col, fld, name, safe, chunked))
-    threads = nthreads is None or nthreads > 1
-    arrays = _run(tasks, threads and len(df) * len(tasks) > 100_000)
-
-    types = [a.type for a in arrays]
-    fields = []
-    for name, arr, fld in zip(all_names, arrays, fields_given):
-        if fld is not None:
-            fields.append(fld)
-        else:
-            fields.append(Field(str(name) if name is not None else "None", arr.type))
-
-    # the pandas metadata (pyarrow's construct_metadata)
-    column_md = [_column_metadata(pd, col, name, t, str(fname))
-                 for col, name, fname, t in zip(to_convert[:n_data], data_names[:n_data],
-                                                field_names[:n_data], types[:n_data])]
-    serialized = [(lv, d) for lv, d in zip(index_levels, index_descriptors)
-                  if not isinstance(d, dict)]
-    index_md, column_indexes = [], []
-    if preserve_index is not False:
-        for (level, descr), t in zip(serialized, types[n_data:]):
-            index_md.append(_column_metadata(pd, level, _column_name_to_string(level.name), t,
-                                             descr))
-        levels = getattr(df.columns, "levels", [df.columns])
-        names = getattr(df.columns, "names", [df.columns.name])
-        for level, name in zip(levels, names):
-            column_indexes.append(_column_index_descriptor(pd, level, name))
-    else:
-        index_descriptors = []
-    attributes = df.attrs
-    try:
-        _json.dumps(attributes)
-    except Exception as e:
-        import warnings
-        warnings.warn(f"Could not serialize pd.DataFrame.attrs: {e}, defaulting to empty "
-                      f"attributes.", UserWarning, stacklevel=4)
-        attributes = {}
-    from . import __version__
-    meta = {b"pandas": _json.dumps({
-        "index_columns": index_descriptors,
-        "column_indexes": column_indexes,
-        "columns": column_md + index_md,
-        "attributes": attributes,
-        "creator": {"library": "arrowipc", "version": __version__},
-        "pandas_version": pd.__version__,
-    }).encode("utf8")}
-    old = schema.metadata if schema is not None else None
-    md = dict(old or {})
-    md.update(meta)
-    return arrays, Schema(fields, md)
-
-
-def _convert_series(pd: Any, col: Any, field: Field | None, name: Any, safe: bool,
-                    chunked: bool = False) -> Any:
-    from .array import ChunkedArray, make_array
-    try:
-        data = series_to_array_data(col, field.type if field is not None else None, safe,
-                                    chunked)
-        if isinstance(data, list):
-            return ChunkedArray([make_array(d) for d in data], data[0].type)
-        if chunked:
-            return ChunkedArray([make_array(data)], data.type)
-    except (ArrowInvalid, ArrowTypeError, ArrowNotImplementedError) as e:
-        dtype = getattr(col, "dtype", None)
-        e.args = (e.args[0] if e.args else str(e),
-                  f"Conversion failed for column {name!s} with type {dtype}")
-        raise
-    return make_array(data)
-
-
-def _buffer_of(np: Any, values: Any) -> Any:
-    from ._core.buffer import py_buffer
-    values = np.ascontiguousarray(values)
-    if values.dtype.byteorder == ">":
-        values = values.astype(values.dtype.newbyteorder("<"))
-    return py_buffer(values.view("uint8").reshape(-1) if values.ndim else values)
-
-
-def series_to_array_data(col: Any, type: DataType | None = None, safe: bool = True,
-                         keep_chunks: bool = False) -> Any:
-    """One pandas Series/Index/array as ArrayData, typed like pyarrow's from_pandas (a list of
-    ArrayData chunks when keep_chunks and pandas holds the column as several Arrow chunks)."""
-    pd, np = _pandas(), _numpy()
-    from . import types as T
-    values = col.array if hasattr(col, "array") else col
-    dtype = getattr(values, "dtype", None)
-    if isinstance(values, pd.arrays.NumpyExtensionArray) and not isinstance(dtype, pd.StringDtype):
-        # (pandas' python-storage strings are one too: their dtype types them, nulls or not)
-        values = values.to_numpy()
-        dtype = values.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        return _categorical_data(pd, np, values, type, safe)
-    if isinstance(dtype, pd.StringDtype):
-        if dtype.storage == "pyarrow" and hasattr(values, "_pa_array"):
-            return _from_arrow_exporter(values._pa_array, type, keep_chunks)
-        t = type if type is not None else T.string()
-        return _cast_if_needed(_object_data(np, np.asarray(values._ndarray), T.string(), safe),
-                               t, safe)
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        ints = np.asarray(values.asi8 if hasattr(values, "asi8") else values.view("i8"))
-        t = T.timestamp(dtype.unit, _tz_string(dtype.tz))
-        return _cast_if_needed(_sentinel_data(np, ints, t), type, safe)
-    from pandas.core.arrays.masked import BaseMaskedArray
-    if isinstance(values, BaseMaskedArray):
-        data = values._data
-        t = _numpy_type(np, data.dtype)
-        return _cast_if_needed(_masked_data(np, data, values._mask, t), type, safe)
-    if hasattr(values, "_pa_array"):          # ArrowExtensionArray: pyarrow already holds it
-        return _from_arrow_exporter(values._pa_array, type, keep_chunks)
-    if isinstance(dtype, pd.IntervalDtype) or isinstance(dtype, pd.PeriodDtype):
-        raise ArrowNotImplementedError(f"converting pandas {dtype} columns is not supported "
-                                       f"without pyarrow's extension types")
-    if not isinstance(values, np.ndarray):
-        values = np.asarray(values)
-    return ndarray_to_array_data(values, type, safe)
-
-
-def _from_arrow_exporter(obj: Any, type: Any, keep_chunks: bool = False) -> Any:
-    from .array import chunked_array
-    ca = chunked_array(obj)
-    if keep_chunks and len(ca.chunks) > 1 and (type is None or type == ca.type):
-        return [c.data for c in ca.chunks]
-    # combine_chunks also covers zero chunks (pandas backs an empty column with none)
-    data = ca.chunks[0].data if len(ca.chunks) == 1 else ca.combine_chunks().data
-    return _cast_if_needed(data, type, True)
-
-
-def _cast_if_needed(data: ArrayData, type: Any, safe: bool) -> ArrayData:
-    if type is None or data.type == type:
-        return data
-    from .array import make_array
-    from .from_python import array_data_from_python
-    arr = make_array(data)
-    try:
-        return array_data_from_python(arr.to_pylist(), type)
-    except (ArrowInvalid, ArrowTypeError) as e:
-        raise ArrowInvalid(f"cannot convert {data.type} to {type}: {e}") from None
-
-
-def _numpy_type(np: Any, dtype: Any) -> DataType:
-    from . import types as T
-    k = dtype.kind
-    if k == "b":
-        return T.bool_()
-    if k in "iu":
-        return T.type_for_alias(f"{'int' if k == 'i' else 'uint'}{dtype.itemsize * 8}")
-    if k == "f":
-        return {2: T.float16(), 4: T.float32(), 8: T.float64()}[dtype.itemsize]
-    raise ArrowNotImplementedError(f"no Arrow type for numpy dtype {dtype}")
-
-
-def _masked_data(np: Any, data: Any, mask: Any, t: Any) -> ArrayData:
-    from ._core.bitmap import pack_bools
-    n = len(data)
-    nulls = int(mask.sum()) if n else 0
-    validity = None
-    if nulls:
-        validity, _ = pack_bools(np.ascontiguousarray(~mask).view(np.uint8))
-    if t.kind == Kind.BOOL:
-        bits, _ = pack_bools(np.ascontiguousarray(data).view(np.uint8))
-        return ArrayData(t, n, 0, nulls, [validity, bits])
-    return ArrayData(t, n, 0, nulls, [validity, _buffer_of(np, data)])
-
-
-def _sentinel_data(np: Any, ints: Any, t: Any) -> ArrayData:
-    ints = np.ascontiguousarray(ints, dtype="int64")
-    validity, nulls = _k.sentinel_validity(ints, _NAT)
-    return ArrayData(t, len(ints), 0, nulls, [validity, _buffer_of(np, ints)])
-
-
-def ndarray_to_array_data(values: Any, type: DataType | None = None, safe: bool = True
-                          ) -> ArrayData:
-    """A 1-D numpy array as ArrayData: numbers zero-copy (NaN as null for floats), datetimes and
-    timedeltas with NaT as null, booleans packed, objects inferred like pyarrow."""
-    np = _numpy()
-    from . import types as T
-    if values.ndim != 1:
-        raise ArrowInvalid(f"only 1-D arrays can be converted, got {values.ndim} dimensions")
-    k = values.dtype.kind
-    n = len(values)
-    if k == "O":
-        return _object_data(np, values, type, safe)
-    if k in "iu":
-        t = _numpy_type(np, values.dtype)
-        return _cast_if_needed(ArrayData(t, n, 0, 0, [None, _buffer_of(np, values)]), type, safe)
-    if k == "f":
-        t = _numpy_type(np, values.dtype)
-        validity, nulls = _k.float_validity(np.ascontiguousarray(values))
-        data = ArrayData(t, n, 0, nulls, [validity, _buffer_of(np, values)])
-        return _cast_if_needed(data, type, safe)
-    if k == "b":
-        from ._core.bitmap import pack_bools
-        bits, _ = pack_bools(np.ascontiguousarray(values).view(np.uint8))
-        return _cast_if_needed(ArrayData(T.bool_(), n, 0, 0, [None, bits]), type, safe)
-    if k in "Mm":
-        unit, count = np.datetime_data(values.dtype)
-        if count != 1 or unit not in ("s", "ms", "us", "ns", "D"):
-            raise ArrowNotImplementedError(f"unsupported numpy unit in {values.dtype}")
-        if unit == "D":
-            ints = values.view("int64")
-            validity, nulls = _k.sentinel_validity(np.ascontiguousarray(ints), _NAT)
-            days = ints.astype("int32")
-            return _cast_if_needed(ArrayData(T.date32(), n, 0, nulls,
-                                             [validity, _buffer_of(np, days)]), type, safe)
-        t = T.timestamp(unit) if k == "M" else T.duration(unit)
-        return _cast_if_needed(_sentinel_data(np, values.view("int64"), t), type, safe)
-    if k in "US":
-        return _object_data(np, values.astype(object), type, safe)
-    raise ArrowNotImplementedError(f"converting numpy dtype {values.dtype} is not supported")
-
-
-def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
-    """An object array: strings in one C pass; everything else through arrowipc.array's
-    inference (pyarrow's rules: NaN and None are null, mixed types raise)."""
-    from . import types as T
-    values = np.ascontiguousarray(values, dtype=object)
-    want_string = type is None or (type.kind in (Kind.BINARY, Kind.LARGE_BINARY) and
-                                   getattr(type, "is_utf8", False))
-    if want_string:
-        offsets, data, validity, nulls, bad = _k.objects_to_utf8(values)
-        if bad < 0 and (type is not None or len(values) > nulls):
-            t = type if type is not None else T.string()
-            assert data is not None             # set whenever no value was refused (bad < 0)
-            if t.kind == Kind.BINARY:
-                total = data.size
-                if total > 2**31 - 1:
-                    if type is not None:
-                        raise ArrowInvalid(f"string column of {total} bytes does not fit in "
-                                           f"{type} (at most 2147483647)")
-                    t = T.large_string()
-                else:
-                    offsets = _buffer_of(np, np.frombuffer(offsets, dtype="int64").astype("int32"))
-            return ArrayData(t, len(values), 0, nulls, [validity, offsets, data])
-    from .from_python import array_data_from_python
-    pd = _pandas()
-    items = values.tolist()
-    missing = pd.isna(values) if len(values) else np.zeros(0, dtype=bool)
-    if missing.any():
-        for i in np.flatnonzero(missing).tolist():
-            items[i] = None
-    if type is None and any(isinstance(v, np.ndarray) for v in items):
-        type = _numpy_lists_type(np, items)
-    items = [_python_value(pd, np, v) for v in items]
-    return array_data_from_python(items, type)
-
-
-def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
-    """The list type pyarrow infers for an object column holding numpy arrays: from their
-    dtypes (int32 arrays make list<int32>), which the Python values they become no longer say;
-    None to infer from those values."""
-    from .from_python import _numpy_arrays_type, infer_type
-    from . import types as T
-    unified = _numpy_arrays_type(items)     # raises where pyarrow refuses to mix the dtypes
-    if unified is not None:
-        return T.list_(unified)
-    try:
-        t = infer_type(items)
-    except ArrowException:
-        return None
-    return t if t.kind == Kind.LIST else None
-
-
-def _python_value(pd: Any, np: Any, v: Any, nested: bool = False) -> Any:
-    """numpy and pandas scalars inside object columns as the Python values pyarrow sees; inside
-    lists, arrays and dicts NaN is a null too (pyarrow's from_pandas semantics)."""
-    if nested and isinstance(v, float) and v != v:
-        return None
-    if isinstance(v, np.ndarray):
-        return [_python_value(pd, np, x, True) for x in v.tolist()]
-    if isinstance(v, (list, tuple)) and not hasattr(v, "_fields"):
-        return type(v)(_python_value(pd, np, x, True) for x in v)
-    if isinstance(v, dict):
-        return {k: _python_value(pd, np, x, True) for k, x in v.items()}
-    if isinstance(v, np.generic):
-        v = v.item()
-        return None if nested and isinstance(v, float) and v != v else v
-    if isinstance(v, pd.Timestamp):
-        return v.to_pydatetime(warn=False)
-    if isinstance(v, pd.Timedelta):
-        return v.to_pytimedelta()
-    if isinstance(v, pd.DateOffset):
-        from .to_python import MonthDayNano
-        kw = v.kwds
-        months = kw.get("years", 0) * 12 + kw.get("months", 0)
-        days = kw.get("weeks", 0) * 7 + kw.get("days", 0)
-        ns = (((kw.get("hours", 0) * 60 + kw.get("minutes", 0)) * 60 + kw.get("seconds", 0))
-              * 1_000_000 + kw.get("microseconds", 0)) * 1000 + kw.get("nanoseconds", 0)
-        return MonthDayNano(int(months * v.n), int(days * v.n), int(ns * v.n))
-    return v
-
-
-def _categorical_data(pd: Any, np: Any, values: Any, type: Any, safe: Any) -> ArrayData:
-    from . import types as T
-    codes = np.asarray(values.codes)
-    cats = values.categories
-    if len(cats) == 0 and isinstance(cats.dtype, pd.StringDtype):
-        # pyarrow infers no type from no string categories (non-empty ones are large_string)
-        cat_data = series_to_array_data(np.array([], dtype=object), None, safe)
-    else:
-        cat_data = series_to_array_data(pd.Series(cats, copy=False), None, safe)
-    index_type = _numpy_type(np, codes.dtype)
-    validity, nulls = _k.sentinel_validity(np.ascontiguousarray(codes), -1)
-    t = T.dictionary(index_type, cat_data.type, bool(values.ordered))
-    data = ArrayData(t, len(codes), 0, nulls, [validity, _buffer_of(np, codes)], [], cat_data)
-    return data if type is None or type == t else _cast_if_needed(data, type, safe)
-
-
-def dataframe_to_schema(df: Any, preserve_index: bool | None = None) -> Schema:
-    """The schema Table.from_pandas(df) would have (Schema.from_pandas)."""
-    schema: Schema = dataframe_to_arrays(df, None, preserve_index)[1]
-    return schema
-
-
-def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = None,
-                    safe: bool = True) -> Array:
-    """Array.from_pandas: a Series, Index or array-like as an Array."""
-    from .array import make_array
-    from .types import ensure_type
-    np = _numpy()
-    t = ensure_type(type) if type is not None else None
-    data = series_to_array_data(obj, t, safe)
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        from .array import array as _array
-        values = make_array(data).to_pylist()
-        values = [None if m else v for v, m in zip(values, mask.tolist())]
-        return _array(values, type=data.type)
-    return make_array(data)
-
-
-from . import _upcalls                              # noqa: E402   (the pandas shim's methods)
-_upcalls.register(__name__, ToPandasOptions=ToPandasOptions, table_to_dataframe=table_to_dataframe,
-                  chunked_to_series=chunked_to_series, dataframe_to_arrays=dataframe_to_arrays,
-                  dataframe_to_schema=dataframe_to_schema, series_to_array=series_to_array)
