@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Iterable, Iterator
 from .. import types as T
 from .._core.buffer import py_buffer
 from ._framing import decode_message, read_frame
-from ..errors import ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid
 from ..table import RecordBatch
 from .format import CONTINUATION
 from .message import missing_eos_error, no_schema_error
@@ -57,6 +57,7 @@ class StreamDecoder:
         self._head = b""                  # those bytes, once all arrived (finish() asks often)
         self._has_schema = False
         self._ended = False
+        self._error: ArrowException | None = None     # what stopped decoding, raised again
 
     # -- state -------------------------------------------------------------------------------
 
@@ -77,6 +78,12 @@ class StreamDecoder:
         return self._ended
 
     @property
+    def error(self) -> ArrowException | None:
+        """The error that stopped decoding (raised again by every later feed and finish), None
+        while the bytes are good."""
+        return self._error
+
+    @property
     def bytes_held(self) -> int:
         """Bytes received that belong to a message not complete yet."""
         return self._held
@@ -94,6 +101,8 @@ class StreamDecoder:
 
     def feed_with_custom_metadata(self, data: ReadableBuffer) -> list[RecordBatchWithMetadata]:
         """As `feed`, with each batch's custom metadata."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
         if self._ended:
             return []
         if not isinstance(data, bytes):
@@ -113,6 +122,9 @@ class StreamDecoder:
             msg, _ = read_frame(frame, 0, size, self._max_metadata, "stream", True, self._offset)
             self._offset += size
             if msg is None:                 # the end-of-stream marker
+                if not self._has_schema:    # the stream reader's refusal of the same bytes
+                    self._error = no_schema_error(self._offset)
+                    raise self._error
                 self._ended = True
                 self._chunks.clear()
                 self._held = 0
@@ -128,7 +140,9 @@ class StreamDecoder:
     def finish(self) -> None:
         """Check that the bytes fed so far end the stream cleanly; ArrowInvalid otherwise, with
         the stream reader's message for the same bytes. It changes nothing, so it may be asked
-        at any point (and more bytes fed after a failure)."""
+        at any point (and more bytes fed after a truncation verdict)."""
+        if self._error is not None:
+            raise self._error.with_traceback(None)
         if self._ended:
             return
         if self._held:                      # a message cut short: the framing says where
@@ -224,7 +238,7 @@ class AsyncRecordBatchStreamReader:
         self._chunk_size = chunk_size
         self._decoder = StreamDecoder(options)
         self._ready: deque[RecordBatchWithMetadata] = deque()
-        self._finished = False
+        self._source_done = False           # its read() returned no bytes: it has ended
 
     @property
     def schema(self) -> T.Schema | None:
@@ -240,15 +254,14 @@ class AsyncRecordBatchStreamReader:
         """Read until the schema message has arrived; the schema."""
         while (schema := self._decoder.schema) is None:
             if not await self._pull():
-                self._decoder.finish()          # raises: the stream ended before its schema
+                # not reached: finish() raised the stream reader's "no schema" error
+                raise no_schema_error(self._decoder.position)
         return schema
 
     async def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next batch with its custom metadata; StopAsyncIteration at the end."""
         while not self._ready:
-            if self._finished or not await self._pull():
-                self._finished = True
-                self._decoder.finish()
+            if not await self._pull():
                 raise StopAsyncIteration
         return self._ready.popleft()
 
@@ -263,14 +276,19 @@ class AsyncRecordBatchStreamReader:
         return Table(schema, [batch async for batch in self])
 
     async def _pull(self) -> bool:
-        """Read one chunk and feed it; False at the end of the source (or of the stream)."""
-        if self._decoder.ended:
-            return False
-        data = await self._source.read(self._chunk_size)
-        if not data:
-            return False
-        self._ready.extend(self._decoder.feed_with_custom_metadata(data))
-        return True
+        """Read one chunk of the source and feed it: True. At the end of the source, of the
+        stream, or after an error: False once finish() has checked the end (it raises unless
+        the stream ended cleanly). Each call awaits the source or ends the read, so no loop over
+        it can spin without yielding to the event loop."""
+        dec = self._decoder
+        if not (self._source_done or dec.ended or dec.error is not None):
+            data = await self._source.read(self._chunk_size)
+            if data:
+                self._ready.extend(dec.feed_with_custom_metadata(data))
+                return True
+            self._source_done = True
+        dec.finish()
+        return False
 
     def __aiter__(self) -> AsyncIterator[RecordBatch]:
         return self

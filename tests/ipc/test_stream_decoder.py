@@ -9,6 +9,8 @@ import asyncio
 import os
 import random
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -282,3 +284,108 @@ def test_over_a_socket_and_an_iterable_of_chunks():
     assert len(got) == 3 and all(x.equals(batch) for x in got)
     chunks = (data[i:i + 333] for i in range(0, len(data), 333))
     assert [x.num_rows for x in ipc.iter_stream_chunks(chunks)] == [1000] * 3
+
+
+# -- a stream holding only an end-of-stream marker (issue 32, F1) ------------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "untrusted"))
+from harness import DEFAULT_TIMEOUT as TIMEOUT, REPO_ROOT  # noqa: E402
+
+ONLY_EOS = {"eos": b"\xff\xff\xff\xff\x00\x00\x00\x00", "legacy-eos": b"\x00\x00\x00\x00"}
+
+# Reads `data` with the async reader in a child process: a reader that spins without awaiting
+# cannot be cancelled by wait_for, so only killing the process ends it.
+ASYNC_READ = """
+import asyncio, sys
+from arrowipc import ipc
+
+async def read(data, how):
+    stream = asyncio.StreamReader()
+    stream.feed_data(data)
+    stream.feed_eof()
+    reader = ipc.open_stream_async(stream)
+    if how == "iter":
+        return [b async for b in reader]
+    return await getattr(reader, how)()
+
+try:
+    asyncio.run(asyncio.wait_for(read(bytes.fromhex(sys.argv[1]), sys.argv[2]), {timeout}))
+except Exception as e:
+    print(type(e).__name__, e)
+else:
+    print("no error")
+"""
+
+
+def expected_error(data):
+    with pytest.raises(ArrowInvalid) as e:
+        ipc.open_stream(data)
+    return f"ArrowInvalid {e.value}"
+
+
+@pytest.mark.parametrize("how", ["read_schema", "read_all", "iter"])
+@pytest.mark.parametrize("name", ONLY_EOS)
+def test_async_reader_refuses_a_stream_of_only_the_end_marker_without_spinning(name, how):
+    data = ONLY_EOS[name]
+    script = ASYNC_READ.format(timeout=TIMEOUT)
+    try:
+        done = subprocess.run([sys.executable, "-c", script, data.hex(), how],
+                              capture_output=True, text=True, timeout=2 * TIMEOUT,
+                              env=dict(os.environ, PYTHONPATH=REPO_ROOT))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the async reader's {how} of {data.hex()} never returned")
+    assert done.stdout.strip() == expected_error(data), done.stderr[-2000:]
+    assert "expected a schema message at byte" in done.stdout
+
+
+@pytest.mark.parametrize("name", ONLY_EOS)
+def test_push_decoder_refuses_a_stream_of_only_the_end_marker(name):
+    data = ONLY_EOS[name]
+    decoder = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid) as fed:
+        decoder.feed(data)
+    assert f"ArrowInvalid {fed.value}" == expected_error(data)
+    for again in (decoder.finish, lambda: decoder.feed(b"\xff\xff\xff\xff")):
+        with pytest.raises(ArrowInvalid) as e:         # and says so again, whatever comes next
+            again()
+        assert str(e.value) == str(fed.value)
+    assert not decoder.ended and decoder.error is fed.value
+    one_byte = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid, match="expected a schema message at byte"):
+        for i in range(len(data)):
+            one_byte.feed(data[i:i + 1])
+
+
+class CountingSource:
+    """An async source that hands out `data` in small pieces and counts its reads."""
+
+    def __init__(self, data, piece=3):
+        self.data, self.piece, self.reads = data, piece, 0
+
+    async def read(self, n):
+        self.reads += 1
+        await asyncio.sleep(0)
+        out, self.data = self.data[:min(n, self.piece)], self.data[min(n, self.piece):]
+        return out
+
+
+def test_async_reader_awaits_its_source_for_every_chunk_and_stops_at_the_end():
+    _, data = stream_bytes(2)
+
+    async def main(source):
+        reader = ipc.open_stream_async(source)
+        got = [b async for b in reader]
+        for _ in range(3):                      # asking again after the end reads nothing
+            with pytest.raises(StopAsyncIteration):
+                await reader.read_next_batch()
+        return got
+
+    source = CountingSource(data, 1000)
+    assert len(asyncio.run(main(source))) == 2
+    # one read per chunk up to the end-of-stream marker, then none
+    assert source.reads == -(-len(data) // 1000)
+    source = CountingSource(ONLY_EOS["eos"] + data, 1000)
+    with pytest.raises(ArrowInvalid, match="expected a schema message at byte 8"):
+        asyncio.run(main(source))
+    assert source.reads == 1
