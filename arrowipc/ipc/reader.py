@@ -176,7 +176,11 @@ class MessageDecoder:
                 break
             if len(staged) >= WINDOW_MESSAGES or work.claimed >= WINDOW_BYTES:
                 break
-            msg = peek()
+            try:
+                msg = peek()
+            except ArrowException as e:     # the batches staged before it are still handed out
+                failure = e
+                break
         prepared = work.run()
         out: list[WindowItem] = []
         for staged_msg, header, slot in staged:
@@ -535,8 +539,11 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             except ArrowException:
                 src.pos = start             # framed again by the next read, which raises
                 return None
-            if msg is not None and _is_compressed_batch(msg):
-                return msg
+            try:
+                if msg is not None and _is_compressed_batch(msg):
+                    return msg
+            except ArrowException:
+                pass                        # a header that does not decode: the next read raises
             self._held = (msg, start)
             return None
 
@@ -1038,9 +1045,10 @@ class RecordBatchFileReader(_ReaderBase):
                     return None
                 try:
                     m = self._read_block(self._batch_blocks[j], j, "record batch")
+                    compressed = _is_compressed_batch(m)
                 except ArrowException:
                     return None             # read again by get_batch, which raises
-                if not _is_compressed_batch(m):
+                if not compressed:
                     held = m                # not part of the window: decoded next, unframed again
                     return None
                 j += 1
