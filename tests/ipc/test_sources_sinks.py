@@ -11,6 +11,7 @@ Sinks: a path (str and pathlib), file-likes, BufferOutputStream.
 import gc
 import io
 import pathlib
+import re
 import socket
 import threading
 
@@ -606,3 +607,115 @@ def test_read_batches_stay_out_of_the_cyclic_gc():
     assert gc.is_tracked(Tagged(got[0].schema, got[0]._columns, 3))
     del got, b, cols
     assert live_allocations() == before                    # freed without the collector
+
+
+# -- file objects that break their contract (issue 32, F10) ----------------------------------
+
+def five_batches(form):
+    batches = [pa.record_batch({"a": pa.array(range(k, k + 50), pa.int64())}) for k in range(5)]
+    sink = pa.BufferOutputStream()
+    opener = pa_ipc.new_stream if form == "stream" else pa_ipc.new_file
+    with opener(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+class Misbehaving(io.RawIOBase):
+    """A readable, seekable file object over `data` whose `call`-th call of `method` breaks
+    the contract as `how` says (the calls before it are honest)."""
+
+    def __init__(self, data, method, how, call):
+        self.inner, self.method, self.how, self.call, self.calls = io.BytesIO(data), method, how, \
+            call, 0
+
+    def _breaks(self, method):
+        if method != self.method:
+            return False
+        self.calls += 1
+        return self.calls == self.call
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def readinto(self, view):
+        if self._breaks("readinto"):
+            if self.how == "raise":
+                raise RuntimeError("the device went away")
+            if self.how == "oserror":
+                raise ConnectionResetError("connection reset by peer")
+            got = self.inner.readinto(view)
+            return {"negative": -1, "none": None, "more": got + 100, "float": float(got),
+                    "str": "4"}[self.how]
+        return self.inner.readinto(view)
+
+    def read(self, n=-1):
+        if self._breaks("read"):
+            if self.how == "raise":
+                raise RuntimeError("the device went away")
+            got = self.inner.read(n)
+            return {"more": got + b"\0" * 3, "none": None, "str": "abcd", "int": 4}[self.how]
+        return self.inner.read(n)
+
+    def seek(self, offset, whence=0):
+        landed = self.inner.seek(offset, whence)
+        if self._breaks("seek"):
+            return {"elsewhere": landed + 8, "str": str(landed), "negative": -1}[self.how]
+        return landed
+
+    def tell(self):
+        return "0" if self._breaks("tell") else self.inner.tell()
+
+
+class ReadOnly(Misbehaving):
+    """The same without readinto (read() is the object's only way to give bytes)."""
+    readinto = property()       # getattr(f, "readinto", None) finds nothing usable
+
+    def __getattribute__(self, name):
+        if name == "readinto":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+MISBEHAVIOURS = [("readinto", how) for how in ("negative", "none", "more", "float", "str",
+                                                "raise", "oserror")] + \
+    [("read", how) for how in ("more", "none", "str", "int", "raise")] + \
+    [("seek", how) for how in ("elsewhere", "str", "negative")] + [("tell", "str")]
+
+
+def read_all_of(f, form):
+    got = []
+    reader = ipc.open_stream(f) if form == "stream" else ipc.open_file(f)
+    for batch in reader:
+        got.append(batch)
+    return got
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("method, how", MISBEHAVIOURS, ids=[f"{m}-{h}" for m, h in MISBEHAVIOURS])
+def test_a_file_object_that_breaks_its_contract_is_an_error_naming_it(form, method, how):
+    data = five_batches(form)
+    cls = ReadOnly if method == "read" else Misbehaving
+    expected = [b for b in read_all_of(io.BytesIO(data), form)]
+    broke_at = None
+    for call in range(1, 40):
+        f = cls(data, method, how, call)
+        f.name = "broken.arrow"
+        try:
+            got = read_all_of(f, form)
+        except (arrowipc.errors.ArrowException, OSError) as e:
+            # a lie about the size reads as a truncated file; every other break is an I/O error
+            assert isinstance(e, (arrowipc.errors.ArrowIOError, ConnectionResetError)) or (
+                method == "seek" and isinstance(e, arrowipc.errors.ArrowInvalid)), repr(e)
+            assert "broken.arrow" in str(e) and re.search(r"at (byte|offset) \d+", str(e)), str(e)
+            broke_at = call
+            continue
+        # the broken call was never made: every batch, unchanged
+        assert f.calls < call, (call, len(got))
+        assert [b.equals(e) for b, e in zip(got, expected)] == [True] * len(expected)
+        break
+    if method in ("readinto", "read"):
+        assert broke_at is not None and broke_at > 3        # mid-way, after good batches too
