@@ -15,7 +15,7 @@ TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["as_buffer", "BufferSource", "FileSource", "open_source"]
+__all__ = ["allocate_claimed", "as_buffer", "BufferSource", "FileSource", "open_source"]
 
 # Bodies larger than this are allocated only as far as the object says it holds them (seekable
 # objects) or grown as they arrive (the others), so a header that claims a huge body cannot make
@@ -177,10 +177,12 @@ class FileSource:
         while len(grown) < n:
             want = min(n - len(grown), _DIRECT_READ_LIMIT)
             chunk = self._bytes(self._call("read()", self.pos, self.f.read, want), want)
-            if not chunk.size:
+            got = chunk.size
+            if not got:
                 break
             grown += memoryview(chunk)
-            self.pos += chunk.size
+            del chunk                       # freed before the next one is read
+            self.pos += got
         return py_buffer(grown if len(grown) else b"")
 
     def _remaining(self) -> int:
@@ -188,11 +190,7 @@ class FileSource:
         return max(0, self.size - self.pos)
 
     def _allocate(self, n: int) -> Buffer:
-        try:
-            return allocate_buffer(n, zero=False)
-        except MemoryError:
-            raise ArrowCapacityError(f"{self.name}: cannot allocate the {n} bytes the input "
-                                     f"claims at byte {self.pos}") from None
+        return allocate_claimed(n, self.name, self.pos)
 
     def _readinto_fully(self, out: Buffer | memoryview, n: int) -> int:
         """Bytes read into the first `n` of `out` (fewer only at the end of the object)."""
@@ -283,6 +281,16 @@ def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
         if len(data) != n:
             raise _short_read(source.name, o, n, len(data))
         target[:] = data
+
+
+def allocate_claimed(n: int, name: str, offset: int) -> Buffer:
+    """An uninitialised buffer for the `n` bytes input `name` claims at `offset`;
+    ArrowCapacityError (not MemoryError) when they cannot be allocated."""
+    try:
+        return allocate_buffer(n, zero=False)
+    except MemoryError:
+        raise ArrowCapacityError(f"{name}: cannot allocate the {n} bytes the input claims at "
+                                 f"byte {offset}") from None
 
 
 def _short_read(name: str, offset: int, expected: int, got: int) -> ArrowInvalid:
