@@ -731,7 +731,7 @@ def stream_of_one_large_body(rows=12_000_000):
     return sink.getvalue().to_pybytes(), rows * 8
 
 
-class ReadOnlyStream:
+class PipeLike:
     """A non-seekable object with read() only (a pipe's), handing out copies."""
 
     def __init__(self, data):
@@ -743,7 +743,7 @@ class ReadOnlyStream:
         return out
 
 
-@pytest.mark.parametrize("make", [io.BytesIO, ReadOnlyStream], ids=["readinto", "read-only"])
+@pytest.mark.parametrize("make", [io.BytesIO, PipeLike], ids=["readinto", "read-only"])
 def test_a_body_over_64_mib_from_a_file_object_is_read_into_one_buffer_once(make):
     import tracemalloc
     data, body = stream_of_one_large_body()
