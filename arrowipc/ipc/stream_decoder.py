@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, AsyncIterator, Iterable, Iterator
 from .. import types as T
 from .._core.buffer import allocate_buffer, py_buffer
 from ._framing import Message, decode_message, read_frame
-from ..errors import ArrowException, ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid, ArrowIOError
 from ..table import RecordBatch
 from .format import CONTINUATION
 from .message import missing_eos_error, no_schema_error
@@ -349,6 +349,10 @@ class AsyncRecordBatchStreamReader:
         dec = self._decoder
         if not (self._source_done or dec.ended or dec.error is not None):
             data = await self._source.read(self._chunk_size)
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise ArrowIOError(f"stream: the source's read({self._chunk_size}) at byte "
+                                   f"{dec.position + dec.bytes_held} returned "
+                                   f"{type(data).__name__}, expected bytes")
             if data:
                 self._ready.extend(dec._feed_messages(data))
                 return True

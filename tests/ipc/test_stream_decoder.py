@@ -610,3 +610,23 @@ def test_errors_are_sticky_and_the_bad_message_is_never_skipped():
         for batch in reader:
             batch.validate()
     assert decoder.position == spans[4][1] and decoder.stats == reader.stats
+
+
+@pytest.mark.parametrize("answer", [None, "abc", 12])
+def test_async_source_handing_out_something_else_than_bytes_is_an_io_error(answer):
+    _, data = stream_bytes(1)
+
+    class Source:
+        calls = 0
+
+        async def read(self, n):
+            self.calls += 1
+            return data[:100] if self.calls == 1 else answer
+
+    async def main():
+        return [b async for b in ipc.open_stream_async(Source())]
+
+    with pytest.raises(arrowipc.errors.ArrowIOError,
+                       match=rf"stream: the source's read\(65536\) at byte 100 returned "
+                             rf"{type(answer).__name__}, expected bytes"):
+        asyncio.run(main())
