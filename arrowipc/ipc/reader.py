@@ -22,7 +22,7 @@ from .. import types as T
 from ._batch_decode import (PlainBatchDecoder, assemble_columns, buffer_needed_mask,
                             decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
-from .._core.buffer import Buffer, allocate_buffer
+from .._core.buffer import Buffer
 from ._flatbuf import root_table
 from ._framing import read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
@@ -39,7 +39,7 @@ from .message import (Message, missing_eos_error, no_schema_error, read_first_me
                       read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
-from .sources import BufferSource
+from .sources import BufferSource, allocate_claimed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -176,7 +176,11 @@ class MessageDecoder:
                 break
             if len(staged) >= WINDOW_MESSAGES or work.claimed >= WINDOW_BYTES:
                 break
-            msg = peek()
+            try:
+                msg = peek()
+            except ArrowException as e:     # the batches staged before it are still handed out
+                failure = e
+                break
         prepared = work.run()
         out: list[WindowItem] = []
         for staged_msg, header, slot in staged:
@@ -535,8 +539,11 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             except ArrowException:
                 src.pos = start             # framed again by the next read, which raises
                 return None
-            if msg is not None and _is_compressed_batch(msg):
-                return msg
+            try:
+                if msg is not None and _is_compressed_batch(msg):
+                    return msg
+            except ArrowException:
+                pass                        # a header that does not decode: the next read raises
             self._held = (msg, start)
             return None
 
@@ -878,7 +885,7 @@ class RecordBatchFileReader(_ReaderBase):
         buffer of its own: one buffer over all of them would allocate the holes between them)."""
         opts = self._decoder.options
         ranges = coalesce(spans, opts.hole_size_limit, opts.range_size_limit)
-        fetched = [allocate_buffer(n, zero=False) for _o, n in ranges]
+        fetched = [allocate_claimed(n, self._source.name, o) for o, n in ranges]
         self._source.fetch(ranges, [memoryview(b) for b in fetched])
         starts = [o for o, _n in ranges]
         out = []
@@ -918,7 +925,7 @@ class RecordBatchFileReader(_ReaderBase):
                 msgs.append(None)
                 continue
             body_start = fetched.pos
-            body = allocate_buffer(msg.body_length, zero=False)
+            body = allocate_claimed(msg.body_length, self._source.name, body_start)
             view = memoryview(body)
             for o, n in coalesce(body_ranges(header.buffers_list(), needed, body_start,
                                              msg.body_length),
@@ -972,7 +979,7 @@ class RecordBatchFileReader(_ReaderBase):
                                        f"{end - body_start}")
                 header = decode_record_batch_header(msg.header)
                 needed = dec.buffers_needed(header, msg)
-                body = allocate_buffer(msg.body_length, zero=False)
+                body = allocate_claimed(msg.body_length, src.name, body_start)
                 ranges = coalesce(body_ranges(header.buffers_list(), needed, body_start,
                                               msg.body_length),
                                   opts.hole_size_limit, opts.range_size_limit)
@@ -1067,9 +1074,10 @@ class RecordBatchFileReader(_ReaderBase):
                     return None
                 try:
                     m = self._read_block(self._batch_blocks[j], j, "record batch")
+                    compressed = _is_compressed_batch(m)
                 except ArrowException:
                     return None             # read again by get_batch, which raises
-                if not _is_compressed_batch(m):
+                if not compressed:
                     held = m                # not part of the window: decoded next, unframed again
                     return None
                 j += 1

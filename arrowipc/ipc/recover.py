@@ -162,6 +162,15 @@ def scan_batches(source: SourceLike, options: IpcReadOptions | None = None
     return scan.schema, items, scan.report
 
 
+def _validated(items: Iterator[RecordBatchWithMetadata]) -> list[RecordBatchWithMetadata]:
+    """The items, each batch checked (the deferred O(n) checks run), as the scan checks them."""
+    out = []
+    for item in items:
+        item.batch.validate()
+        out.append(item)
+    return out
+
+
 def _check_footer_blocks(reader: RecordBatchFileReader) -> None:
     # A footer that parses may still point at garbage: every block must hold a message of its kind.
     for what, count, header_type in (
@@ -238,12 +247,20 @@ def open_file_recovering(source: SourceLike, footer_offset: int | None = None,
     try:
         reader = RecordBatchFileReader(buf, footer_offset, options=options)
         _check_footer_blocks(reader)
+        # every batch's header is decoded for its row count: one that does not decode makes
+        # the footer's index unusable as it is, and the scan rescues the batches before it
+        num_rows = reader.count_rows()
     except ArrowException as e:
-        footer_error = str(e)
-    else:
-        reader.recovery = RecoveryReport(True, True, reader.num_record_batches, reader.count_rows(),
-                                         buf.size, buf.size)
-        return reader
+        return _rescued_by_scan(buf, options, str(e))
+    reader.recovery = RecoveryReport(True, True, reader.num_record_batches, num_rows, buf.size,
+                                     buf.size)
+    return reader
+
+
+def _rescued_by_scan(buf: Buffer, options: IpcReadOptions | None, footer_error: str
+                     ) -> RecoveredFileReader:
+    """The batches a front-to-back scan of `buf` rescues, the footer being unusable for
+    `footer_error`."""
     schema, items, report = scan_batches(buf, options)
     if schema is None:
         raise ArrowInvalid(f"file: nothing to recover: the footer is unusable ({footer_error}) and "
@@ -269,9 +286,17 @@ def recover(source: SourceLike, destination: SinkLike | None = None, *,
     report: RecoveryReport | None
     if _data_start(buf):
         reader = open_file_recovering(buf, None, options)
+        if isinstance(reader, RecordBatchFileReader):
+            try:
+                items = _validated(reader.iter_batches_with_custom_metadata())
+            except ArrowException as e:
+                # a batch the footer lists does not decode or fails the checks: the scan keeps
+                # every batch before it (as `arrowipc recover` does)
+                reader = _rescued_by_scan(buf, options, str(e))
+        if isinstance(reader, RecoveredFileReader):
+            items = list(reader.iter_batches_with_custom_metadata())
         schema, report = reader.schema, reader.recovery
         assert report is not None           # open_file_recovering always sets it
-        items = list(reader.iter_batches_with_custom_metadata())
         file_metadata = reader.metadata
     else:
         schema, items, report = scan_batches(buf, options)

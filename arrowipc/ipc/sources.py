@@ -8,17 +8,19 @@ from __future__ import annotations
 import os
 
 from .._core.buffer import Buffer, allocate_buffer, py_buffer
-from ..errors import ArrowInvalid
+from ..errors import ArrowCapacityError, ArrowException, ArrowInvalid, ArrowIOError
 from ..io import BufferReader, memory_map
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["as_buffer", "BufferSource", "FileSource", "open_source"]
+__all__ = ["allocate_claimed", "as_buffer", "BufferSource", "FileSource", "open_source"]
 
-# Bodies larger than this are read in chunks, so a header that claims a huge body cannot make us
-# allocate more than the stream actually delivers.
+# Bodies larger than this are allocated only as far as the object says it holds them (seekable
+# objects) or grown as they arrive (the others), so a header that claims a huge body cannot make
+# us allocate more than the stream actually delivers; either way they are read into one buffer
+# once.
 _DIRECT_READ_LIMIT = 64 << 20
 
 
@@ -59,24 +61,91 @@ class FileSource:
 
     `bytes_read` and `read_requests` count what was asked of the object (a request is one
     read() of ours, however many calls the object needed to fill it).
+
+    The object is not trusted to keep its contract: a read that returns more than asked, a
+    negative count, None (a non-blocking object with no data ready) or an object of the wrong
+    type, a seek that lands elsewhere, a size or position that is not a count, and any
+    exception it raises are ArrowIOError (an OSError) naming the source and the byte offset;
+    an OSError of its own keeps its class, with the source and offset added.
     """
 
     def __init__(self, f: Any, name: str = "file", owns: bool = False) -> None:
         self.f = f
         self.name = name
         self.owns = owns
-        self.pos = f.tell() if _seekable(f) else 0
+        self.pos = 0
+        if _seekable(f):
+            self.pos = self._position(self._call("tell", 0, f.tell), "tell()", 0)
         self._readinto: Any = getattr(f, "readinto", None)
         self._read_buffer = getattr(f, "read_buffer", None)
         self.bytes_read = 0
         self.read_requests = 0
 
+    # -- the object's answers, checked ---------------------------------------------------------
+    def _call(self, what: str, offset: int, method: Any, *args: Any) -> Any:
+        """method(*args), its exceptions made ArrowIOError/OSError naming the source."""
+        try:
+            return method(*args)
+        except ArrowException:
+            raise
+        except OSError as e:
+            raise _io_error(e, f"{self.name}: {what} at byte {offset}") from e
+        except Exception as e:      # noqa: BLE001 -- whatever a broken object raises
+            raise ArrowIOError(f"{self.name}: {what} at byte {offset} raised "
+                               f"{type(e).__name__}: {e}") from e
+
+    def _misbehaves(self, what: str, offset: int, found: str) -> ArrowIOError:
+        return ArrowIOError(f"{self.name}: the file object's {what} at byte {offset} {found}")
+
+    def _position(self, value: Any, what: str, offset: int) -> int:
+        if type(value) is not int or value < 0:     # bool is not a position either
+            raise self._misbehaves(what, offset, f"returned {value!r}, expected a position "
+                                                 f"(an int >= 0)")
+        return value
+
+    def _count(self, value: Any, limit: int) -> int:
+        """The byte count a readinto() of `limit` bytes returned, checked."""
+        if value is None:
+            raise self._misbehaves(f"readinto() of {limit} bytes", self.pos,
+                                   "returned None: no data ready (a non-blocking object?)")
+        if type(value) is not int or not 0 <= value <= limit:
+            raise self._misbehaves(f"readinto() of {limit} bytes", self.pos,
+                                   f"returned {value!r}, expected 0..{limit}")
+        return value
+
+    def _bytes(self, data: Any, limit: int, what: str = "read") -> Buffer:
+        """The bytes-like object a read of `limit` bytes returned, checked, as a Buffer."""
+        if data is None:
+            raise self._misbehaves(f"{what}({limit})", self.pos,
+                                   "returned None: no data ready (a non-blocking object?)")
+        try:
+            out = as_buffer(data)
+        except (TypeError, ValueError, BufferError):
+            raise self._misbehaves(f"{what}({limit})", self.pos,
+                                   f"returned a {type(data).__name__}, expected bytes") from None
+        if out.size > limit:
+            raise self._misbehaves(f"{what}({limit})", self.pos,
+                                   f"returned {out.size} bytes, more than asked")
+        return out
+
+    def _seek(self, offset: int, whence: int = os.SEEK_SET) -> int | None:
+        """Seek; the position the object reports (None when its seek() reports none)."""
+        landed = self._call("seek()", offset, self.f.seek, offset, whence)
+        if landed is None:
+            return None
+        landed = self._position(landed, f"seek({offset}, {whence})", offset)
+        if whence == os.SEEK_SET and landed != offset:
+            raise self._misbehaves(f"seek({offset})", offset, f"moved to byte {landed}")
+        return landed
+
     @property
     def size(self) -> int:
         """The object's length in bytes (it is seeked to the end and back)."""
-        cur = self.f.tell()
-        end: int = self.f.seek(0, os.SEEK_END)
-        self.f.seek(cur)
+        cur = self._position(self._call("tell()", self.pos, self.f.tell), "tell()", self.pos)
+        end = self._seek(0, os.SEEK_END)
+        if end is None:
+            end = self._position(self._call("tell()", cur, self.f.tell), "tell()", cur)
+        self._seek(cur)
         return end
 
     def read(self, n: int) -> Buffer:
@@ -90,32 +159,46 @@ class FileSource:
 
     def _read(self, n: int) -> Buffer:
         if self._read_buffer is not None:          # zero-copy BufferReader, pyarrow NativeFile
-            out = as_buffer(self._read_buffer(n))
+            out = self._bytes(self._call("read_buffer()", self.pos, self._read_buffer, n), n,
+                              "read_buffer")
             self.pos += out.size
             return out
-        if n <= _DIRECT_READ_LIMIT and self._readinto is not None:
-            out = allocate_buffer(n, zero=False)
+        if self._readinto is not None and (n <= _DIRECT_READ_LIMIT or self.seekable):
+            if n > _DIRECT_READ_LIMIT:
+                # a size claimed by a header: allocated only when the object holds that much
+                # more (else what it holds, and the short read says the input is truncated)
+                n = min(n, self._remaining())
+            out = self._allocate(n)
             got = self._readinto_fully(out, n)
             self.pos += got
             return out if got == n else out.slice(0, got)
-        chunks: list[bytes] = []
-        got = 0
-        while got < n:
-            chunk = self.f.read(min(n - got, _DIRECT_READ_LIMIT))
-            if not chunk:
+        # read() only: a large body grows as it arrives (in place: no second copy of it)
+        grown = bytearray()
+        while len(grown) < n:
+            want = min(n - len(grown), _DIRECT_READ_LIMIT)
+            chunk = self._bytes(self._call("read()", self.pos, self.f.read, want), want)
+            got = chunk.size
+            if not got:
                 break
-            chunks.append(chunk)
-            got += len(chunk)
-        self.pos += got
-        data = b"".join(chunks)
-        return py_buffer(data)
+            grown += memoryview(chunk)
+            del chunk                       # freed before the next one is read
+            self.pos += got
+        return py_buffer(grown if len(grown) else b"")
+
+    def _remaining(self) -> int:
+        """Bytes a seekable object holds past the current position."""
+        return max(0, self.size - self.pos)
+
+    def _allocate(self, n: int) -> Buffer:
+        return allocate_claimed(n, self.name, self.pos)
 
     def _readinto_fully(self, out: Buffer | memoryview, n: int) -> int:
         """Bytes read into the first `n` of `out` (fewer only at the end of the object)."""
         view = memoryview(out)  # our allocations are writable
         got = 0
         while got < n:
-            k = self._readinto(view[got:n])
+            k = self._count(self._call("readinto()", self.pos + got, self._readinto,
+                                       view[got:n]), n - got)
             if not k:
                 break
             got += k
@@ -123,7 +206,7 @@ class FileSource:
 
     def read_at(self, offset: int, n: int) -> Buffer:
         """Exactly n bytes at `offset` (ArrowInvalid when the file ends first)."""
-        self.f.seek(offset)
+        self._seek(offset)
         self.pos = offset
         out = self.read(n)
         if out.size != n:
@@ -151,7 +234,7 @@ class FileSource:
             fill_targets(self, ranges, parts, targets)
             return
         for (o, n), target in zip(ranges, targets):
-            self.f.seek(o)
+            self._seek(o)
             self.pos = o
             got = self.read_into(target)
             if got != n:
@@ -198,6 +281,16 @@ def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
         if len(data) != n:
             raise _short_read(source.name, o, n, len(data))
         target[:] = data
+
+
+def allocate_claimed(n: int, name: str, offset: int) -> Buffer:
+    """An uninitialised buffer for the `n` bytes input `name` claims at `offset`;
+    ArrowCapacityError (not MemoryError) when they cannot be allocated."""
+    try:
+        return allocate_buffer(n, zero=False)
+    except MemoryError:
+        raise ArrowCapacityError(f"{name}: cannot allocate the {n} bytes the input claims at "
+                                 f"byte {offset}") from None
 
 
 def _short_read(name: str, offset: int, expected: int, got: int) -> ArrowInvalid:

@@ -2,7 +2,9 @@
 
 * the pure-Python mutation fuzzer (mutate.py): a fixed, reproducible set of mutants of every gold
   seed for the stream, file and compressed targets, in worker processes with limits;
-* the atheris (libFuzzer) harness, when atheris is installed: a few thousand runs per target.
+* the atheris (libFuzzer) harness, when atheris is installed: a few thousand runs per target;
+* the surface targets (fuzz_surfaces.py): the push decoder in random chunkings and the async
+  reader against the stream reader, and file objects that break their contract.
 
 Any crash, hang or foreign exception fails the test and leaves the input in tests/fuzz/findings/.
 """
@@ -23,6 +25,7 @@ import seeds  # noqa: E402
 
 MUTANTS = int(os.environ.get("ARROWIPC_FUZZ_MUTANTS", "12000"))
 ATHERIS_RUNS = int(os.environ.get("ARROWIPC_FUZZ_ATHERIS_RUNS", "3000"))
+SURFACE_EXECS = {"push": 600, "async": 150, "fileobj": 600}
 
 
 
@@ -51,3 +54,17 @@ def test_atheris_short_run(target, tmp_path):
     # libFuzzer may count the seed inputs it replays on top of -runs ("Done 3019 runs")
     runs = re.search(r"Done (\d+) runs", done.stderr)
     assert runs is not None and int(runs.group(1)) >= ATHERIS_RUNS, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("target", sorted(SURFACE_EXECS))
+def test_surface_fuzzer_short_run(target):
+    execs = int(os.environ.get("ARROWIPC_FUZZ_SURFACE_EXECS", SURFACE_EXECS[target]))
+    done = subprocess.run(
+        [sys.executable, os.path.join(HERE, "fuzz_surfaces.py"), "--target", target,
+         "--seconds", "300", "--max-execs", str(execs)],
+        capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=harness.REPO_ROOT),
+        timeout=600)
+    print(done.stdout[-2000:])
+    assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    ran = re.search(rf"{target}: (\d+) executions", done.stdout)
+    assert ran is not None and int(ran.group(1)) == execs, done.stdout[-3000:]

@@ -1353,3 +1353,51 @@ def test_failed_split_write_raises_and_publishes_nothing(codec, in_background, t
             writer.write_batch(batch)
             writer.write_batch(batch)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# a corrupt header after good compressed batches (issue 32, F5)
+
+def with_bad_header(data, form, index):
+    """`data` with record batch `index`'s RecordBatch table made undecodable (its vtable puts
+    field 0, the length, 65520 bytes into the table); framing the message still succeeds."""
+    out = bytearray(data)
+    frames = [f for f in frames_of(data, form) if f.header_type == X.HEADER_RECORD_BATCH]
+    table = frames[index].record_batch()
+    struct.pack_into("<H", out, table.vtable + 4, 0xFFF0)
+    return bytes(out)
+
+
+def batches_then_error(read):
+    """([batch as pyarrow], the exception) of iterating `read()`."""
+    got = []
+    with pytest.raises(Exception) as e:
+        for batch in read():
+            got.append(S.to_pa_batch(batch) if not isinstance(batch, pa.RecordBatch) else batch)
+    return got, e.value
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize("codec", CODECS)
+@pytest.mark.parametrize("n, bad", [(10, 6), (80, 70), (3, 0)])
+def test_batches_before_a_corrupt_compressed_header_are_yielded_then_the_error(codec, form, n,
+                                                                                bad):
+    batches = [pa.record_batch({"a": pa.array(range(i, i + 50), pa.int64()),
+                                "s": pa.array([str(k) for k in range(50)])}) for i in range(n)]
+    data = with_bad_header(pa_write(batches, form, pa_options(codec)), form, bad)
+    if form == "stream":
+        expected, pa_error = batches_then_error(lambda: pa_ipc.open_stream(data))
+        readers = [lambda: ipc.open_stream(data), lambda: ipc.open_stream(pa.BufferReader(data)),
+                   lambda: ipc.open_stream(data).iter_batches_with_custom_metadata()]
+    else:
+        file = pa_ipc.open_file(data)
+        expected, pa_error = batches_then_error(
+            lambda: (file.get_batch(i) for i in range(file.num_record_batches)))
+        readers = [lambda: ipc.open_file(data), lambda: ipc.open_file(pa.BufferReader(data))]
+    assert len(expected) == bad and isinstance(pa_error, OSError)      # pyarrow's behaviour
+    for read in readers:
+        got, error = batches_then_error(
+            lambda: (item.batch if isinstance(item, tuple) else item for item in read()))
+        assert isinstance(error, ArrowInvalid), error
+        assert "flatbuffer RecordBatch" in str(error)
+        assert len(got) == bad and all(g.equals(e) for g, e in zip(got, expected))

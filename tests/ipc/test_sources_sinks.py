@@ -11,6 +11,7 @@ Sinks: a path (str and pathlib), file-likes, BufferOutputStream.
 import gc
 import io
 import pathlib
+import re
 import socket
 import threading
 
@@ -610,3 +611,225 @@ def test_read_batches_stay_out_of_the_cyclic_gc():
     assert gc.is_tracked(Tagged(got[0].schema, got[0]._columns, 3))
     del got, b, cols
     assert live_allocations() == before                    # freed without the collector
+
+
+# -- file objects that break their contract (issue 32, F10) ----------------------------------
+
+def five_batches(form):
+    batches = [pa.record_batch({"a": pa.array(range(k, k + 50), pa.int64())}) for k in range(5)]
+    sink = pa.BufferOutputStream()
+    opener = pa_ipc.new_stream if form == "stream" else pa_ipc.new_file
+    with opener(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    return sink.getvalue().to_pybytes()
+
+
+class Misbehaving(io.RawIOBase):
+    """A readable, seekable file object over `data` whose `call`-th call of `method` breaks
+    the contract as `how` says (the calls before it are honest)."""
+
+    def __init__(self, data, method, how, call):
+        self.inner, self.method, self.how, self.call, self.calls = io.BytesIO(data), method, how, \
+            call, 0
+
+    def _breaks(self, method):
+        if method != self.method:
+            return False
+        self.calls += 1
+        return self.calls == self.call
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def readinto(self, view):
+        if self._breaks("readinto"):
+            if self.how == "raise":
+                raise RuntimeError("the device went away")
+            if self.how == "oserror":
+                raise ConnectionResetError("connection reset by peer")
+            got = self.inner.readinto(view)
+            return {"negative": -1, "none": None, "more": got + 100, "float": float(got),
+                    "str": "4"}[self.how]
+        return self.inner.readinto(view)
+
+    def read(self, n=-1):
+        if self._breaks("read"):
+            if self.how == "raise":
+                raise RuntimeError("the device went away")
+            got = self.inner.read(n)
+            return {"more": got + b"\0" * 3, "none": None, "str": "abcd", "int": 4}[self.how]
+        return self.inner.read(n)
+
+    def seek(self, offset, whence=0):
+        landed = self.inner.seek(offset, whence)
+        if self._breaks("seek"):
+            return {"elsewhere": landed + 8, "str": str(landed), "negative": -1}[self.how]
+        return landed
+
+    def tell(self):
+        return "0" if self._breaks("tell") else self.inner.tell()
+
+
+class ReadOnly(Misbehaving):
+    """The same without readinto (read() is the object's only way to give bytes)."""
+    readinto = property()       # getattr(f, "readinto", None) finds nothing usable
+
+    def __getattribute__(self, name):
+        if name == "readinto":
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+
+MISBEHAVIOURS = [("readinto", how) for how in ("negative", "none", "more", "float", "str",
+                                                "raise", "oserror")] + \
+    [("read", how) for how in ("more", "none", "str", "int", "raise")] + \
+    [("seek", how) for how in ("elsewhere", "str", "negative")] + [("tell", "str")]
+
+
+def read_all_of(f, form):
+    got = []
+    reader = ipc.open_stream(f) if form == "stream" else ipc.open_file(f)
+    for batch in reader:
+        got.append(batch)
+    return got
+
+
+@pytest.mark.parametrize("form", ["stream", "file"])
+@pytest.mark.parametrize("method, how", MISBEHAVIOURS, ids=[f"{m}-{h}" for m, h in MISBEHAVIOURS])
+def test_a_file_object_that_breaks_its_contract_is_an_error_naming_it(form, method, how):
+    data = five_batches(form)
+    cls = ReadOnly if method == "read" else Misbehaving
+    expected = [b for b in read_all_of(io.BytesIO(data), form)]
+    broke_at = None
+    for call in range(1, 40):
+        f = cls(data, method, how, call)
+        f.name = "broken.arrow"
+        try:
+            got = read_all_of(f, form)
+        except (arrowipc.errors.ArrowException, OSError) as e:
+            # a lie about the size reads as a truncated file; every other break is an I/O error
+            assert isinstance(e, (arrowipc.errors.ArrowIOError, ConnectionResetError)) or (
+                method == "seek" and isinstance(e, arrowipc.errors.ArrowInvalid)), repr(e)
+            assert "broken.arrow" in str(e) and re.search(r"at (byte|offset) \d+", str(e)), str(e)
+            broke_at = call
+            continue
+        # the broken call was never made: every batch, unchanged
+        assert f.calls < call, (call, len(got))
+        assert [b.equals(e) for b, e in zip(got, expected)] == [True] * len(expected)
+        break
+    if method in ("readinto", "read"):
+        assert broke_at is not None and broke_at > 3        # mid-way, after good batches too
+
+
+# -- what a file object's claims may make the reader allocate (issue 32, F7) -------------------
+
+def stream_of_one_large_body(rows=12_000_000):
+    batch = pa.record_batch({"a": pa.array(np.arange(rows, dtype=np.int64))})
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, batch.schema) as w:
+        w.write_batch(batch)
+    return sink.getvalue().to_pybytes(), rows * 8
+
+
+class PipeLike:
+    """A non-seekable object with read() only (a pipe's), handing out copies."""
+
+    def __init__(self, data):
+        self.view, self.pos = memoryview(data), 0
+
+    def read(self, n=-1):
+        out = bytes(self.view[self.pos:self.pos + n])
+        self.pos += len(out)
+        return out
+
+
+@pytest.mark.parametrize("make", [io.BytesIO, PipeLike], ids=["readinto", "read-only"])
+def test_a_body_over_64_mib_from_a_file_object_is_read_into_one_buffer_once(make):
+    import tracemalloc
+    data, body = stream_of_one_large_body()
+    f = make(data)
+    tracemalloc.start()
+    try:
+        (batch,) = list(ipc.open_stream(f))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert batch.num_rows == body // 8 and batch.column(0)[body // 8 - 1].as_py() == body // 8 - 1
+    # the chunks joined at the end peaked at twice the body; read once, the body is held once
+    # (in memory of arrowipc's own for readinto, which tracemalloc does not see, or grown in
+    # place from the chunks read() hands out, one chunk at a time)
+    assert peak < 1.5 * body, (peak, body)
+
+
+def file_object_claiming(size_claim):
+    """A file object that claims to be `size_claim` bytes past a one-batch file's body and
+    whose footer (and the message itself) claim that body: a few hundred real bytes."""
+    import struct
+    import ipc_surgery as X
+    batch = pa.record_batch({"a": pa.array(range(10), pa.int64()),
+                             "b": pa.array(range(10), pa.int64())})
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, batch.schema) as w:
+        w.write_batch(batch)
+    data = bytearray(sink.getvalue().to_pybytes())
+    (frame,) = [f for f in X.file_frames(bytes(data)) if f.header_type == X.HEADER_RECORD_BATCH]
+    struct.pack_into("<q", data, frame.message.field_pos(X.MESSAGE_BODY_LENGTH), size_claim)
+    footer_start = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    block = struct.pack("<qi4xq", frame.start, frame.body_start - frame.start, frame.body_len)
+    struct.pack_into("<q", data, bytes(data).index(block, footer_start) + 16, size_claim)
+    head, tail = bytes(data[:footer_start]), bytes(data[footer_start:])
+    tail_start = frame.body_start + size_claim
+
+    class Claiming(io.RawIOBase):
+        """head, then zeros up to tail_start, then the footer and trailer."""
+        pos = 0
+        name = "claims.arrow"
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return True
+
+        def seek(self, offset, whence=0):
+            self.pos = offset + (0, self.pos, tail_start + len(tail))[whence]
+            return self.pos
+
+        def tell(self):
+            return self.pos
+
+        def readinto(self, view):
+            n = max(0, min(len(view), tail_start + len(tail) - self.pos))
+            out = bytearray(n)
+            if self.pos < len(head):
+                k = min(n, len(head) - self.pos)
+                out[:k] = head[self.pos:self.pos + k]
+            if self.pos + n > tail_start:
+                a = max(self.pos, tail_start)
+                out[a - self.pos:] = tail[a - tail_start:self.pos + n - tail_start]
+            view[:n] = out
+            self.pos += n
+            return n
+
+    return Claiming()
+
+
+def test_a_body_a_file_object_claims_but_memory_cannot_hold_is_a_capacity_error():
+    from arrowipc._core.buffer import allocate_buffer
+    claim = 1 << 39                     # 512 GiB, under the 1 TiB refused before allocating
+    try:
+        allocate_buffer(claim, zero=False)
+    except MemoryError:
+        pass
+    else:                               # overcommit that promises it (pages never touched)
+        pytest.skip("this machine's memory overcommit grants a 512 GiB allocation")
+    for options in (ipc.IpcReadOptions(included_fields=[1]), None):
+        reader = ipc.open_file(file_object_claiming(claim), options=options)
+        with pytest.raises(arrowipc.errors.ArrowCapacityError,
+                           match=r"claims.arrow: cannot allocate the \d+ bytes the input "
+                                 r"claims at byte \d+"):
+            reader.get_batch(0)

@@ -9,6 +9,8 @@ import asyncio
 import os
 import random
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -282,3 +284,349 @@ def test_over_a_socket_and_an_iterable_of_chunks():
     assert len(got) == 3 and all(x.equals(batch) for x in got)
     chunks = (data[i:i + 333] for i in range(0, len(data), 333))
     assert [x.num_rows for x in ipc.iter_stream_chunks(chunks)] == [1000] * 3
+
+
+# -- a stream holding only an end-of-stream marker (issue 32, F1) ------------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "untrusted"))
+from harness import DEFAULT_TIMEOUT as TIMEOUT, REPO_ROOT  # noqa: E402
+
+ONLY_EOS = {"eos": b"\xff\xff\xff\xff\x00\x00\x00\x00", "legacy-eos": b"\x00\x00\x00\x00"}
+
+# Reads `data` with the async reader in a child process: a reader that spins without awaiting
+# cannot be cancelled by wait_for, so only killing the process ends it.
+ASYNC_READ = """
+import asyncio, sys
+from arrowipc import ipc
+
+async def read(data, how):
+    stream = asyncio.StreamReader()
+    stream.feed_data(data)
+    stream.feed_eof()
+    reader = ipc.open_stream_async(stream)
+    if how == "iter":
+        return [b async for b in reader]
+    return await getattr(reader, how)()
+
+try:
+    asyncio.run(asyncio.wait_for(read(bytes.fromhex(sys.argv[1]), sys.argv[2]), {timeout}))
+except Exception as e:
+    print(type(e).__name__, e)
+else:
+    print("no error")
+"""
+
+
+def expected_error(data):
+    with pytest.raises(ArrowInvalid) as e:
+        ipc.open_stream(data)
+    return f"ArrowInvalid {e.value}"
+
+
+@pytest.mark.parametrize("how", ["read_schema", "read_all", "iter"])
+@pytest.mark.parametrize("name", ONLY_EOS)
+def test_async_reader_refuses_a_stream_of_only_the_end_marker_without_spinning(name, how):
+    data = ONLY_EOS[name]
+    script = ASYNC_READ.format(timeout=TIMEOUT)
+    try:
+        done = subprocess.run([sys.executable, "-c", script, data.hex(), how],
+                              capture_output=True, text=True, timeout=2 * TIMEOUT,
+                              env=dict(os.environ, PYTHONPATH=REPO_ROOT))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the async reader's {how} of {data.hex()} never returned")
+    assert done.stdout.strip() == expected_error(data), done.stderr[-2000:]
+    assert "expected a schema message at byte" in done.stdout
+
+
+@pytest.mark.parametrize("name", ONLY_EOS)
+def test_push_decoder_refuses_a_stream_of_only_the_end_marker(name):
+    data = ONLY_EOS[name]
+    decoder = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid) as fed:
+        decoder.feed(data)
+    assert f"ArrowInvalid {fed.value}" == expected_error(data)
+    for again in (decoder.finish, lambda: decoder.feed(b"\xff\xff\xff\xff")):
+        with pytest.raises(ArrowInvalid) as e:         # and says so again, whatever comes next
+            again()
+        assert str(e.value) == str(fed.value)
+    assert not decoder.ended and decoder.error is fed.value
+    one_byte = ipc.StreamDecoder()
+    with pytest.raises(ArrowInvalid, match="expected a schema message at byte"):
+        for i in range(len(data)):
+            one_byte.feed(data[i:i + 1])
+
+
+class CountingSource:
+    """An async source that hands out `data` in small pieces and counts its reads."""
+
+    def __init__(self, data, piece=3):
+        self.data, self.piece, self.reads = data, piece, 0
+
+    async def read(self, n):
+        self.reads += 1
+        await asyncio.sleep(0)
+        out, self.data = self.data[:min(n, self.piece)], self.data[min(n, self.piece):]
+        return out
+
+
+def test_async_reader_awaits_its_source_for_every_chunk_and_stops_at_the_end():
+    _, data = stream_bytes(2)
+
+    async def main(source):
+        reader = ipc.open_stream_async(source)
+        got = [b async for b in reader]
+        for _ in range(3):                      # asking again after the end reads nothing
+            with pytest.raises(StopAsyncIteration):
+                await reader.read_next_batch()
+        return got
+
+    source = CountingSource(data, 1000)
+    assert len(asyncio.run(main(source))) == 2
+    # one read per chunk up to the end-of-stream marker, then none
+    assert source.reads == -(-len(data) // 1000)
+    source = CountingSource(ONLY_EOS["eos"] + data, 1000)
+    with pytest.raises(ArrowInvalid, match="expected a schema message at byte 8"):
+        asyncio.run(main(source))
+    assert source.reads == 1
+
+
+# -- the push decoder and the async reader behave as the stream reader (issue 32, item 4, F6) ----
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "fuzz"))
+import mutate  # noqa: E402
+
+
+def fingerprint(batch):
+    """What a batch holds, comparable across readers: rows and every buffer's bytes (and each
+    dictionary's), after the batch's checks."""
+    batch.validate()
+
+    def of(array):
+        out = [None if b is None else b.to_pybytes() for b in array.buffers()]
+        return (out, of(array.dictionary)) if hasattr(array, "dictionary") else out
+
+    return batch.num_rows, str(batch.schema), [of(c) for c in batch.columns]
+
+
+def error_of(e):
+    return type(e).__name__, str(e)
+
+
+def stream_reader_outcome(data):
+    """([fingerprint], (error class, message) or None) of ipc.open_stream over `data`."""
+    got = []
+    try:
+        for batch in ipc.open_stream(data):
+            got.append(fingerprint(batch))
+    except arrowipc.errors.ArrowException as e:
+        return got, error_of(e)
+    return got, None
+
+
+def chunk_sizes(n, rng, one_byte=True):
+    """Chunkings of an n-byte input: random sizes, whole, and one byte at a time (or 61 bytes
+    for large inputs) unless not `one_byte`."""
+    sizes, total = [], 0
+    while total < n:
+        sizes.append(rng.choice((1, 2, 3, 5, 8, 13, 60, 64, 100, 999, 4096, 1 << 16)))
+        total += sizes[-1]
+    out = [sizes, [max(n, 1)]]
+    if one_byte:
+        out.append([1] * n if n <= 4000 else [61] * (n // 61 + 1))
+    return out
+
+
+def push_decoder_outcome(data, sizes):
+    """The same from a StreamDecoder fed chunks of `sizes`, checking that its errors stay."""
+    decoder, got, pos = ipc.StreamDecoder(), [], 0
+
+    def sticky(e):
+        for again in (lambda: decoder.feed(data[pos:]), decoder.finish,
+                      lambda: decoder.feed(b"\xff\xff\xff\xff\x00\x00\x00\x00")):
+            with pytest.raises(type(e)) as later:
+                again()
+            assert str(later.value) == str(e)
+        return got, error_of(e)
+
+    for size in sizes + [0]:
+        try:
+            batches = decoder.feed(data[pos:pos + size]) if size else decoder.finish() or []
+        except arrowipc.errors.ArrowException as e:
+            return sticky(e) if decoder.error is not None else (got, error_of(e))
+        pos += size
+        for batch in batches:
+            try:
+                got.append(fingerprint(batch))
+            except arrowipc.errors.ArrowException as e:     # a batch's own deferred checks
+                return got, error_of(e)
+    return got, None
+
+
+async def async_reader_outcome(data, sizes, chunk_size):
+    """The same from the async reader over an asyncio.StreamReader fed pieces of `sizes`."""
+    stream = asyncio.StreamReader()
+
+    async def producer():
+        pos = 0
+        for size in sizes:
+            stream.feed_data(data[pos:pos + size])
+            pos += size
+            await asyncio.sleep(0)
+        stream.feed_eof()
+
+    task = asyncio.create_task(producer())
+    got = []
+    try:
+        async for batch in ipc.open_stream_async(stream, chunk_size=chunk_size):
+            got.append(fingerprint(batch))
+    except arrowipc.errors.ArrowException as e:
+        return got, error_of(e)
+    finally:
+        task.cancel()
+    return got, None
+
+
+def differential_inputs():
+    """(name, bytes): gold streams, pyarrow's streams (compressed, dictionaries with deltas,
+    custom metadata, legacy framing), truncated at every byte or at random, and mutated."""
+    pa_ipc = pytest.importorskip("pyarrow.ipc")
+    rng = random.Random(32)
+    written = {}
+    batch = pa.record_batch({"i": pa.array(range(40), pa.int64()),
+                             "s": pa.array([None if i % 7 == 0 else str(i) for i in range(40)]),
+                             "l": pa.array([[i] * (i % 3) for i in range(40)])})
+    for codec in (None, "lz4", "zstd"):
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_stream(sink, batch.schema,
+                               options=pa_ipc.IpcWriteOptions(compression=codec)) as w:
+            for k in range(6):
+                w.write_batch(batch.slice(k * 5, 10 + k), custom_metadata={"k": str(k)})
+        written[f"pyarrow-{codec}"] = sink.getvalue().to_pybytes()
+    dict_batches = [pa.record_batch({"d": pa.DictionaryArray.from_arrays(
+        pa.array([0, 1, 0, k]), pa.array([f"v{j}" for j in range(k + 1)]))}) for k in range(1, 4)]
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, dict_batches[0].schema,
+                           options=pa_ipc.IpcWriteOptions(emit_dictionary_deltas=True)) as w:
+        for b in dict_batches:
+            w.write_batch(b)
+    written["pyarrow-dictionary-deltas"] = sink.getvalue().to_pybytes()
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, batch.schema,
+                           options=pa_ipc.IpcWriteOptions(use_legacy_format=True)) as w:
+        w.write_batch(batch)
+    written["pyarrow-legacy"] = sink.getvalue().to_pybytes()
+    for name, data in written.items():
+        yield name, data
+        cuts = range(len(data)) if name in ("pyarrow-zstd", "pyarrow-legacy") else \
+            rng.sample(range(len(data)), 40)
+        for cut in cuts:
+            yield f"{name}[:{cut}]", data[:cut]
+    gold = {os.path.basename(p): open(p, "rb").read() for p in GOLD[::3]}
+    for name, data in {**written, **gold}.items():
+        yield name, data
+        for i in range(60 if name in written else 12):
+            yield f"{name}~{i}", mutate.mutate(data, random.Random(f"{name}:{i}"))
+        cut = rng.randrange(len(data))
+        yield f"{name}[:{cut}]", data[:cut]
+
+
+def test_push_decoder_and_async_reader_give_the_stream_readers_batches_then_its_error():
+    rng = random.Random(4)
+    inputs = list(differential_inputs())
+    checked = {"clean": 0, "error": 0}
+
+    async def main():
+        for k, (name, data) in enumerate(inputs):
+            expected = stream_reader_outcome(data)
+            checked["clean" if expected[1] is None else "error"] += 1
+            # every cut fed a byte at a time is checked above (the truncation test)
+            for sizes in chunk_sizes(len(data), rng, one_byte="[:" not in name):
+                assert push_decoder_outcome(data, sizes) == expected, (name, sizes[:3])
+            if "[:" in name and k % 4:
+                continue                    # the async reader: a quarter of the cuts
+            sizes = chunk_sizes(len(data), rng)[0]
+            chunk_size = rng.choice((5, 64, 999, 4096, 1 << 16))
+            got = await asyncio.wait_for(async_reader_outcome(data, sizes, chunk_size), TIMEOUT)
+            assert got == expected, (name, chunk_size)
+
+    asyncio.run(main())
+    # both outcomes are well represented (the inputs are not all refused, nor all read)
+    assert checked["clean"] > 100 and checked["error"] > 1000, checked
+
+
+def corrupt_batch_stream(bad=3, n=6):
+    """A stream of n batches whose batch `bad` has a field node claiming more nulls than rows
+    (framing and header decode succeed; the batch itself is refused)."""
+    batches = [arrowipc.record_batch({"a": list(range(k * 10, k * 10 + 10))}) for k in range(n)]
+    sink = arrowipc.BufferOutputStream()
+    with ipc.new_stream(sink, batches[0].schema) as w:
+        for b in batches:
+            w.write_batch(b)
+    data = bytearray(sink.getvalue().to_pybytes())
+    spans, _ = message_spans(bytes(data))
+    start, end = spans[1 + bad]
+    node = bytes(data).find((10).to_bytes(8, "little") + (0).to_bytes(8, "little"), start, end)
+    assert node > 0                             # the FieldNode (length 10, null count 0)
+    data[node + 8:node + 16] = (11).to_bytes(8, "little")
+    return bytes(data), spans
+
+
+def test_feed_hands_out_the_batches_a_chunk_completed_before_a_bad_message():
+    data, spans = corrupt_batch_stream()
+    expected = stream_reader_outcome(data)
+    assert len(expected[0]) == 3 and "null count 11" in expected[1][1]
+    decoder = ipc.StreamDecoder()
+    got = decoder.feed(data)                    # the whole stream at once
+    assert [b.column(0).to_pylist()[0] for b in got] == [0, 10, 20]
+    assert str(decoder.error) == expected[1][1] and not decoder.ended
+    for again in (lambda: decoder.feed(b""), decoder.finish, lambda: decoder.feed(data)):
+        with pytest.raises(ArrowInvalid) as e:
+            again()
+        assert str(e.value) == expected[1][1]
+    with_metadata = ipc.StreamDecoder()
+    assert len(with_metadata.feed_with_custom_metadata(data)) == 3
+    with pytest.raises(ArrowInvalid, match="null count 11"):
+        with_metadata.finish()
+
+
+def test_errors_are_sticky_and_the_bad_message_is_never_skipped():
+    data, spans = corrupt_batch_stream()
+    bad_end = spans[4][1]
+    decoder = ipc.StreamDecoder()
+    assert len(decoder.feed(data[:spans[4][0]])) == 3
+    with pytest.raises(ArrowInvalid, match="null count 11") as first:
+        decoder.feed(data[spans[4][0]:bad_end])
+    for _ in range(2):                          # the good batches after it stay unread
+        with pytest.raises(ArrowInvalid) as again:
+            assert decoder.feed(data[bad_end:]) == []
+        assert str(again.value) == str(first.value)
+    with pytest.raises(ArrowInvalid) as at_finish:
+        decoder.finish()
+    assert str(at_finish.value) == str(first.value)
+    reader = ipc.open_stream(data)
+    with pytest.raises(ArrowInvalid, match="null count 11"):
+        for batch in reader:
+            batch.validate()
+    assert decoder.position == spans[4][1] and decoder.stats == reader.stats
+
+
+@pytest.mark.parametrize("answer", [None, "abc", 12])
+def test_async_source_handing_out_something_else_than_bytes_is_an_io_error(answer):
+    _, data = stream_bytes(1)
+
+    class Source:
+        calls = 0
+
+        async def read(self, n):
+            self.calls += 1
+            return data[:100] if self.calls == 1 else answer
+
+    async def main():
+        return [b async for b in ipc.open_stream_async(Source())]
+
+    with pytest.raises(arrowipc.errors.ArrowIOError,
+                       match=rf"stream: the source's read\(65536\) at byte 100 returned "
+                             rf"{type(answer).__name__}, expected bytes"):
+        asyncio.run(main())

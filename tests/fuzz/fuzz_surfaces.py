@@ -1,0 +1,375 @@
+"""Fuzz targets for the surfaces built over the readers: the push decoder, the async reader and
+file objects that misbehave.
+
+Each execution takes a mutant of a stream seed (tests/fuzz/mutate.py, deterministic in (seed,
+index)) or, for `fileobj`, a seed intact, and checks a property stronger than "no crash":
+
+* ``push``    -- ipc.StreamDecoder fed the mutant in a random chunking (1 byte, random sizes,
+  whole) gives the batches ipc.open_stream gives, then the same error class and message; after an
+  error every feed and finish raise it again;
+* ``async``   -- ipc.open_stream_async over an asyncio.StreamReader fed random pieces gives the
+  same, without ever running longer than the hang guard (a reader that spins without awaiting
+  is caught by the alarm, which wait_for cannot do);
+* ``fileobj`` -- a stream or file read through a file object that breaks its contract once (a
+  read returning more than asked, a negative count, None, the wrong type, an exception, a seek
+  or tell that lies) gives either every batch (the broken call was never made) or an
+  ArrowInvalid/OSError naming the source and a byte offset, never a foreign exception and never
+  fewer batches without an error.
+
+Anything else is a finding, written to tests/fuzz/findings/surface-<target>-<hash> with a .txt
+saying how to rebuild it. Runs in this process under an address-space limit, one alarm per
+execution:
+
+    python tests/fuzz/fuzz_surfaces.py --target push --seconds 300
+    python tests/fuzz/fuzz_surfaces.py --target async --seconds 300 --start 100000
+    python tests/fuzz/fuzz_surfaces.py --target fileobj --max-execs 1000000
+
+and prints "<target>: N executions in S s (R/s): ..." at the end (every 10,000 with --progress).
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import os
+import random
+import re
+import signal
+import sys
+import time
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import mutate  # noqa: E402  (puts tests/untrusted on sys.path)
+import seeds  # noqa: E402
+
+TARGETS = ("push", "async", "fileobj")
+HANG_SECONDS = 20           # harness.DEFAULT_TIMEOUT: an execution longer than this is a hang
+MEMORY_LIMIT = 3 << 30      # address space added to what the imports use (as harness workers)
+
+
+class Finding(Exception):
+    """The property of the target does not hold."""
+
+
+class Hang(BaseException):
+    """The alarm fired: the execution ran past HANG_SECONDS."""
+
+
+def _outcome(fn):
+    """([fingerprint of each batch], (error class, message) or None) of iterating fn()."""
+    from arrowipc.errors import ArrowException
+    got = []
+    try:
+        for batch in fn():
+            batch.validate()
+            got.append((batch.num_rows, [[None if b is None else b.to_pybytes()
+                                          for b in c.buffers()] for c in batch.columns]))
+    except ArrowException as e:
+        return got, (type(e).__name__, str(e))
+    return got, None
+
+
+def _chunking(n, rng):
+    kind = rng.randrange(3)
+    if kind == 0:
+        return [1] * n if n <= 4096 else [rng.choice((3, 61))] * (n // 3 + 1)
+    if kind == 1:
+        return [max(n, 1)]
+    sizes, total = [], 0
+    while total < n:
+        sizes.append(rng.choice((1, 2, 3, 5, 8, 13, 64, 100, 999, 4096)))
+        total += sizes[-1]
+    return sizes
+
+
+def push_decoder_outcome(data, sizes):
+    from arrowipc import ipc
+    from arrowipc.errors import ArrowException
+    decoder, pos, got = ipc.StreamDecoder(), 0, []
+
+    def batches():
+        nonlocal pos
+        for size in sizes:
+            yield from decoder.feed(data[pos:pos + size])
+            pos += size
+        decoder.finish()
+
+    got, error = _outcome(batches)
+    # the decoder's own error (not a batch's deferred checks, raised by validate()) must stay
+    if error is not None and decoder.error is not None and \
+            (type(decoder.error).__name__, str(decoder.error)) == error:
+        for again in (lambda: decoder.feed(data[pos:]), decoder.finish):
+            try:
+                again()
+            except ArrowException as e:
+                if (type(e).__name__, str(e)) != error:
+                    raise Finding(f"the error changed from {error} to {e!r}") from None
+            else:
+                raise Finding(f"the error {error} was not sticky")
+    return got, error
+
+
+async def _async_outcome(data, sizes, chunk_size):
+    from arrowipc import ipc
+    stream = asyncio.StreamReader()
+
+    async def producer():
+        pos = 0
+        for size in sizes:
+            stream.feed_data(data[pos:pos + size])
+            pos += size
+            await asyncio.sleep(0)
+        stream.feed_eof()
+
+    task = asyncio.create_task(producer())
+    reader = ipc.open_stream_async(stream, chunk_size=chunk_size)
+    got = []
+
+    def collected():
+        return iter(got)
+
+    from arrowipc.errors import ArrowException
+    error = None
+    try:
+        async for batch in reader:
+            got.append(batch)
+    except ArrowException as e:
+        error = (type(e).__name__, str(e))
+    finally:
+        task.cancel()
+    out, later = _outcome(collected)
+    return out, later or error
+
+
+def run_push(data, rng):
+    from arrowipc import ipc
+    expected = _outcome(lambda: ipc.open_stream(data))
+    got = push_decoder_outcome(data, _chunking(len(data), rng))
+    if got != expected:
+        raise Finding(f"push decoder: {len(got[0])} batches, {got[1]}; stream reader: "
+                      f"{len(expected[0])} batches, {expected[1]}")
+    return "error" if got[1] else "clean"
+
+
+def run_async(data, rng):
+    from arrowipc import ipc
+    expected = _outcome(lambda: ipc.open_stream(data))
+    sizes = _chunking(len(data), rng)
+    got = asyncio.run(_async_outcome(data, sizes, rng.choice((1, 7, 64, 4096, 1 << 16))))
+    if got != expected:
+        raise Finding(f"async reader: {len(got[0])} batches, {got[1]}; stream reader: "
+                      f"{len(expected[0])} batches, {expected[1]}")
+    return "error" if got[1] else "clean"
+
+
+class _Misbehaving(io.RawIOBase):
+    """A seekable file object over `data` whose `call`-th call of `method` breaks the
+    contract as `how` says."""
+
+    name = "fuzzed-object"
+
+    def __init__(self, data, method, how, call, has_readinto):
+        self.inner, self.method, self.how, self.call = io.BytesIO(data), method, how, call
+        self.calls, self.broke, self.has_readinto = 0, False, has_readinto
+
+    def _breaks(self, method):
+        if method != self.method or self.broke:
+            return False
+        self.calls += 1
+        self.broke = self.calls == self.call
+        return self.broke
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def __getattribute__(self, name):
+        if name == "readinto" and not object.__getattribute__(self, "has_readinto"):
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+    def readinto(self, view):
+        if self._breaks("readinto"):
+            got = self.inner.readinto(view)
+            return _broken_answer(self.how, got, bytes(view[:got]), count=True)
+        return self.inner.readinto(view)
+
+    def read(self, n=-1):
+        if self._breaks("read"):
+            got = self.inner.read(n)
+            return _broken_answer(self.how, len(got), got, count=False)
+        return self.inner.read(n)
+
+    def seek(self, offset, whence=0):
+        landed = self.inner.seek(offset, whence)
+        if self._breaks("seek"):
+            return _broken_answer(self.how, landed, b"", count=True)
+        return landed
+
+    def tell(self):
+        at = self.inner.tell()
+        return _broken_answer(self.how, at, b"", count=True) if self._breaks("tell") else at
+
+
+def _broken_answer(how, n, data, count):
+    """What a broken call returns instead of `n` (a count or position) or `data` (bytes)."""
+    if how == "raise":
+        raise RuntimeError("the device went away")
+    if how == "oserror":
+        raise ConnectionResetError("connection reset by peer")
+    if how == "none":
+        return None
+    if how == "negative":
+        return -1
+    if how == "more":
+        return n + 100 if count else data + b"\0" * 100
+    if how == "float":
+        return float(n)
+    if how == "str":
+        return str(n) if count else data.decode("latin-1")
+    if how == "elsewhere":
+        return n + 8
+    return n
+
+
+BREAKS = {"readinto": ("negative", "none", "more", "float", "str", "raise", "oserror"),
+          "read": ("more", "none", "str", "raise", "oserror", "float"),
+          "seek": ("elsewhere", "str", "negative", "none", "raise"),
+          "tell": ("str", "negative", "raise")}
+
+
+def run_fileobj(data, rng, form):
+    from arrowipc import ipc
+    from arrowipc.errors import ArrowException
+    read = (lambda f: ipc.open_stream(f)) if form == "stream" else (lambda f: ipc.open_file(f))
+    expected = _outcome(lambda: read(io.BytesIO(data)))
+    method = rng.choice(sorted(BREAKS))
+    how = rng.choice(BREAKS[method])
+    f = _Misbehaving(data, method, how, rng.randrange(1, 24), method != "read" or rng.random() < .5)
+    if method == "read":
+        f.has_readinto = False
+    try:
+        got = _outcome(lambda: read(f))
+    except (ArrowException, OSError) as e:      # raised while opening
+        got = ([], (type(e).__name__, str(e)))
+    if not f.broke:
+        if got != expected:
+            raise Finding(f"an honest object read differently: {got[1]} vs {expected[1]}")
+        return "clean" if got[1] is None else "error"
+    if got[1] is None:
+        if got != expected:
+            raise Finding(f"{method} -> {how}: no error but {len(got[0])} batches instead of "
+                          f"{len(expected[0])}")
+        return "clean"                   # the broken answer was harmless (a lie not used)
+    name, message = got[1]
+    if method in ("read", "readinto"):
+        if "fuzzed-object" not in message or not re.search(r"at (byte|offset) \d+", message):
+            raise Finding(f"{method} -> {how}: {name}: {message} does not name the source and "
+                          f"the byte")
+    if len(got[0]) > len(expected[0]):
+        raise Finding(f"{method} -> {how}: more batches than the input holds")
+    return "error"
+
+
+def _seed_pool(target):
+    if target == "fileobj":
+        return [(p, "stream") for p in seeds.seed_files("stream")[::2]] + \
+               [(p, "file") for p in seeds.seed_files("file")[::2]]
+    return [(p, "stream") for p in seeds.seed_files("stream")] + \
+           [(p, "stream") for p in seeds.seed_files("compressed")]
+
+
+def make_input(target, path, index):
+    """(bytes, rng) of execution `index` on seed `path`: a mutant for push/async (index 0 of
+    each seed is the seed itself), the seed for fileobj."""
+    rng = random.Random(f"surface:{target}:{os.path.basename(path)}:{index}")
+    if target == "fileobj" or index % 50 == 0:
+        return mutate._seed(path), rng
+    return mutate.make_mutant(path, index), rng
+
+
+def save_finding(target, path, index, detail) -> str:
+    data, _ = make_input(target, path, index)
+    os.makedirs(mutate.FINDINGS, exist_ok=True)
+    name = os.path.join(mutate.FINDINGS,
+                        f"surface-{target}-{hashlib.sha1(data).hexdigest()[:16]}")
+    with open(name, "wb") as f:
+        f.write(data)
+    with open(name + ".txt", "w") as f:
+        f.write(f"target {target}\nseed {path}\nindex {index}\n"
+                f"rebuild: fuzz_surfaces.make_input({target!r}, seed, index)\n{detail}\n")
+    return name
+
+
+def _on_alarm(signum, frame):
+    raise Hang()
+
+
+def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_memory=True):
+    """Fuzz `target` until `seconds` pass or `max_execs` ran: (Counter of outcomes,
+    [finding paths], executions, elapsed seconds)."""
+    import arrowipc.ipc  # noqa: F401  (imported before the memory limit)
+    if limit_memory:
+        import resource
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (used + MEMORY_LIMIT, resource.RLIM_INFINITY))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    pool = _seed_pool(target)
+    counts, findings = Counter(), []
+    t0 = time.monotonic()
+    execs, index = 0, start
+    runner = {"push": run_push, "async": run_async}.get(target)
+    while time.monotonic() - t0 < seconds and (max_execs is None or execs < max_execs):
+        for path, form in pool:
+            if (max_execs is not None and execs >= max_execs) or time.monotonic() - t0 >= seconds:
+                break
+            data, rng = make_input(target, path, index)
+            signal.alarm(HANG_SECONDS)
+            try:
+                outcome = runner(data, rng) if runner else run_fileobj(data, rng, form)
+            except Hang:
+                outcome, detail = "hang", f"ran past {HANG_SECONDS} s"
+            except Finding as e:
+                outcome, detail = "finding", str(e)
+            except BaseException as e:      # noqa: BLE001 -- a foreign exception is a finding
+                outcome, detail = "foreign", f"{type(e).__name__}: {e}"
+            finally:
+                signal.alarm(0)
+            counts[outcome] += 1
+            if outcome in ("hang", "finding", "foreign"):
+                findings.append(save_finding(target, path, index, detail))
+                print(f"FINDING {outcome} {path} {index}: {detail[:300]}", flush=True)
+            execs += 1
+            if progress and execs % 10_000 == 0:
+                print(f"{target}: {execs} executions, {dict(counts)}", flush=True)
+        index += 1
+    elapsed = time.monotonic() - t0
+    return counts, findings, execs, elapsed
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--target", choices=TARGETS, required=True)
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--max-execs", type=int, default=None)
+    ap.add_argument("--start", type=int, default=0, help="first mutant index (resume a run)")
+    ap.add_argument("--progress", action="store_true")
+    args = ap.parse_args(argv)
+    counts, findings, execs, elapsed = run(args.target, args.seconds, args.start,
+                                           args.max_execs, args.progress)
+    print(f"{args.target}: {execs} executions in {elapsed:.0f} s "
+          f"({execs / max(elapsed, 1e-9):.0f}/s): "
+          + ", ".join(f"{k} {counts.get(k, 0)}" for k in ("clean", "error", "finding",
+                                                           "foreign", "hang")), flush=True)
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
