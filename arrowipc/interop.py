@@ -5,16 +5,23 @@ classes; imports take any object exposing those methods (pyarrow, polars, nanoar
 The C-level work (structs, release callbacks, buffer sizes) lives in `arrowipc._core.cdata`;
 what its schema descriptions mean as types, in `arrowipc._cschema`.
 
+Arrays that view a shared memory map of a file (memory_map=True, arrowipc.memory_map, an mmap
+passed as a source) are checked again before export: another process may have rewritten the
+file since they were read and validated, and a consumer trusts what it is given (out-of-range
+offsets or indices would make it read out of bounds). The bounds checks of validation run
+again on those arrays only (ArrowInvalid when they fail); memory we own is exported as is.
+
 `requested_schema`: the protocol lets a producer ignore it, and we do unless it describes exactly
 the type we would export anyway (then it is trivially honoured). We never cast on export; a
 consumer that asked for another type receives ours and can check it.
 """
 from __future__ import annotations
 
+import mmap
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from ._core import cdata
-from ._core.arraydata import ArrayData
+from ._core.arraydata import ArrayData, views_memory_of
 from ._cschema import field_from_node, schema_node
 from .errors import ArrowInvalid, ArrowTypeError
 from .types import DataType, Field, Schema, StructType
@@ -43,6 +50,15 @@ def _check_requested_schema(requested_schema: object) -> None:
         field_from_node(cdata.import_schema_capsule(requested_schema))
 
 
+def _checked_if_mapped(data: ArrayData, what: str) -> ArrayData:
+    """`data`, its bounds checked again when it views a shared file mapping (see the module
+    docstring)."""
+    if views_memory_of(data, mmap.mmap):
+        from .validate import validate_array
+        validate_array(data, False, f"{what} (memory-mapped, checked again on export)")
+    return data
+
+
 def export_schema(obj: Field | DataType | Schema) -> object:
     """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
     if isinstance(obj, Schema):
@@ -60,7 +76,7 @@ def export_array(data: ArrayData, field: Field, requested_schema: object = None
         raise ArrowTypeError(f"array of type {data.type} exported as field of type {field.type}")
     schema_capsule = cdata.export_schema_capsule(schema_node(field.type, field.name,
                                                              field.nullable, field.metadata))
-    return schema_capsule, cdata.export_array_capsule(data)
+    return schema_capsule, cdata.export_array_capsule(_checked_if_mapped(data, "array"))
 
 
 def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_schema: object = None
@@ -74,7 +90,7 @@ def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_sche
             if not b.schema.equals(schema):
                 raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
                                    f"in a stream of\n{schema}")
-            yield b._as_struct_data()
+            yield _checked_if_mapped(b._as_struct_data(), "record batch")
 
     return cdata.export_stream_capsule(schema_node(struct_type, "", False, schema.metadata),
                                        struct_arrays())
@@ -89,7 +105,7 @@ def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_sch
         for d in arrays:
             if d.type != field.type:
                 raise ArrowInvalid(f"chunk of type {d.type} in a stream of {field.type}")
-            yield d
+            yield _checked_if_mapped(d, "chunk")
 
     return cdata.export_stream_capsule(schema_node(field.type, field.name, field.nullable,
                                                    field.metadata), checked())

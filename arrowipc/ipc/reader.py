@@ -39,6 +39,8 @@ from .message import (Message, missing_eos_error, no_schema_error, read_first_me
                       read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
+from . import paths as local_paths
+from .paths import PathSource
 from .sources import BufferSource
 
 if TYPE_CHECKING:
@@ -497,8 +499,9 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
     RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
-                 memory_pool: object = None, filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, False)
+                 memory_pool: object = None, filesystem: Any = None,
+                 memory_map: bool = False) -> None:
+        self._source = open_reading(source, filesystem, False, memory_map)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         # decoded ahead: (batch, message) or the exception met
@@ -642,8 +645,9 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         return Table(self.schema, list(self))
 
     def close(self) -> None:
-        """Stop reading: iteration ends."""
+        """Stop reading: iteration ends (a file the reader opened itself is closed)."""
         self._done = True
+        self._source.close()
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
@@ -657,8 +661,8 @@ class RecordBatchFileReader(_ReaderBase):
 
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
-                 filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, True)
+                 filesystem: Any = None, memory_map: bool = False) -> None:
+        self._source = open_reading(source, filesystem, True, memory_map)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
@@ -923,6 +927,22 @@ class RecordBatchFileReader(_ReaderBase):
                 yield dec.read_record_batch_message(msg)
             first = last
 
+    def _read_whole_file(self) -> None:
+        """Every batch is wanted: read the whole local file in one read (faster than a read per
+        batch) and go on in memory, as for bytes."""
+        with self._lock:
+            src = self._source
+            if not isinstance(src, PathSource):
+                return                          # another thread did it
+            size = src.size
+            whole = src.read_whole()
+            if whole.size != size:
+                raise ArrowInvalid(f"{src.name}: the file changed size while being read "
+                                   f"({size} bytes when opened, {whole.size} now)")
+            self._source = BufferSource(whole, name=src.name)
+            self._fast = self._decoder.plain
+            self._ranged = False
+
     def _fetch_batch(self, i: int) -> Message:
         """Record batch i's message: the whole block in one request without projection; with
         it, the metadata, then only the buffers of the selected columns, coalesced."""
@@ -1014,6 +1034,9 @@ class RecordBatchFileReader(_ReaderBase):
         if self._ranged and self._decoder.included is not None:
             yield from self._iter_ranged()
             return
+        if (isinstance(self._source, PathSource)
+                and self._source.size <= local_paths.READ_WHOLE_LIMIT):
+            self._read_whole_file()
         n, i = len(self._batch_blocks), 0
         held: Message | None = None     # block i's message, framed by a window's look-ahead
         while i < n:

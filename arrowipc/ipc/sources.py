@@ -9,7 +9,7 @@ import os
 
 from .._core.buffer import Buffer, allocate_buffer, py_buffer
 from ..errors import ArrowInvalid
-from ..io import BufferReader, memory_map
+from ..io import BufferReader, MemoryMappedFile
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -230,11 +230,19 @@ def _seekable(f: Any) -> bool:
 
 
 def open_source(source: object) -> BufferSource | FileSource:
-    """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes."""
+    """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes.
+
+    A path is read into memory (see paths.py: never mapped unless asked); a memory-mapped
+    file is read zero-copy from its current position."""
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))
     if isinstance(source, (str, os.PathLike)):
-        return BufferSource(memory_map(source), name=os.fspath(source))
+        from .paths import open_path
+        return open_path(source)
+    if isinstance(source, MemoryMappedFile):
+        mapped = BufferSource(source.buffer, name=source.path)
+        mapped.pos = min(source.tell(), mapped.end)
+        return mapped
     if isinstance(source, BufferReader):
         return FileSource(source, name="BufferReader")
     if hasattr(source, "read"):
