@@ -116,7 +116,8 @@ class BufferReader(io.RawIOBase):
 class MemoryMappedFile(io.RawIOBase):
     """A read-only file object over a memory map of a whole file (pyarrow's MemoryMappedFile):
     read/seek/tell/size/close and a context manager; `read_buffer(n)` and the IPC readers view
-    the mapping without copying.
+    the mapping without copying (a reader starts at the file's position and leaves it there, so
+    several readers, in several threads, may share one mapping).
 
     The mapping is shared with the file: if another process truncates the file, touching the
     missing pages kills this process with SIGBUS; if it rewrites the file, arrays already read

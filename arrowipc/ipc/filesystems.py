@@ -20,8 +20,9 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
-from .paths import open_path, open_path_random_access, read_path
-from .sources import FileSource, _io_error, _short_read, fill_targets, open_source
+from .paths import read_path
+from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
+                      open_path_random_access, open_source)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:

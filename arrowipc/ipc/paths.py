@@ -4,13 +4,15 @@ A shared memory map of a file is not safe to read by default: another process th
 the file kills ours with SIGBUS at the next touch of a missing page, and one that rewrites it
 changes arrays after they were validated (offsets then point anywhere, and a consumer given
 them through the C data interface reads out of bounds). So a path is read with ordinary reads:
-- the stream format, and the file format read whole without projection: the whole file in one
-  read into one aligned buffer (the fastest way to get every byte; batches are views of it),
-  unless it is larger than READ_WHOLE_LIMIT, when streams are read message by message and
-  files batch by batch, so memory stays bounded;
-- the file format otherwise (get_batch(i), projection, count_rows): `PathSource`, positioned
-  reads (pread) of exactly the byte ranges a read needs, coalesced by the reader's plan.
+- the stream format, and every batch of the file format: the whole file in one read into one
+  aligned buffer (the fastest way to get every byte; batches are views of it), unless it is
+  larger than READ_WHOLE_LIMIT, when streams are read message by message and files batch by
+  batch, so memory stays bounded;
+- the file format otherwise (get_batch(i), count_rows, and projections of files whose batches
+  are large enough for skipping bytes to pay: reads_whole): `PathSource`, positioned reads
+  (pread) of exactly the byte ranges a read needs, coalesced by the reader's plan.
 `memory_map=True` maps the file instead (zero-copy; the risks above are then the caller's).
+sources.open_path and open_path_random_access choose among these.
 """
 from __future__ import annotations
 
@@ -19,19 +21,32 @@ import threading
 
 from .._core.buffer import Buffer, allocate_buffer
 from ..errors import ArrowInvalid
-from ..io import map_file
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from .._typing import StrPath
-    from .sources import BufferSource, FileSource
 
-__all__ = ["READ_WHOLE_LIMIT", "PathSource", "open_path", "open_path_random_access", "read_path"]
+__all__ = ["RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT", "PathSource", "read_path", "reads_whole"]
 
-# Files up to this size are read whole when every byte is wanted; larger ones in pieces.
+# Files up to this size are read whole when every batch is wanted; larger ones in pieces.
 READ_WHOLE_LIMIT = 256 << 20
+# A projected read fetches only the selected columns' ranges when batches average at least this
+# many bytes; below it, the per-batch cost of planning and reading ranges (a few hundred
+# microseconds) exceeds that of reading the whole file once and skipping columns in memory.
+RANGED_MIN_BATCH_BYTES = 1 << 20
+
+
+def reads_whole(size: int, num_batches: int, projected: bool) -> bool:
+    """Whether reading every batch of a `size`-byte local file reads the whole file at once."""
+    if size > READ_WHOLE_LIMIT:
+        return False
+    return not projected or size < RANGED_MIN_BATCH_BYTES * max(1, num_batches)
 
 _HAS_PREAD = hasattr(os, "preadv")
+# Whole-file reads at least this large are split over threads: one copy stream from the page
+# cache does not saturate the memory bus (as concat_buffers' parallel gather).
+PARALLEL_READ_BYTES = 16 << 20
+_READ_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 def _open_fd(path: str) -> int:
@@ -55,6 +70,25 @@ def _read_into(fd: int, view: memoryview, offset: int) -> int:
     return got
 
 
+def _read_whole_into(fd: int, view: memoryview) -> int:
+    """Bytes read into `view` from the start of the file, in parts on threads when it is large
+    (positioned reads need no shared file offset); fewer only at the end of the file."""
+    n = view.nbytes
+    if not _HAS_PREAD or _READ_THREADS == 1 or n < PARALLEL_READ_BYTES:
+        return _read_into(fd, view, 0)
+    from concurrent.futures import ThreadPoolExecutor
+    step = ((n // _READ_THREADS) + 4095) & ~4095       # page-aligned parts
+    starts = list(range(0, n, step))
+    with ThreadPoolExecutor(len(starts)) as pool:
+        got = list(pool.map(lambda o: _read_into(fd, view[o:o + step], o), starts))
+    total = 0
+    for o, k in zip(starts, got):          # a part cut short ends what was read
+        total += k
+        if k < min(step, n - o):
+            break
+    return total
+
+
 def read_path(path: StrPath) -> Buffer:
     """The whole file at `path`, read into a 64-byte-aligned buffer this process owns (what
     the file holds when the read starts; shorter if it is truncated meanwhile)."""
@@ -63,7 +97,7 @@ def read_path(path: StrPath) -> Buffer:
     try:
         size = os.fstat(fd).st_size
         buf = allocate_buffer(size, zero=False)
-        got = _read_into(fd, memoryview(buf), 0) if size else 0
+        got = _read_whole_into(fd, memoryview(buf)) if size else 0
     finally:
         os.close(fd)
     return buf if got == size else buf.slice(0, got)
@@ -138,7 +172,9 @@ class PathSource:
             raise ValueError(f"{self.name}: read from a closed file")
         size = os.fstat(fd).st_size
         out = allocate_buffer(size, zero=False)
-        got = self._fill(memoryview(out), 0) if size else 0
+        got = _read_whole_into(fd, memoryview(out)) if size else 0
+        self.read_requests += 1
+        self.bytes_read += got
         return out if got == size else out.slice(0, got)
 
     def close(self) -> None:
@@ -150,27 +186,3 @@ class PathSource:
     def __del__(self) -> None:
         if getattr(self, "_fd", None) is not None:   # __init__ may have failed before
             self.close()
-
-
-def open_path(path: StrPath, memory_map: bool = False) -> BufferSource | FileSource:
-    """The source a stream, message or whole-file read of a local path reads: a mapping when
-    `memory_map`; otherwise the whole file read into memory, or, past READ_WHOLE_LIMIT, the
-    file read front to back."""
-    from .sources import BufferSource, FileSource
-    name = os.fspath(path)
-    if memory_map:
-        return BufferSource(map_file(name), name=name)
-    if os.path.getsize(name) <= READ_WHOLE_LIMIT:
-        return BufferSource(read_path(name), name=name)
-    return FileSource(open(name, "rb", buffering=0), name=name, owns=True)
-
-
-def open_path_random_access(path: StrPath, memory_map: bool = False
-                            ) -> BufferSource | PathSource:
-    """The source the file format's reader reads a local path through: a mapping when
-    `memory_map`, else a PathSource (positioned reads of the ranges each read needs)."""
-    from .sources import BufferSource
-    name = os.fspath(path)
-    if memory_map:
-        return BufferSource(map_file(name), name=name)
-    return PathSource(name)

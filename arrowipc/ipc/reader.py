@@ -470,8 +470,8 @@ class _ReaderBase:
     @property
     def io_stats(self) -> IOStats:
         """What the reader asked of its file object or filesystem so far (bytes, requests)."""
-        return IOStats(getattr(self._source, "bytes_read", 0),
-                       getattr(self._source, "read_requests", 0))
+        counted = getattr(self, "_read_through", self._source)
+        return IOStats(getattr(counted, "bytes_read", 0), getattr(counted, "read_requests", 0))
 
     @property
     def schema(self) -> T.Schema:
@@ -929,7 +929,7 @@ class RecordBatchFileReader(_ReaderBase):
 
     def _read_whole_file(self) -> None:
         """Every batch is wanted: read the whole local file in one read (faster than a read per
-        batch) and go on in memory, as for bytes."""
+        batch, see paths.reads_whole) and go on in memory, as for bytes."""
         with self._lock:
             src = self._source
             if not isinstance(src, PathSource):
@@ -940,12 +940,25 @@ class RecordBatchFileReader(_ReaderBase):
                 raise ArrowInvalid(f"{src.name}: the file changed size while being read "
                                    f"({size} bytes when opened, {whole.size} now)")
             self._source = BufferSource(whole, name=src.name)
+            self._read_through = src             # io_stats go on counting what was read
+            src.close()
             self._fast = self._decoder.plain
             self._ranged = False
+
+    def _count_path_batch_read(self, n: int) -> None:
+        """get_batch on a local file reads batch i only, until an eighth of the batches have
+        been read so (a scan, most likely): then the file is read whole, as for iteration."""
+        self._path_batch_reads = getattr(self, "_path_batch_reads", 0) + 1
+        src = self._source
+        if (self._path_batch_reads >= max(4, n // 8) and isinstance(src, PathSource)
+                and local_paths.reads_whole(src.size, n, self._decoder.included is not None)):
+            self._read_whole_file()
 
     def _fetch_batch(self, i: int) -> Message:
         """Record batch i's message: the whole block in one request without projection; with
         it, the metadata, then only the buffers of the selected columns, coalesced."""
+        if isinstance(self._source, BufferSource):      # a local file read whole meanwhile
+            return self._read_block(self._batch_blocks[i], i, "record batch")
         dec, opts, src = self._decoder, self._decoder.options, self._source
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
         end = off + meta_len + body_len
@@ -991,6 +1004,8 @@ class RecordBatchFileReader(_ReaderBase):
             raise IndexError(f"record batch index {i} out of range for {n} batches")
         if not self._dictionaries_read:
             self._ensure_dictionaries()
+        if isinstance(self._source, PathSource):
+            self._count_path_batch_read(n)
         src, msg = self._source, None
         if self._fast:
             batch, msg = self._framed_once(i)
@@ -1031,12 +1046,13 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self) -> Iterator[RecordBatch]:
+        if (isinstance(self._source, PathSource)
+                and local_paths.reads_whole(self._source.size, len(self._batch_blocks),
+                                            self._decoder.included is not None)):
+            self._read_whole_file()
         if self._ranged and self._decoder.included is not None:
             yield from self._iter_ranged()
             return
-        if (isinstance(self._source, PathSource)
-                and self._source.size <= local_paths.READ_WHOLE_LIMIT):
-            self._read_whole_file()
         n, i = len(self._batch_blocks), 0
         held: Message | None = None     # block i's message, framed by a window's look-ahead
         while i < n:

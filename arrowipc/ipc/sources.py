@@ -9,13 +9,18 @@ import os
 
 from .._core.buffer import Buffer, allocate_buffer, py_buffer
 from ..errors import ArrowInvalid
-from ..io import BufferReader, MemoryMappedFile
+from ..io import BufferReader, MemoryMappedFile, map_file
+from . import paths as local_paths
+from .paths import PathSource, read_path
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["as_buffer", "BufferSource", "FileSource", "open_source"]
+    from .._typing import StrPath
+
+__all__ = ["as_buffer", "BufferSource", "FileSource", "open_path", "open_path_random_access",
+           "open_source"]
 
 # Bodies larger than this are read in chunks, so a header that claims a huge body cannot make us
 # allocate more than the stream actually delivers.
@@ -237,7 +242,6 @@ def open_source(source: object) -> BufferSource | FileSource:
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))
     if isinstance(source, (str, os.PathLike)):
-        from .paths import open_path
         return open_path(source)
     if isinstance(source, MemoryMappedFile):
         mapped = BufferSource(source.buffer, name=source.path)
@@ -253,3 +257,25 @@ def open_source(source: object) -> BufferSource | FileSource:
     except TypeError:
         raise TypeError(f"cannot read IPC data from a {type(source).__name__}: expected bytes, "
                         f"a buffer, a path or a file-like object") from None
+
+
+def open_path(path: StrPath, memory_map: bool = False) -> BufferSource | FileSource:
+    """The source a stream, message or whole-file read of a local path reads: a mapping when
+    `memory_map`; otherwise the whole file read into memory, or, past READ_WHOLE_LIMIT, the
+    file read front to back."""
+    name = os.fspath(path)
+    if memory_map:
+        return BufferSource(map_file(name), name=name)
+    if os.path.getsize(name) <= local_paths.READ_WHOLE_LIMIT:
+        return BufferSource(read_path(name), name=name)
+    return FileSource(open(name, "rb", buffering=0), name=name, owns=True)
+
+
+def open_path_random_access(path: StrPath, memory_map: bool = False
+                            ) -> BufferSource | PathSource:
+    """The source the file format's reader reads a local path through: a mapping when
+    `memory_map`, else a PathSource (positioned reads of the ranges each read needs)."""
+    name = os.fspath(path)
+    if memory_map:
+        return BufferSource(map_file(name), name=name)
+    return PathSource(name)

@@ -244,26 +244,62 @@ def pa_stream_path(tmp_path):
     return path
 
 
-def test_get_batch_reads_that_batch_only(tmp_path):
+def test_get_batch_and_projection_read_only_what_they_need(tmp_path):
     path = tmp_path / "t.arrow"
-    big = pa.table({"x": pa.array(range(100_000), pa.int64()),
-                    "y": pa.array(range(100_000), pa.int64())})
+    rows = 400_000
+    big = pa.table({"x": pa.array(range(rows), pa.int64()), "y": pa.array(range(rows), pa.int64())})
     with pa.ipc.new_file(str(path), big.schema) as w:
-        for b in big.to_batches(max_chunksize=25_000):
+        for b in big.to_batches(max_chunksize=rows // 4):
             w.write_batch(b)
     size = os.path.getsize(path)
+    assert size > 6_400_000
     reader = ipc.open_file(path)
     opened = reader.io_stats.bytes_read
     assert 0 < opened < 70_000                         # the footer and the tail, not the file
-    assert reader.get_batch(2).column(0)[0].as_py() == 50_000
+    assert reader.get_batch(2).column(0)[0].as_py() == rows // 2
     one_batch = reader.io_stats.bytes_read - opened
-    assert 400_000 <= one_batch < 410_000 and size > 1_600_000   # 25,000 rows x 2 columns x 8 B
+    assert 1_600_000 <= one_batch < 1_610_000          # 100,000 rows x 2 columns x 8 bytes
 
+    # batches of 1.6 MB: a projection reads the selected column's buffers only
     projected = ipc.open_file(path, options=ipc.IpcReadOptions(included_fields=[1]))
     opened = projected.io_stats.bytes_read
     got = projected.read_all()
     assert pa.table(got).equals(big.select(["y"]))
-    assert 800_000 <= projected.io_stats.bytes_read - opened < 810_000     # column y only
+    assert 3_200_000 <= projected.io_stats.bytes_read - opened < 3_210_000     # column y only
+
+    # every batch without projection: the whole file in one read
+    whole = ipc.open_file(path)
+    opened = whole.io_stats.bytes_read
+    assert pa.table(whole.read_all()).equals(big)
+    assert whole.io_stats.bytes_read - opened == size
+
+
+def test_get_batch_over_every_batch_reads_the_file_whole_after_an_eighth(tmp_path):
+    # a scan by get_batch: the first reads fetch their batch only, then the whole file is read
+    path = tmp_path / "t.arrow"
+    t = pa.table({"i": pa.array(range(64 * 100), pa.int64())})
+    with pa.ipc.new_file(str(path), t.schema) as w:
+        for b in t.to_batches(max_chunksize=100):
+            w.write_batch(b)
+    reader = ipc.open_file(path)
+    opened = reader.io_stats
+    got = [reader.get_batch(i) for i in range(7)]
+    assert reader.io_stats.read_requests - opened.read_requests == 7
+    got += [reader.get_batch(i) for i in range(7, 64)]
+    assert reader.io_stats.read_requests - opened.read_requests == 8      # then the file, once
+    assert reader.io_stats.bytes_read - opened.bytes_read < 2 * os.path.getsize(path)
+    assert pa.Table.from_batches([pa.record_batch(b) for b in got]).equals(t)
+
+
+def test_a_projection_of_small_batches_reads_the_file_once(tmp_path):
+    # below RANGED_MIN_BATCH_BYTES per batch, planning ranges costs more than it saves
+    path = tmp_path / "t.arrow"
+    write(path, table())
+    projected = ipc.open_file(path, options=ipc.IpcReadOptions(included_fields=[1]))
+    opened = projected.io_stats
+    assert pa.table(projected.read_all()).equals(table().select(["i"]))
+    assert projected.io_stats.bytes_read - opened.bytes_read == os.path.getsize(path)
+    assert projected.io_stats.read_requests - opened.read_requests == 1
 
 
 # -- memory_map=True: zero-copy, the user's choice, checked again on export -----------------------
