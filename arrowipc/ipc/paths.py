@@ -70,17 +70,17 @@ def _read_into(fd: int, view: memoryview, offset: int) -> int:
     return got
 
 
-def _read_whole_into(fd: int, view: memoryview) -> int:
-    """Bytes read into `view` from the start of the file, in parts on threads when it is large
+def _read_range_into(fd: int, view: memoryview, offset: int = 0) -> int:
+    """Bytes read into `view` from file offset `offset`, in parts on threads when it is large
     (positioned reads need no shared file offset); fewer only at the end of the file."""
     n = view.nbytes
     if not _HAS_PREAD or _READ_THREADS == 1 or n < PARALLEL_READ_BYTES:
-        return _read_into(fd, view, 0)
+        return _read_into(fd, view, offset)
     from concurrent.futures import ThreadPoolExecutor
     step = ((n // _READ_THREADS) + 4095) & ~4095       # page-aligned parts
     starts = list(range(0, n, step))
     with ThreadPoolExecutor(len(starts)) as pool:
-        got = list(pool.map(lambda o: _read_into(fd, view[o:o + step], o), starts))
+        got = list(pool.map(lambda o: _read_into(fd, view[o:o + step], offset + o), starts))
     total = 0
     for o, k in zip(starts, got):          # a part cut short ends what was read
         total += k
@@ -97,7 +97,7 @@ def read_path(path: StrPath) -> Buffer:
     try:
         size = os.fstat(fd).st_size
         buf = allocate_buffer(size, zero=False)
-        got = _read_whole_into(fd, memoryview(buf)) if size else 0
+        got = _read_range_into(fd, memoryview(buf)) if size else 0
     finally:
         os.close(fd)
     return buf if got == size else buf.slice(0, got)
@@ -131,7 +131,7 @@ class PathSource:
         if fd is None:
             raise ValueError(f"{self.name}: read from a closed file")
         if _HAS_PREAD:
-            got = _read_into(fd, view, offset)
+            got = _read_range_into(fd, view, offset)
         else:
             with self._lock:
                 got = _read_into(fd, view, offset)
@@ -172,7 +172,7 @@ class PathSource:
             raise ValueError(f"{self.name}: read from a closed file")
         size = os.fstat(fd).st_size
         out = allocate_buffer(size, zero=False)
-        got = _read_whole_into(fd, memoryview(out)) if size else 0
+        got = _read_range_into(fd, memoryview(out)) if size else 0
         self.read_requests += 1
         self.bytes_read += got
         return out if got == size else out.slice(0, got)

@@ -947,11 +947,12 @@ class RecordBatchFileReader(_ReaderBase):
 
     def _count_path_batch_read(self, n: int) -> None:
         """get_batch on a local file reads batch i only, until an eighth of the batches have
-        been read so (a scan, most likely): then the file is read whole, as for iteration."""
+        been read so (a scan, most likely): then a file of small batches, whose per-batch reads
+        cost more than copying, is read whole, as for iteration (paths.reads_whole)."""
         self._path_batch_reads = getattr(self, "_path_batch_reads", 0) + 1
         src = self._source
         if (self._path_batch_reads >= max(4, n // 8) and isinstance(src, PathSource)
-                and local_paths.reads_whole(src.size, n, self._decoder.included is not None)):
+                and local_paths.reads_whole(src.size, n, True)):
             self._read_whole_file()
 
     def _fetch_batch(self, i: int) -> Message:

@@ -395,3 +395,20 @@ def test_a_file_that_changes_size_before_a_whole_read_is_an_error(tmp_path):
         f.write(b"\0" * 64)
     with pytest.raises(ArrowInvalid, match="changed size while being read"):
         reader.read_all()
+
+
+def test_reads_split_over_threads_give_the_file_as_it_is(tmp_path, monkeypatch):
+    from arrowipc.ipc import paths
+    monkeypatch.setattr(paths, "PARALLEL_READ_BYTES", 4096)
+    monkeypatch.setattr(paths, "_READ_THREADS", 3)
+    path = tmp_path / "bytes"
+    data = os.urandom(100_003)
+    path.write_bytes(data)
+    assert paths.read_path(path).to_pybytes() == data
+    source = paths.PathSource(path)
+    assert source.read_at(10_001, 50_000).to_pybytes() == data[10_001:60_001]
+    os.truncate(path, 70_000)                        # a part comes back short: the rest is cut
+    assert paths.read_path(path).to_pybytes() == data[:70_000]
+    with pytest.raises(ArrowInvalid, match=r"expected 50000 bytes at offset 30000, got 40000"):
+        source.read_at(30_000, 50_000)
+    source.close()
