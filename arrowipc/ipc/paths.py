@@ -4,10 +4,10 @@ A shared memory map of a file is not safe to read by default: another process th
 the file kills ours with SIGBUS at the next touch of a missing page, and one that rewrites it
 changes arrays after they were validated (offsets then point anywhere, and a consumer given
 them through the C data interface reads out of bounds). So a path is read with ordinary reads:
-- the stream format, and every batch of the file format: the whole file in one read into one
-  aligned buffer (the fastest way to get every byte; batches are views of it), unless it is
-  larger than READ_WHOLE_LIMIT, when streams are read message by message and files batch by
-  batch, so memory stays bounded;
+- the stream format (once a batch is read: its schema, or a message, is read alone), and every
+  batch of the file format: the whole file in one read into one aligned buffer (the fastest way
+  to get every byte; batches are views of it), unless it is larger than READ_WHOLE_LIMIT, when
+  streams are read message by message and files batch by batch, so memory stays bounded;
 - the file format otherwise (get_batch(i), count_rows, and projections of files whose batches
   are large enough for skipping bytes to pay: reads_whole): `PathSource`, positioned reads
   (pread) of exactly the byte ranges a read needs, coalesced by the reader's plan.
@@ -26,7 +26,8 @@ TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from .._typing import StrPath
 
-__all__ = ["RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT", "PathSource", "read_path", "reads_whole"]
+__all__ = ["RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT", "PathSource", "read_fd", "read_path",
+           "reads_whole"]
 
 # Files up to this size are read whole when every batch is wanted; larger ones in pieces.
 READ_WHOLE_LIMIT = 256 << 20
@@ -63,7 +64,9 @@ def _read_into(fd: int, view: memoryview, offset: int) -> int:
             k = os.preadv(fd, [view[got:]], offset + got)
         else:                                       # callers hold the source's lock
             os.lseek(fd, offset + got, os.SEEK_SET)
-            k = os.readv(fd, [view[got:]])
+            data = os.read(fd, min(n - got, 1 << 30))
+            k = len(data)
+            view[got:got + k] = data
         if k <= 0:
             break
         got += k
@@ -89,18 +92,23 @@ def _read_range_into(fd: int, view: memoryview, offset: int = 0) -> int:
     return total
 
 
+def read_fd(fd: int) -> Buffer:
+    """The whole file open as `fd`, read into a 64-byte-aligned buffer this process owns (what
+    it holds when the read starts; shorter if it is truncated meanwhile)."""
+    size = os.fstat(fd).st_size
+    buf = allocate_buffer(size, zero=False)
+    got = _read_range_into(fd, memoryview(buf)) if size else 0
+    return buf if got == size else buf.slice(0, got)
+
+
 def read_path(path: StrPath) -> Buffer:
     """The whole file at `path`, read into a 64-byte-aligned buffer this process owns (what
     the file holds when the read starts; shorter if it is truncated meanwhile)."""
-    name = os.fspath(path)
-    fd = _open_fd(name)
+    fd = _open_fd(os.fspath(path))
     try:
-        size = os.fstat(fd).st_size
-        buf = allocate_buffer(size, zero=False)
-        got = _read_range_into(fd, memoryview(buf)) if size else 0
+        return read_fd(fd)
     finally:
         os.close(fd)
-    return buf if got == size else buf.slice(0, got)
 
 
 def _short_read(name: str, offset: int, expected: int, got: int) -> ArrowInvalid:
@@ -172,7 +180,11 @@ class PathSource:
             raise ValueError(f"{self.name}: read from a closed file")
         size = os.fstat(fd).st_size
         out = allocate_buffer(size, zero=False)
-        got = _read_range_into(fd, memoryview(out)) if size else 0
+        if _HAS_PREAD:
+            got = _read_range_into(fd, memoryview(out)) if size else 0
+        else:
+            with self._lock:
+                got = _read_into(fd, memoryview(out), 0)
         self.read_requests += 1
         self.bytes_read += got
         return out if got == size else out.slice(0, got)

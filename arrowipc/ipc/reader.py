@@ -41,7 +41,7 @@ from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_o
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from . import paths as local_paths
 from .paths import PathSource
-from .sources import BufferSource
+from .sources import BufferSource, LocalFileSource
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -560,8 +560,17 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             raise item
         return item
 
+    def _batches_wanted(self) -> None:
+        """A local file opened by path is read whole once batches are wanted (the schema alone
+        was read from it so far): fastest, and every later read comes from memory of ours."""
+        if isinstance(self._source, LocalFileSource) and not hasattr(self, "_read_through"):
+            self._read_through = self._source
+            self._source = self._source.in_memory()   # itself past READ_WHOLE_LIMIT
+
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next batch with its custom metadata; StopIteration at the end of the stream."""
+        if isinstance(self._source, LocalFileSource):
+            self._batches_wanted()
         msg: Message | None
         batch: RecordBatch | None
         if self._ready:
@@ -597,6 +606,8 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def __iter__(self) -> Iterator[RecordBatch]:
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
+        if isinstance(self._source, LocalFileSource):
+            self._batches_wanted()
         while self._ready:
             yield self._next_ready()[0]
         if self._done:

@@ -412,3 +412,15 @@ def test_reads_split_over_threads_give_the_file_as_it_is(tmp_path, monkeypatch):
     with pytest.raises(ArrowInvalid, match=r"expected 50000 bytes at offset 30000, got 40000"):
         source.read_at(30_000, 50_000)
     source.close()
+
+
+def test_a_stream_path_is_read_whole_only_when_batches_are_wanted(tmp_path):
+    path = pa_stream_path(tmp_path)
+    size = os.path.getsize(path)
+    reader = ipc.open_stream(path)
+    assert reader.schema.names == ["s", "i"]
+    schema_bytes = reader.io_stats.bytes_read
+    assert 0 < schema_bytes < 1000                   # the schema message alone
+    assert pa.table(reader.read_all()).equals(table())
+    assert reader.io_stats.bytes_read == schema_bytes + size
+    assert ipc.read_schema(path).names == ["s", "i"]
