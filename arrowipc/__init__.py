@@ -22,7 +22,7 @@ from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, concat_tables, record_batch, table
 from .unify import unify_schemas
 from .scalar import Scalar, scalar
-from .io import BufferOutputStream, BufferReader, memory_map
+from .io import BufferOutputStream, BufferReader, MemoryMappedFile, memory_map
 from .extension import register_extension_type, unregister_extension_type
 
 __version__ = "0.1.0"
@@ -33,7 +33,8 @@ __all__ = [
     "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError", "Buffer",
     "BufferOutputStream", "BufferReader", "ChunkedArray", "DataType", "DecimalType",
     "DictionaryType", "DurationType", "ExtensionType", "Field", "FixedSizeBinaryType",
-    "FixedSizeListType", "LargeListType", "ListType", "MapType", "RecordBatch", "Schema",
+    "FixedSizeListType", "LargeListType", "ListType", "MapType", "MemoryMappedFile", "RecordBatch",
+    "Schema",
     "StructType", "Table", "Time32Type", "Time64Type", "TimestampType", "UnionType",
     "allocate_buffer", "array", "binary", "binary_view", "bool_", "chunked_array",
     "concat_tables", "date32", "date64", "day_time_interval", "decimal128", "decimal256",

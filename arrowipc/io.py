@@ -1,4 +1,4 @@
-"""In-memory sinks, buffer readers and memory maps (pyarrow.io names)."""
+"""In-memory sinks, buffer readers and memory-mapped files (pyarrow.io names)."""
 from __future__ import annotations
 
 import io
@@ -7,7 +7,7 @@ import os
 
 from ._core.buffer import Buffer, concat_buffers, py_buffer
 
-__all__ = ["BufferOutputStream", "BufferReader", "memory_map"]
+__all__ = ["BufferOutputStream", "BufferReader", "MemoryMappedFile", "memory_map"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -113,13 +113,107 @@ class BufferReader(io.RawIOBase):
         return out
 
 
-def memory_map(path: StrPath, mode: str = "r") -> Buffer:
-    """A read-only, zero-copy Buffer over the whole file at `path`."""
-    if mode != "r":
-        raise ValueError("only read-only memory maps are supported")
+class MemoryMappedFile(io.RawIOBase):
+    """A read-only file object over a memory map of a whole file (pyarrow's MemoryMappedFile):
+    read/seek/tell/size/close and a context manager; `read_buffer(n)` and the IPC readers view
+    the mapping without copying (a reader starts at the file's position and leaves it there, so
+    several readers, in several threads, may share one mapping).
+
+    The mapping is shared with the file: if another process truncates the file, touching the
+    missing pages kills this process with SIGBUS; if it rewrites the file, arrays already read
+    change under their feet. Map only files nothing else writes while they are in use (see
+    docs/validation.md). Closing drops this object's reference; the mapping itself lives until
+    the last Buffer or array viewing it is gone.
+    """
+
+    def __init__(self, path: StrPath) -> None:
+        super().__init__()
+        self.path = os.fspath(path)
+        self._buffer: Buffer | None = map_file(self.path)
+        self._pos = 0
+
+    @property
+    def buffer(self) -> Buffer:
+        """The whole mapping as a zero-copy Buffer."""
+        if self._buffer is None:
+            raise ValueError(f"I/O operation on a closed memory map of {self.path}")
+        return self._buffer
+
+    def close(self) -> None:
+        """Refuse further reads; Buffers already handed out keep the mapping alive."""
+        self._buffer = None
+        super().close()
+
+    def readable(self) -> bool:
+        """True."""
+        return True
+
+    def seekable(self) -> bool:
+        """True."""
+        return True
+
+    def size(self) -> int:
+        """The mapped file's length in bytes."""
+        return self.buffer.size
+
+    def tell(self) -> int:
+        """The current position."""
+        return self._pos if self.buffer is not None else 0   # the property raises when closed
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        """Move to `pos` relative to the start (0), the position (1) or the end (2)."""
+        if whence not in (0, 1, 2):
+            raise ValueError(f"whence must be 0, 1 or 2, got {whence}")
+        base = (0, self._pos, self.buffer.size)[whence]
+        self._pos = max(0, base + pos)
+        return self._pos
+
+    def read_buffer(self, nbytes: int | None = None) -> Buffer:
+        """The next `nbytes` (all that is left when None; fewer at the end) as a zero-copy
+        Buffer viewing the mapping."""
+        buf = self.buffer
+        left = max(0, buf.size - self._pos)
+        n = left if nbytes is None or nbytes < 0 else min(nbytes, left)
+        out = buf.slice(self._pos, n)
+        self._pos += n
+        return out
+
+    def read(self, nbytes: int | None = -1) -> bytes:
+        """The next `nbytes` (all that is left when None or negative) as bytes (a copy)."""
+        return self.read_buffer(nbytes).to_pybytes()
+
+    def readall(self) -> bytes:
+        """Everything from the position to the end (a copy)."""
+        return self.read(-1)
+
+    def readinto(self, b: WriteableBuffer) -> int:
+        """Copy the next bytes into `b`; returns how many (0 at the end)."""
+        mv = memoryview(b).cast("B")
+        data = self.read_buffer(len(mv))
+        mv[:data.size] = memoryview(data)
+        return data.size
+
+    def __repr__(self) -> str:
+        state = "closed" if self._buffer is None else f"{self._buffer.size} bytes"
+        return f"<arrowipc.io.MemoryMappedFile {self.path!r} ({state})>"
+
+
+def map_file(path: StrPath) -> Buffer:
+    """A read-only, zero-copy Buffer over a shared memory map of the whole file at `path` (the
+    risks of MemoryMappedFile apply)."""
     with open(os.fspath(path), "rb") as f:
         size = os.fstat(f.fileno()).st_size
         if size == 0:
             return py_buffer(b"")
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     return py_buffer(mm)
+
+
+def memory_map(path: StrPath, mode: str = "r") -> MemoryMappedFile:
+    """Open the file at `path` memory-mapped, read-only, as pyarrow.memory_map does: a file
+    object (a context manager) whose reads, and the IPC readers given it, view the mapping
+    without copying. Another process truncating or rewriting the file while it is mapped can
+    crash this one (SIGBUS) or change data already read: see MemoryMappedFile."""
+    if mode != "r":
+        raise ValueError("only read-only memory maps are supported")
+    return MemoryMappedFile(path)

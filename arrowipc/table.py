@@ -870,7 +870,7 @@ def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_sche
     """An "arrow_array_stream" PyCapsule of record batches (each a non-null struct array)."""
     from ._core import cdata
     from .data.cschema import schema_node
-    from .data.interop import check_requested_schema
+    from .data.interop import check_requested_schema, checked_if_mapped
     check_requested_schema(requested_schema)
     struct_type = StructType(schema.fields)
 
@@ -879,7 +879,7 @@ def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_sche
             if not b.schema.equals(schema):
                 raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
                                    f"in a stream of\n{schema}")
-            yield b._as_struct_data()
+            yield checked_if_mapped(b._as_struct_data(), "record batch")
 
     return cdata.export_stream_capsule(schema_node(struct_type, "", False, schema.metadata),
                                        struct_arrays())

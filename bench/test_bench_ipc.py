@@ -90,7 +90,7 @@ class ArrowipcIPC:
         return list(self.ipc.open_stream(data))
 
     def read_file_path(self, path: str):
-        reader = self.ipc.open_file(path)
+        reader = self.ipc.open_file(path, memory_map=True)       # mapped, as pyarrow's above
         return [reader.get_batch(i) for i in range(reader.num_record_batches)]
 
     def iterate_batches(self, data: bytes) -> int:

@@ -42,7 +42,8 @@ GROUPS = [
                                                      "RecordBatchReader")),
     ("Tensors", lambda n, o: n == "Tensor" or n.startswith("Sparse") and inspect.isclass(o)),
     ("Buffers and I/O", lambda n, o: n in ("Buffer", "py_buffer", "allocate_buffer",
-                                           "BufferOutputStream", "BufferReader", "memory_map")),
+                                           "BufferOutputStream", "BufferReader",
+                                           "MemoryMappedFile", "memory_map")),
     ("Extension types", lambda n, o: "extension" in n),
     ("Errors", lambda n, o: inspect.isclass(o) and issubclass(o, Exception)),
 ]

@@ -110,3 +110,20 @@ cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int6
     d.children = children
     d.dictionary = dictionary
     return d
+
+
+from arrowipc._core.buffer cimport Buffer, root_exporter
+
+
+def views_memory_of(ArrayData d, type owner_type):
+    """Whether a buffer of `d`, of its children or of its dictionary views memory exported by
+    an instance of `owner_type` (mmap.mmap: a shared mapping of a file)."""
+    cdef object b
+    cdef ArrayData c
+    for b in d.buffers:
+        if isinstance(b, Buffer) and isinstance(root_exporter(<Buffer>b), owner_type):
+            return True
+    for c in d.children:
+        if views_memory_of(c, owner_type):
+            return True
+    return d.dictionary is not None and views_memory_of(d.dictionary, owner_type)

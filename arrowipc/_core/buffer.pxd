@@ -14,6 +14,7 @@ cdef class Buffer:
 
 cdef Buffer wrap_pointer(const uint8_t* ptr, int64_t size, object base, bint writable=*)
 cdef Buffer slice_unchecked(Buffer parent, int64_t offset, int64_t length)
+cdef object root_exporter(Buffer buf)
 cpdef Buffer py_buffer(object obj)
 cpdef Buffer allocate(int64_t size, bint zero=*)
 cdef uint8_t* mutable_data(Buffer buf) except NULL

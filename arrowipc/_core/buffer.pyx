@@ -280,6 +280,26 @@ cdef Buffer wrap_pointer(const uint8_t* ptr, int64_t size, object base, bint wri
     return b
 
 
+cdef object root_exporter(Buffer buf):
+    """The object whose memory `buf` views (bytes, an mmap, another library's buffer), following
+    the owner chain; an allocation of ours for the memory we allocated."""
+    cdef object owner = buf.base
+    cdef int hops
+    for hops in range(64):                  # chains are a level or two deep: a bound, not a limit
+        if isinstance(owner, Buffer):
+            owner = (<Buffer>owner).base
+        elif isinstance(owner, _PyBufferOwner):
+            owner = (<_PyBufferOwner>owner).obj
+        else:
+            break
+    return owner
+
+
+def exporter_of(Buffer buf):
+    """The object whose memory `buf` views (see root_exporter)."""
+    return root_exporter(buf)
+
+
 cdef Buffer slice_unchecked(Buffer parent, int64_t offset, int64_t length):
     # Slices point at the parent's owner, never at the parent, so chains stay one level deep.
     cdef object owner = parent.base if parent.base is not None else parent

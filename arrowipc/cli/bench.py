@@ -118,6 +118,10 @@ class _Arrowipc(_Library):
         self.new_sink = arrowipc.BufferOutputStream
         self.zstd = ipc.IpcWriteOptions(compression="zstd")
 
+    def read_file(self, path: str) -> Any:
+        # memory-mapped, as pyarrow's run below reads it
+        return self.ipc.open_file(path, memory_map=True).read_all()
+
 
 class _Pyarrow(_Library):
     name = "pyarrow"

@@ -1,5 +1,5 @@
 """What every `arrowipc` command shares: exit statuses, usage errors, the input (sniffed,
-memory-mapped), column selection, and the words of the reports.
+read into memory), column selection, and the words of the reports.
 
 Only the standard library is imported here: the IPC engine loads inside the functions, so
 `arrowipc --help` costs about an `import arrowipc`.
@@ -62,7 +62,8 @@ def sniff_format(head: bytes) -> tuple[str, str]:
 
 
 class Input:
-    """One command-line input: a path (memory-mapped when read) or stdin ("-", read whole)."""
+    """One command-line input: a path (read into memory as the readers read paths) or stdin ("-",
+    read whole)."""
 
     def __init__(self, name: str) -> None:
         self.name = name

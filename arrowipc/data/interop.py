@@ -7,21 +7,28 @@ The C-level work (structs, release callbacks, buffer sizes) lives in `arrowipc._
 what its schema descriptions mean as types, in `arrowipc.data.cschema`. Record batches and tables
 (struct arrays and streams of them) are assembled in arrowipc/table.py over these functions.
 
+Arrays that view a shared memory map of a file (memory_map=True, arrowipc.memory_map, an mmap
+passed as a source) are checked again before export: another process may have rewritten the
+file since they were read and validated, and a consumer trusts what it is given (out-of-range
+offsets or indices would make it read out of bounds). The bounds checks of validation run
+again on those arrays only (ArrowInvalid when they fail); memory we own is exported as is.
+
 `requested_schema`: the protocol lets a producer ignore it, and we do unless it describes exactly
 the type we would export anyway (then it is trivially honoured). We never cast on export; a
 consumer that asked for another type receives ours and can check it.
 """
 from __future__ import annotations
 
+import mmap
 from typing import Any, Iterable, Iterator
 
 from .._core import cdata
-from .._core.arraydata import ArrayData
+from .._core.arraydata import ArrayData, views_memory_of
 from .cschema import field_from_node, schema_node
 from ..errors import ArrowInvalid, ArrowTypeError
 from ..types import DataType, Field, Schema, StructType
 
-__all__ = ["check_requested_schema", "export_array", "export_array_stream", "export_schema",
+__all__ = ["check_requested_schema", "checked_if_mapped", "export_array", "export_array_stream", "export_schema",
            "import_array", "import_array_stream", "import_field", "import_schema", "peer_as_ours",
            "schema_from_struct_field"]
 
@@ -42,6 +49,15 @@ def check_requested_schema(requested_schema: object) -> None:
         field_from_node(cdata.import_schema_capsule(requested_schema))
 
 
+def checked_if_mapped(data: ArrayData, what: str) -> ArrayData:
+    """`data`, its bounds checked again when it views a shared file mapping (see the module
+    docstring)."""
+    if views_memory_of(data, mmap.mmap):
+        from ..validate import validate_array
+        validate_array(data, False, f"{what} (memory-mapped, checked again on export)")
+    return data
+
+
 def export_schema(obj: Field | DataType | Schema) -> object:
     """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
     if isinstance(obj, Schema):
@@ -59,7 +75,7 @@ def export_array(data: ArrayData, field: Field, requested_schema: object = None
         raise ArrowTypeError(f"array of type {data.type} exported as field of type {field.type}")
     schema_capsule = cdata.export_schema_capsule(schema_node(field.type, field.name,
                                                              field.nullable, field.metadata))
-    return schema_capsule, cdata.export_array_capsule(data)
+    return schema_capsule, cdata.export_array_capsule(checked_if_mapped(data, "array"))
 
 
 def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_schema: object = None
@@ -71,7 +87,7 @@ def export_array_stream(field: Field, arrays: Iterable[ArrayData], requested_sch
         for d in arrays:
             if d.type != field.type:
                 raise ArrowInvalid(f"chunk of type {d.type} in a stream of {field.type}")
-            yield d
+            yield checked_if_mapped(d, "chunk")
 
     return cdata.export_stream_capsule(schema_node(field.type, field.name, field.nullable,
                                                    field.metadata), checked())

@@ -38,33 +38,48 @@ if TYPE_CHECKING:
 
 
 def open_stream(source: SourceLike, *, options: IpcReadOptions | None = None,
-                memory_pool: object = None, filesystem: Any = None) -> RecordBatchStreamReader:
+                memory_pool: object = None, filesystem: Any = None,
+                memory_map: bool = False) -> RecordBatchStreamReader:
     """A RecordBatchStreamReader over bytes, a Buffer, a path, a URL (s3://, gs://, az://,
     http(s)://, file:// or any fsspec URL), a path on `filesystem` (an fsspec or pyarrow
-    filesystem) or a file-like object."""
-    return RecordBatchStreamReader(source, options=options, filesystem=filesystem)
+    filesystem) or a file-like object.
+
+    A local path is read into memory this process owns, as pyarrow reads it. memory_map=True
+    (not in pyarrow.ipc; pyarrow.feather's keyword) maps it instead: zero-copy, but another
+    process that truncates the file while it is mapped kills this one (SIGBUS), and one that
+    rewrites it changes the data read (arrays exported through the C data interface are checked
+    again first). Map only files nothing else writes while they are in use."""
+    return RecordBatchStreamReader(source, options=options, filesystem=filesystem,
+                                   memory_map=memory_map)
 
 
 @overload
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: Literal[False] = False, filesystem: Any = None) -> RecordBatchFileReader: ...
+              recover: Literal[False] = False, filesystem: Any = None,
+              memory_map: bool = False) -> RecordBatchFileReader: ...
 
 
 @overload
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool, filesystem: Any = None
+              recover: bool, filesystem: Any = None, memory_map: bool = False
               ) -> RecordBatchFileReader | RecoveredFileReader: ...
 
 
 def open_file(source: SourceLike, footer_offset: int | None = None, *,
               options: IpcReadOptions | None = None, memory_pool: object = None,
-              recover: bool = False, filesystem: Any = None
+              recover: bool = False, filesystem: Any = None, memory_map: bool = False
               ) -> RecordBatchFileReader | RecoveredFileReader:
-    """A RecordBatchFileReader over bytes, a Buffer, a path (memory-mapped), a URL or a path on
-    `filesystem` (see open_stream; only the byte ranges a read needs are fetched) or a seekable
-    file-like object.
+    """A RecordBatchFileReader over bytes, a Buffer, a path, a URL or a path on `filesystem`
+    (see open_stream; only the byte ranges a read needs are fetched) or a seekable file-like
+    object.
+
+    A local path is read as pyarrow reads it, into memory this process owns: get_batch(i) and
+    projected reads read only the byte ranges they need, a whole read reads the file at once.
+    memory_map=True maps it instead, zero-copy, with the risk open_stream describes (a file
+    truncated by another process while mapped kills this one with SIGBUS); recovery always
+    reads the file into memory.
 
     With recover=True a file whose footer is missing or damaged is read as a stream instead
     (arrowipc.ipc.recover): the reader then holds every complete batch before the damage, and
@@ -72,4 +87,5 @@ def open_file(source: SourceLike, footer_offset: int | None = None, *,
     """
     if recover:
         return open_file_recovering(source, footer_offset, options, filesystem)
-    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem)
+    return RecordBatchFileReader(source, footer_offset, options=options, filesystem=filesystem,
+                                 memory_map=memory_map)

@@ -11,7 +11,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, root_table, table_at
 from arrowipc.errors import ArrowInvalid
-from arrowipc.ipc.format import FILE_MAGICS
+from arrowipc.ipc.format import file_read_as_stream_hint
 
 DEF METADATA_V4 = 3
 DEF METADATA_V5 = 4
@@ -119,17 +119,10 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
 
 
 cdef str _file_hint(Buffer buf, int64_t pos, int64_t avail, int64_t offset):
-    """What to say when a stream read at byte 0 finds the file format's magic: the user opened
-    an IPC file as a stream."""
-    cdef bytes head
+    """An IPC file opened as a stream: format.file_read_as_stream_hint on the bytes at `pos`."""
     if offset != 0 or avail < 6:
         return ""
-    head = (<const char *>buf.ptr + pos)[:min(avail, 7)]
-    for magic in FILE_MAGICS:
-        if head.startswith(magic):
-            return (f"; the input starts with the IPC file format's magic {magic.decode()!r}: "
-                    f"it is an IPC file, read it with ipc.open_file")
-    return ""
+    return file_read_as_stream_hint((<const char *>buf.ptr + pos)[:min(avail, 8)], offset)
 
 
 cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where,

@@ -20,8 +20,9 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
-from ..io import memory_map
-from .sources import FileSource, _io_error, _short_read, fill_targets, open_source
+from .paths import read_path
+from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
+                      open_path_random_access, open_source)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -234,13 +235,14 @@ def open_input(source: Any, filesystem: Any = None, random_access: bool = False)
 
 def read_all(source: Any, filesystem: Any = None) -> Buffer | None:
     """The whole object a URL or a path on `filesystem` names (recovery scans its input front to
-    back, so it needs all of it), a memory map for file:// URLs; None when `source` is neither."""
+    back, so it needs all of it), read into memory for file:// URLs; None when `source` is
+    neither."""
     if filesystem is None and not is_url(source):
         return None
     name = source if isinstance(source, str) else os.fspath(source)
     kind, fs, path = resolve(source, filesystem)
     if kind == "local":
-        return memory_map(path)
+        return read_path(path)
     try:
         if kind == "fsspec":
             data = fs.cat_file(path)
@@ -254,15 +256,21 @@ def read_all(source: Any, filesystem: Any = None) -> Buffer | None:
     return data if isinstance(data, Buffer) else py_buffer(data)
 
 
-def open_reading(source: Any, filesystem: Any = None, random_access: bool = False) -> Any:
+def open_reading(source: Any, filesystem: Any = None, random_access: bool = False,
+                 memory_map: bool = False) -> Any:
     """The source a reader reads: URLs and paths on `filesystem` through open_input (byte ranges
-    for the file format, a file object read front to back otherwise), anything else, and the
-    local path of a file:// URL, through open_source."""
+    for the file format, a file object read front to back otherwise), local paths (and the
+    local path of a file:// URL) read into memory or, when `memory_map`, mapped (paths.py),
+    anything else through open_source. `memory_map` applies to local paths only."""
     src = open_input(source, filesystem, random_access)
     if src is None:
-        return open_source(source)
-    if isinstance(src, str):                    # a file:// URL names a local path
-        return open_source(src)
+        if not isinstance(source, (str, os.PathLike)):
+            return open_source(source)
+        src = os.fspath(source)
+    if isinstance(src, str):                    # a local path, perhaps from a file:// URL
+        if random_access:
+            return open_path_random_access(src, memory_map)
+        return open_path(src, memory_map)
     return src
 
 

@@ -17,7 +17,7 @@ __all__ = [
     "SPARSE_INDEX_COO", "SPARSE_INDEX_CSX", "SPARSE_INDEX_CSF", "SPARSE_INDEX_NAMES",
     "MAX_NESTING_DEPTH", "MAX_TENSOR_DIMENSIONS", "MAX_METADATA_SIZE", "MAX_FIELDS", "MAX_BUFFERS",
     "MAX_VARIADIC_BUFFERS", "MAX_DECOMPRESSED_SIZE", "BODY_ALIGNMENT", "FORMAT_FILE", "FORMAT_STREAM", "sniff", "file_magic",
-    "foreign_format", "describe_bytes",
+    "foreign_format", "describe_bytes", "file_read_as_stream_hint",
 ]
 
 # -- framing ---------------------------------------------------------------------------------------
@@ -128,3 +128,13 @@ def describe_bytes(head: bytes) -> str:
     """`head` for an error message: the format it belongs to when known, else its bytes in hex."""
     what = foreign_format(head)
     return f"{what}, starting {head.hex(' ')}" if what else head.hex(" ")
+
+
+def file_read_as_stream_hint(head: bytes, offset: int) -> str:
+    """What a stream reader's framing error adds when the input it read at byte 0 starts with
+    the file format's magic (an IPC file opened as a stream): "" otherwise."""
+    magic = file_magic(head) if offset == 0 else None
+    if magic is None:
+        return ""
+    return (f"; the input starts with the IPC file format's magic {magic.decode()!r}: it is an "
+            f"IPC file, read it with ipc.open_file")

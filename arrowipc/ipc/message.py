@@ -10,7 +10,7 @@ import struct
 from .._core.buffer import py_buffer
 from . import _framing
 from ..errors import ArrowInvalid
-from .format import CONTINUATION, MAX_METADATA_SIZE
+from .format import CONTINUATION, MAX_METADATA_SIZE, file_read_as_stream_hint
 from .filesystems import open_reading
 
 __all__ = ["Message", "MessageReader", "read_message"]
@@ -94,8 +94,9 @@ def read_message_header(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
     if length == 0:
         return None                                   # end-of-stream marker
     if length < 0 or length > max_metadata_size:
+        head = first.to_pybytes() + (source.read(4).to_pybytes() if start == 0 else b"")
         raise ArrowInvalid(f"{where}: message at byte {start} claims {length} bytes of metadata; "
-                           f"expected 1..{max_metadata_size}")
+                           f"expected 1..{max_metadata_size}{file_read_as_stream_hint(head, start)}")
     meta = source.read(length)
     if meta.size < length:
         raise ArrowInvalid(f"{where}: truncated message at byte {start}: expected {length} bytes "

@@ -39,7 +39,9 @@ from .message import (Message, missing_eos_error, no_schema_error, read_first_me
                       read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
-from .sources import BufferSource, allocate_claimed
+from . import paths as local_paths
+from .paths import PathSource
+from .sources import BufferSource, LocalFileSource, allocate_claimed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -472,8 +474,8 @@ class _ReaderBase:
     @property
     def io_stats(self) -> IOStats:
         """What the reader asked of its file object or filesystem so far (bytes, requests)."""
-        return IOStats(getattr(self._source, "bytes_read", 0),
-                       getattr(self._source, "read_requests", 0))
+        counted = getattr(self, "_read_through", self._source)
+        return IOStats(getattr(counted, "bytes_read", 0), getattr(counted, "read_requests", 0))
 
     @property
     def schema(self) -> T.Schema:
@@ -501,8 +503,9 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
     RecordBatchReader: `cast`, `read_pandas`, `__arrow_c_stream__`)."""
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
-                 memory_pool: object = None, filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, False)
+                 memory_pool: object = None, filesystem: Any = None,
+                 memory_map: bool = False) -> None:
+        self._source = open_reading(source, filesystem, False, memory_map)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         # decoded ahead: (batch, message) or the exception met
@@ -564,8 +567,17 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             raise item
         return item
 
+    def _batches_wanted(self) -> None:
+        """A local file opened by path is read whole once batches are wanted (the schema alone
+        was read from it so far): fastest, and every later read comes from memory of ours."""
+        if isinstance(self._source, LocalFileSource) and not hasattr(self, "_read_through"):
+            self._read_through = self._source
+            self._source = self._source.in_memory()   # itself past READ_WHOLE_LIMIT
+
     def read_next_batch_with_custom_metadata(self) -> RecordBatchWithMetadata:
         """The next batch with its custom metadata; StopIteration at the end of the stream."""
+        if isinstance(self._source, LocalFileSource):
+            self._batches_wanted()
         msg: Message | None
         batch: RecordBatch | None
         if self._ready:
@@ -601,6 +613,8 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def __iter__(self) -> Iterator[RecordBatch]:
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
+        if isinstance(self._source, LocalFileSource):
+            self._batches_wanted()
         while self._ready:
             yield self._next_ready()[0]
         if self._done:
@@ -649,8 +663,9 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         return Table(self.schema, list(self))
 
     def close(self) -> None:
-        """Stop reading: iteration ends."""
+        """Stop reading: iteration ends (a file the reader opened itself is closed)."""
         self._done = True
+        self._source.close()
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from ..interop import export_stream
@@ -664,8 +679,8 @@ class RecordBatchFileReader(_ReaderBase):
 
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
-                 filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, True)
+                 filesystem: Any = None, memory_map: bool = False) -> None:
+        self._source = open_reading(source, filesystem, True, memory_map)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
@@ -959,9 +974,39 @@ class RecordBatchFileReader(_ReaderBase):
                 yield dec.read_record_batch_message(msg)
             first = last
 
+    def _read_whole_file(self) -> None:
+        """Every batch is wanted: read the whole local file in one read (faster than a read per
+        batch, see paths.reads_whole) and go on in memory, as for bytes."""
+        with self._lock:
+            src = self._source
+            if not isinstance(src, PathSource):
+                return                          # another thread did it
+            size = src.size
+            whole = src.read_whole()
+            if whole.size != size:
+                raise ArrowInvalid(f"{src.name}: the file changed size while being read "
+                                   f"({size} bytes when opened, {whole.size} now)")
+            self._source = BufferSource(whole, name=src.name)
+            self._read_through = src             # io_stats go on counting what was read
+            src.close()
+            self._fast = self._decoder.plain
+            self._ranged = False
+
+    def _count_path_batch_read(self, n: int) -> None:
+        """get_batch on a local file reads batch i only, until an eighth of the batches have
+        been read so (a scan, most likely): then a file of small batches, whose per-batch reads
+        cost more than copying, is read whole, as for iteration (paths.reads_whole)."""
+        self._path_batch_reads = getattr(self, "_path_batch_reads", 0) + 1
+        src = self._source
+        if (self._path_batch_reads >= max(4, n // 8) and isinstance(src, PathSource)
+                and local_paths.reads_whole(src.size, n, True)):
+            self._read_whole_file()
+
     def _fetch_batch(self, i: int) -> Message:
         """Record batch i's message: the whole block in one request without projection; with
         it, the metadata, then only the buffers of the selected columns, coalesced."""
+        if isinstance(self._source, BufferSource):      # a local file read whole meanwhile
+            return self._read_block(self._batch_blocks[i], i, "record batch")
         dec, opts, src = self._decoder, self._decoder.options, self._source
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
         end = off + meta_len + body_len
@@ -1007,6 +1052,8 @@ class RecordBatchFileReader(_ReaderBase):
             raise IndexError(f"record batch index {i} out of range for {n} batches")
         if not self._dictionaries_read:
             self._ensure_dictionaries()
+        if isinstance(self._source, PathSource):
+            self._count_path_batch_read(n)
         src, msg = self._source, None
         if self._fast:
             batch, msg = self._framed_once(i)
@@ -1047,6 +1094,10 @@ class RecordBatchFileReader(_ReaderBase):
     get_record_batch = get_batch
 
     def __iter__(self) -> Iterator[RecordBatch]:
+        if (isinstance(self._source, PathSource)
+                and local_paths.reads_whole(self._source.size, len(self._batch_blocks),
+                                            self._decoder.included is not None)):
+            self._read_whole_file()
         if self._ranged and self._decoder.included is not None:
             yield from self._iter_ranged()
             return

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from .. import types as T
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException, ArrowInvalid
-from ..io import memory_map
 from ..table import RecordBatch, Table
 from .options import IpcReadOptions, ReadStats
 from .format import FILE_MAGICS, HEADER_DICTIONARY_BATCH, HEADER_RECORD_BATCH
 from .filesystems import read_all
+from .paths import read_path
 from .reader import RecordBatchFileReader, RecordBatchWithMetadata
 
 __all__ = ["RecoveredFileReader", "RecoveryReport", "RescuedBatches", "open_file_recovering",
@@ -54,7 +54,7 @@ def _as_buffer(source: SourceLike, filesystem: Any = None) -> Buffer:
     if whole is not None:
         return whole
     if isinstance(source, (str, os.PathLike)):
-        return memory_map(source)
+        return read_path(source)                  # ours: no mapping another process can cut
     if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         if hasattr(source, "seek"):
             source.seek(0)

@@ -1,4 +1,5 @@
-"""Where IPC bytes come from: in-memory buffers (zero-copy) and file-like objects (exact reads).
+"""Where IPC bytes come from: in-memory buffers (zero-copy), file-like objects (exact reads) and
+local paths (read into memory of ours, as needed: paths.py; mapped only when asked).
 
 A source never reads ahead: the stream reader asks for exactly the prefix, metadata and body of
 each message, so a file-like object is left positioned right after the end-of-stream marker.
@@ -9,13 +10,18 @@ import os
 
 from .._core.buffer import Buffer, allocate_buffer, py_buffer
 from ..errors import ArrowCapacityError, ArrowException, ArrowInvalid, ArrowIOError
-from ..io import BufferReader, memory_map
+from ..io import BufferReader, MemoryMappedFile, map_file
+from . import paths as local_paths
+from .paths import PathSource, read_fd, read_path
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["allocate_claimed", "as_buffer", "BufferSource", "FileSource", "open_source"]
+    from .._typing import StrPath
+
+__all__ = ["allocate_claimed", "as_buffer", "BufferSource", "FileSource", "LocalFileSource",
+           "open_path", "open_path_random_access", "open_source"]
 
 # Bodies larger than this are allocated only as far as the object says it holds them (seekable
 # objects) or grown as they arrive (the others), so a header that claims a huge body cannot make
@@ -323,11 +329,18 @@ def _seekable(f: Any) -> bool:
 
 
 def open_source(source: object) -> BufferSource | FileSource:
-    """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes."""
+    """A BufferSource or FileSource for bytes-like objects, Buffers, paths and file-likes.
+
+    A path is read whole into memory (see paths.py: never mapped; the readers read paths
+    through open_path, as needed); a memory-mapped file is read zero-copy from its position."""
     if isinstance(source, (bytes, bytearray, memoryview, Buffer)):
         return BufferSource(py_buffer(source))
     if isinstance(source, (str, os.PathLike)):
-        return BufferSource(memory_map(source), name=os.fspath(source))
+        return BufferSource(read_path(source), name=os.fspath(source))
+    if isinstance(source, MemoryMappedFile):
+        mapped = BufferSource(source.buffer, name=source.path)
+        mapped.pos = min(source.tell(), mapped.end)
+        return mapped
     if isinstance(source, BufferReader):
         return FileSource(source, name="BufferReader")
     if hasattr(source, "read"):
@@ -338,3 +351,49 @@ def open_source(source: object) -> BufferSource | FileSource:
     except TypeError:
         raise TypeError(f"cannot read IPC data from a {type(source).__name__}: expected bytes, "
                         f"a buffer, a path or a file-like object") from None
+
+
+class LocalFileSource(FileSource):
+    """A local file a reader opened by path, read front to back as needed (a schema, a message)
+    until the reader wants its batches: then `in_memory()` reads it whole."""
+
+    def in_memory(self) -> BufferSource | LocalFileSource:
+        """The rest of the file as a BufferSource at the same position (the whole file read in
+        one read, so positions stay the file's), or this source past READ_WHOLE_LIMIT."""
+        fd = self.f.fileno()
+        if os.fstat(fd).st_size > local_paths.READ_WHOLE_LIMIT:
+            return self
+        whole = read_fd(fd)
+        self.read_requests += 1
+        self.bytes_read += whole.size
+        out = BufferSource(whole, name=self.name)
+        out.pos = min(self.pos, whole.size)
+        self.close()
+        return out
+
+    def __del__(self) -> None:
+        # a reader dropped without close() closes the file it opened, quietly (as pyarrow's)
+        f = getattr(self, "f", None)
+        if f is not None and not f.closed:
+            f.close()
+
+
+def open_path(path: StrPath, memory_map: bool = False) -> BufferSource | LocalFileSource:
+    """The source a stream or message read of a local path reads: a mapping when `memory_map`,
+    else the file, read as needed (LocalFileSource.in_memory reads it whole for batches)."""
+    name = os.fspath(path)
+    if memory_map:
+        return BufferSource(map_file(name), name=name)
+    if os.path.isdir(name):
+        raise IsADirectoryError(21, "Is a directory", name)
+    return LocalFileSource(open(name, "rb", buffering=0), name=name, owns=True)
+
+
+def open_path_random_access(path: StrPath, memory_map: bool = False
+                            ) -> BufferSource | PathSource:
+    """The source the file format's reader reads a local path through: a mapping when
+    `memory_map`, else a PathSource (positioned reads of the ranges each read needs)."""
+    name = os.fspath(path)
+    if memory_map:
+        return BufferSource(map_file(name), name=name)
+    return PathSource(name)
