@@ -498,7 +498,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
 
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
                  memory_pool: object = None, filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, False)
+        self._source = open_reading(source, filesystem, False, options)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         # decoded ahead: (batch, message) or the exception met
@@ -658,7 +658,7 @@ class RecordBatchFileReader(_ReaderBase):
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
                  filesystem: Any = None) -> None:
-        self._source = open_reading(source, filesystem, True)
+        self._source = open_reading(source, filesystem, True, options)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.
