@@ -68,13 +68,22 @@ final class Schemas {
       org.apache.arrow.flatbuf.Decimal d = (org.apache.arrow.flatbuf.Decimal)
           f.type(new org.apache.arrow.flatbuf.Decimal());
       int width = d.bitWidth();
+      if (width != 32 && width != 64 && width != 128 && width != 256) {
+        throw new IllegalArgumentException("field '" + f.name() + "' is a decimal of " + width
+            + " bits; expected 32, 64, 128 or 256");
+      }
       if (width == 32 || width == 64) {
         type = new NarrowDecimal(d.precision(), d.scale(), width);
       } else {
         type = new ArrowType.Decimal(d.precision(), d.scale(), width);
       }
     } else {
-      type = ArrowType.getTypeForField(f);
+      try {
+        type = ArrowType.getTypeForField(f);
+      } catch (UnsupportedOperationException e) {    // a type id no Arrow type has
+        throw new IllegalArgumentException("field '" + f.name() + "' has type id "
+            + f.typeType() + ", which is not an Arrow type", e);
+      }
     }
     DictionaryEncoding dictionary = null;
     org.apache.arrow.flatbuf.DictionaryEncoding enc = f.dictionary();
@@ -86,7 +95,8 @@ final class Schemas {
     }
     List<Field> children = new ArrayList<>();
     for (int i = 0; i < f.childrenLength(); i++) children.add(field(f.children(i)));
-    return new Field(f.name(), new FieldType(f.nullable(), type, dictionary,
+    String name = f.name() == null ? "" : f.name();      // the name is optional in the format
+    return new Field(name, new FieldType(f.nullable(), type, dictionary,
         metadata(f.customMetadataLength(), f::customMetadata)), children);
   }
 }
