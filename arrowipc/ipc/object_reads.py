@@ -143,11 +143,13 @@ async def _read_body(read: Callable[[int], Awaitable[bytes]], limit: int,
 
 
 def _status_error(name: str, status: int, reason: str | None, what: str) -> OSError:
+    """The OSError for an HTTP error status, naming the URL (and `what` was asked, if given)."""
+    asked = f" for {what}" if what else ""
     if status in (404, 410):
-        return FileNotFoundError(errno.ENOENT, f"{name}: not found (HTTP {status}) {what}")
+        return FileNotFoundError(errno.ENOENT, f"{name}: not found (HTTP {status}){asked}")
     if status in (401, 403):
-        return PermissionError(errno.EACCES, f"{name}: access refused (HTTP {status}) {what}")
-    return OSError(f"{name}: HTTP {status} {reason or ''} {what}".replace("  ", " "))
+        return PermissionError(errno.EACCES, f"{name}: access refused (HTTP {status}){asked}")
+    return OSError(f"{name}: HTTP {status}{' ' + reason if reason else ''}{asked}")
 
 
 def _span(offset: int, n: int) -> str:
@@ -259,7 +261,7 @@ class HttpObject:
         resp = await self._client.send("GET", {}, "the GET request")
         async with resp:
             if resp.status != 200:
-                raise _status_error(self.name, resp.status, resp.reason, "for the whole object")
+                raise _status_error(self.name, resp.status, resp.reason, "the whole object")
             if expected is None:
                 self._pin(resp.headers)
             else:
@@ -371,7 +373,9 @@ class HttpStream:
     def close(self) -> None:
         resp, self._resp = self._resp, None
         if resp is not None:
-            resp.close()
+            async def close() -> None:          # on the loop that owns the connection
+                resp.close()
+            _run(self._fs.loop, close)
 
 
 # -- S3 ----------------------------------------------------------------------------------------
@@ -384,7 +388,7 @@ class S3Object:
         self.name = name
         self.timeouts = timeouts
         self.bucket, self.key, version = fs.split_path(path)
-        info = fs.info(path)
+        info = fs.info(path, refresh=True)       # the object now, not a cached listing
         self.size: int = int(info["size"])
         self.etag: str | None = info.get("ETag") or None
         found = info.get("VersionId")
