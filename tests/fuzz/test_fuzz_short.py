@@ -51,3 +51,16 @@ def test_atheris_short_run(target, tmp_path):
     # libFuzzer may count the seed inputs it replays on top of -runs ("Done 3019 runs")
     runs = re.search(r"Done (\d+) runs", done.stderr)
     assert runs is not None and int(runs.group(1)) >= ATHERIS_RUNS, done.stderr[-3000:]
+
+
+def test_jvm_reader_fuzzer_short_run():
+    """The Spark JVM source's reader (java/), mutants read without Spark (jvm_fuzz.py)."""
+    import jvm_fuzz
+    why = jvm_fuzz.unavailable()
+    if why:
+        pytest.skip(f"the JVM fuzzer cannot run: {why}")
+    count = int(os.environ.get("ARROWIPC_FUZZ_JVM_MUTANTS", "3000"))
+    totals, reports = jvm_fuzz.run(count=count, chunk=count, quiet=True)
+    print("JVM reader fuzzer: executions {} clean {} errors {} findings {}".format(*totals))
+    assert not reports and totals[3] == 0, "\n".join(r[:1500] for r in reports[:5])
+    assert totals[0] == count and totals[1] > 0       # it really ran, and read some inputs whole
