@@ -1,7 +1,7 @@
 """The JVM source on corrupt and unreadable inputs (issue 32, F8): every failure is an
 IpcException naming the file (and the batch, message byte, column or value where known), never a
 raw IndexOutOfBoundsException, NullPointerException, UnsupportedOperationException,
-AnalysisException or OutOfMemoryError; and strings that are not UTF-8 are refused, as the
+AnalysisException, OutOfMemoryError or StackOverflowError; and strings that are not UTF-8 are refused, as the
 Python readers refuse them, instead of reaching Spark as replacement characters.
 
 The inputs are made here by byte surgery on files pyarrow writes (tests/ipc/ipc_surgery.py); the
@@ -67,6 +67,17 @@ def childless_list() -> bytes:
     return bytes(data)
 
 
+def self_nested_list() -> bytes:
+    """A list field whose child is the field itself: endless nesting (was StackOverflowError;
+    found by tests/fuzz/jvm_fuzz.py)."""
+    data = file_bytes(pa.table({"l": pa.array([[1], [2, 3]], pa.list_(pa.int64()))}))
+    for schema in schemas(data):
+        field = schema.tables(SCHEMA_FIELDS)[0]
+        entry = vector_length_pos(field, FIELD_CHILDREN) + 4
+        struct.pack_into("<I", data, entry, (field.pos - entry) & 0xFFFFFFFF)
+    return bytes(data)
+
+
 def huge_buffer_count() -> bytes:
     """A record batch claiming 2**31 - 1 buffers (was OutOfMemoryError)."""
     data = file_bytes(pa.table({"a": pa.array(np.arange(10), pa.int64())}))
@@ -98,6 +109,8 @@ CORRUPT = {
                                        "'a' has type id 99, which is not an Arrow type)"),
     "childless-list.arrow": (childless_list, "field 'l' of {path} has Arrow type List, which Spark "
                                              "cannot hold: a list needs one child field, found 0"),
+    "self-nested.arrow": (self_nested_list, "has corrupt metadata (IllegalArgumentException: "
+                                            "field 'l' is nested more than 64 levels deep)"),
     "buffer-count.arrow": (huge_buffer_count, "(record batch 0) claims 1 field nodes, 2147483647 "
                                               "buffers and 0 variadic buffer counts, more than "
                                               "its"),

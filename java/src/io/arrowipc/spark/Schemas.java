@@ -42,9 +42,18 @@ final class Schemas {
     }
   }
 
+  /**
+   * The bounds the Python readers apply (IpcReadOptions' max_nesting_depth and max_fields): a
+   * flatbuffer vector may point at one table many times, or at a table that contains it, so a few
+   * bytes can describe an endless or exponentially large tree of fields.
+   */
+  static final int MAX_NESTING_DEPTH = 64;
+  static final int MAX_FIELDS = 100_000;
+
   static Schema convert(org.apache.arrow.flatbuf.Schema fb) {
     List<Field> fields = new ArrayList<>();
-    for (int i = 0; i < fb.fieldsLength(); i++) fields.add(field(fb.fields(i)));
+    int[] count = {0};
+    for (int i = 0; i < fb.fieldsLength(); i++) fields.add(field(fb.fields(i), 1, count));
     return new Schema(fields, metadata(fb.customMetadataLength(), fb::customMetadata));
   }
 
@@ -62,7 +71,15 @@ final class Schemas {
     return out;
   }
 
-  static Field field(org.apache.arrow.flatbuf.Field f) {
+  static Field field(org.apache.arrow.flatbuf.Field f, int depth, int[] count) {
+    if (depth > MAX_NESTING_DEPTH) {
+      throw new IllegalArgumentException("field '" + f.name() + "' is nested more than "
+          + MAX_NESTING_DEPTH + " levels deep");
+    }
+    if (++count[0] > MAX_FIELDS) {
+      throw new IllegalArgumentException("the schema has more than " + MAX_FIELDS + " fields, "
+          + "nested ones counted");
+    }
     ArrowType type;
     if (f.typeType() == Type.Decimal) {
       org.apache.arrow.flatbuf.Decimal d = (org.apache.arrow.flatbuf.Decimal)
@@ -94,7 +111,9 @@ final class Schemas {
       dictionary = new DictionaryEncoding(enc.id(), enc.isOrdered(), index);
     }
     List<Field> children = new ArrayList<>();
-    for (int i = 0; i < f.childrenLength(); i++) children.add(field(f.children(i)));
+    for (int i = 0; i < f.childrenLength(); i++) {
+      children.add(field(f.children(i), depth + 1, count));
+    }
     String name = f.name() == null ? "" : f.name();      // the name is optional in the format
     return new Field(name, new FieldType(f.nullable(), type, dictionary,
         metadata(f.customMetadataLength(), f::customMetadata)), children);
