@@ -28,12 +28,11 @@ from __future__ import annotations
 import asyncio
 import errno
 import re
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import ArrowException, ArrowIOError
 from .remote import CONNECT_TIMEOUT, READ_TIMEOUT
 
-TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from typing import Any

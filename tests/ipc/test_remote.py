@@ -497,8 +497,9 @@ HANG_GUARD = 120        # seconds: the harness gives up on a read that hangs (ne
 
 def other_version(data: bytes) -> bytes:
     """The same file (same layout, same size) with other values: c0 of every batch negated."""
+    import pyarrow.compute as pc
     table = wide_table()
-    changed = table.set_column(0, "c0", pa.compute.negate(table.column(0)))
+    changed = table.set_column(0, "c0", pc.negate(table.column(0)))
     out = file_bytes(changed)
     assert len(out) == len(data) and out != data
     return out
