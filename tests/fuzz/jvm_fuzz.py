@@ -7,7 +7,7 @@ acceptable outcomes; anything else is a finding (the mutant is kept, its index p
     python tests/fuzz/jvm_fuzz.py --count 2000 --start 50000  # a reproducible slice
 
 The Java class is compiled (package io.arrowipc.spark, for the reader's package-private classes)
-against pyspark's jars and arrowipc's jar (`python java/build_jar.py` first). One JVM runs
+against pyspark's jars and arrowipc's jar (rebuilt first when java/ changed). One JVM runs
 `--chunk` mutants at a time; a crash or hang ends it with the input and its index on disk (kept
 as crash-INDEX.bin), and the run goes on after it.
 """
@@ -49,6 +49,12 @@ def unavailable() -> str | None:
         return "no JDK"
     if pyspark_jars() is None:
         return "pyspark is not installed"
+    sys.path.insert(0, os.path.join(ROOT, "java"))
+    try:
+        import build_jar
+        build_jar.build(quiet=True)         # rebuilt when a source is newer than the jar
+    finally:
+        sys.path.pop(0)
     if not os.path.exists(JAR):
         return "the JVM source's jar is not built (python java/build_jar.py)"
     return None
