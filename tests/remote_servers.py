@@ -4,7 +4,8 @@
   (method, path, Range header, body bytes sent), so tests assert what a read cost on the wire.
 * `CountingFile(data)`: a file object over bytes that logs each read call.
 * `http_server(files)`: a small HTTP/1.1 server for bytes objects, with HEAD and single-range
-  GET (206 and Content-Range), optionally ETags, recording requests the same way.
+  GET (206 and Content-Range), optionally ETags, recording requests the same way; and, on
+  request, misbehaving as hostile or broken servers do (`Misbehaviour`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import http.server
 import io
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 
 BUCKET = "arrowipc-test"
@@ -146,6 +148,25 @@ class CountingFile(io.RawIOBase):
 _RANGE = re.compile(r"bytes=(\d+)-(\d*)$")
 
 
+@dataclass
+class Misbehaviour:
+    """How `http_server` departs from a correct server (the default departs in nothing).
+
+    `if_match`: honour If-Match (412 when the ETag differs); `ignore_range`: answer every GET
+    with 200 and the whole object; `range_shift`: send the bytes `range_shift` further on, with a
+    Content-Range saying so; `content_length`: send Content-Length (without it, the body ends
+    when the connection closes); `drip`: seconds between body bytes; `cut_body`: bytes of a
+    body sent before the connection is closed (Content-Length says the whole); `get_status`: an
+    error status for every GET (HEAD still answers)."""
+    if_match: bool = False
+    ignore_range: bool = False
+    range_shift: int = 0
+    content_length: bool = True
+    drip: float | None = None
+    cut_body: int | None = None
+    get_status: int | None = None
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # headers and body are two writes: with Nagle the body waits for the client's delayed ACK
@@ -155,6 +176,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     etags = False
     last_modified = None
     requests: Requests
+    misbehaviour = Misbehaviour()
 
     def log_message(self, *args):        # quiet
         pass
@@ -162,41 +184,70 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def _send(self, with_body: bool):
         data = self.files.get(self.path)
         if data is None:
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            self.requests.add(self.command, self.path, None, 0)
+            self._empty(404, None)
+            return
+        bad = self.misbehaviour
+        etag = '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+        if with_body and bad.get_status is not None:
+            self._empty(bad.get_status, None)
+            return
+        if bad.if_match and self.headers.get("If-Match") not in (None, etag):
+            self._empty(412, None)
             return
         rng = self.headers.get("Range")
         status, start, end = 200, 0, len(data)
-        if rng is not None:
+        if rng is not None and not bad.ignore_range:
             m = _RANGE.match(rng.strip())
             if m is None or int(m.group(1)) >= len(data):
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{len(data)}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                self.requests.add(self.command, self.path, rng, 0)
+                self._empty(416, rng, f"bytes */{len(data)}")
                 return
             start = int(m.group(1))
             end = min(len(data), int(m.group(2)) + 1) if m.group(2) else len(data)
+            start, end = min(start + bad.range_shift, len(data) - 1), \
+                min(end + bad.range_shift, len(data))
             status = 206
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
         if self.etags:
-            self.send_header("ETag", '"' + hashlib.sha256(data).hexdigest()[:32] + '"')
+            self.send_header("ETag", etag)
         if self.last_modified:
-            self.send_header("Last-Modified", self.last_modified)
-        self.send_header("Content-Length", str(end - start))
+            self.send_header("Last-Modified", self.last_modified(data)
+                             if callable(self.last_modified) else self.last_modified)
+        if bad.content_length:
+            self.send_header("Content-Length", str(end - start))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
         self.end_headers()
         sent = 0
         if with_body:
-            self.wfile.write(data[start:end])
-            sent = end - start
+            body = data[start:end]
+            if bad.cut_body is not None:
+                body = body[:bad.cut_body]
+                self.close_connection = True
+            try:
+                if bad.drip is None:
+                    self.wfile.write(body)
+                else:
+                    for i in range(len(body)):
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(bad.drip)
+            except OSError:                 # the client gave up
+                self.close_connection = True
+            sent = len(body)
         self.requests.add(self.command, self.path, rng, sent)
+
+    def _empty(self, status, rng, content_range=None):
+        self.send_response(status)
+        if content_range:
+            self.send_header("Content-Range", content_range)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        self.requests.add(self.command, self.path, rng, 0)
 
     def do_GET(self):
         self._send(True)
@@ -206,14 +257,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def http_server(files: dict, etags: bool = False, last_modified: str | None = None):
+def http_server(files: dict, etags: bool = False, last_modified: str | None = None,
+                misbehaviour: Misbehaviour | None = None):
     """(base URL, Requests) of a server for `files` ({"/name": bytes}), changeable while up;
     with `etags`, answers carry an ETag (a hash of the object's bytes), as object stores send;
-    with `last_modified`, that Last-Modified header (answers always carry a Date)."""
+    with `last_modified`, that Last-Modified header, or the one it gives for an object's bytes
+    when it is a function (answers always carry a Date); with
+    `misbehaviour`, the ways it breaks HTTP."""
     requests = Requests()
     handler = type("Handler", (_Handler,), {"files": files, "requests": requests, "etags": etags,
-                                            "last_modified": last_modified})
+                                            "last_modified": staticmethod(last_modified)
+                                            if callable(last_modified) else last_modified,
+                                            "misbehaviour": misbehaviour or Misbehaviour()})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True         # a dripping answer must not hold the shutdown
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -20,6 +20,8 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
+from .object_reads import (HttpObject, HttpStream, S3Object, Timeouts, is_http_fs, is_s3_fs,
+                           timeouts_of)
 from .paths import read_path
 from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
                       open_path_random_access, open_source)
@@ -56,11 +58,29 @@ def _is_fsspec_fs(fs: Any) -> bool:
     return hasattr(fs, "cat_ranges") and hasattr(fs, "open") and hasattr(fs, "_strip_protocol")
 
 
-def resolve(path: Any, filesystem: Any = None) -> tuple[str, Any, str]:
+def _timeout_options(url: str, timeouts: Timeouts | None) -> dict[str, Any]:
+    """fsspec storage options that set `timeouts` on the filesystem made for `url`: aiohttp's
+    for http(s) (without its 300 s total: object_reads bounds each wait), botocore's for s3."""
+    if timeouts is None:
+        return {}
+    scheme = url.split("://", 1)[0].lower()
+    if scheme in ("http", "https"):
+        import aiohttp
+        return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(
+            total=None, sock_connect=timeouts.connect, sock_read=timeouts.read)}}
+    if scheme in ("s3", "s3a"):
+        return {"config_kwargs": {"connect_timeout": timeouts.connect,
+                                  "read_timeout": timeouts.read}}
+    return {}
+
+
+def resolve(path: Any, filesystem: Any = None,
+            timeouts: Timeouts | None = None) -> tuple[str, Any, str]:
     """(kind, filesystem, path): kind "local" (a plain path), "fsspec" or "pyarrow".
 
     Without `filesystem`, file:// URLs are local paths and other URLs go to fsspec (the
-    optional extra `arrowipc[remote]`); plain paths stay local.
+    optional extra `arrowipc[remote]`), the http(s) and s3 filesystems with `timeouts`; plain
+    paths stay local.
     """
     if filesystem is None:
         if not is_url(path):
@@ -74,7 +94,7 @@ def resolve(path: Any, filesystem: Any = None) -> tuple[str, Any, str]:
                               f"filesystem's package, such as s3fs or gcsfs): pip install "
                               f"'arrowipc[remote]'") from None
         try:
-            fs, fs_path = url_to_fs(path)
+            fs, fs_path = url_to_fs(path, **_timeout_options(path, timeouts))
         except (ImportError, ValueError) as e:
             raise type(e)(f"{path}: {e}") from e
         return "fsspec", fs, fs_path
@@ -167,6 +187,38 @@ class _FsspecRanges:
         pass
 
 
+class _GuardedFile:
+    """An fsspec file object read front to back whose failures are OSErrors naming the URL
+    (the filesystem's own exceptions, aiohttp's or botocore's, would escape without it)."""
+
+    def __init__(self, f: Any, name: str) -> None:
+        self._f = f
+        self.name = name
+
+    def _call(self, method: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return method(*args)
+        except ArrowException:
+            raise
+        except Exception as e:
+            raise _io_error(e, self.name) from e
+
+    def read(self, n: int = -1) -> bytes:
+        data: bytes = self._call(self._f.read, n)
+        return data
+
+    def readinto(self, view: memoryview) -> int:
+        data = self.read(memoryview(view).nbytes)
+        view[:len(data)] = data
+        return len(data)
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self._call(self._f.close)
+
+
 class _PyarrowRanges:
     def __init__(self, f: Any) -> None:
         self.f = f
@@ -208,21 +260,32 @@ class _PlainReader:
         self._f.close()
 
 
-def open_input(source: Any, filesystem: Any = None, random_access: bool = False) -> object:
+def open_input(source: Any, filesystem: Any = None, random_access: bool = False,
+               timeouts: Timeouts | None = None) -> object:
     """A source for a URL or a path on `filesystem`: a RangeSource when the reader needs random
-    access (the file format), else a FileSource over the filesystem's file object; None when
-    `source` is neither (the caller's own open_source takes it)."""
+    access (the file format), pinned to the version of the object it opened where the
+    filesystem tells versions (HTTP, S3: object_reads.py), else a FileSource over a file object
+    read front to back; None when `source` is neither (the caller's own open_source takes it)."""
     if filesystem is None and not is_url(source):
         return None
+    timeouts = timeouts or Timeouts()
     name = source if isinstance(source, str) else os.fspath(source)
-    kind, fs, path = resolve(source, filesystem)
+    kind, fs, path = resolve(source, filesystem, timeouts)
     if kind == "local":
         return path
     try:
         if kind == "fsspec":
+            if is_http_fs(fs):
+                if random_access:
+                    http = HttpObject(fs, path, name, timeouts)
+                    return RangeSource(http, http.size, name)
+                return FileSource(HttpStream(fs, path, name, timeouts), name=name, owns=True)
             if random_access:
+                if is_s3_fs(fs):
+                    s3 = S3Object(fs, path, name, timeouts)
+                    return RangeSource(s3, s3.size, name)
                 return RangeSource(_FsspecRanges(fs, path), int(fs.size(path)), name)
-            return FileSource(fs.open(path, "rb"), name=name, owns=True)
+            return FileSource(_GuardedFile(fs.open(path, "rb"), name), name=name, owns=True)
         if random_access:
             f = fs.open_input_file(path)
             return RangeSource(_PyarrowRanges(f), int(f.size()), name)
@@ -240,11 +303,18 @@ def read_all(source: Any, filesystem: Any = None) -> Buffer | None:
     if filesystem is None and not is_url(source):
         return None
     name = source if isinstance(source, str) else os.fspath(source)
-    kind, fs, path = resolve(source, filesystem)
+    timeouts = Timeouts()
+    kind, fs, path = resolve(source, filesystem, timeouts)
     if kind == "local":
         return read_path(path)
     try:
-        if kind == "fsspec":
+        if kind == "fsspec" and is_http_fs(fs):
+            stream = HttpStream(fs, path, name, timeouts)
+            try:
+                data = stream.read()
+            finally:
+                stream.close()
+        elif kind == "fsspec":
             data = fs.cat_file(path)
         else:
             with fs.open_input_stream(path) as f:
@@ -257,12 +327,13 @@ def read_all(source: Any, filesystem: Any = None) -> Buffer | None:
 
 
 def open_reading(source: Any, filesystem: Any = None, random_access: bool = False,
-                 memory_map: bool = False) -> Any:
+                 memory_map: bool = False, options: Any = None) -> Any:
     """The source a reader reads: URLs and paths on `filesystem` through open_input (byte ranges
-    for the file format, a file object read front to back otherwise), local paths (and the
-    local path of a file:// URL) read into memory or, when `memory_map`, mapped (paths.py),
-    anything else through open_source. `memory_map` applies to local paths only."""
-    src = open_input(source, filesystem, random_access)
+    for the file format, a file object read front to back otherwise, with the timeouts of
+    `options`, an IpcReadOptions), local paths (and the local path of a file:// URL) read into
+    memory or, when `memory_map`, mapped (paths.py), anything else through open_source.
+    `memory_map` applies to local paths only."""
+    src = open_input(source, filesystem, random_access, timeouts_of(options))
     if src is None:
         if not isinstance(source, (str, os.PathLike)):
             return open_source(source)

@@ -10,7 +10,7 @@ from ..errors import ArrowInvalid
 from .format import COMPRESSION_IDS as COMPRESSION_CODECS
 from .format import (MAX_BUFFERS, MAX_DECOMPRESSED_SIZE, MAX_FIELDS, MAX_METADATA_SIZE,  # noqa: F401
                      MAX_NESTING_DEPTH, MAX_VARIADIC_BUFFERS)
-from .remote import HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT
+from .remote import CONNECT_TIMEOUT, HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT, READ_TIMEOUT
 
 
 __all__ = ["Alignment", "as_read_options", "as_write_options", "IOStats", "IpcReadOptions",
@@ -194,6 +194,11 @@ class IpcReadOptions:
     ``hole_size_limit`` and ``range_size_limit`` (pyarrow's CacheOptions names and defaults) say
     how those ranges are merged: neighbours at most ``hole_size_limit`` bytes apart become one
     request, as long as it stays within ``range_size_limit`` bytes.
+
+    URLs read over HTTP(S) or S3 (without a `filesystem=` of the caller's, whose own settings
+    then also apply) wait at most ``connect_timeout`` seconds (default 10) to connect and
+    ``read_timeout`` seconds (default 60) for a response's headers and for each MiB of its
+    body; past either, the read fails with a TimeoutError naming the URL.
     """
 
     def __init__(self, ensure_native_endian: bool = True, *,
@@ -204,7 +209,9 @@ class IpcReadOptions:
                  max_buffers: int = MAX_BUFFERS, max_variadic_buffers: int = MAX_VARIADIC_BUFFERS,
                  max_decompressed_size: int = MAX_DECOMPRESSED_SIZE,
                  hole_size_limit: int = HOLE_SIZE_LIMIT,
-                 range_size_limit: int = RANGE_SIZE_LIMIT) -> None:
+                 range_size_limit: int = RANGE_SIZE_LIMIT,
+                 connect_timeout: float = CONNECT_TIMEOUT,
+                 read_timeout: float = READ_TIMEOUT) -> None:
         self.ensure_native_endian = ensure_native_endian
         self.ensure_alignment = ensure_alignment
         self.use_threads = use_threads
@@ -227,6 +234,8 @@ class IpcReadOptions:
         if self.hole_size_limit < 0:
             raise ValueError(f"hole_size_limit must be >= 0 bytes, got {hole_size_limit}")
         self.range_size_limit = _positive("range_size_limit", range_size_limit)
+        self.connect_timeout = _seconds("connect_timeout", connect_timeout)
+        self.read_timeout = _seconds("read_timeout", read_timeout)
 
     @property
     def included_fields(self) -> list[int]:
@@ -272,6 +281,13 @@ class IpcReadOptions:
         return (f"<arrowipc.ipc.IpcReadOptions ensure_native_endian={self.ensure_native_endian} "
                 f"ensure_alignment={self.ensure_alignment.name} use_threads={self.use_threads} "
                 f"included_fields={self.included_fields} validate={self.validate!r}>")
+
+
+def _seconds(name: str, value: float) -> float:
+    seconds = float(value)
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 def _positive(name: str, value: int) -> int:

@@ -505,7 +505,7 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
     def __init__(self, source: SourceLike, *, options: IpcReadOptions | None = None,
                  memory_pool: object = None, filesystem: Any = None,
                  memory_map: bool = False) -> None:
-        self._source = open_reading(source, filesystem, False, memory_map)
+        self._source = open_reading(source, filesystem, False, memory_map, options)
         self._decoder = MessageDecoder(options, "stream")
         self._done = False
         # decoded ahead: (batch, message) or the exception met
@@ -680,7 +680,7 @@ class RecordBatchFileReader(_ReaderBase):
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
                  filesystem: Any = None, memory_map: bool = False) -> None:
-        self._source = open_reading(source, filesystem, True, memory_map)
+        self._source = open_reading(source, filesystem, True, memory_map, options)
         self._decoder = MessageDecoder(options, "file")
         # get_batch may be called from several threads: the lock covers the dictionaries (read
         # once) and file-like sources (seek + read); in-memory batches need no lock.

@@ -21,12 +21,16 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-__all__ = ["HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "TAIL_READ_SIZE", "body_ranges", "coalesce",
-           "dictionary_ids_needed"]
+__all__ = ["CONNECT_TIMEOUT", "HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "READ_TIMEOUT",
+           "TAIL_READ_SIZE", "body_ranges", "coalesce", "dictionary_ids_needed"]
 
 # pyarrow's CacheOptions defaults: 8 KiB costs less than a request on any network
 HOLE_SIZE_LIMIT = 8 << 10
 RANGE_SIZE_LIMIT = 32 << 20
+# IpcReadOptions' network timeouts, in seconds (object_reads.py applies them): opening a
+# connection; waiting for a response's headers and for each MiB of its body.
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 60.0
 # The file reader's first read at the end of a file: trailer and, usually, the whole footer (a
 # footer of 24 bytes per block plus the schema) in one request.
 TAIL_READ_SIZE = 4 << 10

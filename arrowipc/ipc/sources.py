@@ -95,6 +95,8 @@ class FileSource:
         except ArrowException:
             raise
         except OSError as e:
+            if self.name in str(e):     # already says where (a URL's own reader, say)
+                raise
             raise _io_error(e, f"{self.name}: {what} at byte {offset}") from e
         except Exception as e:      # noqa: BLE001 -- whatever a broken object raises
             raise ArrowIOError(f"{self.name}: {what} at byte {offset} raised "

@@ -68,3 +68,16 @@ def test_surface_fuzzer_short_run(target):
     assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
     ran = re.search(rf"{target}: (\d+) executions", done.stdout)
     assert ran is not None and int(ran.group(1)) == execs, done.stdout[-3000:]
+
+
+def test_jvm_reader_fuzzer_short_run():
+    """The Spark JVM source's reader (java/), mutants read without Spark (jvm_fuzz.py)."""
+    import jvm_fuzz
+    why = jvm_fuzz.unavailable()
+    if why:
+        pytest.skip(f"the JVM fuzzer cannot run: {why}")
+    count = int(os.environ.get("ARROWIPC_FUZZ_JVM_MUTANTS", "3000"))
+    totals, reports = jvm_fuzz.run(count=count, chunk=count, quiet=True)
+    print("JVM reader fuzzer: executions {} clean {} errors {} findings {}".format(*totals))
+    assert not reports and totals[3] == 0, "\n".join(r[:1500] for r in reports[:5])
+    assert totals[0] == count and totals[1] > 0       # it really ran, and read some inputs whole

@@ -13,7 +13,7 @@ import pytest
 
 import arrowipc
 from arrowipc import ipc
-from arrowipc.errors import ArrowInvalid
+from arrowipc.errors import ArrowInvalid, ArrowIOError
 from arrowipc.ipc.remote import body_ranges, coalesce, dictionary_ids_needed
 from remote_servers import CountingFile
 
@@ -487,3 +487,192 @@ def test_durable_is_for_local_paths_only():
     with pytest.raises(ValueError, match="durable=True needs a path sink"):
         ipc.new_file("memory://remote-tests/durable.arrow", table.schema, durable=True)
     assert not fsspec.filesystem("memory").exists("/remote-tests/durable.arrow")
+
+
+# -- HTTP servers that misbehave -----------------------------------------------------------------
+# The reader pins the object's version when it opens it (size, ETag, Last-Modified) and checks
+# every answer; network failures are OSErrors naming the URL; timeouts are IpcReadOptions.
+HANG_GUARD = 120        # seconds: the harness gives up on a read that hangs (never a time check)
+
+
+def other_version(data: bytes) -> bytes:
+    """The same file (same layout, same size) with other values: c0 of every batch negated."""
+    import pyarrow.compute as pc
+    table = wide_table()
+    changed = table.set_column(0, "c0", pc.negate(table.column(0)))
+    out = file_bytes(changed)
+    assert len(out) == len(data) and out != data
+    return out
+
+
+def misbehaving(files, **bad):
+    from remote_servers import Misbehaviour, http_server
+    pytest.importorskip("aiohttp")
+    return http_server(files, etags=bad.pop("etags", True), misbehaviour=Misbehaviour(**bad))
+
+
+def in_thread(run):
+    """run() in a thread the harness abandons after HANG_GUARD seconds: (result, error)."""
+    import threading
+    out = {}
+
+    def target():
+        try:
+            out["result"] = run()
+        except BaseException as e:            # handed to the test
+            out["error"] = e
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), "the read hung"
+    return out.get("result"), out.get("error")
+
+
+@pytest.mark.parametrize("if_match", [False, True])
+def test_http_object_replaced_between_requests_is_refused(wide_file, if_match):
+    """F4: the file's footer from one version, its batches from another, must not mix; with
+    If-Match honoured the server refuses (412), without it the answer's ETag gives it away."""
+    files = {"/wide.arrow": wide_file}
+    with misbehaving(files, if_match=if_match) as (base, _):
+        url = f"{base}/wide.arrow"
+        reader = ipc.open_file(url, options=ipc.IpcReadOptions(included_fields=[0]))
+        first = reader.get_batch(0)
+        files["/wide.arrow"] = other_version(wide_file)
+        with pytest.raises(ArrowIOError) as error:
+            reader.get_batch(1)
+    assert isinstance(error.value, OSError)
+    assert str(error.value).startswith(f"{url}: ")
+    assert "the object changed while it was read" in str(error.value)
+    assert ("412" in str(error.value)) == if_match
+    assert pa.record_batch(first).column(0).equals(
+        wide_table().column(0).combine_chunks().slice(0, N_ROWS // N_BATCHES))
+
+
+def test_http_object_replaced_is_told_by_last_modified_without_etag(wide_file):
+    from remote_servers import http_server
+    pytest.importorskip("aiohttp")
+    replacement = other_version(wide_file)
+    stamps = {wide_file: "Mon, 02 Nov 2026 10:00:00 GMT",
+              replacement: "Mon, 02 Nov 2026 10:00:05 GMT"}
+    files = {"/wide.arrow": wide_file}
+    with http_server(files, last_modified=stamps.__getitem__) as (base, _):
+        reader = ipc.open_file(f"{base}/wide.arrow")
+        files["/wide.arrow"] = replacement
+        with pytest.raises(ArrowIOError, match=f"{base}/wide.arrow: the answer to bytes .* came "
+                                               f"with Last-Modified Mon, 02 Nov 2026 10:00:05 GMT, "
+                                               f"the object was opened with Last-Modified Mon, "
+                                               f"02 Nov 2026 10:00:00 GMT"):
+            reader.read_all()
+
+
+def test_http_content_range_of_other_bytes_is_refused(wide_file):
+    with misbehaving({"/wide.arrow": wide_file}, range_shift=64) as (base, _):
+        url = f"{base}/wide.arrow"
+        with pytest.raises(ArrowIOError, match=f"{url}: the answer to bytes 0-7 holds other bytes "
+                                               f"\\(Content-Range bytes 64-71/{len(wide_file)}\\)"):
+            ipc.open_file(url)
+
+
+def test_http_server_ignoring_range_is_read_from_its_whole_answer(wide_file):
+    """A 200 with the whole object to a Range request is not a truncated file: the reader takes
+    the bytes it needs from it, once, and asks no more."""
+    with misbehaving({"/wide.arrow": wide_file}, ignore_range=True) as (base, requests):
+        reader = ipc.open_file(f"{base}/wide.arrow",
+                               options=ipc.IpcReadOptions(included_fields=[5]))
+        assert pa.table(reader.read_all()).column(0).equals(wide_table().column(5))
+        assert len(requests.gets("/wide.arrow")) == 1
+
+
+def test_http_server_ignoring_range_with_another_version_is_refused(wide_file):
+    files = {"/wide.arrow": wide_file + b"\0" * 8}
+    with misbehaving(files, ignore_range=True, etags=False) as (base, _):
+        url = f"{base}/wide.arrow"
+        from arrowipc.ipc.filesystems import open_input
+        source = open_input(url, random_access=True)   # the HEAD pins the size
+        files["/wide.arrow"] = wide_file
+        with pytest.raises(ArrowIOError, match=f"{url}: the answer to bytes 0-7 is a whole object "
+                                               f"of {len(wide_file)} bytes, the object was opened "
+                                               f"with {len(wide_file) + 8}"):
+            source.read_at(0, 8)
+
+
+def stream_bytes() -> bytes:
+    stream = pa.BufferOutputStream()
+    with pa_ipc.new_stream(stream, wide_table().schema) as writer:
+        writer.write_table(wide_table())
+    return stream.getvalue().to_pybytes()
+
+
+def test_http_body_cut_mid_way_is_an_oserror_naming_the_url(wide_file):
+    """F11: aiohttp's own exceptions (a body shorter than its Content-Length) escaped the
+    stream readers without the URL."""
+    files = {"/wide.arrow": wide_file, "/wide.arrows": stream_bytes()}
+    with misbehaving(files, cut_body=5) as (base, _):
+        stream = f"{base}/wide.arrows"
+        for read in (lambda: ipc.open_stream(stream).read_all(), lambda: ipc.read_schema(stream),
+                     lambda: list(ipc.MessageReader.open_stream(stream))):
+            with pytest.raises(OSError, match=stream.replace(".", r"\.")):
+                read()
+        with pytest.raises(OSError, match=f"{base}/wide.arrow: .*bytes 0-7"):
+            ipc.open_file(f"{base}/wide.arrow")
+
+
+def test_http_without_content_length_is_read(wide_file):
+    """F11: no Content-Length (the body ends with the connection) was a TypeError for the file
+    format; the file and stream readers take such objects whole, in one request."""
+    files = {"/wide.arrow": wide_file, "/wide.arrows": stream_bytes()}
+    with misbehaving(files, content_length=False) as (base, requests):
+        assert pa.table(ipc.open_file(f"{base}/wide.arrow").read_all()).equals(wide_table())
+        assert len(requests.gets("/wide.arrow")) == 1
+        assert pa.table(ipc.open_stream(f"{base}/wide.arrows").read_all()).equals(wide_table())
+        assert ipc.read_schema(f"{base}/wide.arrows").names == wide_table().schema.names
+
+
+@pytest.mark.parametrize("entry", ["open_file", "open_stream", "read_schema"])
+def test_http_server_errors_are_oserrors_naming_the_url(wide_file, entry):
+    files = {"/wide.arrow": wide_file, "/wide.arrows": stream_bytes()}
+    with misbehaving(files, get_status=500) as (base, _):
+        url = f"{base}/wide.arrow" + ("" if entry == "open_file" else "s")
+        with pytest.raises(OSError, match=f"{url}: HTTP 500 Internal Server Error"):
+            if entry == "open_file":
+                ipc.open_file(url)
+            elif entry == "open_stream":
+                ipc.open_stream(url)
+            else:
+                ipc.read_schema(url)
+    # gone: connection refused, through the stream path too
+    with pytest.raises(OSError, match=url.replace(".", r"\.")):
+        ipc.read_schema(url) if entry == "read_schema" else ipc.open_stream(url)
+
+
+@pytest.mark.parametrize("entry", ["open_file", "open_stream"])
+def test_http_dripping_server_times_out_with_the_read_timeout(wide_file, entry):
+    """F11: a server sending a byte every 0.2 s held each request for aiohttp's 300 s; the read
+    timeout bounds the wait for every MiB of a body (or the whole of a smaller one)."""
+    files = {"/wide.arrow": wide_file, "/wide.arrows": stream_bytes()}
+    options = ipc.IpcReadOptions(read_timeout=0.5, connect_timeout=5)
+    with misbehaving(files, drip=0.2) as (base, _):
+        url = f"{base}/wide.arrow" + ("" if entry == "open_file" else "s")
+        opener = ipc.open_file if entry == "open_file" else ipc.open_stream
+        _, error = in_thread(lambda: opener(url, options=options))
+    assert isinstance(error, TimeoutError), error
+    assert str(error).startswith(f"{url}: no answer") and "read_timeout=0.5" in str(error)
+
+
+def test_timeouts_are_positive_seconds():
+    assert (ipc.IpcReadOptions().connect_timeout, ipc.IpcReadOptions().read_timeout) == (10, 60)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="read_timeout must be a positive number of seconds"):
+            ipc.IpcReadOptions(read_timeout=bad)
+
+
+def test_s3_object_replaced_between_requests_is_refused(s3, wide_file):
+    from remote_servers import BUCKET
+    fs, _ = s3
+    url = f"s3://{BUCKET}/replaced.arrow"
+    fs.pipe(url, wide_file)
+    reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[0]))
+    reader.get_batch(0)
+    fs.pipe(url, other_version(wide_file))
+    with pytest.raises(OSError, match=f"{url}: .*changed while it was read"):
+        reader.get_batch(1)

@@ -99,6 +99,15 @@ final class BatchDecoder {
       throw bad("has " + rows + " rows; at most " + Integer.MAX_VALUE + " are supported");
     }
     int nb = rb.buffersLength();
+    // vector lengths come from the bytes: each entry must lie inside the metadata (16-byte
+    // nodes and buffers, 8-byte variadic counts) before anything is allocated for it
+    long metadata = rb.getByteBuffer().capacity();
+    if (nb < 0 || nb > metadata / 16 || rb.nodesLength() < 0 || rb.nodesLength() > metadata / 16
+        || rb.variadicBufferCountsLength() < 0 || rb.variadicBufferCountsLength() > metadata / 8) {
+      throw bad("claims " + rb.nodesLength() + " field nodes, " + nb + " buffers and "
+          + rb.variadicBufferCountsLength() + " variadic buffer counts, more than its "
+          + metadata + " bytes of metadata hold");
+    }
     addr = new long[nb];
     size = new long[nb];
     int[][] starts = layout(fields, rb);
@@ -348,6 +357,14 @@ final class BatchDecoder {
         int ko = cur[1]++, kd = cur[1]++;
         long offsets = n == 0 ? 0 : need(ko, (n + 1L) * (large ? 8 : 4), col, "offsets");
         if (n > 0) checkOffsets(offsets, n, large, size[kd], col, "its data buffer");
+        if (n > 0 && !(t instanceof ArrowType.Binary || t instanceof ArrowType.LargeBinary)) {
+          for (int i = 0; i < n; i++) {            // Spark takes the bytes as UTF-8 as they are
+            if (v != 0 && (Platform.getByte(null, v + (i >> 3)) & (1 << (i & 7))) == 0) continue;
+            long s0 = large ? Platform.getLong(null, offsets + 8L * i) : Platform.getInt(null, offsets + 4L * i);
+            long s1 = large ? Platform.getLong(null, offsets + 8L * i + 8) : Platform.getInt(null, offsets + 4L * i + 4);
+            checkUtf8(addr[kd] + s0, s1 - s0, i, col);
+          }
+        }
         return new Vectors.BinaryVec(st, n, v, nulls, offsets, addr[kd], large);
       }
       case Utf8View: case BinaryView: {
@@ -369,6 +386,16 @@ final class BatchDecoder {
           if (b < 0 || b >= count || off < 0 || len > lens[b] - off) {
             throw bad(col + ": view " + i + " (buffer " + b + ", offset " + off + ", " + len
                 + " bytes) lies outside its data buffers");
+          }
+        }
+        if (t instanceof ArrowType.Utf8View) {
+          for (int i = 0; i < n; i++) {
+            if (v != 0 && (Platform.getByte(null, v + (i >> 3)) & (1 << (i & 7))) == 0) continue;
+            long at = views + 16L * i;
+            int len = Platform.getInt(null, at);
+            long data = len <= 12 ? at + 4
+                : bufs[Platform.getInt(null, at + 8)] + Platform.getInt(null, at + 12);
+            checkUtf8(data, len, i, col);
           }
         }
         return new Vectors.ViewVec(st, n, v, nulls, views, bufs);
@@ -465,6 +492,52 @@ final class BatchDecoder {
       case MICROSECOND: return 1_000L;
       default: return 1L;
     }
+  }
+
+  /**
+   * Refuse a string value that is not valid UTF-8 (Spark would take its bytes as they are and
+   * show replacement characters), as arrowipc's Python readers refuse it: "value 1 is not valid
+   * UTF-8 (bad byte at offset 0 of the value)". Overlong forms, surrogates and code points past
+   * U+10FFFF are invalid.
+   */
+  private void checkUtf8(long at, long length, int slot, String col) {
+    long bad = firstInvalidUtf8(at, length);
+    if (bad >= 0) {
+      throw bad(col + ": value " + slot + " is not valid UTF-8 (bad byte at offset " + bad
+          + " of the value)");
+    }
+  }
+
+  /** The offset of the first byte of [at, at + length) that starts no valid UTF-8 sequence, or -1. */
+  static long firstInvalidUtf8(long at, long length) {
+    long i = 0;
+    while (i < length) {
+      if (length - i >= 8 && (Platform.getLong(null, at + i) & 0x8080808080808080L) == 0) {
+        i += 8;                                  // eight ASCII bytes
+        continue;
+      }
+      int b = Platform.getByte(null, at + i) & 0xFF;
+      if (b < 0x80) {
+        i++;
+        continue;
+      }
+      int more;
+      if (b >= 0xC2 && b <= 0xDF) more = 1;
+      else if (b >= 0xE0 && b <= 0xEF) more = 2;
+      else if (b >= 0xF0 && b <= 0xF4) more = 3;
+      else return i;
+      if (length - i <= more) return i;
+      int b1 = Platform.getByte(null, at + i + 1) & 0xFF;
+      if ((b == 0xE0 && b1 < 0xA0) || (b == 0xED && b1 > 0x9F)      // overlong, surrogate
+          || (b == 0xF0 && b1 < 0x90) || (b == 0xF4 && b1 > 0x8F)) {  // overlong, > U+10FFFF
+        return i;
+      }
+      for (int k = 1; k <= more; k++) {
+        if ((Platform.getByte(null, at + i + k) & 0xC0) != 0x80) return i;
+      }
+      i += more + 1;
+    }
+    return -1;
   }
 
   private void checkOffsets(long offsets, int n, boolean large, long limit, String col, String what) {

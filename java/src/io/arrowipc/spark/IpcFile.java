@@ -126,8 +126,8 @@ final class IpcFile implements Closeable {
       return f;
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + path + ": " + e.getMessage(), e);
-    } catch (IndexOutOfBoundsException | IllegalArgumentException | IllegalStateException e) {
-      throw new IpcException("arrowipc: " + path + " has corrupt metadata: " + e, e);
+    } catch (RuntimeException e) {            // flatbuffer accessors on corrupt metadata
+      throw IpcException.corrupt(path, e);
     } finally {
       if (!ok) source.close();
     }
@@ -269,6 +269,12 @@ final class IpcFile implements Closeable {
 
   private long[][] blocks(Footer footer, boolean dictionaries, long limit) {
     int n = dictionaries ? footer.dictionariesLength() : footer.recordBatchesLength();
+    int most = footer.getByteBuffer().capacity() / 24;         // a Block is 24 bytes
+    if (n < 0 || n > most) {
+      throw new IpcException("arrowipc: " + path + ": the footer claims " + n + " "
+          + (dictionaries ? "dictionary" : "record batch") + " blocks, more than its "
+          + footer.getByteBuffer().capacity() + " bytes hold");
+    }
     long[][] out = new long[n][];
     Block b = new Block();
     for (int i = 0; i < n; i++) {
@@ -311,9 +317,16 @@ final class IpcFile implements Closeable {
       throw new IpcException("arrowipc: " + path + ": message at byte " + offset + " claims "
           + metaLen + " bytes of metadata but the file has " + (size - metaStart) + " left");
     }
-    Message m = Message.getRootAsMessage(read(metaStart, metaLen));
+    Message m;
+    long bodyLen;
+    try {
+      m = Message.getRootAsMessage(read(metaStart, metaLen));
+      bodyLen = m.bodyLength();
+      m.headerType();
+    } catch (RuntimeException e) {
+      throw IpcException.corrupt(path + " (message at byte " + offset + ")", e);
+    }
     long bodyOffset = metaStart + metaLen;
-    long bodyLen = m.bodyLength();
     if (bodyLen < 0 || bodyLen > size - bodyOffset) {
       throw new IpcException("arrowipc: " + path + ": message at byte " + offset + " has a body of "
           + bodyLen + " bytes but the file has " + (size - bodyOffset) + " left");

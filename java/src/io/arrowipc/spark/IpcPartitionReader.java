@@ -49,6 +49,8 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   private long streamOffset;        // stream format: the next message
   private int streamIndex;
   private ColumnarBatch current;
+  // the message being read, for errors: "<path> (record batch 3, message at byte 1234)"
+  private String reading;
 
   /** `conf` opens Hadoop file system inputs (null: the driver's, or Hadoop's defaults). */
   IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters,
@@ -78,6 +80,8 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
       ok = true;
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + part.path + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw IpcException.corrupt(reading == null ? part.path : reading, e);
     } finally {
       if (!ok) file.close();
     }
@@ -102,6 +106,8 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
 
   private void readFileDictionaries() throws IOException {
     for (int i = 0; i < file.dictionaryBlocks.length; i++) {
+      reading = part.path + " (dictionary batch " + i + ", message at byte "
+          + file.dictionaryBlocks[i][0] + ")";
       IpcFile.Framed m = file.readBlock(file.dictionaryBlocks[i], "dictionary batch", i);
       loadDictionary(m, "dictionary batch " + i);
     }
@@ -134,23 +140,38 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
 
   @Override
   public boolean next() throws IOException {
+    try {
+      return readNext();
+    } catch (RuntimeException e) {          // flatbuffer accessors on corrupt metadata
+      throw IpcException.corrupt(reading, e);
+    }
+  }
+
+  private boolean readNext() throws IOException {
     while (true) {
       IpcFile.Framed m;
       String where;
       if (file.fileFormat) {
         if (next >= part.end) return false;
         where = part.path + " (record batch " + next + ")";
+        reading = part.path + " (record batch " + next + ", message at byte "
+            + file.batchBlocks[next][0] + ")";
         m = file.readBlock(file.batchBlocks[next], "record batch", next);
         next++;
       } else {
+        reading = part.path + " (message at byte " + streamOffset + ")";
         m = file.readMessage(streamOffset);
         if (m == null) return false;
+        long at = streamOffset;
         streamOffset = m.end;
         if (m.message.headerType() == MessageHeader.DictionaryBatch) {
+          reading = part.path + " (dictionary batch, message at byte " + at + ")";
           loadDictionary(m, "dictionary batch at byte " + (m.bodyOffset));
           continue;
         }
         where = part.path + " (record batch " + streamIndex++ + ")";
+        reading = part.path + " (record batch " + (streamIndex - 1) + ", message at byte " + at
+            + ")";
       }
       if (m.message.headerType() != MessageHeader.RecordBatch) {
         throw new IpcException("arrowipc: " + where + ": expected a record batch message, found "
@@ -162,11 +183,7 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
         continue;
       }
       ReadStats.batch(false);
-      try {
-        current = toBatch(rb, m, where);
-      } catch (IndexOutOfBoundsException | IllegalArgumentException e) {
-        throw new IpcException("arrowipc: " + where + " has corrupt metadata: " + e, e);
-      }
+      current = toBatch(rb, m, where);
       return true;
     }
   }

@@ -160,8 +160,9 @@ final class Planning {
   static long streamRows(IpcFile f) {
     if (f.meta.streamRows >= 0) return f.meta.streamRows;      // read by an earlier query
     long rows = 0;
+    long at = f.firstMessage;
     try {
-      for (IpcFile.Framed m = f.readMessage(f.firstMessage); m != null; m = f.readMessage(m.end)) {
+      for (IpcFile.Framed m = f.readMessage(at); m != null; m = f.readMessage(at = m.end)) {
         if (m.message.headerType() == MessageHeader.RecordBatch) {
           long n = ((RecordBatch) m.message.header(new RecordBatch())).length();
           if (n < 0) throw new IpcException("arrowipc: " + f.path + ": a record batch at byte "
@@ -171,6 +172,8 @@ final class Planning {
       }
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw IpcException.corrupt(f.path + " (message at byte " + at + ")", e);
     }
     f.meta.streamRows = rows;
     return rows;
@@ -181,8 +184,9 @@ final class Planning {
     long[] known = f.meta.batchRows;                  // read by an earlier query
     if (known != null) return known;
     long[] rows = new long[f.batchBlocks.length];
+    int i = 0;
     try {
-      for (int i = 0; i < rows.length; i++) {
+      for (; i < rows.length; i++) {
         IpcFile.Framed m = f.readBlock(f.batchBlocks[i], "record batch", i);
         if (m.message.headerType() != MessageHeader.RecordBatch) {
           throw new IpcException("arrowipc: " + f.path + ": block " + i + " is not a record batch");
@@ -191,6 +195,9 @@ final class Planning {
       }
     } catch (IOException e) {
       throw new IpcException("arrowipc: cannot read " + f.path + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw IpcException.corrupt(f.path + " (record batch " + i + " at byte "
+          + f.batchBlocks[i][0] + ")", e);
     }
     f.meta.batchRows = rows;
     return rows;

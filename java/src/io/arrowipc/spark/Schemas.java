@@ -42,9 +42,18 @@ final class Schemas {
     }
   }
 
+  /**
+   * The bounds the Python readers apply (IpcReadOptions' max_nesting_depth and max_fields): a
+   * flatbuffer vector may point at one table many times, or at a table that contains it, so a few
+   * bytes can describe an endless or exponentially large tree of fields.
+   */
+  static final int MAX_NESTING_DEPTH = 64;
+  static final int MAX_FIELDS = 100_000;
+
   static Schema convert(org.apache.arrow.flatbuf.Schema fb) {
     List<Field> fields = new ArrayList<>();
-    for (int i = 0; i < fb.fieldsLength(); i++) fields.add(field(fb.fields(i)));
+    int[] count = {0};
+    for (int i = 0; i < fb.fieldsLength(); i++) fields.add(field(fb.fields(i), 1, count));
     return new Schema(fields, metadata(fb.customMetadataLength(), fb::customMetadata));
   }
 
@@ -62,19 +71,36 @@ final class Schemas {
     return out;
   }
 
-  static Field field(org.apache.arrow.flatbuf.Field f) {
+  static Field field(org.apache.arrow.flatbuf.Field f, int depth, int[] count) {
+    if (depth > MAX_NESTING_DEPTH) {
+      throw new IllegalArgumentException("field '" + f.name() + "' is nested more than "
+          + MAX_NESTING_DEPTH + " levels deep");
+    }
+    if (++count[0] > MAX_FIELDS) {
+      throw new IllegalArgumentException("the schema has more than " + MAX_FIELDS + " fields, "
+          + "nested ones counted");
+    }
     ArrowType type;
     if (f.typeType() == Type.Decimal) {
       org.apache.arrow.flatbuf.Decimal d = (org.apache.arrow.flatbuf.Decimal)
           f.type(new org.apache.arrow.flatbuf.Decimal());
       int width = d.bitWidth();
+      if (width != 32 && width != 64 && width != 128 && width != 256) {
+        throw new IllegalArgumentException("field '" + f.name() + "' is a decimal of " + width
+            + " bits; expected 32, 64, 128 or 256");
+      }
       if (width == 32 || width == 64) {
         type = new NarrowDecimal(d.precision(), d.scale(), width);
       } else {
         type = new ArrowType.Decimal(d.precision(), d.scale(), width);
       }
     } else {
-      type = ArrowType.getTypeForField(f);
+      try {
+        type = ArrowType.getTypeForField(f);
+      } catch (UnsupportedOperationException e) {    // a type id no Arrow type has
+        throw new IllegalArgumentException("field '" + f.name() + "' has type id "
+            + f.typeType() + ", which is not an Arrow type", e);
+      }
     }
     DictionaryEncoding dictionary = null;
     org.apache.arrow.flatbuf.DictionaryEncoding enc = f.dictionary();
@@ -85,8 +111,11 @@ final class Schemas {
       dictionary = new DictionaryEncoding(enc.id(), enc.isOrdered(), index);
     }
     List<Field> children = new ArrayList<>();
-    for (int i = 0; i < f.childrenLength(); i++) children.add(field(f.children(i)));
-    return new Field(f.name(), new FieldType(f.nullable(), type, dictionary,
+    for (int i = 0; i < f.childrenLength(); i++) {
+      children.add(field(f.children(i), depth + 1, count));
+    }
+    String name = f.name() == null ? "" : f.name();      // the name is optional in the format
+    return new Field(name, new FieldType(f.nullable(), type, dictionary,
         metadata(f.customMetadataLength(), f::customMetadata)), children);
   }
 }

@@ -81,6 +81,10 @@ final class SparkTypes {
         if (d.getPrecision() > SPARK_MAX_DECIMAL_PRECISION) {
           throw fail(f, where, "Spark decimals hold at most " + SPARK_MAX_DECIMAL_PRECISION + " digits");
         }
+        if (d.getPrecision() < 1 || d.getScale() < 0 || d.getScale() > d.getPrecision()) {
+          throw fail(f, where, "Spark decimals need 1 <= precision and 0 <= scale <= precision, "
+              + "found precision " + d.getPrecision() + " and scale " + d.getScale());
+        }
         return DataTypes.createDecimalType(d.getPrecision(), d.getScale());
       }
       case Utf8: case LargeUtf8: case Utf8View: return DataTypes.StringType;
@@ -103,6 +107,9 @@ final class SparkTypes {
         }
         throw fail(f, where, "Spark has no month-day-nanosecond interval type for data sources");
       case Map: {
+        if (f.getChildren().size() != 1 || f.getChildren().get(0).getChildren().size() != 2) {
+          throw fail(f, where, "a map needs one entries field with a key and a value field");
+        }
         Field entries = f.getChildren().get(0);
         DataType k = typeOf(entries.getChildren().get(0), where + " (map key)", false);
         DataType v = typeOf(entries.getChildren().get(1), where + " (map value)", false);
@@ -117,8 +124,15 @@ final class SparkTypes {
         return new StructType(out.toArray(new StructField[0]));
       }
       case List: case LargeList: case ListView: case LargeListView: case FixedSizeList:
+        if (f.getChildren().size() != 1) {
+          throw fail(f, where, "a list needs one child field, found " + f.getChildren().size());
+        }
         return DataTypes.createArrayType(typeOf(f.getChildren().get(0), where + "[]", false), true);
       case RunEndEncoded:
+        if (f.getChildren().size() != 2) {
+          throw fail(f, where, "a run-end encoded field needs two child fields (run ends, values), "
+              + "found " + f.getChildren().size());
+        }
         return typeOf(f.getChildren().get(1), where, topLevel);
       case Union: throw fail(f, where, "Spark has no union type");
       default: throw fail(f, where, "no Spark type matches it");
