@@ -20,8 +20,8 @@ from urllib.parse import unquote, urlsplit
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowException
-from .object_reads import (HttpObject, HttpStream, S3Object, Timeouts, is_http_fs, is_s3_fs,
-                           timeouts_of)
+from .object_reads import (ForwardReads, HttpObject, HttpStream, S3Object, Timeouts, is_http_fs,
+                           is_s3_fs, timeouts_of)
 from .paths import read_path
 from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
                       open_path_random_access, open_source)
@@ -187,7 +187,7 @@ class _FsspecRanges:
         pass
 
 
-class _GuardedFile:
+class _GuardedFile(ForwardReads):
     """An fsspec file object read front to back whose failures are OSErrors naming the URL
     (the filesystem's own exceptions, aiohttp's or botocore's, would escape without it)."""
 
@@ -206,14 +206,6 @@ class _GuardedFile:
     def read(self, n: int = -1) -> bytes:
         data: bytes = self._call(self._f.read, n)
         return data
-
-    def readinto(self, view: memoryview) -> int:
-        data = self.read(memoryview(view).nbytes)
-        view[:len(data)] = data
-        return len(data)
-
-    def seekable(self) -> bool:
-        return False
 
     def close(self) -> None:
         self._call(self._f.close)

@@ -174,6 +174,42 @@ def _check_content_range(name: str, size: int, header: str | None, offset: int, 
 
 
 # -- HTTP(S) -----------------------------------------------------------------------------------
+class RangeReads:
+    """read_at and read_many over an object's `_get(offset, n)` coroutine, run on its
+    filesystem's event loop (`self.fs.loop`); the ranges of one read_many go out concurrently."""
+    fs: Any
+
+    async def _get(self, offset: int, n: int) -> bytes:
+        raise NotImplementedError
+
+    def read_at(self, offset: int, n: int) -> bytes:
+        """Up to n bytes at `offset` (fewer only past the object's end)."""
+        data: bytes = _run(self.fs.loop, lambda: self._get(offset, n))
+        return data
+
+    def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Each (offset, length) range, fetched concurrently."""
+        async def all_ranges() -> list[bytes]:
+            return list(await asyncio.gather(*(self._get(o, n) for o, n in ranges)))
+        parts: list[bytes] = _run(self.fs.loop, all_ranges)
+        return parts
+
+
+class ForwardReads:
+    """readinto and seekable for an object read front to back through its read(n)."""
+
+    def read(self, n: int = -1) -> bytes:
+        raise NotImplementedError
+
+    def readinto(self, view: memoryview) -> int:
+        data = self.read(memoryview(view).nbytes)
+        view[:len(data)] = data
+        return len(data)
+
+    def seekable(self) -> bool:
+        return False
+
+
 class _HttpClient:
     """Requests for one URL through fsspec's HTTP filesystem (its session, headers, auth),
     with the timeouts and errors naming the URL."""
@@ -206,7 +242,7 @@ class _HttpClient:
             raise _network_error(e, self.name, self.timeouts, what) from e
 
 
-class HttpObject:
+class HttpObject(RangeReads):
     """Range reads of one version of an HTTP(S) object through fsspec's HTTP filesystem (its
     session, headers and auth), as a RangeSource backend: read_at, read_many, size."""
 
@@ -311,18 +347,6 @@ class HttpObject:
             data = await self._client.read(resp, n, what)
         return data
 
-    def read_at(self, offset: int, n: int) -> bytes:
-        """Up to n bytes at `offset` (fewer only past the object's end)."""
-        data: bytes = _run(self.fs.loop, lambda: self._get(offset, n))
-        return data
-
-    def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        """Each (offset, length) range, fetched concurrently."""
-        async def all_ranges() -> list[bytes]:
-            return list(await asyncio.gather(*(self._get(o, n) for o, n in ranges)))
-        parts: list[bytes] = _run(self.fs.loop, all_ranges)
-        return parts
-
     def read_whole(self) -> bytes:
         """The whole object (recovery reads all of it)."""
         if self._whole is None:
@@ -336,7 +360,7 @@ class HttpObject:
         self._whole = None
 
 
-class HttpStream:
+class HttpStream(ForwardReads):
     """An HTTP(S) object read front to back in one GET, as a file object (read, readinto)."""
 
     def __init__(self, fs: Any, url: str, name: str, timeouts: Timeouts) -> None:
@@ -361,14 +385,6 @@ class HttpStream:
                            lambda: self._client.read(self._resp, limit, "the stream"))
         return data
 
-    def readinto(self, view: memoryview) -> int:
-        data = self.read(memoryview(view).nbytes)
-        view[:len(data)] = data
-        return len(data)
-
-    def seekable(self) -> bool:
-        return False
-
     def close(self) -> None:
         resp, self._resp = self._resp, None
         if resp is not None:
@@ -378,7 +394,7 @@ class HttpStream:
 
 
 # -- S3 ----------------------------------------------------------------------------------------
-class S3Object:
+class S3Object(RangeReads):
     """Range reads of one version of an S3 object through s3fs (its credentials, endpoint and
     session), as a RangeSource backend: read_at, read_many, size."""
 
@@ -430,18 +446,6 @@ class S3Object:
                 raise _network_error(e, self.name, self.timeouts, what) from e
         finally:
             body.close()
-
-    def read_at(self, offset: int, n: int) -> bytes:
-        """Up to n bytes at `offset` (fewer only past the object's end)."""
-        data: bytes = _run(self.fs.loop, lambda: self._get(offset, n))
-        return data
-
-    def read_many(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        """Each (offset, length) range, fetched concurrently."""
-        async def all_ranges() -> list[bytes]:
-            return list(await asyncio.gather(*(self._get(o, n) for o, n in ranges)))
-        parts: list[bytes] = _run(self.fs.loop, all_ranges)
-        return parts
 
     def close(self) -> None:
         pass
