@@ -37,7 +37,7 @@ Table.from_pandas = classmethod(_pandas.table_from_pandas)
 Schema.from_pandas = classmethod(_pandas.schema_from_pandas)       # type: ignore[assignment]
 Schema.pandas_metadata = property(_pandas.schema_pandas_metadata)  # type: ignore[assignment]
 
-__version__ = "0.1.0"
+from ._version import __version__ as __version__   # re-exported
 
 __all__ = [
     "Array", "ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid", "ArrowIOError",
