@@ -24,8 +24,21 @@ from .unify import unify_schemas
 from .scalar import Scalar, scalar
 from .io import BufferOutputStream, BufferReader, MemoryMappedFile, memory_map
 from .extension import register_extension_type, unregister_extension_type
+from . import pandas_shim as _pandas
 
-__version__ = "0.1.0"
+# The pandas methods (pyarrow's signatures, arrowipc/pandas_shim.py; the conversion loads on first
+# use) are bound here: the shim sits above the objects and types, which do not import it.
+Array.to_pandas = _pandas.array_to_pandas
+Array.from_pandas = classmethod(_pandas.array_from_pandas)
+ChunkedArray.to_pandas = _pandas.chunked_array_to_pandas
+RecordBatch.to_pandas = _pandas.batch_to_pandas
+RecordBatch.from_pandas = classmethod(_pandas.batch_from_pandas)
+Table.to_pandas = _pandas.table_to_pandas
+Table.from_pandas = classmethod(_pandas.table_from_pandas)
+Schema.from_pandas = classmethod(_pandas.schema_from_pandas)       # type: ignore[assignment]
+Schema.pandas_metadata = property(_pandas.schema_pandas_metadata)  # type: ignore[assignment]
+
+from ._version import __version__ as __version__   # re-exported
 
 __all__ = [
     "Array", "ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid", "ArrowIOError",

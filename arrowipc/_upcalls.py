@@ -3,19 +3,20 @@
 The package is layered (README's layout table): the type vocabulary (types, extension, validate),
 the kernels on ArrayData (arrowipc/data/), the objects users hold (array.py: Array, ChunkedArray,
 Scalar; table.py: RecordBatch, Table; batch_reader), then the faces (pandas_compat, ipc/, ...).
-Kernels return ArrayData and the objects wrap it, so nothing below the objects needs them. What
-remains reaches up by nature: Schema.empty_table builds a Table, Schema.serialize needs the IPC
-writer, the pandas shim's methods the pandas conversion (and the conversion the objects).
+Kernels return ArrayData and the objects wrap it, and the methods of Schema that return objects
+or IPC bytes are attached by the modules above it (arrowipc/table.py, arrowipc/__init__.py), so
+nothing below the objects needs them. What remains reaches up by nature: the pandas shim's methods
+need the pandas conversion and the objects (and the conversion the objects).
 
 Each such callee is declared here by name. The module that defines it registers it when it is
 imported (`register(...)` at its end), and the caller looks it up here at call time
 (`from ._upcalls import Table` inside the function). `import arrowipc` loads the model, so its
 names are registered before any call; the providers kept out of `import arrowipc` to keep it
-light (the IPC writer, the pandas conversion) are imported on the first lookup of one of their
-names, through PROVIDERS below. _upcalls.pyi gives type checkers what each name is.
+light (the pandas conversion) are imported on the first lookup of one of their names, through
+PROVIDERS below. _upcalls.pyi gives type checkers what each name is.
 
 tests/docs/test_layering.py counts each look-up as an import of the provider and holds the
-number of modules using this locator to three (types, pandas_shim, pandas_compat).
+number of modules using this locator to three (pandas_shim and pandas_compat use it).
 """
 from __future__ import annotations
 
@@ -37,7 +38,6 @@ PROVIDERS = {
     "dataframe_to_schema": "arrowipc.pandas_compat",
     "series_to_array": "arrowipc.pandas_compat",
     "peer_as_ours": "arrowipc.table",
-    "serialize_schema": "arrowipc.ipc.writer",
 }
 
 

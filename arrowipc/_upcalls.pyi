@@ -2,7 +2,6 @@
 from typing import Any
 
 from .array import ChunkedArray as ChunkedArray
-from .ipc.writer import serialize_schema as serialize_schema
 from .pandas_compat import (ToPandasOptions as ToPandasOptions,
                             chunked_to_series as chunked_to_series,
                             dataframe_to_arrays as dataframe_to_arrays,

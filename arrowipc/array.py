@@ -13,16 +13,17 @@ from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType)
-from . import pandas_shim as _pandas
 
 __all__ = ["Array", "ChunkedArray", "Scalar", "argument_data", "array", "chunk_slices",
-           "chunked_array", "make_array", "mask_selection", "nulls", "scalar"]
+           "chunked_array", "is_pandas_dataframe", "is_pandas_series", "make_array",
+           "mask_selection", "nulls", "scalar"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
     import builtins
     from typing import Any, Iterable, Iterator
 
+    from . import pandas_shim as _pandas
     from ._core.buffer import Buffer
     from .data.selection import Selection
 
@@ -131,8 +132,9 @@ class Array:
         from .data.to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
 
-    to_pandas = _pandas.array_to_pandas
-    from_pandas = classmethod(_pandas.array_from_pandas)
+    if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
+        to_pandas = _pandas.array_to_pandas
+        from_pandas = classmethod(_pandas.array_from_pandas)
 
     def to_pyarrow(self) -> Any:
         """The same data as a pyarrow.Array, zero-copy (arrowipc.handoff; needs pyarrow)."""
@@ -585,7 +587,8 @@ class ChunkedArray:
             return nulls(0, self.type).to_numpy(zero_copy_only=False)
         return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
 
-    to_pandas = _pandas.chunked_array_to_pandas
+    if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
+        to_pandas = _pandas.chunked_array_to_pandas
 
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         from .data.interop import export_array_stream
@@ -733,6 +736,21 @@ class ChunkedArray:
                                                     skip_new_lines, element_size_limit))
 
 
+def is_pandas_dataframe(obj: object) -> bool:
+    """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
+    import sys
+    frame = getattr(sys.modules.get("pandas"), "DataFrame", None)   # None while pandas loads
+    return frame is not None and isinstance(obj, frame)
+
+
+def is_pandas_series(obj: object) -> bool:
+    """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
+    import sys
+    pd = sys.modules.get("pandas")
+    series, index = getattr(pd, "Series", None), getattr(pd, "Index", None)
+    return series is not None and index is not None and isinstance(obj, (series, index))
+
+
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
     """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
     from .types import ensure_type
@@ -742,7 +760,7 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
         return obj
     if type is not None:
         type = ensure_type(type)
-    if _pandas.is_pandas_series(obj):
+    if is_pandas_series(obj):
         return Array.from_pandas(obj, type=type)
     if hasattr(obj, "__arrow_c_array__"):
         from .data.interop import import_array

@@ -1,15 +1,18 @@
 """The pandas methods of Table, RecordBatch, ChunkedArray, Array and Schema, with pyarrow's
 signatures and defaults.
 
-This module stays light (no numpy, no pandas): table.py, array.py and types.py bind these
-functions as methods, and the conversion itself (the package arrowipc/pandas_compat/) loads only
-when one of them is called, reached through arrowipc/_upcalls.py as it sits above the model.
+This module stays light (no numpy, no pandas): arrowipc/__init__.py binds these functions as
+methods (the objects and types do not import this module, which sits above them), and the
+conversion itself (the package arrowipc/pandas_compat/) loads only when one of them is called,
+reached through arrowipc/_upcalls.py as it sits above the model.
 """
 from __future__ import annotations
 
 __all__ = ["table_to_pandas", "batch_to_pandas", "chunked_array_to_pandas", "array_to_pandas",
            "table_from_pandas", "batch_from_pandas", "schema_from_pandas", "array_from_pandas",
            "schema_pandas_metadata", "is_pandas_dataframe", "is_pandas_series"]
+
+from .array import is_pandas_dataframe, is_pandas_series  # noqa: F401   (this module's names)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -151,18 +154,3 @@ def array_from_pandas(cls: type[Array], obj: Any, mask: Any = None, type: DataTy
     """An Array from a pandas Series, Index or array-like (NaN and None are nulls)."""
     from ._upcalls import series_to_array
     return series_to_array(obj, mask, type, safe)
-
-
-def is_pandas_dataframe(obj: object) -> bool:
-    """True for a pandas.DataFrame (without importing pandas when it is not loaded)."""
-    import sys
-    frame = getattr(sys.modules.get("pandas"), "DataFrame", None)   # None while pandas loads
-    return frame is not None and isinstance(obj, frame)
-
-
-def is_pandas_series(obj: object) -> bool:
-    """True for a pandas.Series or Index (without importing pandas when it is not loaded)."""
-    import sys
-    pd = sys.modules.get("pandas")
-    series, index = getattr(pd, "Series", None), getattr(pd, "Index", None)
-    return series is not None and index is not None and isinstance(obj, (series, index))

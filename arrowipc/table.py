@@ -10,9 +10,8 @@ from _collections_abc import Iterable  # as collections.abc; typing is slow to i
 
 from ._core.arraydata import ArrayData, untrack_acyclic
 from ._core.content_checks import run_pending_checks
-from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, make_array,
-                    mask_selection, nulls)
-from . import pandas_shim as _pandas
+from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, is_pandas_dataframe,
+                    make_array, mask_selection, nulls)
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Self
 
+    from . import pandas_shim as _pandas
     from ._core.buffer import Buffer
     from .batch_reader import RecordBatchReader   # annotations only: the reader sits above the model
     from .ipc.options import IpcWriteOptions
@@ -454,9 +454,11 @@ class RecordBatch(TabularOps):
             raise ArrowCapacityError(f"record batch: {self.num_rows} rows do not fit in memory as "
                                      f"Python dicts") from None
 
-    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use)
-    to_pandas = _pandas.batch_to_pandas
-    from_pandas = classmethod(_pandas.batch_from_pandas)
+    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use),
+    # bound by arrowipc/__init__.py: the pandas shim sits above the objects
+    if TYPE_CHECKING:
+        to_pandas = _pandas.batch_to_pandas
+        from_pandas = classmethod(_pandas.batch_from_pandas)
 
     def to_struct_array(self) -> Array:
         """The batch as one struct array (zero-copy)."""
@@ -496,7 +498,7 @@ class RecordBatch(TabularOps):
 
     def serialize(self, options: IpcWriteOptions | None = None) -> Buffer:
         """The framed IPC RecordBatch message (metadata and body) as one Buffer."""
-        from .ipc.writer import serialize_record_batch      # above the model: loaded on use
+        from .ipc.serialize import serialize_record_batch   # the encoder only, not the writer
         return serialize_record_batch(self, options)
 
     # -- interop --------------------------------------------------------------------------------
@@ -754,9 +756,11 @@ class Table(TabularOps):
             out += b.to_pylist(maps_as_pydicts=maps_as_pydicts)
         return out
 
-    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use)
-    to_pandas = _pandas.table_to_pandas
-    from_pandas = classmethod(_pandas.table_from_pandas)
+    # pandas (arrowipc/pandas_shim.py: pyarrow's signatures; the conversion loads on first use),
+    # bound by arrowipc/__init__.py: the pandas shim sits above the objects
+    if TYPE_CHECKING:
+        to_pandas = _pandas.table_to_pandas
+        from_pandas = classmethod(_pandas.table_from_pandas)
 
     def replace_schema_metadata(self, metadata: MetadataLike = None) -> Table:
         """The same batches under a schema with `metadata`."""
@@ -832,7 +836,7 @@ def record_batch(data: Any, names: list[str] | None = None, schema: Schema | Non
     """A RecordBatch from arrays, a dict of columns, or any __arrow_c_array__ exporter."""
     if isinstance(data, RecordBatch):
         return data
-    if _pandas.is_pandas_dataframe(data):
+    if is_pandas_dataframe(data):
         return RecordBatch.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_array__"):
         return import_record_batch(data)
@@ -848,7 +852,7 @@ def table(data: Any, names: list[str] | None = None, schema: Schema | None = Non
         return data
     if isinstance(data, RecordBatch):
         return Table(data.schema, [data])
-    if _pandas.is_pandas_dataframe(data):
+    if is_pandas_dataframe(data):
         return Table.from_pandas(data, schema=schema)
     if hasattr(data, "__arrow_c_stream__"):
         sch, batches = import_stream(data)
@@ -986,5 +990,27 @@ def _conformed(batch: RecordBatch, schema: Schema) -> RecordBatch:
     return RecordBatch.from_arrays(columns, schema=schema)
 
 
-from . import _upcalls                              # noqa: E402   (Schema.empty_table, the pandas shim)
+
+
+# -- Schema's methods that return objects or IPC bytes ----------------------------------------
+# The type vocabulary (types.py) sits below the objects and the IPC encoder, so these methods of
+# Schema are defined here and attached when this module loads (`import arrowipc` always loads it);
+# types.py declares them for type checkers.
+
+def _schema_empty_table(self: Schema) -> Table:
+    """A Table of this schema with no rows."""
+    return Table._empty(self)
+
+
+def _schema_serialize(self: Schema) -> Buffer:
+    """The framed IPC Schema message as a Buffer."""
+    from .ipc.serialize import serialize_schema         # the encoder only, loaded on use
+    return serialize_schema(self)
+
+
+Schema.empty_table = _schema_empty_table              # type: ignore[method-assign]
+Schema.serialize = _schema_serialize                  # type: ignore[method-assign]
+
+
+from . import _upcalls                              # noqa: E402   (the pandas shim and conversion)
 _upcalls.register(__name__, RecordBatch=RecordBatch, Table=Table, peer_as_ours=peer_as_ours)

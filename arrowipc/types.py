@@ -174,7 +174,7 @@ def _peer(other: object, kind: str) -> Any:
     """`other` (another library's object) imported for comparison, or None."""
     if other is None or isinstance(other, (str, bytes, int, float)):
         return None
-    from .data.interop import peer_as_ours
+    from .data.cschema import peer_as_ours
     return peer_as_ours(other, kind)
 
 
@@ -263,7 +263,7 @@ class DataType:
         return self
 
     def __arrow_c_schema__(self) -> object:
-        from .data.interop import export_schema
+        from .data.cschema import export_schema
         return export_schema(self)
 
 
@@ -978,7 +978,7 @@ class Field:
     __repr__ = __str__
 
     def __arrow_c_schema__(self) -> object:
-        from .data.interop import export_schema
+        from .data.cschema import export_schema
         return export_schema(self)
 
 
@@ -1115,11 +1115,6 @@ class Schema:
             raise ArrowInvalid("Invalid column index to set field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i + 1:], self.metadata)
 
-    def empty_table(self) -> Table:
-        """A Table of this schema with no rows."""
-        from ._upcalls import Table
-        return Table._empty(self)
-
     def remove(self, i: int) -> Schema:
         """A copy without the field at index `i`."""
         return Schema(self._fields[:i] + self._fields[i + 1:], self.metadata)
@@ -1138,25 +1133,27 @@ class Schema:
 
     __repr__ = __str__
 
-    @classmethod
-    def from_pandas(cls, df: Any, preserve_index: bool | None = None) -> Schema:
-        """The schema Table.from_pandas(df) would have (arrowipc/pandas_shim.py)."""
-        from .pandas_shim import schema_from_pandas
-        return schema_from_pandas(cls, df, preserve_index)
+    if TYPE_CHECKING:
+        # Methods returning objects of the layers above, attached by them when they load (both
+        # load with `import arrowipc`), so this module imports nothing above it:
+        # arrowipc/table.py attaches empty_table and serialize (over arrowipc/ipc/serialize.py),
+        # arrowipc/__init__.py from_pandas and pandas_metadata (arrowipc/pandas_shim.py).
+        def empty_table(self) -> Table:
+            """A Table of this schema with no rows."""
 
-    @property
-    def pandas_metadata(self) -> dict[str, Any] | None:
-        """The `pandas` schema metadata as a dict (None when absent), as pyarrow gives it."""
-        from .pandas_shim import schema_pandas_metadata
-        return schema_pandas_metadata(self)
+        def serialize(self) -> Buffer:
+            """The framed IPC Schema message as a Buffer."""
 
-    def serialize(self) -> Buffer:
-        """The framed IPC Schema message as a Buffer."""
-        from ._upcalls import serialize_schema
-        return serialize_schema(self)
+        @classmethod
+        def from_pandas(cls, df: Any, preserve_index: bool | None = None) -> Schema:
+            """The schema Table.from_pandas(df) would have (arrowipc/pandas_shim.py)."""
+
+        @property
+        def pandas_metadata(self) -> dict[str, Any] | None:
+            """The `pandas` schema metadata as a dict (None when absent), as pyarrow gives it."""
 
     def __arrow_c_schema__(self) -> object:
-        from .data.interop import export_schema
+        from .data.cschema import export_schema
         return export_schema(self)
 
 
@@ -1229,7 +1226,7 @@ def schema(fields: Iterable[Field | tuple[str, DataType]] | Mapping[str, DataTyp
            metadata: MetadataLike = None) -> Schema:
     """A Schema from fields, (name, type) pairs, a mapping, or any __arrow_c_schema__ exporter."""
     if hasattr(fields, "__arrow_c_schema__") and not isinstance(fields, (list, tuple, Schema)):
-        from .data.interop import import_schema
+        from .data.cschema import import_schema
         return import_schema(fields)
     if isinstance(fields, Schema):
         return Schema(fields, metadata if metadata is not None else fields.metadata)

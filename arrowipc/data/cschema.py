@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from .._core import cdata
 from .._core.cdata import (FLAG_DICTIONARY_ORDERED, FLAG_MAP_KEYS_SORTED, FLAG_NULLABLE,
                           SchemaNode)
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
@@ -18,12 +19,14 @@ from ..types import (BinaryType, DataType, DecimalType, DictionaryType, Duration
                     ExtensionType, Field, FixedSizeBinaryType, FixedSizeListType,
                     LargeListType, LargeListViewType, ListType, ListViewType, MapType,
                     PrimitiveType, RunEndEncodedType, StructType, Time32Type, Time64Type,
-                    TimestampType, UnionType, binary, binary_view, bool_, date32, date64,
+                    Schema, TimestampType, UnionType, binary, binary_view, bool_, date32, date64,
                     day_time_interval, float16, float32, float64, int8, int16, int32, int64,
                     large_binary, large_string, month_day_nano_interval, month_interval, null,
                     string, string_view, uint8, uint16, uint32, uint64)
 
-__all__ = ["field_from_node", "format_string", "schema_node"]
+__all__ = ["check_requested_schema", "export_schema", "field_from_node", "format_string",
+           "import_field", "import_schema", "peer_as_ours", "schema_from_struct_field",
+           "schema_node"]
 
 _TIME_LETTER = {"s": "s", "ms": "m", "us": "u", "ns": "n"}
 _UNIT_OF_LETTER = {"s": "s", "m": "ms", "u": "us", "n": "ns"}
@@ -256,3 +259,78 @@ def field_from_node(node: SchemaNode) -> Field:
     """The Field an imported SchemaNode describes; malformed format strings raise ArrowInvalid
     saying which field and what was expected."""
     return _field_of(node, 0, _ROOT)
+
+
+# -- schema capsules of types, fields and schemas ------------------------------------------------
+# (here rather than in data.interop: the __arrow_c_schema__ of arrowipc.types calls them, and this
+# module imports no more than types and extension, so that cycle stays three modules)
+
+def _as_field(obj: object) -> Field:
+    if isinstance(obj, Field):
+        return obj
+    if isinstance(obj, DataType):
+        return Field("", obj)
+    raise ArrowTypeError(f"expected a Field, DataType or Schema, got {type(obj).__name__}")
+
+
+def check_requested_schema(requested_schema: object) -> None:
+    """Validate `requested_schema` is a schema capsule; what it asks for is not honoured."""
+    if requested_schema is not None:
+        field_from_node(cdata.import_schema_capsule(requested_schema))
+
+
+def export_schema(obj: Field | DataType | Schema) -> object:
+    """An "arrow_schema" PyCapsule for a Field, a DataType or a Schema."""
+    if isinstance(obj, Schema):
+        return cdata.export_schema_capsule(schema_node(StructType(obj.fields), "", False,
+                                                       obj.metadata))
+    f = _as_field(obj)
+    return cdata.export_schema_capsule(schema_node(f.type, f.name, f.nullable, f.metadata))
+
+
+def _schema_capsule_of(obj: Any) -> object:
+    if hasattr(obj, "__arrow_c_schema__"):
+        return obj.__arrow_c_schema__()
+    return obj  # a raw "arrow_schema" capsule; cdata checks its name
+
+
+def import_field(obj: object) -> Field:
+    """A Field from an object with `__arrow_c_schema__` (or an "arrow_schema" capsule)."""
+    return field_from_node(cdata.import_schema_capsule(_schema_capsule_of(obj)))
+
+
+def schema_from_struct_field(f: Field) -> Schema:
+    if not isinstance(f.type, StructType):
+        raise ArrowTypeError(f"a schema must be exported as a struct type, got {f.type}")
+    return Schema(f.type.fields, f.metadata)
+
+
+def import_schema(obj: object) -> Schema:
+    """A Schema from an object with `__arrow_c_schema__` describing a struct (pyarrow's form)."""
+    return schema_from_struct_field(import_field(obj))
+
+
+# -- comparison with other libraries' objects -----------------------------------------------------
+
+def peer_as_ours(obj: object, kind: str) -> Any:
+    """`obj`, an object of another Arrow library, imported as our `kind` ("type", "field" or
+    "schema"; arrowipc.table.peer_as_ours adds "batch" and "table") through the PyCapsule
+    interface, or None when it does not speak it (or describes another kind of object). Used by
+    equality, so `ours == theirs` compares contents, whichever library made `theirs`.
+
+    Types, fields and schemas all export `__arrow_c_schema__`; they are told apart by pyarrow's
+    attribute names (a field has `nullable`, a schema `names`), as the capsule alone cannot.
+    """
+    try:
+        if not hasattr(obj, "__arrow_c_schema__"):
+            return None
+        is_field, is_schema = hasattr(obj, "nullable"), hasattr(obj, "names")
+        if kind == "schema":
+            return import_schema(obj) if is_schema else None
+        if kind == "field":
+            return import_field(obj) if is_field and not is_schema else None
+        if kind == "type":
+            return import_field(obj).type if not (is_field or is_schema) else None
+    except (ArrowInvalid, ArrowTypeError, TypeError, ValueError):
+        return None
+    return None

@@ -34,6 +34,7 @@ from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
+from .serialize import serialize_record_batch, serialize_schema
 from .sinks import AtomicFile, fsync_directory
 
 if TYPE_CHECKING:
@@ -777,31 +778,6 @@ def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None
                                  statistics=statistics, filesystem=filesystem)
 
 
-def serialize_schema(schema: T.Schema, options: IpcWriteOptions | None = None) -> Buffer:
-    """The framed Schema message as a Buffer (pyarrow's Schema.serialize)."""
-    from .._core.buffer import py_buffer
-    options = as_write_options(options)
-    blob, pos = md.schema_blob(schema)
-    return py_buffer(encode_schema_message(blob, pos, int(options.metadata_version),
-                                           options.use_legacy_format,
-                                           md.schema_blob_alignment(schema)))
-
-
-def serialize_record_batch(batch: RecordBatch, options: IpcWriteOptions | None = None) -> Buffer:
-    """The framed RecordBatch message (metadata and body) as one Buffer (RecordBatch.serialize)."""
-    from .._core.buffer import concat_buffers
-    options = as_write_options(options)
-    codec = COMPRESSION_IDS[options.compression]
-    compress = None
-    if codec >= 0:
-        from .compression import make_body_compressor
-        compress = make_body_compressor(options)
-    meta, parts, body_len = encode_record_batch(batch._columns, batch.num_rows, options.alignment,
-                                                int(options.metadata_version), None, codec,
-                                                options.use_legacy_format, compress)
-    return concat_buffers([meta] + parts, len(meta) + body_len)
-
-
 def get_record_batch_size(batch: RecordBatch | Any) -> int:
     """Bytes of the framed IPC message `batch` is written as: prefix, metadata and body
     (pyarrow.ipc.get_record_batch_size). `batch` may be any library's record batch."""
@@ -809,6 +785,3 @@ def get_record_batch_size(batch: RecordBatch | Any) -> int:
         batch = record_batch(batch)
     return serialize_record_batch(batch).size
 
-
-from .. import _upcalls                             # noqa: E402   (Schema.serialize)
-_upcalls.register(__name__, serialize_schema=serialize_schema)

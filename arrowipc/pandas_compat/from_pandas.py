@@ -168,7 +168,7 @@ def dataframe_to_arrays(df: Any, schema: Schema | None = None, preserve_index: b
         warnings.warn(f"Could not serialize pd.DataFrame.attrs: {e}, defaulting to empty "
                       f"attributes.", UserWarning, stacklevel=4)
         attributes = {}
-    from .. import __version__
+    from .._version import __version__
     meta = {b"pandas": _json.dumps({
         "index_columns": index_descriptors,
         "column_indexes": column_indexes,
