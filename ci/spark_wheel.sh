@@ -28,7 +28,8 @@ WHEEL="$(ls "$WORK"/dist/arrowipc-*.whl)"
 step "built $(basename "$WHEEL")"
 JAR_IN_WHEEL=arrowipc/spark/jars/arrowipc-spark.jar
 if command -v javac >/dev/null 2>&1; then
-  python -m zipfile -l "$WHEEL" | grep -q "^$JAR_IN_WHEEL " \
+  python -c 'import sys, zipfile; sys.exit(sys.argv[2] not in zipfile.ZipFile(sys.argv[1]).namelist())' \
+    "$WHEEL" "$JAR_IN_WHEEL" \
     || { echo "spark_wheel: a JDK is here but the wheel has no $JAR_IN_WHEEL" >&2; exit 1; }
   step "the wheel carries $JAR_IN_WHEEL"
 fi
