@@ -18,8 +18,8 @@ from . import types as T
 from ._core.buffer import Buffer, py_buffer
 from .errors import ArrowCapacityError, ArrowInvalid, ArrowTypeError
 
-__all__ = ["numpy_dtype_of", "SparseCOOTensor", "SparseCSCMatrix", "SparseCSFTensor",
-           "SparseCSRMatrix", "Tensor", "tensor_type_of"]
+__all__ = ["as_sparse_tensor", "numpy_dtype_of", "SparseCOOTensor", "SparseCSCMatrix",
+           "SparseCSFTensor", "SparseCSRMatrix", "SparseTensor", "Tensor", "tensor_type_of"]
 
 # numpy dtype name <-> Arrow type: the fixed-width numeric types a tensor can hold
 _NUMPY_NAMES = {"int8": T.int8, "int16": T.int16, "int32": T.int32, "int64": T.int64,
@@ -328,7 +328,7 @@ def _dense_of(tensor_or_array: Any) -> tuple[NDArray, list[str]]:
     return np.asarray(tensor_or_array), []
 
 
-class _SparseTensor:
+class SparseTensor:
     """What the four sparse layouts share: value type, shape, dimension names, values."""
     _type: T.DataType
     _shape: tuple[int, ...]
@@ -348,10 +348,10 @@ class _SparseTensor:
         self._dim_names = [str(n) for n in dim_names] if dim_names else []
 
     @classmethod
-    def from_tensor(cls, obj: Any) -> "_SparseTensor":
+    def from_tensor(cls, obj: Any) -> "SparseTensor":
         """The sparse form of a dense Tensor (arrowipc's or pyarrow's)."""
         arr, names = _dense_of(obj)
-        sparse: _SparseTensor = cls.from_dense_numpy(  # type: ignore[attr-defined]
+        sparse: SparseTensor = cls.from_dense_numpy(  # type: ignore[attr-defined]
             arr, names or None)
         return sparse
 
@@ -441,11 +441,11 @@ class _SparseTensor:
         pyarrow's sparse tensor of the same layout. The non-zero cells are compared, sorted, so
         the work is sized by the values present, not by the shape."""
         import numpy as np
-        if not isinstance(other, _SparseTensor):
+        if not isinstance(other, SparseTensor):
             if type(other).__name__ != type(self).__name__ or not hasattr(other, "to_numpy"):
                 return False
             try:
-                other = _as_sparse(other)
+                other = as_sparse_tensor(other)
             except (ArrowTypeError, ValueError):
                 return False
         if not (type(self) is type(other) and self._type == other._type
@@ -510,7 +510,7 @@ def _lex_sorted_unique(coords: NDArray) -> bool:
     return bool(diff.any(axis=1).all() and (cur[rows, first] > prev[rows, first]).all())
 
 
-class SparseCOOTensor(_SparseTensor):
+class SparseCOOTensor(SparseTensor):
     """A sparse tensor as coordinate lists: one row of `ndim` indices per non-zero value
     (pyarrow.SparseCOOTensor)."""
     _indices: NDArray
@@ -572,7 +572,7 @@ class SparseCOOTensor(_SparseTensor):
         return self._indices
 
 
-class _SparseCSXMatrix(_SparseTensor):
+class _SparseCSXMatrix(SparseTensor):
     """CSR (axis 0 compressed) and CSC (axis 1 compressed) share one layout."""
     _axis: int
     _indptr: Any
@@ -652,7 +652,7 @@ class SparseCSCMatrix(_SparseCSXMatrix):
     _axis = 1
 
 
-class SparseCSFTensor(_SparseTensor):
+class SparseCSFTensor(SparseTensor):
     """A sparse tensor as compressed sparse fibers: a prefix tree over the dimensions in
     `axis_order`, one indices array per level and one indptr array per pair of adjacent levels
     (pyarrow.SparseCSFTensor)."""
@@ -747,9 +747,9 @@ _SPARSE_CLASSES = {c.__name__: c for c in (SparseCOOTensor, SparseCSRMatrix, Spa
                                            SparseCSFTensor)}
 
 
-def _as_sparse(obj: Any) -> _SparseTensor:
+def as_sparse_tensor(obj: Any) -> SparseTensor:
     """An arrowipc sparse tensor for one of arrowipc's or pyarrow's (same class name)."""
-    if isinstance(obj, _SparseTensor):
+    if isinstance(obj, SparseTensor):
         return obj
     cls = _SPARSE_CLASSES.get(type(obj).__name__)
     if cls is None or not hasattr(obj, "to_numpy"):

@@ -20,7 +20,7 @@ import struct
 from .. import types as T
 from ..errors import ArrowInvalid, ArrowIOError, ArrowTypeError
 from ..tensor import (SparseCOOTensor, SparseCSCMatrix, SparseCSFTensor, SparseCSRMatrix,
-                      Tensor, _as_sparse, _SparseTensor, numpy_dtype_of, tensor_type_of)
+                      Tensor, as_sparse_tensor, SparseTensor, numpy_dtype_of, tensor_type_of)
 from . import metadata as md
 from .format import (CONTINUATION, HEADER_SPARSE_TENSOR, HEADER_TENSOR, MAX_TENSOR_DIMENSIONS,
                      METADATA_V5, TYPE_INT)
@@ -123,7 +123,7 @@ def encode_sparse_tensor_message(tensor: TensorLike
     """(framed metadata padded to a 64-byte boundary, list of body chunks, body length) of a
     SparseTensor message."""
     import numpy as np
-    sp = _as_sparse(tensor)
+    sp = as_sparse_tensor(tensor)
     chunks: list[np.ndarray[Any, Any] | bytes] = []
     pos = 0
 
@@ -222,7 +222,7 @@ def encode_sparse_tensor_message(tensor: TensorLike
 def _encode_any(tensor: TensorLike
                 ) -> tuple[bytes, Sequence[np.ndarray[Any, Any] | bytes | Buffer], int]:
     """(head, body chunks, body length) of a Tensor or a SparseTensor message."""
-    if isinstance(tensor, _SparseTensor) or type(tensor).__name__.startswith("Sparse"):
+    if isinstance(tensor, SparseTensor) or type(tensor).__name__.startswith("Sparse"):
         return encode_sparse_tensor_message(tensor)
     head, body, body_len = encode_tensor_message(tensor)
     return head, [body] if body.size else [], body_len
@@ -251,7 +251,7 @@ def get_tensor_size(tensor: TensorLike) -> int:
     return len(head) + body_len
 
 
-def read_tensor(source: Any) -> Tensor | _SparseTensor:
+def read_tensor(source: Any) -> Tensor | SparseTensor:
     """The tensor of the message at the start of `source` (bytes, a buffer, a path or a
     file-like object, left positioned after the message): a Tensor for a Tensor message, the
     sparse tensor class of its index for a SparseTensor message. Values are views of the body."""
@@ -372,7 +372,7 @@ def _index_dtype(idx: FlatTable, slot: int, where: str, what: str) -> np.dtype[A
     return numpy_dtype_of(md._decode_type(TYPE_INT, t, [], where))
 
 
-def decode_sparse_tensor(t: FlatTable, body: Buffer, where: str) -> _SparseTensor:
+def decode_sparse_tensor(t: FlatTable, body: Buffer, where: str) -> SparseTensor:
     """A sparse tensor from a SparseTensor table and its message body, every claim checked."""
     import numpy as np
     dtype = _value_type(t, where)

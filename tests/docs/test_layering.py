@@ -173,13 +173,8 @@ def test_core_imports_nothing_above_it():
 KERNEL_LAYER = "arrowipc.data"
 KERNELS_MAY_IMPORT = ("arrowipc.data", "arrowipc._core", "arrowipc.errors", "arrowipc.types",
                       "arrowipc.extension", "arrowipc.validate")
-# (importing module, providing module, name): the private names still crossing a folder, each
-# with the change that removes it. tensor.py's sparse helpers serve ipc/tensor_io.py (to be made
-# public with the tensor work).
-PRIVATE_NAMES_ACROSS_FOLDERS = {
-    ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_as_sparse"),
-    ("arrowipc.ipc.tensor_io", "arrowipc.tensor", "_SparseTensor"),
-}
+# (importing module, providing module, name): the private names crossing a folder; none may
+PRIVATE_NAMES_ACROSS_FOLDERS: set[tuple[str, str, str]] = set()
 
 
 def _folder(module: str, path: pathlib.Path) -> str:
