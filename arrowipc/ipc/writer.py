@@ -35,7 +35,7 @@ from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY
 from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .serialize import serialize_record_batch, serialize_schema
-from .sinks import AtomicFile, fsync_directory
+from .sinks import AtomicFile
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -104,20 +104,18 @@ def _writer_owns(parts: list[Any]) -> bool:
 class _Sink:
     """Adapts a path, a file-like object or a BufferOutputStream to gather writes.
 
-    A path is written atomically by default: to a temporary file in the same directory, renamed
-    over the final name only when the writer closes successfully, so a crash or an error never
-    leaves a truncated file under that name. With `in_place` (the stream writers, as pyarrow's) it
-    is written through under its own name, so a reader in another process can follow the stream
-    as it grows; paths that are not regular files (/dev/stdout, a FIFO) are always written in
-    place. With `durable`, the file and its directory are fsynced at close, so the new contents
-    also survive a power loss; like pyarrow, the default does not wait for the disk.
+    A path is written atomically: to a temporary file in the same directory, renamed over the
+    final name only when the writer closes successfully, so a crash or an error never leaves a
+    truncated file under that name. (Paths that are not regular files, such as /dev/stdout or a
+    FIFO, are written in place.) With `durable`, the file and its directory are fsynced at close,
+    so the new contents also survive a power loss; like pyarrow, the default does not wait for the
+    disk.
     """
 
-    def __init__(self, sink: SinkLike, durable: bool = False, filesystem: Any = None,
-                 in_place: bool = False) -> None:
+    def __init__(self, sink: SinkLike, durable: bool = False, filesystem: Any = None) -> None:
         self.owns = False
         self.durable = bool(durable)
-        self.in_place_path: str | None = None     # a path written through under its own name
+        self.in_place_path: str | None = None     # a path that is not a regular file (a FIFO)
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         # a URL or a path on `filesystem`: an upload published only on close (filesystems.py)
         remote: Any = (open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike))
@@ -127,7 +125,7 @@ class _Sink:
             sink = remote.file
             self.owns = True
         elif isinstance(sink, (str, os.PathLike)):
-            sink = self._open_path(os.fspath(sink), in_place)
+            sink = self._open_path(os.fspath(sink))
             self.owns = True
         if not hasattr(sink, "write"):
             raise TypeError(f"cannot write IPC data to a {type(sink).__name__}: expected a path, "
@@ -285,12 +283,12 @@ class _Sink:
                 k = os.write(self._fd, mv)
                 mv = mv[k:]
 
-    def _open_path(self, path: str, in_place: bool) -> BinaryIO:
+    def _open_path(self, path: str) -> BinaryIO:
         try:
             st = os.stat(os.path.realpath(path))
         except OSError:
             st = None
-        if in_place or (st is not None and not stat.S_ISREG(st.st_mode)):
+        if st is not None and not stat.S_ISREG(st.st_mode):
             self.in_place_path = path
             return open(path, "wb")
         self.atomic = AtomicFile(path)
@@ -306,12 +304,7 @@ class _Sink:
             if self.atomic is not None:
                 self.atomic.commit(durable=self.durable)
             else:
-                if self.durable and self.in_place_path is not None:
-                    self.f.flush()
-                    os.fsync(self.f.fileno())
                 self.f.close()
-                if self.durable and self.in_place_path is not None:
-                    fsync_directory(os.path.dirname(os.path.abspath(self.in_place_path)))
         elif hasattr(self.f, "flush") and not self._memory:
             try:
                 self.f.flush()
@@ -440,7 +433,6 @@ class MessageEncoder:
 
 class _WriterBase:
     _file_mode = False
-    _paths_in_place = False      # the stream writers write a path through, as pyarrow's do
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
                  use_legacy_format: bool | None = None,
@@ -464,7 +456,7 @@ class _WriterBase:
                              "decides when to fsync it, and an object store's upload is durable "
                              "when it completes)")
         self._closed = True      # until the schema is out: a failed start is not finished later
-        self._sink = _Sink(sink, durable, filesystem, self._paths_in_place)
+        self._sink = _Sink(sink, durable, filesystem)
         self._sink.background = self.options.use_threads
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
@@ -642,12 +634,12 @@ class _WriterBase:
         if exc_type is None:
             self.close()
         elif self._sink.atomic is not None:
-            # an error inside the block: a path the file writer writes atomically keeps its
-            # previous contents (or stays absent); the error says the write failed
+            # an error inside the block: a path, written atomically, keeps its previous contents
+            # (or stays absent); the error says the write failed
             self._closed = True
             self._sink.abort()
         else:
-            # elsewhere, as pyarrow: the stream is ended after the batches written so far; the
+            # a file object or memory, as pyarrow: ended after the batches written so far; the
             # block's error is the one that propagates
             try:
                 self.close()
@@ -677,13 +669,8 @@ class _WriterBase:
 class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker.
 
-    A path is written through under its own name, as pyarrow does, so another process can read
-    the stream as it grows; an error inside `with` ends the stream after the batches written.
-
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     """
-
-    _paths_in_place = True
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, durable: bool = False,

@@ -211,31 +211,6 @@ def test_a_stream_opened_as_a_file_and_a_file_as_a_stream_say_so(tmp_path):
     assert "open_file" not in str(e.value)
 
 
-def test_a_stream_written_to_a_path_can_be_followed_by_another_process(tmp_path):
-    # D2: a stream writer wrote a temporary file renamed on close, so a reader in another
-    # process saw nothing until the end; pyarrow's writes through
-    import subprocess
-    import sys
-    from arrowipc import ipc
-    path = tmp_path / "growing.arrows"
-    follow = ("import sys, pyarrow as pa; r = pa.ipc.open_stream(sys.argv[1]); "
-              "print(sum(b.num_rows for b in r))")
-
-    def rows_seen_by_another_process():
-        done = subprocess.run([sys.executable, "-c", follow, str(path)], capture_output=True,
-                              text=True, check=True)
-        return int(done.stdout)
-
-    batch = A.record_batch({"x": [1, 2, 3]})
-    with ipc.new_stream(path, batch.schema) as w:
-        w.write_batch(batch)
-        assert rows_seen_by_another_process() == 3
-        w.write_batch(batch)
-        assert rows_seen_by_another_process() == 6
-    assert rows_seen_by_another_process() == 6
-    assert os.listdir(tmp_path) == ["growing.arrows"]
-
-
 @pytest.mark.parametrize("opener, reader", [("new_file", "open_file"), ("new_stream", "open_stream")])
 def test_a_writer_never_closed_warns_and_keeps_what_was_written(tmp_path, opener, reader):
     # D2: a path writer dropped without close() left nothing and said nothing
