@@ -1,0 +1,318 @@
+"""arrowipc.accelerate: pyarrow's IPC and Feather calls served by arrowipc, answering with
+pyarrow's own objects equal to plain pyarrow's; what it cannot serve falls back; uninstall
+restores pyarrow exactly."""
+import contextlib
+import io
+import os
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.feather as pa_feather  # noqa: E402
+import pyarrow.ipc as pa_ipc  # noqa: E402
+
+import arrowipc.accelerate as acc  # noqa: E402
+from strategies import ISSUE2_CASE_IDS, make_table  # noqa: E402
+
+# Columns pyarrow's Feather/pandas paths cannot turn into pandas (interval types)
+NO_PANDAS = {"month_interval", "day_time_interval", "large_list_of_fixed_size_binary"}
+
+
+@pytest.fixture
+def accelerated():
+    acc.install(report=False)
+    acc.reset_report()
+    try:
+        yield acc
+    finally:
+        acc.uninstall()
+
+
+@contextlib.contextmanager
+def plain():
+    """pyarrow itself (the oracle) for a moment inside an accelerated test; the report restarts."""
+    acc.uninstall()
+    try:
+        yield
+    finally:
+        acc.install(report=False)
+        acc.reset_report()
+
+
+def _table():
+    return make_table(ISSUE2_CASE_IDS, [7, 0, 5], seed=3, metadata={"origin": "test"})
+
+
+def _attributes():
+    modules = {"pyarrow": pa, "pyarrow.ipc": pa_ipc, "pyarrow.feather": pa_feather}
+    return {name: getattr(modules[name.rpartition(".")[0]], name.rpartition(".")[2])
+            for name in acc.served_names()}
+
+
+def test_install_replaces_and_uninstall_restores_every_attribute_exactly():
+    before = _attributes()
+    acc.install(report=False)
+    try:
+        assert acc.installed()
+        during = _attributes()
+        assert all(during[n] is not before[n] for n in before), \
+            [n for n in before if during[n] is before[n]]
+        acc.install(report=False)                     # idempotent: still pyarrow's underneath
+        assert _attributes() == during
+    finally:
+        acc.uninstall()
+    assert not acc.installed()
+    after = _attributes()
+    assert all(after[n] is before[n] for n in before)
+
+
+def test_top_level_names_are_patched_with_pyarrow_ipc(accelerated):
+    assert pa.RecordBatchStreamReader is pa_ipc.RecordBatchStreamReader
+    assert pa.RecordBatchFileWriter is pa_ipc.RecordBatchFileWriter
+    assert pa.serialize_pandas is pa_ipc.serialize_pandas
+
+
+def _pa_file(table, **kw):
+    with plain():
+        return _pa_file_plain(table, **kw)
+
+
+def _pa_file_plain(table, **kw):
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, table.schema, **kw) as w:
+        w.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _pa_stream(table):
+    with plain():
+        return _pa_stream_plain(table)
+
+
+def _pa_stream_plain(table):
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, table.schema) as w:
+        for b in table.to_batches():
+            w.write_batch(b, custom_metadata={"n": str(b.num_rows)})
+    return sink.getvalue().to_pybytes()
+
+
+def _assert_same(got, expected):
+    assert got.schema.equals(expected.schema, check_metadata=True)
+    assert got.equals(expected)
+
+
+def test_served_file_reader_returns_pyarrow_objects_equal_to_pyarrow(accelerated):
+    table = _table()
+    data = _pa_file(table, metadata={"footer": "yes"})
+    with plain():
+        oracle = pa_ipc.open_file(data)
+    served = pa_ipc.open_file(data)
+    plain_reader = oracle
+    assert type(served) is not type(plain_reader)
+    assert isinstance(served, pa_ipc.RecordBatchFileReader)
+    assert isinstance(served, type(plain_reader))        # pyarrow's class, subclassed
+    assert isinstance(plain_reader, pa_ipc.RecordBatchFileReader)  # pyarrow's passes the patch
+    assert served.num_record_batches == plain_reader.num_record_batches == 3
+    assert served.metadata == plain_reader.metadata
+    assert served.schema.equals(plain_reader.schema, check_metadata=True)
+    for i in range(3):
+        _assert_same(served.get_batch(i), plain_reader.get_batch(i))
+        got = served.get_batch_with_custom_metadata(i)
+        assert type(got.batch) is pa.RecordBatch
+    result = served.read_all()
+    assert type(result) is pa.Table
+    _assert_same(result, plain_reader.read_all())
+    assert served.count_rows() == plain_reader.count_rows() == 12
+    assert type(served.stats) is pa_ipc.ReadStats
+    assert acc.report().endswith("served 1 calls, 0 fell back to pyarrow\n")
+
+
+def test_served_stream_reader_matches_pyarrow(accelerated):
+    table = _table()
+    data = _pa_stream(table)
+    with plain():
+        expected = list(pa_ipc.open_stream(data).iter_batches_with_custom_metadata())
+    reader = pa_ipc.open_stream(io.BytesIO(data))
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert isinstance(reader, pa_ipc.RecordBatchStreamReader)
+    got = list(reader.iter_batches_with_custom_metadata())
+    assert len(got) == len(expected) == 3
+    for (b, md), (eb, emd) in zip(got, expected):
+        _assert_same(b, eb)
+        assert md == emd
+    assert reader.stats == pa_ipc.open_stream(data).stats.__class__(*reader.stats)
+    # hand-offs to other pyarrow functions take the result unchanged
+    again = pa_ipc.open_stream(data)
+    assert pa.concat_tables([again.read_all(), table]).num_rows == 24
+    assert pa.RecordBatchReader.from_stream(pa_ipc.open_stream(data)).read_all().equals(table)
+
+
+def test_served_writers_write_what_pyarrow_reads(accelerated, tmp_path):
+    table = _table()
+    path = str(tmp_path / "t.arrow")
+    with pa_ipc.new_file(path, table.schema, metadata={"k": "v"}) as writer:
+        assert isinstance(writer, pa_ipc.RecordBatchFileWriter)
+        writer.write_table(table)
+        writer.write(table.to_batches()[0])
+    sink = io.BytesIO()
+    with pa_ipc.new_stream(sink, table.schema,
+                           options=pa_ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_batch(table.to_batches()[0], custom_metadata={"a": "1"})
+        assert writer.stats.num_record_batches == 1
+    assert "served 2 calls" in acc.report()
+    acc.uninstall()
+    read = pa_ipc.open_file(path)
+    assert read.metadata == {b"k": b"v"}
+    assert read.num_record_batches == 4
+    _assert_same(read.read_all(), pa.concat_tables([table, table.slice(0, 7)]))
+    first = pa_ipc.open_stream(sink.getvalue()).read_next_batch_with_custom_metadata()
+    _assert_same(first.batch, table.to_batches()[0])
+    assert first.custom_metadata == {b"a": b"1"}
+
+
+def test_writer_type_errors_as_pyarrow(accelerated):
+    writer = pa_ipc.new_stream(io.BytesIO(), pa.schema([("a", pa.int64())]))
+    with pytest.raises(TypeError, match="expected pyarrow.lib.RecordBatch"):
+        writer.write_batch({"a": [1]})
+    with pytest.raises(ValueError):
+        writer.write([1, 2])
+    with pytest.raises(pa.ArrowInvalid):      # pyarrow's class for a batch of another schema
+        writer.write_batch(pa.record_batch({"b": [1.0]}))
+    writer.close()
+
+
+def test_pyarrow_sources_and_sinks_fall_back_with_a_reason(accelerated):
+    table = _table()
+    data = _pa_file(table)
+    reader = pa_ipc.open_file(pa.BufferReader(data))
+    assert type(reader) is acc_original("RecordBatchFileReader")
+    _assert_same(reader.read_all(), table)
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    text = acc.report()
+    assert "ipc.RecordBatchFileReader: the source is a pyarrow NativeFile" in text
+    assert "ipc.RecordBatchStreamWriter: the sink is a pyarrow NativeFile" in text
+    assert "served 0 calls, 2 fell back to pyarrow" in text
+
+
+def acc_original(name):
+    """pyarrow's own class behind a patched name."""
+    return getattr(pa_ipc, name)._pyarrow_class
+
+
+def test_malformed_input_raises_pyarrows_exception(accelerated):
+    data = bytearray(_pa_file(_table()))
+    data[-10:-6] = b"\xff\xff\xff\x7f"                # the footer length: far too large
+    with pytest.raises(pa.ArrowInvalid):
+        pa_ipc.open_file(bytes(data))
+    assert "arrowipc refused the input (ArrowInvalid); pyarrow's answer is kept" in acc.report()
+    with pytest.raises(pa.ArrowInvalid):
+        pa_ipc.open_stream(b"\x00" * 5)
+
+
+def test_a_corrupt_batch_met_while_reading_raises_pyarrows_class(accelerated):
+    table = pa.table({"a": pa.array(range(100))})
+    data = bytearray(_pa_stream(table))
+    reader = pa_ipc.open_stream(io.BytesIO(bytes(data[: len(data) - 300])))  # cut in the body
+    with pytest.raises(pa.ArrowInvalid):
+        reader.read_all()
+
+
+def test_feather_round_trip_through_pandas_equals_pyarrow(accelerated, tmp_path):
+    pd = pytest.importorskip("pandas")
+    cases = [c for c in ISSUE2_CASE_IDS if c not in NO_PANDAS and _pandas_round_trips(c)]
+    assert len(cases) > 40
+    table = make_table(cases, [10], seed=5)
+    df = table.to_pandas()
+    served_path, plain_path = str(tmp_path / "s.feather"), str(tmp_path / "p.feather")
+    df.to_feather(served_path)
+    got = pd.read_feather(served_path)
+    got_table = pa_feather.read_table(served_path, columns=["string", "int8"])
+    assert "served 3 calls, 0 fell back" in acc.report()
+    acc.uninstall()
+    df.to_feather(plain_path)
+    expected_table = pa_feather.read_table(plain_path)
+    assert pa_feather.read_table(served_path).equals(expected_table)
+    assert pa_feather.read_table(served_path).schema.metadata == expected_table.schema.metadata
+    pd.testing.assert_frame_equal(got, pd.read_feather(plain_path))
+    _assert_same(got_table, pa_feather.read_table(plain_path, columns=["string", "int8"]))
+
+
+def _pandas_round_trips(case):
+    try:
+        pa.Table.from_pandas(make_table([case], [4], seed=1).to_pandas())
+        return True
+    except (pa.ArrowException, TypeError, ValueError):
+        return False
+
+
+@pytest.mark.parametrize("columns", [None, ["b", "a"], ["a", "b"], [2, 0], [0, 0], ["c", "c"]])
+def test_feather_column_selection_as_pyarrow(tmp_path, columns):
+    table = pa.table({"c": [1, 2], "b": ["x", "y"], "a": [1.5, None]})
+    path = str(tmp_path / "t.feather")
+    pa_feather.write_feather(table, path)
+    try:
+        expected = pa_feather.read_table(path, columns=columns)
+    except IndexError as exc:          # pyarrow 26 selects [2, 0] from the two columns it read
+        expected = exc
+    acc.install(report=False)
+    try:
+        acc.reset_report()
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected), match=str(expected)):
+                pa_feather.read_table(path, columns=columns)
+        else:
+            _assert_same(pa_feather.read_table(path, columns=columns), expected)
+            assert "served 1 calls" in acc.report()
+    finally:
+        acc.uninstall()
+
+
+def test_feather_errors_and_v1_fall_back(accelerated, tmp_path):
+    table = pa.table({"a": [1, 2]})
+    path = str(tmp_path / "t.feather")
+    with pytest.raises(ValueError, match="not supported"):
+        pa_feather.write_feather(table, path, compression="snappy")
+    assert not os.path.exists(path)
+    pa_feather.write_feather(table, path)
+    with pytest.raises(TypeError, match="Columns must be"):
+        pa_feather.read_table(path, columns=(c for c in "a"))
+    with pytest.warns(DeprecationWarning):
+        pa_feather.write_feather(table.to_pandas(), str(tmp_path / "v1.feather"), version=1)
+    with pytest.warns(DeprecationWarning):
+        assert pa_feather.read_table(str(tmp_path / "v1.feather")).equals(table)
+    text = acc.report()
+    assert "feather.read_table: not a Feather V2 (Arrow IPC) file" in text
+    assert "feather.write_feather: version=1" in text
+    with pytest.raises(pa.ArrowIOError):
+        pa_feather.read_table(str(tmp_path / "missing.feather"))
+
+
+def test_read_schema_and_record_batch_serve_buffers(accelerated):
+    table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    batch = table.to_batches()[0]
+    schema_buf = table.schema.serialize()
+    assert pa_ipc.read_schema(schema_buf).equals(table.schema)
+    got = pa_ipc.read_record_batch(batch.serialize(), table.schema)
+    assert type(got) is pa.RecordBatch and got.equals(batch)
+    frame = pa.serialize_pandas(table.to_pandas())
+    assert pa.deserialize_pandas(frame).equals(table.to_pandas())
+    assert "served 4 calls, 0 fell back" in acc.report()
+
+
+def test_every_method_of_pyarrows_classes_is_served(accelerated):
+    # a pyarrow method a served instance inherits would run over an empty C++ object
+    for name in ("RecordBatchStreamReader", "RecordBatchFileReader", "RecordBatchStreamWriter",
+                 "RecordBatchFileWriter"):
+        served = getattr(pa_ipc, name)
+        original = served._pyarrow_class
+        public = {n for n in dir(original) if not n.startswith("__") or n in (
+            "__iter__", "__next__", "__enter__", "__exit__", "__arrow_c_stream__")}
+        static = {n for n in public if isinstance(original.__dict__.get(n), staticmethod) or
+                  n in ("_open", "_import_from_c", "_import_from_c_capsule", "from_stream",
+                        "from_batches")}
+        missing = sorted(n for n in public - static
+                         if not any(n in k.__dict__ for k in served.__mro__[:2]))
+        assert missing == [], f"{name}: {missing}"
