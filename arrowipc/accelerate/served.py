@@ -74,8 +74,8 @@ class _Source:
         self.original = source
         self.rewind_to: int | None = None
         self.rereadable = True
-        if isinstance(source, pa.NativeFile):
-            raise Unservable("the source is a pyarrow NativeFile")
+        if isinstance(source, pa.NativeFile) and (source.closed or not source.readable()):
+            raise Unservable("a pyarrow NativeFile that is closed or not readable")
         path = _path_or_none(source)
         if path is not None:
             self.opened: Any = path
@@ -104,8 +104,8 @@ class _Source:
 
 
 def _sink(sink: Any) -> Any:
-    if isinstance(sink, pa.NativeFile):
-        raise Unservable("the sink is a pyarrow NativeFile")
+    if isinstance(sink, pa.NativeFile) and (sink.closed or not sink.writable()):
+        raise Unservable("a pyarrow NativeFile that is closed or not writable")
     path = _path_or_none(sink)
     if path is not None:
         return path

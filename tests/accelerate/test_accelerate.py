@@ -182,19 +182,38 @@ def test_writer_type_errors_as_pyarrow(accelerated):
     writer.close()
 
 
-def test_pyarrow_sources_and_sinks_fall_back_with_a_reason(accelerated):
+def test_pyarrow_native_files_are_served(accelerated):
     table = _table()
     data = _pa_file(table)
     reader = pa_ipc.open_file(pa.BufferReader(data))
-    assert type(reader) is acc_original("RecordBatchFileReader")
     _assert_same(reader.read_all(), table)
     sink = pa.BufferOutputStream()
     with pa_ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
+    assert not sink.closed                      # as pyarrow: closing the writer keeps the sink
+    stream = pa_ipc.open_stream(pa.BufferReader(sink.getvalue()))
+    _assert_same(stream.read_all(), table)
+    assert "served 3 calls, 0 fell back" in acc.report()
+
+
+def test_what_arrowipc_does_not_serve_falls_back_with_a_reason(accelerated):
+    table = _table()
+    data = _pa_file(table)
+    reader = pa_ipc.open_file(data, memory_pool=pa.default_memory_pool())
+    assert type(reader) is acc_original("RecordBatchFileReader")
+    _assert_same(reader.read_all(), table)
+    aligned = pa_ipc.IpcReadOptions(ensure_alignment=pa_ipc.Alignment.At64Byte)
+    assert type(pa_ipc.open_file(data, options=aligned)) is acc_original("RecordBatchFileReader")
+    closed = pa.BufferOutputStream()
+    closed.close()
+    with pytest.raises(ValueError):                # pyarrow's own answer to a closed sink
+        pa_ipc.new_stream(closed, table.schema)
     text = acc.report()
-    assert "ipc.RecordBatchFileReader: the source is a pyarrow NativeFile" in text
-    assert "ipc.RecordBatchStreamWriter: the sink is a pyarrow NativeFile" in text
-    assert "served 0 calls, 2 fell back to pyarrow" in text
+    assert "ipc.RecordBatchFileReader: a memory_pool was given" in text
+    assert "ipc.RecordBatchFileReader: IpcReadOptions.ensure_alignment is set" in text
+    assert "ipc.RecordBatchStreamWriter: a pyarrow NativeFile that is closed or not writable" \
+        in text
+    assert text.endswith("arrowipc.accelerate: served 0 calls, 3 fell back to pyarrow\n")
 
 
 def acc_original(name):
