@@ -10,8 +10,10 @@ zero-copy through the C data interface, so every later pyarrow call works unchan
 - `pyarrow.feather`: `read_table`, `read_feather`, `write_feather` (so `pandas.read_feather` and
   `DataFrame.to_feather`).
 
-A call arrowipc cannot serve (a pyarrow NativeFile, an option it does not map, a Feather V1 file,
-an argument pyarrow would refuse) runs pyarrow's original untouched; malformed input opened from
+`pyarrow.ipc.IpcWriteOptions` becomes a subclass that remembers the `pyarrow.Codec` given, so its
+compression level reaches arrowipc. A call arrowipc cannot serve (a memory pool or an option
+pyarrow must apply itself, a closed NativeFile, a Feather V1 file, an argument pyarrow would
+refuse) runs pyarrow's original untouched; malformed input opened from
 a source pyarrow can read again is answered by pyarrow too, so its exceptions are raised.
 `uninstall()` puts every original back. With ARROWIPC_ACCELERATE_REPORT=1 in the environment the
 report of what was served and what fell back (and why) is printed on standard error at exit,
