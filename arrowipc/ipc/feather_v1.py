@@ -25,7 +25,7 @@ from .._core.bitmap import copy_bitmap, count_set_bits
 from .._core.buffer import Buffer, py_buffer
 from ..array import ChunkedArray, make_array
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from ..table import Table
+from ..table import RecordBatch, Table
 from .. import types as T
 from ..validate import null_count_of, validate_array
 from ._flatbuf import FlatTable, root_table
@@ -302,7 +302,7 @@ class FeatherV1File:
         if isinstance(field.type, T.DictionaryType):
             assert levels is not None                   # read by _field
             data.dictionary = self._array(levels, field.type.value_type, f"{where} levels")
-        validate_array(data, full=True, where=where)
+        validate_array(data, full=True, where=f"{where} (array at byte {values.offset})")
         return ChunkedArray([make_array(data)], field.type)
 
     def read(self, indices: list[int] | None = None) -> Table:
@@ -320,8 +320,8 @@ class FeatherV1File:
 
 
 def _empty_table(schema: T.Schema, num_rows: int) -> Table:
-    """A table without columns (and so, in arrowipc as in pyarrow, without rows to count)."""
-    return Table.from_arrays([], schema=schema)
+    """A table without columns that keeps the file's row count, as pyarrow's."""
+    return Table(schema, [RecordBatch(schema, [], num_rows)])
 
 
 # -- writing ----------------------------------------------------------------------------------------
