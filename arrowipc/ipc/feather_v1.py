@@ -324,7 +324,7 @@ def _empty_table(schema: T.Schema, num_rows: int) -> Table:
     return Table(schema, [RecordBatch(schema, [], num_rows)])
 
 
-# -- writing ----------------------------------------------------------------------------------------
+# -- writing ---------------------------------------------------------------------------------------
 
 _PAD = bytes(_ALIGNMENT)
 

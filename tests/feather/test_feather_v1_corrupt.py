@@ -294,20 +294,21 @@ def _strings(offsets, chars):
 
 
 def test_decreasing_offsets_are_refused():
-    with pytest.raises(ArrowInvalid, match=r"buffer: column 0 's' \(array at byte 8\): offsets: offsets must not "
-                                           r"decrease, but offset 2 is less than offset 1"):
+    with pytest.raises(ArrowInvalid, match=r"buffer: column 0 's' \(array at byte 8\): offsets: "
+                                           r"offsets must not decrease, but offset 2 is less "
+                                           r"than offset 1"):
         _read(_strings([0, 3, 1], b"abc"))
 
 
 def test_offsets_past_the_values_are_refused():
-    with pytest.raises(ArrowInvalid, match=r"column 0 's' \(array at byte 8\): offsets: last offset 300 "
-                                           r"is beyond the end of the data"):
+    with pytest.raises(ArrowInvalid, match=r"column 0 's' \(array at byte 8\): offsets: last "
+                                           r"offset 300 is beyond the end of the data"):
         _read(_strings([0, 2, 300], b"abc"))
 
 
 def test_invalid_utf8_is_refused():
-    with pytest.raises(ArrowInvalid, match=r"column 0 's' \(array at byte 8\): value 0 is not valid "
-                                           r"UTF-8"):
+    with pytest.raises(ArrowInvalid, match=r"column 0 's' \(array at byte 8\): value 0 is "
+                                           r"not valid UTF-8"):
         _read(_strings([0, 2, 3], b"a\xffc"))
 
 

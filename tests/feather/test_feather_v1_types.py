@@ -226,3 +226,16 @@ def test_v1_writes_to_a_file_object(tmp_path):
         pa.table({"a": [1, 2], "s": ["x", None]}))
     assert pf.read_table(pa.BufferReader(sink.getvalue())).to_pydict() == {"a": [1, 2],
                                                                           "s": ["x", None]}
+
+
+def test_files_of_feather_before_0_3_have_unpadded_buffers():
+    # CTable.version 1 (Feather < 0.3): the bitmap and offsets are not padded to 8 bytes. A string
+    # column ["ab", None, "c"]: bitmap 1 byte, offsets 16 bytes, values 3 bytes, back to back.
+    import struct
+    import feather_v1_craft as craft
+    body = bytes([0b101]) + struct.pack("<4i", 0, 2, 2, 3) + b"abc"
+    col = {"name": "s", "values": dict(type=craft.UTF8, offset=8, length=3, null_count=1,
+                                       total_bytes=len(body))}
+    data = craft.v1_file(body, [col], 3, version=1)
+    assert pa.table(feather.read_table(data)).equals(pf.read_table(pa.BufferReader(data)))
+    assert feather.read_table(data).to_pydict() == {"s": ["ab", None, "c"]}
