@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 MODULES = [
     ("arrowipc.ipc", "arrowipc.ipc — streams, files and messages",
      "Reading and writing the IPC stream and file formats, mirroring `pyarrow.ipc`."),
+    ("arrowipc.feather", "arrowipc.feather — Feather files", None),
     ("arrowipc.io", "arrowipc.io — in-memory sinks and sources",
      "Also exported at the top level."),
     ("arrowipc.validate", "arrowipc.validate — validation of arrays", None),
