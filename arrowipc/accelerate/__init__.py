@@ -11,9 +11,9 @@ zero-copy through the C data interface, so every later pyarrow call works unchan
   `DataFrame.to_feather`).
 
 `pyarrow.ipc.IpcWriteOptions` becomes a subclass that remembers the `pyarrow.Codec` given, so its
-compression level reaches arrowipc. A call arrowipc cannot serve (a memory pool or an option
-pyarrow must apply itself, a closed NativeFile, a Feather V1 file, an argument pyarrow would
-refuse) runs pyarrow's original untouched; malformed input opened from
+compression level reaches arrowipc. Feather V1 files are read and written by arrowipc.feather.
+A call arrowipc cannot serve (a memory pool or an option pyarrow must apply itself, a closed
+NativeFile, an argument pyarrow would refuse) runs pyarrow's original untouched; malformed input opened from
 a source pyarrow can read again is answered by pyarrow too, so its exceptions are raised.
 `uninstall()` puts every original back. With ARROWIPC_ACCELERATE_REPORT=1 in the environment the
 report of what was served and what fell back (and why) is printed on standard error at exit,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -536,18 +537,34 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
 
 FEATHER_CODECS = {"lz4", "zstd", "uncompressed"}
 FEATHER_CHUNKSIZE = 64 * 1024          # pyarrow's default rows per batch
+FEATHER_V1_MAGIC = b"FEA1"
+# pyarrow 26's deprecation warnings, word for word, raised where pyarrow raises them
+V1_READ_WARNING = ("Feather V1 files are deprecated as of 25.0.0 and support will be removed in a "
+                   "future version. Consider rewriting this file in the Arrow IPC file format "
+                   "(Feather V2).")
+V1_WRITE_WARNING = ("Feather V1 files are deprecated as of 25.0.0 and support will be removed in "
+                    "a future version. Use the default version=2 to write Arrow IPC files "
+                    "instead.")
 
 
-def _feather_table(source: Any, columns: Any, memory_map: bool, use_threads: bool) -> Any:
-    """pyarrow.feather.read_table's answer, read by arrowipc (Feather V2 is the IPC file)."""
-    if columns is not None:
-        if not isinstance(columns, Sequence) or isinstance(columns, (str, bytes)):
-            raise Unservable("columns is not a sequence (pyarrow raises)")
-        kinds = {type(c) for c in columns}
-        if not columns or not (kinds == {int} or kinds == {str}):
-            raise Unservable("columns are neither all names nor all indices (pyarrow raises)")
+class _FeatherRead:
+    """pyarrow.feather.read_table's answer, read by arrowipc: Feather V2 (the IPC file) through
+    arrowipc.ipc with pyarrow's selection rules, Feather V1 through arrowipc.feather. `v1` says
+    which it was, for the deprecation warning the caller raises."""
 
-    def ours(src: _Source) -> Any:
+    def __init__(self, columns: Any, memory_map: bool, use_threads: bool) -> None:
+        if columns is not None:
+            if not isinstance(columns, Sequence) or isinstance(columns, (str, bytes)):
+                raise Unservable("columns is not a sequence (pyarrow raises)")
+            kinds = {type(c) for c in columns}
+            if not columns or not (kinds == {int} or kinds == {str}):
+                raise Unservable("columns are neither all names nor all indices (pyarrow raises)")
+        self.columns = columns
+        self.memory_map = memory_map
+        self.use_threads = use_threads
+        self.v1 = False
+
+    def __call__(self, src: _Source) -> Any:
         opened = src.opened
         if isinstance(opened, (bytes, bytearray, memoryview)):
             head = bytes(memoryview(opened)[:6])
@@ -556,13 +573,30 @@ def _feather_table(source: Any, columns: Any, memory_map: bool, use_threads: boo
                 head = f.read(6)
         elif src.rewind_to == 0:
             head = opened.read(6)
-            opened.seek(src.rewind_to)
+            opened.seek(0)
         else:
             raise Unservable("a file object not at its start or that cannot seek")
+        if head.startswith(FEATHER_V1_MAGIC):
+            return self._v1(opened)
         if head != b"ARROW1":
-            raise Unservable("not a Feather V2 (Arrow IPC) file")
-        reader = ai_ipc.open_file(opened, memory_map=bool(memory_map and isinstance(opened, str)),
-                                  options=ai_ipc.IpcReadOptions(use_threads=use_threads))
+            raise Unservable("neither a Feather V1 nor a Feather V2 (Arrow IPC) file")
+        return self._v2(opened)
+
+    def _v1(self, opened: Any) -> Any:
+        from .. import feather as ai_feather
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)     # the caller raises pyarrow's
+            table = ai_feather.read_table(opened, columns=self.columns,
+                                          memory_map=self.memory_map,
+                                          use_threads=self.use_threads)
+        self.v1 = True                          # read: the caller warns as pyarrow does
+        return _table(table)                    # V1 reads give the columns in the order asked
+
+    def _v2(self, opened: Any) -> Any:
+        columns = self.columns
+        memory_map = bool(self.memory_map and isinstance(opened, str))
+        reader = ai_ipc.open_file(opened, memory_map=memory_map,
+                                  options=ai_ipc.IpcReadOptions(use_threads=self.use_threads))
         names = reader.schema.names
         if columns is None:
             return _table(reader.read_all())
@@ -575,14 +609,15 @@ def _feather_table(source: Any, columns: Any, memory_map: bool, use_threads: boo
                 raise Unservable("a column index out of range (pyarrow raises)")
             wanted = list(columns)
         unique = sorted(set(wanted))
+        if not isinstance(opened, (str, bytes, bytearray, memoryview)):
+            opened.seek(0)
         projected = ai_ipc.open_file(
-            opened, memory_map=bool(memory_map and isinstance(opened, str)),
-            options=ai_ipc.IpcReadOptions(use_threads=use_threads, included_fields=unique))
+            opened, memory_map=memory_map,
+            options=ai_ipc.IpcReadOptions(use_threads=self.use_threads, included_fields=unique))
         table = _table(projected.read_all())
         if sorted(set(columns)) == list(columns):
             return table                               # pyarrow keeps the file's order then
         return table.select(columns)                   # as pyarrow does, whatever it answers
-    return ours
 
 
 def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
@@ -595,12 +630,15 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
             return o["read_table"](source, columns=columns, memory_map=memory_map,
                                    use_threads=use_threads)
         try:
-            ours = _feather_table(source, columns, memory_map, use_threads)
+            ours = _FeatherRead(columns, memory_map, use_threads)
         except Unservable as why:
             RECORD.fall_back("feather.read_table", str(why))
             with passthrough():
                 return fall_back()
-        return _opened("feather.read_table", ours, source, fall_back)
+        table = _opened("feather.read_table", ours, source, fall_back)
+        if ours.v1:
+            warnings.warn(V1_READ_WARNING, DeprecationWarning, stacklevel=2)
+        return table
 
     def read_feather(source: Any, columns: Any = None, use_threads: bool = True,
                      memory_map: bool = False, **kwargs: Any) -> Any:
@@ -608,7 +646,7 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
             return o["read_feather"](source, columns=columns, use_threads=use_threads,
                                      memory_map=memory_map, **kwargs)
         try:
-            ours = _feather_table(source, columns, memory_map, use_threads)
+            ours = _FeatherRead(columns, memory_map, use_threads)
         except Unservable as why:
             RECORD.fall_back("feather.read_feather", str(why))
             with passthrough():
@@ -616,6 +654,8 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
         table = _opened("feather.read_feather", ours, source, fall_back)
         if not isinstance(table, pa.Table):
             return table                                 # pyarrow's DataFrame
+        if ours.v1:
+            warnings.warn(V1_READ_WARNING, DeprecationWarning, stacklevel=2)
         return table.to_pandas(use_threads=use_threads, **kwargs)
 
     def write_feather(df: Any, dest: Any, compression: Any = None, compression_level: Any = None,
@@ -625,37 +665,45 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
                                       compression_level=compression_level,
                                       chunksize=chunksize, version=version)
         try:
-            if version != 2:
+            if version not in (1, 2):
                 raise Unservable(f"version={version!r}")
-            if compression is None:
-                compression = "lz4" if pa.Codec.is_available("lz4_frame") else None
-            elif compression not in FEATHER_CODECS:
+            if version == 1 and (compression is not None or chunksize is not None):
+                raise Unservable("compression or chunksize with version=1 (pyarrow raises)")
+            if compression is not None and compression not in FEATHER_CODECS:
                 raise Unservable(f"compression={compression!r} (pyarrow raises)")
             if chunksize is not None and (not isinstance(chunksize, int) or chunksize <= 0):
                 raise Unservable(f"chunksize={chunksize!r}")
-            if compression_level is not None and compression in (None, "uncompressed"):
+            if compression_level is not None and compression == "uncompressed":
                 raise Unservable("compression_level without compression")
+            if version == 1 and _path_or_none(dest) is None:
+                raise Unservable("a Feather V1 write to a file object")
             target = _sink(dest)
-            if isinstance(df, pa.Table):
-                table = df
-            elif type(df).__name__ == "DataFrame" and hasattr(df, "columns"):
-                table = pa.Table.from_pandas(df, preserve_index=None)
-            else:
+            is_frame = type(df).__name__ == "DataFrame" and hasattr(df, "columns")
+            if not is_frame and not isinstance(df, pa.Table):
                 raise Unservable(f"data of type {type(df).__name__}")
         except Unservable as why:
             RECORD.fall_back("feather.write_feather", str(why))
             with passthrough():
                 return fall_back()
-        options = ai_ipc.IpcWriteOptions(
-            compression=None if compression == "uncompressed" else compression,
-            compression_level=compression_level if compression != "uncompressed" else None)
+        if version == 1:
+            warnings.warn(V1_WRITE_WARNING, DeprecationWarning, stacklevel=2)
+        table = pa.Table.from_pandas(df, preserve_index=False if version == 1 else None) \
+            if is_frame else df
+        if version == 1:
+            return _write_feather_v1(table, target, fall_back)
+        if compression is None:
+            compression = "lz4" if pa.Codec.is_available("lz4_frame") else None
+        codec = None if compression == "uncompressed" else compression
+        # pyarrow's Feather writer unifies dictionaries and allows 64-bit lengths
+        options = ai_ipc.IpcWriteOptions(compression=codec, compression_level=compression_level,
+                                         unify_dictionaries=True, allow_64bit=True)
         try:
             with ai_ipc.new_file(target, table.schema, options=options) as writer:
                 writer.write_table(table, max_chunksize=chunksize or FEATHER_CHUNKSIZE)
         except Exception as exc:
             if isinstance(dest, str):
                 try:
-                    os.remove(dest)
+                    os.remove(dest)                      # as pyarrow: a failed write leaves none
                 except OSError:
                     pass
             raise pyarrow_error(exc) from exc
@@ -664,3 +712,22 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
 
     return {"read_table": read_table, "read_feather": read_feather,
             "write_feather": write_feather}
+
+
+def _write_feather_v1(table: Any, path: str, fall_back: Callable[[], Any]) -> None:
+    """Feather V1 through arrowipc.feather (its write is atomic: a refusal leaves nothing), or
+    pyarrow's answer when arrowipc refuses the table (a type V1 cannot hold...)."""
+    from .. import feather as ai_feather
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)     # raised once, by the caller
+            ai_feather.write_feather(table, path, version=1)
+    except (ai_errors.ArrowException, TypeError, ValueError) as exc:
+        RECORD.fall_back("feather.write_feather", f"arrowipc refused the table "
+                                                  f"({type(exc).__name__}); pyarrow's answer "
+                                                  "is kept")
+        with warnings.catch_warnings(), passthrough():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return fall_back()                           # type: ignore[no-any-return]
+    RECORD.serve("feather.write_feather")
+    return None

@@ -289,7 +289,7 @@ def test_feather_column_selection_as_pyarrow(tmp_path, columns):
         acc.uninstall()
 
 
-def test_feather_errors_and_v1_fall_back(accelerated, tmp_path):
+def test_feather_errors_fall_back_to_pyarrows_answer(accelerated, tmp_path):
     table = pa.table({"a": [1, 2]})
     path = str(tmp_path / "t.feather")
     with pytest.raises(ValueError, match="not supported"):
@@ -298,15 +298,37 @@ def test_feather_errors_and_v1_fall_back(accelerated, tmp_path):
     pa_feather.write_feather(table, path)
     with pytest.raises(TypeError, match="Columns must be"):
         pa_feather.read_table(path, columns=(c for c in "a"))
-    with pytest.warns(DeprecationWarning):
-        pa_feather.write_feather(table.to_pandas(), str(tmp_path / "v1.feather"), version=1)
-    with pytest.warns(DeprecationWarning):
-        assert pa_feather.read_table(str(tmp_path / "v1.feather")).equals(table)
+    with pytest.raises(ValueError, match="Feather V1 files do not support compression"), \
+            pytest.warns(DeprecationWarning):                  # pyarrow's, as it falls back
+        pa_feather.write_feather(table, path, compression="lz4", version=1)
     text = acc.report()
-    assert "feather.read_table: not a Feather V2 (Arrow IPC) file" in text
-    assert "feather.write_feather: version=1" in text
+    assert "feather.write_feather: compression='snappy' (pyarrow raises)" in text
+    assert "feather.read_table: columns is not a sequence (pyarrow raises)" in text
+    assert "feather.write_feather: compression or chunksize with version=1" in text
     with pytest.raises(pa.ArrowIOError):
         pa_feather.read_table(str(tmp_path / "missing.feather"))
+
+
+def test_feather_v1_is_served_with_pyarrows_single_warning(accelerated, tmp_path):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"i": [1, None, 3], "s": ["x", None, "zz"], "f": [0.5, 1.5, None]})
+    served, plain_path = str(tmp_path / "s.feather"), str(tmp_path / "p.feather")
+    with pytest.warns(DeprecationWarning) as written:
+        pa_feather.write_feather(df, served, version=1)
+    with pytest.warns(DeprecationWarning) as read:
+        got = pa_feather.read_table(served, columns=["s", "i"])
+    assert len(written) == len(read) == 1
+    assert "Use the default version=2" in str(written[0].message)
+    assert written[0].filename == __file__ and read[0].filename == __file__
+    assert "served 2 calls, 0 fell back" in acc.report()
+    with plain():
+        with pytest.warns(DeprecationWarning):
+            pa_feather.write_feather(df, plain_path, version=1)
+        with pytest.warns(DeprecationWarning):
+            expected = pa_feather.read_table(plain_path, columns=["s", "i"])
+        with pytest.warns(DeprecationWarning):
+            assert pa_feather.read_table(served).equals(pa_feather.read_table(plain_path))
+    _assert_same(got, expected)
 
 
 def test_read_schema_and_record_batch_serve_buffers(accelerated):
