@@ -203,16 +203,12 @@ class _Served:
     _pyarrow_class: Any
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        original = cls._pyarrow_class
         if in_passthrough():
-            return original(*args, **kwargs)
-        if cls.__dict__.get("_served_class") is not True:
-            return original.__new__(cls)              # a user's subclass: pyarrow's behaviour
+            return cls._pyarrow_class(*args, **kwargs)
         return cls._serve(*args, **kwargs)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if self._ours is None:
-            self._pyarrow_class.__init__(self, *args, **kwargs)
+        pass                                  # made whole by _serve (or pyarrow's, not ours)
 
     @classmethod
     def _serve(cls, *args: Any, **kwargs: Any) -> Any:
@@ -220,7 +216,8 @@ class _Served:
 
     @classmethod
     def _wrap(cls, ours: Any) -> Any:
-        obj = cls._pyarrow_class.__new__(cls)
+        original = cls._pyarrow_class
+        obj = original.__new__(cls) if issubclass(cls, original) else object.__new__(cls)
         obj._ours = ours
         return obj
 
@@ -309,7 +306,16 @@ def _stream_reader_methods() -> dict[str, Any]:
                                     ._export_to_c(out_ptr)),
         "__arrow_c_stream__": _delegating("__arrow_c_stream__", c_stream),
         "stats": _delegating_property("stats", lambda self: pa_ipc.ReadStats(*self._ours.stats)),
+        "from_stream": staticmethod(pa.RecordBatchReader.from_stream),
+        "from_batches": staticmethod(pa.RecordBatchReader.from_batches),
+        "_import_from_c": staticmethod(pa.RecordBatchReader._import_from_c),
+        "_import_from_c_capsule": staticmethod(pa.RecordBatchReader._import_from_c_capsule),
+        "_open": _delegating("_open", lambda self, *a, **k: _no_reopen()),
     }
+
+
+def _no_reopen() -> None:
+    raise TypeError("a served reader is open already")
 
 
 def _file_reader_methods() -> dict[str, Any]:
@@ -372,11 +378,15 @@ def _writer_methods() -> dict[str, Any]:
 
 
 def _served_class(original: type, entry: str, methods: dict[str, Any],
-                  serve: Callable[..., Any]) -> type:
+                  serve: Callable[..., Any], subclass: bool = True) -> type:
+    """The class patched in for `original`: a subclass of it (isinstance of pyarrow's class
+    holds), or with `subclass=False` a class of its own whose instances pyarrow's C++ code
+    cannot mistake for an object it can use from C++."""
     namespace = dict(methods, _pyarrow_class=original, _served_class=True,
                      __module__=original.__module__, __qualname__=original.__qualname__,
                      __doc__=original.__doc__, _serve=classmethod(serve))
-    cls = _ServedMeta(original.__name__, (_Served, original), namespace)
+    bases = (_Served, original) if subclass else (_Served,)
+    cls = _ServedMeta(original.__name__, bases, namespace)
     cls._accelerate_entry = entry           # type: ignore[attr-defined]
     return cls
 
@@ -456,9 +466,12 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
             return cls._wrap(ours)
         return serve
 
+    # Not a subclass of pyarrow's stream reader: that is a RecordBatchReader, which pyarrow's C++
+    # consumers (datasets, Acero, Flight) take by its C++ object, empty in a served one; they
+    # take a served reader through __arrow_c_stream__ instead.
     classes["RecordBatchStreamReader"] = _served_class(
         o["RecordBatchStreamReader"], "ipc.RecordBatchStreamReader",
-        _stream_reader_methods(), stream_reader)
+        _stream_reader_methods(), stream_reader, subclass=False)
     classes["RecordBatchFileReader"] = _served_class(
         o["RecordBatchFileReader"], "ipc.RecordBatchFileReader", _file_reader_methods(),
         file_reader)

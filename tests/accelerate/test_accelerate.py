@@ -134,8 +134,8 @@ def test_served_stream_reader_matches_pyarrow(accelerated):
     with plain():
         expected = list(pa_ipc.open_stream(data).iter_batches_with_custom_metadata())
     reader = pa_ipc.open_stream(io.BytesIO(data))
-    assert isinstance(reader, pa.RecordBatchReader)
     assert isinstance(reader, pa_ipc.RecordBatchStreamReader)
+    assert not isinstance(reader, pa.RecordBatchReader)   # see the test of datasets below
     got = list(reader.iter_batches_with_custom_metadata())
     assert len(got) == len(expected) == 3
     for (b, md), (eb, emd) in zip(got, expected):
@@ -341,6 +341,22 @@ def test_read_schema_and_record_batch_serve_buffers(accelerated):
     frame = pa.serialize_pandas(table.to_pandas())
     assert pa.deserialize_pandas(frame).equals(table.to_pandas())
     assert "served 4 calls, 0 fell back" in acc.report()
+
+
+def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerated, tmp_path):
+    # a served stream reader is no RecordBatchReader, whose C++ object pyarrow's datasets, Acero
+    # and Flight use directly (it would be empty): they take it through __arrow_c_stream__
+    ds = pytest.importorskip("pyarrow.dataset")
+    table = _table()
+    data = _pa_stream(table)
+    ds.write_dataset(pa_ipc.open_stream(data), str(tmp_path / "out"), format="ipc")
+    got = ds.dataset(str(tmp_path / "out"), format="ipc").to_table()
+    assert got.equals(table.replace_schema_metadata(got.schema.metadata))
+    scanned = ds.Scanner.from_batches(pa_ipc.open_stream(data)).to_table()
+    assert scanned.equals(table)
+    acero = pytest.importorskip("pyarrow._acero")
+    with pytest.raises(TypeError):             # refused, where an empty C++ reader would crash
+        acero.RecordBatchReaderSourceNodeOptions(pa_ipc.open_stream(data))
 
 
 def test_every_method_of_pyarrows_classes_is_served(accelerated):
