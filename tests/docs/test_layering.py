@@ -276,3 +276,35 @@ def test_the_graph_counts_locator_lookups():
     assert "arrowipc.pandas_compat" not in import_graph()["arrowipc.pandas_shim"]
     assert "arrowipc.pandas_shim" in users
 
+
+
+# The modules that import pyarrow when they are imported (module level, outside TYPE_CHECKING);
+# everything else imports it inside the function that hands an object to pyarrow, so
+# `import arrowipc` and the readers and writers never load it.
+PYARROW_AT_IMPORT = {
+    "arrowipc.accelerate.served",      # the accelerator exists to hand pyarrow objects back
+    "arrowipc.spark.conversion",       # Spark's Arrow path is pyarrow's
+}
+
+
+def test_only_the_accelerator_and_spark_import_pyarrow_when_imported():
+    found = set()
+    for name, path in _modules().items():
+        if path.suffix != ".py":
+            continue
+        tree = ast.parse(path.read_text())
+        in_function = {id(n) for f in ast.walk(tree)
+                       if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       for n in ast.walk(f)}
+        for node in _runtime_nodes(tree):
+            if id(node) in in_function:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                targets = [node.module or ""]
+            else:
+                continue
+            if any(t.split(".")[0] == "pyarrow" for t in targets):
+                found.add(name)
+    assert found == PYARROW_AT_IMPORT
