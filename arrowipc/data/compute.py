@@ -405,7 +405,7 @@ def is_in(d: Datum, value_set: ArrayData, null_matching_behavior: str = "MATCH")
     compatible = fam == "null" or sfam == "null" or fam == sfam or \
         (fam in numeric and sfam in numeric) or (fam in texts and sfam in texts) or \
         ({fam, sfam} <= {"date", "timestamp"})
-    if not compatible or fam == "other":
+    if not compatible or fam == "other" or (sfam == "null" and fam in texts):
         raise ArrowTypeError(f"Array type doesn't match type of values set: {data.type} vs "
                              f"{vs.type}")
     if fam == "null" or sfam == "null" or vs.length == 0 or n == 0:
