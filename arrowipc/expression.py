@@ -474,7 +474,7 @@ def deserialize(payload: bytes) -> Expression:
             col = column_value("literal", value)
             return Expression._make("literal", literal=K.ScalarData(col.slice(0, 1)))
         if key == b"field_ref":
-            return field(value.decode())
+            return field(_text(value, "field name"))
         if key == b"nested_field_ref":
             n = int(value) if value.isdigit() else -1
             if not 0 < n <= len(pairs) - pos:
@@ -486,11 +486,11 @@ def deserialize(payload: bytes) -> Expression:
                 if k != b"field_ref":
                     raise ArrowInvalid("serialized expression: a nested field reference lists "
                                        f"{n} names, found {k!r}")
-                names.append(v.decode())
+                names.append(_text(v, "field name"))
                 pos += 1
             return field(tuple(names))
         if key == b"call":
-            function = value.decode()
+            function = _text(value, "function name")
             args = []
             options: dict[str, Any] = {}
             while True:
@@ -505,6 +505,12 @@ def deserialize(payload: bytes) -> Expression:
                     options = _options_from(function, column_value("options", v))
                     continue
                 args.append(read(depth + 1))
+            if function in _OPTION_FIELDS and not options:
+                raise ArrowInvalid(f"serialized expression: call {function} has no options")
+            arity = _arity(function)
+            if arity is not None and len(args) != arity:
+                raise ArrowInvalid(f"serialized expression: call {function} has {len(args)} "
+                                   f"argument(s), expected {arity}")
             return Expression._make("call", function=function, args=tuple(args),
                                     options=options)
         raise ArrowInvalid(f"serialized expression: unexpected metadata key {key!r}")
@@ -527,7 +533,11 @@ def _read_serialized(payload: bytes) -> tuple[list[tuple[bytes, bytes]], list[Ar
     start = 8 if any(payload.startswith(m) for m in FILE_MAGICS) else 0
     source = io.BytesIO(payload)
     source.seek(start)
-    schema_msg = read_message(source)
+    try:
+        schema_msg = read_message(source)
+    except EOFError:
+        raise ArrowInvalid(f"{where}: expected a schema message at byte {start}, found the end "
+                           f"of its {len(payload)} bytes") from None
     if schema_msg.header_type != md.HEADER_SCHEMA:
         raise ArrowInvalid(f"{where}: expected a schema message first, found {schema_msg.type}")
     header = schema_msg.header
@@ -559,7 +569,36 @@ def _read_serialized(payload: bytes) -> tuple[list[tuple[bytes, bytes]], list[Ar
     return pairs, columns
 
 
+def _arity(function: str) -> int | None:
+    """The number of arguments of a function arrowipc evaluates (None: not one of them)."""
+    if function in K.COMPARISONS or function.removesuffix("_checked") in K.ARITHMETIC or \
+            function in ("and_kleene", "or_kleene"):
+        return 2
+    if function in ("invert", "is_null", "is_valid", "is_in", "cast", "is_nan"):
+        return 1
+    return None
+
+
+def _text(value: bytes, what: str) -> str:
+    try:
+        return value.decode()
+    except UnicodeDecodeError as e:
+        raise ArrowInvalid(f"serialized expression: a {what} is not UTF-8 ({value!r}: "
+                           f"{e.reason} at byte {e.start})") from None
+
+
+_OPTION_FIELDS = {"is_in": ("value_set",), "is_null": ("nan_is_null",), "cast": ("to_type",)}
+
+
 def _options_from(function: str, struct: ArrayData) -> dict[str, Any]:
+    if struct.type.name != "struct":
+        raise ArrowInvalid(f"serialized expression: the options of {function} are a {struct.type}, "
+                           f"expected a struct")
+    missing = [n for n in _OPTION_FIELDS.get(function, ())
+               if struct.type.get_field_index(n) < 0]
+    if missing:
+        raise ArrowInvalid(f"serialized expression: the options of {function} lack "
+                           f"{', '.join(missing)}")
     names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
     child = {n: struct.children[i].slice(struct.offset, 1) for i, n in enumerate(names)}
     if function == "is_in":
@@ -568,13 +607,18 @@ def _options_from(function: str, struct: ArrayData) -> dict[str, Any]:
             if "null_matching_behavior" in child else 0
         if "skip_nulls" in child and _pylist(child["skip_nulls"])[0]:
             behavior = 1
+        if lists.type.name not in ("list", "large_list") or not isinstance(behavior, (int, type(None))) \
+                or not 0 <= int(behavior or 0) < len(_NULL_MATCHING):
+            raise ArrowInvalid(f"serialized expression: is_in options of a value_set of "
+                               f"{lists.type} with null_matching_behavior {behavior!r}")
         vs = lists.list_values()
         return {"value_set": vs, "null_matching_behavior": _NULL_MATCHING[int(behavior or 0)]}
     if function == "is_null":
         return {"nan_is_null": bool(_pylist(child["nan_is_null"])[0])}
     if function == "cast":
         out: dict[str, Any] = {"to_type": child["to_type"].type}
-        out.update({k: bool(_pylist(child[k])[0]) for k in _CAST_FLAGS if k in child})
+        out.update({k: bool(_pylist(child[k])[0]) if k in child else False
+                    for k in _CAST_FLAGS})
         return out
     return {k: _pylist(v)[0] for k, v in child.items() if k != "_type_name"}
 
