@@ -748,6 +748,8 @@ def _apply(function: str, args: list[K.Datum], options: Mapping[str, Any]) -> K.
         return K.is_null(args[0], bool(options.get("nan_is_null", False)))
     if function == "is_valid":
         return K.is_valid(args[0])
+    if function == "is_nan":
+        return K.is_nan(args[0])
     if function == "is_in":
         return K.is_in(args[0], options["value_set"], options.get("null_matching_behavior",
                                                                    "MATCH"))

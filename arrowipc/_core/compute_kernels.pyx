@@ -557,7 +557,7 @@ def arithmetic_ints(int op, bint check, const int_t[::1] a, const int_t[::1] b, 
         raise ValueError(f"operands of {la} and {lb} values for {n} rows")
     cdef const uint8_t* vbits = checked_bits(valid, 0, n, "validity")
     cdef int err = ERR_OK
-    cdef int_t r
+    cdef int_t r = 0
     with nogil:
         for i in range(n):
             if vbits != NULL and not get_bit(vbits, i):

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     Datum = Union[ArrayData, "ScalarData"]
 
 __all__ = ["ARITHMETIC", "COMPARISONS", "ScalarData", "and_kleene", "arithmetic", "broadcast",
-           "common_numeric_type", "compare", "family", "invert", "is_in", "is_null", "is_valid",
+           "common_numeric_type", "compare", "family", "invert", "is_in", "is_nan", "is_null", "is_valid",
            "or_kleene", "scalar_data"]
 
 # function name -> the comparison it makes
@@ -372,6 +372,22 @@ def is_null(d: Datum, nan_is_null: bool = False) -> Datum:
     if nan_is_null and family(data.type) == "float" and data.type.name != "halffloat":
         out = _k.or_bits(out, _k.nan_bits(np.ascontiguousarray(_fixed_values(data))), n)
     return _result(_bool_data(out, None, 0, n), rows)
+
+
+def is_nan(d: Datum) -> Datum:
+    """True where the value is NaN (integers never are), null where it is null."""
+    d = _decoded(d)
+    rows, data = _rows(d), _data(d)
+    n = data.length
+    fam = family(data.type)
+    if fam not in ("int", "float") or data.type.name == "halffloat":
+        raise _no_kernel("is_nan", data.type)
+    validity, nulls = _validity(data, None, n)
+    if fam == "float":
+        values = _k.nan_bits(np.ascontiguousarray(_fixed_values(data)))
+    else:
+        values = py_buffer(bytes((n + 7) // 8))
+    return _result(_bool_data(values, validity, nulls, n), rows)
 
 
 def is_valid(d: Datum) -> Datum:

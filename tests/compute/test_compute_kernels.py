@@ -208,6 +208,8 @@ def test_is_null_and_is_valid_match_pyarrow(t):
     _same(ac.is_valid(_ours(a)), pc.is_valid(a))
     _same(ac.is_null(_ours(a), nan_is_null=True), pc.is_null(a, nan_is_null=True))
     _same(ac.is_null(_ours(a).slice(5)), pc.is_null(a.slice(5)))
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        _same(ac.is_nan(_ours(a).slice(3)), pc.is_nan(a.slice(3)))
 
 
 @pytest.mark.parametrize("t", TYPES, ids=str)

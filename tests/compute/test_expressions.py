@@ -34,6 +34,7 @@ BUILDERS = {
     "is_null": lambda m: m.field("f").is_null(),
     "is_null_nan": lambda m: m.field("f").is_null(nan_is_null=True),
     "is_valid": lambda m: m.field("x").is_valid(),
+    "is_nan": lambda m: m.field("f").is_nan(),
     "arith": lambda m: (m.field("x") + 1) * 2 - m.field("f") / 4 > 0,
     "rarith": lambda m: m.scalar(10) - m.field("x") > m.field("f"),
     "cast": lambda m: m.field("x").cast("float64") / 2 >= 1.5,
