@@ -399,8 +399,7 @@ def _as_expression(value: Any) -> Expression:
     if isinstance(value, Expression):
         return value
     converted = to_expression(value)
-    assert converted is not None
-    return converted
+    return scalar(None) if converted is None else converted
 
 
 def _is_pyarrow(obj: object, name: str) -> bool:

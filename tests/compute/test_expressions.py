@@ -48,6 +48,13 @@ BUILDERS = {
     "decimal": lambda m: m.field("dec") > decimal.Decimal("1.5"),
     "floats": lambda m: m.field("f") < 0.5,
     "null_literal": lambda m: m.field("x") == m.scalar(None),
+    "none_operand": lambda m: m.field("x") != None,  # noqa: E711 (an expression, not a test)
+    "isin_numpy": lambda m: m.field("x").isin(np.array([1, 2])),
+    "isin_typed": lambda m: m.field("x").isin(
+        pa.array([1, 2], pa.int8()) if m is pc else arrowipc.array([1, 2], type="int8")),
+    "typed_scalar": lambda m: m.field("x") == (pa.scalar(5, pa.int8()) if m is pc else
+                                               arrowipc.array([5], type="int8")[0]),
+    "and_python_bool": lambda m: (m.field("x") > 1) & True,
 }
 
 
@@ -360,3 +367,12 @@ def test_mask_filters_are_unchanged():
     assert t.filter([True, None, True]).to_pydict() == {"x": [1, 3]}
     assert t.filter([True, None, False], null_selection_behavior="emit_null").to_pydict() == \
         {"x": [1, None]}
+
+
+def test_pyarrow_scalars_and_arrays_inside_arrowipc_expressions():
+    theirs = pc.field("x") == pa.scalar(5, pa.int8())
+    assert str(ac.field("x") == pa.scalar(5, pa.int8())) == str(theirs)
+    e = ac.field("x").isin(pa.array([1, None], pa.int16()))
+    assert str(e) == str(pc.field("x").isin(pa.array([1, None], pa.int16())))
+    t = arrowipc.table({"x": [1, 2, None]})
+    assert t.filter(e).to_pydict() == {"x": [1, None]}
