@@ -137,6 +137,33 @@ def compare_numbers(int op, const num_t[::1] a, const num_t[::1] b, int64_t n):
     return out
 
 
+cdef inline int _cmp128(const int64_t* x, const int64_t* y) noexcept nogil:
+    # little-endian two's complement 128-bit integers: the high words signed, the low unsigned
+    if x[1] != y[1]:
+        return -1 if x[1] < y[1] else 1
+    if x[0] != y[0]:
+        return -1 if <uint64_t>x[0] < <uint64_t>y[0] else 1
+    return 0
+
+
+def compare_decimal128(int op, const int64_t[::1] a, const int64_t[::1] b, int64_t n):
+    """Bitmap of `a op b` over n rows of 128-bit decimals of one scale, each given as its two
+    64-bit words (low, high); an operand of one value is broadcast."""
+    cdef int64_t la = a.shape[0] // 2, lb = b.shape[0] // 2, i
+    if a.shape[0] % 2 or b.shape[0] % 2 or (la != n and la != 1) or (lb != n and lb != 1):
+        raise ValueError(f"operands of {a.shape[0]} and {b.shape[0]} words for {n} rows")
+    cdef Buffer out = _bits_out(n)
+    if n == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef int64_t step_a = 2 if la == n else 0, step_b = 2 if lb == n else 0
+    with nogil:
+        for i in range(n):
+            if _cmp_result(op, _cmp128(&a[i * step_a], &b[i * step_b])):
+                set_bit(dst, i)
+    return out
+
+
 # -- binary and string values ----------------------------------------------------------------------
 
 cdef struct BinaryView:

@@ -294,11 +294,84 @@ def compare(function: str, left: Datum, right: Datum) -> Datum:
     elif lf == rf == "bool":
         values = _k.compare_numbers(op, _bool_values(l), _bool_values(r), n)
     elif "decimal" in (lf, rf) and {lf, rf} <= {"decimal", "int", "float"}:
-        values = _compare_objects(op, l, r, n, float if "float" in (lf, rf) else None)
+        values = _compare_decimals(op, l, r, n) if "float" not in (lf, rf) else None
+        if values is None:
+            values = _compare_objects(op, l, r, n, float if "float" in (lf, rf) else None)
     else:
         a, b = _numeric_pair(function, l, r)
         values = _k.compare_numbers(op, np.ascontiguousarray(a), np.ascontiguousarray(b), n)
     return _result(_bool_data(values, validity, nulls, n), rows)
+
+
+_DECIMAL_WIDTHS = {32: np.int32, 64: np.int64, 128: np.int64}
+
+
+def _decimal_words(d: ArrayData) -> Any:
+    """The unscaled integers of decimal32/64 data (numpy), or the (low, high) 64-bit words of
+    decimal128 data, as a zero-copy view."""
+    bits = d.type.bit_width
+    words = 2 if bits == 128 else 1
+    width = bits // 8
+    buf = d.buffers[1] if len(d.buffers) > 1 else None
+    if d.length == 0:
+        return np.zeros(0, dtype=_DECIMAL_WIDTHS[bits])
+    if buf is None or d.offset < 0 or d.offset + d.length > buf.size // width:
+        raise ArrowInvalid(f"{d.type} values: rows [{d.offset}, {d.offset}+{d.length}) need "
+                           f"{(d.offset + d.length) * width} bytes, the buffer has "
+                           f"{0 if buf is None else buf.size}")
+    view = np.frombuffer(buf, dtype=_DECIMAL_WIDTHS[bits],  # type: ignore[call-overload]
+                         count=(d.offset + d.length) * words)
+    return view[d.offset * words:]
+
+
+def _rescaled_scalar(s: ArrayData, t: Any) -> Any:
+    """A one-row decimal or integer operand as the unscaled value(s) of decimal type `t`, or None
+    when it is null or not exactly representable there."""
+    from decimal import Decimal, InvalidOperation
+    v = to_pylist(s)[0]
+    if v is None:
+        return None
+    try:
+        q = Decimal(v).scaleb(t.scale)
+        if q != q.to_integral_value():
+            return None
+        unscaled = int(q)
+    except (InvalidOperation, OverflowError, ValueError):
+        return None
+    bits = t.bit_width
+    if not -(1 << (bits - 1)) <= unscaled < (1 << (bits - 1)):
+        return None
+    if bits == 128:
+        return np.frombuffer(unscaled.to_bytes(16, "little", signed=True), dtype=np.int64).copy()
+    return np.array([unscaled], dtype=_DECIMAL_WIDTHS[bits])
+
+
+def _compare_decimals(op: int, l: ArrayData, r: ArrayData, n: int) -> Any:
+    """The comparison of decimals of one scale and width (a scalar rescaled to the column's
+    scale when exact) by their unscaled integers, or None for the exact but slow path."""
+    lt, rt = l.type, r.type
+    column = l if family(lt) == "decimal" and (l.length == n or family(rt) != "decimal") else r
+    ct = column.type
+    if family(ct) != "decimal" or ct.bit_width not in _DECIMAL_WIDTHS:
+        return None
+    sides = []
+    for d in (l, r):
+        if d is column:
+            sides.append(_decimal_words(d))
+        elif family(d.type) == "decimal" and d.type.bit_width == ct.bit_width and \
+                d.type.scale == ct.scale:
+            sides.append(_decimal_words(d))
+        elif d.length == 1 and n != 1:
+            value = _rescaled_scalar(d, ct)
+            if value is None:
+                return None
+            sides.append(value)
+        else:
+            return None
+    a, b = (np.ascontiguousarray(x) for x in sides)
+    if ct.bit_width == 128:
+        return _k.compare_decimal128(op, a, b, n)
+    return _k.compare_numbers(op, a, b, n)
 
 
 _PY_OPS: dict[int, Any] = {0: lambda a, b: a == b, 1: lambda a, b: a != b,
