@@ -22,7 +22,7 @@ import numpy as np
 from .._core import compute_kernels as _k
 from .._core.arraydata import ArrayData
 from .._core.bitmap import count_set_bits, unpack_bits
-from .._core.buffer import py_buffer
+from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .. import types as T
 from .cast import cast_data
@@ -289,6 +289,7 @@ def compare(function: str, left: Datum, right: Datum) -> Datum:
         zeros = _k.validity_bits(ArrayData(T.null(), n, 0, n), n, False)
         return _result(_bool_data(zeros, zeros, n, n), rows)
     validity, nulls = _validity(l, r, n)
+    values: Buffer | None
     if lf in ("string", "binary") and rf in ("string", "binary"):
         values = _k.compare_binary(op, _binary_layout(l), _binary_layout(r), n)
     elif lf == rf == "bool":
@@ -346,7 +347,7 @@ def _rescaled_scalar(s: ArrayData, t: Any) -> Any:
     return np.array([unscaled], dtype=_DECIMAL_WIDTHS[bits])
 
 
-def _compare_decimals(op: int, l: ArrayData, r: ArrayData, n: int) -> Any:
+def _compare_decimals(op: int, l: ArrayData, r: ArrayData, n: int) -> Buffer | None:
     """The comparison of decimals of one scale and width (a scalar rescaled to the column's
     scale when exact) by their unscaled integers, or None for the exact but slow path."""
     lt, rt = l.type, r.type
@@ -379,7 +380,7 @@ _PY_OPS: dict[int, Any] = {0: lambda a, b: a == b, 1: lambda a, b: a != b,
                            4: lambda a, b: a > b, 5: lambda a, b: a >= b}
 
 
-def _compare_objects(op: int, l: ArrayData, r: ArrayData, n: int, convert: Any) -> Any:
+def _compare_objects(op: int, l: ArrayData, r: ArrayData, n: int, convert: Any) -> Buffer:
     """Decimals compared by their Python values (exact; not a hot path of ETL filters)."""
     lv, rv = to_pylist(l), to_pylist(r)
     if len(lv) == 1 and n != 1:
