@@ -769,7 +769,7 @@ def _fold(e: Expression) -> Expression:
     f, args = e._function, e._args
     lits = [a._literal.as_py() if a._literal is not None else _NOT_LITERAL for a in args]
     if f == "and_kleene":
-        if False in lits and any(v is False for v in lits):
+        if any(v is False for v in lits):
             return scalar(False)
         for i, v in enumerate(lits):
             if v is True:
@@ -781,7 +781,10 @@ def _fold(e: Expression) -> Expression:
             if v is False:
                 return args[1 - i]
     if all(a._kind == "literal" for a in args):
-        out = _apply(f, [a._literal for a in args], e._options)  # type: ignore[misc]
+        try:
+            out = _apply(f, [a._literal for a in args], e._options)  # type: ignore[misc]
+        except ArrowNotImplementedError:
+            return e            # a function arrowipc does not evaluate stays a call
         assert isinstance(out, K.ScalarData)
         return Expression._make("literal", literal=out)
     return e

@@ -220,6 +220,15 @@ def test_bind_folds_constants_with_kleene_logic():
     assert ac.field("x").bind({"p": 1}).is_literal() is False
 
 
+def test_bind_leaves_a_function_it_cannot_evaluate_unfolded():
+    e = to_expression(pc.utf8_upper(pc.field("p")) == "DE")
+    bound = e.bind({"p": "de"})
+    assert str(bound) == '(utf8_upper("de") == "DE")'
+    with pytest.raises(ArrowNotImplementedError,
+                       match="arrowipc cannot evaluate the function 'utf8_upper'"):
+        bound.evaluate(arrowipc.table({"x": [1]}))
+
+
 def test_literal_of_a_non_literal_raises():
     with pytest.raises(ArrowTypeError, match=r"expression \(x > 1\) is not a literal"):
         (ac.field("x") > 1).literal()
