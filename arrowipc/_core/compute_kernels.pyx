@@ -232,22 +232,33 @@ def compare_binary(int op, ArrayData a, ArrayData b, int64_t n):
     cdef const uint8_t* q = NULL
     cdef int err = ERR_OK
     cdef bint a_scalar = va.length == 1 and n != 1, b_scalar = vb.length == 1 and n != 1
+    cdef int64_t bad_row = 0
+    cdef int bad_side = 0
     with nogil:
         if a_scalar:
             err = _value(&va, 0, &p, &lp)
+            bad_side = 1
         if b_scalar and err == ERR_OK:
             err = _value(&vb, 0, &q, &lq)
+            bad_side = 2
         for i in range(n):
             if err != ERR_OK:
                 break
+            bad_row = i
             if not a_scalar:
                 err = _value(&va, i, &p, &lp)
+                bad_side = 1
             if not b_scalar and err == ERR_OK:
                 err = _value(&vb, i, &q, &lq)
+                bad_side = 2
             if err == ERR_OK and _cmp_result(op, _bytes_cmp(p, lp, q, lq)):
                 set_bit(dst, i)
     if err != ERR_OK:
-        raise ArrowInvalid("binary operand: value offsets fall outside its data")
+        v = &va if bad_side == 1 else &vb
+        row = 0 if (a_scalar if bad_side == 1 else b_scalar) else bad_row
+        raise ArrowInvalid(f"{'left' if bad_side == 1 else 'right'} operand: value {row} spans "
+                           f"bytes [{_offset_at(v, row)}, {_offset_at(v, row + 1)}) but the data "
+                           f"has {v.data_size}")
     return out
 
 
@@ -517,10 +528,13 @@ def is_in_binary(ArrayData values, ArrayData members):
     cdef const uint8_t* q = NULL
     cdef uint64_t j
     cdef int err = ERR_OK
+    cdef BinaryView* bad = &vm
+    cdef int64_t bad_row = 0
     with nogil:
         for i in range(m):
             err = _value(&vm, i, &p, &lp)
             if err != ERR_OK:
+                bad_row = i
                 break
             j = _hash(p, lp) & s.mask
             while s.slots[j] >= 0:
@@ -536,6 +550,7 @@ def is_in_binary(ArrayData values, ArrayData members):
                 break
             err = _value(&vv, i, &p, &lp)
             if err != ERR_OK:
+                bad, bad_row = &vv, i
                 break
             j = _hash(p, lp) & s.mask
             while s.slots[j] >= 0:
@@ -547,7 +562,9 @@ def is_in_binary(ArrayData values, ArrayData members):
                 j = (j + 1) & s.mask
     free(s.slots)
     if err != ERR_OK:
-        raise ArrowInvalid("is_in: value offsets fall outside the data")
+        raise ArrowInvalid(f"is_in: value {bad_row} of the {'value set' if bad == &vm else 'values'}"
+                           f" spans bytes [{_offset_at(bad, bad_row)}, "
+                           f"{_offset_at(bad, bad_row + 1)}) but the data has {bad.data_size}")
     return out
 
 

@@ -362,3 +362,46 @@ def test_decimal_comparisons_match_pyarrow(t, function):
                             lambda: getattr(pc, function)(a, theirs))
         _same_or_same_error(lambda: getattr(ac, function)(ours, _ours(a)),
                             lambda: getattr(pc, function)(theirs, a))
+
+
+# -- damaged data: the kernels check before they read ----------------------------------------------
+
+def _damaged_strings():
+    """Two strings whose second one claims bytes [2, 50) of a 4-byte data buffer."""
+    import struct
+    from arrowipc._core.arraydata import ArrayData
+    from arrowipc._core.buffer import py_buffer
+    from arrowipc.array import make_array
+    return make_array(ArrayData(arrowipc.string(), 2, 0, 0,
+                                [None, py_buffer(struct.pack("<3i", 0, 2, 50)),
+                                 py_buffer(b"abcd")]))
+
+
+def test_string_offsets_outside_the_data_raise_in_comparisons():
+    with pytest.raises(ArrowInvalid, match=r"^left operand: value 1 spans bytes \[2, 50\) but "
+                                           r"the data has 4$"):
+        ac.equal(_damaged_strings(), "ab")
+    with pytest.raises(ArrowInvalid, match=r"^right operand: value 1 spans bytes"):
+        ac.less("ab", _damaged_strings())
+
+
+def test_string_offsets_outside_the_data_raise_in_is_in():
+    with pytest.raises(ArrowInvalid, match=r"^is_in: value 1 of the values spans bytes \[2, 50\)"):
+        ac.is_in(_damaged_strings(), value_set=arrowipc.array(["ab"]))
+    with pytest.raises(ArrowInvalid, match=r"^is_in: value 1 of the value set spans bytes"):
+        ac.is_in(arrowipc.array(["ab"]), value_set=_damaged_strings())
+
+
+def test_a_values_buffer_shorter_than_its_rows_raises():
+    from arrowipc._core.arraydata import ArrayData
+    from arrowipc._core.buffer import py_buffer
+    from arrowipc.array import make_array
+    short = make_array(ArrayData(arrowipc.int64(), 10, 0, 0, [None, py_buffer(b"12345678")]))
+    for call in (lambda: ac.greater(short, 1), lambda: ac.add(short, 1)):
+        with pytest.raises(ArrowInvalid, match=r"^int64 values: rows \[0, 0\+10\) need 80 bytes, "
+                                               r"the buffer has 8$"):
+            call()
+    bits = make_array(ArrayData(arrowipc.bool_(), 100, 0, 0, [None, py_buffer(b"\x01")]))
+    with pytest.raises(ArrowInvalid, match=r"bits \[0, 0\+100\) need 13 bytes but the bitmap "
+                                           r"has 1"):
+        ac.invert(bits)
