@@ -189,7 +189,7 @@ def _bool_values(d: ArrayData) -> Any:
 
 def _as_int64_in(d: ArrayData, fam: str, unit: str) -> Any:
     """Temporal values as int64 counts of `unit` (dates as their midnight)."""
-    v = _fixed_values(d).astype(np.int64)
+    v = _fixed_values(d).astype(np.int64, copy=False)
     if fam == "date":
         ms = v * 86400000 if d.type.name == "date32[day]" else v
         return ms * _UNIT_FACTOR[unit] // 1000 if unit != "s" else ms // 1000
