@@ -27,6 +27,7 @@ MODULES = [
     ("arrowipc.feather", "arrowipc.feather — Feather files", None),
     ("arrowipc.io", "arrowipc.io — in-memory sinks and sources",
      "Also exported at the top level."),
+    ("arrowipc.compute", "arrowipc.compute — expressions and compute functions", None),
     ("arrowipc.validate", "arrowipc.validate — validation of arrays", None),
     ("arrowipc.integration", "arrowipc.integration — Arrow integration-testing JSON", None),
     ("arrowipc.cli", "arrowipc.cli — the `arrowipc` command", None),
@@ -272,7 +273,7 @@ def render_module(modname: str, title: str, intro: str | None) -> list:
         names = ["main"]
     else:
         names = [n for n in names if getattr(getattr(module, n), "__module__", modname)
-                 .startswith(modname) or modname == "arrowipc.ipc"]
+                 .startswith(modname) or modname in ("arrowipc.ipc", "arrowipc.compute")]
     for n in names:
         lines += render_object(n, getattr(module, n))
     return lines
