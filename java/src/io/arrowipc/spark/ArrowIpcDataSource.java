@@ -16,6 +16,7 @@ import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.sources.DataSourceRegister;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -72,8 +73,12 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister, Fi
     String ddl = options.get("schema");
     if (ddl != null && !ddl.isEmpty()) return StructType.fromDDL(ddl);
     inferred = true;
-    // the file format's read (getTable routes it there) infers the schema with the partitions'
-    if (PartitionedFiles.forFileFormat(options)) return new StructType();
+    if (PartitionedFiles.forFileFormat(options)) {
+      // DataFrameReader.load goes on to the file format's read (getTable routes it there), which
+      // infers the schema with the partitions'; a catalog (CREATE TABLE) keeps what this returns
+      if (calledBy(".DataFrameReader")) return new StructType();
+      return discovered(options).schema();
+    }
     List<Inputs.Listed> files = Inputs.list(paths(options));
     if (files.isEmpty()) {
       // Spark also asks for the schema of a path it is about to write to (DataFrameWriter.save
@@ -96,6 +101,25 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister, Fi
   private static boolean calledByWriter() {
     return StackWalker.getInstance().walk(frames -> frames.anyMatch(
         f -> f.getClassName().endsWith(".DataFrameWriter") || f.getClassName().endsWith(".DataFrameWriterV2")));
+  }
+
+  /** Spark's own discovery of a partitioned layout (schema, partition columns), done once. */
+  private org.apache.spark.sql.execution.datasources.HadoopFsRelation discovered(Map<String, String> options) {
+    if (discovery == null) discovery = PartitionedFiles.discover(options);
+    return discovery;
+  }
+
+  private org.apache.spark.sql.execution.datasources.HadoopFsRelation discovery;
+
+  @Override
+  public Transform[] inferPartitioning(CaseInsensitiveStringMap options) {
+    if (!PartitionedFiles.forFileFormat(options) || calledBy(".DataFrameReader")) return new Transform[0];
+    StructField[] columns = discovered(options).partitionSchema().fields();
+    Transform[] out = new Transform[columns.length];
+    for (int i = 0; i < columns.length; i++) {
+      out[i] = org.apache.spark.sql.connector.expressions.Expressions.identity(columns[i].name());
+    }
+    return out;
   }
 
   @Override

@@ -59,6 +59,26 @@ final class PartitionedFiles {
     return false;
   }
 
+  /**
+   * Spark's discovery of the layout under the load paths: the relation its file source would
+   * read (data columns from the files' footers, partition columns and their inferred types).
+   */
+  static org.apache.spark.sql.execution.datasources.HadoopFsRelation discover(Map<String, String> options) {
+    Map<String, String> rest = new java.util.HashMap<>(options);
+    rest.remove("path");
+    rest.remove("paths");
+    scala.collection.immutable.Seq<String> paths = scala.jdk.javaapi.CollectionConverters.asScala(
+        ArrowIpcDataSource.paths(options)).toList();
+    org.apache.spark.sql.execution.datasources.DataSource source =
+        new org.apache.spark.sql.execution.datasources.DataSource(
+            org.apache.spark.sql.SparkSession.active(), ArrowIpcDataSource.class.getName(), paths,
+            scala.Option.empty(), scala.collection.immutable.List$.MODULE$.empty(), scala.Option.empty(),
+            scala.collection.immutable.Map$.MODULE$.from(scala.jdk.javaapi.CollectionConverters.asScala(rest)),
+            scala.Option.empty(), scala.Option.empty());
+    return (org.apache.spark.sql.execution.datasources.HadoopFsRelation)
+        source.resolveRelation(true, false, false);
+  }
+
   /** A name Spark reads as a partition directory: col=value, not hidden (_ or . first). */
   static boolean isPartitionName(String name) {
     return !name.startsWith("_") && !name.startsWith(".") && name.indexOf('=') > 0;
