@@ -53,6 +53,12 @@ public class ArrowIpcSessionCatalog extends DelegatingCatalogExtension {
       return;                          // not a session catalog table: nothing of ours to do
     }
     if (table.partitionColumnNames().isEmpty() || !table.tracksPartitionsInCatalog()) return;
+    try {
+      org.apache.hadoop.fs.Path location = new org.apache.hadoop.fs.Path(table.location());
+      if (!location.getFileSystem(session.sessionState().newHadoopConf()).exists(location)) return;
+    } catch (java.io.IOException e) {
+      throw new IpcException("arrowipc: cannot look at the location of " + id + ": " + e, e);
+    }
     session.sql("ALTER TABLE " + id.quotedString() + " RECOVER PARTITIONS");
   }
 }
