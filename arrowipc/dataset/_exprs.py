@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..array import Array
+
 if TYPE_CHECKING:
-    from ..array import Array
     from ..expression import Expression
     from ..table import RecordBatch
 
@@ -31,7 +32,7 @@ def field_names(expr: Expression | None) -> set[str]:
     """The top-level column names `expr` refers to."""
     if expr is None:
         return set()
-    return {name if isinstance(name, str) else name[0] for name in expr.field_names()}
+    return set(expr.field_names())
 
 
 def residual(expr: Expression | None, values: Mapping[str, Any]
@@ -47,13 +48,23 @@ def residual(expr: Expression | None, values: Mapping[str, Any]
     return bound
 
 
-def might_match(expr: Expression | None, stats: Any) -> bool:
-    """Whether rows described by the statistics document `stats` may satisfy `expr`."""
+def might_match(expr: Expression | None, stats: Any, schema: Any = None) -> bool:
+    """Whether rows described by the statistics document `stats` (of columns of `schema`) may
+    satisfy `expr`."""
     if expr is None or stats is None:
         return True
-    return bool(expr.might_match(stats))
+    return bool(expr.might_match(stats, schema))
+
+
+def value_of(expr: Expression, batch: RecordBatch) -> Array:
+    """The value of `expr` on each row of `batch`."""
+    value = expr.evaluate(batch)
+    assert isinstance(value, Array)     # a batch's value is an Array
+    return value
 
 
 def row_mask(expr: Expression, batch: RecordBatch) -> Array:
     """The boolean mask of the rows of `batch` where `expr` is true."""
-    return expr.evaluate(batch)
+    mask = expr.evaluate(batch)
+    assert isinstance(mask, Array)      # a batch's value is an Array
+    return mask

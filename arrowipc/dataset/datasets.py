@@ -250,8 +250,8 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
             return HivePartitioning.discover()
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "
                          f"give arrowipc.dataset's own partitioning factory")
-    ours = to_table(obj.schema.empty_table()).schema
-    classes = {"HivePartitioning": HivePartitioning, "DirectoryPartitioning":
+    ours: T.Schema = to_table(obj.schema.empty_table()).schema
+    classes: dict[str, type[Partitioning]] = {"HivePartitioning": HivePartitioning, "DirectoryPartitioning":
                DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
     if name not in classes:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")

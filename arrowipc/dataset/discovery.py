@@ -151,8 +151,8 @@ def discover(source: Any, filesystem: Any = None,
              ) -> tuple[Storage, list[FileSource]]:
     """The storage and files of `source`: a path, URL or glob, or a list of them."""
     if isinstance(source, (str, os.PathLike)):
-        storage, path = storage_of(source, filesystem)
-        return storage, _expand(storage, path, ignore_prefixes, False)
+        one, path = storage_of(source, filesystem)
+        return one, _expand(one, path, ignore_prefixes, False)
     sources = list(source)
     if not sources:
         return Storage("local", filesystem), []

@@ -37,6 +37,7 @@ from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
 if TYPE_CHECKING:
     from ..expression import Expression
     from .discovery import Storage
+    from .scanner import Scanner
 
 __all__ = ["FileFragment", "SPECIAL_FIELDS", "ScanSpec", "named_error"]
 
@@ -96,7 +97,8 @@ class ScanSpec:
                if n not in self.dataset_schema.names],
             names=self.dataset_schema.names + [n for n in SPECIAL_FIELDS
                                                if n not in self.dataset_schema.names])
-        return source.evaluate(probe).type
+        value_type: T.DataType = source.evaluate(probe).type
+        return value_type
 
 
 class FileFragment:
@@ -212,7 +214,7 @@ class FileFragment:
         return self.scanner(columns=columns, filter=filter, **kwargs).take(indices)
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
-                batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Any:
+                batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
         """A Scanner over this fragment alone."""
         from .scanner import Scanner
         if schema is None:
@@ -246,7 +248,7 @@ class FileFragment:
         assert isinstance(reader, RecordBatchFileReader)
         try:
             summary = file_statistics(reader)
-            if rest is not None and not _exprs.might_match(rest, summary):
+            if rest is not None and not _exprs.might_match(rest, summary, physical):
                 return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
@@ -254,7 +256,7 @@ class FileFragment:
                 keep = []
                 for i in range(n):
                     msg = reader.read_block_message("record batch", i, with_body=False)
-                    if _exprs.might_match(rest, read_statistics(msg.custom_metadata)):
+                    if _exprs.might_match(rest, read_statistics(msg.custom_metadata), physical):
                         keep.append(i)
                 plan.batches = keep
             else:
@@ -363,7 +365,9 @@ class FragmentPlan:
             if isinstance(source, str):
                 out_cols.append(full.column(source))
             else:
-                out_cols.append(source.evaluate(full))
+                value = source.evaluate(full)
+                assert isinstance(value, Array)     # a batch's value is an Array
+                out_cols.append(value)
         out = RecordBatch(spec.output_schema, [c.data for c in out_cols], full.num_rows)
         size = spec.batch_size
         if out.num_rows <= size:

@@ -26,7 +26,7 @@ class MemoryScanner(Scanner):
         for batch in self._batches:
             if spec.filter is not None:
                 batch = batch.filter(_exprs.row_mask(spec.filter, batch))
-            cols = [batch.column(src) if isinstance(src, str) else src.evaluate(batch)
+            cols = [batch.column(src) if isinstance(src, str) else _exprs.value_of(src, batch)
                     for _, src in spec.outputs]
             out = RecordBatch(spec.output_schema, [c.data for c in cols], batch.num_rows)
             for o in range(0, max(out.num_rows, 1), spec.batch_size):

@@ -92,28 +92,20 @@ def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression
             if not isinstance(name, str):
                 raise TypeError(f"Expected a string for the column name, got {type(name).__name__}")
             converted = _exprs.as_expression(expr)
-            assert converted is not None
-            ref = _field_ref_name(converted)
-            out.append((name, ref if ref is not None else converted))
+            if converted is None:
+                raise TypeError(f"Expected an Expression for column {name!r}, got None")
+            out.append((name, converted))
         return out
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
         raise TypeError(f"Expected list of str or dict of name to Expression for columns, got "
                         f"{type(columns).__name__}")
-    listed = []
+    listed: list[tuple[str, str | Expression]] = []
     for name in columns:
         if not isinstance(name, str):
             raise TypeError(f"Expected a list of column names (str), got "
                             f"{type(name).__name__}")
         listed.append((name, name))
     return listed
-
-
-def _field_ref_name(expr: Expression) -> str | None:
-    """The column name of an expression that is a plain top-level field reference."""
-    name = getattr(expr, "field_name", None)
-    if callable(name):
-        name = name()
-    return name if isinstance(name, str) else None
 
 
 class Scanner:
