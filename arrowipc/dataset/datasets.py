@@ -329,7 +329,7 @@ def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Sche
     fields: list[T.Field] = []
     if fragments:
         try:
-            fields = list(fragments[0].physical_schema)
+            fields = list(fragments[0].inspect())
         except (ArrowException, OSError) as e:
             raise named_error(e, fragments[0].path) from None
     names = {f.name for f in fields}

@@ -117,6 +117,7 @@ class FileFragment:
         self._given = set((partition_values or {}).keys())
         self.index = index
         self._schema: T.Schema | None = None
+        self._kept_reader: RecordBatchFileReader | None = None
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -140,10 +141,19 @@ class FileFragment:
     def physical_schema(self) -> T.Schema:
         """The schema stored in the file."""
         if self._schema is None:
-            reader = self._open(None)
-            self._schema = reader.schema
-            if isinstance(reader, RecordBatchStreamReader):
-                reader.close()
+            self.inspect(keep_reader=False)
+        assert self._schema is not None
+        return self._schema
+
+    def inspect(self, keep_reader: bool = True) -> T.Schema:
+        """The file's schema, read from its footer (or first message); with `keep_reader`, the
+        reader opened for it serves the next scan, so the footer is read once."""
+        reader = self._open(None)
+        self._schema = reader.schema
+        if keep_reader and not isinstance(reader, RecordBatchStreamReader):
+            self._kept_reader = reader
+        elif isinstance(reader, RecordBatchStreamReader):
+            reader.close()
         return self._schema
 
     def open(self) -> Any:
@@ -233,7 +243,9 @@ class FileFragment:
         if rest is False:
             return None
         stream = self.is_stream()
-        physical = self.physical_schema
+        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        physical = reader.schema
+        self._schema = physical
         wanted = [n for n in spec.file_names if n in physical.names]
         if rest is not None:
             wanted += sorted(n for n in _exprs.field_names(rest)
@@ -241,7 +253,8 @@ class FileFragment:
         included = sorted({physical.get_field_index(n) for n in wanted})
         if stream and not included and len(physical):
             included = [0]                  # a stream is decoded whole: read the least
-        reader = self._open(included) if included or stream else self._open(None)
+        if included and len(included) < len(physical):
+            _project(reader, included)
         plan = FragmentPlan(self, reader, rest, spec, bool(included))
         if stream:
             return plan
@@ -373,6 +386,16 @@ class FragmentPlan:
         if out.num_rows <= size:
             return [out]
         return [out.slice(o, size) for o in range(0, out.num_rows, size)]
+
+
+def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: list[int]
+             ) -> None:
+    """Read only the top-level fields `included` from now on: the footer (or schema message)
+    already read is kept, so a file's footer is read once per scan."""
+    decoder = reader.decoder
+    assert decoder.info is not None
+    decoder.options.included_fields = included
+    decoder.set_schema(decoder.info, decoder.column_plan)
 
 
 def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
