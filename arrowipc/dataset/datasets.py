@@ -304,7 +304,8 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     part = _partitioning_of(partitioning, relative, None)
     fragments = []
     for i, (source_file, rel) in enumerate(zip(found, relative)):
-        values = part.values_of(rel) if (part is not None and rel is not None) else {}
+        values = (part.values_of(rel, f"directory '{_dirname(source_file.path)}'")
+                  if (part is not None and rel is not None) else {})
         fragments.append(FileFragment(source_file.path, fmt, storage, values, i,
                                       part.schema.names if part is not None else ()))
     if exclude_invalid_files:
@@ -314,6 +315,10 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     if schema is None:
         schema = _inspect(fragments, part)
     return FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+
+
+def _dirname(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else os.path.dirname(path)
 
 
 def _is_valid(fragment: FileFragment) -> bool:
