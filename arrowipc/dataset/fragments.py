@@ -331,10 +331,9 @@ class FragmentPlan:
         finally:
             reader.close()
 
-    # -- stage 4 and assembly -------------------------------------------------------------------
-    def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
-        """`batch` (as read) filtered, completed with partition and special columns, projected
-        to the scan's outputs and split to its batch size."""
+    def _completed(self, batch: RecordBatch, batch_index: int, last: bool) -> RecordBatch:
+        """`batch` (as read) in the dataset's types, with the partition and special columns
+        the scan needs."""
         spec, frag = self.spec, self.fragment
         n = batch.num_rows
         columns: dict[str, Array] = {}
@@ -354,25 +353,40 @@ class FragmentPlan:
                 columns[name] = col
             else:
                 columns[name] = nulls(n, target)
-        rest = self.residual
-        if rest is not None:
-            for name in _exprs.field_names(rest):
-                if name not in columns and name in names:
-                    columns[name] = batch.column(name)
         for name in spec.partition_names:
             columns[name] = _repeat(frag.partition_values.get(name), schema.field(name).type, n)
         for name in spec.special_names:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]
             columns[name] = _repeat(value, SPECIAL_FIELDS[name], n)
-        full = RecordBatch.from_arrays(list(columns.values()), names=list(columns)) \
-            if columns else RecordBatch(T.schema([]), [], n)
-        if rest is not None:
-            try:
-                mask = _exprs.row_mask(rest, full)
-            except (ArrowException, ValueError, TypeError) as e:
-                raise named_error(e, frag.path) from None
-            full = full.filter(mask)
+        if not columns:
+            return RecordBatch(T.schema([]), [], n)
+        return RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+    def _mask(self, full: RecordBatch) -> Array:
+        assert self.residual is not None
+        try:
+            return _exprs.row_mask(self.residual, full)
+        except (ArrowException, ValueError, TypeError) as e:
+            raise named_error(e, self.fragment.path) from None
+
+    def count_matching(self, batch: RecordBatch) -> int:
+        """Rows of `batch` (as read) the residual filter keeps: true, not null."""
+        if self.residual is None:
+            return batch.num_rows
+        mask = self._mask(self._completed(batch, 0, False))
+        if mask.null_count:
+            mask = mask.fill_null(False)
+        return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
+
+    # -- stage 4 and assembly -------------------------------------------------------------------
+    def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
+        """`batch` (as read) filtered, completed with partition and special columns, projected
+        to the scan's outputs and split to its batch size."""
+        spec = self.spec
+        full = self._completed(batch, batch_index, last)
+        if self.residual is not None:
+            full = full.filter(self._mask(full))
         out_cols = []
         for name, source in spec.outputs:
             if isinstance(source, str):

@@ -10,6 +10,7 @@ after them.
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -38,6 +39,41 @@ DEFAULT_FRAGMENT_READAHEAD = 4
 
 def _threads() -> int:
     return max(1, min(8, os.cpu_count() or 1))
+
+
+_shared: ThreadPoolExecutor | None = None
+_shared_lock = threading.Lock()
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    """The decode threads every scan shares (made on first use: a scan starts no threads of
+    its own, and scans running at once do not multiply them)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ThreadPoolExecutor(_threads(), thread_name_prefix="arrowipc-dataset")
+        return _shared
+
+
+class _ScanPool:
+    """One scan's use of the shared pool: what it submitted and has not run is cancelled when
+    the scan ends (a head() that stops early, an error, a consumer that stops iterating)."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._pool = pool
+        self._futures: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., _R], *args: Any) -> Future[_R]:
+        future = self._pool.submit(fn, *args)
+        if len(self._futures) >= 256:
+            self._futures = [f for f in self._futures if not f.done()]
+        self._futures.append(future)
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        for f in self._futures:
+            f.cancel()
+        self._futures = []
 
 
 class _Inline:
@@ -159,23 +195,24 @@ class Scanner:
         return self._schema
 
     # -- the pipeline ---------------------------------------------------------------------------
-    def _pool(self) -> Any:
-        return ThreadPoolExecutor(_threads(), thread_name_prefix="arrowipc-dataset") \
-            if self.use_threads else _Inline()
+    def _pool(self, use_threads: bool | None = None) -> Any:
+        threads = self.use_threads if use_threads is None else use_threads
+        return _ScanPool(_shared_pool()) if threads else _Inline()
 
     def _plans(self, pool: Any) -> Iterator[FragmentPlan]:
         spec = self._spec
         for plan in _ordered(pool, self._fragments, lambda f: f.plan(spec),
-                             self._fragment_readahead if self.use_threads else 1):
+                             1 if isinstance(pool, _Inline) else self._fragment_readahead):
             if plan is not None:
                 yield plan
 
-    def _tagged(self) -> Iterator[tuple[RecordBatch, FileFragment]]:
-        pool = self._pool()
+    def _tagged(self, use_threads: bool | None = None
+                ) -> Iterator[tuple[RecordBatch, FileFragment]]:
+        pool = self._pool(use_threads)
         try:
             units = self._units(pool)
             pending: deque[tuple[Future[list[RecordBatch]] | None, Any]] = deque()
-            window = self._batch_readahead if self.use_threads else 1
+            window = 1 if isinstance(pool, _Inline) else self._batch_readahead
 
             def drain_one() -> Iterator[tuple[RecordBatch, FileFragment]]:
                 future, unit = pending.popleft()
@@ -239,7 +276,10 @@ class Scanner:
             raise ValueError(f"num_rows must be non-negative, got {num_rows}")
         batches, got = [], 0
         if num_rows > 0:
-            gen = iter(self.to_batches())
+            # a few rows: read in order, nothing ahead (readahead would decode batches that
+            # are thrown away); many: the parallel scan, stopped when enough came
+            few = num_rows <= self._spec.batch_size
+            gen = (b for b, _ in self._tagged(self.use_threads and not few))
             try:
                 for batch in gen:
                     take = min(batch.num_rows, num_rows - got)
@@ -302,7 +342,7 @@ def _count_plan(plan: FragmentPlan) -> int:
 def _count_batch(plan: FragmentPlan, batch: RecordBatch) -> int:
     if plan.residual is None:
         return batch.num_rows
-    return sum(b.num_rows for b in plan.finish(batch, 0, False))
+    return plan.count_matching(batch)
 
 
 def _check_unique(schema: T.Schema) -> None:

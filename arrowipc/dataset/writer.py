@@ -258,6 +258,28 @@ class _DatasetWriter:
         self.open.clear()
 
 
+def _value_codes(col: Array) -> tuple[np.ndarray[Any, Any], int]:
+    """(code per row, number of codes): 0 for null, 1.. for the distinct values (numpy sorts
+    them; no Python object per value unless the column holds strings)."""
+    validity = col.is_valid()
+    assert isinstance(validity, Array)
+    valid = np.asarray(validity.to_numpy(zero_copy_only=False), dtype=np.bool_)
+    if isinstance(col.type, T.DictionaryType):
+        indices = col.indices  # type: ignore[attr-defined]
+        idx = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        card = len(col.dictionary) + 1  # type: ignore[attr-defined]
+        return np.where(valid, idx + 1, 0), card
+    values = np.asarray(col.to_numpy(zero_copy_only=False))
+    if not valid.all():
+        values = values.copy()
+        values[~valid] = values[valid][0] if valid.any() else values[0]
+        if values.dtype == object and not valid.any():
+            values[:] = ""
+    _, inverse = np.unique(values, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    return np.where(valid, inverse + 1, 0), int(inverse.max(initial=-1)) + 2
+
+
 def _group_rows(batch: RecordBatch, names: list[str]
                 ) -> list[tuple[list[Any], np.ndarray[Any, Any]]]:
     """(partition values, row indices) of each distinct combination of the `names` columns'
@@ -265,15 +287,8 @@ def _group_rows(batch: RecordBatch, names: list[str]
     n = batch.num_rows
     codes = np.zeros(n, dtype=np.int64)
     for name in names:
-        col: Array = batch.column(name)
-        enc = col if isinstance(col.type, T.DictionaryType) else col.dictionary_encode()
-        indices = enc.indices  # type: ignore[attr-defined]
-        validity = col.is_valid()
-        assert isinstance(validity, Array)
-        valid = np.asarray(validity.to_numpy(zero_copy_only=False), dtype=np.bool_)
-        idx = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-        card = len(enc.dictionary) + 1  # type: ignore[attr-defined]
-        codes = codes * card + np.where(valid, idx + 1, 0)
+        col_codes, card = _value_codes(batch.column(name))
+        codes = codes * card + col_codes
     _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     order = np.argsort(inverse, kind="stable")
     counts = np.bincount(inverse, minlength=len(first))

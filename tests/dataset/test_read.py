@@ -352,3 +352,15 @@ def test_remote_filesystems_are_read_through_fsspec(tmp_path):
     assert got.to_table().to_pydict() == {"x": list(range(6)), "k": [1, 1, 1, 2, 2, 2]}
     got = ds.dataset("/dsroot", format="ipc", partitioning="hive", filesystem=fs)
     assert got.count_rows(filter=field("k") == 2) == 3
+
+
+def test_null_filter_results_drop_rows_in_scans_and_counts(tmp_path):
+    table = pa.table({"x": [1, None, 7, None, 9], "s": ["a", None, "c", "d", None]})
+    _write_file(str(tmp_path / "n" / "a.arrow"), table, chunksize=2)
+    ours = ds.dataset(str(tmp_path / "n"), format="ipc")
+    theirs = pds.dataset(str(tmp_path / "n"), format="ipc")
+    for make in (lambda f: f("x") > 5, lambda f: (f("x") > 5) | (f("s") == "a"),
+                 lambda f: ~(f("x") > 5), lambda f: f("s").is_valid()):
+        expected = theirs.to_table(filter=make(pds.field))
+        assert _ours(ours.to_table(filter=make(field))).equals(expected)
+        assert ours.count_rows(filter=make(field)) == expected.num_rows
