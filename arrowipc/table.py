@@ -276,6 +276,23 @@ def _struct_field(col: Any, k: int) -> Any:
     return child
 
 
+def _expression_mask(data: RecordBatch | Table, mask: Any) -> Any:
+    """A filter's mask: the mask itself, or the boolean values of an Expression on `data` with
+    its nulls as false (pyarrow drops the rows an expression filter leaves null)."""
+    cls = type(mask)
+    if cls.__name__ != "Expression":
+        return mask
+    from .expression import Expression, to_expression
+    expr = mask if isinstance(mask, Expression) else to_expression(mask)
+    if expr is None:
+        return mask
+    values = expr.evaluate(data)
+    if values.type.name != "bool":
+        raise ArrowTypeError(f"Filter expression must evaluate to bool, but {expr} evaluates to "
+                             f"{values.type}")
+    return values.fill_null(False)
+
+
 class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
     __slots__ = ("schema", "_cols", "num_rows", "_pending", "_where")
@@ -414,8 +431,10 @@ class RecordBatch(TabularOps):
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
         """The rows where the boolean `mask` is true (null slots dropped, or null rows with
-        null_selection_behavior="emit_null")."""
+        null_selection_behavior="emit_null"); `mask` may be an Expression (arrowipc's or
+        pyarrow's), whose null rows are dropped."""
         from .data.selection import apply, parallel_map
+        mask = _expression_mask(self, mask)
         sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, self.num_rows)
         return RecordBatch(self.schema, cols, sel.count)
@@ -669,8 +688,10 @@ class Table(TabularOps):
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Table:
         """The rows where the boolean `mask` is true, batch by batch (null mask slots dropped,
-        or null rows with null_selection_behavior="emit_null")."""
+        or null rows with null_selection_behavior="emit_null"); `mask` may be an Expression
+        (arrowipc's or pyarrow's), whose null rows are dropped."""
         from .data.selection import apply, parallel_map
+        mask = _expression_mask(self, mask)
         sel = mask_selection(mask, self.num_rows, null_selection_behavior)
         if sel.mask is None:
             one = self.combine_chunks()

@@ -1,0 +1,171 @@
+"""pyarrow.compute's names for what arrowipc computes: expressions (`field`, `scalar`,
+`Expression`) and the comparison, Kleene logic, null, membership and arithmetic functions on
+Arrays, ChunkedArrays and scalars, returning arrowipc objects.
+
+    import arrowipc.compute as pc
+    pc.greater(table["x"], 3); table.filter(pc.field("x") > 3)
+"""
+from __future__ import annotations
+
+from .array import Array, ChunkedArray, Scalar, array, make_array
+from .data import compute as K
+from .expression import Expression, field, scalar, to_expression
+
+TYPE_CHECKING = False               # typing itself is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Expression", "add", "add_checked", "and_kleene", "divide", "divide_checked", "equal",
+           "field", "greater", "greater_equal", "invert", "is_in", "is_null", "is_valid", "less",
+           "less_equal", "multiply", "multiply_checked", "not_equal", "or_kleene", "scalar",
+           "subtract", "subtract_checked", "to_expression"]
+
+
+def _datum(value: Any) -> Any:
+    """A ChunkedArray's chunks, an Array's ArrayData, or a ScalarData of anything else."""
+    if isinstance(value, ChunkedArray):
+        return [c.data for c in value.chunks]
+    if isinstance(value, Array):
+        return value.data
+    if isinstance(value, Scalar):
+        return K.ScalarData(value._array.data)   # noqa: SLF001
+    if isinstance(value, Expression):
+        raise TypeError("compute functions take arrays and scalars; an Expression is "
+                        "evaluated with Expression.evaluate or Table.filter")
+    if hasattr(value, "__arrow_c_array__") or hasattr(value, "__arrow_c_stream__"):
+        ours = array(value) if hasattr(value, "__arrow_c_array__") else None
+        if ours is not None:
+            return ours.data
+        from .array import chunked_array
+        return [c.data for c in chunked_array(value).chunks]
+    if type(value).__module__.startswith("pyarrow") and hasattr(value, "as_py"):
+        return K.ScalarData(array([value.as_py()], type=_type_of(value)).data)
+    return K.scalar_data(value)
+
+
+def _type_of(value: Any) -> Any:
+    from .data.cschema import import_field
+    return import_field(value.type).type
+
+
+def _wrap(out: Any) -> Any:
+    if isinstance(out, K.ScalarData):
+        return Scalar(make_array(out.data))
+    return make_array(out)
+
+
+def _call(kernel: Any, *args: Any) -> Any:
+    """Apply `kernel` to the datums of `args`, chunk by chunk where one is a ChunkedArray."""
+    datums = [_datum(a) for a in args]
+    chunked = [d for d in datums if isinstance(d, list)]
+    if not chunked:
+        return _wrap(kernel(*datums))
+    lengths = [len(c) for c in chunked]
+    if len(set(lengths)) > 1 or any(
+            [x.length for x in c] != [x.length for x in chunked[0]] for c in chunked):
+        from .data.selection import combined_data
+        datums = [combined_data(d, d[0].type) if isinstance(d, list) and d else d
+                  for d in datums]
+        return ChunkedArray([_wrap(kernel(*datums))])
+    chunks = []
+    for i in range(lengths[0]):
+        chunks.append(_wrap(kernel(*[d[i] if isinstance(d, list) else d for d in datums])))
+    if not chunks:
+        empty = [d for d in args if isinstance(d, ChunkedArray)][0]
+        probe = kernel(*[make_array_of(empty) if isinstance(d, list) else d for d in datums])
+        return ChunkedArray([], type=probe.type)
+    return ChunkedArray(chunks)
+
+
+def make_array_of(chunked: ChunkedArray) -> Any:
+    """An empty ArrayData of a ChunkedArray's type."""
+    return array([], type=chunked.type).data
+
+
+def equal(x: Any, y: Any) -> Any:
+    """x == y, null where either is null."""
+    return _call(lambda a, b: K.compare("equal", a, b), x, y)
+
+
+def not_equal(x: Any, y: Any) -> Any:
+    """x != y, null where either is null."""
+    return _call(lambda a, b: K.compare("not_equal", a, b), x, y)
+
+
+def less(x: Any, y: Any) -> Any:
+    """x < y, null where either is null."""
+    return _call(lambda a, b: K.compare("less", a, b), x, y)
+
+
+def less_equal(x: Any, y: Any) -> Any:
+    """x <= y, null where either is null."""
+    return _call(lambda a, b: K.compare("less_equal", a, b), x, y)
+
+
+def greater(x: Any, y: Any) -> Any:
+    """x > y, null where either is null."""
+    return _call(lambda a, b: K.compare("greater", a, b), x, y)
+
+
+def greater_equal(x: Any, y: Any) -> Any:
+    """x >= y, null where either is null."""
+    return _call(lambda a, b: K.compare("greater_equal", a, b), x, y)
+
+
+def and_kleene(x: Any, y: Any) -> Any:
+    """Kleene AND: false if either is false, else null if either is null."""
+    return _call(K.and_kleene, x, y)
+
+
+def or_kleene(x: Any, y: Any) -> Any:
+    """Kleene OR: true if either is true, else null if either is null."""
+    return _call(K.or_kleene, x, y)
+
+
+def invert(values: Any) -> Any:
+    """NOT of booleans (null stays null)."""
+    return _call(K.invert, values)
+
+
+def is_null(values: Any, *, nan_is_null: bool = False) -> Any:
+    """True where the value is null (or NaN with nan_is_null)."""
+    return _call(lambda a: K.is_null(a, nan_is_null), values)
+
+
+def is_valid(values: Any) -> Any:
+    """True where the value is not null."""
+    return _call(K.is_valid, values)
+
+
+def is_in(values: Any, value_set: Any = None, *, skip_nulls: bool = False) -> Any:
+    """Whether each value is in `value_set` (a null matches a null in the set unless
+    skip_nulls)."""
+    if value_set is None:
+        raise TypeError("is_in() needs value_set")
+    vs = value_set if isinstance(value_set, Array) else \
+        ChunkedArray.combine_chunks(value_set) if isinstance(value_set, ChunkedArray) else \
+        array(value_set if not hasattr(value_set, "to_pylist") else value_set.to_pylist())
+    behavior = "SKIP" if skip_nulls else "MATCH"
+    return _call(lambda a: K.is_in(a, vs.data, behavior), values)
+
+
+def _arith(name: str) -> Any:
+    def function(x: Any, y: Any) -> Any:
+        return _call(lambda a, b: K.arithmetic(name, a, b), x, y)
+    function.__name__ = name
+    function.__qualname__ = name
+    wraps = "raising ArrowInvalid on overflow" if name.endswith("_checked") else \
+        "integers wrapping on overflow"
+    function.__doc__ = f"{name.split('_')[0]} x and y elementwise ({wraps}; integer division " \
+                       f"by zero raises)."
+    return function
+
+
+add = _arith("add")
+subtract = _arith("subtract")
+multiply = _arith("multiply")
+divide = _arith("divide")
+add_checked = _arith("add_checked")
+subtract_checked = _arith("subtract_checked")
+multiply_checked = _arith("multiply_checked")
+divide_checked = _arith("divide_checked")
