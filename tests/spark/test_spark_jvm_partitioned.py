@@ -295,3 +295,16 @@ def test_create_partitioned_table_insert_and_overwrite_a_partition(catalog_sessi
     finally:
         s.sql("DROP TABLE IF EXISTS part_new")
         s.sql("DROP TABLE IF EXISTS part_ctas")
+
+
+def test_a_stream_reads_a_partitioned_directory(spark, jvm, tmp_path):
+    # the partitioned layout is streamed by Spark's file stream source over the file format
+    path = str(tmp_path / "a")
+    _write(spark, path, rows=[(1, "DE", "a"), (2, "FR", "b")])
+    stream = (spark.readStream.format("arrowipc").schema("id long, v string, country string")
+              .load(path))
+    q = (stream.writeStream.format("memory").queryName("partitioned_stream")
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start())
+    q.awaitTermination()
+    assert sorted(tuple(r) for r in spark.table("partitioned_stream").collect()) == [
+        (1, "a", "DE"), (2, "b", "FR")]
