@@ -1,6 +1,13 @@
 """The issue-18 table: arrowipc's JVM Spark source against Spark's Parquet, one session.
 
     python bench/spark_jvm_ratios.py --rows 5000000      # rows x 8 columns (3 int64, 2 double, 3 string)
+    python bench/spark_jvm_ratios.py --partitioned-only --partitioned-rows 2000000   # a quick run
+
+The partitioned table (--partitioned-rows, default 10M, PARTITIONS partitions of column `day`)
+is written by Spark itself, partitionBy("day"), through the arrowipc source (zstd) and Parquet
+(snappy), the same DataFrame; its queries are a filter on one partition and an aggregate over
+all, with the files each query opened: the JVM source's ReadStats.filesOpened, and for Parquet
+the files under the partitions Spark's pruning keeps (what its scan lists and opens).
 
 Every round runs each query on every source in turn (rounds interleaved, so load on the machine
 hits all sources alike); the best of --rounds is kept and reported as a ratio to Parquet.
@@ -47,10 +54,64 @@ QUERIES = {
 }
 
 
+PARTITIONS = 30
+
+PARTITIONED_QUERIES = {
+    "one partition: filter + aggregate": lambda df: df.where("day = 7").groupBy("s1")
+    .agg({"y": "avg"}).collect(),
+    "all partitions: aggregate": lambda df: df.groupBy("day").agg({"x": "sum", "n": "max"}).collect(),
+    "one partition: count(*)": lambda df: df.where("day = 7").count(),
+}
+
+
+def _data_files(root: str, partition: str | None = None) -> int:
+    top = root if partition is None else os.path.join(root, partition)
+    return sum(1 for _, _, names in os.walk(top) for n in names if not n.startswith(("_", ".")))
+
+
+def partitioned(spark, work: str, rows: int, rounds: int) -> None:
+    """The partitioned table's queries, arrowipc against Parquet, time and files opened."""
+    src = os.path.join(work, "src.parquet")
+    pq.write_table(make_table(rows), src, compression="none", row_group_size=1 << 20)
+    df = spark.read.parquet(src).selectExpr("*", f"cast(k % {PARTITIONS} as int) as day")
+    paths = {"arrowipc": os.path.join(work, "part-arrow"), "parquet": os.path.join(work, "part-parquet")}
+    df.write.format("arrowipc").option("compression", "zstd").partitionBy("day").mode("overwrite") \
+        .save(paths["arrowipc"])
+    df.write.format("parquet").option("compression", "snappy").partitionBy("day").mode("overwrite") \
+        .save(paths["parquet"])
+    stats = spark._jvm.io.arrowipc.spark.ReadStats
+    frames = {name: spark.read.format(name).load(p) for name, p in paths.items()}
+    best: dict = {}
+    opened: dict = {}
+    for _ in range(rounds):
+        for q, run in PARTITIONED_QUERIES.items():
+            for name, frame in frames.items():
+                stats.reset()
+                t0 = time.perf_counter()
+                run(frame)
+                best[q, name] = min(best.get((q, name), 1e9), time.perf_counter() - t0)
+                if name == "arrowipc":
+                    opened[q, name] = stats.filesOpened()
+                else:
+                    opened[q, name] = _data_files(paths[name], None if q.startswith("all") else "day=7")
+    files = {name: _data_files(p) for name, p in paths.items()}
+    print(f"\npartitioned: {rows} rows, {PARTITIONS} partitions (day), written by Spark; "
+          f"{files['arrowipc']} arrowipc files (zstd), {files['parquet']} Parquet files (snappy); "
+          f"best of {rounds}")
+    print("| query | arrowipc (s) | parquet (s) | arrowipc / parquet | files opened arrowipc | files opened parquet |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for q in PARTITIONED_QUERIES:
+        a, p = best[q, "arrowipc"], best[q, "parquet"]
+        print(f"| {q} | {a:.2f} | {p:.2f} | {a / p:.2f}x | {opened[q, 'arrowipc']} | {opened[q, 'parquet']} |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--partitioned-rows", type=int, default=10_000_000)
+    ap.add_argument("--partitioned-only", action="store_true",
+                    help="run only the partitioned table's queries")
     args = ap.parse_args(argv)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "java"))
     import build_jar
@@ -60,6 +121,11 @@ def main(argv=None) -> int:
     from arrowipc.spark import local_session
     work = tempfile.mkdtemp(prefix="arrowipc-bench-")
     try:
+        if args.partitioned_only:
+            spark = local_session()
+            partitioned(spark, work, args.partitioned_rows, args.rounds)
+            spark.stop()
+            return 0
         t = make_table(args.rows)
         paths = {"parquet": os.path.join(work, "t.parquet"), "arrow": os.path.join(work, "t.arrow"),
                  "arrow zstd": os.path.join(work, "tz.arrow"), "parquet snappy": os.path.join(work, "ts.parquet")}
@@ -112,6 +178,7 @@ def main(argv=None) -> int:
               f"| {a / p:.2f}x | {az / ps:.2f}x |")
         w_a, w_p = best["write", "write arrow zstd"], best["write", "write parquet snappy"]
         print(f"| write (zstd vs snappy) | | {w_a:.2f} | | {w_p:.2f} | | {w_a / w_p:.2f}x |")
+        partitioned(spark, work, args.partitioned_rows, args.rounds)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

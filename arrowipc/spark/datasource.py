@@ -19,6 +19,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceArrowWriter, DataSourc
 
 from ..errors import ArrowInvalid
 from . import commit as C
+from .partitions import Discovered
 from .inputs import (OPT_PATH, _option, absolute, detect_format, find_input_paths, local_path,
                      parse_count, parse_size, plan_ranges, read_input_schema)
 
@@ -71,12 +72,17 @@ class ArrowIpcPartition(InputPartition):
     """Record batches [start, end) of one input (end None: a whole stream).
 
     `columns[i]` is the position, in the batches read with `included_fields`, of the column that
-    feeds output column i (None: the file lacks it and it reads as nulls).
+    feeds data column i (None: the file lacks it and it reads as nulls); `values` are the
+    partition column values of its directories (a partitioned table).
     """
 
     def __init__(self, index: int, path: str, is_file_format: bool, start: int, end: int | None,
-                 included: list[int] | None, columns: tuple[int | None, ...]) -> None:
+                 included: list[int] | None, columns: tuple[int | None, ...],
+                 values: tuple[Any, ...] = (), positions: tuple[int, ...] = ()) -> None:
         super().__init__(index)
+        # a partitioned table's values, and the output columns they fill (ascending)
+        self.values = values
+        self.positions = positions
         self.path = path
         self.is_file_format = is_file_format
         self.start = start
@@ -124,11 +130,38 @@ def _match_columns(file_schema: Schema, spark_schema: StructType, path: str
     return tuple(out)
 
 
-def _inputs(options: Mapping[str, Any]) -> Inputs:
-    """[(InputFile, arrowipc Schema)] for the load path, resolved to absolute paths."""
-    paths = find_input_paths(_option(options, OPT_PATH, ""))
+def _inputs(options: Mapping[str, Any], discovered: Discovered | None = None) -> Inputs:
+    """[(InputFile, arrowipc Schema)] for the load path (the files of a partitioned table when
+    `discovered` is given), resolved to absolute paths."""
+    if discovered is not None:
+        paths = [f for f, _ in discovered.files]
+    else:
+        paths = find_input_paths(_option(options, OPT_PATH, ""))
     inputs = [detect_format(absolute(p)) for p in paths]
     return [(inp, read_input_schema(inp)) for inp in inputs]
+
+
+def _discovered(options: Mapping[str, Any]) -> Discovered | None:
+    """The files and partition values of a partitioned load path (None: not partitioned)."""
+    from .partitions import discover, is_partitioned
+    path = str(_option(options, OPT_PATH, ""))
+    return discover(path, options) if is_partitioned(path, options) else None
+
+
+def _partition_type(name: str) -> Any:
+    """The Spark DataType of a partitions.infer_type name."""
+    from pyspark.sql import types as T
+    if name.startswith("decimal"):
+        return T.DecimalType(int(name[8:-3]), 0)
+    return {"integer": T.IntegerType(), "bigint": T.LongType(), "double": T.DoubleType(),
+            "date": T.DateType(), "timestamp": T.TimestampType(), "string": T.StringType()}[name]
+
+
+def _without(schema: StructType, names: Iterable[str]) -> StructType:
+    """`schema` without the fields named (case-insensitively) in `names`."""
+    from pyspark.sql.types import StructType
+    drop = {n.lower() for n in names}
+    return StructType([f for f in schema.fields if f.name.lower() not in drop])
 
 
 def _common_spark_schema(inputs: Inputs) -> StructType:
@@ -174,6 +207,16 @@ class ArrowIpcDataSource(DataSource):
         # Remembered on the instance, which Spark pickles into the read planner: an inferred
         # schema means the files must agree; a schema given by the user means conform to it.
         self._schema_inferred = True
+        discovered = _discovered(self.options)
+        if discovered is not None:
+            # the files' columns (a partition column a file also holds reads from the
+            # directories), then the partition columns, as Spark's file sources order them
+            from pyspark.sql.types import StructField
+            data = _without(_common_spark_schema(_inputs(self.options, discovered)),
+                            discovered.columns)
+            for name, type_name in zip(discovered.columns, discovered.types):
+                data.add(StructField(name, _partition_type(type_name), True))
+            return data
         try:
             inputs = _inputs(self.options)
         except ArrowInvalid as e:
@@ -243,12 +286,46 @@ class ArrowIpcReader(DataSourceReader):
         self.nbytes = parse_size(nbytes, OPT_BYTES_PER_PARTITION) if nbytes is not None else None
 
     def partitions(self) -> list[ArrowIpcPartition]:
-        """The partitions of the load path's files (see `plan`)."""
-        return self.plan(_inputs(self.options))
+        """The partitions of the load path's files (see `plan`); of a partitioned table, those
+        of the partitions the pushed filters on partition columns do not rule out."""
+        discovered = _discovered(self.options)
+        if discovered is None:
+            return self.plan(_inputs(self.options))
+        from .partitions import matches, value_of
+        by_name = {f.name.lower(): f for f in self.spark_schema.fields}
+        # the output positions of the partition columns the schema holds, and their types
+        wanted = [(k, name, by_name[name.lower()]) for k, name in enumerate(discovered.columns)
+                  if name.lower() in by_name]
+        names = [f.name for f in self.spark_schema.fields]
+        positions = [names.index(field.name) for _, _, field in wanted]
+        order = sorted(range(len(wanted)), key=lambda j: positions[j])
+        data_schema = _without(self.spark_schema, discovered.columns)
+        pushed: list[PushedFilter] = getattr(self, "filters", None) or []
+        values: dict[str, tuple[Any, ...]] = {}
+        kept = []
+        for path, raw in discovered.files:
+            typed = tuple(value_of(raw[k], field.dataType.simpleString(), path)
+                          for k, _, field in wanted)
+            row = {field.name.lower(): v for (_, _, field), v in zip(wanted, typed)}
+            if all(matches(row[c.lower()], op, v) for c, op, v in pushed if c.lower() in row):
+                kept.append((path, raw))
+                values[os.path.abspath(path)] = typed
+        if not kept:
+            return []
+        parts = self.plan(_inputs(self.options, Discovered(discovered.columns, tuple(kept),
+                                                           discovered.types)),
+                          data_schema=data_schema)
+        for p in parts:
+            p.values = tuple(values[p.path][j] for j in order)
+            p.positions = tuple(positions[j] for j in order)
+        return parts
 
-    def plan(self, inputs: Inputs, stream: bool = False) -> list[ArrowIpcPartition]:
+    def plan(self, inputs: Inputs, stream: bool = False, data_schema: StructType | None = None
+             ) -> list[ArrowIpcPartition]:
         """The partitions reading `inputs` [(InputFile, Schema)]; `stream`: they arrived in a
-        streamed directory, whose files must each have the stream's schema when it was inferred."""
+        streamed directory, whose files must each have the stream's schema when it was inferred;
+        `data_schema`: the columns the files give (default: the read schema)."""
+        spark_schema = self.spark_schema if data_schema is None else data_schema
         if self.schema_inferred and stream:
             from .spark_types import describe_difference, spark_schema_of
             for inp, schema in inputs:
@@ -264,10 +341,10 @@ class ArrowIpcReader(DataSourceReader):
         column_plans: dict[str, ColumnPlan] = {}
         for inp, schema in inputs:
             columns: tuple[int | None, ...]
-            if self.schema_inferred:
+            if self.schema_inferred and data_schema is None:
                 columns = tuple(range(len(schema)))
             else:
-                columns = _match_columns(schema, self.spark_schema, inp.path)
+                columns = _match_columns(schema, spark_schema, inp.path)
             used = sorted({c for c in columns if c is not None})
             if used == list(range(len(schema))):
                 column_plans[inp.path] = (None, columns)
@@ -295,7 +372,10 @@ class ArrowIpcReader(DataSourceReader):
 
         from .. import ipc
         from .conversion import conform_batch, day_time_columns_as_durations
-        target = to_arrow_schema(self.spark_schema, timezone="UTC")
+        full = to_arrow_schema(self.spark_schema, timezone="UTC")
+        target = full
+        if p.positions:         # a partitioned table: the files give the other columns
+            target = pa.schema([f for k, f in enumerate(full) if k not in p.positions])
         options = ipc.IpcReadOptions(included_fields=p.included) if p.included is not None else None
         reader: RecordBatchFileReader | RecordBatchStreamReader
         batches: Iterator[RecordBatch | None]
@@ -316,8 +396,15 @@ class ArrowIpcReader(DataSourceReader):
             if batch is None:
                 continue
             batch = day_time_columns_as_durations(batch)
-            yield conform_batch(pa.record_batch(batch), p.columns, target,
+            out = conform_batch(pa.record_batch(batch), p.columns, target,
                                 f"{p.path} (record batch {i})")
+            if p.positions:            # the partition values, as constant columns
+                arrays = list(out.columns)
+                for position, value in zip(p.positions, p.values):
+                    arrays.insert(position, pa.array([value] * out.num_rows,
+                                                     full.field(position).type))
+                out = pa.RecordBatch.from_arrays(arrays, schema=full)
+            yield out
 
 
 _FILTER_OPS = {"EqualTo": "==", "EqualNullSafe": "==", "GreaterThan": ">",

@@ -7,7 +7,12 @@ from typing import Any
 
 from .jar import jar_path, warn_python_source
 
-__all__ = ["jar_path", "local_session", "register", "source_in_use", "warn_python_source"]
+__all__ = ["jar_path", "local_session", "register", "SESSION_CATALOG", "source_in_use",
+           "warn_python_source"]
+
+# The JVM source's session catalog: Spark then loads arrowipc catalog tables as file source
+# tables (docs/spark.md, "Partitioned tables and SQL")
+SESSION_CATALOG = "io.arrowipc.spark.ArrowIpcSessionCatalog"
 
 
 def register(spark: Any) -> None:
@@ -38,7 +43,9 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc",
     Python workers run the interpreter that runs this code unless PYSPARK_PYTHON says otherwise
     (as it does when a packed environment is shipped with spark.archives). Timestamps are
     handled in UTC and shuffles use few partitions, which suits a 2-core local run. The JVM data
-    source's jar goes on the classpath when the package has one (unless `conf` sets spark.jars).
+    source's jar goes on the classpath when the package has one (unless `conf` sets spark.jars),
+    with its session catalog (spark.sql.catalog.spark_catalog, unless `conf` sets one), which
+    lets CREATE TABLE ... USING arrowipc tables be read and written as Spark's file source tables.
     """
     from .extras import require
     require("pyspark", "pyarrow")
@@ -65,6 +72,8 @@ def local_session(master: str = "local[2]", app_name: str = "arrowipc",
     jar = jar_path()
     if jar and "spark.jars" not in (conf or {}):
         builder = builder.config("spark.jars", jar)
+        if "spark.sql.catalog.spark_catalog" not in (conf or {}):
+            builder = builder.config("spark.sql.catalog.spark_catalog", SESSION_CATALOG)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

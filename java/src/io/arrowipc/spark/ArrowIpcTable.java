@@ -19,11 +19,18 @@ final class ArrowIpcTable implements SupportsRead, SupportsWrite {
   private final StructType schema;
   private final Map<String, String> options;
   private final boolean inferred;
+  private final boolean fileFormat;
 
-  ArrowIpcTable(StructType schema, Map<String, String> options, boolean inferred) {
+  /**
+   * `fileFormat`: partitioned (a write with partitionBy, a directory of col=value directories,
+   * option basePath): the table then offers no V2 batch read or write, and Spark uses the
+   * source's FileFormat side for it (see PartitionedFiles).
+   */
+  ArrowIpcTable(StructType schema, Map<String, String> options, boolean inferred, boolean fileFormat) {
     this.schema = schema;
     this.options = new HashMap<>(options);
     this.inferred = inferred;
+    this.fileFormat = fileFormat;
   }
 
   @Override
@@ -41,6 +48,9 @@ final class ArrowIpcTable implements SupportsRead, SupportsWrite {
   public Set<TableCapability> capabilities() {
     // ACCEPT_ANY_SCHEMA: a write brings its own schema (the path may hold nothing yet);
     // MICRO_BATCH_READ: spark.readStream over a directory files arrive in
+    // A partitioned table: V1_BATCH_WRITE and no BATCH_READ make Spark write and read it through
+    // the source's FileFormat side instead (DataFrameWriter and DataFrameReader fall back)
+    if (fileFormat) return EnumSet.of(TableCapability.V1_BATCH_WRITE);
     return EnumSet.of(TableCapability.BATCH_READ, TableCapability.MICRO_BATCH_READ,
         TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE, TableCapability.ACCEPT_ANY_SCHEMA);

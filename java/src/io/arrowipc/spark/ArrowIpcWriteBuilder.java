@@ -67,6 +67,39 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     };
   }
 
+  /** How each file is written (options compression, format, rowsPerBatch, statistics). */
+  static final class FileSettings implements Serializable {
+    private static final long serialVersionUID = 1L;
+    final CompressionUtil.CodecType codec;
+    final boolean stream;
+    final String extension;
+    final int rowsPerBatch;
+    final boolean statistics;
+
+    FileSettings(Map<String, String> options) {
+      String compression = String.valueOf(Settings.opt(options, "compression", "none")).toLowerCase(Locale.ROOT);
+      switch (compression) {
+        case "none": case "uncompressed": codec = CompressionUtil.CodecType.NO_COMPRESSION; break;
+        case "lz4": case "lz4_frame": codec = CompressionUtil.CodecType.LZ4_FRAME; break;
+        case "zstd": codec = CompressionUtil.CodecType.ZSTD; break;
+        default: throw new IpcException("arrowipc: option compression must be none, lz4 or zstd; got '"
+            + compression + "'");
+      }
+      String fmt = Settings.opt(options, "format", "file").toLowerCase(Locale.ROOT);
+      if (!fmt.equals("file") && !fmt.equals("stream")) {
+        throw new IpcException("arrowipc: option format must be file or stream; got '" + fmt + "'");
+      }
+      this.stream = fmt.equals("stream");
+      this.extension = stream ? ".arrows" : ".arrow";
+      this.rowsPerBatch = Options.count(Settings.opt(options, "rowsPerBatch", "65536"), "rowsPerBatch");
+      String stats = Settings.opt(options, "statistics", "true").toLowerCase(Locale.ROOT);
+      if (!stats.equals("true") && !stats.equals("false")) {
+        throw new IpcException("arrowipc: option statistics must be true or false; got '" + stats + "'");
+      }
+      this.statistics = stats.equals("true");
+    }
+  }
+
   /** Settings every task needs (serialized to the executors). */
   static final class Settings implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -85,26 +118,12 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       String path = Options.get(options, "path");
       if (path == null || path.isEmpty()) throw new IpcException("arrowipc: no output path; use .save(path)");
       this.jobId = UUID.randomUUID().toString().replace("-", "");
-      String compression = String.valueOf(opt(options, "compression", "none")).toLowerCase(Locale.ROOT);
-      switch (compression) {
-        case "none": case "uncompressed": codec = CompressionUtil.CodecType.NO_COMPRESSION; break;
-        case "lz4": case "lz4_frame": codec = CompressionUtil.CodecType.LZ4_FRAME; break;
-        case "zstd": codec = CompressionUtil.CodecType.ZSTD; break;
-        default: throw new IpcException("arrowipc: option compression must be none, lz4 or zstd; got '"
-            + compression + "'");
-      }
-      String fmt = opt(options, "format", "file").toLowerCase(Locale.ROOT);
-      if (!fmt.equals("file") && !fmt.equals("stream")) {
-        throw new IpcException("arrowipc: option format must be file or stream; got '" + fmt + "'");
-      }
-      this.stream = fmt.equals("stream");
-      this.extension = stream ? ".arrows" : ".arrow";
-      this.rowsPerBatch = Options.count(opt(options, "rowsPerBatch", "65536"), "rowsPerBatch");
-      String stats = opt(options, "statistics", "true").toLowerCase(Locale.ROOT);
-      if (!stats.equals("true") && !stats.equals("false")) {
-        throw new IpcException("arrowipc: option statistics must be true or false; got '" + stats + "'");
-      }
-      this.statistics = stats.equals("true");
+      FileSettings file = new FileSettings(options);
+      this.codec = file.codec;
+      this.stream = file.stream;
+      this.extension = file.extension;
+      this.rowsPerBatch = file.rowsPerBatch;
+      this.statistics = file.statistics;
       String durable = opt(options, "durable", "false").toLowerCase(Locale.ROOT);
       if (!durable.equals("true") && !durable.equals("false")) {
         throw new IpcException("arrowipc: option durable must be true or false; got '" + durable + "'");
@@ -115,7 +134,7 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
       this.root = out.root;
     }
 
-    private static String opt(Map<String, String> o, String k, String dflt) {
+    static String opt(Map<String, String> o, String k, String dflt) {
       String v = Options.get(o, k);
       return v == null ? dflt : v;
     }
@@ -324,14 +343,19 @@ final class ArrowIpcWriteBuilder implements WriteBuilder, SupportsTruncate {
     }
 
     static ArrowWriter open(VectorSchemaRoot root, WritableByteChannel ch, Settings s) {
+      return open(root, ch, s.stream, s.statistics, s.codec, s.jobId);
+    }
+
+    static ArrowWriter open(VectorSchemaRoot root, WritableByteChannel ch, boolean stream,
+                            boolean statistics, CompressionUtil.CodecType codec, String jobId) {
       Map<String, String> meta = new HashMap<>();
       meta.put("writer", "arrowipc.spark.jvm");
-      meta.put("spark.job", s.jobId);
-      if (s.statistics) return StatsWriters.open(root, ch, s.stream, meta, BodyCodec.FACTORY, s.codec);
-      if (s.stream) {
-        return new ArrowStreamWriter(root, null, ch, IpcOption.DEFAULT, BodyCodec.FACTORY, s.codec);
+      meta.put("spark.job", jobId);
+      if (statistics) return StatsWriters.open(root, ch, stream, meta, BodyCodec.FACTORY, codec);
+      if (stream) {
+        return new ArrowStreamWriter(root, null, ch, IpcOption.DEFAULT, BodyCodec.FACTORY, codec);
       }
-      return new ArrowFileWriter(root, null, ch, meta, IpcOption.DEFAULT, BodyCodec.FACTORY, s.codec);
+      return new ArrowFileWriter(root, null, ch, meta, IpcOption.DEFAULT, BodyCodec.FACTORY, codec);
     }
 
     @Override

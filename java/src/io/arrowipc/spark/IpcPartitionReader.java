@@ -55,9 +55,20 @@ final class IpcPartitionReader implements PartitionReader<ColumnarBatch> {
   /** `conf` opens Hadoop file system inputs (null: the driver's, or Hadoop's defaults). */
   IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters,
                      org.apache.hadoop.conf.Configuration conf) {
+    this(part, schema, filters, opened(part.path, conf));
+  }
+
+  private static IpcFile opened(String path, org.apache.hadoop.conf.Configuration conf) {
+    IpcFile f = IpcFile.open(path, conf);
+    ReadStats.fileOpened();
+    return f;
+  }
+
+  /** A reader of `file`, open already (closed by close(), or here if this fails). */
+  IpcPartitionReader(IpcPartition part, StructType schema, Filter[] filters, IpcFile file) {
     this.part = part;
     this.schema = schema;
-    this.file = IpcFile.open(part.path, conf);
+    this.file = file;
     boolean ok = false;
     try {
       fields = file.schema.getFields();

@@ -12,6 +12,7 @@ public final class ReadStats {
   private static final AtomicLong BATCHES_SKIPPED = new AtomicLong();
   private static final AtomicLong BATCHES_READ = new AtomicLong();
   private static final AtomicLong FILES_SKIPPED = new AtomicLong();
+  private static final AtomicLong FILES_OPENED = new AtomicLong();
   private static final AtomicLong FILES_COUNTED_FROM_FOOTER = new AtomicLong();
   private static final AtomicLong REMOTE_REQUESTS = new AtomicLong();
   private static final AtomicLong REMOTE_BYTES = new AtomicLong();
@@ -24,6 +25,10 @@ public final class ReadStats {
 
   static void batch(boolean skipped) {
     (skipped ? BATCHES_SKIPPED : BATCHES_READ).incrementAndGet();
+  }
+
+  static void fileOpened() {
+    FILES_OPENED.incrementAndGet();
   }
 
   static void fileSkipped() {
@@ -63,6 +68,14 @@ public final class ReadStats {
     return BATCHES_READ.get();
   }
 
+  /**
+   * Inputs read tasks opened (their footer, and then the batches they need): what partition
+   * pruning saves. Planning's footer reads on the driver are not counted.
+   */
+  public static long filesOpened() {
+    return FILES_OPENED.get();
+  }
+
   /** Files the footer's statistics summary ruled out at planning (none of their batches read). */
   public static long filesSkipped() {
     return FILES_SKIPPED.get();
@@ -75,6 +88,7 @@ public final class ReadStats {
 
   public static void reset() {
     FILES_SKIPPED.set(0);
+    FILES_OPENED.set(0);
     FILES_COUNTED_FROM_FOOTER.set(0);
     BODY_BYTES.set(0);
     BATCHES_SKIPPED.set(0);

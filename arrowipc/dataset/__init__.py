@@ -1,0 +1,42 @@
+"""Datasets: many IPC files and partitions, read and written, as `pyarrow.dataset` does.
+
+    dataset(source, ...)        files, directories, globs, URLs -> FileSystemDataset
+    write_dataset(data, dir)    partitioned IPC files, with statistics, committed by rename
+    partitioning(...)           DirectoryPartitioning, HivePartitioning, FilenamePartitioning
+    field, scalar               expressions for filter= and columns=
+
+Reads prune in four stages (partition values, footer statistics, batch statistics, rows) and
+decode files in parallel (docs/datasets.md). `layout` holds the on-disk naming rules that the
+Spark sources share.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .datasets import Dataset, FileSystemDataset, InMemoryDataset, dataset
+from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWriteOptions,
+                      IpcStreamFormat)
+from .fragments import FileFragment
+from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
+                           Partitioning, PartitioningFactory, partitioning)
+from .scanner import Scanner, TaggedRecordBatch
+from .writer import WrittenFile, write_dataset
+
+if TYPE_CHECKING:
+    from ..expression import Expression, field, scalar
+
+__all__ = [
+    "Dataset", "DirectoryPartitioning", "Expression", "FeatherFileFormat", "FileFormat",
+    "FileFragment", "FileSystemDataset", "FilenamePartitioning", "HivePartitioning",
+    "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
+    "PartitioningFactory", "Scanner", "TaggedRecordBatch", "WrittenFile", "dataset", "field",
+    "partitioning", "scalar", "write_dataset",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # the expression names come from arrowipc.expression, loaded on first use
+    if name in ("Expression", "field", "scalar"):
+        from .. import expression
+        return getattr(expression, name)
+    raise AttributeError(f"module 'arrowipc.dataset' has no attribute {name!r}")

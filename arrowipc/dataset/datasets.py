@@ -1,0 +1,345 @@
+"""Datasets: FileSystemDataset (files found by discovery.py) and `dataset()`, pyarrow's names.
+
+A dataset is a list of fragments, a schema and a partitioning; every read is a Scanner
+(scanner.py). The schema is the first file's (pyarrow inspects one fragment), followed by the
+partition fields; a file whose columns differ reads as that schema: a missing column as nulls,
+another type cast to the dataset's (an error naming the file when the cast fails).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import types as T
+from ..errors import ArrowException
+from ..table import RecordBatch, Table
+from . import _exprs
+from .discovery import FileSource, discover
+from .formats import FileFormat, as_format
+from .fragments import FileFragment, named_error, relative_to
+from .layout import DEFAULT_IGNORE_PREFIXES
+from .partitioning import Partitioning, PartitioningFactory, partitioning as make_partitioning
+from .scanner import Scanner
+
+if TYPE_CHECKING:
+    from ..batch_reader import RecordBatchReader
+    from ..expression import Expression
+
+__all__ = ["Dataset", "FileSystemDataset", "InMemoryDataset", "dataset"]
+
+
+class Dataset:
+    """The base of the datasets: a schema and fragments, read through Scanners."""
+
+    _schema: T.Schema
+    _filter: Expression | None = None
+
+    @property
+    def schema(self) -> T.Schema:
+        """The dataset's schema: the files' columns, then the partition fields."""
+        return self._schema
+
+    @property
+    def partition_expression(self) -> Expression:
+        """The expression every row satisfies (true: the dataset as a whole has none)."""
+        from ..expression import scalar
+        return scalar(True)
+
+    def _fragments(self) -> list[FileFragment]:
+        raise NotImplementedError
+
+    def _partition_names(self) -> list[str]:
+        return []
+
+    def _combined(self, filter: Any) -> Expression | None:
+        given = _exprs.as_expression(filter)
+        if self._filter is None:
+            return given
+        return self._filter if given is None else self._filter & given
+
+    def get_fragments(self, filter: Any = None) -> Iterator[FileFragment]:
+        """The fragments whose partition expression does not rule out `filter`."""
+        expr = self._combined(filter)
+        for fragment in self._fragments():
+            if _exprs.residual(expr, fragment.partition_values) is not False:
+                yield fragment
+
+    def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
+                batch_readahead: int = 16, fragment_readahead: int = 4,
+                fragment_scan_options: Any = None, use_threads: bool = True,
+                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
+        """A Scanner of this dataset (pyarrow's keywords)."""
+        return Scanner(self._schema, self._fragments(), self._partition_names(),
+                       columns=columns, filter=self._combined(filter), batch_size=batch_size,
+                       batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
+                       use_threads=use_threads)
+
+    def to_table(self, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
+        """The dataset read as a Table (columns a list of names or a dict of name to
+        expression; filter an expression)."""
+        return self.scanner(columns, filter, **kwargs).to_table()
+
+    def to_batches(self, columns: Any = None, filter: Any = None, **kwargs: Any
+                   ) -> Iterator[RecordBatch]:
+        """The dataset's batches, in order, read as they are consumed."""
+        return self.scanner(columns, filter, **kwargs).to_batches()
+
+    def to_reader(self, columns: Any = None, filter: Any = None, **kwargs: Any
+                  ) -> RecordBatchReader:
+        """The dataset as a RecordBatchReader."""
+        return self.scanner(columns, filter, **kwargs).to_reader()
+
+    def head(self, num_rows: int, columns: Any = None, filter: Any = None,
+             **kwargs: Any) -> Table:
+        """The first `num_rows` rows."""
+        return self.scanner(columns, filter, **kwargs).head(num_rows)
+
+    def take(self, indices: Any, columns: Any = None, filter: Any = None,
+             **kwargs: Any) -> Table:
+        """The rows at `indices`."""
+        return self.scanner(columns, filter, **kwargs).take(indices)
+
+    def count_rows(self, filter: Any = None, **kwargs: Any) -> int:
+        """Rows (passing `filter`), from footers and headers when the filter allows."""
+        return self.scanner(None, filter, **kwargs).count_rows()
+
+    def filter(self, expression: Any) -> Dataset:
+        """This dataset with `expression` applied to every later read."""
+        out = self._copy()
+        out._filter = self._combined(expression)
+        return out
+
+    def replace_schema(self, schema: T.Schema) -> Dataset:
+        """This dataset read as `schema`."""
+        out = self._copy()
+        out._schema = schema
+        return out
+
+    def _copy(self) -> Dataset:
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
+    def join(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
+
+    def sort_by(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("arrowipc.dataset does not sort; use to_table() and pyarrow")
+
+
+class FileSystemDataset(Dataset):
+    """A dataset of files (pyarrow.dataset.FileSystemDataset)."""
+
+    def __init__(self, fragments: Sequence[FileFragment], schema: T.Schema, format: FileFormat,
+                 filesystem: Any = None, partitioning: Partitioning | None = None,
+                 root_partition: Any = None) -> None:
+        self._fragment_list = list(fragments)
+        self._schema = schema
+        self._format = format
+        self._filesystem = filesystem
+        self._partitioning = partitioning
+
+    @property
+    def files(self) -> list[str]:
+        """The files' paths, in the dataset's order."""
+        return [f.path for f in self._fragment_list]
+
+    @property
+    def format(self) -> FileFormat:
+        """The format the files are read as."""
+        return self._format
+
+    @property
+    def filesystem(self) -> Any:
+        """The filesystem the files are read through (None: local files)."""
+        return self._filesystem
+
+    @property
+    def partitioning(self) -> Partitioning | None:
+        """The partitioning found or given (None without one)."""
+        return self._partitioning
+
+    def _fragments(self) -> list[FileFragment]:
+        return self._fragment_list
+
+    def _partition_names(self) -> list[str]:
+        return [] if self._partitioning is None else list(self._partitioning.schema.names)
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.FileSystemDataset files={len(self._fragment_list)}>"
+
+
+class InMemoryDataset(Dataset):
+    """Tables or batches in memory as a dataset (pyarrow.dataset.InMemoryDataset): what
+    `dataset(table)` gives. Scans read the batches; nothing is pruned."""
+
+    def __init__(self, source: Any, schema: T.Schema | None = None) -> None:
+        from ..table import table as to_table
+        if isinstance(source, (Table, RecordBatch)):
+            items: list[Any] = [source]
+        elif hasattr(source, "__arrow_c_stream__") and not isinstance(source, list):
+            items = [to_table(source)]
+        else:
+            items = list(source)
+            if not items and schema is None:
+                raise ValueError("Must provide schema to construct in-memory dataset from an "
+                                 "empty list")
+        batches: list[RecordBatch] = []
+        for item in items:
+            if isinstance(item, Table):
+                batches.extend(item.to_batches())
+            elif isinstance(item, RecordBatch):
+                batches.append(item)
+            else:
+                raise TypeError(f"Expected a list of tables or batches. The given list "
+                                f"contains a {type(item).__name__}")
+        sch = schema if schema is not None else batches[0].schema
+        for b in batches:
+            if not b.schema.equals(sch):
+                raise TypeError(f"Item has schema\n{b.schema}\nwhich does not match expected "
+                                f"schema\n{sch}")
+        self._schema = sch
+        self._batches = batches
+
+    def _fragments(self) -> list[FileFragment]:
+        return []
+
+    def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
+                batch_readahead: int = 16, fragment_readahead: int = 4,
+                fragment_scan_options: Any = None, use_threads: bool = True,
+                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
+        from .memory import MemoryScanner
+        return MemoryScanner(self._schema, self._batches, columns=columns,
+                             filter=self._combined(filter), batch_size=batch_size)
+
+
+def _partitioning_of(partitioning: Any, relative: list[str | None], base_dir: str | None
+                     ) -> Partitioning | None:
+    if partitioning is None:
+        return None
+    if isinstance(partitioning, str):
+        if partitioning != "hive":
+            raise ValueError(f"Expected Partitioning or PartitioningFactory, got "
+                             f"'{partitioning}' (the only flavor name taken is 'hive')")
+        partitioning = make_partitioning(flavor="hive")
+    elif isinstance(partitioning, list):
+        partitioning = make_partitioning(field_names=partitioning)
+    elif not isinstance(partitioning, (Partitioning, PartitioningFactory)):
+        kind = type(partitioning).__module__ + "." + type(partitioning).__name__
+        if "pyarrow" in kind:
+            partitioning = _from_pyarrow_partitioning(partitioning)
+        else:
+            raise ValueError(f"Expected Partitioning or PartitioningFactory, got "
+                             f"{type(partitioning)}")
+    if isinstance(partitioning, PartitioningFactory):
+        return partitioning.finish([r for r in relative if r is not None])
+    assert isinstance(partitioning, Partitioning)
+    return partitioning
+
+
+def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
+    """A pyarrow Partitioning (or factory) as ours."""
+    from ..table import table as to_table
+    from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning)
+    name = type(obj).__name__
+    schema = getattr(obj, "schema", None)
+    if schema is None:
+        flavor = getattr(obj, "type_name", "")
+        if flavor == "hive":
+            return HivePartitioning.discover()
+        raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "
+                         f"give arrowipc.dataset's own partitioning factory")
+    ours: T.Schema = to_table(obj.schema.empty_table()).schema
+    classes: dict[str, type[Partitioning]] = {"HivePartitioning": HivePartitioning, "DirectoryPartitioning":
+               DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
+    if name not in classes:
+        raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")
+    return classes[name](ours)
+
+
+def _check_source_list(items: list[Any]) -> None:
+    kinds = {type(x).__name__ for x in items if not isinstance(x, (str, os.PathLike))}
+    if kinds:
+        raise TypeError(f"Expected a list of path-like or dataset objects, or a list of "
+                        f"batches or tables. The given list contains the following types: "
+                        f"{', '.join(sorted(kinds))}")
+
+
+def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
+            filesystem: Any = None, partitioning: Any = None,
+            partition_base_dir: str | None = None, exclude_invalid_files: bool = False,
+            ignore_prefixes: Iterable[str] | None = None) -> Dataset:
+    """A dataset of IPC files (pyarrow.dataset.dataset).
+
+    source: a file, a directory (walked recursively, Spark and Hive side files skipped), a glob,
+    a URL, or a list of them; a Table, RecordBatch, list of them or a stream-exporting object
+    gives an InMemoryDataset. format: "ipc"/"arrow"/"feather" (the file format), "stream", a
+    FileFormat, or None to sniff each file. partitioning: "hive", a list of field names
+    (directory partitioning), a Partitioning or a PartitioningFactory.
+    """
+    prefixes: Iterable[str] | None = (DEFAULT_IGNORE_PREFIXES if ignore_prefixes is None
+                                      else ignore_prefixes)
+    if isinstance(source, (Table, RecordBatch)):
+        return InMemoryDataset(source, schema)
+    if isinstance(source, (list, tuple)):
+        items = list(source)
+        if items and all(isinstance(x, Dataset) for x in items):
+            raise NotImplementedError("a dataset of datasets (UnionDataset) is not supported; "
+                                      "read each and concatenate")
+        if items and all(isinstance(x, (Table, RecordBatch)) for x in items):
+            return InMemoryDataset(items, schema)
+        _check_source_list(items)
+    elif not isinstance(source, (str, os.PathLike)):
+        if hasattr(source, "__arrow_c_stream__"):
+            return InMemoryDataset(source, schema)
+        raise TypeError(f"Expected a path-like, list of path-likes or a list of Datasets "
+                        f"instead of the given type: {type(source).__name__}")
+    fmt = as_format(format)
+    storage, found = discover(source, filesystem, prefixes)
+    if partition_base_dir is not None:
+        base = partition_base_dir.rstrip("/")
+        found = [FileSource(f.path, base) for f in found]
+    relative = [relative_to(f.path, f.base_dir) for f in found]
+    part = _partitioning_of(partitioning, relative, None)
+    fragments = []
+    for i, (source_file, rel) in enumerate(zip(found, relative)):
+        values = (part.values_of(rel, f"directory '{_dirname(source_file.path)}'")
+                  if (part is not None and rel is not None) else {})
+        fragments.append(FileFragment(source_file.path, fmt, storage, values, i,
+                                      part.schema.names if part is not None else ()))
+    if exclude_invalid_files:
+        fragments = [f for f in fragments if _is_valid(f)]
+        for i, f in enumerate(fragments):
+            f.index = i
+    if schema is None:
+        schema = _inspect(fragments, part)
+    return FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+
+
+def _dirname(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else os.path.dirname(path)
+
+
+def _is_valid(fragment: FileFragment) -> bool:
+    try:
+        fragment.physical_schema
+    except (ArrowException, OSError, ValueError):
+        return False
+    return True
+
+
+def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Schema:
+    """The first file's schema followed by the partition fields (pyarrow inspects one file)."""
+    fields: list[T.Field] = []
+    if fragments:
+        try:
+            fields = list(fragments[0].inspect())
+        except (ArrowException, OSError) as e:
+            raise named_error(e, fragments[0].path) from None
+    names = {f.name for f in fields}
+    if part is not None:
+        fields += [f for f in part.schema if f.name not in names]
+    metadata = fragments[0].physical_schema.metadata if fragments else None
+    return T.schema(fields, metadata)
+

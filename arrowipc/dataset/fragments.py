@@ -1,0 +1,442 @@
+"""A dataset's files (FileFragment) and how one is scanned: pruned in stages, then decoded.
+
+A fragment's scan is planned before any body is read:
+
+    1. partition   the filter bound to the fragment's partition values; known false: no file
+                   is opened
+    2. file        the footer's statistics summary (ipc/statistics.py); ruled out: no batch is
+                   read
+    3. batch       each record batch's statistics, from its message header (footer order, no
+                   body read); only files whose footer has a summary are asked
+    4. rows        the surviving batches are decoded, projected to the columns the scan and
+                   the filter need (ranged reads of those columns' buffers), and filtered
+
+Stream files have no footer: they are read front to back and filtered by rows only.
+Each batch is then brought to the dataset's schema (columns a file lacks read as nulls, other
+types cast), given its partition and special columns, and split to the scan's batch size.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .. import types as T
+from ..array import Array, array, nulls
+from ..errors import ArrowException, ArrowInvalid
+from ..ipc._batch_decode import decode_record_batch_header
+from ..ipc.options import IpcReadOptions
+from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
+from ..ipc.statistics import file_statistics, read_statistics
+from ..table import RecordBatch, Table
+from . import _exprs
+from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
+
+if TYPE_CHECKING:
+    from ..expression import Expression
+    from .discovery import Storage
+    from .scanner import Scanner
+
+__all__ = ["FileFragment", "SPECIAL_FIELDS", "ScanSpec", "named_error"]
+
+SPECIAL_FIELDS: dict[str, T.DataType] = {
+    "__filename": T.string(), "__fragment_index": T.int32(), "__batch_index": T.int32(),
+    "__last_in_fragment": T.bool_()}
+
+
+def named_error(e: BaseException, path: str) -> BaseException:
+    """`e` with a message that names the file `path` (same class; already naming it: as is)."""
+    message = str(e)
+    if path in message:
+        return e
+    try:
+        out = type(e)(f"{path}: {message}")
+    except Exception:
+        return e
+    out.__cause__ = e
+    return out
+
+
+class ScanSpec:
+    """What a scan asks of each fragment: the columns to read and produce, the filter, the
+    batch size. Built once per scan by the Scanner."""
+
+    def __init__(self, dataset_schema: T.Schema, partition_names: Sequence[str],
+                 outputs: list[tuple[str, str | Expression]], filter: Expression | None,
+                 batch_size: int) -> None:
+        self.dataset_schema = dataset_schema
+        self.filter = filter
+        self.batch_size = batch_size
+        self.outputs = outputs
+        needed: set[str] = _exprs.field_names(filter)
+        for _, source in outputs:
+            needed |= {source} if isinstance(source, str) else _exprs.field_names(source)
+        names = set(dataset_schema.names)
+        for name in needed:
+            if name not in names and name not in SPECIAL_FIELDS:
+                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {dataset_schema}")
+        self.partition_names = [n for n in partition_names if n in needed]
+        self.special_names = [n for n in SPECIAL_FIELDS if n in needed and n not in names]
+        parts = set(partition_names)
+        # the file columns to read, in dataset order
+        self.file_names = [f.name for f in dataset_schema if f.name in needed
+                           and f.name not in parts]
+        self.output_schema = T.schema([T.field(name, self._type_of(source))
+                                       for name, source in outputs])
+
+    def _type_of(self, source: str | Expression) -> T.DataType:
+        if isinstance(source, str):
+            if source in SPECIAL_FIELDS and source not in self.dataset_schema.names:
+                return SPECIAL_FIELDS[source]
+            return self.dataset_schema.field(source).type
+        probe = RecordBatch.from_arrays(
+            [nulls(0, f.type) for f in self.dataset_schema]
+            + [nulls(0, t) for n, t in SPECIAL_FIELDS.items()
+               if n not in self.dataset_schema.names],
+            names=self.dataset_schema.names + [n for n in SPECIAL_FIELDS
+                                               if n not in self.dataset_schema.names])
+        value_type: T.DataType = source.evaluate(probe).type
+        return value_type
+
+
+class FileFragment:
+    """One file of a dataset (pyarrow.dataset.FileFragment): its path, format and partition."""
+
+    def __init__(self, path: str, format: FileFormat, storage: Storage,
+                 partition_values: Mapping[str, Any] | None = None, index: int = 0,
+                 partition_fields: Sequence[str] = ()) -> None:
+        self.path = path
+        self._format = format
+        self._storage = storage
+        self.partition_values: dict[str, Any] = dict(partition_values or {})
+        # the dataset's partition fields this fragment's path does not give: null here
+        for name in partition_fields:
+            self.partition_values.setdefault(name, None)
+        self._given = set((partition_values or {}).keys())
+        self.index = index
+        self._schema: T.Schema | None = None
+        self._kept_reader: RecordBatchFileReader | None = None
+
+    # -- pyarrow's attributes -------------------------------------------------------------------
+    @property
+    def format(self) -> FileFormat:
+        """The file's format (sniffed from its first bytes for format=None)."""
+        return self._resolved_format()
+
+    @property
+    def filesystem(self) -> Any:
+        """The filesystem object the file is read through (None: local)."""
+        return self._storage.filesystem
+
+    @property
+    def partition_expression(self) -> Expression:
+        """`field == value` for each partition value the path gives (pyarrow's form)."""
+        from .partitioning import values_expression
+        return values_expression({k: v for k, v in self.partition_values.items()
+                                  if k in self._given})
+
+    @property
+    def physical_schema(self) -> T.Schema:
+        """The schema stored in the file."""
+        if self._schema is None:
+            self.inspect(keep_reader=False)
+        assert self._schema is not None
+        return self._schema
+
+    def inspect(self, keep_reader: bool = True) -> T.Schema:
+        """The file's schema, read from its footer (or first message); with `keep_reader`, the
+        reader opened for it serves the next scan, so the footer is read once."""
+        reader = self._open(None)
+        self._schema = reader.schema
+        if keep_reader and not isinstance(reader, RecordBatchStreamReader):
+            self._kept_reader = reader
+        elif isinstance(reader, RecordBatchStreamReader):
+            reader.close()
+        return self._schema
+
+    def open(self) -> Any:
+        """The file opened for reading (a binary file object)."""
+        kind, fs = self._storage
+        if kind == "local":
+            return open(self.path, "rb")
+        if kind == "fsspec":
+            return fs.open(self.path, "rb")
+        return fs.open_input_file(self.path)
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.FileFragment type={self.format.type_name} path={self.path}>"
+
+    # -- reading --------------------------------------------------------------------------------
+    def _head_bytes(self) -> bytes:
+        with self.open() as f:
+            data: bytes = f.read(8)
+        return data
+
+    def _resolved_format(self) -> FileFormat:
+        if isinstance(self._format, _SniffedFormat):
+            try:
+                self._format = sniff_format(self._head_bytes(), self.path)
+            except (ArrowException, OSError) as e:
+                raise named_error(e, self.path) from None
+        return self._format
+
+    def is_stream(self) -> bool:
+        """Whether the file is read as a stream."""
+        return isinstance(self._resolved_format(), IpcStreamFormat)
+
+    def _open(self, included: list[int] | None
+              ) -> RecordBatchFileReader | RecordBatchStreamReader:
+        """The file's reader, projected to the file fields `included` (None: all)."""
+        options = IpcReadOptions(included_fields=included or [])
+        fs = self._storage.reader_filesystem()
+        try:
+            if self.is_stream():
+                return RecordBatchStreamReader(self.path, options=options, filesystem=fs)
+            return RecordBatchFileReader(self.path, options=options, filesystem=fs)
+        except (ArrowException, OSError, ValueError) as e:
+            raise named_error(e, self.path) from None
+
+    def to_table(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Table:
+        """The fragment read as a Table, as Dataset.to_table reads it."""
+        return self.scanner(schema, columns, filter, batch_size, use_threads,
+                            **kwargs).to_table()
+
+    def to_batches(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                   batch_size: int = 131072, use_threads: bool = True, **kwargs: Any
+                   ) -> Iterator[RecordBatch]:
+        """The fragment's batches."""
+        return self.scanner(schema, columns, filter, batch_size, use_threads,
+                            **kwargs).to_batches()
+
+    def count_rows(self, filter: Any = None, **kwargs: Any) -> int:
+        """Rows of the fragment (passing `filter`)."""
+        return self.scanner(filter=filter, **kwargs).count_rows()
+
+    def head(self, num_rows: int, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
+        """The first `num_rows` rows."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).head(num_rows)
+
+    def take(self, indices: Any, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
+        """The rows at `indices`."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).take(indices)
+
+    def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
+        """A Scanner over this fragment alone."""
+        from .scanner import Scanner
+        if schema is None:
+            schema = self.physical_schema
+            for name, value in self.partition_values.items():
+                if name in self._given and name not in schema.names:
+                    schema = schema.append(T.field(name, array([value]).type
+                                                   if value is not None else T.null()))
+        return Scanner(schema, [self], list(self._given), columns=columns, filter=filter,
+                       batch_size=batch_size, use_threads=use_threads, **kwargs)
+
+    # -- planning (stages 1 to 3) ---------------------------------------------------------------
+    def plan(self, spec: ScanSpec) -> FragmentPlan | None:
+        """The work a scan leaves in this file, or None when the filter rules it out."""
+        rest = _exprs.residual(spec.filter, {k: v for k, v in self.partition_values.items()})
+        if rest is False:
+            return None
+        stream = self.is_stream()
+        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        physical = reader.schema
+        self._schema = physical
+        wanted = [n for n in spec.file_names if n in physical.names]
+        if rest is not None:
+            wanted += sorted(n for n in _exprs.field_names(rest)
+                             if n in physical.names and n not in wanted)
+        included = sorted({physical.get_field_index(n) for n in wanted})
+        if stream and not included and len(physical):
+            included = [0]                  # a stream is decoded whole: read the least
+        if included and len(included) < len(physical):
+            _project(reader, included)
+        plan = FragmentPlan(self, reader, rest, spec, bool(included))
+        if stream:
+            return plan
+        assert isinstance(reader, RecordBatchFileReader)
+        try:
+            summary = file_statistics(reader)
+            if rest is not None and not _exprs.might_match(rest, summary, physical):
+                return None
+            n = reader.num_record_batches
+            plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
+            if rest is not None and summary is not None:
+                keep = []
+                for i in range(n):
+                    msg = reader.read_block_message("record batch", i, with_body=False)
+                    if _exprs.might_match(rest, read_statistics(msg.custom_metadata), physical):
+                        keep.append(i)
+                plan.batches = keep
+            else:
+                plan.batches = list(range(n))
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.path) from None
+        return plan
+
+
+class FragmentPlan:
+    """A fragment's surviving batches (file format) or whole stream, and the filter left."""
+
+    def __init__(self, fragment: FileFragment, reader: RecordBatchFileReader |
+                 RecordBatchStreamReader, residual: Expression | None, spec: ScanSpec,
+                 reads_columns: bool) -> None:
+        self.fragment = fragment
+        self.reader = reader
+        self.residual = residual
+        self.spec = spec
+        self.reads_columns = reads_columns
+        self.batches: list[int] = []
+        self.batch_rows: list[int] | None = None
+
+    @property
+    def is_stream(self) -> bool:
+        return isinstance(self.reader, RecordBatchStreamReader)
+
+    def batch_length(self, i: int) -> int:
+        """Rows of record batch i, from the footer's summary or the batch's header."""
+        if self.batch_rows is not None:
+            return self.batch_rows[i]
+        assert isinstance(self.reader, RecordBatchFileReader)
+        msg = self.reader.read_block_message("record batch", i, with_body=False)
+        return int(decode_record_batch_header(msg.header).length)
+
+    def read(self, i: int) -> RecordBatch:
+        """Record batch i of the file, as read (projected)."""
+        assert isinstance(self.reader, RecordBatchFileReader)
+        try:
+            if not self.reads_columns:
+                return RecordBatch(T.schema([]), [], self.batch_length(i))
+            return self.reader.get_batch(i)
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.fragment.path) from None
+
+    def stream_batches(self) -> Iterator[RecordBatch]:
+        """The stream's batches, read one at a time."""
+        assert isinstance(self.reader, RecordBatchStreamReader)
+        reader = self.reader
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    break
+                yield batch
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.fragment.path) from None
+        finally:
+            reader.close()
+
+    def _completed(self, batch: RecordBatch, batch_index: int, last: bool) -> RecordBatch:
+        """`batch` (as read) in the dataset's types, with the partition and special columns
+        the scan needs."""
+        spec, frag = self.spec, self.fragment
+        n = batch.num_rows
+        columns: dict[str, Array] = {}
+        schema = spec.dataset_schema
+        names = batch.schema.names
+        for name in spec.file_names:
+            target = schema.field(name).type
+            if name in names:
+                col = batch.column(name)
+                if not col.type.equals(target):
+                    try:
+                        col = col.cast(target)
+                    except (ArrowException, ValueError, TypeError) as e:
+                        raise ArrowInvalid(f"{frag.path}: column '{name}' of type {col.type} "
+                                           f"does not match the dataset's {target}: {e}"
+                                           ) from None
+                columns[name] = col
+            else:
+                columns[name] = nulls(n, target)
+        for name in spec.partition_names:
+            columns[name] = _repeat(frag.partition_values.get(name), schema.field(name).type, n)
+        for name in spec.special_names:
+            value = {"__filename": frag.path, "__fragment_index": frag.index,
+                     "__batch_index": batch_index, "__last_in_fragment": last}[name]
+            columns[name] = _repeat(value, SPECIAL_FIELDS[name], n)
+        if not columns:
+            return RecordBatch(T.schema([]), [], n)
+        return RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+    def _mask(self, full: RecordBatch) -> Array:
+        assert self.residual is not None
+        try:
+            return _exprs.row_mask(self.residual, full)
+        except (ArrowException, ValueError, TypeError) as e:
+            raise named_error(e, self.fragment.path) from None
+
+    def count_matching(self, batch: RecordBatch) -> int:
+        """Rows of `batch` (as read) the residual filter keeps: true, not null."""
+        if self.residual is None:
+            return batch.num_rows
+        mask = self._mask(self._completed(batch, 0, False))
+        if mask.null_count:
+            mask = mask.fill_null(False)
+        return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
+
+    # -- stage 4 and assembly -------------------------------------------------------------------
+    def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
+        """`batch` (as read) filtered, completed with partition and special columns, projected
+        to the scan's outputs and split to its batch size."""
+        spec = self.spec
+        full = self._completed(batch, batch_index, last)
+        if self.residual is not None:
+            full = full.filter(self._mask(full))
+        out_cols = []
+        for name, source in spec.outputs:
+            if isinstance(source, str):
+                out_cols.append(full.column(source))
+            else:
+                value = source.evaluate(full)
+                assert isinstance(value, Array)     # a batch's value is an Array
+                out_cols.append(value)
+        out = RecordBatch(spec.output_schema, [c.data for c in out_cols], full.num_rows)
+        size = spec.batch_size
+        if out.num_rows <= size:
+            return [out]
+        return [out.slice(o, size) for o in range(0, out.num_rows, size)]
+
+
+def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: list[int]
+             ) -> None:
+    """Read only the top-level fields `included` from now on: the footer (or schema message)
+    already read is kept, so a file's footer is read once per scan."""
+    decoder = reader.decoder
+    assert decoder.info is not None
+    decoder.options.included_fields = included
+    decoder.set_schema(decoder.info, decoder.column_plan)
+
+
+def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
+    """`value` n times as an Array of `type_`."""
+    if value is None:
+        return nulls(n, type_)
+    one = array([value], type_.value_type if isinstance(type_, T.DictionaryType) else type_)
+    if isinstance(type_, T.DictionaryType):
+        one = one.cast(type_)
+    if n == 1:
+        return one
+    return one.take(np.zeros(n, dtype=np.int64))
+
+
+def relative_to(path: str, base: str | None) -> str | None:
+    """`path` relative to directory `base` with '/' separators, or None when not under it."""
+    if base is None:
+        return None
+    norm_base = base.replace(os.sep, "/").rstrip("/")
+    norm = path.replace(os.sep, "/")
+    if norm_base and not norm.startswith(norm_base + "/"):
+        return None
+    return norm[len(norm_base) + 1:] if norm_base else norm.lstrip("/")
+
+
+def kind_of(format: FileFormat) -> Literal["file", "stream", "auto"]:
+    """The reading kind of a format."""
+    if isinstance(format, _SniffedFormat):
+        return "auto"
+    return "stream" if format.is_stream else "file"

@@ -1,0 +1,416 @@
+"""Partitionings: how directory and file names carry column values (pyarrow.dataset's classes).
+
+    DirectoryPartitioning   /2026/DE/part-0.arrow         one directory level per field
+    HivePartitioning        /year=2026/country=DE/...      `name=value` segments (layout.py)
+    FilenamePartitioning    /2026_DE_part-0.arrow          values before the file's base name
+
+A Partitioning has a schema (the partition fields and their types); a PartitioningFactory
+(`X.discover(...)`, or the flavor names "hive" and a list of field names given to `dataset()`)
+finds the schema from the paths themselves: a field whose every value is a decimal integer
+that fits int32 is int32, any other is string (pyarrow's inference), dictionary-encoded with
+`infer_dictionary=True`. An explicit schema's values are parsed as its types; a value that does
+not parse is an ArrowInvalid naming the directory.
+
+Values are decoded as `segment_encoding="uri"` (the default) says: `%XX` escapes as Spark and
+Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them (layout.decode_segment_value).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .. import types as T
+from ..array import Array, array
+from ..errors import ArrowInvalid
+from .layout import (DEFAULT_PARTITION_NAME, decode_segment_value, escape_path_name,
+                     format_partition_segment, parse_partition_segment)
+
+if TYPE_CHECKING:
+    from ..expression import Expression
+
+__all__ = ["DirectoryPartitioning", "FilenamePartitioning", "HivePartitioning", "Partitioning",
+           "PartitioningFactory", "partitioning"]
+
+_INT = re.compile(r"-?[0-9]+\Z")
+_SEGMENT_ENCODINGS = ("uri", "none")
+
+
+def _check_encoding(segment_encoding: str) -> str:
+    if segment_encoding.lower() not in _SEGMENT_ENCODINGS:
+        raise ValueError(f"Invalid segment encoding: {segment_encoding}")
+    return segment_encoding.lower()
+
+
+def parse_partition_value(text: str, type_: T.DataType, field_name: str, where: str) -> Any:
+    """The Python value of a partition segment's text as `type_`; ArrowInvalid naming `where`."""
+    value_type = type_.value_type if isinstance(type_, T.DictionaryType) else type_
+    if value_type in (T.string(), T.large_string()):
+        return text
+    try:
+        parsed = array([text]).cast(value_type)
+    except Exception as e:
+        raise ArrowInvalid(f"error parsing '{text}' as scalar of type {value_type} for partition "
+                           f"field '{field_name}' of {where}") from e
+    return parsed.to_pylist()[0]
+
+
+def value_text(value: Any, type_: T.DataType) -> str:
+    """The text a partition value is written as (pyarrow's cast to string: 2026-01-02, true)."""
+    if isinstance(value, str):
+        return value
+    value_type = type_.value_type if isinstance(type_, T.DictionaryType) else type_
+    text = array([value], value_type).cast(T.string()).to_pylist()[0]
+    return str(text)
+
+
+class Partitioning:
+    """The base of the partitionings: a schema of partition fields and their dictionaries."""
+
+    _flavor = ""
+
+    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+                 segment_encoding: str = "uri") -> None:
+        if not isinstance(schema, T.Schema):
+            raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
+        self._schema = schema
+        self._segment_encoding = _check_encoding(segment_encoding)
+        self._dictionaries: list[Array | None] = _dictionary_list(schema, dictionaries)
+
+    @property
+    def schema(self) -> T.Schema:
+        """The partition fields."""
+        return self._schema
+
+    @property
+    def dictionaries(self) -> list[Array | None]:
+        """Per field, the dictionary of its values (dictionary-typed fields), else None."""
+        return list(self._dictionaries)
+
+    @property
+    def segment_encoding(self) -> str:
+        """How segments are decoded: "uri" (percent escapes) or "none"."""
+        return self._segment_encoding
+
+    def _decode(self, text: str) -> str:
+        return decode_segment_value(text) if self._segment_encoding == "uri" else text
+
+    def _encode(self, text: str) -> str:
+        return escape_path_name(text) if self._segment_encoding == "uri" else text
+
+    # -- reading ----------------------------------------------------------------------------------
+    def _texts(self, relative_path: str) -> dict[str, str | None]:
+        """Field name -> decoded text (None: null) of the segments of a path relative to the
+        partition base directory, its file name last."""
+        raise NotImplementedError
+
+    def values_of(self, relative_path: str, where: str | None = None) -> dict[str, Any]:
+        """Field name -> Python value (None: null) of the partition fields `relative_path`
+        (relative to the partition base directory, file name last) gives; fields it does not
+        give are left out. A value that does not parse as its field's type is an ArrowInvalid
+        naming `where` (the directory, by default)."""
+        out: dict[str, Any] = {}
+        where = where or f"directory '{relative_path.rpartition('/')[0] or '.'}'"
+        for name, text in self._texts(relative_path).items():
+            field = self._schema.field(name)
+            out[name] = None if text is None else parse_partition_value(text, field.type, name,
+                                                                        where)
+        return out
+
+    def parse(self, path: str) -> Expression:
+        """The partition expression of `path` (pyarrow's Partitioning.parse)."""
+        return values_expression(self.values_of(path.lstrip("/")))
+
+    # -- writing ----------------------------------------------------------------------------------
+    def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
+        """(directory, file name prefix) for one value per field of the schema, in order."""
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is type(self) and isinstance(other, Partitioning)
+                and other._schema.equals(self._schema)
+                and other._segment_encoding == self._segment_encoding)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.{type(self).__name__} schema={self._schema.names}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._schema, self._dictionaries))
+
+
+def _dictionary_list(schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None
+                     ) -> list[Array | None]:
+    if dictionaries is None or isinstance(dictionaries, str):
+        return [None] * len(schema)
+    if isinstance(dictionaries, Mapping):
+        got = [dictionaries.get(f.name) for f in schema]
+    else:
+        got = list(dictionaries)
+    return [None if d is None else (d if isinstance(d, Array) else array(d)) for d in got]
+
+
+def values_expression(values: Mapping[str, Any]) -> Expression:
+    """`field == value` (`is_null(field)` for None) for each pair, joined by `and`; the literal
+    true for no pairs."""
+    from ..expression import field, scalar
+    out: Expression | None = None
+    for name, value in values.items():
+        term = field(name).is_null() if value is None else field(name) == scalar(value)
+        out = term if out is None else out & term
+    return scalar(True) if out is None else out
+
+
+class DirectoryPartitioning(Partitioning):
+    """One directory level per field, in the schema's order: /2026/DE/."""
+
+    _flavor = "directory"
+
+    def _texts(self, relative_path: str) -> dict[str, str | None]:
+        dirs = relative_path.split("/")[:-1]
+        return {f.name: self._decode(text) for f, text in zip(self._schema, dirs)}
+
+    def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
+        segments: list[str] = []
+        null_at: str | None = None
+        for f, v in zip(self._schema, values):
+            if v is None:
+                null_at = null_at or f.name
+                continue
+            if null_at is not None:
+                raise ArrowInvalid(f"No partition key for {null_at} but a key was provided "
+                                   f"subsequently for {f.name}.")
+            segments.append(self._encode(value_text(v, f.type)))
+        return "/".join(segments), ""
+
+    @staticmethod
+    def discover(field_names: Sequence[str] | None = None, infer_dictionary: bool = False,
+                 max_partition_dictionary_size: int = 0, schema: T.Schema | None = None,
+                 segment_encoding: str = "uri") -> PartitioningFactory:
+        """A factory that finds the fields' types from the directory names."""
+        if field_names is None and schema is None:
+            raise ValueError("Neither field_names nor schema was passed; cannot infer field_names")
+        return PartitioningFactory("directory", field_names, infer_dictionary, schema,
+                                   segment_encoding)
+
+
+class HivePartitioning(Partitioning):
+    """`name=value` directory levels, in any order: /year=2026/country=DE/."""
+
+    _flavor = "hive"
+
+    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+                 null_fallback: str = DEFAULT_PARTITION_NAME, segment_encoding: str = "uri"
+                 ) -> None:
+        super().__init__(schema, dictionaries, segment_encoding)
+        self._null_fallback = null_fallback
+
+    @property
+    def null_fallback(self) -> str:
+        """The directory value that stands for null (and is written for null and "")."""
+        return self._null_fallback
+
+    def _texts(self, relative_path: str) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        names = set(self._schema.names)
+        for segment in relative_path.split("/")[:-1]:
+            if self._segment_encoding == "uri":
+                parsed = parse_partition_segment(segment)
+                if parsed is None:
+                    continue
+                name, text = parsed
+                if text is not None and segment.partition("=")[2] == self._null_fallback:
+                    text = None
+            else:
+                name, eq, raw = segment.partition("=")
+                if not eq or not name:
+                    continue
+                text = None if raw in (self._null_fallback, DEFAULT_PARTITION_NAME) else raw
+            if name in names:
+                out[name] = text
+        return out
+
+    def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
+        segments = []
+        for f, v in zip(self._schema, values):
+            text = None if v is None else value_text(v, f.type)
+            if text is None or text == "":
+                segments.append(f"{self._encode(f.name)}={self._null_fallback}")
+            elif self._segment_encoding == "uri":
+                segments.append(format_partition_segment(f.name, text))
+            else:
+                segments.append(f"{f.name}={text}")
+        return "/".join(segments), ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self._schema, self._dictionaries, self._null_fallback,
+                             self._segment_encoding))
+
+    @staticmethod
+    def discover(infer_dictionary: bool = False, max_partition_dictionary_size: int = 0,
+                 null_fallback: str = DEFAULT_PARTITION_NAME, schema: T.Schema | None = None,
+                 segment_encoding: str = "uri") -> PartitioningFactory:
+        """A factory that finds the field names and types from `name=value` directories."""
+        return PartitioningFactory("hive", None, infer_dictionary, schema, segment_encoding,
+                                   null_fallback)
+
+
+class FilenamePartitioning(Partitioning):
+    """Values at the start of the file name, each followed by `_`: /2026_DE_part-0.arrow."""
+
+    _flavor = "filename"
+
+    def _texts(self, relative_path: str) -> dict[str, str | None]:
+        parts = relative_path.rsplit("/", 1)[-1].split("_")
+        if len(parts) <= len(self._schema):
+            parts = parts[:-1]          # the last part is the base name, not a value
+        return {f.name: self._decode(text) for f, text in zip(self._schema, parts)}
+
+    def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
+        texts = []
+        for f, v in zip(self._schema, values):
+            if v is None:
+                raise ArrowInvalid(f"FilenamePartitioning cannot write a null value of "
+                                   f"partition field '{f.name}'")
+            texts.append(self._encode(value_text(v, f.type)))
+        return "", "".join(t + "_" for t in texts)
+
+    @staticmethod
+    def discover(field_names: Sequence[str] | None = None, infer_dictionary: bool = False,
+                 schema: T.Schema | None = None, segment_encoding: str = "uri"
+                 ) -> PartitioningFactory:
+        """A factory that finds the fields' types from the file names."""
+        if field_names is None and schema is None:
+            raise ValueError("Neither field_names nor schema was passed; cannot infer field_names")
+        return PartitioningFactory("filename", field_names, infer_dictionary, schema,
+                                   segment_encoding)
+
+
+_CLASSES: dict[str, type[Partitioning]] = {"directory": DirectoryPartitioning,
+                                          "hive": HivePartitioning,
+                                          "filename": FilenamePartitioning}
+
+
+class PartitioningFactory:
+    """Finds a Partitioning's schema from the paths of a dataset (pyarrow's PartitioningFactory)."""
+
+    def __init__(self, flavor: str, field_names: Sequence[str] | None, infer_dictionary: bool,
+                 schema: T.Schema | None, segment_encoding: str = "uri",
+                 null_fallback: str = DEFAULT_PARTITION_NAME) -> None:
+        self.flavor = flavor
+        self.field_names = None if field_names is None else list(field_names)
+        self.infer_dictionary = bool(infer_dictionary)
+        self.schema = schema
+        self.segment_encoding = _check_encoding(segment_encoding)
+        self.null_fallback = null_fallback
+
+    @property
+    def type_name(self) -> str:
+        """The flavor's name, as pyarrow's factories give it."""
+        return self.flavor
+
+    def _make(self, schema: T.Schema, dictionaries: list[Array | None] | None = None
+              ) -> Partitioning:
+        if self.flavor == "hive":
+            return HivePartitioning(schema, dictionaries, self.null_fallback,
+                                    self.segment_encoding)
+        return _CLASSES[self.flavor](schema, dictionaries, self.segment_encoding)
+
+    def finish(self, relative_paths: Iterable[str]) -> Partitioning:
+        """The Partitioning of these paths (relative to the partition base directory)."""
+        if self.schema is not None:
+            return self._make(self.schema)
+        names = list(self.field_names or [])
+        probe = self._make(T.schema([T.field(n, T.string()) for n in names]))
+        found: dict[str, list[str | None]] = {n: [] for n in names}
+        for path in relative_paths:
+            if self.flavor == "hive":
+                texts = _hive_texts(path, probe)
+            else:
+                texts = probe._texts(path)
+            for name, text in texts.items():
+                found.setdefault(name, []).append(text)
+        fields: list[T.Field] = []
+        dictionaries: list[Array | None] = []
+        for name, seen in found.items():
+            present = [t for t in seen if t is not None]
+            if not present and seen:
+                raise ArrowInvalid(f"No non-null segments were available for field '{name}'; "
+                                   f"couldn't infer type")
+            is_int = bool(present) and all(_INT.match(t) and -2**31 <= int(t) < 2**31
+                                           for t in present)
+            value_type = T.int32() if is_int else T.string()
+            if self.infer_dictionary:
+                uniq = list(dict.fromkeys(int(t) if is_int else t for t in present))
+                fields.append(T.field(name, T.dictionary(T.int32(), value_type)))
+                dictionaries.append(array(uniq, value_type))
+            else:
+                fields.append(T.field(name, value_type))
+                dictionaries.append(None)
+        return self._make(T.schema(fields), dictionaries)
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.PartitioningFactory flavor={self.flavor!r}>"
+
+
+def _hive_texts(path: str, probe: Partitioning) -> dict[str, str | None]:
+    """Every `name=value` directory of a path, whatever its name (hive discovery)."""
+    assert isinstance(probe, HivePartitioning)
+    out: dict[str, str | None] = {}
+    for segment in path.split("/")[:-1]:
+        name, eq, raw = segment.partition("=")
+        if not eq or not name:
+            continue
+        if probe.segment_encoding == "uri":
+            parsed = parse_partition_segment(segment)
+            assert parsed is not None
+            name, text = parsed
+        else:
+            text = raw
+        if raw in (probe.null_fallback, DEFAULT_PARTITION_NAME):
+            text = None
+        out[name] = text
+    return out
+
+
+def partitioning(schema: T.Schema | None = None, field_names: Sequence[str] | None = None,
+                 flavor: str | None = None, dictionaries: Mapping[str, Any] | str | None = None
+                 ) -> Partitioning | PartitioningFactory:
+    """A Partitioning (given a schema) or a PartitioningFactory (given field names, or the hive
+    flavor alone), as pyarrow.dataset.partitioning builds them."""
+    if flavor is None or flavor == "directory":
+        if schema is not None:
+            if field_names is not None:
+                raise ValueError("Cannot specify both 'schema' and 'field_names'")
+            if dictionaries == "infer":
+                return DirectoryPartitioning.discover(schema=schema)
+            return DirectoryPartitioning(schema, dictionaries)
+        if field_names is not None:
+            if isinstance(field_names, list):
+                return DirectoryPartitioning.discover(field_names)
+            raise ValueError(f"Expected list of field names, got {type(field_names)}")
+        raise ValueError("For the default directory flavor, need to specify a Schema or a "
+                         "list of field names")
+    if flavor == "filename":
+        if schema is not None:
+            if field_names is not None:
+                raise ValueError("Cannot specify both 'schema' and 'field_names'")
+            if dictionaries == "infer":
+                return FilenamePartitioning.discover(schema=schema)
+            return FilenamePartitioning(schema, dictionaries)
+        if field_names is not None:
+            if isinstance(field_names, list):
+                return FilenamePartitioning.discover(field_names)
+            raise ValueError(f"Expected list of field names, got {type(field_names)}")
+        raise ValueError("For the filename flavor, need to specify a Schema or a list of field "
+                         "names")
+    if flavor == "hive":
+        if field_names is not None:
+            raise ValueError("Cannot specify 'field_names' for flavor 'hive'")
+        if schema is not None:
+            if dictionaries == "infer":
+                return HivePartitioning.discover(schema=schema)
+            return HivePartitioning(schema, dictionaries)
+        return HivePartitioning.discover()
+    raise ValueError("Unsupported flavor")

@@ -1,0 +1,354 @@
+"""Scanner: a dataset scan with its columns, filter and batch size (pyarrow.dataset.Scanner).
+
+Fragments are planned (fragments.py: partition, footer and batch statistics) and their surviving
+batches decoded on a pool of threads -- the decoders release the GIL -- with bounded readahead:
+at most `fragment_readahead` files planned and `batch_readahead` batches decoded ahead of the
+consumer. Results come back in pyarrow's order: fragment order, then batch order. Stream files
+are read in the consumer's thread, one batch at a time, while the pool works ahead on the files
+after them.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from .. import types as T
+from ..batch_reader import RecordBatchReader
+from ..errors import ArrowInvalid
+from ..table import RecordBatch, Table
+from . import _exprs
+from .fragments import FileFragment, FragmentPlan, ScanSpec
+
+if TYPE_CHECKING:
+    from ..expression import Expression
+
+__all__ = ["Scanner", "TaggedRecordBatch"]
+
+_R = TypeVar("_R")
+_T = TypeVar("_T")
+DEFAULT_BATCH_SIZE = 131072
+DEFAULT_BATCH_READAHEAD = 16
+DEFAULT_FRAGMENT_READAHEAD = 4
+
+
+def _threads() -> int:
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+_shared: ThreadPoolExecutor | None = None
+_shared_lock = threading.Lock()
+
+
+def _shared_pool() -> ThreadPoolExecutor:
+    """The decode threads every scan shares (made on first use: a scan starts no threads of
+    its own, and scans running at once do not multiply them)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ThreadPoolExecutor(_threads(), thread_name_prefix="arrowipc-dataset")
+        return _shared
+
+
+class _ScanPool:
+    """One scan's use of the shared pool: what it submitted and has not run is cancelled when
+    the scan ends (a head() that stops early, an error, a consumer that stops iterating)."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._pool = pool
+        self._futures: list[Future[Any]] = []
+
+    def submit(self, fn: Callable[..., _R], *args: Any) -> Future[_R]:
+        future = self._pool.submit(fn, *args)
+        if len(self._futures) >= 256:
+            self._futures = [f for f in self._futures if not f.done()]
+        self._futures.append(future)
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        for f in self._futures:
+            f.cancel()
+        self._futures = []
+
+
+class _Inline:
+    """An executor that runs each call at once, in the caller's thread (use_threads=False)."""
+
+    def submit(self, fn: Callable[..., _R], *args: Any) -> Future[_R]:
+        future: Future[_R] = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as e:
+            future.set_exception(e)
+        return future
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+def _ordered(pool: Any, items: Iterable[_T], fn: Callable[[_T], _R], window: int
+             ) -> Iterator[_R]:
+    """fn(item) for each item, computed up to `window` ahead on `pool`, yielded in order."""
+    pending: deque[Future[_R]] = deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= window:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for f in pending:
+            f.cancel()
+
+
+class TaggedRecordBatch:
+    """A batch with the fragment it came from (pyarrow's TaggedRecordBatch)."""
+
+    def __init__(self, record_batch: RecordBatch, fragment: FileFragment) -> None:
+        self.record_batch = record_batch
+        self.fragment = fragment
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.record_batch, self.fragment))
+
+
+def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression]]:
+    """(output name, source column or expression) for pyarrow's `columns` argument."""
+    if columns is None:
+        return [(f.name, f.name) for f in schema]
+    if isinstance(columns, dict):
+        out: list[tuple[str, str | Expression]] = []
+        for name, expr in columns.items():
+            if not isinstance(name, str):
+                raise TypeError(f"Expected a string for the column name, got {type(name).__name__}")
+            converted = _exprs.as_expression(expr)
+            if converted is None:
+                raise TypeError(f"Expected an Expression for column {name!r}, got None")
+            out.append((name, converted))
+        return out
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
+        raise TypeError(f"Expected list of str or dict of name to Expression for columns, got "
+                        f"{type(columns).__name__}")
+    listed: list[tuple[str, str | Expression]] = []
+    for name in columns:
+        if not isinstance(name, str):
+            raise TypeError(f"Expected a list of column names (str), got "
+                            f"{type(name).__name__}")
+        listed.append((name, name))
+    return listed
+
+
+class Scanner:
+    """A scan of fragments under a dataset schema, with its columns, filter and batch size."""
+
+    def __init__(self, schema: T.Schema, fragments: Sequence[FileFragment],
+                 partition_names: Sequence[str], columns: Any = None, filter: Any = None,
+                 batch_size: int = DEFAULT_BATCH_SIZE,
+                 batch_readahead: int = DEFAULT_BATCH_READAHEAD,
+                 fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
+                 fragment_scan_options: Any = None, use_threads: bool = True,
+                 cache_metadata: bool = True, memory_pool: Any = None) -> None:
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        if batch_readahead < 0 or fragment_readahead < 0:
+            raise ValueError("batch_readahead and fragment_readahead must not be negative")
+        self._schema = schema
+        self._fragments = list(fragments)
+        self._partition_names = list(partition_names)
+        self._filter = _exprs.as_expression(filter)
+        _check_unique(schema)
+        self._spec = ScanSpec(schema, self._partition_names, _outputs(columns, schema),
+                              self._filter, int(batch_size))
+        self._batch_readahead = max(1, int(batch_readahead))
+        self._fragment_readahead = max(1, int(fragment_readahead))
+        self.use_threads = bool(use_threads)
+
+    # -- pyarrow's constructors -----------------------------------------------------------------
+    @staticmethod
+    def from_dataset(dataset: Any, columns: Any = None, filter: Any = None,
+                     **kwargs: Any) -> Scanner:
+        """dataset.scanner(...)."""
+        scanner: Scanner = dataset.scanner(columns=columns, filter=filter, **kwargs)
+        return scanner
+
+    @staticmethod
+    def from_fragment(fragment: FileFragment, schema: T.Schema | None = None,
+                      columns: Any = None, filter: Any = None, **kwargs: Any) -> Scanner:
+        """fragment.scanner(...)."""
+        scanner: Scanner = fragment.scanner(schema, columns, filter, **kwargs)
+        return scanner
+
+    @property
+    def projected_schema(self) -> T.Schema:
+        """The schema of the batches the scan produces."""
+        return self._spec.output_schema
+
+    @property
+    def dataset_schema(self) -> T.Schema:
+        """The schema of the dataset scanned."""
+        return self._schema
+
+    # -- the pipeline ---------------------------------------------------------------------------
+    def _pool(self, use_threads: bool | None = None) -> Any:
+        threads = self.use_threads if use_threads is None else use_threads
+        return _ScanPool(_shared_pool()) if threads else _Inline()
+
+    def _plans(self, pool: Any) -> Iterator[FragmentPlan]:
+        spec = self._spec
+        for plan in _ordered(pool, self._fragments, lambda f: f.plan(spec),
+                             1 if isinstance(pool, _Inline) else self._fragment_readahead):
+            if plan is not None:
+                yield plan
+
+    def _tagged(self, use_threads: bool | None = None
+                ) -> Iterator[tuple[RecordBatch, FileFragment]]:
+        pool = self._pool(use_threads)
+        try:
+            units = self._units(pool)
+            pending: deque[tuple[Future[list[RecordBatch]] | None, Any]] = deque()
+            window = 1 if isinstance(pool, _Inline) else self._batch_readahead
+
+            def drain_one() -> Iterator[tuple[RecordBatch, FileFragment]]:
+                future, unit = pending.popleft()
+                if future is None:          # a stream: read here, batch by batch
+                    plan = unit
+                    previous: RecordBatch | None = None
+                    index = 0
+                    for batch in plan.stream_batches():
+                        if previous is not None:
+                            for out in plan.finish(previous, index - 1, False):
+                                yield out, plan.fragment
+                        previous = batch
+                        index += 1
+                    if previous is not None:
+                        for out in plan.finish(previous, index - 1, True):
+                            yield out, plan.fragment
+                    return
+                for out in future.result():
+                    yield out, unit
+
+            for unit in units:
+                pending.append(unit)
+                while len(pending) >= window or (pending and pending[0][0] is None):
+                    yield from drain_one()
+            while pending:
+                yield from drain_one()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _units(self, pool: Any) -> Iterator[tuple[Future[list[RecordBatch]] | None, Any]]:
+        for plan in self._plans(pool):
+            if plan.is_stream:
+                yield None, plan
+                continue
+            last = len(plan.batches) - 1
+            for k, i in enumerate(plan.batches):
+                yield pool.submit(_decode, plan, i, k == last), plan.fragment
+
+    # -- pyarrow's methods ----------------------------------------------------------------------
+    def to_batches(self) -> Iterator[RecordBatch]:
+        """The scan's batches, in order."""
+        for batch, _ in self._tagged():
+            yield batch
+
+    def scan_batches(self) -> Iterator[TaggedRecordBatch]:
+        """The scan's batches, each with its fragment."""
+        for batch, fragment in self._tagged():
+            yield TaggedRecordBatch(batch, fragment)
+
+    def to_table(self) -> Table:
+        """The whole scan as a Table."""
+        return Table(self.projected_schema, list(self.to_batches()))
+
+    def to_reader(self) -> RecordBatchReader:
+        """The scan as a RecordBatchReader."""
+        return RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
+
+    def head(self, num_rows: int) -> Table:
+        """The first `num_rows` rows (fewer when the scan has fewer); reads no further."""
+        if num_rows < 0:
+            raise ValueError(f"num_rows must be non-negative, got {num_rows}")
+        batches, got = [], 0
+        if num_rows > 0:
+            # a few rows: read in order, nothing ahead (readahead would decode batches that
+            # are thrown away); many: the parallel scan, stopped when enough came
+            few = num_rows <= self._spec.batch_size
+            gen = (b for b, _ in self._tagged(self.use_threads and not few))
+            try:
+                for batch in gen:
+                    take = min(batch.num_rows, num_rows - got)
+                    batches.append(batch if take == batch.num_rows else batch.slice(0, take))
+                    got += take
+                    if got >= num_rows:
+                        break
+            finally:
+                close = getattr(gen, "close", None)
+                if close is not None:
+                    close()         # a generator: cancels the readahead
+        if not batches:
+            return Table._empty(self.projected_schema)
+        return Table(self.projected_schema, batches)
+
+    def take(self, indices: Any) -> Table:
+        """The rows at `indices` (positions in the scan's output)."""
+        idx = np.asarray(indices.to_numpy(zero_copy_only=False)
+                         if hasattr(indices, "to_numpy") else indices, dtype=np.int64)
+        total = self.count_rows() if idx.size else 0
+        if idx.size and (idx.min() < 0 or idx.max() >= total):
+            bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
+            raise IndexError(f"Index {bad} out of bounds")
+        table = self.to_table()
+        return table.take(idx)
+
+    def count_rows(self) -> int:
+        """Rows the scan produces: from footers and headers alone when no filter is left to
+        apply to a file's rows; otherwise only the filter's columns are read."""
+        spec = self._spec
+        counting = ScanSpec(spec.dataset_schema, self._partition_names, [], spec.filter,
+                            spec.batch_size)
+        pool = self._pool()
+        try:
+            plans = _ordered(pool, self._fragments, lambda f: f.plan(counting),
+                             self._fragment_readahead if self.use_threads else 1)
+            counts = _ordered(pool, (p for p in plans if p is not None), _count_plan,
+                              self._fragment_readahead if self.use_threads else 1)
+            return sum(counts)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _decode(plan: FragmentPlan, i: int, last: bool) -> list[RecordBatch]:
+    return plan.finish(plan.read(i), i, last)
+
+
+def _count_plan(plan: FragmentPlan) -> int:
+    """Rows of a planned fragment that pass its residual filter."""
+    if plan.is_stream:
+        total = 0
+        for batch in plan.stream_batches():
+            total += _count_batch(plan, batch)
+        return total
+    if plan.residual is None:
+        return sum(plan.batch_length(i) for i in plan.batches)
+    return sum(_count_batch(plan, plan.read(i)) for i in plan.batches)
+
+
+def _count_batch(plan: FragmentPlan, batch: RecordBatch) -> int:
+    if plan.residual is None:
+        return batch.num_rows
+    return plan.count_matching(batch)
+
+
+def _check_unique(schema: T.Schema) -> None:
+    seen: set[str] = set()
+    for name in schema.names:
+        if name in seen:
+            raise ArrowInvalid(f"Multiple matches for FieldRef.Name({name}) in {schema}")
+        seen.add(name)
+

@@ -1,0 +1,403 @@
+"""write_dataset: data written as IPC files under a base directory, partitioned (pyarrow's).
+
+Each input batch is split by its partition columns' values (which are not stored in the files);
+each partition directory gets its files `part-{i}.arrow` (basename_template), `i` counting per
+directory from 0. A file is written under a temporary name and renamed when it is complete
+(ipc/sinks.py: a `.`-name every reader skips), so a failed or interrupted write leaves no
+partial file under a final name. Files are written with statistics (min, max and null counts
+per batch and in the footer) unless `file_options` says otherwise, so later reads prune.
+
+Partition values are written as layout.py says: Hive's escapes, `__HIVE_DEFAULT_PARTITION__`
+for null and for the empty string.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import types as T
+from ..array import Array
+from ..batch_reader import RecordBatchReader
+from ..errors import ArrowInvalid
+from ..ipc.writer import RecordBatchFileWriter, RecordBatchStreamWriter
+from ..table import RecordBatch, Table
+from .discovery import Storage, storage_of
+from .formats import FileFormat, IpcFileFormat, IpcFileWriteOptions, as_format
+from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
+                           Partitioning, PartitioningFactory)
+
+__all__ = ["WrittenFile", "write_dataset"]
+
+_BEHAVIORS = ("error", "overwrite_or_ignore", "delete_matching")
+
+
+class WrittenFile(NamedTuple):
+    """What file_visitor is given for each file written (pyarrow's WrittenFile)."""
+    path: str
+    metadata: Any
+    size: int | None
+
+
+def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[RecordBatch]]:
+    """(schema, batches) of what write_dataset takes."""
+    from .datasets import Dataset
+    from .scanner import Scanner
+    if isinstance(data, Dataset):
+        scanner = data.scanner()
+        return scanner.projected_schema, scanner.to_batches()
+    if isinstance(data, Scanner):
+        return data.projected_schema, data.to_batches()
+    if isinstance(data, Table):
+        return data.schema, iter(data.to_batches())
+    if isinstance(data, RecordBatch):
+        return data.schema, iter([data])
+    if isinstance(data, RecordBatchReader):
+        return data.schema, iter(data)
+    if isinstance(data, (list, tuple)):
+        items = list(data)
+        batches: list[RecordBatch] = []
+        for item in items:
+            if isinstance(item, Table):
+                batches.extend(item.to_batches())
+            elif isinstance(item, RecordBatch):
+                batches.append(item)
+            elif hasattr(item, "__arrow_c_stream__") or hasattr(item, "__arrow_c_array__"):
+                from ..table import table as to_table
+                batches.extend(to_table(item).to_batches())
+            else:
+                raise TypeError(f"Expected a list of tables or batches, got a "
+                                f"{type(item).__name__}")
+        if schema is None:
+            if not batches:
+                raise ValueError("Must provide schema to write an empty list")
+            schema = batches[0].schema
+        return schema, iter(batches)
+    if hasattr(data, "__arrow_c_stream__"):
+        reader = RecordBatchReader.from_stream(data)
+        return reader.schema, iter(reader)
+    raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: give a "
+                    f"Table, RecordBatch, list of them, RecordBatchReader, Dataset or an object "
+                    f"with __arrow_c_stream__")
+
+
+def _resolve_partitioning(partitioning: Any, flavor: str | None, schema: T.Schema
+                          ) -> Partitioning | None:
+    if partitioning is None:
+        return None
+    if isinstance(partitioning, Partitioning):
+        return partitioning
+    if isinstance(partitioning, PartitioningFactory):
+        if partitioning.schema is not None:
+            return partitioning._make(partitioning.schema)
+        partitioning = partitioning.field_names
+        flavor = flavor or None
+    if isinstance(partitioning, (list, tuple)):
+        fields = []
+        for name in partitioning:
+            if name not in schema.names:
+                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {schema}")
+            fields.append(schema.field(name))
+        part_schema = T.schema(fields)
+        if flavor is None or flavor == "directory":
+            return DirectoryPartitioning(part_schema)
+        if flavor == "hive":
+            return HivePartitioning(part_schema)
+        if flavor == "filename":
+            return FilenamePartitioning(part_schema)
+        raise ValueError(f"Unsupported partitioning_flavor: {flavor!r}")
+    from .datasets import _from_pyarrow_partitioning
+    converted = _from_pyarrow_partitioning(partitioning)
+    if isinstance(converted, Partitioning):
+        return converted
+    raise ValueError("write_dataset needs a Partitioning with a schema, or field names")
+
+
+class _OpenFile:
+    __slots__ = ("path", "writer", "rows", "pending", "pending_rows")
+
+    def __init__(self, path: str, writer: Any) -> None:
+        self.path = path
+        self.writer = writer
+        self.rows = 0                   # written to the file so far
+        self.pending: list[RecordBatch] = []
+        self.pending_rows = 0
+
+
+class _DatasetWriter:
+    """The files of one write_dataset call: open writers per directory, counters, limits."""
+
+    def __init__(self, base_dir: str, storage: Storage, format: FileFormat,
+                 options: IpcFileWriteOptions, schema: T.Schema, basename_template: str,
+                 max_open_files: int, max_rows_per_file: int, min_rows_per_group: int,
+                 max_rows_per_group: int, file_visitor: Callable[[WrittenFile], Any] | None,
+                 existing_data_behavior: str, create_dir: bool) -> None:
+        self.base_dir = base_dir
+        self.storage = storage
+        self.format = format
+        self.options = options
+        self.schema = schema
+        self.basename_template = basename_template
+        self.max_open_files = max_open_files
+        self.max_rows_per_file = max_rows_per_file
+        self.min_rows_per_group = min_rows_per_group
+        self.max_rows_per_group = max_rows_per_group
+        self.file_visitor = file_visitor
+        self.behavior = existing_data_behavior
+        self.create_dir = create_dir
+        self.open: OrderedDict[tuple[str, str], _OpenFile] = OrderedDict()
+        self.counters: dict[tuple[str, str], int] = {}
+        self.touched: set[str] = set()
+
+    # -- paths ----------------------------------------------------------------------------------
+    def _join(self, *parts: str) -> str:
+        parts = tuple(p for p in parts if p)
+        if self.storage.kind == "local":
+            return os.path.join(*parts)
+        return "/".join(p.strip("/") if i else p.rstrip("/") for i, p in enumerate(parts))
+
+    def _prepare_dir(self, directory: str) -> None:
+        if directory in self.touched:
+            return
+        self.touched.add(directory)
+        kind, fs = self.storage
+        if self.behavior == "delete_matching" and directory != self.base_dir:
+            if kind == "local":
+                if os.path.isdir(directory):
+                    shutil.rmtree(directory)
+            elif kind == "fsspec":
+                if fs.exists(directory):
+                    fs.rm(directory, recursive=True)
+            else:
+                fs.delete_dir_contents(directory, missing_dir_ok=True)
+        if kind == "local":
+            os.makedirs(directory, exist_ok=True)
+        elif kind == "fsspec":
+            fs.makedirs(directory, exist_ok=True)
+        else:
+            fs.create_dir(directory, recursive=True)
+
+    # -- writing --------------------------------------------------------------------------------
+    def _open_file(self, key: tuple[str, str]) -> _OpenFile:
+        directory, prefix = key
+        dir_path = self._join(self.base_dir, directory) if directory else self.base_dir
+        if self.create_dir or directory:
+            self._prepare_dir(dir_path)
+        i = self.counters.get(key, 0)
+        self.counters[key] = i + 1
+        path = self._join(dir_path, prefix + self.basename_template.format(i=i))
+        while len(self.open) >= self.max_open_files:
+            self._close(next(iter(self.open)))
+        fs = self.storage.filesystem
+        wo = self.options.write_options
+        writer: Any
+        if self.format.is_stream:
+            writer = RecordBatchStreamWriter(path, self.schema, options=wo, filesystem=fs)
+        else:
+            writer = RecordBatchFileWriter(path, self.schema, options=wo,
+                                           statistics=self.options.statistics, filesystem=fs)
+        handle = _OpenFile(path, writer)
+        self.open[key] = handle
+        return handle
+
+    def _flush(self, handle: _OpenFile) -> None:
+        if not handle.pending:
+            return
+        batches = handle.pending
+        if len(batches) > 1:
+            batches = Table.from_batches(batches, self.schema).combine_chunks().to_batches()
+        for b in batches:
+            for o in range(0, b.num_rows, self.max_rows_per_group):
+                handle.writer.write_batch(b.slice(o, self.max_rows_per_group)
+                                          if b.num_rows > self.max_rows_per_group else b)
+        handle.pending, handle.pending_rows = [], 0
+
+    def _close(self, key: tuple[str, str]) -> None:
+        handle = self.open.pop(key)
+        self._flush(handle)
+        handle.writer.close()
+        if self.file_visitor is not None:
+            self.file_visitor(WrittenFile(handle.path, None, self.storage.size(handle.path)))
+
+    def write(self, key: tuple[str, str], batch: RecordBatch) -> None:
+        offset = 0
+        while offset < batch.num_rows:
+            handle = self.open.get(key)
+            if handle is None:
+                handle = self._open_file(key)
+            else:
+                self.open.move_to_end(key)
+            room = batch.num_rows - offset
+            if self.max_rows_per_file:
+                room = min(room, self.max_rows_per_file - handle.rows)
+            part = batch.slice(offset, room) if (offset or room < batch.num_rows) else batch
+            offset += room
+            handle.rows += room
+            handle.pending.append(part)
+            handle.pending_rows += room
+            if handle.pending_rows >= max(1, self.min_rows_per_group):
+                self._flush(handle)
+            if self.max_rows_per_file and handle.rows >= self.max_rows_per_file:
+                self._close(key)
+
+    def close(self) -> None:
+        for key in list(self.open):
+            self._close(key)
+
+    def abort(self, error: BaseException) -> None:
+        """Give up every open file: their temporary files go, no final name appears."""
+        for handle in self.open.values():
+            try:
+                handle.writer.__exit__(type(error), error, None)
+            except Exception:
+                pass
+        self.open.clear()
+
+
+def _value_codes(col: Array) -> tuple[np.ndarray[Any, Any], int]:
+    """(code per row, number of codes): 0 for null, 1.. for the distinct values (numpy sorts
+    them; no Python object per value unless the column holds strings)."""
+    validity = col.is_valid()
+    assert isinstance(validity, Array)
+    valid = np.asarray(validity.to_numpy(zero_copy_only=False), dtype=np.bool_)
+    if isinstance(col.type, T.DictionaryType):
+        indices = col.indices  # type: ignore[attr-defined]
+        idx = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        card = len(col.dictionary) + 1  # type: ignore[attr-defined]
+        return np.where(valid, idx + 1, 0), card
+    values = np.asarray(col.to_numpy(zero_copy_only=False))
+    if not valid.all():
+        values = values.copy()
+        values[~valid] = values[valid][0] if valid.any() else values[0]
+        if values.dtype == object and not valid.any():
+            values[:] = ""
+    _, inverse = np.unique(values, return_inverse=True)
+    inverse = inverse.reshape(-1).astype(np.int64)
+    return np.where(valid, inverse + 1, 0), int(inverse.max(initial=-1)) + 2
+
+
+def _group_rows(batch: RecordBatch, names: list[str]
+                ) -> list[tuple[list[Any], np.ndarray[Any, Any]]]:
+    """(partition values, row indices) of each distinct combination of the `names` columns'
+    values in `batch`, in order of first appearance."""
+    n = batch.num_rows
+    codes = np.zeros(n, dtype=np.int64)
+    for name in names:
+        col_codes, card = _value_codes(batch.column(name))
+        codes = codes * card + col_codes
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    counts = np.bincount(inverse, minlength=len(first))
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    groups = []
+    for g in np.argsort(first, kind="stable"):
+        rows = order[bounds[g]:bounds[g + 1]]
+        row0 = int(rows[0])
+        values = [batch.column(name).slice(row0, 1).to_pylist()[0] for name in names]
+        groups.append((values, rows))
+    return groups
+
+
+def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
+                  basename_template: str | None = None, format: Any = None,
+                  partitioning: Any = None, partitioning_flavor: str | None = None,
+                  schema: T.Schema | None = None, filesystem: Any = None,
+                  file_options: IpcFileWriteOptions | None = None, use_threads: bool = True,
+                  preserve_order: bool = False, max_partitions: int | None = None,
+                  max_open_files: int | None = None, max_rows_per_file: int | None = None,
+                  min_rows_per_group: int | None = None, max_rows_per_group: int | None = None,
+                  file_visitor: Callable[[WrittenFile], Any] | None = None,
+                  existing_data_behavior: str = "error", create_dir: bool = True) -> None:
+    """Write `data` (a Table, RecordBatch, list of them, RecordBatchReader, Dataset, Scanner or
+    an object with __arrow_c_stream__) as IPC files under `base_dir` (pyarrow's
+    write_dataset). format: "ipc"/"arrow"/"feather" (default "ipc") or "stream".
+    Defaults: max_partitions 1024, max_open_files 1024, max_rows_per_file 0 (no limit),
+    min_rows_per_group 0, max_rows_per_group 1048576."""
+    fmt = as_format(format, IpcFileFormat)
+    if file_options is None:
+        file_options = fmt.make_write_options()
+    elif not isinstance(file_options, IpcFileWriteOptions):
+        raise TypeError(f"file_options must come from the format's make_write_options(), not "
+                        f"{type(file_options).__name__}")
+    if existing_data_behavior not in _BEHAVIORS:
+        raise ValueError(f"existing_data_behavior must be one of {', '.join(_BEHAVIORS)}; got "
+                         f"{existing_data_behavior!r}")
+    max_partitions = 1024 if max_partitions is None else int(max_partitions)
+    max_open_files = 1024 if max_open_files is None else int(max_open_files)
+    max_rows_per_file = 0 if max_rows_per_file is None else int(max_rows_per_file)
+    min_rows_per_group = 0 if min_rows_per_group is None else int(min_rows_per_group)
+    max_rows_per_group = 1024 * 1024 if max_rows_per_group is None else int(max_rows_per_group)
+    if max_partitions <= 0 or max_open_files <= 0 or max_rows_per_group <= 0:
+        raise ValueError("max_partitions, max_open_files and max_rows_per_group must be positive")
+    if max_rows_per_file < 0 or min_rows_per_group < 0:
+        raise ValueError("max_rows_per_file and min_rows_per_group must not be negative")
+    if min_rows_per_group > max_rows_per_group:
+        raise ValueError("min_rows_per_group must be less than or equal to max_rows_per_group")
+    if max_rows_per_file and max_rows_per_group > max_rows_per_file:
+        max_rows_per_group = max_rows_per_file
+    if basename_template is None:
+        basename_template = f"part-{{i}}.{fmt.default_extname}"
+    elif "{i}" not in basename_template:
+        raise ValueError("basename_template did not contain '{i}'")
+
+    data_schema, batches = _batches_of(data, schema)
+    if schema is not None and not schema.equals(data_schema):
+        target = schema
+        batches = (b.cast(target) if not b.schema.equals(target) else b for b in batches)
+        data_schema = target
+    part = _resolve_partitioning(partitioning, partitioning_flavor, data_schema)
+    part_names = [] if part is None else list(part.schema.names)
+    for name in part_names:
+        if name not in data_schema.names:
+            raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {data_schema}")
+    kept = [i for i, f in enumerate(data_schema) if f.name not in part_names]
+    file_schema = T.schema([data_schema.field(i) for i in kept], data_schema.metadata)
+
+    storage, base = storage_of(base_dir, filesystem)
+    _check_existing(storage, base, existing_data_behavior)
+    writer = _DatasetWriter(base, storage, fmt, file_options, file_schema, basename_template,
+                            max_open_files, max_rows_per_file, min_rows_per_group,
+                            max_rows_per_group, file_visitor, existing_data_behavior, create_dir)
+    try:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            if part is None:
+                writer.write(("", ""), batch)
+                continue
+            groups = _group_rows(batch, part_names)
+            if len(groups) > max_partitions:
+                raise ArrowInvalid(f"Fragment would be written into {len(groups)} partitions. "
+                                   f"This exceeds the maximum of {max_partitions}")
+            body = batch.select(kept)
+            for values, rows in groups:
+                key = part.format_values(values)
+                sub = body if len(rows) == batch.num_rows else body.take(rows)
+                writer.write(key, RecordBatch(file_schema, [c.data for c in sub.columns],
+                                              sub.num_rows))
+        writer.close()
+    except BaseException as e:
+        writer.abort(e)
+        raise
+
+
+def _check_existing(storage: Storage, base: str, behavior: str) -> None:
+    kind, fs = storage
+    if behavior != "error":
+        return
+    if kind == "local":
+        nonempty = os.path.isdir(base) and bool(os.listdir(base))
+    elif kind == "fsspec":
+        nonempty = bool(fs.exists(base) and fs.isdir(base) and fs.ls(base))
+    else:
+        import pyarrow.fs as pafs
+        infos = fs.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+        nonempty = bool(infos)
+    if nonempty:
+        raise ArrowInvalid(f"Could not write to {base} as the directory is not empty and "
+                           f"existing_data_behavior is to error")
+

@@ -1,0 +1,131 @@
+"""Bad input: one test per error rule, each checking its message."""
+import re
+import warnings
+
+import pyarrow as pa
+import pyarrow.feather as pf
+import pytest
+
+import arrowipc as A
+import arrowipc.dataset as ds
+from arrowipc.errors import ArrowInvalid
+
+
+@pytest.fixture
+def good(tmp_path):
+    path = str(tmp_path / "a.arrow")
+    pf.write_feather(pa.table({"x": [1, 2]}), path)
+    return path
+
+
+def test_a_corrupt_file_is_an_error_naming_it(tmp_path, good):
+    bad = str(tmp_path / "b.arrow")
+    with open(bad, "wb") as f:
+        f.write(b"garbage, not an arrow file at all")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(bad))}: file: expected the magic 'ARROW1'"):
+        ds.dataset([good, bad], format="ipc").to_table()
+
+
+def test_a_truncated_file_is_an_error_naming_it(tmp_path, good):
+    cut = str(tmp_path / "c.arrow")
+    data = open(good, "rb").read()
+    with open(cut, "wb") as f:
+        f.write(data[:-20])
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(cut))}: .*may be truncated"):
+        ds.dataset([good, cut], format="ipc").to_table()
+
+
+def test_invalid_files_are_skipped_with_exclude_invalid_files(tmp_path, good):
+    with open(tmp_path / "b.arrow", "wb") as f:
+        f.write(b"garbage, not an arrow file at all")
+    got = ds.dataset(str(tmp_path), format="ipc", exclude_invalid_files=True)
+    assert got.files == [good]
+    assert got.to_table().column("x").to_pylist() == [1, 2]
+
+
+def test_a_column_of_an_incompatible_type_is_an_error_naming_file_and_column(tmp_path, good):
+    other = str(tmp_path / "d.arrow")
+    pf.write_feather(pa.table({"x": ["s"]}), other)
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(other))}: column 'x' of type string does not match "
+                                           f"the dataset's int64"):
+        ds.dataset([good, other], format="ipc").to_table()
+
+
+def test_a_castable_column_reads_as_the_datasets_type(tmp_path, good):
+    other = str(tmp_path / "d.arrow")
+    pf.write_feather(pa.table({"x": pa.array([7], pa.int8())}), other)
+    got = ds.dataset([good, other], format="ipc").to_table()
+    assert got.column("x").to_pylist() == [1, 2, 7]
+
+
+def test_missing_nullable_columns_read_as_nulls(tmp_path, good):
+    other = str(tmp_path / "e.arrow")
+    pf.write_feather(pa.table({"y": [1.5]}), other)
+    schema = A.schema([("x", A.int64()), ("y", A.float64())])
+    got = ds.dataset([good, other], format="ipc", schema=schema).to_table()
+    assert got.to_pydict() == {"x": [1, 2, None], "y": [None, None, 1.5]}
+
+
+def test_a_partition_value_that_does_not_parse_is_an_error_naming_the_directory(tmp_path):
+    d = tmp_path / "p" / "k=abc"
+    d.mkdir(parents=True)
+    pf.write_feather(pa.table({"x": [1]}), str(d / "f.arrow"))
+    part = ds.partitioning(A.schema([("k", A.int32())]), flavor="hive")
+    with pytest.raises(ArrowInvalid, match=f"error parsing 'abc' as scalar of type int32 for "
+                                           f"partition field 'k' of directory '{re.escape(str(d))}'"):
+        ds.dataset(str(tmp_path / "p"), format="ipc", partitioning=part)
+
+
+def test_a_feather_v1_file_is_refused_by_name(tmp_path):
+    path = str(tmp_path / "v1.feather")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pf.write_feather(pa.table({"x": [1]}), path, version=1)
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(path))}: a Feather V1 file"):
+        ds.dataset(path).to_table()
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(path))}: .*Feather V1"):
+        ds.dataset(path, format="feather").to_table()
+
+
+def test_a_file_read_as_a_stream_says_it_is_a_file(good):
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(str(good))}: .*it is an IPC file"):
+        ds.dataset(good, format="stream").to_table()
+
+
+def test_a_missing_path_is_file_not_found(tmp_path):
+    missing = str(tmp_path / "i-am-not-existing.arrow")
+    with pytest.raises(FileNotFoundError, match="no such file or directory"):
+        ds.dataset(missing, format="ipc")
+    with pytest.raises(FileNotFoundError, match="the glob matches no file"):
+        ds.dataset(str(tmp_path / "*.nothing"), format="ipc")
+
+
+def test_an_unknown_column_is_no_match(good):
+    with pytest.raises(ArrowInvalid, match=r"No match for FieldRef.Name\(zz\)"):
+        ds.dataset(good, format="ipc").to_table(columns=["zz"])
+
+
+def test_duplicate_schema_names_are_multiple_matches():
+    schema = A.schema([("a", A.int64()), ("a", A.string())])
+    with pytest.raises(ValueError, match="Multiple matches for .*a.* in "):
+        ds.dataset([], format="ipc", schema=schema).to_table()
+
+
+def test_formats_other_than_ipc_are_refused(good):
+    with pytest.raises(ValueError, match="format 'parquet' is not supported"):
+        ds.dataset(good, format="parquet")
+
+
+def test_a_partitioning_of_the_wrong_kind_is_refused(good):
+    with pytest.raises(ValueError, match="Expected Partitioning or PartitioningFactory"):
+        ds.dataset(good, format="ipc", partitioning=0)
+
+
+def test_sources_of_the_wrong_kind_are_type_errors():
+    with pytest.raises(TypeError, match="Expected a path-like, list of path-likes or a list of "
+                                        "Datasets instead of the given type: NoneType"):
+        ds.dataset(None)
+    with pytest.raises(TypeError, match="The given list contains the following types: int"):
+        ds.dataset([1, 2, 3])
+
+

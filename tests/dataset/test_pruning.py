@@ -1,0 +1,114 @@
+"""The four pruning stages, proven by counting what is opened and read (never by time)."""
+import numpy as np
+import pytest
+
+import arrowipc as A
+import arrowipc.dataset as ds
+from arrowipc.dataset import field, fragments
+from arrowipc.ipc.reader import RecordBatchFileReader
+
+
+class Counts:
+    def __init__(self):
+        self.opened = []            # paths of the files whose reader was made
+        self.batches = []           # (path, batch index) of every batch body read
+        self.columns = []           # the columns of every batch read
+
+
+@pytest.fixture
+def counts(monkeypatch):
+    seen = Counts()
+
+    class CountingReader(RecordBatchFileReader):
+        def __init__(self, source, *args, options=None, **kwargs):
+            super().__init__(source, *args, options=options, **kwargs)
+            seen.opened.append(source)
+            self._counted_path = source
+
+        def get_batch(self, i):
+            seen.batches.append((self._counted_path, i))
+            batch = super().get_batch(i)
+            seen.columns.append(batch.schema.names)
+            return batch
+
+    monkeypatch.setattr(fragments, "RecordBatchFileReader", CountingReader)
+    return seen
+
+
+@pytest.fixture
+def sorted_dir(tmp_path):
+    """4 partitions of k; x sorted and unique, 10 batches of 100 rows per file, statistics on."""
+    n = 4000
+    table = A.table({"k": np.repeat(np.arange(4), n // 4), "x": np.arange(n),
+                     "y": np.arange(n) * 2.0, "z": [f"s{i}" for i in range(n)]})
+    root = str(tmp_path / "sorted")
+    ds.write_dataset(table, root, partitioning=["k"], partitioning_flavor="hive",
+                     max_rows_per_group=100)
+    return root
+
+
+def _data(root):
+    return ds.dataset(root, format="ipc", partitioning="hive")
+
+
+def test_a_partition_filter_opens_only_that_partitions_files(sorted_dir, counts):
+    got = _data(sorted_dir).to_table(filter=field("k") == 2)
+    assert got.num_rows == 1000
+    # the dataset's schema comes from the first file (k=0); the scan opens k=2's only
+    assert len(counts.opened) == 2
+    scanned = counts.opened[1:]
+    assert "k=0" in counts.opened[0] and "k=2" in scanned[0]
+    assert {p for p, _ in counts.batches} == {scanned[0]}
+
+
+def test_footer_statistics_rule_out_files_without_reading_a_batch(sorted_dir, counts):
+    got = _data(sorted_dir).to_table(filter=field("x") == 3500)
+    assert got.column("x").to_pylist() == [3500]
+    # every file is opened once (its footer read; the first file's reader, opened for the
+    # schema, serves the scan), but only k=3's holds x=3500: one batch read
+    assert len(counts.opened) == 4
+    assert counts.batches == [(p, 5) for p in counts.opened if "k=3" in p][:1]
+
+
+def test_batch_statistics_pick_the_batches_a_range_needs(sorted_dir, counts):
+    got = _data(sorted_dir).to_table(filter=(field("x") >= 1150) & (field("x") < 1350))
+    assert got.column("x").to_pylist() == list(range(1150, 1350))
+    k1 = [p for p in counts.opened if "k=1" in p][0]
+    assert sorted(counts.batches) == [(k1, 1), (k1, 2), (k1, 3)]
+
+
+def test_count_rows_reads_no_batch_without_a_row_filter(sorted_dir, counts):
+    data = _data(sorted_dir)
+    assert data.count_rows() == 4000
+    assert data.count_rows(filter=field("k") >= 2) == 2000
+    assert data.count_rows(filter=field("x") > 100_000) == 0
+    assert counts.batches == []
+
+
+def test_count_rows_reads_only_the_batches_a_value_filter_leaves(sorted_dir, counts):
+    assert _data(sorted_dir).count_rows(filter=field("x") < 150) == 150
+    assert len(counts.batches) == 2
+    assert counts.columns == [["x"], ["x"]]           # only the filter's column
+
+
+def test_projection_reads_only_the_chosen_columns(sorted_dir, counts):
+    got = _data(sorted_dir).to_table(columns=["z"])
+    assert got.num_rows == 4000
+    assert counts.columns and all(names == ["z"] for names in counts.columns)
+
+
+def test_files_without_statistics_are_read_and_filtered_by_rows(tmp_path, counts):
+    import pyarrow as pa
+    import pyarrow.feather as pf
+    root = tmp_path / "plain"
+    root.mkdir()
+    pf.write_feather(pa.table({"x": list(range(100))}), str(root / "a.arrow"), chunksize=10)
+    got = ds.dataset(str(root), format="ipc").to_table(filter=field("x") == 42)
+    assert got.column("x").to_pylist() == [42]
+    assert len(counts.batches) == 10
+
+
+def test_head_stops_reading(sorted_dir, counts):
+    got = _data(sorted_dir).head(5, use_threads=False)
+    assert got.column("x").to_pylist() == [0, 1, 2, 3, 4]
+    assert len(counts.batches) == 1

@@ -1,0 +1,232 @@
+"""write_dataset writes what pyarrow.dataset reads, with pyarrow's options and errors."""
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.ipc as pipc
+import pytest
+
+import arrowipc as A
+import arrowipc.dataset as ds
+from arrowipc.dataset import field
+from arrowipc.errors import ArrowInvalid
+from arrowipc.ipc.statistics import FILE_KEY
+
+
+def _files(root):
+    out = []
+    for d, _, names in os.walk(root):
+        out += [os.path.relpath(os.path.join(d, n), root) for n in names]
+    return sorted(out)
+
+
+@pytest.fixture
+def table():
+    n = 100
+    return A.table({"k": [i % 3 for i in range(n)], "c": ["x" if i < 50 else "y" for i in range(n)],
+                    "v": list(range(n)), "s": [f"s{i}" for i in range(n)]})
+
+
+def test_an_unpartitioned_write_is_part_0_and_reads_back_in_pyarrow(tmp_path, table):
+    ds.write_dataset(table, str(tmp_path / "o"))
+    assert _files(tmp_path / "o") == ["part-0.arrow"]
+    assert pds.dataset(str(tmp_path / "o"), format="ipc").to_table().equals(table.to_pyarrow())
+    ds.write_dataset(table, str(tmp_path / "f"), format="feather")
+    assert _files(tmp_path / "f") == ["part-0.feather"]
+
+
+@pytest.mark.parametrize("flavor", [None, "hive"])
+def test_partitioned_writes_match_pyarrows_layout_and_values(tmp_path, table, flavor):
+    ds.write_dataset(table, str(tmp_path / "ours"), partitioning=["k", "c"],
+                     partitioning_flavor=flavor)
+    pds.write_dataset(table.to_pyarrow(), str(tmp_path / "theirs"), format="ipc",
+                      partitioning=["k", "c"], partitioning_flavor=flavor)
+    assert _files(tmp_path / "ours") == _files(tmp_path / "theirs")
+    part = "hive" if flavor else ["k", "c"]
+    read = pds.dataset(str(tmp_path / "ours"), format="ipc", partitioning=part).to_table()
+    expected = pds.dataset(str(tmp_path / "theirs"), format="ipc", partitioning=part).to_table()
+    assert read.sort_by("v").equals(expected.sort_by("v"))
+    # partition columns are not stored in the files
+    one = os.path.join(tmp_path / "ours", _files(tmp_path / "ours")[0])
+    assert pipc.open_file(one).schema.names == ["v", "s"]
+
+
+def test_null_empty_and_escaped_values_follow_the_layout(tmp_path):
+    t = A.table({"k": ["a/b:c", None, "", "x y+z", "é"], "v": [1, 2, 3, 4, 5]})
+    ds.write_dataset(t, str(tmp_path / "o"), partitioning=["k"], partitioning_flavor="hive")
+    assert _files(tmp_path / "o") == [
+        "k=__HIVE_DEFAULT_PARTITION__/part-0.arrow", "k=a%2Fb%3Ac/part-0.arrow",
+        "k=x y+z/part-0.arrow", "k=é/part-0.arrow"]
+    ours = ds.dataset(str(tmp_path / "o"), partitioning="hive").to_table()
+    theirs = pds.dataset(str(tmp_path / "o"), format="ipc", partitioning="hive").to_table()
+    assert sorted(ours.to_pylist(), key=lambda r: r["v"]) == [
+        {"v": 1, "k": "a/b:c"}, {"v": 2, "k": None}, {"v": 3, "k": None},
+        {"v": 4, "k": "x y+z"}, {"v": 5, "k": "é"}]
+    assert ours.to_pylist() == theirs.to_pylist()
+
+
+def test_hive_null_fallback_and_directory_nulls_as_pyarrow(tmp_path):
+    t = A.table({"a": ["x", None, "z"], "b": ["x", "y", None]})
+    part = ds.HivePartitioning(A.schema([("a", A.string()), ("b", A.string())]), None, "xyz")
+    ds.write_dataset(t, str(tmp_path / "h"), partitioning=part)
+    assert _files(tmp_path / "h") == ["a=x/b=x/part-0.arrow", "a=xyz/b=y/part-0.arrow",
+                                      "a=z/b=xyz/part-0.arrow"]
+    t2 = A.table({"a": ["x", "y", "z"], "b": ["x", "y", None]})
+    ds.write_dataset(t2, str(tmp_path / "d"), partitioning=ds.partitioning(
+        A.schema([("a", A.string()), ("b", A.string())])))
+    assert _files(tmp_path / "d") == ["x/x/part-0.arrow", "y/y/part-0.arrow", "z/part-0.arrow"]
+    with pytest.raises(ArrowInvalid, match="No partition key for a but a key was provided "
+                                           "subsequently for b"):
+        ds.write_dataset(A.table({"a": [None], "b": ["x"]}), str(tmp_path / "bad"),
+                         partitioning=ds.partitioning(A.schema([("a", A.string()),
+                                                                ("b", A.string())])))
+
+
+def test_files_carry_statistics_so_reads_prune(tmp_path, table):
+    ds.write_dataset(table, str(tmp_path / "o"), max_rows_per_group=10)
+    ours = A.ipc.open_file(str(tmp_path / "o" / "part-0.arrow"))
+    assert FILE_KEY in {k.decode() if isinstance(k, bytes) else k for k in ours.metadata}
+    assert ours.num_record_batches == 10
+    no_stats = ds.IpcFileFormat().make_write_options(statistics=False)
+    ds.write_dataset(table, str(tmp_path / "n"), file_options=no_stats)
+    plain = A.ipc.open_file(str(tmp_path / "n" / "part-0.arrow"))
+    assert not plain.metadata or FILE_KEY not in {
+        k.decode() if isinstance(k, bytes) else k for k in plain.metadata}
+
+
+def test_schema_metadata_is_written(tmp_path):
+    t = A.table({"a": [1, 2, 3]}).replace_schema_metadata({b"key": b"value"})
+    ds.write_dataset(t, str(tmp_path / "o"))
+    back = pipc.open_file(str(tmp_path / "o" / "part-0.arrow")).schema
+    assert back.metadata[b"key"] == b"value"
+
+
+def test_rows_per_file_and_per_group_as_pyarrow(tmp_path, table):
+    opts = dict(max_rows_per_file=30, max_rows_per_group=10, min_rows_per_group=5)
+    ds.write_dataset(table, str(tmp_path / "ours"), **opts)
+    pds.write_dataset(table.to_pyarrow(), str(tmp_path / "theirs"), format="ipc", **opts)
+    assert _files(tmp_path / "ours") == _files(tmp_path / "theirs")
+    for name in _files(tmp_path / "ours"):
+        a = pipc.open_file(os.path.join(tmp_path / "ours", name))
+        b = pipc.open_file(os.path.join(tmp_path / "theirs", name))
+        assert a.num_record_batches == b.num_record_batches
+        assert a.read_all().equals(b.read_all())
+
+
+def test_min_rows_per_group_gathers_small_batches(tmp_path):
+    batches = [A.record_batch({"a": [i, i]}) for i in range(10)]
+    ds.write_dataset(batches, str(tmp_path / "o"), min_rows_per_group=8)
+    reader = pipc.open_file(str(tmp_path / "o" / "part-0.arrow"))
+    assert [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)] == [8, 8, 4]
+
+
+def test_basename_template_and_file_visitor(tmp_path, table):
+    seen = []
+    ds.write_dataset(table, str(tmp_path / "o"), basename_template="dat_{i}.arrow",
+                     partitioning=["c"], file_visitor=seen.append)
+    assert _files(tmp_path / "o") == ["x/dat_0.arrow", "y/dat_0.arrow"]
+    assert sorted(os.path.relpath(w.path, tmp_path / "o") for w in seen) == _files(tmp_path / "o")
+    assert all(w.size == os.path.getsize(w.path) for w in seen)
+    with pytest.raises(ValueError, match="basename_template did not contain '{i}'"):
+        ds.write_dataset(table, str(tmp_path / "p"), basename_template="dat.arrow")
+
+
+def test_existing_data_behaviors(tmp_path, table):
+    root = str(tmp_path / "o")
+    ds.write_dataset(table, root, partitioning=["c"])
+    with pytest.raises(ArrowInvalid, match="Could not write to .* as the directory is not empty "
+                                           "and existing_data_behavior is to error"):
+        ds.write_dataset(table, root, partitioning=["c"])
+    extra = os.path.join(root, "x", "old.arrow")
+    os.rename(os.path.join(root, "x", "part-0.arrow"), extra)
+    ds.write_dataset(table, root, partitioning=["c"], existing_data_behavior="overwrite_or_ignore")
+    assert _files(root) == ["x/old.arrow", "x/part-0.arrow", "y/part-0.arrow"]
+    ds.write_dataset(table.slice(0, 10), root, partitioning=["c"],
+                     existing_data_behavior="delete_matching")
+    assert _files(root) == ["x/part-0.arrow", "y/part-0.arrow"]   # y untouched
+    with pytest.raises(ValueError, match="existing_data_behavior must be one of"):
+        ds.write_dataset(table, root, existing_data_behavior="nope")
+
+
+def test_the_stream_format_writes_arrows_files(tmp_path, table):
+    ds.write_dataset(table, str(tmp_path / "o"), format="stream", max_rows_per_file=60)
+    assert _files(tmp_path / "o") == ["part-0.arrows", "part-1.arrows"]
+    with pipc.open_stream(str(tmp_path / "o" / "part-0.arrows")) as r:
+        assert r.read_all().num_rows == 60
+    assert ds.dataset(str(tmp_path / "o")).to_table().equals(table)
+
+
+def test_compression_through_file_options(tmp_path, table):
+    fmt = ds.IpcFileFormat()
+    ds.write_dataset(table, str(tmp_path / "o"), format=fmt,
+                     file_options=fmt.make_write_options(compression="lz4"))
+    assert pds.dataset(str(tmp_path / "o"), format="ipc").to_table().equals(table.to_pyarrow())
+    with pytest.raises(ValueError, match="Compression type"):
+        fmt.make_write_options(compression="brotli")
+
+
+def test_inputs_of_every_kind(tmp_path, table):
+    batches = table.to_batches()
+    sources = {
+        "table": table, "batch": batches[0], "batches": batches, "tables": [table, table],
+        "reader": A.RecordBatchReader.from_batches(table.schema, batches),
+        "pyarrow": table.to_pyarrow(),                   # __arrow_c_stream__
+        "dataset": ds.dataset(table),
+    }
+    for name, source in sources.items():
+        root = str(tmp_path / name)
+        ds.write_dataset(source, root)
+        got = ds.dataset(root).to_table()
+        expected = {"batch": batches[0].num_rows, "tables": 200}.get(name, 100)
+        assert got.num_rows == expected, name
+
+
+def test_a_dataset_is_rewritten_with_a_filter(tmp_path, table):
+    ds.write_dataset(table, str(tmp_path / "a"), partitioning=["k"], partitioning_flavor="hive")
+    source = ds.dataset(str(tmp_path / "a"), partitioning="hive")
+    ds.write_dataset(source.scanner(filter=field("v") < 10), str(tmp_path / "b"),
+                     partitioning=["k"], partitioning_flavor="hive")
+    back = ds.dataset(str(tmp_path / "b"), partitioning="hive").to_table()
+    assert sorted(back.column("v").to_pylist()) == list(range(10))
+
+
+def test_a_failed_write_leaves_no_file_under_a_final_name(tmp_path, table):
+    def batches():
+        yield from table.to_batches()
+        raise RuntimeError("the source failed")
+
+    reader = A.RecordBatchReader.from_batches(table.schema, batches())
+    with pytest.raises(RuntimeError, match="the source failed"):
+        ds.write_dataset(reader, str(tmp_path / "o"), partitioning=["c"])
+    assert _files(tmp_path / "o") == []      # neither final names nor temporary files
+
+
+def test_max_partitions(tmp_path):
+    t = A.table({"k": list(range(5)), "v": list(range(5))})
+    with pytest.raises(ArrowInvalid, match="Fragment would be written into 5 partitions. This "
+                                           "exceeds the maximum of 3"):
+        ds.write_dataset(t, str(tmp_path / "o"), partitioning=["k"], max_partitions=3)
+
+
+def test_max_open_files_closes_files_and_opens_new_ones(tmp_path):
+    t = A.table({"k": [0, 1, 2, 0, 1, 2], "v": list(range(6))})
+    ds.write_dataset([t.slice(0, 3), t.slice(3)], str(tmp_path / "o"), partitioning=["k"],
+                     max_open_files=2)
+    back = ds.dataset(str(tmp_path / "o"), partitioning=["k"]).to_table()
+    assert sorted(back.column("v").to_pylist()) == list(range(6))
+
+
+def test_arguments_after_base_dir_are_keywords(tmp_path, table):
+    with pytest.raises(TypeError):
+        ds.write_dataset(table, str(tmp_path), "basename-{i}.arrow")
+
+
+def test_write_is_read_by_pyarrow_with_large_data(tmp_path):
+    n = 50_000
+    t = A.table({"d": np.repeat(np.arange(5), n // 5), "x": np.arange(n)})
+    ds.write_dataset(t, str(tmp_path / "o"), partitioning=["d"], partitioning_flavor="hive",
+                     max_rows_per_group=4096)
+    theirs = pds.dataset(str(tmp_path / "o"), format="ipc", partitioning="hive")
+    assert theirs.count_rows() == n
+    assert theirs.to_table(filter=pds.field("d") == 3).num_rows == n // 5
