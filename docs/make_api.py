@@ -26,6 +26,8 @@ MODULES = [
      "Reading and writing the IPC stream and file formats, mirroring `pyarrow.ipc`."),
     ("arrowipc.io", "arrowipc.io — in-memory sinks and sources",
      "Also exported at the top level."),
+    ("arrowipc.dataset", "arrowipc.dataset — datasets of many files",
+     "Directories, partitions and filters, mirroring `pyarrow.dataset` (docs/datasets.md)."),
     ("arrowipc.validate", "arrowipc.validate — validation of arrays", None),
     ("arrowipc.integration", "arrowipc.integration — Arrow integration-testing JSON", None),
     ("arrowipc.cli", "arrowipc.cli — the `arrowipc` command", None),

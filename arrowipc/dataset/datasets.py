@@ -122,9 +122,11 @@ class Dataset:
         return out
 
     def join(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: read the datasets (to_table) and join with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
 
     def sort_by(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: read the dataset (to_table) and sort with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not sort; use to_table() and pyarrow")
 
 
