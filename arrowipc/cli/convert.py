@@ -365,6 +365,10 @@ def report(args: argparse.Namespace, line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`arrowipc convert` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files, run_convert
+    files = dataset_files(args.src)
+    if files is not None:                   # a directory or a glob: a dataset
+        return run_convert(args, files)
     kind = output_kind_or_usage_error(args.dst, args.to)
     if args.alkaid and kind != "file":
         raise UsageError("--alkaid sets the file magic: it needs a file output "

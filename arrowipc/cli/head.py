@@ -174,6 +174,10 @@ def render_rows(schema: T.Schema, batches: list[RecordBatch], max_width: int = 4
 
 def run(args: argparse.Namespace) -> int:
     """`arrowipc head` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files, run_head
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return run_head(args, files)
     from ..ipc import RecordBatchFileReader
     columns = column_list(args.columns)
     inp = Input(args.file)

@@ -421,6 +421,10 @@ def render_text(r: Report, max_batches: int = 10) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """`arrowipc inspect` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files, run_inspect
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return run_inspect(args, files)
     inp = json_input(args, lambda path, message: {"path": path, "error": message})
     report = describe(inp)
     if args.json:

@@ -234,6 +234,10 @@ def render_validation(r: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """`arrowipc validate` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files, run_validate
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return run_validate(args, files)
     inp = json_input(args, lambda path, message: {
         "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})
     result = validate_input(inp, full=args.full)
