@@ -61,19 +61,27 @@ class _ScanPool:
 
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self._pool = pool
-        self._futures: list[Future[Any]] = []
+        # pending futures only: a finished one leaves the set, so its result (decoded batches)
+        # is held by the consumer alone and memory stays bounded by the readahead
+        self._pending: set[Future[Any]] = set()
+        self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., _R], *args: Any) -> Future[_R]:
         future = self._pool.submit(fn, *args)
-        if len(self._futures) >= 256:
-            self._futures = [f for f in self._futures if not f.done()]
-        self._futures.append(future)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._finished)
         return future
 
+    def _finished(self, future: Future[Any]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        for f in self._futures:
+        with self._lock:
+            pending, self._pending = list(self._pending), set()
+        for f in pending:
             f.cancel()
-        self._futures = []
 
 
 class _Inline:

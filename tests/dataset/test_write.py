@@ -230,3 +230,20 @@ def test_write_is_read_by_pyarrow_with_large_data(tmp_path):
     theirs = pds.dataset(str(tmp_path / "o"), format="ipc", partitioning="hive")
     assert theirs.count_rows() == n
     assert theirs.to_table(filter=pds.field("d") == 3).num_rows == n // 5
+
+
+@pytest.mark.parametrize("width", [3, 12, 40])
+def test_rows_are_grouped_by_their_values_whatever_their_width(width):
+    from arrowipc.dataset.writer import _group_rows
+    rng = np.random.default_rng(width)
+    words = ["", "a", "a\x00", "ab", "b" * width, "é" * (width // 2), None, "x" * (width - 1)]
+    picks = [words[i] for i in rng.integers(0, len(words), 500)]
+    runs = sorted(picks, key=lambda v: (v is None, v or ""))        # long runs: the run path
+    for values in (picks, runs):
+        batch = A.record_batch({"k": A.array(values, A.string()), "i": list(range(500))})
+        groups = _group_rows(batch, ["k"])
+        expected = {}
+        for i, v in enumerate(values):
+            expected.setdefault(v, []).append(i)
+        assert [g[0][0] for g in groups] == list(expected)          # first appearance order
+        assert [list(g[1]) for g in groups] == list(expected.values())
