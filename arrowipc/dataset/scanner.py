@@ -207,9 +207,13 @@ class Scanner:
         threads = self.use_threads if use_threads is None else use_threads
         return _ScanPool(_shared_pool()) if threads else _Inline()
 
-    def _plans(self, pool: Any) -> Iterator[FragmentPlan]:
-        spec = self._spec
-        for plan in _ordered(pool, self._fragments, lambda f: f.plan(spec),
+    def _plans(self, pool: Any, spec: ScanSpec | None = None) -> Iterator[FragmentPlan]:
+        """The fragments' plans, in order. Stage 1 (partition values, no I/O) runs here, so
+        only the files it leaves go to the pool to be opened."""
+        spec = spec or self._spec
+        bound = ((f, f.residual(spec)) for f in self._fragments)
+        survivors = ((f, rest) for f, rest in bound if rest is not False)
+        for plan in _ordered(pool, survivors, lambda item: item[0].plan(spec, item[1]),
                              1 if isinstance(pool, _Inline) else self._fragment_readahead):
             if plan is not None:
                 yield plan
@@ -322,9 +326,7 @@ class Scanner:
                             spec.batch_size)
         pool = self._pool()
         try:
-            plans = _ordered(pool, self._fragments, lambda f: f.plan(counting),
-                             self._fragment_readahead if self.use_threads else 1)
-            counts = _ordered(pool, (p for p in plans if p is not None), _count_plan,
+            counts = _ordered(pool, self._plans(pool, counting), _count_plan,
                               self._fragment_readahead if self.use_threads else 1)
             return sum(counts)
         finally:
