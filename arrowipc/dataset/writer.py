@@ -29,7 +29,7 @@ from ..table import RecordBatch, Table
 from .discovery import Storage, storage_of
 from .formats import FileFormat, IpcFileFormat, IpcFileWriteOptions, as_format
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
-                           Partitioning, PartitioningFactory)
+                           Partitioning, PartitioningFactory, as_schema)
 
 __all__ = ["WrittenFile", "write_dataset"]
 
@@ -100,7 +100,7 @@ def _resolve_partitioning(partitioning: Any, flavor: str | None, schema: T.Schem
         fields = []
         for name in partitioning:
             if name not in schema.names:
-                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {schema}")
+                raise KeyError(f"Column {name} does not exist in schema")
             fields.append(schema.field(name))
         part_schema = T.schema(fields)
         if flavor is None or flavor == "directory":
@@ -395,6 +395,8 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     elif "{i}" not in basename_template:
         raise ValueError("basename_template did not contain '{i}'")
 
+    if schema is not None:
+        schema = as_schema(schema)
     data_schema, batches = _batches_of(data, schema)
     if schema is not None and not schema.equals(data_schema):
         target = schema
@@ -404,7 +406,7 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     part_names = [] if part is None else list(part.schema.names)
     for name in part_names:
         if name not in data_schema.names:
-            raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {data_schema}")
+            raise KeyError(f"Column {name} does not exist in schema")
     kept = [i for i, f in enumerate(data_schema) if f.name not in part_names]
     file_schema = T.schema([data_schema.field(i) for i in kept], data_schema.metadata)
 

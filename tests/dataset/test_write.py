@@ -247,3 +247,12 @@ def test_rows_are_grouped_by_their_values_whatever_their_width(width):
             expected.setdefault(v, []).append(i)
         assert [g[0][0] for g in groups] == list(expected)          # first appearance order
         assert [list(g[1]) for g in groups] == list(expected.values())
+
+
+def test_a_partition_column_missing_from_the_data_is_a_key_error(tmp_path):
+    table = A.table({"original_column": list(range(20))})
+    scanner = ds.dataset(table).scanner(columns={"renamed_column": field("original_column")})
+    ds.write_dataset(scanner, str(tmp_path / "a"), partitioning=["renamed_column"])
+    assert len(_files(tmp_path / "a")) == 20
+    with pytest.raises(KeyError, match="'Column original_column does not exist in schema"):
+        ds.write_dataset(scanner, str(tmp_path / "b"), partitioning=["original_column"])
