@@ -30,13 +30,16 @@ def dataset_files(name: str) -> list[str] | None:
     if not is_dataset_name(name):
         return None
     from ..dataset.discovery import discover
-    from ..errors import ArrowInvalid
     if not os.path.isdir(name) and not glob.glob(name):
         raise FileNotFoundError(2, "No such file or directory (the glob matches nothing)", name)
     _, found = discover(name)
     if not found:
-        raise ArrowInvalid(f"{name}: the dataset holds no data files (names starting with '.' "
-                           f"or '_', and Spark's side files, are skipped)")
+        if os.path.isdir(name):
+            raise IsADirectoryError(21, "Is a directory, and holds no data files (names "
+                                        "starting with '.' or '_', and Spark's side files, are "
+                                        "skipped)", name)
+        raise FileNotFoundError(2, "No such file or directory (the glob matches no data file)",
+                                name)
     return [f.path for f in found]
 
 

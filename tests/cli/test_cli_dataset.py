@@ -69,10 +69,9 @@ def test_convert_merges_part_files_into_one(tmp_path, capsys):
     assert [b.num_rows for b in batches] == [5] and batches[0].schema.names == ["s", "k"]
 
 
-def test_an_empty_dataset_is_invalid_data(tmp_path, capsys):
+def test_a_directory_without_data_files_is_still_an_io_error(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     (tmp_path / "empty" / "_SUCCESS").write_bytes(b"")
     r = run(capsys, "head", tmp_path / "empty")
-    assert r.status == 1
-    assert "the dataset holds no data files" in r.err
-
+    assert r.status == 3
+    assert "Is a directory, and holds no data files" in r.err
