@@ -192,6 +192,27 @@ class Scanner:
         scanner: Scanner = fragment.scanner(schema, columns, filter, **kwargs)
         return scanner
 
+    @staticmethod
+    def from_batches(source: Any, schema: T.Schema | None = None, columns: Any = None,
+                     filter: Any = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                     **kwargs: Any) -> Scanner:
+        """A Scanner over an iterable of batches, a RecordBatchReader or an object with
+        `__arrow_c_stream__` (read once, in memory)."""
+        from ..table import record_batch
+        from .memory import MemoryScanner
+        from .partitioning import as_schema
+        if isinstance(source, RecordBatchReader) or hasattr(source, "__arrow_c_stream__"):
+            reader = source if isinstance(source, RecordBatchReader) else \
+                RecordBatchReader.from_stream(source)
+            schema = schema if schema is not None else reader.schema
+            source = reader
+        elif schema is None:
+            raise ValueError("Scanner.from_batches needs schema= with an iterable of batches")
+        sch = as_schema(schema)
+        batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in source]
+        return MemoryScanner(sch, batches, columns=columns, filter=filter,
+                             batch_size=batch_size)
+
     @property
     def projected_schema(self) -> T.Schema:
         """The schema of the batches the scan produces."""

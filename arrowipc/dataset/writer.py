@@ -80,9 +80,25 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
     if hasattr(data, "__arrow_c_stream__"):
         reader = RecordBatchReader.from_stream(data)
         return reader.schema, iter(reader)
+    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes)):
+        if schema is None:
+            raise ValueError("write_dataset needs schema= with an iterable of batches")
+        return schema, _each_batch(data)
     raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: give a "
                     f"Table, RecordBatch, list of them, RecordBatchReader, Dataset or an object "
                     f"with __arrow_c_stream__")
+
+
+def _each_batch(items: Any) -> Iterator[RecordBatch]:
+    """The record batches of an iterable of batches or tables (ours or any library's)."""
+    from ..table import record_batch
+    for item in items:
+        if isinstance(item, RecordBatch):
+            yield item
+        elif isinstance(item, Table):
+            yield from item.to_batches()
+        else:
+            yield record_batch(item)
 
 
 def _resolve_partitioning(partitioning: Any, flavor: str | None, schema: T.Schema

@@ -256,3 +256,11 @@ def test_a_partition_column_missing_from_the_data_is_a_key_error(tmp_path):
     assert len(_files(tmp_path / "a")) == 20
     with pytest.raises(KeyError, match="'Column original_column does not exist in schema"):
         ds.write_dataset(scanner, str(tmp_path / "b"), partitioning=["original_column"])
+
+
+def test_an_iterable_of_batches_with_a_schema(tmp_path, table):
+    ds.write_dataset((b for b in table.to_pyarrow().to_batches()), str(tmp_path / "o"),
+                     schema=table.schema, basename_template="dat_{i}.arrow")
+    assert ds.dataset(str(tmp_path / "o")).to_table().equals(table)
+    with pytest.raises(ValueError, match="needs schema= with an iterable of batches"):
+        ds.write_dataset((b for b in table.to_batches()), str(tmp_path / "p"))
