@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Expression", "add", "add_checked", "and_kleene", "divide", "divide_checked", "equal",
-           "field", "greater", "greater_equal", "invert", "is_in", "is_null", "is_valid", "less",
-           "less_equal", "multiply", "multiply_checked", "not_equal", "or_kleene", "scalar",
-           "subtract", "subtract_checked", "to_expression"]
+           "field", "greater", "greater_equal", "invert", "is_in", "is_nan", "is_null", "is_valid",
+           "less", "less_equal", "multiply", "multiply_checked", "not_equal", "or_kleene",
+           "scalar", "subtract", "subtract_checked", "to_expression"]
 
 
 def _datum(value: Any) -> Any:
@@ -132,6 +132,11 @@ def is_null(values: Any, *, nan_is_null: bool = False) -> Any:
     return _call(lambda a: K.is_null(a, nan_is_null), values)
 
 
+def is_nan(values: Any) -> Any:
+    """True where the value is NaN, null where it is null."""
+    return _call(K.is_nan, values)
+
+
 def is_valid(values: Any) -> Any:
     """True where the value is not null."""
     return _call(K.is_valid, values)
@@ -149,15 +154,26 @@ def is_in(values: Any, value_set: Any = None, *, skip_nulls: bool = False) -> An
     return _call(lambda a: K.is_in(a, vs.data, behavior), values)
 
 
+_ARITH_DOCS = {
+    "add": "x + y elementwise in the common numeric type; integers wrap on overflow.",
+    "subtract": "x - y elementwise in the common numeric type; integers wrap on overflow.",
+    "multiply": "x * y elementwise in the common numeric type; integers wrap on overflow.",
+    "divide": "x / y elementwise in the common numeric type: integers divide truncating and a "
+              "zero divisor raises ArrowInvalid; floats give inf or nan.",
+    "add_checked": "x + y elementwise; integer overflow raises ArrowInvalid.",
+    "subtract_checked": "x - y elementwise; integer overflow raises ArrowInvalid.",
+    "multiply_checked": "x * y elementwise; integer overflow raises ArrowInvalid.",
+    "divide_checked": "x / y elementwise; a zero divisor (float ones too) and integer overflow "
+                      "raise ArrowInvalid.",
+}
+
+
 def _arith(name: str) -> Any:
     def function(x: Any, y: Any) -> Any:
         return _call(lambda a, b: K.arithmetic(name, a, b), x, y)
     function.__name__ = name
     function.__qualname__ = name
-    wraps = "raising ArrowInvalid on overflow" if name.endswith("_checked") else \
-        "integers wrapping on overflow"
-    function.__doc__ = f"{name.split('_')[0]} x and y elementwise ({wraps}; integer division " \
-                       f"by zero raises)."
+    function.__doc__ = _ARITH_DOCS[name]
     return function
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import io
 import math
+import struct
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 
 from ._core.arraydata import ArrayData
 from .data import compute as K
-from .errors import ArrowInvalid, ArrowTypeError
+from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from . import types as T
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
@@ -51,8 +52,7 @@ class Expression:
     _options: dict[str, Any]            # a call's function options
 
     def __init__(self) -> None:
-        raise TypeError("Do not call Expression's constructor directly, use "
-                        "field() or scalar() or the operators of an expression")
+        raise TypeError("Expression is an abstract class thus cannot be initialized.")
 
     @classmethod
     def _make(cls, kind: str, path: tuple[Any, ...] = (), literal: K.ScalarData | None = None,
@@ -91,14 +91,8 @@ class Expression:
     def __and__(self, other: Any) -> Expression:
         return Expression._call("and_kleene", (self, other))
 
-    def __rand__(self, other: Any) -> Expression:
-        return Expression._call("and_kleene", (other, self))
-
     def __or__(self, other: Any) -> Expression:
         return Expression._call("or_kleene", (self, other))
-
-    def __ror__(self, other: Any) -> Expression:
-        return Expression._call("or_kleene", (other, self))
 
     def __invert__(self) -> Expression:
         return Expression._call("invert", (self,))
@@ -106,26 +100,14 @@ class Expression:
     def __add__(self, other: Any) -> Expression:
         return Expression._call("add_checked", (self, other))
 
-    def __radd__(self, other: Any) -> Expression:
-        return Expression._call("add_checked", (other, self))
-
     def __sub__(self, other: Any) -> Expression:
         return Expression._call("subtract_checked", (self, other))
-
-    def __rsub__(self, other: Any) -> Expression:
-        return Expression._call("subtract_checked", (other, self))
 
     def __mul__(self, other: Any) -> Expression:
         return Expression._call("multiply_checked", (self, other))
 
-    def __rmul__(self, other: Any) -> Expression:
-        return Expression._call("multiply_checked", (other, self))
-
     def __truediv__(self, other: Any) -> Expression:
         return Expression._call("divide_checked", (self, other))
-
-    def __rtruediv__(self, other: Any) -> Expression:
-        return Expression._call("divide_checked", (other, self))
 
     def __bool__(self) -> bool:
         raise ValueError("An Expression cannot be evaluated to python True or False. If you are "
@@ -159,18 +141,27 @@ class Expression:
     def cast(self, target_type: Any = None, safe: bool | None = None, options: Any = None
              ) -> Expression:
         """The value cast to `target_type` (safe: refuse lossy casts)."""
+        if target_type is None and options is not None:
+            target_type = getattr(options, "target_type", None)
+            safe = not getattr(options, "allow_int_overflow", False)
         if target_type is None:
-            raise TypeError("Must specify either target_type or options")
+            raise TypeError("DataType expected, got <class 'NoneType'>")
         allow = not (True if safe is None else safe)
-        opts: dict[str, Any] = {"to_type": T.ensure_type(target_type)}
+        to = T.ensure_type(target_type) if isinstance(target_type, (str, T.DataType)) \
+            else _our_type(target_type)
+        opts: dict[str, Any] = {"to_type": to}
         opts.update({k: allow for k in _CAST_FLAGS})
         return Expression._call("cast", (self,), opts)
 
     def equals(self, other: object) -> bool:
         """Whether `other` is the same expression (an arrowipc or a pyarrow Expression)."""
-        other_expr = to_expression(other) if not isinstance(other, Expression) else other
-        if other_expr is None:
-            return False
+        if isinstance(other, Expression):
+            other_expr = other
+        elif _is_pyarrow_expression(other):
+            other_expr = from_pyarrow(other)
+        else:
+            raise TypeError(f"Argument 'other' has incorrect type (expected Expression, got "
+                            f"{type(other).__name__})")
         return str(self) == str(other_expr) and _same_types(self, other_expr)
 
     # -- inspection --------------------------------------------------------------------------------
@@ -260,7 +251,11 @@ class Expression:
         if self._kind == "field":
             return _resolve(self._path, columns, schema_text)
         args = [a._eval(columns, num_rows, schema_text) for a in self._args]
-        return _apply(self._function, args, self._options)
+        f = self._function
+        if (f in K.COMPARISONS or f.removesuffix("_checked") in K.ARITHMETIC) and \
+                any(a._kind != "literal" for a in self._args):
+            args = [_narrowed(d) if a._kind == "literal" else d for a, d in zip(self._args, args)]
+        return _apply(f, args, self._options)
 
     # -- binding and pruning ---------------------------------------------------------------------------
     def bind(self, values: Mapping[str, Any]) -> Expression:
@@ -366,11 +361,11 @@ def field(*name_or_index: Any) -> Expression:
     if len(name_or_index) == 1 and isinstance(name_or_index[0], tuple):
         name_or_index = name_or_index[0]
     if not name_or_index:
-        raise TypeError("field() needs a name, an index, or a tuple of them")
+        raise ValueError("nested field reference should be non-empty")
     for n in name_or_index:
         if not isinstance(n, (str, int)) or isinstance(n, bool):
             raise TypeError("field reference should be str, multiple str, tuple or integer, "
-                            f"got {type(n).__name__}")
+                            f"got {type(n)}")
     return Expression._make("field", path=tuple(name_or_index))
 
 
@@ -404,14 +399,17 @@ def _as_expression(value: Any) -> Expression:
     if isinstance(value, Expression):
         return value
     converted = to_expression(value)
-    assert converted is not None
-    return converted
+    return scalar(None) if converted is None else converted
 
 
 def _is_pyarrow(obj: object, name: str) -> bool:
     cls = type(obj)
     return cls.__module__.startswith("pyarrow") and any(
         c.__name__ == name or c.__name__.endswith(name) for c in cls.__mro__)
+
+
+def _is_pyarrow_expression(obj: object) -> bool:
+    return type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow")
 
 
 def _our_type(t: Any) -> Any:
@@ -428,7 +426,7 @@ def to_expression(obj: Any) -> Expression | None:
         return None
     if isinstance(obj, Expression):
         return obj
-    if type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow"):
+    if _is_pyarrow_expression(obj):
         return from_pyarrow(obj)
     return scalar(obj)
 
@@ -437,12 +435,11 @@ def to_expression(obj: Any) -> Expression | None:
 
 def from_pyarrow(expr: Any) -> Expression:
     """The arrowipc Expression of a pyarrow Expression, read from the bytes it pickles to."""
-    reduced = expr.__reduce__()
     try:
-        payload = bytes(reduced[1][0])
-    except (TypeError, IndexError):
-        raise ArrowInvalid(f"cannot read the pyarrow expression {expr}: it does not reduce "
-                           f"to serialized bytes") from None
+        payload = bytes(expr.__reduce__()[1][0])
+    except Exception as e:      # pyarrow cannot serialize some (field references by position)
+        raise ArrowNotImplementedError(f"cannot convert the pyarrow expression {expr}: pyarrow "
+                                       f"does not serialize it ({e})") from None
     return deserialize(payload)
 
 
@@ -476,7 +473,7 @@ def deserialize(payload: bytes) -> Expression:
             col = column_value("literal", value)
             return Expression._make("literal", literal=K.ScalarData(col.slice(0, 1)))
         if key == b"field_ref":
-            return field(value.decode())
+            return field(_text(value, "field name"))
         if key == b"nested_field_ref":
             n = int(value) if value.isdigit() else -1
             if not 0 < n <= len(pairs) - pos:
@@ -488,11 +485,11 @@ def deserialize(payload: bytes) -> Expression:
                 if k != b"field_ref":
                     raise ArrowInvalid("serialized expression: a nested field reference lists "
                                        f"{n} names, found {k!r}")
-                names.append(v.decode())
+                names.append(_text(v, "field name"))
                 pos += 1
             return field(tuple(names))
         if key == b"call":
-            function = value.decode()
+            function = _text(value, "function name")
             args = []
             options: dict[str, Any] = {}
             while True:
@@ -507,6 +504,12 @@ def deserialize(payload: bytes) -> Expression:
                     options = _options_from(function, column_value("options", v))
                     continue
                 args.append(read(depth + 1))
+            if function in _OPTION_FIELDS and not options:
+                raise ArrowInvalid(f"serialized expression: call {function} has no options")
+            arity = _arity(function)
+            if arity is not None and len(args) != arity:
+                raise ArrowInvalid(f"serialized expression: call {function} has {len(args)} "
+                                   f"argument(s), expected {arity}")
             return Expression._make("call", function=function, args=tuple(args),
                                     options=options)
         raise ArrowInvalid(f"serialized expression: unexpected metadata key {key!r}")
@@ -529,7 +532,11 @@ def _read_serialized(payload: bytes) -> tuple[list[tuple[bytes, bytes]], list[Ar
     start = 8 if any(payload.startswith(m) for m in FILE_MAGICS) else 0
     source = io.BytesIO(payload)
     source.seek(start)
-    schema_msg = read_message(source)
+    try:
+        schema_msg = read_message(source)
+    except EOFError:
+        raise ArrowInvalid(f"{where}: expected a schema message at byte {start}, found the end "
+                           f"of its {len(payload)} bytes") from None
     if schema_msg.header_type != md.HEADER_SCHEMA:
         raise ArrowInvalid(f"{where}: expected a schema message first, found {schema_msg.type}")
     header = schema_msg.header
@@ -561,7 +568,36 @@ def _read_serialized(payload: bytes) -> tuple[list[tuple[bytes, bytes]], list[Ar
     return pairs, columns
 
 
+def _arity(function: str) -> int | None:
+    """The number of arguments of a function arrowipc evaluates (None: not one of them)."""
+    if function in K.COMPARISONS or function.removesuffix("_checked") in K.ARITHMETIC or \
+            function in ("and_kleene", "or_kleene"):
+        return 2
+    if function in ("invert", "is_null", "is_valid", "is_in", "cast", "is_nan"):
+        return 1
+    return None
+
+
+def _text(value: bytes, what: str) -> str:
+    try:
+        return value.decode()
+    except UnicodeDecodeError as e:
+        raise ArrowInvalid(f"serialized expression: a {what} is not UTF-8 ({value!r}: "
+                           f"{e.reason} at byte {e.start})") from None
+
+
+_OPTION_FIELDS = {"is_in": ("value_set",), "is_null": ("nan_is_null",), "cast": ("to_type",)}
+
+
 def _options_from(function: str, struct: ArrayData) -> dict[str, Any]:
+    if struct.type.name != "struct":
+        raise ArrowInvalid(f"serialized expression: the options of {function} are a {struct.type}, "
+                           f"expected a struct")
+    missing = [n for n in _OPTION_FIELDS.get(function, ())
+               if struct.type.get_field_index(n) < 0]
+    if missing:
+        raise ArrowInvalid(f"serialized expression: the options of {function} lack "
+                           f"{', '.join(missing)}")
     names = [struct.type.field(i).name for i in range(struct.type.num_fields)]
     child = {n: struct.children[i].slice(struct.offset, 1) for i, n in enumerate(names)}
     if function == "is_in":
@@ -570,13 +606,18 @@ def _options_from(function: str, struct: ArrayData) -> dict[str, Any]:
             if "null_matching_behavior" in child else 0
         if "skip_nulls" in child and _pylist(child["skip_nulls"])[0]:
             behavior = 1
+        if lists.type.name not in ("list", "large_list") or not isinstance(behavior, (int, type(None))) \
+                or not 0 <= int(behavior or 0) < len(_NULL_MATCHING):
+            raise ArrowInvalid(f"serialized expression: is_in options of a value_set of "
+                               f"{lists.type} with null_matching_behavior {behavior!r}")
         vs = lists.list_values()
         return {"value_set": vs, "null_matching_behavior": _NULL_MATCHING[int(behavior or 0)]}
     if function == "is_null":
         return {"nan_is_null": bool(_pylist(child["nan_is_null"])[0])}
     if function == "cast":
         out: dict[str, Any] = {"to_type": child["to_type"].type}
-        out.update({k: bool(_pylist(child[k])[0]) for k in _CAST_FLAGS if k in child})
+        out.update({k: bool(_pylist(child[k])[0]) if k in child else False
+                    for k in _CAST_FLAGS})
         return out
     return {k: _pylist(v)[0] for k, v in child.items() if k != "_type_name"}
 
@@ -657,6 +698,41 @@ def _with_parent_nulls(child: ArrayData, parent: ArrayData) -> ArrayData:
     return child.copy_with(buffers=[bits] + list(child.buffers[1:]), null_count=nulls)
 
 
+_SIGNED = [(8, T.int8), (16, T.int16), (32, T.int32), (64, T.int64)]
+_UNSIGNED = [(8, T.uint8), (16, T.uint16), (32, T.uint32), (64, T.uint64)]
+
+
+def _narrowed(lit: K.Datum) -> K.Datum:
+    """A numeric literal beside a column in the narrowest type of its kind that holds it, as
+    pyarrow's expression binding makes it (so `int8 column + 1` stays int8): integers in the
+    smallest signed (or, for an unsigned literal, unsigned) type, floats in float32 when exact."""
+    if not isinstance(lit, K.ScalarData):
+        return lit
+    fam = K.family(lit.type)
+    if fam not in ("int", "float"):
+        return lit
+    v = lit.as_py()
+    if v is None:
+        return lit
+    if fam == "float":
+        if lit.type.name == "double" and (v != v or math.isinf(v) or _fits_float32(v)):
+            return K.scalar_data(v, T.float32())
+        return lit
+    for bits, make in (_SIGNED if lit.type.is_signed else _UNSIGNED):
+        lo = -(1 << (bits - 1)) if lit.type.is_signed else 0
+        hi = (1 << (bits - 1)) - 1 if lit.type.is_signed else (1 << bits) - 1
+        if lo <= v <= hi:
+            return lit if bits >= lit.type.bit_width else K.scalar_data(v, make())
+    return lit
+
+
+def _fits_float32(v: float) -> bool:
+    try:
+        return bool(struct.unpack("<f", struct.pack("<f", v))[0] == v)
+    except OverflowError:
+        return False
+
+
 def _apply(function: str, args: list[K.Datum], options: Mapping[str, Any]) -> K.Datum:
     base = function.removesuffix("_checked")
     if function in K.COMPARISONS:
@@ -671,6 +747,8 @@ def _apply(function: str, args: list[K.Datum], options: Mapping[str, Any]) -> K.
         return K.is_null(args[0], bool(options.get("nan_is_null", False)))
     if function == "is_valid":
         return K.is_valid(args[0])
+    if function == "is_nan":
+        return K.is_nan(args[0])
     if function == "is_in":
         return K.is_in(args[0], options["value_set"], options.get("null_matching_behavior",
                                                                    "MATCH"))
@@ -683,7 +761,6 @@ def _apply(function: str, args: list[K.Datum], options: Mapping[str, Any]) -> K.
         if isinstance(arg, K.ScalarData):
             return K.ScalarData(cast_data(arg.data, options["to_type"], safe))
         return cast_data(arg, options["to_type"], safe)
-    from .errors import ArrowNotImplementedError
     raise ArrowNotImplementedError(f"arrowipc cannot evaluate the function '{function}'")
 
 
@@ -692,7 +769,7 @@ def _fold(e: Expression) -> Expression:
     f, args = e._function, e._args
     lits = [a._literal.as_py() if a._literal is not None else _NOT_LITERAL for a in args]
     if f == "and_kleene":
-        if False in lits and any(v is False for v in lits):
+        if any(v is False for v in lits):
             return scalar(False)
         for i, v in enumerate(lits):
             if v is True:
@@ -704,7 +781,10 @@ def _fold(e: Expression) -> Expression:
             if v is False:
                 return args[1 - i]
     if all(a._kind == "literal" for a in args):
-        out = _apply(f, [a._literal for a in args], e._options)  # type: ignore[misc]
+        try:
+            out = _apply(f, [a._literal for a in args], e._options)  # type: ignore[misc]
+        except ArrowNotImplementedError:
+            return e            # a function arrowipc does not evaluate stays a call
         assert isinstance(out, K.ScalarData)
         return Expression._make("literal", literal=out)
     return e
@@ -738,11 +818,11 @@ def _stats_value(stats: dict[str, Any], name: str, lit: K.ScalarData, schema: An
     if isinstance(v, (int, float)):
         if isinstance(v, float) and math.isnan(v):
             return False, None, stats
-        if col_type is not None and K._family(col_type) not in ("int", "float"):
+        if col_type is not None and K.family(col_type) not in ("int", "float"):
             return False, None, stats
         return True, v, stats
     if isinstance(v, str):
-        if col_type is not None and K._family(col_type) != "string":
+        if col_type is not None and K.family(col_type) != "string":
             return False, None, stats
         return True, v, stats
     if isinstance(v, Decimal):
@@ -769,7 +849,7 @@ def _stats_value(stats: dict[str, Any], name: str, lit: K.ScalarData, schema: An
     if isinstance(v, date) and not isinstance(v, datetime) and col_type.name.startswith("date"):
         days = (v - date(1970, 1, 1)).days
         return True, days if col_type.name == "date32[day]" else days * 86400000, stats
-    if isinstance(v, time) and K._family(col_type) == "time":
+    if isinstance(v, time) and K.family(col_type) == "time":
         delta = timedelta(hours=v.hour, minutes=v.minute, seconds=v.second,
                           microseconds=v.microsecond)
         return True, _delta_in(delta, unit, floor=True), stats
@@ -795,13 +875,13 @@ def _literal_text(s: K.ScalarData) -> str:
     v = s.as_py()
     if v is None:
         return f"null[{t}]"
-    fam = K._family(t)
+    fam = K.family(t)
     if fam == "bool":
         return "true" if v else "false"
     if fam == "float":
         return _float_text(float(v))
     if fam == "string":
-        return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return '"' + _escaped(str(v)) + '"'
     if fam == "binary":
         return '"' + bytes(v).hex().upper() + '"'
     if fam == "timestamp":
@@ -854,18 +934,36 @@ def _time_text(s: K.ScalarData) -> str:
 
 
 def _float_text(v: float) -> str:
+    """A double as Arrow C++ prints it: the shortest digits that read back, in plain notation
+    when the leading digit's power of ten is within [-6, 10), else as d.ddde+X."""
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    text = repr(v)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = exp[0] if exp[0] in "+-" else "+"
-        digits = exp.lstrip("+-").lstrip("0") or "0"
-        mantissa = mantissa.removesuffix(".0")
-        return f"{mantissa}e{sign}{digits}"
-    return text.removesuffix(".0")
+    if v == 0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    sign, digits_t, exp = Decimal(repr(v)).as_tuple()
+    digits = "".join(str(d) for d in digits_t).rstrip("0") or "0"
+    assert isinstance(exp, int)
+    # value = 0.d1d2... * 10**point
+    point = len(digits_t) + exp
+    lead = point - 1
+    minus = "-" if sign else ""
+    if -6 <= lead < 10:
+        if point <= 0:
+            return f"{minus}0.{'0' * -point}{digits}"
+        if point >= len(digits):
+            return f"{minus}{digits}{'0' * (point - len(digits))}"
+        return f"{minus}{digits[:point]}.{digits[point:]}"
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{minus}{mantissa}e{'+' if lead >= 0 else '-'}{abs(lead)}"
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(text: str) -> str:
+    return "".join(_ESCAPES.get(c, c) for c in text)
 
 
 def _array_text(d: ArrayData) -> str:

@@ -26,6 +26,7 @@ MODULES = [
      "Reading and writing the IPC stream and file formats, mirroring `pyarrow.ipc`."),
     ("arrowipc.io", "arrowipc.io — in-memory sinks and sources",
      "Also exported at the top level."),
+    ("arrowipc.compute", "arrowipc.compute — expressions and compute functions", None),
     ("arrowipc.dataset", "arrowipc.dataset — datasets of many files",
      "Directories, partitions and filters, mirroring `pyarrow.dataset` (docs/datasets.md)."),
     ("arrowipc.validate", "arrowipc.validate — validation of arrays", None),
@@ -271,7 +272,7 @@ def render_module(modname: str, title: str, intro: str | None) -> list:
         names = ["main"]
     else:
         names = [n for n in names if getattr(getattr(module, n), "__module__", modname)
-                 .startswith(modname) or modname == "arrowipc.ipc"]
+                 .startswith(modname) or modname in ("arrowipc.ipc", "arrowipc.compute")]
     for n in names:
         lines += render_object(n, getattr(module, n))
     return lines

@@ -1,24 +1,29 @@
-"""Comparison, boolean, membership and arithmetic kernels over ArrayData (what expressions
-evaluate to), with pyarrow.compute's type promotion and null semantics.
+"""Comparison, Kleene logic, null, membership and arithmetic kernels over ArrayData (what
+expressions evaluate to), with pyarrow.compute's type promotion and null semantics.
 
 An operand (a "datum") is either an ArrayData (a column) or a ScalarData (one value with its
 type, held as a one-row ArrayData). Every kernel takes datums and returns one: an array when any
-operand is an array, else a scalar. Boolean results are bit-packed, with the validity of the
-operands combined (a null in, a null out), except where Kleene logic says otherwise.
+operand is an array, else a scalar. Boolean results are bit-packed, a null in giving a null out,
+except where Kleene logic says otherwise. The loops are the Cython kernels of
+_core/compute_kernels.pyx; this module chooses the kernel and promotes the operands:
 
-Promotion follows pyarrow: integers of one signedness widen to the wider; a signed and an
-unsigned integer meet in a signed type wide enough for both (at most int64); an integer meets
-a float in that float; temporal values of one kind meet in the finer unit; dictionary-encoded
-operands are decoded first.
+- integers of one signedness meet in the wider type; a signed and an unsigned integer in a signed
+  type wide enough for both (at most int64); an integer and a float in the float;
+- timestamps, times and durations of one kind meet in the finer unit (a timestamp with a time
+  zone meets only another with one); dates meet dates, and a date meets a timestamp as the
+  timestamp of its midnight;
+- strings and binaries compare bytewise (views and large layouts alike); decimals by value;
+- dictionary-encoded and extension operands are decoded to their values first.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from .._core import compute_kernels as _k
 from .._core.arraydata import ArrayData
-from .._core.bitmap import unpack_bits
-from .._core.buffer import py_buffer
-from ..errors import ArrowInvalid, ArrowNotImplementedError
+from .._core.bitmap import count_set_bits, unpack_bits
+from .._core.buffer import Buffer, py_buffer
+from ..errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from .. import types as T
 from .cast import cast_data
 from .from_python import array_data_from_python
@@ -30,17 +35,20 @@ if TYPE_CHECKING:
 
     Datum = Union[ArrayData, "ScalarData"]
 
-__all__ = ["COMPARISONS", "ARITHMETIC", "ScalarData", "arithmetic", "and_kleene", "broadcast",
-           "common_numeric_type", "compare", "invert", "is_in", "is_null", "is_valid",
+__all__ = ["ARITHMETIC", "COMPARISONS", "ScalarData", "and_kleene", "arithmetic", "broadcast",
+           "common_numeric_type", "compare", "family", "invert", "is_in", "is_nan", "is_null", "is_valid",
            "or_kleene", "scalar_data"]
 
 # function name -> the comparison it makes
 COMPARISONS = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=",
                "greater": ">", "greater_equal": ">="}
-# function name (and its checked variant) -> the operation
+# function name (and its _checked variant) -> the operation
 ARITHMETIC = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
 
 _UNIT_FACTOR = {"s": 1, "ms": 1000, "us": 1000_000, "ns": 1000_000_000}
+_NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+       "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+       "halffloat": np.float16, "float": np.float32, "double": np.float64}
 
 
 class ScalarData:
@@ -54,11 +62,6 @@ class ScalarData:
     def type(self) -> Any:
         return self.data.type
 
-    @property
-    def is_valid(self) -> bool:
-        return self.data.null_count == 0 if self.data.null_count >= 0 else \
-            to_pylist(self.data)[0] is not None
-
     def as_py(self) -> Any:
         return to_pylist(self.data)[0]
 
@@ -69,11 +72,16 @@ def scalar_data(value: Any, type: Any = None) -> ScalarData:
     return ScalarData(array_data_from_python([value], type))
 
 
-def _length(*datums: Datum) -> int | None:
+def _rows(*datums: Datum) -> int | None:
+    """The rows of the first array operand; None when all are scalars."""
     for d in datums:
         if isinstance(d, ArrayData):
             return d.length
     return None
+
+
+def _data(d: Datum) -> ArrayData:
+    return d if isinstance(d, ArrayData) else d.data
 
 
 def broadcast(d: Datum, length: int) -> ArrayData:
@@ -83,18 +91,23 @@ def broadcast(d: Datum, length: int) -> ArrayData:
     if length == 1:
         return d.data
     from .selection import take
-    idx = array_data_from_python(np.zeros(length, dtype=np.int32))
-    return take(d.data, idx)
+    return take(d.data, array_data_from_python(np.zeros(length, dtype=np.int32)))
 
 
-# -- the type of a datum, decoded ------------------------------------------------------------------
+def _result(d: ArrayData, rows: int | None) -> Datum:
+    return ScalarData(d) if rows is None else d
+
+
+# -- types ---------------------------------------------------------------------------------------------
 
 def _decoded(d: Datum) -> Datum:
     """The datum with dictionary encoding and extension types taken off."""
-    t = d.type
     if isinstance(d, ScalarData):
-        return ScalarData(_decoded(d.data))  # type: ignore[arg-type]
-    if _is_dictionary(t):
+        inner = _decoded(d.data)
+        assert isinstance(inner, ArrayData)
+        return ScalarData(inner)
+    t = d.type
+    if isinstance(t, T.DictionaryType):
         return _decoded(cast_data(d, t.value_type))
     storage = getattr(t, "storage_type", None)
     if storage is not None:
@@ -102,35 +115,25 @@ def _decoded(d: Datum) -> Datum:
     return d
 
 
-def _is_dictionary(t: Any) -> bool:
-    return bool(t.name.startswith("dictionary<"))
-
-
-def _family(t: Any) -> str:
-    """The comparison family of a (decoded) type."""
-    name = t.name
+def family(t: Any) -> str:
+    """The kind of values of a (decoded) type: int, float, bool, null, string, binary, decimal,
+    date, timestamp, time, duration, or other."""
+    name: str = t.name
     if getattr(t, "is_integer", False):
         return "int"
     if getattr(t, "is_float", False):
         return "float"
-    if name == "bool":
-        return "bool"
-    if name == "null":
-        return "null"
+    if name in ("bool", "null"):
+        return name
     if name in ("string", "large_string", "string_view"):
         return "string"
-    if name in ("binary", "large_binary", "binary_view") or name.startswith("fixed_size_binary"):
+    if name in ("binary", "large_binary", "binary_view"):
         return "binary"
-    if name.startswith("decimal"):
-        return "decimal"
-    if name.startswith("date"):
-        return "date"
-    if name.startswith("timestamp"):
-        return "timestamp"
+    for prefix in ("decimal", "date", "timestamp", "duration"):
+        if name.startswith(prefix):
+            return prefix
     if name.startswith("time32") or name.startswith("time64"):
         return "time"
-    if name.startswith("duration"):
-        return "duration"
     return "other"
 
 
@@ -152,12 +155,7 @@ def _no_kernel(function: str, *types: Any) -> ArrowNotImplementedError:
         f"({', '.join(str(t) for t in types)})")
 
 
-# -- numpy views of a datum --------------------------------------------------------------------------
-
-_NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-       "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-       "halffloat": np.float16, "float": np.float32, "double": np.float64}
-
+# -- values as numpy (views where the layout allows) ----------------------------------------------------
 
 def _np_dtype(t: Any) -> Any:
     dtype = _NP.get(t.name)
@@ -168,154 +166,252 @@ def _np_dtype(t: Any) -> Any:
     return np.int64         # date64, timestamp, time64, duration
 
 
-def _validity(d: ArrayData) -> Any:
-    """A numpy bool array of the valid rows, or None when there is no null."""
-    if d.type.name == "null":
-        return np.zeros(d.length, dtype=bool)
-    if d.null_count == 0 or d.buffers[0] is None:
-        return None
-    bits = unpack_bits(d.buffers[0], d.offset, d.length)
-    return np.frombuffer(bits, dtype=np.uint8).astype(bool)
+def _fixed_values(d: ArrayData) -> Any:
+    """The values of fixed-width numeric or temporal data, a zero-copy numpy view."""
+    dtype = _np_dtype(d.type)
+    if d.length == 0:
+        return np.zeros(0, dtype=dtype)
+    width = np.dtype(dtype).itemsize
+    buf = d.buffers[1] if len(d.buffers) > 1 else None
+    if buf is None or d.offset < 0 or d.offset + d.length > buf.size // width:
+        raise ArrowInvalid(f"{d.type} values: rows [{d.offset}, {d.offset}+{d.length}) need "
+                           f"{(d.offset + d.length) * width} bytes, the buffer has "
+                           f"{0 if buf is None else buf.size}")
+    return np.frombuffer(buf, dtype=dtype,  # type: ignore[call-overload]
+                         count=d.offset + d.length)[d.offset:]
 
 
-def _values(d: ArrayData) -> Any:
-    """The values of a decoded ArrayData as a numpy array (objects for strings, binaries and
-    decimals; nulls there are None)."""
-    fam = _family(d.type)
-    if fam == "bool":
-        if d.buffers[1] is None:
-            return np.zeros(d.length, dtype=bool)
-        return np.frombuffer(unpack_bits(d.buffers[1], d.offset, d.length), dtype=np.uint8
-                             ).astype(bool)
-    if fam in ("int", "float", "date", "timestamp", "time", "duration"):
-        dtype = _np_dtype(d.type)
-        if d.length == 0:
-            return np.zeros(0, dtype=dtype)
-        return np.frombuffer(d.buffers[1], dtype=dtype,  # type: ignore[call-overload]
-                             count=d.offset + d.length)[d.offset:]
-    if fam == "null":
-        return np.zeros(d.length, dtype=bool)
-    out = np.empty(d.length, dtype=object)
-    out[:] = to_pylist(d)
-    return out
+def _bool_values(d: ArrayData) -> Any:
+    if d.length == 0 or d.buffers[1] is None:
+        return np.zeros(d.length, dtype=np.uint8)
+    return np.frombuffer(unpack_bits(d.buffers[1], d.offset, d.length), dtype=np.uint8)
 
 
-def _bool_data(values: Any, valid: Any, length: int) -> ArrayData:
-    """A bool ArrayData of numpy bools `values` with numpy validity `valid` (None: all valid)."""
-    vals = np.packbits(np.asarray(values, dtype=bool), bitorder="little")
-    if valid is None:
-        return ArrayData(T.bool_(), length, 0, 0, [None, py_buffer(vals.tobytes())])
-    valid = np.asarray(valid, dtype=bool)
-    nulls = int(length - np.count_nonzero(valid))
-    vbits = np.packbits(valid, bitorder="little")
-    return ArrayData(T.bool_(), length, 0, nulls,
-                     [py_buffer(vbits.tobytes()) if nulls else None, py_buffer(vals.tobytes())])
+def _as_int64_in(d: ArrayData, fam: str, unit: str) -> Any:
+    """Temporal values as int64 counts of `unit` (dates as their midnight)."""
+    v = _fixed_values(d).astype(np.int64, copy=False)
+    if fam == "date":
+        ms = v * 86400000 if d.type.name == "date32[day]" else v
+        return ms * _UNIT_FACTOR[unit] // 1000 if unit != "s" else ms // 1000
+    scale = _UNIT_FACTOR[unit] // _UNIT_FACTOR[d.type.unit]
+    return v * scale if scale != 1 else v
 
 
-def _both_valid(a: Any, b: Any) -> Any:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b
+def _binary_layout(d: ArrayData) -> ArrayData:
+    """String and binary data in an offsets layout (views cast to it first)."""
+    name = d.type.name
+    if name == "string_view":
+        return cast_data(d, T.string())
+    if name == "binary_view":
+        return cast_data(d, T.binary())
+    return d
 
 
-def _result(d: ArrayData, scalar: bool) -> Datum:
-    return ScalarData(d) if scalar else d
+def _implicit_cast(d: ArrayData, target: Any) -> ArrayData:
+    """A numeric operand in the common type, cast safely as pyarrow does (an integer that does
+    not fit, or beyond a float's exact range, raises ArrowInvalid)."""
+    if d.type == target:
+        return d
+    return cast_data(d, target, True)
 
 
-def _operands(function: str, left: Datum, right: Datum) -> tuple[Any, Any, Any, Any, int, bool]:
-    """(left values, right values, left validity, right validity, length, both scalar) as numpy,
-    promoted to a type the two can be compared or computed in."""
-    left, right = _decoded(left), _decoded(right)
-    n = _length(left, right)
-    both_scalar = n is None
-    length = 1 if n is None else n
-    lt, rt = left.type, right.type
-    lf, rf = _family(lt), _family(rt)
-    ld = broadcast(left, length)
-    rd = broadcast(right, length)
-    if lf == "null" or rf == "null":
-        if lf == "other" or rf == "other":
-            raise _no_kernel(function, lt, rt)
-        zeros = np.zeros(length, dtype=bool)
-        return zeros, zeros, zeros, zeros, length, both_scalar
+def _finer(a: str, b: str) -> str:
+    return a if _UNIT_FACTOR[a] >= _UNIT_FACTOR[b] else b
+
+
+def _numeric_pair(function: str, l: ArrayData, r: ArrayData) -> tuple[Any, Any]:
+    """The values of two numeric or temporal operands as numpy arrays of one dtype."""
+    lt, rt = l.type, r.type
+    lf, rf = family(lt), family(rt)
     if lf in ("int", "float") and rf in ("int", "float"):
         common = common_numeric_type(lt, rt)
-        dtype = _NP[common.name]
-        lv = _values(ld).astype(dtype, copy=False)
-        rv = _values(rd).astype(dtype, copy=False)
-    elif lf == rf and lf in ("timestamp", "time", "duration"):
-        lu, ru = lt.unit, rt.unit
-        unit = lu if _UNIT_FACTOR[lu] >= _UNIT_FACTOR[ru] else ru
-        lv = _values(ld).astype(np.int64) * (_UNIT_FACTOR[unit] // _UNIT_FACTOR[lu])
-        rv = _values(rd).astype(np.int64) * (_UNIT_FACTOR[unit] // _UNIT_FACTOR[ru])
-    elif lf == rf == "date":
-        lv = _values(ld).astype(np.int64) * (86400000 if lt.name == "date32[day]" else 1)
-        rv = _values(rd).astype(np.int64) * (86400000 if rt.name == "date32[day]" else 1)
-    elif lf == rf and lf in ("bool", "string", "binary", "decimal"):
-        lv, rv = _values(ld), _values(rd)
-    else:
-        raise _no_kernel(function, lt, rt)
-    return lv, rv, _validity(ld), _validity(rd), length, both_scalar
+        return _fixed_values(_implicit_cast(l, common)), _fixed_values(_implicit_cast(r, common))
+    if lf == rf and lf in ("time", "duration"):
+        unit = _finer(lt.unit, rt.unit)
+        return _as_int64_in(l, lf, unit), _as_int64_in(r, rf, unit)
+    if lf == rf == "date":
+        if lt.name == rt.name:
+            return _fixed_values(l), _fixed_values(r)
+        return _as_int64_in(l, lf, "ms"), _as_int64_in(r, rf, "ms")
+    if {lf, rf} <= {"timestamp", "date"}:
+        if lf == rf == "timestamp" and (lt.tz is None) != (rt.tz is None):
+            raise _no_kernel(function, lt, rt)
+        units = [t.unit for t in (lt, rt) if family(t) == "timestamp"]
+        unit = units[0] if len(units) == 1 else _finer(units[0], units[1])
+        return _as_int64_in(l, lf, unit), _as_int64_in(r, rf, unit)
+    raise _no_kernel(function, lt, rt)
 
 
-# -- comparisons ---------------------------------------------------------------------------------
+def _validity(l: ArrayData, r: ArrayData | None, n: int) -> tuple[Any, int]:
+    """(validity bitmap from bit 0 over n rows, or None, null count) of the rows where every
+    operand is valid (an operand of one row on more rows is a broadcast scalar)."""
+    out = None
+    for d in (l, r):
+        if d is None or (d.null_count == 0 and d.type.name != "null"):
+            continue
+        if d.length == 1 and n != 1:
+            if d.type.name == "null" or _is_null_at(d, 0):
+                return py_buffer(bytes((n + 7) // 8)), n                  # all null
+            continue
+        bits = _k.validity_bits(d, n, False)
+        out = bits if out is None else _k.and_bits(out, bits, n)
+    if out is None:
+        return None, 0
+    nulls = n - count_set_bits(out, 0, n)
+    return (out if nulls else None), nulls
+
+
+def _is_null_at(d: ArrayData, i: int) -> bool:
+    if d.type.name == "null":
+        return True
+    if d.null_count == 0 or d.buffers[0] is None:
+        return False
+    return unpack_bits(d.buffers[0], d.offset + i, 1) == b"\x00"
+
+
+def _bool_data(values: Any, validity: Any, nulls: int, n: int) -> ArrayData:
+    return ArrayData(T.bool_(), n, 0, nulls, [validity if nulls else None, values])
+
+
+# -- comparisons --------------------------------------------------------------------------------------
 
 def compare(function: str, left: Datum, right: Datum) -> Datum:
     """`left op right` for a function of COMPARISONS: a bool datum, null where either is."""
-    op = COMPARISONS[function]
-    lv, rv, lvalid, rvalid, length, both_scalar = _operands(function, left, right)
-    valid = _both_valid(lvalid, rvalid)
-    if lv.dtype == object:
-        # nulls are None in object arrays: give them a placeholder the comparison accepts
-        mask = np.ones(length, dtype=bool) if valid is None else valid
-        out = np.zeros(length, dtype=bool)
-        idx = np.nonzero(mask)[0]
-        a, b = lv[idx], rv[idx]
-        out[idx] = _OPS[op](a, b).astype(bool) if len(idx) else out[idx]
-        values = out
+    op = _k.OP_CODES[COMPARISONS[function]]
+    left, right = _decoded(left), _decoded(right)
+    rows = _rows(left, right)
+    n = 1 if rows is None else rows
+    l, r = _data(left), _data(right)
+    lf, rf = family(l.type), family(r.type)
+    if lf == "null" or rf == "null":
+        if "other" in (lf, rf):
+            raise _no_kernel(function, l.type, r.type)
+        zeros = _k.validity_bits(ArrayData(T.null(), n, 0, n), n, False)
+        return _result(_bool_data(zeros, zeros, n, n), rows)
+    validity, nulls = _validity(l, r, n)
+    values: Buffer | None
+    if lf in ("string", "binary") and rf in ("string", "binary"):
+        values = _k.compare_binary(op, _binary_layout(l), _binary_layout(r), n)
+    elif lf == rf == "bool":
+        values = _k.compare_numbers(op, _bool_values(l), _bool_values(r), n)
+    elif "decimal" in (lf, rf) and {lf, rf} <= {"decimal", "int", "float"}:
+        values = _compare_decimals(op, l, r, n) if "float" not in (lf, rf) else None
+        if values is None:
+            values = _compare_objects(op, l, r, n, float if "float" in (lf, rf) else None)
     else:
-        with np.errstate(invalid="ignore"):
-            values = _OPS[op](lv, rv)
-    return _result(_bool_data(values, valid, length), both_scalar)
+        a, b = _numeric_pair(function, l, r)
+        values = _k.compare_numbers(op, np.ascontiguousarray(a), np.ascontiguousarray(b), n)
+    return _result(_bool_data(values, validity, nulls, n), rows)
 
 
-_OPS: dict[str, Any] = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
-                        ">": np.greater, ">=": np.greater_equal}
+_DECIMAL_WIDTHS = {32: np.int32, 64: np.int64, 128: np.int64}
+
+
+def _decimal_words(d: ArrayData) -> Any:
+    """The unscaled integers of decimal32/64 data (numpy), or the (low, high) 64-bit words of
+    decimal128 data, as a zero-copy view."""
+    bits = d.type.bit_width
+    words = 2 if bits == 128 else 1
+    width = bits // 8
+    buf = d.buffers[1] if len(d.buffers) > 1 else None
+    if d.length == 0:
+        return np.zeros(0, dtype=_DECIMAL_WIDTHS[bits])
+    if buf is None or d.offset < 0 or d.offset + d.length > buf.size // width:
+        raise ArrowInvalid(f"{d.type} values: rows [{d.offset}, {d.offset}+{d.length}) need "
+                           f"{(d.offset + d.length) * width} bytes, the buffer has "
+                           f"{0 if buf is None else buf.size}")
+    view = np.frombuffer(buf, dtype=_DECIMAL_WIDTHS[bits],  # type: ignore[call-overload]
+                         count=(d.offset + d.length) * words)
+    return view[d.offset * words:]
+
+
+def _rescaled_scalar(s: ArrayData, t: Any) -> Any:
+    """A one-row decimal or integer operand as the unscaled value(s) of decimal type `t`, or None
+    when it is null or not exactly representable there."""
+    from decimal import Decimal, InvalidOperation
+    v = to_pylist(s)[0]
+    if v is None:
+        return None
+    try:
+        q = Decimal(v).scaleb(t.scale)
+        if q != q.to_integral_value():
+            return None
+        unscaled = int(q)
+    except (InvalidOperation, OverflowError, ValueError):
+        return None
+    bits = t.bit_width
+    if not -(1 << (bits - 1)) <= unscaled < (1 << (bits - 1)):
+        return None
+    if bits == 128:
+        return np.frombuffer(unscaled.to_bytes(16, "little", signed=True), dtype=np.int64).copy()
+    return np.array([unscaled], dtype=_DECIMAL_WIDTHS[bits])
+
+
+def _compare_decimals(op: int, l: ArrayData, r: ArrayData, n: int) -> Buffer | None:
+    """The comparison of decimals of one scale and width (a scalar rescaled to the column's
+    scale when exact) by their unscaled integers, or None for the exact but slow path."""
+    lt, rt = l.type, r.type
+    column = l if family(lt) == "decimal" and (l.length == n or family(rt) != "decimal") else r
+    ct = column.type
+    if family(ct) != "decimal" or ct.bit_width not in _DECIMAL_WIDTHS:
+        return None
+    sides = []
+    for d in (l, r):
+        if d is column:
+            sides.append(_decimal_words(d))
+        elif family(d.type) == "decimal" and d.type.bit_width == ct.bit_width and \
+                d.type.scale == ct.scale:
+            sides.append(_decimal_words(d))
+        elif d.length == 1 and n != 1:
+            value = _rescaled_scalar(d, ct)
+            if value is None:
+                return None
+            sides.append(value)
+        else:
+            return None
+    a, b = (np.ascontiguousarray(x) for x in sides)
+    if ct.bit_width == 128:
+        return _k.compare_decimal128(op, a, b, n)
+    return _k.compare_numbers(op, a, b, n)
+
+
+_PY_OPS: dict[int, Any] = {0: lambda a, b: a == b, 1: lambda a, b: a != b,
+                           2: lambda a, b: a < b, 3: lambda a, b: a <= b,
+                           4: lambda a, b: a > b, 5: lambda a, b: a >= b}
+
+
+def _compare_objects(op: int, l: ArrayData, r: ArrayData, n: int, convert: Any) -> Buffer:
+    """Decimals compared by their Python values (exact; not a hot path of ETL filters)."""
+    lv, rv = to_pylist(l), to_pylist(r)
+    if len(lv) == 1 and n != 1:
+        lv = lv * n
+    if len(rv) == 1 and n != 1:
+        rv = rv * n
+    f = _PY_OPS[op]
+    if convert is not None:
+        lv = [None if v is None else convert(v) for v in lv]
+        rv = [None if v is None else convert(v) for v in rv]
+    flags = bytes(1 if a is not None and b is not None and f(a, b) else 0 for a, b in zip(lv, rv))
+    return py_buffer(np.packbits(np.frombuffer(flags, dtype=np.uint8), bitorder="little"
+                                 ).tobytes()) if n else py_buffer(b"")
 
 
 # -- Kleene logic ------------------------------------------------------------------------------------
 
-def _bools(function: str, d: Datum) -> tuple[Any, Any, int | None]:
-    d = _decoded(d)
-    fam = _family(d.type)
-    if fam not in ("bool", "null"):
-        raise _no_kernel(function, d.type)
-    data = d if isinstance(d, ArrayData) else d.data
-    v, valid = _values(data), _validity(data)
-    return v, (np.ones(data.length, dtype=bool) if valid is None else valid), \
-        (data.length if isinstance(d, ArrayData) else None)
+def _check_bool(function: str, *datums: Datum) -> None:
+    for d in datums:
+        if family(d.type) not in ("bool", "null"):
+            raise _no_kernel(function, *(x.type for x in datums))
 
 
 def _kleene(function: str, left: Datum, right: Datum, is_and: bool) -> Datum:
-    n = _length(left, right)
-    length = 1 if n is None else n
-    lv, lok, _ = _bools(function, left)
-    rv, rok, _ = _bools(function, right)
-    if len(lv) != length:
-        lv, lok = np.repeat(lv, length), np.repeat(lok, length)
-    if len(rv) != length:
-        rv, rok = np.repeat(rv, length), np.repeat(rok, length)
-    lt, rt = lok & lv, rok & rv                   # known true
-    lf, rf = lok & ~lv, rok & ~rv                 # known false
-    if is_and:
-        values = lt & rt
-        valid = (lok & rok) | lf | rf
-    else:
-        values = lt | rt
-        valid = (lok & rok) | lt | rt
-    return _result(_bool_data(values & valid, None if valid.all() else valid, length), n is None)
+    left, right = _decoded(left), _decoded(right)
+    _check_bool(function, left, right)
+    rows = _rows(left, right)
+    n = 1 if rows is None else rows
+    values, validity, nulls = _k.kleene(is_and, _data(left), isinstance(left, ScalarData),
+                                        _data(right), isinstance(right, ScalarData), n)
+    return _result(_bool_data(values, validity, nulls, n), rows)
 
 
 def and_kleene(left: Datum, right: Datum) -> Datum:
@@ -330,9 +426,13 @@ def or_kleene(left: Datum, right: Datum) -> Datum:
 
 def invert(d: Datum) -> Datum:
     """NOT of a bool datum (null stays null)."""
-    v, ok, n = _bools("invert", d)
-    length = len(v)
-    return _result(_bool_data(~v & ok, None if ok.all() else ok, length), n is None)
+    d = _decoded(d)
+    _check_bool("invert", d)
+    rows = _rows(d)
+    data = _data(d)
+    n = data.length
+    validity, nulls = _validity(data, None, n)
+    return _result(_bool_data(_k.invert_bits(data, n), validity, nulls, n), rows)
 
 
 # -- nulls and membership -------------------------------------------------------------------------
@@ -340,22 +440,36 @@ def invert(d: Datum) -> Datum:
 def is_null(d: Datum, nan_is_null: bool = False) -> Datum:
     """True where the value is null (or NaN, with nan_is_null); never null itself."""
     d = _decoded(d)
-    data = d if isinstance(d, ArrayData) else d.data
-    valid = _validity(data)
-    out = np.zeros(data.length, dtype=bool) if valid is None else ~valid
-    if nan_is_null and _family(data.type) == "float":
-        with np.errstate(invalid="ignore"):
-            out = out | np.isnan(_values(data))
-    return _result(_bool_data(out, None, data.length), not isinstance(d, ArrayData))
+    rows, data = _rows(d), _data(d)
+    n = data.length
+    out = _k.validity_bits(data, n, True)
+    if nan_is_null and family(data.type) == "float" and data.type.name != "halffloat":
+        out = _k.or_bits(out, _k.nan_bits(np.ascontiguousarray(_fixed_values(data))), n)
+    return _result(_bool_data(out, None, 0, n), rows)
+
+
+def is_nan(d: Datum) -> Datum:
+    """True where the value is NaN (integers never are), null where it is null."""
+    d = _decoded(d)
+    rows, data = _rows(d), _data(d)
+    n = data.length
+    fam = family(data.type)
+    if fam not in ("int", "float") or data.type.name == "halffloat":
+        raise _no_kernel("is_nan", data.type)
+    validity, nulls = _validity(data, None, n)
+    if fam == "float":
+        values = _k.nan_bits(np.ascontiguousarray(_fixed_values(data)))
+    else:
+        values = py_buffer(bytes((n + 7) // 8))
+    return _result(_bool_data(values, validity, nulls, n), rows)
 
 
 def is_valid(d: Datum) -> Datum:
     """True where the value is not null; never null itself."""
     d = _decoded(d)
-    data = d if isinstance(d, ArrayData) else d.data
-    valid = _validity(data)
-    out = np.ones(data.length, dtype=bool) if valid is None else valid
-    return _result(_bool_data(out, None, data.length), not isinstance(d, ArrayData))
+    rows, data = _rows(d), _data(d)
+    return _result(_bool_data(_k.validity_bits(data, data.length, False), None, 0,
+                              data.length), rows)
 
 
 def is_in(d: Datum, value_set: ArrayData, null_matching_behavior: str = "MATCH") -> Datum:
@@ -365,124 +479,109 @@ def is_in(d: Datum, value_set: ArrayData, null_matching_behavior: str = "MATCH")
     d = _decoded(d)
     vs = _decoded(value_set)
     assert isinstance(vs, ArrayData)
-    data = d if isinstance(d, ArrayData) else d.data
-    fam, sfam = _family(data.type), _family(vs.type)
-    if sfam == "null" or vs.length == 0:
-        sfam = fam
+    set_nulls = vs.length if vs.type.name == "null" else \
+        (vs.length - count_set_bits(vs.buffers[0], vs.offset, vs.length)
+         if vs.null_count != 0 and vs.buffers[0] is not None else 0)
+    if set_nulls and vs.type.name != "null":
+        # the members alone: a null slot's bytes are no member
+        from .selection import Selection, apply
+        keep = _bool_data(_k.validity_bits(vs, vs.length, False), None, 0, vs.length)
+        vs = apply(vs, Selection.from_mask(keep, vs.length, "drop"))
+    rows, data = _rows(d), _data(d)
+    n = data.length
+    fam, sfam = family(data.type), family(vs.type)
     numeric = ("int", "float")
-    if not (fam == sfam or (fam in numeric and sfam in numeric) or fam == "null"):
-        raise ArrowInvalid(f"Array type didn't match type of values set: {data.type} vs {vs.type}")
-    valid = _validity(data)
-    svalid = _validity(vs)
-    set_has_null = svalid is not None and not svalid.all()
-    members = [v for v in to_pylist(vs) if v is not None]
-    length = data.length
-    if fam == "null":
-        found = np.zeros(length, dtype=bool)
-    elif fam in numeric and members:
-        vals = _values(data)
-        with np.errstate(invalid="ignore"):
-            found = np.isin(vals, np.asarray(members))
-        if fam == "float" and any(m != m for m in members):
-            found |= np.isnan(vals)
+    texts = ("string", "binary")
+    compatible = fam == "null" or sfam == "null" or fam == sfam or \
+        (fam in numeric and sfam in numeric) or (fam in texts and sfam in texts) or \
+        ({fam, sfam} <= {"date", "timestamp"})
+    if not compatible or fam == "other" or (sfam == "null" and fam in texts):
+        raise ArrowTypeError(f"Array type doesn't match type of values set: {data.type} vs "
+                             f"{vs.type}")
+    if fam == "null" or sfam == "null" or vs.length == 0 or n == 0:
+        found = _k.validity_bits(ArrayData(T.null(), n, 0, n), n, False)     # none
+    elif fam in texts:
+        found = _k.is_in_binary(_binary_layout(data), _binary_layout(vs))
+    elif fam == "bool":
+        found = _k.is_in_numbers(_bool_values(data), _bool_values(vs))
+    elif fam == "decimal":
+        members = {v for v in to_pylist(vs) if v is not None}
+        flags = bytes(1 if v is not None and v in members else 0 for v in to_pylist(data))
+        found = py_buffer(np.packbits(np.frombuffer(flags, dtype=np.uint8),
+                                      bitorder="little").tobytes())
+    elif fam in numeric:
+        values = np.ascontiguousarray(_fixed_values(data))
+        found = _k.is_in_numbers(values, _members_as(values.dtype, vs))
     else:
-        keys = set(_key(v) for v in members)
-        found = np.fromiter((_key(v) in keys for v in _values(data)), dtype=bool, count=length) \
-            if fam not in numeric else np.zeros(length, dtype=bool)
-    isnull = np.zeros(length, dtype=bool) if valid is None else ~valid
-    found &= ~isnull
-    out_valid = None
+        a, b = _numeric_pair("is_in", data, vs)
+        found = _k.is_in_numbers(np.ascontiguousarray(a), np.ascontiguousarray(b))
+    valid = _k.validity_bits(data, n, False)
+    found = _k.and_bits(found, valid, n)          # a null slot's bytes never match
+    has_nulls = data.type.name == "null" or data.null_count != 0
+    validity, nulls = None, 0
     if null_matching_behavior == "MATCH":
-        if set_has_null:
-            found |= isnull
+        if set_nulls and has_nulls:
+            found = _k.or_bits(found, _k.validity_bits(data, n, True), n)
     elif null_matching_behavior == "EMIT_NULL":
-        out_valid = None if valid is None else valid
+        validity, nulls = (valid, n - count_set_bits(valid, 0, n)) if has_nulls else (None, 0)
     elif null_matching_behavior == "INCONCLUSIVE":
-        out_valid = ~isnull & (found | (not set_has_null))
-    return _result(_bool_data(found, out_valid, length), not isinstance(d, ArrayData))
+        validity = valid if not set_nulls else found
+        nulls = n - count_set_bits(validity, 0, n)
+    return _result(_bool_data(found, validity, nulls, n), rows)
 
 
-def _overflows(op: str, a: Any, b: Any, r: Any, live: Any) -> bool:
-    """Whether any live row of the wrapped result `r` of `a op b` overflowed its type."""
-    signed = r.dtype.kind == "i"
+def _members_as(dtype: Any, vs: ArrayData) -> Any:
+    """The numeric value set in `dtype`, keeping only members that convert exactly (the others
+    cannot equal any value of that type)."""
+    raw = _fixed_values(vs)
+    if vs.null_count != 0 and vs.buffers[0] is not None:
+        valid = np.frombuffer(unpack_bits(vs.buffers[0], vs.offset, vs.length), dtype=np.uint8)
+        raw = raw[valid.astype(bool)]
     with np.errstate(all="ignore"):
-        if op == "+":
-            bad = ((a ^ r) & (b ^ r)) < 0 if signed else r < a
-        elif op == "-":
-            bad = ((a ^ b) & (a ^ r)) < 0 if signed else a < b
-        else:
-            nonzero = b != 0
-            safe_b = np.where(nonzero, b, 1).astype(r.dtype)
-            bad = nonzero & ((r // safe_b != a) | (r % safe_b != 0))
-            if signed:
-                low = np.iinfo(r.dtype).min
-                bad |= ((a == -1) & (b == low)) | ((b == -1) & (a == low))
-    return bool(np.any(bad & live))
-
-
-def _key(v: Any) -> Any:
-    # 1 and True are equal in Python but not in Arrow; NaN is found by NaN in pyarrow's sets
-    if isinstance(v, float) and v != v:
-        return ("nan",)
-    return (type(v) is bool, v)
+        converted = raw.astype(dtype)
+        back = converted.astype(raw.dtype)
+    exact = (back == raw) | (np.isnan(raw) if raw.dtype.kind == "f" else False)
+    if dtype == raw.dtype:
+        return np.ascontiguousarray(raw)
+    if np.dtype(dtype).kind in "iu" and raw.dtype.kind == "f":
+        exact &= np.isfinite(raw)
+    if np.dtype(dtype).kind in "iu" and raw.dtype.kind in "iu":
+        # a value wrapped into range converts back to itself only when it was in range
+        info = np.iinfo(dtype)
+        exact &= (raw >= info.min) & (raw <= info.max) if raw.dtype.kind == "i" or \
+            info.min >= 0 else (raw <= info.max)
+    return np.ascontiguousarray(converted[exact])
 
 
 # -- arithmetic ---------------------------------------------------------------------------------
 
 def arithmetic(function: str, left: Datum, right: Datum) -> Datum:
-    """add, subtract, multiply, divide (and their _checked variants): the common numeric type,
-    integer overflow wrapping (unchecked) or raising (checked), integer division truncating,
-    integer division by zero raising "divide by zero"."""
+    """add, subtract, multiply, divide (and their _checked variants) in the common numeric
+    type: integers wrap (unchecked) or raise "overflow" (checked); integer division truncates
+    and raises "divide by zero"; float division by zero gives inf unchecked, raises checked."""
     checked = function.endswith("_checked")
-    base = function.removesuffix("_checked")
-    op = ARITHMETIC[base]
-    l, r = _decoded(left), _decoded(right)
-    lf, rf = _family(l.type), _family(r.type)
-    numeric = ("int", "float", "null")
-    if lf not in numeric or rf not in numeric:
+    op = _k.ARITH_CODES[ARITHMETIC[function.removesuffix("_checked")]]
+    left, right = _decoded(left), _decoded(right)
+    rows = _rows(left, right)
+    n = 1 if rows is None else rows
+    l, r = _data(left), _data(right)
+    lf, rf = family(l.type), family(r.type)
+    if lf not in ("int", "float", "null") or rf not in ("int", "float", "null") or \
+            "halffloat" in (l.type.name, r.type.name):
         raise _no_kernel(function, l.type, r.type)
     if lf == "null" or rf == "null":
         other = r.type if lf == "null" else l.type
-        out_t = other if other.name != "null" else T.null()
-        n = _length(l, r)
-        length = 1 if n is None else n
-        data = array_data_from_python([None] * length, out_t)
-        return _result(data, n is None)
+        return _result(array_data_from_python([None] * n, other), rows)
     out_t = common_numeric_type(l.type, r.type)
-    lv, rv, lvalid, rvalid, length, both_scalar = _operands(function, l, r)
-    valid = _both_valid(lvalid, rvalid)
     dtype = _NP[out_t.name]
-    is_int = np.dtype(dtype).kind in "iu"
-    live = np.ones(length, dtype=bool) if valid is None else valid
-    if is_int:
-        with np.errstate(all="ignore"):
-            if op == "/":
-                if np.any((rv == 0) & live):
-                    raise ArrowInvalid("divide by zero")
-                safe_r = np.where(rv == 0, 1, rv).astype(dtype)
-                q = np.floor_divide(lv, safe_r)
-                rem = lv - q * safe_r
-                # numpy floors; Arrow truncates toward zero
-                q = q + ((rem != 0) & ((lv < 0) != (safe_r < 0))).astype(dtype)
-                values = q.astype(dtype)
-            else:
-                values = {"+": np.add, "-": np.subtract, "*": np.multiply}[op](lv, rv).astype(dtype)
-        if checked and op != "/" and length and _overflows(op, lv, rv, values, live):
-            raise ArrowInvalid("overflow")
-    else:
-        if checked and op == "/" and np.any((rv == 0) & live):
-            raise ArrowInvalid("divide by zero")
-        with np.errstate(all="ignore"):
-            values = {"+": np.add, "-": np.subtract, "*": np.multiply,
-                      "/": np.true_divide}[op](lv, rv).astype(dtype)
-    if valid is not None:
-        values = np.where(valid, values, np.zeros(1, dtype=dtype))
-    vbuf = None
-    nulls = 0
-    if valid is not None:
-        nulls = int(length - np.count_nonzero(valid))
-        if nulls:
-            vbuf = py_buffer(np.packbits(valid, bitorder="little").tobytes())
-    data = ArrayData(out_t, length, 0, nulls, [vbuf, py_buffer(np.ascontiguousarray(values).tobytes())])
-    return _result(data, both_scalar)
-
+    a = np.ascontiguousarray(_fixed_values(_implicit_cast(l, out_t)))
+    b = np.ascontiguousarray(_fixed_values(_implicit_cast(r, out_t)))
+    validity, nulls = _validity(l, r, n)
+    out = np.zeros(n, dtype=dtype)
+    if nulls < n:
+        if out_t.is_float:
+            _k.arithmetic_floats(op, checked, a, b, out, validity)
+        else:
+            _k.arithmetic_ints(op, checked, a, b, out, validity)
+    data = ArrayData(out_t, n, 0, nulls, [validity if nulls else None, py_buffer(out)])
+    return _result(data, rows)

@@ -1,0 +1,647 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Comparison, Kleene logic, membership and arithmetic kernels (what expressions evaluate to).
+
+Operands are either typed contiguous arrays of one numeric type (numbers, and temporal values
+as their integers), already promoted to a common type by arrowipc/data/compute.py, or the
+buffers of binary/string ArrayData and of bit-packed booleans. An operand of length 1 is a
+scalar, broadcast over the rows. Results are bit-packed (comparisons, membership, logic) or
+typed arrays (arithmetic).
+
+Buffers may come from untrusted bytes: every buffer is checked to hold the rows it is read at
+before a pointer is formed, and binary offsets are checked against the data as they are read.
+The loops run with the GIL released and create no Python object per value.
+"""
+from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t,
+                          uint64_t)
+from libc.string cimport memcmp, memset
+from libc.stdlib cimport malloc, free
+from libc.math cimport isnan, NAN
+
+from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
+from arrowipc._core.arraydata cimport ArrayData
+from arrowipc._core.select_kernels cimport get_bit, set_bit, byte_at, buffer_at, checked, checked_bits
+
+from arrowipc.errors import ArrowInvalid
+
+
+cdef extern from *:
+    """
+    #define ARROWIPC_ADD_OVF(a, b, r) __builtin_add_overflow((a), (b), (r))
+    #define ARROWIPC_SUB_OVF(a, b, r) __builtin_sub_overflow((a), (b), (r))
+    #define ARROWIPC_MUL_OVF(a, b, r) __builtin_mul_overflow((a), (b), (r))
+    """
+    bint ARROWIPC_ADD_OVF(...) nogil
+    bint ARROWIPC_SUB_OVF(...) nogil
+    bint ARROWIPC_MUL_OVF(...) nogil
+
+
+# comparison codes (arrowipc/data/compute.py passes them)
+OP_CODES = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
+# arithmetic codes
+ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3}
+# kernel error codes, raised as ArrowInvalid with these messages
+cdef int ERR_OK = 0, ERR_OVERFLOW = 1, ERR_DIV_ZERO = 2, ERR_OFFSETS = 3
+
+ctypedef fused num_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+    float
+    double
+
+ctypedef fused int_t:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+ctypedef fused float_t:
+    float
+    double
+
+
+cdef inline bint _cmp_result(int op, int c) noexcept nogil:
+    # c: <0, 0, >0 as memcmp gives
+    if op == 0:
+        return c == 0
+    if op == 1:
+        return c != 0
+    if op == 2:
+        return c < 0
+    if op == 3:
+        return c <= 0
+    if op == 4:
+        return c > 0
+    return c >= 0
+
+
+cdef inline bint _cmp_num(int op, num_t x, num_t y) noexcept nogil:
+    # C's comparisons give IEEE semantics for NaN: every one false but !=, as pyarrow's
+    if op == 0:
+        return x == y
+    if op == 1:
+        return x != y
+    if op == 2:
+        return x < y
+    if op == 3:
+        return x <= y
+    if op == 4:
+        return x > y
+    return x >= y
+
+
+cdef Buffer _bits_out(int64_t n):
+    return allocate((n + 7) // 8, True)
+
+
+cdef void _compare_loop(int op, const num_t* a, int64_t step_a, const num_t* b, int64_t step_b,
+                       int64_t n, uint8_t* dst) noexcept nogil:
+    # 8 results per output byte, without a branch per value (random data would mispredict)
+    cdef int64_t i, j, k, full = n >> 3
+    cdef uint8_t byte
+    for i in range(full):
+        byte = 0
+        for j in range(8):
+            k = i * 8 + j
+            byte |= <uint8_t>(_cmp_num(op, a[k * step_a], b[k * step_b]) << j)
+        dst[i] = byte
+    if n & 7:
+        byte = 0
+        for j in range(n & 7):
+            k = full * 8 + j
+            byte |= <uint8_t>(_cmp_num(op, a[k * step_a], b[k * step_b]) << j)
+        dst[full] = byte
+
+
+def compare_numbers(int op, const num_t[::1] a, const num_t[::1] b, int64_t n):
+    """Bitmap of `a op b` over n rows (an operand of length 1 is broadcast)."""
+    cdef int64_t la = a.shape[0], lb = b.shape[0]
+    if (la != n and la != 1) or (lb != n and lb != 1):
+        raise ValueError(f"operands of {la} and {lb} values for {n} rows")
+    cdef Buffer out = _bits_out(n)
+    if n == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef int64_t step_a = 1 if la == n else 0, step_b = 1 if lb == n else 0
+    with nogil:
+        _compare_loop(op, &a[0], step_a, &b[0], step_b, n, dst)
+    return out
+
+
+cdef inline int _cmp128(const int64_t* x, const int64_t* y) noexcept nogil:
+    # little-endian two's complement 128-bit integers: the high words signed, the low unsigned
+    if x[1] != y[1]:
+        return -1 if x[1] < y[1] else 1
+    if x[0] != y[0]:
+        return -1 if <uint64_t>x[0] < <uint64_t>y[0] else 1
+    return 0
+
+
+def compare_decimal128(int op, const int64_t[::1] a, const int64_t[::1] b, int64_t n):
+    """Bitmap of `a op b` over n rows of 128-bit decimals of one scale, each given as its two
+    64-bit words (low, high); an operand of one value is broadcast."""
+    cdef int64_t la = a.shape[0] // 2, lb = b.shape[0] // 2, i
+    if a.shape[0] % 2 or b.shape[0] % 2 or (la != n and la != 1) or (lb != n and lb != 1):
+        raise ValueError(f"operands of {a.shape[0]} and {b.shape[0]} words for {n} rows")
+    cdef Buffer out = _bits_out(n)
+    if n == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef int64_t step_a = 2 if la == n else 0, step_b = 2 if lb == n else 0
+    with nogil:
+        for i in range(n):
+            if _cmp_result(op, _cmp128(&a[i * step_a], &b[i * step_b])):
+                set_bit(dst, i)
+    return out
+
+
+# -- binary and string values ----------------------------------------------------------------------
+
+cdef struct BinaryView:
+    const uint8_t* offsets      # at the array's offset
+    int width                   # 4 or 8
+    const uint8_t* data
+    int64_t data_size
+    int64_t length
+
+
+cdef inline int64_t _offset_at(const BinaryView* v, int64_t i) noexcept nogil:
+    if v.width == 4:
+        return (<const int32_t*>v.offsets)[i]
+    return (<const int64_t*>v.offsets)[i]
+
+
+cdef inline int _value(const BinaryView* v, int64_t i, const uint8_t** p, int64_t* size
+                       ) noexcept nogil:
+    # the bytes of value i, checked against the data; ERR_OFFSETS when they are out of it
+    cdef int64_t start = _offset_at(v, i), end = _offset_at(v, i + 1)
+    if start < 0 or end < start or end > v.data_size:
+        return ERR_OFFSETS
+    p[0] = v.data + start
+    size[0] = end - start
+    return ERR_OK
+
+
+cdef int _binary_view(ArrayData d, BinaryView* v, str what) except -1:
+    cdef int width = 8 if d.type.name in ("large_string", "large_binary") else 4
+    v.width = width
+    v.length = d.length
+    v.offsets = checked(buffer_at(d, 1), d.offset, d.length + 1, width, what + " offsets")
+    data = buffer_at(d, 2)
+    if data is None:
+        v.data, v.data_size = NULL, 0
+    else:
+        v.data, v.data_size = (<Buffer>data).ptr, (<Buffer>data).size
+    if v.offsets == NULL:
+        raise ArrowInvalid(f"{what}: the offsets buffer is missing")
+    return 0
+
+
+cdef inline int _bytes_cmp(const uint8_t* p, int64_t lp, const uint8_t* q, int64_t lq
+                           ) noexcept nogil:
+    cdef int64_t m = lp if lp < lq else lq
+    cdef int c = memcmp(p, q, m) if m else 0
+    if c != 0:
+        return c
+    return -1 if lp < lq else (1 if lp > lq else 0)
+
+
+def compare_binary(int op, ArrayData a, ArrayData b, int64_t n):
+    """Bitmap of `a op b` over n rows for string/binary (32- or 64-bit offset) arrays, compared
+    bytewise; an operand of one row is broadcast."""
+    cdef BinaryView va, vb
+    _binary_view(a, &va, "left operand")
+    _binary_view(b, &vb, "right operand")
+    if (va.length != n and va.length != 1) or (vb.length != n and vb.length != 1):
+        raise ValueError(f"operands of {va.length} and {vb.length} values for {n} rows")
+    cdef Buffer out = _bits_out(n)
+    if n == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef int64_t i, ia, ib, lp = 0, lq = 0
+    cdef const uint8_t* p = NULL
+    cdef const uint8_t* q = NULL
+    cdef int err = ERR_OK
+    cdef bint a_scalar = va.length == 1 and n != 1, b_scalar = vb.length == 1 and n != 1
+    cdef int64_t bad_row = 0
+    cdef int bad_side = 0
+    with nogil:
+        if a_scalar:
+            err = _value(&va, 0, &p, &lp)
+            bad_side = 1
+        if b_scalar and err == ERR_OK:
+            err = _value(&vb, 0, &q, &lq)
+            bad_side = 2
+        for i in range(n):
+            if err != ERR_OK:
+                break
+            bad_row = i
+            if not a_scalar:
+                err = _value(&va, i, &p, &lp)
+                bad_side = 1
+            if not b_scalar and err == ERR_OK:
+                err = _value(&vb, i, &q, &lq)
+                bad_side = 2
+            if err == ERR_OK and _cmp_result(op, _bytes_cmp(p, lp, q, lq)):
+                set_bit(dst, i)
+    if err != ERR_OK:
+        v = &va if bad_side == 1 else &vb
+        row = 0 if (a_scalar if bad_side == 1 else b_scalar) else bad_row
+        raise ArrowInvalid(f"{'left' if bad_side == 1 else 'right'} operand: value {row} spans "
+                           f"bytes [{_offset_at(v, row)}, {_offset_at(v, row + 1)}) but the data "
+                           f"has {v.data_size}")
+    return out
+
+
+# -- Kleene logic over bitmaps -----------------------------------------------------------------------
+
+cdef struct Bits:
+    const uint8_t* values       # NULL: constant `constant`
+    const uint8_t* valid        # NULL: all valid (or constant validity `valid_constant`)
+    int64_t offset
+    uint8_t constant
+    uint8_t valid_constant
+
+
+cdef int _bits(ArrayData d, bint scalar, Bits* b, str what) except -1:
+    b.offset = d.offset
+    cdef const uint8_t* vals = checked_bits(buffer_at(d, 1), d.offset, d.length, what)
+    cdef const uint8_t* valid = checked_bits(buffer_at(d, 0), d.offset, d.length,
+                                             what + " validity")
+    if d.null_count == 0:
+        valid = NULL
+    b.values, b.valid = vals, valid
+    b.constant, b.valid_constant = 0, 0xFF
+    if d.type.name == "null":
+        b.values, b.valid, b.valid_constant = NULL, NULL, 0
+        return 0
+    if vals == NULL and d.length:
+        raise ArrowInvalid(f"{what}: the values bitmap is missing")
+    if scalar:
+        # a scalar: its one bit spread over a whole byte
+        b.constant = 0xFF if get_bit(vals, d.offset) else 0
+        b.valid_constant = 0xFF if valid == NULL or get_bit(valid, d.offset) else 0
+        b.values, b.valid = NULL, NULL
+    return 0
+
+
+cdef inline uint8_t _byte(const uint8_t* p, int64_t bit, uint8_t constant, int64_t n_left
+                          ) noexcept nogil:
+    # 8 bits from `bit` on, or fewer at the end (the rest zero)
+    cdef uint8_t out = 0
+    cdef int j
+    if p == NULL:
+        return constant
+    if n_left >= 8:
+        return byte_at(p, bit)
+    for j in range(n_left):
+        if get_bit(p, bit + j):
+            out |= <uint8_t>(1 << j)
+    return out
+
+
+def kleene(bint is_and, ArrayData a, bint a_scalar, ArrayData b, bint b_scalar, int64_t n):
+    """(values bitmap, validity bitmap or None, null count) of Kleene AND (is_and) or OR of two
+    bool operands over n rows: AND is false where either is false, OR true where either is
+    true; otherwise null where either is null."""
+    cdef Bits x, y
+    _bits(a, a_scalar, &x, "left operand")
+    _bits(b, b_scalar, &y, "right operand")
+    cdef Buffer vals = _bits_out(n), valid = _bits_out(n)
+    cdef uint8_t* dv = mutable_data(vals) if n else NULL
+    cdef uint8_t* dk = mutable_data(valid) if n else NULL
+    cdef int64_t i, nbytes = (n + 7) // 8, left, nulls = 0
+    cdef uint8_t xv, xk, yv, yk, k, mask
+    with nogil:
+        for i in range(nbytes):
+            left = n - i * 8
+            mask = 0xFF if left >= 8 else <uint8_t>((1 << left) - 1)
+            xv = _byte(x.values, x.offset + i * 8, x.constant, left)
+            xk = _byte(x.valid, x.offset + i * 8, x.valid_constant, left)
+            yv = _byte(y.values, y.offset + i * 8, y.constant, left)
+            yk = _byte(y.valid, y.offset + i * 8, y.valid_constant, left)
+            if is_and:
+                # known false on either side decides; else both must be known
+                k = (xk & yk) | (xk & ~xv) | (yk & ~yv)
+                dv[i] = <uint8_t>(xv & yv & xk & yk & mask)
+            else:
+                k = (xk & yk) | (xk & xv) | (yk & yv)
+                dv[i] = <uint8_t>(((xv & xk) | (yv & yk)) & mask)
+            k &= mask
+            dk[i] = k
+            nulls += _popcount8(<uint8_t>(~k & mask))
+    return vals, (valid if nulls else None), nulls
+
+
+cdef inline int _popcount8(uint8_t v) noexcept nogil:
+    cdef int c = 0
+    while v:
+        v &= <uint8_t>(v - 1)
+        c += 1
+    return c
+
+
+def invert_bits(ArrayData a, int64_t n):
+    """The values bitmap of NOT a (its validity is a's own), starting at bit 0."""
+    cdef Bits x
+    _bits(a, a.length == 1 and n != 1, &x, "operand")
+    cdef Buffer vals = _bits_out(n)
+    cdef uint8_t* dv = mutable_data(vals) if n else NULL
+    cdef int64_t i, nbytes = (n + 7) // 8, left
+    cdef uint8_t mask
+    with nogil:
+        for i in range(nbytes):
+            left = n - i * 8
+            mask = 0xFF if left >= 8 else <uint8_t>((1 << left) - 1)
+            dv[i] = <uint8_t>(~_byte(x.values, x.offset + i * 8, x.constant, left) & mask)
+    return vals
+
+
+def validity_bits(ArrayData a, int64_t n, bint invert):
+    """The validity of `a` (or its nulls, with invert) as a bitmap from bit 0 over n rows."""
+    cdef const uint8_t* valid = checked_bits(buffer_at(a, 0), a.offset, a.length, "validity")
+    cdef bint all_valid = valid == NULL or a.null_count == 0
+    cdef Buffer out = _bits_out(n)
+    cdef uint8_t* dv = mutable_data(out) if n else NULL
+    cdef int64_t i, nbytes = (n + 7) // 8, left
+    cdef uint8_t mask, v
+    if a.type.name == "null":
+        all_valid, valid = False, NULL
+    with nogil:
+        for i in range(nbytes):
+            left = n - i * 8
+            mask = 0xFF if left >= 8 else <uint8_t>((1 << left) - 1)
+            if valid != NULL and not all_valid:
+                v = _byte(valid, a.offset + i * 8, 0, left)
+            else:
+                v = 0xFF if all_valid else 0
+            dv[i] = <uint8_t>((~v if invert else v) & mask)
+    return out
+
+
+def nan_bits(const float_t[::1] values):
+    """Bitmap of the NaN values."""
+    cdef int64_t n = values.shape[0], i
+    cdef Buffer out = _bits_out(n)
+    cdef uint8_t* dst = mutable_data(out) if n else NULL
+    with nogil:
+        for i in range(n):
+            if isnan(values[i]):
+                set_bit(dst, i)
+    return out
+
+
+def and_bits(Buffer a, Buffer b, int64_t n):
+    """a & b, bitmaps from bit 0 over n rows."""
+    cdef int64_t nbytes = (n + 7) // 8, i
+    if a.size < nbytes or b.size < nbytes:
+        raise ValueError("bitmaps shorter than their rows")
+    cdef Buffer out = _bits_out(n)
+    cdef uint8_t* dst = mutable_data(out) if n else NULL
+    with nogil:
+        for i in range(nbytes):
+            dst[i] = a.ptr[i] & b.ptr[i]
+    return out
+
+
+def or_bits(Buffer a, Buffer b, int64_t n):
+    """a | b, bitmaps from bit 0 over n rows."""
+    cdef int64_t nbytes = (n + 7) // 8, i
+    if a.size < nbytes or b.size < nbytes:
+        raise ValueError("bitmaps shorter than their rows")
+    cdef Buffer out = _bits_out(n)
+    cdef uint8_t* dst = mutable_data(out) if n else NULL
+    with nogil:
+        for i in range(nbytes):
+            dst[i] = a.ptr[i] | b.ptr[i]
+    return out
+
+
+# -- membership: an open-addressing hash set over the value set's bytes ---------------------------------
+
+cdef inline uint64_t _hash(const uint8_t* p, int64_t n) noexcept nogil:
+    cdef uint64_t h = 1469598103934665603ULL
+    cdef int64_t i
+    for i in range(n):
+        h = (h ^ p[i]) * 1099511628211ULL
+    return h ^ (h >> 29)
+
+
+cdef struct HashSet:
+    int64_t* slots              # index of a member, -1 for an empty slot
+    uint64_t mask
+
+
+cdef int _set_init(HashSet* s, int64_t members) except -1:
+    cdef uint64_t size = 8
+    while size < <uint64_t>(members * 2 + 1):
+        size <<= 1
+    s.slots = <int64_t*>malloc(size * sizeof(int64_t))
+    if s.slots == NULL:
+        raise MemoryError()
+    memset(s.slots, 0xFF, size * sizeof(int64_t))
+    s.mask = size - 1
+    return 0
+
+
+cdef inline uint64_t _probe_fixed(const HashSet* s, const uint8_t* members, int width,
+                                  const uint8_t* key, bint* found) noexcept nogil:
+    cdef uint64_t j = _hash(key, width) & s.mask
+    cdef int64_t m
+    while True:
+        m = s.slots[j]
+        if m < 0:
+            found[0] = False
+            return j
+        if memcmp(members + m * width, key, width) == 0:
+            found[0] = True
+            return j
+        j = (j + 1) & s.mask
+
+
+def is_in_numbers(const num_t[::1] values, const num_t[::1] members):
+    """Bitmap of the values found among `members` (same type), compared by their bytes after
+    giving every NaN one pattern (0.0 and -0.0 differ, NaN finds NaN: pyarrow's rule)."""
+    cdef int64_t n = values.shape[0], m = members.shape[0], i
+    cdef Buffer out = _bits_out(n)
+    if n == 0 or m == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef HashSet s
+    cdef int width = sizeof(num_t)
+    cdef num_t* canon = <num_t*>malloc(m * sizeof(num_t))
+    if canon == NULL:
+        raise MemoryError()
+    try:
+        _set_init(&s, m)
+    except BaseException:
+        free(canon)
+        raise
+    cdef bint found
+    cdef uint64_t j
+    cdef num_t key
+    with nogil:
+        for i in range(m):
+            canon[i] = _nan_canonical(members[i])
+            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&canon[i], &found)
+            if not found:
+                s.slots[j] = i
+        for i in range(n):
+            key = _nan_canonical(values[i])
+            _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&key, &found)
+            if found:
+                set_bit(dst, i)
+    free(s.slots)
+    free(canon)
+    return out
+
+
+cdef inline num_t _nan_canonical(num_t v) noexcept nogil:
+    if num_t is float or num_t is double:
+        if isnan(v):
+            return <num_t>NAN
+    return v
+
+
+def is_in_binary(ArrayData values, ArrayData members):
+    """Bitmap of the string/binary values found among `members` (bytewise)."""
+    cdef BinaryView vv, vm
+    _binary_view(values, &vv, "values")
+    _binary_view(members, &vm, "value set")
+    cdef int64_t n = vv.length, m = vm.length, i, lp = 0, lq = 0, k
+    cdef Buffer out = _bits_out(n)
+    if n == 0 or m == 0:
+        return out
+    cdef uint8_t* dst = mutable_data(out)
+    cdef HashSet s
+    _set_init(&s, m)
+    cdef const uint8_t* p = NULL
+    cdef const uint8_t* q = NULL
+    cdef uint64_t j
+    cdef int err = ERR_OK
+    cdef BinaryView* bad = &vm
+    cdef int64_t bad_row = 0
+    with nogil:
+        for i in range(m):
+            err = _value(&vm, i, &p, &lp)
+            if err != ERR_OK:
+                bad_row = i
+                break
+            j = _hash(p, lp) & s.mask
+            while s.slots[j] >= 0:
+                k = s.slots[j]
+                _value(&vm, k, &q, &lq)
+                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
+                    break
+                j = (j + 1) & s.mask
+            if s.slots[j] < 0:
+                s.slots[j] = i
+        for i in range(n):
+            if err != ERR_OK:
+                break
+            err = _value(&vv, i, &p, &lp)
+            if err != ERR_OK:
+                bad, bad_row = &vv, i
+                break
+            j = _hash(p, lp) & s.mask
+            while s.slots[j] >= 0:
+                k = s.slots[j]
+                _value(&vm, k, &q, &lq)
+                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
+                    set_bit(dst, i)
+                    break
+                j = (j + 1) & s.mask
+    free(s.slots)
+    if err != ERR_OK:
+        raise ArrowInvalid(f"is_in: value {bad_row} of the {'value set' if bad == &vm else 'values'}"
+                           f" spans bytes [{_offset_at(bad, bad_row)}, "
+                           f"{_offset_at(bad, bad_row + 1)}) but the data has {bad.data_size}")
+    return out
+
+
+# -- arithmetic -----------------------------------------------------------------------------------------
+
+cdef inline int _int_op(int op, bint check, int_t x, int_t y, int_t* r) noexcept nogil:
+    cdef bint ovf = False
+    if op == 0:
+        ovf = ARROWIPC_ADD_OVF(x, y, r)
+    elif op == 1:
+        ovf = ARROWIPC_SUB_OVF(x, y, r)
+    elif op == 2:
+        ovf = ARROWIPC_MUL_OVF(x, y, r)
+    else:
+        if y == 0:
+            return ERR_DIV_ZERO
+        # the one quotient that does not fit (minimum / -1) wraps to 0 unchecked, as pyarrow's
+        if <int_t>(-1) < 0 and y == <int_t>(-1) and \
+                x == <int_t>((<uint64_t>1) << (sizeof(int_t) * 8 - 1)):
+            r[0] = 0
+            return ERR_OVERFLOW if check else ERR_OK
+        r[0] = <int_t>(x / y)
+        return ERR_OK
+    return ERR_OVERFLOW if (ovf and check) else ERR_OK
+
+
+def arithmetic_ints(int op, bint check, const int_t[::1] a, const int_t[::1] b, int_t[::1] out,
+                    valid):
+    """out = a op b over out's rows (an operand of one value is broadcast): integers wrapping
+    (unchecked) or raising "overflow" (check); division truncates and refuses zero. Rows whose
+    bit in `valid` (a bitmap from bit 0, or None) is clear are skipped (left as they are)."""
+    cdef int64_t n = out.shape[0], la = a.shape[0], lb = b.shape[0], i
+    if (la != n and la != 1) or (lb != n and lb != 1):
+        raise ValueError(f"operands of {la} and {lb} values for {n} rows")
+    cdef const uint8_t* vbits = checked_bits(valid, 0, n, "validity")
+    cdef int err = ERR_OK
+    cdef int_t r = 0
+    with nogil:
+        for i in range(n):
+            if vbits != NULL and not get_bit(vbits, i):
+                continue
+            err = _int_op(op, check, a[i if la != 1 else 0], b[i if lb != 1 else 0], &r)
+            if err != ERR_OK:
+                break
+            out[i] = r
+    if err == ERR_OVERFLOW:
+        raise ArrowInvalid("overflow")
+    if err == ERR_DIV_ZERO:
+        raise ArrowInvalid("divide by zero")
+
+
+def arithmetic_floats(int op, bint check, const float_t[::1] a, const float_t[::1] b,
+                      float_t[::1] out, valid):
+    """out = a op b over out's rows (IEEE results; with check, a division by zero raises
+    "divide by zero"). Rows whose bit in `valid` is clear are skipped."""
+    cdef int64_t n = out.shape[0], la = a.shape[0], lb = b.shape[0], i
+    if (la != n and la != 1) or (lb != n and lb != 1):
+        raise ValueError(f"operands of {la} and {lb} values for {n} rows")
+    cdef const uint8_t* vbits = checked_bits(valid, 0, n, "validity")
+    cdef bint div_zero = False
+    cdef float_t x, y
+    with nogil:
+        for i in range(n):
+            if vbits != NULL and not get_bit(vbits, i):
+                continue
+            x = a[i if la != 1 else 0]
+            y = b[i if lb != 1 else 0]
+            if op == 0:
+                out[i] = x + y
+            elif op == 1:
+                out[i] = x - y
+            elif op == 2:
+                out[i] = x * y
+            else:
+                if check and y == 0:
+                    div_zero = True
+                    break
+                out[i] = x / y
+    if div_zero:
+        raise ArrowInvalid("divide by zero")
