@@ -71,11 +71,12 @@ _LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     # what the lazy __getattr__ below returns, spelled out for type checkers
-    from . import dissociated, feather, integration, ipc, validate
+    from . import dataset, dissociated, feather, integration, ipc, validate
     from .batch_reader import RecordBatchReader
     from .ipc.recover import recover
     from .tensor import Tensor
-    _LAZY = (dissociated, feather, integration, ipc, recover, validate, RecordBatchReader, Tensor)
+    _LAZY = (dataset, dissociated, feather, integration, ipc, recover, validate,
+             RecordBatchReader, Tensor)
 else:
     def __dir__() -> list[str]:
         return sorted(set(globals()) | set(_LAZY_CLASSES))
@@ -85,7 +86,7 @@ else:
             import importlib
             return getattr(importlib.import_module(_LAZY_CLASSES[name], __name__), name)
         # Subpackages load on first use so plain `import arrowipc` stays light.
-        if name in ("ipc", "feather", "dissociated", "integration", "validate"):
+        if name in ("ipc", "dataset", "feather", "dissociated", "integration", "validate"):
             import importlib
             return importlib.import_module("." + name, __name__)
         if name == "recover":             # arrowipc.recover = arrowipc.ipc.recover

@@ -28,6 +28,8 @@ MODULES = [
     ("arrowipc.io", "arrowipc.io — in-memory sinks and sources",
      "Also exported at the top level."),
     ("arrowipc.compute", "arrowipc.compute — expressions and compute functions", None),
+    ("arrowipc.dataset", "arrowipc.dataset — datasets of many files",
+     "Directories, partitions and filters, mirroring `pyarrow.dataset` (docs/datasets.md)."),
     ("arrowipc.validate", "arrowipc.validate — validation of arrays", None),
     ("arrowipc.integration", "arrowipc.integration — Arrow integration-testing JSON", None),
     ("arrowipc.cli", "arrowipc.cli — the `arrowipc` command", None),

@@ -28,7 +28,7 @@ BatchPairs = Iterable[tuple["RecordBatch", Any]]
 
 from ..ipc.format import ALKAID_MAGIC, FILE_MAGIC
 from .common import (EXIT_OK, Input, UsageError, column_list, human_bytes, open_reader,
-                     output_kind, select_in_order, select_in_order_schema)
+                     output_kind, plural, select_in_order, select_in_order_schema)
 
 PROGRESS_MIN_BYTES = 64 << 20        # below this a run is too quick for a progress bar to help
 
@@ -363,8 +363,31 @@ def report(args: argparse.Namespace, line: str) -> None:
     print(line, file=sys.stderr if args.dst == "-" else sys.stdout)
 
 
+def _run_dataset(args: argparse.Namespace, files: list[str]) -> int:
+    """`arrowipc convert DIR OUT`: the dataset's files merged into one file or stream."""
+    from .datasets import open_dataset
+    kind = output_kind_or_usage_error(args.dst, args.to)
+    if args.alkaid:
+        raise UsageError("--alkaid is for one input file, not a dataset")
+    compression = (input_codec(Input(files[0])) if args.compression is None
+                   else None if args.compression == "none" else args.compression)
+    data = open_dataset(args.src)
+    scanner = data.scanner(columns=column_list(args.columns))
+    pairs: Any = ((b, None) for b in scanner.to_batches())
+    if args.batch_rows:
+        pairs = regroup(pairs, scanner.projected_schema, args.batch_rows)
+    summary = write_batches(scanner.projected_schema, pairs, args.dst, kind, compression)
+    report(args, f"wrote {'<stdout>' if args.dst == '-' else args.dst} from "
+                 f"{plural(len(files), 'file')}: {summary_line(summary)}")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """`arrowipc convert` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files
+    files = dataset_files(args.src)
+    if files is not None:                   # a directory or a glob: a dataset
+        return _run_dataset(args, files)
     kind = output_kind_or_usage_error(args.dst, args.to)
     if args.alkaid and kind != "file":
         raise UsageError("--alkaid sets the file magic: it needs a file output "

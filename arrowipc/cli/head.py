@@ -172,8 +172,27 @@ def render_rows(schema: T.Schema, batches: list[RecordBatch], max_width: int = 4
     return out, notes
 
 
+def _run_dataset(args: argparse.Namespace, files: list[str]) -> int:
+    """`arrowipc head DIR`: the first rows across the files, in the dataset's order."""
+    from .datasets import open_dataset
+    columns = column_list(args.columns)
+    data = open_dataset(args.file)
+    table = data.head(args.n, columns=columns)
+    lines, notes = render_rows(table.schema, table.to_batches(), args.max_width)
+    print("\n".join(lines))
+    print(f"({table.num_rows:,} of {plural(data.count_rows(), 'row')} in "
+          f"{plural(len(files), 'file')})")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """`arrowipc head` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return _run_dataset(args, files)
     from ..ipc import RecordBatchFileReader
     columns = column_list(args.columns)
     inp = Input(args.file)

@@ -419,8 +419,37 @@ def render_text(r: Report, max_batches: int = 10) -> str:
     return "\n".join(lines)
 
 
+def _run_dataset(args: argparse.Namespace, files: list[str]) -> int:
+    """`arrowipc inspect DIR`: each file's report, then the totals."""
+    reports = [describe(Input(path)) for path in files]
+    total = {"files": len(files),
+             "record_batches": sum(r["num_record_batches"] for r in reports),
+             "rows": sum(r["num_rows"] for r in reports),
+             "size_bytes": sum(r["size_bytes"] for r in reports),
+             "files_with_errors": sum(1 for r in reports if r["error"])}
+    if args.json:
+        import json
+        print(json.dumps({"dataset": args.file, "files": reports, "total": total}, indent=2,
+                         ensure_ascii=False))
+    else:
+        for r in reports:
+            print(render_text(r, max_batches=args.max_batches))
+            print()
+        print(f"total: {plural(total['files'], 'file')}, "
+              f"{plural(total['record_batches'], 'record batch')}, "
+              f"{plural(total['rows'], 'row')}, {total['size_bytes']:,} bytes")
+    bad = [r for r in reports if r["error"]]
+    if bad:
+        raise ArrowInvalid(f"{bad[0]['path']}: {bad[0]['error']}")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """`arrowipc inspect` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return _run_dataset(args, files)
     inp = json_input(args, lambda path, message: {"path": path, "error": message})
     report = describe(inp)
     if args.json:

@@ -72,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Format, metadata version, schema (with field metadata), "
                                    "batches, rows, per-column sizes, compression, dictionaries "
                                    "and custom metadata, read from the message headers.")
-    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin)")
+    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin), or a directory "
+                                "or glob of them (a dataset)")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
     p.add_argument("--max-batches", type=_whole_number(0), default=10, metavar="N",
                    help="batches listed one by one in the text report (default 10)")
@@ -80,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("head", parents=[common], help="print the first rows as a table",
                        description="The first rows as an aligned table.")
-    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin)")
+    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin), or a directory "
+                                "or glob of them (a dataset)")
     p.add_argument("-n", type=_whole_number(0), default=10, metavar="N",
                    help="rows to show (default 10)")
     p.add_argument("--columns", metavar="A,B", help="only these columns, in this order")
@@ -91,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", parents=[common], help="check a file or stream",
                        description="Exit status 0 when the input is valid; otherwise every "
                                    "problem found, with where, and exit status 1.")
-    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin)")
+    p.add_argument("file", help="an Arrow IPC file or stream ('-' for stdin), or a directory "
+                                "or glob of them (a dataset)")
     p.add_argument("--full", action="store_true",
                    help="also check values (UTF-8, decimal precision, map keys), not only "
                         "the structure")
@@ -111,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("convert", parents=[common], help="stream <-> file, recompress, regroup",
                        description="Rewrite SRC as DST: file or stream by DST's extension "
                                    "(.arrow/.feather: file; .arrows/.stream: stream) or --to.")
-    p.add_argument("src", help="an Arrow IPC file or stream ('-' for stdin)")
+    p.add_argument("src", help="an Arrow IPC file or stream ('-' for stdin), or a directory "
+                               "or glob of them (a dataset)")
     p.add_argument("dst", help="the output path ('-' for stdout)")
     output_options(p)
     p.add_argument("--batch-rows", type=_whole_number(1), metavar="N",

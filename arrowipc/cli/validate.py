@@ -19,7 +19,7 @@ from ..ipc.message import Message, read_message_from
 from ..ipc.reader import MessageDecoder, RecordBatchFileReader
 from ..ipc.sources import BufferSource, FileSource, open_source
 from ..validate import validate_array
-from .common import EXIT_INVALID_DATA, EXIT_OK, Input, json_input
+from .common import EXIT_INVALID_DATA, EXIT_OK, Input, json_input, plural
 
 __all__ = ["render_validation", "run", "validate_input"]
 
@@ -232,8 +232,35 @@ def render_validation(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _run_dataset(args: argparse.Namespace, files: list[str]) -> int:
+    """`arrowipc validate DIR`: each file checked, then how many are valid."""
+    results = [validate_input(Input(path), full=args.full) for path in files]
+    invalid = [r for r in results if not r["valid"]]
+    batches = sum(r["record_batches"] for r in results)
+    rows = sum(r["rows"] for r in results)
+    if args.json:
+        import json
+        print(json.dumps({"dataset": args.file, "valid": not invalid, "files": results,
+                          "invalid_files": len(invalid), "record_batches": batches,
+                          "rows": rows}, indent=2, ensure_ascii=False))
+    else:
+        for r in results:
+            print(render_validation(r))
+        if invalid:
+            print(f"invalid: {args.file}: {len(invalid)} of {plural(len(results), 'file')} "
+                  f"invalid")
+        else:
+            print(f"valid: {args.file}: {plural(len(results), 'file')}, "
+                  f"{plural(batches, 'record batch')}, {plural(rows, 'row')}")
+    return EXIT_INVALID_DATA if invalid else EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """`arrowipc validate` with parsed arguments; returns the exit status."""
+    from .datasets import dataset_files
+    files = dataset_files(args.file)
+    if files is not None:                   # a directory or a glob: a dataset
+        return _run_dataset(args, files)
     inp = json_input(args, lambda path, message: {
         "path": path, "valid": False, "problems": [{"where": "the input", "message": message}]})
     result = validate_input(inp, full=args.full)

@@ -12,14 +12,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import types as T
-from ..errors import ArrowException
+from ..errors import ArrowException, ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
 from .discovery import FileSource, discover
 from .formats import FileFormat, as_format
 from .fragments import FileFragment, named_error, relative_to
 from .layout import DEFAULT_IGNORE_PREFIXES
-from .partitioning import Partitioning, PartitioningFactory, partitioning as make_partitioning
+from .partitioning import Partitioning, PartitioningFactory, as_schema
+from .partitioning import partitioning as make_partitioning
 from .scanner import Scanner
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class Dataset:
     def replace_schema(self, schema: T.Schema) -> Dataset:
         """This dataset read as `schema`."""
         out = self._copy()
-        out._schema = schema
+        out._schema = as_schema(schema)
         return out
 
     def _copy(self) -> Dataset:
@@ -122,9 +123,11 @@ class Dataset:
         return out
 
     def join(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: read the datasets (to_table) and join with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
 
     def sort_by(self, *args: Any, **kwargs: Any) -> Any:
+        """Not supported: read the dataset (to_table) and sort with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not sort; use to_table() and pyarrow")
 
 
@@ -176,6 +179,7 @@ class InMemoryDataset(Dataset):
 
     def __init__(self, source: Any, schema: T.Schema | None = None) -> None:
         from ..table import table as to_table
+        schema = None if schema is None else as_schema(schema)
         if isinstance(source, (Table, RecordBatch)):
             items: list[Any] = [source]
         elif hasattr(source, "__arrow_c_stream__") and not isinstance(source, list):
@@ -295,7 +299,12 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
             return InMemoryDataset(source, schema)
         raise TypeError(f"Expected a path-like, list of path-likes or a list of Datasets "
                         f"instead of the given type: {type(source).__name__}")
+    if schema is not None:
+        schema = as_schema(schema)
     fmt = as_format(format)
+    if isinstance(source, str) and source.lower().startswith("file:") \
+            and not source.lower().startswith("file://"):
+        raise ArrowInvalid(f"URI '{source}' is invalid: file URI cannot be relative")
     storage, found = discover(source, filesystem, prefixes)
     if partition_base_dir is not None:
         base = partition_base_dir.rstrip("/")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ArrowInvalid
-from ..ipc.format import file_magic
+from ..ipc.format import file_magic, foreign_format
 from ..ipc.options import IpcWriteOptions
 
 __all__ = ["FeatherFileFormat", "FileFormat", "IpcFileFormat", "IpcFileWriteOptions",
@@ -156,4 +156,7 @@ def sniff_format(head: bytes, where: str) -> FileFormat:
     if head[:4] == FEATHER_V1_MAGIC:
         raise ArrowInvalid(f"{where}: a Feather V1 file, which the dataset reader does not read "
                            f"(arrowipc.feather.read_table does)")
+    other = foreign_format(head)
+    if other is not None:
+        raise ArrowInvalid(f"{where}: {other}")
     return IpcStreamFormat()

@@ -237,9 +237,17 @@ class FileFragment:
                        batch_size=batch_size, use_threads=use_threads, **kwargs)
 
     # -- planning (stages 1 to 3) ---------------------------------------------------------------
-    def plan(self, spec: ScanSpec) -> FragmentPlan | None:
-        """The work a scan leaves in this file, or None when the filter rules it out."""
-        rest = _exprs.residual(spec.filter, {k: v for k, v in self.partition_values.items()})
+    def residual(self, spec: ScanSpec) -> Expression | None | Literal[False]:
+        """Stage 1: the scan's filter bound to this file's partition values (False: the
+        partition rules the file out; None: no filter left)."""
+        return _exprs.residual(spec.filter, self.partition_values)
+
+    def plan(self, spec: ScanSpec, rest: Expression | None | Literal[False] | str = "bind"
+             ) -> FragmentPlan | None:
+        """The work a scan leaves in this file, or None when the filter rules it out (`rest`:
+        the residual already bound, when the caller did stage 1)."""
+        if isinstance(rest, str):
+            rest = self.residual(spec)
         if rest is False:
             return None
         stream = self.is_stream()
@@ -374,10 +382,7 @@ class FragmentPlan:
         """Rows of `batch` (as read) the residual filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
-        mask = self._mask(self._completed(batch, 0, False))
-        if mask.null_count:
-            mask = mask.fill_null(False)
-        return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
+        return _true_count(self._mask(self._completed(batch, 0, False)))
 
     # -- stage 4 and assembly -------------------------------------------------------------------
     def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
@@ -386,7 +391,12 @@ class FragmentPlan:
         spec = self.spec
         full = self._completed(batch, batch_index, last)
         if self.residual is not None:
-            full = full.filter(self._mask(full))
+            mask = self._mask(full)
+            kept = _true_count(mask)
+            if kept == 0:
+                return []
+            if kept < full.num_rows:
+                full = full.filter(mask)
         out_cols = []
         for name, source in spec.outputs:
             if isinstance(source, str):
@@ -400,6 +410,13 @@ class FragmentPlan:
         if out.num_rows <= size:
             return [out]
         return [out.slice(o, size) for o in range(0, out.num_rows, size)]
+
+
+def _true_count(mask: Array) -> int:
+    """How many values of a boolean Array are true (nulls are not)."""
+    if mask.null_count:
+        mask = mask.fill_null(False)
+    return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
 
 
 def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: list[int]

@@ -19,16 +19,15 @@ becomes `%XX` (two upper-case hex digits of its code), everything else is kept a
 and `+` are literal; so is every non-ASCII character). A null value, and an empty string, are
 written as `__HIVE_DEFAULT_PARTITION__`, which reads back as null.
 
-`unescape_path_name` is Spark's unescapePathName exactly: `%` and the next two characters, parsed
-as Java's Integer.parseInt(s, 16) parses them, become the character of that code; anything else
-is literal. `decode_segment_value` reads what other writers write as well: a run of escapes that
-spells a UTF-8 sequence (pyarrow's URI encoding writes `é` as `%C3%A9`) becomes that character,
+`unescape_path_name` is Spark's unescapePathName exactly (checked against Spark 4's JVM code):
+`%` and two ASCII hex digits become the character of that code; anything else is literal.
+`decode_segment_value` reads what other writers write as well: a run of escapes that spells a
+UTF-8 sequence (pyarrow's URI encoding writes `é` as `%C3%A9`) becomes that character,
 where Spark would give two Latin-1 characters; Spark itself never escapes a non-ASCII character,
 so for every name Spark or Hive writes the two agree.
 """
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -77,35 +76,15 @@ def escape_path_name(text: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in ESCAPED_CHARS else c for c in text)
 
 
-def _java_hex_digit(c: str) -> int:
-    """Java's Character.digit(c, 16): ASCII and full-width hex letters, any Unicode decimal digit."""
-    if "0" <= c <= "9":
-        return ord(c) - 0x30
-    if "A" <= c <= "F":
-        return ord(c) - 0x41 + 10
-    if "a" <= c <= "f":
-        return ord(c) - 0x61 + 10
-    if "\uff21" <= c <= "\uff26":
-        return ord(c) - 0xFF21 + 10
-    if "\uff41" <= c <= "\uff46":
-        return ord(c) - 0xFF41 + 10
-    if ord(c) > 0x7F:
-        return unicodedata.decimal(c, -1)
-    return -1
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _escape_code(pair: str) -> int:
-    """Java's Integer.parseInt(pair, 16) for a two-character string; -1 where it throws or is < 0."""
-    first, second = pair[0], pair[1]
-    low = _java_hex_digit(second)
-    if low < 0:
-        return -1
-    if first == "+":
-        return low
-    if first == "-":
-        return 0 if low == 0 else -1  # "-0" parses as 0; any other negative is not an escape
-    high = _java_hex_digit(first)
-    return -1 if high < 0 else high * 16 + low
+    """The code of `%XX`'s two characters when both are ASCII hex digits, else -1 (Spark 4
+    decodes nothing else: no sign, no other script's digits)."""
+    if pair[0] in _HEX and pair[1] in _HEX:
+        return int(pair, 16)
+    return -1
 
 
 def _unescaped_units(text: str) -> list[tuple[str, bool]]:

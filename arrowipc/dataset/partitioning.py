@@ -42,6 +42,16 @@ def _check_encoding(segment_encoding: str) -> str:
     return segment_encoding.lower()
 
 
+def as_schema(schema: Any) -> T.Schema:
+    """`schema` as arrowipc's Schema (pyarrow's and other __arrow_c_schema__ exporters are
+    imported); TypeError for anything else."""
+    if isinstance(schema, T.Schema):
+        return schema
+    if hasattr(schema, "__arrow_c_schema__"):
+        return T.schema(schema)
+    raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
+
+
 def parse_partition_value(text: str, type_: T.DataType, field_name: str, where: str) -> Any:
     """The Python value of a partition segment's text as `type_`; ArrowInvalid naming `where`."""
     value_type = type_.value_type if isinstance(type_, T.DictionaryType) else type_
@@ -71,9 +81,7 @@ class Partitioning:
 
     def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
                  segment_encoding: str = "uri") -> None:
-        if not isinstance(schema, T.Schema):
-            raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
-        self._schema = schema
+        self._schema = as_schema(schema)
         self._segment_encoding = _check_encoding(segment_encoding)
         self._dictionaries: list[Array | None] = _dictionary_list(schema, dictionaries)
 
@@ -301,7 +309,7 @@ class PartitioningFactory:
         self.flavor = flavor
         self.field_names = None if field_names is None else list(field_names)
         self.infer_dictionary = bool(infer_dictionary)
-        self.schema = schema
+        self.schema = None if schema is None else as_schema(schema)
         self.segment_encoding = _check_encoding(segment_encoding)
         self.null_fallback = null_fallback
 
@@ -379,6 +387,10 @@ def partitioning(schema: T.Schema | None = None, field_names: Sequence[str] | No
                  ) -> Partitioning | PartitioningFactory:
     """A Partitioning (given a schema) or a PartitioningFactory (given field names, or the hive
     flavor alone), as pyarrow.dataset.partitioning builds them."""
+    if schema is not None and not isinstance(schema, T.Schema) \
+            and not hasattr(schema, "__arrow_c_schema__"):
+        raise ValueError(f"Expected a Schema for the partitioning schema, got "
+                         f"{type(schema).__name__}")
     if flavor is None or flavor == "directory":
         if schema is not None:
             if field_names is not None:

@@ -61,19 +61,27 @@ class _ScanPool:
 
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self._pool = pool
-        self._futures: list[Future[Any]] = []
+        # pending futures only: a finished one leaves the set, so its result (decoded batches)
+        # is held by the consumer alone and memory stays bounded by the readahead
+        self._pending: set[Future[Any]] = set()
+        self._lock = threading.Lock()
 
     def submit(self, fn: Callable[..., _R], *args: Any) -> Future[_R]:
         future = self._pool.submit(fn, *args)
-        if len(self._futures) >= 256:
-            self._futures = [f for f in self._futures if not f.done()]
-        self._futures.append(future)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._finished)
         return future
 
+    def _finished(self, future: Future[Any]) -> None:
+        with self._lock:
+            self._pending.discard(future)
+
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
-        for f in self._futures:
+        with self._lock:
+            pending, self._pending = list(self._pending), set()
+        for f in pending:
             f.cancel()
-        self._futures = []
 
 
 class _Inline:
@@ -184,6 +192,27 @@ class Scanner:
         scanner: Scanner = fragment.scanner(schema, columns, filter, **kwargs)
         return scanner
 
+    @staticmethod
+    def from_batches(source: Any, schema: T.Schema | None = None, columns: Any = None,
+                     filter: Any = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                     **kwargs: Any) -> Scanner:
+        """A Scanner over an iterable of batches, a RecordBatchReader or an object with
+        `__arrow_c_stream__` (read once, in memory)."""
+        from ..table import record_batch
+        from .memory import MemoryScanner
+        from .partitioning import as_schema
+        if isinstance(source, RecordBatchReader) or hasattr(source, "__arrow_c_stream__"):
+            reader = source if isinstance(source, RecordBatchReader) else \
+                RecordBatchReader.from_stream(source)
+            schema = schema if schema is not None else reader.schema
+            source = reader
+        elif schema is None:
+            raise ValueError("Scanner.from_batches needs schema= with an iterable of batches")
+        sch = as_schema(schema)
+        batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in source]
+        return MemoryScanner(sch, batches, columns=columns, filter=filter,
+                             batch_size=batch_size)
+
     @property
     def projected_schema(self) -> T.Schema:
         """The schema of the batches the scan produces."""
@@ -199,9 +228,13 @@ class Scanner:
         threads = self.use_threads if use_threads is None else use_threads
         return _ScanPool(_shared_pool()) if threads else _Inline()
 
-    def _plans(self, pool: Any) -> Iterator[FragmentPlan]:
-        spec = self._spec
-        for plan in _ordered(pool, self._fragments, lambda f: f.plan(spec),
+    def _plans(self, pool: Any, spec: ScanSpec | None = None) -> Iterator[FragmentPlan]:
+        """The fragments' plans, in order. Stage 1 (partition values, no I/O) runs here, so
+        only the files it leaves go to the pool to be opened."""
+        spec = spec or self._spec
+        bound = ((f, f.residual(spec)) for f in self._fragments)
+        survivors = ((f, rest) for f, rest in bound if rest is not False)
+        for plan in _ordered(pool, survivors, lambda item: item[0].plan(spec, item[1]),
                              1 if isinstance(pool, _Inline) else self._fragment_readahead):
             if plan is not None:
                 yield plan
@@ -314,9 +347,7 @@ class Scanner:
                             spec.batch_size)
         pool = self._pool()
         try:
-            plans = _ordered(pool, self._fragments, lambda f: f.plan(counting),
-                             self._fragment_readahead if self.use_threads else 1)
-            counts = _ordered(pool, (p for p in plans if p is not None), _count_plan,
+            counts = _ordered(pool, self._plans(pool, counting), _count_plan,
                               self._fragment_readahead if self.use_threads else 1)
             return sum(counts)
         finally:

@@ -29,7 +29,7 @@ from ..table import RecordBatch, Table
 from .discovery import Storage, storage_of
 from .formats import FileFormat, IpcFileFormat, IpcFileWriteOptions, as_format
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
-                           Partitioning, PartitioningFactory)
+                           Partitioning, PartitioningFactory, as_schema)
 
 __all__ = ["WrittenFile", "write_dataset"]
 
@@ -80,9 +80,25 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
     if hasattr(data, "__arrow_c_stream__"):
         reader = RecordBatchReader.from_stream(data)
         return reader.schema, iter(reader)
+    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes)):
+        if schema is None:
+            raise ValueError("write_dataset needs schema= with an iterable of batches")
+        return schema, _each_batch(data)
     raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: give a "
                     f"Table, RecordBatch, list of them, RecordBatchReader, Dataset or an object "
                     f"with __arrow_c_stream__")
+
+
+def _each_batch(items: Any) -> Iterator[RecordBatch]:
+    """The record batches of an iterable of batches or tables (ours or any library's)."""
+    from ..table import record_batch
+    for item in items:
+        if isinstance(item, RecordBatch):
+            yield item
+        elif isinstance(item, Table):
+            yield from item.to_batches()
+        else:
+            yield record_batch(item)
 
 
 def _resolve_partitioning(partitioning: Any, flavor: str | None, schema: T.Schema
@@ -100,7 +116,7 @@ def _resolve_partitioning(partitioning: Any, flavor: str | None, schema: T.Schem
         fields = []
         for name in partitioning:
             if name not in schema.names:
-                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {schema}")
+                raise KeyError(f"Column {name} does not exist in schema")
             fields.append(schema.field(name))
         part_schema = T.schema(fields)
         if flavor is None or flavor == "directory":
@@ -269,15 +285,66 @@ def _value_codes(col: Array) -> tuple[np.ndarray[Any, Any], int]:
         idx = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
         card = len(col.dictionary) + 1  # type: ignore[attr-defined]
         return np.where(valid, idx + 1, 0), card
-    values = np.asarray(col.to_numpy(zero_copy_only=False))
+    values = _fixed_width_values(col)
+    if values is None:
+        values = np.asarray(col.to_numpy(zero_copy_only=False))
     if not valid.all():
         values = values.copy()
         values[~valid] = values[valid][0] if valid.any() else values[0]
         if values.dtype == object and not valid.any():
             values[:] = ""
-    _, inverse = np.unique(values, return_inverse=True)
-    inverse = inverse.reshape(-1).astype(np.int64)
+    inverse = _distinct_codes(values)
     return np.where(valid, inverse + 1, 0), int(inverse.max(initial=-1)) + 2
+
+
+def _distinct_codes(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """0.. for each distinct value, per row. Data written partition by partition comes in long
+    runs of one value: then only the runs' first values are sorted."""
+    n = len(values)
+    if n > 1:
+        change = np.flatnonzero(values[1:] != values[:-1]) + 1
+        if len(change) < n // 8:
+            starts = np.concatenate(([0], change))
+            _, run_codes = np.unique(values[starts], return_inverse=True)
+            lengths = np.diff(np.concatenate((starts, [n])))
+            return np.repeat(run_codes.reshape(-1).astype(np.int64), lengths)
+    _, inverse = np.unique(values, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+_SHORT = 32     # longest value a string partition column is grouped by as fixed-width bytes
+
+
+def _fixed_width_values(col: Array) -> np.ndarray[Any, Any] | None:
+    """A string or binary column as numpy values compared in C, no Python object per value:
+    up to 7 bytes, one uint64 per value (the bytes and the length); up to _SHORT bytes, fixed-
+    width byte strings with the length appended (so values differing only by trailing NULs
+    stay apart). None for other columns and for longer values."""
+    t = col.type
+    large = t in (T.large_string(), T.large_binary())
+    if not (large or t in (T.string(), T.binary())):
+        return None
+    n = len(col)
+    bufs = col.buffers()
+    offsets = np.frombuffer(memoryview(bufs[1]),  # type: ignore[arg-type]
+                            dtype=np.int64 if large else np.int32)[
+        col.offset:col.offset + n + 1].astype(np.int64)
+    lengths = np.diff(offsets)
+    width = int(lengths.max(initial=0))
+    if width > _SHORT:
+        return None
+    cells = 8 if width <= 7 else width + 1
+    matrix = np.zeros((n, cells), dtype=np.uint8)
+    if width:
+        data = np.frombuffer(memoryview(bufs[2]), dtype=np.uint8)  # type: ignore[arg-type]
+        columns = np.arange(width)
+        inside = columns[None, :] < lengths[:, None]
+        positions = np.minimum(offsets[:-1, None] + columns[None, :], max(len(data) - 1, 0))
+        matrix[:, :width] = np.where(inside, data[positions] if len(data) else 0, 0)
+    matrix[:, cells - 1] = lengths.astype(np.uint8)
+    if cells == 8:
+        return matrix.view(np.uint64).reshape(n)
+    return matrix.view(f"S{cells}").reshape(n)   # the length byte ends every value
 
 
 def _group_rows(batch: RecordBatch, names: list[str]
@@ -344,6 +411,8 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     elif "{i}" not in basename_template:
         raise ValueError("basename_template did not contain '{i}'")
 
+    if schema is not None:
+        schema = as_schema(schema)
     data_schema, batches = _batches_of(data, schema)
     if schema is not None and not schema.equals(data_schema):
         target = schema
@@ -353,7 +422,7 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     part_names = [] if part is None else list(part.schema.names)
     for name in part_names:
         if name not in data_schema.names:
-            raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {data_schema}")
+            raise KeyError(f"Column {name} does not exist in schema")
     kept = [i for i, f in enumerate(data_schema) if f.name not in part_names]
     file_schema = T.schema([data_schema.field(i) for i in kept], data_schema.metadata)
 

@@ -42,19 +42,44 @@ def test_unescape_inverts_escape_for_every_ascii_character():
     assert unescape_path_name(escape_path_name(text)) == text
 
 
-def test_unescape_follows_java_parse_int_quirks():
+def test_unescape_decodes_two_ascii_hex_digits_only():
     assert unescape_path_name("a%2Fb") == "a/b"
     assert unescape_path_name("a%2fb") == "a/b"
     assert unescape_path_name("%zz") == "%zz"  # not hex: literal
     assert unescape_path_name("100%") == "100%"  # too short: literal
     assert unescape_path_name("%4") == "%4"
     assert unescape_path_name("%41") == "A"  # at the very end still decodes
-    assert unescape_path_name("%+F") == "\x0f"  # Integer.parseInt accepts a sign
-    assert unescape_path_name("%-1") == "%-1"  # negative: literal
-    assert unescape_path_name("%\uff21\uff21") == "\xaa"  # full-width hex letters are digits
+    assert unescape_path_name("%+F") == "%+F"  # no sign
+    assert unescape_path_name("%-0") == "%-0"
+    assert unescape_path_name("%\uff21\uff21") == "%\uff21\uff21"  # no full-width digits
     assert unescape_path_name("a+b") == "a+b"
     # one character per escape, as Spark reads it
     assert unescape_path_name("%C3%A9") == "\xc3\xa9"
+
+
+SPARK_CASES = ["%41", "%+F", "%-1", "%-0", "%zz", "100%", "%C3%A9", "%\uff21\uff21",
+               "%\u0661\u0662", "a+b", "%4", "%%41", "%2f%2F", "x=%3D", "%0", ""]
+
+
+def test_escapes_are_sparks_own(tmp_path):
+    """Spark's ExternalCatalogUtils, called in the JVM, is the oracle."""
+    pytest.importorskip("pyspark")
+    import shutil
+    if shutil.which("java") is None and not __import__("os").environ.get("JAVA_HOME"):
+        pytest.skip("no Java runtime")
+    from pyspark.java_gateway import launch_gateway
+    gateway = launch_gateway()
+    try:
+        utils = gateway.jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+        text = "".join(chr(c) for c in range(1, 300))
+        assert escape_path_name(text) == utils.escapePathName(text)
+        for case in SPARK_CASES:
+            assert unescape_path_name(case) == utils.unescapePathName(case), case
+        for value in ["a b", "", "x/y", "é", "%", "__HIVE_DEFAULT_PARTITION__"]:
+            spark = utils.getPartitionPathString("k", value)
+            assert format_partition_segment("k", value) == spark, value
+    finally:
+        gateway.shutdown()
 
 
 def test_decode_segment_value_reads_utf8_runs_as_pyarrow_writes_them():

@@ -364,3 +364,38 @@ def test_null_filter_results_drop_rows_in_scans_and_counts(tmp_path):
         expected = theirs.to_table(filter=make(pds.field))
         assert _ours(ours.to_table(filter=make(field))).equals(expected)
         assert ours.count_rows(filter=make(field)) == expected.num_rows
+
+
+def test_pyarrow_schemas_are_taken_wherever_a_schema_is(tmp_path):
+    table = pa.table({"v": [1, 2], "k": ["a", "b"]})
+    part = ds.partitioning(pa.schema([("k", pa.string())]), flavor="hive")
+    assert isinstance(part, ds.HivePartitioning)
+    ds.write_dataset(table, str(tmp_path / "o"), partitioning=part,
+                     schema=table.schema)
+    got = ds.dataset(str(tmp_path / "o"), partitioning=part,
+                     schema=pa.schema([("v", pa.int64()), ("k", pa.string())]))
+    assert _ours(got.to_table()).equals(table)
+    with pytest.raises(ValueError, match="Expected a Schema"):
+        ds.partitioning(["k"], flavor="hive")
+
+
+def test_a_relative_file_uri_is_refused_as_pyarrow_refuses_it():
+    with pytest.raises(A.ArrowInvalid, match="cannot be relative"):
+        ds.dataset("file:i-am-not-existing.arrow", format="ipc")
+
+
+def test_scanner_from_batches(tmp_path):
+    table = pa.table({"x": list(range(10))})
+    sc = ds.Scanner.from_batches(table.to_batches(), schema=table.schema,
+                                 filter=field("x") >= 7)
+    assert sc.to_table().column("x").to_pylist() == [7, 8, 9]
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    assert ds.Scanner.from_batches(reader).count_rows() == 10
+
+
+def test_a_parquet_file_among_sniffed_files_is_named(tmp_path):
+    import pyarrow.parquet as pq
+    path = str(tmp_path / "x.parquet")
+    pq.write_table(pa.table({"x": [1]}), path)
+    with pytest.raises(A.ArrowInvalid, match="x.parquet: a Parquet file, not Arrow IPC"):
+        ds.dataset(path).to_table()

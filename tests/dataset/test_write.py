@@ -230,3 +230,37 @@ def test_write_is_read_by_pyarrow_with_large_data(tmp_path):
     theirs = pds.dataset(str(tmp_path / "o"), format="ipc", partitioning="hive")
     assert theirs.count_rows() == n
     assert theirs.to_table(filter=pds.field("d") == 3).num_rows == n // 5
+
+
+@pytest.mark.parametrize("width", [3, 12, 40])
+def test_rows_are_grouped_by_their_values_whatever_their_width(width):
+    from arrowipc.dataset.writer import _group_rows
+    rng = np.random.default_rng(width)
+    words = ["", "a", "a\x00", "ab", "b" * width, "é" * (width // 2), None, "x" * (width - 1)]
+    picks = [words[i] for i in rng.integers(0, len(words), 500)]
+    runs = sorted(picks, key=lambda v: (v is None, v or ""))        # long runs: the run path
+    for values in (picks, runs):
+        batch = A.record_batch({"k": A.array(values, A.string()), "i": list(range(500))})
+        groups = _group_rows(batch, ["k"])
+        expected = {}
+        for i, v in enumerate(values):
+            expected.setdefault(v, []).append(i)
+        assert [g[0][0] for g in groups] == list(expected)          # first appearance order
+        assert [list(g[1]) for g in groups] == list(expected.values())
+
+
+def test_a_partition_column_missing_from_the_data_is_a_key_error(tmp_path):
+    table = A.table({"original_column": list(range(20))})
+    scanner = ds.dataset(table).scanner(columns={"renamed_column": field("original_column")})
+    ds.write_dataset(scanner, str(tmp_path / "a"), partitioning=["renamed_column"])
+    assert len(_files(tmp_path / "a")) == 20
+    with pytest.raises(KeyError, match="'Column original_column does not exist in schema"):
+        ds.write_dataset(scanner, str(tmp_path / "b"), partitioning=["original_column"])
+
+
+def test_an_iterable_of_batches_with_a_schema(tmp_path, table):
+    ds.write_dataset((b for b in table.to_pyarrow().to_batches()), str(tmp_path / "o"),
+                     schema=table.schema, basename_template="dat_{i}.arrow")
+    assert ds.dataset(str(tmp_path / "o")).to_table().equals(table)
+    with pytest.raises(ValueError, match="needs schema= with an iterable of batches"):
+        ds.write_dataset((b for b in table.to_batches()), str(tmp_path / "p"))

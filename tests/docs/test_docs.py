@@ -17,7 +17,8 @@ import testdata
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOCS = os.path.join(REPO_ROOT, "docs")
-PAGES = ["api.md", "formats.md", "validation.md", "benchmarks.md", "pyarrow-compat.md"]
+PAGES = ["api.md", "formats.md", "validation.md", "benchmarks.md", "pyarrow-compat.md",
+         "datasets.md"]
 
 
 def page(name: str) -> str:

@@ -1,0 +1,256 @@
+#!/usr/bin/env python
+"""Datasets: arrowipc.dataset, pyarrow.dataset and polars scan_ipc on the same files (issue 33).
+
+    python bench/dataset_ratios.py [--rows N] [--rounds R] [-k SUBSTRING] [--json PATH]
+                                   [--s3 URL] [--no-memory]
+
+The data: N rows (10M by default) x 8 columns (`date` and `country`, the partition columns;
+`id`, sorted; `a`..`e`), hive-partitioned by 20 dates and 3 countries (60 files), written once
+by arrowipc.dataset.write_dataset with statistics (row groups of 131072 rows) into a temporary
+directory, and again as a folder of stream files. Every library reads the same files.
+
+Cases: the full scan to a table; one column of eight; a 1 % range of the sorted `id`; one
+partition; `count_rows()` with and without a value filter; `head(10)`; with `--s3 URL` (an
+s3:// prefix the environment's credentials can write, such as a local MinIO) the full scan and
+the range filter again from there; and the stream folder (arrowipc only: pyarrow's and polars'
+datasets do not read streams). Each round runs every library once per case, the order flipped
+every round so both see the same machine load; the figure kept is the best of the rounds.
+The table gives the times and arrowipc's time divided by the others'. Each library's result is
+checked against pyarrow's (rows and, for filters, the row count) once, outside the timed rounds.
+
+Without `--no-memory`, a child process measures the peak resident memory of one `to_batches()`
+pass over the whole dataset (Linux: the high-water mark reset before the pass), against the
+dataset's decoded size.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as pds
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import arrowipc  # noqa: E402
+import arrowipc.dataset as ads  # noqa: E402
+
+try:
+    import polars as pl
+except ImportError:         # polars is optional: its column is left out
+    pl = None
+
+DATES = 20
+COUNTRIES = ("DE", "FR", "US")
+
+
+def make_table(rows: int) -> pa.Table:
+    rng = np.random.default_rng(33)
+    ids = np.arange(rows, dtype=np.int64)
+    return pa.table({
+        "date": pa.array((20260101 + ids * DATES // rows).astype(np.int32)),
+        "country": pa.DictionaryArray.from_arrays(pa.array((ids % 3).astype(np.int32)),
+                                                  pa.array(COUNTRIES)).cast(pa.string()),
+        "id": ids,
+        "a": rng.random(rows),
+        "b": rng.integers(0, 1000, rows),
+        "c": rng.random(rows),
+        "d": rng.integers(0, 10**9, rows),
+        "e": rng.random(rows).astype(np.float32),
+    })
+
+
+def write(table: pa.Table, root: str, fmt: str) -> None:
+    ads.write_dataset(arrowipc.table(table), root, format=fmt, partitioning=["date", "country"],
+                      partitioning_flavor="hive", max_rows_per_group=131072)
+
+
+class Case:
+    def __init__(self, name: str, runs: dict, check: str = "table"):
+        self.name = name
+        self.runs = runs            # library -> callable
+        self.check = check
+
+
+def cases(root: str, stream_root: str, rows: int, s3: str | None) -> list[Case]:
+    lo, hi = rows // 2, rows // 2 + rows // 100
+    date = 20260101 + 7
+    A = ads.dataset(root, format="ipc", partitioning="hive")
+    P = pds.dataset(root, format="ipc", partitioning="hive")
+    glob = os.path.join(root, "**", "*.arrow")
+
+    def pl_scan():
+        return pl.scan_ipc(glob, hive_partitioning=True)
+
+    out = [
+        Case("full scan", {"arrowipc": lambda: A.to_table(), "pyarrow": lambda: P.to_table(),
+                           "polars": lambda: pl_scan().collect()}),
+        Case("1 of 8 columns", {
+            "arrowipc": lambda: A.to_table(columns=["a"]),
+            "pyarrow": lambda: P.to_table(columns=["a"]),
+            "polars": lambda: pl_scan().select("a").collect()}),
+        Case("1 % range of a sorted column", {
+            "arrowipc": lambda: A.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi)),
+            "pyarrow": lambda: P.to_table(filter=(pds.field("id") >= lo) & (pds.field("id") < hi)),
+            "polars": lambda: pl_scan().filter((pl.col("id") >= lo) & (pl.col("id") < hi))
+            .collect()}),
+        Case("one partition", {
+            "arrowipc": lambda: A.to_table(filter=ads.field("date") == date),
+            "pyarrow": lambda: P.to_table(filter=pds.field("date") == date),
+            "polars": lambda: pl_scan().filter(pl.col("date") == date).collect()}),
+        Case("count_rows()", {
+            "arrowipc": lambda: A.count_rows(), "pyarrow": lambda: P.count_rows(),
+            "polars": lambda: pl_scan().select(pl.len()).collect().item()}, "count"),
+        Case("count_rows(b < 10)", {
+            "arrowipc": lambda: A.count_rows(filter=ads.field("b") < 10),
+            "pyarrow": lambda: P.count_rows(filter=pds.field("b") < 10),
+            "polars": lambda: pl_scan().filter(pl.col("b") < 10).select(pl.len()).collect()
+            .item()}, "count"),
+        Case("head(10)", {"arrowipc": lambda: A.head(10), "pyarrow": lambda: P.head(10),
+                          "polars": lambda: pl_scan().head(10).collect()}),
+    ]
+    S = ads.dataset(stream_root, format="stream", partitioning="hive")
+    out.append(Case("stream folder: full scan", {"arrowipc": lambda: S.to_table()}))
+    out.append(Case("stream folder: id range", {
+        "arrowipc": lambda: S.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi))}))
+    if s3:
+        import pyarrow.fs as pafs
+        AS = ads.dataset(s3, format="ipc", partitioning="hive")
+        fs, path = pafs.FileSystem.from_uri(s3)
+        PS = pds.dataset(path, format="ipc", partitioning="hive", filesystem=fs)
+        out.append(Case("S3: full scan", {"arrowipc": lambda: AS.to_table(),
+                                           "pyarrow": lambda: PS.to_table()}))
+        out.append(Case("S3: 1 % range", {
+            "arrowipc": lambda: AS.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi)),
+            "pyarrow": lambda: PS.to_table(filter=(pds.field("id") >= lo) & (pds.field("id") < hi))}))
+    if pl is None:
+        for c in out:
+            c.runs.pop("polars", None)
+    return out
+
+
+def rows_of(result) -> int:
+    if isinstance(result, int):
+        return result
+    return result.num_rows if hasattr(result, "num_rows") else result.height
+
+
+def check(case: Case) -> None:
+    """Every library gives pyarrow's number of rows (arrowipc's stream cases: the file's)."""
+    counts = {lib: rows_of(run()) for lib, run in case.runs.items()}
+    if len(set(counts.values())) != 1:
+        raise AssertionError(f"{case.name}: the libraries disagree: {counts}")
+
+
+def time_case(case: Case, rounds: int) -> dict[str, float]:
+    best: dict[str, float] = {}
+    libs = list(case.runs)
+    for r in range(rounds):
+        for lib in (libs if r % 2 == 0 else libs[::-1]):
+            t0 = time.perf_counter()
+            case.runs[lib]()
+            dt = time.perf_counter() - t0
+            best[lib] = min(best.get(lib, dt), dt)
+    return best
+
+
+MEMORY_CHILD = r"""
+import sys, os
+sys.path.insert(0, sys.argv[2])
+import arrowipc.dataset as ads
+def vm(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+data = ads.dataset(sys.argv[1], format="ipc", partitioning="hive")
+size = 0
+for b in data.to_batches():         # warm: imports, first allocations
+    size += b.nbytes
+    break
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")                    # reset the high-water mark
+base = vm("VmRSS:")
+decoded = 0
+for b in data.to_batches():
+    decoded += b.nbytes
+print(vm("VmHWM:") - base, decoded)
+"""
+
+
+def memory(root: str) -> tuple[int, int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, root, str(HERE.parent)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr, file=sys.stderr)
+        return None
+    peak, decoded = map(int, p.stdout.split())
+    return peak, decoded
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("-k", default="", help="only cases whose name holds this")
+    ap.add_argument("--json", metavar="PATH", help="save the results as JSON")
+    ap.add_argument("--s3", metavar="URL", help="an s3:// prefix to copy the dataset to and read")
+    ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory pass")
+    args = ap.parse_args(argv)
+
+    tmp = tempfile.mkdtemp(prefix="arrowipc-dataset-bench-")
+    try:
+        root, stream_root = os.path.join(tmp, "files"), os.path.join(tmp, "streams")
+        table = make_table(args.rows)
+        t0 = time.perf_counter()
+        write(table, root, "ipc")
+        write(table, stream_root, "stream")
+        print(f"{args.rows:,} rows x 8 columns, {len(ads.dataset(root).files)} files, written in "
+              f"{time.perf_counter() - t0:.1f} s; best of {args.rounds} rounds, interleaved",
+              file=sys.stderr)
+        if args.s3:
+            import fsspec
+            fs, _ = fsspec.core.url_to_fs(args.s3)
+            fs.put(root + "/", args.s3.rstrip("/") + "/", recursive=True)
+        selected = [c for c in cases(root, stream_root, args.rows, args.s3) if args.k in c.name]
+        results = []
+        for case in selected:
+            check(case)
+            results.append((case.name, time_case(case, args.rounds)))
+        libs = ("arrowipc", "pyarrow", "polars")
+        print("| case | arrowipc ms | pyarrow ms | polars ms | arrowipc / pyarrow | "
+              "arrowipc / polars |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        for name, best in results:
+            ms = [f"{best[lib] * 1000:.1f}" if lib in best else "" for lib in libs]
+            ratios = [f"{best['arrowipc'] / best[lib]:.2f}" if lib in best else ""
+                      for lib in libs[1:]]
+            print(f"| {name} | " + " | ".join(ms + ratios) + " |")
+        mem = None if args.no_memory else memory(root)
+        if mem is not None:
+            peak, decoded = mem
+            print(f"\npeak memory of a to_batches() pass: {peak / 2**20:.0f} MiB, "
+                  f"{peak / max(decoded, 1):.0%} of the {decoded / 2**20:.0f} MiB decoded")
+        if args.json:
+            report = {"machine": platform.platform(), "rows": args.rows, "rounds": args.rounds,
+                      "cases": {name: best for name, best in results},
+                      "memory": None if mem is None else {"peak": mem[0], "decoded": mem[1]}}
+            Path(args.json).write_text(json.dumps(report, indent=2))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
