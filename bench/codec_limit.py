@@ -18,7 +18,8 @@ alternates the two libraries); the table gives the best round of each, wall and 
 and the ratios: arrowipc ÷ limit and pyarrow ÷ limit (the limit: the faster of one thread and T
 threads; 1 = the codec's own speed), and arrowipc ÷ pyarrow (below 1: arrowipc faster). A read's
 limit is the decompression of its buffers, a write's their compression: the rest (framing,
-allocation, copies, the file) is what a library adds. Reads come from the page cache, as in users.py.
+allocation, copies, the file) is what a library adds. Reads come from the page cache, as in
+users.py.
 """
 from __future__ import annotations
 
