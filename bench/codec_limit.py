@@ -6,11 +6,12 @@
 
 The limit: the body buffers of a compressed IPC file of the bench's data (LZ4 frame and ZSTD,
 written by pyarrow: `[int64 uncompressed length][frame]` each), decompressed, and their plain
-bytes compressed again, by the codec libraries' C functions directly through the `lz4` and
-`zstandard` packages (both release the GIL), on one thread and on T threads (a thread pool over
-the buffers; T = the number of cores by default). Beside it, arrowipc's and pyarrow's read of the
-same file (`open_file(...).read_all()`, from memory and by path) and write of the same batches
-(`new_file(...)` with the codec, to memory and to a path). Compression uses what Arrow writes:
+bytes compressed again, by the codec libraries' C functions called directly (through ctypes, the
+GIL released, in the shared objects the `lz4` and `zstandard` packages ship; see NativeCodec),
+into output buffers allocated once, on one thread and on T threads (a thread pool, each thread
+over a share of the buffers; T = the number of cores by default). Beside it, arrowipc's and
+pyarrow's read of the same file (`open_file(...).read_all()`, from memory and by path) and
+write of the same batches (`new_file(...)` with the codec, to memory and to a path). Compression uses what Arrow writes:
 LZ4 frames with the library's default preferences, ZSTD at level 1.
 
 Every round runs each case once, in an order that rotates from round to round (as users.py
@@ -24,14 +25,17 @@ users.py.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gc
 import os
 import struct
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, Callable
 
 import pyarrow as pa
 
@@ -78,31 +82,132 @@ def compressed_buffers(file_bytes: bytes) -> list[tuple[bytes, int]]:
     return out
 
 
-def limits(codec: str, frames: list[tuple[bytes, int]], threads: int) -> dict:
-    """{case: callable} of the codec's own decompression and compression of the buffers."""
-    plain = [decompress(codec, f, n) for f, n in frames]
+class NativeCodec:
+    """The codec library's C functions called directly, through ctypes (which releases the GIL
+    for the call), in the shared objects the `lz4` and `zstandard` packages ship (the ones
+    arrowipc's C codecs load too): LZ4F_decompress / LZ4F_compressFrame, ZSTD_decompressDCtx /
+    ZSTD_compressCCtx, with a context per thread, into output buffers allocated once. (The
+    packages' Python functions are slower than their C: lz4.frame.decompress grows its output
+    for frames without a content size, as Arrow writes them, at a fraction of LZ4's speed.)"""
+
+    def __init__(self, codec: str) -> None:
+        from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint, c_void_p
+        from importlib.util import find_spec
+        self.codec = codec
+        self.local = threading.local()
+        module = "lz4.frame._frame" if codec == "lz4" else "zstandard._cffi"
+        lib = self.lib = ctypes.CDLL(find_spec(module).origin)
+        sig = {
+            "lz4": {"LZ4F_createDecompressionContext": ([POINTER(c_void_p), c_uint], c_size_t),
+                    "LZ4F_decompress": ([c_void_p, c_void_p, POINTER(c_size_t), c_char_p,
+                                         POINTER(c_size_t), c_void_p], c_size_t),
+                    "LZ4F_resetDecompressionContext": ([c_void_p], None),
+                    "LZ4F_compressFrameBound": ([c_size_t, c_void_p], c_size_t),
+                    "LZ4F_compressFrame": ([c_void_p, c_size_t, c_char_p, c_size_t, c_void_p],
+                                           c_size_t),
+                    "LZ4F_isError": ([c_size_t], c_uint)},
+            "zstd": {"ZSTD_createDCtx": ([], c_void_p), "ZSTD_createCCtx": ([], c_void_p),
+                     "ZSTD_decompressDCtx": ([c_void_p, c_void_p, c_size_t, c_char_p, c_size_t],
+                                             c_size_t),
+                     "ZSTD_compressCCtx": ([c_void_p, c_void_p, c_size_t, c_char_p, c_size_t,
+                                           c_int], c_size_t),
+                     "ZSTD_compressBound": ([c_size_t], c_size_t),
+                     "ZSTD_isError": ([c_size_t], c_uint)},
+        }[codec]
+        for name, (args, result) in sig.items():
+            getattr(lib, name).argtypes = args
+            getattr(lib, name).restype = result
+        self.c_size_t = c_size_t
+
+    def _context(self, decompress: bool) -> object:
+        key = "d" if decompress else "c"
+        ctx = getattr(self.local, key, None)
+        if ctx is None:
+            if self.codec == "zstd":
+                ctx = self.lib.ZSTD_createDCtx() if decompress else self.lib.ZSTD_createCCtx()
+            else:
+                ptr = ctypes.c_void_p()
+                assert self.lib.LZ4F_createDecompressionContext(ctypes.byref(ptr), 100) == 0
+                ctx = ptr
+            setattr(self.local, key, ctx)
+        return ctx
+
+    def bound(self, n: int) -> int:
+        if self.codec == "zstd":
+            return int(self.lib.ZSTD_compressBound(n))
+        return int(self.lib.LZ4F_compressFrameBound(n, None))
+
+    def decompress(self, frame: bytes, out: bytearray) -> None:
+        """`frame` decompressed into `out` (exactly its decompressed size)."""
+        lib, n = self.lib, len(out)
+        dst = ctypes.addressof((ctypes.c_char * n).from_buffer(out)) if n else None
+        if self.codec == "zstd":
+            got = lib.ZSTD_decompressDCtx(self._context(True), dst, n, frame, len(frame))
+            assert not lib.ZSTD_isError(got) and got == n, got
+            return
+        ctx = self._context(True)
+        dst_size, src_size = self.c_size_t(n), self.c_size_t(len(frame))
+        left = lib.LZ4F_decompress(ctx, dst, ctypes.byref(dst_size), frame,
+                                   ctypes.byref(src_size), None)
+        if lib.LZ4F_isError(left) or left != 0 or dst_size.value != n:
+            lib.LZ4F_resetDecompressionContext(ctx)
+            raise ValueError(f"LZ4F_decompress: {left}, {dst_size.value} of {n} bytes")
+
+    def compress(self, data: bytes, out: bytearray) -> int:
+        """`data` compressed into `out` (at least bound(len(data)) bytes); the frame's size."""
+        lib, n = self.lib, len(out)
+        dst = ctypes.addressof((ctypes.c_char * n).from_buffer(out))
+        if self.codec == "zstd":
+            got = lib.ZSTD_compressCCtx(self._context(False), dst, n, data, len(data),
+                                        ZSTD_LEVEL)
+            assert not lib.ZSTD_isError(got), got
+        else:
+            got = lib.LZ4F_compressFrame(dst, n, data, len(data), None)
+            assert not lib.LZ4F_isError(got), got
+        return int(got)
+
+
+def limits(codec: str, frames: list[tuple[bytes, int]], threads: int) -> tuple[dict, int, Any]:
+    """{case: callable} of the codec's own decompression and compression of the buffers, the
+    plain bytes, and the thread pool (to shut down)."""
+    native = NativeCodec(codec)
+    plain = [lz4.frame.decompress(f) if codec == "lz4" else
+             zstandard.ZstdDecompressor().decompress(f, max_output_size=n) for f, n in frames]
     assert [len(p) for p in plain] == [n for _, n in frames]
+    outs = [bytearray(n) for _, n in frames]
+    decompress_jobs = list(zip([f for f, _ in frames], outs))
+    for frame, out in decompress_jobs:                   # the C path gives the same bytes
+        native.decompress(frame, out)
+    assert all(bytes(o) == p for o, p in zip(outs, plain))
+    compress_jobs = [(p, bytearray(native.bound(len(p)))) for p in plain]
+    for data, out in compress_jobs:                      # and frames that read back
+        size = native.compress(data, out)
+        back = bytearray(len(data))
+        native.decompress(bytes(out[:size]), back)
+        assert back == data
     pool = ThreadPoolExecutor(threads)
 
-    def dec_all(items):
-        return [decompress(codec, f, n) for f, n in items]
+    def dec_all(jobs: list) -> None:
+        for frame, out in jobs:
+            native.decompress(frame, out)
 
-    def comp_all(items):
-        return [compress(codec, data) for data in items]
+    def comp_all(jobs: list) -> None:
+        for data, out in jobs:
+            native.compress(data, out)
 
     # one task per thread, each over a share of about equal bytes (a task per buffer would cost
     # the pool's per-task overhead on each of cols1000's 8 KB buffers)
-    frame_shares = shares(frames, threads, lambda x: x[1])
-    plain_shares = shares(plain, threads, len)
+    dec_shares = shares(decompress_jobs, threads, lambda j: len(j[1]))
+    comp_shares = shares(compress_jobs, threads, lambda j: len(j[0]))
     return {
-        "limit_decompress_1t": lambda: dec_all(frames),
-        f"limit_decompress_{threads}t": lambda: list(pool.map(dec_all, frame_shares)),
-        "limit_compress_1t": lambda: comp_all(plain),
-        f"limit_compress_{threads}t": lambda: list(pool.map(comp_all, plain_shares)),
+        "limit_decompress_1t": lambda: dec_all(decompress_jobs),
+        f"limit_decompress_{threads}t": lambda: list(pool.map(dec_all, dec_shares)),
+        "limit_compress_1t": lambda: comp_all(compress_jobs),
+        f"limit_compress_{threads}t": lambda: list(pool.map(comp_all, comp_shares)),
     }, sum(len(p) for p in plain), pool
 
 
-def shares(items: list, n: int, size) -> list[list]:
+def shares(items: list, n: int, size: Callable[[Any], int]) -> list[list]:
     """`items` cut into at most n runs of about equal total size."""
     total = sum(size(x) for x in items) or 1
     out: list[list] = [[] for _ in range(n)]
@@ -111,30 +216,6 @@ def shares(items: list, n: int, size) -> list[list]:
         out[min(n - 1, done * n // total)].append(x)
         done += size(x)
     return [run for run in out if run]
-
-
-_ZSTD_D = {}
-_ZSTD_C = {}
-
-
-def decompress(codec: str, frame: bytes, n: int) -> bytes:
-    if codec == "lz4":
-        return lz4.frame.decompress(frame)
-    import threading                       # a context per thread: contexts are not shared
-    d = _ZSTD_D.get(threading.get_ident())
-    if d is None:
-        d = _ZSTD_D[threading.get_ident()] = zstandard.ZstdDecompressor()
-    return d.decompress(frame, max_output_size=n)
-
-
-def compress(codec: str, data: bytes) -> bytes:
-    if codec == "lz4":
-        return lz4.frame.compress(data)
-    import threading
-    c = _ZSTD_C.get(threading.get_ident())
-    if c is None:
-        c = _ZSTD_C[threading.get_ident()] = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
-    return c.compress(data)
 
 
 def library_cases(batches: list[pa.RecordBatch], file_bytes: bytes, path: str, out_dir: str,
