@@ -11,8 +11,9 @@ GIL released, in the shared objects the `lz4` and `zstandard` packages ship; see
 into output buffers allocated once, on one thread and on T threads (a thread pool, each thread
 over a share of the buffers; T = the number of cores by default). Beside it, arrowipc's and
 pyarrow's read of the same file (`open_file(...).read_all()`, from memory and by path) and
-write of the same batches (`new_file(...)` with the codec, to memory and to a path). Compression uses what Arrow writes:
-LZ4 frames with the library's default preferences, ZSTD at level 1.
+write of the same batches (`new_file(...)` with the codec, to memory and to a path).
+Compression uses what Arrow writes: LZ4 frames with the library's default preferences, ZSTD at
+level 1.
 
 Every round runs each case once, in an order that rotates from round to round (as users.py
 alternates the two libraries); the table gives the best round of each, wall and process CPU time,
