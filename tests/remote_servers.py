@@ -156,14 +156,16 @@ class Misbehaviour:
     with 200 and the whole object; `range_shift`: send the bytes `range_shift` further on, with a
     Content-Range saying so; `content_length`: send Content-Length (without it, the body ends
     when the connection closes); `drip`: seconds between body bytes; `cut_body`: bytes of a
-    body sent before the connection is closed (Content-Length says the whole); `get_status`: an
-    error status for every GET (HEAD still answers)."""
+    body sent before the connection is closed (Content-Length says the whole); `stall_body`: bytes
+    of a body sent before the server stops sending, the connection left open until the client
+    closes it; `get_status`: an error status for every GET (HEAD still answers)."""
     if_match: bool = False
     ignore_range: bool = False
     range_shift: int = 0
     content_length: bool = True
     drip: float | None = None
     cut_body: int | None = None
+    stall_body: int | None = None
     get_status: int | None = None
 
 
@@ -229,7 +231,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 body = body[:bad.cut_body]
                 self.close_connection = True
             try:
-                if bad.drip is None:
+                if bad.stall_body is not None:
+                    self.wfile.write(body[:bad.stall_body])
+                    self.wfile.flush()
+                    self.rfile.read(1)          # silent until the client hangs up
+                    self.close_connection = True
+                elif bad.drip is None:
                     self.wfile.write(body)
                 else:
                     for i in range(len(body)):

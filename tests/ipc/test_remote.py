@@ -6,6 +6,10 @@ bytes and request counts are asserted on the wire.
 """
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as pa_ipc
@@ -657,6 +661,101 @@ def test_http_dripping_server_times_out_with_the_read_timeout(wide_file, entry):
         _, error = in_thread(lambda: opener(url, options=options))
     assert isinstance(error, TimeoutError), error
     assert str(error).startswith(f"{url}: no answer") and "read_timeout=0.5" in str(error)
+
+
+@pytest.mark.parametrize("entry", ["open_file", "open_stream"])
+def test_http_server_that_stops_sending_times_out_with_the_read_timeout(wide_file, entry):
+    """A server that sends the headers and part of a body, then nothing (the connection left
+    open), fails the read after read_timeout with a TimeoutError naming the URL."""
+    files = {"/wide.arrow": wide_file, "/wide.arrows": stream_bytes()}
+    options = ipc.IpcReadOptions(read_timeout=0.5, connect_timeout=5)
+    with misbehaving(files, stall_body=100) as (base, _):
+        url = f"{base}/wide.arrow" + ("" if entry == "open_file" else "s")
+        opener = ipc.open_file if entry == "open_file" else ipc.open_stream
+        _, error = in_thread(lambda: opener(url, options=options).read_all())
+    assert isinstance(error, TimeoutError), error
+    assert str(error).startswith(f"{url}: no answer") and "read_timeout=0.5" in str(error)
+
+
+@contextlib.contextmanager
+def silent_server():
+    """The base URL of a server that accepts connections and never answers a request."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept():
+        while True:
+            try:
+                accepted.append(server.accept()[0])   # held open, never read nor answered
+            except OSError:                            # closed: the test is over
+                return
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for conn in accepted:
+            conn.close()
+
+
+@pytest.mark.parametrize("entry", ["open_file", "open_stream"])
+def test_http_server_that_never_answers_times_out_with_the_read_timeout(entry):
+    """Connected, the request sent, no response headers ever: read_timeout bounds the wait."""
+    pytest.importorskip("aiohttp")
+    options = ipc.IpcReadOptions(read_timeout=0.5, connect_timeout=5)
+    with silent_server() as base:
+        url = f"{base}/wide.arrow" + ("" if entry == "open_file" else "s")
+        opener = ipc.open_file if entry == "open_file" else ipc.open_stream
+        _, error = in_thread(lambda: opener(url, options=options))
+    assert isinstance(error, TimeoutError), error
+    assert str(error).startswith(f"{url}: no answer") and "read_timeout=0.5" in str(error)
+
+
+@contextlib.contextmanager
+def unconnectable_server():
+    """The base URL of a local listening socket whose accept queue is full and which never
+    accepts: the kernel drops further connection attempts (SYNs), so connecting hangs, as to a
+    host that does not answer. Skips where the kernel completes every connection anyway."""
+    import select
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(0)
+    address = server.getsockname()
+    fillers: list[socket.socket] = []
+    try:
+        for _ in range(64):
+            client = socket.socket()
+            client.setblocking(False)
+            fillers.append(client)
+            try:
+                client.connect(address)
+            except BlockingIOError:
+                pass
+            _, done, _ = select.select([], [client], [], 0.3)
+            if not done:                    # this attempt hangs: the queue is full
+                break
+        else:
+            pytest.skip("the kernel completes every connection to a listener that never accepts")
+        yield f"http://{address[0]}:{address[1]}"
+    finally:
+        for client in fillers:
+            client.close()
+        server.close()
+
+
+@pytest.mark.parametrize("entry", ["open_file", "open_stream"])
+def test_http_connect_timeout_bounds_connecting(entry):
+    """A server that cannot be connected to fails the read after connect_timeout (here far
+    shorter than read_timeout) with a TimeoutError naming the URL and the timeout."""
+    pytest.importorskip("aiohttp")
+    options = ipc.IpcReadOptions(connect_timeout=0.5, read_timeout=HANG_GUARD * 2)
+    with unconnectable_server() as base:
+        url = f"{base}/wide.arrow" + ("" if entry == "open_file" else "s")
+        opener = ipc.open_file if entry == "open_file" else ipc.open_stream
+        _, error = in_thread(lambda: opener(url, options=options))
+    assert isinstance(error, TimeoutError), error
+    assert str(error).startswith(f"{url}: ") and "connect_timeout=0.5" in str(error), error
 
 
 def test_timeouts_are_positive_seconds():
