@@ -74,7 +74,7 @@ def _outcome(fn):
 
 BYTEWISE_WINDOWS = (16, 64, 256)    # bytes fed one at a time by a "bytewise" chunking
 PIECE_SIZES = (1, 2, 3, 5, 8, 13, 64, 100, 999, 4096)
-MAX_READS = 512                     # the async reader's chunk size is at least len(data) / this
+MAX_READS = 128                     # the async reader's chunk size is at least len(data) / this
 
 
 def _chunking(data, rng):
@@ -287,11 +287,17 @@ BREAKS = {"readinto": ("negative", "none", "more", "float", "str", "raise", "ose
           "tell": ("str", "negative", "raise")}
 
 
+_HONEST_OUTCOMES = {}
+
+
 def run_fileobj(data, rng, form):
     from arrowipc import ipc
     from arrowipc.errors import ArrowException
     read = (lambda f: ipc.open_stream(f)) if form == "stream" else (lambda f: ipc.open_file(f))
-    expected = _outcome(lambda: read(io.BytesIO(data)))
+    # the inputs are the seeds themselves: an honest object's outcome is read once per seed
+    expected = _HONEST_OUTCOMES.get((form, data))
+    if expected is None:
+        expected = _HONEST_OUTCOMES[(form, data)] = _outcome(lambda: read(io.BytesIO(data)))
     method = rng.choice(sorted(BREAKS))
     how = rng.choice(BREAKS[method])
     f = _Misbehaving(data, method, how, rng.randrange(1, 24), method != "read" or rng.random() < .5)
