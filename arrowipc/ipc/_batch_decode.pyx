@@ -242,11 +242,13 @@ cdef class _Assembler:
             return ZERO_OFFSETS
         return offs
 
-    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, int name) except -1:
-        # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
-        if count > 0 and (b.size // width) < count:
-            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs {count * width} bytes of "
-                               f"{what}, buffer has {b.size}")
+    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, int name,
+                  int64_t extra=0) except -1:
+        # O(1) size check: `count` + `extra` entries of `width` bytes (overflow-safe: no sum or
+        # product is formed; a node length of 2**63 - 1 plus the one extra offset would wrap)
+        if (count > 0 or extra > 0) and (b.size // width) - extra < count:
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs "
+                               f"{(<object>count + extra) * width} bytes of {what}, buffer has {b.size}")
         return 0
 
     cdef skip(self):
@@ -362,7 +364,7 @@ cdef class _Assembler:
         if kind == K_BINARY or kind == K_LARGE_BINARY:
             offs = self.offsets_buffer(name, length)
             values = self.next_buffer(name)
-            self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
+            self.need(offs, length, 4 if kind == K_BINARY else 8, "offsets", name, 1)
             d = make_array_data(t, length, 0, nulls, [validity, offs, values], [], None)
             self.pending.append((d, name))
             return d
@@ -388,7 +390,7 @@ cdef class _Assembler:
 
         if kind == K_LIST or kind == K_LARGE_LIST:
             offs = self.offsets_buffer(name, length)
-            self.need(offs, length + 1, 4 if kind == K_LIST else 8, "offsets", name)
+            self.need(offs, length, 4 if kind == K_LIST else 8, "offsets", name, 1)
             bufs.append(offs)
             child = self.build(depth + 1)
             d = make_array_data(t, length, 0, nulls, bufs, [child], None)
