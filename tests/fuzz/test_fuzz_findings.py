@@ -5,7 +5,8 @@
   offsets buffer formed `length + 1`, which wrapped to a negative count, so the batch was handed
   out; its deferred offsets check wrapped the same way and scanned past the end of the buffer
   (a read out of bounds whose verdict changed with what lay after the message in memory: the push
-  decoder and the stream reader named different offsets).
+  decoder and the stream reader named different offsets). The bitmaps' sizes, (length + 7) // 8,
+  wrapped the same way for a boolean field or a validity bitmap.
 """
 import struct
 
@@ -20,26 +21,27 @@ from arrowipc.errors import ArrowInvalid  # noqa: E402
 INT64_MAX = (1 << 63) - 1
 
 
-def _list_of_strings_stream(item_length: int) -> bytes:
-    """A stream of one batch: a list<string> column of 2 rows whose 5 string values' field
-    node claims `item_length` values (a child may be longer than its parent)."""
-    table = pa.table({"l": pa.array([["a", "bc"], ["def", "g", "h"]], pa.list_(pa.string()))})
+def _list_stream(values: list, item_type, item_node: tuple, claimed: tuple) -> bytes:
+    """A stream of one batch: a list column of 2 rows whose values' field node (`item_node`:
+    length, null count) is replaced by `claimed` (a child may be longer than its parent)."""
+    table = pa.table({"l": pa.array(values, pa.list_(item_type))})
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     data = bytearray(sink.getvalue().to_pybytes())
-    nodes = struct.pack("<qqqq", 2, 0, 5, 0)            # (length, null count) of l, l.item
+    nodes = struct.pack("<4q", 2, 0, *item_node)         # (length, null count) of l, l.item
     at = data.find(nodes)
     assert at > 0 and data.find(nodes, at + 1) < 0
-    struct.pack_into("<q", data, at + 16, item_length)
+    struct.pack_into("<2q", data, at + 16, *claimed)
     return bytes(data)
 
 
-@pytest.mark.parametrize("item_length", [6, INT64_MAX])
-def test_offsets_of_a_field_claiming_2_63_values_are_refused(item_length):
-    data = _list_of_strings_stream(item_length)
-    message = (f"stream: field 'l.item' needs {(item_length + 1) * 4} bytes of offsets, "
-               f"buffer has 24")
+def _list_of_strings_stream(item_length: int) -> bytes:
+    return _list_stream([["a", "bc"], ["def", "g", "h"]], pa.string(), (5, 0), (item_length, 0))
+
+
+def _refused_alike(data: bytes, message: str) -> None:
+    """The stream reader and the push decoder refuse `data` with `message`."""
     with pytest.raises(ArrowInvalid) as reader_error:
         ipc.open_stream(data).read_all()
     assert str(reader_error.value) == message
@@ -48,6 +50,25 @@ def test_offsets_of_a_field_claiming_2_63_values_are_refused(item_length):
         decoder.feed(data)
         decoder.finish()
     assert str(decoder_error.value) == message
+
+
+@pytest.mark.parametrize("item_length", [6, INT64_MAX])
+def test_offsets_of_a_field_claiming_2_63_values_are_refused(item_length):
+    _refused_alike(_list_of_strings_stream(item_length),
+                   f"stream: field 'l.item' needs {(item_length + 1) * 4} bytes of offsets, "
+                   f"buffer has 24")
+
+
+def test_booleans_of_a_field_claiming_2_63_values_are_refused():
+    data = _list_stream([[True, False], [True, None, False]], pa.bool_(), (5, 1), (INT64_MAX, 0))
+    _refused_alike(data, f"stream: bool field 'l.item' of length {INT64_MAX} needs "
+                         f"{(INT64_MAX + 7) // 8} value bytes, buffer has 1")
+
+
+def test_validity_of_a_field_claiming_2_63_values_is_refused():
+    data = _list_stream([[True, False], [True, None, False]], pa.bool_(), (5, 1), (INT64_MAX, 1))
+    _refused_alike(data, f"stream: field 'l.item' has 1 nulls; its validity bitmap needs "
+                         f"{(INT64_MAX + 7) // 8} bytes but has 1")
 
 
 def test_check_offsets_refuses_a_length_of_2_63_minus_1():
