@@ -7,6 +7,8 @@
   (a read out of bounds whose verdict changed with what lay after the message in memory: the push
   decoder and the stream reader named different offsets). The bitmaps' sizes, (length + 7) // 8,
   wrapped the same way for a boolean field or a validity bitmap.
+* pandas metadata, 2026-11-28 (mutant 3,253,457): a `datetimetz` column whose metadata names the
+  time zone "+25:00" made to_pandas raise datetime's own ValueError, not ArrowInvalid.
 """
 import struct
 
@@ -77,3 +79,17 @@ def test_check_offsets_refuses_a_length_of_2_63_minus_1():
                                            r"need 36893488147419103232 bytes but the offsets "
                                            r"buffer has 12$"):
         check_offsets(offsets, 0, INT64_MAX, 4, 2)
+
+
+def test_pandas_metadata_time_zone_offset_of_25_hours_is_refused():
+    import json
+    pd = pytest.importorskip("pandas")
+    import arrowipc
+    df = pd.DataFrame({"t": pd.date_range("2020-01-01", periods=2, tz="Europe/Paris")})
+    table = pa.Table.from_pandas(df)
+    meta = json.loads(table.schema.metadata[b"pandas"])
+    meta["columns"][0]["metadata"]["timezone"] = "+25:00"
+    table = table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()})
+    with pytest.raises(ArrowInvalid, match=r"^pandas metadata: columns\[0\] \('t'\): unknown time "
+                                           r"zone '\+25:00': a UTC offset must be under 24 hours$"):
+        arrowipc.table(table).to_pandas()
