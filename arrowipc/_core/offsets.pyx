@@ -13,10 +13,11 @@ cdef inline int check_span(Buffer offsets, int64_t offset, int64_t length, int w
     # offsets[offset .. offset + length] (length + 1 values) must fit in the buffer.
     if offset < 0 or length < 0:
         raise ArrowInvalid(f"{where}: negative offset {offset} or length {length}")
-    if offset > offsets.size // width or length + 1 > offsets.size // width - offset:
-        raise ArrowInvalid(f"{where}: {length + 1} offsets from index {offset} need "
-                           f"{(offset + length + 1) * width} bytes but the offsets buffer has "
-                           f"{offsets.size}")
+    # overflow-safe: length + 1 would wrap for a length of 2**63 - 1
+    if offset > offsets.size // width or length > offsets.size // width - offset - 1:
+        raise ArrowInvalid(f"{where}: {<object>length + 1} offsets from index {offset} need "
+                           f"{(<object>offset + length + 1) * width} bytes but the offsets buffer "
+                           f"has {offsets.size}")
     return 0
 
 

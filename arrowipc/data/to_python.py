@@ -279,6 +279,8 @@ def timezone_from_string(tz: str) -> _dt.tzinfo:
     m = _OFFSET_TZ.match(tz)
     if m:
         delta = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        if delta >= _dt.timedelta(hours=24):      # datetime.timezone would raise a ValueError
+            raise ArrowInvalid(f"unknown time zone {tz!r}: a UTC offset must be under 24 hours")
         return _dt.timezone(-delta if m.group(1) == "-" else delta)
     try:
         import zoneinfo

@@ -229,9 +229,9 @@ cdef class _Assembler:
             self.take_span(pi)
             return None
         validity = self.next_buffer(pi)
-        if validity.size < (length + 7) // 8:
+        if validity.size < bitmap_bytes(length):
             raise ArrowInvalid(f"{self.where}: field {self.plan.names[pi]!r} has {nulls} nulls; its validity "
-                               f"bitmap needs {(length + 7) // 8} bytes but has {validity.size}")
+                               f"bitmap needs {bitmap_bytes(length)} bytes but has {validity.size}")
         return validity
 
     cdef Buffer offsets_buffer(self, int name, int64_t length):
@@ -242,11 +242,13 @@ cdef class _Assembler:
             return ZERO_OFFSETS
         return offs
 
-    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, int name) except -1:
-        # O(1) size check: `count` entries of `width` bytes (overflow-safe division form).
-        if count > 0 and (b.size // width) < count:
-            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs {count * width} bytes of "
-                               f"{what}, buffer has {b.size}")
+    cdef int need(self, Buffer b, int64_t count, int64_t width, str what, int name,
+                  int64_t extra=0) except -1:
+        # O(1) size check: `count` + `extra` entries of `width` bytes (overflow-safe: no sum or
+        # product is formed; a node length of 2**63 - 1 plus the one extra offset would wrap)
+        if (count > 0 or extra > 0) and (b.size // width) - extra < count:
+            raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} needs "
+                               f"{(<object>count + extra) * width} bytes of {what}, buffer has {b.size}")
         return 0
 
     cdef skip(self):
@@ -344,16 +346,16 @@ cdef class _Assembler:
 
         if kind == K_BOOL:
             values = self.next_buffer(name)
-            if values.size < (length + 7) // 8:
+            if values.size < bitmap_bytes(length):
                 raise ArrowInvalid(f"{self.where}: bool field {self.plan.names[name]!r} of length {length} needs "
-                                   f"{(length + 7) // 8} value bytes, buffer has {values.size}")
+                                   f"{bitmap_bytes(length)} value bytes, buffer has {values.size}")
             return make_array_data(t, length, 0, nulls, [validity, values], [], None)
 
         if kind == K_FIXED or kind == K_DICTIONARY:
             values = self.next_buffer(name)
             if width > 0 and length > values.size // width:
                 raise ArrowInvalid(f"{self.where}: field {self.plan.names[name]!r} of type {t} and length {length} "
-                                   f"needs {length * width} bytes, buffer has {values.size}")
+                                   f"needs {<object>length * width} bytes, buffer has {values.size}")
             d = make_array_data(t, length, 0, nulls, [validity, values], [], None)
             if kind == K_DICTIONARY:
                 self.pending.append((d, name))
@@ -362,7 +364,7 @@ cdef class _Assembler:
         if kind == K_BINARY or kind == K_LARGE_BINARY:
             offs = self.offsets_buffer(name, length)
             values = self.next_buffer(name)
-            self.need(offs, length + 1, 4 if kind == K_BINARY else 8, "offsets", name)
+            self.need(offs, length, 4 if kind == K_BINARY else 8, "offsets", name, 1)
             d = make_array_data(t, length, 0, nulls, [validity, offs, values], [], None)
             self.pending.append((d, name))
             return d
@@ -388,7 +390,7 @@ cdef class _Assembler:
 
         if kind == K_LIST or kind == K_LARGE_LIST:
             offs = self.offsets_buffer(name, length)
-            self.need(offs, length + 1, 4 if kind == K_LIST else 8, "offsets", name)
+            self.need(offs, length, 4 if kind == K_LIST else 8, "offsets", name, 1)
             bufs.append(offs)
             child = self.build(depth + 1)
             d = make_array_data(t, length, 0, nulls, bufs, [child], None)
@@ -413,7 +415,7 @@ cdef class _Assembler:
             child = self.build(depth + 1)
             if size > 0 and length > child.length // size:
                 raise ArrowInvalid(f"{self.where}: fixed size list {self.plan.names[name]!r} of length {length} and "
-                                   f"size {size} needs {length * size} child values, has {child.length}")
+                                   f"size {size} needs {<object>length * size} child values, has {child.length}")
             return make_array_data(t, length, 0, nulls, bufs, [child], None)
 
         if kind == K_STRUCT:
@@ -427,6 +429,11 @@ cdef class _Assembler:
             return make_array_data(t, length, 0, nulls, bufs, children, None)
 
         raise ArrowNotImplementedError(f"{self.where}: field {self.plan.names[name]!r} of type {t} is not supported yet")
+
+
+cdef inline int64_t bitmap_bytes(int64_t length) noexcept:
+    # bytes of a bitmap of `length` >= 0 bits; (length + 7) // 8 wraps for a length near 2**63
+    return (length >> 3) + ((length & 7) != 0)
 
 
 cdef inline int64_t ipc_buffer_count(int kind, int version) noexcept:

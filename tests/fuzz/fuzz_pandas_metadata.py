@@ -199,10 +199,12 @@ def run_one(table: pa.Table, raw: bytes) -> tuple[str, str]:
     return "same", ""
 
 
-def run(start: int, count: int | None, seconds: float | None, quiet: bool = True
-        ) -> tuple[collections.Counter, list]:
+def run(start: int, count: int | None, seconds: float | None, quiet: bool = True,
+        progress: int = 0) -> tuple[collections.Counter, list]:
     """Run mutants start, start+1, ... until `count` ran or `seconds` passed: (outcome counts,
-    [(index, outcome, detail, metadata bytes)] of the findings)."""
+    [(index, outcome, detail, metadata bytes)] of the findings). `progress`: print the counts
+    every that many executions (0: never)."""
+    began = time.monotonic()
     counts: collections.Counter = collections.Counter()
     findings = []
     deadline = None if seconds is None else time.monotonic() + seconds
@@ -217,6 +219,9 @@ def run(start: int, count: int | None, seconds: float | None, quiet: bool = True
             if not quiet:
                 print(f"mutant {i}: {outcome}: {detail}", flush=True)
         i += 1
+        if progress and (i - start) % progress == 0:
+            print(f"mutants up to {i}: {i - start} executions in "
+                  f"{time.monotonic() - began:.0f} s: {dict(counts)}", flush=True)
     return counts, findings
 
 
@@ -225,11 +230,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--count", type=int, default=None)
     parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--progress", type=int, default=0,
+                        help="print the counts every that many executions")
     args = parser.parse_args(argv)
     if args.count is None and args.seconds is None:
         args.count = 1000
     began = time.monotonic()
-    counts, findings = run(args.start, args.count, args.seconds, quiet=False)
+    counts, findings = run(args.start, args.count, args.seconds, quiet=False,
+                          progress=args.progress)
     total = sum(counts.values())
     print(f"{total} executions in {time.monotonic() - began:.0f} s: {dict(counts)}; "
           f"{len(findings)} findings")

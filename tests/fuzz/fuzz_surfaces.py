@@ -72,15 +72,33 @@ def _outcome(fn):
     return got, None
 
 
-def _chunking(n, rng):
+BYTEWISE_WINDOWS = (16, 64, 256)    # bytes fed one at a time by a "bytewise" chunking
+PIECE_SIZES = (1, 2, 3, 5, 8, 13, 64, 100, 999, 4096)
+MAX_READS = 128                     # the async reader's chunk size is at least len(data) / this
+
+
+def _chunking(data, rng):
+    """The sizes of the pieces `data` is fed in: whole; random sizes; or "bytewise": one byte at
+    a time over a window of 16 to 256 bytes (half the time from just before a message's
+    continuation marker, where the framing and metadata lie), the bytes before and after the
+    window in one piece each. The window keeps the cost of an execution bounded whatever the
+    input's size (feeding a whole input a byte at a time costs a decoder step per byte), while
+    over many executions every boundary of every message is split at every byte."""
+    n = len(data)
     kind = rng.randrange(3)
-    if kind == 0:
-        return [1] * n if n <= 4096 else [rng.choice((3, 61))] * (n // 3 + 1)
-    if kind == 1:
+    if kind == 0 and n:
+        width = min(rng.choice(BYTEWISE_WINDOWS), n)
+        markers = mutate._markers(data)
+        if markers and rng.random() < .5:
+            at = max(0, min(rng.choice(markers) - rng.randrange(8), n - width))
+        else:
+            at = rng.randrange(n - width + 1)
+        return [k for k in (at,) if k] + [1] * width + [k for k in (n - at - width,) if k]
+    if kind <= 1:
         return [max(n, 1)]
     sizes, total = [], 0
     while total < n:
-        sizes.append(rng.choice((1, 2, 3, 5, 8, 13, 64, 100, 999, 4096)))
+        sizes.append(rng.choice(PIECE_SIZES))
         total += sizes[-1]
     return sizes
 
@@ -140,6 +158,7 @@ async def _async_outcome(data, sizes, chunk_size):
         error = (type(e).__name__, str(e))
     finally:
         task.cancel()
+        await asyncio.wait([task])       # the loop is reused: leave no task behind
     out, later = _outcome(collected)
     return out, later or error
 
@@ -147,18 +166,43 @@ async def _async_outcome(data, sizes, chunk_size):
 def run_push(data, rng):
     from arrowipc import ipc
     expected = _outcome(lambda: ipc.open_stream(data))
-    got = push_decoder_outcome(data, _chunking(len(data), rng))
+    got = push_decoder_outcome(data, _chunking(data, rng))
     if got != expected:
         raise Finding(f"push decoder: {len(got[0])} batches, {got[1]}; stream reader: "
                       f"{len(expected[0])} batches, {expected[1]}")
     return "error" if got[1] else "clean"
 
 
+_LOOP = None
+
+
+def _event_loop():
+    """One event loop for every async execution (a new loop per execution costs more than the
+    execution); a hang replaces it, since the alarm may have left it mid-step."""
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = asyncio.new_event_loop()
+    return _LOOP
+
+
+def _drop_event_loop():
+    global _LOOP
+    if _LOOP is not None:
+        try:
+            _LOOP.close()
+        except Exception:       # noqa: BLE001 -- a loop stopped mid-step by the alarm
+            pass
+        _LOOP = None
+
+
 def run_async(data, rng):
     from arrowipc import ipc
     expected = _outcome(lambda: ipc.open_stream(data))
-    sizes = _chunking(len(data), rng)
-    got = asyncio.run(_async_outcome(data, sizes, rng.choice((1, 7, 64, 4096, 1 << 16))))
+    sizes = _chunking(data, rng)
+    # a chunk size of 1 over a whole input costs an await and a decoder step per byte: the
+    # reads are bounded at MAX_READS (small inputs are still read a byte at a time)
+    chunk_size = max(rng.choice((1, 7, 64, 4096, 1 << 16)), -(-len(data) // MAX_READS))
+    got = _event_loop().run_until_complete(_async_outcome(data, sizes, chunk_size))
     if got != expected:
         raise Finding(f"async reader: {len(got[0])} batches, {got[1]}; stream reader: "
                       f"{len(expected[0])} batches, {expected[1]}")
@@ -243,11 +287,17 @@ BREAKS = {"readinto": ("negative", "none", "more", "float", "str", "raise", "ose
           "tell": ("str", "negative", "raise")}
 
 
+_HONEST_OUTCOMES = {}
+
+
 def run_fileobj(data, rng, form):
     from arrowipc import ipc
     from arrowipc.errors import ArrowException
     read = (lambda f: ipc.open_stream(f)) if form == "stream" else (lambda f: ipc.open_file(f))
-    expected = _outcome(lambda: read(io.BytesIO(data)))
+    # the inputs are the seeds themselves: an honest object's outcome is read once per seed
+    expected = _HONEST_OUTCOMES.get((form, data))
+    if expected is None:
+        expected = _HONEST_OUTCOMES[(form, data)] = _outcome(lambda: read(io.BytesIO(data)))
     method = rng.choice(sorted(BREAKS))
     how = rng.choice(BREAKS[method])
     f = _Misbehaving(data, method, how, rng.randrange(1, 24), method != "read" or rng.random() < .5)
@@ -276,12 +326,16 @@ def run_fileobj(data, rng, form):
     return "error"
 
 
-def _seed_pool(target):
+def _seed_pool(target, full_seeds=False):
+    """(seed path, form) pairs: the gold seeds, those above seeds.SMALL_SEED bytes replaced by
+    their slim twins (every type and message shape, at a cost per execution that lets a long
+    run reach millions), or the gold seeds themselves with `full_seeds`."""
+    files = seeds.seed_files if full_seeds else seeds.small_seed_files
     if target == "fileobj":
-        return [(p, "stream") for p in seeds.seed_files("stream")[::2]] + \
-               [(p, "file") for p in seeds.seed_files("file")[::2]]
-    return [(p, "stream") for p in seeds.seed_files("stream")] + \
-           [(p, "stream") for p in seeds.seed_files("compressed")]
+        return [(p, "stream") for p in files("stream")[::2]] + \
+               [(p, "file") for p in files("file")[::2]]
+    return [(p, "stream") for p in files("stream")] + \
+           [(p, "stream") for p in files("compressed")]
 
 
 def make_input(target, path, index):
@@ -310,9 +364,11 @@ def _on_alarm(signum, frame):
     raise Hang()
 
 
-def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_memory=True):
-    """Fuzz `target` until `seconds` pass or `max_execs` ran: (Counter of outcomes,
-    [finding paths], executions, elapsed seconds)."""
+def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_memory=True,
+        stride=1, full_seeds=False):
+    """Fuzz `target` until `seconds` pass or `max_execs` ran, over indices start, start +
+    stride, ... (each index once per seed): (Counter of outcomes, [finding paths], executions,
+    elapsed seconds)."""
     import arrowipc.ipc  # noqa: F401  (imported before the memory limit)
     if limit_memory:
         import resource
@@ -320,7 +376,7 @@ def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_mem
             used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         resource.setrlimit(resource.RLIMIT_AS, (used + MEMORY_LIMIT, resource.RLIM_INFINITY))
     signal.signal(signal.SIGALRM, _on_alarm)
-    pool = _seed_pool(target)
+    pool = _seed_pool(target, full_seeds)
     counts, findings = Counter(), []
     t0 = time.monotonic()
     execs, index = 0, start
@@ -335,6 +391,7 @@ def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_mem
                 outcome = runner(data, rng) if runner else run_fileobj(data, rng, form)
             except Hang:
                 outcome, detail = "hang", f"ran past {HANG_SECONDS} s"
+                _drop_event_loop()
             except Finding as e:
                 outcome, detail = "finding", str(e)
             except BaseException as e:      # noqa: BLE001 -- a foreign exception is a finding
@@ -347,8 +404,9 @@ def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_mem
                 print(f"FINDING {outcome} {path} {index}: {detail[:300]}", flush=True)
             execs += 1
             if progress and execs % 10_000 == 0:
-                print(f"{target}: {execs} executions, {dict(counts)}", flush=True)
-        index += 1
+                print(f"{target}: {execs} executions in {time.monotonic() - t0:.0f} s, "
+                      f"index {index}, {dict(counts)}", flush=True)
+        index += stride
     elapsed = time.monotonic() - t0
     return counts, findings, execs, elapsed
 
@@ -360,10 +418,15 @@ def main(argv):
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--max-execs", type=int, default=None)
     ap.add_argument("--start", type=int, default=0, help="first mutant index (resume a run)")
+    ap.add_argument("--stride", type=int, default=1,
+                    help="run indices start, start + stride, ... (processes sharing a range)")
+    ap.add_argument("--full-seeds", action="store_true",
+                    help="the gold seeds whatever their size, not their slim twins")
     ap.add_argument("--progress", action="store_true")
     args = ap.parse_args(argv)
     counts, findings, execs, elapsed = run(args.target, args.seconds, args.start,
-                                           args.max_execs, args.progress)
+                                           args.max_execs, args.progress, stride=args.stride,
+                                           full_seeds=args.full_seeds)
     print(f"{args.target}: {execs} executions in {elapsed:.0f} s "
           f"({execs / max(elapsed, 1e-9):.0f}/s): "
           + ", ".join(f"{k} {counts.get(k, 0)}" for k in ("clean", "error", "finding",

@@ -109,12 +109,19 @@ def mutate(data: bytes, rng: random.Random, donor: bytes = b"") -> bytes:
     return bytes(out)
 
 
+@lru_cache(maxsize=64)
+def _siblings(folder: str, extension: str) -> list:
+    """The names of the files in `folder` ending in `extension`, sorted (listed once: the
+    fuzzers ask for every mutant)."""
+    return sorted(n for n in os.listdir(folder) if n.endswith(extension))
+
+
 def make_mutant(seed_path: str, index: int) -> bytes:
     """Mutant `index` of `seed_path` (deterministic; the donor for splices is another seed file
     of the same folder)."""
     rng = random.Random(f"{os.path.basename(seed_path)}:{index}")
     folder = os.path.dirname(seed_path)
-    siblings = sorted(n for n in os.listdir(folder) if n.endswith(os.path.splitext(seed_path)[1]))
+    siblings = _siblings(folder, os.path.splitext(seed_path)[1])
     donor = _seed(os.path.join(folder, rng.choice(siblings))) if siblings else b""
     return mutate(_seed(seed_path), rng, donor)
 

@@ -82,6 +82,54 @@ def seed_files(target: str) -> list:
     raise ValueError(f"unknown target {target!r}; expected one of {TARGETS}")
 
 
+SMALL_SEED = 4096     # bytes: a seed above this is replaced by its slim twin in small_seed_files
+SLIM_ROWS = 3         # rows a slim twin keeps of each batch
+SLIM_BATCHES = 4      # batches a slim twin keeps
+
+
+def _slim_twin(path: str, form: str) -> str | None:
+    """A copy of the gold file `path` with its first SLIM_BATCHES batches cut to their first
+    SLIM_ROWS rows (same schema and body compression, dictionaries written again by arrowipc's
+    writer), cached in CACHE; None when it cannot be written."""
+    # a folder of their own: the donors of a mutant's splices are the files of its seed's folder
+    name = os.path.join(CACHE, "slim", f"{os.path.basename(os.path.dirname(path))}-"
+                                       f"{os.path.basename(path)}")
+    if os.path.exists(name):
+        return name
+    from arrowipc import ipc
+    try:
+        reader = ipc.open_stream(path) if form == "stream" else ipc.open_file(path)
+        batches = list(reader) if form == "stream" else \
+            [reader.get_batch(i) for i in range(reader.num_record_batches)]
+        codec = os.path.splitext(path)[1][1:]
+        options = ipc.IpcWriteOptions(compression=codec if codec in ("lz4", "zstd") else None)
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        with open(name + ".tmp", "wb") as f:
+            opener = ipc.new_stream if form == "stream" else ipc.new_file
+            with opener(f, reader.schema, options=options) as writer:
+                for batch in batches[:SLIM_BATCHES]:
+                    writer.write_batch(batch.slice(0, SLIM_ROWS))
+        os.replace(name + ".tmp", name)
+    except Exception:           # noqa: BLE001 -- a seed less, not a failure
+        return None
+    return name
+
+
+def small_seed_files(target: str) -> list:
+    """seed_files(target), each seed larger than SMALL_SEED bytes replaced by its slim twin:
+    every type and message shape of the gold files in inputs small enough for the fuzzers that
+    feed an input a byte at a time (tests/fuzz/fuzz_surfaces.py)."""
+    out = []
+    for path in seed_files(target):
+        if os.path.getsize(path) <= SMALL_SEED:
+            out.append(path)
+        else:
+            twin = _slim_twin(path, mode_of(target))
+            if twin is not None:
+                out.append(twin)
+    return out
+
+
 def mode_of(target: str) -> str:
     return "file" if target == "file" else "stream"
 

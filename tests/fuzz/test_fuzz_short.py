@@ -25,7 +25,7 @@ import seeds  # noqa: E402
 
 MUTANTS = int(os.environ.get("ARROWIPC_FUZZ_MUTANTS", "12000"))
 ATHERIS_RUNS = int(os.environ.get("ARROWIPC_FUZZ_ATHERIS_RUNS", "3000"))
-SURFACE_EXECS = {"push": 600, "async": 150, "fileobj": 600}
+SURFACE_EXECS = {"push": 5000, "async": 2000, "fileobj": 2000}
 
 
 
