@@ -111,7 +111,7 @@ public final class JvmReaderFuzz {
       batches = f.fileFormat ? f.batchBlocks.length : -1;
     }
     IpcPartition part = new IpcPartition(path, fileFormat, 0, batches, columns);
-    IpcPartitionReader reader = new IpcPartitionReader(part, schema, new Filter[0], null);
+    IpcPartitionReader reader = new IpcPartitionReader(part, schema, new Filter[0], (org.apache.hadoop.conf.Configuration) null);
     try {
       while (reader.next()) {
         ColumnarBatch b = reader.get();
