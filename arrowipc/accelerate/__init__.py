@@ -20,7 +20,9 @@ report of what was served and what fell back (and why) is printed on standard er
 ending with `arrowipc.accelerate: served N calls, M fell back to pyarrow`.
 
 This package is the only part of arrowipc that imports pyarrow at module level: it exists to hand
-pyarrow objects back. `pyarrow.dataset` is not served yet: `DATASET_HOOK` is where it plugs in.
+pyarrow objects back. `pyarrow.dataset.dataset` and `write_dataset` on the IPC and Feather formats
+are served through `DATASET_HOOK` (datasets.py): the dataset is pyarrow's own `FileSystemDataset`
+class, subclassed so that its scans are answered by arrowipc.dataset.
 """
 from __future__ import annotations
 
@@ -46,10 +48,17 @@ TOP_LEVEL_NAMES = ("RecordBatchStreamReader", "RecordBatchFileReader", "RecordBa
                    "RecordBatchFileWriter", "serialize_pandas", "deserialize_pandas")
 FEATHER_NAMES = ("read_table", "read_feather", "write_feather")
 
-# Where pyarrow.dataset's IPC/Feather formats will be served: a callable taking {name: pyarrow's
-# original} of the module "pyarrow.dataset" and returning {name: replacement}; None until then.
-DATASET_HOOK: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-DATASET_NAMES: tuple[str, ...] = ()
+
+
+def _dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
+    from .datasets import build_dataset_patches
+    return build_dataset_patches(originals)
+
+
+# Where pyarrow.dataset's IPC/Feather formats are served: a callable taking {name: pyarrow's
+# original} of the module "pyarrow.dataset" and returning {name: replacement} (None: not served).
+DATASET_HOOK: Callable[[dict[str, Any]], dict[str, Any]] | None = _dataset_patches
+DATASET_NAMES: tuple[str, ...] = ("dataset", "write_dataset")
 
 _lock = threading.Lock()
 # (module, name) -> the original object, while installed
