@@ -71,10 +71,15 @@ class ServedFileSystemDataset(pa_ds.FileSystemDataset):  # type: ignore[misc]
     @property
     def partitioning(self) -> Any:
         # pyarrow's own dataset knows the partitioning it discovered; a rebuilt one does not
-        return self._arrowipc_pyarrow.partitioning
+        found = getattr(self, "_arrowipc_pyarrow", None)
+        return super().partitioning if found is None else found.partitioning
 
     def _ours(self, entry: str) -> Any:
         """arrowipc's dataset over the same files, or Unservable."""
+        if getattr(self, "_arrowipc_args", None) is None:
+            # pyarrow makes `.filter()`, `.replace_schema()` and unpickled copies of this class
+            # itself, without what _serve_dataset sets: they carry a filter or schema of their own
+            raise Unservable("a dataset pyarrow derived (filter, replace_schema, pickle)")
         if self._arrowipc_opened is None:
             from .. import dataset as ai_dataset
             args = dict(self._arrowipc_args)
@@ -123,8 +128,8 @@ class ServedFileSystemDataset(pa_ds.FileSystemDataset):  # type: ignore[misc]
                kwargs: dict[str, Any]) -> Any:
         entry = f"dataset.FileSystemDataset.{entry}"
         try:
-            args = self._scan_args(columns, filter, kwargs)
             ours = self._ours(entry)
+            args = self._scan_args(columns, filter, kwargs)
             result = run(ours, args)
         except Unservable as why:
             RECORD.fall_back(entry, str(why))
