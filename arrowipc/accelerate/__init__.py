@@ -51,6 +51,8 @@ FEATHER_NAMES = ("read_table", "read_feather", "write_feather")
 
 
 def _dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
+    """The served `pyarrow.dataset.dataset` and `write_dataset` (IPC and Feather formats), by
+    name, over pyarrow's originals given by name."""
     from .datasets import build_dataset_patches
     return build_dataset_patches(originals)
 
@@ -81,9 +83,9 @@ def served_names() -> list[str]:
 
 
 def install(report: bool | None = None) -> None:
-    """Serve pyarrow's IPC and Feather entry points from arrowipc (idempotent). `report=True`
-    prints the report at exit (default: when ARROWIPC_ACCELERATE_REPORT is set to a value other
-    than "" or "0")."""
+    """Serve pyarrow's IPC, Feather and IPC/Feather dataset entry points from arrowipc
+    (idempotent). `report=True` prints the report at exit (default: when
+    ARROWIPC_ACCELERATE_REPORT is set to a value other than "" or "0")."""
     global _report_registered
     with _lock:
         if _originals:
