@@ -20,7 +20,9 @@ report of what was served and what fell back (and why) is printed on standard er
 ending with `arrowipc.accelerate: served N calls, M fell back to pyarrow`.
 
 This package is the only part of arrowipc that imports pyarrow at module level: it exists to hand
-pyarrow objects back. `pyarrow.dataset` is not served yet: `DATASET_HOOK` is where it plugs in.
+pyarrow objects back. `pyarrow.dataset.dataset` and `write_dataset` on the IPC and Feather formats
+are served through `DATASET_HOOK` (datasets.py): the dataset is pyarrow's own `FileSystemDataset`
+class, subclassed so that its scans are answered by arrowipc.dataset.
 """
 from __future__ import annotations
 
@@ -46,10 +48,19 @@ TOP_LEVEL_NAMES = ("RecordBatchStreamReader", "RecordBatchFileReader", "RecordBa
                    "RecordBatchFileWriter", "serialize_pandas", "deserialize_pandas")
 FEATHER_NAMES = ("read_table", "read_feather", "write_feather")
 
-# Where pyarrow.dataset's IPC/Feather formats will be served: a callable taking {name: pyarrow's
-# original} of the module "pyarrow.dataset" and returning {name: replacement}; None until then.
-DATASET_HOOK: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-DATASET_NAMES: tuple[str, ...] = ()
+
+
+def _dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
+    """The served `pyarrow.dataset.dataset` and `write_dataset` (IPC and Feather formats), by
+    name, over pyarrow's originals given by name."""
+    from .datasets import build_dataset_patches
+    return build_dataset_patches(originals)
+
+
+# Where pyarrow.dataset's IPC/Feather formats are served: a callable taking {name: pyarrow's
+# original} of the module "pyarrow.dataset" and returning {name: replacement} (None: not served).
+DATASET_HOOK: Callable[[dict[str, Any]], dict[str, Any]] | None = _dataset_patches
+DATASET_NAMES: tuple[str, ...] = ("dataset", "write_dataset")
 
 _lock = threading.Lock()
 # (module, name) -> the original object, while installed
@@ -72,9 +83,9 @@ def served_names() -> list[str]:
 
 
 def install(report: bool | None = None) -> None:
-    """Serve pyarrow's IPC and Feather entry points from arrowipc (idempotent). `report=True`
-    prints the report at exit (default: when ARROWIPC_ACCELERATE_REPORT is set to a value other
-    than "" or "0")."""
+    """Serve pyarrow's IPC, Feather and IPC/Feather dataset entry points from arrowipc
+    (idempotent). `report=True` prints the report at exit (default: when
+    ARROWIPC_ACCELERATE_REPORT is set to a value other than "" or "0")."""
     global _report_registered
     with _lock:
         if _originals:

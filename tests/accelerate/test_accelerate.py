@@ -2,6 +2,7 @@
 pyarrow's own objects equal to plain pyarrow's; what it cannot serve falls back; uninstall
 restores pyarrow exactly."""
 import contextlib
+import importlib
 import io
 import os
 
@@ -44,7 +45,8 @@ def _table():
 
 
 def _attributes():
-    modules = {"pyarrow": pa, "pyarrow.ipc": pa_ipc, "pyarrow.feather": pa_feather}
+    modules = {"pyarrow": pa, "pyarrow.ipc": pa_ipc, "pyarrow.feather": pa_feather,
+               "pyarrow.dataset": importlib.import_module("pyarrow.dataset")}
     return {name: getattr(modules[name.rpartition(".")[0]], name.rpartition(".")[2])
             for name in acc.served_names()}
 

@@ -286,6 +286,7 @@ def test_the_graph_counts_locator_lookups():
 # `import arrowipc` and the readers and writers never load it.
 PYARROW_AT_IMPORT = {
     "arrowipc.accelerate.served",      # the accelerator exists to hand pyarrow objects back
+    "arrowipc.accelerate.datasets",    # and pyarrow.dataset's own dataset class, subclassed
     "arrowipc.spark.conversion",       # Spark's Arrow path is pyarrow's
 }
 
