@@ -36,6 +36,7 @@ from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
 
 if TYPE_CHECKING:
     from ..expression import Expression
+    from ..ipc.statistics import Statistics
     from .discovery import Storage
     from .scanner import Scanner
 
@@ -118,6 +119,10 @@ class FileFragment:
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
+        # the footer's statistics summary of a local file, as last read: ((size, mtime), summary
+        # or None, physical schema); a later scan prunes or counts by it without opening the
+        # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
+        self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -237,6 +242,40 @@ class FileFragment:
                        batch_size=batch_size, use_threads=use_threads, **kwargs)
 
     # -- planning (stages 1 to 3) ---------------------------------------------------------------
+    def _file_key(self) -> tuple[int, int] | None:
+        """(size, mtime in ns) of a local file, None elsewhere or when it cannot be read."""
+        if self._storage.kind != "local":
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
+
+    def _cached_footer(self) -> tuple[Statistics | None, T.Schema] | None:
+        """The summary and schema kept from the last footer read, if the file is unchanged."""
+        if self._footer is None:
+            return None
+        key = self._file_key()
+        if key is None or key != self._footer[0]:
+            self._footer = None
+            return None
+        return self._footer[1], self._footer[2]
+
+    def ruled_out_by_footer(self, rest: Expression | None) -> bool:
+        """Whether the kept footer summary proves no row passes `rest` (no file opened)."""
+        cached = self._cached_footer() if rest is not None else None
+        if cached is None or cached[0] is None:
+            return False
+        return not _exprs.might_match(rest, cached[0], cached[1])
+
+    def rows_from_footer(self) -> int | None:
+        """The file's rows from the kept footer summary (None: not kept)."""
+        cached = self._cached_footer()
+        if cached is None or cached[0] is None:
+            return None
+        return int(cached[0]["rows"])
+
     def residual(self, spec: ScanSpec) -> Expression | None | Literal[False]:
         """Stage 1: the scan's filter bound to this file's partition values (False: the
         partition rules the file out; None: no filter left)."""
@@ -248,9 +287,10 @@ class FileFragment:
         the residual already bound, when the caller did stage 1)."""
         if isinstance(rest, str):
             rest = self.residual(spec)
-        if rest is False:
+        if rest is False or self.ruled_out_by_footer(rest):
             return None
         stream = self.is_stream()
+        key = None if stream else self._file_key()
         reader, self._kept_reader = self._kept_reader or self._open(None), None
         physical = reader.schema
         self._schema = physical
@@ -269,6 +309,8 @@ class FileFragment:
         assert isinstance(reader, RecordBatchFileReader)
         try:
             summary = file_statistics(reader)
+            if key is not None:
+                self._footer = (key, summary, physical)
             if rest is not None and not _exprs.might_match(rest, summary, physical):
                 return None
             n = reader.num_record_batches

@@ -112,3 +112,81 @@ def test_head_stops_reading(sorted_dir, counts):
     got = _data(sorted_dir).head(5, use_threads=False)
     assert got.column("x").to_pylist() == [0, 1, 2, 3, 4]
     assert len(counts.batches) == 1
+
+
+@pytest.fixture
+def two_level_dir(tmp_path):
+    """k (4 values) x j (2 values): 8 files, x unique."""
+    n = 800
+    table = A.table({"k": np.repeat(np.arange(4), n // 4), "j": np.tile([0, 1], n // 2),
+                     "x": np.arange(n)})
+    root = str(tmp_path / "two")
+    ds.write_dataset(table, root, partitioning=["k", "j"], partitioning_flavor="hive")
+    return root
+
+
+def _count_binds(monkeypatch):
+    from arrowipc.dataset import _exprs
+    calls = []
+    real = _exprs.residual
+
+    def counting(expr, values):
+        calls.append(dict(values))
+        return real(expr, values)
+
+    monkeypatch.setattr(_exprs, "residual", counting)
+    return calls
+
+
+def test_a_partition_only_filter_is_evaluated_once_not_bound_per_file(two_level_dir,
+                                                                      monkeypatch, counts):
+    binds = _count_binds(monkeypatch)
+    data = _data(two_level_dir)
+    got = data.to_table(filter=field("k") == 2)
+    assert got.num_rows == 200
+    assert binds == []
+    assert len(counts.opened) == 1 + 2          # the schema's file, then k=2's two files
+    assert len(list(data.get_fragments(filter=field("k") == 2))) == 2
+    assert binds == []
+
+
+def test_a_mixed_filter_is_bound_once_per_distinct_partition_value(two_level_dir, monkeypatch,
+                                                                   counts):
+    binds = _count_binds(monkeypatch)
+    got = _data(two_level_dir).to_table(filter=(field("k") == 2) & (field("x") >= 500))
+    assert sorted(got.column("x").to_pylist()) == list(range(500, 600))
+    # 8 files, 4 values of k: the values of j, which the filter does not name, are not bound
+    assert sorted(b["k"] for b in binds) == [0, 1, 2, 3]
+
+
+def test_a_second_scan_prunes_and_counts_by_the_kept_footer_without_opening(sorted_dir,
+                                                                            counts):
+    data = _data(sorted_dir)
+    assert data.count_rows() == 4000
+    opened = len(counts.opened)
+    assert opened == 4
+    # the footers read by the first scan answer these: no file is opened again
+    assert data.count_rows() == 4000
+    assert data.to_table(filter=field("x") > 100_000).num_rows == 0
+    assert data.count_rows(filter=field("x") < -1) == 0
+    assert len(counts.opened) == opened
+    # only the file that may hold x=3500 is opened, and one batch of it read
+    got = data.to_table(filter=field("x") == 3500)
+    assert got.column("x").to_pylist() == [3500]
+    assert len(counts.opened) == opened + 1 and "k=3" in counts.opened[-1]
+    assert len(counts.batches) == 1
+
+
+def test_a_rewritten_file_is_read_again_not_pruned_by_its_old_footer(tmp_path, counts):
+    root = str(tmp_path / "rewrite")
+    ds.write_dataset(A.table({"x": np.arange(10)}), root, basename_template="part-{i}.arrow")
+    data = ds.dataset(root, format="ipc")
+    assert data.count_rows(filter=field("x") >= 100) == 0
+    path = data.files[0]
+    import os
+    before = os.stat(path).st_mtime_ns
+    ds.write_dataset(A.table({"x": np.arange(200)}), root, basename_template="part-{i}.arrow",
+                     existing_data_behavior="overwrite_or_ignore")
+    os.utime(path, ns=(before + 10**9, before + 10**9))     # a new mtime, whatever the clock
+    assert data.count_rows(filter=field("x") >= 100) == 100
+    assert data.count_rows() == 200
