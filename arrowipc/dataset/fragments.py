@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .. import types as T
+from .._core.arraydata import ArrayData
+from .._core.buffer import py_buffer
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
@@ -342,6 +344,7 @@ class FragmentPlan:
         self.reads_columns = reads_columns
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
+        self._repeated: dict[tuple[str, int], Array] = {}
 
     @property
     def is_stream(self) -> bool:
@@ -404,7 +407,13 @@ class FragmentPlan:
             else:
                 columns[name] = nulls(n, target)
         for name in spec.partition_names:
-            columns[name] = _repeat(frag.partition_values.get(name), schema.field(name).type, n)
+            # a file's batches are mostly of one length: its partition columns are made once
+            key = (name, n)
+            repeated = self._repeated.get(key)
+            if repeated is None:
+                repeated = self._repeated[key] = _repeat(frag.partition_values.get(name),
+                                                         schema.field(name).type, n)
+            columns[name] = repeated
         for name in spec.special_names:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]
@@ -471,10 +480,35 @@ def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: 
     decoder.set_schema(decoder.info, decoder.column_plan)
 
 
+# the fixed-width types a partition value is repeated in by numpy (not through take())
+_NUMPY_TYPES: dict[str, Any] = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64}
+
+# the variable-width types a partition value is repeated in by its bytes, with their offsets
+_OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
+                                 "large_string": np.int64, "large_binary": np.int64}
+
+
 def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
     """`value` n times as an Array of `type_`."""
     if value is None:
         return nulls(n, type_)
+    dtype = _NUMPY_TYPES.get(str(type_))
+    if dtype is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return array(np.full(n, value, dtype=dtype), type_)
+        except (OverflowError, ValueError, TypeError):
+            pass                        # out of the type's range: as take() reports it
+    offsets_type = _OFFSET_TYPES.get(str(type_))
+    if offsets_type is not None and isinstance(value, (str, bytes)):
+        raw = value.encode() if isinstance(value, str) else value
+        if isinstance(value, str) == str(type_).endswith("string") \
+                and len(raw) * n <= np.iinfo(offsets_type).max:
+            offsets = np.arange(n + 1, dtype=offsets_type) * offsets_type(len(raw))
+            return Array(ArrayData(type_, n, 0, 0, [None, py_buffer(offsets),
+                                                    py_buffer(raw * n)]))
     one = array([value], type_.value_type if isinstance(type_, T.DictionaryType) else type_)
     if isinstance(type_, T.DictionaryType):
         one = one.cast(type_)

@@ -190,3 +190,32 @@ def test_a_rewritten_file_is_read_again_not_pruned_by_its_old_footer(tmp_path, c
     os.utime(path, ns=(before + 10**9, before + 10**9))     # a new mtime, whatever the clock
     assert data.count_rows(filter=field("x") >= 100) == 100
     assert data.count_rows() == 200
+
+
+def test_a_files_partition_column_is_made_once_per_batch_length(sorted_dir, monkeypatch):
+    made = []
+    real = fragments._repeat
+
+    def counting(value, type_, n):
+        made.append((value, n))
+        return real(value, type_, n)
+
+    monkeypatch.setattr(fragments, "_repeat", counting)
+    got = _data(sorted_dir).to_table(columns=["k", "x"])
+    assert got.num_rows == 4000
+    assert got.column("k").to_pylist() == [i // 1000 for i in range(4000)]
+    assert sorted(made) == [(k, 100) for k in range(4)]     # 4 files of 10 batches of 100
+
+
+@pytest.mark.parametrize("value, type_", [
+    (7, A.int8()), (-3, A.int64()), (2**63, A.uint64()), (1.5, A.float32()),
+    ("DE", A.string()), ("é", A.large_string()), ("", A.string()), (b"\x00b", A.binary()),
+    (True, A.bool_())])
+def test_a_repeated_partition_value_is_pyarrows_array_of_it(value, type_):
+    import pyarrow as pa
+    got = fragments._repeat(value, type_, 5)
+    got.validate(full=True)
+    expected = pa.array([value] * 5, pa.type_for_alias(str(type_)) if str(type_) != "bool"
+                        else pa.bool_())
+    assert got.type == type_
+    assert got.to_pylist() == expected.to_pylist()
