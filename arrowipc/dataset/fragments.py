@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import types as T
 from .._core.arraydata import ArrayData
+from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
@@ -465,6 +466,9 @@ class FragmentPlan:
 
 def _true_count(mask: Array) -> int:
     """How many values of a boolean Array are true (nulls are not)."""
+    data = mask.data
+    if not mask.null_count and len(data.buffers) > 1 and data.buffers[1] is not None:
+        return count_set_bits(data.buffers[1], data.offset, data.length)   # no unpacking
     if mask.null_count:
         mask = mask.fill_null(False)
     return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))

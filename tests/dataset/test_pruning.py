@@ -219,3 +219,15 @@ def test_a_repeated_partition_value_is_pyarrows_array_of_it(value, type_):
                         else pa.bool_())
     assert got.type == type_
     assert got.to_pylist() == expected.to_pylist()
+
+
+def test_true_count_of_sliced_and_null_masks():
+    values = [True, False, True, None, True, True, False, True, True, True, False] * 7
+    mask = A.array(values)
+    for offset, length in [(0, len(values)), (1, 7), (3, 8), (9, 60), (13, 0)]:
+        part = mask.slice(offset, length)
+        assert fragments._true_count(part) == sum(v is True for v in values[offset:offset
+                                                                             + length])
+        filled = part.fill_null(False)
+        assert fragments._true_count(filled) == sum(v is True for v in values[offset:offset
+                                                                               + length])
