@@ -345,7 +345,7 @@ class FragmentPlan:
         self.reads_columns = reads_columns
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
-        self._repeated: dict[tuple[str, int], Array] = {}
+        self._repeated: dict[str, Array] = {}
 
     @property
     def is_stream(self) -> bool:
@@ -408,13 +408,13 @@ class FragmentPlan:
             else:
                 columns[name] = nulls(n, target)
         for name in spec.partition_names:
-            # a file's batches are mostly of one length: its partition columns are made once
-            key = (name, n)
-            repeated = self._repeated.get(key)
-            if repeated is None:
-                repeated = self._repeated[key] = _repeat(frag.partition_values.get(name),
-                                                         schema.field(name).type, n)
-            columns[name] = repeated
+            # a file's partition columns are made once, at its longest batch so far (the
+            # first, mostly); a shorter batch takes a zero-copy slice
+            repeated = self._repeated.get(name)
+            if repeated is None or len(repeated) < n:
+                repeated = self._repeated[name] = _repeat(frag.partition_values.get(name),
+                                                          schema.field(name).type, n)
+            columns[name] = repeated if len(repeated) == n else repeated.slice(0, n)
         for name in spec.special_names:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]

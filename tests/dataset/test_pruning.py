@@ -207,6 +207,25 @@ def test_a_files_partition_column_is_made_once_per_batch_length(sorted_dir, monk
     assert sorted(made) == [(k, 100) for k in range(4)]     # 4 files of 10 batches of 100
 
 
+def test_a_shorter_batchs_partition_column_is_a_slice_of_the_files_first(tmp_path,
+                                                                       monkeypatch):
+    made = []
+    real = fragments._repeat
+
+    def counting(value, type_, n):
+        made.append((value, n))
+        return real(value, type_, n)
+
+    monkeypatch.setattr(fragments, "_repeat", counting)
+    root = str(tmp_path / "short")
+    ds.write_dataset(A.table({"k": ["a"] * 250, "x": np.arange(250)}), root,
+                     partitioning=["k"], partitioning_flavor="hive", max_rows_per_group=100)
+    got = _data(root).to_table()
+    assert [b.num_rows for b in got.to_batches()] == [100, 100, 50]
+    assert got.column("k").to_pylist() == ["a"] * 250
+    assert made == [("a", 100)]
+
+
 @pytest.mark.parametrize("value, type_", [
     (7, A.int8()), (-3, A.int64()), (2**63, A.uint64()), (1.5, A.float32()),
     ("DE", A.string()), ("é", A.large_string()), ("", A.string()), (b"\x00b", A.binary()),
