@@ -250,3 +250,21 @@ def test_true_count_of_sliced_and_null_masks():
         filled = part.fill_null(False)
         assert fragments._true_count(filled) == sum(v is True for v in values[offset:offset
                                                                                + length])
+
+
+def test_discovery_parses_each_distinct_partition_value_once(two_level_dir, monkeypatch):
+    import sys
+    partitioning = sys.modules["arrowipc.dataset.partitioning"]
+    parsed = []
+    real = partitioning.parse_partition_value
+
+    def counting(text, type_, field_name, where):
+        parsed.append((field_name, text))
+        return real(text, type_, field_name, where)
+
+    monkeypatch.setattr(partitioning, "parse_partition_value", counting)
+    data = _data(two_level_dir)
+    assert len(data.files) == 8
+    assert sorted(parsed) == [("j", "0"), ("j", "1")] + [("k", str(k)) for k in range(4)]
+    assert sorted((f.partition_values["k"], f.partition_values["j"])
+                  for f in data.get_fragments()) == [(k, j) for k in range(4) for j in (0, 1)]
