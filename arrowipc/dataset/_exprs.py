@@ -3,21 +3,25 @@
     as_expression    pyarrow's or ours, or None
     residual         bound to a fragment's partition values and folded: None when it is
                      known true for every row, False when known false or null
+    residuals        residual for many fragments at once: evaluated over a batch of their
+                     partition values when the expression names partition fields only, else
+                     bound once per distinct tuple of the values it names
     might_match      whether a statistics document (ipc/statistics.py) leaves rows possible
     row_mask         the boolean Array of a batch's rows the expression keeps (null drops)
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..array import Array
 
 if TYPE_CHECKING:
     from ..expression import Expression
+    from .. import types as T
     from ..table import RecordBatch
 
-__all__ = ["as_expression", "field_names", "might_match", "residual", "row_mask"]
+__all__ = ["as_expression", "field_names", "might_match", "residual", "residuals", "row_mask"]
 
 
 def as_expression(obj: Any) -> Expression | None:
@@ -46,6 +50,61 @@ def residual(expr: Expression | None, values: Mapping[str, Any]
         value = bound.literal()
         return None if value is True else False
     return bound
+
+
+def residuals(expr: Expression | None, values: Sequence[Mapping[str, Any]],
+              schema: T.Schema | None = None) -> list[Expression | None | Literal[False]]:
+    """residual(expr, v) for each mapping of partition values in `values` (each holding the
+    same partition fields), computed once per distinct partition rather than once per file.
+
+    When `expr` names partition fields only (in `schema`, the dataset's), it is evaluated once
+    over a batch holding one row per entry: true keeps the entry with no filter left, false or
+    null rules it out. Otherwise it is bound once per distinct tuple of the values it names."""
+    if expr is None or not values:
+        return [None] * len(values)
+    names = sorted(field_names(expr))
+    if names and schema is not None and all(n in values[0] and n in schema.names
+                                            for n in names):
+        known = _evaluated(expr, values, names, schema)
+        if known is not None:
+            return known
+    cache: dict[tuple[Any, ...], Expression | None | Literal[False]] = {}
+    out: list[Expression | None | Literal[False]] = []
+    for v in values:
+        key = tuple((n, v.get(n)) for n in names if n in v)
+        try:
+            rest = cache[key]
+        except KeyError:
+            rest = cache[key] = residual(expr, dict(key))
+        except TypeError:               # a value that cannot be a key: bind it alone
+            rest = residual(expr, v)
+        out.append(rest)
+    return out
+
+
+def _evaluated(expr: Expression, values: Sequence[Mapping[str, Any]], names: list[str],
+               schema: T.Schema) -> list[Expression | None | Literal[False]] | None:
+    """expr evaluated over a batch of the partition `values` (None: it cannot be, bind it)."""
+    from .. import types as T
+    from ..array import array
+    from ..errors import ArrowException
+    from ..table import RecordBatch
+    if any(v.keys() != values[0].keys() for v in values):
+        return None
+    try:
+        columns = []
+        for n in names:
+            type_ = schema.field(n).type
+            plain = type_.value_type if isinstance(type_, T.DictionaryType) else type_
+            column = array([v[n] for v in values], plain)
+            columns.append(column.cast(type_) if plain is not type_ else column)
+        mask = expr.evaluate(RecordBatch.from_arrays(columns, names=names))
+        if not isinstance(mask, Array) or not mask.type.equals(T.bool_()):
+            return None
+        kept = mask.to_pylist()
+    except (ArrowException, ValueError, TypeError, OverflowError):
+        return None
+    return [None if k is True else False for k in kept]
 
 
 def might_match(expr: Expression | None, stats: Any, schema: Any = None) -> bool:

@@ -62,8 +62,10 @@ class Dataset:
     def get_fragments(self, filter: Any = None) -> Iterator[FileFragment]:
         """The fragments whose partition expression does not rule out `filter`."""
         expr = self._combined(filter)
-        for fragment in self._fragments():
-            if _exprs.residual(expr, fragment.partition_values) is not False:
+        fragments = self._fragments()
+        kept = _exprs.residuals(expr, [f.partition_values for f in fragments], self._schema)
+        for fragment, rest in zip(fragments, kept):
+            if rest is not False:
                 yield fragment
 
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from .. import types as T
+from .._core.arraydata import ArrayData
+from .._core.bitmap import count_set_bits
+from .._core.buffer import py_buffer
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
@@ -36,6 +39,7 @@ from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
 
 if TYPE_CHECKING:
     from ..expression import Expression
+    from ..ipc.statistics import Statistics
     from .discovery import Storage
     from .scanner import Scanner
 
@@ -118,6 +122,10 @@ class FileFragment:
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
+        # the footer's statistics summary of a local file, as last read: ((size, mtime), summary
+        # or None, physical schema); a later scan prunes or counts by it without opening the
+        # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
+        self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -237,6 +245,40 @@ class FileFragment:
                        batch_size=batch_size, use_threads=use_threads, **kwargs)
 
     # -- planning (stages 1 to 3) ---------------------------------------------------------------
+    def _file_key(self) -> tuple[int, int] | None:
+        """(size, mtime in ns) of a local file, None elsewhere or when it cannot be read."""
+        if self._storage.kind != "local":
+            return None
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_size, st.st_mtime_ns)
+
+    def _cached_footer(self) -> tuple[Statistics | None, T.Schema] | None:
+        """The summary and schema kept from the last footer read, if the file is unchanged."""
+        if self._footer is None:
+            return None
+        key = self._file_key()
+        if key is None or key != self._footer[0]:
+            self._footer = None
+            return None
+        return self._footer[1], self._footer[2]
+
+    def ruled_out_by_footer(self, rest: Expression | None) -> bool:
+        """Whether the kept footer summary proves no row passes `rest` (no file opened)."""
+        cached = self._cached_footer() if rest is not None else None
+        if cached is None or cached[0] is None:
+            return False
+        return not _exprs.might_match(rest, cached[0], cached[1])
+
+    def rows_from_footer(self) -> int | None:
+        """The file's rows from the kept footer summary (None: not kept)."""
+        cached = self._cached_footer()
+        if cached is None or cached[0] is None:
+            return None
+        return int(cached[0]["rows"])
+
     def residual(self, spec: ScanSpec) -> Expression | None | Literal[False]:
         """Stage 1: the scan's filter bound to this file's partition values (False: the
         partition rules the file out; None: no filter left)."""
@@ -248,9 +290,10 @@ class FileFragment:
         the residual already bound, when the caller did stage 1)."""
         if isinstance(rest, str):
             rest = self.residual(spec)
-        if rest is False:
+        if rest is False or self.ruled_out_by_footer(rest):
             return None
         stream = self.is_stream()
+        key = None if stream else self._file_key()
         reader, self._kept_reader = self._kept_reader or self._open(None), None
         physical = reader.schema
         self._schema = physical
@@ -269,6 +312,8 @@ class FileFragment:
         assert isinstance(reader, RecordBatchFileReader)
         try:
             summary = file_statistics(reader)
+            if key is not None:
+                self._footer = (key, summary, physical)
             if rest is not None and not _exprs.might_match(rest, summary, physical):
                 return None
             n = reader.num_record_batches
@@ -300,6 +345,7 @@ class FragmentPlan:
         self.reads_columns = reads_columns
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
+        self._repeated: dict[str, Array] = {}
 
     @property
     def is_stream(self) -> bool:
@@ -362,7 +408,13 @@ class FragmentPlan:
             else:
                 columns[name] = nulls(n, target)
         for name in spec.partition_names:
-            columns[name] = _repeat(frag.partition_values.get(name), schema.field(name).type, n)
+            # a file's partition columns are made once, at its longest batch so far (the
+            # first, mostly); a shorter batch takes a zero-copy slice
+            repeated = self._repeated.get(name)
+            if repeated is None or len(repeated) < n:
+                repeated = self._repeated[name] = _repeat(frag.partition_values.get(name),
+                                                          schema.field(name).type, n)
+            columns[name] = repeated if len(repeated) == n else repeated.slice(0, n)
         for name in spec.special_names:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]
@@ -414,6 +466,9 @@ class FragmentPlan:
 
 def _true_count(mask: Array) -> int:
     """How many values of a boolean Array are true (nulls are not)."""
+    data = mask.data
+    if not mask.null_count and len(data.buffers) > 1 and data.buffers[1] is not None:
+        return count_set_bits(data.buffers[1], data.offset, data.length)   # no unpacking
     if mask.null_count:
         mask = mask.fill_null(False)
     return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
@@ -429,10 +484,35 @@ def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: 
     decoder.set_schema(decoder.info, decoder.column_plan)
 
 
+# the fixed-width types a partition value is repeated in by numpy (not through take())
+_NUMPY_TYPES: dict[str, Any] = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64}
+
+# the variable-width types a partition value is repeated in by its bytes, with their offsets
+_OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
+                                 "large_string": np.int64, "large_binary": np.int64}
+
+
 def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
     """`value` n times as an Array of `type_`."""
     if value is None:
         return nulls(n, type_)
+    dtype = _NUMPY_TYPES.get(str(type_))
+    if dtype is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return array(np.full(n, value, dtype=dtype), type_)
+        except (OverflowError, ValueError, TypeError):
+            pass                        # out of the type's range: as take() reports it
+    offsets_type = _OFFSET_TYPES.get(str(type_))
+    if offsets_type is not None and isinstance(value, (str, bytes)):
+        raw = value.encode() if isinstance(value, str) else value
+        if isinstance(value, str) == str(type_).endswith("string") \
+                and len(raw) * n <= np.iinfo(offsets_type).max:
+            offsets = np.arange(n + 1, dtype=offsets_type) * offsets_type(len(raw))
+            return Array(ArrayData(type_, n, 0, 0, [None, py_buffer(offsets),
+                                                    py_buffer(raw * n)]))
     one = array([value], type_.value_type if isinstance(type_, T.DictionaryType) else type_)
     if isinstance(type_, T.DictionaryType):
         one = one.cast(type_)

@@ -118,11 +118,18 @@ class Partitioning:
         give are left out. A value that does not parse as its field's type is an ArrowInvalid
         naming `where` (the directory, by default)."""
         out: dict[str, Any] = {}
-        where = where or f"directory '{relative_path.rpartition('/')[0] or '.'}'"
+        # a dataset's files share few distinct values: each (field, text) is parsed once
+        parsed: dict[tuple[str, str], Any] = self.__dict__.setdefault("_parsed_values", {})
         for name, text in self._texts(relative_path).items():
-            field = self._schema.field(name)
-            out[name] = None if text is None else parse_partition_value(text, field.type, name,
-                                                                        where)
+            if text is None:
+                out[name] = None
+                continue
+            try:
+                out[name] = parsed[(name, text)]
+            except KeyError:
+                where = where or f"directory '{relative_path.rpartition('/')[0] or '.'}'"
+                value = parse_partition_value(text, self._schema.field(name).type, name, where)
+                out[name] = parsed[(name, text)] = value
         return out
 
     def parse(self, path: str) -> Expression:

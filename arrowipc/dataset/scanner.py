@@ -35,6 +35,7 @@ _T = TypeVar("_T")
 DEFAULT_BATCH_SIZE = 131072
 DEFAULT_BATCH_READAHEAD = 16
 DEFAULT_FRAGMENT_READAHEAD = 4
+COUNT_WINDOW = 64       # files count_rows() keeps in flight
 
 
 def _threads() -> int:
@@ -228,12 +229,21 @@ class Scanner:
         threads = self.use_threads if use_threads is None else use_threads
         return _ScanPool(_shared_pool()) if threads else _Inline()
 
+    def _survivors(self, spec: ScanSpec
+                   ) -> Iterator[tuple[FileFragment, Expression | None]]:
+        """The fragments stage 1 (partition values, no I/O) leaves, with their residual
+        filters, in order."""
+        # one evaluation (or one bind per distinct partition) for all the fragments: a pruned
+        # fragment costs a list entry, no file is opened for it
+        bound = zip(self._fragments, _exprs.residuals(
+            spec.filter, [f.partition_values for f in self._fragments], spec.dataset_schema))
+        return ((f, rest) for f, rest in bound if rest is not False)
+
     def _plans(self, pool: Any, spec: ScanSpec | None = None) -> Iterator[FragmentPlan]:
-        """The fragments' plans, in order. Stage 1 (partition values, no I/O) runs here, so
-        only the files it leaves go to the pool to be opened."""
+        """The fragments' plans, in order. Stage 1 runs here, so only the files it leaves go to
+        the pool to be opened."""
         spec = spec or self._spec
-        bound = ((f, f.residual(spec)) for f in self._fragments)
-        survivors = ((f, rest) for f, rest in bound if rest is not False)
+        survivors = self._survivors(spec)
         for plan in _ordered(pool, survivors, lambda item: item[0].plan(spec, item[1]),
                              1 if isinstance(pool, _Inline) else self._fragment_readahead):
             if plan is not None:
@@ -346,9 +356,19 @@ class Scanner:
         counting = ScanSpec(spec.dataset_schema, self._partition_names, [], spec.filter,
                             spec.batch_size)
         pool = self._pool()
+
+        def count(item: tuple[FileFragment, Expression | None]) -> int:
+            if item[1] is None:
+                rows = item[0].rows_from_footer()
+                if rows is not None:
+                    return rows
+            plan = item[0].plan(counting, item[1])
+            return 0 if plan is None else _count_plan(plan)
         try:
-            counts = _ordered(pool, self._plans(pool, counting), _count_plan,
-                              self._fragment_readahead if self.use_threads else 1)
+            # one task per file (opened, planned and counted at once); a count holds no data,
+            # so every file may be in flight
+            counts = _ordered(pool, self._survivors(counting), count,
+                              COUNT_WINDOW if self.use_threads else 1)
             return sum(counts)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

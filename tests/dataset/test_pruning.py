@@ -112,3 +112,159 @@ def test_head_stops_reading(sorted_dir, counts):
     got = _data(sorted_dir).head(5, use_threads=False)
     assert got.column("x").to_pylist() == [0, 1, 2, 3, 4]
     assert len(counts.batches) == 1
+
+
+@pytest.fixture
+def two_level_dir(tmp_path):
+    """k (4 values) x j (2 values): 8 files, x unique."""
+    n = 800
+    table = A.table({"k": np.repeat(np.arange(4), n // 4), "j": np.tile([0, 1], n // 2),
+                     "x": np.arange(n)})
+    root = str(tmp_path / "two")
+    ds.write_dataset(table, root, partitioning=["k", "j"], partitioning_flavor="hive")
+    return root
+
+
+def _count_binds(monkeypatch):
+    from arrowipc.dataset import _exprs
+    calls = []
+    real = _exprs.residual
+
+    def counting(expr, values):
+        calls.append(dict(values))
+        return real(expr, values)
+
+    monkeypatch.setattr(_exprs, "residual", counting)
+    return calls
+
+
+def test_a_partition_only_filter_is_evaluated_once_not_bound_per_file(two_level_dir,
+                                                                      monkeypatch, counts):
+    binds = _count_binds(monkeypatch)
+    data = _data(two_level_dir)
+    got = data.to_table(filter=field("k") == 2)
+    assert got.num_rows == 200
+    assert binds == []
+    assert len(counts.opened) == 1 + 2          # the schema's file, then k=2's two files
+    assert len(list(data.get_fragments(filter=field("k") == 2))) == 2
+    assert binds == []
+
+
+def test_a_mixed_filter_is_bound_once_per_distinct_partition_value(two_level_dir, monkeypatch,
+                                                                   counts):
+    binds = _count_binds(monkeypatch)
+    got = _data(two_level_dir).to_table(filter=(field("k") == 2) & (field("x") >= 500))
+    assert sorted(got.column("x").to_pylist()) == list(range(500, 600))
+    # 8 files, 4 values of k: the values of j, which the filter does not name, are not bound
+    assert sorted(b["k"] for b in binds) == [0, 1, 2, 3]
+
+
+def test_a_second_scan_prunes_and_counts_by_the_kept_footer_without_opening(sorted_dir,
+                                                                            counts):
+    data = _data(sorted_dir)
+    assert data.count_rows() == 4000
+    opened = len(counts.opened)
+    assert opened == 4
+    # the footers read by the first scan answer these: no file is opened again
+    assert data.count_rows() == 4000
+    assert data.to_table(filter=field("x") > 100_000).num_rows == 0
+    assert data.count_rows(filter=field("x") < -1) == 0
+    assert len(counts.opened) == opened
+    # only the file that may hold x=3500 is opened, and one batch of it read
+    got = data.to_table(filter=field("x") == 3500)
+    assert got.column("x").to_pylist() == [3500]
+    assert len(counts.opened) == opened + 1 and "k=3" in counts.opened[-1]
+    assert len(counts.batches) == 1
+
+
+def test_a_rewritten_file_is_read_again_not_pruned_by_its_old_footer(tmp_path, counts):
+    root = str(tmp_path / "rewrite")
+    ds.write_dataset(A.table({"x": np.arange(10)}), root, basename_template="part-{i}.arrow")
+    data = ds.dataset(root, format="ipc")
+    assert data.count_rows(filter=field("x") >= 100) == 0
+    path = data.files[0]
+    import os
+    before = os.stat(path).st_mtime_ns
+    ds.write_dataset(A.table({"x": np.arange(200)}), root, basename_template="part-{i}.arrow",
+                     existing_data_behavior="overwrite_or_ignore")
+    os.utime(path, ns=(before + 10**9, before + 10**9))     # a new mtime, whatever the clock
+    assert data.count_rows(filter=field("x") >= 100) == 100
+    assert data.count_rows() == 200
+
+
+def test_a_files_partition_column_is_made_once_per_batch_length(sorted_dir, monkeypatch):
+    made = []
+    real = fragments._repeat
+
+    def counting(value, type_, n):
+        made.append((value, n))
+        return real(value, type_, n)
+
+    monkeypatch.setattr(fragments, "_repeat", counting)
+    got = _data(sorted_dir).to_table(columns=["k", "x"])
+    assert got.num_rows == 4000
+    assert got.column("k").to_pylist() == [i // 1000 for i in range(4000)]
+    assert sorted(made) == [(k, 100) for k in range(4)]     # 4 files of 10 batches of 100
+
+
+def test_a_shorter_batchs_partition_column_is_a_slice_of_the_files_first(tmp_path,
+                                                                       monkeypatch):
+    made = []
+    real = fragments._repeat
+
+    def counting(value, type_, n):
+        made.append((value, n))
+        return real(value, type_, n)
+
+    monkeypatch.setattr(fragments, "_repeat", counting)
+    root = str(tmp_path / "short")
+    ds.write_dataset(A.table({"k": ["a"] * 250, "x": np.arange(250)}), root,
+                     partitioning=["k"], partitioning_flavor="hive", max_rows_per_group=100)
+    got = _data(root).to_table()
+    assert [b.num_rows for b in got.to_batches()] == [100, 100, 50]
+    assert got.column("k").to_pylist() == ["a"] * 250
+    assert made == [("a", 100)]
+
+
+@pytest.mark.parametrize("value, type_", [
+    (7, A.int8()), (-3, A.int64()), (2**63, A.uint64()), (1.5, A.float32()),
+    ("DE", A.string()), ("é", A.large_string()), ("", A.string()), (b"\x00b", A.binary()),
+    (True, A.bool_())])
+def test_a_repeated_partition_value_is_pyarrows_array_of_it(value, type_):
+    import pyarrow as pa
+    got = fragments._repeat(value, type_, 5)
+    got.validate(full=True)
+    expected = pa.array([value] * 5, pa.type_for_alias(str(type_)) if str(type_) != "bool"
+                        else pa.bool_())
+    assert got.type == type_
+    assert got.to_pylist() == expected.to_pylist()
+
+
+def test_true_count_of_sliced_and_null_masks():
+    values = [True, False, True, None, True, True, False, True, True, True, False] * 7
+    mask = A.array(values)
+    for offset, length in [(0, len(values)), (1, 7), (3, 8), (9, 60), (13, 0)]:
+        part = mask.slice(offset, length)
+        assert fragments._true_count(part) == sum(v is True for v in values[offset:offset
+                                                                             + length])
+        filled = part.fill_null(False)
+        assert fragments._true_count(filled) == sum(v is True for v in values[offset:offset
+                                                                               + length])
+
+
+def test_discovery_parses_each_distinct_partition_value_once(two_level_dir, monkeypatch):
+    import sys
+    partitioning = sys.modules["arrowipc.dataset.partitioning"]
+    parsed = []
+    real = partitioning.parse_partition_value
+
+    def counting(text, type_, field_name, where):
+        parsed.append((field_name, text))
+        return real(text, type_, field_name, where)
+
+    monkeypatch.setattr(partitioning, "parse_partition_value", counting)
+    data = _data(two_level_dir)
+    assert len(data.files) == 8
+    assert sorted(parsed) == [("j", "0"), ("j", "1")] + [("k", str(k)) for k in range(4)]
+    assert sorted((f.partition_values["k"], f.partition_values["j"])
+                  for f in data.get_fragments()) == [(k, j) for k in range(4) for j in (0, 1)]
