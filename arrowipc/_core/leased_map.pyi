@@ -1,4 +1,6 @@
 """Typed stubs for arrowipc._core.leased_map (file mappings protected by a read lease)."""
+from typing import Any
+
 from typing_extensions import disjoint_base
 
 from .buffer import Buffer
@@ -6,6 +8,7 @@ from .buffer import Buffer
 @disjoint_base
 class LeasedMapping:
     """The owner of one leased mapping (unmapped when its last buffer is freed)."""
+    def __init__(self, *args: Any) -> None: ...
     @property
     def size(self) -> int: ...
     @property
