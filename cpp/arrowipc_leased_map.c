@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -120,7 +121,19 @@ static void install_handler(void) {
         install_error = errno ? errno : EINVAL;
 }
 
+/* Each live mapping holds a descriptor: use at most a quarter of the descriptor limit, so leased
+ * reads never make the program's own opens fail with EMFILE. */
+static int slot_budget(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+        return ARROWIPC_LEASE_SLOTS;
+    rlim_t quarter = limit.rlim_cur / 4;
+    return quarter < (rlim_t)ARROWIPC_LEASE_SLOTS ? (int)quarter : ARROWIPC_LEASE_SLOTS;
+}
+
 static int claim_slot(int fd) {
+    if (atomic_load(&live_slots) >= slot_budget())
+        return -1;
     for (int i = 0; i < ARROWIPC_LEASE_SLOTS; i++) {
         int expected = SLOT_FREE;
         if (atomic_load(&slots[i].state) == SLOT_FREE

@@ -18,7 +18,8 @@
 #define ARROWIPC_LEASE_UNSUPPORTED 1   /* not Linux, or no /proc to reopen the descriptor */
 #define ARROWIPC_LEASE_DENIED 2        /* F_SETLEASE refused: a writer has it open (EAGAIN), not
                                           our file (EACCES/EPERM), no leases there (EINVAL) */
-#define ARROWIPC_LEASE_NO_SLOT 3       /* every slot of the table is in use */
+#define ARROWIPC_LEASE_NO_SLOT 3       /* every slot of the table is in use, or a quarter of the
+                                          descriptor limit (RLIMIT_NOFILE) is held by mappings */
 #define ARROWIPC_LEASE_CHANGED 4       /* the file changed size, or its lease broke, while mapping */
 #define ARROWIPC_LEASE_EMPTY 5         /* a zero-length file: nothing to map */
 #define ARROWIPC_LEASE_SYSTEM 6        /* open, fstat, sigaction or mmap failed (errno in *err) */

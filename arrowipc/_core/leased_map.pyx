@@ -11,7 +11,8 @@ from map_leased is as safe as one we read, and needs no re-check on export.
 
 map_leased gives None whenever no lease can be had (another process has the file open for
 writing, a file we do not own without CAP_LEASE, a file system without leases such as NFS, no
-/proc, not Linux, an empty file, or the table of mappings full): the caller then reads a copy.
+/proc, not Linux, an empty file, or the table of mappings full: at most 4096 mappings, and at
+most a quarter of the descriptor limit, as each holds a descriptor): the caller then reads a copy.
 """
 from libc.stdint cimport uint8_t, int64_t
 

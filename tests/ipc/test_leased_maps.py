@@ -175,3 +175,22 @@ def test_memory_map_true_stays_a_plain_mapping(tmp_path):
         print(sorted(c.__name__ for c in owners(t)))
     """, tmp_path / "data", "stream")
     assert out.strip() == "['mmap']"
+
+
+def test_leased_maps_hold_at_most_a_quarter_of_the_descriptor_limit(tmp_path):
+    # each live mapping holds a descriptor: past the budget reads are copies, and the program's
+    # own opens keep working
+    out = run_child(f"""
+        import resource
+        write(path, {ROWS})
+        expected = oracle(open(path, "rb").read())
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+        tables = [read(path) for _ in range(60)]
+        assert live_leased_maps() == 16, live_leased_maps()
+        assert sum(owners(t) == {{LeasedMapping}} for t in tables) == 16
+        assert all(t.equals(read(path)) for t in tables[::10])
+        assert pa.table(tables[-1]).equals(expected)
+        os.close(os.open(path, os.O_RDONLY))
+        print("ok")
+    """, tmp_path / "data", "stream")
+    assert out.strip() == "ok"
