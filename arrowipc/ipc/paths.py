@@ -1,17 +1,32 @@
-"""Local paths as sources, read as pyarrow reads them by default: into memory this process owns.
+"""Local paths as sources: zero-copy where no other process can break the read, else read into
+memory this process owns.
 
-A shared memory map of a file is not safe to read by default: another process that truncates
-the file kills ours with SIGBUS at the next touch of a missing page, and one that rewrites it
-changes arrays after they were validated (offsets then point anywhere, and a consumer given
-them through the C data interface reads out of bounds). So a path is read with ordinary reads:
-- the stream format (once a batch is read: its schema, or a message, is read alone), and every
-  batch of the file format: the whole file in one read into one aligned buffer (the fastest way
-  to get every byte; batches are views of it), unless it is larger than READ_WHOLE_LIMIT, when
-  streams are read message by message and files batch by batch, so memory stays bounded;
-- the file format otherwise (get_batch(i), count_rows, and projections of files whose batches
-  are large enough for skipping bytes to pay: reads_whole): `PathSource`, positioned reads
-  (pread) of exactly the byte ranges a read needs, coalesced by the reader's plan.
-`memory_map=True` maps the file instead (zero-copy; the risks above are then the caller's).
+A plain shared memory map of a file is not safe to read by default: another process that
+truncates the file kills ours with SIGBUS at the next touch of a missing page, and one that
+rewrites it changes arrays after they were validated (offsets then point anywhere, and a
+consumer given them through the C data interface reads out of bounds). So the whole file (every
+batch of a stream, once its schema is read alone; every batch of the file format) is, by default:
+- on Linux, mapped under a read lease (`_core.leased_map`): the kernel makes any process that
+  opens the file for writing or truncates it wait until our handler has copied the mapped bytes
+  into private memory at the same address, so the read stays zero-copy and keeps the bytes it
+  validated. Files under LEASED_MAP_MIN_BYTES, and files no lease can be had on (another process
+  has it open for writing; not our file, without CAP_LEASE; NFS and other file systems without
+  leases; not Linux; ARROWIPC_LEASED_MAPS=0 in the environment) are read as below instead;
+- otherwise read in one read into one aligned buffer (the fastest way to get every byte; batches
+  are views of it), unless it is larger than READ_WHOLE_LIMIT, when streams are read message by
+  message and files batch by batch, so memory stays bounded.
+The file format otherwise (get_batch(i), count_rows, and projections of files whose batches are
+large enough for skipping bytes to pay: reads_whole) reads through `PathSource`: positioned
+reads (pread) of exactly the byte ranges a read needs, coalesced by the reader's plan.
+`memory_map=True` maps the file plainly instead (zero-copy; the risks above are then the
+caller's, and arrays are checked again when exported).
+
+What a leased mapping does not cover: a writer that had the file open for writing or mapped
+before our read (no lease is granted then: we copy, as pyarrow would); a lease break the
+handler cannot serve for want of memory for the copy (it keeps the lease: the writer waits
+/proc/sys/fs/lease-break-time seconds, 45 by default, then the kernel breaks the lease and a
+truncation can again end the process with SIGBUS); and a child forked while the mapping is
+alive, whose inherited copy of the mapping is not protected.
 sources.open_path and open_path_random_access choose among these.
 """
 from __future__ import annotations
@@ -20,14 +35,15 @@ import os
 import threading
 
 from .._core.buffer import Buffer, allocate_buffer
+from .._core.leased_map import map_leased
 from ..errors import ArrowInvalid
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from .._typing import StrPath
 
-__all__ = ["RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT", "PathSource", "read_fd", "read_path",
-           "reads_whole"]
+__all__ = ["LEASED_MAPS", "LEASED_MAP_MIN_BYTES", "RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT",
+           "PathSource", "read_fd", "read_path", "reads_whole"]
 
 # Files up to this size are read whole when every batch is wanted; larger ones in pieces.
 READ_WHOLE_LIMIT = 256 << 20
@@ -35,6 +51,12 @@ READ_WHOLE_LIMIT = 256 << 20
 # many bytes; below it, the per-batch cost of planning and reading ranges (a few hundred
 # microseconds) exceeds that of reading the whole file once and skipping columns in memory.
 RANGED_MIN_BATCH_BYTES = 1 << 20
+# Whole-file reads map the file under a read lease (see the module docstring) unless the
+# environment says ARROWIPC_LEASED_MAPS=0; tests and callers may also set this to False.
+LEASED_MAPS = os.environ.get("ARROWIPC_LEASED_MAPS", "1").strip() not in ("0", "false", "no", "off")
+# Smaller files are copied: one read of a few pages costs less than a lease, a mapping and its
+# page faults.
+LEASED_MAP_MIN_BYTES = 64 << 10
 
 
 def reads_whole(size: int, num_batches: int, projected: bool) -> bool:
@@ -92,18 +114,29 @@ def _read_range_into(fd: int, view: memoryview, offset: int = 0) -> int:
     return total
 
 
+def _leased_whole(fd: int, size: int) -> Buffer | None:
+    """The whole file open as `fd` mapped under a read lease, or None (read a copy then)."""
+    if not LEASED_MAPS or size < LEASED_MAP_MIN_BYTES:
+        return None
+    return map_leased(fd)
+
+
 def read_fd(fd: int) -> Buffer:
-    """The whole file open as `fd`, read into a 64-byte-aligned buffer this process owns (what
-    it holds when the read starts; shorter if it is truncated meanwhile)."""
+    """The whole file open as `fd`: mapped under a read lease (no other process can change or
+    cut what it views, see the module docstring), else read into a 64-byte-aligned buffer this
+    process owns (what it holds when the read starts; shorter if it is truncated meanwhile)."""
     size = os.fstat(fd).st_size
+    leased = _leased_whole(fd, size)
+    if leased is not None:
+        return leased
     buf = allocate_buffer(size, zero=False)
     got = _read_range_into(fd, memoryview(buf)) if size else 0
     return buf if got == size else buf.slice(0, got)
 
 
 def read_path(path: StrPath) -> Buffer:
-    """The whole file at `path`, read into a 64-byte-aligned buffer this process owns (what
-    the file holds when the read starts; shorter if it is truncated meanwhile)."""
+    """The whole file at `path` (as read_fd: mapped under a read lease, else read into memory
+    this process owns)."""
     fd = _open_fd(os.fspath(path))
     try:
         return read_fd(fd)
@@ -174,11 +207,17 @@ class PathSource:
                 raise _short_read(self.name, o, n, got)
 
     def read_whole(self) -> Buffer:
-        """The whole file as it is now, in one read (for the reader's in-memory path)."""
+        """The whole file as it is now, in one read (for the reader's in-memory path): mapped
+        under a read lease where one can be had, as read_fd."""
         fd = self._fd
         if fd is None:
             raise ValueError(f"{self.name}: read from a closed file")
         size = os.fstat(fd).st_size
+        leased = _leased_whole(fd, size)
+        if leased is not None:
+            self.read_requests += 1
+            self.bytes_read += leased.size
+            return leased
         out = allocate_buffer(size, zero=False)
         if _HAS_PREAD:
             got = _read_range_into(fd, memoryview(out)) if size else 0
