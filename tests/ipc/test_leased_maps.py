@@ -23,8 +23,32 @@ pa = pytest.importorskip("pyarrow")
 
 from arrowipc._core.leased_map import lease_break_signal  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or lease_break_signal() == 0,
-                                reason="read leases are Linux-only")
+
+
+def _read_leases_work() -> bool:
+    """Whether this kernel and the temporary folder's filesystem grant us a read lease (leases
+    can be disabled by fs.leases-enable, and some filesystems refuse them: reads then copy)."""
+    import fcntl
+    import tempfile
+    F_SETLEASE = getattr(fcntl, "F_SETLEASE", 1024)
+    with tempfile.TemporaryDirectory() as folder:
+        probe = os.path.join(folder, "probe")
+        with open(probe, "wb") as f:            # closed before the lease: no writer may be open
+            f.write(b"probe")
+        fd = os.open(probe, os.O_RDONLY)
+        try:
+            fcntl.fcntl(fd, F_SETLEASE, fcntl.F_RDLCK)
+            fcntl.fcntl(fd, F_SETLEASE, fcntl.F_UNLCK)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or lease_break_signal() == 0 or not _read_leases_work(),
+    reason="read leases are Linux-only, and this filesystem or kernel grants none")
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHILD_TIMEOUT = 120         # seconds: a hang guard for the child, not a speed limit
