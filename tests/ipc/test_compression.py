@@ -1427,3 +1427,16 @@ def test_decompressed_buffers_share_pooled_blocks():
     for o in outs[:4]:
         pad = (-o.size) % 64
         assert ctypes.string_at(o.address + o.size, pad) == bytes(pad)
+
+
+def test_compressed_buffers_share_pooled_blocks():
+    import lz4.frame
+
+    from arrowipc._core.buffer import exporter_of
+    from arrowipc.ipc.compression import _native
+    from arrowipc.ipc.format import CODEC_LZ4_FRAME
+    _codecs = _native()
+    raws = [bytes(range(256)) * 40, b"ab" * 5000, bytes(300_000)]
+    packed = _codecs.compress_all(CODEC_LZ4_FRAME, 0, raws, 2)
+    assert [lz4.frame.decompress(p.to_pybytes()) for p in packed] == raws
+    assert exporter_of(packed[0]) is exporter_of(packed[1]) is exporter_of(packed[2])
