@@ -900,11 +900,14 @@ def export_stream(schema: Schema, batches: Iterable[RecordBatch], requested_sche
     struct_type = StructType(schema.fields)
 
     def struct_arrays() -> Iterator[ArrayData]:
+        # One StructType for the whole stream: building one (and comparing schemas field by
+        # field) per batch cost more than exporting the batch's buffers.
         for b in batches:
-            if not b.schema.equals(schema):
+            if b.schema is not schema and not b.schema.equals(schema):
                 raise ArrowInvalid(f"record batch with schema\n{b.schema}\n"
                                    f"in a stream of\n{schema}")
-            yield checked_if_mapped(b._as_struct_data(), "record batch")
+            yield checked_if_mapped(ArrayData(struct_type, b.num_rows, 0, 0, [None],
+                                              list(b._columns)), "record batch")
 
     return cdata.export_stream_capsule(schema_node(struct_type, "", False, schema.metadata),
                                        struct_arrays())

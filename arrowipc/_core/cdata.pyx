@@ -334,6 +334,11 @@ cdef Buffer _variadic_sizes(list data_buffers):
     return out
 
 
+cdef str _where(object t):
+    # Only on error: a nested type's str() costs more than exporting the array itself.
+    return f"exporting an array of type {t}"
+
+
 cdef int export_array_into(ArrayData data, ArrowArray* out) except -1:
     global _live_exports
     cdef ArrayPrivate* p = <ArrayPrivate*>calloc(1, sizeof(ArrayPrivate))
@@ -359,21 +364,20 @@ cdef int export_array_into(ArrayData data, ArrowArray* out) except -1:
         storage = t.storage_type
         kind = storage.kind
         bufs = data.buffers
-        where = f"exporting an array of type {t}"
         expected = _C_BUFFER_COUNT[kind]
         if kind == K_NULL:
             bufs = []        # the null layout has no buffers whatever the producer attached
         elif kind == K_VIEW:
             if len(bufs) < 2:
-                raise ArrowInvalid(f"{where}: expected at least 2 buffers, found {len(bufs)}")
+                raise ArrowInvalid(f"{_where(t)}: expected at least 2 buffers, found {len(bufs)}")
         elif len(bufs) != expected:
-            raise ArrowInvalid(f"{where}: expected {expected} buffers, found {len(bufs)}")
+            raise ArrowInvalid(f"{_where(t)}: expected {expected} buffers, found {len(bufs)}")
         for i in range(len(bufs)):
             bo = bufs[i]
             if bo is None and i == 0 and _has_validity(kind):
                 continue
             if not isinstance(bo, Buffer):
-                raise ArrowInvalid(f"{where}: buffer {i} must be a Buffer, found "
+                raise ArrowInvalid(f"{_where(t)}: buffer {i} must be a Buffer, found "
                                    f"{bo.__class__.__name__}")
         owner = data
         if kind == K_VIEW:
@@ -401,7 +405,7 @@ cdef int export_array_into(ArrayData data, ArrowArray* out) except -1:
         if kind == K_DICTIONARY:
             expected = 0
         if n_children != expected:
-            raise ArrowInvalid(f"{where}: expected {expected} children, found {n_children}")
+            raise ArrowInvalid(f"{_where(t)}: expected {expected} children, found {n_children}")
         if n_children:
             p.children = <ArrowArray*>calloc(n_children, sizeof(ArrowArray))
             p.child_ptrs = <ArrowArray**>calloc(n_children, sizeof(ArrowArray*))
@@ -414,7 +418,7 @@ cdef int export_array_into(ArrayData data, ArrowArray* out) except -1:
                 export_array_into(children[i], &p.children[i])
         if kind == K_DICTIONARY:
             if not isinstance(data.dictionary, ArrayData):
-                raise ArrowInvalid(f"{where}: a dictionary array needs its dictionary values")
+                raise ArrowInvalid(f"{_where(t)}: a dictionary array needs its dictionary values")
             p.dictionary = <ArrowArray*>calloc(1, sizeof(ArrowArray))
             if p.dictionary == NULL:
                 raise MemoryError()

@@ -8,6 +8,7 @@ back to the `lz4` and `zstandard` packages.
 """
 from libc.stdint cimport uint8_t, int64_t
 from libc.stdlib cimport malloc, free
+from libc.string cimport memset
 
 from arrowipc._core.buffer cimport Buffer, allocate, py_buffer, slice_unchecked
 from arrowipc.errors import ArrowInvalid
@@ -100,22 +101,48 @@ def check_claim(int codec, Buffer src, int64_t claimed, str where, object label)
     raise ArrowInvalid(f"{where}: buffer {label}: corrupt {name} data{detail}")
 
 
+# Decompressed outputs are carved out of blocks of about this size (see decompress_many).
+DEF OUTPUT_BLOCK = 8 << 20
+
+
 def decompress_many(list codecs, list sources, list sizes, list labels, list wheres, int threads):
     """Decompress each source into a new Buffer of exactly its size, all in one parallel run
     (largest first, so the threads finish together). Sizes are already checked against the
     caller's limits and plausible claims (check_claim). Returns, per source, its Buffer or the
     message of the ArrowInvalid it deserves: one bad frame does not hide the good ones."""
-    cdef Py_ssize_t n = len(sources), i
+    cdef Py_ssize_t n = len(sources), i, j, end
     cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
-    cdef Buffer src, dst
+    cdef Buffer src, dst, block
     cdef list outs = []
+    cdef int64_t size, total, at
     if tasks == NULL:
         raise MemoryError()
     try:
+        # Consecutive outputs share blocks of about OUTPUT_BLOCK bytes: blocks that large come
+        # from the buffer pool (and huge pages) and are reused by the next read, where a fresh
+        # allocation per buffer (a few hundred KB each) page-faulted every byte in again and
+        # cost as much CPU as decompressing. A buffer keeps at most its block alive.
+        i = 0
+        while i < n:
+            total = 0
+            end = i
+            while end < n and (end == i or total + sizes[end] <= OUTPUT_BLOCK):
+                total += (<int64_t>sizes[end] + 63) & ~63
+                end += 1
+            block = allocate(total, False)
+            at = 0
+            for j in range(i, end):
+                size = sizes[j]
+                dst = slice_unchecked(block, at, size)
+                # zero the padding up to the next output, as allocate does for its tail
+                if size & 63:
+                    memset(<uint8_t*>block.ptr + at + size, 0, <size_t>(64 - (size & 63)))
+                at += (size + 63) & ~63
+                outs.append(dst)
+            i = end
         for i in range(n):
             src = sources[i]
-            dst = allocate(sizes[i], False)
-            outs.append(dst)
+            dst = outs[i]
             tasks[i].compress = 0
             tasks[i].codec = codecs[i]
             tasks[i].level = 0
@@ -137,11 +164,12 @@ def decompress_many(list codecs, list sources, list sizes, list labels, list whe
 
 def compress_all(int codec, int level, list sources, int threads):
     """[compressed Buffer or None (incompressible: not smaller than the input)] per source."""
-    cdef Py_ssize_t n = len(sources), i
+    cdef Py_ssize_t n = len(sources), i, j, end
     cdef arrowipc_codec_task* tasks = <arrowipc_codec_task*>malloc(sizeof(arrowipc_codec_task) * (n + 1))
-    cdef Buffer src, dst
+    cdef Buffer src, dst, block
     cdef list outs = []
-    cdef int64_t bound
+    cdef list bounds = []
+    cdef int64_t bound, total, at
     if tasks == NULL:
         raise MemoryError()
     try:
@@ -150,8 +178,24 @@ def compress_all(int codec, int level, list sources, int threads):
             bound = arrowipc_compress_bound(codec, src.size)
             if bound <= 0:
                 raise ArrowInvalid(f"the {_NAMES.get(codec)} library is not available")
-            dst = allocate(bound, False)
-            outs.append((src, dst))
+            outs.append(src)
+            bounds.append((bound + 63) & ~63)
+        # outputs carved from shared blocks, as in decompress_many (no page faults per buffer)
+        i = 0
+        while i < n:
+            total = 0
+            end = i
+            while end < n and (end == i or total + <int64_t>bounds[end] <= OUTPUT_BLOCK):
+                total += <int64_t>bounds[end]
+                end += 1
+            block = allocate(total, False)
+            at = 0
+            for j in range(i, end):
+                outs[j] = (outs[j], slice_unchecked(block, at, bounds[j]))
+                at += <int64_t>bounds[j]
+            i = end
+        for i in range(n):
+            src, dst = outs[i]
             tasks[i].compress = 1
             tasks[i].codec = codec
             tasks[i].level = level

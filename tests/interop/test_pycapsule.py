@@ -595,6 +595,42 @@ def test_stream_errors_reach_the_consumer():
     del batches
 
 
+def test_stream_batches_with_an_equal_schema_export_and_others_are_refused():
+    # batches sharing the stream's Schema object take the identity path; an equal but separate
+    # Schema is compared; a different one is an error that reaches the consumer
+    schema = arrowipc.schema([("x", arrowipc.int64()), ("s", arrowipc.string())])
+    same = arrowipc.record_batch(pa.record_batch({"x": pa.array([1, 2], pa.int64()),
+                                                  "s": pa.array(["a", None])}))
+    assert same.schema is not schema and same.schema.equals(schema)
+    shared = arrowipc.RecordBatch.from_arrays(same.columns, schema=schema)
+    reader = pa.RecordBatchReader._import_from_c_capsule(
+        interop.export_stream(schema, iter([shared, same])))
+    assert reader.schema.equals(pa.schema([("x", pa.int64()), ("s", pa.string())]))
+    got = reader.read_all()
+    assert got.to_pydict() == {"x": [1, 2, 1, 2], "s": ["a", None, "a", None]}
+    del reader, got
+
+    other = arrowipc.record_batch(pa.record_batch({"x": pa.array([1], pa.int32()),
+                                                   "s": pa.array(["a"])}))
+    reader = pa.RecordBatchReader._import_from_c_capsule(
+        interop.export_stream(schema, iter([shared, other])))
+    first = reader.read_next_batch()
+    assert first.num_rows == 2
+    with pytest.raises(pa.ArrowInvalid, match="in a stream of"):
+        reader.read_next_batch()
+    del reader, first
+    gc.collect()
+    assert cdata.live_exports() == 0
+
+
+def test_export_errors_name_the_type():
+    bad = ArrayData(arrowipc.list_(arrowipc.int32()), 0, 0, 0,
+                    [None, arrowipc.py_buffer(b"\0" * 4)], [])
+    with pytest.raises(ArrowInvalid, match=r"exporting an array of type list<item: int32>: "
+                                           "expected 1 children, found 0"):
+        cdata.export_array_capsule(bad)
+
+
 class _StreamHolder:
     def __init__(self, capsule):
         self.capsule = capsule

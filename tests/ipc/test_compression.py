@@ -1401,3 +1401,42 @@ def test_batches_before_a_corrupt_compressed_header_are_yielded_then_the_error(c
         assert isinstance(error, ArrowInvalid), error
         assert "flatbuffer RecordBatch" in str(error)
         assert len(got) == bad and all(g.equals(e) for g, e in zip(got, expected))
+
+
+def test_decompressed_buffers_share_pooled_blocks():
+    # Outputs of one run are carved from shared blocks (pooled, so the next read reuses them
+    # instead of page-faulting fresh memory in); each keeps its bytes and zeroed padding, and
+    # an output larger than a block gets one of its own.
+    import ctypes
+    import lz4.frame
+
+    from arrowipc._core.buffer import exporter_of
+    from arrowipc.ipc.compression import _native
+    from arrowipc.ipc.format import CODEC_LZ4_FRAME
+    _codecs = _native()            # the C codecs, their libraries loaded
+    rng = random.Random(7)
+    raws = [bytes(rng.randrange(4) for _ in range(n)) for n in (1000, 77, 300_000, 5)]
+    raws.append(bytes(9 << 20))                          # larger than a block
+    srcs = [arrowipc.py_buffer(lz4.frame.compress(r)) for r in raws]
+    outs = _codecs.decompress_many([CODEC_LZ4_FRAME] * len(raws), srcs, [len(r) for r in raws],
+                                   list(range(len(raws))), ["test"] * len(raws), 2)
+    assert [o.to_pybytes() for o in outs] == raws
+    owners = [exporter_of(o) for o in outs]
+    assert all(owner is owners[0] for owner in owners[:4])
+    assert owners[4] is not owners[0]
+    for o in outs[:4]:
+        pad = (-o.size) % 64
+        assert ctypes.string_at(o.address + o.size, pad) == bytes(pad)
+
+
+def test_compressed_buffers_share_pooled_blocks():
+    import lz4.frame
+
+    from arrowipc._core.buffer import exporter_of
+    from arrowipc.ipc.compression import _native
+    from arrowipc.ipc.format import CODEC_LZ4_FRAME
+    _codecs = _native()
+    raws = [bytes(range(256)) * 40, b"ab" * 5000, bytes(300_000)]
+    packed = _codecs.compress_all(CODEC_LZ4_FRAME, 0, raws, 2)
+    assert [lz4.frame.decompress(p.to_pybytes()) for p in packed] == raws
+    assert exporter_of(packed[0]) is exporter_of(packed[1]) is exporter_of(packed[2])
