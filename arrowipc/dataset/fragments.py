@@ -18,6 +18,7 @@ types cast), given its partition and special columns, and split to the scan's ba
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -346,6 +347,7 @@ class FragmentPlan:
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
         self._repeated: dict[str, Array] = {}
+        self._lock = threading.Lock()
 
     @property
     def is_stream(self) -> bool:
@@ -408,13 +410,7 @@ class FragmentPlan:
             else:
                 columns[name] = nulls(n, target)
         for name in spec.partition_names:
-            # a file's partition columns are made once, at its longest batch so far (the
-            # first, mostly); a shorter batch takes a zero-copy slice
-            repeated = self._repeated.get(name)
-            if repeated is None or len(repeated) < n:
-                repeated = self._repeated[name] = _repeat(frag.partition_values.get(name),
-                                                          schema.field(name).type, n)
-            columns[name] = repeated if len(repeated) == n else repeated.slice(0, n)
+            columns[name] = self._partition_column(name, schema.field(name).type, n)
         for name in spec.special_names:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]
@@ -422,6 +418,21 @@ class FragmentPlan:
         if not columns:
             return RecordBatch(T.schema([]), [], n)
         return RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+
+    def _partition_column(self, name: str, type_: T.DataType, n: int) -> Array:
+        """The file's partition column `name` for a batch of n rows. It is made once per file,
+        at the length of the file's longest surviving batch when the footer gives the lengths,
+        and a shorter batch takes a zero-copy slice; the lock keeps batches completed on
+        several decode threads from making it twice."""
+        with self._lock:
+            repeated = self._repeated.get(name)
+            if repeated is None or len(repeated) < n:
+                longest = n
+                if self.batch_rows is not None and self.batches:
+                    longest = max(n, max(self.batch_rows[i] for i in self.batches))
+                repeated = self._repeated[name] = _repeat(
+                    self.fragment.partition_values.get(name), type_, longest)
+        return repeated if len(repeated) == n else repeated.slice(0, n)
 
     def _mask(self, full: RecordBatch) -> Array:
         assert self.residual is not None
