@@ -23,6 +23,7 @@ from ._core.buffer import Buffer
 from .errors import ArrowInvalid
 from .io import map_file
 from .ipc import IpcReadOptions, IpcWriteOptions, RecordBatchFileReader, new_file, open_file
+from .ipc.format import FILE_MAGIC
 from .ipc.feather_v1 import FEATHER_V1_MAGIC, FeatherV1File, codec_available, write_feather_v1
 from .ipc.paths import read_path
 from .ipc.sinks import AtomicFile
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["FeatherDataset", "FeatherError", "check_chunked_overflow", "read_feather",
            "read_table", "write_feather"]
 
-_ARROW_MAGIC = b"ARROW1"
 # a file of fewer bytes is neither format (V1: magic, padding or length, magic)
 _MIN_FILE_SIZE = 12
 _DEFAULT_CHUNKSIZE = 64 * 1024
@@ -216,7 +216,7 @@ def _open(source: Any, memory_map: bool, options: IpcReadOptions
         path = os.fspath(source)
         size = os.path.getsize(path)
         with open(path, "rb") as f:
-            head = f.read(len(_ARROW_MAGIC))
+            head = f.read(len(FILE_MAGIC))
         _check_head(head, size, path)
         if head.startswith(FEATHER_V1_MAGIC):
             return FeatherV1File(map_file(path) if memory_map else read_path(path), path), _no_ipc
@@ -227,7 +227,7 @@ def _open(source: Any, memory_map: bool, options: IpcReadOptions
     src = open_source(source)
     start = src.pos
     size = src.size
-    head = src.read_at(0, min(size, len(_ARROW_MAGIC))).to_pybytes()
+    head = src.read_at(0, min(size, len(FILE_MAGIC))).to_pybytes()
     _check_head(head, size, src.name)
     if head.startswith(FEATHER_V1_MAGIC):
         whole: Buffer = src.read_at(0, size)   # V1 offsets are positions in the whole file
@@ -250,7 +250,7 @@ def _check_head(head: bytes, size: int, name: str) -> None:
     if size < _MIN_FILE_SIZE:
         raise ArrowInvalid(f"{name}: File is too small to be a well-formed file ({size} bytes; a "
                            f"Feather file has at least {_MIN_FILE_SIZE})")
-    if not head.startswith(FEATHER_V1_MAGIC) and head != _ARROW_MAGIC:
+    if not head.startswith(FEATHER_V1_MAGIC) and head != FILE_MAGIC:
         raise ArrowInvalid(f"{name}: Not a Feather V1 or Arrow IPC file: expected b'FEA1' or "
                            f"b'ARROW1' at byte 0, found {head!r}")
 

@@ -25,6 +25,7 @@ import pyarrow.ipc as pa_ipc
 
 from .. import errors as ai_errors
 from .. import ipc as ai_ipc
+from ..ipc.format import FEATHER_V1_MAGIC, FILE_MAGIC
 from .record import RECORD, in_passthrough, passthrough
 
 __all__ = ["Unservable", "pyarrow_error", "build_ipc_patches", "build_feather_patches"]
@@ -550,7 +551,6 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
 
 FEATHER_CODECS = {"lz4", "zstd", "uncompressed"}
 FEATHER_CHUNKSIZE = 64 * 1024          # pyarrow's default rows per batch
-FEATHER_V1_MAGIC = b"FEA1"
 # pyarrow 26's deprecation warnings, word for word, raised where pyarrow raises them
 V1_READ_WARNING = ("Feather V1 files are deprecated as of 25.0.0 and support will be removed in a "
                    "future version. Consider rewriting this file in the Arrow IPC file format "
@@ -591,7 +591,7 @@ class _FeatherRead:
             raise Unservable("a file object not at its start or that cannot seek")
         if head.startswith(FEATHER_V1_MAGIC):
             return self._v1(opened)
-        if head != b"ARROW1":
+        if head != FILE_MAGIC:
             raise Unservable("neither a Feather V1 nor a Feather V2 (Arrow IPC) file")
         return self._v2(opened)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ArrowInvalid
-from ..ipc.format import file_magic, foreign_format
+from ..ipc.format import FEATHER_V1_MAGIC, file_magic, foreign_format
 from ..ipc.options import IpcWriteOptions
 
 __all__ = ["FeatherFileFormat", "FileFormat", "IpcFileFormat", "IpcFileWriteOptions",
@@ -143,9 +143,6 @@ def as_format(format: Any, default: type[FileFormat] | None = _SniffedFormat) ->
         return FeatherFileFormat() if type_name == "feather" else IpcFileFormat()
     raise ValueError(f"format must be a FileFormat or one of 'ipc', 'arrow', 'feather', "
                      f"'stream'; got {type(format).__name__}")
-
-
-FEATHER_V1_MAGIC = b"FEA1"
 
 
 def sniff_format(head: bytes, where: str) -> FileFormat:

@@ -29,6 +29,7 @@ from ..table import RecordBatch, Table
 from .. import types as T
 from ..validate import null_count_of, validate_array
 from ._flatbuf import FlatTable, root_table
+from .format import FEATHER_V1_MAGIC
 from .compression import _native
 from .format import CODEC_LZ4_FRAME, CODEC_ZSTD
 from .metadata import _builder, _end_vector
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FEATHER_V1_MAGIC", "FeatherV1File", "codec_available", "write_feather_v1"]
 
-FEATHER_V1_MAGIC = b"FEA1"
 # The version number pyarrow writes into CTable.version; files below it (Feather < 0.3) stored
 # bitmaps and offsets unpadded.
 _V1_VERSION = 2
