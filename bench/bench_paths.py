@@ -5,16 +5,15 @@
 
 The default read of a path: `open_file(path).read_all()`, `open_stream(path).read_all()`, a
 projected read (the first column, `included_fields=[0]`), every batch by `get_batch(i)`, and
-one batch from the middle. arrowipc reads the file into memory of the process (no shared
-mapping another process could truncate); pyarrow reads files so too, but maps a stream given by
-path (`pa.ipc.open_stream(path)` dies of SIGBUS when the file is truncated after the read), so
-the `stream` rows compare a copy against a mapping: pyarrow's read of an uncompressed stream
-touches no byte of the bodies, so no read that copies the file can match it. The `stream_copy`
-rows compare like with like: pyarrow reading the stream into memory of its own
-(`pa.ipc.open_stream(pa.OSFile(path))`, what it does for files). The `map` cases read a memory
-map, zero-copy:
-`open_file(path, memory_map=True)` here, `open_file(pa.memory_map(path))` in pyarrow. Files are
-written by pyarrow, uncompressed and LZ4. Rounds alternate the two libraries (the order flips
+one batch from the middle. arrowipc maps a whole-file read under a read lease where the kernel
+grants one (Linux; otherwise, and for ranged reads, it reads into memory of the process), so no
+other process can truncate or rewrite what it reads: a writer's open waits until the mapped
+bytes are copied. pyarrow reads files into memory but maps a stream given by path without such
+protection (`pa.ipc.open_stream(path)` dies of SIGBUS when the file is truncated after the read).
+The `stream_copy` rows compare against pyarrow reading the stream into memory of its own
+(`pa.ipc.open_stream(pa.OSFile(path))`, what it does for files). The `map` cases read a plain
+memory map, zero-copy: `open_file(path, memory_map=True)` here, `open_file(pa.memory_map(path))`
+in pyarrow. Files are written by pyarrow, uncompressed and LZ4. Rounds alternate the two libraries (the order flips
 every round, as in users.py); the table gives the best round of each and arrowipc's time divided
 by pyarrow's (below 1: arrowipc faster), wall time and process CPU time. Every result is checked
 against pyarrow once, outside the timed rounds. Reads come from the page cache (the files were
