@@ -135,10 +135,10 @@ def _column_index(pd: Any, names: list[Any], columns_meta: Any, column_indexes: 
         return _rebuild_column_index(pd, names, columns_meta, column_indexes)
     except ArrowInvalid:
         raise
-    except (ValueError, TypeError, KeyError, OverflowError, SyntaxError, RecursionError,
-            MemoryError, NotImplementedError, ArithmeticError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, SyntaxError,
+            RecursionError, MemoryError, NotImplementedError, ArithmeticError) as e:
         # pandas', numpy's or literal_eval's refusal of a dtype string, a time zone or a
-        # column name the metadata gives
+        # column name the metadata gives (a "bytes" level of numbers: no str.encode)
         raise ArrowInvalid(f"pandas metadata: cannot rebuild the columns index that "
                            f"'column_indexes' describes ({str(e)[:200]})") from None
 

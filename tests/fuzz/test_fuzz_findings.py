@@ -9,6 +9,9 @@
   wrapped the same way for a boolean field or a validity bitmap.
 * pandas metadata, 2026-11-28 (mutant 3,253,457): a `datetimetz` column whose metadata names the
   time zone "+25:00" made to_pandas raise datetime's own ValueError, not ArrowInvalid.
+* pandas metadata, 2026-11-28 (mutants 5,101,266 and 5,149,745): a column index level described
+  as "bytes" whose labels are a number or a boolean made to_pandas raise AttributeError ('int'
+  object has no attribute 'encode'), as pyarrow does, where arrowipc promises ArrowInvalid.
 """
 import struct
 
@@ -92,4 +95,20 @@ def test_pandas_metadata_time_zone_offset_of_25_hours_is_refused():
     table = table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()})
     with pytest.raises(ArrowInvalid, match=r"^pandas metadata: columns\[0\] \('t'\): unknown time "
                                            r"zone '\+25:00': a UTC offset must be under 24 hours$"):
+        arrowipc.table(table).to_pandas()
+
+
+@pytest.mark.parametrize("label", [10**30, False])
+def test_pandas_metadata_bytes_column_level_of_non_text_labels_is_refused(label):
+    import json
+    pd = pytest.importorskip("pandas")
+    import arrowipc
+    table = pa.Table.from_pandas(pd.DataFrame({"v": [1, 2]}), preserve_index=False)
+    meta = json.loads(table.schema.metadata[b"pandas"])
+    meta["columns"][0]["name"] = label
+    meta["column_indexes"] = [{"name": None, "field_name": None, "pandas_type": "bytes",
+                               "numpy_type": "object", "metadata": None}]
+    table = table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()})
+    with pytest.raises(ArrowInvalid, match=r"^pandas metadata: cannot rebuild the columns index "
+                                           r"that 'column_indexes' describes \(.*'encode'\)$"):
         arrowipc.table(table).to_pandas()
