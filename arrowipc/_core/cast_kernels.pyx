@@ -12,6 +12,7 @@ from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, 
 from libc.string cimport memcpy
 from libc.math cimport trunc, isnan
 
+from arrowipc._core.numeric_types cimport numeric_t, numeric_out_t
 from arrowipc._core.buffer cimport Buffer, allocate
 from arrowipc._core.arraydata cimport ArrayData
 from arrowipc._core.select_kernels cimport (get_bit, set_bit, byte_at, buffer_at, out_ptr,
@@ -25,30 +26,6 @@ cdef extern from *:
 
 
 # -- numeric casts ------------------------------------------------------------------------------
-
-ctypedef fused src_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-    float
-    double
-
-ctypedef fused dst_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-    float
-    double
 
 # Numeric type codes, in this order: i8 i16 i32 i64 u8 u16 u32 u64 f32 f64.
 NUMERIC_CODES = {"int8": 0, "int16": 1, "int32": 2, "int64": 3, "uint8": 4, "uint16": 5,
@@ -92,17 +69,17 @@ cdef void _init_spread() noexcept:
 _init_spread()
 
 
-cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexcept nogil:
+cdef bint _all_fit(const numeric_t* s, numeric_out_t* unused, int64_t n, int dst_code) noexcept nogil:
     # One branch-free pass over every slot (nulls included): do all values fit the target?
     cdef int64_t i, lo, hi_s
     cdef uint64_t hi_u
     cdef int bad = 0
-    if dst_t is float or dst_t is double:
-        if dst_t is float:
+    if numeric_out_t is float or numeric_out_t is double:
+        if numeric_out_t is float:
             hi_s = MAX_EXACT_FLOAT
         else:
             hi_s = MAX_EXACT_DOUBLE
-        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+        if numeric_t is uint64_t or numeric_t is uint32_t or numeric_t is uint16_t or numeric_t is uint8_t:
             for i in range(n):
                 bad |= <uint64_t>s[i] > <uint64_t>hi_s
         else:
@@ -111,7 +88,7 @@ cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexc
     else:
         lo = INT_MIN_OF[dst_code]
         hi_u = INT_MAX_OF[dst_code]
-        if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+        if numeric_t is uint64_t or numeric_t is uint32_t or numeric_t is uint16_t or numeric_t is uint8_t:
             for i in range(n):
                 bad |= <uint64_t>s[i] > hi_u
         else:
@@ -121,7 +98,7 @@ cdef bint _all_fit(const src_t* s, dst_t* unused, int64_t n, int dst_code) noexc
     return bad == 0
 
 
-cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+cdef int64_t _cast_loop(const numeric_t* s, numeric_out_t* d, const uint8_t* valid, int64_t voff,
                         int64_t n, bint safe, int dst_code) noexcept nogil:
     # Returns the first row whose value does not fit (safe casts), or -1. The common case is
     # two tight loops (a range check, then the conversion) the compiler vectorizes; the
@@ -129,18 +106,18 @@ cdef int64_t _cast_loop(const src_t* s, dst_t* d, const uint8_t* valid, int64_t 
     # under a null) and for floats to integers.
     cdef int64_t i
     cdef bint row_by_row
-    if src_t is float or src_t is double:
-        row_by_row = not (dst_t is float or dst_t is double)
+    if numeric_t is float or numeric_t is double:
+        row_by_row = not (numeric_out_t is float or numeric_out_t is double)
     else:
         row_by_row = safe and not _all_fit(s, d, n, dst_code)
     if row_by_row:
         return _cast_checked(s, d, valid, voff, n, safe, dst_code)
     for i in range(n):
-        d[i] = <dst_t>s[i]
+        d[i] = <numeric_out_t>s[i]
     return -1
 
 
-cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64_t voff,
+cdef int64_t _cast_checked(const numeric_t* s, numeric_out_t* d, const uint8_t* valid, int64_t voff,
                            int64_t n, bint safe, int dst_code) noexcept nogil:
     # Row by row: the first valid row whose value does not fit (safe casts), or -1.
     cdef int64_t i
@@ -153,10 +130,10 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
     for i in range(n):
         if safe and valid != NULL and not get_bit(valid, voff + i):
             d[i] = 0
-        elif src_t is float or src_t is double:
+        elif numeric_t is float or numeric_t is double:
             f = <double>s[i]
-            if dst_t is float or dst_t is double:
-                d[i] = <dst_t>f
+            if numeric_out_t is float or numeric_out_t is double:
+                d[i] = <numeric_out_t>f
             else:
                 # to an integer: whole and inside the range (2^63 and 2^64 are exact doubles)
                 fhi = <double>hi + 1.0
@@ -166,29 +143,29 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
                 # unsafe: fractions truncate and values wrap through int64 as pyarrow's do;
                 # NaN and values beyond 64 bits (undefined in C) give 0
                 if ok:
-                    d[i] = <dst_t>f
+                    d[i] = <numeric_out_t>f
                 elif (not isnan(f)) and f >= -9223372036854775808.0 and f < 9223372036854775808.0:
-                    d[i] = <dst_t>(<int64_t>f)
+                    d[i] = <numeric_out_t>(<int64_t>f)
                 else:
                     d[i] = 0
         else:
             ok = True
-            if dst_t is float or dst_t is double:
+            if numeric_out_t is float or numeric_out_t is double:
                 if safe:
                     # every integer of magnitude up to 2^mantissa is exact
-                    if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
-                        if dst_t is float:
+                    if numeric_t is uint64_t or numeric_t is uint32_t or numeric_t is uint16_t or numeric_t is uint8_t:
+                        if numeric_out_t is float:
                             ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_FLOAT
                         else:
                             ok = <uint64_t>s[i] <= <uint64_t>MAX_EXACT_DOUBLE
                     else:
                         sv = <int64_t>s[i]
-                        if dst_t is float:
+                        if numeric_out_t is float:
                             ok = -MAX_EXACT_FLOAT <= sv <= MAX_EXACT_FLOAT
                         else:
                             ok = -MAX_EXACT_DOUBLE <= sv <= MAX_EXACT_DOUBLE
             elif safe:
-                if src_t is uint64_t or src_t is uint32_t or src_t is uint16_t or src_t is uint8_t:
+                if numeric_t is uint64_t or numeric_t is uint32_t or numeric_t is uint16_t or numeric_t is uint8_t:
                     ok = <uint64_t>s[i] <= hi
                 else:
                     sv = <int64_t>s[i]
@@ -198,11 +175,11 @@ cdef int64_t _cast_checked(const src_t* s, dst_t* d, const uint8_t* valid, int64
                         ok = sv >= lo and (sv < 0 or <uint64_t>sv <= hi)
             if not ok:
                 return i
-            d[i] = <dst_t>s[i]
+            d[i] = <numeric_out_t>s[i]
     return -1
 
 
-cdef int64_t _cast_to(const src_t* s, int dst_code, uint8_t* out, const uint8_t* valid,
+cdef int64_t _cast_to(const numeric_t* s, int dst_code, uint8_t* out, const uint8_t* valid,
                       int64_t voff, int64_t n, bint safe) noexcept nogil:
     if dst_code == 0:
         return _cast_loop(s, <int8_t*>out, valid, voff, n, safe, dst_code)

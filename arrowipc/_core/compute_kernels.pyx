@@ -17,6 +17,7 @@ from libc.string cimport memcmp, memset
 from libc.stdlib cimport malloc, free
 from libc.math cimport isnan, NAN
 
+from arrowipc._core.numeric_types cimport numeric_t, integer_t, floating_t
 from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
 from arrowipc._core.arraydata cimport ArrayData
 from arrowipc._core.select_kernels cimport get_bit, set_bit, byte_at, buffer_at, checked, checked_bits
@@ -42,33 +43,6 @@ ARITH_CODES = {"+": 0, "-": 1, "*": 2, "/": 3}
 # kernel error codes, raised as ArrowInvalid with these messages
 cdef int ERR_OK = 0, ERR_OVERFLOW = 1, ERR_DIV_ZERO = 2, ERR_OFFSETS = 3
 
-ctypedef fused num_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-    float
-    double
-
-ctypedef fused int_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-ctypedef fused float_t:
-    float
-    double
-
-
 cdef inline bint _cmp_result(int op, int c) noexcept nogil:
     # c: <0, 0, >0 as memcmp gives
     if op == 0:
@@ -84,7 +58,7 @@ cdef inline bint _cmp_result(int op, int c) noexcept nogil:
     return c >= 0
 
 
-cdef inline bint _cmp_num(int op, num_t x, num_t y) noexcept nogil:
+cdef inline bint _cmp_num(int op, numeric_t x, numeric_t y) noexcept nogil:
     # C's comparisons give IEEE semantics for NaN: every one false but !=, as pyarrow's
     if op == 0:
         return x == y
@@ -103,7 +77,7 @@ cdef Buffer _bits_out(int64_t n):
     return allocate((n + 7) // 8, True)
 
 
-cdef void _compare_loop(int op, const num_t* a, int64_t step_a, const num_t* b, int64_t step_b,
+cdef void _compare_loop(int op, const numeric_t* a, int64_t step_a, const numeric_t* b, int64_t step_b,
                        int64_t n, uint8_t* dst) noexcept nogil:
     # 8 results per output byte, without a branch per value (random data would mispredict)
     cdef int64_t i, j, k, full = n >> 3
@@ -122,7 +96,7 @@ cdef void _compare_loop(int op, const num_t* a, int64_t step_a, const num_t* b, 
         dst[full] = byte
 
 
-def compare_numbers(int op, const num_t[::1] a, const num_t[::1] b, int64_t n):
+def compare_numbers(int op, const numeric_t[::1] a, const numeric_t[::1] b, int64_t n):
     """Bitmap of `a op b` over n rows (an operand of length 1 is broadcast)."""
     cdef int64_t la = a.shape[0], lb = b.shape[0]
     if (la != n and la != 1) or (lb != n and lb != 1):
@@ -388,7 +362,7 @@ def validity_bits(ArrayData a, int64_t n, bint invert):
     return out
 
 
-def nan_bits(const float_t[::1] values):
+def nan_bits(const floating_t[::1] values):
     """Bitmap of the NaN values."""
     cdef int64_t n = values.shape[0], i
     cdef Buffer out = _bits_out(n)
@@ -468,7 +442,7 @@ cdef inline uint64_t _probe_fixed(const HashSet* s, const uint8_t* members, int 
         j = (j + 1) & s.mask
 
 
-def is_in_numbers(const num_t[::1] values, const num_t[::1] members):
+def is_in_numbers(const numeric_t[::1] values, const numeric_t[::1] members):
     """Bitmap of the values found among `members` (same type), compared by their bytes after
     giving every NaN one pattern (0.0 and -0.0 differ, NaN finds NaN: pyarrow's rule)."""
     cdef int64_t n = values.shape[0], m = members.shape[0], i
@@ -477,8 +451,8 @@ def is_in_numbers(const num_t[::1] values, const num_t[::1] members):
         return out
     cdef uint8_t* dst = mutable_data(out)
     cdef HashSet s
-    cdef int width = sizeof(num_t)
-    cdef num_t* canon = <num_t*>malloc(m * sizeof(num_t))
+    cdef int width = sizeof(numeric_t)
+    cdef numeric_t* canon = <numeric_t*>malloc(m * sizeof(numeric_t))
     if canon == NULL:
         raise MemoryError()
     try:
@@ -488,7 +462,7 @@ def is_in_numbers(const num_t[::1] values, const num_t[::1] members):
         raise
     cdef bint found
     cdef uint64_t j
-    cdef num_t key
+    cdef numeric_t key
     with nogil:
         for i in range(m):
             canon[i] = _nan_canonical(members[i])
@@ -505,10 +479,10 @@ def is_in_numbers(const num_t[::1] values, const num_t[::1] members):
     return out
 
 
-cdef inline num_t _nan_canonical(num_t v) noexcept nogil:
-    if num_t is float or num_t is double:
+cdef inline numeric_t _nan_canonical(numeric_t v) noexcept nogil:
+    if numeric_t is float or numeric_t is double:
         if isnan(v):
-            return <num_t>NAN
+            return <numeric_t>NAN
     return v
 
 
@@ -570,7 +544,7 @@ def is_in_binary(ArrayData values, ArrayData members):
 
 # -- arithmetic -----------------------------------------------------------------------------------------
 
-cdef inline int _int_op(int op, bint check, int_t x, int_t y, int_t* r) noexcept nogil:
+cdef inline int _int_op(int op, bint check, integer_t x, integer_t y, integer_t* r) noexcept nogil:
     cdef bint ovf = False
     if op == 0:
         ovf = ARROWIPC_ADD_OVF(x, y, r)
@@ -582,16 +556,16 @@ cdef inline int _int_op(int op, bint check, int_t x, int_t y, int_t* r) noexcept
         if y == 0:
             return ERR_DIV_ZERO
         # the one quotient that does not fit (minimum / -1) wraps to 0 unchecked, as pyarrow's
-        if <int_t>(-1) < 0 and y == <int_t>(-1) and \
-                x == <int_t>((<uint64_t>1) << (sizeof(int_t) * 8 - 1)):
+        if <integer_t>(-1) < 0 and y == <integer_t>(-1) and \
+                x == <integer_t>((<uint64_t>1) << (sizeof(integer_t) * 8 - 1)):
             r[0] = 0
             return ERR_OVERFLOW if check else ERR_OK
-        r[0] = <int_t>(x / y)
+        r[0] = <integer_t>(x / y)
         return ERR_OK
     return ERR_OVERFLOW if (ovf and check) else ERR_OK
 
 
-def arithmetic_ints(int op, bint check, const int_t[::1] a, const int_t[::1] b, int_t[::1] out,
+def arithmetic_ints(int op, bint check, const integer_t[::1] a, const integer_t[::1] b, integer_t[::1] out,
                     valid):
     """out = a op b over out's rows (an operand of one value is broadcast): integers wrapping
     (unchecked) or raising "overflow" (check); division truncates and refuses zero. Rows whose
@@ -601,7 +575,7 @@ def arithmetic_ints(int op, bint check, const int_t[::1] a, const int_t[::1] b, 
         raise ValueError(f"operands of {la} and {lb} values for {n} rows")
     cdef const uint8_t* vbits = checked_bits(valid, 0, n, "validity")
     cdef int err = ERR_OK
-    cdef int_t r = 0
+    cdef integer_t r = 0
     with nogil:
         for i in range(n):
             if vbits != NULL and not get_bit(vbits, i):
@@ -616,8 +590,8 @@ def arithmetic_ints(int op, bint check, const int_t[::1] a, const int_t[::1] b, 
         raise ArrowInvalid("divide by zero")
 
 
-def arithmetic_floats(int op, bint check, const float_t[::1] a, const float_t[::1] b,
-                      float_t[::1] out, valid):
+def arithmetic_floats(int op, bint check, const floating_t[::1] a, const floating_t[::1] b,
+                      floating_t[::1] out, valid):
     """out = a op b over out's rows (IEEE results; with check, a division by zero raises
     "divide by zero"). Rows whose bit in `valid` is clear are skipped."""
     cdef int64_t n = out.shape[0], la = a.shape[0], lb = b.shape[0], i
@@ -625,7 +599,7 @@ def arithmetic_floats(int op, bint check, const float_t[::1] a, const float_t[::
         raise ValueError(f"operands of {la} and {lb} values for {n} rows")
     cdef const uint8_t* vbits = checked_bits(valid, 0, n, "validity")
     cdef bint div_zero = False
-    cdef float_t x, y
+    cdef floating_t x, y
     with nogil:
         for i in range(n):
             if vbits != NULL and not get_bit(vbits, i):

@@ -18,6 +18,7 @@ from libc.stdlib cimport calloc, free
 
 import numpy as np
 
+from arrowipc._core.numeric_types cimport integer_t, floating_t, signed_t
 from arrowipc._core.buffer cimport Buffer, allocate, mutable_data, py_buffer
 from arrowipc.errors import ArrowInvalid
 
@@ -37,27 +38,6 @@ cdef uint8_t* _ptr(object arr, bint write=True) except NULL:
 
 
 cdef uint8_t _EMPTY = 0
-
-
-ctypedef fused int_src:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-ctypedef fused float_dst:
-    float
-    double
-
-ctypedef fused code_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
 
 
 cdef inline int check_range(Buffer buf, int64_t start, int64_t count, int64_t width,
@@ -103,24 +83,24 @@ def copy_values(Buffer src, int64_t start, int64_t count, int64_t width, object 
             memcpy(dst, s, count * width)
 
 
-cdef void _ints_to_float(const int_src* src, float_dst* dst, const uint8_t* valid,
+cdef void _ints_to_float(const integer_t* src, floating_t* dst, const uint8_t* valid,
                          int64_t voff, int64_t n) noexcept nogil:
     cdef int64_t i
-    cdef float_dst nan = <float_dst>(0.0 / 0.0)
+    cdef floating_t nan = <floating_t>(0.0 / 0.0)
     if valid == NULL:
         for i in range(n):
-            dst[i] = <float_dst>src[i]
+            dst[i] = <floating_t>src[i]
     else:
         for i in range(n):
-            dst[i] = <float_dst>src[i] if bit(valid, voff + i) else nan
+            dst[i] = <floating_t>src[i] if bit(valid, voff + i) else nan
 
 
-cdef int _typed_ints_to_float(int_src* tag, const uint8_t* s, uint8_t* d, int fwidth,
+cdef int _typed_ints_to_float(integer_t* tag, const uint8_t* s, uint8_t* d, int fwidth,
                               const uint8_t* vp, int64_t voff, int64_t n) noexcept nogil:
     if fwidth == 8:
-        _ints_to_float[int_src, double](<const int_src*>s, <double*>d, vp, voff, n)
+        _ints_to_float[integer_t, double](<const integer_t*>s, <double*>d, vp, voff, n)
     else:
-        _ints_to_float[int_src, float](<const int_src*>s, <float*>d, vp, voff, n)
+        _ints_to_float[integer_t, float](<const integer_t*>s, <float*>d, vp, voff, n)
     return 0
 
 

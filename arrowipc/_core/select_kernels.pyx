@@ -20,6 +20,7 @@ from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, 
                           uint64_t, INT32_MAX)
 from libc.string cimport memcpy, memset
 
+from arrowipc._core.numeric_types cimport integer_t, unsigned_t, offset_t
 from arrowipc._core.buffer cimport Buffer, allocate, mutable_data
 from arrowipc._core.arraydata cimport ArrayData, make_array_data
 from arrowipc._core.kinds cimport *
@@ -64,18 +65,7 @@ cdef const uint8_t* checked_bits(object buf, int64_t offset, int64_t length,
 
 # -- selections ---------------------------------------------------------------------------------
 
-ctypedef fused index_t:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-
-cdef int64_t _widen(const index_t* src, const uint8_t* valid, int64_t voff, int64_t n,
+cdef int64_t _widen(const integer_t* src, const uint8_t* valid, int64_t voff, int64_t n,
                     int64_t bound, int64_t* dst, bint* any_null) noexcept nogil:
     # Returns the position of the first out-of-range index, or -1.
     cdef int64_t i, v
@@ -84,7 +74,7 @@ cdef int64_t _widen(const index_t* src, const uint8_t* valid, int64_t voff, int6
             dst[i] = -1
             any_null[0] = True
             continue
-        if index_t is uint64_t:
+        if integer_t is uint64_t:
             if src[i] >= <uint64_t>bound:
                 return i
             v = <int64_t>src[i]
@@ -543,15 +533,8 @@ cdef ArrayData take_dense_union(ArrayData d, Buffer sel, int64_t n):
 
 # -- filter (direct compaction for fixed-width and boolean layouts) ------------------------------
 
-ctypedef fused word_t:
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-
-cdef void _compact_words(const word_t* src, const uint8_t* mask, int64_t n,
-                         word_t* dst) noexcept nogil:
+cdef void _compact_words(const unsigned_t* src, const uint8_t* mask, int64_t n,
+                         unsigned_t* dst) noexcept nogil:
     # Branch-free: every row of a mixed mask byte is written at the output cursor and the cursor
     # moves on only for kept rows (random masks make a branch per row mispredict half the
     # time). dst has room for 8 rows past the kept ones. Zero bytes are skipped, full ones
@@ -564,7 +547,7 @@ cdef void _compact_words(const word_t* src, const uint8_t* mask, int64_t n,
         if m == 0:
             continue
         if m == 0xFF:
-            memcpy(dst + k, src + i * 8, 8 * sizeof(word_t))
+            memcpy(dst + k, src + i * 8, 8 * sizeof(unsigned_t))
             k += 8
             continue
         for bit in range(8):
@@ -651,11 +634,6 @@ cdef int64_t _compact_bits(const uint8_t* src, int64_t soff, const uint8_t* mask
                 count += 1
             k += 1
     return count
-
-
-ctypedef fused offset_t:
-    int32_t
-    int64_t
 
 
 cdef int _filter_offsets(const offset_t* offs, const uint8_t* mask, int64_t n, int64_t limit,
