@@ -4,7 +4,9 @@
   seed for the stream, file and compressed targets, in worker processes with limits;
 * the atheris (libFuzzer) harness, when atheris is installed: a few thousand runs per target;
 * the surface targets (fuzz_surfaces.py): the push decoder in random chunkings and the async
-  reader against the stream reader, and file objects that break their contract.
+  reader against the stream reader, and file objects that break their contract;
+* the format targets (fuzz_formats.py): Feather V1 files, datasets holding a damaged file (every
+  error names it) and pyarrow's serialized expressions.
 
 Any crash, hang or foreign exception fails the test and leaves the input in tests/fuzz/findings/.
 """
@@ -26,6 +28,7 @@ import seeds  # noqa: E402
 MUTANTS = int(os.environ.get("ARROWIPC_FUZZ_MUTANTS", "12000"))
 ATHERIS_RUNS = int(os.environ.get("ARROWIPC_FUZZ_ATHERIS_RUNS", "3000"))
 SURFACE_EXECS = {"push": 5000, "async": 2000, "fileobj": 2000}
+FORMAT_EXECS = {"feather_v1": 3000, "dataset": 1500, "expression": 5000}
 
 
 
@@ -58,9 +61,19 @@ def test_atheris_short_run(target, tmp_path):
 
 @pytest.mark.parametrize("target", sorted(SURFACE_EXECS))
 def test_surface_fuzzer_short_run(target):
-    execs = int(os.environ.get("ARROWIPC_FUZZ_SURFACE_EXECS", SURFACE_EXECS[target]))
+    _short_run("fuzz_surfaces.py", target,
+               int(os.environ.get("ARROWIPC_FUZZ_SURFACE_EXECS", SURFACE_EXECS[target])))
+
+
+@pytest.mark.parametrize("target", sorted(FORMAT_EXECS))
+def test_format_fuzzer_short_run(target):
+    _short_run("fuzz_formats.py", target,
+               int(os.environ.get("ARROWIPC_FUZZ_FORMAT_EXECS", FORMAT_EXECS[target])))
+
+
+def _short_run(script, target, execs):
     done = subprocess.run(
-        [sys.executable, os.path.join(HERE, "fuzz_surfaces.py"), "--target", target,
+        [sys.executable, os.path.join(HERE, script), "--target", target,
          "--seconds", "inf", "--max-execs", str(execs)],      # a count, never a time budget
         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=harness.REPO_ROOT),
         timeout=30 * harness.DEFAULT_TIMEOUT)               # a hang guard only
