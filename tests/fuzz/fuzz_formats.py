@@ -4,8 +4,9 @@ damaged file, and pyarrow's serialized expressions.
 Each execution takes a mutant of a seed (tests/fuzz/mutate.py's mutations, deterministic in
 (seed, index)) and checks a property stronger than "no crash":
 
-* ``feather_v1`` -- `feather.read_table` of the mutant gives a table that validates in full and
-  converts to Python, or an arrowipc exception whose message names the file;
+* ``feather_v1`` -- `feather.read_table` of the mutant gives a table that validates in full (and
+  converts to Python or raises an arrowipc exception), or an arrowipc exception whose message
+  names the file;
 * ``dataset``    -- a directory of three files, the middle one the mutant (a file-format or a
   stream file): `to_table()`, `count_rows()` and a filtered `to_table()` each give a table that
   validates (and converts to Python or raises an arrowipc exception: full validation is not
@@ -156,12 +157,15 @@ def run_feather_v1(data, workdir):
         f.write(data)
     try:
         table = feather.read_table(path)
-        table.validate(full=True)
-        table.to_pylist()
     except ArrowException as e:
         if not _names_file(str(e), path):
             raise Finding(f"{type(e).__name__} names no file: {e}") from None
         return "error"
+    table.validate(full=True)           # a V1 read validates every column in full
+    try:
+        table.to_pylist()
+    except ArrowException:              # values Python cannot hold (a date past year 9999...)
+        pass
     return "clean"
 
 
