@@ -11,7 +11,8 @@ A fragment's scan is planned before any body is read:
     4. rows        the surviving batches are decoded, projected to the columns the scan and
                    the filter need (ranged reads of those columns' buffers), and filtered
 
-Stream files have no footer: they are read front to back and filtered by rows only.
+Stream files have no footer: no file is ruled out before it is read. They are read front to
+back, and a batch whose statistics (in its header) rule it out is skipped undecoded.
 Each batch is then brought to the dataset's schema (columns a file lacks read as nulls, other
 types cast), given its partition and special columns, and split to the scan's batch size.
 """
@@ -372,16 +373,25 @@ class FragmentPlan:
             raise named_error(e, self.fragment.path) from None
 
     def stream_batches(self) -> Iterator[RecordBatch]:
-        """The stream's batches, read one at a time."""
+        """The stream's batches, read one at a time (those the batch statistics leave)."""
+        for _, batch in self.indexed_stream_batches():
+            yield batch
+
+    def indexed_stream_batches(self) -> Iterator[tuple[int, RecordBatch]]:
+        """(index in the stream, batch) for the stream's batches, read one at a time. With a
+        filter left, a batch whose statistics (in its header's custom metadata, as write_dataset
+        writes them) rule it out is skipped before its body is decoded: stage 3 as the headers
+        come, since a stream has no footer to plan from."""
         assert isinstance(self.reader, RecordBatchStreamReader)
-        reader = self.reader
+        reader, rest = self.reader, self.residual
+        physical = self.fragment.physical_schema        # kept by plan(): no second read
+
+        def keep(custom_metadata: Any) -> bool:
+            if rest is None:
+                return True
+            return _exprs.might_match(rest, read_statistics(custom_metadata), physical)
         try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    break
-                yield batch
+            yield from reader.iter_batches_where(keep)
         except (ArrowException, OSError) as e:
             raise named_error(e, self.fragment.path) from None
         finally:

@@ -261,16 +261,14 @@ class Scanner:
                 future, unit = pending.popleft()
                 if future is None:          # a stream: read here, batch by batch
                     plan = unit
-                    previous: RecordBatch | None = None
-                    index = 0
-                    for batch in plan.stream_batches():
+                    previous: tuple[int, RecordBatch] | None = None
+                    for item in plan.indexed_stream_batches():
                         if previous is not None:
-                            for out in plan.finish(previous, index - 1, False):
+                            for out in plan.finish(previous[1], previous[0], False):
                                 yield out, plan.fragment
-                        previous = batch
-                        index += 1
+                        previous = item
                     if previous is not None:
-                        for out in plan.finish(previous, index - 1, True):
+                        for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
                 for out in future.result():

@@ -212,7 +212,8 @@ class _DatasetWriter:
         wo = self.options.write_options
         writer: Any
         if self.format.is_stream:
-            writer = RecordBatchStreamWriter(path, self.schema, options=wo, filesystem=fs)
+            writer = RecordBatchStreamWriter(path, self.schema, options=wo,
+                                             statistics=self.options.statistics, filesystem=fs)
         else:
             writer = RecordBatchFileWriter(path, self.schema, options=wo,
                                            statistics=self.options.statistics, filesystem=fs)
