@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from .. import types as T
 from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
@@ -337,15 +335,10 @@ class Scanner:
         return Table(self.projected_schema, batches)
 
     def take(self, indices: Any) -> Table:
-        """The rows at `indices` (positions in the scan's output)."""
-        idx = np.asarray(indices.to_numpy(zero_copy_only=False)
-                         if hasattr(indices, "to_numpy") else indices, dtype=np.int64)
-        total = self.count_rows() if idx.size else 0
-        if idx.size and (idx.min() < 0 or idx.max() >= total):
-            bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
-            raise IndexError(f"Index {bad} out of bounds")
-        table = self.to_table()
-        return table.take(idx)
+        """The rows at `indices` (positions in the scan's output), in that order; only the
+        batches holding them are decoded (take.py)."""
+        from .take import take_rows
+        return take_rows(self, indices)
 
     def count_rows(self) -> int:
         """Rows the scan produces: from footers and headers alone when no filter is left to
