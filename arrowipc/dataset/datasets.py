@@ -71,12 +71,14 @@ class Dataset:
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
                 fragment_scan_options: Any = None, use_threads: bool = True,
-                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
-        """A Scanner of this dataset (pyarrow's keywords)."""
+                cache_metadata: bool = True, memory_pool: Any = None,
+                target_bytes_readahead: int | None = None) -> Scanner:
+        """A Scanner of this dataset (pyarrow's keywords; `target_bytes_readahead`, ours,
+        bounds the bytes of the batches decoded ahead)."""
         return Scanner(self._schema, self._fragments(), self._partition_names(),
                        columns=columns, filter=self._combined(filter), batch_size=batch_size,
                        batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
-                       use_threads=use_threads)
+                       use_threads=use_threads, target_bytes_readahead=target_bytes_readahead)
 
     def to_table(self, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
         """The dataset read as a Table (columns a list of names or a dict of name to
@@ -214,7 +216,8 @@ class InMemoryDataset(Dataset):
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
                 fragment_scan_options: Any = None, use_threads: bool = True,
-                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
+                cache_metadata: bool = True, memory_pool: Any = None,
+                target_bytes_readahead: int | None = None) -> Scanner:
         from .memory import MemoryScanner
         return MemoryScanner(self._schema, self._batches, columns=columns,
                              filter=self._combined(filter), batch_size=batch_size)

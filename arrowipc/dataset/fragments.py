@@ -347,6 +347,7 @@ class FragmentPlan:
         self.reads_columns = reads_columns
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
+        self._blocks: list[tuple[int, int, int]] | None = None
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
 
@@ -361,6 +362,13 @@ class FragmentPlan:
         assert isinstance(self.reader, RecordBatchFileReader)
         msg = self.reader.read_block_message("record batch", i, with_body=False)
         return int(decode_record_batch_header(msg.header).length)
+
+    def body_length(self, i: int) -> int:
+        """The size of record batch i's message body in the file (footer block, no read)."""
+        if self._blocks is None:
+            assert isinstance(self.reader, RecordBatchFileReader)
+            self._blocks = self.reader.record_batch_blocks      # a copy: taken once
+        return int(self._blocks[i][2])
 
     def read(self, i: int) -> RecordBatch:
         """Record batch i of the file, as read (projected)."""

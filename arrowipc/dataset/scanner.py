@@ -160,11 +160,19 @@ class Scanner:
                  batch_readahead: int = DEFAULT_BATCH_READAHEAD,
                  fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
                  fragment_scan_options: Any = None, use_threads: bool = True,
-                 cache_metadata: bool = True, memory_pool: Any = None) -> None:
+                 cache_metadata: bool = True, memory_pool: Any = None,
+                 target_bytes_readahead: int | None = None) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if batch_readahead < 0 or fragment_readahead < 0:
             raise ValueError("batch_readahead and fragment_readahead must not be negative")
+        if target_bytes_readahead is not None and target_bytes_readahead < 0:
+            raise ValueError(f"target_bytes_readahead must not be negative, got "
+                             f"{target_bytes_readahead}")
+        # ours (Arrow C++'s ScanV2Options name; pyarrow does not expose it): the bytes of the
+        # batches decoded ahead of the consumer, None for no bound but batch_readahead
+        self._readahead_bytes = None if target_bytes_readahead is None \
+            else int(target_bytes_readahead)
         self._schema = schema
         self._fragments = list(fragments)
         self._partition_names = list(partition_names)
@@ -251,14 +259,14 @@ class Scanner:
                 ) -> Iterator[tuple[RecordBatch, FileFragment]]:
         pool = self._pool(use_threads)
         try:
-            units = self._units(pool)
-            pending: deque[tuple[Future[list[RecordBatch]] | None, Any]] = deque()
+            pending: deque[_InFlight] = deque()
             window = 1 if isinstance(pool, _Inline) else self._batch_readahead
+            limit = None if isinstance(pool, _Inline) else self._readahead_bytes
 
             def drain_one() -> Iterator[tuple[RecordBatch, FileFragment]]:
-                future, unit = pending.popleft()
-                if future is None:          # a stream: read here, batch by batch
-                    plan = unit
+                unit = pending.popleft()
+                if unit.future is None:     # a stream: read here, batch by batch
+                    plan = unit.plan
                     previous: tuple[int, RecordBatch] | None = None
                     for item in plan.indexed_stream_batches():
                         if previous is not None:
@@ -269,26 +277,38 @@ class Scanner:
                         for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
-                for out in future.result():
-                    yield out, unit
+                for out in unit.future.result():
+                    yield out, unit.plan.fragment
 
-            for unit in units:
+            def full(coming: int) -> bool:
+                if len(pending) >= window:
+                    return True
+                # the byte bound: what is decoded ahead (or being decoded) plus the next batch
+                # must fit, except that one batch is always let through
+                return limit is not None and bool(pending) and \
+                    _held_bytes(pending) + coming > limit
+
+            for unit in self._units(pool):
+                while pending and (full(unit.estimate) or pending[0].future is None):
+                    yield from drain_one()
+                unit.submit(pool)
                 pending.append(unit)
-                while len(pending) >= window or (pending and pending[0][0] is None):
+                while pending and pending[0].future is None:
                     yield from drain_one()
             while pending:
                 yield from drain_one()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _units(self, pool: Any) -> Iterator[tuple[Future[list[RecordBatch]] | None, Any]]:
+    def _units(self, pool: Any) -> Iterator[_InFlight]:
+        """The scan's work in order, not yet submitted: each batch of a file, each stream."""
         for plan in self._plans(pool):
             if plan.is_stream:
-                yield None, plan
+                yield _InFlight(plan, -1, False, 0)
                 continue
             last = len(plan.batches) - 1
             for k, i in enumerate(plan.batches):
-                yield pool.submit(_decode, plan, i, k == last), plan.fragment
+                yield _InFlight(plan, i, k == last, plan.body_length(i))
 
     # -- pyarrow's methods ----------------------------------------------------------------------
     def to_batches(self) -> Iterator[RecordBatch]:
@@ -363,6 +383,35 @@ class Scanner:
             return sum(counts)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _InFlight:
+    """A file batch to decode (or a stream to read in the consumer's thread, i < 0), with the
+    bytes the byte bound counts for it: its message body until decoded, then its batches'."""
+
+    def __init__(self, plan: FragmentPlan, i: int, last: bool, estimate: int) -> None:
+        self.plan = plan
+        self.i = i
+        self.last = last
+        self.estimate = estimate
+        self.future: Future[list[RecordBatch]] | None = None
+        self._decoded: int | None = None
+
+    def submit(self, pool: Any) -> None:
+        if self.i >= 0:
+            self.future = pool.submit(_decode, self.plan, self.i, self.last)
+
+    def held_bytes(self) -> int:
+        future = self.future
+        if future is None or not future.done() or future.exception() is not None:
+            return self.estimate
+        if self._decoded is None:
+            self._decoded = sum(b.nbytes for b in future.result())
+        return self._decoded
+
+
+def _held_bytes(pending: Iterable[_InFlight]) -> int:
+    return sum(unit.held_bytes() for unit in pending)
 
 
 def _decode(plan: FragmentPlan, i: int, last: bool) -> list[RecordBatch]:
