@@ -235,14 +235,12 @@ class FileFragment:
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
-        """A Scanner over this fragment alone."""
+        """A Scanner over this fragment alone. Without `schema` it scans the file's own columns,
+        as pyarrow does: the partition columns come with a schema that has them (the
+        dataset's)."""
+        from .partitioning import as_schema
         from .scanner import Scanner
-        if schema is None:
-            schema = self.physical_schema
-            for name, value in self.partition_values.items():
-                if name in self._given and name not in schema.names:
-                    schema = schema.append(T.field(name, array([value]).type
-                                                   if value is not None else T.null()))
+        schema = self.physical_schema if schema is None else as_schema(schema)
         return Scanner(schema, [self], list(self._given), columns=columns, filter=filter,
                        batch_size=batch_size, use_threads=use_threads, **kwargs)
 
