@@ -194,7 +194,9 @@ class InMemoryDataset(Dataset):
                 raise ValueError("Must provide schema to construct in-memory dataset from an "
                                  "empty list")
         batches: list[RecordBatch] = []
+        first: T.Schema | None = None
         for item in items:
+            item = _arrowipc_data(item)     # pyarrow's tables and batches, through the C ABI
             if isinstance(item, Table):
                 batches.extend(item.to_batches())
             elif isinstance(item, RecordBatch):
@@ -202,7 +204,9 @@ class InMemoryDataset(Dataset):
             else:
                 raise TypeError(f"Expected a list of tables or batches. The given list "
                                 f"contains a {type(item).__name__}")
-        sch = schema if schema is not None else batches[0].schema
+            first = first or item.schema
+        sch = schema if schema is not None else first
+        assert sch is not None
         for b in batches:
             if not b.schema.equals(sch):
                 raise TypeError(f"Item has schema\n{b.schema}\nwhich does not match expected "
@@ -267,6 +271,25 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
     return classes[name](ours)
 
 
+def _is_data(obj: Any) -> bool:
+    """A table or batch, arrowipc's or another library's (pyarrow's) by the C data interface."""
+    return isinstance(obj, (Table, RecordBatch)) or (
+        not isinstance(obj, (str, os.PathLike, Dataset))
+        and (hasattr(obj, "__arrow_c_array__") or hasattr(obj, "__arrow_c_stream__")))
+
+
+def _arrowipc_data(obj: Any) -> Any:
+    """`obj` as an arrowipc Table or RecordBatch when it is another library's (else as is)."""
+    if isinstance(obj, (Table, RecordBatch)):
+        return obj
+    from ..table import record_batch, table
+    if hasattr(obj, "__arrow_c_array__"):
+        return record_batch(obj)
+    if hasattr(obj, "__arrow_c_stream__"):
+        return table(obj)
+    return obj
+
+
 def _check_source_list(items: list[Any]) -> None:
     kinds = {type(x).__name__ for x in items if not isinstance(x, (str, os.PathLike))}
     if kinds:
@@ -296,7 +319,7 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
         if items and all(isinstance(x, Dataset) for x in items):
             raise NotImplementedError("a dataset of datasets (UnionDataset) is not supported; "
                                       "read each and concatenate")
-        if items and all(isinstance(x, (Table, RecordBatch)) for x in items):
+        if items and all(_is_data(x) for x in items):
             return InMemoryDataset(items, schema)
         _check_source_list(items)
     elif not isinstance(source, (str, os.PathLike)):

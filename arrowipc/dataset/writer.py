@@ -56,6 +56,10 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         return data.schema, iter(data.to_batches())
     if isinstance(data, RecordBatch):
         return data.schema, iter([data])
+    is_reader = isinstance(data, RecordBatchReader) or (
+        type(data).__name__ == "RecordBatchReader" and hasattr(data, "__arrow_c_stream__"))
+    if is_reader and schema is not None:
+        raise ValueError("Cannot specify a schema when providing a RecordBatchReader")
     if isinstance(data, RecordBatchReader):
         return data.schema, iter(data)
     if isinstance(data, (list, tuple)):

@@ -49,3 +49,31 @@ def test_a_partition_field_without_the_datasets_schema_is_no_match(hive):
     with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(p\)") as got:
         ours.count_rows(filter=ds.field("p") == "x")
     assert type(got.value).__name__ == type(want.value).__name__
+
+
+@pytest.mark.parametrize("make", [
+    lambda ts: ts,
+    lambda ts: [t.to_batches()[0] for t in ts],
+    lambda ts: [ts[0].slice(0, 0), *ts],
+], ids=["tables", "batches", "with an empty table"])
+def test_a_list_of_pyarrow_tables_or_batches_is_an_in_memory_dataset(make):
+    tables = [pa.table({"a": [1, 2]}), pa.table({"a": [3]})]
+    want = pads.dataset(make(tables))
+    got = ds.dataset(make(tables))
+    assert type(got).__name__ == type(want).__name__ == "InMemoryDataset"
+    assert got.to_table().to_pydict() == want.to_table().to_pydict()
+    assert got.count_rows(filter=ds.field("a") > 1) == 2
+
+
+def test_write_dataset_refuses_a_schema_with_a_reader_as_pyarrow(tmp_path):
+    import arrowipc as A
+    table = pa.table({"a": [1, 2]})
+    message = "Cannot specify a schema when providing a RecordBatchReader"
+    with pytest.raises(ValueError, match=message):
+        pads.write_dataset(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                           str(tmp_path / "p"), format="ipc", schema=table.schema)
+    for reader in (pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                   A.RecordBatchReader.from_batches(A.table(table).schema,
+                                                    A.table(table).to_batches())):
+        with pytest.raises(ValueError, match=message):
+            ds.write_dataset(reader, str(tmp_path / "o"), format="ipc", schema=table.schema)
