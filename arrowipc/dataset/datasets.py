@@ -268,7 +268,9 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
                DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
     if name not in classes:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")
-    return classes[name](ours)
+    from ..array import array
+    dictionaries = [None if d is None else array(d) for d in getattr(obj, "dictionaries", [])]
+    return classes[name](ours, dictionaries or None)
 
 
 def _is_data(obj: Any) -> bool:
@@ -345,6 +347,11 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
                   if (part is not None and rel is not None) else {})
         fragments.append(FileFragment(source_file.path, fmt, storage, values, i,
                                       part.schema.names if part is not None else ()))
+    if part is not None:
+        dictionaries = {f.name: d for f, d in zip(part.schema, part.dictionaries)
+                        if d is not None}
+        for fragment in fragments:
+            fragment.partition_dictionaries = dictionaries
     if exclude_invalid_files:
         fragments = [f for f in fragments if _is_valid(f)]
         for i, f in enumerate(fragments):

@@ -121,6 +121,9 @@ class FileFragment:
         for name in partition_fields:
             self.partition_values.setdefault(name, None)
         self._given = set((partition_values or {}).keys())
+        # the partitioning's dictionary of each dictionary-typed partition field: its column
+        # indexes into it, as pyarrow's does (set by dataset())
+        self.partition_dictionaries: dict[str, Array] = {}
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
@@ -447,7 +450,8 @@ class FragmentPlan:
                 if self.batch_rows is not None and self.batches:
                     longest = max(n, max(self.batch_rows[i] for i in self.batches))
                 repeated = self._repeated[name] = _repeat(
-                    self.fragment.partition_values.get(name), type_, longest)
+                    self.fragment.partition_values.get(name), type_, longest,
+                    self.fragment.partition_dictionaries.get(name))
         return repeated if len(repeated) == n else repeated.slice(0, n)
 
     def _mask(self, full: RecordBatch) -> Array:
@@ -522,10 +526,19 @@ _OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
                                  "large_string": np.int64, "large_binary": np.int64}
 
 
-def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
-    """`value` n times as an Array of `type_`."""
+def _repeat(value: Any, type_: T.DataType, n: int, dictionary: Array | None = None) -> Array:
+    """`value` n times as an Array of `type_` (a dictionary type: indexes into `dictionary`
+    when it holds the value)."""
     if value is None:
         return nulls(n, type_)
+    if dictionary is not None and isinstance(type_, T.DictionaryType) \
+            and dictionary.type.equals(type_.value_type):
+        known = dictionary.to_pylist()
+        index_dtype = _NUMPY_TYPES.get(str(type_.index_type))
+        if value in known and index_dtype is not None:
+            indices = array(np.full(n, known.index(value), dtype=index_dtype), type_.index_type)
+            return Array(ArrayData(type_, n, 0, 0, [None, indices.data.buffers[1]],
+                                   dictionary=dictionary.data))
     dtype = _NUMPY_TYPES.get(str(type_))
     if dtype is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         try:

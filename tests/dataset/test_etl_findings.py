@@ -77,3 +77,39 @@ def test_write_dataset_refuses_a_schema_with_a_reader_as_pyarrow(tmp_path):
                                                     A.table(table).to_batches())):
         with pytest.raises(ValueError, match=message):
             ds.write_dataset(reader, str(tmp_path / "o"), format="ipc", schema=table.schema)
+
+
+def _dictionary_of(table, name):
+    return [pa.table(table).column(name).chunk(i).dictionary.to_pylist()
+            for i in range(pa.table(table).column(name).num_chunks)]
+
+
+@pytest.fixture
+def cities(tmp_path):
+    path = str(tmp_path / "c")
+    pads.write_dataset(pa.table({"a": [1, 2, 3, 4], "c": ["rome", "oslo", "lima", "rome"]}),
+                       path, format="ipc", partitioning=["c"], partitioning_flavor="hive")
+    return path
+
+
+@pytest.mark.parametrize("filter_", [None, "rome"])
+def test_an_inferred_dictionary_partition_column_holds_every_value_found(cities, filter_):
+    """pandas sees the categories of all partitions, not just the one read."""
+    def read(mod):
+        data = mod.dataset(cities, format="ipc",
+                           partitioning=mod.HivePartitioning.discover(infer_dictionary=True))
+        return data.to_table(filter=None if filter_ is None else mod.field("c") == filter_)
+    want, got = read(pads), read(ds)
+    assert _dictionary_of(got, "c") == _dictionary_of(want, "c")
+    assert pa.table(got).to_pydict() == want.to_pydict()
+    assert list(pa.table(got).to_pandas()["c"].cat.categories) == ["lima", "oslo", "rome"]
+
+
+def test_a_pyarrow_partitionings_dictionaries_are_kept(cities):
+    part = pads.partitioning(pa.schema([("c", pa.dictionary(pa.int32(), pa.string()))]),
+                             flavor="hive",
+                             dictionaries={"c": pa.array(["zz", "rome", "oslo", "lima"])})
+    want = pads.dataset(cities, format="ipc", partitioning=part).to_table()
+    got = ds.dataset(cities, format="ipc", partitioning=part).to_table()
+    assert _dictionary_of(got, "c") == _dictionary_of(want, "c")
+    assert pa.table(got).to_pydict() == want.to_pydict()
