@@ -403,14 +403,17 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     max_rows_per_file = 0 if max_rows_per_file is None else int(max_rows_per_file)
     min_rows_per_group = 0 if min_rows_per_group is None else int(min_rows_per_group)
     max_rows_per_group = 1024 * 1024 if max_rows_per_group is None else int(max_rows_per_group)
-    if max_partitions <= 0 or max_open_files <= 0 or max_rows_per_group <= 0:
-        raise ValueError("max_partitions, max_open_files and max_rows_per_group must be positive")
+    if max_rows_per_group <= 0:
+        raise ArrowInvalid("max_rows_per_group must be a positive number")
+    if max_partitions <= 0 or max_open_files <= 0:
+        raise ValueError("max_partitions and max_open_files must be positive")
     if max_rows_per_file < 0 or min_rows_per_group < 0:
         raise ValueError("max_rows_per_file and min_rows_per_group must not be negative")
     if min_rows_per_group > max_rows_per_group:
-        raise ValueError("min_rows_per_group must be less than or equal to max_rows_per_group")
+        raise ArrowInvalid("min_rows_per_group must be less than or equal to max_rows_per_group")
+    # as pyarrow: the default group size (1048576 rows) too is refused above a file's limit
     if max_rows_per_file and max_rows_per_group > max_rows_per_file:
-        max_rows_per_group = max_rows_per_file
+        raise ArrowInvalid("max_rows_per_group must be less than or equal to max_rows_per_file")
     if basename_template is None:
         basename_template = f"part-{{i}}.{fmt.default_extname}"
     elif "{i}" not in basename_template:
