@@ -259,6 +259,19 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
     schema = getattr(obj, "schema", None)
     if schema is None:
         flavor = getattr(obj, "type_name", "")
+        # a factory shows its options only through pickling: (constructor, its arguments)
+        try:
+            args = tuple(obj.__reduce__()[1])
+        except Exception:
+            args = ()
+        args = tuple(as_schema(a) if hasattr(a, "names") and hasattr(a, "types") else a
+                     for a in args)
+        if flavor == "hive" and len(args) == 5:
+            return HivePartitioning.discover(*args)
+        if flavor == "directory" and len(args) == 5:
+            return DirectoryPartitioning.discover(*args)
+        if flavor == "filename" and len(args) == 4:
+            return FilenamePartitioning.discover(*args)
         if flavor == "hive":
             return HivePartitioning.discover()
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "

@@ -113,3 +113,47 @@ def test_a_pyarrow_partitionings_dictionaries_are_kept(cities):
     got = ds.dataset(cities, format="ipc", partitioning=part).to_table()
     assert _dictionary_of(got, "c") == _dictionary_of(want, "c")
     assert pa.table(got).to_pydict() == want.to_pydict()
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(max_rows_per_file=128), "max_rows_per_group must be less than or equal to "
+                                  "max_rows_per_file"),
+    (dict(max_rows_per_file=128, max_rows_per_group=200),
+     "max_rows_per_group must be less than or equal to max_rows_per_file"),
+    (dict(min_rows_per_group=10, max_rows_per_group=5),
+     "min_rows_per_group must be less than or equal to max_rows_per_group"),
+    (dict(max_rows_per_group=0), "max_rows_per_group must be a positive number"),
+])
+def test_write_dataset_refuses_row_limits_as_pyarrow(tmp_path, options, message):
+    table = pa.table({"a": list(range(10))})
+    with pytest.raises(ValueError) as want:
+        pads.write_dataset(table, str(tmp_path / "p"), format="ipc", **options)
+    with pytest.raises(ValueError) as got:
+        ds.write_dataset(table, str(tmp_path / "o"), format="ipc", **options)
+    assert str(got.value) == str(want.value) == message
+    assert type(got.value).__name__ == type(want.value).__name__ == "ArrowInvalid"
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+@pytest.mark.parametrize("factory", [
+    lambda: pads.HivePartitioning.discover(infer_dictionary=True),
+    lambda: pads.HivePartitioning.discover(schema=pa.schema([("c", pa.string())])),
+], ids=["infer_dictionary", "schema"])
+def test_a_pyarrow_partitioning_factorys_options_are_kept(cities, factory):
+    want = pads.dataset(cities, format="ipc", partitioning=factory())
+    got = ds.dataset(cities, format="ipc", partitioning=factory())
+    assert str(got.schema.field("c").type) == str(want.schema.field("c").type)
+    assert pa.table(got.to_table()).to_pydict() == want.to_table().to_pydict()
+    if pa.types.is_dictionary(want.schema.field("c").type):
+        assert _dictionary_of(got.to_table(), "c") == _dictionary_of(want.to_table(), "c")
+
+
+def test_a_pyarrow_directory_partitioning_factory_is_converted(tmp_path):
+    path = str(tmp_path / "d")
+    pads.write_dataset(pa.table({"a": [1, 2], "c": ["x", "y"]}), path, format="ipc",
+                       partitioning=["c"])
+    factory = pads.DirectoryPartitioning.discover(["c"], infer_dictionary=True)
+    want = pads.dataset(path, format="ipc", partitioning=factory)
+    got = ds.dataset(path, format="ipc", partitioning=factory)
+    assert str(got.schema.field("c").type) == str(want.schema.field("c").type)
+    assert pa.table(got.to_table()).to_pydict() == want.to_table().to_pydict()
