@@ -19,6 +19,7 @@ types cast), given its partition and special columns, and split to the scan's ba
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -170,7 +171,17 @@ class FileFragment:
         return self._schema
 
     def open(self) -> Any:
-        """The file opened for reading (a binary file object)."""
+        """The file opened for reading: a pyarrow NativeFile, as pyarrow's fragments give, when
+        pyarrow is loaded in the process (it is not imported for this); else a binary file
+        object."""
+        f = self._open_binary()
+        pa: Any = sys.modules.get("pyarrow")
+        native = getattr(pa, "NativeFile", None)
+        if native is None or isinstance(f, native):
+            return f
+        return pa.PythonFile(f, mode="r")
+
+    def _open_binary(self) -> Any:
         kind, fs = self._storage
         if kind == "local":
             return open(self.path, "rb")
@@ -183,7 +194,7 @@ class FileFragment:
 
     # -- reading --------------------------------------------------------------------------------
     def _head_bytes(self) -> bytes:
-        with self.open() as f:
+        with self._open_binary() as f:
             data: bytes = f.read(8)
         return data
 

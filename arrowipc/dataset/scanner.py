@@ -147,8 +147,32 @@ def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression
         if not isinstance(name, str):
             raise TypeError(f"Expected a list of column names (str), got "
                             f"{type(name).__name__}")
-        listed.append((name, name))
+        path = _dotted_path(name, schema)
+        if path is not None:
+            from ..expression import field
+            listed.append((path[-1], field(*path)))     # named by its last step, as pyarrow
+        else:
+            listed.append((name, name))
     return listed
+
+
+def _dotted_path(name: str, schema: T.Schema) -> list[str] | None:
+    """A name that is no column but a dot path into a struct column ("a.b.c"): its steps;
+    else None (a name holding dots that is a column is that column)."""
+    if name in schema.names or "." not in name:
+        return None
+    steps = name.split(".")
+    if steps[0] not in schema.names:
+        return None
+    type_ = schema.field(steps[0]).type
+    for step in steps[1:]:
+        if not isinstance(type_, T.StructType):
+            return None
+        index = type_.get_field_index(step)
+        if index < 0:
+            return None
+        type_ = type_.field(index).type
+    return steps
 
 
 class Scanner:

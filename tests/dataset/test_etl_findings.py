@@ -1,4 +1,5 @@
-"""Defects the ETL scripts (tests/etl) found, each pinned against pyarrow's behaviour."""
+"""Defects the ETL scripts (tests/etl) and pyarrow's own test_dataset.py, run against
+arrowipc.dataset, found; each pinned against pyarrow's behaviour."""
 import pytest
 
 import arrowipc.dataset as ds
@@ -157,3 +158,27 @@ def test_a_pyarrow_directory_partitioning_factory_is_converted(tmp_path):
     got = ds.dataset(path, format="ipc", partitioning=factory)
     assert str(got.schema.field("c").type) == str(want.schema.field("c").type)
     assert pa.table(got.to_table()).to_pydict() == want.to_table().to_pydict()
+
+
+def test_fragment_open_gives_a_pyarrow_native_file_when_pyarrow_is_loaded(hive):
+    """pyarrow's own test_dataset asserts it (assert_dataset_fragment_convenience_methods)."""
+    ours, _ = _first_fragments(hive)
+    with ours.open() as nf:
+        assert isinstance(nf, pa.NativeFile)
+        assert not nf.closed and nf.seekable() and nf.readable() and not nf.writable()
+        assert nf.read(6) == b"ARROW1"
+    assert nf.closed
+
+
+def test_a_dot_path_in_columns_reads_a_struct_child_named_by_its_last_step(tmp_path):
+    table = pa.table({"id": [1, 2], "a.b": [3, 4],
+                      "s": [{"x": 1, "t": {"y": "p"}}, {"x": None, "t": {"y": "q"}}]})
+    path = str(tmp_path / "n")
+    pads.write_dataset(table, path, format="ipc")
+    columns = ["id", "s.x", "s.t.y", "a.b", "s.t"]
+    want = pads.dataset(path, format="ipc").to_table(columns=columns)
+    got = ds.dataset(path, format="ipc").to_table(columns=columns)
+    assert got.schema.names == want.schema.names == ["id", "x", "y", "a.b", "t"]
+    assert pa.table(got).to_pylist() == want.to_pylist()
+    with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(s.z\)"):
+        ds.dataset(path, format="ipc").to_table(columns=["s.z"])
