@@ -34,6 +34,10 @@ class MemoryScanner(Scanner):
                 if out.num_rows <= spec.batch_size:
                     break
 
+    def take(self, indices: Any) -> Table:
+        from .take import take_rows
+        return take_rows(self, indices, self.to_batches())
+
     def count_rows(self) -> int:
         return sum(b.num_rows for b in self.to_batches())
 

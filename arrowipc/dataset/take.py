@@ -122,8 +122,11 @@ class _Walk:
         return starts, batches
 
 
+def _decode(plan: FragmentPlan, i: int, last: bool) -> list[RecordBatch]:
+    return plan.finish(plan.read(i), i, last)
+
+
 def _walk_plan(walk: _Walk, plan: FragmentPlan, pool: Any) -> None:
-    from .scanner import _decode
     if plan.is_stream:
         for i, batch, last in _with_last(plan.indexed_stream_batches()):
             walk.add_read(plan.finish(batch, i, last))
@@ -144,9 +147,10 @@ def _walk_plan(walk: _Walk, plan: FragmentPlan, pool: Any) -> None:
         walk.row += length
 
 
-def take_rows(scanner: Scanner, indices: Any) -> Table:
-    """The rows of `scanner`'s output at `indices`, in that order."""
-    from .memory import MemoryScanner
+def take_rows(scanner: Scanner, indices: Any,
+              in_memory: Iterable[RecordBatch] | None = None) -> Table:
+    """The rows of `scanner`'s output at `indices`, in that order (`in_memory`: the output
+    batches of a scanner of batches in memory, walked instead of fragments)."""
     idx = positions(indices)
     schema = scanner.projected_schema
     if idx.size == 0:
@@ -155,8 +159,8 @@ def take_rows(scanner: Scanner, indices: Any) -> Table:
     if low < 0:
         raise ArrowIndexError(f"Index {low} out of bounds")
     walk = _Walk(np.unique(idx))
-    if isinstance(scanner, MemoryScanner):
-        for batch in scanner.to_batches():
+    if in_memory is not None:
+        for batch in in_memory:
             walk.add_read([batch])
             if walk.done:
                 break
@@ -183,7 +187,7 @@ def take_rows(scanner: Scanner, indices: Any) -> Table:
         shown = ", ".join(str(int(v)) for v in past[:3])
         raise ArrowIndexError(f"Some indices were out of bounds: {shown}"
                               f"{', ...' if past.size > 3 else ''}")
-    if isinstance(scanner, MemoryScanner):
+    if in_memory is not None:
         starts, batches = walk.batches()
     # each position's row in the batches kept, concatenated
     first = np.asarray(starts, dtype=np.int64)
