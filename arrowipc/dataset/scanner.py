@@ -134,9 +134,10 @@ def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression
         for name, expr in columns.items():
             if not isinstance(name, str):
                 raise TypeError(f"Expected a string for the column name, got {type(name).__name__}")
-            converted = _exprs.as_expression(expr)
+            converted = None if isinstance(expr, (str, bytes)) else _exprs.as_expression(expr)
             if converted is None:
-                raise TypeError(f"Expected an Expression for column {name!r}, got None")
+                raise TypeError(f"Expected an Expression for a 'column' dictionary value, got "
+                                f"{type(expr)} instead")
             out.append((name, converted))
         return out
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):

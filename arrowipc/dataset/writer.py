@@ -51,6 +51,8 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         scanner = data.scanner()
         return scanner.projected_schema, scanner.to_batches()
     if isinstance(data, Scanner):
+        if schema is not None:
+            raise ValueError("Cannot specify a schema when writing a Scanner")
         return data.projected_schema, data.to_batches()
     if isinstance(data, Table):
         return data.schema, iter(data.to_batches())

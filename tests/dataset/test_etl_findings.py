@@ -182,3 +182,35 @@ def test_a_dot_path_in_columns_reads_a_struct_child_named_by_its_last_step(tmp_p
     assert pa.table(got).to_pylist() == want.to_pylist()
     with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(s.z\)"):
         ds.dataset(path, format="ipc").to_table(columns=["s.z"])
+
+
+def test_head_of_a_filtered_in_memory_dataset_as_pyarrow():
+    """pyarrow's test_dataset_filter[mem]: head() of an InMemoryDataset gave no rows."""
+    table = pa.table({"colA": [1, 2, 6, 8], "col2": ["a", "b", "f", "g"]})
+    for mod in (pads, ds):
+        data = mod.dataset(table).filter(mod.field("colA") < 3)
+        assert data.head(5).to_pydict() == {"colA": [1, 2], "col2": ["a", "b"]}
+        assert data.head(1).to_pydict() == {"colA": [1], "col2": ["a"]}
+        assert mod.dataset(table).head(2, filter=mod.field("colA") > 3).to_pydict() == \
+            {"colA": [6, 8], "col2": ["f", "g"]}
+    assert [b.num_rows for b, _ in ds.dataset(table).scanner().scan_batches()] == [4]
+
+
+def test_a_string_as_a_columns_dict_value_is_a_type_error_as_pyarrow():
+    table = pa.table({"A": [1]})
+    with pytest.raises(TypeError) as want:
+        pads.dataset(table).to_table(columns={"A": "A"})
+    with pytest.raises(TypeError) as got:
+        ds.dataset(table).to_table(columns={"A": "A"})
+    assert str(got.value) == str(want.value)
+
+
+def test_write_dataset_refuses_a_schema_with_a_scanner_as_pyarrow(tmp_path):
+    table = pa.table({"A": [1]})
+    with pytest.raises(ValueError) as want:
+        pads.write_dataset(pads.dataset(table).scanner(), str(tmp_path / "p"),
+                           schema=table.schema, format="ipc")
+    with pytest.raises(ValueError) as got:
+        ds.write_dataset(ds.dataset(table).scanner(), str(tmp_path / "o"),
+                         schema=table.schema, format="ipc")
+    assert str(got.value) == str(want.value) == "Cannot specify a schema when writing a Scanner"
