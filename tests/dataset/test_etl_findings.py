@@ -214,3 +214,20 @@ def test_write_dataset_refuses_a_schema_with_a_scanner_as_pyarrow(tmp_path):
         ds.write_dataset(ds.dataset(table).scanner(), str(tmp_path / "o"),
                          schema=table.schema, format="ipc")
     assert str(got.value) == str(want.value) == "Cannot specify a schema when writing a Scanner"
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: ds.DirectoryPartitioning(s, segment_encoding="none"),
+    lambda s: ds.FilenamePartitioning(s, segment_encoding="none"),
+    lambda s: ds.HivePartitioning(s, segment_encoding="none", null_fallback="xyz"),
+], ids=["directory", "filename", "hive"])
+def test_a_partitioning_pickles_with_its_options(make):
+    """pyarrow's test_partitioning_pickling: the segment encoding was lost."""
+    import pickle
+    schema = pa.schema([("i64", pa.int64()), ("f64", pa.float64())])
+    part = make(schema)
+    back = pickle.loads(pickle.dumps(part))
+    assert back == part
+    assert back.segment_encoding == "none"
+    if isinstance(part, ds.HivePartitioning):      # another null_fallback: not equal
+        assert part != ds.HivePartitioning(schema, segment_encoding="none")
