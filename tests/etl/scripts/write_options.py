@@ -43,7 +43,8 @@ ds.write_dataset(source_data, target + "_copy", format="ipc",
                  min_rows_per_group=50, max_rows_per_group=80)
 copy = ds.dataset(target + "_copy", format="ipc",
                   partitioning=ds.partitioning(pa.schema([("g", pa.int32()), ("k", pa.string())])))
-print("copy", copy.count_rows(), copy.count_rows(filter=(ds.field("g") == 1) & (ds.field("k") == "k3")))
+g1k3 = (ds.field("g") == 1) & (ds.field("k") == "k3")
+print("copy", copy.count_rows(), copy.count_rows(filter=g1k3))
 print("copy files", sorted(f[len(target + "_copy"):] for f in copy.files))
 scanner = copy.scanner(columns={"x": ds.field("x"), "v10": ds.field("v") * 10},
                        filter=ds.field("k").isin(["k0", "k2"]), batch_size=64)
