@@ -71,12 +71,14 @@ class Dataset:
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
                 fragment_scan_options: Any = None, use_threads: bool = True,
-                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
-        """A Scanner of this dataset (pyarrow's keywords)."""
+                cache_metadata: bool = True, memory_pool: Any = None,
+                target_bytes_readahead: int | None = None) -> Scanner:
+        """A Scanner of this dataset (pyarrow's keywords; `target_bytes_readahead`, ours,
+        bounds the bytes of the batches decoded ahead)."""
         return Scanner(self._schema, self._fragments(), self._partition_names(),
                        columns=columns, filter=self._combined(filter), batch_size=batch_size,
                        batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
-                       use_threads=use_threads)
+                       use_threads=use_threads, target_bytes_readahead=target_bytes_readahead)
 
     def to_table(self, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
         """The dataset read as a Table (columns a list of names or a dict of name to
@@ -192,7 +194,9 @@ class InMemoryDataset(Dataset):
                 raise ValueError("Must provide schema to construct in-memory dataset from an "
                                  "empty list")
         batches: list[RecordBatch] = []
+        first: T.Schema | None = None
         for item in items:
+            item = _arrowipc_data(item)     # pyarrow's tables and batches, through the C ABI
             if isinstance(item, Table):
                 batches.extend(item.to_batches())
             elif isinstance(item, RecordBatch):
@@ -200,7 +204,9 @@ class InMemoryDataset(Dataset):
             else:
                 raise TypeError(f"Expected a list of tables or batches. The given list "
                                 f"contains a {type(item).__name__}")
-        sch = schema if schema is not None else batches[0].schema
+            first = first or item.schema
+        sch = schema if schema is not None else first
+        assert sch is not None
         for b in batches:
             if not b.schema.equals(sch):
                 raise TypeError(f"Item has schema\n{b.schema}\nwhich does not match expected "
@@ -214,7 +220,8 @@ class InMemoryDataset(Dataset):
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
                 fragment_scan_options: Any = None, use_threads: bool = True,
-                cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
+                cache_metadata: bool = True, memory_pool: Any = None,
+                target_bytes_readahead: int | None = None) -> Scanner:
         from .memory import MemoryScanner
         return MemoryScanner(self._schema, self._batches, columns=columns,
                              filter=self._combined(filter), batch_size=batch_size)
@@ -252,6 +259,19 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
     schema = getattr(obj, "schema", None)
     if schema is None:
         flavor = getattr(obj, "type_name", "")
+        # a factory shows its options only through pickling: (constructor, its arguments)
+        try:
+            args = tuple(obj.__reduce__()[1])
+        except Exception:
+            args = ()
+        args = tuple(as_schema(a) if hasattr(a, "names") and hasattr(a, "types") else a
+                     for a in args)
+        if flavor == "hive" and len(args) == 5:
+            return HivePartitioning.discover(*args)
+        if flavor == "directory" and len(args) == 5:
+            return DirectoryPartitioning.discover(*args)
+        if flavor == "filename" and len(args) == 4:
+            return FilenamePartitioning.discover(*args)
         if flavor == "hive":
             return HivePartitioning.discover()
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "
@@ -261,7 +281,28 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
                DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
     if name not in classes:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")
-    return classes[name](ours)
+    from ..array import array
+    dictionaries = [None if d is None else array(d) for d in getattr(obj, "dictionaries", [])]
+    return classes[name](ours, dictionaries or None)
+
+
+def _is_data(obj: Any) -> bool:
+    """A table or batch, arrowipc's or another library's (pyarrow's) by the C data interface."""
+    return isinstance(obj, (Table, RecordBatch)) or (
+        not isinstance(obj, (str, os.PathLike, Dataset))
+        and (hasattr(obj, "__arrow_c_array__") or hasattr(obj, "__arrow_c_stream__")))
+
+
+def _arrowipc_data(obj: Any) -> Any:
+    """`obj` as an arrowipc Table or RecordBatch when it is another library's (else as is)."""
+    if isinstance(obj, (Table, RecordBatch)):
+        return obj
+    from ..table import record_batch, table
+    if hasattr(obj, "__arrow_c_array__"):
+        return record_batch(obj)
+    if hasattr(obj, "__arrow_c_stream__"):
+        return table(obj)
+    return obj
 
 
 def _check_source_list(items: list[Any]) -> None:
@@ -293,7 +334,7 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
         if items and all(isinstance(x, Dataset) for x in items):
             raise NotImplementedError("a dataset of datasets (UnionDataset) is not supported; "
                                       "read each and concatenate")
-        if items and all(isinstance(x, (Table, RecordBatch)) for x in items):
+        if items and all(_is_data(x) for x in items):
             return InMemoryDataset(items, schema)
         _check_source_list(items)
     elif not isinstance(source, (str, os.PathLike)):
@@ -319,6 +360,11 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
                   if (part is not None and rel is not None) else {})
         fragments.append(FileFragment(source_file.path, fmt, storage, values, i,
                                       part.schema.names if part is not None else ()))
+    if part is not None:
+        dictionaries = {f.name: d for f, d in zip(part.schema, part.dictionaries)
+                        if d is not None}
+        for fragment in fragments:
+            fragment.partition_dictionaries = dictionaries
     if exclude_invalid_files:
         fragments = [f for f in fragments if _is_valid(f)]
         for i, f in enumerate(fragments):

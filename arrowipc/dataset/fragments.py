@@ -11,13 +11,15 @@ A fragment's scan is planned before any body is read:
     4. rows        the surviving batches are decoded, projected to the columns the scan and
                    the filter need (ranged reads of those columns' buffers), and filtered
 
-Stream files have no footer: they are read front to back and filtered by rows only.
+Stream files have no footer: no file is ruled out before it is read. They are read front to
+back, and a batch whose statistics (in its header) rule it out is skipped undecoded.
 Each batch is then brought to the dataset's schema (columns a file lacks read as nulls, other
 types cast), given its partition and special columns, and split to the scan's batch size.
 """
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
@@ -120,6 +122,9 @@ class FileFragment:
         for name in partition_fields:
             self.partition_values.setdefault(name, None)
         self._given = set((partition_values or {}).keys())
+        # the partitioning's dictionary of each dictionary-typed partition field: its column
+        # indexes into it, as pyarrow's does (set by dataset())
+        self.partition_dictionaries: dict[str, Array] = {}
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
@@ -166,7 +171,17 @@ class FileFragment:
         return self._schema
 
     def open(self) -> Any:
-        """The file opened for reading (a binary file object)."""
+        """The file opened for reading: a pyarrow NativeFile, as pyarrow's fragments give, when
+        pyarrow is loaded in the process (it is not imported for this); else a binary file
+        object."""
+        f = self._open_binary()
+        pa: Any = sys.modules.get("pyarrow")
+        native = getattr(pa, "NativeFile", None)
+        if native is None or isinstance(f, native):
+            return f
+        return pa.PythonFile(f, mode="r")
+
+    def _open_binary(self) -> Any:
         kind, fs = self._storage
         if kind == "local":
             return open(self.path, "rb")
@@ -179,7 +194,7 @@ class FileFragment:
 
     # -- reading --------------------------------------------------------------------------------
     def _head_bytes(self) -> bytes:
-        with self.open() as f:
+        with self._open_binary() as f:
             data: bytes = f.read(8)
         return data
 
@@ -234,14 +249,12 @@ class FileFragment:
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
-        """A Scanner over this fragment alone."""
+        """A Scanner over this fragment alone. Without `schema` it scans the file's own columns,
+        as pyarrow does: the partition columns come with a schema that has them (the
+        dataset's)."""
+        from .partitioning import as_schema
         from .scanner import Scanner
-        if schema is None:
-            schema = self.physical_schema
-            for name, value in self.partition_values.items():
-                if name in self._given and name not in schema.names:
-                    schema = schema.append(T.field(name, array([value]).type
-                                                   if value is not None else T.null()))
+        schema = self.physical_schema if schema is None else as_schema(schema)
         return Scanner(schema, [self], list(self._given), columns=columns, filter=filter,
                        batch_size=batch_size, use_threads=use_threads, **kwargs)
 
@@ -346,6 +359,7 @@ class FragmentPlan:
         self.reads_columns = reads_columns
         self.batches: list[int] = []
         self.batch_rows: list[int] | None = None
+        self._blocks: list[tuple[int, int, int]] | None = None
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
 
@@ -361,6 +375,13 @@ class FragmentPlan:
         msg = self.reader.read_block_message("record batch", i, with_body=False)
         return int(decode_record_batch_header(msg.header).length)
 
+    def body_length(self, i: int) -> int:
+        """The size of record batch i's message body in the file (footer block, no read)."""
+        if self._blocks is None:
+            assert isinstance(self.reader, RecordBatchFileReader)
+            self._blocks = self.reader.record_batch_blocks      # a copy: taken once
+        return int(self._blocks[i][2])
+
     def read(self, i: int) -> RecordBatch:
         """Record batch i of the file, as read (projected)."""
         assert isinstance(self.reader, RecordBatchFileReader)
@@ -372,16 +393,25 @@ class FragmentPlan:
             raise named_error(e, self.fragment.path) from None
 
     def stream_batches(self) -> Iterator[RecordBatch]:
-        """The stream's batches, read one at a time."""
+        """The stream's batches, read one at a time (those the batch statistics leave)."""
+        for _, batch in self.indexed_stream_batches():
+            yield batch
+
+    def indexed_stream_batches(self) -> Iterator[tuple[int, RecordBatch]]:
+        """(index in the stream, batch) for the stream's batches, read one at a time. With a
+        filter left, a batch whose statistics (in its header's custom metadata, as write_dataset
+        writes them) rule it out is skipped before its body is decoded: stage 3 as the headers
+        come, since a stream has no footer to plan from."""
         assert isinstance(self.reader, RecordBatchStreamReader)
-        reader = self.reader
+        reader, rest = self.reader, self.residual
+        physical = self.fragment.physical_schema        # kept by plan(): no second read
+
+        def keep(custom_metadata: Any) -> bool:
+            if rest is None:
+                return True
+            return _exprs.might_match(rest, read_statistics(custom_metadata), physical)
         try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    break
-                yield batch
+            yield from reader.iter_batches_where(keep)
         except (ArrowException, OSError) as e:
             raise named_error(e, self.fragment.path) from None
         finally:
@@ -431,7 +461,8 @@ class FragmentPlan:
                 if self.batch_rows is not None and self.batches:
                     longest = max(n, max(self.batch_rows[i] for i in self.batches))
                 repeated = self._repeated[name] = _repeat(
-                    self.fragment.partition_values.get(name), type_, longest)
+                    self.fragment.partition_values.get(name), type_, longest,
+                    self.fragment.partition_dictionaries.get(name))
         return repeated if len(repeated) == n else repeated.slice(0, n)
 
     def _mask(self, full: RecordBatch) -> Array:
@@ -506,10 +537,19 @@ _OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
                                  "large_string": np.int64, "large_binary": np.int64}
 
 
-def _repeat(value: Any, type_: T.DataType, n: int) -> Array:
-    """`value` n times as an Array of `type_`."""
+def _repeat(value: Any, type_: T.DataType, n: int, dictionary: Array | None = None) -> Array:
+    """`value` n times as an Array of `type_` (a dictionary type: indexes into `dictionary`
+    when it holds the value)."""
     if value is None:
         return nulls(n, type_)
+    if dictionary is not None and isinstance(type_, T.DictionaryType) \
+            and dictionary.type.equals(type_.value_type):
+        known = dictionary.to_pylist()
+        index_dtype = _NUMPY_TYPES.get(str(type_.index_type))
+        if value in known and index_dtype is not None:
+            indices = array(np.full(n, known.index(value), dtype=index_dtype), type_.index_type)
+            return Array(ArrayData(type_, n, 0, 0, [None, indices.data.buffers[1]],
+                                   dictionary=dictionary.data))
     dtype = _NUMPY_TYPES.get(str(type_))
     if dtype is not None and isinstance(value, (int, float)) and not isinstance(value, bool):
         try:

@@ -34,6 +34,16 @@ class MemoryScanner(Scanner):
                 if out.num_rows <= spec.batch_size:
                     break
 
+    def _tagged(self, use_threads: bool | None = None
+                ) -> Iterator[tuple[RecordBatch, Any]]:
+        # what head() and scan_batches() read: the batches in memory (no fragment to tag)
+        for batch in self.to_batches():
+            yield batch, None
+
+    def take(self, indices: Any) -> Table:
+        from .take import take_rows
+        return take_rows(self, indices, self.to_batches())
+
     def count_rows(self) -> int:
         return sum(b.num_rows for b in self.to_batches())
 

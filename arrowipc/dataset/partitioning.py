@@ -144,7 +144,9 @@ class Partitioning:
     def __eq__(self, other: object) -> bool:
         return (type(other) is type(self) and isinstance(other, Partitioning)
                 and other._schema.equals(self._schema)
-                and other._segment_encoding == self._segment_encoding)
+                and other._segment_encoding == self._segment_encoding
+                and getattr(other, "_null_fallback", None) == getattr(self, "_null_fallback",
+                                                                      None))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -152,7 +154,7 @@ class Partitioning:
         return f"<arrowipc.dataset.{type(self).__name__} schema={self._schema.names}>"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self._schema, self._dictionaries))
+        return (type(self), (self._schema, self._dictionaries, self._segment_encoding))
 
 
 def _dictionary_list(schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None

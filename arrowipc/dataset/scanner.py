@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from .. import types as T
 from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
@@ -136,9 +134,10 @@ def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression
         for name, expr in columns.items():
             if not isinstance(name, str):
                 raise TypeError(f"Expected a string for the column name, got {type(name).__name__}")
-            converted = _exprs.as_expression(expr)
+            converted = None if isinstance(expr, (str, bytes)) else _exprs.as_expression(expr)
             if converted is None:
-                raise TypeError(f"Expected an Expression for column {name!r}, got None")
+                raise TypeError(f"Expected an Expression for a 'column' dictionary value, got "
+                                f"{type(expr)} instead")
             out.append((name, converted))
         return out
     if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
@@ -149,8 +148,32 @@ def _outputs(columns: Any, schema: T.Schema) -> list[tuple[str, str | Expression
         if not isinstance(name, str):
             raise TypeError(f"Expected a list of column names (str), got "
                             f"{type(name).__name__}")
-        listed.append((name, name))
+        path = _dotted_path(name, schema)
+        if path is not None:
+            from ..expression import field
+            listed.append((path[-1], field(*path)))     # named by its last step, as pyarrow
+        else:
+            listed.append((name, name))
     return listed
+
+
+def _dotted_path(name: str, schema: T.Schema) -> list[str] | None:
+    """A name that is no column but a dot path into a struct column ("a.b.c"): its steps;
+    else None (a name holding dots that is a column is that column)."""
+    if name in schema.names or "." not in name:
+        return None
+    steps = name.split(".")
+    if steps[0] not in schema.names:
+        return None
+    type_ = schema.field(steps[0]).type
+    for step in steps[1:]:
+        if not isinstance(type_, T.StructType):
+            return None
+        index = type_.get_field_index(step)
+        if index < 0:
+            return None
+        type_ = type_.field(index).type
+    return steps
 
 
 class Scanner:
@@ -162,11 +185,19 @@ class Scanner:
                  batch_readahead: int = DEFAULT_BATCH_READAHEAD,
                  fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
                  fragment_scan_options: Any = None, use_threads: bool = True,
-                 cache_metadata: bool = True, memory_pool: Any = None) -> None:
+                 cache_metadata: bool = True, memory_pool: Any = None,
+                 target_bytes_readahead: int | None = None) -> None:
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         if batch_readahead < 0 or fragment_readahead < 0:
             raise ValueError("batch_readahead and fragment_readahead must not be negative")
+        if target_bytes_readahead is not None and target_bytes_readahead < 0:
+            raise ValueError(f"target_bytes_readahead must not be negative, got "
+                             f"{target_bytes_readahead}")
+        # ours (Arrow C++'s ScanV2Options name; pyarrow does not expose it): the bytes of the
+        # batches decoded ahead of the consumer, None for no bound but batch_readahead
+        self._readahead_bytes = None if target_bytes_readahead is None \
+            else int(target_bytes_readahead)
         self._schema = schema
         self._fragments = list(fragments)
         self._partition_names = list(partition_names)
@@ -253,46 +284,56 @@ class Scanner:
                 ) -> Iterator[tuple[RecordBatch, FileFragment]]:
         pool = self._pool(use_threads)
         try:
-            units = self._units(pool)
-            pending: deque[tuple[Future[list[RecordBatch]] | None, Any]] = deque()
+            pending: deque[_InFlight] = deque()
             window = 1 if isinstance(pool, _Inline) else self._batch_readahead
+            limit = None if isinstance(pool, _Inline) else self._readahead_bytes
 
             def drain_one() -> Iterator[tuple[RecordBatch, FileFragment]]:
-                future, unit = pending.popleft()
-                if future is None:          # a stream: read here, batch by batch
-                    plan = unit
-                    previous: RecordBatch | None = None
-                    index = 0
-                    for batch in plan.stream_batches():
+                unit = pending.popleft()
+                if unit.future is None:     # a stream: read here, batch by batch
+                    plan = unit.plan
+                    previous: tuple[int, RecordBatch] | None = None
+                    for item in plan.indexed_stream_batches():
                         if previous is not None:
-                            for out in plan.finish(previous, index - 1, False):
+                            for out in plan.finish(previous[1], previous[0], False):
                                 yield out, plan.fragment
-                        previous = batch
-                        index += 1
+                        previous = item
                     if previous is not None:
-                        for out in plan.finish(previous, index - 1, True):
+                        for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
-                for out in future.result():
-                    yield out, unit
+                for out in unit.future.result():
+                    yield out, unit.plan.fragment
 
-            for unit in units:
+            def full(coming: int) -> bool:
+                if len(pending) >= window:
+                    return True
+                # the byte bound: what is decoded ahead (or being decoded) plus the next batch
+                # must fit, except that one batch is always let through
+                return limit is not None and bool(pending) and \
+                    _held_bytes(pending) + coming > limit
+
+            for unit in self._units(pool):
+                while pending and (full(unit.estimate) or pending[0].future is None):
+                    yield from drain_one()
+                unit.submit(pool)
                 pending.append(unit)
-                while len(pending) >= window or (pending and pending[0][0] is None):
+                while pending and pending[0].future is None:
                     yield from drain_one()
             while pending:
                 yield from drain_one()
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _units(self, pool: Any) -> Iterator[tuple[Future[list[RecordBatch]] | None, Any]]:
+    def _units(self, pool: Any) -> Iterator[_InFlight]:
+        """The scan's work in order, not yet submitted: each batch of a file, each stream."""
         for plan in self._plans(pool):
             if plan.is_stream:
-                yield None, plan
+                yield _InFlight(plan, -1, False, 0)
                 continue
             last = len(plan.batches) - 1
             for k, i in enumerate(plan.batches):
-                yield pool.submit(_decode, plan, i, k == last), plan.fragment
+                yield _InFlight(plan, i, k == last, plan.body_length(i))
 
     # -- pyarrow's methods ----------------------------------------------------------------------
     def to_batches(self) -> Iterator[RecordBatch]:
@@ -339,15 +380,10 @@ class Scanner:
         return Table(self.projected_schema, batches)
 
     def take(self, indices: Any) -> Table:
-        """The rows at `indices` (positions in the scan's output)."""
-        idx = np.asarray(indices.to_numpy(zero_copy_only=False)
-                         if hasattr(indices, "to_numpy") else indices, dtype=np.int64)
-        total = self.count_rows() if idx.size else 0
-        if idx.size and (idx.min() < 0 or idx.max() >= total):
-            bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
-            raise IndexError(f"Index {bad} out of bounds")
-        table = self.to_table()
-        return table.take(idx)
+        """The rows at `indices` (positions in the scan's output), in that order; only the
+        batches holding them are decoded (take.py)."""
+        from .take import take_rows
+        return take_rows(self, indices)
 
     def count_rows(self) -> int:
         """Rows the scan produces: from footers and headers alone when no filter is left to
@@ -372,6 +408,35 @@ class Scanner:
             return sum(counts)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _InFlight:
+    """A file batch to decode (or a stream to read in the consumer's thread, i < 0), with the
+    bytes the byte bound counts for it: its message body until decoded, then its batches'."""
+
+    def __init__(self, plan: FragmentPlan, i: int, last: bool, estimate: int) -> None:
+        self.plan = plan
+        self.i = i
+        self.last = last
+        self.estimate = estimate
+        self.future: Future[list[RecordBatch]] | None = None
+        self._decoded: int | None = None
+
+    def submit(self, pool: Any) -> None:
+        if self.i >= 0:
+            self.future = pool.submit(_decode, self.plan, self.i, self.last)
+
+    def held_bytes(self) -> int:
+        future = self.future
+        if future is None or not future.done() or future.exception() is not None:
+            return self.estimate
+        if self._decoded is None:
+            self._decoded = sum(b.nbytes for b in future.result())
+        return self._decoded
+
+
+def _held_bytes(pending: Iterable[_InFlight]) -> int:
+    return sum(unit.held_bytes() for unit in pending)
 
 
 def _decode(plan: FragmentPlan, i: int, last: bool) -> list[RecordBatch]:

@@ -51,11 +51,17 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         scanner = data.scanner()
         return scanner.projected_schema, scanner.to_batches()
     if isinstance(data, Scanner):
+        if schema is not None:
+            raise ValueError("Cannot specify a schema when writing a Scanner")
         return data.projected_schema, data.to_batches()
     if isinstance(data, Table):
         return data.schema, iter(data.to_batches())
     if isinstance(data, RecordBatch):
         return data.schema, iter([data])
+    is_reader = isinstance(data, RecordBatchReader) or (
+        type(data).__name__ == "RecordBatchReader" and hasattr(data, "__arrow_c_stream__"))
+    if is_reader and schema is not None:
+        raise ValueError("Cannot specify a schema when providing a RecordBatchReader")
     if isinstance(data, RecordBatchReader):
         return data.schema, iter(data)
     if isinstance(data, (list, tuple)):
@@ -212,7 +218,8 @@ class _DatasetWriter:
         wo = self.options.write_options
         writer: Any
         if self.format.is_stream:
-            writer = RecordBatchStreamWriter(path, self.schema, options=wo, filesystem=fs)
+            writer = RecordBatchStreamWriter(path, self.schema, options=wo,
+                                             statistics=self.options.statistics, filesystem=fs)
         else:
             writer = RecordBatchFileWriter(path, self.schema, options=wo,
                                            statistics=self.options.statistics, filesystem=fs)
@@ -398,14 +405,17 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     max_rows_per_file = 0 if max_rows_per_file is None else int(max_rows_per_file)
     min_rows_per_group = 0 if min_rows_per_group is None else int(min_rows_per_group)
     max_rows_per_group = 1024 * 1024 if max_rows_per_group is None else int(max_rows_per_group)
-    if max_partitions <= 0 or max_open_files <= 0 or max_rows_per_group <= 0:
-        raise ValueError("max_partitions, max_open_files and max_rows_per_group must be positive")
+    if max_rows_per_group <= 0:
+        raise ArrowInvalid("max_rows_per_group must be a positive number")
+    if max_partitions <= 0 or max_open_files <= 0:
+        raise ValueError("max_partitions and max_open_files must be positive")
     if max_rows_per_file < 0 or min_rows_per_group < 0:
         raise ValueError("max_rows_per_file and min_rows_per_group must not be negative")
     if min_rows_per_group > max_rows_per_group:
-        raise ValueError("min_rows_per_group must be less than or equal to max_rows_per_group")
+        raise ArrowInvalid("min_rows_per_group must be less than or equal to max_rows_per_group")
+    # as pyarrow: the default group size (1048576 rows) too is refused above a file's limit
     if max_rows_per_file and max_rows_per_group > max_rows_per_file:
-        max_rows_per_group = max_rows_per_file
+        raise ArrowInvalid("max_rows_per_group must be less than or equal to max_rows_per_file")
     if basename_template is None:
         basename_template = f"part-{{i}}.{fmt.default_extname}"
     elif "{i}" not in basename_template:

@@ -611,6 +611,36 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
             except StopIteration:
                 return
 
+    def iter_batches_where(self, keep: Callable[[Any], bool]
+                           ) -> Iterator[tuple[int, RecordBatch]]:
+        """(index, batch) for each remaining record batch whose custom metadata `keep` accepts;
+        the others are framed and counted but their bodies are not decoded (how a dataset
+        skips a stream's batches by their statistics). Indices count every batch read."""
+        if isinstance(self._source, LocalFileSource):
+            self._batches_wanted()
+        index = 0
+        dec = self._decoder
+        while self._ready:                  # decoded ahead already: filtered here
+            ready, ready_msg = self._next_ready()
+            if keep(ready_msg.custom_metadata):
+                yield index, ready
+            index += 1
+        if self._done:
+            return
+        while True:
+            msg, start = self._next_message()
+            if msg is None:
+                self._end_of_stream(start)
+                return
+            if msg.header_type == md.HEADER_RECORD_BATCH and not keep(msg.custom_metadata):
+                dec.count_record_batch()
+                index += 1
+                continue
+            batch = dec.decode(msg)
+            if batch is not None:
+                yield index, batch
+                index += 1
+
     def __iter__(self) -> Iterator[RecordBatch]:
         # The hot loop: no custom metadata decoding, no namedtuple per batch.
         if isinstance(self._source, LocalFileSource):

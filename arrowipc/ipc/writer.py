@@ -670,11 +670,14 @@ class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker.
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
+    `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
+    metadata, under the key files use (ipc.statistics); a stream has no footer for a summary.
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, durable: bool = False,
-                 filesystem: Any = None) -> None:
+                 filesystem: Any = None, statistics: bool = False) -> None:
+        self._statistics = bool(statistics)
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -742,13 +745,15 @@ class RecordBatchFileWriter(_WriterBase):
 
 def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                options: IpcWriteOptions | None = None, durable: bool = False,
-               filesystem: Any = None) -> RecordBatchStreamWriter:
+               filesystem: Any = None, statistics: bool = False) -> RecordBatchStreamWriter:
     """A RecordBatchStreamWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
-    local path's file and directory at close."""
+    local path's file and directory at close; `statistics=True` writes each batch's min/max/null
+    counts in its custom metadata (ipc.statistics)."""
     return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format,
-                                   options=options, durable=durable, filesystem=filesystem)
+                                   options=options, durable=durable, filesystem=filesystem,
+                                   statistics=statistics)
 
 
 def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,

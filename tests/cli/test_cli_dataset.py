@@ -13,7 +13,7 @@ def _dataset(tmp_path):
                  "s": ["a", "b", "c", "d", "e"]})
     root = tmp_path / "d"
     ds.write_dataset(t, str(root), partitioning=["k"], partitioning_flavor="hive",
-                     max_rows_per_file=1)
+                     max_rows_per_file=1, max_rows_per_group=1)
     (root / "_SUCCESS").write_bytes(b"")
     return root
 

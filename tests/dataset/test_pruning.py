@@ -196,9 +196,9 @@ def test_a_files_partition_column_is_made_once_per_batch_length(sorted_dir, monk
     made = []
     real = fragments._repeat
 
-    def counting(value, type_, n):
+    def counting(value, type_, n, *dictionary):
         made.append((value, n))
-        return real(value, type_, n)
+        return real(value, type_, n, *dictionary)
 
     monkeypatch.setattr(fragments, "_repeat", counting)
     got = _data(sorted_dir).to_table(columns=["k", "x"])
@@ -212,9 +212,9 @@ def test_a_shorter_batchs_partition_column_is_a_slice_of_the_files_first(tmp_pat
     made = []
     real = fragments._repeat
 
-    def counting(value, type_, n):
+    def counting(value, type_, n, *dictionary):
         made.append((value, n))
-        return real(value, type_, n)
+        return real(value, type_, n, *dictionary)
 
     monkeypatch.setattr(fragments, "_repeat", counting)
     root = str(tmp_path / "short")

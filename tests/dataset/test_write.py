@@ -150,7 +150,8 @@ def test_existing_data_behaviors(tmp_path, table):
 
 
 def test_the_stream_format_writes_arrows_files(tmp_path, table):
-    ds.write_dataset(table, str(tmp_path / "o"), format="stream", max_rows_per_file=60)
+    ds.write_dataset(table, str(tmp_path / "o"), format="stream", max_rows_per_file=60,
+                     max_rows_per_group=60)
     assert _files(tmp_path / "o") == ["part-0.arrows", "part-1.arrows"]
     with pipc.open_stream(str(tmp_path / "o" / "part-0.arrows")) as r:
         assert r.read_all().num_rows == 60

@@ -1,0 +1,233 @@
+"""Defects the ETL scripts (tests/etl) and pyarrow's own test_dataset.py, run against
+arrowipc.dataset, found; each pinned against pyarrow's behaviour."""
+import pytest
+
+import arrowipc.dataset as ds
+
+pa = pytest.importorskip("pyarrow")
+pads = pytest.importorskip("pyarrow.dataset")
+
+
+@pytest.fixture
+def hive(tmp_path):
+    path = str(tmp_path / "h")
+    pads.write_dataset(pa.table({"a": [1, 2, 3], "p": ["x", "y", "x"]}), path, format="ipc",
+                       partitioning=["p"], partitioning_flavor="hive")
+    return path
+
+
+def _first_fragments(path):
+    ours = next(iter(ds.dataset(path, format="ipc", partitioning="hive").get_fragments()))
+    theirs = next(iter(pads.dataset(path, format="ipc", partitioning="hive").get_fragments()))
+    return ours, theirs
+
+
+@pytest.mark.parametrize("call", [
+    lambda f: f.to_table(),
+    lambda f: f.head(1),
+    lambda f: f.take([0]),
+    lambda f: f.to_table(filter=pads.field("a") > 1),
+])
+def test_a_fragment_scanned_without_a_schema_has_the_files_columns_only(hive, call):
+    ours, theirs = _first_fragments(hive)
+    want = call(theirs)
+    got = call(ours)
+    assert got.schema.names == want.schema.names == ["a"]
+    assert got.to_pydict() == want.to_pydict()
+
+
+def test_a_fragment_scanned_with_the_datasets_schema_has_the_partition_columns(hive):
+    ours, theirs = _first_fragments(hive)
+    schema = pads.dataset(hive, format="ipc", partitioning="hive").schema
+    assert ours.to_table(schema=schema).to_pydict() == \
+        theirs.to_table(schema=schema).to_pydict() == {"a": [1, 3], "p": ["x", "x"]}
+
+
+def test_a_partition_field_without_the_datasets_schema_is_no_match(hive):
+    ours, theirs = _first_fragments(hive)
+    with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(p\)") as want:
+        theirs.count_rows(filter=pads.field("p") == "x")
+    with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(p\)") as got:
+        ours.count_rows(filter=ds.field("p") == "x")
+    assert type(got.value).__name__ == type(want.value).__name__
+
+
+@pytest.mark.parametrize("make", [
+    lambda ts: ts,
+    lambda ts: [t.to_batches()[0] for t in ts],
+    lambda ts: [ts[0].slice(0, 0), *ts],
+], ids=["tables", "batches", "with an empty table"])
+def test_a_list_of_pyarrow_tables_or_batches_is_an_in_memory_dataset(make):
+    tables = [pa.table({"a": [1, 2]}), pa.table({"a": [3]})]
+    want = pads.dataset(make(tables))
+    got = ds.dataset(make(tables))
+    assert type(got).__name__ == type(want).__name__ == "InMemoryDataset"
+    assert got.to_table().to_pydict() == want.to_table().to_pydict()
+    assert got.count_rows(filter=ds.field("a") > 1) == 2
+
+
+def test_write_dataset_refuses_a_schema_with_a_reader_as_pyarrow(tmp_path):
+    import arrowipc as A
+    table = pa.table({"a": [1, 2]})
+    message = "Cannot specify a schema when providing a RecordBatchReader"
+    with pytest.raises(ValueError, match=message):
+        pads.write_dataset(pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                           str(tmp_path / "p"), format="ipc", schema=table.schema)
+    for reader in (pa.RecordBatchReader.from_batches(table.schema, table.to_batches()),
+                   A.RecordBatchReader.from_batches(A.table(table).schema,
+                                                    A.table(table).to_batches())):
+        with pytest.raises(ValueError, match=message):
+            ds.write_dataset(reader, str(tmp_path / "o"), format="ipc", schema=table.schema)
+
+
+def _dictionary_of(table, name):
+    return [pa.table(table).column(name).chunk(i).dictionary.to_pylist()
+            for i in range(pa.table(table).column(name).num_chunks)]
+
+
+@pytest.fixture
+def cities(tmp_path):
+    path = str(tmp_path / "c")
+    pads.write_dataset(pa.table({"a": [1, 2, 3, 4], "c": ["rome", "oslo", "lima", "rome"]}),
+                       path, format="ipc", partitioning=["c"], partitioning_flavor="hive")
+    return path
+
+
+@pytest.mark.parametrize("filter_", [None, "rome"])
+def test_an_inferred_dictionary_partition_column_holds_every_value_found(cities, filter_):
+    """pandas sees the categories of all partitions, not just the one read."""
+    def read(mod):
+        data = mod.dataset(cities, format="ipc",
+                           partitioning=mod.HivePartitioning.discover(infer_dictionary=True))
+        return data.to_table(filter=None if filter_ is None else mod.field("c") == filter_)
+    want, got = read(pads), read(ds)
+    assert _dictionary_of(got, "c") == _dictionary_of(want, "c")
+    assert pa.table(got).to_pydict() == want.to_pydict()
+    assert list(pa.table(got).to_pandas()["c"].cat.categories) == ["lima", "oslo", "rome"]
+
+
+def test_a_pyarrow_partitionings_dictionaries_are_kept(cities):
+    part = pads.partitioning(pa.schema([("c", pa.dictionary(pa.int32(), pa.string()))]),
+                             flavor="hive",
+                             dictionaries={"c": pa.array(["zz", "rome", "oslo", "lima"])})
+    want = pads.dataset(cities, format="ipc", partitioning=part).to_table()
+    got = ds.dataset(cities, format="ipc", partitioning=part).to_table()
+    assert _dictionary_of(got, "c") == _dictionary_of(want, "c")
+    assert pa.table(got).to_pydict() == want.to_pydict()
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(max_rows_per_file=128), "max_rows_per_group must be less than or equal to "
+                                  "max_rows_per_file"),
+    (dict(max_rows_per_file=128, max_rows_per_group=200),
+     "max_rows_per_group must be less than or equal to max_rows_per_file"),
+    (dict(min_rows_per_group=10, max_rows_per_group=5),
+     "min_rows_per_group must be less than or equal to max_rows_per_group"),
+    (dict(max_rows_per_group=0), "max_rows_per_group must be a positive number"),
+])
+def test_write_dataset_refuses_row_limits_as_pyarrow(tmp_path, options, message):
+    table = pa.table({"a": list(range(10))})
+    with pytest.raises(ValueError) as want:
+        pads.write_dataset(table, str(tmp_path / "p"), format="ipc", **options)
+    with pytest.raises(ValueError) as got:
+        ds.write_dataset(table, str(tmp_path / "o"), format="ipc", **options)
+    assert str(got.value) == str(want.value) == message
+    assert type(got.value).__name__ == type(want.value).__name__ == "ArrowInvalid"
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+@pytest.mark.parametrize("factory", [
+    lambda: pads.HivePartitioning.discover(infer_dictionary=True),
+    lambda: pads.HivePartitioning.discover(schema=pa.schema([("c", pa.string())])),
+], ids=["infer_dictionary", "schema"])
+def test_a_pyarrow_partitioning_factorys_options_are_kept(cities, factory):
+    want = pads.dataset(cities, format="ipc", partitioning=factory())
+    got = ds.dataset(cities, format="ipc", partitioning=factory())
+    assert str(got.schema.field("c").type) == str(want.schema.field("c").type)
+    assert pa.table(got.to_table()).to_pydict() == want.to_table().to_pydict()
+    if pa.types.is_dictionary(want.schema.field("c").type):
+        assert _dictionary_of(got.to_table(), "c") == _dictionary_of(want.to_table(), "c")
+
+
+def test_a_pyarrow_directory_partitioning_factory_is_converted(tmp_path):
+    path = str(tmp_path / "d")
+    pads.write_dataset(pa.table({"a": [1, 2], "c": ["x", "y"]}), path, format="ipc",
+                       partitioning=["c"])
+    factory = pads.DirectoryPartitioning.discover(["c"], infer_dictionary=True)
+    want = pads.dataset(path, format="ipc", partitioning=factory)
+    got = ds.dataset(path, format="ipc", partitioning=factory)
+    assert str(got.schema.field("c").type) == str(want.schema.field("c").type)
+    assert pa.table(got.to_table()).to_pydict() == want.to_table().to_pydict()
+
+
+def test_fragment_open_gives_a_pyarrow_native_file_when_pyarrow_is_loaded(hive):
+    """pyarrow's own test_dataset asserts it (assert_dataset_fragment_convenience_methods)."""
+    ours, _ = _first_fragments(hive)
+    with ours.open() as nf:
+        assert isinstance(nf, pa.NativeFile)
+        assert not nf.closed and nf.seekable() and nf.readable() and not nf.writable()
+        assert nf.read(6) == b"ARROW1"
+    assert nf.closed
+
+
+def test_a_dot_path_in_columns_reads_a_struct_child_named_by_its_last_step(tmp_path):
+    table = pa.table({"id": [1, 2], "a.b": [3, 4],
+                      "s": [{"x": 1, "t": {"y": "p"}}, {"x": None, "t": {"y": "q"}}]})
+    path = str(tmp_path / "n")
+    pads.write_dataset(table, path, format="ipc")
+    columns = ["id", "s.x", "s.t.y", "a.b", "s.t"]
+    want = pads.dataset(path, format="ipc").to_table(columns=columns)
+    got = ds.dataset(path, format="ipc").to_table(columns=columns)
+    assert got.schema.names == want.schema.names == ["id", "x", "y", "a.b", "t"]
+    assert pa.table(got).to_pylist() == want.to_pylist()
+    with pytest.raises(ValueError, match=r"No match for FieldRef.Name\(s.z\)"):
+        ds.dataset(path, format="ipc").to_table(columns=["s.z"])
+
+
+def test_head_of_a_filtered_in_memory_dataset_as_pyarrow():
+    """pyarrow's test_dataset_filter[mem]: head() of an InMemoryDataset gave no rows."""
+    table = pa.table({"colA": [1, 2, 6, 8], "col2": ["a", "b", "f", "g"]})
+    for mod in (pads, ds):
+        data = mod.dataset(table).filter(mod.field("colA") < 3)
+        assert data.head(5).to_pydict() == {"colA": [1, 2], "col2": ["a", "b"]}
+        assert data.head(1).to_pydict() == {"colA": [1], "col2": ["a"]}
+        assert mod.dataset(table).head(2, filter=mod.field("colA") > 3).to_pydict() == \
+            {"colA": [6, 8], "col2": ["f", "g"]}
+    assert [b.num_rows for b, _ in ds.dataset(table).scanner().scan_batches()] == [4]
+
+
+def test_a_string_as_a_columns_dict_value_is_a_type_error_as_pyarrow():
+    table = pa.table({"A": [1]})
+    with pytest.raises(TypeError) as want:
+        pads.dataset(table).to_table(columns={"A": "A"})
+    with pytest.raises(TypeError) as got:
+        ds.dataset(table).to_table(columns={"A": "A"})
+    assert str(got.value) == str(want.value)
+
+
+def test_write_dataset_refuses_a_schema_with_a_scanner_as_pyarrow(tmp_path):
+    table = pa.table({"A": [1]})
+    with pytest.raises(ValueError) as want:
+        pads.write_dataset(pads.dataset(table).scanner(), str(tmp_path / "p"),
+                           schema=table.schema, format="ipc")
+    with pytest.raises(ValueError) as got:
+        ds.write_dataset(ds.dataset(table).scanner(), str(tmp_path / "o"),
+                         schema=table.schema, format="ipc")
+    assert str(got.value) == str(want.value) == "Cannot specify a schema when writing a Scanner"
+
+
+@pytest.mark.parametrize("make", [
+    lambda s: ds.DirectoryPartitioning(s, segment_encoding="none"),
+    lambda s: ds.FilenamePartitioning(s, segment_encoding="none"),
+    lambda s: ds.HivePartitioning(s, segment_encoding="none", null_fallback="xyz"),
+], ids=["directory", "filename", "hive"])
+def test_a_partitioning_pickles_with_its_options(make):
+    """pyarrow's test_partitioning_pickling: the segment encoding was lost."""
+    import pickle
+    schema = pa.schema([("i64", pa.int64()), ("f64", pa.float64())])
+    part = make(schema)
+    back = pickle.loads(pickle.dumps(part))
+    assert back == part
+    assert back.segment_encoding == "none"
+    if isinstance(part, ds.HivePartitioning):      # another null_fallback: not equal
+        assert part != ds.HivePartitioning(schema, segment_encoding="none")
