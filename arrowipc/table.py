@@ -6,6 +6,7 @@ creates a handful of objects per batch.
 """
 from __future__ import annotations
 
+import threading
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData, untrack_acyclic
@@ -293,22 +294,30 @@ def _expression_mask(data: RecordBatch | Table, mask: Any) -> Any:
     return values.fill_null(False)
 
 
+# Assembling a lazily decoded batch takes microseconds with the GIL held: one lock for all.
+_ASSEMBLY_LOCK = threading.Lock()
+
+
 class RecordBatch(TabularOps):
     """Equal-length columns under a schema."""
-    __slots__ = ("schema", "_cols", "num_rows", "_pending", "_where")
+    __slots__ = ("schema", "_cols", "num_rows", "_pending", "_where", "_lazy")
     num_rows: int                   # a slot here; Table computes it (TabularOps declares both)
+    _cols: list[ArrayData] | None
 
     def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,
                  pending: Any = None, where: str = "record batch") -> None:
         # Internal constructor: columns are ArrayData; use from_arrays / from_pydict instead.
         # `pending` holds the O(n) structural checks of a batch read from IPC; they run before
         # any column data is handed out (the gate is the `_columns` property), and what they
-        # raise names the batch as `where` does.
+        # raise names the batch as `where` does. The IPC decoder makes batches without this
+        # constructor: `_cols` None and `_lazy` the decoded, checked header and body, assembled
+        # into columns on first access (`_assembled`).
         self.schema = schema
         self._cols = columns
         self.num_rows = num_rows
         self._pending = pending
         self._where = where
+        self._lazy: Any = None
         if type(self) is RecordBatch:
             # a schema, ArrayData and checks: no cycle can pass through a batch, and readers
             # make thousands of them (the collector's traversals cost more than the reading)
@@ -316,13 +325,27 @@ class RecordBatch(TabularOps):
 
     @property
     def _columns(self) -> list[ArrayData]:
+        cols = self._cols
+        if cols is None:
+            cols = self._assembled()
         pending = self._pending
         if pending is not None:
             # Cleared only after the checks pass: a second thread arriving meanwhile (the checks
             # release the GIL) runs them too instead of getting unchecked columns.
             run_pending_checks(pending, self._where)
             self._pending = None
-        return self._cols
+        return cols
+
+    def _assembled(self) -> list[ArrayData]:
+        """The columns of a batch decoded lazily, assembled once whichever thread asks first
+        (datasets hand batches decoded on a pool to other threads). The pending checks are set
+        before the columns, so a thread that sees the columns sees the checks too."""
+        with _ASSEMBLY_LOCK:
+            if self._cols is None:
+                cols, self._pending = self._lazy.assemble()
+                self._cols = cols
+                self._lazy = None           # the body stays alive through the columns only
+            return self._cols
 
     # -- construction ---------------------------------------------------------------------------
     @classmethod
@@ -369,7 +392,8 @@ class RecordBatch(TabularOps):
     @property
     def num_columns(self) -> int:
         """The number of columns."""
-        return len(self._cols)
+        cols = self._cols
+        return len(cols) if cols is not None else len(self.schema)
 
     @property
     def column_names(self) -> list[str]:

@@ -370,8 +370,9 @@ class DissociatedReader:
                 self._decoder.read_schema_message(msg)
                 return None
             batch: RecordBatch | None = self._decoder.decode(msg, header)
-            if batch is not None and batch._pending is not None:
-                # its checks run when a column is first taken: what they raise names the message
+            if batch is not None:
+                # its checks run when a column is first taken (it may not be assembled yet):
+                # what they raise names the message
                 batch._where = f"dissociated stream, sequence {self._seq(pos)}"
             return batch
         except ArrowInvalid as e:

@@ -279,6 +279,87 @@ cdef class _Assembler:
         for _ in range(nch):
             self.skip()
 
+    cdef int64_t dry_span(self) noexcept:
+        """The size of the next body buffer for the dry pass, or -1 when it is out of bounds or
+        misaligned (the eager assembly then decides, and raises or copies)."""
+        cdef int64_t i = self.buf_i
+        cdef int64_t off, n
+        if i >= self.h.n_buffers:
+            return -1
+        self.buf_i += 1
+        off = self.h.buf_offset(i)
+        n = self.h.buf_length(i)
+        if off < 0 or n < 0 or off > self.body.size or n > self.body.size - off:
+            return -1
+        if (<uintptr_t>(self.body.ptr + off)) & 7:
+            return -1
+        return n
+
+    cdef int64_t dry_node(self, int depth) noexcept:
+        """The length of the node at plan_i when build() would assemble it (and its subtree)
+        without an error and without copying, checked without making an object; -1 when it would
+        not, or for a layout the dry pass does not know (build() then decides). The counters
+        move exactly as build() moves them."""
+        cdef int pi = self.plan_i
+        cdef int kind, nch, k
+        cdef int64_t width, length, nulls, n, values, child, offset_width
+        if pi >= self.plan.n or depth > MAX_DEPTH:
+            return -1
+        kind = self.plan.c_kinds[pi]
+        width = self.plan.c_widths[pi]
+        nch = self.plan.c_nchildren[pi]
+        self.plan_i += 1
+        if self.node_i >= self.h.n_nodes:
+            return -1
+        length = self.h.node_length(self.node_i)
+        nulls = self.h.node_nulls(self.node_i)
+        self.node_i += 1
+        if length < 0 or nulls < 0 or nulls > length:
+            return -1
+        if kind == K_NULL:
+            return length
+        if not (kind == K_FIXED or kind == K_BOOL or kind == K_BINARY or kind == K_LARGE_BINARY
+                or kind == K_LIST or kind == K_LARGE_LIST or kind == K_FIXED_SIZE_LIST
+                or kind == K_STRUCT):
+            return -1
+        n = self.dry_span()                     # the validity bitmap
+        if n < 0 or (nulls > 0 and n < bitmap_bytes(length)):
+            return -1
+        if kind == K_BOOL:
+            n = self.dry_span()
+            return length if n >= 0 and n >= bitmap_bytes(length) else -1
+        if kind == K_FIXED:
+            n = self.dry_span()
+            if n < 0 or (width > 0 and length > n // width):
+                return -1
+            return length
+        if kind == K_STRUCT:
+            for k in range(nch):
+                child = self.dry_node(depth + 1)
+                if child < 0 or child < length:
+                    return -1
+            return length
+        if kind == K_FIXED_SIZE_LIST:
+            child = self.dry_node(depth + 1)
+            n = self.plan.c_list_sizes[pi]
+            if child < 0 or (n > 0 and length > child // n):
+                return -1
+            return length
+        # binary and list layouts: offsets (an empty one stands for the single 0 offset)
+        n = self.dry_span()
+        if n < 0:
+            return -1
+        if length == 0 and n < 8:
+            n = 8
+        offset_width = 4 if kind == K_BINARY or kind == K_LIST else 8
+        if (n // offset_width) - 1 < length:
+            return -1
+        if kind == K_BINARY or kind == K_LARGE_BINARY:
+            values = self.dry_span()
+            return length if values >= 0 else -1
+        child = self.dry_node(depth + 1)
+        return length if child >= 0 else -1
+
     cdef ArrayData build(self, int depth):
         cdef int pi = self.plan_i
         if pi >= self.plan.n:
@@ -466,6 +547,66 @@ cdef int check_header_limits(RecordBatchHeader h, tuple limits, str where) excep
     return 0
 
 
+cdef bint dry_assemble(_Assembler a, _Plan plan, list roots, RecordBatchHeader h, Buffer body,
+                       list included, str where, int version, tuple limits) except -1:
+    """Whether assemble() would succeed on this batch without copying, checked without making
+    a Buffer or an ArrayData (every size and bound assemble() checks before data is handed out;
+    the O(n) content checks stay pending, as they are for an assembled batch). False also for
+    layouts the dry pass leaves to assemble(), which then decides, and raises its own error."""
+    cdef Py_ssize_t i, n = len(roots)
+    a.h = h
+    a.body = body
+    a.plan = plan
+    a.version = version
+    a.where = where
+    a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    try:
+        if limits is not None:
+            check_header_limits(h, limits, where)
+        for i in range(n):
+            if included is not None and not included[i]:
+                a.skip()
+            elif a.dry_node(1) != h.length:
+                return False
+    except ArrowInvalid:
+        return False                    # assemble() raises it, with the same message
+    finally:
+        a.body = None                   # a reused assembler keeps no message's bytes alive
+        a.h = None
+    return True
+
+
+@cython.no_gc
+@cython.final
+cdef class LazyColumns(RecordBatchHeader):
+    """A decoded record batch not yet assembled: its header (this object), the body and the
+    plan. Every bound and size was checked when it was decoded (dry_assemble); the columns' Buffer
+    and ArrayData objects are made by `assemble()`, on the batch's first access to its data."""
+    cdef Buffer body
+    cdef _Plan plan
+    cdef list roots
+    cdef list included
+    cdef str where
+    cdef int version
+    cdef bint keep_pending
+
+    def __reduce__(self):
+        # a batch not yet assembled pickles (and refuses to) as an assembled one does
+        raise TypeError("ArrayData is not picklable; write it with arrowipc.ipc instead")
+
+    def assemble(self):
+        """(ArrayData per column, pending content checks or None): what an eager decode of the
+        batch would have made."""
+        cdef list cols
+        assembled = assemble(_Assembler.__new__(_Assembler), self.plan, self.roots, self,
+                             self.body, self.included, None, self.where, self.version, None)
+        cols = assembled[0]
+        if self.included is not None:
+            cols = [c for c in cols if c is not None]
+            untrack(cols)
+        return cols, (assembled[1] if self.keep_pending else None)
+
+
 def assemble_columns(plan_and_roots, RecordBatchHeader h, Buffer body,
                      list included=None, list prepared=None, str where="record batch",
                      int version=4, tuple limits=None):
@@ -630,6 +771,36 @@ cdef class PlainBatchDecoder:
         cdef _Assembler a
         cdef bint reused = not self.busy
         cdef tuple assembled
+        cdef LazyColumns lazy
+        cdef bint ok
+        if given is None:
+            lazy = LazyColumns.__new__(LazyColumns)
+            fill_header(lazy, msg.header, _NO_VARIADIC)
+            if lazy.codec >= 0:
+                return None
+            if reused:
+                self.busy = True
+                a = self.assembler
+            else:
+                a = _Assembler.__new__(_Assembler)
+            try:
+                ok = dry_assemble(a, self.plan, self.roots, lazy, msg.body, self.included,
+                                  self.where, msg.version, self.limits)
+            finally:
+                if reused:
+                    self.busy = False
+            if ok:
+                lazy.body = msg.body
+                lazy.plan = self.plan
+                lazy.roots = self.roots
+                lazy.included = self.included
+                lazy.where = self.where
+                lazy.version = msg.version
+                lazy.keep_pending = self.keep_pending
+                self._count()
+                return self._batch(None, None, lazy, lazy.length)
+            given = lazy                # assembled now: it copies, or raises its error
+            reused = not self.busy
         if reused:
             # Python code can run inside (a collection's finalizers, an error's formatting) and
             # let another thread in: it then makes its own.
@@ -651,9 +822,18 @@ cdef class PlainBatchDecoder:
             if given is None:
                 h.meta = None
             a.body = None
+            a.h = None
             a.pending = None
             if reused:
                 self.busy = False
+        self._count()
+        cols = assembled[0]
+        if self.included is not None:
+            cols = [c for c in cols if c is not None]
+            untrack(cols)
+        return self._batch(cols, assembled[1] if self.keep_pending else None, None, h.length)
+
+    cdef _count(self):
         # MessageDecoder.count_record_batch's work: the counters' fields are plain instance
         # attributes, updated in their dict under the decoder's lock (a `with` block and two
         # attribute updates cost more than the rest of a small batch's bookkeeping)
@@ -664,16 +844,15 @@ cdef class PlainBatchDecoder:
             counts["num_record_batches"] += 1
         finally:
             self.lock_release()
-        cols = assembled[0]
-        if self.included is not None:
-            cols = [c for c in cols if c is not None]
-            untrack(cols)
+
+    cdef object _batch(self, list cols, object pending, LazyColumns lazy, int64_t num_rows):
         batch = self.batch_type.__new__(self.batch_type)
         # RecordBatch.__init__'s work, without a Python frame per batch
         batch.schema = self.schema
         batch._cols = cols
-        batch.num_rows = h.length
-        batch._pending = assembled[1] if self.keep_pending else None
+        batch.num_rows = num_rows
+        batch._pending = pending
+        batch._lazy = lazy
         batch._where = "record batch"
         untrack(batch)
         return batch

@@ -325,6 +325,8 @@ def open_reading(source: Any, filesystem: Any = None, random_access: bool = Fals
     `options`, an IpcReadOptions), local paths (and the local path of a file:// URL) read into
     memory or, when `memory_map`, mapped (paths.py), anything else through open_source.
     `memory_map` applies to local paths only."""
+    if filesystem is None and isinstance(source, (bytes, memoryview, Buffer)):
+        return open_source(source)              # bytes in memory: nothing to open
     src = open_input(source, filesystem, random_access, timeouts_of(options))
     if src is None:
         if not isinstance(source, (str, os.PathLike)):

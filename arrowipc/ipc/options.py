@@ -357,7 +357,11 @@ def as_read_options(options: Any) -> IpcReadOptions:
     """`options` as IpcReadOptions: None (the defaults), ours, or an object with pyarrow's
     IpcReadOptions attributes (pyarrow's own options, duck-typed). Anything else: TypeError."""
     if options is None:
-        return IpcReadOptions()
+        # the defaults' attributes, checked once (a fresh object: a reader's options may be
+        # changed by its caller); building them again costs more than framing a small batch
+        fresh = IpcReadOptions.__new__(IpcReadOptions)
+        fresh.__dict__.update(_DEFAULT_READ_STATE)
+        return fresh
     if isinstance(options, IpcReadOptions):
         return options
     if all(hasattr(options, a) for a in ("ensure_native_endian", "use_threads",
@@ -392,3 +396,6 @@ def as_write_options(options: Any, use_legacy_format: bool | None = None) -> Ipc
     if use_legacy_format is not None:       # pyarrow refuses both; we let the keyword win
         out.use_legacy_format = use_legacy_format
     return out
+
+
+_DEFAULT_READ_STATE = dict(vars(IpcReadOptions()))
