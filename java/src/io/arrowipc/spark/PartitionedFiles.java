@@ -107,6 +107,36 @@ final class PartitionedFiles {
     }
   }
 
+  /**
+   * The read option schema (a DDL string), or null. On the file format it stands for the user's
+   * schema: its columns and types, in its order; a partition column it names keeps its position.
+   */
+  static StructType schemaOption(scala.collection.immutable.Map<String, String> options) {
+    scala.Option<String> ddl = options.get("schema");     // Spark's options are case-insensitive
+    if (ddl.isEmpty() || ddl.get().trim().isEmpty()) return null;
+    return StructType.fromDDL(ddl.get());
+  }
+
+  /**
+   * Spark types partition columns before the file format sees option schema (only a
+   * DataFrameReader.schema(...) reaches its partition discovery): a partition column the option
+   * types otherwise than Spark inferred it fails rather than read as the other type.
+   */
+  static void checkPartitionTypes(StructType given, StructType partitionSchema) {
+    if (given == null) return;
+    for (StructField p : partitionSchema.fields()) {
+      for (StructField f : given.fields()) {
+        if (f.name().equalsIgnoreCase(p.name()) && !f.dataType().equals(p.dataType())) {
+          throw new IpcException("arrowipc: option schema declares partition column '" + f.name()
+              + "' as " + f.dataType().simpleString() + ", but Spark inferred "
+              + p.dataType().simpleString() + " from its directories; give the schema with "
+              + "DataFrameReader.schema(...), which types partition columns, or leave the column "
+              + "out of the option");
+        }
+      }
+    }
+  }
+
   /** The common schema of the data files Spark listed (None: there are none). */
   static scala.Option<StructType> inferSchema(scala.collection.immutable.Seq<FileStatus> files) {
     List<Inputs.Listed> data = new ArrayList<>();
