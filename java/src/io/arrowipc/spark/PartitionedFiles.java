@@ -31,7 +31,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * The arrowipc source as a Spark file format (ArrowIpcDataSource's FileFormat side): what Spark's
@@ -281,7 +280,7 @@ final class PartitionedFiles {
     private final StructType required;
     private final StructType partitionSchema;
     private final Filter[] filters;
-    private final SerializableConfiguration conf;
+    private final HadoopConf.Shipped conf;
 
     Reader(StructType required, StructType partitionSchema, Filter[] filters, Configuration conf) {
       this.required = required;
@@ -289,7 +288,7 @@ final class PartitionedFiles {
       List<Filter> usable = new ArrayList<>();
       for (Filter f : filters) if (StatsFilter.usable(f)) usable.add(f);
       this.filters = usable.toArray(new Filter[0]);
-      this.conf = new SerializableConfiguration(conf);
+      this.conf = new HadoopConf.Shipped(conf);
     }
 
     @Override
