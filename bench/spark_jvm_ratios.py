@@ -12,7 +12,24 @@ the files under the partitions Spark's pruning keeps (what its scan lists and op
 Every round runs each query on every source in turn (rounds interleaved, so load on the machine
 hits all sources alike); the best of --rounds is kept and reported as a ratio to Parquet.
 Arrow files are written by arrowipc with batch statistics, 65536 rows per batch; Parquet by
-pyarrow with 1 Mi rows per row group. Needs the jar (python java/build_jar.py).
+pyarrow with 1 Mi rows per row group.
+
+The data is generated once per row count and kept under --data (default
+~/.cache/arrowipc-bench/spark_jvm_ratios), so a rerun costs only the queries; --fresh writes it
+again. A directory is reused only once it is complete (a marker written last).
+
+Which arrowipc runs: by default this checkout's (the repository root first on sys.path), with
+the jar built from java/ (python java/build_jar.py, run here when a source is newer). With
+--installed, the arrowipc installed in the running interpreter and the jar its wheel carries,
+e.g. a wheel built by pip from a clean clone, in a fresh environment:
+
+    git clone <repository> /tmp/arrowipc-clean && cd /tmp/arrowipc-clean
+    python -m venv /tmp/bench-venv && /tmp/bench-venv/bin/pip install . pyspark numpy
+    cd / && /tmp/bench-venv/bin/python /tmp/arrowipc-clean/bench/spark_jvm_ratios.py \
+        --installed --partitioned-only
+
+(run from outside the clone, so that the clone's arrowipc directory cannot shadow the installed
+package; the report's first lines name the arrowipc and the jar used.)
 """
 from __future__ import annotations
 
@@ -69,16 +86,36 @@ def _data_files(root: str, partition: str | None = None) -> int:
     return sum(1 for _, _, names in os.walk(top) for n in names if not n.startswith(("_", ".")))
 
 
-def partitioned(spark, work: str, rows: int, rounds: int) -> None:
+COMPLETE = "_bench_complete"     # written last into a data directory: it may be reused
+
+
+def cached(work: str, name: str, fresh: bool, make) -> str:
+    """The data directory work/name, made by make(directory) unless a complete one is there."""
+    directory = os.path.join(work, name)
+    if not fresh and os.path.exists(os.path.join(directory, COMPLETE)):
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    make(directory)
+    open(os.path.join(directory, COMPLETE), "w").close()
+    return directory
+
+
+def partitioned(spark, work: str, rows: int, rounds: int, fresh: bool = False) -> None:
     """The partitioned table's queries, arrowipc against Parquet, time and files opened."""
-    src = os.path.join(work, "src.parquet")
-    pq.write_table(make_table(rows), src, compression="none", row_group_size=1 << 20)
-    df = spark.read.parquet(src).selectExpr("*", f"cast(k % {PARTITIONS} as int) as day")
-    paths = {"arrowipc": os.path.join(work, "part-arrow"), "parquet": os.path.join(work, "part-parquet")}
-    df.write.format("arrowipc").option("compression", "zstd").partitionBy("day").mode("overwrite") \
-        .save(paths["arrowipc"])
-    df.write.format("parquet").option("compression", "snappy").partitionBy("day").mode("overwrite") \
-        .save(paths["parquet"])
+
+    def make(directory: str) -> None:
+        src = os.path.join(directory, "src.parquet")
+        pq.write_table(make_table(rows), src, compression="none", row_group_size=1 << 20)
+        df = spark.read.parquet(src).selectExpr("*", f"cast(k % {PARTITIONS} as int) as day")
+        df.write.format("arrowipc").option("compression", "zstd").partitionBy("day") \
+            .mode("overwrite").save(os.path.join(directory, "part-arrow"))
+        df.write.format("parquet").option("compression", "snappy").partitionBy("day") \
+            .mode("overwrite").save(os.path.join(directory, "part-parquet"))
+        os.remove(src)
+
+    data = cached(work, f"partitioned-{rows}-{PARTITIONS}", fresh, make)
+    paths = {"arrowipc": os.path.join(data, "part-arrow"), "parquet": os.path.join(data, "part-parquet")}
     stats = spark._jvm.io.arrowipc.spark.ReadStats
     frames = {name: spark.read.format(name).load(p) for name, p in paths.items()}
     best: dict = {}
@@ -112,34 +149,55 @@ def main(argv=None) -> int:
     ap.add_argument("--partitioned-rows", type=int, default=10_000_000)
     ap.add_argument("--partitioned-only", action="store_true",
                     help="run only the partitioned table's queries")
+    ap.add_argument("--installed", action="store_true",
+                    help="benchmark the installed arrowipc and its wheel's jar, not this checkout")
+    ap.add_argument("--data", default=os.path.join(os.path.expanduser("~"), ".cache", "arrowipc-bench",
+                                                   "spark_jvm_ratios"),
+                    help="where the generated data is kept between runs")
+    ap.add_argument("--fresh", action="store_true", help="generate the data again")
     args = ap.parse_args(argv)
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "java"))
-    import build_jar
-    if not build_jar.build(quiet=True):
-        print("the JVM source jar cannot be built here", file=sys.stderr)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not args.installed:
+        sys.path.insert(0, root)
+        sys.path.insert(0, os.path.join(root, "java"))
+        import build_jar
+        if not build_jar.build(quiet=True):
+            print("the JVM source jar cannot be built here", file=sys.stderr)
+            return 1
+    import arrowipc
+    from arrowipc.spark import jar_path, local_session
+    if not args.installed and not os.path.abspath(arrowipc.__file__).startswith(root + os.sep):
+        print(f"this checkout's arrowipc is not the one imported ({arrowipc.__file__})", file=sys.stderr)
         return 1
-    from arrowipc.spark import local_session
-    work = tempfile.mkdtemp(prefix="arrowipc-bench-")
+    print(f"arrowipc: {os.path.dirname(arrowipc.__file__)}\njar: {jar_path()}")
+    work = args.data
+    os.makedirs(work, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix="arrowipc-bench-")
     try:
         if args.partitioned_only:
             spark = local_session()
-            partitioned(spark, work, args.partitioned_rows, args.rounds)
+            partitioned(spark, work, args.partitioned_rows, args.rounds, args.fresh)
             spark.stop()
             return 0
-        t = make_table(args.rows)
-        paths = {"parquet": os.path.join(work, "t.parquet"), "arrow": os.path.join(work, "t.arrow"),
-                 "arrow zstd": os.path.join(work, "tz.arrow"), "parquet snappy": os.path.join(work, "ts.parquet")}
-        pq.write_table(t, paths["parquet"], compression="none", row_group_size=1 << 20)
-        pq.write_table(t, paths["parquet snappy"], compression="snappy", row_group_size=1 << 20)
-        # arrowipc's writer, with batch statistics (what the Spark writer writes by default)
-        import arrowipc
-        from arrowipc import ipc
-        at = arrowipc.table(t)
-        with ipc.new_file(paths["arrow"], at.schema, statistics=True) as w:
-            w.write_table(at, max_chunksize=1 << 16)
-        with ipc.new_file(paths["arrow zstd"], at.schema, statistics=True,
-                          options=ipc.IpcWriteOptions(compression="zstd")) as w:
-            w.write_table(at, max_chunksize=1 << 16)
+
+        def make(directory: str) -> None:
+            t = make_table(args.rows)
+            pq.write_table(t, os.path.join(directory, "t.parquet"), compression="none",
+                           row_group_size=1 << 20)
+            pq.write_table(t, os.path.join(directory, "ts.parquet"), compression="snappy",
+                           row_group_size=1 << 20)
+            # arrowipc's writer, with batch statistics (what the Spark writer writes by default)
+            from arrowipc import ipc
+            at = arrowipc.table(t)
+            with ipc.new_file(os.path.join(directory, "t.arrow"), at.schema, statistics=True) as w:
+                w.write_table(at, max_chunksize=1 << 16)
+            with ipc.new_file(os.path.join(directory, "tz.arrow"), at.schema, statistics=True,
+                              options=ipc.IpcWriteOptions(compression="zstd")) as w:
+                w.write_table(at, max_chunksize=1 << 16)
+
+        data = cached(work, f"flat-{args.rows}", args.fresh, make)
+        paths = {"parquet": os.path.join(data, "t.parquet"), "arrow": os.path.join(data, "t.arrow"),
+                 "arrow zstd": os.path.join(data, "tz.arrow"), "parquet snappy": os.path.join(data, "ts.parquet")}
         RANGE[:] = [args.rows // 2, args.rows // 2 + args.rows // 100]
         spark = local_session()
         fmt = {"parquet": "parquet", "parquet snappy": "parquet", "arrow": "arrowipc", "arrow zstd": "arrowipc"}
@@ -162,7 +220,7 @@ def main(argv=None) -> int:
             src = frames["parquet"]
             for name, (f, opts) in {"write arrow zstd": ("arrowipc", {"compression": "zstd"}),
                                     "write parquet snappy": ("parquet", {"compression": "snappy"})}.items():
-                out = os.path.join(work, "out-" + f)
+                out = os.path.join(scratch, "out-" + f)
                 t0 = time.perf_counter()
                 src.write.format(f).options(**opts).mode("overwrite").save(out)
                 best["write", name] = min(best.get(("write", name), 1e9), time.perf_counter() - t0)
@@ -178,10 +236,10 @@ def main(argv=None) -> int:
               f"| {a / p:.2f}x | {az / ps:.2f}x |")
         w_a, w_p = best["write", "write arrow zstd"], best["write", "write parquet snappy"]
         print(f"| write (zstd vs snappy) | | {w_a:.2f} | | {w_p:.2f} | | {w_a / w_p:.2f}x |")
-        partitioned(spark, work, args.partitioned_rows, args.rounds)
+        partitioned(spark, work, args.partitioned_rows, args.rounds, args.fresh)
         spark.stop()
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

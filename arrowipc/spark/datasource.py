@@ -291,6 +291,13 @@ class ArrowIpcReader(DataSourceReader):
         discovered = _discovered(self.options)
         if discovered is None:
             return self.plan(_inputs(self.options))
+        return self.plan_partitioned(discovered, getattr(self, "filters", None) or [])
+
+    def plan_partitioned(self, discovered: Discovered, pushed: list[PushedFilter] | None = None,
+                         stream: bool = False) -> list[ArrowIpcPartition]:
+        """The partitions reading the files of a partitioned table, each with the values of
+        its directories, of the partitions the `pushed` filters on partition columns do not
+        rule out; `stream` as for `plan`."""
         from .partitions import matches, value_of
         by_name = {f.name.lower(): f for f in self.spark_schema.fields}
         # the output positions of the partition columns the schema holds, and their types
@@ -300,7 +307,7 @@ class ArrowIpcReader(DataSourceReader):
         positions = [names.index(field.name) for _, _, field in wanted]
         order = sorted(range(len(wanted)), key=lambda j: positions[j])
         data_schema = _without(self.spark_schema, discovered.columns)
-        pushed: list[PushedFilter] = getattr(self, "filters", None) or []
+        pushed = pushed or []
         values: dict[str, tuple[Any, ...]] = {}
         kept = []
         for path, raw in discovered.files:
@@ -314,7 +321,7 @@ class ArrowIpcReader(DataSourceReader):
             return []
         parts = self.plan(_inputs(self.options, Discovered(discovered.columns, tuple(kept),
                                                            discovered.types)),
-                          data_schema=data_schema)
+                          stream=stream, data_schema=data_schema)
         for p in parts:
             p.values = tuple(values[p.path][j] for j in order)
             p.positions = tuple(positions[j] for j in order)
@@ -330,10 +337,10 @@ class ArrowIpcReader(DataSourceReader):
             from .spark_types import describe_difference, spark_schema_of
             for inp, schema in inputs:
                 got = spark_schema_of(schema, inp.path)
-                if got != self.spark_schema:
+                if got != spark_schema:      # of a partitioned table: its files' columns
                     raise ArrowInvalid(
                         f"arrowipc: the schema of {inp.path}, which arrived in the stream, "
-                        f"differs from the stream's: {describe_difference(got, self.spark_schema)}"
+                        f"differs from the stream's: {describe_difference(got, spark_schema)}"
                         f". Give the stream a schema (readStream.schema(...)) to read files that "
                         f"differ")
         elif self.schema_inferred:

@@ -13,6 +13,12 @@ already read (moved in with its original time) is not read; give it a new time (
 renaming it into place. The JVM source numbers files in a log in the checkpoint instead and has
 no such limit.
 
+A load path holding `col=value` directories (or read with option basePath) streams as a
+partitioned table: each trigger lists every partition's directory (new ones too), and the files
+read carry their directories' values as the partition columns (typed by the stream's schema).
+A filter on a partition column does not prune files here: Spark gives a Python stream reader no
+filters, so every new file is read and Spark drops the rows.
+
 Planning a batch's files and reading them are the batch reader's (datasource.ArrowIpcReader).
 """
 from __future__ import annotations
@@ -166,13 +172,32 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                "high-water mark of modification times")
         self.available_now: Key | None = None        # Trigger.AvailableNow: the last key present at its start
         self.last = _offset(INITIAL_KEY)  # the offset returned last (pyspark < 4.2 gives no start)
+        # a partitioned directory: its partition columns, and each file's raw directory values
+        self.partition_columns: tuple[str, ...] | None = None
+        self.partition_values: dict[str, tuple[str | None, ...]] = {}
+
+    def _listed(self) -> list[str]:
+        """The data files under the load path now; of a partitioned directory (col=value
+        directories, or option basePath), those of every partition, their directories'
+        values kept in `self.partition_values` for `partitions`."""
+        from .partitions import discover, is_partitioned
+        path = str(_option(self.options, OPT_PATH, ""))
+        try:
+            if not is_partitioned(path, self.options):
+                return find_input_paths(path)
+            found = discover(path, self.options)
+        except ArrowInvalid as e:
+            if "names no" in str(e):
+                return []                # nothing there yet
+            raise
+        self.partition_columns = found.columns
+        for file, values in found.files:
+            self.partition_values[absolute(file)] = values
+        return [file for file, _ in found.files]
 
     def _complete_files(self, after: Key, upto: Key | None = None) -> list[tuple[Key, str]]:
         """[(key, path)] of the complete files with after < key (<= upto), in key order."""
-        try:
-            paths = find_input_paths(_option(self.options, OPT_PATH, ""))
-        except ArrowInvalid:
-            return []                    # nothing there yet
+        paths = self._listed()
         out = []
         for p in paths:
             path = absolute(p)
@@ -225,11 +250,19 @@ class ArrowIpcStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         files = [path for _, path in self._complete_files(_key_of(start), _key_of(end))]
         if not files:
             return []
+        if self.partition_columns is not None:
+            from .partitions import Discovered
+            # types come from the stream's schema: the directories' own are not used here
+            found = Discovered(self.partition_columns,
+                               tuple((f, self.partition_values[f]) for f in files),
+                               ("string",) * len(self.partition_columns))
+            parts: list[Any] = self.batch_reader.plan_partitioned(found, stream=True)
+            return parts
         inputs = []
         for path in files:
             inp = detect_format(path)
             inputs.append((inp, read_input_schema(inp)))
-        parts: list[Any] = self.batch_reader.plan(inputs, stream=True)
+        parts = self.batch_reader.plan(inputs, stream=True)
         return parts
 
     def read(self, partition: Any) -> Iterator[Any]:

@@ -308,3 +308,21 @@ def test_a_stream_reads_a_partitioned_directory(spark, jvm, tmp_path):
     q.awaitTermination()
     assert sorted(tuple(r) for r in spark.table("partitioned_stream").collect()) == [
         (1, "a", "DE"), (2, "b", "FR")]
+
+
+def test_the_schema_option_applies_to_a_partitioned_path(spark, jvm, tmp_path):
+    # option("schema") is the user schema on the file format path too, as .schema(...) is
+    path = str(tmp_path / "a")
+    _write(spark, path, rows=[(1, "DE", "a"), (2, "FR", "b")])
+    df = spark.read.format("arrowipc").option("schema", "id long, country string").load(path)
+    assert df.columns == ["id", "country"]           # the files' v left out, as the schema says
+    assert sorted(tuple(r) for r in df.collect()) == [(1, "DE"), (2, "FR")]
+
+
+def test_the_schema_option_cannot_retype_a_partition_column(spark, jvm, tmp_path):
+    path = str(tmp_path / "a")
+    _write(spark, path, rows=[(1, 7, "a")], schema="id long, k int, v string", by=("k",))
+    df = spark.read.format("arrowipc").option("schema", "id long, k string").load(path)
+    with pytest.raises(Exception, match="option schema declares partition column 'k' as string, "
+                                        "but Spark inferred int"):
+        df.collect()

@@ -337,3 +337,50 @@ def test_python_source_streams_from_an_fsspec_url():
     fs.pipe(root + "/c.arrow", data)
     assert reader.latestOffset(first, None)["path"] == f"{url}/c.arrow"
     assert reader.latestOffset(reader.latestOffset(first, None), None)["path"] == f"{url}/c.arrow"
+
+
+def test_a_partitioned_directory_streams_new_files_with_their_partition_values(spark, source,
+                                                                                tmp_path):
+    # files arriving in an existing col=value directory and in a new one are read once each,
+    # with the values their directories name
+    d = tmp_path / "in"
+    for c in ("DE", "FR"):
+        (d / f"country={c}").mkdir(parents=True)
+    _put(d / "country=DE", "a.arrow", _file_bytes(_table(0, 3)))
+    _put(d / "country=FR", "b.arrows", _stream_bytes(_table(3, 2)))
+    name = _name()
+    q = (spark.readStream.format(source).schema("id bigint, name string, country string")
+         .load(str(d)).writeStream.format("memory").queryName(name)
+         .option("checkpointLocation", str(tmp_path / "ck")).start())
+    try:
+        q.processAllAvailable()
+        rows = lambda: sorted((r.id, r.country) for r in spark.sql(f"select * from {name}").collect())
+        assert rows() == [(0, "DE"), (1, "DE"), (2, "DE"), (3, "FR"), (4, "FR")]
+        _put(d / "country=DE", "c.arrow", _file_bytes(_table(5, 1)))
+        (d / "country=NL").mkdir()
+        _put(d / "country=NL", "d.arrow", _file_bytes(_table(6, 2)))
+        q.processAllAvailable()
+        assert rows()[5:] == [(5, "DE"), (6, "NL"), (7, "NL")]
+        assert spark.sql(f"select name from {name} where id = 6").collect()[0].name == "n6"
+    finally:
+        q.stop()
+
+
+def test_jvm_partitioned_stream_opens_only_the_filtered_partitions_files(spark, jvm, tmp_path):
+    d = tmp_path / "in"
+    for c in ("DE", "FR"):
+        (d / f"country={c}").mkdir(parents=True)
+        _put(d / f"country={c}", "a.arrow", _file_bytes(_table(0 if c == "DE" else 10, 2)))
+    name = _name()
+    q = (spark.readStream.format("arrowipc").schema("id bigint, name string, country string")
+         .load(str(d)).where("country = 'FR'").writeStream.format("memory").queryName(name)
+         .option("checkpointLocation", str(tmp_path / "ck")).start())
+    try:
+        q.processAllAvailable()
+        _put(d / "country=DE", "b.arrow", _file_bytes(_table(2, 2)))
+        _put(d / "country=FR", "b.arrow", _file_bytes(_table(12, 2)))
+        q.processAllAvailable()
+        assert _ids(spark, name) == [10, 11, 12, 13]
+        assert jvm.filesOpened() == 2          # the FR files; DE's are pruned by their directory
+    finally:
+        q.stop()

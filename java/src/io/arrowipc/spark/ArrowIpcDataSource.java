@@ -139,6 +139,10 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister, Fi
   public scala.Option<StructType> inferSchema(SparkSession session,
       scala.collection.immutable.Map<String, String> options,
       scala.collection.immutable.Seq<FileStatus> files) {
+    // option schema (DDL) as DataFrameReader.schema(...): Spark's fallback from a V2 table to the
+    // file format passes only the latter on as the user's schema
+    StructType given = PartitionedFiles.schemaOption(options);
+    if (given != null) return scala.Option.apply(given);
     return PartitionedFiles.inferSchema(files);
   }
 
@@ -161,6 +165,7 @@ public class ArrowIpcDataSource implements TableProvider, DataSourceRegister, Fi
           scala.collection.immutable.Map<String, String> options,
           org.apache.hadoop.conf.Configuration hadoopConf) {
     Filter[] pushed = scala.jdk.javaapi.CollectionConverters.asJava(filters).toArray(new Filter[0]);
+    PartitionedFiles.checkPartitionTypes(PartitionedFiles.schemaOption(options), partitionSchema);
     return new PartitionedFiles.Reader(requiredSchema, partitionSchema, pushed, hadoopConf);
   }
 

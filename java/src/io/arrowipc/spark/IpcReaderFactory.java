@@ -7,7 +7,6 @@ import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * Creates the columnar reader of each partition on the executors, with the driver's Hadoop
@@ -17,12 +16,12 @@ final class IpcReaderFactory implements PartitionReaderFactory {
   private static final long serialVersionUID = 1L;
   private final StructType schema;
   private final Filter[] filters;
-  private final SerializableConfiguration hadoopConf;
+  private final HadoopConf.Shipped hadoopConf;
 
   IpcReaderFactory(StructType schema, Filter[] filters) {
     this.schema = schema;
     this.filters = filters;
-    this.hadoopConf = new SerializableConfiguration(HadoopConf.get());
+    this.hadoopConf = new HadoopConf.Shipped(HadoopConf.get());
   }
 
   @Override

@@ -31,7 +31,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * The arrowipc source as a Spark file format (ArrowIpcDataSource's FileFormat side): what Spark's
@@ -104,6 +103,36 @@ final class PartitionedFiles {
       return false;
     } catch (IOException | IllegalArgumentException e) {
       throw new IpcException("arrowipc: cannot list " + path + ": " + e, e);
+    }
+  }
+
+  /**
+   * The read option schema (a DDL string), or null. On the file format it stands for the user's
+   * schema: its columns and types, in its order; a partition column it names keeps its position.
+   */
+  static StructType schemaOption(scala.collection.immutable.Map<String, String> options) {
+    scala.Option<String> ddl = options.get("schema");     // Spark's options are case-insensitive
+    if (ddl.isEmpty() || ddl.get().trim().isEmpty()) return null;
+    return StructType.fromDDL(ddl.get());
+  }
+
+  /**
+   * Spark types partition columns before the file format sees option schema (only a
+   * DataFrameReader.schema(...) reaches its partition discovery): a partition column the option
+   * types otherwise than Spark inferred it fails rather than read as the other type.
+   */
+  static void checkPartitionTypes(StructType given, StructType partitionSchema) {
+    if (given == null) return;
+    for (StructField p : partitionSchema.fields()) {
+      for (StructField f : given.fields()) {
+        if (f.name().equalsIgnoreCase(p.name()) && !f.dataType().equals(p.dataType())) {
+          throw new IpcException("arrowipc: option schema declares partition column '" + f.name()
+              + "' as " + f.dataType().simpleString() + ", but Spark inferred "
+              + p.dataType().simpleString() + " from its directories; give the schema with "
+              + "DataFrameReader.schema(...), which types partition columns, or leave the column "
+              + "out of the option");
+        }
+      }
     }
   }
 
@@ -251,7 +280,7 @@ final class PartitionedFiles {
     private final StructType required;
     private final StructType partitionSchema;
     private final Filter[] filters;
-    private final SerializableConfiguration conf;
+    private final HadoopConf.Shipped conf;
 
     Reader(StructType required, StructType partitionSchema, Filter[] filters, Configuration conf) {
       this.required = required;
@@ -259,7 +288,7 @@ final class PartitionedFiles {
       List<Filter> usable = new ArrayList<>();
       for (Filter f : filters) if (StatsFilter.usable(f)) usable.add(f);
       this.filters = usable.toArray(new Filter[0]);
-      this.conf = new SerializableConfiguration(conf);
+      this.conf = new HadoopConf.Shipped(conf);
     }
 
     @Override
