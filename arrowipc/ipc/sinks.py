@@ -1,9 +1,12 @@
-"""Where written IPC data goes: atomic replacement of a path.
+"""Where written IPC data goes: atomic replacement of a path, or a fresh file written through.
 
-A path is written to a temporary file in the same directory and renamed over the final name only
-on success, so a crash or an error never leaves a truncated file under that name. The new file
-gets the permissions any newly created file gets (0666 less the umask), or keeps those of the file
-it replaces; errors name the path the caller gave, never the temporary one.
+`AtomicFile`: a path is written to a temporary file in the same directory and renamed over the
+final name only on success, so a crash or an error never leaves a truncated file under that name.
+`open_fresh`: a new empty file is renamed over the name at once and written through there (the
+stream writers, so another process can follow the stream); the previous file is replaced, never
+truncated in place. Either way the new file gets the permissions any newly created file gets
+(0666 less the umask), or keeps those of the file it replaces; errors name the path the caller
+gave, never the temporary one.
 
 Durability is a separate, explicit choice (`commit(durable=True)`): the rename alone is atomic
 against crashes of this process, as pyarrow's writes are, but after a power loss the name may
@@ -21,9 +24,9 @@ import sys
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, BinaryIO
 
-__all__ = ["AtomicFile", "fsync_directory"]
+__all__ = ["AtomicFile", "fsync_directory", "open_fresh"]
 
 
 class AtomicFile:
@@ -98,6 +101,25 @@ class AtomicFile:
         # dropped without commit(): never publish a partial file
         if getattr(self, "tmp_path", None) is not None:
             self.abort()
+
+
+def open_fresh(path: str) -> BinaryIO:
+    """A new, empty binary file put under `path` by one rename, open for writing there.
+
+    Why not truncate the file in place (open(path, "wb"), as pyarrow): ext4 (auto_da_alloc)
+    starts writeback of the whole file when one truncated to zero is closed after being written
+    again, which doubles the time of a large write the page cache would otherwise absorb; a rename
+    of an empty file costs nothing of the kind. So the name always holds either the previous file
+    or the new one, and a process still reading the previous file keeps its bytes."""
+    fresh = AtomicFile(path)
+    assert fresh.tmp_path is not None          # the constructor either made it or raised
+    try:
+        os.replace(fresh.tmp_path, fresh.target)
+    except OSError as e:
+        fresh.abort()
+        raise _naming(e, fresh.path) from None
+    fresh.tmp_path = None                      # published: nothing left to remove
+    return fresh.file
 
 
 # None until looked up, then False (not available) or libc's renameat2

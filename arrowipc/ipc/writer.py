@@ -8,11 +8,13 @@ Large messages to a file descriptor are written by a background thread, one writ
 sink, so the next batch is flattened and compressed (GIL released) while the kernel copies the
 previous one: compress n+1 while writing n. A write in flight may outlive `write_batch` only when
 every byte it sends is the writer's own (compressed frames, headers, padding). Buffers stored raw
-are the caller's memory: to a path, they are written at their offsets (pwritev) before
-`write_batch` returns and the rest goes to the background, so typical batches, some columns
-compressible and some not, overlap without a copy; to other file descriptors, raw buffers under
-half a message are copied, and otherwise `write_batch` waits for the write, as pyarrow's
-synchronous write does. Errors of a background write surface at the next write or at close.
+are the caller's memory: to a file writer's temporary file, they are written at their offsets
+(pwritev) before `write_batch` returns and the rest goes to the background, so typical batches,
+some columns compressible and some not, overlap without a copy; to other file descriptors
+(a stream's path among them, written in order so a reader following it never meets a hole), raw
+buffers under half a message are copied, and otherwise `write_batch` waits for the write, as
+pyarrow's synchronous write does. Errors of a background write surface at the next write or at
+close.
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY
 from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
 from .serialize import serialize_record_batch, serialize_schema
-from .sinks import AtomicFile
+from .sinks import AtomicFile, fsync_directory, open_fresh
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -104,18 +106,22 @@ def _writer_owns(parts: list[Any]) -> bool:
 class _Sink:
     """Adapts a path, a file-like object or a BufferOutputStream to gather writes.
 
-    A path is written atomically: to a temporary file in the same directory, renamed over the
-    final name only when the writer closes successfully, so a crash or an error never leaves a
-    truncated file under that name. (Paths that are not regular files, such as /dev/stdout or a
-    FIFO, are written in place.) With `durable`, the file and its directory are fsynced at close,
-    so the new contents also survive a power loss; like pyarrow, the default does not wait for the
-    disk.
+    A path is written atomically by default: to a temporary file in the same directory, renamed
+    over the final name only when the writer closes successfully, so a crash or an error never
+    leaves a truncated file under that name. With `in_place` (the stream writers, as pyarrow's) it
+    is written through under its own name, so a reader in another process can follow the stream
+    as it grows; paths that are not regular files (/dev/stdout, a FIFO) are always written in
+    place. With `durable`, the file and its directory are fsynced at close, so the new contents
+    also survive a power loss; like pyarrow, the default does not wait for the disk.
     """
 
-    def __init__(self, sink: SinkLike, durable: bool = False, filesystem: Any = None) -> None:
+    def __init__(self, sink: SinkLike, durable: bool = False, filesystem: Any = None,
+                 in_place: bool = False) -> None:
         self.owns = False
         self.durable = bool(durable)
-        self.in_place_path: str | None = None     # a path that is not a regular file (a FIFO)
+        self.in_place_path: str | None = None     # a path written through under its own name
+        # ... to a new file renamed there at open (open_fresh): the directory of that rename
+        self.fresh_directory: str | None = None
         self.atomic: AtomicFile | None = None     # a path's temporary file until close()
         # a URL or a path on `filesystem`: an upload published only on close (filesystems.py)
         remote: Any = (open_output(sink, filesystem) if isinstance(sink, (str, os.PathLike))
@@ -125,7 +131,7 @@ class _Sink:
             sink = remote.file
             self.owns = True
         elif isinstance(sink, (str, os.PathLike)):
-            sink = self._open_path(os.fspath(sink))
+            sink = self._open_path(os.fspath(sink), in_place)
             self.owns = True
         if not hasattr(sink, "write"):
             raise TypeError(f"cannot write IPC data to a {type(sink).__name__}: expected a path, "
@@ -283,7 +289,7 @@ class _Sink:
                 k = os.write(self._fd, mv)
                 mv = mv[k:]
 
-    def _open_path(self, path: str) -> BinaryIO:
+    def _open_path(self, path: str, in_place: bool) -> BinaryIO:
         try:
             st = os.stat(os.path.realpath(path))
         except OSError:
@@ -291,6 +297,11 @@ class _Sink:
         if st is not None and not stat.S_ISREG(st.st_mode):
             self.in_place_path = path
             return open(path, "wb")
+        if in_place:
+            self.in_place_path = path
+            file = open_fresh(path)
+            self.fresh_directory = os.path.dirname(os.path.realpath(path))
+            return file
         self.atomic = AtomicFile(path)
         return self.atomic.file
 
@@ -304,7 +315,13 @@ class _Sink:
             if self.atomic is not None:
                 self.atomic.commit(durable=self.durable)
             else:
+                durable = self.durable and self.fresh_directory is not None
+                if durable:
+                    self.f.flush()
+                    os.fsync(self.f.fileno())
                 self.f.close()
+                if durable and self.fresh_directory is not None:   # the rename done at open
+                    fsync_directory(self.fresh_directory)
         elif hasattr(self.f, "flush") and not self._memory:
             try:
                 self.f.flush()
@@ -433,6 +450,7 @@ class MessageEncoder:
 
 class _WriterBase:
     _file_mode = False
+    _paths_in_place = False      # the stream writers write a path through, as pyarrow's do
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, options: IpcWriteOptions | None = None,
                  use_legacy_format: bool | None = None,
@@ -456,7 +474,7 @@ class _WriterBase:
                              "decides when to fsync it, and an object store's upload is durable "
                              "when it completes)")
         self._closed = True      # until the schema is out: a failed start is not finished later
-        self._sink = _Sink(sink, durable, filesystem)
+        self._sink = _Sink(sink, durable, filesystem, self._paths_in_place)
         self._sink.background = self.options.use_threads
         self._start()
         self._write_message_bytes(enc.schema_message(), [], 0)
@@ -634,12 +652,12 @@ class _WriterBase:
         if exc_type is None:
             self.close()
         elif self._sink.atomic is not None:
-            # an error inside the block: a path, written atomically, keeps its previous contents
-            # (or stays absent); the error says the write failed
+            # an error inside the block: a path the file writer writes atomically keeps its
+            # previous contents (or stays absent); the error says the write failed
             self._closed = True
             self._sink.abort()
         else:
-            # a file object or memory, as pyarrow: ended after the batches written so far; the
+            # elsewhere, as pyarrow: the stream is ended after the batches written so far; the
             # block's error is the one that propagates
             try:
                 self.close()
@@ -669,10 +687,15 @@ class _WriterBase:
 class RecordBatchStreamWriter(_WriterBase):
     """Writes the IPC stream format: schema, batches, end-of-stream marker.
 
+    A path is written through under its own name, as pyarrow does, so another process can read
+    the stream as it grows; an error inside `with` ends the stream after the batches written.
+
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
     metadata, under the key files use (ipc.statistics); a stream has no footer for a summary.
     """
+
+    _paths_in_place = True
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
                  options: IpcWriteOptions | None = None, durable: bool = False,
@@ -747,10 +770,12 @@ def new_stream(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | No
                options: IpcWriteOptions | None = None, durable: bool = False,
                filesystem: Any = None, statistics: bool = False) -> RecordBatchStreamWriter:
     """A RecordBatchStreamWriter to a path, a URL (s3://, gs://, ... through fsspec), a path on
-    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
-    under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
-    local path's file and directory at close; `statistics=True` writes each batch's min/max/null
-    counts in its custom metadata (ipc.statistics)."""
+    `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream. A local path is
+    written through under its own name, as pyarrow's (another process can follow the stream; an
+    existing file is replaced by a new one at open); a URL or key appears only when the writer
+    closes successfully. `durable=True` fsyncs a local path's file and directory at close;
+    `statistics=True` writes each batch's min/max/null counts in its custom metadata
+    (ipc.statistics)."""
     return RecordBatchStreamWriter(sink, schema, use_legacy_format=use_legacy_format,
                                    options=options, durable=durable, filesystem=filesystem,
                                    statistics=statistics)

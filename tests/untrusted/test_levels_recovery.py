@@ -191,20 +191,21 @@ def test_path_write_appears_only_when_closed(tmp_path):
 
 
 def test_error_inside_the_block_keeps_the_previous_file(tmp_path):
-    path = tmp_path / "out.arrows"
+    # the file writer writes a path atomically (a documented difference from pyarrow)
+    path = tmp_path / "out.arrow"
     path.write_bytes(b"previous contents")
     os.chmod(path, 0o640)
     schema = arrowipc.schema(GOOD.schema)
     with pytest.raises(RuntimeError):
-        with ipc.new_stream(path, schema) as w:
+        with ipc.new_file(path, schema) as w:
             w.write_batch(arrowipc.record_batch(GOOD))
             raise RuntimeError("boom")
     assert path.read_bytes() == b"previous contents"
-    assert os.listdir(tmp_path) == ["out.arrows"]
-    with ipc.new_stream(path, schema) as w:          # a successful write replaces it
+    assert os.listdir(tmp_path) == ["out.arrow"]
+    with ipc.new_file(path, schema) as w:            # a successful write replaces it
         w.write_batch(arrowipc.record_batch(GOOD))
     assert os.stat(path).st_mode & 0o777 == 0o640    # with the same permissions
-    assert pa.ipc.open_stream(path.read_bytes()).read_all().num_rows == 3
+    assert pa.ipc.open_file(path.read_bytes()).read_all().num_rows == 3
 
 
 def test_killed_writer_leaves_no_truncated_file(tmp_path):
