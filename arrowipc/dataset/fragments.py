@@ -328,6 +328,10 @@ class FileFragment:
                 plan.batches = keep
             else:
                 plan.batches = list(range(n))
+            if plan.batches and plan.reads_columns:
+                # a local file mapped under a read lease: its batches' columns are views of
+                # the mapping, not copies of their ranges (pages are faulted in as read)
+                reader._map_local_file()
         except (ArrowException, OSError) as e:
             raise named_error(e, self.path) from None
         return plan

@@ -399,3 +399,37 @@ def test_a_parquet_file_among_sniffed_files_is_named(tmp_path):
     pq.write_table(pa.table({"x": [1]}), path)
     with pytest.raises(A.ArrowInvalid, match="x.parquet: a Parquet file, not Arrow IPC"):
         ds.dataset(path).to_table()
+
+
+def test_a_scan_views_local_files_through_leased_mappings(tmp_path):
+    """A scan's columns are views of each file mapped under a read lease (no copy of the ranges
+    read), and the mappings go when the scan's data does."""
+    import gc
+    from arrowipc._core.leased_map import lease_break_signal, live_leased_maps
+    from arrowipc.ipc import paths
+    n = 100_000                 # 1.6 MB a file in two batches: ranged reads before
+    for k in range(2):
+        _write_file(str(tmp_path / f"part{k}.arrow"),
+                    pa.table({"a": np.arange(n, dtype=np.int64) + k * n,
+                              "b": np.arange(n, dtype=np.float64)}), chunksize=50_000)
+    data = ds.dataset(str(tmp_path), format="ipc")
+    gc.collect()
+    before = live_leased_maps()
+    table = data.to_table(columns=["a"])
+    expected = pa.chunked_array([np.arange(2 * n, dtype=np.int64)])
+    assert table.column("a").to_pylist() == expected.to_pylist()
+    if not paths.LEASED_MAPS or lease_break_signal() == 0 or live_leased_maps() == before:
+        # no lease on this system or filesystem: the scan read copies, as it may
+        import fcntl
+        probe = os.open(str(tmp_path / "part0.arrow"), os.O_RDONLY)
+        try:
+            fcntl.fcntl(probe, getattr(fcntl, "F_SETLEASE", 1024), fcntl.F_RDLCK)
+        except OSError:
+            pytest.skip("this filesystem or kernel grants no read lease")
+        finally:
+            os.close(probe)
+    assert live_leased_maps() == before + 2
+    assert data.count_rows(filter=field("a") < 10) == 10
+    del table
+    gc.collect()
+    assert live_leased_maps() == before
