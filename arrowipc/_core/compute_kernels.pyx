@@ -105,6 +105,40 @@ cdef Buffer _bits_out(int64_t n):
 
 cdef void _compare_loop(int op, const num_t* a, int64_t step_a, const num_t* b, int64_t step_b,
                        int64_t n, uint8_t* dst) noexcept nogil:
+    # one loop per operator and per operand shape, each with its constants known to the C
+    # compiler (the operator tested once, not once a value; a scalar's step not multiplied)
+    if step_a == 1 and step_b == 0:
+        if op == 0:
+            _compare_shaped(0, a, 1, b, 0, n, dst)
+        elif op == 1:
+            _compare_shaped(1, a, 1, b, 0, n, dst)
+        elif op == 2:
+            _compare_shaped(2, a, 1, b, 0, n, dst)
+        elif op == 3:
+            _compare_shaped(3, a, 1, b, 0, n, dst)
+        elif op == 4:
+            _compare_shaped(4, a, 1, b, 0, n, dst)
+        else:
+            _compare_shaped(5, a, 1, b, 0, n, dst)
+    elif step_a == 1 and step_b == 1:
+        if op == 0:
+            _compare_shaped(0, a, 1, b, 1, n, dst)
+        elif op == 1:
+            _compare_shaped(1, a, 1, b, 1, n, dst)
+        elif op == 2:
+            _compare_shaped(2, a, 1, b, 1, n, dst)
+        elif op == 3:
+            _compare_shaped(3, a, 1, b, 1, n, dst)
+        elif op == 4:
+            _compare_shaped(4, a, 1, b, 1, n, dst)
+        else:
+            _compare_shaped(5, a, 1, b, 1, n, dst)
+    else:
+        _compare_shaped(op, a, step_a, b, step_b, n, dst)
+
+
+cdef inline void _compare_shaped(int op, const num_t* a, int64_t step_a, const num_t* b,
+                                 int64_t step_b, int64_t n, uint8_t* dst) noexcept nogil:
     # 8 results per output byte, without a branch per value (random data would mispredict)
     cdef int64_t i, j, k, full = n >> 3
     cdef uint8_t byte
@@ -135,6 +169,39 @@ def compare_numbers(int op, const num_t[::1] a, const num_t[::1] b, int64_t n):
     with nogil:
         _compare_loop(op, &a[0], step_a, &b[0], step_b, n, dst)
     return out
+
+
+cdef inline int64_t _count_shaped(int op, const num_t* a, num_t v, int64_t n) noexcept nogil:
+    cdef int64_t i, c = 0
+    for i in range(n):
+        c += _cmp_num(op, a[i], v)
+    return c
+
+
+def count_compare(int op, const num_t[::1] values, const num_t[::1] value):
+    """How many of `values` satisfy `values[i] op value[0]` (a count, no bitmap made: a
+    filtered count_rows over a column without nulls)."""
+    if value.shape[0] != 1:
+        raise ValueError(f"one value to compare with, got {value.shape[0]}")
+    cdef int64_t n = values.shape[0], c = 0
+    if n == 0:
+        return 0
+    cdef const num_t* a = &values[0]
+    cdef num_t v = value[0]
+    with nogil:
+        if op == 0:
+            c = _count_shaped(0, a, v, n)
+        elif op == 1:
+            c = _count_shaped(1, a, v, n)
+        elif op == 2:
+            c = _count_shaped(2, a, v, n)
+        elif op == 3:
+            c = _count_shaped(3, a, v, n)
+        elif op == 4:
+            c = _count_shaped(4, a, v, n)
+        else:
+            c = _count_shaped(5, a, v, n)
+    return c
 
 
 cdef inline int _cmp128(const int64_t* x, const int64_t* y) noexcept nogil:
