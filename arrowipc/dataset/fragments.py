@@ -28,7 +28,9 @@ from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
+from .._core.compute_kernels import OP_CODES, count_compare
 from ..array import Array, array, nulls
+from ..data.compute import _fixed_values
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.options import IpcReadOptions
@@ -127,6 +129,8 @@ class FileFragment:
         # or None, physical schema); a later scan prunes or counts by it without opening the
         # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
         self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
+        # each batch's statistics as last read, under the same (size, mtime) key
+        self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -280,6 +284,43 @@ class FileFragment:
             return None
         return int(cached[0]["rows"])
 
+    def _statistics_of_batches(self, reader: RecordBatchFileReader, key: tuple[int, int] | None,
+                               n: int) -> list[Statistics | None]:
+        """Each record batch's statistics (from its message header, no body read), kept for
+        the next scan while the file's size and mtime are unchanged."""
+        kept = self._batch_statistics
+        if kept is not None and key is not None and kept[0] == key and len(kept[1]) == n:
+            return kept[1]
+        stats = [read_statistics(reader.read_block_message("record batch", i,
+                                                           with_body=False).custom_metadata)
+                 for i in range(n)]
+        if key is not None:
+            self._batch_statistics = (key, stats)
+        return stats
+
+    def count_all_rows(self) -> int | None:
+        """All the file's rows, from its footer alone: the statistics summary (kept for later
+        scans) or each batch's header; no plan is made. None for a stream (read to count)."""
+        rows = self.rows_from_footer()
+        if rows is not None:
+            return rows
+        if self.is_stream():
+            return None
+        key = self._file_key()
+        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        assert isinstance(reader, RecordBatchFileReader)
+        try:
+            physical = reader.schema
+            self._schema = physical
+            summary = file_statistics(reader)
+            if key is not None:
+                self._footer = (key, summary, physical)
+            return int(summary["rows"]) if summary is not None else reader.count_rows()
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.path) from None
+        finally:
+            reader.close()
+
     def residual(self, spec: ScanSpec) -> Expression | None | Literal[False]:
         """Stage 1: the scan's filter bound to this file's partition values (False: the
         partition rules the file out; None: no filter left)."""
@@ -312,20 +353,19 @@ class FileFragment:
             return plan
         assert isinstance(reader, RecordBatchFileReader)
         try:
-            summary = file_statistics(reader)
-            if key is not None:
+            kept = self._footer if key is not None and self._footer is not None \
+                and self._footer[0] == key else None
+            summary = kept[1] if kept is not None else file_statistics(reader)
+            if key is not None and kept is None:
                 self._footer = (key, summary, physical)
             if rest is not None and not _exprs.might_match(rest, summary, physical):
                 return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
             if rest is not None and summary is not None:
-                keep = []
-                for i in range(n):
-                    msg = reader.read_block_message("record batch", i, with_body=False)
-                    if _exprs.might_match(rest, read_statistics(msg.custom_metadata), physical):
-                        keep.append(i)
-                plan.batches = keep
+                stats = self._statistics_of_batches(reader, key, n)
+                plan.batches = [i for i in range(n)
+                                if _exprs.might_match(rest, stats[i], physical)]
             else:
                 plan.batches = list(range(n))
             if plan.batches and plan.reads_columns:
@@ -352,6 +392,8 @@ class FragmentPlan:
         self.batch_rows: list[int] | None = None
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
+        # `column op number`: a filtered count counts it on the column's values in one kernel
+        self._comparison = _exprs.column_comparison(residual)
 
     @property
     def is_stream(self) -> bool:
@@ -449,7 +491,41 @@ class FragmentPlan:
         """Rows of `batch` (as read) the residual filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
+        counted = self._counted_directly(batch)
+        if counted is not None:
+            return counted
         return _true_count(self._mask(self._completed(batch, 0, False)))
+
+    def _counted_directly(self, batch: RecordBatch) -> int | None:
+        """The rows of `batch` passing a `column op number` residual, counted on the column's
+        values (no mask, no batch made), when the column is a plain number column without
+        nulls in the dataset's type and the number is exact in it; None otherwise."""
+        if self._comparison is None:
+            return None
+        name, op, value = self._comparison
+        if name not in batch.schema.names:
+            return None
+        data = batch.column(name).data
+        dtype = _COUNTED_TYPES.get(data.type.name)
+        if dtype is None or data.null_count != 0 \
+                or not data.type.equals(self.spec.dataset_schema.field(name).type):
+            return None
+        if isinstance(value, float) and np.dtype(dtype).kind in "iu":
+            return None                 # compared as doubles by pyarrow: the general path
+        if np.dtype(dtype).kind in "iu":
+            info = np.iinfo(dtype)
+            if not info.min <= value <= info.max:
+                return None
+            number = np.array([value], dtype=dtype)
+        else:
+            number = np.array([value], dtype=dtype)
+            if value != value or float(number[0]) != value:
+                return None             # NaN, or not exact in the column's type
+        try:
+            values = _fixed_values(data)
+        except (ArrowException, ValueError) as e:
+            raise named_error(e, self.fragment.path) from None
+        return int(count_compare(OP_CODES[op], values, number))
 
     # -- stage 4 and assembly -------------------------------------------------------------------
     def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
@@ -498,6 +574,12 @@ def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: 
     decoder.options.included_fields = included
     decoder.set_schema(decoder.info, decoder.column_plan)
 
+
+# the column types a `column op number` filter is counted on directly, as numpy dtypes
+_COUNTED_TYPES: dict[str, Any] = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64}
 
 # the fixed-width types a partition value is repeated in by numpy (not through take())
 _NUMPY_TYPES: dict[str, Any] = {

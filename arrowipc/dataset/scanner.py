@@ -359,7 +359,7 @@ class Scanner:
 
         def count(item: tuple[FileFragment, Expression | None]) -> int:
             if item[1] is None:
-                rows = item[0].rows_from_footer()
+                rows = item[0].count_all_rows()
                 if rows is not None:
                     return rows
             plan = item[0].plan(counting, item[1])
