@@ -1,5 +1,6 @@
 """arrowipc.dataset reads as pyarrow.dataset does: files, directories, partitions, scans."""
 import os
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -470,3 +471,29 @@ def test_filtered_counts_on_number_columns_match_pyarrow(tmp_path):
     assert ours.count_rows(filter=ds.scalar(500) > field("u32")) == \
         theirs.count_rows(filter=pds.scalar(500) > pds.field("u32"))
 
+
+@pytest.mark.parametrize("type_, texts", [
+    (pa.int8(), ["-128", "127", "007", "-0"]), (pa.uint8(), ["0", "255", "010"]),
+    (pa.int64(), ["-9223372036854775808", "9223372036854775807"]),
+    (pa.uint64(), ["18446744073709551615"])])
+def test_integer_partition_values_parse_as_pyarrow(tmp_path, type_, texts):
+    for i, text in enumerate(texts):
+        _write_file(str(tmp_path / f"k={text}" / "f.arrow"), pa.table({"x": [i]}))
+    part = pds.partitioning(pa.schema([("k", type_)]), flavor="hive")
+    ours = ds.dataset(str(tmp_path), format="ipc", partitioning=part)
+    theirs = pds.dataset(str(tmp_path), format="ipc", partitioning=part)
+    assert sorted(ours.to_table().to_pylist(), key=lambda r: r["x"]) == \
+        sorted(theirs.to_table().to_pylist(), key=lambda r: r["x"])
+
+
+@pytest.mark.parametrize("type_, text", [(pa.int8(), "128"), (pa.int8(), "-129"),
+                                         (pa.uint8(), "256"), (pa.uint8(), "-1"),
+                                         (pa.int32(), "+5"), (pa.int32(), "1_0")])
+def test_an_integer_partition_value_out_of_its_type_is_an_error(tmp_path, type_, text):
+    _write_file(str(tmp_path / f"k={text}" / "f.arrow"), pa.table({"x": [1]}))
+    part = pds.partitioning(pa.schema([("k", type_)]), flavor="hive")
+    with pytest.raises(pa.ArrowInvalid):
+        pds.dataset(str(tmp_path), format="ipc", partitioning=part).to_table()
+    with pytest.raises(A.ArrowInvalid, match=re.escape(
+            f"error parsing '{text}' as scalar of type {type_} for partition field 'k'")):
+        ds.dataset(str(tmp_path), format="ipc", partitioning=part).to_table()
