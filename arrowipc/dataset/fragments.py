@@ -332,10 +332,17 @@ class FileFragment:
         the residual already bound, when the caller did stage 1)."""
         if isinstance(rest, str):
             rest = self.residual(spec)
-        if rest is False or self.ruled_out_by_footer(rest):
+        if rest is False:
             return None
         stream = self.is_stream()
         key = None if stream else self._file_key()
+        # the footer summary kept from an earlier scan of this version of the file: it may rule
+        # the file out unopened, and is not parsed or asked again below
+        kept = self._footer if key is not None and self._footer is not None \
+            and self._footer[0] == key else None
+        if kept is not None and rest is not None and kept[1] is not None \
+                and not _exprs.might_match(rest, kept[1], kept[2]):
+            return None
         reader, self._kept_reader = self._kept_reader or self._open(None), None
         physical = reader.schema
         self._schema = physical
@@ -353,13 +360,14 @@ class FileFragment:
             return plan
         assert isinstance(reader, RecordBatchFileReader)
         try:
-            kept = self._footer if key is not None and self._footer is not None \
-                and self._footer[0] == key else None
-            summary = kept[1] if kept is not None else file_statistics(reader)
-            if key is not None and kept is None:
-                self._footer = (key, summary, physical)
-            if rest is not None and not _exprs.might_match(rest, summary, physical):
-                return None
+            if kept is not None:
+                summary = kept[1]
+            else:
+                summary = file_statistics(reader)
+                if key is not None:
+                    self._footer = (key, summary, physical)
+                if rest is not None and not _exprs.might_match(rest, summary, physical):
+                    return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
             if rest is not None and summary is not None:
