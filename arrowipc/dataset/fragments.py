@@ -7,9 +7,11 @@ A fragment's scan is planned before any body is read:
     2. file        the footer's statistics summary (ipc/statistics.py); ruled out: no batch is
                    read
     3. batch       each record batch's statistics, from its message header (footer order, no
-                   body read); only files whose footer has a summary are asked
+                   body read); only files whose footer has a summary are asked; kept with the
+                   summary for later scans
     4. rows        the surviving batches are decoded, projected to the columns the scan and
-                   the filter need (ranged reads of those columns' buffers), and filtered
+                   the filter need (views of the file mapped under a read lease; without a
+                   lease, ranged reads of those columns' buffers), and filtered
 
 Stream files have no footer: they are read front to back and filtered by rows only.
 Each batch is then brought to the dataset's schema (columns a file lacks read as nulls, other
