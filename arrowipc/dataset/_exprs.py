@@ -131,19 +131,23 @@ def row_mask(expr: Expression, batch: RecordBatch) -> Array:
     return mask
 
 
+# a comparison with its operands swapped: `10 > b` is `b < 10`
+_TURNED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
+           "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal"}
+
+
 def column_comparison(expr: Expression | None) -> tuple[str, str, int | float] | None:
     """(column name, operator as "<" ... "!=", the number) when `expr` compares one top-level
     column with an integer or floating-point literal, either way round (`10 > b` is `b < 10`);
     None for anything else."""
     from ..data import compute as K
-    from ..expression import _FLIPPED
     if expr is None or expr._kind != "call" or expr._function not in K.COMPARISONS \
             or len(expr._args) != 2:
         return None
     function = expr._function
     left, right = expr._args
     if left._kind == "literal" and right._kind == "field":
-        left, right, function = right, left, _FLIPPED[function]
+        left, right, function = right, left, _TURNED[function]
     if left._kind != "field" or right._kind != "literal" or len(left._path) != 1 \
             or not isinstance(left._path[0], str) or right._literal is None \
             or K.family(right._literal.type) not in ("int", "float"):

@@ -32,7 +32,6 @@ from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
 from .._core.compute_kernels import OP_CODES, count_compare
 from ..array import Array, array, nulls
-from ..data.compute import _fixed_values
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.options import IpcReadOptions
@@ -528,14 +527,19 @@ class FragmentPlan:
                 return None
             number = np.array([value], dtype=dtype)
         else:
-            number = np.array([value], dtype=dtype)
+            with np.errstate(over="ignore"):        # too large for float32: inf, declined
+                number = np.array([value], dtype=np.float64).astype(dtype)
             if value != value or float(number[0]) != value:
                 return None             # NaN, or not exact in the column's type
-        try:
-            values = _fixed_values(data)
-        except (ArrowException, ValueError) as e:
-            raise named_error(e, self.fragment.path) from None
-        return int(count_compare(OP_CODES[op], values, number))
+        width = np.dtype(dtype).itemsize
+        buf = data.buffers[1] if len(data.buffers) > 1 else None
+        if data.length == 0:
+            return 0
+        if buf is None or data.offset < 0 or data.offset > buf.size // width - data.length:
+            return None                 # the general path reports the short buffer
+        values = np.frombuffer(buf, dtype=dtype,  # type: ignore[call-overload]
+                               count=data.offset + data.length)
+        return int(count_compare(OP_CODES[op], values[data.offset:], number))
 
     # -- stage 4 and assembly -------------------------------------------------------------------
     def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:

@@ -457,7 +457,8 @@ def test_filtered_counts_on_number_columns_match_pyarrow(tmp_path):
     ours = ds.dataset(str(tmp_path / "t.arrow"), format="ipc")
     theirs = pds.dataset(str(tmp_path / "t.arrow"), format="ipc")
     cases = [("i8", 10), ("i8", 300), ("i8", -300), ("i8", 2.5), ("u32", -1), ("u32", 500),
-             ("i64", 0), ("i64", 2**70), ("f32", 0.5), ("f32", 0.1), ("f64", 5),
+             ("i64", 0), ("i64", 2**70), ("f32", 0.5), ("f32", 0.1), ("f32", 1e300),
+             ("f64", 5),
              ("f64", 5.5), ("f64", float("nan")), ("nulls", 1500)]
     for name, number in cases:
         for op in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
