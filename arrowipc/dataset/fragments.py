@@ -403,6 +403,7 @@ class FragmentPlan:
         self._lock = threading.Lock()
         # `column op number`: a filtered count counts it on the column's values in one kernel
         self._comparison = _exprs.column_comparison(residual)
+        self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
 
     @property
     def is_stream(self) -> bool:
@@ -519,18 +520,11 @@ class FragmentPlan:
         if dtype is None or data.null_count != 0 \
                 or not data.type.equals(self.spec.dataset_schema.field(name).type):
             return None
-        if isinstance(value, float) and np.dtype(dtype).kind in "iu":
-            return None                 # compared as doubles by pyarrow: the general path
-        if np.dtype(dtype).kind in "iu":
-            info = np.iinfo(dtype)
-            if not info.min <= value <= info.max:
-                return None
-            number = np.array([value], dtype=dtype)
-        else:
-            with np.errstate(over="ignore"):        # too large for float32: inf, declined
-                number = np.array([value], dtype=np.float64).astype(dtype)
-            if value != value or float(number[0]) != value:
-                return None             # NaN, or not exact in the column's type
+        number = self._numbers.get(data.type.name, _UNSET)
+        if number is _UNSET:
+            number = self._numbers[data.type.name] = _number_in(value, dtype)
+        if number is None:
+            return None
         width = np.dtype(dtype).itemsize
         buf = data.buffers[1] if len(data.buffers) > 1 else None
         if data.length == 0:
@@ -594,6 +588,26 @@ _COUNTED_TYPES: dict[str, Any] = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
     "float": np.float32, "double": np.float64}
+
+_UNSET: Any = object()
+
+
+def _number_in(value: int | float, dtype: Any) -> Any:
+    """`value` as a one-value numpy array of `dtype` when it is exactly that number there (a
+    direct count compares in the column's type), else None (the general path compares)."""
+    if np.dtype(dtype).kind in "iu":
+        if isinstance(value, float):
+            return None                 # compared as doubles by pyarrow
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            return None
+        return np.array([value], dtype=dtype)
+    with np.errstate(over="ignore"):    # too large for float32: inf, declined below
+        number = np.array([value], dtype=np.float64).astype(dtype)
+    if value != value or float(number[0]) != value:
+        return None                     # NaN, or not exact in the column's type
+    return number
+
 
 # the fixed-width types a partition value is repeated in by numpy (not through take())
 _NUMPY_TYPES: dict[str, Any] = {
