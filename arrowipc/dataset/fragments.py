@@ -299,6 +299,11 @@ class FileFragment:
             self._batch_statistics = (key, stats)
         return stats
 
+    def counts_from_local_footer(self) -> bool:
+        """Whether count_all_rows reads a local file's footer (no stream to decode, nothing
+        remote to wait for): cheaper in the caller's thread than handed to a pool."""
+        return self._storage.kind == "local" and kind_of(self._format) == "file"
+
     def count_all_rows(self) -> int | None:
         """All the file's rows, from its footer alone: the statistics summary (kept for later
         scans) or each batch's header; no plan is made. None for a stream (read to count)."""
