@@ -35,6 +35,47 @@ cdef extern from *:
     bint ARROWIPC_MUL_OVF(...) nogil
 
 
+cdef extern from *:
+    """
+    /* 64-bit integer comparisons have no SSE2 instruction, so the count loop over int64 is
+       compiled a second time for AVX2 (vpcmpgtq) and chosen at run time where the CPU has it */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #define ARROWIPC_HAVE_AVX2_COUNT 1
+    #define ARROWIPC_COUNT_I64(NAME, EXPR) \
+        __attribute__((target("avx2"))) static int64_t NAME(const int64_t* a, int64_t v, \
+                                                           int64_t n) { \
+            int64_t c = 0; \
+            for (int64_t i = 0; i < n; i++) c += (EXPR); \
+            return c; \
+        }
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_eq, a[i] == v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_ne, a[i] != v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_lt, a[i] < v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_le, a[i] <= v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_gt, a[i] > v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_ge, a[i] >= v)
+    static int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                       int64_t* out) {
+        if (!__builtin_cpu_supports("avx2")) return 0;
+        switch (op) {
+            case 0: *out = arrowipc_count_i64_eq(a, v, n); break;
+            case 1: *out = arrowipc_count_i64_ne(a, v, n); break;
+            case 2: *out = arrowipc_count_i64_lt(a, v, n); break;
+            case 3: *out = arrowipc_count_i64_le(a, v, n); break;
+            case 4: *out = arrowipc_count_i64_gt(a, v, n); break;
+            default: *out = arrowipc_count_i64_ge(a, v, n); break;
+        }
+        return 1;
+    }
+    #else
+    static int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                       int64_t* out) { return 0; }
+    #endif
+    """
+    int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                int64_t* out) nogil
+
+
 # comparison codes (arrowipc/data/compute.py passes them)
 OP_CODES = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 # arithmetic codes
@@ -188,6 +229,12 @@ def count_compare(int op, const num_t[::1] values, const num_t[::1] value):
         return 0
     cdef const num_t* a = &values[0]
     cdef num_t v = value[0]
+    cdef int done = 0
+    if num_t is int64_t:
+        with nogil:
+            done = arrowipc_count_i64_avx2(op, a, v, n, &c)
+        if done:
+            return c
     with nogil:
         if op == 0:
             c = _count_shaped(0, a, v, n)
