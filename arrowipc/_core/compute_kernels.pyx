@@ -36,6 +36,47 @@ cdef extern from *:
     bint ARROWIPC_MUL_OVF(...) nogil
 
 
+cdef extern from *:
+    """
+    /* 64-bit integer comparisons have no SSE2 instruction, so the count loop over int64 is
+       compiled a second time for AVX2 (vpcmpgtq) and chosen at run time where the CPU has it */
+    #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    #define ARROWIPC_HAVE_AVX2_COUNT 1
+    #define ARROWIPC_COUNT_I64(NAME, EXPR) \
+        __attribute__((target("avx2"))) static int64_t NAME(const int64_t* a, int64_t v, \
+                                                           int64_t n) { \
+            int64_t c = 0; \
+            for (int64_t i = 0; i < n; i++) c += (EXPR); \
+            return c; \
+        }
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_eq, a[i] == v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_ne, a[i] != v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_lt, a[i] < v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_le, a[i] <= v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_gt, a[i] > v)
+    ARROWIPC_COUNT_I64(arrowipc_count_i64_ge, a[i] >= v)
+    static int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                       int64_t* out) {
+        if (!__builtin_cpu_supports("avx2")) return 0;
+        switch (op) {
+            case 0: *out = arrowipc_count_i64_eq(a, v, n); break;
+            case 1: *out = arrowipc_count_i64_ne(a, v, n); break;
+            case 2: *out = arrowipc_count_i64_lt(a, v, n); break;
+            case 3: *out = arrowipc_count_i64_le(a, v, n); break;
+            case 4: *out = arrowipc_count_i64_gt(a, v, n); break;
+            default: *out = arrowipc_count_i64_ge(a, v, n); break;
+        }
+        return 1;
+    }
+    #else
+    static int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                       int64_t* out) { return 0; }
+    #endif
+    """
+    int arrowipc_count_i64_avx2(int op, const int64_t* a, int64_t v, int64_t n,
+                                int64_t* out) nogil
+
+
 # comparison codes (arrowipc/data/compute.py passes them)
 OP_CODES = {"==": 0, "!=": 1, "<": 2, "<=": 3, ">": 4, ">=": 5}
 # arithmetic codes
@@ -79,6 +120,40 @@ cdef Buffer _bits_out(int64_t n):
 
 cdef void _compare_loop(int op, const numeric_t* a, int64_t step_a, const numeric_t* b, int64_t step_b,
                        int64_t n, uint8_t* dst) noexcept nogil:
+    # one loop per operator and per operand shape, each with its constants known to the C
+    # compiler (the operator tested once, not once a value; a scalar's step not multiplied)
+    if step_a == 1 and step_b == 0:
+        if op == 0:
+            _compare_shaped(0, a, 1, b, 0, n, dst)
+        elif op == 1:
+            _compare_shaped(1, a, 1, b, 0, n, dst)
+        elif op == 2:
+            _compare_shaped(2, a, 1, b, 0, n, dst)
+        elif op == 3:
+            _compare_shaped(3, a, 1, b, 0, n, dst)
+        elif op == 4:
+            _compare_shaped(4, a, 1, b, 0, n, dst)
+        else:
+            _compare_shaped(5, a, 1, b, 0, n, dst)
+    elif step_a == 1 and step_b == 1:
+        if op == 0:
+            _compare_shaped(0, a, 1, b, 1, n, dst)
+        elif op == 1:
+            _compare_shaped(1, a, 1, b, 1, n, dst)
+        elif op == 2:
+            _compare_shaped(2, a, 1, b, 1, n, dst)
+        elif op == 3:
+            _compare_shaped(3, a, 1, b, 1, n, dst)
+        elif op == 4:
+            _compare_shaped(4, a, 1, b, 1, n, dst)
+        else:
+            _compare_shaped(5, a, 1, b, 1, n, dst)
+    else:
+        _compare_shaped(op, a, step_a, b, step_b, n, dst)
+
+
+cdef inline void _compare_shaped(int op, const num_t* a, int64_t step_a, const num_t* b,
+                                 int64_t step_b, int64_t n, uint8_t* dst) noexcept nogil:
     # 8 results per output byte, without a branch per value (random data would mispredict)
     cdef int64_t i, j, k, full = n >> 3
     cdef uint8_t byte
@@ -109,6 +184,45 @@ def compare_numbers(int op, const numeric_t[::1] a, const numeric_t[::1] b, int6
     with nogil:
         _compare_loop(op, &a[0], step_a, &b[0], step_b, n, dst)
     return out
+
+
+cdef inline int64_t _count_shaped(int op, const num_t* a, num_t v, int64_t n) noexcept nogil:
+    cdef int64_t i, c = 0
+    for i in range(n):
+        c += _cmp_num(op, a[i], v)
+    return c
+
+
+def count_compare(int op, const num_t[::1] values, const num_t[::1] value):
+    """How many of `values` satisfy `values[i] op value[0]` (a count, no bitmap made: a
+    filtered count_rows over a column without nulls)."""
+    if value.shape[0] != 1:
+        raise ValueError(f"one value to compare with, got {value.shape[0]}")
+    cdef int64_t n = values.shape[0], c = 0
+    if n == 0:
+        return 0
+    cdef const num_t* a = &values[0]
+    cdef num_t v = value[0]
+    cdef int done = 0
+    if num_t is int64_t:
+        with nogil:
+            done = arrowipc_count_i64_avx2(op, a, v, n, &c)
+        if done:
+            return c
+    with nogil:
+        if op == 0:
+            c = _count_shaped(0, a, v, n)
+        elif op == 1:
+            c = _count_shaped(1, a, v, n)
+        elif op == 2:
+            c = _count_shaped(2, a, v, n)
+        elif op == 3:
+            c = _count_shaped(3, a, v, n)
+        elif op == 4:
+            c = _count_shaped(4, a, v, n)
+        else:
+            c = _count_shaped(5, a, v, n)
+    return c
 
 
 cdef inline int _cmp128(const int64_t* x, const int64_t* y) noexcept nogil:

@@ -51,19 +51,32 @@ _NP = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
        "halffloat": np.float16, "float": np.float32, "double": np.float64}
 
 
+# the Python values as_py keeps once made (immutable: a caller cannot change a kept one)
+_KEPT_PY_TYPES = (int, float, str, bytes, bool, type(None))
+
+
 class ScalarData:
     """One value of a type, as a one-row ArrayData (`data`)."""
-    __slots__ = ("data",)
+    __slots__ = ("data", "_py")
 
     def __init__(self, data: ArrayData) -> None:
         self.data = data
+        # (value,) once as_py has made an immutable one: a literal's value is asked for by
+        # every batch's statistics check of a scan
+        self._py: tuple[Any] | None = None
 
     @property
     def type(self) -> Any:
         return self.data.type
 
     def as_py(self) -> Any:
-        return to_pylist(self.data)[0]
+        kept = self._py
+        if kept is not None:
+            return kept[0]
+        value = to_pylist(self.data)[0]
+        if type(value) in _KEPT_PY_TYPES:
+            self._py = (value,)
+        return value
 
 
 def scalar_data(value: Any, type: Any = None) -> ScalarData:

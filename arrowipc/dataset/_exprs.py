@@ -8,6 +8,7 @@
                      bound once per distinct tuple of the values it names
     might_match      whether a statistics document (ipc/statistics.py) leaves rows possible
     row_mask         the boolean Array of a batch's rows the expression keeps (null drops)
+    column_comparison  (column, operator, number) when the expression is `column op number`
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ if TYPE_CHECKING:
     from .. import types as T
     from ..table import RecordBatch
 
-__all__ = ["as_expression", "field_names", "might_match", "residual", "residuals", "row_mask"]
+__all__ = ["as_expression", "column_comparison", "field_names", "might_match", "residual",
+           "residuals", "row_mask"]
 
 
 def as_expression(obj: Any) -> Expression | None:
@@ -127,3 +129,30 @@ def row_mask(expr: Expression, batch: RecordBatch) -> Array:
     mask = expr.evaluate(batch)
     assert isinstance(mask, Array)      # a batch's value is an Array
     return mask
+
+
+# a comparison with its operands swapped: `10 > b` is `b < 10`
+_TURNED = {"equal": "equal", "not_equal": "not_equal", "less": "greater",
+           "less_equal": "greater_equal", "greater": "less", "greater_equal": "less_equal"}
+
+
+def column_comparison(expr: Expression | None) -> tuple[str, str, int | float] | None:
+    """(column name, operator as "<" ... "!=", the number) when `expr` compares one top-level
+    column with an integer or floating-point literal, either way round (`10 > b` is `b < 10`);
+    None for anything else."""
+    from ..data import compute as K
+    if expr is None or expr._kind != "call" or expr._function not in K.COMPARISONS \
+            or len(expr._args) != 2:
+        return None
+    function = expr._function
+    left, right = expr._args
+    if left._kind == "literal" and right._kind == "field":
+        left, right, function = right, left, _TURNED[function]
+    if left._kind != "field" or right._kind != "literal" or len(left._path) != 1 \
+            or not isinstance(left._path[0], str) or right._literal is None \
+            or K.family(right._literal.type) not in ("int", "float"):
+        return None
+    value = right._literal.as_py()
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    return left._path[0], K.COMPARISONS[function], value

@@ -7,9 +7,11 @@ A fragment's scan is planned before any body is read:
     2. file        the footer's statistics summary (ipc/statistics.py); ruled out: no batch is
                    read
     3. batch       each record batch's statistics, from its message header (footer order, no
-                   body read); only files whose footer has a summary are asked
+                   body read); only files whose footer has a summary are asked; kept with the
+                   summary for later scans
     4. rows        the surviving batches are decoded, projected to the columns the scan and
-                   the filter need (ranged reads of those columns' buffers), and filtered
+                   the filter need (views of the file mapped under a read lease; without a
+                   lease, ranged reads of those columns' buffers), and filtered
 
 Stream files have no footer: no file is ruled out before it is read. They are read front to
 back, and a batch whose statistics (in its header) rule it out is skipped undecoded.
@@ -30,6 +32,7 @@ from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
+from .._core.compute_kernels import OP_CODES, count_compare
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
@@ -132,6 +135,8 @@ class FileFragment:
         # or None, physical schema); a later scan prunes or counts by it without opening the
         # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
         self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
+        # each batch's statistics as last read, under the same (size, mtime) key
+        self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -293,6 +298,48 @@ class FileFragment:
             return None
         return int(cached[0]["rows"])
 
+    def _statistics_of_batches(self, reader: RecordBatchFileReader, key: tuple[int, int] | None,
+                               n: int) -> list[Statistics | None]:
+        """Each record batch's statistics (from its message header, no body read), kept for
+        the next scan while the file's size and mtime are unchanged."""
+        kept = self._batch_statistics
+        if kept is not None and key is not None and kept[0] == key and len(kept[1]) == n:
+            return kept[1]
+        stats = [read_statistics(reader.read_block_message("record batch", i,
+                                                           with_body=False).custom_metadata)
+                 for i in range(n)]
+        if key is not None:
+            self._batch_statistics = (key, stats)
+        return stats
+
+    def counts_from_local_footer(self) -> bool:
+        """Whether count_all_rows reads a local file's footer (no stream to decode, nothing
+        remote to wait for): cheaper in the caller's thread than handed to a pool."""
+        return self._storage.kind == "local" and kind_of(self._format) == "file"
+
+    def count_all_rows(self) -> int | None:
+        """All the file's rows, from its footer alone: the statistics summary (kept for later
+        scans) or each batch's header; no plan is made. None for a stream (read to count)."""
+        rows = self.rows_from_footer()
+        if rows is not None:
+            return rows
+        if self.is_stream():
+            return None
+        key = self._file_key()
+        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        assert isinstance(reader, RecordBatchFileReader)
+        try:
+            physical = reader.schema
+            self._schema = physical
+            summary = file_statistics(reader)
+            if key is not None:
+                self._footer = (key, summary, physical)
+            return int(summary["rows"]) if summary is not None else reader.count_rows()
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.path) from None
+        finally:
+            reader.close()
+
     def residual(self, spec: ScanSpec) -> Expression | None | Literal[False]:
         """Stage 1: the scan's filter bound to this file's partition values (False: the
         partition rules the file out; None: no filter left)."""
@@ -304,10 +351,17 @@ class FileFragment:
         the residual already bound, when the caller did stage 1)."""
         if isinstance(rest, str):
             rest = self.residual(spec)
-        if rest is False or self.ruled_out_by_footer(rest):
+        if rest is False:
             return None
         stream = self.is_stream()
         key = None if stream else self._file_key()
+        # the footer summary kept from an earlier scan of this version of the file: it may rule
+        # the file out unopened, and is not parsed or asked again below
+        kept = self._footer if key is not None and self._footer is not None \
+            and self._footer[0] == key else None
+        if kept is not None and rest is not None and kept[1] is not None \
+                and not _exprs.might_match(rest, kept[1], kept[2]):
+            return None
         reader, self._kept_reader = self._kept_reader or self._open(None), None
         physical = reader.schema
         self._schema = physical
@@ -325,22 +379,26 @@ class FileFragment:
             return plan
         assert isinstance(reader, RecordBatchFileReader)
         try:
-            summary = file_statistics(reader)
-            if key is not None:
-                self._footer = (key, summary, physical)
-            if rest is not None and not _exprs.might_match(rest, summary, physical):
-                return None
+            if kept is not None:
+                summary = kept[1]
+            else:
+                summary = file_statistics(reader)
+                if key is not None:
+                    self._footer = (key, summary, physical)
+                if rest is not None and not _exprs.might_match(rest, summary, physical):
+                    return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
             if rest is not None and summary is not None:
-                keep = []
-                for i in range(n):
-                    msg = reader.read_block_message("record batch", i, with_body=False)
-                    if _exprs.might_match(rest, read_statistics(msg.custom_metadata), physical):
-                        keep.append(i)
-                plan.batches = keep
+                stats = self._statistics_of_batches(reader, key, n)
+                plan.batches = [i for i in range(n)
+                                if _exprs.might_match(rest, stats[i], physical)]
             else:
                 plan.batches = list(range(n))
+            if plan.batches and plan.reads_columns:
+                # a local file mapped under a read lease: its batches' columns are views of
+                # the mapping, not copies of their ranges (pages are faulted in as read)
+                reader._map_local_file()
         except (ArrowException, OSError) as e:
             raise named_error(e, self.path) from None
         return plan
@@ -362,6 +420,9 @@ class FragmentPlan:
         self._blocks: list[tuple[int, int, int]] | None = None
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
+        # `column op number`: a filtered count counts it on the column's values in one kernel
+        self._comparison = _exprs.column_comparison(residual)
+        self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
 
     @property
     def is_stream(self) -> bool:
@@ -476,7 +537,39 @@ class FragmentPlan:
         """Rows of `batch` (as read) the residual filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
+        counted = self._counted_directly(batch)
+        if counted is not None:
+            return counted
         return _true_count(self._mask(self._completed(batch, 0, False)))
+
+    def _counted_directly(self, batch: RecordBatch) -> int | None:
+        """The rows of `batch` passing a `column op number` residual, counted on the column's
+        values (no mask, no batch made), when the column is a plain number column without
+        nulls in the dataset's type and the number is exact in it; None otherwise."""
+        if self._comparison is None:
+            return None
+        name, op, value = self._comparison
+        if name not in batch.schema.names:
+            return None
+        data = batch.column(name).data
+        dtype = _COUNTED_TYPES.get(data.type.name)
+        if dtype is None or data.null_count != 0 \
+                or not data.type.equals(self.spec.dataset_schema.field(name).type):
+            return None
+        number = self._numbers.get(data.type.name, _UNSET)
+        if number is _UNSET:
+            number = self._numbers[data.type.name] = _number_in(value, dtype)
+        if number is None:
+            return None
+        width = np.dtype(dtype).itemsize
+        buf = data.buffers[1] if len(data.buffers) > 1 else None
+        if data.length == 0:
+            return 0
+        if buf is None or data.offset < 0 or data.offset > buf.size // width - data.length:
+            return None                 # the general path reports the short buffer
+        values = np.frombuffer(buf, dtype=dtype,  # type: ignore[call-overload]
+                               count=data.offset + data.length)
+        return int(count_compare(OP_CODES[op], values[data.offset:], number))
 
     # -- stage 4 and assembly -------------------------------------------------------------------
     def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:
@@ -524,6 +617,32 @@ def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: 
     assert decoder.info is not None
     decoder.options.included_fields = included
     decoder.set_schema(decoder.info, decoder.column_plan)
+
+
+# the column types a `column op number` filter is counted on directly, as numpy dtypes
+_COUNTED_TYPES: dict[str, Any] = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+    "float": np.float32, "double": np.float64}
+
+_UNSET: Any = object()
+
+
+def _number_in(value: int | float, dtype: Any) -> Any:
+    """`value` as a one-value numpy array of `dtype` when it is exactly that number there (a
+    direct count compares in the column's type), else None (the general path compares)."""
+    if np.dtype(dtype).kind in "iu":
+        if isinstance(value, float):
+            return None                 # compared as doubles by pyarrow
+        info = np.iinfo(dtype)
+        if not info.min <= value <= info.max:
+            return None
+        return np.array([value], dtype=dtype)
+    with np.errstate(over="ignore"):    # too large for float32: inf, declined below
+        number = np.array([value], dtype=np.float64).astype(dtype)
+    if value != value or float(number[0]) != value:
+        return None                     # NaN, or not exact in the column's type
+    return number
 
 
 # the fixed-width types a partition value is repeated in by numpy (not through take())

@@ -52,11 +52,25 @@ def as_schema(schema: Any) -> T.Schema:
     raise TypeError(f"schema must be a Schema, not {type(schema).__name__}")
 
 
+_DECIMAL_INTEGER = re.compile(r"-?[0-9]+")
+
+
 def parse_partition_value(text: str, type_: T.DataType, field_name: str, where: str) -> Any:
     """The Python value of a partition segment's text as `type_`; ArrowInvalid naming `where`."""
     value_type = type_.value_type if isinstance(type_, T.DictionaryType) else type_
     if value_type in (T.string(), T.large_string()):
         return text
+    if isinstance(value_type, T.PrimitiveType) and value_type.is_integer \
+            and _DECIMAL_INTEGER.fullmatch(text) \
+            and (value_type.is_signed or not text.startswith("-")):
+        # plain decimal digits (the common hive value) in the type's range: what the cast
+        # gives, without making arrays; anything else goes through the cast and its errors
+        value = int(text)
+        bits = value_type.bit_width
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if value_type.is_signed \
+            else (0, (1 << bits) - 1)
+        if lo <= value <= hi:
+            return value
     try:
         parsed = array([text]).cast(value_type)
     except Exception as e:

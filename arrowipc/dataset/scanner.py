@@ -391,11 +391,15 @@ class Scanner:
         spec = self._spec
         counting = ScanSpec(spec.dataset_schema, self._partition_names, [], spec.filter,
                             spec.batch_size)
-        pool = self._pool()
+        survivors = list(self._survivors(counting))
+        # counts from local footers alone are a few microseconds of Python each: threads
+        # would only pass the GIL around
+        local = all(rest is None and f.counts_from_local_footer() for f, rest in survivors)
+        pool = self._pool(False if local else None)
 
         def count(item: tuple[FileFragment, Expression | None]) -> int:
             if item[1] is None:
-                rows = item[0].rows_from_footer()
+                rows = item[0].count_all_rows()
                 if rows is not None:
                     return rows
             plan = item[0].plan(counting, item[1])
@@ -403,8 +407,8 @@ class Scanner:
         try:
             # one task per file (opened, planned and counted at once); a count holds no data,
             # so every file may be in flight
-            counts = _ordered(pool, self._survivors(counting), count,
-                              COUNT_WINDOW if self.use_threads else 1)
+            counts = _ordered(pool, survivors, count,
+                              COUNT_WINDOW if self.use_threads and not local else 1)
             return sum(counts)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)

@@ -206,6 +206,18 @@ class PathSource:
             if got != n:
                 raise _short_read(self.name, o, n, got)
 
+    def leased_whole(self) -> Buffer | None:
+        """The whole file mapped under a read lease, or None where no lease can be had (then
+        nothing is read: the caller goes on with ranged reads)."""
+        fd = self._fd
+        if fd is None:
+            raise ValueError(f"{self.name}: read from a closed file")
+        leased = _leased_whole(fd, os.fstat(fd).st_size)
+        if leased is not None:
+            self.read_requests += 1
+            self.bytes_read += leased.size
+        return leased
+
     def read_whole(self) -> Buffer:
         """The whole file as it is now, in one read (for the reader's in-memory path): mapped
         under a read lease where one can be had, as read_fd."""

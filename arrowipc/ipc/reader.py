@@ -1004,15 +1004,20 @@ class RecordBatchFileReader(_ReaderBase):
                 yield dec.read_record_batch_message(msg)
             first = last
 
-    def _read_whole_file(self) -> None:
+    def _read_whole_file(self, leased_only: bool = False) -> None:
         """Every batch is wanted: read the whole local file in one read (faster than a read per
-        batch, see paths.reads_whole) and go on in memory, as for bytes."""
+        batch, see paths.reads_whole) and go on in memory, as for bytes. With `leased_only`,
+        only a mapping under a read lease is taken (no bytes are copied; without a lease the
+        reader goes on with ranged reads)."""
         with self._lock:
             src = self._source
             if not isinstance(src, PathSource):
                 return                          # another thread did it
             size = src.size
-            whole = src.read_whole()
+            leased = src.leased_whole() if leased_only else None
+            if leased_only and leased is None:
+                return
+            whole = leased if leased is not None else src.read_whole()
             if whole.size != size:
                 raise ArrowInvalid(f"{src.name}: the file changed size while being read "
                                    f"({size} bytes when opened, {whole.size} now)")
@@ -1116,6 +1121,16 @@ class RecordBatchFileReader(_ReaderBase):
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         """Batch `i` with its custom metadata."""
         return RecordBatchWithMetadata(*self._get(i, True))
+
+    def _map_local_file(self) -> bool:
+        """Map a local file whole under a read lease (zero-copy, safe from other processes: see
+        paths.py), so later reads of any batches or columns view the mapping instead of copying
+        their ranges; a dataset scan asks it of each file it reads. Nothing changes where no
+        lease can be had or the source is not a local path. Whether the file is now read from
+        memory."""
+        if isinstance(self._source, PathSource):
+            self._read_whole_file(leased_only=True)
+        return isinstance(self._source, BufferSource)
 
     def get_batch(self, i: int) -> RecordBatch:
         """Batch `i` (its dictionaries are read on first use)."""

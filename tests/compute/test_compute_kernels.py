@@ -405,3 +405,23 @@ def test_a_values_buffer_shorter_than_its_rows_raises():
     with pytest.raises(ArrowInvalid, match=r"bits \[0, 0\+100\) need 13 bytes but the bitmap "
                                            r"has 1"):
         ac.invert(bits)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.int64, np.uint64,
+                                   np.float32, np.float64])
+def test_count_compare_counts_what_the_comparison_bitmap_holds(dtype):
+    from arrowipc._core import compute_kernels as K
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 100, 1003).astype(dtype)
+    if values.dtype.kind == "f":
+        values[::17] = np.nan
+    number = np.array([40], dtype=dtype)
+    for op, code in K.OP_CODES.items():
+        expected = int(np.count_nonzero(pc.call_function(
+            {"==": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal",
+             ">": "greater", ">=": "greater_equal"}[op],
+            [pa.array(values), pa.scalar(number[0])]).to_numpy(zero_copy_only=False)))
+        assert K.count_compare(code, values, number) == expected, op
+    assert K.count_compare(2, values[:0], number) == 0
+    with pytest.raises(ValueError, match="one value to compare with, got 2"):
+        K.count_compare(2, values, np.array([1, 2], dtype=dtype))

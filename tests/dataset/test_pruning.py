@@ -268,3 +268,31 @@ def test_discovery_parses_each_distinct_partition_value_once(two_level_dir, monk
     assert sorted(parsed) == [("j", "0"), ("j", "1")] + [("k", str(k)) for k in range(4)]
     assert sorted((f.partition_values["k"], f.partition_values["j"])
                   for f in data.get_fragments()) == [(k, j) for k in range(4) for j in (0, 1)]
+
+
+def test_batch_statistics_are_read_once_per_file_version(sorted_dir, monkeypatch):
+    """A dataset object keeps each file's batch statistics: a later scan reads no batch header
+    for them, and a file rewritten since (another size or mtime) is read again."""
+    headers = []
+    original = RecordBatchFileReader.read_block_message
+
+    def counting(self, kind, i, *args, **kwargs):
+        if kind == "record batch" and not kwargs.get("with_body", True):
+            headers.append(i)
+        return original(self, kind, i, *args, **kwargs)
+
+    monkeypatch.setattr(RecordBatchFileReader, "read_block_message", counting)
+    data = _data(sorted_dir)
+    where = (field("x") >= 150) & (field("x") < 250)
+    assert data.to_table(filter=where).column("x").to_pylist() == list(range(150, 250))
+    assert len(headers) == 10               # k=0's file: its ten batches' statistics
+    headers.clear()
+    assert data.count_rows(filter=where) == 100
+    assert data.to_table(filter=where).num_rows == 100
+    assert headers == []
+    # k=0's file rewritten with other rows: its statistics are read again, and rule anew
+    k0 = [f.path for f in data.get_fragments() if "k=0" in f.path][0]
+    A.feather.write_feather(A.table({"x": np.arange(200, 205), "y": np.zeros(5),
+                                     "z": ["a"] * 5}), k0, compression="uncompressed")
+    assert data.count_rows(filter=where) == 5
+    assert data.to_table(filter=where).column("x").to_pylist() == list(range(200, 205))
