@@ -152,7 +152,7 @@ cdef void _compare_loop(int op, const numeric_t* a, int64_t step_a, const numeri
         _compare_shaped(op, a, step_a, b, step_b, n, dst)
 
 
-cdef inline void _compare_shaped(int op, const num_t* a, int64_t step_a, const num_t* b,
+cdef inline void _compare_shaped(int op, const numeric_t* a, int64_t step_a, const numeric_t* b,
                                  int64_t step_b, int64_t n, uint8_t* dst) noexcept nogil:
     # 8 results per output byte, without a branch per value (random data would mispredict)
     cdef int64_t i, j, k, full = n >> 3
@@ -186,14 +186,14 @@ def compare_numbers(int op, const numeric_t[::1] a, const numeric_t[::1] b, int6
     return out
 
 
-cdef inline int64_t _count_shaped(int op, const num_t* a, num_t v, int64_t n) noexcept nogil:
+cdef inline int64_t _count_shaped(int op, const numeric_t* a, numeric_t v, int64_t n) noexcept nogil:
     cdef int64_t i, c = 0
     for i in range(n):
         c += _cmp_num(op, a[i], v)
     return c
 
 
-def count_compare(int op, const num_t[::1] values, const num_t[::1] value):
+def count_compare(int op, const numeric_t[::1] values, const numeric_t[::1] value):
     """How many of `values` satisfy `values[i] op value[0]` (a count, no bitmap made: a
     filtered count_rows over a column without nulls)."""
     if value.shape[0] != 1:
@@ -201,10 +201,10 @@ def count_compare(int op, const num_t[::1] values, const num_t[::1] value):
     cdef int64_t n = values.shape[0], c = 0
     if n == 0:
         return 0
-    cdef const num_t* a = &values[0]
-    cdef num_t v = value[0]
+    cdef const numeric_t* a = &values[0]
+    cdef numeric_t v = value[0]
     cdef int done = 0
-    if num_t is int64_t:
+    if numeric_t is int64_t:
         with nogil:
             done = arrowipc_count_i64_avx2(op, a, v, n, &c)
         if done:
