@@ -369,11 +369,14 @@ class FileFragment:
         if rest is not None:
             wanted += sorted(n for n in _exprs.field_names(rest)
                              if n in physical.names and n not in wanted)
-        included = sorted({physical.get_field_index(n) for n in wanted})
-        if stream and not included and len(physical):
-            included = [0]                  # a stream is decoded whole: read the least
-        if included and len(included) < len(physical):
-            _project(reader, included)
+        try:
+            included = sorted({_field_index(physical, n) for n in wanted})
+            if stream and not included and len(physical):
+                included = [0]              # a stream is decoded whole: read the least
+            if included and len(included) < len(physical):
+                _project(reader, included)
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.path) from None
         plan = FragmentPlan(self, reader, rest, spec, bool(included))
         if stream:
             return plan
@@ -576,7 +579,11 @@ class FragmentPlan:
         """`batch` (as read) filtered, completed with partition and special columns, projected
         to the scan's outputs and split to its batch size."""
         spec = self.spec
-        full = self._completed(batch, batch_index, last)
+        try:
+            full = self._completed(batch, batch_index, last)
+        except (ArrowException, OSError) as e:
+            # the batch's deferred content checks run at its first column access, here
+            raise named_error(e, self.fragment.path) from None
         if self.residual is not None:
             mask = self._mask(full)
             kept = _true_count(mask)
@@ -607,6 +614,14 @@ def _true_count(mask: Array) -> int:
     if mask.null_count:
         mask = mask.fill_null(False)
     return int(np.count_nonzero(np.asarray(mask.to_numpy(zero_copy_only=False))))
+
+
+def _field_index(schema: T.Schema, name: str) -> int:
+    """The index of the field `name` of a file's schema, which must name it once."""
+    i = schema.get_field_index(name)
+    if i < 0:
+        raise ArrowInvalid(f"Multiple matches for FieldRef.Name({name}) in {schema}")
+    return i
 
 
 def _project(reader: RecordBatchFileReader | RecordBatchStreamReader, included: list[int]

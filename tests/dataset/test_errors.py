@@ -129,3 +129,51 @@ def test_sources_of_the_wrong_kind_are_type_errors():
         ds.dataset([1, 2, 3])
 
 
+
+
+def _patched(path, old, new):
+    data = open(path, "rb").read()
+    assert data.count(old) == 1
+    with open(path, "wb") as f:
+        f.write(data.replace(old, new))
+
+
+def test_a_damaged_header_read_by_count_rows_is_an_error_naming_the_file(tmp_path, good):
+    # count_rows reads headers only (no footer statistics in a pyarrow file): what they raise
+    # names the file as a scan's errors do
+    bad = str(tmp_path / "b.arrow")
+    with pa.ipc.new_file(bad, pa.schema([("x", pa.int64())])) as w:
+        w.write_batch(pa.record_batch({"x": pa.array([1, 2], pa.int64())}))
+        w.write_batch(pa.record_batch({"x": pa.array([3], pa.int64())}))
+    data = bytearray(open(bad, "rb").read())
+    second = [i for i in range(len(data) - 4) if data[i:i + 4] == b"\xff\xff\xff\xff"][2]
+    data[second + 8:second + 24] = b"\xee" * 16          # the batch's flatbuffer metadata
+    open(bad, "wb").write(bytes(data))
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(bad)}: "):
+        ds.dataset([good, bad], format="ipc").count_rows()
+
+
+def test_a_deferred_content_check_is_an_error_naming_the_file(tmp_path):
+    # offsets that decrease pass the decode's bounds checks and fail the content checks run
+    # at the batch's first column access: the scan still names the file
+    good = str(tmp_path / "a.arrows")
+    bad = str(tmp_path / "b.arrows")
+    for path in (good, bad):
+        with pa.ipc.new_stream(path, pa.schema([("s", pa.string())])) as w:
+            w.write_batch(pa.record_batch({"s": ["a", "bb", "ccc"]}))
+    _patched(bad, bytes([0, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0, 6, 0, 0, 0]),
+             bytes([0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 6, 0, 0, 0]))
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(bad)}: .*offsets must not decrease"):
+        ds.dataset([good, bad], format="stream").to_table()
+
+
+def test_a_file_naming_a_column_twice_is_multiple_matches_naming_the_file(tmp_path):
+    first = str(tmp_path / "a.arrow")
+    twice = str(tmp_path / "b.arrow")
+    pf.write_feather(pa.table({"x": [1, 2], "y": [3, 4]}), first)
+    pf.write_feather(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["x", "x"]),
+                     twice)
+    # pyarrow: "Multiple matches for FieldRef.Name(x) in x: int64\nx: int64"
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(twice)}: Multiple matches for "
+                                           r"FieldRef.Name\(x\) in x: int64\nx: int64"):
+        ds.dataset([first, twice], format="ipc").to_table()
