@@ -718,9 +718,9 @@ def _decimal_to_int(u: Any, src: Any, target: Any, safe: bool, errors: list[str]
         if v is None:
             out.append(None)
             continue
-        q = _trunc_div(v, 10 ** scale) if scale >= 0 else v * 10 ** -scale
+        q = _trunc_div(v, _pow10(scale)) if scale >= 0 else v * _pow10(-scale)
         if safe:
-            if q * 10 ** scale != v:
+            if (q * _pow10(scale) if scale >= 0 else _trunc_div(q, _pow10(-scale))) != v:
                 errors.append("Rescaling Decimal value would cause data loss")
             elif not lo <= q <= hi:
                 errors.append("Integer value out of bounds")
@@ -736,7 +736,7 @@ def _decimal_to_real(d: ArrayData, u: Any, scale: Any, target: Any) -> ArrayData
     from .._core.buffer import py_buffer
     ftype = np.float32 if target.name == "float" else np.float64
     exact = 1 << (24 if ftype is np.float32 else 53)
-    tenth = ftype(10.0 ** -scale)
+    tenth = ftype(_pow10_real(-scale))
     if all(v is None or -exact <= v <= exact for v in u):
         values = np.array([v or 0 for v in u], dtype=np.int64).astype(ftype) * tenth
     else:
@@ -753,7 +753,8 @@ def _decimal_to_real_vectorised(d: ArrayData, scale: int, target: Any) -> ArrayD
     exact = 1 << (24 if ftype is np.float32 else 53)
     if u is None or (np.abs(u) > exact).any():
         return None
-    values = u.astype(ftype) * ftype(10.0 ** -scale)
+    with np.errstate(over="ignore", invalid="ignore"):    # a scale past the float's range
+        values = u.astype(ftype) * ftype(_pow10_real(-scale))
     return ArrayData(target, d.length, 0, d.null_count, [validity_bitmap(d), py_buffer(values)])
 
 
@@ -764,13 +765,36 @@ def _decimal_real(v: int, scale: int, ftype: Any, exact: int) -> Any:
             word = (m >> (64 * k)) & 0xFFFFFFFFFFFFFFFF
             if word:
                 x = ftype(x + ftype(word) * ftype(2.0 ** (64 * k)))
-        return ftype(x * ftype(10.0 ** -sc))
+        return ftype(x * ftype(_pow10_real(-sc)))
     sign = -1 if v < 0 else 1
     m = abs(v)
     if scale <= 0 or m <= exact:
         return sign * no_split(m, scale)
-    whole, fraction = divmod(m, 10 ** scale)
+    whole, fraction = divmod(m, _pow10(scale))
     return sign * ftype(no_split(whole, 0) + no_split(fraction, scale))
+
+
+# A decimal's scale comes from a schema, which may come from outside, and may be any int32.
+# Unscaled values hold at most 76 digits, so a cast shifting them by more digits than this keeps
+# nothing of them; 10 ** shift for a shift of billions would take hours (pyarrow 26 crashes).
+_MAX_SCALE_SHIFT = 400
+
+
+def _pow10(shift: int) -> int:
+    """10 ** shift for a decimal cast's change of scale, refused beyond _MAX_SCALE_SHIFT."""
+    if shift > _MAX_SCALE_SHIFT:
+        raise ArrowInvalid(f"Rescaling Decimal by {shift} digits is out of range (a cast shifts "
+                           f"a decimal's digits by at most {_MAX_SCALE_SHIFT})")
+    return int(10 ** shift)
+
+
+def _pow10_real(shift: int) -> float:
+    """10.0 ** shift, infinity or 0.0 where a float cannot hold it (no OverflowError)."""
+    if shift > 400:
+        return float("inf")
+    if shift < -400:
+        return 0.0
+    return 10.0 ** shift
 
 
 def _trunc_div(a: int, b: int) -> int:
@@ -794,10 +818,10 @@ def _rescale_decimal(u: list[Any], scale: int, target: Any, safe: bool, errors: 
         if not safe and wrap_first:
             v = _wrap(v, bits)
         if s >= scale:
-            r = v * 10 ** (s - scale)
+            r = v * _pow10(s - scale)
         else:
-            r = _trunc_div(v, 10 ** (scale - s))
-            if safe and r * 10 ** (scale - s) != v:
+            r = _trunc_div(v, _pow10(scale - s))
+            if safe and r * _pow10(scale - s) != v:
                 errors.append("Rescaling Decimal value would cause data loss")
                 out.append(0)
                 continue
@@ -826,14 +850,14 @@ def _real_to_decimal(v: float, src: Any, target: Any, safe: bool, errors: list[s
             errors.append(f"Cannot convert {v} to Decimal128")
         return 0
     if target.byte_width == 4 or s < 0:
-        x = float(np.rint(v * 10.0 ** s))
+        x = float(np.rint(v * _pow10_real(s)))
         ok = abs(x) < 10.0 ** p
         r = int(x) if ok else 0
     else:
         ftype = np.float32 if src.name == "float" else np.float64
         with np.errstate(over="ignore"):    # a limit beyond float32's range is infinity
-            ok = abs(v) <= float(ftype(10.0 ** (p - s)))
-        r = round(Fraction(v) * 10 ** s) if ok else 0
+            ok = abs(v) <= float(ftype(_pow10_real(p - s)))
+        r = round(Fraction(v) * _pow10(s)) if ok else 0
         ok = ok and abs(r) < 10 ** p
     if not ok:
         if safe:
