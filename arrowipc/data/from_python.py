@@ -655,8 +655,16 @@ def _decimal_converter(t: Any) -> Any:
             sign, digits, exp = v.as_tuple()
             unscaled = int("".join(map(str, digits)) or "0")
             shift = exp + scale
-            if shift >= 0:
+            # a value's exponent and a type's scale may be vast: 10 ** shift is made only where
+            # its result can fit
+            if unscaled == 0:
+                pass
+            elif shift > precision:
+                raise ArrowInvalid(f"{v} does not fit in {t} (precision {precision})")
+            elif shift >= 0:
                 unscaled *= 10 ** shift
+            elif -shift > len(digits):
+                raise ArrowInvalid(f"rescaling {v} to scale {scale} would lose digits")
             else:
                 unscaled, rest = divmod(unscaled, 10 ** -shift)
                 if rest:
@@ -664,7 +672,12 @@ def _decimal_converter(t: Any) -> Any:
             if sign:
                 unscaled = -unscaled
         elif isinstance(v, int) and not isinstance(v, bool) or _category(v.__class__) == "int":
-            unscaled = int(v) * 10 ** scale if scale >= 0 else _int_descaled(int(v), -scale)
+            unscaled = int(v)
+            if unscaled and scale > precision:      # 10 ** scale is made only if it can fit
+                raise ArrowInvalid(f"{v} does not fit in {t} (precision {precision})")
+            if unscaled:
+                unscaled = unscaled * 10 ** scale if scale >= 0 else \
+                    _int_descaled(unscaled, -scale)
         else:
             raise ArrowTypeError(f"expected a Decimal or an int, got {v.__class__.__name__}")
         if not -limit < unscaled < limit:
@@ -675,6 +688,10 @@ def _decimal_converter(t: Any) -> Any:
 
 def _int_descaled(v: int, digits: int) -> int:
     q: int
+    if not v:
+        return 0
+    if digits > len(str(abs(v))):             # every digit is below the scale
+        raise ArrowInvalid(f"rescaling {v} to scale {-digits} would lose digits")
     q, r = divmod(v, 10 ** digits)
     if r:
         raise ArrowInvalid(f"rescaling {v} to scale {-digits} would lose digits")

@@ -60,3 +60,23 @@ def test_a_dataset_file_whose_decimal_scale_is_huge_is_an_error_naming_it(tmp_pa
     with pytest.raises(ArrowInvalid, match=f"^{re.escape(odd)}: column 'd' of type "
                                            r"decimal128\(5, 2000000000\)"):
         ds.dataset([first, odd], format="ipc").to_table()
+
+
+@pytest.mark.parametrize("value, scale, message", [
+    ("1E+999999999", 2, r"1E\+999999999 does not fit in decimal128\(10, 2\) \(precision 10\)"),
+    ("1E-999999999", 2, r"rescaling 1E-999999999 to scale 2 would lose digits"),
+    (5, HUGE, r"5 does not fit in decimal128\(10, 2000000000\) \(precision 10\)"),
+    (5, -HUGE, r"rescaling 5 to scale -2000000000 would lose digits"),
+])
+def test_python_values_whose_shift_cannot_fit_are_refused_at_once(value, scale, message):
+    import decimal
+    v = decimal.Decimal(value) if isinstance(value, str) else value
+    with pytest.raises(ArrowInvalid, match=message):
+        A.array([v], A.decimal128(10, scale))
+
+
+@pytest.mark.parametrize("scale", [HUGE, -HUGE])
+def test_zero_converts_at_any_scale(scale):
+    import decimal
+    for zero in (0, decimal.Decimal("0E+999999999")):
+        assert A.array([zero], A.decimal128(10, scale)).data.buffers[1].to_pybytes() == bytes(16)
