@@ -53,6 +53,10 @@ __all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordB
            "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
 
 _IOV_MAX = 1024
+# write_message_split writes a message in order at once when the codec left more runs than this
+# raw and its own bytes (prefixes, compressed buffers) are fewer than this
+_SPLIT_MAX_RAW_RUNS = 16
+_SPLIT_MIN_OWN_BYTES = 4 << 20
 # Messages from this size on go to a file descriptor in the background (below it the thread
 # hand-off costs more than the overlap saves).
 _BACKGROUND_MIN_BYTES = 1 << 20
@@ -197,10 +201,12 @@ class _Sink:
         from .compression import RAW_PREFIX
         assert self._fd is not None                 # only for a path's file (see the caller)
         self.wait()
-        pos = self.pos + len(meta)
-        own: list[tuple[int, list[Any]]] = [(self.pos, [meta])]    # runs of (offset, parts)
+        start = self.pos
+        pos = start + len(meta)
+        own: list[tuple[int, list[Any]]] = [(start, [meta])]       # runs of (offset, parts)
         raw: list[tuple[int, list[Any]]] = []
         own_end, raw_end = pos, -1                           # where each last run ends
+        own_bytes = 0
         after_prefix = False
         for p in parts:
             n = len(p)
@@ -216,10 +222,17 @@ class _Sink:
                 else:
                     own.append((pos, [p]))
                 own_end = pos + n
+                own_bytes += n
             after_prefix = p is RAW_PREFIX
             pos += n
         self.pos = pos
         os.lseek(self._fd, pos, os.SEEK_SET)        # where the next plain write starts
+        if len(raw) > _SPLIT_MAX_RAW_RUNS and own_bytes < _SPLIT_MIN_OWN_BYTES:
+            # many buffers the codec left raw between prefixes of our own (incompressible
+            # columns): a system call per run costs more than the background write saves,
+            # so the whole message goes now, in order, IOV_MAX parts a call
+            self._pwritev_all(start, [meta, *parts])
+            return
         for at, chunk in raw:
             self._pwritev_all(at, chunk)
         self._pending = _background_pool().submit(self._pwrite_runs, own)
