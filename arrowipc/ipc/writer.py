@@ -53,6 +53,11 @@ __all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordB
            "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
 
 _IOV_MAX = 1024
+# A file object other than ours gets a body's parts joined into one write below this size or
+# while parts average under _JOIN_MAX_PART bytes (calls cost more than the copy); above, each
+# part is written as it is, so the body is copied once, by the sink.
+_JOIN_MAX_BYTES = 1 << 16
+_JOIN_MAX_PART = 4096
 # write_message_split writes a message in order at once when the codec left more runs than this
 # raw and its own bytes (prefixes, compressed buffers) are fewer than this
 _SPLIT_MAX_RAW_RUNS = 16
@@ -189,8 +194,11 @@ class _Sink:
                 self._writev_all(chunk)
         else:
             self.f.write(meta)
-            if body_len:
-                self.f.write(b"".join(parts))
+            if body_len >= _JOIN_MAX_BYTES and len(parts) <= body_len // _JOIN_MAX_PART:
+                for part in parts:              # large parts: one copy, into the sink
+                    self.f.write(part)
+            elif body_len:
+                self.f.write(b"".join(parts))   # many small parts: one call
         self.pos += nbytes
 
     def write_message_split(self, meta: bytes, parts: list[Any], body_len: int) -> None:
