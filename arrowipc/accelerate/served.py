@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -560,6 +561,25 @@ V1_WRITE_WARNING = ("Feather V1 files are deprecated as of 25.0.0 and support wi
                     "instead.")
 
 
+def _regular_file_path(f: Any) -> str | None:
+    """The path of a file object open on a regular local file that its `name` still names
+    (`pd.read_feather` hands pyarrow `open(path, "rb")`), else None. A file-format read takes the
+    whole file, so reading the path gives the same bytes, with the path's leased mapping instead
+    of reads through Python."""
+    name = getattr(f, "name", None)
+    fileno = getattr(f, "fileno", None)
+    if not isinstance(name, str) or not callable(fileno) or _is_url(name):
+        return None
+    try:
+        opened, named = os.fstat(fileno()), os.stat(name)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+    if not stat.S_ISREG(opened.st_mode) or \
+            (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+        return None
+    return name
+
+
 class _FeatherRead:
     """pyarrow.feather.read_table's answer, read by arrowipc: Feather V2 (the IPC file) through
     arrowipc.ipc with pyarrow's selection rules, Feather V1 through arrowipc.feather. `v1` says
@@ -585,8 +605,14 @@ class _FeatherRead:
             with open(opened, "rb") as f:
                 head = f.read(6)
         elif src.rewind_to == 0:
-            head = opened.read(6)
-            opened.seek(0)
+            path = _regular_file_path(opened)
+            if path is not None:
+                opened = path                       # read as a path: mapped, not read through
+                with open(opened, "rb") as f:
+                    head = f.read(6)
+            else:
+                head = opened.read(6)
+                opened.seek(0)
         else:
             raise Unservable("a file object not at its start or that cannot seek")
         if head.startswith(FEATHER_V1_MAGIC):

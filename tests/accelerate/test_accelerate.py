@@ -375,3 +375,22 @@ def test_every_method_of_pyarrows_classes_is_served(accelerated):
         missing = sorted(n for n in public - static
                          if not any(n in k.__dict__ for k in served.__mro__[:2]))
         assert missing == [], f"{name}: {missing}"
+
+
+def test_a_feather_file_object_is_read_as_the_file_it_has_open(accelerated, tmp_path):
+    # pd.read_feather hands pyarrow open(path, "rb"): read as that path, mapped; but only while
+    # the name still names the file it has open (here replaced after the open: the open one wins)
+    path = str(tmp_path / "t.feather")
+    first = pa.table({"x": [1, 2, 3]})
+    with plain():
+        pa_feather.write_feather(first, path)
+    with open(path, "rb") as f:
+        assert pa_feather.read_table(f).equals(first)
+    with open(path, "rb") as f:
+        with plain():
+            pa_feather.write_feather(pa.table({"x": [9]}), path + ".new")
+        os.replace(path + ".new", path)
+        assert pa_feather.read_table(f).equals(first)
+        assert pa_feather.read_table(path).equals(pa.table({"x": [9]}))
+    from arrowipc.accelerate.record import RECORD
+    assert RECORD.served_count == 2 and RECORD.fell_back_count == 0    # since the last plain()
