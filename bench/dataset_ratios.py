@@ -11,8 +11,9 @@ directory, and again as a folder of stream files. Every library reads the same f
 
 Cases: the full scan to a table; one column of eight; a 1 % range of the sorted `id`; one
 partition; `count_rows()` with and without a value filter; `head(10)`; with `--s3 URL` (an
-s3:// prefix the environment's credentials can write, such as a local MinIO) the full scan and
-the range filter again from there; and the stream folder (arrowipc only: pyarrow's and polars'
+s3:// prefix the environment's credentials can write, or `local` for a moto S3 server started
+in a child process) every case above again from there, each library reading it as its docs
+show; and the stream folder (arrowipc only: pyarrow's and polars'
 datasets do not read streams). Each round runs every library once per case, the order flipped
 every round so both see the same machine load; the figure kept is the best of the rounds.
 The "first scan" cases make a new dataset object in every call (discovery included, for
@@ -28,6 +29,7 @@ dataset's decoded size.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -127,6 +130,13 @@ def cases(root: str, stream_root: str, rows: int, s3: str | None) -> list[Case]:
             "arrowipc": lambda: ads.dataset(root, format="ipc", partitioning="hive").count_rows(),
             "pyarrow": lambda: pds.dataset(root, format="ipc", partitioning="hive").count_rows(),
             "polars": lambda: pl_scan().select(pl.len()).collect().item()}, "count"),
+        Case("first scan: count_rows(b < 10)", {
+            "arrowipc": lambda: ads.dataset(root, format="ipc", partitioning="hive").count_rows(
+                filter=ads.field("b") < 10),
+            "pyarrow": lambda: pds.dataset(root, format="ipc", partitioning="hive").count_rows(
+                filter=pds.field("b") < 10),
+            "polars": lambda: pl_scan().filter(pl.col("b") < 10).select(pl.len()).collect()
+            .item()}, "count"),
         Case("first scan: 1 % range", {
             "arrowipc": lambda: ads.dataset(root, format="ipc", partitioning="hive").to_table(
                 filter=(ads.field("id") >= lo) & (ads.field("id") < hi)),
@@ -140,19 +150,98 @@ def cases(root: str, stream_root: str, rows: int, s3: str | None) -> list[Case]:
     out.append(Case("stream folder: id range", {
         "arrowipc": lambda: S.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi))}))
     if s3:
-        import pyarrow.fs as pafs
-        AS = ads.dataset(s3, format="ipc", partitioning="hive")
-        fs, path = pafs.FileSystem.from_uri(s3)
-        PS = pds.dataset(path, format="ipc", partitioning="hive", filesystem=fs)
-        out.append(Case("S3: full scan", {"arrowipc": lambda: AS.to_table(),
-                                           "pyarrow": lambda: PS.to_table()}))
-        out.append(Case("S3: 1 % range", {
-            "arrowipc": lambda: AS.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi)),
-            "pyarrow": lambda: PS.to_table(filter=(pds.field("id") >= lo) & (pds.field("id") < hi))}))
+        out += s3_cases(s3, lo, hi, date)
     if pl is None:
         for c in out:
             c.runs.pop("polars", None)
     return out
+
+
+def s3_cases(s3: str, lo: int, hi: int, date: int) -> list[Case]:
+    """The cases above again on the dataset copied to `s3`: each library reads it as its docs
+    show (arrowipc and polars from the URL, pyarrow through its S3FileSystem)."""
+    import pyarrow.fs as pafs
+    AS = ads.dataset(s3, format="ipc", partitioning="hive")
+    fs, path = pafs.FileSystem.from_uri(s3)
+    PS = pds.dataset(path, format="ipc", partitioning="hive", filesystem=fs)
+    storage = {k: v for k, v in {
+        "aws_endpoint_url": os.environ.get("AWS_ENDPOINT_URL"),
+        "aws_allow_http": "true" if os.environ.get("AWS_ENDPOINT_URL", "").startswith("http:")
+        else None}.items() if v}
+
+    def pl_scan():
+        return pl.scan_ipc(s3.rstrip("/") + "/**/*.arrow", hive_partitioning=True,
+                           storage_options=storage or None)
+
+    rng = (ads.field("id") >= lo) & (ads.field("id") < hi)
+    prng = (pds.field("id") >= lo) & (pds.field("id") < hi)
+    return [
+        Case("S3: full scan", {"arrowipc": lambda: AS.to_table(), "pyarrow": lambda: PS.to_table(),
+                               "polars": lambda: pl_scan().collect()}),
+        Case("S3: 1 of 8 columns", {
+            "arrowipc": lambda: AS.to_table(columns=["a"]),
+            "pyarrow": lambda: PS.to_table(columns=["a"]),
+            "polars": lambda: pl_scan().select("a").collect()}),
+        Case("S3: 1 % range", {
+            "arrowipc": lambda: AS.to_table(filter=rng), "pyarrow": lambda: PS.to_table(filter=prng),
+            "polars": lambda: pl_scan().filter((pl.col("id") >= lo) & (pl.col("id") < hi))
+            .collect()}),
+        Case("S3: one partition", {
+            "arrowipc": lambda: AS.to_table(filter=ads.field("date") == date),
+            "pyarrow": lambda: PS.to_table(filter=pds.field("date") == date),
+            "polars": lambda: pl_scan().filter(pl.col("date") == date).collect()}),
+        Case("S3: count_rows()", {
+            "arrowipc": lambda: AS.count_rows(), "pyarrow": lambda: PS.count_rows(),
+            "polars": lambda: pl_scan().select(pl.len()).collect().item()}, "count"),
+        Case("S3: count_rows(b < 10)", {
+            "arrowipc": lambda: AS.count_rows(filter=ads.field("b") < 10),
+            "pyarrow": lambda: PS.count_rows(filter=pds.field("b") < 10),
+            "polars": lambda: pl_scan().filter(pl.col("b") < 10).select(pl.len()).collect()
+            .item()}, "count"),
+        Case("S3: head(10)", {"arrowipc": lambda: AS.head(10), "pyarrow": lambda: PS.head(10),
+                              "polars": lambda: pl_scan().head(10).collect()}),
+    ]
+
+
+@contextlib.contextmanager
+def local_s3_server() -> Iterator[str]:
+    """An s3:// prefix on a moto S3 server run in a child process on a free local port (its
+    requests are served outside the timed process), with the environment every library reads
+    its endpoint and credentials from."""
+    import socket
+    import subprocess
+    import boto3
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
+                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+                                            "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION",
+                                            "AWS_REGION")}
+    os.environ.update({"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "bench",
+                       "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_REGION": "us-east-1"})
+    try:
+        client = boto3.client("s3", endpoint_url=endpoint)
+        for _ in range(200):
+            try:
+                client.create_bucket(Bucket="bench")
+                break
+            except Exception:               # not listening yet
+                time.sleep(0.05)
+        else:
+            raise RuntimeError(f"the moto S3 server on port {port} did not start")
+        yield "s3://bench/dataset"
+    finally:
+        server.terminate()
+        server.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def rows_of(result) -> int:
@@ -221,10 +310,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("-k", default="", help="only cases whose name holds this")
     ap.add_argument("--json", metavar="PATH", help="save the results as JSON")
-    ap.add_argument("--s3", metavar="URL", help="an s3:// prefix to copy the dataset to and read")
+    ap.add_argument("--s3", metavar="URL", help="an s3:// prefix to copy the dataset to and read "
+                    "('local': a moto S3 server started here, in a child process)")
     ap.add_argument("--no-memory", action="store_true", help="skip the peak-memory pass")
     args = ap.parse_args(argv)
 
+    if args.s3 == "local":
+        with local_s3_server() as url:
+            args.s3 = url
+            return run(args)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
     tmp = tempfile.mkdtemp(prefix="arrowipc-dataset-bench-")
     try:
         root, stream_root = os.path.join(tmp, "files"), os.path.join(tmp, "streams")

@@ -37,6 +37,7 @@ from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.options import IpcReadOptions
+from ..ipc.paths import leased_map_if_unchanged
 from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
 from ..ipc.statistics import file_statistics, read_statistics
 from ..table import RecordBatch, Table
@@ -137,6 +138,11 @@ class FileFragment:
         self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
         # each batch's statistics as last read, under the same (size, mtime) key
         self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
+        # where a `column op number` count found each batch's values of a column, by column
+        # name, under the same key: ((size, mtime), the column's type, per batch (byte offset
+        # in the file, values) or None); a later count counts there, no reader opened
+        self._value_spans: dict[str, tuple[tuple[int, int], T.DataType,
+                                           list[tuple[int, int] | None]]] = {}
 
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
@@ -312,6 +318,62 @@ class FileFragment:
             self._batch_statistics = (key, stats)
         return stats
 
+    def count_from_value_spans(self, spec: ScanSpec, rest: Expression | None) -> int | None:
+        """The rows passing `rest`, a `column op number` filter, counted on the column's values
+        where an earlier count of this version of the file found them (its footer summary,
+        batch statistics and value spans all kept under the file's current size and mtime):
+        the file is mapped under a read lease and counted in one kernel per surviving batch,
+        with no reader, footer read or batch decoded. None when anything needed is not kept
+        or the file changed (the caller plans and reads it)."""
+        comparison = _exprs.column_comparison(rest)
+        footer = self._footer
+        if comparison is None or footer is None:
+            return None
+        name, op, value = comparison
+        spans = self._value_spans.get(name)
+        key = self._file_key()
+        if spans is None or key is None or not footer[0] == spans[0] == key:
+            return None
+        assert rest is not None
+        summary, physical, located = footer[1], footer[2], spans[2]
+        if summary is not None:
+            # a file with statistics: its footer, then each batch's, rule out what they can
+            batch_stats = self._batch_statistics
+            if not _exprs.might_match(rest, summary, physical):
+                return 0
+            if batch_stats is None or batch_stats[0] != key \
+                    or len(batch_stats[1]) != len(located):
+                return None
+            located = [span for span, stats in zip(located, batch_stats[1])
+                       if _exprs.might_match(rest, stats, physical)]
+        target = spec.dataset_schema.field(name).type if name in spec.dataset_schema.names \
+            else None
+        dtype = _COUNTED_TYPES.get(spans[1].name)
+        if dtype is None or target is None or not spans[1].equals(target):
+            return None
+        number = _number_in(value, dtype)
+        if number is None:
+            return None
+        wanted = located
+        if not wanted:
+            return 0
+        if any(span is None for span in wanted):
+            return None
+        mapped = leased_map_if_unchanged(self.path, key)
+        if mapped is None:
+            return None
+        width, code, total = np.dtype(dtype).itemsize, OP_CODES[op], 0
+        for span in wanted:
+            assert span is not None
+            start, n = span
+            if n and (start < 0 or n > (mapped.size - start) // width):
+                return None     # recorded from a mapping of this size: cannot happen
+            if n:
+                values = np.frombuffer(mapped, dtype=dtype, count=n,  # type: ignore[call-overload]
+                                       offset=start)
+                total += int(count_compare(code, values, number))
+        return total
+
     def counts_from_local_footer(self) -> bool:
         """Whether count_all_rows reads a local file's footer (no stream to decode, nothing
         remote to wait for): cheaper in the caller's thread than handed to a pool."""
@@ -378,6 +440,7 @@ class FileFragment:
         except (ArrowException, OSError) as e:
             raise named_error(e, self.path) from None
         plan = FragmentPlan(self, reader, rest, spec, bool(included))
+        plan.file_key = key
         if stream:
             return plan
         assert isinstance(reader, RecordBatchFileReader)
@@ -426,6 +489,11 @@ class FragmentPlan:
         # `column op number`: a filtered count counts it on the column's values in one kernel
         self._comparison = _exprs.column_comparison(residual)
         self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
+        self.file_key: tuple[int, int] | None = None     # (size, mtime) when planned
+        # per batch, where a direct count found the compared column's values in the file
+        # (kept by the fragment for the next count, see count_from_value_spans)
+        self._spans: list[tuple[int, int] | None] | None = None
+        self._spans_type: T.DataType | None = None
 
     @property
     def is_stream(self) -> bool:
@@ -536,16 +604,49 @@ class FragmentPlan:
         except (ArrowException, ValueError, TypeError) as e:
             raise named_error(e, self.fragment.path) from None
 
-    def count_matching(self, batch: RecordBatch) -> int:
-        """Rows of `batch` (as read) the residual filter keeps: true, not null."""
+    def count_matching(self, batch: RecordBatch, batch_index: int = -1) -> int:
+        """Rows of `batch` (as read; file batch `batch_index`, -1 if not known) the residual
+        filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
-        counted = self._counted_directly(batch)
+        counted = self._counted_directly(batch, batch_index)
         if counted is not None:
             return counted
         return _true_count(self._mask(self._completed(batch, 0, False)))
 
-    def _counted_directly(self, batch: RecordBatch) -> int | None:
+    def keep_value_spans(self) -> None:
+        """Hand the fragment where this count found the compared column's values in each
+        batch, when every surviving batch was counted directly on a view of the file."""
+        spans, key = self._spans, self.file_key
+        if spans is None or key is None or self._comparison is None \
+                or self._spans_type is None or self.is_stream:
+            return
+        if any(spans[i] is None for i in self.batches):
+            return
+        name = self._comparison[0]
+        known = self.fragment._value_spans.get(name)
+        if known is not None and known[0] == key and known[1].equals(self._spans_type) \
+                and len(known[2]) == len(spans):
+            # batches an earlier count found and this one's filter ruled out stay known
+            spans = [mine if mine is not None else theirs for mine, theirs in zip(spans, known[2])]
+        self.fragment._value_spans[name] = (key, self._spans_type, spans)
+
+    def _keep_span(self, batch_index: int, buf: Any, type_: T.DataType, start: int,
+                   n: int) -> None:
+        """Record where batch `batch_index`'s compared values lie in the file, when `buf` is a
+        view of the file as read (mapped)."""
+        if batch_index < 0 or not isinstance(self.reader, RecordBatchFileReader):
+            return
+        at = self.reader.offset_in_file(buf)
+        if at is None:
+            return
+        if self._spans is None:
+            self._spans = [None] * self.reader.num_record_batches
+            self._spans_type = type_
+        if batch_index < len(self._spans) and type_.equals(self._spans_type):
+            self._spans[batch_index] = (at + start, n)
+
+    def _counted_directly(self, batch: RecordBatch, batch_index: int = -1) -> int | None:
         """The rows of `batch` passing a `column op number` residual, counted on the column's
         values (no mask, no batch made), when the column is a plain number column without
         nulls in the dataset's type and the number is exact in it; None otherwise."""
@@ -572,6 +673,7 @@ class FragmentPlan:
             return None                 # the general path reports the short buffer
         values = np.frombuffer(buf, dtype=dtype,  # type: ignore[call-overload]
                                count=data.offset + data.length)
+        self._keep_span(batch_index, buf, data.type, data.offset * width, data.length)
         return int(count_compare(OP_CODES[op], values[data.offset:], number))
 
     # -- stage 4 and assembly -------------------------------------------------------------------

@@ -402,6 +402,10 @@ class Scanner:
                 rows = item[0].count_all_rows()
                 if rows is not None:
                     return rows
+            else:
+                rows = item[0].count_from_value_spans(counting, item[1])
+                if rows is not None:
+                    return rows
             plan = item[0].plan(counting, item[1])
             return 0 if plan is None else _count_plan(plan)
         try:
@@ -456,7 +460,9 @@ def _count_plan(plan: FragmentPlan) -> int:
         return total
     if plan.residual is None:
         return sum(plan.batch_length(i) for i in plan.batches)
-    return sum(_count_batch(plan, plan.read(i)) for i in plan.batches)
+    total = sum(plan.count_matching(plan.read(i), i) for i in plan.batches)
+    plan.keep_value_spans()
+    return total
 
 
 def _count_batch(plan: FragmentPlan, batch: RecordBatch) -> int:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .._typing import StrPath
 
 __all__ = ["LEASED_MAPS", "LEASED_MAP_MIN_BYTES", "RANGED_MIN_BATCH_BYTES", "READ_WHOLE_LIMIT",
-           "PathSource", "read_fd", "read_path", "reads_whole"]
+           "PathSource", "leased_map_if_unchanged", "read_fd", "read_path", "reads_whole"]
 
 # Files up to this size are read whole when every batch is wanted; larger ones in pieces.
 READ_WHOLE_LIMIT = 256 << 20
@@ -132,6 +132,29 @@ def read_fd(fd: int) -> Buffer:
     buf = allocate_buffer(size, zero=False)
     got = _read_range_into(fd, memoryview(buf)) if size else 0
     return buf if got == size else buf.slice(0, got)
+
+
+def leased_map_if_unchanged(path: StrPath, key: tuple[int, int]) -> Buffer | None:
+    """The file at `path` mapped whole under a read lease when its (size, mtime in ns) is still
+    `key` once mapped (no other process can change it from then on); None when it changed, is
+    gone, is too small to map or no lease can be had."""
+    try:
+        fd = _open_fd(os.fspath(path))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (st.st_size, st.st_mtime_ns) != key:
+            return None
+        mapped = _leased_whole(fd, st.st_size)
+        if mapped is None:
+            return None
+        st = os.fstat(fd)           # a write between the check and the lease is seen here
+        if (st.st_size, st.st_mtime_ns) != key or mapped.size != st.st_size:
+            return None
+        return mapped
+    finally:
+        os.close(fd)
 
 
 def read_path(path: StrPath) -> Buffer:

@@ -1132,6 +1132,17 @@ class RecordBatchFileReader(_ReaderBase):
             self._read_whole_file(leased_only=True)
         return isinstance(self._source, BufferSource)
 
+    def offset_in_file(self, buf: Buffer) -> int | None:
+        """Where `buf` starts in the file, when the file is read from one mapping or buffer and
+        `buf` is a view of it (an uncompressed column's values); None otherwise."""
+        src = self._source
+        if not isinstance(src, BufferSource):
+            return None
+        start = buf.address - src.buf.address
+        if start < 0 or buf.size > src.buf.size or start > src.buf.size - buf.size:
+            return None
+        return start
+
     def get_batch(self, i: int) -> RecordBatch:
         """Batch `i` (its dictionaries are read on first use)."""
         return self._get(i, False)

@@ -1,4 +1,6 @@
 """The four pruning stages, proven by counting what is opened and read (never by time)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -296,3 +298,67 @@ def test_batch_statistics_are_read_once_per_file_version(sorted_dir, monkeypatch
                                      "z": ["a"] * 5}), k0, compression="uncompressed")
     assert data.count_rows(filter=where) == 5
     assert data.to_table(filter=where).column("x").to_pylist() == list(range(200, 205))
+
+
+def _leases_granted(path):
+    """Whether this system maps `path` under a read lease (else counts read as before)."""
+    from arrowipc._core.leased_map import map_leased
+    from arrowipc.ipc import paths
+    if not paths.LEASED_MAPS:
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return map_leased(fd) is not None
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_a_second_filtered_count_counts_where_the_first_found_the_values(tmp_path, counts,
+                                                                         statistics):
+    """`count_rows(column op number)` again on an unchanged file counts on the values where
+    the first count found them, in a mapping of the file: no reader is opened, no batch read.
+    A file rewritten since is read again; every answer is pyarrow's."""
+    pa = pytest.importorskip("pyarrow")
+    pds = pytest.importorskip("pyarrow.dataset")
+    rng = np.random.default_rng(7)
+    root = tmp_path / "values"
+    root.mkdir()
+    for k in range(3):
+        table = pa.table({"b": rng.integers(0, 1000, 30_000), "c": rng.random(30_000)})
+        path = str(root / f"part-{k}.arrow")
+        if statistics:
+            ds.write_dataset(A.table(table), str(root), basename_template=f"part-{k}-{{i}}.arrow",
+                             max_rows_per_group=10_000,
+                             existing_data_behavior="overwrite_or_ignore")
+        else:                       # no statistics; the sink closed (no writer holds it)
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as w:
+                w.write_table(table, max_chunksize=10_000)
+    data, theirs = _data(str(root)), pds.dataset(str(root), format="ipc")
+    if not _leases_granted(data.files[0]):
+        pytest.skip("no read lease on this filesystem: counts read the file each time")
+    for where, pwhere in [(field("b") < 10, pds.field("b") < 10),
+                          (field("b") >= 990, pds.field("b") >= 990),
+                          (field("b") != 3, pds.field("b") != 3)]:
+        expected = theirs.count_rows(filter=pwhere)
+        assert data.count_rows(filter=where) == expected
+        opened, read = len(counts.opened), len(counts.batches)
+        assert data.count_rows(filter=where) == expected
+        assert data.scanner(filter=where, use_threads=False).count_rows() == expected
+        assert (len(counts.opened), len(counts.batches)) == (opened, read)
+    # a filter on another column is not answered from b's spans
+    opened = len(counts.opened)
+    assert data.count_rows(filter=field("c") < 0.5) == \
+        theirs.count_rows(filter=pds.field("c") < 0.5)
+    assert len(counts.opened) == opened + 3
+    # one file rewritten (another size and mtime): read again, counted anew
+    first = data.files[0]
+    before = os.stat(first).st_mtime_ns
+    small = pa.table({"b": np.arange(20_000) % 5, "c": np.zeros(20_000)})
+    with pa.OSFile(first, "wb") as sink, pa.ipc.new_file(sink, small.schema) as w:
+        w.write_table(small)
+    os.utime(first, ns=(before + 10**9, before + 10**9))
+    expected = pds.dataset(str(root), format="ipc").count_rows(filter=pds.field("b") < 10)
+    opened = len(counts.opened)
+    assert data.count_rows(filter=field("b") < 10) == expected
+    assert len(counts.opened) == opened + 1
