@@ -192,6 +192,12 @@ class FileFragment:
             return f
         return pa.PythonFile(f, mode="r")
 
+    @property
+    def is_remote(self) -> bool:
+        """Whether the file is read through a filesystem object (a URL, fsspec or pyarrow
+        filesystem) rather than from a local path."""
+        return self._storage.kind != "local"
+
     def _open_binary(self) -> Any:
         kind, fs = self._storage
         if kind == "local":
@@ -311,9 +317,7 @@ class FileFragment:
         kept = self._batch_statistics
         if kept is not None and key is not None and kept[0] == key and len(kept[1]) == n:
             return kept[1]
-        stats = [read_statistics(reader.read_block_message("record batch", i,
-                                                           with_body=False).custom_metadata)
-                 for i in range(n)]
+        stats = [read_statistics(metadata) for metadata in reader.batch_custom_metadata()]
         if key is not None:
             self._batch_statistics = (key, stats)
         return stats

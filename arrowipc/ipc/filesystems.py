@@ -23,6 +23,7 @@ from ..errors import ArrowException
 from .object_reads import (ForwardReads, HttpObject, HttpStream, S3Object, Timeouts, is_http_fs,
                            is_s3_fs, timeouts_of)
 from .paths import read_path
+from .remote import REMOTE_TAIL_READ_SIZE
 from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
                       open_path_random_access, open_source)
 
@@ -114,16 +115,24 @@ class RangeSource:
     ranges fetched concurrently, with the same errors as a local file (a short object reads as a
     truncated file; I/O failures are OSError naming the URL)."""
 
+    # the file reader leaves out reads it can do without here (each is a request)
+    remote = True
+
     def __init__(self, backend: Any, size: int, name: str) -> None:
         self._backend = backend
         self.size = size
         self.name = name
         self.pos = 0
-        self.bytes_read = 0
-        self.read_requests = 0
+        # the request that opened the object, if it brought bytes (S3Object: its tail)
+        self.bytes_read = getattr(backend, "opening_bytes", 0)
+        self.read_requests = 1 if self.bytes_read else 0
         self.seekable = True
 
     def _get(self, offset: int, n: int) -> bytes:
+        kept = getattr(self._backend, "kept", None)
+        held: bytes | None = kept(offset, n) if kept is not None else None
+        if held is not None:
+            return held                 # fetched (and counted) when the object was opened
         try:
             data: bytes = self._backend.read_at(offset, n)
         except ArrowException:
@@ -274,7 +283,8 @@ def open_input(source: Any, filesystem: Any = None, random_access: bool = False,
                 return FileSource(HttpStream(fs, path, name, timeouts), name=name, owns=True)
             if random_access:
                 if is_s3_fs(fs):
-                    s3 = S3Object(fs, path, name, timeouts)
+                    # opened by a read of its tail: the file format's footer comes with it
+                    s3 = S3Object(fs, path, name, timeouts, tail=REMOTE_TAIL_READ_SIZE)
                     return RangeSource(s3, s3.size, name)
                 return RangeSource(_FsspecRanges(fs, path), int(fs.size(path)), name)
             return FileSource(_GuardedFile(fs.open(path, "rb"), name), name=name, owns=True)

@@ -10,8 +10,11 @@ object's version is pinned when the reader opens it and every later response is 
   sends no ETag). A server that ignores Range (a 200 with the whole object) is served from that
   one body, when it is the pinned size and at most WHOLE_OBJECT_LIMIT bytes; without a size
   (no Content-Length) the object is read whole, once.
-* S3 (s3fs): the ETag and, in a versioned bucket, the VersionId of the HEAD answer; each GetObject
-  names the version and carries ``IfMatch``, and its ContentRange is checked as above.
+* S3 (s3fs): the ETag and, in a versioned bucket, the VersionId of the answer that opened the
+  object, a GetObject of its last REMOTE_TAIL_READ_SIZE bytes (which also gives its size and
+  the file format's footer: one request, where a HEAD and a read of the end were two; a HEAD
+  when that is refused); each later GetObject names the version and carries ``IfMatch``, and
+  its ContentRange is checked as above.
 
 A response from another version or for other bytes raises ArrowIOError (an OSError: the input
 was fine, the object changed under the reader) naming the URL and the range.
@@ -398,23 +401,89 @@ class S3Object(RangeReads):
     """Range reads of one version of an S3 object through s3fs (its credentials, endpoint and
     session), as a RangeSource backend: read_at, read_many, size."""
 
-    def __init__(self, fs: Any, path: str, name: str, timeouts: Timeouts) -> None:
+    def __init__(self, fs: Any, path: str, name: str, timeouts: Timeouts, tail: int = 0
+                 ) -> None:
         self.fs = fs
         self.name = name
         self.timeouts = timeouts
         self.bucket, self.key, version = fs.split_path(path)
+        self.version_id: str | None = version
+        # the object's last `tail` bytes, fetched by the request that opened it: reads that
+        # fall inside are served from them (the file format's footer, a small file whole)
+        self._tail_start = 0
+        self._tail = b""
+        self._signed: str | None = None     # presigned GET URL ("": none can serve)
+        if tail > 0 and _run(fs.loop, lambda: self._open_with_tail(tail)):
+            return
         info = fs.info(path, refresh=True)       # the object now, not a cached listing
         self.size: int = int(info["size"])
         self.etag: str | None = info.get("ETag") or None
         found = info.get("VersionId")
-        self.version_id: str | None = version or (found if found not in (None, "null") else None)
+        self.version_id = version or (found if found not in (None, "null") else None)
+
+    @property
+    def opening_bytes(self) -> int:
+        """The bytes the request that opened the object brought (its tail)."""
+        return len(self._tail)
+
+    def kept(self, offset: int, n: int) -> bytes | None:
+        """Bytes [offset, offset + n) from the tail fetched when the object was opened (cut at
+        the object's end, as a read there is), or None when they are not all in it."""
+        if not self._tail or offset < self._tail_start or n <= 0:
+            return None
+        at = offset - self._tail_start
+        return self._tail[at:at + n]
+
+    async def _open_with_tail(self, n: int) -> bool:
+        """Open the object by a GetObject of its last n bytes (a suffix range), which tells its
+        size, ETag and version as a HEAD would: one request where a HEAD and a read of the
+        footer were two. False when that answer is refused or not as asked (an empty object,
+        a store without suffix ranges): the caller asks HEAD, which also reports what failed."""
+        what = f"the last {n} bytes"
+        pin = {"VersionId": self.version_id} if self.version_id is not None else {}
+        try:
+            resp = await asyncio.wait_for(
+                self.fs._call_s3("get_object", Bucket=self.bucket, Key=self.key,
+                                 Range=f"bytes=-{n}", **pin),
+                self.timeouts.connect + self.timeouts.read)
+        except Exception:
+            return False
+        body = resp["Body"]
+        try:
+            m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
+            if m is None or m.group(3) == "*":
+                return False
+            first, last, size = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            if last != size - 1 or first != max(0, size - n):
+                return False
+            try:
+                data = await _read_body(body.read, last - first + 1, self.timeouts)
+            except BaseException as e:
+                raise _network_error(e, self.name, self.timeouts, what) from e
+            if len(data) != last - first + 1:
+                return False
+        finally:
+            body.close()
+        self.size = size
+        self.etag = resp.get("ETag") or None
+        found = resp.get("VersionId")
+        if self.version_id is None and found not in (None, "null"):
+            self.version_id = found
+        self._tail_start, self._tail = first, data
+        return True
 
     async def _get(self, offset: int, n: int) -> bytes:
         if n <= 0:
             return b""
         if offset >= self.size:
             return b""                                # past the end: a truncated file
+        kept = self.kept(offset, n)
+        if kept is not None:
+            return kept
         what = _span(offset, n)
+        data = await self._get_presigned(offset, n, what)
+        if data is not None:
+            return data
         pin: dict[str, str] = {}
         if self.etag is not None:
             pin["IfMatch"] = self.etag
@@ -447,5 +516,91 @@ class S3Object(RangeReads):
         finally:
             body.close()
 
+    async def _get_presigned(self, offset: int, n: int, what: str) -> bytes | None:
+        """Bytes [offset, offset + n) by a plain HTTP GET of a URL presigned for this version of
+        the object (signed once, by s3fs's client: its credentials and endpoint), with Range and
+        If-Match; a request costs a quarter of a GetObject's Python time. None when the
+        filesystem sends more than credentials with its requests (requester pays, encryption
+        keys) or the answer is not the range asked (an expired URL, an error): the caller asks
+        through s3fs, whose answer says what is wrong. Checked as a GetObject's answer is."""
+        if self._signed is None:
+            self._signed = await _presigned_url(self.fs, self.bucket, self.key, self.version_id)
+        if not self._signed:
+            return None
+        session = await _presigned_session(self.fs)
+        headers = {"Range": f"bytes={offset}-{offset + n - 1}", "Accept-Encoding": "identity"}
+        if self.etag is not None:
+            headers["If-Match"] = self.etag
+        try:
+            resp = await asyncio.wait_for(session.get(self._signed, headers=headers),
+                                          self.timeouts.connect + self.timeouts.read)
+        except BaseException as e:
+            raise _network_error(e, self.name, self.timeouts, what) from e
+        async with resp:
+            if resp.status != 206:
+                return None
+            etag = resp.headers.get("ETag")
+            if self.etag is not None and etag is not None and etag != self.etag:
+                raise changed_error(self.name, f"the answer to {what} came with ETag {etag}, the "
+                                               f"object was opened with ETag {self.etag}")
+            _check_content_range(self.name, self.size, resp.headers.get("Content-Range"),
+                                 offset, n, what)
+            try:
+                data: bytes = await _read_body(resp.content.read, n, self.timeouts)
+            except BaseException as e:
+                raise _network_error(e, self.name, self.timeouts, what) from e
+        return data
+
     def close(self) -> None:
         pass
+
+
+# a presigned URL is good for this long; a reader kept open longer falls back to GetObject
+PRESIGNED_SECONDS = 3600
+
+
+async def _presigned_url(fs: Any, bucket: str, key: str, version_id: str | None) -> str:
+    """A GET URL for the object presigned by s3fs's client, or "" when its requests carry
+    more than what a URL can (requester pays, customer keys, extra arguments)."""
+    client = getattr(fs, "s3", None)
+    if client is None or getattr(fs, "req_kw", None) or getattr(fs, "s3_additional_kwargs", None) \
+            or not hasattr(client, "generate_presigned_url"):
+        return ""
+    params = {"Bucket": bucket, "Key": key}
+    if version_id is not None:
+        params["VersionId"] = version_id
+    try:
+        url: str = await client.generate_presigned_url("get_object", Params=params,
+                                                       ExpiresIn=PRESIGNED_SECONDS)
+    except Exception:
+        return ""
+    return url
+
+
+_sessions: dict[int, Any] = {}
+
+
+async def _presigned_session(fs: Any) -> Any:
+    """The aiohttp session presigned reads of `fs` share (one per filesystem object, on its
+    loop; closed when the filesystem is collected, or at exit)."""
+    session = _sessions.get(id(fs))
+    if session is None:
+        import weakref
+        import aiohttp
+        session = _sessions[id(fs)] = aiohttp.ClientSession()
+        weakref.finalize(fs, _close_session, id(fs), fs.loop, session)
+    return session
+
+
+def _close_session(key: int, loop: Any, session: Any) -> None:
+    _sessions.pop(key, None)
+    try:
+        if loop is not None and loop.is_running() and not loop.is_closed():
+            from fsspec.asyn import sync
+            sync(loop, session.close, timeout=1)
+            return
+    except Exception:
+        pass
+    connector = getattr(session, "_connector", None)
+    if connector is not None:
+        connector._close()          # the loop is gone: drop the sockets directly

@@ -702,6 +702,19 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
         return export_stream(self.schema, iter(self), requested_schema)
 
 
+def _leading_magic(src: Any) -> bytes:
+    """The file magic at the start of `src`, or ArrowInvalid saying what is there instead."""
+    head = src.read_at(0, 8).to_pybytes()
+    magic = file_magic(head)
+    if magic is None:
+        # a stream's first message starts with the continuation marker: say what it is
+        hint = ("; it starts as an IPC stream does (a message's continuation marker "
+                "ff ff ff ff): read it with ipc.open_stream") if head[:4] == CONTINUATION else ""
+        raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
+                           f"found {describe_bytes(head[:8])}{hint}")
+    return magic
+
+
 class RecordBatchFileReader(_ReaderBase):
     """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
 
@@ -725,19 +738,19 @@ class RecordBatchFileReader(_ReaderBase):
         if size < 12 + 10:
             raise ArrowInvalid(f"file: {size} bytes is too small for an Arrow IPC file "
                                f"(magic, footer and trailer need at least 22)")
-        head = src.read_at(0, 8).to_pybytes()
-        magic = file_magic(head)
-        if magic is None:
-            # a stream's first message starts with the continuation marker: say what it is
-            hint = ("; it starts as an IPC stream does (a message's continuation marker "
-                    "ff ff ff ff): read it with ipc.open_stream") if head[:4] == CONTINUATION else ""
-            raise ArrowInvalid(f"file: expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
-                               f"found {describe_bytes(head[:8])}{hint}")
-        self.magic = magic
-        tail_len = len(magic)
+        # an object store's first bytes cost a request of their own: there the leading magic is
+        # checked (as pyarrow never does) at full validation, or to explain a bad trailer
+        remote = getattr(src, "remote", False)
+        magic = None if remote and self._decoder.options.validate != "full" \
+            else _leading_magic(src)
         # one read at the end brings the trailer and, unless it is large, the footer with it
         last = src.read_at(size - min(size, TAIL_READ_SIZE), min(size, TAIL_READ_SIZE))
         last_start = size - last.size
+        if magic is None:
+            magic = next((m for m in FILE_MAGICS if last.slice(
+                last.size - len(m), len(m)).to_pybytes() == m), None) or _leading_magic(src)
+        self.magic = magic
+        tail_len = len(magic)
         tail = last.slice(last.size - tail_len - 4, tail_len + 4).to_pybytes()
         if tail[4:] not in FILE_MAGICS:
             raise ArrowInvalid(f"file: expected the magic at the end (byte {size - tail_len}), "
@@ -775,6 +788,9 @@ class RecordBatchFileReader(_ReaderBase):
         self._fast = isinstance(src, BufferSource) and dec.plain
         # sources that are not in memory fetch only what a read needs (remote.py plans it)
         self._ranged = not isinstance(src, BufferSource)
+        # record batch metadata fetched by batch_custom_metadata(), by block index: the batch
+        # read that follows takes it instead of fetching it again
+        self._heads: dict[int, Buffer] = {}
 
     def _check_stream_schema(self, footer: md.SchemaInfo, size: int) -> None:
         """Full validation: the schema message that opens the file's stream must be the footer's
@@ -843,6 +859,34 @@ class RecordBatchFileReader(_ReaderBase):
         if not 0 <= i < len(blocks):
             raise IndexError(f"{kind} block {i} out of range for {len(blocks)} blocks")
         return self._read_block(blocks[i], i, kind, with_body)
+
+    def batch_custom_metadata(self) -> list[KeyValueMetadata | None]:
+        """Each record batch's custom metadata, from its message header (no body read). A file
+        not in memory fetches every header at once (concurrently, coalesced where they are
+        close) and keeps them for the batch reads that follow, which do not fetch them again."""
+        n = len(self._batch_blocks)
+        if isinstance(self._source, BufferSource):
+            return [self.read_block_message("record batch", i, with_body=False).custom_metadata
+                    for i in range(n)]
+        blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
+        with self._lock:
+            missing = [i for i in range(n) if i not in self._heads]
+            fetched = self._fetch_spans([blocks[i][:2] for i in missing]) if missing else []
+            self._heads.update(zip(missing, fetched))
+            heads = [self._heads[i] for i in range(n)]
+        out = []
+        for i, ((off, meta_len, body_len), head) in enumerate(zip(blocks, heads)):
+            msg = read_message_header(_Fetched(head, off, off + meta_len + body_len),
+                                      self._decoder.options.max_metadata_size, "file")
+            if msg is None:
+                raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
+            out.append(msg.custom_metadata)
+        return out
+
+    def _head(self, i: int, off: int, meta_len: int) -> Buffer:
+        """Record batch i's metadata bytes: as kept by batch_custom_metadata, else fetched."""
+        kept = self._heads.pop(i, None)
+        return kept if kept is not None else self._source.read_at(off, meta_len)
 
     def _check_block(self, block: Block, i: int, what: str) -> Block:
         off, meta_len, body_len = block
@@ -951,7 +995,10 @@ class RecordBatchFileReader(_ReaderBase):
                 blocks.append(self._check_block(self._batch_blocks[i], i, "record batch"))
             except ArrowException:
                 break                   # this batch and those after it: one by one
-        heads = self._fetch_spans([(off, meta_len) for off, meta_len, _ in blocks])
+        kept = [self._heads.pop(first + k, None) for k in range(len(blocks))]
+        new_heads = iter(self._fetch_spans([(off, meta_len) for (off, meta_len, _), head
+                                            in zip(blocks, kept) if head is None]))
+        heads = [head if head is not None else next(new_heads) for head in kept]
         msgs: list[Message | None] = []
         ranges: list[tuple[int, int]] = []
         targets: list[memoryview] = []
@@ -1046,10 +1093,11 @@ class RecordBatchFileReader(_ReaderBase):
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
         end = off + meta_len + body_len
         if dec.included is None:
+            self._heads.pop(i, None)            # the whole block is read: its metadata too
             msg = read_message_from(_Fetched(src.read_at(off, meta_len + body_len), off, end),
                                     opts.max_metadata_size, "file")
         else:
-            head = _Fetched(src.read_at(off, meta_len), off, end)
+            head = _Fetched(self._head(i, off, meta_len), off, end)
             msg = read_message_header(head, opts.max_metadata_size, "file")
             if msg is not None and msg.header_type == md.HEADER_RECORD_BATCH:
                 body_start = head.pos

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["CONNECT_TIMEOUT", "HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "READ_TIMEOUT",
-           "TAIL_READ_SIZE", "body_ranges", "coalesce", "dictionary_ids_needed"]
+           "REMOTE_TAIL_READ_SIZE", "TAIL_READ_SIZE", "body_ranges", "coalesce", "dictionary_ids_needed"]
 
 # pyarrow's CacheOptions defaults: 8 KiB costs less than a request on any network
 HOLE_SIZE_LIMIT = 8 << 10
@@ -34,6 +34,10 @@ READ_TIMEOUT = 60.0
 # The file reader's first read at the end of a file: trailer and, usually, the whole footer (a
 # footer of 24 bytes per block plus the schema) in one request.
 TAIL_READ_SIZE = 4 << 10
+# An object store's object is opened by a read of its end this large (one request tells its size
+# and version and brings the footer, or the whole of a small file): 64 KiB costs no more time
+# than 4 on any network, and a footer with statistics for many batches fits.
+REMOTE_TAIL_READ_SIZE = 64 << 10
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], hole_size_limit: int = HOLE_SIZE_LIMIT,

@@ -275,7 +275,9 @@ def test_file_url_and_pyarrow_filesystem(tmp_path):
     reader = ipc.open_file(str(tmp_path / "t.arrow"), filesystem=local,
                            options=ipc.IpcReadOptions(included_fields=[4]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(4))
-    assert reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+    # the footer's read at the end (an object's first bytes are not asked for: as pyarrow),
+    # then per batch its header and the chosen column
+    assert reader.io_stats.read_requests == 1 + 2 * N_BATCHES
 
 
 def test_filesystem_of_another_kind_is_refused():
@@ -304,11 +306,115 @@ def test_s3_write_then_projected_read_on_the_wire(s3, wide_file):
     reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[3]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
     gets = requests.gets("/wide.arrow")
-    assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+    # one GetObject of the object's end opens it (no HEAD, no read of its first bytes) and
+    # brings the footer; then per batch its header and the chosen column
+    assert requests.log[0][0] == "GET" and requests.log[0][2] == f"bytes=-{64 << 10}"
+    assert len(requests.log) == len(gets) == reader.io_stats.read_requests == 1 + 2 * N_BATCHES
     assert requests.get_bytes("/wide.arrow") == reader.io_stats.bytes_read
-    assert N_ROWS * 8 <= reader.io_stats.bytes_read < N_ROWS * 8 + 16 << 10
+    assert N_ROWS * 8 <= reader.io_stats.bytes_read < N_ROWS * 8 + (80 << 10)
     assert all(rng is not None for _, _, rng, _ in gets)     # never the whole object
     assert reader.io_stats.bytes_read < size / 6
+
+
+def test_s3_small_file_is_read_in_one_request(s3):
+    """An object no larger than the opening read of its end is read by that one request."""
+    from remote_servers import BUCKET
+    fs, requests = s3
+    small = pa.table({"x": np.arange(100), "s": [str(i) for i in range(100)]})
+    url = f"s3://{BUCKET}/small.arrow"
+    fs.pipe(url, file_bytes(small))
+    requests.clear()
+    reader = ipc.open_file(url, filesystem=fs)
+    assert pa.table(reader.read_all()).equals(small)
+    assert [entry[0] for entry in requests.log] == ["GET"]
+    assert reader.io_stats.read_requests == 1
+
+
+def _counting_get_objects(fs, monkeypatch):
+    calls = []
+    original = fs._call_s3
+
+    async def counting(method, *args, **kwargs):
+        calls.append((method, kwargs.get("Range")))
+        return await original(method, *args, **kwargs)
+    monkeypatch.setattr(fs, "_call_s3", counting)
+    return calls
+
+
+def test_s3_ranges_are_read_by_presigned_urls(s3, wide_file, monkeypatch):
+    """After the GetObject that opens an object, its ranges are plain GETs of a URL presigned
+    once (a GetObject through s3fs costs four times the Python time); their answers are checked
+    as a GetObject's are."""
+    from remote_servers import BUCKET
+    fs, requests = s3
+    url = f"s3://{BUCKET}/presigned.arrow"
+    fs.pipe(url, wide_file)
+    calls = _counting_get_objects(fs, monkeypatch)
+    requests.clear()
+    reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[2]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(2))
+    assert calls == [("get_object", f"bytes=-{64 << 10}")]
+    assert len(requests.gets("/presigned.arrow")) == 1 + 2 * N_BATCHES
+
+
+def test_s3_range_a_presigned_url_cannot_read_is_asked_by_getobject(s3, wide_file, monkeypatch):
+    """A presigned URL that is refused (expired, or a store that takes none) costs a request:
+    the range is then asked through s3fs, and read."""
+    from remote_servers import BUCKET
+    from arrowipc.ipc import object_reads
+    fs, _ = s3
+    url = f"s3://{BUCKET}/refused.arrow"
+    fs.pipe(url, wide_file)
+
+    async def refused(fs, bucket, key, version_id):
+        return fs.client_kwargs["endpoint_url"] + f"/{BUCKET}/no-such-object"
+    monkeypatch.setattr(object_reads, "_presigned_url", refused)
+    calls = _counting_get_objects(fs, monkeypatch)
+    reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[2]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(2))
+    assert len(calls) == 1 + 2 * N_BATCHES
+
+
+def test_s3_batch_headers_read_first_are_not_fetched_again(s3, wide_file):
+    """batch_custom_metadata() (a scan's statistics pass) fetches every batch's header at once;
+    the projected reads that follow use them: the read costs no request more than without."""
+    from remote_servers import BUCKET
+    fs, requests = s3
+    url = f"s3://{BUCKET}/headers.arrow"
+    fs.pipe(url, wide_file)
+    requests.clear()
+    reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[1]))
+    local = pa_ipc.open_file(pa.py_buffer(wide_file))
+    assert reader.batch_custom_metadata() == [
+        local.get_batch_with_custom_metadata(i).custom_metadata for i in range(N_BATCHES)]
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(1))
+    assert len(requests.gets("/headers.arrow")) == 1 + 2 * N_BATCHES
+
+
+def test_s3_object_names_what_is_wrong_when_it_is_not_a_file(s3):
+    """The first bytes of an object are not read to open it (as pyarrow never checks them),
+    but when its end is not a file's trailer they say what it is; at full validation they are
+    checked, as for a local file."""
+    from remote_servers import BUCKET
+    fs, _ = s3
+    stream = pa.BufferOutputStream()
+    with pa_ipc.new_stream(stream, wide_table().schema) as writer:
+        writer.write_table(wide_table().slice(0, 10))
+    fs.pipe(f"s3://{BUCKET}/a-stream.arrow", stream.getvalue().to_pybytes())
+    with pytest.raises(ArrowInvalid, match="it starts as an IPC stream does .* read it with "
+                                           "ipc.open_stream"):
+        ipc.open_file(f"s3://{BUCKET}/a-stream.arrow", filesystem=fs)
+    # a file whose first bytes are wrong and whose end is right: read as pyarrow reads it
+    table = pa.table({"x": np.arange(20_000)})
+    bad_head = b"XXXXXX" + file_bytes(table)[6:]
+    fs.pipe(f"s3://{BUCKET}/bad-head.arrow", bad_head)
+    assert pa.ipc.open_file(pa.py_buffer(bad_head)).read_all().equals(table)
+    assert pa.table(ipc.open_file(f"s3://{BUCKET}/bad-head.arrow",
+                                  filesystem=fs).read_all()).equals(table)
+    with pytest.raises(ArrowInvalid, match="expected the magic 'ARROW1' or 'ALKAID1' at byte 0, "
+                                           "found 58 58 58 58 58 58"):
+        ipc.open_file(f"s3://{BUCKET}/bad-head.arrow", filesystem=fs,
+                      options=ipc.IpcReadOptions(validate="full"))
 
 
 def test_s3_url_through_the_environment(s3, monkeypatch):
@@ -383,7 +489,9 @@ def test_http_projected_read_uses_ranges(wide_file):
                                options=ipc.IpcReadOptions(included_fields=[6]))
         assert pa.table(reader.read_all()).column(0).equals(wide_table().column(6))
         gets = _logged_gets(requests, "/wide.arrow", reader.io_stats.read_requests)
-        assert len(gets) == reader.io_stats.read_requests == 2 + 2 * N_BATCHES
+        # the footer's read at the end (not the first bytes: as pyarrow), then per batch its
+        # header and the chosen column
+        assert len(gets) == reader.io_stats.read_requests == 1 + 2 * N_BATCHES
         assert sum(g[3] for g in gets) == reader.io_stats.bytes_read < len(wide_file) / 6
         assert all(g[2] is not None for g in gets)
         stream = pa.BufferOutputStream()
@@ -583,8 +691,11 @@ def test_http_object_replaced_is_told_by_last_modified_without_etag(wide_file):
 def test_http_content_range_of_other_bytes_is_refused(wide_file):
     with misbehaving({"/wide.arrow": wide_file}, range_shift=64) as (base, _):
         url = f"{base}/wide.arrow"
-        with pytest.raises(ArrowIOError, match=f"{url}: the answer to bytes 0-7 holds other bytes "
-                                               f"\\(Content-Range bytes 64-71/{len(wide_file)}\\)"):
+        # the reader's first read: the footer's, at the end (the first bytes are not asked)
+        first, size = len(wide_file) - (4 << 10), len(wide_file)
+        with pytest.raises(ArrowIOError, match=f"{url}: the answer to bytes {first}-{size - 1} "
+                                               f"holds other bytes \\(Content-Range bytes "
+                                               f"{first + 64}-{size - 1}/{size}\\)"):
             ipc.open_file(url)
 
 
@@ -628,7 +739,8 @@ def test_http_body_cut_mid_way_is_an_oserror_naming_the_url(wide_file):
                      lambda: list(ipc.MessageReader.open_stream(stream))):
             with pytest.raises(OSError, match=stream.replace(".", r"\.")):
                 read()
-        with pytest.raises(OSError, match=f"{base}/wide.arrow: .*bytes 0-7"):
+        last = len(wide_file) - (4 << 10)       # the footer's read, the reader's first
+        with pytest.raises(OSError, match=f"{base}/wide.arrow: .*bytes {last}-"):
             ipc.open_file(f"{base}/wide.arrow")
 
 
