@@ -609,6 +609,13 @@ cdef int64_t rv_metadata(_Rev* b, dict metadata) except -1:
 
 # -- compressed bodies ---------------------------------------------------------------------------
 
+cdef inline int check_alignment(int64_t alignment) except -1:
+    # padding is computed with a mask
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise ValueError(f"buffer alignment must be a power of two, got {alignment}")
+    return 0
+
+
 cdef class _PackItems:
     """The C array of a pack_body call (shared by the bodies of a window of batches)."""
     cdef arrowipc_pack_item* items
@@ -662,7 +669,7 @@ cdef class BodyCompressor:
 
     cdef list _pack(self, list groups, int64_t alignment):
         """One pack_body call over the buffers of every list in `groups`; a PackedBody each."""
-        cdef Py_ssize_t n = 0, i = 0, g
+        cdef Py_ssize_t n = 0, i = 0
         cdef list buffers, sources = []
         cdef _PackItems owner
         cdef arrowipc_pack_item* it
@@ -673,6 +680,7 @@ cdef class BodyCompressor:
         cdef uint8_t* dst = NULL
         cdef PackedBody body
         cdef list out = []
+        check_alignment(alignment)
         for buffers in groups:
             n += len(buffers)
         owner = _PackItems(n)
@@ -882,6 +890,7 @@ cdef tuple _encode(int header_type, FlatBatch fb, int64_t num_rows, int alignmen
     cdef Py_ssize_t n_bufs = len(fb.buffers)
     cdef int64_t stack_spans[128]
     cdef int64_t* spans = stack_spans     # (offset, length) per buffer
+    check_alignment(alignment)
     if n_bufs > 64:
         spans = <int64_t*>PyMem_Malloc(16 * n_bufs)
         if spans == NULL:

@@ -194,3 +194,30 @@ def test_compressed_writes_from_short_lived_threads(codec):
         for t in threads:
             t.join()
     assert not errors and len(results) == 32 and set(results) == {expected}
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_the_python_codecs_pack_windows_too(codec, monkeypatch):
+    """Where no codec library loads, write_table's window of batches goes through the Python
+    codecs' pack_batches: the same bytes as batch by batch, and pyarrow reads them."""
+    from arrowipc.ipc import compression
+
+    class NoLibraries:
+        @staticmethod
+        def available(codec):
+            return False
+
+    monkeypatch.setattr(compression, "_native", NoLibraries)
+    batches = mixed_batches(3, 700)
+    options = ipc.IpcWriteOptions(compression=codec)
+    one_by_one, window = (write_ours(batches, options, how) for how in ("batch", "table"))
+    assert one_by_one == window
+    assert read_back(window).equals(pa.Table.from_batches(batches))
+
+
+@pytest.mark.parametrize("alignment", [0, 12])
+def test_an_alignment_not_a_power_of_two_is_refused(alignment):
+    from arrowipc.ipc._batch_encode import encode_record_batch
+    batch = compressible_batch(8)
+    with pytest.raises(ValueError, match=f"alignment must be a power of two, got {alignment}"):
+        encode_record_batch(batch._columns, batch.num_rows, alignment)
