@@ -23,7 +23,7 @@ from arrowipc.ipc._codecs cimport (arrowipc_pack_item, pack_capacity, pack_body,
 from arrowipc._core.bitmap import bitmap_view, count_set_bits
 from arrowipc._core.offsets import rebase_offsets, read_offset_pair
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
-from arrowipc.ipc.compression import RAW_PREFIX
+from arrowipc.ipc.compression import RAW_PREFIX as _RAW_PREFIX_OBJECT
 from arrowipc.types import ExtensionType
 
 from arrowipc._core.kinds cimport *
@@ -32,7 +32,7 @@ from arrowipc._core.kinds cimport *
 PADDING = tuple(bytes(i) for i in range(64))
 cdef tuple _PADDING = PADDING
 cdef bytes _EMPTY = b""
-cdef bytes _RAW_PREFIX = RAW_PREFIX
+cdef bytes _RAW_PREFIX = _RAW_PREFIX_OBJECT    # the very object the writer looks for
 
 
 cdef class FlatBatch:

@@ -553,7 +553,7 @@ class _WriterBase:
             parts: list[Any] | None
             parts = m.parts
             big = detach and len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES
-            # (only a detached write cares whose the parts are: elsewhere write_batch waits)
+            # whether every part is the writer's own matters only to a write in the background
             mine = detach and _writer_owns(parts)
             if detach and big and sink.positional and not mine:
                 sink.write_message_split(m.metadata, parts, m.body_length)
