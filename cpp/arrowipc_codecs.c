@@ -261,6 +261,51 @@ static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, cons
 #include <pthread.h>
 #include <stdlib.h>
 
+/* The contexts of the thread that calls arrowipc_codec_run, kept from one run to the next: a
+   ZSTD context costs an allocation and its tables' set-up, as much as compressing a few KB, and
+   small batches compress a few KB per buffer. Freed when the thread exits. */
+static pthread_key_t contexts_key;
+static pthread_once_t contexts_once = PTHREAD_ONCE_INIT;
+static int contexts_key_made;
+
+static void contexts_destroy(void* p) {
+  arrowipc_codec_contexts_free((arrowipc_codec_contexts*)p);
+  free(p);
+}
+
+static void contexts_key_make(void) {
+  contexts_key_made = pthread_key_create(&contexts_key, contexts_destroy) == 0;
+}
+
+/* The calling thread's kept contexts; NULL when they cannot be kept (then a run uses its own). */
+static arrowipc_codec_contexts* thread_contexts(void) {
+  pthread_once(&contexts_once, contexts_key_make);
+  if (!contexts_key_made) return NULL;
+  arrowipc_codec_contexts* c = (arrowipc_codec_contexts*)pthread_getspecific(contexts_key);
+  if (c == NULL) {
+    c = (arrowipc_codec_contexts*)calloc(1, sizeof(*c));
+    if (c != NULL && pthread_setspecific(contexts_key, c) != 0) {
+      free(c);
+      c = NULL;
+    }
+  }
+  return c;
+}
+
+/* A ZSTD compression context keeps the tables of the largest level and input it has seen: above
+   this level they are large (tens of MB), so such a context is not kept after its run. */
+#define KEEP_ZSTD_LEVEL 3
+
+static void release_contexts(arrowipc_codec_contexts* c, arrowipc_codec_contexts* kept,
+                             int zstd_level) {
+  if (c != kept) {
+    arrowipc_codec_contexts_free(c);
+  } else if (zstd_level > KEEP_ZSTD_LEVEL && c->zstd_cctx != NULL) {
+    zstd.free_cctx(c->zstd_cctx);
+    c->zstd_cctx = NULL;
+  }
+}
+
 typedef struct {
   arrowipc_codec_task** order;   /* largest first */
   int64_t n;
@@ -276,15 +321,18 @@ static void run_one(arrowipc_codec_contexts* c, arrowipc_codec_task* t) {
                                     &t->error);
 }
 
-/* Each worker keeps its codec contexts for all the tasks it claims. */
-static void* codec_worker(void* arg) {
-  codec_queue* q = (codec_queue*)arg;
-  arrowipc_codec_contexts c = {NULL, NULL};
+static void work_queue(arrowipc_codec_contexts* c, codec_queue* q) {
   for (;;) {
     int64_t i = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
     if (i >= q->n) break;
-    run_one(&c, q->order[i]);
+    run_one(c, q->order[i]);
   }
+}
+
+/* Each worker keeps its codec contexts for all the tasks it claims. */
+static void* codec_worker(void* arg) {
+  arrowipc_codec_contexts c = {NULL, NULL};
+  work_queue(&c, (codec_queue*)arg);
   arrowipc_codec_contexts_free(&c);
   return NULL;
 }
@@ -300,17 +348,21 @@ static int larger_first(const void* a, const void* b) {
 
 void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
   pthread_t ids[64];
-  int started = 0;
-  /* Longest tasks first: the threads then run out of work at nearly the same time. */
-  arrowipc_codec_task** order = (arrowipc_codec_task**)malloc(sizeof(*order) * (size_t)(n + 1));
-  if (order == NULL) threads = 1;
+  int started = 0, zstd_level = 0;
+  arrowipc_codec_contexts own = {NULL, NULL};
+  arrowipc_codec_contexts* kept = thread_contexts();
+  arrowipc_codec_contexts* c = kept != NULL ? kept : &own;
+  for (int64_t i = 0; i < n; i++)
+    if (tasks[i].compress && tasks[i].codec == ARROWIPC_CODEC_ZSTD && tasks[i].level > zstd_level)
+      zstd_level = tasks[i].level;
   if (threads > 64) threads = 64;
   if (threads > n) threads = (int)n;
-  if (threads <= 1) {
-    arrowipc_codec_contexts c = {NULL, NULL};
-    for (int64_t i = 0; i < n; i++) run_one(&c, &tasks[i]);
-    arrowipc_codec_contexts_free(&c);
-    free(order);
+  /* Longest tasks first: the threads then run out of work at nearly the same time. */
+  arrowipc_codec_task** order = threads > 1
+      ? (arrowipc_codec_task**)malloc(sizeof(*order) * (size_t)(n + 1)) : NULL;
+  if (order == NULL) {
+    for (int64_t i = 0; i < n; i++) run_one(c, &tasks[i]);
+    release_contexts(c, kept, zstd_level);
     return;
   }
   for (int64_t i = 0; i < n; i++) order[i] = &tasks[i];
@@ -319,7 +371,135 @@ void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
   for (int i = 1; i < threads; i++) {
     if (pthread_create(&ids[started], NULL, codec_worker, &q) == 0) started++;
   }
-  codec_worker(&q);          /* the calling thread works too */
+  work_queue(c, &q);         /* the calling thread works too */
   for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+  release_contexts(c, kept, zstd_level);
   free(order);
+}
+
+/* -- packing a message body ------------------------------------------------------------------- */
+
+static int64_t pad_to(int64_t n, int64_t alignment) {
+  return (alignment - (n & (alignment - 1))) & (alignment - 1);
+}
+
+/* Room one compressed item takes in the block at most: prefix, frame bound, padding. */
+static int64_t item_room(int64_t bound, int64_t alignment) {
+  return 8 + bound + alignment;
+}
+
+int64_t arrowipc_pack_capacity(int codec, const arrowipc_pack_item* items, int64_t n,
+                               int64_t alignment) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!items[i].compress) continue;
+    int64_t bound = arrowipc_compress_bound(codec, items[i].src_len);
+    if (bound <= 0) return -1;
+    total += item_room(bound, alignment);
+  }
+  return total;
+}
+
+/* Whether a frame of `out` bytes is worth storing for an item of `n` bytes. */
+static int frame_kept(int64_t out, int64_t n, double min_savings) {
+  return out < n && (min_savings < 0 || 1.0 - (double)out / (double)n >= min_savings);
+}
+
+static void place_frame(arrowipc_pack_item* it, uint8_t* block, int64_t at, int64_t frame,
+                        int64_t alignment) {
+  int64_t prefix = it->src_len, len = 8 + frame;
+  memcpy(block + at, &prefix, 8);               /* little-endian hosts only, as everywhere */
+  memset(block + at + len, 0, (size_t)pad_to(len, alignment));
+  it->at = at;
+  it->len = len;
+}
+
+int arrowipc_pack(int codec, int level, double min_savings, int64_t alignment,
+                  arrowipc_pack_item* items, int64_t n, uint8_t* block, int64_t capacity,
+                  int threads, int64_t* used, int64_t* failed, const char** error) {
+  int64_t pos = 0, ntasks = 0;
+  *used = 0;
+  *failed = -1;
+  *error = NULL;
+  for (int64_t i = 0; i < n; i++) {
+    items[i].at = -1;
+    items[i].len = items[i].src_len ? 8 + items[i].src_len : 0;
+    ntasks += items[i].compress != 0;
+  }
+  if (threads <= 1 || ntasks <= 1) {
+    /* in order, each frame right after the previous one kept: no gaps between them */
+    arrowipc_codec_contexts own = {NULL, NULL};
+    arrowipc_codec_contexts* kept = thread_contexts();
+    arrowipc_codec_contexts* c = kept != NULL ? kept : &own;
+    int status = ARROWIPC_CODEC_OK;
+    for (int64_t i = 0; i < n; i++) {
+      arrowipc_pack_item* it = &items[i];
+      if (!it->compress) continue;
+      int64_t bound = arrowipc_compress_bound(codec, it->src_len), frame = 0;
+      if (bound <= 0 || pos > capacity - item_room(bound, alignment)) {
+        status = ARROWIPC_CODEC_NO_SPACE;
+        *failed = i;
+        break;
+      }
+      status = arrowipc_compress(c, codec, level, it->src, it->src_len, block + pos + 8, bound,
+                                 &frame, error);
+      if (status != ARROWIPC_CODEC_OK) {
+        *failed = i;
+        break;
+      }
+      if (frame_kept(frame, it->src_len, min_savings)) {
+        place_frame(it, block, pos, frame, alignment);
+        pos += it->len + pad_to(it->len, alignment);
+      }
+    }
+    release_contexts(c, kept, codec == ARROWIPC_CODEC_ZSTD ? level : 0);
+    *used = pos;
+    return status;
+  }
+  arrowipc_codec_task* tasks = (arrowipc_codec_task*)malloc(sizeof(*tasks) * (size_t)ntasks);
+  int64_t* of = (int64_t*)malloc(sizeof(*of) * (size_t)ntasks);
+  if (tasks == NULL || of == NULL) {
+    free(tasks);
+    free(of);
+    return ARROWIPC_CODEC_NO_MEMORY;
+  }
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (!items[i].compress) continue;
+    int64_t bound = arrowipc_compress_bound(codec, items[i].src_len);
+    if (bound <= 0 || pos > capacity - item_room(bound, alignment)) {
+      free(tasks);
+      free(of);
+      *failed = i;
+      return ARROWIPC_CODEC_NO_SPACE;
+    }
+    arrowipc_codec_task* t = &tasks[k];
+    memset(t, 0, sizeof(*t));
+    t->compress = 1;
+    t->codec = codec;
+    t->level = level;
+    t->src = items[i].src;
+    t->src_len = items[i].src_len;
+    t->dst = block + pos + 8;
+    t->dst_len = bound;
+    of[k++] = i;
+    pos += item_room(bound, alignment);
+  }
+  arrowipc_codec_run(tasks, ntasks, threads);
+  int status = ARROWIPC_CODEC_OK;
+  for (k = 0; k < ntasks; k++) {
+    arrowipc_pack_item* it = &items[of[k]];
+    if (tasks[k].status != ARROWIPC_CODEC_OK) {
+      status = tasks[k].status;
+      *failed = of[k];
+      *error = tasks[k].error;
+      break;
+    }
+    if (frame_kept(tasks[k].out_len, it->src_len, min_savings))
+      place_frame(it, block, (int64_t)(tasks[k].dst - 8 - block), tasks[k].out_len, alignment);
+  }
+  free(tasks);
+  free(of);
+  *used = pos;
+  return status;
 }

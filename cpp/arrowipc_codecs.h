@@ -60,6 +60,32 @@ typedef struct {
   const char* error;
 } arrowipc_codec_task;
 
-/* Run the tasks on up to `threads` threads (the caller's thread included), largest first. */
+/* Run the tasks on up to `threads` threads (the caller's thread included), largest first. The
+ * calling thread keeps its codec contexts from one run to the next (freed when it exits). */
 void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads);
+
+/* One body buffer of an IPC message to pack (arrowipc_pack). */
+typedef struct {
+  const uint8_t* src;
+  int64_t src_len;
+  int compress;            /* in: 1 to try the codec on it; 0 to store it raw (or empty) */
+  int64_t at;              /* out: where its length prefix starts in the block; -1: not there */
+  int64_t len;             /* out: its body bytes before padding: 8 + the frame when compressed,
+                              8 + src_len when stored raw, 0 when empty */
+} arrowipc_pack_item;
+
+/* Bytes of block arrowipc_pack may need for these items (-1: the codec is not loaded). */
+int64_t arrowipc_pack_capacity(int codec, const arrowipc_pack_item* items, int64_t n,
+                               int64_t alignment);
+
+/* Compress the items marked `compress` into `block` (at least arrowipc_pack_capacity bytes),
+ * each as the IPC format stores a compressed buffer: its uncompressed length (int64), the frame,
+ * then zeros to `alignment` (a power of two). An item whose frame is not smaller than it, or
+ * saves less than `min_savings` of it (when min_savings >= 0), is left to be stored raw
+ * (at = -1). On one thread the frames are written back to back in order (consecutive compressed
+ * items are one run of the block); on more, each at its own place. *used receives the block's
+ * bytes in use; on failure, *failed the item's index and *error the library's message. */
+int arrowipc_pack(int codec, int level, double min_savings, int64_t alignment,
+                  arrowipc_pack_item* items, int64_t n, uint8_t* block, int64_t capacity,
+                  int threads, int64_t* used, int64_t* failed, const char** error);
 #endif

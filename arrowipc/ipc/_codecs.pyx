@@ -13,29 +13,6 @@ from libc.string cimport memset
 from arrowipc._core.buffer cimport Buffer, allocate, py_buffer, slice_unchecked
 from arrowipc.errors import ArrowInvalid
 
-cdef extern from "arrowipc_codecs.h" nogil:
-    int ARROWIPC_CODEC_OK, ARROWIPC_CODEC_UNAVAILABLE, ARROWIPC_CODEC_CORRUPT
-    int ARROWIPC_CODEC_TOO_LONG, ARROWIPC_CODEC_TOO_SHORT, ARROWIPC_CODEC_TRAILING
-    int ARROWIPC_CODEC_NO_MEMORY
-    ctypedef struct arrowipc_codec_task:
-        int compress
-        int codec
-        int level
-        const uint8_t* src
-        int64_t src_len
-        uint8_t* dst
-        int64_t dst_len
-        int64_t out_len
-        int status
-        const char* error
-    int arrowipc_codec_load(int codec, const char* path)
-    int arrowipc_codec_available(int codec)
-    unsigned arrowipc_codec_version(int codec)
-    int64_t arrowipc_compress_bound(int codec, int64_t n)
-    int arrowipc_decompressed_size(int codec, const uint8_t* src, int64_t src_len, int64_t limit,
-                                   int64_t* size, const char** error)
-    void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads)
-
 from arrowipc.ipc.format import CODEC_SPEC_NAMES as _NAMES
 
 
@@ -218,3 +195,28 @@ def compress_all(int codec, int level, list sources, int threads):
         return result
     finally:
         free(tasks)
+
+
+cdef int64_t pack_capacity(int codec, const arrowipc_pack_item* items, int64_t n,
+                           int64_t alignment) noexcept nogil:
+    return arrowipc_pack_capacity(codec, items, n, alignment)
+
+
+cdef int pack_body(int codec, int level, double min_savings, int64_t alignment,
+                   arrowipc_pack_item* items, int64_t n, uint8_t* block, int64_t capacity,
+                   int threads, int64_t* used, int64_t* failed, const char** error) noexcept nogil:
+    return arrowipc_pack(codec, level, min_savings, alignment, items, n, block, capacity, threads,
+                         used, failed, error)
+
+
+cdef str pack_failure(int codec, int status, const char* error, int64_t index):
+    cdef arrowipc_codec_task t
+    t.codec = codec
+    t.status = status
+    t.error = error
+    t.dst_len = 0
+    if status == ARROWIPC_CODEC_NO_SPACE:
+        name = _NAMES.get(codec, str(codec))
+        detail = f" ({error.decode(errors='replace')})" if error != NULL else ""
+        return f"compression: buffer {index}: the {name} frame does not fit its bound{detail}"
+    return describe(&t, "compression", index)

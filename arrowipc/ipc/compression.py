@@ -12,7 +12,7 @@ import os
 import struct
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 
 from .._core.buffer import Buffer, py_buffer
 from ..errors import ArrowCapacityError, ArrowInvalid
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from ._batch_decode import RecordBatchHeader
     from .options import IpcWriteOptions
 
-__all__ = ["BodyDecompression", "decompress_body_buffers", "make_body_compressor",
-           "MAX_DECOMPRESSED_BUFFER", "RAW_PREFIX"]
+__all__ = ["BodyCompressorLike", "BodyDecompression", "decompress_body_buffers",
+           "make_body_compressor", "MAX_DECOMPRESSED_BUFFER", "RAW_PREFIX"]
 
 _In = TypeVar("_In")
 _Out = TypeVar("_Out")
@@ -334,11 +334,20 @@ def _aligned(buf: Buffer) -> Buffer:
 
 # -- compression ------------------------------------------------------------------------------------
 
-def make_body_compressor(options: IpcWriteOptions
-                         ) -> Callable[[list[Any]], list[tuple[bytes, Any] | None]]:
-    """A callable mapping a batch's body buffers to compressed parts: (length prefix, frame) or
-    (-1 prefix, raw bytes) per buffer, None for empty ones. Buffers below the options'
-    compression threshold, or that do not shrink, are stored raw."""
+class BodyCompressorLike(Protocol):
+    """What the writers compress with: a BodyCompressor (the C codecs) or the fallback over the
+    codec packages' Python APIs."""
+
+    def __call__(self, buffers: list[Any]) -> list[Any]: ...
+
+    def pack_batches(self, flats: list[Any], alignment: int = 8) -> list[Any]: ...
+
+
+def make_body_compressor(options: IpcWriteOptions) -> BodyCompressorLike:
+    """What compresses a batch's body buffers: called with the list of buffers it gives
+    (length prefix, frame) or (-1 prefix, raw bytes) per buffer, None for empty ones;
+    encode_record_batch and pack_batches (several batches at once) take it too. Buffers below
+    the options' compression threshold, or that do not shrink, are stored raw."""
     codec = CODEC_LZ4_FRAME if options.compression in ("lz4", "lz4_frame") else CODEC_ZSTD
     level = options.compression_level
     if level is None:
@@ -346,26 +355,22 @@ def make_body_compressor(options: IpcWriteOptions
     threshold = options.compression_threshold
     savings = options.min_space_savings
     use_threads = options.use_threads
-    native = _native()
-    compress_many: Callable[[list[Any]], list[Any]]
-    if native.available(codec):
-        def compress_native(datas: list[Any]) -> list[Any]:
-            packed: list[Buffer | None] = native.compress_all(
-                codec, level, datas, _threads(use_threads, sum(len(d) for d in datas)))
-            return packed
-        compress_many = compress_native
-    else:
-        compress_one = _python_compressor(codec, level)
+    if _native().available(codec):
+        # one C call per batch: buffers compressed without the GIL into one block, in parallel
+        # from _PARALLEL_MIN_BYTES of input
+        from ._batch_encode import BodyCompressor
+        return BodyCompressor(codec, level, threshold, savings, use_threads,
+                              max(1, os.cpu_count() or 1), _PARALLEL_MIN_BYTES)
+    compress_one = _python_compressor(codec, level)
 
-        def compress_python(datas: list[Any]) -> list[Any]:
-            def one(d: Any) -> bytes | None:
-                packed = compress_one(d)
-                return packed if len(packed) < len(d) else None
-            return _map(one, datas, use_threads, sum(len(d) for d in datas))
-        compress_many = compress_python
+    def compress_many(datas: list[Any]) -> list[Any]:
+        def one(d: Any) -> bytes | None:
+            packed = compress_one(d)
+            return packed if len(packed) < len(d) else None
+        return _map(one, datas, use_threads, sum(len(d) for d in datas))
 
     class Compressor:
-        def __call__(self, buffers: list[Any]) -> list[tuple[bytes, Any] | None]:
+        def __call__(self, buffers: list[Any]) -> list[Any]:
             work = [i for i, b in enumerate(buffers) if b is not None and len(b) >= max(1, threshold)]
             packed = compress_many([buffers[i] for i in work]) if work else []
             out: list[tuple[bytes, Any] | None] = [
@@ -375,6 +380,15 @@ def make_body_compressor(options: IpcWriteOptions
                 # never store a buffer larger than it was raw, nor one that saves too little
                 if p is not None and (savings is None or 1.0 - len(p) / n >= savings):
                     out[i] = (_PREFIX.pack(n), p)
+            return out
+
+        def pack_batches(self, flats: list[Any], alignment: int = 8) -> list[Any]:
+            everything = [x for fb in flats for x in fb.buffers]
+            packed = self(everything)
+            out, pos = [], 0
+            for fb in flats:
+                out.append(packed[pos:pos + len(fb.buffers)])
+                pos += len(fb.buffers)
             return out
 
     return Compressor()

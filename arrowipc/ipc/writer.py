@@ -40,7 +40,6 @@ from .serialize import serialize_record_batch, serialize_schema
 from .sinks import AtomicFile, fsync_directory, open_fresh
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from typing_extensions import Self
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
     from .._core.buffer import Buffer
     from .._typing import SinkLike
     from ._batch_encode import FlatBatch
+    from .compression import BodyCompressorLike
 
 __all__ = ["EncodedMessage", "MessageEncoder", "RecordBatchFileWriter", "RecordBatchStreamWriter",
            "new_file", "new_stream", "serialize_record_batch", "serialize_schema"]
@@ -378,8 +378,9 @@ class MessageEncoder:
     """
 
     def __init__(self, schema: T.Schema | Any, options: IpcWriteOptions | None = None,
-                 file_mode: bool = False) -> None:
+                 file_mode: bool = False, spans: bool = True) -> None:
         self.options = as_write_options(options)
+        self._spans = spans        # EncodedMessage.spans wanted (the writers do without)
         if not isinstance(schema, T.Schema):
             schema = T.schema(schema)
         self.schema = schema
@@ -387,7 +388,7 @@ class MessageEncoder:
         self.stats = WriteCounters()
         self._version = int(self.options.metadata_version)
         self._codec = COMPRESSION_IDS[self.options.compression]
-        self._compress: Callable[[list[Any]], list[Any]] | None = None
+        self._compress: BodyCompressorLike | None = None
         # Compressed buffers are never viewed in place (frames are decompressed into fresh
         # aligned allocations), so their bodies use the format's 8-byte minimum alignment.
         self._body_alignment = self.options.alignment
@@ -413,12 +414,13 @@ class MessageEncoder:
                                      md.schema_blob_alignment(self.schema))
 
     def batch_messages(self, batch: RecordBatch | Any, custom_metadata: T.MetadataLike = None,
-                       _flat: FlatBatch | None = None, _compressed: list[Any] | None = None
+                       _flat: FlatBatch | None = None, _compressed: Any = None
                        ) -> list[EncodedMessage]:
         """[EncodedMessage]: the dictionary batches this batch needs, then the batch itself.
 
         _flat/_compressed: the batch already flattened and its buffers compressed (by a writer
-        that compresses several batches in one parallel call)."""
+        that compresses several batches in one parallel call: a PackedBody, or the list the
+        Python codecs give)."""
         if not isinstance(batch, RecordBatch):
             batch = record_batch(batch)
         schema = batch.schema
@@ -433,7 +435,7 @@ class MessageEncoder:
         if self._compress is not None and _flat is None:
             # flattened once here: the raw size below and the encoder read the same FlatBatch
             _flat = flatten_columns(batch._columns, batch.num_rows, self._version)
-        spans: list[tuple[int, int]] = []
+        spans: list[tuple[int, int]] | None = [] if self._spans else None
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
             self._codec, self._legacy, self._compress, _flat, _compressed, spans)
@@ -444,8 +446,7 @@ class MessageEncoder:
             stats.total_raw_body_size += body_len
         else:
             assert _flat is not None           # flattened above when compressing
-            stats.total_raw_body_size += sum(len(x) + (-len(x)) % 8
-                                             for x in _flat.buffers if x is not None)
+            stats.total_raw_body_size += _flat.raw_body_size()
         out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
         return out
 
@@ -454,7 +455,7 @@ class MessageEncoder:
         stats, options = self.stats, self.options
         for dict_id, values, is_delta, kind in self.dictionaries.dictionaries_for(self.schema,
                                                                                   batch._columns):
-            spans: list[tuple[int, int]] = []
+            spans: list[tuple[int, int]] | None = [] if self._spans else None
             meta, parts, body_len = encode_dictionary_batch(
                 dict_id, values, is_delta, self._body_alignment, self._version, self._codec,
                 self._legacy, self._compress, spans)
@@ -482,7 +483,7 @@ class _WriterBase:
         self.options = as_write_options(options, use_legacy_format)
         if metadata_version is not None:
             self.options.metadata_version = MetadataVersion(metadata_version)
-        self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode)
+        self._encoder = enc = MessageEncoder(schema, self.options, self._file_mode, spans=False)
         self.schema = enc.schema
         self._counters = enc.stats
         self._dicts = enc.dictionaries
@@ -529,10 +530,11 @@ class _WriterBase:
     _statistics = False
 
     def _write_messages(self, batch: RecordBatch | Any, custom_metadata: T.MetadataLike = None,
-                        _flat: FlatBatch | None = None, _compressed: list[Any] | None = None
+                        _flat: FlatBatch | None = None, _compressed: Any = None
                         ) -> bool:
-        """Write the batch's messages (the last may still be in flight); True when all they
-        send is the writer's own bytes."""
+        """Write the batch's messages (the last may still be in flight); True unless a write
+        in flight may send the caller's bytes (only a sink that writes in the background
+        detaches them, so elsewhere the answer does not matter)."""
         if self._closed:
             raise ArrowInvalid("write to a closed writer")
         if self._statistics:
@@ -551,10 +553,12 @@ class _WriterBase:
             parts: list[Any] | None
             parts = m.parts
             big = detach and len(m.metadata) + m.body_length >= _BACKGROUND_MIN_BYTES
-            if owned and big and sink.positional and not _writer_owns(parts):
+            # whether every part is the writer's own matters only to a write in the background
+            mine = detach and _writer_owns(parts)
+            if detach and big and sink.positional and not mine:
                 sink.write_message_split(m.metadata, parts, m.body_length)
             else:
-                if owned and not _writer_owns(parts):
+                if detach and not mine:
                     parts = _detach_raw(parts, m.body_length) if big else None
                     if parts is None:
                         owned, parts = False, m.parts
@@ -636,15 +640,11 @@ class _WriterBase:
                 fb = flatten_columns(b._columns, b.num_rows, version)
                 window.append(b)
                 flats.append(fb)
-                size += sum(len(x) for x in fb.buffers if x is not None)
+                size += fb.raw_body_size()
                 i += 1
-            everything = [x for fb in flats for x in fb.buffers]
-            packed = compress(everything)
-            pos = 0
-            for b, fb in zip(window, flats):
-                n = len(fb.buffers)
-                self._write_messages(b, None, fb, packed[pos:pos + n])
-                pos += n
+            bodies = compress.pack_batches(flats, self._encoder._body_alignment)
+            for b, fb, body in zip(window, flats, bodies):
+                self._write_messages(b, None, fb, body)
 
     def write(self, table_or_batch: RecordBatch | Table | object) -> None:
         """Write a RecordBatch, a Table, or anything arrowipc.table() or record_batch() takes."""
