@@ -303,7 +303,7 @@ def _ours_of(theirs: Any) -> Any:
 
 
 def _batch(b: Any) -> Any:
-    return _handed_out(pa.record_batch(b), b)
+    return _handed_out(_call(pa.record_batch, b), b)
 
 
 # The address of an "arrow_array" capsule's struct, for pyarrow's import of an array under a
@@ -326,7 +326,11 @@ class _BatchExport:
     def __call__(self, batch: Any) -> Any:
         if batch.schema is not self.ours:
             return _batch(batch)
-        data = ArrayData(self._struct, batch.num_rows, 0, 0, [None], list(batch._columns))
+        try:
+            columns = batch._columns            # its content checked first (once)
+        except ai_errors.ArrowException as exc:
+            raise pyarrow_error(exc) from exc
+        data = ArrayData(self._struct, batch.num_rows, 0, 0, [None], list(columns))
         array = cdata.export_array_capsule(checked_if_mapped(data, "record batch"))
         theirs = pa.RecordBatch._import_from_c(_capsule_pointer(array, b"arrow_array"),
                                                self.theirs)

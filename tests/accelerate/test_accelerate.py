@@ -4,6 +4,7 @@ restores pyarrow exactly."""
 import contextlib
 import importlib
 import io
+import struct
 import os
 
 import pytest
@@ -471,3 +472,21 @@ def test_a_pyarrow_batch_equal_to_one_handed_out_is_imported(accelerated, monkey
     assert calls["import_array_capsule"] == 1
     with plain():
         assert pa_ipc.open_stream(sink.getvalue()).read_all().equals(pa.Table.from_batches([theirs]))
+
+
+def test_a_batch_failing_its_content_check_raises_pyarrows_class(accelerated):
+    # offsets that decrease: the batch is framed and decoded, then refused by the content check
+    # made before it is handed to pyarrow, which raises pyarrow's ArrowInvalid as reads do
+    offsets = pa.py_buffer(struct.pack("<3q", 0, 5, 2))
+    bad = pa.Array.from_buffers(pa.large_string(), 2, [None, offsets, pa.py_buffer(b"hello")])
+    with plain():
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_stream(sink, pa.schema([("s", pa.large_string())])) as writer:
+            writer.write_batch(pa.record_batch([pa.array(["ok"], pa.large_string())], ["s"]))
+            writer.write_batch(pa.record_batch([bad], ["s"]))
+        data = sink.getvalue()
+    for read in (lambda r: r.read_next_batch(), lambda r: r.read_next_batch_with_custom_metadata()):
+        reader = pa_ipc.open_stream(data)
+        assert read(reader) is not None                 # the good batch first
+        with pytest.raises(pa.ArrowInvalid, match="offsets must not decrease"):
+            read(reader)
