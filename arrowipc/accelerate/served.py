@@ -14,10 +14,12 @@ met while reading) are raised as pyarrow's exception class of the same name.
 """
 from __future__ import annotations
 
+import ctypes
 import io
 import os
 import stat
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -26,6 +28,10 @@ import pyarrow.ipc as pa_ipc
 
 from .. import errors as ai_errors
 from .. import ipc as ai_ipc
+from .._core import cdata
+from .._core.arraydata import ArrayData
+from ..data.interop import checked_if_mapped
+from ..types import StructType
 from ..ipc.format import FEATHER_V1_MAGIC, FILE_MAGIC
 from .record import RECORD, in_passthrough, passthrough
 
@@ -258,13 +264,90 @@ def _delegating_property(name: str, serve: Callable[[Any], Any]) -> property:
     return property(getter)
 
 
+# --- pyarrow objects made from arrowipc's, and back ----------------------------------------------
+
+class _MadeFrom(weakref.ref[Any]):
+    """A weak reference to a pyarrow object the accelerator made from arrowipc's `ours`."""
+    __slots__ = ("key", "ours")
+
+    def __new__(cls, theirs: Any, ours: Any) -> _MadeFrom:
+        return super().__new__(cls, theirs, _forget)
+
+    def __init__(self, theirs: Any, ours: Any) -> None:     # the reference is made by __new__
+        self.key = id(theirs)
+        self.ours = ours
+
+
+# id(pyarrow object) -> its reference, while the object lives: a served writer given a batch or
+# schema a served reader handed out writes arrowipc's own object, checked when it was read,
+# instead of importing pyarrow's back through the C data interface
+_HANDED_OUT: dict[int, _MadeFrom] = {}
+
+
+def _forget(ref: weakref.ref[Any]) -> None:
+    key = getattr(ref, "key", None)
+    if key is not None and _HANDED_OUT.get(key) is ref:
+        del _HANDED_OUT[key]
+
+
+def _handed_out(theirs: Any, ours: Any) -> Any:
+    """`theirs` (made from arrowipc's `ours`, zero-copy), remembered as `ours` while it lives."""
+    _HANDED_OUT[id(theirs)] = _MadeFrom(theirs, ours)
+    return theirs
+
+
+def _ours_of(theirs: Any) -> Any:
+    """arrowipc's object a served reader made `theirs` from, or None."""
+    ref = _HANDED_OUT.get(id(theirs))
+    return ref.ours if ref is not None and ref() is theirs else None
+
+
 def _batch(b: Any) -> Any:
-    return pa.record_batch(b)
+    return _handed_out(_call(pa.record_batch, b), b)
 
 
-def _with_metadata(item: Any) -> Any:
+# The address of an "arrow_array" capsule's struct, for pyarrow's import of an array under a
+# Schema it holds already (its capsule import parses a schema for every batch). The capsule keeps
+# the struct; pyarrow moves the array out of it, and the capsule then frees an empty struct.
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+class _BatchExport:
+    """A served reader's batches to pyarrow: its schema crosses the C data interface once (kept
+    as pyarrow's Schema, which `schema` returns); each batch of that schema crosses as its struct
+    array alone, without its schema described and parsed again."""
+
+    def __init__(self, schema: Any) -> None:
+        self.ours = schema
+        self.theirs = _handed_out(pa.schema(schema), schema)
+        self._struct = StructType(schema.fields)
+
+    def __call__(self, batch: Any) -> Any:
+        if batch.schema is not self.ours:
+            return _batch(batch)
+        try:
+            columns = batch._columns            # its content checked first (once)
+        except ai_errors.ArrowException as exc:
+            raise pyarrow_error(exc) from exc
+        data = ArrayData(self._struct, batch.num_rows, 0, 0, [None], list(columns))
+        array = cdata.export_array_capsule(checked_if_mapped(data, "record batch"))
+        theirs = pa.RecordBatch._import_from_c(_capsule_pointer(array, b"arrow_array"),
+                                               self.theirs)
+        return _handed_out(theirs, batch)
+
+
+def _exporter(self: Any) -> _BatchExport:
+    """The served reader's _BatchExport, made at first use (the reader's schema is known)."""
+    export: _BatchExport | None = self.__dict__.get("_export")
+    if export is None:
+        export = self._export = _BatchExport(self._ours.schema)
+    return export
+
+
+def _with_metadata(export: Callable[[Any], Any], item: Any) -> Any:
     batch, custom_metadata = item
-    return pa.lib.RecordBatchWithMetadata(_batch(batch), _kv(custom_metadata))
+    return pa.lib.RecordBatchWithMetadata(export(batch), _kv(custom_metadata))
 
 
 def _table(t: Any) -> Any:
@@ -273,10 +356,11 @@ def _table(t: Any) -> Any:
 
 def _stream_reader_methods() -> dict[str, Any]:
     def read_next_batch(self: Any) -> Any:
-        return _batch(_call(self._ours.read_next_batch))
+        return _exporter(self)(_call(self._ours.read_next_batch))
 
     def read_next_batch_with_custom_metadata(self: Any) -> Any:
-        return _with_metadata(_call(self._ours.read_next_batch_with_custom_metadata))
+        return _with_metadata(_exporter(self),
+                              _call(self._ours.read_next_batch_with_custom_metadata))
 
     def iter_batches_with_custom_metadata(self: Any) -> Iterator[Any]:
         while True:
@@ -291,7 +375,7 @@ def _stream_reader_methods() -> dict[str, Any]:
     return {
         "__iter__": _delegating("__iter__", lambda self: self),
         "__next__": _delegating("__next__", read_next_batch),
-        "schema": _delegating_property("schema", lambda self: pa.schema(self._ours.schema)),
+        "schema": _delegating_property("schema", lambda self: _exporter(self).theirs),
         "read_next_batch": _delegating("read_next_batch", read_next_batch),
         "read_next_batch_with_custom_metadata": _delegating(
             "read_next_batch_with_custom_metadata", read_next_batch_with_custom_metadata),
@@ -322,7 +406,7 @@ def _no_reopen() -> None:
 
 def _file_reader_methods() -> dict[str, Any]:
     def get_batch(self: Any, i: int) -> Any:
-        return _batch(_call(self._ours.get_batch, i))
+        return _exporter(self)(_call(self._ours.get_batch, i))
 
     return {
         "num_record_batches": _delegating_property(
@@ -332,12 +416,13 @@ def _file_reader_methods() -> dict[str, Any]:
         "get_record_batch": _delegating("get_record_batch", get_batch),
         "get_batch_with_custom_metadata": _delegating(
             "get_batch_with_custom_metadata",
-            lambda self, i: _with_metadata(_call(self._ours.get_batch_with_custom_metadata, i))),
+            lambda self, i: _with_metadata(_exporter(self),
+                                           _call(self._ours.get_batch_with_custom_metadata, i))),
         "read_all": _delegating("read_all", lambda self: _table(_call(self._ours.read_all))),
         "read_pandas": _delegating(
             "read_pandas", lambda self, **options: _table(_call(self._ours.read_all))
             .to_pandas(**options)),
-        "schema": _delegating_property("schema", lambda self: pa.schema(self._ours.schema)),
+        "schema": _delegating_property("schema", lambda self: _exporter(self).theirs),
         "metadata": _delegating_property("metadata", lambda self: _kv(self._ours.metadata)),
         "stats": _delegating_property("stats", lambda self: pa_ipc.ReadStats(*self._ours.stats)),
     }
@@ -350,7 +435,8 @@ def _writer_methods() -> dict[str, Any]:
                             f"pyarrow.lib.RecordBatch, got {type(batch).__name__})")
         if custom_metadata is not None:
             custom_metadata = dict(pa.KeyValueMetadata(custom_metadata))
-        _call(self._ours.write_batch, batch, custom_metadata)
+        ours = _ours_of(batch)
+        _call(self._ours.write_batch, batch if ours is None else ours, custom_metadata)
 
     def write_table(self: Any, table: Any, max_chunksize: int | None = None) -> None:
         if not isinstance(table, pa.Table):
@@ -463,7 +549,9 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
                 metadata = extra.get("metadata")
                 extra = {"metadata": dict(pa.KeyValueMetadata(metadata))} \
                     if metadata is not None else {}
-            ours = _call(opener, target, schema, options=ipc_options, **extra)
+            own_schema = _ours_of(schema)
+            ours = _call(opener, target, schema if own_schema is None else own_schema,
+                         options=ipc_options, **extra)
             RECORD.serve(f"ipc.{name}")
             return cls._wrap(ours)
         return serve

@@ -1044,11 +1044,28 @@ class RecordBatchFileReader(_ReaderBase):
                 last += 1
             with self._lock:
                 msgs = self._fetch_batches(first, last)
-            for i, msg in zip(range(first, last), msgs):
+            k = 0
+            while k < len(msgs):
+                msg = msgs[k]
+                k += 1
                 if msg is None:
-                    yield self.get_batch(i)
-                    continue
-                yield dec.read_record_batch_message(msg)
+                    yield self.get_batch(first + k - 1)
+                elif dec.plain and _is_compressed_batch(msg):
+                    # the compressed batches fetched together decompress together: one
+                    # parallel run over all their buffers, not a run (and threads) per batch
+                    def peek() -> Message | None:
+                        nonlocal k
+                        following = msgs[k] if k < len(msgs) else None
+                        if following is None or not _is_compressed_batch(following):
+                            return None
+                        k += 1
+                        return following
+                    for item in dec.read_record_batch_window(msg, peek):
+                        if isinstance(item, BaseException):
+                            raise item
+                        yield item[0]
+                else:
+                    yield dec.read_record_batch_message(msg)
             first = last
 
     def _read_whole_file(self, leased_only: bool = False) -> None:

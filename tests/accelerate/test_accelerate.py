@@ -4,6 +4,7 @@ restores pyarrow exactly."""
 import contextlib
 import importlib
 import io
+import struct
 import os
 
 import pytest
@@ -394,3 +395,98 @@ def test_a_feather_file_object_is_read_as_the_file_it_has_open(accelerated, tmp_
         assert pa_feather.read_table(path).equals(pa.table({"x": [9]}))
     from arrowipc.accelerate.record import RECORD
     assert RECORD.served_count == 2 and RECORD.fell_back_count == 0    # since the last plain()
+
+
+def _count_crossings(monkeypatch):
+    """{name: calls} of arrowipc's C data interface exports and imports of schemas and arrays."""
+    from arrowipc._core import cdata
+    calls = {}
+    for name in ("export_schema_capsule", "import_schema_capsule", "export_array_capsule",
+                 "import_array_capsule"):
+        def counted(*args, _name=name, _original=getattr(cdata, name)):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _original(*args)
+        monkeypatch.setattr(cdata, name, counted)
+        calls[name] = 0
+    return calls
+
+
+def test_a_stream_read_and_written_served_crosses_its_schema_once(accelerated, monkeypatch):
+    # The unchanged pyarrow job: batches of a served reader written by a served writer. The schema
+    # goes to pyarrow once; each batch goes as its array alone; the writer writes arrowipc's own
+    # batch and schema (read and checked by arrowipc) instead of importing pyarrow's back.
+    whole = pa.table({"i": pa.array(range(9)), "s": pa.array(list("abcdefghi"), pa.large_string())},
+                     metadata={"origin": "test"})
+    table = pa.Table.from_batches(whole.to_batches(max_chunksize=3))
+    with plain():
+        data = _pa_stream_plain(table)
+        batches = list(pa_ipc.open_stream(data).iter_batches_with_custom_metadata())
+    # the oracle: the same served writer given pyarrow's own batches, imported one by one
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, table.schema) as writer:
+        for batch, custom in batches:
+            writer.write_batch(batch, custom_metadata=custom)
+    expected = sink.getvalue().to_pybytes()
+    calls = _count_crossings(monkeypatch)
+    sink = pa.BufferOutputStream()
+    reader = pa_ipc.open_stream(data)
+    with pa_ipc.new_stream(sink, reader.schema) as writer:
+        for batch, custom in reader.iter_batches_with_custom_metadata():
+            assert type(batch) is pa.RecordBatch
+            writer.write_batch(batch, custom_metadata=custom)
+    assert calls == {"export_schema_capsule": 1, "import_schema_capsule": 0,
+                     "export_array_capsule": 3, "import_array_capsule": 0}
+    assert sink.getvalue().to_pybytes() == expected
+    assert acc.report().endswith("served 3 calls, 0 fell back to pyarrow\n")
+    with plain():
+        written = list(pa_ipc.open_stream(sink.getvalue()).iter_batches_with_custom_metadata())
+    assert [(b.to_pydict(), m) for b, m in written] == [(b.to_pydict(), m) for b, m in batches]
+    assert all(b.schema.equals(table.schema, check_metadata=True) for b, _ in written)
+
+
+def test_batches_handed_out_are_forgotten_with_them(accelerated):
+    import gc
+    from arrowipc.accelerate import served
+    data = _pa_stream(_table())
+    reader = pa_ipc.open_stream(data)
+    batches = list(reader)
+    handed = {id(b) for b in batches} | {id(reader.schema)}
+    assert handed <= set(served._HANDED_OUT)
+    del batches, reader
+    gc.collect()
+    assert not handed & set(served._HANDED_OUT)
+
+
+def test_a_pyarrow_batch_equal_to_one_handed_out_is_imported(accelerated, monkeypatch):
+    # only the very object a served reader made maps back; an equal batch of pyarrow's own
+    # (another object) is imported through the C data interface as before
+    table = pa.table({"i": pa.array(range(5))})
+    data = _pa_stream(table)
+    handed = pa_ipc.open_stream(data).read_next_batch()
+    theirs = pa.record_batch([pa.array(range(5))], names=["i"])
+    assert theirs.equals(handed)
+    calls = _count_crossings(monkeypatch)
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_stream(sink, theirs.schema) as writer:
+        writer.write_batch(theirs)
+    assert calls["import_array_capsule"] == 1
+    with plain():
+        assert pa_ipc.open_stream(sink.getvalue()).read_all().equals(pa.Table.from_batches([theirs]))
+
+
+def test_a_batch_failing_its_content_check_raises_pyarrows_class(accelerated):
+    # offsets that decrease: the batch is framed and decoded, then refused by the content check
+    # made before it is handed to pyarrow, which raises pyarrow's ArrowInvalid as reads do
+    offsets = pa.py_buffer(struct.pack("<3q", 0, 5, 2))
+    bad = pa.Array.from_buffers(pa.large_string(), 2, [None, offsets, pa.py_buffer(b"hello")])
+    with plain():
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_stream(sink, pa.schema([("s", pa.large_string())])) as writer:
+            writer.write_batch(pa.record_batch([pa.array(["ok"], pa.large_string())], ["s"]))
+            writer.write_batch(pa.record_batch([bad], ["s"]))
+        data = sink.getvalue()
+    for read in (lambda r: r.read_next_batch(), lambda r: r.read_next_batch_with_custom_metadata()):
+        reader = pa_ipc.open_stream(data)
+        assert read(reader) is not None                 # the good batch first
+        with pytest.raises(pa.ArrowInvalid, match="offsets must not decrease"):
+            read(reader)

@@ -1147,6 +1147,24 @@ def test_windowed_read_with_projection(form):
     assert_same_batches(got, [b.select(["noise", "s"]) for b in batches])
 
 
+@pytest.mark.parametrize("codec", CODECS)
+def test_a_projected_read_of_a_path_decompresses_each_fetch_in_one_window(codec, tmp_path,
+                                                                          monkeypatch):
+    """A projection read in ranges (a file not read whole): the compressed batches fetched
+    together (at most WINDOW_MESSAGES) decompress in one parallel run, not one run per batch."""
+    from arrowipc.ipc import paths, reader as reader_module
+    monkeypatch.setattr(paths, "RANGED_MIN_BATCH_BYTES", 0)       # never read whole
+    monkeypatch.setattr(reader_module, "WINDOW_MESSAGES", 3)
+    sizes = window_sizes(monkeypatch)
+    batches = window_batches(5)
+    path = tmp_path / "projected.arrow"
+    path.write_bytes(pa_write(batches, "file", pa_options(codec)))
+    reader = ipc.open_file(str(path), options=ipc.IpcReadOptions(included_fields=[3, 1]))
+    got = list(reader)
+    assert_same_batches(got, [b.select(["noise", "s"]) for b in batches])
+    assert sizes == [3, 2]
+
+
 @pytest.mark.parametrize("form", FORMS)
 def test_windowed_full_validation_raises_at_the_bad_batch(form):
     """validate="full" checks each batch as it is decoded; in a window the batches before a bad

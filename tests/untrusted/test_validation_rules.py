@@ -461,3 +461,40 @@ def test_decimal_error_shows_a_value_whatever_scale_a_header_claims():
         with pytest.raises(arrowipc.ArrowInvalid, match=r"decimal value 1\.0+E[+-]\d+ at slot 0 "
                                                          r"does not fit precision 5"):
             bad.validate(full=True)
+
+
+def _first_offsets_error(offsets, data_size):
+    """What a scan offset by offset finds wrong first (the rules above), or None."""
+    if offsets[0] < 0:
+        return f"offset 0 is {offsets[0]}, expected >= 0"
+    for i in range(1, len(offsets)):
+        if offsets[i] < offsets[i - 1]:
+            return f"offsets must not decrease, but offset {i} is less than offset {i - 1}"
+    if offsets[-1] > data_size:
+        return f"last offset {offsets[-1]} is beyond the end of the data"
+    return None
+
+
+@pytest.mark.parametrize("width", [4, 8])
+def test_offsets_checks_name_the_first_bad_offset_wherever_it_lies(width):
+    """The offsets kernel tests whole blocks at once: a decrease, a negative offset or an extreme
+    one, at any position (either side of a block's edge, in a slice), is reported where a scan
+    offset by offset finds it."""
+    import array
+    import re
+    from arrowipc._core.offsets import check_offsets
+    code = {4: "i", 8: "q"}[width]
+    lowest, highest = -(1 << (8 * width - 1)), (1 << (8 * width - 1)) - 1
+    n, skip = 300, 3
+    good = [2 * i for i in range(n + skip + 1)]
+    assert check_offsets(py_buffer(array.array(code, good).tobytes()), skip, n, width,
+                         2 * (n + skip)) == (2 * skip, 2 * (n + skip))
+    for at in sorted({1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
+                      n - 1, n}):
+        for value in (good[skip + at - 1] - 1, -1, lowest, highest):
+            offsets = list(good)
+            offsets[skip + at] = value
+            expected = _first_offsets_error(offsets[skip:], 2 * (n + skip))
+            with pytest.raises(ArrowInvalid, match=re.escape(expected)):
+                check_offsets(py_buffer(array.array(code, offsets).tobytes()), skip, n, width,
+                              2 * (n + skip))
