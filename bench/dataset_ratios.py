@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -98,32 +98,7 @@ def cases(root: str, stream_root: str, rows: int, s3: str | None) -> list[Case]:
     def pl_scan():
         return pl.scan_ipc(glob, hive_partitioning=True)
 
-    out = [
-        Case("full scan", {"arrowipc": lambda: A.to_table(), "pyarrow": lambda: P.to_table(),
-                           "polars": lambda: pl_scan().collect()}),
-        Case("1 of 8 columns", {
-            "arrowipc": lambda: A.to_table(columns=["a"]),
-            "pyarrow": lambda: P.to_table(columns=["a"]),
-            "polars": lambda: pl_scan().select("a").collect()}),
-        Case("1 % range of a sorted column", {
-            "arrowipc": lambda: A.to_table(filter=(ads.field("id") >= lo) & (ads.field("id") < hi)),
-            "pyarrow": lambda: P.to_table(filter=(pds.field("id") >= lo) & (pds.field("id") < hi)),
-            "polars": lambda: pl_scan().filter((pl.col("id") >= lo) & (pl.col("id") < hi))
-            .collect()}),
-        Case("one partition", {
-            "arrowipc": lambda: A.to_table(filter=ads.field("date") == date),
-            "pyarrow": lambda: P.to_table(filter=pds.field("date") == date),
-            "polars": lambda: pl_scan().filter(pl.col("date") == date).collect()}),
-        Case("count_rows()", {
-            "arrowipc": lambda: A.count_rows(), "pyarrow": lambda: P.count_rows(),
-            "polars": lambda: pl_scan().select(pl.len()).collect().item()}, "count"),
-        Case("count_rows(b < 10)", {
-            "arrowipc": lambda: A.count_rows(filter=ads.field("b") < 10),
-            "pyarrow": lambda: P.count_rows(filter=pds.field("b") < 10),
-            "polars": lambda: pl_scan().filter(pl.col("b") < 10).select(pl.len()).collect()
-            .item()}, "count"),
-        Case("head(10)", {"arrowipc": lambda: A.head(10), "pyarrow": lambda: P.head(10),
-                          "polars": lambda: pl_scan().head(10).collect()}),
+    out = scan_cases("", A, P, pl_scan, lo, hi, date) + [
         # a new dataset object each call (discovery timed too): arrowipc's fragments keep
         # the footers a scan read, so the cases above measure later scans of one dataset
         Case("first scan: count_rows()", {
@@ -173,33 +148,42 @@ def s3_cases(s3: str, lo: int, hi: int, date: int) -> list[Case]:
         return pl.scan_ipc(s3.rstrip("/") + "/**/*.arrow", hive_partitioning=True,
                            storage_options=storage or None)
 
+    return scan_cases("S3: ", AS, PS, pl_scan, lo, hi, date)
+
+
+def scan_cases(prefix: str, A: Any, P: Any, pl_scan: Any, lo: int, hi: int, date: int
+               ) -> list[Case]:
+    """The scans timed on one copy of the dataset: `A` arrowipc's dataset, `P` pyarrow's,
+    `pl_scan()` polars' lazy frame; names start with `prefix`."""
     rng = (ads.field("id") >= lo) & (ads.field("id") < hi)
     prng = (pds.field("id") >= lo) & (pds.field("id") < hi)
     return [
-        Case("S3: full scan", {"arrowipc": lambda: AS.to_table(), "pyarrow": lambda: PS.to_table(),
-                               "polars": lambda: pl_scan().collect()}),
-        Case("S3: 1 of 8 columns", {
-            "arrowipc": lambda: AS.to_table(columns=["a"]),
-            "pyarrow": lambda: PS.to_table(columns=["a"]),
+        Case(prefix + "full scan", {
+            "arrowipc": lambda: A.to_table(), "pyarrow": lambda: P.to_table(),
+            "polars": lambda: pl_scan().collect()}),
+        Case(prefix + "1 of 8 columns", {
+            "arrowipc": lambda: A.to_table(columns=["a"]),
+            "pyarrow": lambda: P.to_table(columns=["a"]),
             "polars": lambda: pl_scan().select("a").collect()}),
-        Case("S3: 1 % range", {
-            "arrowipc": lambda: AS.to_table(filter=rng), "pyarrow": lambda: PS.to_table(filter=prng),
+        Case(prefix + "1 % range of a sorted column", {
+            "arrowipc": lambda: A.to_table(filter=rng), "pyarrow": lambda: P.to_table(filter=prng),
             "polars": lambda: pl_scan().filter((pl.col("id") >= lo) & (pl.col("id") < hi))
             .collect()}),
-        Case("S3: one partition", {
-            "arrowipc": lambda: AS.to_table(filter=ads.field("date") == date),
-            "pyarrow": lambda: PS.to_table(filter=pds.field("date") == date),
+        Case(prefix + "one partition", {
+            "arrowipc": lambda: A.to_table(filter=ads.field("date") == date),
+            "pyarrow": lambda: P.to_table(filter=pds.field("date") == date),
             "polars": lambda: pl_scan().filter(pl.col("date") == date).collect()}),
-        Case("S3: count_rows()", {
-            "arrowipc": lambda: AS.count_rows(), "pyarrow": lambda: PS.count_rows(),
+        Case(prefix + "count_rows()", {
+            "arrowipc": lambda: A.count_rows(), "pyarrow": lambda: P.count_rows(),
             "polars": lambda: pl_scan().select(pl.len()).collect().item()}, "count"),
-        Case("S3: count_rows(b < 10)", {
-            "arrowipc": lambda: AS.count_rows(filter=ads.field("b") < 10),
-            "pyarrow": lambda: PS.count_rows(filter=pds.field("b") < 10),
+        Case(prefix + "count_rows(b < 10)", {
+            "arrowipc": lambda: A.count_rows(filter=ads.field("b") < 10),
+            "pyarrow": lambda: P.count_rows(filter=pds.field("b") < 10),
             "polars": lambda: pl_scan().filter(pl.col("b") < 10).select(pl.len()).collect()
             .item()}, "count"),
-        Case("S3: head(10)", {"arrowipc": lambda: AS.head(10), "pyarrow": lambda: PS.head(10),
-                              "polars": lambda: pl_scan().head(10).collect()}),
+        Case(prefix + "head(10)", {
+            "arrowipc": lambda: A.head(10), "pyarrow": lambda: P.head(10),
+            "polars": lambda: pl_scan().head(10).collect()}),
     ]
 
 
