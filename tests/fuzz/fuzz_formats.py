@@ -29,34 +29,21 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import hashlib
 import os
 import random
 import shutil
-import signal
 import sys
 import tempfile
-import time
 import warnings
-from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import mutate  # noqa: E402
+from fuzz_loop import Finding, fuzz, limit_memory, save_finding, summary  # noqa: E402
 
 TARGETS = ("feather_v1", "dataset", "expression")
-HANG_SECONDS = 20
-MEMORY_LIMIT = 3 << 30
 SEEDS = os.path.join(HERE, ".seeds", "formats")
-
-
-class Finding(Exception):
-    """The property of the target does not hold."""
-
-
-class Hang(BaseException):
-    """The alarm fired: the execution ran past HANG_SECONDS."""
 
 
 def _seed_table(kind):
@@ -221,73 +208,33 @@ def run_expression(data):
     return "clean"
 
 
-def save_finding(target, path, index, detail) -> str:
-    data = make_input(target, path, index)
-    os.makedirs(mutate.FINDINGS, exist_ok=True)
-    name = os.path.join(mutate.FINDINGS,
-                        f"format-{target}-{hashlib.sha1(data).hexdigest()[:16]}")
-    with open(name, "wb") as f:
-        f.write(data)
-    with open(name + ".txt", "w") as f:
-        f.write(f"target {target}\nseed {path}\nindex {index}\n"
-                f"rebuild: fuzz_formats.make_input({target!r}, seed, index)\n{detail}\n")
-    return name
+def _save(target, path, index, detail) -> str:
+    return save_finding(f"format-{target}", make_input(target, path, index),
+                        f"target {target}\nseed {path}\nindex {index}\n"
+                        f"rebuild: fuzz_formats.make_input({target!r}, seed, index)\n{detail}\n")
 
 
-def _on_alarm(signum, frame):
-    raise Hang()
-
-
-def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_memory=True):
+def run(target, seconds=60.0, start=0, max_execs=None, progress=False, memory_limit=True):
     """Fuzz `target` until `seconds` pass or `max_execs` ran: (Counter of outcomes, [finding
     paths], executions, elapsed seconds)."""
     import arrowipc.dataset  # noqa: F401  (imported before the memory limit)
     import arrowipc.expression  # noqa: F401
     import arrowipc.feather  # noqa: F401
     pool = seed_files(target)
-    if limit_memory:
-        import resource
-        with open("/proc/self/statm") as f:
-            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (used + MEMORY_LIMIT, resource.RLIM_INFINITY))
-    signal.signal(signal.SIGALRM, _on_alarm)
+    if memory_limit:
+        limit_memory()
     warnings.simplefilter("ignore")     # Feather V1's deprecation, said on every read
-    counts, findings = Counter(), []
-    t0 = time.monotonic()
-    execs, index = 0, start
     with tempfile.TemporaryDirectory(prefix="arrowipc-fuzz-") as workdir:
-        while time.monotonic() - t0 < seconds and (max_execs is None or execs < max_execs):
-            for path in pool:
-                if (max_execs is not None and execs >= max_execs) or \
-                        time.monotonic() - t0 >= seconds:
-                    break
-                data = make_input(target, path, index)
-                signal.alarm(HANG_SECONDS)
-                try:
-                    if target == "feather_v1":
-                        outcome = run_feather_v1(data, workdir)
-                    elif target == "dataset":
-                        outcome = run_dataset(data, workdir, path)
-                    else:
-                        outcome = run_expression(data)
-                except Hang:
-                    outcome, detail = "hang", f"ran past {HANG_SECONDS} s"
-                except Finding as e:
-                    outcome, detail = "finding", str(e)
-                except BaseException as e:      # noqa: BLE001 -- a foreign exception is one
-                    outcome, detail = "foreign", f"{type(e).__name__}: {e}"
-                finally:
-                    signal.alarm(0)
-                counts[outcome] += 1
-                if outcome in ("hang", "finding", "foreign"):
-                    findings.append(save_finding(target, path, index, detail))
-                    print(f"FINDING {outcome} {path} {index}: {detail[:300]}", flush=True)
-                execs += 1
-                if progress and execs % 10_000 == 0:
-                    print(f"{target}: {execs} executions in {time.monotonic() - t0:.0f} s, "
-                          f"index {index}, {dict(counts)}", flush=True)
-            index += 1
-    return counts, findings, execs, time.monotonic() - t0
+        def execute(path, index):
+            data = make_input(target, path, index)
+            if target == "feather_v1":
+                return run_feather_v1(data, workdir)
+            if target == "dataset":
+                return run_dataset(data, workdir, path)
+            return run_expression(data)
+        return fuzz(target, pool, execute, lambda path, index, detail: _save(target, path, index,
+                                                                             detail),
+                    seconds, start, max_execs, progress=progress)
 
 
 def main(argv):
@@ -301,10 +248,7 @@ def main(argv):
     args = ap.parse_args(argv)
     counts, findings, execs, elapsed = run(args.target, args.seconds, args.start,
                                            args.max_execs, args.progress)
-    print(f"{args.target}: {execs} executions in {elapsed:.0f} s "
-          f"({execs / max(elapsed, 1e-9):.0f}/s): "
-          + ", ".join(f"{k} {counts.get(k, 0)}" for k in ("clean", "error", "finding",
-                                                           "foreign", "hang")), flush=True)
+    print(summary(args.target, counts, execs, elapsed), flush=True)
     return 1 if findings else 0
 
 

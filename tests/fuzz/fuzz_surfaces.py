@@ -29,15 +29,11 @@ and prints "<target>: N executions in S s (R/s): ..." at the end (every 10,000 w
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import io
 import os
 import random
 import re
-import signal
 import sys
-import time
-from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -45,17 +41,9 @@ sys.path.insert(0, HERE)
 import mutate  # noqa: E402  (puts tests/untrusted on sys.path)
 import seeds  # noqa: E402
 
+from fuzz_loop import Finding, fuzz, limit_memory, save_finding, summary  # noqa: E402
+
 TARGETS = ("push", "async", "fileobj")
-HANG_SECONDS = 20           # harness.DEFAULT_TIMEOUT: an execution longer than this is a hang
-MEMORY_LIMIT = 3 << 30      # address space added to what the imports use (as harness workers)
-
-
-class Finding(Exception):
-    """The property of the target does not hold."""
-
-
-class Hang(BaseException):
-    """The alarm fired: the execution ran past HANG_SECONDS."""
 
 
 def _outcome(fn):
@@ -347,68 +335,30 @@ def make_input(target, path, index):
     return mutate.make_mutant(path, index), rng
 
 
-def save_finding(target, path, index, detail) -> str:
+def _save(target, path, index, detail) -> str:
     data, _ = make_input(target, path, index)
-    os.makedirs(mutate.FINDINGS, exist_ok=True)
-    name = os.path.join(mutate.FINDINGS,
-                        f"surface-{target}-{hashlib.sha1(data).hexdigest()[:16]}")
-    with open(name, "wb") as f:
-        f.write(data)
-    with open(name + ".txt", "w") as f:
-        f.write(f"target {target}\nseed {path}\nindex {index}\n"
-                f"rebuild: fuzz_surfaces.make_input({target!r}, seed, index)\n{detail}\n")
-    return name
+    return save_finding(f"surface-{target}", data,
+                        f"target {target}\nseed {path}\nindex {index}\n"
+                        f"rebuild: fuzz_surfaces.make_input({target!r}, seed, index)\n{detail}\n")
 
 
-def _on_alarm(signum, frame):
-    raise Hang()
-
-
-def run(target, seconds=60.0, start=0, max_execs=None, progress=False, limit_memory=True,
+def run(target, seconds=60.0, start=0, max_execs=None, progress=False, memory_limit=True,
         stride=1, full_seeds=False):
     """Fuzz `target` until `seconds` pass or `max_execs` ran, over indices start, start +
     stride, ... (each index once per seed): (Counter of outcomes, [finding paths], executions,
     elapsed seconds)."""
     import arrowipc.ipc  # noqa: F401  (imported before the memory limit)
-    if limit_memory:
-        import resource
-        with open("/proc/self/statm") as f:
-            used = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        resource.setrlimit(resource.RLIMIT_AS, (used + MEMORY_LIMIT, resource.RLIM_INFINITY))
-    signal.signal(signal.SIGALRM, _on_alarm)
-    pool = _seed_pool(target, full_seeds)
-    counts, findings = Counter(), []
-    t0 = time.monotonic()
-    execs, index = 0, start
+    if memory_limit:
+        limit_memory()
     runner = {"push": run_push, "async": run_async}.get(target)
-    while time.monotonic() - t0 < seconds and (max_execs is None or execs < max_execs):
-        for path, form in pool:
-            if (max_execs is not None and execs >= max_execs) or time.monotonic() - t0 >= seconds:
-                break
-            data, rng = make_input(target, path, index)
-            signal.alarm(HANG_SECONDS)
-            try:
-                outcome = runner(data, rng) if runner else run_fileobj(data, rng, form)
-            except Hang:
-                outcome, detail = "hang", f"ran past {HANG_SECONDS} s"
-                _drop_event_loop()
-            except Finding as e:
-                outcome, detail = "finding", str(e)
-            except BaseException as e:      # noqa: BLE001 -- a foreign exception is a finding
-                outcome, detail = "foreign", f"{type(e).__name__}: {e}"
-            finally:
-                signal.alarm(0)
-            counts[outcome] += 1
-            if outcome in ("hang", "finding", "foreign"):
-                findings.append(save_finding(target, path, index, detail))
-                print(f"FINDING {outcome} {path} {index}: {detail[:300]}", flush=True)
-            execs += 1
-            if progress and execs % 10_000 == 0:
-                print(f"{target}: {execs} executions in {time.monotonic() - t0:.0f} s, "
-                      f"index {index}, {dict(counts)}", flush=True)
-        index += stride
-    elapsed = time.monotonic() - t0
-    return counts, findings, execs, elapsed
+
+    def execute(item, index):
+        path, form = item
+        data, rng = make_input(target, path, index)
+        return runner(data, rng) if runner else run_fileobj(data, rng, form)
+    return fuzz(target, _seed_pool(target, full_seeds), execute,
+                lambda item, index, detail: _save(target, item[0], index, detail),
+                seconds, start, max_execs, stride, progress, after_hang=_drop_event_loop)
 
 
 def main(argv):
@@ -427,10 +377,7 @@ def main(argv):
     counts, findings, execs, elapsed = run(args.target, args.seconds, args.start,
                                            args.max_execs, args.progress, stride=args.stride,
                                            full_seeds=args.full_seeds)
-    print(f"{args.target}: {execs} executions in {elapsed:.0f} s "
-          f"({execs / max(elapsed, 1e-9):.0f}/s): "
-          + ", ".join(f"{k} {counts.get(k, 0)}" for k in ("clean", "error", "finding",
-                                                           "foreign", "hang")), flush=True)
+    print(summary(args.target, counts, execs, elapsed), flush=True)
     return 1 if findings else 0
 
 
