@@ -136,9 +136,16 @@ class Dataset:
         """Not supported: read the datasets (to_table) and join with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
 
-    def sort_by(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: read the dataset (to_table) and sort with pyarrow or polars."""
-        raise NotImplementedError("arrowipc.dataset does not sort; use to_table() and pyarrow")
+    def sort_by(self, sorting: Any, **kwargs: Any) -> InMemoryDataset:
+        """This dataset's rows (after its filter) sorted: `sorting` a column name (ascending)
+        or a list of (name, "ascending" | "descending"[, "at_start" | "at_end"]);
+        `null_placement=` places the nulls of every key. Equal rows keep their order."""
+        from .sorting import sort_keys, sorted_table
+        unknown = sorted(set(kwargs) - {"null_placement"})
+        if unknown:
+            raise TypeError(f"sort_by() got an unexpected keyword argument '{unknown[0]}'")
+        keys = sort_keys(sorting, kwargs.get("null_placement"))
+        return InMemoryDataset(sorted_table(self.to_table(), keys))
 
 
 class FileSystemDataset(Dataset):
