@@ -2,16 +2,18 @@
 batch is a fragment (InMemoryFragment), as pyarrow's in-memory fragments are."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 from .. import types as T
+from ..errors import ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
 from .fragments import Fragment
 from .scanner import Scanner
 
-__all__ = ["InMemoryFragment", "MemoryScanner"]
+__all__ = ["InMemoryFragment", "MemoryScanner", "OneShotBatches"]
 
 
 class InMemoryFragment(Fragment):
@@ -55,18 +57,35 @@ def _check_scan_keywords(kwargs: dict[str, Any]) -> None:
         raise TypeError(f"scanner() got an unexpected keyword argument '{unknown[0]}'")
 
 
+class OneShotBatches:
+    """The batches of Scanner.from_batches' source, read once, as the scan consumes them
+    (pyarrow's OneShotFragment): a second scan raises ArrowInvalid."""
+
+    def __init__(self, source: Iterable[Any]) -> None:
+        self._source = source
+        self._scanned = False
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        from ..table import record_batch
+        if self._scanned:
+            raise ArrowInvalid("OneShotFragment was already scanned")
+        self._scanned = True
+        for item in self._source:
+            yield item if isinstance(item, RecordBatch) else record_batch(item)
+
+
 class MemoryScanner(Scanner):
     """A Scanner over batches in memory (each tagged with its fragment in scan_batches(), when
     `fragments` gives them)."""
 
-    def __init__(self, schema: T.Schema, batches: Sequence[RecordBatch], columns: Any = None,
-                 filter: Any = None, batch_size: int = 131072,
+    def __init__(self, schema: T.Schema, batches: Sequence[RecordBatch] | OneShotBatches,
+                 columns: Any = None, filter: Any = None, batch_size: int = 131072,
                  fragments: Sequence[Fragment] | None = None) -> None:
         super().__init__(schema, [], [], columns=columns, filter=filter, batch_size=batch_size,
                          use_threads=False)
-        self._batches = list(batches)
-        self._batch_fragments: list[Fragment | None] = (
-            list(fragments) if fragments is not None else [None] * len(self._batches))
+        self._batches: Iterable[RecordBatch] = (
+            batches if isinstance(batches, OneShotBatches) else list(batches))
+        self._batch_fragments = fragments
 
     def _scanned(self, batch: RecordBatch) -> Iterator[RecordBatch]:
         """One batch filtered, projected and split to the batch size."""
@@ -89,7 +108,9 @@ class MemoryScanner(Scanner):
     def _tagged(self, use_threads: bool | None = None
                 ) -> Iterator[tuple[RecordBatch, Any]]:
         # what head() and scan_batches() read: the batches in memory, with their fragments
-        for batch, fragment in zip(self._batches, self._batch_fragments):
+        fragments: Iterable[Fragment | None] = (
+            repeat(None) if self._batch_fragments is None else self._batch_fragments)
+        for batch, fragment in zip(self._batches, fragments):
             for out in self._scanned(batch):
                 yield out, fragment
 
