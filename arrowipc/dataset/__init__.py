@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .datasets import Dataset, FileSystemDataset, InMemoryDataset, dataset
 from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWriteOptions,
                       IpcStreamFormat)
-from .fragments import FileFragment
+from .fragments import FileFragment, Fragment
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
                            Partitioning, PartitioningFactory, partitioning)
 from .scanner import Scanner, TaggedRecordBatch
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Dataset", "DirectoryPartitioning", "Expression", "FeatherFileFormat", "FileFormat",
-    "FileFragment", "FileSystemDataset", "FilenamePartitioning", "HivePartitioning",
+    "FileFragment", "FileSystemDataset", "FilenamePartitioning", "Fragment", "HivePartitioning",
     "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
     "PartitioningFactory", "Scanner", "TaggedRecordBatch", "WrittenFile", "dataset", "field",
     "partitioning", "scalar", "write_dataset",

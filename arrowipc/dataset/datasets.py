@@ -15,11 +15,11 @@ from .. import types as T
 from ..errors import ArrowException, ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
-from .discovery import FileSource, discover
+from .discovery import FileSource, Storage, discover, storage_of
 from .formats import FileFormat, as_format
-from .fragments import FileFragment, named_error, relative_to
+from .fragments import FileFragment, Fragment, named_error, relative_to
 from .layout import DEFAULT_IGNORE_PREFIXES
-from .partitioning import Partitioning, PartitioningFactory, as_schema
+from .partitioning import Partitioning, PartitioningFactory, as_schema, equality_values
 from .partitioning import partitioning as make_partitioning
 from .scanner import Scanner
 
@@ -35,6 +35,7 @@ class Dataset:
 
     _schema: T.Schema
     _filter: Expression | None = None
+    _partition_fields: Sequence[str] = ()
 
     @property
     def schema(self) -> T.Schema:
@@ -50,6 +51,10 @@ class Dataset:
     def _fragments(self) -> list[FileFragment]:
         raise NotImplementedError
 
+    def _fragments_for(self, expr: Expression | None) -> list[FileFragment]:
+        """The fragments a scan with filter `expr` starts from."""
+        return self._fragments()
+
     def _partition_names(self) -> list[str]:
         return []
 
@@ -59,10 +64,10 @@ class Dataset:
             return given
         return self._filter if given is None else self._filter & given
 
-    def get_fragments(self, filter: Any = None) -> Iterator[FileFragment]:
+    def get_fragments(self, filter: Any = None) -> Iterator[Fragment]:
         """The fragments whose partition expression does not rule out `filter`."""
         expr = self._combined(filter)
-        fragments = self._fragments()
+        fragments = self._fragments_for(expr)
         kept = _exprs.residuals(expr, [f.partition_values for f in fragments], self._schema)
         for fragment, rest in zip(fragments, kept):
             if rest is not False:
@@ -75,8 +80,9 @@ class Dataset:
                 target_bytes_readahead: int | None = None) -> Scanner:
         """A Scanner of this dataset (pyarrow's keywords; `target_bytes_readahead`, ours,
         bounds the bytes of the batches decoded ahead)."""
-        return Scanner(self._schema, self._fragments(), self._partition_names(),
-                       columns=columns, filter=self._combined(filter), batch_size=batch_size,
+        expr = self._combined(filter)
+        return Scanner(self._schema, self._fragments_for(expr), self._partition_names(),
+                       columns=columns, filter=expr, batch_size=batch_size,
                        batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
                        use_threads=use_threads, target_bytes_readahead=target_bytes_readahead)
 
@@ -130,9 +136,16 @@ class Dataset:
         """Not supported: read the datasets (to_table) and join with pyarrow or polars."""
         raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
 
-    def sort_by(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: read the dataset (to_table) and sort with pyarrow or polars."""
-        raise NotImplementedError("arrowipc.dataset does not sort; use to_table() and pyarrow")
+    def sort_by(self, sorting: Any, **kwargs: Any) -> InMemoryDataset:
+        """This dataset's rows (after its filter) sorted: `sorting` a column name (ascending)
+        or a list of (name, "ascending" | "descending"[, "at_start" | "at_end"]);
+        `null_placement=` places the nulls of every key. Equal rows keep their order."""
+        from .sorting import sort_keys, sorted_table
+        unknown = sorted(set(kwargs) - {"null_placement"})
+        if unknown:
+            raise TypeError(f"sort_by() got an unexpected keyword argument '{unknown[0]}'")
+        keys = sort_keys(sorting, kwargs.get("null_placement"))
+        return InMemoryDataset(sorted_table(self.to_table(), keys))
 
 
 class FileSystemDataset(Dataset):
@@ -142,10 +155,66 @@ class FileSystemDataset(Dataset):
                  filesystem: Any = None, partitioning: Partitioning | None = None,
                  root_partition: Any = None) -> None:
         self._fragment_list = list(fragments)
-        self._schema = schema
-        self._format = format
+        self._schema = _schema_argument("schema", schema)
+        self._format = _format_argument("format", format)
         self._filesystem = filesystem
         self._partitioning = partitioning
+        self._root_partition = _expression_argument("root_partition", root_partition)
+        # the root partition's `field == value` terms: a filter they make false reads no file
+        self._root_values = ({} if self._root_partition is None
+                             else equality_values(self._root_partition))
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[Any], schema: T.Schema | None = None,
+                   format: FileFormat | None = None, filesystem: Any = None,
+                   partitions: Sequence[Any] | None = None, root_partition: Any = None
+                   ) -> FileSystemDataset:
+        """A dataset of the files `paths` (on `filesystem`; None: local paths), read as
+        `format`, with `schema`, each file's partition expression the matching entry of
+        `partitions`. Nothing is opened here: a missing file is found by the first scan.
+
+        A partition expression's `field == value` (and `is_null(field)`) terms give the
+        fragment's values of those fields: its rows carry them, and filters on them rule the
+        file out unread; a partition field that a file's expression does not fix reads as
+        nulls there."""
+        schema = _schema_argument("schema", schema)
+        format = _format_argument("format", format)
+        root = _expression_argument("root_partition", root_partition)
+        sources: list[Any] = []
+        for path in paths:
+            if not isinstance(path, (str, os.PathLike)):
+                raise TypeError(f"cannot construct a FileSource from {path!r}: expected a path")
+            sources.append(path)
+        if partitions is None:
+            expressions: list[Expression | None] = [None] * len(sources)
+        else:
+            expressions = [_expression_argument("partition_expression", e)
+                           for e in partitions]
+            if len(expressions) != len(sources):
+                raise ValueError(f"The number of files resulting from paths_or_selector must "
+                                 f"be equal to the number of partitions: {len(sources)} files, "
+                                 f"{len(expressions)} partitions")
+        storage: Storage | None = None
+        located: list[str] = []
+        for source in sources:
+            one, path = storage_of(source, filesystem)
+            if storage is not None and one.kind != storage.kind:
+                raise ValueError("the paths of a dataset must all be on one filesystem")
+            storage = one
+            located.append(path)
+        if storage is None:
+            storage = Storage("local", filesystem)
+        values = [{} if e is None else equality_values(e) for e in expressions]
+        # the partition fields: those some file's expression fixes that the schema has
+        names = [n for n in dict.fromkeys(k for v in values for k in v) if n in schema.names]
+        fragments = []
+        for i, (path, expr, given) in enumerate(zip(located, expressions, values)):
+            fragment = FileFragment(path, format, storage, given, i, names)
+            fragment.given_expression = expr
+            fragments.append(fragment)
+        dataset = cls(fragments, schema, format, filesystem, None, root)
+        dataset._partition_fields = names
+        return dataset
 
     @property
     def files(self) -> list[str]:
@@ -171,7 +240,21 @@ class FileSystemDataset(Dataset):
         return self._fragment_list
 
     def _partition_names(self) -> list[str]:
-        return [] if self._partitioning is None else list(self._partitioning.schema.names)
+        if self._partitioning is None:
+            return list(self._partition_fields)
+        return list(self._partitioning.schema.names)
+
+    @property
+    def partition_expression(self) -> Expression:
+        """The expression every row satisfies (root_partition; true without one)."""
+        if self._root_partition is None:
+            return super().partition_expression
+        return self._root_partition
+
+    def _fragments_for(self, expr: Expression | None) -> list[FileFragment]:
+        if self._root_values and _exprs.residual(expr, self._root_values) is False:
+            return []
+        return self._fragment_list
 
     def __repr__(self) -> str:
         return f"<arrowipc.dataset.FileSystemDataset files={len(self._fragment_list)}>"
@@ -217,14 +300,52 @@ class InMemoryDataset(Dataset):
     def _fragments(self) -> list[FileFragment]:
         return []
 
+    def get_fragments(self, filter: Any = None) -> Iterator[Fragment]:
+        """One fragment per record batch, in order; as pyarrow's, they have no partition
+        expression, so `filter` rules none out."""
+        from .memory import InMemoryFragment
+        _exprs.as_expression(filter)
+        for batch in self._batches:
+            yield InMemoryFragment(batch)
+
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
                 fragment_scan_options: Any = None, use_threads: bool = True,
                 cache_metadata: bool = True, memory_pool: Any = None,
                 target_bytes_readahead: int | None = None) -> Scanner:
-        from .memory import MemoryScanner
+        from .memory import InMemoryFragment, MemoryScanner
         return MemoryScanner(self._schema, self._batches, columns=columns,
-                             filter=self._combined(filter), batch_size=batch_size)
+                             filter=self._combined(filter), batch_size=batch_size,
+                             fragments=[InMemoryFragment(b) for b in self._batches])
+
+
+def _schema_argument(name: str, obj: Any) -> T.Schema:
+    """A Schema argument (pyarrow's converted); TypeError naming the argument otherwise."""
+    if isinstance(obj, T.Schema):
+        return obj
+    if type(obj).__name__ == "Schema" and hasattr(obj, "__arrow_c_schema__"):
+        return as_schema(obj)
+    raise TypeError(f"Argument '{name}' has incorrect type (expected Schema, got "
+                    f"{type(obj).__name__})")
+
+
+def _format_argument(name: str, obj: Any) -> FileFormat:
+    if isinstance(obj, FileFormat):
+        return obj
+    raise TypeError(f"Argument '{name}' has incorrect type (expected FileFormat, got "
+                    f"{type(obj).__name__})")
+
+
+def _expression_argument(name: str, obj: Any) -> Expression | None:
+    """An Expression argument (pyarrow's converted) or None; TypeError naming the argument
+    for anything else (a bare value is not taken as a literal here)."""
+    from ..expression import Expression
+    if obj is None or isinstance(obj, Expression):
+        return obj
+    if type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow"):
+        return _exprs.as_expression(obj)
+    raise TypeError(f"Argument '{name}' has incorrect type (expected Expression, got "
+                    f"{type(obj).__name__})")
 
 
 def _partitioning_of(partitioning: Any, relative: list[str | None], base_dir: str | None

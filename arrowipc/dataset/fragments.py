@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from .discovery import Storage
     from .scanner import Scanner
 
-__all__ = ["FileFragment", "SPECIAL_FIELDS", "ScanSpec", "named_error"]
+__all__ = ["FileFragment", "Fragment", "SPECIAL_FIELDS", "ScanSpec", "named_error"]
 
 SPECIAL_FIELDS: dict[str, T.DataType] = {
     "__filename": T.string(), "__fragment_index": T.int32(), "__batch_index": T.int32(),
@@ -112,7 +112,57 @@ class ScanSpec:
         return value_type
 
 
-class FileFragment:
+class Fragment:
+    """A part of a dataset, scanned alone (pyarrow.dataset.Fragment): the base of FileFragment,
+    and what an InMemoryDataset's get_fragments() gives, one per record batch."""
+
+    def __init__(self) -> None:
+        raise TypeError(f"Do not call {type(self).__name__}'s constructor directly; fragments "
+                        f"come from a dataset's get_fragments()")
+
+    @property
+    def partition_expression(self) -> Expression:
+        """The expression every row of the fragment satisfies (true: none known)."""
+        from ..expression import scalar
+        return scalar(True)
+
+    @property
+    def physical_schema(self) -> T.Schema:
+        """The schema of the fragment's data as stored."""
+        raise NotImplementedError
+
+    def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
+        """A Scanner over this fragment alone."""
+        raise NotImplementedError
+
+    def to_table(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Table:
+        """The fragment read as a Table, as Dataset.to_table reads it."""
+        return self.scanner(schema, columns, filter, batch_size, use_threads,
+                            **kwargs).to_table()
+
+    def to_batches(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                   batch_size: int = 131072, use_threads: bool = True, **kwargs: Any
+                   ) -> Iterator[RecordBatch]:
+        """The fragment's batches."""
+        return self.scanner(schema, columns, filter, batch_size, use_threads,
+                            **kwargs).to_batches()
+
+    def count_rows(self, filter: Any = None, **kwargs: Any) -> int:
+        """Rows of the fragment (passing `filter`)."""
+        return self.scanner(filter=filter, **kwargs).count_rows()
+
+    def head(self, num_rows: int, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
+        """The first `num_rows` rows."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).head(num_rows)
+
+    def take(self, indices: Any, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
+        """The rows at `indices`."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).take(indices)
+
+
+class FileFragment(Fragment):
     """One file of a dataset (pyarrow.dataset.FileFragment): its path, format and partition."""
 
     def __init__(self, path: str, format: FileFormat, storage: Storage,
@@ -126,6 +176,9 @@ class FileFragment:
         for name in partition_fields:
             self.partition_values.setdefault(name, None)
         self._given = set((partition_values or {}).keys())
+        # the partition expression given as such (FileSystemDataset.from_paths), which may say
+        # more than the values taken from it; None: the values' `field == value` terms
+        self.given_expression: Expression | None = None
         # the partitioning's dictionary of each dictionary-typed partition field: its column
         # indexes into it, as pyarrow's does (set by dataset())
         self.partition_dictionaries: dict[str, Array] = {}
@@ -159,6 +212,8 @@ class FileFragment:
     def partition_expression(self) -> Expression:
         """`field == value` for each partition value the path gives (pyarrow's form)."""
         from .partitioning import values_expression
+        if self.given_expression is not None:
+            return self.given_expression
         return values_expression({k: v for k, v in self.partition_values.items()
                                   if k in self._given})
 
@@ -238,31 +293,6 @@ class FileFragment:
             return RecordBatchFileReader(self.path, options=options, filesystem=fs)
         except (ArrowException, OSError, ValueError) as e:
             raise named_error(e, self.path) from None
-
-    def to_table(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
-                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Table:
-        """The fragment read as a Table, as Dataset.to_table reads it."""
-        return self.scanner(schema, columns, filter, batch_size, use_threads,
-                            **kwargs).to_table()
-
-    def to_batches(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
-                   batch_size: int = 131072, use_threads: bool = True, **kwargs: Any
-                   ) -> Iterator[RecordBatch]:
-        """The fragment's batches."""
-        return self.scanner(schema, columns, filter, batch_size, use_threads,
-                            **kwargs).to_batches()
-
-    def count_rows(self, filter: Any = None, **kwargs: Any) -> int:
-        """Rows of the fragment (passing `filter`)."""
-        return self.scanner(filter=filter, **kwargs).count_rows()
-
-    def head(self, num_rows: int, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
-        """The first `num_rows` rows."""
-        return self.scanner(columns=columns, filter=filter, **kwargs).head(num_rows)
-
-    def take(self, indices: Any, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
-        """The rows at `indices`."""
-        return self.scanner(columns=columns, filter=filter, **kwargs).take(indices)
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:

@@ -1,44 +1,118 @@
-"""Scans of an InMemoryDataset: its batches filtered and projected, nothing to prune."""
+"""Scans of an InMemoryDataset: its batches filtered and projected, nothing to prune; each
+batch is a fragment (InMemoryFragment), as pyarrow's in-memory fragments are."""
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from typing import Any
 
 from .. import types as T
+from ..errors import ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
+from .fragments import Fragment
 from .scanner import Scanner
 
-__all__ = ["MemoryScanner"]
+__all__ = ["InMemoryFragment", "MemoryScanner", "OneShotBatches"]
+
+
+class InMemoryFragment(Fragment):
+    """One record batch of an InMemoryDataset, scanned alone (what pyarrow gives as a plain
+    `Fragment`: no path, no partition)."""
+
+    def __init__(self, batch: RecordBatch) -> None:
+        # not Fragment.__init__, which forbids direct construction of the public class
+        self._batch = batch
+
+    @property
+    def physical_schema(self) -> T.Schema:
+        """The batch's schema."""
+        return self._batch.schema
+
+    def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
+                batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
+        """A Scanner over the batch; with `schema`, the batch cast to it (same field names)."""
+        from .partitioning import as_schema
+        _check_scan_keywords(kwargs)
+        batch = self._batch
+        if schema is not None:
+            schema = as_schema(schema)
+            if not schema.equals(batch.schema):
+                batch = batch.cast(schema)
+        return MemoryScanner(batch.schema, [batch], columns=columns, filter=filter,
+                             batch_size=batch_size, fragments=[self])
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.Fragment in memory: {self._batch.num_rows} rows>"
+
+
+# the keywords pyarrow's scans take that mean nothing for batches already in memory
+_SCAN_KEYWORDS = frozenset({"batch_readahead", "fragment_readahead", "fragment_scan_options",
+                            "cache_metadata", "memory_pool", "target_bytes_readahead"})
+
+
+def _check_scan_keywords(kwargs: dict[str, Any]) -> None:
+    unknown = sorted(set(kwargs) - _SCAN_KEYWORDS)
+    if unknown:
+        raise TypeError(f"scanner() got an unexpected keyword argument '{unknown[0]}'")
+
+
+class OneShotBatches:
+    """The batches of Scanner.from_batches' source, read once, as the scan consumes them
+    (pyarrow's OneShotFragment): a second scan raises ArrowInvalid."""
+
+    def __init__(self, source: Iterable[Any]) -> None:
+        self._source = source
+        self._scanned = False
+
+    def __iter__(self) -> Iterator[RecordBatch]:
+        from ..table import record_batch
+        if self._scanned:
+            raise ArrowInvalid("OneShotFragment was already scanned")
+        self._scanned = True
+        for item in self._source:
+            yield item if isinstance(item, RecordBatch) else record_batch(item)
 
 
 class MemoryScanner(Scanner):
-    """A Scanner over batches in memory."""
+    """A Scanner over batches in memory (each tagged with its fragment in scan_batches(), when
+    `fragments` gives them)."""
 
-    def __init__(self, schema: T.Schema, batches: Sequence[RecordBatch], columns: Any = None,
-                 filter: Any = None, batch_size: int = 131072) -> None:
+    def __init__(self, schema: T.Schema, batches: Sequence[RecordBatch] | OneShotBatches,
+                 columns: Any = None, filter: Any = None, batch_size: int = 131072,
+                 fragments: Sequence[Fragment] | None = None) -> None:
         super().__init__(schema, [], [], columns=columns, filter=filter, batch_size=batch_size,
                          use_threads=False)
-        self._batches = list(batches)
+        self._batches: Iterable[RecordBatch] = (
+            batches if isinstance(batches, OneShotBatches) else list(batches))
+        self._batch_fragments = fragments
+
+    def _scanned(self, batch: RecordBatch) -> Iterator[RecordBatch]:
+        """One batch filtered, projected and split to the batch size."""
+        spec = self._spec
+        if spec.filter is not None:
+            batch = batch.filter(_exprs.row_mask(spec.filter, batch))
+        cols = [batch.column(src) if isinstance(src, str) else _exprs.value_of(src, batch)
+                for _, src in spec.outputs]
+        out = RecordBatch(spec.output_schema, [c.data for c in cols], batch.num_rows)
+        if out.num_rows <= spec.batch_size:
+            yield out
+            return
+        for o in range(0, out.num_rows, spec.batch_size):
+            yield out.slice(o, spec.batch_size)
 
     def to_batches(self) -> Iterator[RecordBatch]:
-        spec = self._spec
         for batch in self._batches:
-            if spec.filter is not None:
-                batch = batch.filter(_exprs.row_mask(spec.filter, batch))
-            cols = [batch.column(src) if isinstance(src, str) else _exprs.value_of(src, batch)
-                    for _, src in spec.outputs]
-            out = RecordBatch(spec.output_schema, [c.data for c in cols], batch.num_rows)
-            for o in range(0, max(out.num_rows, 1), spec.batch_size):
-                yield out.slice(o, spec.batch_size) if out.num_rows > spec.batch_size else out
-                if out.num_rows <= spec.batch_size:
-                    break
+            yield from self._scanned(batch)
 
     def _tagged(self, use_threads: bool | None = None
                 ) -> Iterator[tuple[RecordBatch, Any]]:
-        # what head() and scan_batches() read: the batches in memory (no fragment to tag)
-        for batch in self.to_batches():
-            yield batch, None
+        # what head() and scan_batches() read: the batches in memory, with their fragments
+        fragments: Iterable[Fragment | None] = (
+            repeat(None) if self._batch_fragments is None else self._batch_fragments)
+        for batch, fragment in zip(self._batches, fragments):
+            for out in self._scanned(batch):
+                yield out, fragment
 
     def take(self, indices: Any) -> Table:
         from .take import take_rows
@@ -49,5 +123,3 @@ class MemoryScanner(Scanner):
 
     def to_table(self) -> Table:
         return Table(self.projected_schema, list(self.to_batches()))
-
-

@@ -193,6 +193,39 @@ def values_expression(values: Mapping[str, Any]) -> Expression:
     return scalar(True) if out is None else out
 
 
+def equality_values(expr: Expression) -> dict[str, Any]:
+    """The values an `and` of terms fixes: {name: value} for each `field == literal` (either
+    way round) and {name: None} for each `is_null(field)`, of top-level fields; other terms
+    fix nothing (values_expression's inverse)."""
+    out: dict[str, Any] = {}
+    if expr._kind != "call":
+        return out
+    if expr._function == "and_kleene" or expr._function == "and":
+        for arg in expr._args:
+            out.update(equality_values(arg))
+        return out
+    args = expr._args
+    if expr._function == "is_null" and len(args) == 1 and _top_field(args[0]) is not None \
+            and not expr._options.get("nan_is_null", False):
+        out[_top_field(args[0]) or ""] = None
+    elif expr._function == "equal" and len(args) == 2:
+        left, right = args
+        if left._kind == "literal":
+            left, right = right, left
+        name = _top_field(left)
+        if name is not None and right._kind == "literal" and right._literal is not None:
+            value = right._literal.as_py()
+            if value is not None:
+                out[name] = value
+    return out
+
+
+def _top_field(expr: Expression) -> str | None:
+    if expr._kind == "field" and len(expr._path) == 1 and isinstance(expr._path[0], str):
+        return expr._path[0]
+    return None
+
+
 class DirectoryPartitioning(Partitioning):
     """One directory level per field, in the schema's order: /2026/DE/."""
 

@@ -21,7 +21,7 @@ from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
-from .fragments import FileFragment, FragmentPlan, ScanSpec
+from .fragments import FileFragment, Fragment, FragmentPlan, ScanSpec
 
 if TYPE_CHECKING:
     from ..expression import Expression
@@ -219,39 +219,59 @@ class Scanner:
 
     # -- pyarrow's constructors -----------------------------------------------------------------
     @staticmethod
-    def from_dataset(dataset: Any, columns: Any = None, filter: Any = None,
-                     **kwargs: Any) -> Scanner:
+    def from_dataset(dataset: Any, *, columns: Any = None, filter: Any = None,
+                     batch_size: int = DEFAULT_BATCH_SIZE,
+                     batch_readahead: int = DEFAULT_BATCH_READAHEAD,
+                     fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
+                     fragment_scan_options: Any = None, use_threads: bool = True,
+                     cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
         """dataset.scanner(...)."""
-        scanner: Scanner = dataset.scanner(columns=columns, filter=filter, **kwargs)
+        scanner: Scanner = dataset.scanner(
+            columns=columns, filter=filter, batch_size=batch_size,
+            batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
+            fragment_scan_options=fragment_scan_options, use_threads=use_threads,
+            cache_metadata=cache_metadata, memory_pool=memory_pool)
         return scanner
 
     @staticmethod
-    def from_fragment(fragment: FileFragment, schema: T.Schema | None = None,
-                      columns: Any = None, filter: Any = None, **kwargs: Any) -> Scanner:
+    def from_fragment(fragment: Fragment, *, schema: T.Schema | None = None,
+                      columns: Any = None, filter: Any = None,
+                      batch_size: int = DEFAULT_BATCH_SIZE,
+                      batch_readahead: int = DEFAULT_BATCH_READAHEAD,
+                      fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
+                      fragment_scan_options: Any = None, use_threads: bool = True,
+                      cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
         """fragment.scanner(...)."""
-        scanner: Scanner = fragment.scanner(schema, columns, filter, **kwargs)
-        return scanner
+        return fragment.scanner(schema, columns, filter, batch_size, use_threads,
+                                batch_readahead=batch_readahead,
+                                fragment_readahead=fragment_readahead,
+                                fragment_scan_options=fragment_scan_options,
+                                cache_metadata=cache_metadata, memory_pool=memory_pool)
 
     @staticmethod
-    def from_batches(source: Any, schema: T.Schema | None = None, columns: Any = None,
+    def from_batches(source: Any, *, schema: T.Schema | None = None, columns: Any = None,
                      filter: Any = None, batch_size: int = DEFAULT_BATCH_SIZE,
-                     **kwargs: Any) -> Scanner:
-        """A Scanner over an iterable of batches, a RecordBatchReader or an object with
-        `__arrow_c_stream__` (read once, in memory)."""
-        from ..table import record_batch
-        from .memory import MemoryScanner
+                     batch_readahead: int = DEFAULT_BATCH_READAHEAD,
+                     fragment_readahead: int = DEFAULT_FRAGMENT_READAHEAD,
+                     fragment_scan_options: Any = None, use_threads: bool = True,
+                     cache_metadata: bool = True, memory_pool: Any = None) -> Scanner:
+        """A Scanner over an iterable of batches (with `schema`), a RecordBatchReader or an
+        object with `__arrow_c_stream__`. As pyarrow's, it is one-shot: the batches are read
+        as the scan consumes them, and a second scan raises ArrowInvalid."""
+        from .memory import MemoryScanner, OneShotBatches
         from .partitioning import as_schema
         if isinstance(source, RecordBatchReader) or hasattr(source, "__arrow_c_stream__"):
             reader = source if isinstance(source, RecordBatchReader) else \
                 RecordBatchReader.from_stream(source)
             schema = schema if schema is not None else reader.schema
             source = reader
+        elif not isinstance(source, Iterable):
+            raise TypeError(f"Expected a RecordBatchReader or an iterable of batches instead "
+                            f"of the given type: {type(source).__name__}")
         elif schema is None:
-            raise ValueError("Scanner.from_batches needs schema= with an iterable of batches")
-        sch = as_schema(schema)
-        batches = [b if isinstance(b, RecordBatch) else record_batch(b) for b in source]
-        return MemoryScanner(sch, batches, columns=columns, filter=filter,
-                             batch_size=batch_size)
+            raise ValueError("Must provide schema to construct scanner from an iterable")
+        return MemoryScanner(as_schema(schema), OneShotBatches(source), columns=columns,
+                             filter=filter, batch_size=batch_size)
 
     @property
     def projected_schema(self) -> T.Schema:

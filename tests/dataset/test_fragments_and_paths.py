@@ -1,0 +1,252 @@
+"""An InMemoryDataset's fragments and FileSystemDataset.from_paths, with pyarrow as the oracle."""
+import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.feather as pfeather
+import pyarrow.fs as pafs
+import pyarrow.ipc as pipc
+import pytest
+
+import arrowipc.dataset as ds
+
+
+def _pa(table):
+    return table.to_pyarrow()
+
+
+def _in_memory_sources():
+    batch = pa.record_batch({"a": pa.array(range(10)), "s": [str(i) for i in range(10)]})
+    two_chunks = pa.Table.from_batches([batch, batch.slice(2, 5)])
+    return {
+        "batch": lambda: batch,
+        "table of two chunks": lambda: two_chunks,
+        "list of batches": lambda: [batch, batch.slice(0, 3)],
+        "list of tables": lambda: [two_chunks, pa.Table.from_batches([batch])],
+        "reader of three batches": lambda: pa.RecordBatchReader.from_batches(
+            batch.schema, [batch, batch, batch.slice(7)]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_in_memory_sources()))
+def test_an_in_memory_dataset_has_one_fragment_per_batch_as_pyarrow(name):
+    make = _in_memory_sources()[name]
+    ours = list(ds.dataset(make()).get_fragments())
+    theirs = list(pds.dataset(make()).get_fragments())
+    assert len(ours) == len(theirs)
+    for mine, want in zip(ours, theirs):
+        assert isinstance(mine, ds.Fragment) and not isinstance(mine, ds.FileFragment)
+        assert str(mine.partition_expression) == str(want.partition_expression) == "true"
+        assert _pa(mine.to_table()).equals(want.to_table())
+        assert mine.physical_schema.to_pyarrow().equals(want.physical_schema)
+
+
+def test_an_in_memory_fragment_scans_as_pyarrow_scans_it():
+    batch = pa.record_batch({"a": pa.array(range(10)), "s": [str(i) for i in range(10)]})
+    mine = next(ds.dataset([batch]).get_fragments())
+    want = next(pds.dataset([batch]).get_fragments())
+    int32 = pa.schema([("a", pa.int32()), ("s", pa.string())])
+    cases = [  # (ours, pyarrow's)
+        (dict(columns=["s"]), dict(columns=["s"])),
+        (dict(columns={"x": ds.field("a") * 2}, filter=ds.field("a") > 3),
+         dict(columns={"x": pds.field("a") * 2}, filter=pds.field("a") > 3)),
+        (dict(filter=ds.field("s") == "7"), dict(filter=pds.field("s") == "7")),
+        (dict(schema=int32), dict(schema=int32)),
+    ]
+    for kwargs, theirs in cases:
+        assert _pa(mine.to_table(**kwargs)).equals(want.to_table(**theirs)), kwargs
+    assert [b.num_rows for b in mine.to_batches(batch_size=4)] == \
+        [b.num_rows for b in want.to_batches(batch_size=4)] == [4, 4, 2]
+    assert mine.count_rows(filter=ds.field("a") >= 6) == \
+        want.count_rows(filter=pds.field("a") >= 6) == 4
+    assert _pa(mine.head(3)).equals(want.head(3))
+    assert _pa(mine.take([1, 8])).equals(want.take([1, 8]))
+    assert _pa(ds.Scanner.from_fragment(mine, columns=["a"]).to_table()).equals(
+        pds.Scanner.from_fragment(want, columns=["a"]).to_table())
+
+
+def test_an_in_memory_datasets_filter_rules_out_no_fragment_as_pyarrows():
+    batch = pa.record_batch({"a": pa.array(range(10))})
+    never = ds.field("a") > 100
+    assert len(list(ds.dataset([batch, batch]).get_fragments(filter=never))) == \
+        len(list(pds.dataset([batch, batch]).get_fragments(filter=pds.field("a") > 100))) == 2
+
+
+def test_an_in_memory_scan_tags_each_batch_with_its_fragment():
+    batch = pa.record_batch({"a": pa.array(range(10))})
+    tagged = list(ds.dataset([batch, batch.slice(0, 4)]).scanner(batch_size=3).scan_batches())
+    assert [t.record_batch.num_rows for t in tagged] == [3, 3, 3, 1, 3, 1]
+    fragments = [t.fragment for t in tagged]
+    assert all(isinstance(f, ds.Fragment) for f in fragments)
+    assert [f.count_rows() for f in fragments] == [10] * 4 + [4] * 2
+
+
+def test_a_fragment_is_not_constructed_directly():
+    with pytest.raises(TypeError, match="Do not call Fragment's constructor directly"):
+        ds.Fragment()
+
+
+# -- FileSystemDataset.from_paths -----------------------------------------------------------------
+_SCHEMA = pa.schema([("a", pa.int64()), ("part", pa.int32()), ("level", pa.int64())])
+
+
+def _write(path, table, kind):
+    if kind == "stream":
+        with pipc.new_stream(path, table.schema) as w:
+            w.write_table(table)
+    else:
+        pfeather.write_feather(table, path, compression="uncompressed")
+
+
+@pytest.fixture(params=["ipc", "feather", "stream"])
+def two_files(tmp_path, request):
+    kind = request.param
+    paths = [str(tmp_path / "x.arrow"), str(tmp_path / "y.arrow")]
+    _write(paths[0], pa.table({"a": [1, 2, 3]}), kind)
+    _write(paths[1], pa.table({"a": [4, 5]}), kind)
+    formats = {"ipc": (ds.IpcFileFormat, pds.IpcFileFormat),
+               "feather": (ds.FeatherFileFormat, pds.FeatherFileFormat),
+               "stream": (ds.IpcStreamFormat, None)}
+    return paths, formats[kind]
+
+
+def _both(paths, formats, **kwargs):
+    ours_format, their_format = formats
+    ours = ds.FileSystemDataset.from_paths(
+        paths, schema=_SCHEMA, format=ours_format(), filesystem=pafs.LocalFileSystem(),
+        partitions=kwargs.get("partitions"), root_partition=kwargs.get("root_partition"))
+    # pyarrow has no stream format for datasets: its file format reads the same rows
+    theirs = pds.FileSystemDataset.from_paths(
+        paths if their_format is not None else [], schema=_SCHEMA,
+        format=(their_format or pds.IpcFileFormat)(), filesystem=pafs.LocalFileSystem(),
+        partitions=kwargs.get("their_partitions") if their_format is not None else None,
+        root_partition=kwargs.get("their_root"))
+    return ours, theirs, their_format is not None
+
+
+def test_from_paths_reads_partitions_and_root_partition_as_pyarrow(two_files):
+    paths, formats = two_files
+    ours, theirs, comparable = _both(
+        paths, formats,
+        partitions=[ds.field("part") == 1, ds.field("part") == 2],
+        root_partition=ds.field("level") == ds.scalar(7),
+        their_partitions=[pds.field("part") == 1, pds.field("part") == 2],
+        their_root=pds.field("level") == pds.scalar(7))
+    assert isinstance(ours, ds.FileSystemDataset)
+    assert ours.files == paths
+    assert ours.partitioning is None
+    assert str(ours.partition_expression) == "(level == 7)"
+    assert [str(f.partition_expression) for f in ours.get_fragments()] == \
+        ["(part == 1)", "(part == 2)"]
+    want = pa.table({"a": [1, 2, 3, 4, 5], "part": pa.array([1, 1, 1, 2, 2], pa.int32()),
+                     "level": pa.nulls(5, pa.int64())})
+    assert _pa(ours.to_table()).equals(want)
+    assert _pa(ours.to_table(filter=ds.field("part") == 2)).equals(want.slice(3))
+    assert len(list(ours.get_fragments(filter=ds.field("part") == 2))) == 1
+    assert ours.count_rows(filter=ds.field("level") == 8) == 0
+    assert len(list(ours.get_fragments(filter=ds.field("level") == 8))) == 0
+    if comparable:
+        assert theirs.to_table().equals(want)
+        assert theirs.to_table(filter=pds.field("part") == 2).equals(want.slice(3))
+        assert str(theirs.partition_expression) == str(ours.partition_expression)
+        assert len(list(theirs.get_fragments(filter=pds.field("level") == 8))) == 0
+
+
+def test_from_paths_partition_that_fixes_no_value_reads_as_nulls_as_pyarrow(two_files):
+    paths, formats = two_files
+    ours, theirs, comparable = _both(
+        paths[:1], formats, partitions=[ds.field("part") > 1],
+        their_partitions=[pds.field("part") > 1])
+    assert str(next(ours.get_fragments()).partition_expression) == "(part > 1)"
+    got = _pa(ours.to_table())
+    assert got.column("part").null_count == 3
+    if comparable:
+        assert got.equals(theirs.to_table())
+
+
+def test_from_paths_defaults_have_no_partitions(two_files):
+    paths, formats = two_files
+    ours, theirs, comparable = _both(paths, formats)
+    assert str(ours.partition_expression) == "true"
+    assert all(str(f.partition_expression) == "true" for f in ours.get_fragments())
+    assert _pa(ours.to_table()).column("a").to_pylist() == [1, 2, 3, 4, 5]
+    if comparable:
+        assert _pa(ours.to_table()).equals(theirs.to_table())
+
+
+@pytest.mark.parametrize("filesystem", [None, pafs.LocalFileSystem()])
+def test_from_paths_touches_no_file_until_a_scan(tmp_path, filesystem):
+    path = str(tmp_path / "nonexistingfile.arrow")
+    ours = ds.FileSystemDataset.from_paths([path], schema=_SCHEMA, format=ds.IpcFileFormat(),
+                                           filesystem=filesystem)
+    assert [f.path for f in ours.get_fragments()] == [path]
+    with pytest.raises(FileNotFoundError, match="nonexistingfile.arrow"):
+        ours.to_table()
+    with pytest.raises(FileNotFoundError, match="nonexistingfile.arrow"):
+        ours.count_rows()
+
+
+def test_from_paths_a_file_its_partition_rules_out_is_not_opened(tmp_path):
+    present = str(tmp_path / "x.arrow")
+    _write(present, pa.table({"a": [1, 2]}), "ipc")
+    missing = str(tmp_path / "missing.arrow")
+    ours = ds.FileSystemDataset.from_paths(
+        [present, missing], schema=_SCHEMA, format=ds.IpcFileFormat(),
+        partitions=[ds.field("part") == 1, ds.field("part") == 2])
+    assert ours.to_table(filter=ds.field("part") == 1).column("a").to_pylist() == [1, 2]
+
+
+def _from_paths(**kwargs):
+    args = dict(paths=["x.arrow"], schema=_SCHEMA, format=ds.IpcFileFormat())
+    args.update(kwargs)
+    return ds.FileSystemDataset.from_paths(**args)
+
+
+def test_from_paths_needs_a_schema():
+    with pytest.raises(TypeError,
+                       match=r"Argument 'schema' has incorrect type \(expected Schema, got "
+                             r"NoneType\)"):
+        _from_paths(schema=None)
+
+
+def test_from_paths_needs_a_file_format_object():
+    with pytest.raises(TypeError,
+                       match=r"Argument 'format' has incorrect type \(expected FileFormat, got "
+                             r"str\)"):
+        _from_paths(format="ipc")
+
+
+def test_from_paths_takes_paths_only():
+    with pytest.raises(TypeError, match="cannot construct a FileSource from 1"):
+        _from_paths(paths=[1])
+
+
+def test_from_paths_needs_one_partition_per_path():
+    with pytest.raises(ValueError, match="must be equal to the number of partitions: 1 files, "
+                                         "2 partitions"):
+        _from_paths(partitions=[ds.field("part") == 1, ds.field("part") == 2])
+
+
+def test_from_paths_partitions_are_expressions():
+    with pytest.raises(TypeError, match=r"Argument 'partition_expression' has incorrect type "
+                                        r"\(expected Expression, got int\)"):
+        _from_paths(partitions=[1])
+
+
+def test_root_partition_is_an_expression():
+    with pytest.raises(TypeError, match=r"Argument 'root_partition' has incorrect type "
+                                        r"\(expected Expression, got int\)"):
+        _from_paths(root_partition=1)
+    with pytest.raises(TypeError, match="Argument 'root_partition' has incorrect type"):
+        ds.FileSystemDataset([], schema=_SCHEMA, format=ds.IpcFileFormat(), root_partition=1)
+
+
+def test_file_system_dataset_arguments_in_pyarrows_order():
+    with pytest.raises(TypeError, match=r"Argument 'schema' has incorrect type \(expected "
+                                        r"Schema, got IpcFileFormat\)"):
+        ds.FileSystemDataset([], ds.IpcFileFormat(), _SCHEMA)
+
+
+def test_from_paths_accepts_pyarrow_expressions():
+    ours = _from_paths(partitions=[pds.field("part") == 3],
+                       root_partition=pds.field("level") == 7)
+    assert str(ours.partition_expression) == "(level == 7)"
+    assert next(ours.get_fragments()).partition_values == {"part": 3}
