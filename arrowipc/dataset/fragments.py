@@ -558,6 +558,27 @@ class FragmentPlan:
         except (ArrowException, OSError) as e:
             raise named_error(e, self.fragment.path) from None
 
+    def read_surviving(self) -> Iterator[tuple[int, RecordBatch]]:
+        """(index, batch as read) of the file's surviving batches, in order: each run of
+        consecutive batches of a file behind a network link fetched a window at a time (their
+        headers, then their buffers, concurrently), not one request after another."""
+        assert isinstance(self.reader, RecordBatchFileReader)
+        if not self.reads_columns or not self.fragment.is_remote:
+            for i in self.batches:
+                yield i, self.read(i)
+            return
+        runs: list[list[int]] = []
+        for i in self.batches:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        try:
+            for run in runs:
+                yield from zip(run, self.reader.iter_batch_range(run[0], run[-1] + 1))
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.fragment.path) from None
+
     def stream_batches(self) -> Iterator[RecordBatch]:
         """The stream's batches, read one at a time (those the batch statistics leave)."""
         for _, batch in self.indexed_stream_batches():

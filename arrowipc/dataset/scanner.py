@@ -491,7 +491,7 @@ def _count_plan(plan: FragmentPlan) -> int:
         return total
     if plan.residual is None:
         return sum(plan.batch_length(i) for i in plan.batches)
-    total = sum(plan.count_matching(plan.read(i), i) for i in plan.batches)
+    total = sum(plan.count_matching(batch, i) for i, batch in plan.read_surviving())
     plan.keep_value_spans()
     return total
 

@@ -1029,12 +1029,26 @@ class RecordBatchFileReader(_ReaderBase):
         self._source.fetch(ranges, targets)
         return msgs + [None] * (last - first - len(msgs))
 
-    def _iter_ranged(self) -> Iterator[RecordBatch]:
-        """Projected batches from a source not in memory, planned a window at a time."""
+    def iter_batch_range(self, first: int, last: int) -> Iterator[RecordBatch]:
+        """Record batches [first, last), in order. A projected read of a file not in memory
+        fetches them a window at a time (each window's headers, then its buffers, concurrently
+        where the source can), not batch by batch."""
+        if not 0 <= first <= last <= len(self._batch_blocks):
+            raise IndexError(f"record batches [{first}, {last}) out of range for "
+                             f"{len(self._batch_blocks)} batches")
+        if self._ranged and self._decoder.included is not None:
+            yield from self._iter_ranged(first, last)
+            return
+        for i in range(first, last):
+            yield self.get_batch(i)
+
+    def _iter_ranged(self, first: int = 0, n: int | None = None) -> Iterator[RecordBatch]:
+        """Projected batches [first, n) from a source not in memory, planned a window at a
+        time."""
         if not self._dictionaries_read:
             self._ensure_dictionaries()
         dec, blocks = self._decoder, self._batch_blocks
-        n, first = len(blocks), 0
+        n = len(blocks) if n is None else n
         while first < n:
             # a window holds at most WINDOW_MESSAGES batches and WINDOW_BYTES of (sparse) bodies
             last, claimed = first + 1, max(0, blocks[first][2])

@@ -355,6 +355,28 @@ def test_remote_filesystems_are_read_through_fsspec(tmp_path):
     assert got.count_rows(filter=field("k") == 2) == 3
 
 
+def test_remote_filtered_count_fetches_a_files_batches_a_window_at_a_time(monkeypatch):
+    """count_rows(filter) on a file behind a network link reads its surviving batches as a
+    run (headers, then buffers, each fetch concurrent), not with a request per batch in turn;
+    the count is pyarrow's."""
+    fsspec = pytest.importorskip("fsspec")
+    from arrowipc.ipc.reader import RecordBatchFileReader
+    fs = fsspec.filesystem("memory")
+    table = pa.table({"b": np.arange(5000) % 100, "c": np.arange(5000) * 1.5})
+    sink = pa.BufferOutputStream()
+    with pipc.new_file(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=1000)
+    fs.pipe("/windowed/part-0.arrow", sink.getvalue().to_pybytes())
+    one_by_one = []
+    original = RecordBatchFileReader.get_batch
+    monkeypatch.setattr(RecordBatchFileReader, "get_batch",
+                        lambda self, i: one_by_one.append(i) or original(self, i))
+    got = ds.dataset("memory://windowed", format="ipc")
+    expected = pds.dataset(pa.table(table)).count_rows(filter=pds.field("b") < 10)
+    assert got.count_rows(filter=field("b") < 10) == expected == 500
+    assert one_by_one == []
+
+
 def test_null_filter_results_drop_rows_in_scans_and_counts(tmp_path):
     table = pa.table({"x": [1, None, 7, None, 9], "s": ["a", None, "c", "d", None]})
     _write_file(str(tmp_path / "n" / "a.arrow"), table, chunksize=2)
