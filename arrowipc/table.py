@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from _collections_abc import Iterable  # as collections.abc; typing is slow to import
 
-from ._core.arraydata import ArrayData, untrack_acyclic
+from ._core.arraydata import ArrayData, RecordBatchFields, untrack_acyclic
 from ._core.content_checks import run_pending_checks
 from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, is_pandas_dataframe,
                     make_array, mask_selection, nulls)
@@ -298,10 +298,13 @@ def _expression_mask(data: RecordBatch | Table, mask: Any) -> Any:
 _ASSEMBLY_LOCK = threading.Lock()
 
 
-class RecordBatch(TabularOps):
+class RecordBatch(RecordBatchFields, TabularOps):
     """Equal-length columns under a schema."""
-    __slots__ = ("schema", "_cols", "num_rows", "_pending", "_where", "_lazy")
-    num_rows: int                   # a slot here; Table computes it (TabularOps declares both)
+    # the fields (schema, _cols, num_rows, _pending, _where, _lazy) are RecordBatchFields' C
+    # struct: the IPC decoder fills them without a Python attribute lookup each
+    __slots__ = ()
+    schema: Schema
+    num_rows: int                   # a field here; Table computes it (TabularOps declares both)
     _cols: list[ArrayData] | None
 
     def __init__(self, schema: Schema, columns: list[ArrayData], num_rows: int,

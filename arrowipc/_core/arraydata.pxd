@@ -9,6 +9,16 @@ cdef class ArrayData:
     cdef public list children        # ArrayData
     cdef public object dictionary    # ArrayData of the dictionary values, or None
 
+# The fields of a record batch (arrowipc.table.RecordBatch derives from this): a C struct, so a
+# reader making thousands of small batches fills them without a Python attribute lookup each.
+cdef class RecordBatchFields:
+    cdef public object schema        # arrowipc.types.Schema
+    cdef public object _cols         # list of ArrayData, or None until a lazy batch assembles
+    cdef public object num_rows      # int (an object: read far more often than written)
+    cdef public object _pending      # O(n) checks to run before first access, or None
+    cdef public object _where        # how errors name the batch
+    cdef public object _lazy         # the decoded header and body of a lazy batch, or None
+
 cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int64_t null_count,
                                list buffers, list children, object dictionary)
 

@@ -25,5 +25,13 @@ class ArrayData:
     def list_values(self) -> ArrayData: ...
     def with_type(self, type: Any) -> ArrayData: ...
 
+class RecordBatchFields:
+    schema: Any
+    _cols: Any
+    num_rows: int
+    _pending: Any
+    _where: str
+    _lazy: Any
+
 def untrack_acyclic(obj: object) -> None: ...
 def views_memory_of(d: ArrayData, owner_type: type) -> bool: ...

@@ -1,10 +1,10 @@
-
-cimport cython# cython: language_level=3
+# cython: language_level=3
 """The physical node of the columnar model: type, length, offset, null count, buffers, children.
 
 Arrays, record batches and the C data interface are all views over ArrayData; the IPC reader builds
 it straight from a message body and the writer flattens it back.
 """
+cimport cython
 from libc.stdint cimport int64_t
 
 from arrowipc._core.kinds cimport K_FIXED_SIZE_LIST, K_LARGE_LIST, K_LIST, K_NULL
@@ -93,6 +93,11 @@ cdef void untrack(object container) noexcept:
 def untrack_acyclic(obj):
     """Leave `obj`, which can never be part of a reference cycle, out of the cyclic GC."""
     untrack(obj)
+
+
+cdef class RecordBatchFields:
+    """The fields of arrowipc.table.RecordBatch, declared in arraydata.pxd; the class adds the
+    behaviour. Not made directly."""
 
 
 cdef ArrayData make_array_data(object type, int64_t length, int64_t offset, int64_t null_count,

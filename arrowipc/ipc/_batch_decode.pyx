@@ -11,9 +11,9 @@ from libc.string cimport memcpy
 from libc.stdlib cimport malloc, free
 
 from arrowipc._core.buffer cimport Buffer, allocate, slice_unchecked, mutable_data, py_buffer
-from arrowipc._core.arraydata cimport ArrayData, make_array_data, untrack
+from arrowipc._core.arraydata cimport ArrayData, RecordBatchFields, make_array_data, untrack
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i64
-from arrowipc.ipc._framing cimport Message, read_frame
+from arrowipc.ipc._framing cimport Message, check_block, read_frame
 
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 
@@ -699,6 +699,41 @@ def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata
     return msg, pos, cols, pending, h.length
 
 
+@cython.final
+cdef class ReadCounters:
+    """The counters a reader keeps up to date; `snapshot` hands out pyarrow's ReadStats.
+
+    Each count is a C increment made with the GIL held, never interrupted by another thread:
+    readers that decode on several threads (RecordBatchFileReader.get_batch) need no lock.
+    """
+    cdef readonly int64_t num_messages
+    cdef readonly int64_t num_record_batches
+    cdef readonly int64_t num_dictionary_batches
+    cdef readonly int64_t num_dictionary_deltas
+    cdef readonly int64_t num_replaced_dictionaries
+
+    def count_message(self):
+        """One message that is not a record batch (a schema, a dictionary batch)."""
+        self.num_messages += 1
+
+    def count_record_batch(self):
+        """One record batch message (every read path counts each one, here or in C)."""
+        self.num_messages += 1
+        self.num_record_batches += 1
+
+    def count_dictionary_batch(self, bint is_delta, bint replaces):
+        """One dictionary batch applied: a delta, a replacement, or the first for its id."""
+        self.num_dictionary_batches += 1
+        self.num_dictionary_deltas += is_delta
+        self.num_replaced_dictionaries += replaces
+
+    def snapshot(self):
+        """The counters now, as pyarrow's ReadStats."""
+        from arrowipc.ipc.options import ReadStats
+        return ReadStats(self.num_messages, self.num_record_batches, self.num_dictionary_batches,
+                         self.num_dictionary_deltas, self.num_replaced_dictionaries)
+
+
 cdef list _NO_VARIADIC = []         # never mutated: the reused header's "no variadic counts"
 
 
@@ -718,18 +753,16 @@ cdef class PlainBatchDecoder:
     cdef tuple limits
     cdef int64_t max_metadata
     cdef object schema
-    cdef object batch_type
+    cdef type batch_type            # RecordBatch: a RecordBatchFields subclass
     cdef bint keep_pending          # structural: the O(n) checks run before first access
-    cdef dict counts                # the ReadCounters' attributes
-    cdef object lock_acquire        # the decoder's count lock, its bound methods
-    cdef object lock_release
+    cdef ReadCounters counts        # the decoder's
     cdef RecordBatchHeader header
     cdef _Assembler assembler
     cdef bint busy                  # the reused header and assembler are in use
 
     def __init__(self, plan_and_roots, list included, str where, tuple limits,
-                 int64_t max_metadata, schema, batch_type, bint keep_pending, counters,
-                 count_lock):
+                 int64_t max_metadata, schema, type batch_type, bint keep_pending,
+                 ReadCounters counters not None):
         self.plan = plan_and_roots[0]
         self.roots = plan_and_roots[1]
         self.included = included
@@ -739,9 +772,9 @@ cdef class PlainBatchDecoder:
         self.schema = schema
         self.batch_type = batch_type
         self.keep_pending = keep_pending
-        self.counts = counters.__dict__
-        self.lock_acquire = count_lock.acquire
-        self.lock_release = count_lock.release
+        if not issubclass(batch_type, RecordBatchFields):
+            raise TypeError(f"batch_type must derive from RecordBatchFields, got {batch_type!r}")
+        self.counts = counters
         self.header = RecordBatchHeader.__new__(RecordBatchHeader)
         self.assembler = _Assembler.__new__(_Assembler)
 
@@ -756,6 +789,26 @@ cdef class PlainBatchDecoder:
         if msg.header_type != 3:
             return msg, pos, None
         return msg, pos, self._decode(msg, None)
+
+    def block_batch(self, Buffer buf, list blocks, Py_ssize_t i, int64_t limit):
+        """(message, RecordBatch or None) of record batch block `i` of a file held whole in `buf`, its footer's `blocks` checked against the data
+        section's end `limit` (check_block) and framed and decoded in one call; (None, None)
+        when `i` is out of range (the caller raises the error). The batch is None when the
+        message needs the general path, as frame_and_decode's is."""
+        cdef Py_ssize_t n = len(blocks)
+        cdef int64_t off, end
+        if i < 0 or i >= n:
+            return None, None
+        block = check_block(blocks[i], i, "record batch", limit)
+        off = block[0]
+        end = off + <int64_t>block[1] + <int64_t>block[2]
+        m, _ = read_frame(buf, off, end, self.max_metadata, self.where, True)
+        if m is None:
+            raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
+        msg = m
+        if msg.header_type != 3:
+            raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
+        return msg, self._decode(msg, None)
 
     def decode(self, Message msg, RecordBatchHeader header=None):
         """The RecordBatch of record batch message `msg`, its body attached (`header`: its
@@ -833,21 +886,13 @@ cdef class PlainBatchDecoder:
             untrack(cols)
         return self._batch(cols, assembled[1] if self.keep_pending else None, None, h.length)
 
-    cdef _count(self):
-        # MessageDecoder.count_record_batch's work: the counters' fields are plain instance
-        # attributes, updated in their dict under the decoder's lock (a `with` block and two
-        # attribute updates cost more than the rest of a small batch's bookkeeping)
-        self.lock_acquire()
-        try:
-            counts = self.counts
-            counts["num_messages"] += 1
-            counts["num_record_batches"] += 1
-        finally:
-            self.lock_release()
+    cdef inline void _count(self) noexcept:
+        self.counts.num_messages += 1
+        self.counts.num_record_batches += 1
 
     cdef object _batch(self, list cols, object pending, LazyColumns lazy, int64_t num_rows):
-        batch = self.batch_type.__new__(self.batch_type)
-        # RecordBatch.__init__'s work, without a Python frame per batch
+        cdef RecordBatchFields batch = RecordBatchFields.__new__(self.batch_type)
+        # RecordBatch.__init__'s work, without a Python frame per batch: C field stores
         batch.schema = self.schema
         batch._cols = cols
         batch.num_rows = num_rows

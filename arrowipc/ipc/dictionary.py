@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
     from ..table import Table
     from .metadata import SchemaInfo
-    from .options import IpcWriteOptions, ReadCounters
+    from ._batch_decode import ReadCounters
+    from .options import IpcWriteOptions
 
     Path = tuple[int, ...]        # child indices from the schema root
 
@@ -120,17 +121,15 @@ class DictionaryMemo:
         if dict_id not in self.info.dictionaries:
             raise ArrowInvalid(f"{self.where}: dictionary batch for id {dict_id}, which no field "
                                f"of the schema uses")
-        self.stats.num_dictionary_batches += 1
         old = self.values.get(dict_id)
         if is_delta:
-            self.stats.num_dictionary_deltas += 1
+            self.stats.count_dictionary_batch(True, False)
             self.values[dict_id] = values if old is None else concat_array_data([old, values])
             return
-        if old is not None:
-            if self.file_mode:
-                raise ArrowInvalid(f"{self.where}: a second non-delta dictionary for id {dict_id}; "
-                                   f"the file format does not allow dictionary replacement")
-            self.stats.num_replaced_dictionaries += 1
+        if old is not None and self.file_mode:
+            raise ArrowInvalid(f"{self.where}: a second non-delta dictionary for id {dict_id}; "
+                               f"the file format does not allow dictionary replacement")
+        self.stats.count_dictionary_batch(False, old is not None)
         self.values[dict_id] = values
 
 

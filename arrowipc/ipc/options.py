@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
 from ..errors import ArrowInvalid
@@ -14,7 +14,7 @@ from .remote import CONNECT_TIMEOUT, HOLE_SIZE_LIMIT, RANGE_SIZE_LIMIT, READ_TIM
 
 
 __all__ = ["Alignment", "as_read_options", "as_write_options", "IOStats", "IpcReadOptions",
-           "IpcWriteOptions", "MetadataVersion", "ReadCounters", "ReadStats", "VALIDATION_LEVELS",
+           "IpcWriteOptions", "MetadataVersion", "ReadStats", "VALIDATION_LEVELS",
            "WriteCounters", "WriteStats"]
 
 
@@ -320,20 +320,6 @@ class WriteStats(NamedTuple):
     num_dictionary_batches: int = 0
     num_dictionary_deltas: int = 0
     num_replaced_dictionaries: int = 0
-
-
-@dataclass
-class ReadCounters:
-    """The counters a reader keeps up to date; `stats` hands out ReadStats snapshots of them."""
-    num_messages: int = 0
-    num_record_batches: int = 0
-    num_dictionary_batches: int = 0
-    num_dictionary_deltas: int = 0
-    num_replaced_dictionaries: int = 0
-
-    def snapshot(self) -> ReadStats:
-        """The counters now, as pyarrow's ReadStats."""
-        return ReadStats(*(getattr(self, f.name) for f in fields(ReadCounters)))
 
 
 @dataclass
