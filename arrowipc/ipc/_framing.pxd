@@ -21,6 +21,7 @@ cdef class Message:
     cdef object _custom_metadata
     cdef bint _custom_decoded
 
+cpdef tuple check_block(tuple block, Py_ssize_t i, str what, int64_t limit)
 cpdef Message decode_message(object metadata, int64_t offset=*)
 cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, str where,
                        bint with_body=*, int64_t base=*)

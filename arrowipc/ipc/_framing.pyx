@@ -9,7 +9,7 @@ cimport cython
 from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
-from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, root_table, table_at
+from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, rd_i64, root_table, table_at
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
 from arrowipc.ipc.format import file_read_as_stream_hint
 
@@ -186,3 +186,31 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
                            f"{m.body_length}-byte body, got {end - pos}")
     m.body = slice_unchecked(buf, pos, m.body_length)
     return m, pos + m.body_length
+
+
+# -- the file footer's blocks -------------------------------------------------------------------
+
+def file_blocks(Buffer raw, Py_ssize_t n):
+    """[(offset, metadata length, body length)] of the footer's `n` Block structs in `raw` (24
+    bytes each: offset int64, metadata length int32, padding, body length int64), unchecked:
+    check_block checks one before it is read."""
+    cdef Py_ssize_t i
+    cdef const uint8_t *p = raw.ptr
+    if n < 0 or raw.size < n * 24:
+        raise ArrowInvalid(f"file: footer lists {n} blocks in {raw.size} bytes; expected 24 each")
+    cdef list out = [None] * n
+    for i in range(n):
+        out[i] = (rd_i64(p + 24 * i), rd_i32(p + 24 * i + 8), rd_i64(p + 24 * i + 16))
+    return out
+
+
+cpdef tuple check_block(tuple block, Py_ssize_t i, str what, int64_t limit):
+    """`block` (offset, metadata length, body length), the footer's entry `i` for a `what`
+    ("record batch" or "dictionary"), when it lies inside the data section [8, limit) (the
+    checks cannot overflow: each bound is compared with what is left below `limit`)."""
+    cdef int64_t off = block[0], meta_len = block[1], body_len = block[2]
+    if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
+            or body_len > limit - off - meta_len):
+        raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
+                           f"{body_len}) lies outside the data section [8, {limit})")
+    return block

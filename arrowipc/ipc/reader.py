@@ -19,12 +19,12 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Sequence, cast, overload
 
 from .. import types as T
-from ._batch_decode import (PlainBatchDecoder, assemble_columns, buffer_needed_mask,
+from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, buffer_needed_mask,
                             decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer
 from ._flatbuf import root_table
-from ._framing import read_frame
+from ._framing import check_block, file_blocks, read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
 from ..extension import registry_generation
 from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
@@ -37,7 +37,7 @@ from .format import CONTINUATION, FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
                       read_message_from, read_message_header)
-from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
+from .options import IOStats, IpcReadOptions, ReadStats, as_read_options
 from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
 from . import paths as local_paths
 from .paths import PathSource
@@ -77,10 +77,7 @@ class MessageDecoder:
         # the schema batches are returned with (after projection); every user reads the schema
         # message first, so the attribute is typed as set
         self.schema: T.Schema = None  # type: ignore[assignment]
-        self.stats = ReadCounters()
-        # readers may decode from several threads (RecordBatchFileReader.get_batch): the counters
-        # are updated under this lock, here and nowhere else
-        self._count_lock = threading.Lock()
+        self.stats = ReadCounters()     # counted in C: safe from several threads without a lock
         # the full schema's decode plan: set by set_schema, before any message is decoded
         self._plan: Plan = None  # type: ignore[assignment]
         self._included: list[bool] | None = None
@@ -135,8 +132,7 @@ class MessageDecoder:
         if self._plain and self._level != "full":
             self._fast = PlainBatchDecoder(self._plan, self._included, self.where, self._limits,
                                            self._max_metadata, self.schema, RecordBatch,
-                                           self._level == "structural", self.stats,
-                                           self._count_lock)
+                                           self._level == "structural", self.stats)
             # bound straight to the Cython method: no Python frame per message on small batches
             self.frame_and_decode = self._fast.frame_and_decode  # type: ignore[method-assign]
         else:
@@ -239,14 +235,11 @@ class MessageDecoder:
 
     def count_record_batch(self) -> None:
         """Count one record batch message in the statistics (every read path calls this)."""
-        with self._count_lock:
-            self.stats.num_messages += 1
-            self.stats.num_record_batches += 1
+        self.stats.count_record_batch()
 
     def count_message(self) -> None:
         """Count one message that is not a record batch (a schema, a dictionary batch)."""
-        with self._count_lock:
-            self.stats.num_messages += 1
+        self.stats.count_message()
 
     def frame_and_decode(self, buf: Buffer, start: int, end: int
                          ) -> tuple[Message | None, int, RecordBatch | None]:
@@ -274,6 +267,12 @@ class MessageDecoder:
         if self._level == "structural":
             return msg, pos, RecordBatch(self.schema, columns, num_rows, pending)
         return msg, pos, self.make_batch(columns, num_rows, pending)
+
+    @property
+    def plain_decoder(self) -> PlainBatchDecoder | None:
+        """The one-call Cython decoder when it applies (nothing to resolve, not full
+        validation), else None."""
+        return self._fast
 
     @property
     def included(self) -> list[bool] | None:
@@ -719,6 +718,7 @@ class RecordBatchFileReader(_ReaderBase):
     """Random access to the IPC file format: footer, get_batch(i), count_rows()."""
 
     recovery: RecoveryReport | None = None    # set by open_file(recover=True)
+    _plain_blocks: PlainBatchDecoder | None = None      # see _in_memory_paths
 
     def __init__(self, source: SourceLike, footer_offset: int | None = None, *,
                  options: IpcReadOptions | None = None, memory_pool: object = None,
@@ -784,13 +784,20 @@ class RecordBatchFileReader(_ReaderBase):
         self.metadata = md.decode_custom_metadata(footer, 4)
         self._footer_start = footer_end - footer_len
         self._dictionaries_read = False
-        dec = self._decoder
-        self._fast = isinstance(src, BufferSource) and dec.plain
+        self._in_memory_paths()
         # sources that are not in memory fetch only what a read needs (remote.py plans it)
         self._ranged = not isinstance(src, BufferSource)
         # record batch metadata fetched by batch_custom_metadata(), by block index: the batch
         # read that follows takes it instead of fetching it again
         self._heads: dict[int, Buffer] = {}
+
+    def _in_memory_paths(self) -> None:
+        """Batches of a file held in memory are framed and decoded in one call: `_fast` when
+        nothing is to be resolved, and `_plain_blocks` (with the block checked too, from
+        get_batch with no Python frame between) when not validating fully either."""
+        in_memory = isinstance(self._source, BufferSource)
+        self._fast = in_memory and self._decoder.plain
+        self._plain_blocks = self._decoder.plain_decoder if in_memory else None
 
     def _check_stream_schema(self, footer: md.SchemaInfo, size: int) -> None:
         """Full validation: the schema message that opens the file's stream must be the footer's
@@ -816,13 +823,7 @@ class RecordBatchFileReader(_ReaderBase):
                                f"them equal): stream\n{stream.schema}\nfooter\n{footer.schema}")
 
     def _blocks(self, footer: FlatTable, slot: int) -> list[Block]:
-        raw, n = footer.structs(slot, 24)
-        data = raw.to_pybytes()
-        out: list[Block] = []
-        for i in range(n):
-            off, meta_len, _pad, body_len = struct.unpack_from("<qiiq", data, 24 * i)
-            out.append((off, meta_len, body_len))
-        return out
+        return file_blocks(*footer.structs(slot, 24))
 
     @property
     def num_record_batches(self) -> int:
@@ -889,13 +890,7 @@ class RecordBatchFileReader(_ReaderBase):
         return kept if kept is not None else self._source.read_at(off, meta_len)
 
     def _check_block(self, block: Block, i: int, what: str) -> Block:
-        off, meta_len, body_len = block
-        limit = self._footer_start
-        if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
-                or body_len > limit - off - meta_len):
-            raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
-                               f"{body_len}) lies outside the data section [8, {limit})")
-        return block
+        return check_block(block, i, what, self._footer_start)
 
     def _read_block(self, block: Block, i: int, what: str, with_body: bool = True) -> Message:
         off, meta_len, body_len = self._check_block(block, i, what)
@@ -1102,7 +1097,7 @@ class RecordBatchFileReader(_ReaderBase):
             self._source = BufferSource(whole, name=src.name)
             self._read_through = src             # io_stats go on counting what was read
             src.close()
-            self._fast = self._decoder.plain
+            self._in_memory_paths()
             self._ranged = False
 
     def _count_path_batch_read(self, n: int) -> None:
@@ -1160,10 +1155,9 @@ class RecordBatchFileReader(_ReaderBase):
     def _get(self, i: int, with_metadata: bool
              ) -> RecordBatch | tuple[RecordBatch, KeyValueMetadata | None]:
         n = len(self._batch_blocks)
-        if i < 0:
-            i += n
         if not 0 <= i < n:
-            raise IndexError(f"record batch index {i} out of range for {n} batches")
+            # pyarrow's error (a ValueError) and its refusal of negative numbers
+            raise ArrowInvalid(f"Batch number {i} out of range: the file has {n} record batches")
         if not self._dictionaries_read:
             self._ensure_dictionaries()
         if isinstance(self._source, PathSource):
@@ -1192,6 +1186,11 @@ class RecordBatchFileReader(_ReaderBase):
     def _framed_once(self, i: int) -> tuple[RecordBatch | None, Message | None]:
         """(batch, message) of block i in memory, framed and decoded in one Cython call; batch is
         None when the message needs the general path (compressed, dictionaries, byte order)."""
+        plain = self._plain_blocks
+        if plain is not None:
+            msg, batch = plain.block_batch(self._source.buf, self._batch_blocks, i,
+                                           self._footer_start)
+            return batch, msg
         off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
         msg, _, batch = self._decoder.frame_and_decode(self._source.buf, off,
                                                        off + meta_len + body_len)
@@ -1224,6 +1223,14 @@ class RecordBatchFileReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Batch `i` (its dictionaries are read on first use)."""
+        plain = self._plain_blocks
+        if plain is not None:
+            msg, batch = plain.block_batch(self._source.buf, self._batch_blocks, i,
+                                           self._footer_start)
+            if batch is not None:
+                return cast(RecordBatch, batch)
+            if msg is not None:             # compressed: framed and checked, decoded here
+                return self._decoder.read_record_batch_message(msg)
         return self._get(i, False)
 
     get_record_batch = get_batch
