@@ -189,9 +189,9 @@ class _Sink:
         elif self._fd is not None:
             chunk = [meta] + parts if body_len else [meta]
             if nbytes >= _BACKGROUND_MIN_BYTES and self.background:
-                self._pending = _background_pool().submit(self._writev_all, chunk)
+                self._pending = _background_pool().submit(self._writev_all, chunk, nbytes)
             else:
-                self._writev_all(chunk)
+                self._writev_all(chunk, nbytes)
         else:
             self.f.write(meta)
             if body_len >= _JOIN_MAX_BYTES and len(parts) <= body_len // _JOIN_MAX_PART:
@@ -288,8 +288,15 @@ class _Sink:
         except OSError:
             pass
 
-    def _writev_all(self, parts: list[Any]) -> None:
+    def _writev_all(self, parts: list[Any], nbytes: int) -> None:
+        """Write `parts` (`nbytes` in all) to the file descriptor, in writev calls of at most
+        _IOV_MAX parts."""
         assert self._fd is not None           # only sinks with a file descriptor writev
+        if len(parts) <= _IOV_MAX:            # the usual message: one call, its size known
+            done = os.writev(self._fd, parts)
+            if done != nbytes:
+                self._finish_short_write(parts, done)
+            return
         for i in range(0, len(parts), _IOV_MAX):
             chunk = parts[i:i + _IOV_MAX]
             want = sum(len(p) for p in chunk)
