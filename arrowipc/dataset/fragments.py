@@ -504,16 +504,17 @@ class FileFragment(Fragment):
                     return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
+            if n and plan.reads_columns:
+                # a local file mapped under a read lease: its batches' headers and columns are
+                # views of the mapping, not copies of their ranges (pages are faulted in as
+                # read); mapped before the batch statistics are read, which then need no read
+                reader._map_local_file()
             if rest is not None and summary is not None:
                 stats = self._statistics_of_batches(reader, key, n)
                 plan.batches = [i for i in range(n)
                                 if _exprs.might_match(rest, stats[i], physical)]
             else:
                 plan.batches = list(range(n))
-            if plan.batches and plan.reads_columns:
-                # a local file mapped under a read lease: its batches' columns are views of
-                # the mapping, not copies of their ranges (pages are faulted in as read)
-                reader._map_local_file()
         except (ArrowException, OSError) as e:
             raise named_error(e, self.path) from None
         return plan

@@ -454,6 +454,8 @@ class Scanner:
                     total += rows
                     if left is not None:
                         pending.append(kernels.submit(left.run))
+                        # the task holds the mapping alone: unmapped on its thread when done
+                        del left
                         if len(pending) >= COUNT_WINDOW:    # each holds a file's mapping
                             total += pending.popleft().result()
                 while pending:
