@@ -113,6 +113,19 @@ class ScanSpec:
                            and f.name not in parts]
         self.output_schema = T.schema([T.field(name, self._type_of(source))
                                        for name, source in outputs])
+        # id of a residual filter -> (it, its `column op number` form): files whose partition
+        # values bind the filter alike share one residual object, examined once
+        self._comparisons: dict[int, tuple[Expression | None,
+                                           tuple[str, str, int | float] | None]] = {}
+
+    def comparison_of(self, residual: Expression | None) -> tuple[str, str, int | float] | None:
+        """_exprs.column_comparison(residual), worked out once per residual object."""
+        known = self._comparisons.get(id(residual))
+        if known is not None and known[0] is residual:
+            return known[1]
+        comparison = _exprs.column_comparison(residual)
+        self._comparisons[id(residual)] = (residual, comparison)
+        return comparison
 
     def _type_of(self, source: str | Expression) -> T.DataType:
         if isinstance(source, str):
@@ -379,9 +392,11 @@ class FileFragment(Fragment):
         kernel call (a PendingCount), with no reader, footer read or batch decoded; an int
         when nothing is left to count. None when anything needed is not kept or the file
         changed (the caller plans and reads it)."""
-        comparison = _exprs.column_comparison(rest)
         footer = self._footer
-        if comparison is None or footer is None:
+        if footer is None or not self._value_spans:
+            return None                 # nothing kept: not even the filter is looked at
+        comparison = spec.comparison_of(rest)
+        if comparison is None:
             return None
         name, op, value = comparison
         spans = self._value_spans.get(name)
@@ -537,7 +552,7 @@ class FragmentPlan:
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
         # `column op number`: a filtered count counts it on the column's values in one kernel
-        self._comparison = _exprs.column_comparison(residual)
+        self._comparison = spec.comparison_of(residual)
         self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
         self.file_key: tuple[int, int] | None = None     # (size, mtime) when planned
         # per batch, where a direct count found the compared column's values in the file
