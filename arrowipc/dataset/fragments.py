@@ -554,6 +554,7 @@ class FragmentPlan:
         # `column op number`: a filtered count counts it on the column's values in one kernel
         self._comparison = spec.comparison_of(residual)
         self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
+        self._direct_type: T.DataType | None = None     # the column type last found countable
         self.file_key: tuple[int, int] | None = None     # (size, mtime) when planned
         # per batch, where a direct count found the compared column's values in the file
         # (kept by the fragment for the next count, see count_from_value_spans)
@@ -748,9 +749,13 @@ class FragmentPlan:
             return None
         data = batch.column(name).data
         dtype = _COUNTED_TYPES.get(data.type.name)
-        if dtype is None or data.null_count != 0 \
-                or not data.type.equals(self.spec.dataset_schema.field(name).type):
+        if dtype is None or data.null_count != 0:
             return None
+        # a file's batches (and files of one schema) share their type objects: one equals()
+        if data.type is not self._direct_type:
+            if not data.type.equals(self.spec.dataset_schema.field(name).type):
+                return None
+            self._direct_type = data.type
         number = self._numbers.get(data.type.name, _UNSET)
         if number is _UNSET:
             number = self._numbers[data.type.name] = _number_in(value, dtype)
