@@ -5,7 +5,8 @@ batches decoded on a pool of threads -- the decoders release the GIL -- with bou
 at most `fragment_readahead` files planned and `batch_readahead` batches decoded ahead of the
 consumer. Results come back in pyarrow's order: fragment order, then batch order. Stream files
 are read in the consumer's thread, one batch at a time, while the pool works ahead on the files
-after them.
+after them. count_rows() plans local files of the file format in the caller's thread and hands
+the pool only each file's counting kernel call.
 """
 from __future__ import annotations
 
