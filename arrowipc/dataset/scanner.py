@@ -441,11 +441,14 @@ class Scanner:
             plan = item[0].plan(counting, item[1])
             return (0, None) if plan is None else _count_plan(plan)
 
-        if all(f.counts_from_local_footer() for f, _ in survivors):
-            # local files are planned in this thread: footers, headers and statistics are
-            # Python, which threads would only pass the GIL around; each file's values are
-            # counted by one kernel call, on the pool (the GIL released) while the next file
-            # is planned
+        if all(f.counts_from_local_footer()
+               and (rest is None or counting.comparison_of(rest) is not None)
+               for f, rest in survivors):
+            # local files counted from footers or by a `column op number` filter are planned
+            # in this thread: footers, headers and statistics are Python, which threads would
+            # only pass the GIL around; each file's values are counted by one kernel call, on
+            # the pool (the GIL released) while the next file is planned. Other filters
+            # decode and evaluate on the pool, a file per task, below.
             kernels = self._pool() if self.use_threads else _Inline()
             pending: deque[Future[int]] = deque()
             total = 0
