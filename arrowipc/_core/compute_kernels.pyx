@@ -203,26 +203,61 @@ def count_compare(int op, const numeric_t[::1] values, const numeric_t[::1] valu
         return 0
     cdef const numeric_t* a = &values[0]
     cdef numeric_t v = value[0]
-    cdef int done = 0
-    if numeric_t is int64_t:
-        with nogil:
-            done = arrowipc_count_i64_avx2(op, a, v, n, &c)
-        if done:
-            return c
     with nogil:
-        if op == 0:
-            c = _count_shaped(0, a, v, n)
-        elif op == 1:
-            c = _count_shaped(1, a, v, n)
-        elif op == 2:
-            c = _count_shaped(2, a, v, n)
-        elif op == 3:
-            c = _count_shaped(3, a, v, n)
-        elif op == 4:
-            c = _count_shaped(4, a, v, n)
-        else:
-            c = _count_shaped(5, a, v, n)
+        c = _count_dispatch(op, a, v, n)
     return c
+
+
+cdef inline int64_t _count_dispatch(int op, const numeric_t* a, numeric_t v,
+                                    int64_t n) noexcept nogil:
+    cdef int64_t c = 0
+    if numeric_t is int64_t:
+        if arrowipc_count_i64_avx2(op, a, v, n, &c):
+            return c
+    if op == 0:
+        return _count_shaped(0, a, v, n)
+    if op == 1:
+        return _count_shaped(1, a, v, n)
+    if op == 2:
+        return _count_shaped(2, a, v, n)
+    if op == 3:
+        return _count_shaped(3, a, v, n)
+    if op == 4:
+        return _count_shaped(4, a, v, n)
+    return _count_shaped(5, a, v, n)
+
+
+def count_compare_spans(int op, Buffer data, const int64_t[::1] spans,
+                        const numeric_t[::1] value):
+    """How many values satisfy `value op value[0]` in the runs of values of `data` that
+    `spans` lists as (byte offset, count) pairs: a filtered count over every batch of a file
+    in one call, the GIL released once. Every span is checked to lie inside `data` (no
+    overflow) and to start at a multiple of the value width, before any value is read:
+    ValueError otherwise, naming the span."""
+    if value.shape[0] != 1:
+        raise ValueError(f"one value to compare with, got {value.shape[0]}")
+    if spans.shape[0] % 2:
+        raise ValueError(f"spans are (offset, count) pairs, got {spans.shape[0]} numbers")
+    cdef int64_t width = sizeof(numeric_t), size = data.size, k, start, n, total = 0
+    cdef int64_t pairs = spans.shape[0] // 2
+    for k in range(pairs):
+        start, n = spans[2 * k], spans[2 * k + 1]
+        if start < 0 or n < 0 or start > size or n > (size - start) // width:
+            raise ValueError(f"span {k} ({n} values of {width} bytes at byte {start}) does not "
+                             f"lie inside the {size} bytes given")
+        if (<size_t>(data.ptr + start)) % width:
+            raise ValueError(f"span {k} at byte {start} is not aligned to its {width}-byte "
+                             f"values")
+    if pairs == 0:
+        return 0
+    cdef const uint8_t* base = data.ptr
+    cdef numeric_t v = value[0]
+    with nogil:
+        for k in range(pairs):
+            n = spans[2 * k + 1]
+            if n:
+                total += _count_dispatch(op, <const numeric_t*>(base + spans[2 * k]), v, n)
+    return total
 
 
 cdef inline int _cmp128(const int64_t* x, const int64_t* y) noexcept nogil:

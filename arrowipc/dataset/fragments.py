@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
-from .._core.compute_kernels import OP_CODES, count_compare
+from .._core.compute_kernels import OP_CODES, count_compare, count_compare_spans
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
@@ -45,12 +45,14 @@ from . import _exprs
 from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
 
 if TYPE_CHECKING:
+    from .._core.buffer import Buffer
     from ..expression import Expression
     from ..ipc.statistics import Statistics
     from .discovery import Storage
     from .scanner import Scanner
 
-__all__ = ["FileFragment", "Fragment", "SPECIAL_FIELDS", "ScanSpec", "named_error"]
+__all__ = ["FileFragment", "Fragment", "PendingCount", "SPECIAL_FIELDS", "ScanSpec",
+           "named_error"]
 
 SPECIAL_FIELDS: dict[str, T.DataType] = {
     "__filename": T.string(), "__fragment_index": T.int32(), "__batch_index": T.int32(),
@@ -68,6 +70,21 @@ def named_error(e: BaseException, path: str) -> BaseException:
         return e
     out.__cause__ = e
     return out
+
+
+class PendingCount(NamedTuple):
+    """A file's filtered count left to one kernel call: the values found at `spans` ((byte
+    offset, count) pairs, checked again by the kernel) of `data`, the file as mapped, compared
+    with `number` by comparison `op`. The call releases the GIL for every batch of the file at
+    once, so a count can run it on another thread while this one plans the next file."""
+    data: Buffer
+    spans: np.ndarray[Any, Any]
+    op: int
+    number: np.ndarray[Any, Any]
+
+    def run(self) -> int:
+        """The rows counted."""
+        return int(count_compare_spans(self.op, self.data, self.spans, self.number))
 
 
 class ScanSpec:
@@ -96,6 +113,19 @@ class ScanSpec:
                            and f.name not in parts]
         self.output_schema = T.schema([T.field(name, self._type_of(source))
                                        for name, source in outputs])
+        # id of a residual filter -> (it, its `column op number` form): files whose partition
+        # values bind the filter alike share one residual object, examined once
+        self._comparisons: dict[int, tuple[Expression | None,
+                                           tuple[str, str, int | float] | None]] = {}
+
+    def comparison_of(self, residual: Expression | None) -> tuple[str, str, int | float] | None:
+        """_exprs.column_comparison(residual), worked out once per residual object."""
+        known = self._comparisons.get(id(residual))
+        if known is not None and known[0] is residual:
+            return known[1]
+        comparison = _exprs.column_comparison(residual)
+        self._comparisons[id(residual)] = (residual, comparison)
+        return comparison
 
     def _type_of(self, source: str | Expression) -> T.DataType:
         if isinstance(source, str):
@@ -285,7 +315,8 @@ class FileFragment(Fragment):
     def _open(self, included: list[int] | None
               ) -> RecordBatchFileReader | RecordBatchStreamReader:
         """The file's reader, projected to the file fields `included` (None: all)."""
-        options = IpcReadOptions(included_fields=included or [])
+        # no projection: the readers' defaults, which cost less to make than options checked anew
+        options = IpcReadOptions(included_fields=included) if included else None
         fs = self._storage.reader_filesystem()
         try:
             if self.is_stream():
@@ -352,16 +383,20 @@ class FileFragment(Fragment):
             self._batch_statistics = (key, stats)
         return stats
 
-    def count_from_value_spans(self, spec: ScanSpec, rest: Expression | None) -> int | None:
+    def count_from_value_spans(self, spec: ScanSpec, rest: Expression | None
+                               ) -> int | PendingCount | None:
         """The rows passing `rest`, a `column op number` filter, counted on the column's values
         where an earlier count of this version of the file found them (its footer summary,
         batch statistics and value spans all kept under the file's current size and mtime):
-        the file is mapped under a read lease and counted in one kernel per surviving batch,
-        with no reader, footer read or batch decoded. None when anything needed is not kept
-        or the file changed (the caller plans and reads it)."""
-        comparison = _exprs.column_comparison(rest)
+        the file is mapped under a read lease, its surviving batches' values left to one
+        kernel call (a PendingCount), with no reader, footer read or batch decoded; an int
+        when nothing is left to count. None when anything needed is not kept or the file
+        changed (the caller plans and reads it)."""
         footer = self._footer
-        if comparison is None or footer is None:
+        if footer is None or not self._value_spans:
+            return None                 # nothing kept: not even the filter is looked at
+        comparison = spec.comparison_of(rest)
+        if comparison is None:
             return None
         name, op, value = comparison
         spans = self._value_spans.get(name)
@@ -391,26 +426,21 @@ class FileFragment(Fragment):
         wanted = located
         if not wanted:
             return 0
-        if any(span is None for span in wanted):
-            return None
+        width = np.dtype(dtype).itemsize
+        if any(span is None or span[0] % width for span in wanted):
+            return None                 # not found, or not aligned for the kernel
         mapped = leased_map_if_unchanged(self.path, key)
         if mapped is None:
             return None
-        width, code, total = np.dtype(dtype).itemsize, OP_CODES[op], 0
-        for span in wanted:
-            assert span is not None
-            start, n = span
-            if n and (start < 0 or n > (mapped.size - start) // width):
-                return None     # recorded from a mapping of this size: cannot happen
-            if n:
-                values = np.frombuffer(mapped, dtype=dtype, count=n,  # type: ignore[call-overload]
-                                       offset=start)
-                total += int(count_compare(code, values, number))
-        return total
+        # the kernel checks each span against the mapping again (recorded from a mapping of
+        # this size, they fit)
+        return PendingCount(mapped, np.array(wanted, dtype=np.int64).reshape(-1),
+                            OP_CODES[op], number)
 
     def counts_from_local_footer(self) -> bool:
-        """Whether count_all_rows reads a local file's footer (no stream to decode, nothing
-        remote to wait for): cheaper in the caller's thread than handed to a pool."""
+        """Whether the file is counted from a local file's footer, headers and mapping (no
+        stream to decode, nothing remote to wait for): cheaper in the caller's thread than
+        handed to a pool."""
         return self._storage.kind == "local" and kind_of(self._format) == "file"
 
     def count_all_rows(self) -> int | None:
@@ -489,16 +519,17 @@ class FileFragment(Fragment):
                     return None
             n = reader.num_record_batches
             plan.batch_rows = list(summary["batch_rows"]) if summary is not None else None
+            if n and plan.reads_columns:
+                # a local file mapped under a read lease: its batches' headers and columns are
+                # views of the mapping, not copies of their ranges (pages are faulted in as
+                # read); mapped before the batch statistics are read, which then need no read
+                reader._map_local_file()
             if rest is not None and summary is not None:
                 stats = self._statistics_of_batches(reader, key, n)
                 plan.batches = [i for i in range(n)
                                 if _exprs.might_match(rest, stats[i], physical)]
             else:
                 plan.batches = list(range(n))
-            if plan.batches and plan.reads_columns:
-                # a local file mapped under a read lease: its batches' columns are views of
-                # the mapping, not copies of their ranges (pages are faulted in as read)
-                reader._map_local_file()
         except (ArrowException, OSError) as e:
             raise named_error(e, self.path) from None
         return plan
@@ -521,8 +552,9 @@ class FragmentPlan:
         self._repeated: dict[str, Array] = {}
         self._lock = threading.Lock()
         # `column op number`: a filtered count counts it on the column's values in one kernel
-        self._comparison = _exprs.column_comparison(residual)
+        self._comparison = spec.comparison_of(residual)
         self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
+        self._direct_type: T.DataType | None = None     # the column type last found countable
         self.file_key: tuple[int, int] | None = None     # (size, mtime) when planned
         # per batch, where a direct count found the compared column's values in the file
         # (kept by the fragment for the next count, see count_from_value_spans)
@@ -687,24 +719,29 @@ class FragmentPlan:
         self.fragment._value_spans[name] = (key, self._spans_type, spans)
 
     def _keep_span(self, batch_index: int, buf: Any, type_: T.DataType, start: int,
-                   n: int) -> None:
+                   n: int) -> bool:
         """Record where batch `batch_index`'s compared values lie in the file, when `buf` is a
-        view of the file as read (mapped)."""
+        view of the file as read (mapped); whether they were recorded."""
         if batch_index < 0 or not isinstance(self.reader, RecordBatchFileReader):
-            return
+            return False
         at = self.reader.offset_in_file(buf)
         if at is None:
-            return
+            return False
         if self._spans is None:
             self._spans = [None] * self.reader.num_record_batches
             self._spans_type = type_
         if batch_index < len(self._spans) and type_.equals(self._spans_type):
             self._spans[batch_index] = (at + start, n)
+            return True
+        return False
 
-    def _counted_directly(self, batch: RecordBatch, batch_index: int = -1) -> int | None:
-        """The rows of `batch` passing a `column op number` residual, counted on the column's
-        values (no mask, no batch made), when the column is a plain number column without
-        nulls in the dataset's type and the number is exact in it; None otherwise."""
+    def _direct_values(self, batch: RecordBatch
+                       ) -> tuple[Buffer | None, T.DataType, int, int, Any] | None:
+        """(values buffer, type, byte offset of the first value in it, values, the number as a
+        one-value array of the column's type) of the column a `column op number` residual
+        compares, when the count can run on its values (no mask, no batch made): a plain
+        number column without nulls in the dataset's type, the number exact in it (no values:
+        no buffer needed); None otherwise."""
         if self._comparison is None:
             return None
         name, op, value = self._comparison
@@ -712,9 +749,13 @@ class FragmentPlan:
             return None
         data = batch.column(name).data
         dtype = _COUNTED_TYPES.get(data.type.name)
-        if dtype is None or data.null_count != 0 \
-                or not data.type.equals(self.spec.dataset_schema.field(name).type):
+        if dtype is None or data.null_count != 0:
             return None
+        # a file's batches (and files of one schema) share their type objects: one equals()
+        if data.type is not self._direct_type:
+            if not data.type.equals(self.spec.dataset_schema.field(name).type):
+                return None
+            self._direct_type = data.type
         number = self._numbers.get(data.type.name, _UNSET)
         if number is _UNSET:
             number = self._numbers[data.type.name] = _number_in(value, dtype)
@@ -723,13 +764,59 @@ class FragmentPlan:
         width = np.dtype(dtype).itemsize
         buf = data.buffers[1] if len(data.buffers) > 1 else None
         if data.length == 0:
-            return 0
+            return None, data.type, 0, 0, number        # no values: nothing to count
         if buf is None or data.offset < 0 or data.offset > buf.size // width - data.length:
             return None                 # the general path reports the short buffer
+        return buf, data.type, data.offset * width, data.length, number
+
+    def _counted_directly(self, batch: RecordBatch, batch_index: int = -1) -> int | None:
+        """The rows of `batch` passing a `column op number` residual, counted on the column's
+        values (see _direct_values); None when they cannot be."""
+        found = self._direct_values(batch)
+        if found is None:
+            return None
+        buf, type_, start, n, number = found
+        if n == 0:
+            return 0
+        assert buf is not None              # values need their buffer (_direct_values)
+        dtype = _COUNTED_TYPES[type_.name]
         values = np.frombuffer(buf, dtype=dtype,  # type: ignore[call-overload]
-                               count=data.offset + data.length)
-        self._keep_span(batch_index, buf, data.type, data.offset * width, data.length)
-        return int(count_compare(OP_CODES[op], values[data.offset:], number))
+                               count=n, offset=start)
+        self._keep_span(batch_index, buf, type_, start, n)
+        assert self._comparison is not None
+        return int(count_compare(OP_CODES[self._comparison[1]], values, number))
+
+    def count_surviving(self) -> tuple[int, PendingCount | None]:
+        """Rows of the surviving batches the residual keeps: those counted here, and a
+        PendingCount of the values found in the file as mapped, for a `column op number`
+        residual counted on them (None: nothing left to count). The batches are read (their
+        headers and the compared column checked) here either way."""
+        assert isinstance(self.reader, RecordBatchFileReader) and self.residual is not None
+        whole = self.reader.file_buffer() if self._comparison is not None else None
+        total = 0
+        spans: list[int] = []
+        for i, batch in self.read_surviving():
+            found = self._direct_values(batch) if whole is not None else None
+            if found is not None:
+                buf, type_, start, n, _ = found
+                if n == 0:
+                    continue
+                assert buf is not None
+                at = self.reader.offset_in_file(buf)
+                width = np.dtype(_COUNTED_TYPES[type_.name]).itemsize
+                if at is not None and (at + start) % width == 0 \
+                        and self._keep_span(i, buf, type_, start, n):
+                    spans += (at + start, n)
+                    continue
+            total += self.count_matching(batch, i)
+        self.keep_value_spans()
+        if not spans:
+            return total, None
+        # every span recorded is of the one type _spans_type (the dataset's), its number known
+        assert whole is not None and self._comparison is not None and self._spans_type
+        return total, PendingCount(whole, np.array(spans, dtype=np.int64),
+                                   OP_CODES[self._comparison[1]],
+                                   self._numbers[self._spans_type.name])
 
     # -- stage 4 and assembly -------------------------------------------------------------------
     def finish(self, batch: RecordBatch, batch_index: int, last: bool) -> list[RecordBatch]:

@@ -5,7 +5,8 @@ batches decoded on a pool of threads -- the decoders release the GIL -- with bou
 at most `fragment_readahead` files planned and `batch_readahead` batches decoded ahead of the
 consumer. Results come back in pyarrow's order: fragment order, then batch order. Stream files
 are read in the consumer's thread, one batch at a time, while the pool works ahead on the files
-after them.
+after them. count_rows() plans local files of the file format in the caller's thread and hands
+the pool only each file's counting kernel call.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
-from .fragments import FileFragment, Fragment, FragmentPlan, ScanSpec
+from .fragments import FileFragment, Fragment, FragmentPlan, PendingCount, ScanSpec
 
 if TYPE_CHECKING:
     from ..expression import Expression
@@ -423,27 +424,58 @@ class Scanner:
         counting = ScanSpec(spec.dataset_schema, self._partition_names, [], spec.filter,
                             spec.batch_size)
         survivors = list(self._survivors(counting))
-        # counts from local footers alone are a few microseconds of Python each: threads
-        # would only pass the GIL around
-        local = all(rest is None and f.counts_from_local_footer() for f, rest in survivors)
-        pool = self._pool(False if local else None)
 
-        def count(item: tuple[FileFragment, Expression | None]) -> int:
+        def count(item: tuple[FileFragment, Expression | None]
+                  ) -> tuple[int, PendingCount | None]:
+            # rows counted, and a file's values left to one kernel call
             if item[1] is None:
                 rows = item[0].count_all_rows()
                 if rows is not None:
-                    return rows
+                    return rows, None
             else:
-                rows = item[0].count_from_value_spans(counting, item[1])
-                if rows is not None:
-                    return rows
+                found = item[0].count_from_value_spans(counting, item[1])
+                if isinstance(found, PendingCount):
+                    return 0, found
+                if found is not None:
+                    return found, None
             plan = item[0].plan(counting, item[1])
-            return 0 if plan is None else _count_plan(plan)
+            return (0, None) if plan is None else _count_plan(plan)
+
+        if all(f.counts_from_local_footer()
+               and (rest is None or counting.comparison_of(rest) is not None)
+               for f, rest in survivors):
+            # local files counted from footers or by a `column op number` filter are planned
+            # in this thread: footers, headers and statistics are Python, which threads would
+            # only pass the GIL around; each file's values are counted by one kernel call, on
+            # the pool (the GIL released) while the next file is planned. Other filters
+            # decode and evaluate on the pool, a file per task, below.
+            kernels = self._pool() if self.use_threads else _Inline()
+            pending: deque[Future[int]] = deque()
+            total = 0
+            try:
+                for item in survivors:
+                    rows, left = count(item)
+                    total += rows
+                    if left is not None:
+                        pending.append(kernels.submit(left.run))
+                        # the task holds the mapping alone: unmapped on its thread when done
+                        del left
+                        if len(pending) >= COUNT_WINDOW:    # each holds a file's mapping
+                            total += pending.popleft().result()
+                while pending:
+                    total += pending.popleft().result()
+                return total
+            finally:
+                kernels.shutdown(wait=False, cancel_futures=True)
+
+        def count_all(item: tuple[FileFragment, Expression | None]) -> int:
+            rows, left = count(item)
+            return rows + (left.run() if left is not None else 0)
+        pool = self._pool()
         try:
             # one task per file (opened, planned and counted at once); a count holds no data,
             # so every file may be in flight
-            counts = _ordered(pool, survivors, count,
-                              COUNT_WINDOW if self.use_threads and not local else 1)
+            counts = _ordered(pool, survivors, count_all, COUNT_WINDOW if self.use_threads else 1)
             return sum(counts)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -482,18 +514,17 @@ def _decode(plan: FragmentPlan, i: int, last: bool) -> list[RecordBatch]:
     return plan.finish(plan.read(i), i, last)
 
 
-def _count_plan(plan: FragmentPlan) -> int:
-    """Rows of a planned fragment that pass its residual filter."""
+def _count_plan(plan: FragmentPlan) -> tuple[int, PendingCount | None]:
+    """Rows of a planned fragment that pass its residual filter: counted, and the file's
+    values left to one kernel call (FragmentPlan.count_surviving)."""
     if plan.is_stream:
         total = 0
         for batch in plan.stream_batches():
             total += _count_batch(plan, batch)
-        return total
+        return total, None
     if plan.residual is None:
-        return sum(plan.batch_length(i) for i in plan.batches)
-    total = sum(plan.count_matching(batch, i) for i, batch in plan.read_surviving())
-    plan.keep_value_spans()
-    return total
+        return sum(plan.batch_length(i) for i in plan.batches), None
+    return plan.count_surviving()
 
 
 def _count_batch(plan: FragmentPlan, batch: RecordBatch) -> int:

@@ -32,6 +32,7 @@ sources.open_path and open_path_random_access choose among these.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 
 from .._core.buffer import Buffer, allocate_buffer
@@ -73,9 +74,17 @@ _READ_THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
 def _open_fd(path: str) -> int:
-    if os.path.isdir(path):
+    if os.name == "nt" and os.path.isdir(path):     # opening a directory fails otherwise there
         raise IsADirectoryError(21, "Is a directory", path)
-    return os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        # POSIX opens a directory read-only: told by the open file, not by a stat of the path
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise IsADirectoryError(21, "Is a directory", path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _read_into(fd: int, view: memoryview, offset: int) -> int:

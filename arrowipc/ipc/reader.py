@@ -1210,6 +1210,12 @@ class RecordBatchFileReader(_ReaderBase):
             self._read_whole_file(leased_only=True)
         return isinstance(self._source, BufferSource)
 
+    def file_buffer(self) -> Buffer | None:
+        """The whole file as the one mapping or buffer it is read from (where offset_in_file
+        counts from), None when it is read by ranges."""
+        src = self._source
+        return src.buf if isinstance(src, BufferSource) else None
+
     def offset_in_file(self, buf: Buffer) -> int | None:
         """Where `buf` starts in the file, when the file is read from one mapping or buffer and
         `buf` is a view of it (an uncompressed column's values); None otherwise."""

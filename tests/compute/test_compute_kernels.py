@@ -12,6 +12,7 @@ import pytest
 
 import arrowipc
 import arrowipc.compute as ac
+from arrowipc._core.buffer import py_buffer
 from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 
 N = 200
@@ -425,3 +426,43 @@ def test_count_compare_counts_what_the_comparison_bitmap_holds(dtype):
     assert K.count_compare(2, values[:0], number) == 0
     with pytest.raises(ValueError, match="one value to compare with, got 2"):
         K.count_compare(2, values, np.array([1, 2], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.int64, np.float32,
+                                   np.float64])
+def test_count_compare_spans_sums_count_compare_over_each_span(dtype):
+    from arrowipc._core import compute_kernels as K
+    rng = np.random.default_rng(11)
+    values = rng.integers(0, 100, 2000).astype(dtype)
+    data = py_buffer(values.tobytes())
+    width = values.dtype.itemsize
+    runs = [(0, 0), (5, 300), (900, 1100), (1999, 1)]     # (first value, values)
+    spans = np.array([[first * width, n] for first, n in runs], dtype=np.int64).reshape(-1)
+    number = np.array([40], dtype=dtype)
+    for code in K.OP_CODES.values():
+        expected = sum(K.count_compare(code, values[first:first + n], number)
+                       for first, n in runs)
+        assert K.count_compare_spans(code, data, spans, number) == expected
+    assert K.count_compare_spans(2, data, np.array([], dtype=np.int64), number) == 0
+
+
+def test_count_compare_spans_checks_every_span_before_reading():
+    from arrowipc._core import compute_kernels as K
+    data = py_buffer(np.arange(100, dtype=np.int64).tobytes())
+    number = np.array([60], dtype=np.int64)
+
+    def spans(*pairs):
+        return np.array(pairs, dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^span 1 \(100 values of 8 bytes at byte 8\) does not "
+                                         r"lie inside the 800 bytes given$"):
+        K.count_compare_spans(2, data, spans(0, 10, 8, 100), number)
+    for start, n in [(-8, 1), (0, -1), (808, 0), (2**62, 2**62), (8, 2**62)]:
+        with pytest.raises(ValueError, match=r"^span 0 .* does not lie inside"):
+            K.count_compare_spans(2, data, spans(start, n), number)
+    with pytest.raises(ValueError, match=r"^span 0 at byte 4 is not aligned to its 8-byte "
+                                         r"values$"):
+        K.count_compare_spans(2, data, spans(4, 1), number)
+    with pytest.raises(ValueError, match=r"^spans are \(offset, count\) pairs, got 3 numbers$"):
+        K.count_compare_spans(2, data, spans(0, 1, 8), number)
+    with pytest.raises(ValueError, match="one value to compare with, got 2"):
+        K.count_compare_spans(2, data, spans(0, 1), np.array([1, 2], dtype=np.int64))

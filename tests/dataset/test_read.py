@@ -497,6 +497,49 @@ def test_filtered_counts_on_number_columns_match_pyarrow(tmp_path):
         theirs.count_rows(filter=pds.scalar(500) > pds.field("u32"))
 
 
+@pytest.mark.parametrize("use_threads", [True, False])
+def test_a_first_filtered_count_of_local_files_plans_them_here_and_counts_as_pyarrow(
+        tmp_path, monkeypatch, use_threads):
+    """count_rows(column op number) over local files plans each file in the caller's thread
+    and counts the values it finds in one kernel call per file (on the pool with threads); a
+    batch the direct count declines (nulls) is counted the general way beside the others,
+    and a file too small to map is counted as read. The first count, the next (from the
+    values' places kept) and pyarrow's agree, and no mapping outlives the counts."""
+    import gc
+    import threading
+    from arrowipc._core.leased_map import live_leased_maps
+    from arrowipc.dataset import fragments
+    n = 20_000
+    rng = np.random.default_rng(3)
+    with_nulls = pa.array([None if i % 5 == 0 else int(v)
+                           for i, v in enumerate(rng.integers(0, 1000, n))], pa.int64())
+    for k in range(3):
+        b = pa.chunked_array([rng.integers(0, 1000, n), with_nulls if k == 1 else
+                              rng.integers(0, 1000, n), rng.integers(0, 1000, n)])
+        _write_file(str(tmp_path / f"part{k}.arrow"),
+                    pa.table({"b": b, "c": rng.random(3 * n)}), chunksize=n)
+    _write_file(str(tmp_path / "small.arrow"), pa.table({"b": [1, 50, 3], "c": [0.0] * 3}))
+    planned_on = set()
+    plan = fragments.FileFragment.plan
+
+    def recording_plan(self, *args, **kwargs):
+        planned_on.add(threading.get_ident())
+        return plan(self, *args, **kwargs)
+    monkeypatch.setattr(fragments.FileFragment, "plan", recording_plan)
+    theirs = pds.dataset(str(tmp_path), format="ipc")
+    data = ds.dataset(str(tmp_path), format="ipc")
+    gc.collect()
+    before = live_leased_maps()
+    for op in ("__lt__", "__ge__", "__ne__"):
+        expected = theirs.count_rows(filter=getattr(pds.field("b"), op)(10))
+        for _ in range(2):
+            got = data.count_rows(filter=getattr(field("b"), op)(10), use_threads=use_threads)
+            assert got == expected, op
+    assert planned_on == {threading.get_ident()}
+    gc.collect()
+    assert live_leased_maps() == before
+
+
 @pytest.mark.parametrize("type_, texts", [
     (pa.int8(), ["-128", "127", "007", "-0"]), (pa.uint8(), ["0", "255", "010"]),
     (pa.int64(), ["-9223372036854775808", "9223372036854775807"]),

@@ -84,3 +84,16 @@ def test_might_match_is_conservative():
     assert S.might_match(None, "a", "==", 100)                  # no statistics
     assert S.read_statistics({S.KEY: "not json"}) is None
     assert S.read_statistics({S.KEY: json.dumps({"version": 2, "columns": {}})}) is None
+
+
+def test_statistics_read_from_bytes_in_any_encoding_json_reads():
+    """UTF-8 statistics are decoded before parsing; bytes in another encoding json.loads
+    detects (UTF-16, a UTF-8 byte order mark) read as before, and bytes that are no JSON, or
+    invalid UTF-8, are no statistics."""
+    doc = {"version": 1, "rows": 3, "columns": {"é": {"null_count": 0, "min": 1, "max": 2}}}
+    text = json.dumps(doc)
+    for raw in (text.encode(), text.encode("utf-16"), text.encode("utf-16-le"),
+                text.encode("utf-8-sig"), text.encode("utf-32")):
+        assert S.read_statistics({S.KEY.encode(): raw}) == doc, raw[:6]
+    for raw in (b"\xff\xfe\xfa", b"{\"version\": 1, \"columns\": {", b"\xc3"):
+        assert S.read_statistics({S.KEY.encode(): raw}) is None
