@@ -7,7 +7,7 @@ creates a handful of objects per batch.
 from __future__ import annotations
 
 import threading
-from _collections_abc import Iterable  # as collections.abc; typing is slow to import
+from _collections_abc import Iterable, Sequence  # as collections.abc; typing is slow to import
 
 from ._core.arraydata import ArrayData, RecordBatchFields, untrack_acyclic
 from ._core.content_checks import run_pending_checks
@@ -100,6 +100,7 @@ class TabularOps:
                           num_rows: int | None = None) -> Self: ...
         @staticmethod
         def _as_column(column: Any, type: Any = None) -> Any: ...
+        def take(self, indices: Any) -> Self: ...
 
     def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""
@@ -111,6 +112,26 @@ class TabularOps:
         if not isinstance(i, int) or not 0 <= i < n:
             raise ArrowInvalid(f"Invalid column index to {what} field.")
         return i
+
+    def sort_by(self, sorting: str | Sequence[tuple[str, str] | tuple[str, str, str]],
+                **kwargs: Any) -> Self:
+        """The rows ordered by `sorting`: a column name (ascending) or a list of (name,
+        "ascending" | "descending"[, "at_start" | "at_end"]); `null_placement=` places every
+        key's nulls ("at_end" by default, after NaNs). Rows equal on every key keep their order
+        (pyarrow's sort_by)."""
+        from .data.sorting import sort_indices, sort_keys     # numpy: imported when first sorting
+        unknown = sorted(set(kwargs) - {"null_placement"})
+        if unknown:
+            raise TypeError(f"sort_by() got an unexpected keyword argument '{unknown[0]}'")
+        keys = sort_keys(sorting, kwargs.get("null_placement"))
+        columns = []
+        for name, _, _ in keys:
+            if name not in self.schema.names:
+                raise ArrowInvalid(f"Invalid sort key column: No match for "
+                                   f"FieldRef.Name({name}) in {self.schema}")
+            col = self.column(name)
+            columns.append([c.data for c in getattr(col, "chunks", [col])])
+        return self.take(sort_indices(columns, keys, self.num_rows))
 
     def select(self, columns: str | int | Iterable[str | int]) -> Self:
         """The named (or numbered) columns, in the order given."""

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..types import DataType
 
 __all__ = ["check_maps_as_pydicts", "DayMilliseconds", "maps_as_pydicts", "MonthDayNano",
-           "timezone_from_string", "to_numpy", "to_pylist"]
+           "ordered_numpy", "timezone_from_string", "to_numpy", "to_pylist"]
 
 MonthDayNano = namedtuple("MonthDayNano", ["months", "days", "nanoseconds"])
 MonthDayNano.__doc__ = "A month_day_nano_interval value (equal, as a tuple, to pyarrow's)."
@@ -773,6 +773,30 @@ def to_numpy(data: ArrayData, zero_copy_only: bool = True, writable: bool = Fals
         raise ArrowInvalid(f"needed to copy 1 chunks with {_null_count(data, where)} nulls, but "
                            f"zero_copy_only was True ({data.type} has no zero-copy numpy form)")
     return _copied_numpy(np, data, t, where)
+
+
+# fixed-width types whose values order as their raw integers do (numpy has no view of them)
+_RAW_ORDERED = {"date32[day]": "<i4", "time32[s]": "<i4", "time32[ms]": "<i4",
+                "time64[us]": "<i8", "time64[ns]": "<i8"}
+
+
+def ordered_numpy(data: ArrayData) -> tuple[Any, Any] | None:
+    """(values, valid) for a column of fixed-width numbers or temporal values: a zero-copy view
+    of its values buffer in a numpy dtype that orders them as Arrow does (null slots hold what
+    the buffer holds), and a bool array of the valid slots (None when all are); None for other
+    types. For sorting: nothing is converted or copied."""
+    import numpy as np
+    where = "array"
+    _check_shape(data, where)
+    t = _storage_type(data.type)
+    dtype = _zero_copy_dtype(t) or _RAW_ORDERED.get(t.name)
+    if dtype is None:
+        return None
+    width = np.dtype(dtype).itemsize
+    values = np.frombuffer(_byte_range(data, 1, "values", width, where) if data.length else b"",
+                           dtype=dtype)
+    valid = _validity_bytes(data, where)
+    return values, None if valid is None else np.frombuffer(valid, dtype=np.bool_)
 
 
 def _copied_numpy(np: Any, data: ArrayData, t: Any, where: str) -> Any:

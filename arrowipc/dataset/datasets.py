@@ -140,12 +140,12 @@ class Dataset:
         """This dataset's rows (after its filter) sorted: `sorting` a column name (ascending)
         or a list of (name, "ascending" | "descending"[, "at_start" | "at_end"]);
         `null_placement=` places the nulls of every key. Equal rows keep their order."""
-        from .sorting import sort_keys, sorted_table
+        from ..data.sorting import sort_keys
         unknown = sorted(set(kwargs) - {"null_placement"})
-        if unknown:
+        if unknown:         # bad keywords and keys fail before the scan
             raise TypeError(f"sort_by() got an unexpected keyword argument '{unknown[0]}'")
-        keys = sort_keys(sorting, kwargs.get("null_placement"))
-        return InMemoryDataset(sorted_table(self.to_table(), keys))
+        sort_keys(sorting, kwargs.get("null_placement"))
+        return InMemoryDataset(self.to_table().sort_by(sorting, **kwargs).combine_chunks())
 
 
 class FileSystemDataset(Dataset):
