@@ -17,7 +17,7 @@ import numpy as np
 from .._core.arraydata import ArrayData
 from ..errors import ArrowInvalid, ArrowNotImplementedError
 from ..types import ExtensionType, Kind
-from .to_python import ordered_numpy, to_pylist
+from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
 
 __all__ = ["SortKey", "sort_indices", "sort_keys"]
 
@@ -70,7 +70,7 @@ def sort_indices(columns: Sequence[Sequence[ArrayData]], keys: Sequence[SortKey]
 def _key_ranks(chunks: Sequence[ArrayData], order: str, placement: str, name: str,
                num_rows: int) -> np.ndarray[Any, Any]:
     """Each row's position in the order of one key: ties equal, nulls and NaNs placed."""
-    values, nulls = _values_and_nulls(chunks, name)
+    values, lengths, nulls = _values_and_nulls(chunks, name)
     if len(values) != num_rows:
         raise ArrowInvalid(f"sort key {name!r} has {len(values)} values for {num_rows} rows")
     nans = np.isnan(values) if values.dtype.kind == "f" else np.zeros(num_rows, np.bool_)
@@ -80,12 +80,9 @@ def _key_ranks(chunks: Sequence[ArrayData], order: str, placement: str, name: st
     out = np.zeros(num_rows, np.int64)
     top = 0
     if present.any():
-        try:
-            distinct, dense = np.unique(values[present], return_inverse=True)
-        except TypeError as e:
-            raise ArrowNotImplementedError(f"sort_by: the values of column '{name}' cannot be "
-                                           f"ordered: {e}") from None
-        top = len(distinct) - 1
+        dense = _dense_ranks(values[present], None if lengths is None else lengths[present],
+                             name)
+        top = int(dense.max())
         out[present] = dense if order == "ascending" else top - dense
     if placement == "at_end":
         out[nans] = top + 1
@@ -98,12 +95,33 @@ def _key_ranks(chunks: Sequence[ArrayData], order: str, placement: str, name: st
     return out
 
 
+def _dense_ranks(values: np.ndarray[Any, Any], lengths: np.ndarray[Any, Any] | None,
+                 name: str) -> np.ndarray[Any, Any]:
+    """0-based ranks of `values` in ascending order, equal values equal; `lengths` breaks the
+    ties of byte strings padded with zeros (the shorter first, as byte order has it)."""
+    if lengths is None:
+        try:
+            return np.unique(values, return_inverse=True)[1].reshape(-1)
+        except TypeError as e:
+            raise ArrowNotImplementedError(f"sort_by: the values of column '{name}' cannot be "
+                                           f"ordered: {e}") from None
+    order = np.lexsort((lengths, values))
+    ranked_values, ranked_lengths = values[order], lengths[order]
+    step = np.empty(len(order), np.int64)
+    step[0] = 0
+    step[1:] = (ranked_values[1:] != ranked_values[:-1]) | (ranked_lengths[1:] != ranked_lengths[:-1])
+    out = np.empty(len(order), np.int64)
+    out[order] = np.cumsum(step)
+    return out
+
+
 def _values_and_nulls(chunks: Sequence[ArrayData], name: str
-                      ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any] | None]:
-    """One key column's values in an orderable numpy array (null slots arbitrary) and its null
+                      ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any] | None,
+                                 np.ndarray[Any, Any] | None]:
+    """One key column's values in an orderable numpy array (null slots arbitrary), the byte
+    lengths that break ties of zero-padded byte strings (None for other values), and its null
     mask (None: no nulls)."""
-    values, nulls = [], []
-    any_null = False
+    types = []
     for data in chunks:
         t = data.type
         while isinstance(t, ExtensionType):
@@ -112,19 +130,60 @@ def _values_and_nulls(chunks: Sequence[ArrayData], name: str
             raise ArrowNotImplementedError(
                 f"sort_by: column '{name}' is nested ({data.type}); sort keys are columns of "
                 f"numbers, strings, binary, booleans, temporal or decimal values")
+        types.append(t)
+    if not chunks:
+        return np.zeros(0, np.int64), None, None
+    if all(t.kind in (Kind.BINARY, Kind.LARGE_BINARY) for t in types):
+        padded = _padded_bytes(chunks)
+        if padded is not None:
+            return padded[0], padded[1], _nulls(chunks)
+    values = []
+    for data in chunks:
         raw = ordered_numpy(data)
         if raw is not None:
-            vals, valid = raw
-            mask = np.zeros(len(vals), np.bool_) if valid is None else ~valid
+            values.append(raw[0])
         else:
             pylist = to_pylist(data)
-            mask = np.fromiter((v is None for v in pylist), np.bool_, len(pylist))
             vals = np.empty(len(pylist), object)
             vals[:] = pylist
-        any_null = any_null or bool(mask.any())
-        values.append(vals)
-        nulls.append(mask)
-    if not values:
-        return np.zeros(0, np.int64), None
+            values.append(vals)
     joined = values[0] if len(values) == 1 else np.concatenate(values)
-    return joined, (np.concatenate(nulls) if any_null else None)
+    return joined, None, _nulls(chunks)
+
+
+def _nulls(chunks: Sequence[ArrayData]) -> np.ndarray[Any, Any] | None:
+    """The null mask of the chunks, end to end (None: no nulls)."""
+    masks = [np.zeros(d.length, np.bool_) if (valid := validity_mask(d)) is None else ~valid
+             for d in chunks]
+    joined = masks[0] if len(masks) == 1 else np.concatenate(masks)
+    return joined if joined.any() else None
+
+
+# the padded copy of a string key is at most this many times its bytes (else: Python objects)
+_PADDING_FACTOR = 4
+
+
+def _padded_bytes(chunks: Sequence[ArrayData]
+                  ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """(values as numpy byte strings zero-padded to the longest, their lengths) of string or
+    binary chunks, copied from their offsets and data with no Python object per value; None
+    when the padding would cost more than _PADDING_FACTOR times the bytes (a few long
+    values), or the longest is empty."""
+    spans = [binary_spans(d) for d in chunks]
+    total = sum(len(data) for _, _, data in spans)
+    lengths = np.concatenate([ends - starts for starts, ends, _ in spans])
+    n = len(lengths)
+    widest = int(lengths.max()) if n else 0
+    if widest == 0 or n * widest > _PADDING_FACTOR * max(total, n):
+        return None
+    matrix = np.zeros((n, widest), np.uint8)
+    row_start = 0
+    for starts, ends, data in spans:
+        count = len(starts)
+        sizes = ends - starts
+        rows = np.repeat(np.arange(row_start, row_start + count), sizes)
+        # each byte's column in the matrix: its position within its value
+        columns = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        matrix[rows, columns] = data[np.repeat(starts, sizes) + columns]
+        row_start += count
+    return matrix.view(f"S{widest}").reshape(n), lengths

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from ..types import DataType
 
 __all__ = ["check_maps_as_pydicts", "DayMilliseconds", "maps_as_pydicts", "MonthDayNano",
-           "ordered_numpy", "timezone_from_string", "to_numpy", "to_pylist"]
+           "binary_spans", "ordered_numpy", "timezone_from_string", "to_numpy", "to_pylist",
+           "validity_mask"]
 
 MonthDayNano = namedtuple("MonthDayNano", ["months", "days", "nanoseconds"])
 MonthDayNano.__doc__ = "A month_day_nano_interval value (equal, as a tuple, to pyarrow's)."
@@ -797,6 +798,34 @@ def ordered_numpy(data: ArrayData) -> tuple[Any, Any] | None:
                            dtype=dtype)
     valid = _validity_bytes(data, where)
     return values, None if valid is None else np.frombuffer(valid, dtype=np.bool_)
+
+
+def validity_mask(data: ArrayData) -> Any:
+    """A numpy bool array of the valid slots, or None when every slot is valid."""
+    import numpy as np
+    valid = _validity_bytes(data, "array")
+    return None if valid is None else np.frombuffer(valid, dtype=np.bool_)
+
+
+def binary_spans(data: ArrayData) -> tuple[Any, Any, Any]:
+    """(starts, ends, bytes) of a string or binary column (not a view type): int64 numpy arrays
+    of each value's [start, end) in `bytes`, a uint8 numpy view of its data buffer; checked to
+    lie inside it (ArrowInvalid otherwise)."""
+    import numpy as np
+    where = "array"
+    _check_shape(data, where)
+    t = _storage_type(data.type)
+    width = 4 if t.kind == Kind.BINARY else 8
+    offsets = np.frombuffer(_byte_range(data, 1, "offsets", width, where, data.offset,
+                                        data.length + 1), dtype=f"<i{width}").astype(np.int64)
+    values = np.frombuffer(_buffer(data, 2, "data", where), dtype=np.uint8) \
+        if data.length else np.zeros(0, np.uint8)
+    starts, ends = offsets[:-1], offsets[1:]
+    if len(starts) and (starts[0] < 0 or ends[-1] > len(values)
+                        or bool(np.any(ends < starts))):
+        raise ArrowInvalid(f"{where}: {data.type} offsets are not ascending within its "
+                           f"{len(values)}-byte data buffer")
+    return starts, ends, values
 
 
 def _copied_numpy(np: Any, data: ArrayData, t: Any, where: str) -> Any:

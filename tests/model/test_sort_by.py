@@ -157,3 +157,34 @@ def test_a_nested_key_is_not_implemented_naming_the_column():
     table = arrowipc.table(pa.table({"l": [[1], [0]]}))
     with pytest.raises(ArrowNotImplementedError, match="sort_by: column 'l' is nested"):
         table.sort_by("l")
+
+
+@pytest.mark.parametrize("type_", [pa.binary(), pa.large_binary()])
+def test_byte_strings_order_bytewise_with_zero_bytes_and_prefixes(type_):
+    values = [b"a\x00", b"", b"a", None, b"a\x00\x00", b"b", b"a\x00b", b"\x00", b"ab", b"a\x00",
+              b"\xff", b"\x00\x00"]
+    table = pa.table({"k": pa.array(values, type_), "row": list(range(len(values)))})
+    for order in ("ascending", "descending"):
+        want = _theirs(table, [("k", order)], {}).column("row").to_pylist()
+        got = arrowipc.table(table).sort_by([("k", order)]).column("row").to_pylist()
+        assert got == want
+
+
+def test_sliced_chunks_of_different_widths_and_a_long_value_sort_as_pyarrow():
+    rng = np.random.default_rng(3)
+    words = [f"w{v}" * int(rng.integers(1, 4)) for v in rng.integers(0, 50, 400)]
+    base = pa.array(words, pa.large_string())
+    chunks = [base.slice(5, 100), base.slice(150, 90), pa.array(["é" * 3000, "a", None],
+                                                                 pa.large_string())]
+    table = pa.table({"k": pa.chunked_array(chunks), "row": list(range(193))})
+    want = _theirs(table, "k", {}).column("row").to_pylist()
+    assert arrowipc.table(table).sort_by("k").column("row").to_pylist() == want
+    # without the long value the keys are sorted as padded byte strings
+    short = table.slice(0, 190)
+    want = _theirs(short, [("k", "descending")], {}).column("row").to_pylist()
+    assert arrowipc.table(short).sort_by([("k", "descending")]).column("row").to_pylist() == want
+
+
+def test_empty_strings_only():
+    table = pa.table({"k": ["", None, ""], "row": [0, 1, 2]})
+    assert arrowipc.table(table).sort_by("k").column("row").to_pylist() == [0, 2, 1]
