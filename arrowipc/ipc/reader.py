@@ -641,9 +641,18 @@ class RecordBatchStreamReader(_ReaderBase, RecordBatchReader):
                 index += 1
 
     def __iter__(self) -> Iterator[RecordBatch]:
-        # The hot loop: no custom metadata decoding, no namedtuple per batch.
+        # The hot loop: no custom metadata decoding, no namedtuple per batch. In memory with
+        # nothing decoded ahead, the in-memory generator itself is the iterator (one generator
+        # frame per batch, not two).
         if isinstance(self._source, LocalFileSource):
             self._batches_wanted()
+        src = self._source
+        if not self._ready and not self._done and isinstance(src, BufferSource) \
+                and self._decoder.plain:
+            return self._iter_in_memory(self._decoder, src)
+        return self._iter_general()
+
+    def _iter_general(self) -> Iterator[RecordBatch]:
         while self._ready:
             yield self._next_ready()[0]
         if self._done:
