@@ -181,6 +181,8 @@ class RangeReads:
     """read_at and read_many over an object's `_get(offset, n)` coroutine, run on its
     filesystem's event loop (`self.fs.loop`); the ranges of one read_many go out concurrently."""
     fs: Any
+    # every request runs on the loop's thread, whichever thread asked: reads may come at once
+    concurrent = True
 
     async def _get(self, offset: int, n: int) -> bytes:
         raise NotImplementedError

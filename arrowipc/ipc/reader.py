@@ -1177,6 +1177,8 @@ class RecordBatchFileReader(_ReaderBase):
         if msg is None:                 # else framed above: a compressed batch, decoded below
             if isinstance(src, BufferSource):
                 msg = self._read_block(self._batch_blocks[i], i, "record batch")
+            elif getattr(src, "concurrent", False):
+                msg = self._fetch_batch(i)      # the batches of a file fetched at once
             else:
                 with self._lock:
                     msg = self._fetch_batch(i)

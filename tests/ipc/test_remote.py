@@ -280,6 +280,38 @@ def test_file_url_and_pyarrow_filesystem(tmp_path):
     assert reader.io_stats.read_requests == 1 + 2 * N_BATCHES
 
 
+def test_batch_reads_of_a_file_on_a_concurrent_filesystem_go_out_at_once(tmp_path, monkeypatch):
+    """get_batch from several threads (a scan's) on a filesystem whose reads are independent
+    requests: one batch's fetch does not wait for another's (no reader lock around them)."""
+    import pyarrow.fs as pa_fs
+    from arrowipc.ipc import filesystems
+    path = tmp_path / "t.arrow"
+    path.write_bytes(file_bytes(wide_table()))
+    reader = ipc.open_file(str(path), filesystem=pa_fs.LocalFileSystem(),
+                           options=ipc.IpcReadOptions(included_fields=[2]))
+    headers = {off for off, _, _ in reader.record_batch_blocks[:2]}
+    both_reading = threading.Barrier(2, timeout=10)       # a hang guard, not a speed check
+    original = filesystems._PyarrowRanges.read_at
+
+    def read_at(self, offset, n):
+        if offset in headers:
+            both_reading.wait()         # each batch's header read waits for the other's
+        return original(self, offset, n)
+    monkeypatch.setattr(filesystems._PyarrowRanges, "read_at", read_at)
+    results = [None, None]
+
+    def get(i):
+        results[i] = reader.get_batch(i)
+    threads = [threading.Thread(target=get, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    expected = pa_ipc.open_file(pa.py_buffer(file_bytes(wide_table()))).read_all().column(2)
+    assert [pa.record_batch(b).column(0) for b in results] == [
+        expected.chunk(0), expected.chunk(1)]
+
+
 def test_filesystem_of_another_kind_is_refused():
     with pytest.raises(TypeError, match="fsspec filesystem or a pyarrow filesystem"):
         ipc.open_file("x.arrow", filesystem=object())
