@@ -22,7 +22,7 @@ from .. import types as T
 from ._batch_decode import (PlainBatchDecoder, assemble_columns, buffer_needed_mask,
                             decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
-from .._core.buffer import Buffer
+from .._core.buffer import Buffer, py_buffer
 from ._flatbuf import root_table
 from ._framing import read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
@@ -38,7 +38,8 @@ from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
                       read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadCounters, ReadStats, as_read_options
-from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
+from .remote import (HEADERS_KEY, TAIL_READ_SIZE, body_ranges, coalesce, decode_batch_headers,
+                     dictionary_ids_needed)
 from . import paths as local_paths
 from .paths import PathSource
 from .sources import BufferSource, LocalFileSource, allocate_claimed
@@ -791,6 +792,34 @@ class RecordBatchFileReader(_ReaderBase):
         # record batch metadata fetched by batch_custom_metadata(), by block index: the batch
         # read that follows takes it instead of fetching it again
         self._heads: dict[int, Buffer] = {}
+        # each record batch's metadata as copied in the footer (remote.py): a projected read
+        # plans its buffer ranges from the tail read alone, fetching no header
+        self._head_copies: list[Buffer] | None = None
+        if self._ranged:
+            copies = decode_batch_headers(self.metadata, [b[1] for b in self._batch_blocks])
+            if copies is not None:
+                self._head_copies = [py_buffer(c) for c in copies]
+                if dec.options.validate == "full":
+                    self._check_head_copies()
+
+    def _check_head_copies(self) -> None:
+        """Full validation: every record batch header copied in the footer is the file's own
+        (the headers fetched at once, concurrently where the source can)."""
+        assert self._head_copies is not None
+        blocks, spans = [], []
+        for i, block in enumerate(self._batch_blocks):
+            try:
+                off, meta_len, _ = self._check_block(block, i, "record batch")
+            except ArrowException:
+                continue                        # reported when the batch is read
+            blocks.append((i, off))
+            spans.append((off, meta_len))
+        for (i, off), real in zip(blocks, self._fetch_spans(spans)):
+            copy, actual = self._head_copies[i].to_pybytes(), real.to_pybytes()
+            if copy != actual:
+                at = next(k for k in range(len(copy)) if copy[k] != actual[k])
+                raise ArrowInvalid(f"file: record batch {i}'s header copy in the footer "
+                                   f"({HEADERS_KEY}) differs from its header at byte {off + at}")
 
     def _check_stream_schema(self, footer: md.SchemaInfo, size: int) -> None:
         """Full validation: the schema message that opens the file's stream must be the footer's
@@ -869,11 +898,12 @@ class RecordBatchFileReader(_ReaderBase):
             return [self.read_block_message("record batch", i, with_body=False).custom_metadata
                     for i in range(n)]
         blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
+        copies = self._head_copies
         with self._lock:
-            missing = [i for i in range(n) if i not in self._heads]
+            missing = [] if copies is not None else [i for i in range(n) if i not in self._heads]
             fetched = self._fetch_spans([blocks[i][:2] for i in missing]) if missing else []
             self._heads.update(zip(missing, fetched))
-            heads = [self._heads[i] for i in range(n)]
+            heads = [copies[i] if copies is not None else self._heads[i] for i in range(n)]
         out = []
         for i, ((off, meta_len, body_len), head) in enumerate(zip(blocks, heads)):
             msg = read_message_header(_Fetched(head, off, off + meta_len + body_len),
@@ -883,9 +913,17 @@ class RecordBatchFileReader(_ReaderBase):
             out.append(msg.custom_metadata)
         return out
 
-    def _head(self, i: int, off: int, meta_len: int) -> Buffer:
-        """Record batch i's metadata bytes: as kept by batch_custom_metadata, else fetched."""
+    def _kept_head(self, i: int) -> Buffer | None:
+        """Record batch i's metadata bytes when they need no request: copied in the footer, or
+        kept by batch_custom_metadata (handed out once)."""
         kept = self._heads.pop(i, None)
+        if kept is None and self._head_copies is not None:
+            kept = self._head_copies[i]
+        return kept
+
+    def _head(self, i: int, off: int, meta_len: int) -> Buffer:
+        """Record batch i's metadata bytes: copied or kept (_kept_head), else fetched."""
+        kept = self._kept_head(i)
         return kept if kept is not None else self._source.read_at(off, meta_len)
 
     def _check_block(self, block: Block, i: int, what: str) -> Block:
@@ -995,7 +1033,7 @@ class RecordBatchFileReader(_ReaderBase):
                 blocks.append(self._check_block(self._batch_blocks[i], i, "record batch"))
             except ArrowException:
                 break                   # this batch and those after it: one by one
-        kept = [self._heads.pop(first + k, None) for k in range(len(blocks))]
+        kept = [self._kept_head(first + k) for k in range(len(blocks))]
         new_heads = iter(self._fetch_spans([(off, meta_len) for (off, meta_len, _), head
                                             in zip(blocks, kept) if head is None]))
         heads = [head if head is not None else next(new_heads) for head in kept]

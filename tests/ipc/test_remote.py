@@ -19,7 +19,8 @@ import pytest
 import arrowipc
 from arrowipc import ipc
 from arrowipc.errors import ArrowInvalid, ArrowIOError
-from arrowipc.ipc.remote import body_ranges, coalesce, dictionary_ids_needed
+from arrowipc.ipc.remote import (BATCH_HEADERS_LIMIT, HEADERS_KEY, body_ranges, coalesce,
+                                  decode_batch_headers, dictionary_ids_needed)
 from remote_servers import CountingFile
 
 fsspec = pytest.importorskip("fsspec")
@@ -312,6 +313,103 @@ def test_batch_reads_of_a_file_on_a_concurrent_filesystem_go_out_at_once(tmp_pat
         expected.chunk(0), expected.chunk(1)]
 
 
+# -- record batch headers copied in the footer (remote.HEADERS_KEY) ----------------------------
+def statistics_file(n_batches: int = N_BATCHES) -> bytes:
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, arrowipc.table(wide_table()).schema, statistics=True) as writer:
+        for batch in wide_table().to_batches(max_chunksize=-(-N_ROWS // n_batches)):
+            writer.write_batch(arrowipc.record_batch(batch))
+    return sink.getvalue().to_pybytes()
+
+
+def test_statistics_file_copies_every_batch_header_in_its_footer():
+    data = statistics_file()
+    theirs = pa_ipc.open_file(pa.py_buffer(data))
+    # pyarrow reads the file as it reads any: same batches, same per-batch metadata
+    assert theirs.read_all().equals(wide_table())
+    blocks = ipc.open_file(data).record_batch_blocks
+    copies = decode_batch_headers(theirs.metadata, [meta_len for _, meta_len, _ in blocks])
+    assert copies == [data[off:off + meta_len] for off, meta_len, _ in blocks]
+
+
+def test_header_copies_are_bounded():
+    many = 2 * BATCH_HEADERS_LIMIT // len(statistics_file(1)[8:]) + 400
+    data = statistics_file(min(many, N_ROWS))
+    meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+    assert HEADERS_KEY.encode() not in meta and b"arrowipc:file_statistics" in meta
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+
+
+def test_projected_read_with_header_copies_fetches_only_buffers():
+    data = statistics_file()
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    opened = len(f.reads)
+    local = pa_ipc.open_file(pa.py_buffer(data))
+    # the statistics pass and the read: no header fetched, one range per batch
+    assert reader.batch_custom_metadata() == [
+        local.get_batch_with_custom_metadata(i).custom_metadata for i in range(N_BATCHES)]
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    assert len(f.reads) - opened == N_BATCHES
+    assert all(n == N_ROWS // N_BATCHES * 8 for _, n in f.reads[opened:])
+
+
+def _with_footer_metadata(data: bytes, metadata: dict) -> bytes:
+    """`data` (a file of ours with statistics) rewritten by pyarrow with the same batches and
+    per-batch metadata and the footer metadata given."""
+    theirs = pa_ipc.open_file(pa.py_buffer(data))
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, theirs.schema, metadata=metadata) as writer:
+        for i in range(theirs.num_record_batches):
+            batch = theirs.get_batch_with_custom_metadata(i)
+            writer.write_batch(batch.batch, custom_metadata=batch.custom_metadata)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.mark.parametrize("value", [
+    b"not json", b'{"version": 2, "metadata": ""}', b'{"version": 1, "metadata": "AAAA"}',
+    b'{"version": 1, "metadata": "!!!!"}', b'{"version": 1}', b"[1]"])
+def test_header_copies_that_do_not_fit_the_footer_are_ignored(value):
+    data = _with_footer_metadata(statistics_file(), {HEADERS_KEY: value})
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    opened = len(f.reads)
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    assert len(f.reads) - opened == 2 * N_BATCHES      # the headers are read from the file
+
+
+def _tampered_copies(data: bytes, batch: int) -> tuple[bytes, int]:
+    """`data` with one byte of batch `batch`'s header copy changed (lengths kept), and the
+    file offset of the first byte that differs from the real header."""
+    import base64
+    import json
+    meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+    blocks = ipc.open_file(data).record_batch_blocks
+    raw = bytearray(base64.b64decode(json.loads(meta[HEADERS_KEY.encode()])["metadata"]))
+    at = sum(meta_len for _, meta_len, _ in blocks[:batch]) + 40
+    raw[at] ^= 0x01
+    value = json.dumps({"version": 1, "metadata": base64.b64encode(bytes(raw)).decode()})
+    meta = dict(meta)
+    meta[HEADERS_KEY.encode()] = value.encode()
+    return _with_footer_metadata(data, meta), blocks[batch][0] + 40
+
+
+def test_full_validation_checks_header_copies_against_the_headers():
+    rewritten = _with_footer_metadata(statistics_file(), pa_ipc.open_file(
+        pa.py_buffer(statistics_file())).metadata)
+    # the copies of a file rewritten with the same batches are its headers: they pass
+    reader = ipc.open_file(CountingFile(rewritten), options=ipc.IpcReadOptions(
+        included_fields=[3], validate="full"))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    tampered, at = _tampered_copies(statistics_file(), 5)
+    with pytest.raises(ArrowInvalid, match=f"record batch 5's header copy in the footer "
+                                           f"\\({HEADERS_KEY}\\) differs from its header at "
+                                           f"byte {at}"):
+        ipc.open_file(CountingFile(tampered), options=ipc.IpcReadOptions(validate="full"))
+
+
 def test_filesystem_of_another_kind_is_refused():
     with pytest.raises(TypeError, match="fsspec filesystem or a pyarrow filesystem"):
         ipc.open_file("x.arrow", filesystem=object())
@@ -423,6 +521,45 @@ def test_s3_batch_headers_read_first_are_not_fetched_again(s3, wide_file):
         local.get_batch_with_custom_metadata(i).custom_metadata for i in range(N_BATCHES)]
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(1))
     assert len(requests.gets("/headers.arrow")) == 1 + 2 * N_BATCHES
+
+
+def test_s3_dataset_projected_scan_and_filtered_count_fetch_one_range_per_batch(s3):
+    """A dataset written with statistics (write_dataset's default): the object's opening read
+    brings every batch header with the footer, so reading one column, or counting on it, costs
+    the opening GET and one range GET per batch, each exactly the column's bytes."""
+    import pyarrow.dataset as pa_ds
+    import arrowipc.dataset as ads
+    from remote_servers import BUCKET
+    fs, requests = s3
+    table = pa.table({"part": np.arange(N_ROWS) % 2, "a": np.arange(N_ROWS, dtype=np.int64),
+                      "b": np.arange(N_ROWS, dtype=np.int64) % 1000, "c": np.ones(N_ROWS)})
+    url = f"s3://{BUCKET}/ds"
+    ads.write_dataset(arrowipc.table(table), url, format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive", max_rows_per_group=N_ROWS // 8,
+                      filesystem=fs)
+    files = sorted(fs.find(f"{BUCKET}/ds"))
+    n_batches = sum(ipc.open_file(f"s3://{f}", filesystem=fs).num_record_batches
+                    for f in files)
+    expected = pa_ds.dataset(pa.table(table))
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    for run, check in [
+            (lambda: data.to_table(columns=["a"]),
+             lambda got: sorted(pa.table(got).column("a").to_pylist()) ==
+             sorted(expected.to_table(columns=["a"]).column("a").to_pylist())),
+            (lambda: data.count_rows(filter=ads.field("b") < 10),
+             lambda got: got == expected.count_rows(filter=pa_ds.field("b") < 10))]:
+        requests.clear()
+        assert check(run())
+        gets = requests.gets(".arrow")
+        # each file's opening read (but a reader kept from discovery), one range per batch
+        opening = [r for _, _, r, _ in gets if r.startswith("bytes=-")]
+        assert len(opening) <= len(files) and len(gets) == len(opening) + n_batches
+        ranges = [int(r.split("-")[1]) - int(r.split("=")[1].split("-")[0]) + 1
+                  for _, _, r, _ in gets if not r.startswith("bytes=-")]
+        assert sorted(ranges) == sorted(ipc.open_file(f"s3://{f}", filesystem=fs).get_batch(i)
+                                        .num_rows * 8 for f in files
+                                        for i in range(ipc.open_file(
+                                            f"s3://{f}", filesystem=fs).num_record_batches))
 
 
 def test_s3_object_names_what_is_wrong_when_it_is_not_a_file(s3):
