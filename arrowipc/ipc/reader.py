@@ -792,20 +792,30 @@ class RecordBatchFileReader(_ReaderBase):
         # record batch metadata fetched by batch_custom_metadata(), by block index: the batch
         # read that follows takes it instead of fetching it again
         self._heads: dict[int, Buffer] = {}
-        # each record batch's metadata as copied in the footer (remote.py): a projected read
-        # plans its buffer ranges from the tail read alone, fetching no header
-        self._head_copies: list[Buffer] | None = None
-        if self._ranged:
-            copies = decode_batch_headers(self.metadata, [b[1] for b in self._batch_blocks])
-            if copies is not None:
-                self._head_copies = [py_buffer(c) for c in copies]
-                if dec.options.validate == "full":
-                    self._check_head_copies()
+        # each record batch's metadata as copied in the footer (remote.py), decoded when a
+        # read first needs a header from a source not in memory (False until then): a
+        # projected read plans its buffer ranges from the footer alone, fetching no header
+        self._head_copies: list[Buffer] | None | Literal[False] = False
+        if dec.options.validate == "full":
+            self._copied_heads()                # checked when the file is opened
 
-    def _check_head_copies(self) -> None:
+    def _copied_heads(self) -> list[Buffer] | None:
+        """The record batch headers copied in the footer, or None (absent, not matching the
+        footer's blocks, or a source in memory, where a header costs nothing). At full
+        validation each is compared with the file's header first."""
+        copies = self._head_copies
+        if copies is False:
+            decoded = decode_batch_headers(self.metadata, [b[1] for b in self._batch_blocks]) \
+                if self._ranged else None
+            copies = None if decoded is None else [py_buffer(c) for c in decoded]
+            if copies is not None and self._decoder.options.validate == "full":
+                self._check_head_copies(copies)
+            self._head_copies = copies
+        return copies
+
+    def _check_head_copies(self, copies: list[Buffer]) -> None:
         """Full validation: every record batch header copied in the footer is the file's own
         (the headers fetched at once, concurrently where the source can)."""
-        assert self._head_copies is not None
         blocks, spans = [], []
         for i, block in enumerate(self._batch_blocks):
             try:
@@ -815,7 +825,7 @@ class RecordBatchFileReader(_ReaderBase):
             blocks.append((i, off))
             spans.append((off, meta_len))
         for (i, off), real in zip(blocks, self._fetch_spans(spans)):
-            copy, actual = self._head_copies[i].to_pybytes(), real.to_pybytes()
+            copy, actual = copies[i].to_pybytes(), real.to_pybytes()
             if copy != actual:
                 at = next(k for k in range(len(copy)) if copy[k] != actual[k])
                 raise ArrowInvalid(f"file: record batch {i}'s header copy in the footer "
@@ -898,7 +908,7 @@ class RecordBatchFileReader(_ReaderBase):
             return [self.read_block_message("record batch", i, with_body=False).custom_metadata
                     for i in range(n)]
         blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
-        copies = self._head_copies
+        copies = self._copied_heads()
         with self._lock:
             missing = [] if copies is not None else [i for i in range(n) if i not in self._heads]
             fetched = self._fetch_spans([blocks[i][:2] for i in missing]) if missing else []
@@ -917,8 +927,10 @@ class RecordBatchFileReader(_ReaderBase):
         """Record batch i's metadata bytes when they need no request: copied in the footer, or
         kept by batch_custom_metadata (handed out once)."""
         kept = self._heads.pop(i, None)
-        if kept is None and self._head_copies is not None:
-            kept = self._head_copies[i]
+        if kept is None:
+            copies = self._copied_heads()
+            if copies is not None:
+                kept = copies[i]
         return kept
 
     def _head(self, i: int, off: int, meta_len: int) -> Buffer:
