@@ -805,7 +805,7 @@ class RecordBatchFileReader(_ReaderBase):
         validation each is compared with the file's header first."""
         copies = self._head_copies
         if copies is False:
-            decoded = decode_batch_headers(self.metadata, [b[1] for b in self._batch_blocks]) \
+            decoded = decode_batch_headers(self.metadata, self._batch_blocks) \
                 if self._ranged else None
             copies = None if decoded is None else [py_buffer(c) for c in decoded]
             if copies is not None and self._decoder.options.validate == "full":

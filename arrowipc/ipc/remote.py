@@ -20,14 +20,18 @@ own: a read of one column of a file behind a link would take three round trips o
 statistics therefore carries a copy of every record batch's message metadata in its footer's custom
 metadata, when the copies are small enough (BATCH_HEADERS_LIMIT), under HEADERS_KEY:
 
-    "arrowipc:batch_headers" -> {"version": 1, "metadata": "<base64>"}
+    "arrowipc:batch_headers" -> {"version": 1, "blocks": [[<offset>, <body length>], ...],
+                                 "metadata": "<base64>"}
 
 "metadata" is the base64 of the record batches' message metadata (prefix, flatbuffer, padding:
-the `metadata length` bytes of each footer block) concatenated in footer order. The read that
+the `metadata length` bytes of each footer block) concatenated in footer order; "blocks" are the
+footer's record batch blocks they were copied from, so copies carried into another file (footer
+metadata kept by a tool that rewrites a file) do not match its blocks and are not used. The
+file writer never carries the key over from the metadata it is given. The read that
 opens the object brings the footer and with it every header, so a projected read fetches only
 its buffers: one request per range, all planned from the tail. Other readers ignore the key (it
-is ordinary metadata). The copies are untrusted like any header: used only when their lengths
-match the footer's blocks exactly, framed and decoded like the real ones (the decoder checks
+is ordinary metadata). The copies are untrusted like any header: used only when their blocks and
+lengths match the footer's exactly, framed and decoded like the real ones (the decoder checks
 every buffer against the block's body); validate="full" compares them with the real headers
 when the file is opened.
 """
@@ -42,9 +46,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["BATCH_HEADERS_LIMIT", "CONNECT_TIMEOUT", "HEADERS_KEY", "HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "READ_TIMEOUT",
-           "REMOTE_TAIL_READ_SIZE", "TAIL_READ_SIZE", "body_ranges", "coalesce", "decode_batch_headers",
-           "dictionary_ids_needed", "encode_batch_headers"]
+__all__ = ["BATCH_HEADERS_LIMIT", "CONNECT_TIMEOUT", "HEADERS_KEY", "HOLE_SIZE_LIMIT",
+           "RANGE_SIZE_LIMIT", "READ_TIMEOUT", "REMOTE_TAIL_READ_SIZE", "TAIL_READ_SIZE",
+           "body_ranges", "coalesce", "decode_batch_headers", "dictionary_ids_needed",
+           "encode_batch_headers"]
 
 # pyarrow's CacheOptions defaults: 8 KiB costs less than a request on any network
 HOLE_SIZE_LIMIT = 8 << 10
@@ -85,28 +90,37 @@ def coalesce(ranges: Iterable[tuple[int, int]], hole_size_limit: int = HOLE_SIZE
     return [(s, e - s) for s, e in out]
 
 
-def encode_batch_headers(metadata: Sequence[bytes]) -> str | None:
-    """The HEADERS_KEY value for the record batches' message metadata, in footer order (None
-    when they exceed BATCH_HEADERS_LIMIT in all)."""
+def encode_batch_headers(metadata: Sequence[bytes], blocks: Sequence[tuple[int, int, int]]
+                         ) -> str | None:
+    """The HEADERS_KEY value for the record batches' message metadata and footer blocks
+    (offset, metadata length, body length), in footer order (None when the metadata exceed
+    BATCH_HEADERS_LIMIT in all)."""
     if sum(len(m) for m in metadata) > BATCH_HEADERS_LIMIT:
         return None
-    return json.dumps({"version": 1, "metadata": base64.b64encode(b"".join(metadata))
-                       .decode("ascii")}, separators=(",", ":"))
+    return json.dumps({"version": 1, "blocks": [[off, body_len] for off, _, body_len in blocks],
+                       "metadata": base64.b64encode(b"".join(metadata)).decode("ascii")},
+                      separators=(",", ":"))
 
 
 def decode_batch_headers(footer_metadata: Mapping[bytes, bytes] | None,
-                         meta_lengths: Sequence[int]) -> list[bytes] | None:
+                         blocks: Sequence[tuple[int, int, int]]) -> list[bytes] | None:
     """Each record batch's message metadata as copied in the footer (HEADERS_KEY), split by
-    the footer blocks' metadata lengths; None when the key is absent, of another version or
-    does not match the blocks (a file rewritten by another tool): the headers are read from the
-    file then. Nothing is allocated beyond the value's own size."""
+    the footer blocks' (offset, metadata length, body length); None when the key is absent, of
+    another version or does not match the blocks (copied from another file): the headers are
+    read from the file then. Nothing is allocated beyond the value's own size."""
     raw = (footer_metadata or {}).get(HEADERS_KEY.encode())
+    meta_lengths = [meta_len for _, meta_len, _ in blocks]
     total = sum(meta_lengths)
-    if raw is None or any(n <= 0 for n in meta_lengths) or total > BATCH_HEADERS_LIMIT or len(raw) > 2 * BATCH_HEADERS_LIMIT:
+    # the text: base64 of at most the limit, and under 48 characters a block
+    if raw is None or any(n <= 0 for n in meta_lengths) or total > BATCH_HEADERS_LIMIT \
+            or len(raw) > 2 * BATCH_HEADERS_LIMIT + 48 * len(blocks):
         return None
     try:
         doc = json.loads(raw)
-        text = doc["metadata"] if isinstance(doc, dict) and doc.get("version") == 1 else None
+        if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("blocks") != [
+                [off, body_len] for off, _, body_len in blocks]:
+            return None
+        text = doc.get("metadata")
         if not isinstance(text, str) or len(text) != 4 * ((total + 2) // 3):
             return None
         data = base64.b64decode(text, validate=True)

@@ -751,6 +751,9 @@ class RecordBatchFileWriter(_WriterBase):
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
+        if self._footer_metadata:
+            # header copies describe another file's batches (metadata kept by a rewrite)
+            self._footer_metadata.pop(HEADERS_KEY.encode(), None)
         self._batch_blocks: list[tuple[int, int, int]] = []
         self._dict_blocks: list[tuple[int, int, int]] = []
         self._summary: Any = None              # statistics.FileSummary once a batch is written
@@ -794,7 +797,7 @@ class RecordBatchFileWriter(_WriterBase):
             from .statistics import FileSummary
             summary = self._summary or FileSummary(self.schema)
             extended = summary.metadata(footer_metadata)
-            copies = encode_batch_headers(self._header_copies) \
+            copies = encode_batch_headers(self._header_copies, self._batch_blocks) \
                 if self._header_copies else None
             if copies is not None:
                 extended[HEADERS_KEY] = copies

@@ -328,7 +328,7 @@ def test_statistics_file_copies_every_batch_header_in_its_footer():
     # pyarrow reads the file as it reads any: same batches, same per-batch metadata
     assert theirs.read_all().equals(wide_table())
     blocks = ipc.open_file(data).record_batch_blocks
-    copies = decode_batch_headers(theirs.metadata, [meta_len for _, meta_len, _ in blocks])
+    copies = decode_batch_headers(theirs.metadata, blocks)
     assert copies == [data[off:off + meta_len] for off, meta_len, _ in blocks]
 
 
@@ -368,16 +368,54 @@ def _with_footer_metadata(data: bytes, metadata: dict) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
-@pytest.mark.parametrize("value", [
-    b"not json", b'{"version": 2, "metadata": ""}', b'{"version": 1, "metadata": "AAAA"}',
-    b'{"version": 1, "metadata": "!!!!"}', b'{"version": 1}', b"[1]"])
-def test_header_copies_that_do_not_fit_the_footer_are_ignored(value):
+def _copies_document(data: bytes) -> dict:
+    import json
+    return json.loads(pa_ipc.open_file(pa.py_buffer(data)).metadata[HEADERS_KEY.encode()])
+
+
+def _changed(doc: dict, **changes) -> bytes:
+    import json
+    return json.dumps({**doc, **changes}).encode()
+
+
+@pytest.mark.parametrize("change", [
+    "not json", "[1]", "version 2", "no blocks", "blocks of another file", "short metadata",
+    "not base64", "no metadata"])
+def test_header_copies_that_do_not_fit_the_footer_are_ignored(change):
+    doc = _copies_document(statistics_file())
+    blocks = [[off + 8, body] for off, body in doc["blocks"]]
+    value = {"not json": b"not json", "[1]": b"[1]",
+             "version 2": _changed(doc, version=2),
+             "no blocks": _changed({k: v for k, v in doc.items() if k != "blocks"}),
+             "blocks of another file": _changed(doc, blocks=blocks),
+             "short metadata": _changed(doc, metadata=doc["metadata"][:-4]),
+             "not base64": _changed(doc, metadata="!" * len(doc["metadata"])),
+             "no metadata": _changed({k: v for k, v in doc.items() if k != "metadata"})}[change]
     data = _with_footer_metadata(statistics_file(), {HEADERS_KEY: value})
     f = CountingFile(data)
     reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
     opened = len(f.reads)
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
     assert len(f.reads) - opened == 2 * N_BATCHES      # the headers are read from the file
+
+
+def test_writer_does_not_carry_header_copies_over_from_the_metadata_given():
+    """A file rewritten with the footer metadata of another (arrowipc convert keeps it) gets
+    no copies of the other's headers; with statistics it gets its own."""
+    source = pa_ipc.open_file(pa.py_buffer(statistics_file())).metadata
+    for statistics in (False, True):
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, arrowipc.table(wide_table()).schema, metadata=source,
+                          statistics=statistics) as writer:
+            for batch in wide_table().to_batches(max_chunksize=N_ROWS // 2):
+                writer.write_batch(arrowipc.record_batch(batch))
+        data = sink.getvalue().to_pybytes()
+        meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+        blocks = ipc.open_file(data).record_batch_blocks
+        assert (HEADERS_KEY.encode() in meta) == statistics
+        if statistics:
+            assert decode_batch_headers(meta, blocks) == [
+                data[off:off + meta_len] for off, meta_len, _ in blocks]
 
 
 def _tampered_copies(data: bytes, batch: int) -> tuple[bytes, int]:
@@ -387,10 +425,11 @@ def _tampered_copies(data: bytes, batch: int) -> tuple[bytes, int]:
     import json
     meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
     blocks = ipc.open_file(data).record_batch_blocks
-    raw = bytearray(base64.b64decode(json.loads(meta[HEADERS_KEY.encode()])["metadata"]))
+    doc = json.loads(meta[HEADERS_KEY.encode()])
+    raw = bytearray(base64.b64decode(doc["metadata"]))
     at = sum(meta_len for _, meta_len, _ in blocks[:batch]) + 40
     raw[at] ^= 0x01
-    value = json.dumps({"version": 1, "metadata": base64.b64encode(bytes(raw)).decode()})
+    value = json.dumps({**doc, "metadata": base64.b64encode(bytes(raw)).decode()})
     meta = dict(meta)
     meta[HEADERS_KEY.encode()] = value.encode()
     return _with_footer_metadata(data, meta), blocks[batch][0] + 40
