@@ -796,7 +796,7 @@ class RecordBatchFileReader(_ReaderBase):
         # read first needs a header from a source not in memory (False until then): a
         # projected read plans its buffer ranges from the footer alone, fetching no header
         self._head_copies: list[Buffer] | None | Literal[False] = False
-        if dec.options.validate == "full":
+        if self._decoder.options.validate == "full":
             self._copied_heads()                # checked when the file is opened
 
     def _copied_heads(self) -> list[Buffer] | None:
