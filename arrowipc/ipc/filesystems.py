@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote, urlsplit
 
@@ -127,6 +128,17 @@ class RangeSource:
         self.bytes_read = getattr(backend, "opening_bytes", 0)
         self.read_requests = 1 if self.bytes_read else 0
         self.seekable = True
+        # whether read_at and fetch may be called from several threads at once (the backend's
+        # requests are independent): the file reader then does not serialise a scan's batch
+        # reads of one file
+        self.concurrent: bool = bool(getattr(backend, "concurrent", False))
+        self._counting = threading.Lock()
+
+    def count_read(self, nbytes: int) -> None:
+        """Count one request that brought `nbytes` (exact when threads read at once)."""
+        with self._counting:
+            self.read_requests += 1
+            self.bytes_read += nbytes
 
     def _get(self, offset: int, n: int) -> bytes:
         kept = getattr(self._backend, "kept", None)
@@ -139,8 +151,7 @@ class RangeSource:
             raise
         except Exception as e:
             raise _io_error(e, self.name) from e
-        self.read_requests += 1
-        self.bytes_read += len(data)
+        self.count_read(len(data))
         return data
 
     def read(self, n: int) -> Buffer:
@@ -180,6 +191,8 @@ class _FsspecRanges:
     def __init__(self, fs: Any, path: str) -> None:
         self.fs = fs
         self.path = path
+        # an async filesystem's requests run on its event loop, independent of each other
+        self.concurrent = bool(getattr(fs, "async_impl", False))
 
     def read_at(self, offset: int, n: int) -> bytes:
         data: bytes = self.fs.cat_file(self.path, start=offset, end=offset + n)
@@ -221,6 +234,8 @@ class _GuardedFile(ForwardReads):
 
 
 class _PyarrowRanges:
+    concurrent = True                   # a pyarrow file's read_at is safe across threads
+
     def __init__(self, f: Any) -> None:
         self.f = f
 

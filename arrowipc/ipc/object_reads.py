@@ -181,6 +181,8 @@ class RangeReads:
     """read_at and read_many over an object's `_get(offset, n)` coroutine, run on its
     filesystem's event loop (`self.fs.loop`); the ranges of one read_many go out concurrently."""
     fs: Any
+    # every request runs on the loop's thread, whichever thread asked: reads may come at once
+    concurrent = True
 
     async def _get(self, offset: int, n: int) -> bytes:
         raise NotImplementedError
@@ -435,10 +437,15 @@ class S3Object(RangeReads):
         return self._tail[at:at + n]
 
     async def _open_with_tail(self, n: int) -> bool:
-        """Open the object by a GetObject of its last n bytes (a suffix range), which tells its
-        size, ETag and version as a HEAD would: one request where a HEAD and a read of the
-        footer were two. False when that answer is refused or not as asked (an empty object,
-        a store without suffix ranges): the caller asks HEAD, which also reports what failed."""
+        """Open the object by a GET of its last n bytes (a suffix range), which tells its size,
+        ETag and version as a HEAD would: one request where a HEAD and a read of the footer were
+        two. Asked by the presigned URL the ranges use (the Python cost of a GetObject is paid
+        once per object otherwise, a scan's largest client cost after decoding), else, or when
+        that answer is not the range asked, by a GetObject. False when that is refused or not
+        as asked too (an empty object, a store without suffix ranges): the caller asks HEAD,
+        which also reports what failed."""
+        if await self._open_presigned(n):
+            return True
         what = f"the last {n} bytes"
         pin = {"VersionId": self.version_id} if self.version_id is not None else {}
         try:
@@ -469,6 +476,44 @@ class S3Object(RangeReads):
         found = resp.get("VersionId")
         if self.version_id is None and found not in (None, "null"):
             self.version_id = found
+        self._tail_start, self._tail = first, data
+        return True
+
+    async def _open_presigned(self, n: int) -> bool:
+        """_open_with_tail through the presigned URL; False when no URL can serve or the
+        answer is not the suffix range asked (the caller asks by GetObject: an error is
+        reported from its answer)."""
+        if self._signed is None:
+            self._signed = await _presigned_url(self.fs, self.bucket, self.key, self.version_id)
+        if not self._signed:
+            return False
+        what = f"the last {n} bytes"
+        session = await _presigned_session(self.fs)
+        headers = {"Range": f"bytes=-{n}", "Accept-Encoding": "identity"}
+        try:
+            resp = await asyncio.wait_for(session.get(self._signed, headers=headers),
+                                          self.timeouts.connect + self.timeouts.read)
+        except Exception:
+            return False
+        async with resp:
+            m = _CONTENT_RANGE.match(resp.headers.get("Content-Range") or "")
+            if resp.status != 206 or m is None or m.group(3) == "*":
+                return False
+            first, last, size = int(m.group(1)), int(m.group(2)), int(m.group(3))
+            if last != size - 1 or first != max(0, size - n):
+                return False
+            try:
+                data = await _read_body(resp.content.read, last - first + 1, self.timeouts)
+            except BaseException as e:
+                raise _network_error(e, self.name, self.timeouts, what) from e
+            if len(data) != last - first + 1:
+                return False
+            etag, found = resp.headers.get("ETag"), resp.headers.get("x-amz-version-id")
+        self.size = size
+        self.etag = etag or None
+        if self.version_id is None and found not in (None, "null"):
+            # the ranges that follow read this version: by a URL signed for it
+            self.version_id, self._signed = found, None
         self._tail_start, self._tail = first, data
         return True
 

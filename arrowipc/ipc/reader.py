@@ -22,7 +22,7 @@ from .. import types as T
 from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, buffer_needed_mask,
                             decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
-from .._core.buffer import Buffer
+from .._core.buffer import Buffer, py_buffer
 from ._flatbuf import root_table
 from ._framing import check_block, file_blocks, read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
@@ -38,7 +38,8 @@ from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
                       read_message_from, read_message_header)
 from .options import IOStats, IpcReadOptions, ReadStats, as_read_options
-from .remote import TAIL_READ_SIZE, body_ranges, coalesce, dictionary_ids_needed
+from .remote import (HEADERS_KEY, TAIL_READ_SIZE, body_ranges, coalesce, decode_batch_headers,
+                     dictionary_ids_needed)
 from . import paths as local_paths
 from .paths import PathSource
 from .sources import BufferSource, LocalFileSource, allocate_claimed
@@ -799,6 +800,44 @@ class RecordBatchFileReader(_ReaderBase):
         # record batch metadata fetched by batch_custom_metadata(), by block index: the batch
         # read that follows takes it instead of fetching it again
         self._heads: dict[int, Buffer] = {}
+        # each record batch's metadata as copied in the footer (remote.py), decoded when a
+        # read first needs a header from a source not in memory (False until then): a
+        # projected read plans its buffer ranges from the footer alone, fetching no header
+        self._head_copies: list[Buffer] | None | Literal[False] = False
+        if self._decoder.options.validate == "full":
+            self._copied_heads()                # checked when the file is opened
+
+    def _copied_heads(self) -> list[Buffer] | None:
+        """The record batch headers copied in the footer, or None (absent, not matching the
+        footer's blocks, or a source in memory, where a header costs nothing). At full
+        validation each is compared with the file's header first."""
+        copies = self._head_copies
+        if copies is False:
+            decoded = decode_batch_headers(self.metadata, self._batch_blocks) \
+                if self._ranged else None
+            copies = None if decoded is None else [py_buffer(c) for c in decoded]
+            if copies is not None and self._decoder.options.validate == "full":
+                self._check_head_copies(copies)
+            self._head_copies = copies
+        return copies
+
+    def _check_head_copies(self, copies: list[Buffer]) -> None:
+        """Full validation: every record batch header copied in the footer is the file's own
+        (the headers fetched at once, concurrently where the source can)."""
+        blocks, spans = [], []
+        for i, block in enumerate(self._batch_blocks):
+            try:
+                off, meta_len, _ = self._check_block(block, i, "record batch")
+            except ArrowException:
+                continue                        # reported when the batch is read
+            blocks.append((i, off))
+            spans.append((off, meta_len))
+        for (i, off), real in zip(blocks, self._fetch_spans(spans)):
+            copy, actual = copies[i].to_pybytes(), real.to_pybytes()
+            if copy != actual:
+                at = next(k for k in range(len(copy)) if copy[k] != actual[k])
+                raise ArrowInvalid(f"file: record batch {i}'s header copy in the footer "
+                                   f"({HEADERS_KEY}) differs from its header at byte {off + at}")
 
     def _in_memory_paths(self) -> None:
         """Batches of a file held in memory are framed and decoded in one call: `_fast` when
@@ -879,11 +918,12 @@ class RecordBatchFileReader(_ReaderBase):
             return [self.read_block_message("record batch", i, with_body=False).custom_metadata
                     for i in range(n)]
         blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
+        copies = self._copied_heads()
         with self._lock:
-            missing = [i for i in range(n) if i not in self._heads]
+            missing = [] if copies is not None else [i for i in range(n) if i not in self._heads]
             fetched = self._fetch_spans([blocks[i][:2] for i in missing]) if missing else []
             self._heads.update(zip(missing, fetched))
-            heads = [self._heads[i] for i in range(n)]
+            heads = [copies[i] if copies is not None else self._heads[i] for i in range(n)]
         out = []
         for i, ((off, meta_len, body_len), head) in enumerate(zip(blocks, heads)):
             msg = read_message_header(_Fetched(head, off, off + meta_len + body_len),
@@ -893,9 +933,19 @@ class RecordBatchFileReader(_ReaderBase):
             out.append(msg.custom_metadata)
         return out
 
-    def _head(self, i: int, off: int, meta_len: int) -> Buffer:
-        """Record batch i's metadata bytes: as kept by batch_custom_metadata, else fetched."""
+    def _kept_head(self, i: int) -> Buffer | None:
+        """Record batch i's metadata bytes when they need no request: copied in the footer, or
+        kept by batch_custom_metadata (handed out once)."""
         kept = self._heads.pop(i, None)
+        if kept is None:
+            copies = self._copied_heads()
+            if copies is not None:
+                kept = copies[i]
+        return kept
+
+    def _head(self, i: int, off: int, meta_len: int) -> Buffer:
+        """Record batch i's metadata bytes: copied or kept (_kept_head), else fetched."""
+        kept = self._kept_head(i)
         return kept if kept is not None else self._source.read_at(off, meta_len)
 
     def _check_block(self, block: Block, i: int, what: str) -> Block:
@@ -999,7 +1049,7 @@ class RecordBatchFileReader(_ReaderBase):
                 blocks.append(self._check_block(self._batch_blocks[i], i, "record batch"))
             except ArrowException:
                 break                   # this batch and those after it: one by one
-        kept = [self._heads.pop(first + k, None) for k in range(len(blocks))]
+        kept = [self._kept_head(first + k) for k in range(len(blocks))]
         new_heads = iter(self._fetch_spans([(off, meta_len) for (off, meta_len, _), head
                                             in zip(blocks, kept) if head is None]))
         heads = [head if head is not None else next(new_heads) for head in kept]
@@ -1180,6 +1230,8 @@ class RecordBatchFileReader(_ReaderBase):
         if msg is None:                 # else framed above: a compressed batch, decoded below
             if isinstance(src, BufferSource):
                 msg = self._read_block(self._batch_blocks[i], i, "record batch")
+            elif getattr(src, "concurrent", False):
+                msg = self._fetch_batch(i)      # the batches of a file fetched at once
             else:
                 with self._lock:
                     msg = self._fetch_batch(i)

@@ -13,16 +13,43 @@ Two knobs, named like pyarrow's CacheOptions and set on IpcReadOptions:
   costs less than another request);
 * ``range_size_limit``: ranges are not merged past this size (a merged range is one request, and
   huge ones stall concurrency).
+
+A record batch's buffers can be located only from its header, and a header costs a request of its
+own: a read of one column of a file behind a link would take three round trips one after another
+(the footer, the headers, the buffers) and twice the requests it needs. A file written with
+statistics therefore carries a copy of every record batch's message metadata in its footer's custom
+metadata, when the copies are small enough (BATCH_HEADERS_LIMIT), under HEADERS_KEY:
+
+    "arrowipc:batch_headers" -> {"version": 1, "blocks": [[<offset>, <body length>], ...],
+                                 "metadata": "<base64>"}
+
+"metadata" is the base64 of the record batches' message metadata (prefix, flatbuffer, padding:
+the `metadata length` bytes of each footer block) concatenated in footer order; "blocks" are the
+footer's record batch blocks they were copied from, so copies carried into another file (footer
+metadata kept by a tool that rewrites a file) do not match its blocks and are not used. The
+file writer never carries the key over from the metadata it is given. The read that
+opens the object brings the footer and with it every header, so a projected read fetches only
+its buffers: one request per range, all planned from the tail. Other readers ignore the key (it
+is ordinary metadata). The copies are untrusted like any header: used only when their blocks and
+lengths match the footer's exactly, framed and decoded like the real ones (the decoder checks
+every buffer against the block's body); validate="full" compares them with the real headers
+when the file is opened.
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-__all__ = ["CONNECT_TIMEOUT", "HOLE_SIZE_LIMIT", "RANGE_SIZE_LIMIT", "READ_TIMEOUT",
-           "REMOTE_TAIL_READ_SIZE", "TAIL_READ_SIZE", "body_ranges", "coalesce", "dictionary_ids_needed"]
+__all__ = ["BATCH_HEADERS_LIMIT", "CONNECT_TIMEOUT", "HEADERS_KEY", "HOLE_SIZE_LIMIT",
+           "RANGE_SIZE_LIMIT", "READ_TIMEOUT", "REMOTE_TAIL_READ_SIZE", "TAIL_READ_SIZE",
+           "body_ranges", "coalesce", "decode_batch_headers", "dictionary_ids_needed",
+           "encode_batch_headers"]
 
 # pyarrow's CacheOptions defaults: 8 KiB costs less than a request on any network
 HOLE_SIZE_LIMIT = 8 << 10
@@ -38,6 +65,11 @@ TAIL_READ_SIZE = 4 << 10
 # and version and brings the footer, or the whole of a small file): 64 KiB costs no more time
 # than 4 on any network, and a footer with statistics for many batches fits.
 REMOTE_TAIL_READ_SIZE = 64 << 10
+# The footer key of the record batch header copies, and the most bytes of headers copied: 48 KiB
+# (64 KiB in base64) keeps a footer with them within one REMOTE_TAIL_READ_SIZE read for files of
+# up to a few dozen batches; a file with more batches gets no copies and is read as without.
+HEADERS_KEY = "arrowipc:batch_headers"
+BATCH_HEADERS_LIMIT = 48 << 10
 
 
 def coalesce(ranges: Iterable[tuple[int, int]], hole_size_limit: int = HOLE_SIZE_LIMIT,
@@ -56,6 +88,51 @@ def coalesce(ranges: Iterable[tuple[int, int]], hole_size_limit: int = HOLE_SIZE
                 continue
         out.append((start, end))
     return [(s, e - s) for s, e in out]
+
+
+def encode_batch_headers(metadata: Sequence[bytes], blocks: Sequence[tuple[int, int, int]]
+                         ) -> str | None:
+    """The HEADERS_KEY value for the record batches' message metadata and footer blocks
+    (offset, metadata length, body length), in footer order (None when the metadata exceed
+    BATCH_HEADERS_LIMIT in all)."""
+    if sum(len(m) for m in metadata) > BATCH_HEADERS_LIMIT:
+        return None
+    return json.dumps({"version": 1, "blocks": [[off, body_len] for off, _, body_len in blocks],
+                       "metadata": base64.b64encode(b"".join(metadata)).decode("ascii")},
+                      separators=(",", ":"))
+
+
+def decode_batch_headers(footer_metadata: Mapping[bytes, bytes] | None,
+                         blocks: Sequence[tuple[int, int, int]]) -> list[bytes] | None:
+    """Each record batch's message metadata as copied in the footer (HEADERS_KEY), split by
+    the footer blocks' (offset, metadata length, body length); None when the key is absent, of
+    another version or does not match the blocks (copied from another file): the headers are
+    read from the file then. Nothing is allocated beyond the value's own size."""
+    raw = (footer_metadata or {}).get(HEADERS_KEY.encode())
+    meta_lengths = [meta_len for _, meta_len, _ in blocks]
+    total = sum(meta_lengths)
+    # the text: base64 of at most the limit, and under 48 characters a block
+    if raw is None or any(n <= 0 for n in meta_lengths) or total > BATCH_HEADERS_LIMIT \
+            or len(raw) > 2 * BATCH_HEADERS_LIMIT + 48 * len(blocks):
+        return None
+    try:
+        doc = json.loads(raw)
+        if not isinstance(doc, dict) or doc.get("version") != 1 or doc.get("blocks") != [
+                [off, body_len] for off, _, body_len in blocks]:
+            return None
+        text = doc.get("metadata")
+        if not isinstance(text, str) or len(text) != 4 * ((total + 2) // 3):
+            return None
+        data = base64.b64decode(text, validate=True)
+    except (ValueError, TypeError, KeyError, binascii.Error):
+        return None
+    if len(data) != total:
+        return None
+    out, at = [], 0
+    for n in meta_lengths:
+        out.append(data[at:at + n])
+        at += n
+    return out
 
 
 def body_ranges(buffers: Iterable[tuple[int, int]], needed: Iterable[Any], body_start: int,

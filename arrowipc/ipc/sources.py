@@ -280,12 +280,16 @@ def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
                  targets: list[memoryview]) -> None:
     """Copy the part fetched for each (offset, length) range into its target, counting one
     request and its bytes in the source's statistics; a short part means a truncated file."""
+    count_read = getattr(source, "count_read", None)     # a source read from several threads
     for (o, n), data, target in zip(ranges, parts, targets):
         if isinstance(data, BaseException):  # a filesystem that reports failures in the list
             raise _io_error(data if isinstance(data, Exception) else OSError(str(data)),
                             source.name) from data
-        source.read_requests += 1
-        source.bytes_read += len(data)
+        if count_read is not None:
+            count_read(len(data))
+        else:
+            source.read_requests += 1
+            source.bytes_read += len(data)
         if len(data) != n:
             raise _short_read(source.name, o, n, len(data))
         target[:] = data

@@ -34,7 +34,9 @@ whole file, or count its rows, from the footer alone:
 "batch_rows" lists the rows of each record batch in footer order. A column's "null_count" is
 the sum over the batches, "min"/"max" the extremes of the batches' (same encoding) and are left
 out when a batch holding a non-null value left its own out. A summary whose "batch_rows" does not
-match the footer's record batches (a file rewritten by another tool) is ignored.
+match the footer's record batches (a file rewritten by another tool) is ignored. The file writer
+also copies the batches' headers into the footer when they are small enough (remote.HEADERS_KEY),
+so a reader over a network has every batch's statistics from the read that brings the footer.
 """
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from .dictionary import DictionaryTracker, unify_table_dictionaries
 from .format import COMPRESSION_IDS, EOS_MARKER, FILE_MAGIC, FILE_MAGICS, LEGACY_EOS
 from .filesystems import is_url, open_output
 from .options import IpcWriteOptions, MetadataVersion, WriteCounters, WriteStats, as_write_options
+from .remote import BATCH_HEADERS_LIMIT, HEADERS_KEY, encode_batch_headers
 from .serialize import serialize_record_batch, serialize_schema
 from .sinks import AtomicFile, fsync_directory, open_fresh
 
@@ -571,7 +572,7 @@ class _WriterBase:
                         owned, parts = False, m.parts
                 self._write_message_bytes(m.metadata, parts, m.body_length)
             if m.header_type == md.HEADER_RECORD_BATCH:
-                self._after_batch(start, len(m.metadata), m.body_length)
+                self._after_batch(start, m.metadata, m.body_length)
             else:
                 self._after_dictionary(start, len(m.metadata), m.body_length)
         if self._statistics:
@@ -594,7 +595,7 @@ class _WriterBase:
     def _finish(self) -> None:
         raise NotImplementedError
 
-    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
+    def _after_batch(self, offset: int, metadata: bytes, body_len: int) -> None:
         pass
 
     def _after_statistics(self, stats: dict[str, Any]) -> None:
@@ -741,7 +742,9 @@ class RecordBatchFileWriter(_WriterBase):
 
     `durable=True` (a path sink only, not in pyarrow) fsyncs the file and its directory at close.
     `statistics=True` (not in pyarrow) puts each batch's min/max/null counts in its custom
-    metadata and their summary in the footer's (ipc.statistics).
+    metadata and their summary in the footer's (ipc.statistics), with a copy of the batches'
+    headers when they are small enough, so a read over a network plans from the footer alone
+    (ipc.remote).
     """
 
     def __init__(self, sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None = None,
@@ -755,9 +758,15 @@ class RecordBatchFileWriter(_WriterBase):
         # an explicitly empty mapping is written as an empty (present) metadata vector
         self._footer_metadata = T.normalize_metadata(metadata) if metadata else (
             {} if metadata is not None else None)
+        if self._footer_metadata:
+            # header copies describe another file's batches (metadata kept by a rewrite)
+            self._footer_metadata.pop(HEADERS_KEY.encode(), None)
         self._batch_blocks: list[tuple[int, int, int]] = []
         self._dict_blocks: list[tuple[int, int, int]] = []
         self._summary: Any = None              # statistics.FileSummary once a batch is written
+        # with statistics, each record batch's message metadata, for the footer (remote.py)
+        self._header_copies: list[bytes] | None = [] if self._statistics else None
+        self._header_bytes = 0
         super().__init__(sink, schema, options=options, use_legacy_format=use_legacy_format,
                          durable=durable, filesystem=filesystem)
 
@@ -767,8 +776,16 @@ class RecordBatchFileWriter(_WriterBase):
 
     _file_mode = True
 
-    def _after_batch(self, offset: int, meta_len: int, body_len: int) -> None:
-        self._batch_blocks.append((offset, meta_len, body_len))
+    def _after_batch(self, offset: int, metadata: bytes, body_len: int) -> None:
+        self._batch_blocks.append((offset, len(metadata), body_len))
+        copies = self._header_copies
+        if copies is not None:
+            # copied for the footer (remote.HEADERS_KEY) while they stay within the bound
+            self._header_bytes += len(metadata)
+            if self._header_bytes <= BATCH_HEADERS_LIMIT:
+                copies.append(metadata)
+            else:
+                self._header_copies = None
 
     def _after_dictionary(self, offset: int, meta_len: int, body_len: int) -> None:
         self._dict_blocks.append((offset, meta_len, body_len))
@@ -786,7 +803,12 @@ class RecordBatchFileWriter(_WriterBase):
         if self._statistics:
             from .statistics import FileSummary
             summary = self._summary or FileSummary(self.schema)
-            footer_metadata = T.normalize_metadata(summary.metadata(footer_metadata))
+            extended = summary.metadata(footer_metadata)
+            copies = encode_batch_headers(self._header_copies, self._batch_blocks) \
+                if self._header_copies else None
+            if copies is not None:
+                extended[HEADERS_KEY] = copies
+            footer_metadata = T.normalize_metadata(extended)
         footer = encode_footer(blob, pos, self._dict_blocks, self._batch_blocks,
                                footer_metadata, self._version,
                                md.schema_blob_alignment(self.schema))
@@ -817,7 +839,8 @@ def new_file(sink: SinkLike, schema: T.Schema, *, use_legacy_format: bool | None
     `filesystem` (fsspec or pyarrow), a file-like object or a BufferOutputStream; nothing appears
     under a path, URL or key unless the writer closes successfully. `durable=True` fsyncs a
     local path's file and directory at close; `statistics=True` writes each batch's min/max/null
-    counts in its custom metadata and their summary in the footer's (ipc.statistics)."""
+    counts in its custom metadata and their summary in the footer's (ipc.statistics), with a
+    copy of the batches' headers when small enough (ipc.remote)."""
     return RecordBatchFileWriter(sink, schema, use_legacy_format=use_legacy_format,
                                  options=options, metadata=metadata, magic=magic, durable=durable,
                                  statistics=statistics, filesystem=filesystem)

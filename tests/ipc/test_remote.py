@@ -19,7 +19,8 @@ import pytest
 import arrowipc
 from arrowipc import ipc
 from arrowipc.errors import ArrowInvalid, ArrowIOError
-from arrowipc.ipc.remote import body_ranges, coalesce, dictionary_ids_needed
+from arrowipc.ipc.remote import (BATCH_HEADERS_LIMIT, HEADERS_KEY, body_ranges, coalesce,
+                                  decode_batch_headers, dictionary_ids_needed)
 from remote_servers import CountingFile
 
 fsspec = pytest.importorskip("fsspec")
@@ -280,6 +281,174 @@ def test_file_url_and_pyarrow_filesystem(tmp_path):
     assert reader.io_stats.read_requests == 1 + 2 * N_BATCHES
 
 
+def test_batch_reads_of_a_file_on_a_concurrent_filesystem_go_out_at_once(tmp_path, monkeypatch):
+    """get_batch from several threads (a scan's) on a filesystem whose reads are independent
+    requests: one batch's fetch does not wait for another's (no reader lock around them)."""
+    import pyarrow.fs as pa_fs
+    from arrowipc.ipc import filesystems
+    path = tmp_path / "t.arrow"
+    path.write_bytes(file_bytes(wide_table()))
+    reader = ipc.open_file(str(path), filesystem=pa_fs.LocalFileSystem(),
+                           options=ipc.IpcReadOptions(included_fields=[2]))
+    headers = {off for off, _, _ in reader.record_batch_blocks[:2]}
+    both_reading = threading.Barrier(2, timeout=10)       # a hang guard, not a speed check
+    original = filesystems._PyarrowRanges.read_at
+
+    def read_at(self, offset, n):
+        if offset in headers:
+            both_reading.wait()         # each batch's header read waits for the other's
+        return original(self, offset, n)
+    monkeypatch.setattr(filesystems._PyarrowRanges, "read_at", read_at)
+    results = [None, None]
+
+    def get(i):
+        results[i] = reader.get_batch(i)
+    threads = [threading.Thread(target=get, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    expected = pa_ipc.open_file(pa.py_buffer(file_bytes(wide_table()))).read_all().column(2)
+    assert [pa.record_batch(b).column(0) for b in results] == [
+        expected.chunk(0), expected.chunk(1)]
+
+
+# -- record batch headers copied in the footer (remote.HEADERS_KEY) ----------------------------
+def statistics_file(n_batches: int = N_BATCHES) -> bytes:
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, arrowipc.table(wide_table()).schema, statistics=True) as writer:
+        for batch in wide_table().to_batches(max_chunksize=-(-N_ROWS // n_batches)):
+            writer.write_batch(arrowipc.record_batch(batch))
+    return sink.getvalue().to_pybytes()
+
+
+def test_statistics_file_copies_every_batch_header_in_its_footer():
+    data = statistics_file()
+    theirs = pa_ipc.open_file(pa.py_buffer(data))
+    # pyarrow reads the file as it reads any: same batches, same per-batch metadata
+    assert theirs.read_all().equals(wide_table())
+    blocks = ipc.open_file(data).record_batch_blocks
+    copies = decode_batch_headers(theirs.metadata, blocks)
+    assert copies == [data[off:off + meta_len] for off, meta_len, _ in blocks]
+
+
+def test_header_copies_are_bounded():
+    many = 2 * BATCH_HEADERS_LIMIT // len(statistics_file(1)[8:]) + 400
+    data = statistics_file(min(many, N_ROWS))
+    meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+    assert HEADERS_KEY.encode() not in meta and b"arrowipc:file_statistics" in meta
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+
+
+def test_projected_read_with_header_copies_fetches_only_buffers():
+    data = statistics_file()
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    opened = len(f.reads)
+    local = pa_ipc.open_file(pa.py_buffer(data))
+    # the statistics pass and the read: no header fetched, one range per batch
+    assert reader.batch_custom_metadata() == [
+        local.get_batch_with_custom_metadata(i).custom_metadata for i in range(N_BATCHES)]
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    assert len(f.reads) - opened == N_BATCHES
+    assert all(n == N_ROWS // N_BATCHES * 8 for _, n in f.reads[opened:])
+
+
+def _with_footer_metadata(data: bytes, metadata: dict) -> bytes:
+    """`data` (a file of ours with statistics) rewritten by pyarrow with the same batches and
+    per-batch metadata and the footer metadata given."""
+    theirs = pa_ipc.open_file(pa.py_buffer(data))
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, theirs.schema, metadata=metadata) as writer:
+        for i in range(theirs.num_record_batches):
+            batch = theirs.get_batch_with_custom_metadata(i)
+            writer.write_batch(batch.batch, custom_metadata=batch.custom_metadata)
+    return sink.getvalue().to_pybytes()
+
+
+def _copies_document(data: bytes) -> dict:
+    import json
+    return json.loads(pa_ipc.open_file(pa.py_buffer(data)).metadata[HEADERS_KEY.encode()])
+
+
+def _changed(doc: dict, **changes) -> bytes:
+    import json
+    return json.dumps({**doc, **changes}).encode()
+
+
+@pytest.mark.parametrize("change", [
+    "not json", "[1]", "version 2", "no blocks", "blocks of another file", "short metadata",
+    "not base64", "no metadata"])
+def test_header_copies_that_do_not_fit_the_footer_are_ignored(change):
+    doc = _copies_document(statistics_file())
+    blocks = [[off + 8, body] for off, body in doc["blocks"]]
+    value = {"not json": b"not json", "[1]": b"[1]",
+             "version 2": _changed(doc, version=2),
+             "no blocks": _changed({k: v for k, v in doc.items() if k != "blocks"}),
+             "blocks of another file": _changed(doc, blocks=blocks),
+             "short metadata": _changed(doc, metadata=doc["metadata"][:-4]),
+             "not base64": _changed(doc, metadata="!" * len(doc["metadata"])),
+             "no metadata": _changed({k: v for k, v in doc.items() if k != "metadata"})}[change]
+    data = _with_footer_metadata(statistics_file(), {HEADERS_KEY: value})
+    f = CountingFile(data)
+    reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
+    opened = len(f.reads)
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    assert len(f.reads) - opened == 2 * N_BATCHES      # the headers are read from the file
+
+
+def test_writer_does_not_carry_header_copies_over_from_the_metadata_given():
+    """A file rewritten with the footer metadata of another (arrowipc convert keeps it) gets
+    no copies of the other's headers; with statistics it gets its own."""
+    source = pa_ipc.open_file(pa.py_buffer(statistics_file())).metadata
+    for statistics in (False, True):
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, arrowipc.table(wide_table()).schema, metadata=source,
+                          statistics=statistics) as writer:
+            for batch in wide_table().to_batches(max_chunksize=N_ROWS // 2):
+                writer.write_batch(arrowipc.record_batch(batch))
+        data = sink.getvalue().to_pybytes()
+        meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+        blocks = ipc.open_file(data).record_batch_blocks
+        assert (HEADERS_KEY.encode() in meta) == statistics
+        if statistics:
+            assert decode_batch_headers(meta, blocks) == [
+                data[off:off + meta_len] for off, meta_len, _ in blocks]
+
+
+def _tampered_copies(data: bytes, batch: int) -> tuple[bytes, int]:
+    """`data` with one byte of batch `batch`'s header copy changed (lengths kept), and the
+    file offset of the first byte that differs from the real header."""
+    import base64
+    import json
+    meta = pa_ipc.open_file(pa.py_buffer(data)).metadata
+    blocks = ipc.open_file(data).record_batch_blocks
+    doc = json.loads(meta[HEADERS_KEY.encode()])
+    raw = bytearray(base64.b64decode(doc["metadata"]))
+    at = sum(meta_len for _, meta_len, _ in blocks[:batch]) + 40
+    raw[at] ^= 0x01
+    value = json.dumps({**doc, "metadata": base64.b64encode(bytes(raw)).decode()})
+    meta = dict(meta)
+    meta[HEADERS_KEY.encode()] = value.encode()
+    return _with_footer_metadata(data, meta), blocks[batch][0] + 40
+
+
+def test_full_validation_checks_header_copies_against_the_headers():
+    rewritten = _with_footer_metadata(statistics_file(), pa_ipc.open_file(
+        pa.py_buffer(statistics_file())).metadata)
+    # the copies of a file rewritten with the same batches are its headers: they pass
+    reader = ipc.open_file(CountingFile(rewritten), options=ipc.IpcReadOptions(
+        included_fields=[3], validate="full"))
+    assert pa.table(reader.read_all()).column(0).equals(wide_table().column(3))
+    tampered, at = _tampered_copies(statistics_file(), 5)
+    with pytest.raises(ArrowInvalid, match=f"record batch 5's header copy in the footer "
+                                           f"\\({HEADERS_KEY}\\) differs from its header at "
+                                           f"byte {at}"):
+        ipc.open_file(CountingFile(tampered), options=ipc.IpcReadOptions(validate="full"))
+
+
 def test_filesystem_of_another_kind_is_refused():
     with pytest.raises(TypeError, match="fsspec filesystem or a pyarrow filesystem"):
         ipc.open_file("x.arrow", filesystem=object())
@@ -342,9 +511,9 @@ def _counting_get_objects(fs, monkeypatch):
 
 
 def test_s3_ranges_are_read_by_presigned_urls(s3, wide_file, monkeypatch):
-    """After the GetObject that opens an object, its ranges are plain GETs of a URL presigned
-    once (a GetObject through s3fs costs four times the Python time); their answers are checked
-    as a GetObject's are."""
+    """An object is opened, and its ranges read, by plain GETs of a URL presigned once (a
+    GetObject through s3fs costs four times the Python time): no GetObject at all; their
+    answers are checked as a GetObject's are."""
     from remote_servers import BUCKET
     fs, requests = s3
     url = f"s3://{BUCKET}/presigned.arrow"
@@ -353,8 +522,9 @@ def test_s3_ranges_are_read_by_presigned_urls(s3, wide_file, monkeypatch):
     requests.clear()
     reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[2]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(2))
-    assert calls == [("get_object", f"bytes=-{64 << 10}")]
-    assert len(requests.gets("/presigned.arrow")) == 1 + 2 * N_BATCHES
+    assert calls == []
+    gets = requests.gets("/presigned.arrow")
+    assert gets[0][2] == f"bytes=-{64 << 10}" and len(gets) == 1 + 2 * N_BATCHES
 
 
 def test_s3_range_a_presigned_url_cannot_read_is_asked_by_getobject(s3, wide_file, monkeypatch):
@@ -372,6 +542,7 @@ def test_s3_range_a_presigned_url_cannot_read_is_asked_by_getobject(s3, wide_fil
     calls = _counting_get_objects(fs, monkeypatch)
     reader = ipc.open_file(url, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[2]))
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(2))
+    assert calls[0] == ("get_object", f"bytes=-{64 << 10}")      # opened by a GetObject
     assert len(calls) == 1 + 2 * N_BATCHES
 
 
@@ -389,6 +560,45 @@ def test_s3_batch_headers_read_first_are_not_fetched_again(s3, wide_file):
         local.get_batch_with_custom_metadata(i).custom_metadata for i in range(N_BATCHES)]
     assert pa.table(reader.read_all()).column(0).equals(wide_table().column(1))
     assert len(requests.gets("/headers.arrow")) == 1 + 2 * N_BATCHES
+
+
+def test_s3_dataset_projected_scan_and_filtered_count_fetch_one_range_per_batch(s3):
+    """A dataset written with statistics (write_dataset's default): the object's opening read
+    brings every batch header with the footer, so reading one column, or counting on it, costs
+    the opening GET and one range GET per batch, each exactly the column's bytes."""
+    import pyarrow.dataset as pa_ds
+    import arrowipc.dataset as ads
+    from remote_servers import BUCKET
+    fs, requests = s3
+    table = pa.table({"part": np.arange(N_ROWS) % 2, "a": np.arange(N_ROWS, dtype=np.int64),
+                      "b": np.arange(N_ROWS, dtype=np.int64) % 1000, "c": np.ones(N_ROWS)})
+    url = f"s3://{BUCKET}/ds"
+    ads.write_dataset(arrowipc.table(table), url, format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive", max_rows_per_group=N_ROWS // 8,
+                      filesystem=fs)
+    files = sorted(fs.find(f"{BUCKET}/ds"))
+    n_batches = sum(ipc.open_file(f"s3://{f}", filesystem=fs).num_record_batches
+                    for f in files)
+    expected = pa_ds.dataset(pa.table(table))
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    for run, check in [
+            (lambda: data.to_table(columns=["a"]),
+             lambda got: sorted(pa.table(got).column("a").to_pylist()) ==
+             sorted(expected.to_table(columns=["a"]).column("a").to_pylist())),
+            (lambda: data.count_rows(filter=ads.field("b") < 10),
+             lambda got: got == expected.count_rows(filter=pa_ds.field("b") < 10))]:
+        requests.clear()
+        assert check(run())
+        gets = requests.gets(".arrow")
+        # each file's opening read (but a reader kept from discovery), one range per batch
+        opening = [r for _, _, r, _ in gets if r.startswith("bytes=-")]
+        assert len(opening) <= len(files) and len(gets) == len(opening) + n_batches
+        ranges = [int(r.split("-")[1]) - int(r.split("=")[1].split("-")[0]) + 1
+                  for _, _, r, _ in gets if not r.startswith("bytes=-")]
+        assert sorted(ranges) == sorted(ipc.open_file(f"s3://{f}", filesystem=fs).get_batch(i)
+                                        .num_rows * 8 for f in files
+                                        for i in range(ipc.open_file(
+                                            f"s3://{f}", filesystem=fs).num_record_batches))
 
 
 def test_s3_object_names_what_is_wrong_when_it_is_not_a_file(s3):
