@@ -535,6 +535,45 @@ class FileFragment(Fragment):
         return plan
 
 
+# the bodies a window of adjacent batches fetched together may hold (FragmentPlan._from_window)
+WINDOW_LIMIT = 32 << 20
+
+
+class _Window:
+    """A run of adjacent surviving batches of one file, fetched together by the first task
+    that reads one of them."""
+
+    def __init__(self, indices: list[int]) -> None:
+        self.indices = indices
+        self.started = False
+        self.done = threading.Event()
+        self.batches: dict[int, RecordBatch] = {}
+
+
+def _windows(batches: Sequence[int], body_length: Any) -> dict[int, _Window]:
+    """Surviving batch -> its window: runs of adjacent batches, split where their bodies
+    would pass WINDOW_LIMIT; batches alone in their run have none."""
+    out: dict[int, _Window] = {}
+    run: list[int] = []
+    size = 0
+
+    def close() -> None:
+        if len(run) > 1:
+            window = _Window(list(run))
+            for k in run:
+                out[k] = window
+
+    for i in batches:
+        n = body_length(i)
+        if run and (run[-1] != i - 1 or size + n > WINDOW_LIMIT):
+            close()
+            run, size = [], 0
+        run.append(i)
+        size += n
+    close()
+    return out
+
+
 class FragmentPlan:
     """A fragment's surviving batches (file format) or whole stream, and the filter left."""
 
@@ -560,6 +599,10 @@ class FragmentPlan:
         # (kept by the fragment for the next count, see count_from_value_spans)
         self._spans: list[tuple[int, int] | None] | None = None
         self._spans_type: T.DataType | None = None
+        # a file behind a network link: surviving batch -> the run of adjacent survivors
+        # fetched with it (see _from_window)
+        self._windows: dict[int, _Window] | None = None
+        self.fetch_windows = False          # set by a scan that reads every survivor ahead
 
     @property
     def is_stream(self) -> bool:
@@ -586,9 +629,43 @@ class FragmentPlan:
         try:
             if not self.reads_columns:
                 return RecordBatch(T.schema([]), [], self.batch_length(i))
+            if self.fetch_windows and self.fragment.is_remote:
+                batch = self._from_window(i)
+                if batch is not None:
+                    return batch
             return self.reader.get_batch(i)
         except (ArrowException, OSError) as e:
             raise named_error(e, self.fragment.path) from None
+
+    def _from_window(self, i: int) -> RecordBatch | None:
+        """Surviving batch i of a file behind a network link, fetched with the run of adjacent
+        survivors around it (at most WINDOW_LIMIT bytes of bodies): the scan reads each batch
+        in a task of its own, and the first task of a run fetches the run for all of them, so
+        adjacent ranges are one request (coalesced, as the read options allow) instead of a
+        request per batch. None when i is in no run of two or more, or the run's fetch failed
+        (the batch is then read alone, which raises its own error)."""
+        with self._lock:
+            if self._windows is None:
+                self._windows = _windows(self.batches, self.body_length)
+            window = self._windows.pop(i, None)
+            if window is None:
+                return None
+            fetch = not window.started
+            window.started = True
+        if fetch:
+            assert isinstance(self.reader, RecordBatchFileReader)
+            try:
+                for k, batch in zip(window.indices,
+                                    self.reader.iter_batch_range(window.indices[0],
+                                                                 window.indices[-1] + 1)):
+                    window.batches[k] = batch
+            except (ArrowException, OSError):
+                window.batches.clear()          # each batch read alone, raising its error
+            finally:
+                window.done.set()
+        else:
+            window.done.wait()
+        return window.batches.pop(i, None)
 
     def read_surviving(self) -> Iterator[tuple[int, RecordBatch]]:
         """(index, batch as read) of the file's surviving batches, in order: each run of

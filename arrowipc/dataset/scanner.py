@@ -345,7 +345,8 @@ class Scanner:
                 return limit is not None and bool(pending) and \
                     _held_bytes(pending) + coming > limit
 
-            for unit in self._units(pool):
+            # reading ahead, the batches of a remote file are fetched a window at a time
+            for unit in self._units(pool, fetch_windows=window > 1):
                 while pending and (full(unit.estimate) or pending[0].future is None):
                     yield from drain_one()
                 unit.submit(pool)
@@ -357,9 +358,12 @@ class Scanner:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
-    def _units(self, pool: Any) -> Iterator[_InFlight]:
-        """The scan's work in order, not yet submitted: each batch of a file, each stream."""
+    def _units(self, pool: Any, fetch_windows: bool = False) -> Iterator[_InFlight]:
+        """The scan's work in order, not yet submitted: each batch of a file, each stream
+        (`fetch_windows`: a remote file's adjacent batches fetched together, see
+        FragmentPlan.read)."""
         for plan in self._plans(pool):
+            plan.fetch_windows = fetch_windows
             if plan.is_stream:
                 yield _InFlight(plan, -1, False, 0)
                 continue

@@ -1080,17 +1080,37 @@ class RecordBatchFileReader(_ReaderBase):
                 targets.append(view[o - body_start:o - body_start + n])
             msg.body = body
             msgs.append(msg)
-        self._source.fetch(ranges, targets)
+        self._fetch_coalesced(ranges, targets)
         return msgs + [None] * (last - first - len(msgs))
 
+    def _fetch_coalesced(self, ranges: list[tuple[int, int]], targets: list[memoryview]) -> None:
+        """Fetch each (offset, length) range of the file into its target, ranges of different
+        batches close enough (the options' hole and range size limits) fetched as one request
+        and copied out: adjacent batches read whole cost one request, not one each."""
+        opts = self._decoder.options
+        merged = coalesce(ranges, opts.hole_size_limit, opts.range_size_limit)
+        if len(merged) == len(ranges):
+            self._source.fetch(ranges, targets)
+            return
+        name = self._source.name
+        scratch = [allocate_claimed(n, name, o) for o, n in merged]
+        self._source.fetch(merged, [memoryview(b) for b in scratch])
+        starts = [o for o, _ in merged]
+        for (o, n), target in zip(ranges, targets):
+            if n <= 0:
+                continue
+            k = bisect.bisect_right(starts, o) - 1  # coalesce merges ranges, never splits one
+            at = o - starts[k]
+            target[:] = memoryview(scratch[k])[at:at + n]
+
     def iter_batch_range(self, first: int, last: int) -> Iterator[RecordBatch]:
-        """Record batches [first, last), in order. A projected read of a file not in memory
-        fetches them a window at a time (each window's headers, then its buffers, concurrently
-        where the source can), not batch by batch."""
+        """Record batches [first, last), in order. A file not in memory is fetched a window at
+        a time (each window's headers, then its buffers, concurrently where the source can,
+        adjacent ranges coalesced as the options allow), not batch by batch."""
         if not 0 <= first <= last <= len(self._batch_blocks):
             raise IndexError(f"record batches [{first}, {last}) out of range for "
                              f"{len(self._batch_blocks)} batches")
-        if self._ranged and self._decoder.included is not None:
+        if self._ranged:
             yield from self._iter_ranged(first, last)
             return
         for i in range(first, last):

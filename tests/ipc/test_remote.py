@@ -601,6 +601,36 @@ def test_s3_dataset_projected_scan_and_filtered_count_fetch_one_range_per_batch(
                                             f"s3://{f}", filesystem=fs).num_record_batches))
 
 
+def test_s3_dataset_full_scan_fetches_each_files_adjacent_batches_in_one_range(s3):
+    """A scan reading every column of a file behind a network link fetches the file's
+    adjacent batches together: their bodies (and the headers between them) are one range,
+    one request per file after the opening read, not one per batch; head() of a few rows
+    reads no batch ahead."""
+    import arrowipc.dataset as ads
+    from remote_servers import BUCKET
+    fs, requests = s3
+    table = pa.table({"part": np.arange(N_ROWS) % 2, "a": np.arange(N_ROWS, dtype=np.int64),
+                      "s": [f"v{i % 97}" for i in range(N_ROWS)]})
+    url = f"s3://{BUCKET}/whole"
+    ads.write_dataset(arrowipc.table(table), url, format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive", max_rows_per_group=N_ROWS // 8,
+                      filesystem=fs)
+    files = sorted(fs.find(f"{BUCKET}/whole"))
+    assert all(ipc.open_file(f"s3://{f}", filesystem=fs).num_record_batches > 1 for f in files)
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    requests.clear()
+    got = pa.table(data.to_table()).sort_by("a")
+    assert got.column("a").to_pylist() == list(range(N_ROWS))
+    assert got.column("s").to_pylist() == [f"v{i % 97}" for i in range(N_ROWS)]
+    gets = requests.gets(".arrow")
+    opening = [r for _, _, r, _ in gets if r.startswith("bytes=-")]
+    assert len(opening) <= len(files) and len(gets) == len(opening) + len(files)
+    requests.clear()
+    assert pa.table(data.head(3)).column("a").to_pylist() == [0, 2, 4]
+    assert len([r for _, _, r, _ in requests.gets(".arrow")
+                if not r.startswith("bytes=-")]) == 1
+
+
 def test_s3_object_names_what_is_wrong_when_it_is_not_a_file(s3):
     """The first bytes of an object are not read to open it (as pyarrow never checks them),
     but when its end is not a file's trailer they say what it is; at full validation they are
