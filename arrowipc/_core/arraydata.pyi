@@ -25,6 +25,7 @@ class ArrayData:
     def list_values(self) -> ArrayData: ...
     def with_type(self, type: Any) -> ArrayData: ...
 
+@disjoint_base
 class RecordBatchFields:
     schema: Any
     _cols: Any
