@@ -109,7 +109,8 @@ def _dense_ranks(values: np.ndarray[Any, Any], lengths: np.ndarray[Any, Any] | N
     ranked_values, ranked_lengths = values[order], lengths[order]
     step = np.empty(len(order), np.int64)
     step[0] = 0
-    step[1:] = (ranked_values[1:] != ranked_values[:-1]) | (ranked_lengths[1:] != ranked_lengths[:-1])
+    step[1:] = ((ranked_values[1:] != ranked_values[:-1])
+                | (ranked_lengths[1:] != ranked_lengths[:-1]))
     out = np.empty(len(order), np.int64)
     out[order] = np.cumsum(step)
     return out

@@ -791,10 +791,11 @@ cdef class PlainBatchDecoder:
         return msg, pos, self._decode(msg, None)
 
     def block_batch(self, Buffer buf, list blocks, Py_ssize_t i, int64_t limit):
-        """(message, RecordBatch or None) of record batch block `i` of a file held whole in `buf`, its footer's `blocks` checked against the data
-        section's end `limit` (check_block) and framed and decoded in one call; (None, None)
-        when `i` is out of range (the caller raises the error). The batch is None when the
-        message needs the general path, as frame_and_decode's is."""
+        """(message, RecordBatch or None) of record batch block `i` of a file held whole in
+        `buf`, its footer's `blocks` checked against the data section's end `limit`
+        (check_block) and framed and decoded in one call; (None, None) when `i` is out of range
+        (the caller raises the error). The batch is None when the message needs the general
+        path, as frame_and_decode's is."""
         cdef Py_ssize_t n = len(blocks)
         cdef int64_t off, end
         if i < 0 or i >= n:
