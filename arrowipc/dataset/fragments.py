@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
@@ -550,27 +550,32 @@ class _Window:
         self.batches: dict[int, RecordBatch] = {}
 
 
-def _windows(batches: Sequence[int], body_length: Any) -> dict[int, _Window]:
+def _runs(batches: Sequence[int], body_length: Callable[[int], int] | None = None,
+          limit: int = 0) -> list[list[int]]:
+    """`batches` (ascending) cut into runs of adjacent indices; with `body_length`, a run is
+    also cut where its bodies would pass `limit` bytes."""
+    runs: list[list[int]] = []
+    size = 0
+    for i in batches:
+        n = body_length(i) if body_length is not None else 0
+        if runs and runs[-1][-1] == i - 1 and (body_length is None or size + n <= limit):
+            runs[-1].append(i)
+            size += n
+        else:
+            runs.append([i])
+            size = n
+    return runs
+
+
+def _windows(batches: Sequence[int], body_length: Callable[[int], int]) -> dict[int, _Window]:
     """Surviving batch -> its window: runs of adjacent batches, split where their bodies
     would pass WINDOW_LIMIT; batches alone in their run have none."""
     out: dict[int, _Window] = {}
-    run: list[int] = []
-    size = 0
-
-    def close() -> None:
+    for run in _runs(batches, body_length, WINDOW_LIMIT):
         if len(run) > 1:
-            window = _Window(list(run))
+            window = _Window(run)
             for k in run:
                 out[k] = window
-
-    for i in batches:
-        n = body_length(i)
-        if run and (run[-1] != i - 1 or size + n > WINDOW_LIMIT):
-            close()
-            run, size = [], 0
-        run.append(i)
-        size += n
-    close()
     return out
 
 
@@ -676,14 +681,8 @@ class FragmentPlan:
             for i in self.batches:
                 yield i, self.read(i)
             return
-        runs: list[list[int]] = []
-        for i in self.batches:
-            if runs and runs[-1][-1] == i - 1:
-                runs[-1].append(i)
-            else:
-                runs.append([i])
         try:
-            for run in runs:
+            for run in _runs(self.batches):
                 yield from zip(run, self.reader.iter_batch_range(run[0], run[-1] + 1))
         except (ArrowException, OSError) as e:
             raise named_error(e, self.fragment.path) from None

@@ -291,7 +291,7 @@ def test_batch_reads_of_a_file_on_a_concurrent_filesystem_go_out_at_once(tmp_pat
     reader = ipc.open_file(str(path), filesystem=pa_fs.LocalFileSystem(),
                            options=ipc.IpcReadOptions(included_fields=[2]))
     headers = {off for off, _, _ in reader.record_batch_blocks[:2]}
-    both_reading = threading.Barrier(2, timeout=10)       # a hang guard, not a speed check
+    both_reading = threading.Barrier(2, timeout=60)       # a hang guard, not a speed check
     original = filesystems._PyarrowRanges.read_at
 
     def read_at(self, offset, n):
@@ -1138,3 +1138,16 @@ def test_s3_object_replaced_between_requests_is_refused(s3, wide_file):
     fs.pipe(url, other_version(wide_file))
     with pytest.raises(OSError, match=f"{url}: .*changed while it was read"):
         reader.get_batch(1)
+
+
+def test_surviving_batches_group_into_runs_of_adjacent_ones_bounded_by_their_bodies():
+    from arrowipc.dataset.fragments import WINDOW_LIMIT, _runs, _windows
+    assert _runs([]) == []
+    assert _runs([0, 1, 2, 5, 6, 9]) == [[0, 1, 2], [5, 6], [9]]
+    half = WINDOW_LIMIT // 2
+    sizes = {0: half, 1: half, 2: 1, 3: WINDOW_LIMIT + 1, 4: 1}
+    # a run closes where its bodies would pass the limit; a batch over it stands alone
+    assert _runs([0, 1, 2, 3, 4], sizes.__getitem__, WINDOW_LIMIT) == [[0, 1], [2], [3], [4]]
+    windows = _windows([0, 1, 2, 3, 4], sizes.__getitem__)
+    assert sorted(windows) == [0, 1]            # batches alone in their run have no window
+    assert windows[0] is windows[1] and windows[0].indices == [0, 1]
