@@ -554,7 +554,7 @@ def _read_serialized(payload: bytes) -> tuple[list[tuple[bytes, bytes]], list[Ar
         if batch_msg.header_type != md.HEADER_RECORD_BATCH or batch_msg.body is None:
             raise ArrowInvalid(f"{where}: expected a record batch after the schema, found "
                                f"{batch_msg.type}")
-        h = decode_record_batch_header(batch_msg.header)
+        h = decode_record_batch_header(batch_msg.header, batch_msg.legacy_codec)
         if h.codec >= 0:
             raise ArrowInvalid(f"{where}: a compressed record batch of literals")
         plan = make_plan([(f.name, f.type) for f in info.schema])

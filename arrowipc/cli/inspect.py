@@ -181,7 +181,7 @@ class _Scan:
 
     def record_batch(self, msg: Message, index: int, where: str) -> None:
         assert self.columns is not None and self.ranges is not None   # schema() came first
-        h = decode_record_batch_header(msg.header)
+        h = decode_record_batch_header(msg.header, msg.legacy_codec)
         self.versions.add(msg.version)
         self.codecs.add(h.codec)
         sizes = buffer_sizes(h, msg.body, where)
@@ -205,7 +205,7 @@ class _Scan:
         data = t.table(1, "RecordBatch")
         if data is None:
             raise ArrowInvalid(f"{where}: dictionary batch at byte {msg.offset} has no data")
-        h = decode_record_batch_header(data)
+        h = decode_record_batch_header(data, msg.legacy_codec)
         self.versions.add(msg.version)
         self.codecs.add(h.codec)
         entry = next((d for d in self.r["dictionaries"] if d["id"] == dict_id), None)

@@ -118,7 +118,7 @@ class _Checker:
                          ) -> list[tuple[str, BaseException]]:
         """[(column name, error)] from decoding each column of a failing batch on its own."""
         try:
-            decode_record_batch_header(msg.header)      # a header that fails says it all
+            decode_record_batch_header(msg.header, msg.legacy_codec)      # a header that fails says it all
         except _BAD_DATA:
             return []
         assert dec.info is not None, "the schema message was read"

@@ -671,7 +671,7 @@ class DissociatedReader:
                 msg.header.table(1, "RecordBatch")
             if header is None:
                 raise ArrowInvalid("a dictionary batch without data")
-            decoded = decode_record_batch_header(header)
+            decoded = decode_record_batch_header(header, msg.legacy_codec)
         except ArrowInvalid as e:
             raise ArrowInvalid(f"type-1 body of sequence {seq}: its metadata: {e}") from e
         placed, addresses, in_peer, base = place_regions(pairs, decoded.buffers_list(), length,

@@ -63,16 +63,18 @@ cdef class RecordBatchHeader:
         return [(self.buf_offset(i), self.buf_length(i)) for i in range(self.n_buffers)]
 
 
-cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb):
-    """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message)."""
+cpdef RecordBatchHeader decode_record_batch_header(FlatTable rb, int legacy_codec=-1):
+    """Decode a RecordBatch table (from a RecordBatch or DictionaryBatch message); `legacy_codec`:
+    its message's Message.legacy_codec, the codec when the table names none."""
     cdef RecordBatchHeader h = RecordBatchHeader.__new__(RecordBatchHeader)
-    fill_header(h, rb, [])
+    fill_header(h, rb, [], legacy_codec)
     return h
 
 
-cdef int fill_header(RecordBatchHeader h, FlatTable rb, list no_variadic) except -1:
+cdef int fill_header(RecordBatchHeader h, FlatTable rb, list no_variadic,
+                     int legacy_codec) except -1:
     """Decode RecordBatch table `rb` into `h`; `no_variadic` is the list kept when the table
-    lists no variadic buffer counts."""
+    lists no variadic buffer counts; `legacy_codec` as decode_record_batch_header takes it."""
     cdef int64_t p, n
     h.length = rb.get_i64(RB_LENGTH, 0)
     if h.length < 0:
@@ -84,7 +86,7 @@ cdef int fill_header(RecordBatchHeader h, FlatTable rb, list no_variadic) except
     p = rb.vector_at(RB_BUFFERS, 16, &n)
     h.buffers = rb.buf.ptr + (p if p >= 0 else 0)
     h.n_buffers = n
-    h.codec = -1
+    h.codec = legacy_codec
     h.variadic_counts = rb.int64s(RB_VARIADIC) if rb.field_pos(RB_VARIADIC) >= 0 else no_variadic
     if rb.field_pos(RB_COMPRESSION) < 0:
         return 0
@@ -691,7 +693,7 @@ def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata
     msg = m
     if msg.header_type != 3:
         return msg, pos, None, None, 0
-    h = decode_record_batch_header(msg.header)
+    h = decode_record_batch_header(msg.header, msg.legacy_codec)
     if h.codec >= 0:
         return msg, pos, None, None, 0
     cols, pending = assemble_columns(plan_and_roots, h, msg.body, included, None, where, msg.version,
@@ -829,7 +831,7 @@ cdef class PlainBatchDecoder:
         cdef bint ok
         if given is None:
             lazy = LazyColumns.__new__(LazyColumns)
-            fill_header(lazy, msg.header, _NO_VARIADIC)
+            fill_header(lazy, msg.header, _NO_VARIADIC, msg.legacy_codec)
             if lazy.codec >= 0:
                 return None
             if reused:
@@ -864,7 +866,7 @@ cdef class PlainBatchDecoder:
             h, a = RecordBatchHeader.__new__(RecordBatchHeader), _Assembler.__new__(_Assembler)
         try:
             if given is None:
-                fill_header(h, msg.header, _NO_VARIADIC)
+                fill_header(h, msg.header, _NO_VARIADIC, msg.legacy_codec)
             else:
                 h = given
             if h.codec >= 0:

@@ -17,6 +17,9 @@ cdef class Message:
     """Where the message starts in its stream or file (-1 when unknown)."""
     cdef readonly FlatTable header
     """The header table (Schema, RecordBatch or DictionaryBatch)."""
+    cdef readonly int legacy_codec
+    """The codec of Arrow 0.17's experimental body compression (0: LZ4_FRAME, 1: ZSTD), named in
+    a V4 batch message's custom metadata; -1 when the body is not compressed that way."""
     cdef FlatTable _table
     cdef object _custom_metadata
     cdef bint _custom_decoded

@@ -10,7 +10,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, rd_i64, root_table, table_at
-from arrowipc.errors import ArrowInvalid, ArrowNotImplementedError
+from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.format import file_read_as_stream_hint
 
 DEF METADATA_V4 = 3
@@ -115,24 +115,37 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
         raise ArrowInvalid(f"{_message_at(offset)}: {m.type} message without a header")
     m.header = table_at(meta, hpos, "RecordBatch" if m.header_type == 3 else
                         _HEADER_TABLE_NAMES[m.header_type], 1)
+    m.legacy_codec = -1
     if m.version == METADATA_V4 and (m.header_type == 2 or m.header_type == 3) and \
             t.field_pos(4) >= 0:
-        _refuse_experimental_compression(m, offset)
+        m.legacy_codec = _experimental_codec(m, offset)
     return m
 
 
-cdef _refuse_experimental_compression(Message m, int64_t offset):
-    """Arrow 0.17 wrote compressed V4 bodies before the format had BodyCompression, naming the
-    codec in the message's custom metadata; read as plain, its buffers would be garbage."""
+# Arrow 0.17's codec names (any case) -> BodyCompression's codec numbers
+_EXPERIMENTAL_CODECS = {"lz4": 0, "lz4_frame": 0, "zstd": 1}
+
+
+cdef int _experimental_codec(Message m, int64_t offset) except -2:
+    """The codec of a V4 batch message's body under Arrow 0.17's experimental compression, or
+    -1. That release compressed bodies before the format had BodyCompression, naming the codec
+    in the message's custom metadata; each buffer is laid out as BodyCompression's BUFFER method
+    lays it out (its uncompressed length, then the compressed bytes). Read as plain, the
+    buffers would be garbage."""
     if m.header_type == 3 and m.header.field_pos(3) >= 0:
-        return                                  # BodyCompression present: it alone counts
-    codec = (m.custom_metadata or {}).get(b"ARROW:experimental_compression")
-    if codec is not None:
-        raise ArrowNotImplementedError(
+        return -1                               # BodyCompression present: it alone counts
+    raw = (m.custom_metadata or {}).get(b"ARROW:experimental_compression")
+    if raw is None:
+        return -1
+    name = raw.decode("utf-8", "replace")
+    codec = _EXPERIMENTAL_CODECS.get(name.lower())
+    if codec is None:
+        raise ArrowInvalid(
             f"{_message_at(offset)}: {m.type} message body compressed with Arrow 0.17's "
-            f"experimental compression ({codec.decode('utf-8', 'replace')}, named in the "
-            f"message's custom metadata 'ARROW:experimental_compression'), which this reader "
-            f"does not read; expected BodyCompression in the header (Arrow >= 1.0)")
+            f"experimental compression, named {name!r} in the message's custom metadata "
+            f"'ARROW:experimental_compression'; expected LZ4 or ZSTD, the codecs IPC bodies "
+            f"may use")
+    return codec
 
 
 cdef str _file_hint(Buffer buf, int64_t pos, int64_t avail, int64_t offset):

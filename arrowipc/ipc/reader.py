@@ -146,7 +146,7 @@ class MessageDecoder:
         `header`: its RecordBatch header, when the caller decoded it already."""
         self.count_record_batch()
         if header is None:
-            header = decode_record_batch_header(msg.header)
+            header = decode_record_batch_header(msg.header, msg.legacy_codec)
         cols, pending = self._assemble(header, msg, self._plan, self._included)
         return self._finish_batch(header, cols, pending)
 
@@ -166,7 +166,7 @@ class MessageDecoder:
         while msg is not None:
             try:
                 assert msg.body is not None         # record batch messages are read whole
-                header = decode_record_batch_header(msg.header)
+                header = decode_record_batch_header(msg.header, msg.legacy_codec)
                 needed = self.buffers_needed(header, msg)
                 slot = work.add(header, msg.body, header.codec, needed, self._message_where(msg))
                 staged.append((msg, header, slot))
@@ -298,7 +298,7 @@ class MessageDecoder:
         """Top-level column `index` of record batch message `msg`, decoded on its own: byte-swapped,
         its dictionary attached and every check of the validation level run. A tool finds which
         column of a failing batch is bad this way; ArrowInvalid names what is wrong."""
-        header = decode_record_batch_header(msg.header)
+        header = decode_record_batch_header(msg.header, msg.legacy_codec)
         assert self.info is not None                # the schema message was read
         n = len(self.info.schema)
         cols, pending = self._assemble(header, msg, self._plan, [j == index for j in range(n)])
@@ -368,7 +368,7 @@ class MessageDecoder:
             if data is None:
                 raise ArrowInvalid(f"{self.where}: dictionary batch at byte {msg.offset} has no "
                                    f"data")
-            header = decode_record_batch_header(data)
+            header = decode_record_batch_header(data, msg.legacy_codec)
         cols, pending = self._assemble(header, msg, self._dict_plans[dict_id], None)
         if self._swap:
             cols, pending = self._swapped(cols, pending)
@@ -446,7 +446,7 @@ WINDOW_MESSAGES = 64
 
 def _is_compressed_batch(msg: Message) -> bool:
     return (msg.header_type == md.HEADER_RECORD_BATCH
-            and decode_record_batch_header(msg.header).codec >= 0)
+            and decode_record_batch_header(msg.header, msg.legacy_codec).codec >= 0)
 
 
 class _ReaderBase:
@@ -1065,7 +1065,7 @@ class RecordBatchFileReader(_ReaderBase):
                         or msg.body_length > end - fetched.pos):
                     msgs.append(None)
                     continue
-                header = decode_record_batch_header(msg.header)
+                header = decode_record_batch_header(msg.header, msg.legacy_codec)
                 needed = dec.buffers_needed(header, msg)
             except ArrowException:
                 msgs.append(None)
@@ -1210,7 +1210,7 @@ class RecordBatchFileReader(_ReaderBase):
                     raise ArrowInvalid(f"file: truncated {msg.type} message at byte {msg.offset}: "
                                        f"expected a {msg.body_length}-byte body, got "
                                        f"{end - body_start}")
-                header = decode_record_batch_header(msg.header)
+                header = decode_record_batch_header(msg.header, msg.legacy_codec)
                 needed = dec.buffers_needed(header, msg)
                 body = allocate_claimed(msg.body_length, src.name, body_start)
                 ranges = coalesce(body_ranges(header.buffers_list(), needed, body_start,
@@ -1391,7 +1391,7 @@ class RecordBatchFileReader(_ReaderBase):
         with self._lock:
             for i, block in enumerate(self._batch_blocks):
                 msg = self._read_block(block, i, "record batch", with_body=False)
-                total += decode_record_batch_header(msg.header).length
+                total += decode_record_batch_header(msg.header, msg.legacy_codec).length
         return total
 
     def read_all(self) -> Table:
