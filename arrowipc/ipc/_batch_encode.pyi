@@ -48,6 +48,7 @@ def encode_dictionary_batch(dict_id: int, values: ArrayData, is_delta: bool, ali
                             version: int = 4, codec: int = -1, legacy: bool = False,
                             compress: Callable[[list[Any]], list[Any]] | None = None,
                             spans_out: list[tuple[int, int]] | None = None,
+                            custom_metadata: dict[bytes, bytes] | None = None,
                             ) -> tuple[bytes, list[Any], int]: ...
 def encode_schema_message(blob: bytes, table_pos: int, version: int = 4, legacy: bool = False,
                           blob_alignment: int = 8) -> bytes: ...

@@ -957,12 +957,12 @@ def encode_record_batch(list columns, int64_t num_rows, int alignment=64, int ve
 
 def encode_dictionary_batch(int64_t dict_id, ArrayData values, bint is_delta, int alignment=64,
                             int version=4, int codec=-1, bint legacy=False, object compress=None,
-                            list spans_out=None):
+                            list spans_out=None, dict custom_metadata=None):
     """(framed metadata bytes, body gather parts, body length) for one dictionary batch;
-    `compress` and `spans_out` as in encode_record_batch."""
+    `compress`, `spans_out` and `custom_metadata` (the message's) as in encode_record_batch."""
     fb = flatten_columns([values], values.length, version)
-    return _encode(2, fb, values.length, alignment, version, None, codec, legacy, compress, None,
-                   spans_out, dict_id, is_delta)
+    return _encode(2, fb, values.length, alignment, version, custom_metadata, codec, legacy,
+                   compress, None, spans_out, dict_id, is_delta)
 
 
 # -- Schema message and footer around a pre-encoded schema ---------------------------------------

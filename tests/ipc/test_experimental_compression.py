@@ -155,3 +155,45 @@ def test_other_custom_metadata_and_v5_batches_read_as_before():
     with pytest.raises(pa.ArrowInvalid, match="Only LZ4_FRAME and ZSTD"):
         pa.ipc.open_stream(other).read_all()
     assert ipc.open_stream(other).read_all().column(0).to_pylist() == list(range(5))
+
+
+def _legacy_compressed(buffers):
+    """Each body buffer as 0.17 wrote it: its uncompressed length, then an LZ4 frame (empty
+    buffers stay empty, as every reader takes them)."""
+    import lz4.frame
+    out = []
+    for b in buffers:
+        raw = bytes(memoryview(b)) if b is not None else b""
+        out.append((struct.pack("<q", len(raw)), lz4.frame.compress(raw)) if raw else None)
+    return out
+
+
+def test_a_dictionary_batch_compressed_as_arrow_0_17_did_reads_as_pyarrow_reads_it():
+    import arrowipc
+    from arrowipc.ipc._batch_encode import encode_dictionary_batch, encode_record_batch
+    values = pa.array(["alpha", "beta", None, "gamma"] * 300).dictionary_encode()
+    table = pa.table({"d": values, "n": pa.array(range(1200), pa.int32())})
+    sink = pa.BufferOutputStream()
+    v4 = pa.ipc.IpcWriteOptions(metadata_version=pa.ipc.MetadataVersion.V4)
+    with pa.ipc.new_stream(sink, table.schema, options=v4):
+        pass                                    # the schema message and the end marker
+    schema_and_eos = sink.getvalue().to_pybytes()
+    ours = arrowipc.table(table)
+    marked = {KEY.encode(): b"LZ4"}
+
+    def body(parts, length):
+        out = b"".join(bytes(memoryview(p)) for p in parts)
+        return out + bytes(length - len(out))
+
+    meta, parts, length = encode_dictionary_batch(0, ours.column(0).chunk(0).data.dictionary,
+                                                  False, 8, 3, -1, False, _legacy_compressed,
+                                                  custom_metadata=marked)
+    dictionary = meta + body(parts, length)
+    meta, parts, length = encode_record_batch([c.chunk(0).data for c in ours.columns],
+                                              ours.num_rows, 8, 3, marked, -1, False,
+                                              _legacy_compressed)
+    batch = meta + body(parts, length)
+    data = schema_and_eos[:-8] + dictionary + batch + schema_and_eos[-8:]
+    expected = pa.ipc.open_stream(data).read_all()
+    assert expected.equals(table)
+    assert ipc.open_stream(data).read_all().to_pyarrow().equals(expected)
