@@ -4,10 +4,17 @@
 Every offset read from the input is checked against the buffer before it is followed, so a corrupt
 or hostile message raises ArrowInvalid instead of reading out of bounds. Slot numbers are the
 field indices of format/*.fbs (a union field takes two slots: its type, then its value).
+
+A table made by `recording(t)` notes in its Extent the span of bytes that every read through it,
+and through the tables reached from it, touches: vtables, inline parts, vectors and strings. All
+offsets in a flatbuffer are relative, so a decode of the same bytes at the same distances from
+another table gives the same result: ExtentCache finds such a decode again without redoing it
+(a file's footer schema, whose blocks and metadata change from file to file while the schema's
+bytes do not).
 """
 cimport cython
 from libc.stdint cimport uint8_t, uint16_t, int16_t, uint32_t, int32_t, int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from arrowipc._core.buffer cimport Buffer, py_buffer, slice_unchecked
 from arrowipc.errors import ArrowInvalid
@@ -78,9 +85,19 @@ cdef class FlatTable:
                                f"of {elem_size} bytes at byte {p}, past the end of the "
                                f"{self.buf.size}-byte metadata")
         count[0] = n
+        if self.extent is not None:
+            self.extent.add(p, p + 4 + (n * elem_size if elem_size > 0 else 0))
         return p + 4
 
     # -- Python-facing accessors (schema and footer decoding) ----------------------------------
+    @property
+    def recorded_span(self):
+        """(first byte, end) of the bytes read through a recording() table and the tables
+        reached from it so far; None for a table that does not record."""
+        if self.extent is None:
+            return None
+        return self.extent.lo, self.extent.hi
+
     def has(self, int slot):
         return self.field_pos(slot) >= 0
 
@@ -103,7 +120,7 @@ cdef class FlatTable:
         cdef int64_t p = self.deref(slot)
         if p < 0:
             return None
-        return table_at(self.buf, p, what, self.depth + 1)
+        return table_at(self.buf, p, what, self.depth + 1, self.extent)
 
     def string(self, int slot):
         """The string in `slot` decoded as UTF-8 (None when absent)."""
@@ -134,7 +151,8 @@ cdef class FlatTable:
         out = []
         for i in range(n):
             q = p + 4 * i
-            out.append(table_at(self.buf, q + <int64_t>rd_u32(self.buf.ptr + q), what, self.depth + 1))
+            out.append(table_at(self.buf, q + <int64_t>rd_u32(self.buf.ptr + q), what,
+                                self.depth + 1, self.extent))
         return out
 
     def int64s(self, int slot):
@@ -169,7 +187,7 @@ cdef class FlatTable:
         return slice_unchecked(self.buf, p, n * struct_size), n
 
 
-cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth):
+cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth, Extent extent=None):
     """Locate and check the table at `pos`: its vtable and inline size must lie inside `buf`."""
     if depth > 128:
         raise ArrowInvalid(f"flatbuffer {what}: tables nested more than 128 deep")
@@ -194,6 +212,10 @@ cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth):
     t.inline_size = inline_size
     t.depth = depth
     t.what = what
+    if extent is not None:
+        extent.add(vt, vt + vt_size)
+        extent.add(pos, pos + inline_size)
+        t.extent = extent
     return t
 
 
@@ -203,3 +225,69 @@ cpdef FlatTable root_table(object data, str what="Message"):
     if buf.size < 8:
         raise ArrowInvalid(f"flatbuffer {what}: expected at least 8 bytes, got {buf.size}")
     return table_at(buf, rd_u32(buf.ptr), what, 0)
+
+
+cpdef FlatTable recording(FlatTable t):
+    """Table `t` again, recording in its extent the bytes read through it and every table reached
+    from it (see the module docstring)."""
+    cdef Extent extent = Extent.__new__(Extent)
+    extent.lo = extent.hi = t.pos
+    return table_at(t.buf, t.pos, t.what, t.depth, extent)
+
+
+@cython.final
+cdef class _Cached:
+    cdef int64_t lo, hi        # the recorded span, relative to the table's position
+    cdef int depth
+    cdef bytes key              # the span's bytes
+    cdef object tag
+    cdef object value
+
+
+@cython.final
+cdef class ExtentCache:
+    """Values computed from flatbuffer tables through recording() copies, found again for a table
+    of any buffer whose bytes at the same distances equal the recorded span (and with the same
+    `tag` and nesting depth): the computation read nothing else, so it would give the same value.
+    Holds at most `capacity` values, the newest first."""
+    cdef list _entries
+    cdef Py_ssize_t capacity
+
+    def __init__(self, Py_ssize_t capacity):
+        self._entries = []
+        self.capacity = capacity
+
+    def get(self, FlatTable table, object tag):
+        """The value kept for a table whose span equals `table`'s bytes, or None."""
+        cdef _Cached c
+        cdef int64_t a, b
+        cdef list entries = self._entries           # replaced, never changed, by put()
+        for entry in entries:
+            c = <_Cached>entry
+            a = table.pos + c.lo
+            b = table.pos + c.hi
+            if a < 0 or b > table.buf.size or c.depth != table.depth or not (c.tag == tag):
+                continue
+            if memcmp(table.buf.ptr + a, <const char*>c.key, b - a) == 0:
+                return c.value
+        return None
+
+    def put(self, FlatTable recorded, object tag, object value):
+        """Keep `value`, computed through `recorded` (a recording() table), under its span."""
+        cdef Extent extent = recorded.extent
+        if extent is None:
+            raise ValueError("put() takes a table made by recording()")
+        cdef _Cached c = _Cached.__new__(_Cached)
+        c.lo = extent.lo - recorded.pos
+        c.hi = extent.hi - recorded.pos
+        c.depth = recorded.depth
+        c.key = (<const char*>recorded.buf.ptr + extent.lo)[:extent.hi - extent.lo]
+        c.tag = tag
+        c.value = value
+        self._entries = [c] + self._entries[:self.capacity - 1]
+
+    def clear(self):
+        self._entries = []
+
+    def __len__(self):
+        return len(self._entries)

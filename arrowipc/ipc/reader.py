@@ -23,7 +23,7 @@ from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, b
                             decode_record_batch_header, make_plan, next_message_fast)
 from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, py_buffer
-from ._flatbuf import root_table
+from ._flatbuf import ExtentCache, recording, root_table
 from ._framing import check_block, file_blocks, read_frame
 from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
 from ..extension import registry_generation
@@ -402,36 +402,37 @@ class MessageDecoder:
                                        f"record batch streams")
 
 
-# (extension registry generation, Schema table bytes) -> (info, plan, field count, depth)
-_SCHEMA_CACHE: dict[tuple[int, bytes], tuple[md.SchemaInfo, Plan, int, int]] = {}
-_SCHEMA_CACHE_SIZE = 64
+# Schema tables decoded, found again by the bytes their decode read (_flatbuf.ExtentCache), under
+# the extension registry's generation: (info, plan, field count, depth)
+_SCHEMA_CACHE = ExtentCache(64)
 _SCHEMA_CACHE_MAX_FIELDS = 2048
 
 
 def _decoded_schema(schema_table: FlatTable, options: IpcReadOptions, where: str
                     ) -> tuple[md.SchemaInfo, Plan]:
-    """(SchemaInfo, plan) for a Schema table, interned by its bytes.
+    """(SchemaInfo, plan) for a Schema table, interned by the bytes its decode reads.
 
     Schemas, fields and types are immutable, so streams and files that share a schema (the usual
-    case in ETL) share one decoded copy instead of rebuilding thousands of Field objects. The
-    field count and depth are bounded before anything is built, and re-checked on a cache hit
-    against the current reader's options. Registering or unregistering an extension type starts
-    a new generation of entries.
+    case in ETL) share one decoded copy instead of rebuilding thousands of Field objects. The key
+    is the span of bytes the decode read, not the message or footer around it: the footers of a
+    dataset's files differ in their blocks and statistics, not in their schema. The field count
+    and depth are bounded before anything is built, and re-checked on a cache hit against the
+    current reader's options. Registering or unregistering an extension type starts a new
+    generation of entries.
     """
     # the extension registry decides which types the same bytes decode to
-    key = (registry_generation(), schema_table.buf.to_pybytes())
-    hit = _SCHEMA_CACHE.get(key)
+    generation = registry_generation()
+    hit = _SCHEMA_CACHE.get(schema_table, generation)
     if hit is None:
-        n_fields, depth = schema_size(schema_table, options.max_fields, options.max_nesting_depth,
+        recorded = recording(schema_table)
+        n_fields, depth = schema_size(recorded, options.max_fields, options.max_nesting_depth,
                                       where)
-        info = md.decode_schema(schema_table)
+        info = md.decode_schema(recorded)
         hit = (info, make_plan([(f.name, f.type) for f in info.schema]), n_fields, depth)
         # only schemas of ordinary size are kept: 64 huge ones (up to max_fields each, from a
         # few bytes of input) would otherwise stay in memory
         if n_fields <= _SCHEMA_CACHE_MAX_FIELDS:
-            if len(_SCHEMA_CACHE) >= _SCHEMA_CACHE_SIZE:
-                _SCHEMA_CACHE.pop(next(iter(_SCHEMA_CACHE)), None)
-            _SCHEMA_CACHE[key] = hit
+            _SCHEMA_CACHE.put(recorded, generation, hit)
     else:
         check_schema_bounds(hit[2], hit[3], options, where)
     return hit[0], hit[1]
