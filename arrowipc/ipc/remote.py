@@ -124,8 +124,8 @@ def decode_batch_headers(footer_metadata: Mapping[bytes, bytes] | None,
         if not isinstance(text, str) or len(text) != 4 * ((total + 2) // 3):
             return None
         data = base64.b64decode(text, validate=True)
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        return None
+    except (ValueError, TypeError, KeyError, binascii.Error, RecursionError):
+        return None                     # RecursionError: json.loads of deeply nested input
     if len(data) != total:
         return None
     out, at = [], 0

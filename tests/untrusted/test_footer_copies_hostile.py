@@ -135,6 +135,25 @@ def _document(data: bytes) -> bytes:
     return pa_ipc.open_file(pa.py_buffer(data)).metadata[HEADERS_KEY.encode()]
 
 
+@pytest.mark.parametrize("nesting", ["arrays", "objects", "in metadata"])
+def test_deeply_nested_json_is_ignored_not_a_recursion_error(data, nesting):
+    """json.loads raises RecursionError (not a ValueError) on deep nesting: a document of
+    40,000 brackets, within the size bound, escaped every read of the file."""
+    deep = {"arrays": b"[" * 40_000 + b"]" * 40_000,
+            "objects": b'{"a":' * 15_000 + b"1" + b"}" * 15_000,
+            "in metadata": b'{"version":1,"metadata":' + b"[" * 40_000 + b"]" * 40_000
+                           + b"}"}[nesting]
+    assert decode_batch_headers({HEADERS_KEY.encode(): deep}, _blocks(data)) is None
+    bad = _with_footer_metadata(data, {HEADERS_KEY: deep})
+    f = CountingFile(bad)
+    reader = _projected(f)
+    opened = len(f.reads)
+    assert pa.table(reader.read_all()).column(0).equals(_pyarrow_column(data))
+    assert _fetched_headers(f.reads[opened:], data)
+    full = _projected(CountingFile(bad), validate="full")      # nothing to compare: no copies
+    assert pa.table(full.read_all()).column(0).equals(_pyarrow_column(data))
+
+
 @pytest.mark.parametrize("change", [
     "not UTF-8", "metadata a list", "metadata a number", "version as text",
     "base64 with a newline", "base64 url-safe", "blocks with a 5000-digit number",
