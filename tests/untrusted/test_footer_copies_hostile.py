@@ -242,6 +242,44 @@ def _copy_variants(data: bytes) -> dict[str, list[bytes]]:
     }
 
 
+@pytest.mark.parametrize("variant", ["garbage flatbuffer", "1 GiB metadata claimed",
+                                     "end-of-stream marker", "the schema message",
+                                     "a body longer than the block's",
+                                     "framed short of the block"])
+def test_copies_that_are_not_record_batch_headers_of_their_blocks_are_ignored(data, variant):
+    """A copy that does not frame as a record batch header filling its block's metadata, with
+    a body within the block's, cannot be the file's header: the copies are not used and the
+    file reads as pyarrow reads it (which ignores them), every path, with the headers fetched
+    from the file. (It was an error blaming the file's intact header: "flatbuffer Message: table
+    at byte 2880154539 ...", "message at byte 952 claims 1073741824 bytes of metadata", "truncated
+    record batch message at byte 184".) validate="full" still names the copy that differs."""
+    copies = _copy_variants(data)[variant]
+    bad = _with_copies(data, copies)
+    assert decode_batch_headers(pa_ipc.open_file(pa.py_buffer(bad)).metadata,
+                                _blocks(bad)) == copies
+    expected = _pyarrow_column(data)
+    theirs = pa_ipc.open_file(pa.py_buffer(bad))
+    for validate in ("none", "structural"):
+        f = CountingFile(bad)
+        reader = _projected(f, validate)
+        opened = len(f.reads)
+        assert pa.table(reader.read_all()).column(0).equals(expected)
+        assert _fetched_headers(f.reads[opened:], data)
+        assert pa.record_batch(_projected(CountingFile(bad), validate).get_batch(1)).column(0) \
+            .equals(expected.chunk(1))
+        assert [dict(m) for m in _projected(CountingFile(bad), validate).batch_custom_metadata()
+                ] == [dict(theirs.get_batch_with_custom_metadata(i).custom_metadata)
+                      for i in range(N_BATCHES)]
+    first = next(i for i, (c, h) in enumerate(zip(copies, _headers(data))) if c != h)
+    off = _blocks(data)[first][0]
+    at = off + next(k for k, (x, y) in enumerate(zip(copies[first], _headers(data)[first]))
+                    if x != y)
+    with pytest.raises(ArrowInvalid, match=rf"file: record batch {first}'s header copy in the "
+                                           rf"footer \({HEADERS_KEY}\) differs from its header "
+                                           rf"at byte {at}$"):
+        _projected(CountingFile(bad), "full")
+
+
 def test_a_copy_placing_a_buffer_past_the_body_is_refused_as_the_header_would_be(data):
     """A copy that frames and fits its block is used as the header below full validation
     (documented): its buffers are checked against the block's body like a header's, so one
@@ -448,3 +486,18 @@ def test_a_scan_window_with_a_hostile_block_names_the_file_and_block(monkeypatch
         assert str(error) == (f"/hostile-window/part-0.arrow: file: record batch block 3 "
                               f"(offset {off}, metadata {meta}, body {-2**62}) lies outside the "
                               f"data section [8, {ipc.open_file(data).footer_offset})")
+
+
+def test_a_scan_of_a_file_with_copies_that_are_not_its_headers_reads_as_pyarrow():
+    """A remote dataset scan uses the footer's copies for its statistics pass and its windows:
+    copies that are not record batch headers of their blocks are not used."""
+    fsspec = pytest.importorskip("fsspec")
+    import arrowipc.dataset as ads
+    data = _statistics_file(rows=400, n_batches=8)
+    copies = _headers(data)
+    copies[5] = copies[5][:8] + b"\xab" * (len(copies[5]) - 8)
+    bad = _with_copies(data, copies)
+    dataset = _memory_dataset(fsspec.filesystem("memory"), "hostile-copies", bad)
+    expected = pa_ipc.open_file(pa.py_buffer(data)).read_all()
+    assert pa.table(dataset.to_table()).sort_by("a").equals(expected)
+    assert dataset.count_rows(filter=ads.field("a") >= 200) == 200
