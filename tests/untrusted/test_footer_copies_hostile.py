@@ -501,3 +501,25 @@ def test_a_scan_of_a_file_with_copies_that_are_not_its_headers_reads_as_pyarrow(
     expected = pa_ipc.open_file(pa.py_buffer(data)).read_all()
     assert pa.table(dataset.to_table()).sort_by("a").equals(expected)
     assert dataset.count_rows(filter=ads.field("a") >= 200) == 200
+
+
+# -- the statistics next to the copies: the same JSON, the same hostility ----------------------
+def test_deeply_nested_statistics_are_ignored_not_a_recursion_error(data):
+    """The footer's statistics summary and each batch's statistics are JSON too: nested past
+    the parser's recursion limit they are ignored like any malformed statistics (the batches
+    they would rule out are read), not a RecursionError out of filter_batches and scans."""
+    fsspec = pytest.importorskip("fsspec")
+    import arrowipc.dataset as ads
+    from arrowipc.ipc.statistics import FILE_KEY, KEY
+    deep = b"[" * 40_000 + b"]" * 40_000
+    in_footer = _with_footer_metadata(data, {FILE_KEY: deep})
+    assert list(ipc.open_file(in_footer).filter_batches([("a", ">", 1000)])) == []
+    theirs = pa_ipc.open_file(pa.py_buffer(data))
+    sink = pa.BufferOutputStream()
+    with pa_ipc.new_file(sink, theirs.schema) as writer:
+        for i in range(theirs.num_record_batches):
+            writer.write_batch(theirs.get_batch(i), custom_metadata={KEY: deep})
+    in_batches = sink.getvalue().to_pybytes()
+    assert len(list(ipc.open_file(in_batches).filter_batches([("a", ">", 1000)]))) == N_BATCHES
+    dataset = _memory_dataset(fsspec.filesystem("memory"), "nested-statistics", in_batches)
+    assert dataset.count_rows(filter=ads.field("a") >= 60) == 40
