@@ -523,3 +523,87 @@ def test_deeply_nested_statistics_are_ignored_not_a_recursion_error(data):
     assert len(list(ipc.open_file(in_batches).filter_batches([("a", ">", 1000)]))) == N_BATCHES
     dataset = _memory_dataset(fsspec.filesystem("memory"), "nested-statistics", in_batches)
     assert dataset.count_rows(filter=ads.field("a") >= 60) == 40
+
+
+# -- a filesystem whose multi-range answers break their contract -------------------------------
+def _misanswering_filesystem(ranges_answer=None, file_answer=None):
+    """An fsspec memory filesystem whose cat_ranges (the reader's coalesced, concurrent fetch)
+    and cat_file (a single range) hand their correct answers (a list of parts, a part) to
+    `ranges_answer` and `file_answer` once `wrong` is set, which return what the filesystem
+    gives back."""
+    fsspec = pytest.importorskip("fsspec")
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    class Misanswering(MemoryFileSystem):
+        wrong = False
+
+        def cat_ranges(self, paths, starts, ends, max_gap=None, on_error="return", **kwargs):
+            parts = super().cat_ranges(paths, starts, ends, max_gap=max_gap, on_error=on_error,
+                                       **kwargs)
+            return ranges_answer(parts) if self.wrong and ranges_answer else parts
+
+        def cat_file(self, path, start=None, end=None, **kwargs):
+            part = super().cat_file(path, start, end, **kwargs)
+            return file_answer(part) if self.wrong and file_answer else part
+    assert fsspec is not None
+    return Misanswering(skip_instance_cache=True)
+
+
+@pytest.mark.parametrize("answer", ["one answer missing", "None for a range", "text for a range",
+                                    "a range with extra bytes"])
+@pytest.mark.parametrize("opened", ["through the filesystem", "as its file object"])
+def test_a_filesystem_answering_ranges_wrongly_is_an_oserror_not_garbage(answer, opened):
+    """A projected read fetches several batches' ranges in one cat_ranges call and copies each
+    answer into a buffer allocated uninitialised: an answer missing left a buffer unfilled, and
+    the batch was decoded from whatever memory held (values unlike pyarrow's, silently); None or
+    text for a range was a TypeError; extra bytes were reported as a truncated file. Each is an
+    ArrowIOError (an OSError) naming the file and what the filesystem did."""
+    data = _large_statistics_file()
+    change, message = {
+        "one answer missing": (lambda parts: parts[:-1],
+                               r"4 ranges asked for in one request, 3 answers came back"),
+        "None for a range": (lambda parts: [None] + parts[1:],
+                             r"the answer to bytes \d+-\d+ is a NoneType, expected bytes"),
+        "text for a range": (lambda parts: ["x" * len(parts[0])] + parts[1:],
+                             r"the answer to bytes \d+-\d+ is a str, expected bytes"),
+        "a range with extra bytes": (lambda parts: [parts[0] + b"extra"] + parts[1:],
+                                     r"the answer to bytes (\d+)-\d+ holds \d+ bytes, more than "
+                                     r"the \d+ asked"),
+    }[answer]
+    fs = _misanswering_filesystem(ranges_answer=change)
+    path = f"/misanswering-{answer.replace(' ', '-')}/f.arrow"
+    fs.pipe(path, data)
+    source = path if opened == "through the filesystem" else fs.open(path)
+    reader = ipc.open_file(source, filesystem=fs if opened == "through the filesystem" else None,
+                           options=ipc.IpcReadOptions(included_fields=[0]))
+    fs.wrong = True
+    with pytest.raises(ArrowIOError, match=message) as error:
+        reader.read_all()
+    named = path if opened == "through the filesystem" else "file-like object"
+    assert isinstance(error.value, OSError) and str(error.value).startswith(f"{named}: ")
+    fs.wrong = False
+    reader = ipc.open_file(source, filesystem=fs if opened == "through the filesystem" else None,
+                           options=ipc.IpcReadOptions(included_fields=[0]))
+    assert pa.table(reader.read_all()).column(0).equals(_pyarrow_column(data))
+
+
+@pytest.mark.parametrize("answer", ["None", "text", "extra bytes"])
+def test_a_filesystem_answering_one_range_wrongly_is_an_oserror(answer):
+    """A single range (one batch's column, read by get_batch) comes from the filesystem's
+    cat_file: None or text was a TypeError, extra bytes a truncated file."""
+    data = _large_statistics_file()
+    change, message = {
+        "None": (lambda part: None, r"is a NoneType, expected bytes"),
+        "text": (lambda part: "x" * len(part), r"is a str, expected bytes"),
+        "extra bytes": (lambda part: part + b"extra", r"holds \d+ bytes, more than the \d+ "
+                                                       r"asked"),
+    }[answer]
+    fs = _misanswering_filesystem(file_answer=change)
+    path = f"/misanswering-one-{answer.replace(' ', '-')}/f.arrow"
+    fs.pipe(path, data)
+    reader = ipc.open_file(path, filesystem=fs, options=ipc.IpcReadOptions(included_fields=[0]))
+    fs.wrong = True
+    with pytest.raises(ArrowIOError, match=rf"^{path}: the answer to bytes \d+-\d+ {message}$"):
+        reader.get_batch(1)
+    fs.wrong = False
+    assert pa.record_batch(reader.get_batch(1)).column(0).equals(_pyarrow_column(data).chunk(1))
