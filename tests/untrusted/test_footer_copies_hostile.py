@@ -3,7 +3,8 @@
 A file written with statistics carries a copy of every record batch header in its footer
 (remote.HEADERS_KEY); the footer's blocks say where every batch lies; a reader of a file behind
 a link fetches ranges of several batches at once (the coalesced fetch, a dataset scan's window
-of adjacent batches). Every one of them comes from bytes (or a peer) not to be trusted: each
+of adjacent batches) and takes the filesystem's answers; the statistics next to the copies are
+JSON too. Every one of them comes from bytes (or a peer) not to be trusted: each
 test makes the hostile input from a valid file and checks that the read never crashes, hangs or
 reads outside the input, that copies which are not the file's headers are not used (pyarrow,
 which ignores them, is the oracle then), and that errors are ArrowInvalid or OSError naming what
@@ -33,6 +34,7 @@ from arrowipc.ipc.remote import (BATCH_HEADERS_LIMIT, HEADERS_KEY,  # noqa: E402
 from crafting import Crafted  # noqa: E402
 from remote_servers import CountingFile  # noqa: E402
 
+# the footer surgery helpers live with the ipc tests (a test folder is not a package)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "ipc"))
 from ipc_surgery import FOOTER_RECORD_BATCHES, file_blocks  # noqa: E402
@@ -587,7 +589,7 @@ def _misanswering_filesystem(ranges_answer=None, file_answer=None):
     and cat_file (a single range) hand their correct answers (a list of parts, a part) to
     `ranges_answer` and `file_answer` once `wrong` is set, which return what the filesystem
     gives back."""
-    fsspec = pytest.importorskip("fsspec")
+    pytest.importorskip("fsspec")
     from fsspec.implementations.memory import MemoryFileSystem
 
     class Misanswering(MemoryFileSystem):
@@ -601,7 +603,6 @@ def _misanswering_filesystem(ranges_answer=None, file_answer=None):
         def cat_file(self, path, start=None, end=None, **kwargs):
             part = super().cat_file(path, start, end, **kwargs)
             return file_answer(part) if self.wrong and file_answer else part
-    assert fsspec is not None
     return Misanswering(skip_instance_cache=True)
 
 
