@@ -331,6 +331,35 @@ def test_duplicate_blocks_with_their_copies_read_as_pyarrow_reads_them(data):
     assert not _fetched_headers(f.reads[opened:], dup)     # the copies were used
 
 
+def test_blocks_out_of_file_order_with_their_copies_read_as_pyarrow_reads_them(data):
+    """A footer may list its batches in any order: with copies bound to the permuted blocks,
+    a projected read fetches all four batches' values in one merged range and copies each out
+    to its batch (the merge sorts the ranges, the batches keep the footer's order), as
+    pyarrow's batches, at structural and full validation."""
+    blocks = _blocks(data)
+    heads = _headers(data)
+    document = _document(data)
+    order = [2, 0, 3, 1]
+    permuted = [blocks[k] for k in order]
+    new = encode_batch_headers([heads[k] for k in order], permuted).encode()
+    assert len(new) == len(document)
+    out = data
+    for i, block in enumerate(permuted):
+        out = _with_block(out, i, block)
+    at = out.find(document)
+    out = out[:at] + new + out[at + len(document):]
+    expected = pa_ipc.open_file(pa.py_buffer(out)).read_all()
+    assert expected.column("a").chunk(0).equals(_pyarrow_column(data).chunk(2))
+    for validate in ("structural", "full"):
+        f = CountingFile(out)
+        reader = _projected(f, validate, hole_size_limit=1 << 20)
+        opened = len(f.reads)
+        assert pa.table(reader.read_all()).column(0).equals(expected.column("a"))
+        assert len(f.reads[opened:]) == 1 and not _fetched_headers(f.reads[opened:], out)
+        reader = ipc.open_file(CountingFile(out), options=ipc.IpcReadOptions(validate=validate))
+        assert pa.table(reader.read_all()).equals(expected)
+
+
 # -- the footer's blocks: checked in C, the same error on every read path ----------------------
 HOSTILE_BLOCKS = {
     "negative offset": lambda off, meta, body, limit: (-8, meta, body),
