@@ -25,8 +25,8 @@ from .object_reads import (ForwardReads, HttpObject, HttpStream, S3Object, Timeo
                            is_s3_fs, timeouts_of)
 from .paths import read_path
 from .remote import REMOTE_TAIL_READ_SIZE
-from .sources import (FileSource, _io_error, _short_read, fill_targets, open_path,
-                      open_path_random_access, open_source)
+from .sources import (FileSource, _io_error, _short_read, checked_answer, fill_targets,
+                      open_path, open_path_random_access, open_source)
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class RangeSource:
             raise
         except Exception as e:
             raise _io_error(e, self.name) from e
-        self.count_read(len(data))
+        self.count_read(checked_answer(self.name, data, offset, n).nbytes)
         return data
 
     def read(self, n: int) -> Buffer:

@@ -810,8 +810,9 @@ class RecordBatchFileReader(_ReaderBase):
 
     def _copied_heads(self) -> list[Buffer] | None:
         """The record batch headers copied in the footer, or None (absent, not matching the
-        footer's blocks, or a source in memory, where a header costs nothing). At full
-        validation each is compared with the file's header first."""
+        footer's blocks, not all framing as record batch headers of their blocks, or a source
+        in memory, where a header costs nothing). At full validation each is compared with the
+        file's header first."""
         copies = self._head_copies
         if copies is False:
             decoded = decode_batch_headers(self.metadata, self._batch_blocks) \
@@ -819,8 +820,29 @@ class RecordBatchFileReader(_ReaderBase):
             copies = None if decoded is None else [py_buffer(c) for c in decoded]
             if copies is not None and self._decoder.options.validate == "full":
                 self._check_head_copies(copies)
+            if copies is not None and not self._copies_frame(copies):
+                copies = None
             self._head_copies = copies
         return copies
+
+    def _copies_frame(self, copies: list[Buffer]) -> bool:
+        """Whether every header copy frames as a record batch message filling its block's
+        metadata, with a body within the block's. One that does not cannot be the file's
+        header: used, its errors would blame the file's own header (its byte offsets are the
+        block's), and the file would fail where pyarrow, which ignores the copies, reads it.
+        The copies are ignored then and the headers read from the file."""
+        max_metadata = self._decoder.options.max_metadata_size
+        for (off, meta_len, body_len), copy in zip(self._batch_blocks, copies):
+            head = _Fetched(copy, off, off + meta_len + max(body_len, 0))
+            try:
+                msg = read_message_header(head, max_metadata, "file")
+                if (msg is None or msg.header_type != md.HEADER_RECORD_BATCH
+                        or head.pos != off + meta_len or msg.body_length > body_len):
+                    return False
+                decode_record_batch_header(msg.header)
+            except ArrowException:
+                return False
+        return True
 
     def _check_head_copies(self, copies: list[Buffer]) -> None:
         """Full validation: every record batch header copied in the footer is the file's own

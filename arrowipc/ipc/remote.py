@@ -31,9 +31,10 @@ file writer never carries the key over from the metadata it is given. The read t
 opens the object brings the footer and with it every header, so a projected read fetches only
 its buffers: one request per range, all planned from the tail. Other readers ignore the key (it
 is ordinary metadata). The copies are untrusted like any header: used only when their blocks and
-lengths match the footer's exactly, framed and decoded like the real ones (the decoder checks
-every buffer against the block's body); validate="full" compares them with the real headers
-when the file is opened.
+lengths match the footer's exactly and each frames as a record batch header filling its block's
+metadata with a body within the block's (the reader's check), then decoded like the real ones
+(the decoder checks every buffer against the block's body); validate="full" compares them with
+the real headers when the file is opened.
 """
 from __future__ import annotations
 
@@ -124,8 +125,8 @@ def decode_batch_headers(footer_metadata: Mapping[bytes, bytes] | None,
         if not isinstance(text, str) or len(text) != 4 * ((total + 2) // 3):
             return None
         data = base64.b64decode(text, validate=True)
-    except (ValueError, TypeError, KeyError, binascii.Error):
-        return None
+    except (ValueError, TypeError, KeyError, binascii.Error, RecursionError):
+        return None                     # RecursionError: json.loads of deeply nested input
     if len(data) != total:
         return None
     out, at = [], 0

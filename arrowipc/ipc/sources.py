@@ -279,20 +279,43 @@ def _cat_ranges_of(f: Any) -> Callable[..., list[bytes]] | None:
 def fill_targets(source: Any, ranges: list[tuple[int, int]], parts: list[Any],
                  targets: list[memoryview]) -> None:
     """Copy the part fetched for each (offset, length) range into its target, counting one
-    request and its bytes in the source's statistics; a short part means a truncated file."""
+    request and its bytes in the source's statistics; a short part means a truncated file.
+    The filesystem is not trusted to answer as asked: an answer missing (its target, allocated
+    uninitialised, would be decoded as it is), one that is not bytes or longer than its range
+    is an ArrowIOError naming the source and the range."""
+    parts = list(parts)
+    if len(parts) != len(ranges):
+        raise ArrowIOError(f"{source.name}: {len(ranges)} ranges asked for in one request, "
+                           f"{len(parts)} answers came back")
     count_read = getattr(source, "count_read", None)     # a source read from several threads
     for (o, n), data, target in zip(ranges, parts, targets):
         if isinstance(data, BaseException):  # a filesystem that reports failures in the list
             raise _io_error(data if isinstance(data, Exception) else OSError(str(data)),
                             source.name) from data
+        answer = checked_answer(source.name, data, o, n)
         if count_read is not None:
-            count_read(len(data))
+            count_read(answer.nbytes)
         else:
             source.read_requests += 1
-            source.bytes_read += len(data)
-        if len(data) != n:
-            raise _short_read(source.name, o, n, len(data))
-        target[:] = data
+            source.bytes_read += answer.nbytes
+        if answer.nbytes != n:
+            raise _short_read(source.name, o, n, answer.nbytes)
+        target[:] = answer
+
+
+def checked_answer(name: str, data: Any, offset: int, n: int) -> memoryview:
+    """The bytes a filesystem answered to a read of `n` bytes at `offset`, as a memoryview;
+    ArrowIOError naming the source and the range when they are not bytes or more than asked
+    (fewer are the caller's to report: the end of the object, or a truncated file)."""
+    try:
+        answer = memoryview(data).cast("B")
+    except (TypeError, ValueError):         # not bytes-like, or not contiguous
+        raise ArrowIOError(f"{name}: the answer to bytes {offset}-{offset + n - 1} is a "
+                           f"{type(data).__name__}, expected bytes") from None
+    if answer.nbytes > n:
+        raise ArrowIOError(f"{name}: the answer to bytes {offset}-{offset + n - 1} holds "
+                           f"{answer.nbytes} bytes, more than the {n} asked")
+    return answer
 
 
 def allocate_claimed(n: int, name: str, offset: int) -> Buffer:

@@ -232,8 +232,8 @@ def _parse(custom_metadata: Mapping[Any, Any] | None, key: str) -> Statistics | 
         return None
     try:
         doc = _json_document(raw)
-    except (ValueError, UnicodeDecodeError):
-        return None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None                     # RecursionError: json.loads of deeply nested input
     if not isinstance(doc, dict) or doc.get("version") != VERSION or not isinstance(
             doc.get("columns"), dict):
         return None
