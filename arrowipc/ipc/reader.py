@@ -839,7 +839,7 @@ class RecordBatchFileReader(_ReaderBase):
                 if (msg is None or msg.header_type != md.HEADER_RECORD_BATCH
                         or head.pos != off + meta_len or msg.body_length > body_len):
                     return False
-                decode_record_batch_header(msg.header)
+                decode_record_batch_header(msg.header, msg.legacy_codec)
             except ArrowException:
                 return False
         return True
