@@ -123,7 +123,7 @@ cpdef Message decode_message(object metadata, int64_t offset=-1):
 
 
 # Arrow 0.17's codec names (any case) -> BodyCompression's codec numbers
-_EXPERIMENTAL_CODECS = {"lz4": 0, "lz4_frame": 0, "zstd": 1}
+_EXPERIMENTAL_CODECS = {"lz4": 0, "zstd": 1}
 
 
 cdef int _experimental_codec(Message m, int64_t offset) except -2:

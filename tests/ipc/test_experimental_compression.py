@@ -121,7 +121,8 @@ def test_a_0_17_file_from_pyarrows_test_data_reads_as_pyarrow_reads_it():
     assert feather.read_table(path).to_pyarrow().equals(pfeather.read_table(path))
 
 
-@pytest.mark.parametrize("name", ["SNAPPY", "gzip", "lz4_raw", "UNCOMPRESSED", "nonsense"])
+@pytest.mark.parametrize("name", ["SNAPPY", "gzip", "lz4_raw", "LZ4_FRAME", "UNCOMPRESSED",
+                                  "nonsense"])
 def test_a_codec_ipc_bodies_may_not_use_is_refused_naming_it(name):
     data = _0_17_bytes(name, "stream")
     with pytest.raises(pa.ArrowInvalid):
