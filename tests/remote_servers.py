@@ -3,6 +3,7 @@
 * `s3_server()`: moto's S3 API in server mode, behind a middleware that records every request
   (method, path, Range header, body bytes sent), so tests assert what a read cost on the wire.
 * `CountingFile(data)`: a file object over bytes that logs each read call.
+* `in_thread(run)`: run a read in a thread the harness abandons if a misbehaving peer hangs it.
 * `http_server(files)`: a small HTTP/1.1 server for bytes objects, with HEAD and single-range
   GET (206 and Content-Range), optionally ETags, recording requests the same way; and, on
   request, misbehaving as hostile or broken servers do (`Misbehaviour`).
@@ -20,6 +21,23 @@ from dataclasses import dataclass, field
 
 BUCKET = "arrowipc-test"
 CREDENTIALS = {"key": "testing", "secret": "testing"}
+HANG_GUARD = 120        # seconds: the harness gives up on a read that hangs (never a time check)
+
+
+def in_thread(run):
+    """run() in a thread the harness abandons after HANG_GUARD seconds: (result, error)."""
+    out = {}
+
+    def target():
+        try:
+            out["result"] = run()
+        except BaseException as e:            # handed to the test
+            out["error"] = e
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(HANG_GUARD)
+    assert not thread.is_alive(), "the read hung"
+    return out.get("result"), out.get("error")
 
 
 @dataclass

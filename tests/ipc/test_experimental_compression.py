@@ -9,6 +9,8 @@ import pytest
 
 import arrowipc.ipc as ipc
 from arrowipc.errors import ArrowInvalid
+from ipc_surgery import (HEADER_RECORD_BATCH, MESSAGE_VERSION, RECORD_BATCH_COMPRESSION,
+                         file_frames, split_stream)
 
 pa = pytest.importorskip("pyarrow")
 
@@ -21,32 +23,15 @@ def _table():
                      "l": pa.array([[i, i + 1] for i in range(5000)])})
 
 
-def _u32(buf, pos):
-    return struct.unpack_from("<I", buf, pos)[0]
-
-
-def _field_pos(buf, table, field):
-    """Byte position of a flatbuffer table's field, or None when absent."""
-    vtable = table - struct.unpack_from("<i", buf, table)[0]
-    vt_len = struct.unpack_from("<H", buf, vtable)[0]
-    slot = vtable + 4 + 2 * field
-    if slot + 2 > vtable + vt_len:
-        return None, None
-    at = struct.unpack_from("<H", buf, slot)[0]
-    return (table + at if at else None), slot
-
-
-def _as_0_17(buf, start, meta_len):
-    """The message whose flatbuffer is buf[start:start + meta_len] rewritten in place as Arrow
-    0.17 wrote it: metadata version V4, and no BodyCompression in its RecordBatch (the codec
-    stays named in its custom metadata only)."""
-    root = start + _u32(buf, start)
-    version_at, _ = _field_pos(buf, root, 0)
-    struct.pack_into("<h", buf, version_at, 3)                      # V4
-    header_at, _ = _field_pos(buf, root, 2)
-    header = header_at + _u32(buf, header_at)
-    _, compression_slot = _field_pos(buf, header, 3)
-    struct.pack_into("<H", buf, compression_slot, 0)                # field absent
+def _as_0_17(frame):
+    """A record batch message rewritten in place as Arrow 0.17 wrote it: metadata version V4,
+    and no BodyCompression in its RecordBatch (the codec stays named in its custom metadata)."""
+    data = frame.data
+    struct.pack_into("<h", data, frame.message.field_pos(MESSAGE_VERSION), 3)         # V4
+    batch = frame.record_batch()
+    slot = batch.vtable + 4 + 2 * RECORD_BATCH_COMPRESSION
+    assert batch.field_pos(RECORD_BATCH_COMPRESSION) is not None
+    struct.pack_into("<H", data, slot, 0)                                              # absent
 
 
 def _0_17_bytes(codec_name, form, compression="lz4"):
@@ -59,27 +44,13 @@ def _0_17_bytes(codec_name, form, compression="lz4"):
                 options=pa.ipc.IpcWriteOptions(compression=compression)) as w:
         for batch in table.to_batches(max_chunksize=2000):
             w.write_batch(batch, custom_metadata={KEY: codec_name})
-    buf = bytearray(sink.getvalue().to_pybytes())
-    pos = 8 if form == "file" else 0
-    batches = 0
-    while True:
-        assert _u32(buf, pos) == 0xFFFFFFFF
-        meta_len = _u32(buf, pos + 4)
-        if meta_len == 0:
-            break
-        start = pos + 8
-        root = start + _u32(buf, start)
-        header_type_at, _ = _field_pos(buf, root, 1)
-        body_at, _ = _field_pos(buf, root, 3)
-        body = struct.unpack_from("<q", buf, body_at)[0] if body_at else 0
-        if buf[header_type_at] == 3:
-            _as_0_17(buf, start, meta_len)
-            batches += 1
-        pos = start + meta_len + body
-        if form == "file" and batches == 3:
-            break
-    assert batches == 3
-    return bytes(buf)
+    data = bytearray(sink.getvalue().to_pybytes())
+    frames = file_frames(data) if form == "file" else split_stream(data)[0]
+    batches = [f for f in frames if f.header_type == HEADER_RECORD_BATCH]
+    assert len(batches) == 3
+    for frame in batches:
+        _as_0_17(frame)
+    return bytes(data)
 
 
 @pytest.mark.parametrize("form", ["stream", "file"])

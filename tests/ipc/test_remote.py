@@ -21,7 +21,8 @@ from arrowipc import ipc
 from arrowipc.errors import ArrowInvalid, ArrowIOError
 from arrowipc.ipc.remote import (BATCH_HEADERS_LIMIT, HEADERS_KEY, body_ranges, coalesce,
                                   decode_batch_headers, dictionary_ids_needed)
-from remote_servers import CountingFile
+from ipc_surgery import with_footer_metadata
+from remote_servers import HANG_GUARD, CountingFile, in_thread
 
 fsspec = pytest.importorskip("fsspec")
 
@@ -356,18 +357,6 @@ def test_projected_read_with_header_copies_fetches_only_buffers():
     assert all(n == N_ROWS // N_BATCHES * 8 for _, n in f.reads[opened:])
 
 
-def _with_footer_metadata(data: bytes, metadata: dict) -> bytes:
-    """`data` (a file of ours with statistics) rewritten by pyarrow with the same batches and
-    per-batch metadata and the footer metadata given."""
-    theirs = pa_ipc.open_file(pa.py_buffer(data))
-    sink = pa.BufferOutputStream()
-    with pa_ipc.new_file(sink, theirs.schema, metadata=metadata) as writer:
-        for i in range(theirs.num_record_batches):
-            batch = theirs.get_batch_with_custom_metadata(i)
-            writer.write_batch(batch.batch, custom_metadata=batch.custom_metadata)
-    return sink.getvalue().to_pybytes()
-
-
 def _copies_document(data: bytes) -> dict:
     import json
     return json.loads(pa_ipc.open_file(pa.py_buffer(data)).metadata[HEADERS_KEY.encode()])
@@ -391,7 +380,7 @@ def test_header_copies_that_do_not_fit_the_footer_are_ignored(change):
              "short metadata": _changed(doc, metadata=doc["metadata"][:-4]),
              "not base64": _changed(doc, metadata="!" * len(doc["metadata"])),
              "no metadata": _changed({k: v for k, v in doc.items() if k != "metadata"})}[change]
-    data = _with_footer_metadata(statistics_file(), {HEADERS_KEY: value})
+    data = with_footer_metadata(statistics_file(), {HEADERS_KEY: value})
     f = CountingFile(data)
     reader = ipc.open_file(f, options=ipc.IpcReadOptions(included_fields=[3]))
     opened = len(f.reads)
@@ -432,11 +421,11 @@ def _tampered_copies(data: bytes, batch: int) -> tuple[bytes, int]:
     value = json.dumps({**doc, "metadata": base64.b64encode(bytes(raw)).decode()})
     meta = dict(meta)
     meta[HEADERS_KEY.encode()] = value.encode()
-    return _with_footer_metadata(data, meta), blocks[batch][0] + 40
+    return with_footer_metadata(data, meta), blocks[batch][0] + 40
 
 
 def test_full_validation_checks_header_copies_against_the_headers():
-    rewritten = _with_footer_metadata(statistics_file(), pa_ipc.open_file(
+    rewritten = with_footer_metadata(statistics_file(), pa_ipc.open_file(
         pa.py_buffer(statistics_file())).metadata)
     # the copies of a file rewritten with the same batches are its headers: they pass
     reader = ipc.open_file(CountingFile(rewritten), options=ipc.IpcReadOptions(
@@ -855,7 +844,6 @@ def test_durable_is_for_local_paths_only():
 # -- HTTP servers that misbehave -----------------------------------------------------------------
 # The reader pins the object's version when it opens it (size, ETag, Last-Modified) and checks
 # every answer; network failures are OSErrors naming the URL; timeouts are IpcReadOptions.
-HANG_GUARD = 120        # seconds: the harness gives up on a read that hangs (never a time check)
 
 
 def other_version(data: bytes) -> bytes:
@@ -874,21 +862,6 @@ def misbehaving(files, **bad):
     return http_server(files, etags=bad.pop("etags", True), misbehaviour=Misbehaviour(**bad))
 
 
-def in_thread(run):
-    """run() in a thread the harness abandons after HANG_GUARD seconds: (result, error)."""
-    import threading
-    out = {}
-
-    def target():
-        try:
-            out["result"] = run()
-        except BaseException as e:            # handed to the test
-            out["error"] = e
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_GUARD)
-    assert not thread.is_alive(), "the read hung"
-    return out.get("result"), out.get("error")
 
 
 @pytest.mark.parametrize("if_match", [False, True])

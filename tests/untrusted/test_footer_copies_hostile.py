@@ -19,7 +19,6 @@ import json
 import os
 import struct
 import sys
-import threading
 
 import pytest
 
@@ -32,15 +31,14 @@ from arrowipc.errors import ArrowInvalid, ArrowIOError  # noqa: E402
 from arrowipc.ipc.remote import (BATCH_HEADERS_LIMIT, HEADERS_KEY,  # noqa: E402
                                   decode_batch_headers, encode_batch_headers)
 from crafting import Crafted  # noqa: E402
-from remote_servers import CountingFile  # noqa: E402
+from remote_servers import CountingFile, in_thread  # noqa: E402
 
 # the footer surgery helpers live with the ipc tests (a test folder is not a package)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "ipc"))
-from ipc_surgery import FOOTER_RECORD_BATCHES, file_blocks  # noqa: E402
+from ipc_surgery import FOOTER_RECORD_BATCHES, file_blocks, with_footer_metadata  # noqa: E402
 
 N_BATCHES = 4
-HANG_GUARD = 120        # seconds: the harness gives up on a read that hangs (never a time check)
 
 
 def _table(rows: int = 100) -> pa.Table:
@@ -73,24 +71,10 @@ def _headers(data: bytes) -> list[bytes]:
     return [data[off:off + meta_len] for off, meta_len, _ in _blocks(data)]
 
 
-def _with_footer_metadata(data: bytes, metadata: dict) -> bytes:
-    """`data` rewritten by pyarrow with the same batches (same layout, checked) and per-batch
-    metadata, and the footer metadata given."""
-    theirs = pa_ipc.open_file(pa.py_buffer(data))
-    sink = pa.BufferOutputStream()
-    with pa_ipc.new_file(sink, theirs.schema, metadata=metadata) as writer:
-        for i in range(theirs.num_record_batches):
-            batch = theirs.get_batch_with_custom_metadata(i)
-            writer.write_batch(batch.batch, custom_metadata=batch.custom_metadata)
-    out = sink.getvalue().to_pybytes()
-    assert _blocks(out) == _blocks(data) and _headers(out) == _headers(data)
-    return out
-
-
 def _with_copies(data: bytes, copies: list[bytes]) -> bytes:
     """`data` whose footer holds `copies` as the header copies, bound to its own blocks (so a
     reader takes them as matching the footer)."""
-    return _with_footer_metadata(data, {HEADERS_KEY: encode_batch_headers(copies, _blocks(data))})
+    return with_footer_metadata(data, {HEADERS_KEY: encode_batch_headers(copies, _blocks(data))})
 
 
 def _with_block(data: bytes, i: int, block: tuple[int, int, int]) -> bytes:
@@ -116,20 +100,6 @@ def _fetched_headers(reads: list[tuple[int, int]], data: bytes) -> bool:
     return any(at in {off for off, _, _ in _blocks(data)} for at, _ in reads)
 
 
-def in_thread(run):
-    """run() in a thread the harness abandons after HANG_GUARD seconds: (result, error)."""
-    out = {}
-
-    def target():
-        try:
-            out["result"] = run()
-        except BaseException as e:            # handed to the test
-            out["error"] = e
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(HANG_GUARD)
-    assert not thread.is_alive(), "the read hung"
-    return out.get("result"), out.get("error")
 
 
 # -- the copies' document: decoded without trusting its structure or its size ------------------
@@ -146,7 +116,7 @@ def test_deeply_nested_json_is_ignored_not_a_recursion_error(data, nesting):
             "in metadata": b'{"version":1,"metadata":' + b"[" * 40_000 + b"]" * 40_000
                            + b"}"}[nesting]
     assert decode_batch_headers({HEADERS_KEY.encode(): deep}, _blocks(data)) is None
-    bad = _with_footer_metadata(data, {HEADERS_KEY: deep})
+    bad = with_footer_metadata(data, {HEADERS_KEY: deep})
     f = CountingFile(bad)
     reader = _projected(f)
     opened = len(f.reads)
@@ -182,7 +152,7 @@ def test_more_malformed_documents_are_ignored(data, change):
     if change == "base64 url-safe":
         assert url_safe != text            # the file's headers hold bytes the alphabets differ in
     assert decode_batch_headers({HEADERS_KEY.encode(): value}, _blocks(data)) is None
-    f = CountingFile(_with_footer_metadata(data, {HEADERS_KEY: value}))
+    f = CountingFile(with_footer_metadata(data, {HEADERS_KEY: value}))
     reader = _projected(f)
     opened = len(f.reads)
     assert pa.table(reader.read_all()).column(0).equals(_pyarrow_column(data))
@@ -599,7 +569,7 @@ def test_deeply_nested_statistics_are_ignored_not_a_recursion_error(data):
     import arrowipc.dataset as ads
     from arrowipc.ipc.statistics import FILE_KEY, KEY
     deep = b"[" * 40_000 + b"]" * 40_000
-    in_footer = _with_footer_metadata(data, {FILE_KEY: deep})
+    in_footer = with_footer_metadata(data, {FILE_KEY: deep})
     assert list(ipc.open_file(in_footer).filter_batches([("a", ">", 1000)])) == []
     theirs = pa_ipc.open_file(pa.py_buffer(data))
     sink = pa.BufferOutputStream()
