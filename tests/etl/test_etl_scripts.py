@@ -102,6 +102,8 @@ INPUTS = {
     "feather_pandas": _sales,
     "concat_compute": _plain,
     "write_options": _plain,
+    "file_random_access": _plain,
+    "stream_bytes": _streams,
 }
 
 
@@ -190,7 +192,8 @@ def _rows(files, directory):
 
 
 @pytest.mark.parametrize("script", ["hive_filter_write", "spark_output", "stream_folder",
-                                    "feather_pandas", "write_options"])
+                                    "feather_pandas", "write_options", "file_random_access",
+                                    "stream_bytes"])
 def test_the_script_gives_the_same_output_three_ways(script, tmp_path):
     _same(_outputs(script, tmp_path), ("arrowipc", "accelerated"))
 
