@@ -101,26 +101,38 @@ class ServedFileSystemDataset(pa_ds.FileSystemDataset):  # type: ignore[misc]
                 continue
             if value is not None:
                 raise Unservable(f"the scan option {name!r}")
-        if columns is not None and not (isinstance(columns, (list, tuple))
-                                        and all(isinstance(c, str) for c in columns)):
-            raise Unservable("columns other than a list of names")
-        if columns is not None and any(c not in self.schema.names for c in columns):
-            raise Unservable("a column absent from the schema (pyarrow raises)")
-        args: dict[str, Any] = {"columns": list(columns) if columns is not None else None}
+        args: dict[str, Any] = {"columns": None}
+        if isinstance(columns, dict):
+            if not all(isinstance(k, str) and isinstance(v, pa_ds.Expression)
+                       for k, v in columns.items()):
+                raise Unservable("columns as a dict other than names to expressions")
+            args["columns"] = {k: _converted(v, "a column expression")
+                               for k, v in columns.items()}
+        elif columns is not None:
+            if not (isinstance(columns, (list, tuple))
+                    and all(isinstance(c, str) for c in columns)):
+                raise Unservable("columns other than a list of names or a dict of expressions")
+            if any(c not in self.schema.names for c in columns):
+                raise Unservable("a column absent from the schema (pyarrow raises)")
+            args["columns"] = list(columns)
         if filter is not None:
             if not isinstance(filter, pa_ds.Expression):
                 raise Unservable(f"a filter of type {type(filter).__name__}")
-            from ..expression import to_expression
-            try:
-                args["filter"] = to_expression(filter)
-            except (ai_errors.ArrowException, ValueError, TypeError) as exc:
-                raise Unservable(f"a filter arrowipc cannot convert ({type(exc).__name__})") \
-                    from exc
+            args["filter"] = _converted(filter, "a filter")
         return args
 
     def _expected_schema(self, columns: Any) -> Any:
         if columns is None:
             return self.schema
+        if isinstance(columns, dict):
+            # the types pyarrow's projection gives: its own scan of no rows of this schema
+            try:
+                with passthrough():
+                    return pa_ds.dataset(self.schema.empty_table()).to_table(
+                        columns=columns).schema
+            except (pa.ArrowException, ValueError, TypeError) as exc:
+                raise Unservable(f"a projection pyarrow refuses ({type(exc).__name__})") \
+                    from exc
         return pa.schema([self.schema.field(c) for c in columns])
 
     def _serve(self, entry: str, run: Callable[[Any, dict[str, Any]], Any],
@@ -187,6 +199,15 @@ class ServedFileSystemDataset(pa_ds.FileSystemDataset):  # type: ignore[misc]
                                       filter=filter, **kwargs),
                                   None, filter, kwargs)
         return result
+
+
+def _converted(expression: Any, what: str) -> Any:
+    """A pyarrow Expression as arrowipc's (Unservable when arrowipc cannot convert it)."""
+    from ..expression import to_expression
+    try:
+        return to_expression(expression)
+    except (ai_errors.ArrowException, ValueError, TypeError) as exc:
+        raise Unservable(f"{what} arrowipc cannot convert ({type(exc).__name__})") from exc
 
 
 def _serve_dataset(original: Callable[..., Any], source: Any, schema: Any, format: Any,

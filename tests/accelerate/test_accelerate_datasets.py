@@ -115,6 +115,46 @@ def test_a_hive_partitioned_dataset_reads_as_plain_pyarrow(tmp_path, accelerated
     assert got_head.equals(head)
 
 
+PROJECTIONS = [
+    {"a2": pc.field("a") * 2, "p": pc.field("p")},
+    {"total": pc.field("a") + pc.field("n"), "half": pc.field("b") / 2,
+     "big": pc.field("a") > 3, "known": ~pc.field("s").is_null()},
+    {"n": pc.field("n"), "as_float": pc.field("a").cast(pa.float64())},
+]
+
+
+@pytest.mark.parametrize("projection", range(len(PROJECTIONS)))
+def test_a_projection_of_expressions_is_served_as_plain_pyarrow_computes_it(tmp_path,
+                                                                            accelerated,
+                                                                            projection):
+    _write_plain(_table(), tmp_path, format="ipc", partitioning=["p", "n"],
+                 partitioning_flavor="hive")
+    columns = PROJECTIONS[projection]
+    opened = ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    got = opened.to_table(columns=columns, filter=pc.field("p") != "z")
+    head = opened.head(3, columns=columns)
+    assert _served("dataset.FileSystemDataset.to_table") == 1, acc.report()
+    assert _served("dataset.FileSystemDataset.head") == 1, acc.report()
+
+    def oracle():
+        theirs = ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+        return (theirs.to_table(columns=columns, filter=pc.field("p") != "z"),
+                theirs.head(3, columns=columns))
+    expected, expected_head = _plain(oracle)
+    assert got.schema.equals(expected.schema) and got.equals(expected)
+    assert head.equals(expected_head)
+
+
+def test_a_projection_pyarrow_refuses_falls_back_to_its_error(tmp_path, accelerated):
+    _write_plain(_table(), tmp_path, format="ipc")
+    opened = ds.dataset(str(tmp_path), format="ipc")
+    with pytest.raises(pa.ArrowInvalid, match="No match for FieldRef.Name\\(absent\\)"):
+        opened.to_table(columns={"x": pc.field("absent")})
+    assert _served("dataset.FileSystemDataset.to_table") == 0
+    assert list(_fell_back("dataset.FileSystemDataset.to_table")) == [
+        "arrowipc refused the scan (ArrowInvalid); pyarrow's answer is kept"]
+
+
 def test_the_served_dataset_works_with_every_later_pyarrow_call(tmp_path, accelerated):
     _write_plain(_table(), tmp_path / "in", format="ipc", partitioning=["p"],
                  partitioning_flavor="hive")
