@@ -259,6 +259,23 @@ def _written_data(data: Any) -> Any:
     raise Unservable(f"data of type {type(data).__name__}")
 
 
+def _check_written_partitioning(partitioning: Any, schema: Any) -> None:
+    """Unservable unless a pyarrow Partitioning writes as arrowipc's of its flavor and schema
+    does: the default segment encoding and null fallback, its fields in the data with their
+    types (pyarrow casts or raises otherwise)."""
+    kind = type(partitioning).__name__
+    if kind not in ("HivePartitioning", "DirectoryPartitioning", "FilenamePartitioning"):
+        raise Unservable(f"a partitioning of type {kind}")
+    options = tuple(partitioning.__reduce__()[1])[2:]     # (null fallback,) segment encoding
+    default = ("__HIVE_DEFAULT_PARTITION__", "uri") if kind == "HivePartitioning" else ("uri",)
+    if options != default:
+        raise Unservable("a partitioning's null fallback or segment encoding")
+    for field in partitioning.schema:
+        i = schema.get_field_index(field.name)
+        if i < 0 or not schema.field(i).type.equals(field.type):
+            raise Unservable("a partition field absent from the data or of another type")
+
+
 def _file_options(fmt: str, file_options: Any) -> Any:
     """arrowipc's write options of pyarrow's IpcFileWriteOptions (None: the format's default)."""
     if file_options is None:
@@ -331,23 +348,25 @@ def build_dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
             for name in ("schema", "file_visitor"):
                 if kwargs[name] is not None:
                     raise Unservable(f"{name} was given")
-            if partitioning is not None and not (
-                    isinstance(partitioning, (list, tuple))
-                    and all(isinstance(p, str) for p in partitioning)):
-                raise Unservable("partitioning other than a list of field names")
-            if partitioning_flavor not in (None, "hive"):
-                raise Unservable(f"partitioning_flavor {partitioning_flavor!r}")
             written = _written_data(data)
-            if partitioning is not None and any(p not in written.schema.names
-                                                for p in partitioning):
-                raise Unservable("a partition field absent from the data (pyarrow raises)")
+            if isinstance(partitioning, pa_ds.Partitioning):
+                _check_written_partitioning(partitioning, written.schema)
+            elif partitioning is not None:
+                if not (isinstance(partitioning, (list, tuple))
+                        and all(isinstance(p, str) for p in partitioning)):
+                    raise Unservable("partitioning other than a list of field names or a "
+                                     "pyarrow Partitioning")
+                if partitioning_flavor not in (None, "hive"):
+                    raise Unservable(f"partitioning_flavor {partitioning_flavor!r}")
+                if any(p not in written.schema.names for p in partitioning):
+                    raise Unservable("a partition field absent from the data (pyarrow raises)")
+                partitioning = list(partitioning)
         except Unservable as why:
             RECORD.fall_back(entry, str(why))
             with passthrough():
                 return original_write(data, base_dir, **kwargs)  # type: ignore[no-any-return]
         from .. import dataset as ai_dataset
-        ours = dict(kwargs, format=fmt, file_options=options,
-                    partitioning=list(partitioning) if partitioning else None)
+        ours = dict(kwargs, format=fmt, file_options=options, partitioning=partitioning or None)
         try:
             ai_dataset.write_dataset(written, path, **ours)
         except ai_errors.ArrowException as exc:

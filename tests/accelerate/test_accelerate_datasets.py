@@ -195,6 +195,42 @@ def test_a_served_write_reads_back_as_plain_pyarrow_writes(tmp_path, accelerated
     assert served.schema.equals(plain.schema) and served.equals(plain)
 
 
+PARTITION_SCHEMA = pa.schema([("p", pa.string()), ("n", pa.int64())])
+
+
+@pytest.mark.parametrize("flavor", ["hive", None, "filename"])
+def test_a_write_partitioned_by_a_pyarrow_partitioning_is_served(tmp_path, accelerated, flavor):
+    table = _table()
+    ds.write_dataset(table, str(tmp_path / "served"), format="ipc",
+                     partitioning=ds.partitioning(PARTITION_SCHEMA, flavor=flavor))
+    assert _served("dataset.write_dataset") == 1, acc.report()
+    _write_plain(table, tmp_path / "plain", format="ipc",
+                 partitioning=ds.partitioning(PARTITION_SCHEMA, flavor=flavor))
+
+    def read(sub):
+        d = ds.dataset(str(tmp_path / sub), format="ipc",
+                       partitioning=ds.partitioning(PARTITION_SCHEMA, flavor=flavor))
+        return ([os.path.relpath(f, tmp_path / sub) for f in d.files],
+                d.to_table().sort_by([("a", "ascending"), ("b", "ascending")]))
+    served_files, served = _plain(lambda: read("served"))
+    plain_files, plain = _plain(lambda: read("plain"))
+    assert served_files == plain_files
+    assert served.schema.equals(plain.schema) and served.equals(plain)
+
+
+def test_a_pyarrow_partitioning_with_other_options_falls_back(tmp_path, accelerated):
+    table = _table()
+    ds.write_dataset(table, str(tmp_path / "out"), format="ipc",
+                     partitioning=ds.HivePartitioning(PARTITION_SCHEMA, segment_encoding="none"))
+    assert _served("dataset.write_dataset") == 0
+    assert _fell_back("dataset.write_dataset") == {
+        "a partitioning's null fallback or segment encoding": 1}
+    ds.write_dataset(table, str(tmp_path / "typed"), format="ipc",
+                     partitioning=ds.partitioning(pa.schema([("n", pa.int32())])))
+    assert _fell_back("dataset.write_dataset")[
+        "a partition field absent from the data or of another type"] == 1
+
+
 def test_a_served_write_takes_pyarrow_file_options_and_batches(tmp_path, accelerated):
     table = _table()
     file_format = ds.IpcFileFormat()
