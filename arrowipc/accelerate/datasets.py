@@ -128,7 +128,7 @@ class ServedFileSystemDataset(pa_ds.FileSystemDataset):  # type: ignore[misc]
             # the types pyarrow's projection gives: its own scan of no rows of this schema
             try:
                 with passthrough():
-                    return pa_ds.dataset(self.schema.empty_table()).to_table(
+                    return pa_ds.InMemoryDataset(self.schema.empty_table()).to_table(
                         columns=columns).schema
             except (pa.ArrowException, ValueError, TypeError) as exc:
                 raise Unservable(f"a projection pyarrow refuses ({type(exc).__name__})") \

@@ -135,6 +135,7 @@ def test_a_projection_of_expressions_is_served_as_plain_pyarrow_computes_it(tmp_
     head = opened.head(3, columns=columns)
     assert _served("dataset.FileSystemDataset.to_table") == 1, acc.report()
     assert _served("dataset.FileSystemDataset.head") == 1, acc.report()
+    assert _record().fell_back == {}        # pyarrow's projection of no rows is not a call
 
     def oracle():
         theirs = ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
