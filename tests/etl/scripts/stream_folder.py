@@ -32,7 +32,8 @@ def batches():
 
 schema = tables[0].schema
 reader = pa.RecordBatchReader.from_batches(schema, batches())
-ds.write_dataset(reader, target + "_info", format="ipc",
+# rows taken by position below: the write keeps the batches' order (pyarrow's threads may not)
+ds.write_dataset(reader, target + "_info", format="ipc", preserve_order=True,
                  max_rows_per_group=200, existing_data_behavior="overwrite_or_ignore")
 info = ds.dataset(target + "_info", format="ipc")
 print("info", info.count_rows(), info.head(2).to_pydict())
