@@ -263,3 +263,29 @@ def test_a_file_named_like_a_partition_is_a_file_as_in_pyarrow(tmp_path):
     assert _rel(tmp_path, got.files) == _rel(tmp_path, want.files) == ["a=1.arrow", "a=1/b=2"]
     assert got.schema.names == want.schema.names == ["x", "a"]
     assert _rows(got.to_table()) == _rows(want.to_table())
+
+
+# -- a partition key that is also a column of the files -------------------------------------------
+
+@pytest.mark.parametrize("directory,column,types", [
+    ("x=5", pa.array([1, 2], pa.int64()), "int64 vs int32"),
+    ("x=abc", pa.array([1, 2], pa.int64()), "int64 vs string")])
+def test_a_partition_key_of_another_type_than_the_column_is_refused_as_by_pyarrow(
+        tmp_path, directory, column, types):
+    # the partition's values would replace the file's: pyarrow refuses the pair of types
+    path = _write(tmp_path, directory + "/f.arrow", pa.table({"x": column}))
+    message = f"Unable to merge: Field x has incompatible types: {types}"
+    with pytest.raises(A.ArrowTypeError, match="^" + re.escape(f"{path}: {message}") + "$"):
+        ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    with pytest.raises(pa.ArrowTypeError, match=re.escape(message)):
+        pds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+
+
+@pytest.mark.parametrize("column", [pa.array([1, 2], pa.int32()), pa.nulls(2)])
+def test_a_partition_key_of_the_columns_type_gives_its_values_as_in_pyarrow(tmp_path, column):
+    # equal types, or a null column: the partition's value, the merged type
+    _write(tmp_path, "x=5/f.arrow", pa.table({"x": column}))
+    got = ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    want = pds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    assert str(got.schema) == str(want.schema) == "x: int32"
+    assert got.to_table().to_pylist() == want.to_table().to_pylist() == [{"x": 5}, {"x": 5}]
