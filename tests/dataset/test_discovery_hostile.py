@@ -99,6 +99,26 @@ def test_a_directory_without_read_permission_is_an_error_naming_it(tmp_path):
         locked.chmod(0o755)
 
 
+def test_a_tree_deeper_than_the_path_limit_is_an_os_error_naming_the_path(tmp_path):
+    # twenty 250-byte partition names: the full path passes the system's 4096; pyarrow fails too
+    _write(tmp_path, "a.arrow")
+    fd = os.open(str(tmp_path), os.O_RDONLY)
+    try:
+        for i in range(20):
+            name = f"k{i}=" + "v" * 240
+            os.mkdir(name, dir_fd=fd)
+            deeper = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError, match=re.escape(str(tmp_path / ("k0=" + "v" * 240)))) as e:
+        ds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+    assert e.value.errno == 36
+    with pytest.raises(OSError, match="File name too long"):
+        pds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+
+
 # -- files that change between discovery and scan -------------------------------------------------
 
 @pytest.mark.parametrize("exclude", [False, True])
