@@ -3,8 +3,9 @@
 A directory is walked recursively (through symlinked directories, a loop once); names the
 layout rules skip (layout.is_skipped_name: hidden and `_` names except `_`-partition
 directories, Spark's side files) are left out at every level below the directory given, and the
-files come back sorted by path, as pyarrow lists them. A glob (`*`, `?`, `[`) expands to the files it matches and the files under the directories it
-matches. A list names files (or directories and globs, expanded as above) and keeps its order.
+files come back sorted by path, as pyarrow lists them. A glob (`*`, `?`, `[`) expands to the
+files it matches and the files under the directories it matches. A list names files (or
+directories and globs, expanded as above) and keeps its order.
 
 Paths are local, URLs (fsspec: s3://, gs://, http(s)://, ...), or paths on a `filesystem=` (an
 fsspec or a pyarrow filesystem), as the IPC readers take them (ipc/filesystems.py).
