@@ -415,7 +415,9 @@ class PartitioningFactory:
         names = list(self.field_names or [])
         probe = self._make(T.schema([T.field(n, T.string()) for n in names]))
         found: dict[str, list[str | None]] = {n: [] for n in names}
+        examined = False
         for path in relative_paths:
+            examined = True
             if self.flavor == "hive":
                 texts = _hive_texts(path, probe)
             else:
@@ -427,7 +429,9 @@ class PartitioningFactory:
         dictionaries: list[Array | None] = []
         for name, seen in found.items():
             present = [t for t in seen if t is not None]
-            if not present and seen:
+            # all null, or paths without the segment: pyarrow's error (with no path at all, as
+            # for files named one by one, the field is a string of nulls)
+            if not present and (seen or examined):
                 raise ArrowInvalid(f"No non-null segments were available for field '{name}'; "
                                    f"couldn't infer type")
             is_int = bool(present) and all(_INT.match(t) and -2**31 <= int(t) < 2**31

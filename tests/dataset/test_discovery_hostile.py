@@ -309,3 +309,27 @@ def test_a_partition_key_of_the_columns_type_gives_its_values_as_in_pyarrow(tmp_
     want = pds.dataset(str(tmp_path), format="ipc", partitioning="hive")
     assert str(got.schema) == str(want.schema) == "x: int32"
     assert got.to_table().to_pylist() == want.to_table().to_pylist() == [{"x": 5}, {"x": 5}]
+
+
+@pytest.mark.parametrize("flavor", ["directory", "filename"])
+def test_a_discovered_field_no_path_gives_is_refused_as_by_pyarrow(tmp_path, flavor):
+    # a file at the root: no directory (nor file name prefix) gives field 'a' a value
+    _write(tmp_path, "f.arrow")
+    mine = (ds.DirectoryPartitioning if flavor == "directory" else ds.FilenamePartitioning)
+    theirs = (pds.DirectoryPartitioning if flavor == "directory" else pds.FilenamePartitioning)
+    message = "No non-null segments were available for field 'a'; couldn't infer type"
+    with pytest.raises(ArrowInvalid, match=re.escape(message)):
+        ds.dataset(str(tmp_path), format="ipc", partitioning=mine.discover(["a"]))
+    with pytest.raises(pa.ArrowInvalid, match=re.escape(message)):
+        pds.dataset(str(tmp_path), format="ipc", partitioning=theirs.discover(["a"]))
+
+
+def test_a_discovered_field_with_a_value_somewhere_is_null_elsewhere_as_in_pyarrow(tmp_path):
+    _write(tmp_path, "f.arrow")
+    _write(tmp_path, "2020/g.arrow")
+    got = ds.dataset(str(tmp_path), format="ipc",
+                     partitioning=ds.DirectoryPartitioning.discover(["a"]))
+    want = pds.dataset(str(tmp_path), format="ipc",
+                       partitioning=pds.DirectoryPartitioning.discover(["a"]))
+    assert str(got.schema) == str(want.schema)
+    assert _rows(got.to_table()) == _rows(want.to_table())
