@@ -152,6 +152,23 @@ def test_a_file_cut_after_discovery_is_an_error_naming_it(tmp_path, exclude, kee
         want.to_table()
 
 
+def test_a_file_replaced_with_the_same_size_and_mtime_reads_its_new_content(tmp_path):
+    # the footer and statistics kept from the first scan are keyed by (size, mtime): a file
+    # rewritten under the same key must still not give the old rows or prune by the old values
+    path = _write(tmp_path, "f.arrow", pa.table({"x": [1, 2]}))
+    before = os.stat(path)
+    got = ds.dataset(str(tmp_path), format="ipc")
+    want = pds.dataset(str(tmp_path), format="ipc")
+    assert got.to_table(filter=ds.field("x") > 1).to_pylist() == [{"x": 2}]
+    new = _write(tmp_path, "new.arrow", pa.table({"x": [3, 4]}))
+    assert os.path.getsize(new) == before.st_size
+    os.replace(new, path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert got.to_table().to_pylist() == want.to_table().to_pylist() == [{"x": 3}, {"x": 4}]
+    assert got.count_rows(filter=ds.field("x") > 2) == \
+        want.count_rows(filter=pds.field("x") > 2) == 2
+
+
 # -- partition names ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["a=%zz", "a=%", "a=%4", "a=x%2Fy", "a=%00", "a=",
