@@ -12,8 +12,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import types as T
-from ..errors import ArrowException, ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
 from ..table import RecordBatch, Table
+from ..unify import unify_types
 from . import _exprs
 from .discovery import FileSource, Storage, discover, storage_of
 from .formats import FileFormat, as_format
@@ -515,9 +516,20 @@ def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Sche
             fields = list(fragments[0].inspect())
         except (ArrowException, OSError) as e:
             raise named_error(e, fragments[0].path) from None
-    names = {f.name for f in fields}
-    if part is not None:
-        fields += [f for f in part.schema if f.name not in names]
+    at = {f.name: i for i, f in enumerate(fields)}
+    for f in part.schema if part is not None else ():
+        i = at.get(f.name)
+        if i is None:
+            fields.append(f)
+            continue
+        # a partition field that is also a column of the file: its values are the partition's,
+        # and the types must merge as pyarrow merges them (equal, or null and another)
+        try:
+            merged = unify_types(fields[i].type, f.type, "default", f.name)
+        except ArrowTypeError as e:
+            raise named_error(e, fragments[0].path) from None
+        if merged != fields[i].type:
+            fields[i] = fields[i].with_type(merged)
     metadata = fragments[0].physical_schema.metadata if fragments else None
     return T.schema(fields, metadata)
 

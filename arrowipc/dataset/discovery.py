@@ -1,10 +1,11 @@
 """Finding a dataset's files: a file, a directory (recursive), a glob, a list; local or remote.
 
-A directory is walked recursively; names the layout rules skip (layout.is_skipped_name: hidden
-and `_` names except `_`-partition directories, Spark's side files) are left out at every level
-below the directory given, and the files come back sorted by path, as pyarrow lists them. A
-glob (`*`, `?`, `[`) expands to the files it matches and the files under the directories it
-matches. A list names files (or directories and globs, expanded as above) and keeps its order.
+A directory is walked recursively (through symlinked directories, a loop once); names the
+layout rules skip (layout.is_skipped_name: hidden and `_` names except `_`-partition
+directories, Spark's side files) are left out at every level below the directory given, and the
+files come back sorted by path, as pyarrow lists them. A glob (`*`, `?`, `[`) expands to the
+files it matches and the files under the directories it matches. A list names files (or
+directories and globs, expanded as above) and keeps its order.
 
 Paths are local, URLs (fsspec: s3://, gs://, http(s)://, ...), or paths on a `filesystem=` (an
 fsspec or a pyarrow filesystem), as the IPC readers take them (ipc/filesystems.py).
@@ -95,16 +96,28 @@ def _pyarrow_fs() -> Any:
 
 
 def _walk_local(base: str, prefixes: tuple[str, ...]) -> list[str]:
+    """The files under `base`, through symlinked directories too (as pyarrow walks them),
+    except a symlink back to a directory of its own path: a loop is walked once, not until
+    the system's symlink limit (pyarrow lists its files again at every level of it)."""
     out: list[str] = []
-    todo = [base]
+    root = os.stat(base)
+    # each directory to list, with the (device, inode) of it and of the directories above it
+    todo: list[tuple[str, frozenset[tuple[int, int]]]] = [
+        (base, frozenset({(root.st_dev, root.st_ino)}))]
     while todo:
-        directory = todo.pop()
+        directory, above = todo.pop()
         with os.scandir(directory) as entries:
             for entry in entries:
                 if is_skipped_name(entry.name, prefixes):
                     continue
                 if entry.is_dir():
-                    todo.append(entry.path)
+                    if entry.is_symlink():
+                        st = entry.stat()
+                        key = (st.st_dev, st.st_ino)
+                    else:
+                        key = (entry.stat(follow_symlinks=False).st_dev, entry.inode())
+                    if key not in above:
+                        todo.append((entry.path, above | {key}))
                 elif entry.is_file():
                     out.append(entry.path)
     return sorted(out)

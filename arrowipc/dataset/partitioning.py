@@ -36,6 +36,31 @@ _INT = re.compile(r"-?[0-9]+\Z")
 _SEGMENT_ENCODINGS = ("uri", "none")
 
 
+def _shown(text: str) -> str:
+    """`text` with the bytes of a name that is not UTF-8 (held as surrogate escapes, as os
+    lists such names) shown as \\xNN, so that a message holding it can be printed."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:          # a surrogate no file name holds: given as such
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _require_utf8(texts: Mapping[str, str | None], relative_path: str, where: str | None) -> None:
+    """ArrowInvalid naming `where` (the directory by default) when a partition name or value
+    of `texts` (read from `relative_path`) is not UTF-8: Arrow strings and field names are
+    UTF-8, and pyarrow refuses such a segment too."""
+    for name, text in texts.items():
+        for part in (name, text):
+            if part is None or part.isascii():
+                continue
+            try:
+                part.encode("utf-8")
+            except UnicodeEncodeError:
+                where = where or f"directory '{relative_path.rpartition('/')[0] or '.'}'"
+                raise ArrowInvalid(f"{_shown(where)}: expected a partition segment of UTF-8 "
+                                   f"text, found '{_shown(part)}'") from None
+
+
 def _check_encoding(segment_encoding: str) -> str:
     if segment_encoding.lower() not in _SEGMENT_ENCODINGS:
         raise ValueError(f"Invalid segment encoding: {segment_encoding}")
@@ -134,7 +159,9 @@ class Partitioning:
         out: dict[str, Any] = {}
         # a dataset's files share few distinct values: each (field, text) is parsed once
         parsed: dict[tuple[str, str], Any] = self.__dict__.setdefault("_parsed_values", {})
-        for name, text in self._texts(relative_path).items():
+        texts = self._texts(relative_path)
+        _require_utf8(texts, relative_path, where)
+        for name, text in texts.items():
             if text is None:
                 out[name] = None
                 continue
@@ -292,7 +319,7 @@ class HivePartitioning(Partitioning):
                     continue
                 text = None if raw in (self._null_fallback, DEFAULT_PARTITION_NAME) else raw
             if name in names:
-                out[name] = text
+                out.setdefault(name, text)      # a key repeated deeper: the first wins (pyarrow)
         return out
 
     def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
@@ -388,18 +415,23 @@ class PartitioningFactory:
         names = list(self.field_names or [])
         probe = self._make(T.schema([T.field(n, T.string()) for n in names]))
         found: dict[str, list[str | None]] = {n: [] for n in names}
+        examined = False
         for path in relative_paths:
+            examined = True
             if self.flavor == "hive":
                 texts = _hive_texts(path, probe)
             else:
                 texts = probe._texts(path)
+            _require_utf8(texts, path, None)
             for name, text in texts.items():
                 found.setdefault(name, []).append(text)
         fields: list[T.Field] = []
         dictionaries: list[Array | None] = []
         for name, seen in found.items():
             present = [t for t in seen if t is not None]
-            if not present and seen:
+            # all null, or paths without the segment: pyarrow's error (with no path at all, as
+            # for files named one by one, the field is a string of nulls)
+            if not present and (seen or examined):
                 raise ArrowInvalid(f"No non-null segments were available for field '{name}'; "
                                    f"couldn't infer type")
             is_int = bool(present) and all(_INT.match(t) and -2**31 <= int(t) < 2**31
@@ -434,7 +466,7 @@ def _hive_texts(path: str, probe: Partitioning) -> dict[str, str | None]:
             text = raw
         if raw in (probe.null_fallback, DEFAULT_PARTITION_NAME):
             text = None
-        out[name] = text
+        out.setdefault(name, text)              # a key repeated deeper: the first wins (pyarrow)
     return out
 
 
