@@ -32,6 +32,12 @@ def _rel(root, files):
     return sorted(os.path.relpath(f, str(root)) for f in files)
 
 
+def _listed(tmp_path, sub):
+    """(ours, pyarrow's) files of the dataset at tmp_path/sub, relative to tmp_path."""
+    return (_rel(tmp_path, ds.dataset(str(tmp_path / sub), format="ipc").files),
+            _rel(tmp_path, pds.dataset(str(tmp_path / sub), format="ipc").files))
+
+
 def _rows(table):
     return sorted(table.to_pylist(), key=repr)
 
@@ -60,9 +66,8 @@ def test_a_symlink_to_another_directory_is_followed_as_by_pyarrow(tmp_path):
     _write(tmp_path, "data/a.arrow")
     _write(tmp_path, "other/b.arrow")
     os.symlink(str(tmp_path / "other"), str(tmp_path / "data" / "linked"))
-    got = ds.dataset(str(tmp_path / "data"), format="ipc").files
-    want = pds.dataset(str(tmp_path / "data"), format="ipc").files
-    assert _rel(tmp_path, got) == _rel(tmp_path, want) == ["data/a.arrow", "data/linked/b.arrow"]
+    got, want = _listed(tmp_path, "data")
+    assert got == want == ["data/a.arrow", "data/linked/b.arrow"]
 
 
 def test_two_links_to_one_directory_are_both_listed_as_by_pyarrow(tmp_path):
@@ -71,9 +76,8 @@ def test_two_links_to_one_directory_are_both_listed_as_by_pyarrow(tmp_path):
     os.makedirs(str(tmp_path / "data"))
     os.symlink(str(tmp_path / "shared"), str(tmp_path / "data" / "one"))
     os.symlink(str(tmp_path / "shared"), str(tmp_path / "data" / "two"))
-    got = ds.dataset(str(tmp_path / "data"), format="ipc").files
-    want = pds.dataset(str(tmp_path / "data"), format="ipc").files
-    assert _rel(tmp_path, got) == _rel(tmp_path, want) == ["data/one/a.arrow", "data/two/a.arrow"]
+    got, want = _listed(tmp_path, "data")
+    assert got == want == ["data/one/a.arrow", "data/two/a.arrow"]
 
 
 def test_a_dangling_symlink_is_passed_over_as_by_pyarrow(tmp_path):
