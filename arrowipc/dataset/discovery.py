@@ -12,6 +12,7 @@ fsspec or a pyarrow filesystem), as the IPC readers take them (ipc/filesystems.p
 """
 from __future__ import annotations
 
+import errno
 import glob as globmod
 import os
 import sys
@@ -156,6 +157,12 @@ def _expand(storage: Storage, path: str, ignore_prefixes: Iterable[str] | None,
         if not out and not explicit:
             raise FileNotFoundError(f"{path}: the glob matches no file")
         return out
+    if storage.kind == "local":
+        try:
+            os.stat(path)
+        except OSError as e:            # the system's own reason (a name too long, a loop...)
+            if e.errno != errno.ENOENT:
+                raise OSError(e.errno, f"{path}: {e.strerror}") from None
     raise FileNotFoundError(f"{path}: no such file or directory")
 
 

@@ -3,6 +3,7 @@ partition names that are not what they claim (bad escapes, bytes that are not UT
 that do not parse, repeated keys). pyarrow.dataset is the oracle on the same tree; where we
 differ on purpose, docs/datasets.md says so and the test says which line.
 """
+import errno
 import os
 import re
 
@@ -121,6 +122,18 @@ def test_a_tree_deeper_than_the_path_limit_is_an_os_error_naming_the_path(tmp_pa
     assert e.value.errno == 36
     with pytest.raises(OSError, match="File name too long"):
         pds.dataset(str(tmp_path), format="ipc", partitioning="hive")
+
+
+def test_a_source_path_the_system_refuses_is_its_error_not_a_missing_file(tmp_path):
+    too_long = str(tmp_path / ("x" * 300))
+    with pytest.raises(OSError) as theirs:
+        pds.dataset(too_long, format="ipc")
+    with pytest.raises(OSError, match=re.escape(too_long) + ": File name too long") as ours:
+        ds.dataset(too_long, format="ipc")
+    assert ours.value.errno == theirs.value.errno == errno.ENAMETOOLONG
+    assert not isinstance(ours.value, FileNotFoundError)
+    with pytest.raises(FileNotFoundError, match="no such file or directory"):
+        ds.dataset(str(tmp_path / "absent"), format="ipc")
 
 
 # -- files that change between discovery and scan -------------------------------------------------
