@@ -227,6 +227,33 @@ cdef inline int64_t _count_dispatch(int op, const numeric_t* a, numeric_t v,
     return _count_shaped(5, a, v, n)
 
 
+cdef int _check_spans(Buffer data, const int64_t[::1] spans, int64_t width) except -1:
+    """ValueError unless every (byte offset, count) pair of `spans` lies inside `data` (no
+    overflow) and starts at a multiple of the value width."""
+    cdef int64_t size = data.size, k, start, n
+    if spans.shape[0] % 2:
+        raise ValueError(f"spans are (offset, count) pairs, got {spans.shape[0]} numbers")
+    for k in range(spans.shape[0] // 2):
+        start, n = spans[2 * k], spans[2 * k + 1]
+        if start < 0 or n < 0 or start > size or n > (size - start) // width:
+            raise ValueError(f"span {k} ({n} values of {width} bytes at byte {start}) does not "
+                             f"lie inside the {size} bytes given")
+        if (<size_t>(data.ptr + start)) % width:
+            raise ValueError(f"span {k} at byte {start} is not aligned to its {width}-byte "
+                             f"values")
+    return 0
+
+
+cdef inline int64_t _count_spans(int op, const uint8_t* base, const int64_t* spans,
+                                 int64_t pairs, numeric_t v) noexcept nogil:
+    cdef int64_t k, n, total = 0
+    for k in range(pairs):
+        n = spans[2 * k + 1]
+        if n:
+            total += _count_dispatch(op, <const numeric_t*>(base + spans[2 * k]), v, n)
+    return total
+
+
 def count_compare_spans(int op, Buffer data, const int64_t[::1] spans,
                         const numeric_t[::1] value):
     """How many values satisfy `value op value[0]` in the runs of values of `data` that
@@ -236,27 +263,50 @@ def count_compare_spans(int op, Buffer data, const int64_t[::1] spans,
     ValueError otherwise, naming the span."""
     if value.shape[0] != 1:
         raise ValueError(f"one value to compare with, got {value.shape[0]}")
-    if spans.shape[0] % 2:
-        raise ValueError(f"spans are (offset, count) pairs, got {spans.shape[0]} numbers")
-    cdef int64_t width = sizeof(numeric_t), size = data.size, k, start, n, total = 0
-    cdef int64_t pairs = spans.shape[0] // 2
-    for k in range(pairs):
-        start, n = spans[2 * k], spans[2 * k + 1]
-        if start < 0 or n < 0 or start > size or n > (size - start) // width:
-            raise ValueError(f"span {k} ({n} values of {width} bytes at byte {start}) does not "
-                             f"lie inside the {size} bytes given")
-        if (<size_t>(data.ptr + start)) % width:
-            raise ValueError(f"span {k} at byte {start} is not aligned to its {width}-byte "
-                             f"values")
+    _check_spans(data, spans, sizeof(numeric_t))
+    cdef int64_t pairs = spans.shape[0] // 2, total = 0
     if pairs == 0:
         return 0
-    cdef const uint8_t* base = data.ptr
     cdef numeric_t v = value[0]
     with nogil:
-        for k in range(pairs):
-            n = spans[2 * k + 1]
-            if n:
-                total += _count_dispatch(op, <const numeric_t*>(base + spans[2 * k]), v, n)
+        total = _count_spans(op, data.ptr, &spans[0], pairs, v)
+    return total
+
+
+def count_compare_files(int op, list data, list spans, const numeric_t[::1] value):
+    """count_compare_spans over several buffers (files) at once: `spans[i]`, an int64 array
+    of (byte offset, count) pairs, lists runs of values in `data[i]`; all are checked first,
+    then counted with the GIL released once for all of them (a thread counting many files
+    takes the GIL from the one planning them once, not once a file)."""
+    if value.shape[0] != 1:
+        raise ValueError(f"one value to compare with, got {value.shape[0]}")
+    cdef Py_ssize_t m = len(data), i
+    if len(spans) != m:
+        raise ValueError(f"{m} buffers but {len(spans)} span lists")
+    cdef const int64_t[::1] one
+    cdef const uint8_t** bases = <const uint8_t**>malloc(sizeof(uint8_t*) * (m + 1))
+    cdef const int64_t** lists = <const int64_t**>malloc(sizeof(int64_t*) * (m + 1))
+    cdef int64_t* pairs = <int64_t*>malloc(sizeof(int64_t) * (m + 1))
+    cdef int64_t total = 0
+    cdef numeric_t v = value[0]
+    try:
+        if not (bases and lists and pairs):
+            raise MemoryError()
+        for i in range(m):
+            one = spans[i]
+            _check_spans(<Buffer?>data[i], one, sizeof(numeric_t))
+            bases[i] = (<Buffer>data[i]).ptr
+            pairs[i] = one.shape[0] // 2
+            lists[i] = &one[0] if pairs[i] else NULL
+        # the arrays stay alive in `spans`, the buffers in `data`, both held by the caller
+        with nogil:
+            for i in range(m):
+                if pairs[i]:
+                    total += _count_spans(op, bases[i], lists[i], pairs[i], v)
+    finally:
+        free(bases)
+        free(lists)
+        free(pairs)
     return total
 
 

@@ -32,14 +32,15 @@ from .. import types as T
 from .._core.arraydata import ArrayData
 from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
-from .._core.compute_kernels import OP_CODES, count_compare, count_compare_spans
+from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_files,
+                                     count_compare_spans)
 from ..array import Array, array, nulls
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.options import IpcReadOptions
 from ..ipc.paths import leased_map_if_unchanged
 from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
-from ..ipc.statistics import file_statistics, read_statistics
+from ..ipc.statistics import file_statistics, might_match, read_statistics
 from ..table import RecordBatch, Table
 from . import _exprs
 from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from .scanner import Scanner
 
 __all__ = ["FileFragment", "Fragment", "PendingCount", "SPECIAL_FIELDS", "ScanSpec",
-           "named_error"]
+           "named_error", "run_counts"]
 
 SPECIAL_FIELDS: dict[str, T.DataType] = {
     "__filename": T.string(), "__fragment_index": T.int32(), "__batch_index": T.int32(),
@@ -87,6 +88,27 @@ class PendingCount(NamedTuple):
         return int(count_compare_spans(self.op, self.data, self.spans, self.number))
 
 
+def run_counts(counts: Sequence[PendingCount]) -> int:
+    """The rows of all `counts`: those that compare alike (all of one scan do) counted by one
+    kernel call, the GIL released once for all their files."""
+    alike: dict[tuple[int, Any], list[PendingCount]] = {}
+    for c in counts:
+        alike.setdefault((c.op, c.number.dtype), []).append(c)
+    return sum(int(count_compare_files(op, [c.data for c in same], [c.spans for c in same],
+                                       same[0].number))
+               for (op, _), same in alike.items())
+
+
+class _DirectCount(NamedTuple):
+    """A `column op number` filter as a count on the column's values takes it."""
+    name: str
+    op: str                         # "<" ... "!=" (OP_CODES)
+    value: int | float
+    type: T.DataType                # the column's type in the dataset
+    number: np.ndarray[Any, Any]    # the value as one value of the column's numpy type
+    width: int                      # bytes a value
+
+
 class ScanSpec:
     """What a scan asks of each fragment: the columns to read and produce, the filter, the
     batch size. Built once per scan by the Scanner."""
@@ -117,6 +139,7 @@ class ScanSpec:
         # values bind the filter alike share one residual object, examined once
         self._comparisons: dict[int, tuple[Expression | None,
                                            tuple[str, str, int | float] | None]] = {}
+        self._direct: dict[int, tuple[Expression | None, _DirectCount | None]] = {}
 
     def comparison_of(self, residual: Expression | None) -> tuple[str, str, int | float] | None:
         """_exprs.column_comparison(residual), worked out once per residual object."""
@@ -126,6 +149,26 @@ class ScanSpec:
         comparison = _exprs.column_comparison(residual)
         self._comparisons[id(residual)] = (residual, comparison)
         return comparison
+
+    def direct_count(self, residual: Expression | None) -> _DirectCount | None:
+        """How a `column op number` residual is counted on the column's values where a file
+        holds them (see FileFragment.count_from_headers), worked out once per residual
+        object; None when it cannot be: another filter, a column not of the dataset or not a
+        plain number type, the number not exact in the column's type."""
+        known = self._direct.get(id(residual))
+        if known is not None and known[0] is residual:
+            return known[1]
+        found = None
+        comparison = self.comparison_of(residual)
+        if comparison is not None and comparison[0] in self.dataset_schema.names:
+            name, op, value = comparison
+            target = self.dataset_schema.field(name).type
+            dtype = _COUNTED_TYPES.get(target.name)
+            number = None if dtype is None else _number_in(value, dtype)
+            if number is not None:
+                found = _DirectCount(name, op, value, target, number, number.itemsize)
+        self._direct[id(residual)] = (residual, found)
+        return found
 
     def _type_of(self, source: str | Expression) -> T.DataType:
         if isinstance(source, str):
@@ -393,41 +436,38 @@ class FileFragment(Fragment):
         when nothing is left to count. None when anything needed is not kept or the file
         changed (the caller plans and reads it)."""
         footer = self._footer
-        if footer is None or not self._value_spans:
+        if footer is None:
             return None                 # nothing kept: not even the filter is looked at
         comparison = spec.comparison_of(rest)
         if comparison is None:
             return None
-        name, op, value = comparison
-        spans = self._value_spans.get(name)
+        name, op = comparison[:2]
         key = self._file_key()
-        if spans is None or key is None or not footer[0] == spans[0] == key:
+        if key is None or footer[0] != key:
             return None
         assert rest is not None
-        summary, physical, located = footer[1], footer[2], spans[2]
+        summary, physical = footer[1], footer[2]
+        # a file with statistics: its footer, then each batch's, rule out what they can
+        if summary is not None and not _exprs.might_match(rest, summary, physical):
+            return 0
+        spans = self._value_spans.get(name)
+        if spans is None or spans[0] != key:
+            return None
+        located = spans[2]
         if summary is not None:
-            # a file with statistics: its footer, then each batch's, rule out what they can
             batch_stats = self._batch_statistics
-            if not _exprs.might_match(rest, summary, physical):
-                return 0
             if batch_stats is None or batch_stats[0] != key \
                     or len(batch_stats[1]) != len(located):
                 return None
             located = [span for span, stats in zip(located, batch_stats[1])
                        if _exprs.might_match(rest, stats, physical)]
-        target = spec.dataset_schema.field(name).type if name in spec.dataset_schema.names \
-            else None
-        dtype = _COUNTED_TYPES.get(spans[1].name)
-        if dtype is None or target is None or not spans[1].equals(target):
-            return None
-        number = _number_in(value, dtype)
-        if number is None:
+        direct = spec.direct_count(rest)
+        if direct is None or not spans[1].equals(direct.type):
             return None
         wanted = located
         if not wanted:
             return 0
-        width = np.dtype(dtype).itemsize
-        if any(span is None or span[0] % width for span in wanted):
+        if any(span is None or span[0] % direct.width for span in wanted):
             return None                 # not found, or not aligned for the kernel
         mapped = leased_map_if_unchanged(self.path, key)
         if mapped is None:
@@ -435,7 +475,63 @@ class FileFragment(Fragment):
         # the kernel checks each span against the mapping again (recorded from a mapping of
         # this size, they fit)
         return PendingCount(mapped, np.array(wanted, dtype=np.int64).reshape(-1),
-                            OP_CODES[op], number)
+                            OP_CODES[op], direct.number)
+
+    def count_from_headers(self, spec: ScanSpec, rest: Expression | None
+                           ) -> int | PendingCount | None:
+        """The rows passing `rest`, a `column op number` filter, in a local file no count has
+        read yet (see count_from_value_spans for later ones): the file is mapped whole under a
+        read lease; its footer summary and each batch's statistics rule out what they can; the
+        surviving batches' values are found from their headers alone (no batch decoded) and
+        left to one kernel call, a PendingCount. The footer summary, batch statistics and value
+        spans found are kept for the next scan. None when the file, a batch or the column does
+        not allow it, or anything read is odd: the caller plans and reads the file, which
+        reports what is wrong."""
+        direct = spec.direct_count(rest)
+        if direct is None or not self.counts_from_local_footer():
+            return None
+        key = self._file_key()
+        if key is None:
+            return None
+        mapped = leased_map_if_unchanged(self.path, key)
+        if mapped is None:
+            return None
+        name, op, value = direct.name, direct.op, direct.value
+        try:
+            reader = RecordBatchFileReader(mapped)
+            physical = reader.schema
+            index = physical.get_field_index(name)      # -1 when missing or not unique
+            if index < 0 or not physical.field(index).type.equals(direct.type):
+                return None
+            summary = file_statistics(reader)
+            self._schema = physical
+            self._footer = (key, summary, physical)
+            # a plain number column compared with a number: what Expression.might_match asks
+            if summary is not None and not might_match(summary, name, op, value):
+                return 0
+            n = reader.num_record_batches
+            stats: list[Statistics | None] = []
+            spans: list[tuple[int, int] | None] = [None] * n
+            for i in range(n):
+                msg = reader.read_block_message("record batch", i, with_body=False)
+                if summary is not None:
+                    stats.append(read_statistics(msg.custom_metadata))
+                    if not might_match(stats[i], name, op, value):
+                        continue
+                found = reader.values_in_file(i, index, msg)
+                if found is None or found[2] != 0 or found[0] % direct.width:
+                    return None         # nulls, compressed, misaligned: decoded and masked
+                spans[i] = found[:2]
+        except (ArrowException, OSError):
+            return None
+        if summary is not None:
+            self._batch_statistics = (key, stats)
+        self._value_spans[name] = (key, direct.type, spans)
+        wanted = [part for span in spans if span is not None and span[1] for part in span]
+        if not wanted:
+            return 0
+        return PendingCount(mapped, np.array(wanted, dtype=np.int64), OP_CODES[op],
+                            direct.number)
 
     def counts_from_local_footer(self) -> bool:
         """Whether the file is counted from a local file's footer, headers and mapping (no

@@ -22,7 +22,8 @@ from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
 from ..table import RecordBatch, Table
 from . import _exprs
-from .fragments import FileFragment, Fragment, FragmentPlan, PendingCount, ScanSpec
+from .fragments import (FileFragment, Fragment, FragmentPlan, PendingCount, ScanSpec,
+                        run_counts)
 
 if TYPE_CHECKING:
     from ..expression import Expression
@@ -34,7 +35,7 @@ _T = TypeVar("_T")
 DEFAULT_BATCH_SIZE = 131072
 DEFAULT_BATCH_READAHEAD = 16
 DEFAULT_FRAGMENT_READAHEAD = 4
-COUNT_WINDOW = 64       # files count_rows() keeps in flight
+COUNT_WINDOW = 64       # files count_rows() keeps in flight (each holds a mapping)
 
 
 # threads for scans of files behind a network link, where a task mostly waits on a request
@@ -438,6 +439,8 @@ class Scanner:
                     return rows, None
             else:
                 found = item[0].count_from_value_spans(counting, item[1])
+                if found is None:
+                    found = item[0].count_from_headers(counting, item[1])
                 if isinstance(found, PendingCount):
                     return 0, found
                 if found is not None:
@@ -450,24 +453,51 @@ class Scanner:
                for f, rest in survivors):
             # local files counted from footers or by a `column op number` filter are planned
             # in this thread: footers, headers and statistics are Python, which threads would
-            # only pass the GIL around; each file's values are counted by one kernel call, on
-            # the pool (the GIL released) while the next file is planned. Other filters
-            # decode and evaluate on the pool, a file per task, below.
+            # only pass the GIL around; the values found are counted by kernel calls on the
+            # pool (the GIL released), a group of files a call, while the next files are
+            # planned. Other filters decode and evaluate on the pool, a file per task, below.
             kernels = self._pool() if self.use_threads else _Inline()
-            pending: deque[Future[int]] = deque()
-            total = 0
+            # kernel tasks, each with the number of files (mappings) it holds
+            running: deque[tuple[Future[int], int]] = deque()
+            total = held = 0
+            group: list[PendingCount] = []
+
+            def collect() -> None:
+                nonlocal total, held
+                task, files = running.popleft()
+                total += task.result()
+                held -= files
+
+            def submit(counts: list[PendingCount]) -> None:
+                # the task holds the mappings alone: unmapped on its thread when done
+                running.append((kernels.submit(run_counts, counts), len(counts)))
             try:
                 for item in survivors:
                     rows, left = count(item)
                     total += rows
-                    if left is not None:
-                        pending.append(kernels.submit(left.run))
-                        # the task holds the mapping alone: unmapped on its thread when done
-                        del left
-                        if len(pending) >= COUNT_WINDOW:    # each holds a file's mapping
-                            total += pending.popleft().result()
-                while pending:
-                    total += pending.popleft().result()
+                    if left is None:
+                        continue
+                    group.append(left)
+                    held += 1
+                    del left
+                    while running and running[0][0].done():
+                        collect()
+                    # while this thread plans, one task counts the files planned since the
+                    # last began: more would share this thread's core, and the whole count
+                    # waits on this thread (a task also takes the GIL from it to start and
+                    # to finish, so once a group, not once a file)
+                    if not running:
+                        submit(group)
+                        group = []
+                    elif held >= COUNT_WINDOW:          # each file held is a mapping
+                        collect()
+                # planning done: what is left is counted on every thread
+                parts = min(len(group), _threads()) if self.use_threads else 1
+                for k in range(parts):
+                    submit(group[k::parts])
+                group = []
+                while running:
+                    collect()
                 return total
             finally:
                 kernels.shutdown(wait=False, cancel_futures=True)

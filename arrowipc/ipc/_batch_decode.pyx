@@ -677,6 +677,46 @@ def buffer_needed_mask(plan_and_roots, RecordBatchHeader h, list included, int v
     return mask
 
 
+def fixed_width_values(plan_and_roots, RecordBatchHeader h, Py_ssize_t root, int64_t body_size,
+                       int version=4):
+    """(offset in the body, values, null count) of top-level field `root`'s values in record
+    batch `h`, when the field is one fixed-width node (no children, no dictionary) whose values
+    buffer lies in the `body_size`-byte body and holds the batch's `h.length` values; None
+    otherwise (an odd or bad header included: decoding the batch reports it). For counts that
+    read one column's values where the file holds them, without decoding the batch."""
+    cdef _Plan plan = plan_and_roots[0]
+    cdef list roots = plan_and_roots[1]
+    cdef _Assembler a = _Assembler.__new__(_Assembler)
+    cdef int64_t width, off, n, node
+    cdef int pi
+    if root < 0 or root >= len(roots) or h.codec >= 0:
+        return None
+    a.h = h
+    a.plan = plan
+    a.version = version
+    a.where = "record batch"
+    a.node_i = a.buf_i = a.var_i = a.plan_i = 0
+    try:
+        for _ in range(root):
+            a.skip()
+    except ArrowInvalid:
+        return None
+    pi = roots[root]
+    width = plan.c_widths[pi]
+    node = a.node_i
+    if plan.c_kinds[pi] != K_FIXED or plan.c_nchildren[pi] != 0 or width <= 0 \
+            or node >= h.n_nodes or a.buf_i + 1 >= h.n_buffers:
+        return None
+    n = h.node_length(node)
+    if n != h.length or n < 0 or h.node_nulls(node) < 0:
+        return None
+    off = h.buf_offset(a.buf_i + 1)
+    if off < 0 or off > body_size or n > (body_size - off) // width \
+            or n > h.buf_length(a.buf_i + 1) // width:
+        return None
+    return off, n, h.node_nulls(node)
+
+
 def next_message_fast(Buffer buf, int64_t pos, int64_t end, int64_t max_metadata, plan_and_roots,
                       list included, str where, tuple limits=None):
     """The stream reader's hot step over an in-memory buffer.

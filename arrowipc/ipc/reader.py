@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Sequence, ca
 
 from .. import types as T
 from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, buffer_needed_mask,
-                            decode_record_batch_header, make_plan, next_message_fast)
+                            decode_record_batch_header, fixed_width_values, make_plan,
+                            next_message_fast)
 from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, py_buffer
 from ._flatbuf import ExtentCache, recording, root_table
@@ -293,6 +294,18 @@ class MessageDecoder:
     def is_included(self, index: int) -> bool:
         """Whether top-level field `index` is read (included_fields keeps it, or reads all)."""
         return self._included is None or self._included[index]
+
+    def values_span(self, msg: Message, index: int, body_size: int) -> tuple[int, int, int] | None:
+        """(offset in the body, values, null count) of top-level column `index`'s values in
+        record batch message `msg` (header only: its body of `body_size` bytes not read), when
+        they are used as they lie: one uncompressed fixed-width node in native byte order; None
+        otherwise (decode the batch then)."""
+        info = self.info
+        if msg.header_type != md.HEADER_RECORD_BATCH or info is None \
+                or info.endianness == md.ENDIAN_BIG:
+            return None
+        header = decode_record_batch_header(msg.header, msg.legacy_codec)
+        return fixed_width_values(self._plan, header, index, body_size, msg.version)
 
     def decode_column(self, msg: Message, index: int) -> ArrayData:
         """Top-level column `index` of record batch message `msg`, decoded on its own: byte-swapped,
@@ -1299,6 +1312,21 @@ class RecordBatchFileReader(_ReaderBase):
         msg, _, batch = self._decoder.frame_and_decode(self._source.buf, off,
                                                        off + meta_len + body_len)
         return batch, msg
+
+    def values_in_file(self, i: int, index: int, msg: Message | None = None
+                       ) -> tuple[int, int, int] | None:
+        """(byte offset in the file, values, null count) of top-level column `index`'s values
+        in record batch i, read from its header alone (`msg`: the message header
+        read_block_message gave, when already read), when they are used as they lie in the
+        file: an uncompressed fixed-width column in native byte order (a count can read them
+        there); None otherwise, or when the header is odd (get_batch decodes and reports it)."""
+        off, meta_len, body_len = self._check_block(self._batch_blocks[i], i, "record batch")
+        if msg is None:
+            msg = self.read_block_message("record batch", i, with_body=False)
+        found = self._decoder.values_span(msg, index, body_len)
+        if found is None:
+            return None
+        return off + meta_len + found[0], found[1], found[2]
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         """Batch `i` with its custom metadata."""

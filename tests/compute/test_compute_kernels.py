@@ -466,3 +466,34 @@ def test_count_compare_spans_checks_every_span_before_reading():
         K.count_compare_spans(2, data, spans(0, 1, 8), number)
     with pytest.raises(ValueError, match="one value to compare with, got 2"):
         K.count_compare_spans(2, data, spans(0, 1), np.array([1, 2], dtype=np.int64))
+
+
+def test_count_compare_files_sums_count_compare_spans_over_each_buffer():
+    from arrowipc._core import compute_kernels as K
+    rng = np.random.default_rng(12)
+    files = [rng.integers(0, 100, n).astype(np.int32) for n in (500, 0, 1200)]
+    data = [py_buffer(v.tobytes()) for v in files]
+    spans = [np.array([0, 100, 400, 100], dtype=np.int64), np.array([], dtype=np.int64),
+             np.array([4 * 7, 1193], dtype=np.int64)]
+    number = np.array([30], dtype=np.int32)
+    for code in K.OP_CODES.values():
+        expected = sum(K.count_compare_spans(code, d, s, number) for d, s in zip(data, spans))
+        assert K.count_compare_files(code, data, spans, number) == expected
+    assert K.count_compare_files(2, [], [], number) == 0
+
+
+def test_count_compare_files_checks_every_buffers_spans_before_reading():
+    from arrowipc._core import compute_kernels as K
+    good = py_buffer(np.arange(10, dtype=np.int64).tobytes())
+    short = py_buffer(np.arange(2, dtype=np.int64).tobytes())
+    number = np.array([5], dtype=np.int64)
+    spans = np.array([0, 3], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"^span 0 \(3 values of 8 bytes at byte 0\) does not "
+                                         r"lie inside the 16 bytes given$"):
+        K.count_compare_files(2, [good, short], [spans, spans], number)
+    with pytest.raises(ValueError, match=r"^2 buffers but 1 span lists$"):
+        K.count_compare_files(2, [good, good], [spans], number)
+    with pytest.raises(TypeError):
+        K.count_compare_files(2, [b"not a buffer"], [spans], number)
+    with pytest.raises(ValueError, match="one value to compare with, got 2"):
+        K.count_compare_files(2, [good], [spans], np.array([1, 2], dtype=np.int64))

@@ -1,4 +1,5 @@
 """Bad input: one test per error rule, each checking its message."""
+import os
 import re
 import warnings
 
@@ -177,3 +178,44 @@ def test_a_file_naming_a_column_twice_is_multiple_matches_naming_the_file(tmp_pa
     with pytest.raises(ArrowInvalid, match=f"^{re.escape(twice)}: Multiple matches for "
                                            r"FieldRef.Name\(x\) in x: int64\nx: int64"):
         ds.dataset([first, twice], format="ipc").to_table()
+
+
+def _two_mapped_batches(path):
+    """A file of two 10 000-row int64 batches (large enough to be mapped by a count)."""
+    with pa.ipc.new_file(path, pa.schema([("x", pa.int64())])) as w:
+        for k in range(2):
+            w.write_batch(pa.record_batch({"x": pa.array(range(k, k + 10_000), pa.int64())}))
+    return bytearray(open(path, "rb").read())
+
+
+def test_a_damaged_header_read_by_a_filtered_count_is_an_error_naming_the_file(tmp_path, good):
+    # the first filtered count finds values from the headers; a header it cannot read is
+    # left to the scan's decode, whose error names the file
+    bad = str(tmp_path / "b.arrow")
+    data = _two_mapped_batches(bad)
+    second = [i for i in range(len(data) - 4) if data[i:i + 4] == b"\xff\xff\xff\xff"][2]
+    data[second + 8:second + 24] = b"\xee" * 16
+    open(bad, "wb").write(bytes(data))
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(bad)}: "):
+        ds.dataset([good, bad], format="ipc").count_rows(filter=ds.field("x") < 10)
+
+
+@pytest.mark.parametrize("offset", [2**62, 2**40, 80_008])
+def test_values_a_header_places_past_the_body_are_an_error_naming_the_file(tmp_path, good,
+                                                                            offset):
+    """A filtered count reads no value a header places outside its batch's body: the batch is
+    decoded, which reports the buffer and the body's size."""
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "ipc"))
+    import ipc_surgery as X
+    bad = str(tmp_path / "b.arrow")
+    data = _two_mapped_batches(bad)
+    frame = X.file_frames(data)[2]                  # schema, then the two batches
+    pos, _, _ = frame.buffers()[1]                  # the values buffer's (offset, length)
+    data[pos:pos + 8] = offset.to_bytes(8, "little")
+    open(bad, "wb").write(bytes(data))
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(bad)}: .*buffer 1 of field 'x' spans "
+                                           f"bytes \\[{offset}, {offset}\\+80000\\) but the "
+                                           f"body has 80000 bytes"):
+        ds.dataset([good, bad], format="ipc").count_rows(filter=ds.field("x") < 10)

@@ -362,3 +362,91 @@ def test_a_second_filtered_count_counts_where_the_first_found_the_values(tmp_pat
     opened = len(counts.opened)
     assert data.count_rows(filter=field("b") < 10) == expected
     assert len(counts.opened) == opened + 1
+
+
+def _number_files(root, statistics=True, compression=None):
+    """Three files of 30 000 rows (large enough to map): b random in [0, 1000), x sorted, in
+    batches of 10 000; with statistics (write_dataset) or without (pyarrow's writer)."""
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(8)
+    os.makedirs(root, exist_ok=True)
+    for k in range(3):
+        table = pa.table({"b": rng.integers(0, 1000, 30_000),
+                          "x": np.arange(k * 30_000, (k + 1) * 30_000)})
+        if statistics:
+            options = ds.IpcFileFormat().make_write_options(compression=compression)
+            ds.write_dataset(A.table(table), root, basename_template=f"part-{k}-{{i}}.arrow",
+                             max_rows_per_group=10_000, file_options=options,
+                             existing_data_behavior="overwrite_or_ignore")
+        else:
+            with pa.OSFile(os.path.join(root, f"part-{k}.arrow"), "wb") as sink, \
+                    pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(
+                        compression=compression)) as w:
+                w.write_table(table, max_chunksize=10_000)
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_a_first_filtered_count_decodes_no_batch_and_keeps_where_the_values_are(
+        tmp_path, counts, statistics):
+    """The first `count_rows(column op number)` of a local file finds the column's values
+    from the batches' headers (no batch decoded), the batch statistics leaving out the
+    batches they rule out; what it found serves the next count, which opens no reader.
+    Every answer is pyarrow's."""
+    pds = pytest.importorskip("pyarrow.dataset")
+    root = str(tmp_path / "numbers")
+    _number_files(root, statistics)
+    if not _leases_granted(os.path.join(root, sorted(os.listdir(root))[0])):
+        pytest.skip("no read lease on this filesystem: counts read the file each time")
+    theirs = pds.dataset(root, format="ipc")
+    for where, pwhere in [(field("b") < 10, pds.field("b") < 10),
+                          (field("x") >= 45_000, pds.field("x") >= 45_000),
+                          (field("b") != 7, pds.field("b") != 7)]:
+        data = _data(root)
+        expected = theirs.count_rows(filter=pwhere)
+        assert data.count_rows(filter=where) == expected
+        assert counts.batches == []
+        opened = len(counts.opened)
+        assert data.count_rows(filter=where) == expected
+        assert len(counts.opened) == opened
+    # x >= 45 000: the first file is ruled out by its footer, the second keeps its last two
+    # batches, the third all three (by their statistics; without them every batch is read)
+    data = _data(root)
+    assert data.count_rows(filter=field("x") >= 45_000) == 45_000
+    kept = [frag._value_spans["x"][2] for frag in data.get_fragments()
+            if "x" in frag._value_spans]
+    if statistics:
+        assert [[span is not None for span in spans] for spans in kept] == \
+            [[False, True, True], [True, True, True]]
+    else:
+        assert [[span is not None for span in spans] for spans in kept] == [[True] * 3] * 3
+
+
+@pytest.mark.parametrize("case", ["lz4", "nulls", "int32 in an int64 dataset"])
+def test_a_first_filtered_count_the_headers_cannot_serve_decodes_the_batches(tmp_path, counts,
+                                                                            case):
+    """Compressed bodies, a column with nulls, or a file column of another type than the
+    dataset's: the count decodes the column's batches (and casts or masks) as any scan,
+    and agrees with pyarrow."""
+    pa = pytest.importorskip("pyarrow")
+    pds = pytest.importorskip("pyarrow.dataset")
+    root = str(tmp_path / "numbers")
+    schema = None
+    if case == "lz4":
+        _number_files(root, compression="lz4")
+    else:
+        os.makedirs(root)
+        rng = np.random.default_rng(9)
+        for k in range(2):
+            values = rng.integers(0, 1000, 30_000)
+            b = pa.array(values, mask=values % 7 == 0) if case == "nulls" \
+                else pa.array(values.astype(np.int32))
+            ds.write_dataset(A.table(pa.table({"b": b})), root,
+                             basename_template=f"part-{k}-{{i}}.arrow", max_rows_per_group=10_000,
+                             existing_data_behavior="overwrite_or_ignore")
+        if case != "nulls":
+            schema = pa.schema([("b", pa.int64())])
+    expected = pds.dataset(root, format="ipc", schema=schema).count_rows(
+        filter=pds.field("b") < 10)
+    got = ds.dataset(root, format="ipc", schema=schema).count_rows(filter=field("b") < 10)
+    assert got == expected
+    assert counts.batches                           # decoded, not read in place
