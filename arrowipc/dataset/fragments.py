@@ -522,7 +522,7 @@ class FileFragment(Fragment):
                 if found is None or found[2] != 0 or found[0] % direct.width:
                     return None         # nulls, compressed, misaligned: decoded and masked
                 spans[i] = found[:2]
-        except (ArrowException, OSError):
+        except (ArrowException, OSError, ValueError):
             return None
         if summary is not None:
             self._batch_statistics = (key, stats)

@@ -407,6 +407,8 @@ class MessageEncoder:
         self.dictionaries = DictionaryTracker(schema, self.options, file_mode)
         self._has_dicts = bool(self.dictionaries)
         self._legacy = self.options.use_legacy_format     # the options are this encoder's copy
+        # a batch is its one message, encoded as it is (plain_batch)
+        self._plain = not self._has_dicts and self._compress is None and not spans
 
     @property
     def prefix_length(self) -> int:
@@ -439,7 +441,6 @@ class MessageEncoder:
             self._schema_matched = schema       # schemas are immutable: one check per object
         md_bytes = T.normalize_metadata(custom_metadata) if custom_metadata is not None else None
         out = self._dictionary_messages(batch) if self._has_dicts else []
-        stats = self.stats
         if self._compress is not None and _flat is None:
             # flattened once here: the raw size below and the encoder read the same FlatBatch
             _flat = flatten_columns(batch._columns, batch.num_rows, self._version)
@@ -447,16 +448,36 @@ class MessageEncoder:
         meta, parts, body_len = encode_record_batch(
             batch._columns, batch.num_rows, self._body_alignment, self._version, md_bytes,
             self._codec, self._legacy, self._compress, _flat, _compressed, spans)
+        if self._compress is None:
+            self._count_batch(body_len, body_len)
+        else:
+            assert _flat is not None           # flattened above when compressing
+            self._count_batch(body_len, _flat.raw_body_size())
+        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
+        return out
+
+    def plain_batch(self, batch: RecordBatch | Any) -> tuple[bytes, list[Any], int] | None:
+        """(metadata, body parts, body length) of `batch`'s message, encoded and counted, when
+        the batch is that one message as it is: a RecordBatch of the writer's schema (the same
+        Schema object as last time), no dictionaries, no compression, no spans wanted; None
+        otherwise (batch_messages then). The per-batch path of a writer of small batches."""
+        if not self._plain or type(batch) is not RecordBatch:
+            return None
+        schema = batch.schema
+        if schema is not self.schema and schema is not self._schema_matched:
+            return None
+        meta, parts, body_len = encode_record_batch(
+            batch._columns, batch.num_rows, self._body_alignment, self._version, None,
+            self._codec, self._legacy, None, None, None, None)
+        self._count_batch(body_len, body_len)
+        return meta, parts, body_len
+
+    def _count_batch(self, body_len: int, raw_len: int) -> None:
+        stats = self.stats
         stats.num_messages += 1
         stats.num_record_batches += 1
         stats.total_serialized_body_size += body_len
-        if self._compress is None:
-            stats.total_raw_body_size += body_len
-        else:
-            assert _flat is not None           # flattened above when compressing
-            stats.total_raw_body_size += _flat.raw_body_size()
-        out.append(EncodedMessage(md.HEADER_RECORD_BATCH, meta, parts, body_len, None, spans))
-        return out
+        stats.total_raw_body_size += raw_len
 
     def _dictionary_messages(self, batch: RecordBatch) -> list[EncodedMessage]:
         out: list[EncodedMessage] = []
@@ -583,14 +604,23 @@ class _WriterBase:
     def write_batch(self, batch: RecordBatch, custom_metadata: T.MetadataLike = None,
                     _flat: Any = None, _compressed: Any = None) -> None:
         """Write one record batch (and the dictionaries it needs), with optional custom metadata."""
+        sink = self._sink
         try:
+            plain = None if custom_metadata is not None or _flat is not None or self._closed \
+                or self._statistics else self._encoder.plain_batch(batch)
+            if plain is not None:       # the batch is its one message: written straight out
+                start = sink.pos
+                self._write_message_bytes(*plain)
+                sink.wait()             # the caller's buffers are theirs again once we return
+                self._after_batch(start, plain[0], plain[2])
+                return
             owned = self._write_messages(batch, custom_metadata, _flat, _compressed)
         except BaseException:
-            self._sink.abort_pending()
+            sink.abort_pending()
             raise
-        if not owned or not self._sink.owns:
+        if not owned or not sink.owns:
             # the caller's buffers (or file) are theirs again once we return
-            self._sink.wait()
+            sink.wait()
 
     def _finish(self) -> None:
         raise NotImplementedError

@@ -101,3 +101,46 @@ def test_each_schema_object_is_compared_once_and_a_different_one_is_still_refuse
         w.write_batch(equal[2])
     got = pa_ipc.open_stream(sink.getvalue()).read_all()
     assert got.column("a").to_pylist() == [1, 2, 0, 0, 1, 2]
+
+
+@pytest.mark.parametrize("open_writer", [ipc.new_stream, ipc.new_file])
+def test_plain_batches_go_straight_out_with_the_same_bytes_and_statistics(open_writer,
+                                                                          monkeypatch, tmp_path):
+    """A batch that is its one message (no dictionaries, compression or custom metadata, the
+    writer's schema) is encoded and written without the general path's message list: the
+    bytes and the writer's statistics are those of the general path, to memory and to a path;
+    a batch with custom metadata or an equal but distinct schema takes the general path."""
+    whole = arrowipc.record_batch({"a": [0, None, 3, 1, None, 3, 2, 2, 2, 3, 3, 3],
+                                   "s": ["x", "yy", None] * 4})
+    batches = [whole.slice(3 * i, 3) for i in range(4)]         # one Schema object
+    schema = whole.schema
+    assert all(b.schema is schema for b in batches)
+    other = arrowipc.record_batch({"a": [9], "s": ["z"]})
+    assert other.schema is not schema
+
+    def write(sink):
+        with open_writer(sink, schema) as w:
+            for b in batches[:2]:
+                w.write_batch(b)
+            w.write_batch(other)
+            w.write_batch(batches[2], custom_metadata={"k": "v"})
+            w.write_batch(batches[3])
+        return w.stats
+
+    general = []
+    real = writer_module.MessageEncoder.batch_messages
+    monkeypatch.setattr(writer_module.MessageEncoder, "batch_messages",
+                        lambda self, batch, *a, **k: general.append(batch) or
+                        real(self, batch, *a, **k))
+    plain_stats = write(plain_sink := arrowipc.BufferOutputStream())
+    assert general == [other, batches[2]]
+    path_stats = write(str(tmp_path / "out.arrow"))
+    monkeypatch.setattr(writer_module.MessageEncoder, "plain_batch", lambda self, batch: None)
+    general_stats = write(general_sink := arrowipc.BufferOutputStream())
+    expected = general_sink.getvalue().to_pybytes()
+    assert plain_sink.getvalue().to_pybytes() == expected
+    assert (tmp_path / "out.arrow").read_bytes() == expected
+    assert plain_stats == general_stats == path_stats
+    assert plain_stats.num_record_batches == 5
+    read = pa_ipc.open_stream if open_writer is ipc.new_stream else pa_ipc.open_file
+    assert read(expected).read_all().column("a").to_pylist()[:6] == [0, None, 3, 1, None, 3]
