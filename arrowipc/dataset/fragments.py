@@ -464,18 +464,21 @@ class FileFragment(Fragment):
         direct = spec.direct_count(rest)
         if direct is None or not spans[1].equals(direct.type):
             return None
-        wanted = located
+        found = [span for span in located if span is not None]
+        if len(found) < len(located):
+            return None                 # a batch this count needs was not found before
+        wanted = [part for span in found if span[1] for part in span]
         if not wanted:
             return 0
-        if any(span is None or span[0] % direct.width for span in wanted):
-            return None                 # not found, or not aligned for the kernel
+        if any(start % direct.width for start in wanted[::2]):
+            return None                 # not aligned for the kernel
         mapped = leased_map_if_unchanged(self.path, key)
         if mapped is None:
             return None
         # the kernel checks each span against the mapping again (recorded from a mapping of
         # this size, they fit)
-        return PendingCount(mapped, np.array(wanted, dtype=np.int64).reshape(-1),
-                            OP_CODES[op], direct.number)
+        return PendingCount(mapped, np.array(wanted, dtype=np.int64), OP_CODES[op],
+                            direct.number)
 
     def count_from_headers(self, spec: ScanSpec, rest: Expression | None
                            ) -> int | PendingCount | None:
@@ -519,7 +522,7 @@ class FileFragment(Fragment):
                     if not might_match(stats[i], name, op, value):
                         continue
                 found = reader.values_in_file(i, index, msg)
-                if found is None or found[2] != 0 or found[0] % direct.width:
+                if found is None or found[2] != 0 or (found[1] and found[0] % direct.width):
                     return None         # nulls, compressed, misaligned: decoded and masked
                 spans[i] = found[:2]
         except (ArrowException, OSError, ValueError):

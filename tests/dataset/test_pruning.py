@@ -450,3 +450,21 @@ def test_a_first_filtered_count_the_headers_cannot_serve_decodes_the_batches(tmp
     got = ds.dataset(root, format="ipc", schema=schema).count_rows(filter=field("b") < 10)
     assert got == expected
     assert counts.batches                           # decoded, not read in place
+
+
+def test_empty_batches_are_counted_as_none_in_a_first_and_a_later_count(tmp_path, counts):
+    pa = pytest.importorskip("pyarrow")
+    pds = pytest.importorskip("pyarrow.dataset")
+    path = str(tmp_path / "gaps.arrow")
+    rng = np.random.default_rng(4)
+    schema = pa.schema([("b", pa.int64())])
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as w:
+        for n in (20_000, 0, 15_000, 0):
+            w.write_batch(pa.record_batch([pa.array(rng.integers(0, 100, n))], schema=schema))
+    if not _leases_granted(path):
+        pytest.skip("no read lease on this filesystem: counts read the file each time")
+    expected = pds.dataset(path, format="ipc").count_rows(filter=pds.field("b") < 10)
+    data = _data(path)
+    assert data.count_rows(filter=field("b") < 10) == expected
+    assert data.count_rows(filter=field("b") < 10) == expected
+    assert counts.batches == []
