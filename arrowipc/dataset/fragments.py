@@ -99,6 +99,16 @@ def run_counts(counts: Sequence[PendingCount]) -> int:
                for (op, _), same in alike.items())
 
 
+def _kernel_spans(spans: Sequence[tuple[int, int]], width: int) -> list[int] | None:
+    """The (byte offset, values) pairs of the spans that hold values, flattened as the count
+    kernels take them; None when one of them is not aligned to the `width`-byte values (the
+    kernel refuses it: the file is counted the general way)."""
+    wanted = [part for span in spans if span[1] for part in span]
+    if any(start % width for start in wanted[::2]):
+        return None
+    return wanted
+
+
 class _DirectCount(NamedTuple):
     """A `column op number` filter as a count on the column's values takes it."""
     name: str
@@ -467,11 +477,11 @@ class FileFragment(Fragment):
         found = [span for span in located if span is not None]
         if len(found) < len(located):
             return None                 # a batch this count needs was not found before
-        wanted = [part for span in found if span[1] for part in span]
+        wanted = _kernel_spans(found, direct.width)
+        if wanted is None:
+            return None
         if not wanted:
             return 0
-        if any(start % direct.width for start in wanted[::2]):
-            return None                 # not aligned for the kernel
         mapped = leased_map_if_unchanged(self.path, key)
         if mapped is None:
             return None
@@ -522,15 +532,17 @@ class FileFragment(Fragment):
                     if not might_match(stats[i], name, op, value):
                         continue
                 found = reader.values_in_file(i, index, msg)
-                if found is None or found[2] != 0 or (found[1] and found[0] % direct.width):
-                    return None         # nulls, compressed, misaligned: decoded and masked
+                if found is None or found[2] != 0:
+                    return None         # nulls, compressed, odd: decoded and masked
                 spans[i] = found[:2]
         except (ArrowException, OSError, ValueError):
+            return None
+        wanted = _kernel_spans([span for span in spans if span is not None], direct.width)
+        if wanted is None:
             return None
         if summary is not None:
             self._batch_statistics = (key, stats)
         self._value_spans[name] = (key, direct.type, spans)
-        wanted = [part for span in spans if span is not None and span[1] for part in span]
         if not wanted:
             return 0
         return PendingCount(mapped, np.array(wanted, dtype=np.int64), OP_CODES[op],
