@@ -34,7 +34,8 @@ from .._core.bitmap import count_set_bits
 from .._core.buffer import py_buffer
 from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_files,
                                      count_compare_spans)
-from ..array import Array, array, nulls
+from ..array import Array, array, mask_selection, nulls
+from ..data.selection import apply
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.options import IpcReadOptions
@@ -150,6 +151,7 @@ class ScanSpec:
         self._comparisons: dict[int, tuple[Expression | None,
                                            tuple[str, str, int | float] | None]] = {}
         self._direct: dict[int, tuple[Expression | None, _DirectCount | None]] = {}
+        self.constants = _RepeatedValues(REPEATED_VALUES_BYTES)
 
     def comparison_of(self, residual: Expression | None) -> tuple[str, str, int | float] | None:
         """_exprs.column_comparison(residual), worked out once per residual object."""
@@ -708,6 +710,10 @@ class FragmentPlan:
         self._lock = threading.Lock()
         # `column op number`: a filtered count counts it on the column's values in one kernel
         self._comparison = spec.comparison_of(residual)
+        # the filter reads no partition or special column: rows are dropped before those
+        # columns are made (finish)
+        referenced = _exprs.field_names(residual)
+        self._filters_file_columns = bool(referenced) and referenced <= set(spec.file_names)
         self._numbers: dict[str, Any] = {}      # column type name -> the number in it, or None
         self._direct_type: T.DataType | None = None     # the column type last found countable
         self.file_key: tuple[int, int] | None = None     # (size, mtime) when planned
@@ -719,6 +725,9 @@ class FragmentPlan:
         # fetched with it (see _from_window)
         self._windows: dict[int, _Window] | None = None
         self.fetch_windows = False          # set by a scan that reads every survivor ahead
+        # whether the batches read so far were views of the mapped file, decoded in one call
+        # (None: none read yet); the scan decodes such batches in the consumer's thread
+        self.in_place: bool | None = None
 
     @property
     def is_stream(self) -> bool:
@@ -747,6 +756,11 @@ class FragmentPlan:
                 return RecordBatch(T.schema([]), [], self.batch_length(i))
             if self.fetch_windows and self.fragment.is_remote:
                 batch = self._from_window(i)
+                if batch is not None:
+                    return batch
+            if self.in_place is not False:
+                batch = self.reader.batch_in_place(i)
+                self.in_place = batch is not None
                 if batch is not None:
                     return batch
             return self.reader.get_batch(i)
@@ -826,6 +840,11 @@ class FragmentPlan:
     def _completed(self, batch: RecordBatch, batch_index: int, last: bool) -> RecordBatch:
         """`batch` (as read) in the dataset's types, with the partition and special columns
         the scan needs."""
+        return self._with_derived(self._file_columns(batch), batch.num_rows, batch_index, last)
+
+    def _file_columns(self, batch: RecordBatch) -> dict[str, Array]:
+        """The scan's file columns of `batch` (as read) in the dataset's types: a column the
+        file lacks reads as nulls, one of another type is cast."""
         spec, frag = self.spec, self.fragment
         n = batch.num_rows
         columns: dict[str, Array] = {}
@@ -845,6 +864,13 @@ class FragmentPlan:
                 columns[name] = col
             else:
                 columns[name] = nulls(n, target)
+        return columns
+
+    def _with_derived(self, columns: dict[str, Array], n: int, batch_index: int, last: bool
+                      ) -> RecordBatch:
+        """A batch of n rows: the file `columns`, then the partition and special columns."""
+        spec, frag = self.spec, self.fragment
+        schema = spec.dataset_schema
         for name in spec.partition_names:
             columns[name] = self._partition_column(name, schema.field(name).type, n)
         for name in spec.special_names:
@@ -857,21 +883,22 @@ class FragmentPlan:
 
     def _partition_column(self, name: str, type_: T.DataType, n: int) -> Array:
         """The file's partition column `name` for a batch of n rows. It is made once per file,
-        at the length of the file's longest surviving batch when the footer gives the lengths,
-        and a shorter batch takes a zero-copy slice; the lock keeps batches completed on
-        several decode threads from making it twice."""
+        at the length of the file's longest surviving batch when the footer gives the lengths
+        and no filter leaves fewer rows, and a shorter batch takes a zero-copy slice; the lock
+        keeps batches completed on several decode threads from making it twice."""
         with self._lock:
             repeated = self._repeated.get(name)
             if repeated is None or len(repeated) < n:
                 longest = n
-                if self.batch_rows is not None and self.batches:
+                if self.batch_rows is not None and self.batches and self.residual is None:
                     longest = max(n, max(self.batch_rows[i] for i in self.batches))
-                repeated = self._repeated[name] = _repeat(
+                repeated = self._repeated[name] = self.spec.constants.column(
                     self.fragment.partition_values.get(name), type_, longest,
                     self.fragment.partition_dictionaries.get(name))
         return repeated if len(repeated) == n else repeated.slice(0, n)
 
-    def _mask(self, full: RecordBatch) -> Array:
+    def _mask_of(self, full: RecordBatch) -> Array:
+        """The residual filter's mask over `full` (its errors name the file)."""
         assert self.residual is not None
         try:
             return _exprs.row_mask(self.residual, full)
@@ -886,7 +913,11 @@ class FragmentPlan:
         counted = self._counted_directly(batch, batch_index)
         if counted is not None:
             return counted
-        return _true_count(self._mask(self._completed(batch, 0, False)))
+        if self._filters_file_columns:
+            columns = self._file_columns(batch)
+            return _true_count(self._mask_of(RecordBatch.from_arrays(list(columns.values()),
+                                                                  names=list(columns))))
+        return _true_count(self._mask_of(self._completed(batch, 0, False)))
 
     def keep_value_spans(self) -> None:
         """Hand the fragment where this count found the compared column's values in each
@@ -1011,17 +1042,26 @@ class FragmentPlan:
         to the scan's outputs and split to its batch size."""
         spec = self.spec
         try:
-            full = self._completed(batch, batch_index, last)
+            columns = self._file_columns(batch)
         except (ArrowException, OSError) as e:
             # the batch's deferred content checks run at its first column access, here
             raise named_error(e, self.fragment.path) from None
-        if self.residual is not None:
-            mask = self._mask(full)
-            kept = _true_count(mask)
-            if kept == 0:
+        n = batch.num_rows
+        if self._filters_file_columns:
+            # the filter reads file columns alone: the rows it drops are dropped before the
+            # partition and special columns are made, at the length kept
+            kept = _kept_rows(RecordBatch.from_arrays(list(columns.values()),
+                                                      names=list(columns)),
+                              self._mask_of)
+            if kept is None:
                 return []
-            if kept < full.num_rows:
-                full = full.filter(mask)
+            columns, n = dict(zip(columns, kept.columns)), kept.num_rows
+        full = self._with_derived(columns, n, batch_index, last)
+        if self.residual is not None and not self._filters_file_columns:
+            kept = _kept_rows(full, self._mask_of)
+            if kept is None:
+                return []
+            full = kept
         out_cols = []
         for name, source in spec.outputs:
             if isinstance(source, str):
@@ -1035,6 +1075,20 @@ class FragmentPlan:
         if out.num_rows <= size:
             return [out]
         return [out.slice(o, size) for o in range(0, out.num_rows, size)]
+
+
+def _kept_rows(batch: RecordBatch, mask_of: Callable[[RecordBatch], Array]
+               ) -> RecordBatch | None:
+    """The rows of `batch` that `mask_of(batch)` keeps (None: none). The columns are filtered
+    one after another in this thread: a scan already decodes its batches in parallel."""
+    mask = mask_of(batch)
+    kept = _true_count(mask)
+    if kept == 0:
+        return None
+    if kept == batch.num_rows:
+        return batch
+    selection = mask_selection(mask, batch.num_rows, "drop")
+    return RecordBatch(batch.schema, [apply(c.data, selection) for c in batch.columns], kept)
 
 
 def _true_count(mask: Array) -> int:
@@ -1100,6 +1154,46 @@ _NUMPY_TYPES: dict[str, Any] = {
 # the variable-width types a partition value is repeated in by its bytes, with their offsets
 _OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
                                  "large_string": np.int64, "large_binary": np.int64}
+
+
+# the bytes of partition columns a scan keeps to share among its files (see _RepeatedValues)
+REPEATED_VALUES_BYTES = 64 << 20
+
+
+class _RepeatedValues:
+    """The partition columns made for one scan, shared by every file with the same value: a
+    hive tree has few values per level (20 dates, 3 countries) and many files, and making
+    each file's columns anew is a fresh allocation, its pages faulted in, per file. At most
+    `limit` bytes are kept; past that, columns are made per file."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._held = 0
+        # (type, value's type, value, id of the dictionary) -> (column, the dictionary, kept
+        # alive so that its id stays its own)
+        self._columns: dict[Any, tuple[Array, Array | None]] = {}
+        self._lock = threading.Lock()
+
+    def column(self, value: Any, type_: T.DataType, n: int, dictionary: Array | None) -> Array:
+        """`value` n times as an Array of `type_` (see _repeat)."""
+        try:
+            key = (type_, type(value), value, id(dictionary))
+            hash(key)
+        except TypeError:                   # an unhashable value: made for this file alone
+            return _repeat(value, type_, n, dictionary)
+        with self._lock:
+            entry = self._columns.get(key)
+            known = None if entry is None else entry[0]
+            if known is not None and len(known) >= n:
+                return known if len(known) == n else known.slice(0, n)
+            # a longer batch (a filter keeps more rows): twice as long, so a scan makes few
+            made = _repeat(value, type_, n if known is None else max(n, 2 * len(known)),
+                           dictionary)
+            size = made.nbytes - (0 if known is None else known.nbytes)
+            if self._held + size <= self._limit:
+                self._columns[key] = (made, dictionary)
+                self._held += size
+        return made if len(made) == n else made.slice(0, n)
 
 
 def _repeat(value: Any, type_: T.DataType, n: int, dictionary: Array | None = None) -> Array:

@@ -304,10 +304,14 @@ class Scanner:
         return ((f, rest) for f, rest in bound if rest is not False)
 
     def _plans(self, pool: Any, spec: ScanSpec | None = None) -> Iterator[FragmentPlan]:
-        """The fragments' plans, in order. Stage 1 runs here, so only the files it leaves go to
-        the pool to be opened."""
+        """The fragments' plans, in order. Stage 1 runs here, so only the files it leaves are
+        opened: on the pool when some are behind a network link, else here (opening a local
+        file is a few small reads and Python that holds the GIL: another thread would only
+        take turns with this one)."""
         spec = spec or self._spec
         survivors = self._survivors(spec)
+        if not any(f.is_remote for f in self._fragments):
+            pool = _Inline()
         for plan in _ordered(pool, survivors, lambda item: item[0].plan(spec, item[1]),
                              1 if isinstance(pool, _Inline) else self._fragment_readahead):
             if plan is not None:
@@ -335,7 +339,10 @@ class Scanner:
                         for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
-                for out in unit.future.result():
+                batches = unit.future.result()
+                if unit.plan.in_place is not None:
+                    predicted[0] = unit.plan.in_place
+                for out in batches:
                     yield out, unit.plan.fragment
 
             def full(coming: int) -> bool:
@@ -346,11 +353,21 @@ class Scanner:
                 return limit is not None and bool(pending) and \
                     _held_bytes(pending) + coming > limit
 
+            # a batch decoded as views of its mapped file, with no filter left, is decoded
+            # here: the work holds the GIL throughout. A file's first batch is predicted by
+            # the last file's (a mispredicted compressed batch decompresses here, once).
+            here, predicted = _Inline(), [False]
             # reading ahead, the batches of a remote file are fetched a window at a time
             for unit in self._units(pool, fetch_windows=window > 1):
                 while pending and (full(unit.estimate) or pending[0].future is None):
                     yield from drain_one()
-                unit.submit(pool)
+                plan = unit.plan
+                if plan.residual is None and not plan.fragment.is_remote \
+                        and _in_place(plan, pending, predicted[0]):
+                    unit.submit(here)
+                    predicted[0] = plan.in_place is not False
+                else:
+                    unit.submit(pool)
                 pending.append(unit)
                 while pending and pending[0].future is None:
                     yield from drain_one()
@@ -538,6 +555,18 @@ class _InFlight:
         if self._decoded is None:
             self._decoded = sum(b.nbytes for b in future.result())
         return self._decoded
+
+
+def _in_place(plan: FragmentPlan, pending: deque[_InFlight], last: bool) -> bool:
+    """Whether `plan`'s batches are predicted to decode in place: as its batches read so far
+    did, or else the latest plan's in flight that has read one, or else as `last` (the last
+    batch taken from the pool)."""
+    if plan.in_place is not None:
+        return plan.in_place
+    for unit in reversed(pending):
+        if unit.plan.in_place is not None:
+            return unit.plan.in_place
+    return last
 
 
 def _held_bytes(pending: Iterable[_InFlight]) -> int:

@@ -1373,6 +1373,17 @@ class RecordBatchFileReader(_ReaderBase):
 
     get_record_batch = get_batch
 
+    def batch_in_place(self, i: int) -> RecordBatch | None:
+        """Batch `i` when it decodes as views of the file held whole in memory (no codec, no
+        dictionaries, native byte order: one Cython call, no copy), None otherwise (get_batch
+        reads it). A scan runs such a decode where it is consumed: it never waits on I/O or a
+        codec, so another thread would only add hand-offs."""
+        plain = self._plain_blocks
+        if plain is None:
+            return None
+        batch = plain.block_batch(self._source.buf, self._batch_blocks, i, self._footer_start)[1]
+        return cast("RecordBatch | None", batch)
+
     def __iter__(self) -> Iterator[RecordBatch]:
         if (isinstance(self._source, PathSource)
                 and local_paths.reads_whole(self._source.size, len(self._batch_blocks),

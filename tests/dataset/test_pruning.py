@@ -33,6 +33,13 @@ def counts(monkeypatch):
             seen.columns.append(batch.schema.names)
             return batch
 
+        def batch_in_place(self, i):
+            batch = super().batch_in_place(i)
+            if batch is not None:           # else get_batch reads it, and counts it
+                seen.batches.append((self._counted_path, i))
+                seen.columns.append(batch.schema.names)
+            return batch
+
     monkeypatch.setattr(fragments, "RecordBatchFileReader", CountingReader)
     return seen
 

@@ -27,6 +27,12 @@ def reads(monkeypatch):
             seen["batches"].append((self._counted.rsplit("/", 1)[-1], i))
             return super().get_batch(i)
 
+        def batch_in_place(self, i):
+            batch = super().batch_in_place(i)
+            if batch is not None:           # else get_batch reads it, and counts it
+                seen["batches"].append((self._counted.rsplit("/", 1)[-1], i))
+            return batch
+
     monkeypatch.setattr(fragments, "RecordBatchFileReader", CountingReader)
     return seen
 
