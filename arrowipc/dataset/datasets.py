@@ -85,7 +85,8 @@ class Dataset:
         return Scanner(self._schema, self._fragments_for(expr), self._partition_names(),
                        columns=columns, filter=expr, batch_size=batch_size,
                        batch_readahead=batch_readahead, fragment_readahead=fragment_readahead,
-                       use_threads=use_threads, target_bytes_readahead=target_bytes_readahead)
+                       use_threads=use_threads, cache_metadata=cache_metadata,
+                       target_bytes_readahead=target_bytes_readahead)
 
     def to_table(self, columns: Any = None, filter: Any = None, **kwargs: Any) -> Table:
         """The dataset read as a Table (columns a list of names or a dict of name to

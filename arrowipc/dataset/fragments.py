@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -38,6 +39,7 @@ from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
+from ..ipc.filesystems import RangeSource
 from ..ipc.options import IpcReadOptions
 from ..ipc.paths import leased_map_if_unchanged
 from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
@@ -126,10 +128,12 @@ class ScanSpec:
 
     def __init__(self, dataset_schema: T.Schema, partition_names: Sequence[str],
                  outputs: list[tuple[str, str | Expression]], filter: Expression | None,
-                 batch_size: int) -> None:
+                 batch_size: int, cache_metadata: bool = True) -> None:
         self.dataset_schema = dataset_schema
         self.filter = filter
         self.batch_size = batch_size
+        # pyarrow's switch: False opens every remote file anew (no kept opening)
+        self.cache_metadata = cache_metadata
         self.outputs = outputs
         needed: set[str] = _exprs.field_names(filter)
         for _, source in outputs:
@@ -270,6 +274,10 @@ class FileFragment(Fragment):
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
+        # a remote file's opening, kept for the next reader (RangeSource.reopened): the object's
+        # pinned version and the bytes its opening read brought (the footer), so a later scan
+        # opens it with no request; every range read must still match that version
+        self._opening: RangeSource | None = None
         # the footer's statistics summary of a local file, as last read: ((size, mtime), summary
         # or None, physical schema); a later scan prunes or counts by it without opening the
         # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
@@ -367,18 +375,34 @@ class FileFragment(Fragment):
         """Whether the file is read as a stream."""
         return isinstance(self._resolved_format(), IpcStreamFormat)
 
-    def _open(self, included: list[int] | None
+    def _open(self, included: list[int] | None, reopen: bool = True
               ) -> RecordBatchFileReader | RecordBatchStreamReader:
-        """The file's reader, projected to the file fields `included` (None: all)."""
+        """The file's reader, projected to the file fields `included` (None: all); a remote
+        file by its kept opening when there is one and `reopen`."""
         # no projection: the readers' defaults, which cost less to make than options checked anew
         options = IpcReadOptions(included_fields=included) if included else None
         fs = self._storage.reader_filesystem()
         try:
             if self.is_stream():
                 return RecordBatchStreamReader(self.path, options=options, filesystem=fs)
-            return RecordBatchFileReader(self.path, options=options, filesystem=fs)
+            opening = self._opening.reopened() if self._opening is not None and reopen \
+                else None
+            if opening is not None:
+                return RecordBatchFileReader(opening, options=options)
+            reader = RecordBatchFileReader(self.path, options=options, filesystem=fs)
         except (ArrowException, OSError, ValueError) as e:
+            self.forget_opening()
             raise named_error(e, self.path) from None
+        if self.is_remote:
+            kept = reader.reopened_source()
+            if kept is not None and _KEPT_OPENINGS.take(kept):
+                self._opening = kept
+        return reader
+
+    def forget_opening(self) -> None:
+        """Open the remote file anew next time: a read failed (the object may have changed
+        since its opening was kept: the ranges read from it must match its version)."""
+        self._opening = None
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
@@ -556,16 +580,17 @@ class FileFragment(Fragment):
         handed to a pool."""
         return self._storage.kind == "local" and kind_of(self._format) == "file"
 
-    def count_all_rows(self) -> int | None:
+    def count_all_rows(self, reopen: bool = True) -> int | None:
         """All the file's rows, from its footer alone: the statistics summary (kept for later
-        scans) or each batch's header; no plan is made. None for a stream (read to count)."""
+        scans) or each batch's header; no plan is made. None for a stream (read to count).
+        `reopen`: see _open."""
         rows = self.rows_from_footer()
         if rows is not None:
             return rows
         if self.is_stream():
             return None
         key = self._file_key()
-        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        reader, self._kept_reader = self._kept_reader or self._open(None, reopen), None
         assert isinstance(reader, RecordBatchFileReader)
         try:
             physical = reader.schema
@@ -601,7 +626,8 @@ class FileFragment(Fragment):
         if kept is not None and rest is not None and kept[1] is not None \
                 and not _exprs.might_match(rest, kept[1], kept[2]):
             return None
-        reader, self._kept_reader = self._kept_reader or self._open(None), None
+        reader, self._kept_reader = \
+            self._kept_reader or self._open(None, spec.cache_metadata), None
         physical = reader.schema
         self._schema = physical
         wanted = [n for n in spec.file_names if n in physical.names]
@@ -765,6 +791,7 @@ class FragmentPlan:
                     return batch
             return self.reader.get_batch(i)
         except (ArrowException, OSError) as e:
+            self.fragment.forget_opening()
             raise named_error(e, self.fragment.path) from None
 
     def _from_window(self, i: int) -> RecordBatch | None:
@@ -810,6 +837,7 @@ class FragmentPlan:
             for run in _runs(self.batches):
                 yield from zip(run, self.reader.iter_batch_range(run[0], run[-1] + 1))
         except (ArrowException, OSError) as e:
+            self.fragment.forget_opening()
             raise named_error(e, self.fragment.path) from None
 
     def stream_batches(self) -> Iterator[RecordBatch]:
@@ -1154,6 +1182,37 @@ _NUMPY_TYPES: dict[str, Any] = {
 # the variable-width types a partition value is repeated in by its bytes, with their offsets
 _OFFSET_TYPES: dict[str, Any] = {"string": np.int32, "binary": np.int32,
                                  "large_string": np.int64, "large_binary": np.int64}
+
+
+# the bytes the openings of remote files kept for later scans may hold, in all (FileFragment:
+# an opening keeps the object's last 64 KiB, its footer with them)
+KEPT_OPENINGS_BYTES = 256 << 20
+
+
+class _OpeningBudget:
+    """The bytes held by the kept openings of remote files, bounded: past the bound, a file is
+    opened by a request at each scan. An opening's bytes count until it is collected."""
+
+    def __init__(self) -> None:
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def take(self, opening: RangeSource) -> bool:
+        """Whether `opening` may be kept (its bytes then count until it is collected)."""
+        n = opening.kept_bytes
+        with self._lock:
+            if self._held + n > KEPT_OPENINGS_BYTES:
+                return False
+            self._held += n
+        weakref.finalize(opening, self._give_back, n)
+        return True
+
+    def _give_back(self, n: int) -> None:
+        with self._lock:
+            self._held -= n
+
+
+_KEPT_OPENINGS = _OpeningBudget()
 
 
 # the bytes of partition columns a scan keeps to share among its files (see _RepeatedValues)

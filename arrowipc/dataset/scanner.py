@@ -15,11 +15,12 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .. import types as T
 from ..batch_reader import RecordBatchReader
-from ..errors import ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid
+from ..ipc.reader import RecordBatchFileReader
 from ..table import RecordBatch, Table
 from . import _exprs
 from .fragments import (FileFragment, Fragment, FragmentPlan, PendingCount, ScanSpec,
@@ -214,7 +215,7 @@ class Scanner:
         self._filter = _exprs.as_expression(filter)
         _check_unique(schema)
         self._spec = ScanSpec(schema, self._partition_names, _outputs(columns, schema),
-                              self._filter, int(batch_size))
+                              self._filter, int(batch_size), bool(cache_metadata))
         self._batch_readahead = max(1, int(batch_readahead))
         self._fragment_readahead = max(1, int(fragment_readahead))
         self.use_threads = bool(use_threads)
@@ -339,7 +340,21 @@ class Scanner:
                         for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
-                batches = unit.future.result()
+                if id(unit.plan) in replaced:
+                    return                  # its file's batches came from a plan made anew
+                try:
+                    batches = unit.future.result()
+                except (ArrowException, OSError):
+                    fresh = None if id(unit.plan) in started else _fresh_plan(unit.plan)
+                    if fresh is False:
+                        raise
+                    replaced.add(id(unit.plan))
+                    if fresh is not None:
+                        for i, batch in fresh.read_surviving():
+                            for out in fresh.finish(batch, i, i == fresh.batches[-1]):
+                                yield out, fresh.fragment
+                    return
+                started.add(id(unit.plan))
                 if unit.plan.in_place is not None:
                     predicted[0] = unit.plan.in_place
                 for out in batches:
@@ -357,11 +372,17 @@ class Scanner:
             # here: the work holds the GIL throughout. A file's first batch is predicted by
             # the last file's (a mispredicted compressed batch decompresses here, once).
             here, predicted = _Inline(), [False]
+            # plans (by id) whose batches were handed out, and plans replaced by one made anew
+            # when their first batch failed through an opening kept from an earlier scan
+            started: set[int] = set()
+            replaced: set[int] = set()
             # reading ahead, the batches of a remote file are fetched a window at a time
             for unit in self._units(pool, fetch_windows=window > 1):
                 while pending and (full(unit.estimate) or pending[0].future is None):
                     yield from drain_one()
                 plan = unit.plan
+                if id(plan) in replaced:
+                    continue
                 if plan.residual is None and not plan.fragment.is_remote \
                         and _in_place(plan, pending, predicted[0]):
                     unit.submit(here)
@@ -444,14 +465,14 @@ class Scanner:
         apply to a file's rows; otherwise only the filter's columns are read."""
         spec = self._spec
         counting = ScanSpec(spec.dataset_schema, self._partition_names, [], spec.filter,
-                            spec.batch_size)
+                            spec.batch_size, spec.cache_metadata)
         survivors = list(self._survivors(counting))
 
         def count(item: tuple[FileFragment, Expression | None]
                   ) -> tuple[int, PendingCount | None]:
             # rows counted, and a file's values left to one kernel call
             if item[1] is None:
-                rows = item[0].count_all_rows()
+                rows = item[0].count_all_rows(counting.cache_metadata)
                 if rows is not None:
                     return rows, None
             else:
@@ -463,7 +484,15 @@ class Scanner:
                 if found is not None:
                     return found, None
             plan = item[0].plan(counting, item[1])
-            return (0, None) if plan is None else _count_plan(plan)
+            if plan is None:
+                return 0, None
+            try:
+                return _count_plan(plan)
+            except (ArrowException, OSError):
+                fresh = _fresh_plan(plan)
+                if fresh is False:
+                    raise
+                return (0, None) if fresh is None else _count_plan(fresh)
 
         if all(f.counts_from_local_footer()
                and (rest is None or counting.comparison_of(rest) is not None)
@@ -555,6 +584,17 @@ class _InFlight:
         if self._decoded is None:
             self._decoded = sum(b.nbytes for b in future.result())
         return self._decoded
+
+
+def _fresh_plan(plan: FragmentPlan) -> FragmentPlan | None | Literal[False]:
+    """When a read of `plan`'s file failed and the file was opened through the opening an
+    earlier scan kept (the object may have changed since, and its ranges must match the
+    version kept): the file planned anew, opened by a request (None: the new version is ruled
+    out). False for any other failure, which is the scan's."""
+    if not isinstance(plan.reader, RecordBatchFileReader) or not plan.reader.reopened:
+        return False
+    plan.fragment.forget_opening()
+    return plan.fragment.plan(plan.spec, plan.residual)
 
 
 def _in_place(plan: FragmentPlan, pending: deque[_InFlight], last: bool) -> bool:

@@ -119,14 +119,16 @@ class RangeSource:
     # the file reader leaves out reads it can do without here (each is a request)
     remote = True
 
-    def __init__(self, backend: Any, size: int, name: str) -> None:
+    def __init__(self, backend: Any, size: int, name: str, opened_here: bool = True) -> None:
         self._backend = backend
         self.size = size
         self.name = name
         self.pos = 0
-        # the request that opened the object, if it brought bytes (S3Object: its tail)
-        self.bytes_read = getattr(backend, "opening_bytes", 0)
+        # the request that opened the object, if it brought bytes (S3Object: its tail) and was
+        # made for this source (see reopened)
+        self.bytes_read = getattr(backend, "opening_bytes", 0) if opened_here else 0
         self.read_requests = 1 if self.bytes_read else 0
+        self.opened_here = opened_here
         self.seekable = True
         # whether read_at and fetch may be called from several threads at once (the backend's
         # requests are independent): the file reader then does not serialise a scan's batch
@@ -154,8 +156,9 @@ class RangeSource:
         self.count_read(checked_answer(self.name, data, offset, n).nbytes)
         return data
 
-    def read(self, n: int) -> Buffer:
-        """Up to n bytes at the current position (fewer only at the end)."""
+    def read(self, n: int = -1) -> Buffer:
+        """Up to n bytes at the current position (fewer only at the end; n < 0: to the end)."""
+        n = self.size - self.pos if n < 0 else n
         n = max(0, min(n, self.size - self.pos))
         data = self._get(self.pos, n) if n else b""
         self.pos += len(data)
@@ -183,8 +186,23 @@ class RangeSource:
         fill_targets(self, ranges, parts, targets)
 
     def close(self) -> None:
-        """Release the filesystem's file, if the backend holds one."""
-        self._backend.close()
+        """Release the filesystem's file, if the backend holds one (and is this source's)."""
+        if self.opened_here:
+            self._backend.close()
+
+    def reopened(self) -> RangeSource | None:
+        """A new source over the same version of the object, opened without a request: the
+        backend pins the version it opened (every later range must match it: If-Match) and
+        keeps what the opening read brought. None when the backend pins no version (another
+        filesystem's file: its object may have changed since)."""
+        if not getattr(self._backend, "pinned", False):
+            return None
+        return RangeSource(self._backend, self.size, self.name, opened_here=False)
+
+    @property
+    def kept_bytes(self) -> int:
+        """The bytes the backend keeps from the request that opened the object."""
+        return int(getattr(self._backend, "opening_bytes", 0))
 
 
 class _FsspecRanges:
@@ -352,6 +370,8 @@ def open_reading(source: Any, filesystem: Any = None, random_access: bool = Fals
     `memory_map` applies to local paths only."""
     if filesystem is None and isinstance(source, (bytes, memoryview, Buffer)):
         return open_source(source)              # bytes in memory: nothing to open
+    if isinstance(source, RangeSource):
+        return source                           # an object opened already (reopened)
     src = open_input(source, filesystem, random_access, timeouts_of(options))
     if src is None:
         if not isinstance(source, (str, os.PathLike)):

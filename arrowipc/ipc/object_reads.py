@@ -183,6 +183,8 @@ class RangeReads:
     fs: Any
     # every request runs on the loop's thread, whichever thread asked: reads may come at once
     concurrent = True
+    # the version opened is pinned: every later answer must be of it (RangeSource.reopened)
+    pinned = True
 
     async def _get(self, offset: int, n: int) -> bytes:
         raise NotImplementedError

@@ -33,7 +33,7 @@ from ..table import RecordBatch, Table
 from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
-from .filesystems import open_reading
+from .filesystems import RangeSource, open_reading
 from .format import CONTINUATION, FILE_MAGICS, describe_bytes, file_magic
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
@@ -1372,6 +1372,19 @@ class RecordBatchFileReader(_ReaderBase):
         return self._get(i, False)
 
     get_record_batch = get_batch
+
+    @property
+    def reopened(self) -> bool:
+        """Whether the reader reads a remote object through an opening kept from another reader
+        (RangeSource.reopened): it made no request to open it."""
+        return isinstance(self._source, RangeSource) and not self._source.opened_here
+
+    def reopened_source(self) -> RangeSource | None:
+        """A source over the same version of the remote object this reader reads, opened
+        without a request (RangeSource.reopened): another reader of it reads the footer from
+        the bytes its opening brought. None for other sources."""
+        src = self._source
+        return src.reopened() if isinstance(src, RangeSource) else None
 
     def batch_in_place(self, i: int) -> RecordBatch | None:
         """Batch `i` when it decodes as views of the file held whole in memory (no codec, no

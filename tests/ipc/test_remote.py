@@ -620,6 +620,101 @@ def test_s3_dataset_full_scan_fetches_each_files_adjacent_batches_in_one_range(s
                 if not r.startswith("bytes=-")]) == 1
 
 
+def _s3_dataset(fs, name, files=2):
+    """`files` objects written by write_dataset (statistics, header copies) under BUCKET/name;
+    (dataset URL, the table written)."""
+    import arrowipc.dataset as ads
+    from remote_servers import BUCKET
+    table = pa.table({"part": np.arange(N_ROWS) % files, "a": np.arange(N_ROWS, dtype=np.int64),
+                      "b": np.arange(N_ROWS, dtype=np.int64) % 1000})
+    url = f"s3://{BUCKET}/{name}"
+    ads.write_dataset(arrowipc.table(table), url, format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive", max_rows_per_group=N_ROWS // 8,
+                      filesystem=fs)
+    return url, table
+
+
+def _openings(requests):
+    return [r for _, _, r, _ in requests.gets(".arrow") if r.startswith("bytes=-")]
+
+
+def test_s3_dataset_later_scans_open_no_object_again(s3):
+    """A dataset object keeps each remote file's opening (its pinned version and the footer
+    its opening read brought): a later scan, count or projection opens no object again, and
+    reads only the ranges it needs, each still checked against the version opened."""
+    import pyarrow.dataset as pa_ds
+    import arrowipc.dataset as ads
+    fs, requests = s3
+    url, table = _s3_dataset(fs, "kept")
+    expected = pa_ds.dataset(table)
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    assert data.count_rows(filter=ads.field("b") < 10) == \
+        expected.count_rows(filter=pa_ds.field("b") < 10)
+    for run, check in [
+            (lambda: data.count_rows(filter=ads.field("b") < 10),
+             lambda got: got == expected.count_rows(filter=pa_ds.field("b") < 10)),
+            (lambda: data.to_table(columns=["a"]),
+             lambda got: sorted(pa.table(got).column("a").to_pylist()) == list(range(N_ROWS))),
+            (lambda: data.count_rows(), lambda got: got == N_ROWS),
+            (lambda: data.to_table(filter=ads.field("part") == 1),
+             lambda got: got.num_rows == N_ROWS // 2)]:
+        requests.clear()
+        assert check(run())
+        assert _openings(requests) == []
+    # cache_metadata=False (pyarrow's switch): every object opened again
+    requests.clear()
+    data.scanner(columns=["a"], cache_metadata=False).to_table()
+    assert len(_openings(requests)) == 2
+
+
+@pytest.mark.parametrize("scan", ["to_table", "count_rows"])
+def test_s3_object_replaced_after_a_scan_is_read_anew(s3, scan):
+    """An object replaced after a scan kept its opening: the next scan's ranges must match
+    the version kept (If-Match), which the new object refuses; the file is then opened anew
+    and read, so the scan gives the new object's rows, as pyarrow's (which opens every
+    object at every scan) would."""
+    import pyarrow.dataset as pa_ds
+    import arrowipc.dataset as ads
+    fs, requests = s3
+    url, table = _s3_dataset(fs, f"replaced-{scan}")
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    assert data.to_table(columns=["a", "b"]).num_rows == N_ROWS
+    victim = data.files[0]
+    with ipc.open_file(victim, filesystem=fs) as reader:
+        old = pa.table(reader.read_all())
+    # the same layout, other values: only the version check tells them apart
+    new = old.set_column(0, "a", pa.array(old.column("a").to_numpy() + 10**9))
+    new = new.set_column(1, "b", pa.array(np.zeros(new.num_rows, dtype=np.int64)))
+    fs.pipe(victim, file_bytes(new))
+    theirs = pa_ds.dataset([victim.removeprefix("s3://"), data.files[1].removeprefix("s3://")],
+                           format="ipc", filesystem=fs)
+    requests.clear()
+    if scan == "to_table":
+        got = pa.table(data.to_table(columns=["a"])).column("a").to_pylist()
+        assert sorted(got) == sorted(theirs.to_table(columns=["a"]).column("a").to_pylist())
+    else:
+        assert data.count_rows(filter=ads.field("b") < 10) == \
+            theirs.count_rows(filter=pa_ds.field("b") < 10)
+    assert len(_openings(requests)) == 1            # the replaced object, opened anew
+    requests.clear()
+    data.to_table(columns=["a"])
+    assert _openings(requests) == []                # and its new opening kept
+
+
+def test_kept_openings_are_bounded(s3, monkeypatch):
+    """Past the bytes the kept openings may hold in all, a file is opened at each scan."""
+    import arrowipc.dataset as ads
+    from arrowipc.dataset import fragments
+    fs, requests = s3
+    url, _ = _s3_dataset(fs, "bounded")
+    monkeypatch.setattr(fragments, "KEPT_OPENINGS_BYTES", 0)
+    data = ads.dataset(url, format="ipc", partitioning="hive", filesystem=fs)
+    data.to_table(columns=["a"])
+    requests.clear()
+    assert data.to_table(columns=["a"]).num_rows == N_ROWS
+    assert len(_openings(requests)) == 2
+
+
 def test_s3_object_names_what_is_wrong_when_it_is_not_a_file(s3):
     """The first bytes of an object are not read to open it (as pyarrow never checks them),
     but when its end is not a file's trailer they say what it is; at full validation they are
