@@ -458,6 +458,18 @@ WINDOW_BYTES = 256 << 20
 WINDOW_MESSAGES = 64
 
 
+def _batch_number(i: Any) -> int:
+    """A batch number as pyarrow converts one: an integer, or a number with __int__ (a float
+    is truncated toward zero, as int() does); a value past int64 is an OverflowError and
+    anything else (a string) a TypeError."""
+    if isinstance(i, (str, bytes)) or not hasattr(type(i), "__int__"):
+        raise TypeError(f"an integer is required, got {type(i).__name__}")
+    n = int(i)
+    if not -(1 << 63) <= n < (1 << 63):
+        raise OverflowError("Python int too large to convert to C long")
+    return n
+
+
 def _is_compressed_batch(msg: Message) -> bool:
     return (msg.header_type == md.HEADER_RECORD_BATCH
             and decode_record_batch_header(msg.header, msg.legacy_codec).codec >= 0)
@@ -1330,6 +1342,8 @@ class RecordBatchFileReader(_ReaderBase):
 
     def get_batch_with_custom_metadata(self, i: int) -> RecordBatchWithMetadata:
         """Batch `i` with its custom metadata."""
+        if type(i) is not int:
+            i = _batch_number(i)
         return RecordBatchWithMetadata(*self._get(i, True))
 
     def _map_local_file(self) -> bool:
@@ -1361,6 +1375,8 @@ class RecordBatchFileReader(_ReaderBase):
 
     def get_batch(self, i: int) -> RecordBatch:
         """Batch `i` (its dictionaries are read on first use)."""
+        if type(i) is not int:
+            i = _batch_number(i)
         plain = self._plain_blocks
         if plain is not None:
             msg, batch = plain.block_batch(self._source.buf, self._batch_blocks, i,

@@ -426,3 +426,27 @@ def test_core_does_not_import_pyarrow():
             "assert 'pyarrow' not in sys.modules")
     env = dict(os.environ)
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+@pytest.mark.parametrize("number", [1.0, 1.9, -0.5, True, np.int64(1), np.float32(1.5),
+                                    float("nan"), float("inf"), "1", b"1", None, [1]])
+def test_batch_numbers_convert_as_pyarrow_converts_them(number):
+    """get_batch and get_batch_with_custom_metadata take what pyarrow's take: an integer, or a
+    number truncated toward zero; NaN, infinities and other types fail with its builtins."""
+    table = pa.table({"a": np.arange(6)})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=2)
+    theirs = pa.ipc.open_file(sink.getvalue())
+    ours = ipc.open_file(sink.getvalue().to_pybytes())
+    for method in ("get_batch", "get_record_batch", "get_batch_with_custom_metadata"):
+        try:
+            expected = getattr(theirs, method)(number)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                getattr(ours, method)(number)
+            continue
+        got = getattr(ours, method)(number)
+        if method == "get_batch_with_custom_metadata":
+            got, expected = got.batch, expected.batch
+        assert pa.record_batch(got).equals(expected)
