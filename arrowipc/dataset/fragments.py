@@ -905,9 +905,7 @@ class FragmentPlan:
             value = {"__filename": frag.path, "__fragment_index": frag.index,
                      "__batch_index": batch_index, "__last_in_fragment": last}[name]
             columns[name] = _repeat(value, SPECIAL_FIELDS[name], n)
-        if not columns:
-            return RecordBatch(T.schema([]), [], n)
-        return RecordBatch.from_arrays(list(columns.values()), names=list(columns))
+        return _batch_of(columns, n)
 
     def _partition_column(self, name: str, type_: T.DataType, n: int) -> Array:
         """The file's partition column `name` for a batch of n rows. It is made once per file,
@@ -943,8 +941,7 @@ class FragmentPlan:
             return counted
         if self._filters_file_columns:
             columns = self._file_columns(batch)
-            return _true_count(self._mask_of(RecordBatch.from_arrays(list(columns.values()),
-                                                                  names=list(columns))))
+            return _true_count(self._mask_of(_batch_of(columns, batch.num_rows)))
         return _true_count(self._mask_of(self._completed(batch, 0, False)))
 
     def keep_value_spans(self) -> None:
@@ -1078,9 +1075,7 @@ class FragmentPlan:
         if self._filters_file_columns:
             # the filter reads file columns alone: the rows it drops are dropped before the
             # partition and special columns are made, at the length kept
-            kept = _kept_rows(RecordBatch.from_arrays(list(columns.values()),
-                                                      names=list(columns)),
-                              self._mask_of)
+            kept = _kept_rows(_batch_of(columns, n), self._mask_of)
             if kept is None:
                 return []
             columns, n = dict(zip(columns, kept.columns)), kept.num_rows
@@ -1103,6 +1098,13 @@ class FragmentPlan:
         if out.num_rows <= size:
             return [out]
         return [out.slice(o, size) for o in range(0, out.num_rows, size)]
+
+
+def _batch_of(columns: dict[str, Array], n: int) -> RecordBatch:
+    """A batch of n rows of `columns` (name -> column)."""
+    if not columns:
+        return RecordBatch(T.schema([]), [], n)
+    return RecordBatch.from_arrays(list(columns.values()), names=list(columns))
 
 
 def _kept_rows(batch: RecordBatch, mask_of: Callable[[RecordBatch], Array]
