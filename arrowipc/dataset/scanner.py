@@ -345,7 +345,8 @@ class Scanner:
                 try:
                     batches = unit.future.result()
                 except (ArrowException, OSError):
-                    fresh = None if id(unit.plan) in started else _fresh_plan(unit.plan)
+                    # a file some of whose batches were handed out already: its error
+                    fresh = False if id(unit.plan) in started else _fresh_plan(unit.plan)
                     if fresh is False:
                         raise
                     replaced.add(id(unit.plan))

@@ -1,6 +1,8 @@
 """Where a scan does its work: which thread decodes a batch, when partition columns are made
 and which files share them. Every result is checked against pyarrow's."""
 import os
+import struct
+import sys
 import threading
 
 import numpy as np
@@ -11,7 +13,12 @@ import pytest
 
 import arrowipc.dataset as ds
 from arrowipc.dataset import field, fragments
+from arrowipc.errors import ArrowInvalid
 from arrowipc.ipc.reader import RecordBatchFileReader
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "ipc"))
+from ipc_surgery import FOOTER_RECORD_BATCHES, file_blocks  # noqa: E402
 
 
 @pytest.fixture
@@ -196,3 +203,23 @@ def test_a_filter_on_file_columns_drops_rows_before_partition_columns_are_made(
     second = pds.dataset(data.files[1], format="ipc").to_table(filter=pds.field("b") < 10)
     got = data.to_table(filter=special, columns=["x", "b"]).to_pyarrow()
     assert got.equals(second.select(["x", "b"]))
+
+
+@pytest.mark.parametrize("compression", ["uncompressed", "lz4"])
+@pytest.mark.parametrize("use_threads", [True, False])
+def test_a_bad_batch_after_a_files_first_is_the_scans_error(tmp_path, compression, use_threads):
+    """A file whose first batch reads and whose second does not (its footer block points
+    outside the file): the scan raises the decode's error naming the file, wherever the batch
+    was decoded; the rows before it are not handed out as the whole answer."""
+    root = _files(str(tmp_path / "bad"), compression=compression, files=3)
+    victim = os.path.join(root, "part1.arrow")
+    data = bytearray(open(victim, "rb").read())
+    pos, _ = file_blocks(bytes(data), FOOTER_RECORD_BATCHES)[1]
+    offset, meta, _ = struct.unpack_from("<qi4xq", data, pos)
+    struct.pack_into("<qi4xq", data, pos, offset, meta, 1 << 40)
+    open(victim, "wb").write(bytes(data))
+    with pytest.raises(ArrowInvalid, match="part1.arrow.*record batch block 1"):
+        ds.dataset(root, format="ipc").to_table(use_threads=use_threads)
+    with pytest.raises(ArrowInvalid, match="part1.arrow.*record batch block 1"):
+        list(ds.dataset(root, format="ipc").to_batches(use_threads=use_threads,
+                                                        batch_readahead=1))
