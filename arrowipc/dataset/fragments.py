@@ -754,6 +754,10 @@ class FragmentPlan:
         # whether the batches read so far were views of the mapped file, decoded in one call
         # (None: none read yet); the scan decodes such batches in the consumer's thread
         self.in_place: bool | None = None
+        # set by the scan: some of the plan's batches were handed out; the plan was replaced
+        # by one made anew (its first read failed through a kept opening, Scanner._tagged)
+        self.handed_out = False
+        self.replaced = False
 
     @property
     def is_stream(self) -> bool:

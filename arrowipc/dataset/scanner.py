@@ -340,22 +340,22 @@ class Scanner:
                         for out in plan.finish(previous[1], previous[0], True):
                             yield out, plan.fragment
                     return
-                if id(unit.plan) in replaced:
+                if unit.plan.replaced:
                     return                  # its file's batches came from a plan made anew
                 try:
                     batches = unit.future.result()
                 except (ArrowException, OSError):
                     # a file some of whose batches were handed out already: its error
-                    fresh = False if id(unit.plan) in started else _fresh_plan(unit.plan)
+                    fresh = False if unit.plan.handed_out else _fresh_plan(unit.plan)
                     if fresh is False:
                         raise
-                    replaced.add(id(unit.plan))
+                    unit.plan.replaced = True
                     if fresh is not None:
                         for i, batch in fresh.read_surviving():
                             for out in fresh.finish(batch, i, i == fresh.batches[-1]):
                                 yield out, fresh.fragment
                     return
-                started.add(id(unit.plan))
+                unit.plan.handed_out = True
                 if unit.plan.in_place is not None:
                     predicted[0] = unit.plan.in_place
                 for out in batches:
@@ -373,16 +373,12 @@ class Scanner:
             # here: the work holds the GIL throughout. A file's first batch is predicted by
             # the last file's (a mispredicted compressed batch decompresses here, once).
             here, predicted = _Inline(), [False]
-            # plans (by id) whose batches were handed out, and plans replaced by one made anew
-            # when their first batch failed through an opening kept from an earlier scan
-            started: set[int] = set()
-            replaced: set[int] = set()
             # reading ahead, the batches of a remote file are fetched a window at a time
             for unit in self._units(pool, fetch_windows=window > 1):
                 while pending and (full(unit.estimate) or pending[0].future is None):
                     yield from drain_one()
                 plan = unit.plan
-                if id(plan) in replaced:
+                if plan.replaced:
                     continue
                 if plan.residual is None and not plan.fragment.is_remote \
                         and _in_place(plan, pending, predicted[0]):
