@@ -40,6 +40,7 @@ from ..data.selection import apply
 from ..errors import ArrowException, ArrowInvalid
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
+from ..ipc.mounts import on_network_file_system
 from ..ipc.options import IpcReadOptions
 from ..ipc.paths import leased_map_if_unchanged
 from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
@@ -278,6 +279,7 @@ class FileFragment(Fragment):
         # pinned version and the bytes its opening read brought (the footer), so a later scan
         # opens it with no request; every range read must still match that version
         self._opening: RangeSource | None = None
+        self._over_network: bool | None = None      # see opens_over_a_network
         # the footer's statistics summary of a local file, as last read: ((size, mtime), summary
         # or None, physical schema); a later scan prunes or counts by it without opening the
         # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
@@ -345,6 +347,14 @@ class FileFragment(Fragment):
         """Whether the file is read through a filesystem object (a URL, fsspec or pyarrow
         filesystem) rather than from a local path."""
         return self._storage.kind != "local"
+
+    @property
+    def opens_over_a_network(self) -> bool:
+        """Whether opening the file waits on a network: a remote file, or a local path on a
+        network file system (NFS, SMB, FUSE ...: ipc/mounts.py), asked once."""
+        if self._over_network is None:
+            self._over_network = self.is_remote or on_network_file_system(self.path)
+        return self._over_network
 
     def _open_binary(self) -> Any:
         kind, fs = self._storage
@@ -576,9 +586,10 @@ class FileFragment(Fragment):
 
     def counts_from_local_footer(self) -> bool:
         """Whether the file is counted from a local file's footer, headers and mapping (no
-        stream to decode, nothing remote to wait for): cheaper in the caller's thread than
-        handed to a pool."""
-        return self._storage.kind == "local" and kind_of(self._format) == "file"
+        stream to decode, nothing remote or on a network file system to wait for): cheaper in
+        the caller's thread than handed to a pool."""
+        return self._storage.kind == "local" and kind_of(self._format) == "file" \
+            and not self.opens_over_a_network
 
     def count_all_rows(self, reopen: bool = True) -> int | None:
         """All the file's rows, from its footer alone: the statistics summary (kept for later

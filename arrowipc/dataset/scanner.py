@@ -306,12 +306,13 @@ class Scanner:
 
     def _plans(self, pool: Any, spec: ScanSpec | None = None) -> Iterator[FragmentPlan]:
         """The fragments' plans, in order. Stage 1 runs here, so only the files it leaves are
-        opened: on the pool when some are behind a network link, else here (opening a local
-        file is a few small reads and Python that holds the GIL: another thread would only
-        take turns with this one)."""
+        opened: on the pool when some are behind a network link (a URL, a filesystem object,
+        a network file system), else here (opening a file on a local disk is a few small
+        reads and Python that holds the GIL: another thread would only take turns with this
+        one)."""
         spec = spec or self._spec
         survivors = self._survivors(spec)
-        if not any(f.is_remote for f in self._fragments):
+        if not any(f.opens_over_a_network for f in self._fragments):
             pool = _Inline()
         for plan in _ordered(pool, survivors, lambda item: item[0].plan(spec, item[1]),
                              1 if isinstance(pool, _Inline) else self._fragment_readahead):

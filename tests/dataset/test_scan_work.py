@@ -82,6 +82,21 @@ def test_batches_read_in_place_decode_in_the_consumers_thread(tmp_path, decodes)
     assert decodes["in place"][0] != here
 
 
+def test_files_on_a_network_file_system_are_opened_on_the_pool(tmp_path, decodes, monkeypatch):
+    """Opening a file on a network file system (NFS, SMB, FUSE) waits on the network: a scan
+    and a count then open the files on the pool, several at a time."""
+    monkeypatch.setattr(fragments, "on_network_file_system", lambda path: True)
+    root = _files(str(tmp_path / "nfs"))
+    here = threading.get_ident()
+    data = ds.dataset(root, format="ipc")
+    _same_as_pyarrow(data.to_table(), root)
+    assert decodes["plans"] and here not in decodes["plans"]
+    decodes["plans"].clear()
+    assert data.count_rows(filter=field("b") < 10) == \
+        pds.dataset(root, format="ipc").count_rows(filter=pds.field("b") < 10)
+    assert decodes["plans"] and here not in decodes["plans"]
+
+
 def test_compressed_batches_decode_on_the_pool(tmp_path, decodes):
     """Compressed bodies release the GIL while they decompress: each batch is decoded on the
     pool, none in the consumer's thread."""
