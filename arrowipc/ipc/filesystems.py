@@ -126,9 +126,9 @@ class RangeSource:
         self.pos = 0
         # the request that opened the object, if it brought bytes (S3Object: its tail) and was
         # made for this source (see reopened)
-        self.bytes_read = getattr(backend, "opening_bytes", 0) if opened_here else 0
-        self.read_requests = 1 if self.bytes_read else 0
         self.opened_here = opened_here
+        self.bytes_read = self.kept_bytes if opened_here else 0
+        self.read_requests = 1 if self.bytes_read else 0
         self.seekable = True
         # whether read_at and fetch may be called from several threads at once (the backend's
         # requests are independent): the file reader then does not serialise a scan's batch

@@ -5,14 +5,14 @@ Opening a file there waits on the network: a dataset scan then opens its files o
 threads, several at a time, where for files on a local disk it opens them in the consumer's
 thread (there the work is Python that holds the GIL, which threads would only pass around).
 Elsewhere than Linux, or when the table cannot be read, no path is taken to be on a network
-file system.
+file system. The table is read once per process.
 """
 from __future__ import annotations
 
 import os
 import threading
 
-__all__ = ["NETWORK_FILE_SYSTEMS", "on_network_file_system"]
+__all__ = ["NETWORK_FILE_SYSTEMS", "file_system_type", "on_network_file_system"]
 
 # file system types whose reads go over a network (a "fuse." prefix: any FUSE file system, as
 # most of them are network or object-store clients)
