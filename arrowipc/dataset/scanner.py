@@ -456,7 +456,17 @@ class Scanner:
         """The rows at `indices` (positions in the scan's output), in that order; only the
         batches holding them are decoded (take.py)."""
         from .take import take_rows
-        return take_rows(self, indices)
+        while True:
+            failed: list[FragmentPlan] = []
+            try:
+                return take_rows(self, indices, failed=failed)
+            except (ArrowException, OSError):
+                # a remote file replaced since an earlier scan kept its opening fails its
+                # ranges: the rows are taken again, that file opened anew (by a request, so
+                # each file is retried once)
+                if not failed or not _through_kept_opening(failed[0]):
+                    raise
+                failed[0].fragment.forget_opening()
 
     def count_rows(self) -> int:
         """Rows the scan produces: from footers and headers alone when no filter is left to
@@ -589,10 +599,15 @@ def _fresh_plan(plan: FragmentPlan) -> FragmentPlan | None | Literal[False]:
     earlier scan kept (the object may have changed since, and its ranges must match the
     version kept): the file planned anew, opened by a request (None: the new version is ruled
     out). False for any other failure, which is the scan's."""
-    if not isinstance(plan.reader, RecordBatchFileReader) or not plan.reader.reopened:
+    if not _through_kept_opening(plan):
         return False
     plan.fragment.forget_opening()
     return plan.fragment.plan(plan.spec, plan.residual)
+
+
+def _through_kept_opening(plan: FragmentPlan) -> bool:
+    """Whether `plan`'s file was opened through the opening an earlier scan kept."""
+    return isinstance(plan.reader, RecordBatchFileReader) and plan.reader.reopened
 
 
 def _in_place(plan: FragmentPlan, pending: deque[_InFlight], last: bool) -> bool:

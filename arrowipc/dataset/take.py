@@ -97,7 +97,9 @@ class _Walk:
         self.wanted = wanted
         self.last = int(wanted[-1])
         self.row = 0                    # output rows passed so far
-        self.pieces: list[tuple[int, RecordBatch | Future[list[RecordBatch]]]] = []
+        self.pieces: list[tuple[int, RecordBatch | Future[list[RecordBatch]],
+                                FragmentPlan | None]] = []
+        self.failed: FragmentPlan | None = None     # the plan whose read raised
 
     @property
     def done(self) -> bool:
@@ -107,14 +109,21 @@ class _Walk:
         """Batches already read and filtered: kept where they hold a wanted row."""
         for out in outputs:
             if _holds(self.wanted, self.row, out.num_rows):
-                self.pieces.append((self.row, out))
+                self.pieces.append((self.row, out, None))
             self.row += out.num_rows
 
     def batches(self) -> tuple[list[int], list[RecordBatch]]:
         starts: list[int] = []
         batches: list[RecordBatch] = []
-        for start, piece in self.pieces:
-            outs = piece.result() if isinstance(piece, Future) else [piece]
+        for start, piece, plan in self.pieces:
+            if isinstance(piece, Future):
+                try:
+                    outs = piece.result()
+                except BaseException:
+                    self.failed = plan
+                    raise
+            else:
+                outs = [piece]
             for out in outs:
                 starts.append(start)
                 batches.append(out)
@@ -143,14 +152,16 @@ def _walk_plan(walk: _Walk, plan: FragmentPlan, pool: Any) -> None:
             continue
         length = plan.batch_length(i)
         if _holds(walk.wanted, walk.row, length):
-            walk.pieces.append((walk.row, pool.submit(_decode, plan, i, i == final)))
+            walk.pieces.append((walk.row, pool.submit(_decode, plan, i, i == final), plan))
         walk.row += length
 
 
 def take_rows(scanner: Scanner, indices: Any,
-              in_memory: Iterable[RecordBatch] | None = None) -> Table:
+              in_memory: Iterable[RecordBatch] | None = None,
+              failed: list[FragmentPlan] | None = None) -> Table:
     """The rows of `scanner`'s output at `indices`, in that order (`in_memory`: the output
-    batches of a scanner of batches in memory, walked instead of fragments)."""
+    batches of a scanner of batches in memory, walked instead of fragments; `failed`: given
+    the plan whose read raised)."""
     idx = positions(indices)
     schema = scanner.projected_schema
     if idx.size == 0:
@@ -178,8 +189,14 @@ def take_rows(scanner: Scanner, indices: Any,
                         continue
                 plan = fragment.plan(spec, rest)
                 if plan is not None:
+                    walk.failed = plan
                     _walk_plan(walk, plan, pool)
+                    walk.failed = None
             starts, batches = walk.batches()
+        except BaseException:
+            if failed is not None and walk.failed is not None:
+                failed.append(walk.failed)
+            raise
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
     if not walk.done:
