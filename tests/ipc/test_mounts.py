@@ -45,3 +45,44 @@ def test_without_a_mount_table_no_path_is_on_a_network(tmp_path, monkeypatch):
         assert not mounts.on_network_file_system("/mnt/x")
     finally:
         mounts._mounts = None
+
+
+def test_a_file_takes_the_file_system_of_its_device(tmp_path, monkeypatch):
+    """A file that exists is matched by the device it is on (the table's major:minor), with no
+    path resolved; a second file on that device is answered from the device's kept answer."""
+    import os
+    files = [tmp_path / "a.arrow", tmp_path / "b.arrow"]
+    for f in files:
+        f.write_bytes(b"")
+    device = os.stat(files[0]).st_dev
+    table = tmp_path / "mountinfo"
+    table.write_text(f"40 1 {os.major(device)}:{os.minor(device)} / /somewhere/else rw - "
+                     "nfs4 server:/export rw\n")
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    monkeypatch.setattr(mounts, "_mounts", None)
+
+    def no_resolving(path):
+        raise AssertionError("a path was resolved")
+    monkeypatch.setattr(mounts.os.path, "realpath", no_resolving)
+    try:
+        assert [mounts.file_system_type(str(f)) for f in files] == ["nfs4", "nfs4"]
+        assert mounts.on_network_file_system(str(files[1]))
+    finally:
+        mounts._mounts = None
+
+
+def test_a_device_missing_from_the_table_goes_by_mount_point(tmp_path, monkeypatch):
+    """Some file systems (btrfs subvolumes, overlays) report a device the table does not
+    list: the file's resolved path is matched to mount points then."""
+    import os
+    path = tmp_path / "a.arrow"
+    path.write_bytes(b"")
+    table = tmp_path / "mountinfo"
+    table.write_text(f"40 1 999:999 / {os.path.realpath(tmp_path)} rw - cifs //host/share rw\n")
+    monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
+    monkeypatch.setattr(mounts, "_mounts", None)
+    try:
+        assert mounts.file_system_type(str(path)) == "cifs"
+        assert mounts.on_network_file_system(str(path))
+    finally:
+        mounts._mounts = None
