@@ -9,6 +9,7 @@
     might_match      whether a statistics document (ipc/statistics.py) leaves rows possible
     row_mask         the boolean Array of a batch's rows the expression keeps (null drops)
     column_comparison  (column, operator, number) when the expression is `column op number`
+    top_field        the name of the top-level column the expression is a reference to
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from ..table import RecordBatch
 
 __all__ = ["as_expression", "column_comparison", "field_names", "might_match", "residual",
-           "residuals", "row_mask"]
+           "residuals", "row_mask", "top_field"]
 
 
 def as_expression(obj: Any) -> Expression | None:
@@ -32,6 +33,13 @@ def as_expression(obj: Any) -> Expression | None:
         return None
     from ..expression import to_expression
     return to_expression(obj)
+
+
+def top_field(expr: Expression) -> str | None:
+    """The column `expr` refers to when it is a plain reference to a top-level column."""
+    if expr._kind == "field" and len(expr._path) == 1 and isinstance(expr._path[0], str):
+        return expr._path[0]
+    return None
 
 
 def field_names(expr: Expression | None) -> set[str]:

@@ -149,8 +149,10 @@ class ScanSpec:
         # the file columns to read, in dataset order
         self.file_names = [f.name for f in dataset_schema if f.name in needed
                            and f.name not in parts]
-        self.output_schema = T.schema([T.field(name, self._type_of(source))
-                                       for name, source in outputs])
+        # as pyarrow's: a column taken as it is keeps its field (nullability, metadata), and
+        # the schema its metadata
+        self.output_schema = T.schema([self._field_of(name, source) for name, source in outputs],
+                                      metadata=dataset_schema.metadata)
         # id of a residual filter -> (it, its `column op number` form): files whose partition
         # values bind the filter alike share one residual object, examined once
         self._comparisons: dict[int, tuple[Expression | None,
@@ -186,6 +188,13 @@ class ScanSpec:
                 found = _DirectCount(name, op, value, target, number, number.itemsize)
         self._direct[id(residual)] = (residual, found)
         return found
+
+    def _field_of(self, name: str, source: str | Expression) -> T.Field:
+        column = source if isinstance(source, str) else _exprs.top_field(source)
+        if column is not None and column in self.dataset_schema.names:
+            found = self.dataset_schema.field(column)
+            return found if found.name == name else found.with_name(name)
+        return T.field(name, self._type_of(source))
 
     def _type_of(self, source: str | Expression) -> T.DataType:
         if isinstance(source, str):

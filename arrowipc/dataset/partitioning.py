@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import types as T
 from ..array import Array, array
 from ..errors import ArrowInvalid
+from ._exprs import top_field
 from .layout import (DEFAULT_PARTITION_NAME, decode_segment_value, escape_path_name,
                      format_partition_segment, parse_partition_segment)
 
@@ -232,25 +233,19 @@ def equality_values(expr: Expression) -> dict[str, Any]:
             out.update(equality_values(arg))
         return out
     args = expr._args
-    if expr._function == "is_null" and len(args) == 1 and _top_field(args[0]) is not None \
+    if expr._function == "is_null" and len(args) == 1 and top_field(args[0]) is not None \
             and not expr._options.get("nan_is_null", False):
-        out[_top_field(args[0]) or ""] = None
+        out[top_field(args[0]) or ""] = None
     elif expr._function == "equal" and len(args) == 2:
         left, right = args
         if left._kind == "literal":
             left, right = right, left
-        name = _top_field(left)
+        name = top_field(left)
         if name is not None and right._kind == "literal" and right._literal is not None:
             value = right._literal.as_py()
             if value is not None:
                 out[name] = value
     return out
-
-
-def _top_field(expr: Expression) -> str | None:
-    if expr._kind == "field" and len(expr._path) == 1 and isinstance(expr._path[0], str):
-        return expr._path[0]
-    return None
 
 
 class DirectoryPartitioning(Partitioning):

@@ -231,3 +231,59 @@ def test_a_partitioning_pickles_with_its_options(make):
     assert back.segment_encoding == "none"
     if isinstance(part, ds.HivePartitioning):      # another null_fallback: not equal
         assert part != ds.HivePartitioning(schema, segment_encoding="none")
+
+
+@pytest.fixture
+def described(tmp_path):
+    """A hive dataset whose schema has metadata, a non-nullable column with field metadata,
+    written from pandas (its metadata says how to rebuild the frame)."""
+    import pandas as pd
+    frame = pd.DataFrame({"a": pd.array([1, None], dtype="Int64"), "s": ["u", "v"],
+                          "p": ["x", "y"]}, index=pd.Index(["r1", "r2"], name="rid"))
+    table = pa.Table.from_pandas(frame)
+    fields = [pa.field("a", pa.int64(), nullable=True, metadata={"unit": "kg"})] + \
+        [table.schema.field(i) for i in range(1, table.num_columns)]
+    fields[1] = fields[1].with_nullable(False)
+    table = table.cast(pa.schema(fields, metadata=table.schema.metadata))
+    path = str(tmp_path / "described")
+    pads.write_dataset(table, path, format="ipc", partitioning=["p"],
+                       partitioning_flavor="hive")
+    return path, table
+
+
+@pytest.mark.parametrize("call", [
+    lambda d, m: d.to_table(),
+    lambda d, m: d.to_table(columns=["s", "a"]),
+    lambda d, m: d.to_table(columns={"renamed": m.field("a"), "twice": m.field("a") * 2}),
+    lambda d, m: d.to_table(filter=m.field("a") > 0),
+    lambda d, m: d.head(1),
+    lambda d, m: d.take([1]),
+    lambda d, m: pa.Table.from_batches(list(d.to_batches())) if m is pads else
+    pa.table(next(iter(d.to_batches()))),
+    lambda d, m: d.scanner(columns=["a"]).to_reader().read_all(),
+    lambda d, m: next(iter(d.get_fragments())).to_table(),
+], ids=["to_table", "columns", "expressions", "filter", "head", "take", "to_batches",
+        "to_reader", "fragment"])
+def test_scans_keep_the_schemas_metadata_and_the_fields_nullability(described, call):
+    """A column taken as it is keeps its field (nullability, metadata), and a scan's schema
+    the dataset's metadata, as in pyarrow; a computed column is a plain nullable field."""
+    path, _ = described
+    want = call(pads.dataset(path, format="ipc", partitioning="hive"), pads).schema
+    got = pa.schema(call(ds.dataset(path, format="ipc", partitioning="hive"), ds).schema)
+    assert got.equals(want, check_metadata=True), f"{got}\n!=\n{want}"
+
+
+def test_a_pandas_frame_comes_back_through_a_dataset(described):
+    """pandas' metadata rides the scan: the index and the nullable dtypes come back."""
+    path, table = described
+    want = pads.dataset(path, format="ipc", partitioning="hive").to_table().to_pandas()
+    got = ds.dataset(path, format="ipc", partitioning="hive").to_table().to_pandas()
+    assert list(got.index) == list(want.index) == ["r1", "r2"]
+    assert got.dtypes.to_dict() == want.dtypes.to_dict()
+    assert got.equals(want)
+
+
+def test_an_in_memory_dataset_keeps_the_tables_schema(described):
+    _, table = described
+    got = pa.schema(ds.dataset(table).to_table().schema)
+    assert got.equals(pads.dataset(table).to_table().schema, check_metadata=True)
