@@ -37,7 +37,7 @@ from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_file
                                      count_compare_spans)
 from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
-from ..errors import ArrowException, ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
@@ -143,6 +143,11 @@ class ScanSpec:
         for name in needed:
             if name not in names and name not in SPECIAL_FIELDS:
                 raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {dataset_schema}")
+        if filter is not None:
+            kind = self._type_of(filter)
+            if not kind.equals(T.bool_()):
+                raise ArrowTypeError(f"Filter expression must evaluate to bool, but {filter} "
+                                     f"evaluates to {kind}")
         self.partition_names = [n for n in partition_names if n in needed]
         self.special_names = [n for n in SPECIAL_FIELDS if n in needed and n not in names]
         parts = set(partition_names)

@@ -287,3 +287,18 @@ def test_an_in_memory_dataset_keeps_the_tables_schema(described):
     _, table = described
     got = pa.schema(ds.dataset(table).to_table().schema)
     assert got.equals(pads.dataset(table).to_table().schema, check_metadata=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.field("a"), lambda m: m.field("a") + 1, lambda m: m.field("s"),
+    lambda m: m.field("n"), lambda m: m.scalar(None), lambda m: m.scalar(1)])
+def test_a_filter_that_is_not_boolean_is_a_type_error(make):
+    """pyarrow's ArrowTypeError, word for word, not a kernel's complaint about the mask."""
+    table = pa.table({"a": [1, 2], "n": pa.nulls(2), "s": ["x", "y"]})
+    with pytest.raises(pa.ArrowTypeError) as theirs:
+        pads.dataset(table).to_table(filter=make(pads))
+    from arrowipc.errors import ArrowTypeError
+    with pytest.raises(ArrowTypeError) as ours:
+        ds.dataset(table).to_table(filter=make(ds))
+    assert isinstance(ours.value, TypeError)
+    assert str(ours.value) == str(theirs.value)
