@@ -3,6 +3,7 @@
     dataset(source, ...)        files, directories, globs, URLs -> FileSystemDataset
     write_dataset(data, dir)    partitioned IPC files, with statistics, committed by rename
     partitioning(...)           DirectoryPartitioning, HivePartitioning, FilenamePartitioning
+    get_partition_keys(expr)    {name: value} of a fragment's partition expression
     field, scalar               expressions for filter= and columns=
 
 Reads prune in four stages (partition values, footer statistics, batch statistics, rows) and
@@ -18,7 +19,7 @@ from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWrite
                       IpcStreamFormat)
 from .fragments import FileFragment, Fragment
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
-                           Partitioning, PartitioningFactory, partitioning)
+                           Partitioning, PartitioningFactory, get_partition_keys, partitioning)
 from .scanner import Scanner, TaggedRecordBatch
 from .writer import WrittenFile, write_dataset
 
@@ -30,7 +31,7 @@ __all__ = [
     "FileFragment", "FileSystemDataset", "FilenamePartitioning", "Fragment", "HivePartitioning",
     "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
     "PartitioningFactory", "Scanner", "TaggedRecordBatch", "WrittenFile", "dataset", "field",
-    "partitioning", "scalar", "write_dataset",
+    "get_partition_keys", "partitioning", "scalar", "write_dataset",
 ]
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .. import types as T
 from ..array import Array, array
 from ..errors import ArrowInvalid
-from ._exprs import top_field
+from ._exprs import as_expression, top_field
 from .layout import (DEFAULT_PARTITION_NAME, decode_segment_value, escape_path_name,
                      format_partition_segment, parse_partition_segment)
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..expression import Expression
 
 __all__ = ["DirectoryPartitioning", "FilenamePartitioning", "HivePartitioning", "Partitioning",
-           "PartitioningFactory", "partitioning"]
+           "PartitioningFactory", "get_partition_keys", "partitioning"]
 
 _INT = re.compile(r"-?[0-9]+\Z")
 _SEGMENT_ENCODINGS = ("uri", "none")
@@ -221,13 +221,63 @@ def values_expression(values: Mapping[str, Any]) -> Expression:
     return scalar(True) if out is None else out
 
 
+def _conjuncts(expr: Expression) -> Iterable[Expression]:
+    """The terms of an `and` of terms (`expr` itself when it is no `and`)."""
+    if expr._kind == "call" and expr._function in ("and_kleene", "and"):
+        for arg in expr._args:
+            yield from _conjuncts(arg)
+    else:
+        yield expr
+
+
+def _null_test_of(term: Expression) -> str | None:
+    """The top-level field `term` tests for null (`is_null(field)`), else None."""
+    if term._kind == "call" and term._function == "is_null" and len(term._args) == 1 \
+            and not term._options.get("nan_is_null", False):
+        return top_field(term._args[0])
+    return None
+
+
 def equality_values(expr: Expression) -> dict[str, Any]:
     """The values an `and` of terms fixes: {name: value} for each `field == literal` (either
     way round) and {name: None} for each `is_null(field)`, of top-level fields; other terms
     fix nothing (values_expression's inverse)."""
     out: dict[str, Any] = {}
-    if expr._kind != "call":
-        return out
+    for term in _conjuncts(expr):
+        name = _null_test_of(term)
+        if name is not None:
+            out[name] = None
+        elif term._kind == "call" and term._function == "equal" and len(term._args) == 2:
+            left, right = term._args
+            if left._kind == "literal":
+                left, right = right, left
+            name = top_field(left)
+            if name is not None and right._kind == "literal" and right._literal is not None:
+                value = right._literal.as_py()
+                if value is not None:
+                    out[name] = value
+    return out
+
+
+def get_partition_keys(partition_expression: Any) -> dict[str, Any]:
+    """pyarrow.dataset.get_partition_keys: the partition keys an expression (a fragment's
+    `partition_expression`, ours or pyarrow's) fixes, {name: value}: each `field == literal`
+    (a null literal: None) and each `is_null(field)` (None) of an `and` of terms; other terms
+    are ignored."""
+    expr = as_expression(partition_expression)
+    if expr is None:
+        raise TypeError("get_partition_keys() takes an Expression, got None")
+    out: dict[str, Any] = {}
+    for term in _conjuncts(expr):
+        name = _null_test_of(term)
+        if name is not None:
+            out[name] = None
+        elif term._kind == "call" and term._function == "equal" and len(term._args) == 2:
+            left, right = term._args
+            name = top_field(left)
+            if name is not None and right._kind == "literal":
+                out[name] = None if right._literal is None else right._literal.as_py()
+    return out
     if expr._function == "and_kleene" or expr._function == "and":
         for arg in expr._args:
             out.update(equality_values(arg))

@@ -302,3 +302,32 @@ def test_a_filter_that_is_not_boolean_is_a_type_error(make):
         ds.dataset(table).to_table(filter=make(ds))
     assert isinstance(ours.value, TypeError)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_get_partition_keys_of_each_fragment_as_pyarrow(tmp_path):
+    """The usual loop: for each fragment, its partition keys as a dict."""
+    path = str(tmp_path / "keys")
+    table = pa.table({"v": [1, 2, 3, 4], "year": [2025, 2026, 2026, None],
+                      "country": ["DE", "FR", "DE", "FR"]})
+    pads.write_dataset(table, path, format="ipc", partitioning=["year", "country"],
+                       partitioning_flavor="hive")
+
+    def keys(module):
+        data = module.dataset(path, format="ipc", partitioning="hive")
+        return sorted((f.path, module.get_partition_keys(f.partition_expression))
+                      for f in data.get_fragments())
+    assert keys(ds) == keys(pads)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: (m.field("a") == 1) & (m.field("b") == "x"),
+    lambda m: m.field("a").is_null(),
+    lambda m: m.scalar(True),
+    lambda m: (m.field("a") > 1) & (m.field("c") == 2.5),
+    lambda m: m.scalar(3) == m.field("a"),           # a literal first fixes nothing
+    lambda m: m.field("d") == m.scalar(pa.scalar(None, pa.int32())),
+    lambda m: ~(m.field("a") == 1),
+])
+def test_get_partition_keys_of_expressions_as_pyarrow(make):
+    assert ds.get_partition_keys(make(ds)) == pads.get_partition_keys(make(pads))
+    assert ds.get_partition_keys(make(pads)) == pads.get_partition_keys(make(pads))
