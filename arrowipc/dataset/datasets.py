@@ -103,6 +103,12 @@ class Dataset:
         """The dataset as a RecordBatchReader."""
         return self.scanner(columns, filter, **kwargs).to_reader()
 
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The dataset's rows as an Arrow C stream (the PyCapsule interface), scanned anew at
+        each call: duckdb, polars and pyarrow read a dataset so (pyarrow's datasets are found
+        by their class instead)."""
+        return self.scanner().to_reader().__arrow_c_stream__(requested_schema)
+
     def head(self, num_rows: int, columns: Any = None, filter: Any = None,
              **kwargs: Any) -> Table:
         """The first `num_rows` rows."""

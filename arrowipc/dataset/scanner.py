@@ -427,6 +427,11 @@ class Scanner:
         """The scan as a RecordBatchReader."""
         return RecordBatchReader.from_batches(self.projected_schema, self.to_batches())
 
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The scan as an Arrow C stream (the PyCapsule interface), as to_reader() reads it:
+        duckdb, polars and pyarrow take a scanner so."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
+
     def head(self, num_rows: int) -> Table:
         """The first `num_rows` rows (fewer when the scan has fewer); reads no further."""
         if num_rows < 0:

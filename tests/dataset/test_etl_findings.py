@@ -331,3 +331,18 @@ def test_get_partition_keys_of_each_fragment_as_pyarrow(tmp_path):
 def test_get_partition_keys_of_expressions_as_pyarrow(make):
     assert ds.get_partition_keys(make(ds)) == pads.get_partition_keys(make(pads))
     assert ds.get_partition_keys(make(pads)) == pads.get_partition_keys(make(pads))
+
+
+def test_datasets_and_scanners_hand_over_through_the_capsule_interface(hive):
+    """pyarrow and polars read a dataset or a scanner as an Arrow C stream; a dataset is
+    scanned anew at each call."""
+    import polars as pl
+    want = pads.dataset(hive, format="ipc", partitioning="hive")
+    data = ds.dataset(hive, format="ipc", partitioning="hive")
+    for _ in range(2):
+        assert pa.table(data).equals(want.to_table())
+    scanner = data.scanner(columns=["a"], filter=ds.field("p") == "x")
+    theirs = want.to_table(columns=["a"], filter=pads.field("p") == "x")
+    assert pa.RecordBatchReader.from_stream(scanner).read_all().equals(theirs)
+    assert pl.DataFrame(data).sort("a").to_dicts() == \
+        pl.DataFrame(want.to_table()).sort("a").to_dicts()
