@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 
+_get_partition_keys = get_partition_keys     # pyarrow keeps the old name too
+
+
 def __getattr__(name: str) -> Any:
     # the expression names come from arrowipc.expression, loaded on first use
     if name in ("Expression", "field", "scalar"):

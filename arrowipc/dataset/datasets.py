@@ -38,6 +38,10 @@ class Dataset:
     _filter: Expression | None = None
     _partition_fields: Sequence[str] = ()
 
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} is abstract: datasets come from dataset(), "
+                        f"FileSystemDataset.from_paths() or InMemoryDataset(...)")
+
     @property
     def schema(self) -> T.Schema:
         """The dataset's schema: the files' columns, then the partition fields."""
@@ -125,6 +129,8 @@ class Dataset:
 
     def filter(self, expression: Any) -> Dataset:
         """This dataset with `expression` applied to every later read."""
+        if expression is None:
+            raise TypeError("Argument 'expression' must not be None")
         out = self._copy()
         out._filter = self._combined(expression)
         return out

@@ -27,6 +27,11 @@ class FileFormat:
     default_extname = ""
     is_stream = False
 
+    def __init__(self) -> None:
+        if type(self) is FileFormat:
+            raise TypeError("FileFormat is abstract: use IpcFileFormat, FeatherFileFormat or "
+                            "IpcStreamFormat")
+
     def make_write_options(self, **kwargs: Any) -> IpcFileWriteOptions:
         """Write options for this format: IpcWriteOptions' keywords (compression="lz4" or
         "zstd", metadata_version, use_legacy_format, ...) and `statistics` (default True: min,

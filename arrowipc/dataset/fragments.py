@@ -379,7 +379,13 @@ class FileFragment(Fragment):
         return fs.open_input_file(self.path)
 
     def __repr__(self) -> str:
-        return f"<arrowipc.dataset.FileFragment type={self.format.type_name} path={self.path}>"
+        from .partitioning import get_partition_keys
+        keys = get_partition_keys(self.partition_expression)
+        # as pyarrow shows them: the last term first
+        shown = f" partition=[{', '.join(f'{k}={v}' for k, v in reversed(keys.items()))}]" \
+            if keys else ""
+        return (f"<arrowipc.dataset.FileFragment type={self.format.type_name} "
+                f"path={self.path}{shown}>")
 
     # -- reading --------------------------------------------------------------------------------
     def _head_bytes(self) -> bytes:

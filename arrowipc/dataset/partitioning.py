@@ -17,6 +17,7 @@ Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them (layout.d
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -183,12 +184,47 @@ class Partitioning:
         """(directory, file name prefix) for one value per field of the schema, in order."""
         raise NotImplementedError
 
+    def format(self, expr: Any) -> tuple[str, str]:
+        """pyarrow's Partitioning.format: the (directory, file name prefix) of the partition
+        values an expression fixes (its `field == value` and `is_null(field)` terms, as
+        get_partition_keys finds them), spelled as pyarrow spells them. Hive's values are
+        percent-escaped here, as pyarrow's; write_dataset writes them as Spark does
+        (docs/datasets.md)."""
+        keys = get_partition_keys(expr)
+        texts = {f.name: None if keys[f.name] is None else value_text(keys[f.name], f.type)
+                 for f in self._schema if f.name in keys}
+        return self._formatted(texts)
+
+    def _formatted(self, texts: Mapping[str, str | None]) -> tuple[str, str]:
+        raise NotImplementedError
+
+    def _leading_texts(self, texts: Mapping[str, str | None]) -> list[str]:
+        """The texts of the schema's leading fields that have one: a field without one
+        followed by a field with one is an ArrowInvalid (a directory or file name cannot
+        skip a level)."""
+        out: list[str] = []
+        missing: str | None = None
+        for f in self._schema:
+            text = texts.get(f.name)
+            if text is None:
+                missing = missing or f.name
+            elif missing is not None:
+                raise ArrowInvalid(f"No partition key for {missing} but a key was provided "
+                                   f"subsequently for {f.name}.")
+            else:
+                out.append(text)
+        return out
+
     def __eq__(self, other: object) -> bool:
         return (type(other) is type(self) and isinstance(other, Partitioning)
                 and other._schema.equals(self._schema)
                 and other._segment_encoding == self._segment_encoding
                 and getattr(other, "_null_fallback", None) == getattr(self, "_null_fallback",
-                                                                      None))
+                                                                      None)
+                and len(other._dictionaries) == len(self._dictionaries)
+                and all((a is None and b is None) or (a is not None and b is not None
+                                                      and a.equals(b))
+                        for a, b in zip(other._dictionaries, self._dictionaries)))
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -308,17 +344,12 @@ class DirectoryPartitioning(Partitioning):
         return {f.name: self._decode(text) for f, text in zip(self._schema, dirs)}
 
     def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
-        segments: list[str] = []
-        null_at: str | None = None
-        for f, v in zip(self._schema, values):
-            if v is None:
-                null_at = null_at or f.name
-                continue
-            if null_at is not None:
-                raise ArrowInvalid(f"No partition key for {null_at} but a key was provided "
-                                   f"subsequently for {f.name}.")
-            segments.append(self._encode(value_text(v, f.type)))
-        return "/".join(segments), ""
+        texts = {f.name: None if v is None else self._encode(value_text(v, f.type))
+                 for f, v in zip(self._schema, values)}
+        return "/".join(self._leading_texts(texts)), ""
+
+    def _formatted(self, texts: Mapping[str, str | None]) -> tuple[str, str]:
+        return "/".join(self._leading_texts(texts)), ""
 
     @staticmethod
     def discover(field_names: Sequence[str] | None = None, infer_dictionary: bool = False,
@@ -379,6 +410,11 @@ class HivePartitioning(Partitioning):
                 segments.append(f"{f.name}={text}")
         return "/".join(segments), ""
 
+    def _formatted(self, texts: Mapping[str, str | None]) -> tuple[str, str]:
+        # pyarrow escapes every byte but RFC 3986's unreserved characters
+        return "/".join(f"{name}={self._null_fallback if text is None else quote(text, safe='')}"
+                        for name, text in texts.items()), ""
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self._schema, self._dictionaries, self._null_fallback,
                              self._segment_encoding))
@@ -411,6 +447,9 @@ class FilenamePartitioning(Partitioning):
                                    f"partition field '{f.name}'")
             texts.append(self._encode(value_text(v, f.type)))
         return "", "".join(t + "_" for t in texts)
+
+    def _formatted(self, texts: Mapping[str, str | None]) -> tuple[str, str]:
+        return "", "_".join(self._leading_texts(texts)) + "_"
 
     @staticmethod
     def discover(field_names: Sequence[str] | None = None, infer_dictionary: bool = False,

@@ -346,3 +346,71 @@ def test_datasets_and_scanners_hand_over_through_the_capsule_interface(hive):
     assert pa.RecordBatchReader.from_stream(scanner).read_all().equals(theirs)
     assert pl.DataFrame(data).sort("a").to_dicts() == \
         pl.DataFrame(want.to_table()).sort("a").to_dicts()
+
+
+FORMATTED = [
+    lambda m: (m.field("bar") == "ant bee") & (m.field("foo") == "A"),
+    lambda m: m.field("foo") == "b c/é+%",
+    lambda m: m.field("bar") == "x",
+    lambda m: m.field("foo").is_null() & (m.field("bar") == "1"),
+    lambda m: m.scalar(True),
+    lambda m: (m.field("foo") == "A") & (m.field("bar") > "3"),
+    lambda m: (m.field("foo") == "A") | (m.field("bar") == "3"),
+]
+
+
+@pytest.mark.parametrize("flavor", ["HivePartitioning", "DirectoryPartitioning",
+                                    "FilenamePartitioning"])
+@pytest.mark.parametrize("make", FORMATTED)
+def test_partitioning_format_spells_paths_as_pyarrow(flavor, make):
+    """(directory, file name prefix) of a partition expression, pyarrow's text: Hive's values
+    percent-escaped, a level skipped an ArrowInvalid for directories and file names."""
+    schema = pa.schema([("foo", pa.string()), ("bar", pa.string())])
+    try:
+        want = getattr(pads, flavor)(schema).format(make(pads))
+    except pa.ArrowInvalid as e:
+        from arrowipc.errors import ArrowInvalid
+        with pytest.raises(ArrowInvalid) as ours:
+            getattr(ds, flavor)(schema).format(make(ds))
+        assert str(ours.value) in str(e)
+        return
+    assert getattr(ds, flavor)(schema).format(make(ds)) == want
+
+
+def test_partitionings_with_other_dictionaries_differ():
+    schema = pa.schema([("g", pa.int64()), ("k", pa.dictionary(pa.int8(), pa.string()))])
+    with_a = ds.DirectoryPartitioning(schema, dictionaries={"k": pa.array(["a"])})
+    assert with_a != ds.DirectoryPartitioning(schema)
+    assert with_a == ds.DirectoryPartitioning(schema, dictionaries={"k": pa.array(["a"])})
+    assert with_a != ds.DirectoryPartitioning(schema, dictionaries={"k": pa.array(["b"])})
+
+
+@pytest.mark.parametrize("abstract", ["FileFormat", "Dataset"])
+def test_abstract_classes_are_not_made(abstract):
+    with pytest.raises(TypeError):
+        getattr(pads, abstract)()
+    with pytest.raises(TypeError):
+        getattr(ds, abstract)()
+
+
+def test_filter_none_is_a_type_error():
+    with pytest.raises(TypeError, match="must not be None"):
+        pads.dataset(pa.table({"a": [1]})).filter(None)
+    with pytest.raises(TypeError, match="Argument 'expression' must not be None"):
+        ds.dataset(pa.table({"a": [1]})).filter(None)
+
+
+def test_the_old_name_of_get_partition_keys_is_kept():
+    assert ds._get_partition_keys(ds.field("a") == 1) == pads._get_partition_keys(
+        pads.field("a") == 1) == {"a": 1}
+
+
+def test_a_fragments_repr_shows_its_partition_as_pyarrow(tmp_path):
+    path = str(tmp_path / "shown")
+    pads.write_dataset(pa.table({"a": [1, 2], "y": [2025, None], "c": ["D E", "F"]}), path,
+                       format="ipc", partitioning=["y", "c"], partitioning_flavor="hive")
+    for kwargs in ({"partitioning": "hive"}, {}):
+        shown = [sorted(repr(f).split(" ", 1)[1] for f in
+                        m.dataset(path, format="ipc", **kwargs).get_fragments())
+                 for m in (ds, pads)]
+        assert shown[0] == shown[1]
