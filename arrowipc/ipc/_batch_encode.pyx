@@ -281,8 +281,11 @@ cdef flatten_node(FlatBatch fb, ArrayData d, int64_t offset, int64_t length, int
     if kind == K_FIXED or kind == K_DICTIONARY:
         width = t.index_type.byte_width if kind == K_DICTIONARY else t.byte_width
         values = d.buffers[1]
-        if values is None or (length and (offset > values.size // max(width, 1) or
-                                          length > values.size // max(width, 1) - offset)):
+        if width == 0:              # fixed_size_binary(0): no bytes, whatever the length
+            fb.buffers.append(None)
+            return
+        if values is None or (length and (offset > values.size // width or
+                                          length > values.size // width - offset)):
             raise ArrowInvalid(f"values buffer of a {t} array is too small for {length} values "
                                f"at offset {offset}")
         # bounds checked just above
