@@ -529,7 +529,7 @@ class Scanner:
 
             def submit(counts: list[PendingCount]) -> None:
                 # the task holds the mappings alone: unmapped on its thread when done
-                running.append((kernels.submit(run_counts, counts), len(counts)))
+                running.append((kernels.submit(_run_and_release, counts), len(counts)))
             try:
                 for item in survivors:
                     rows, left = count(item)
@@ -652,6 +652,16 @@ def _count_batch(plan: FragmentPlan, batch: RecordBatch) -> int:
     if plan.residual is None:
         return batch.num_rows
     return plan.count_matching(batch)
+
+
+def _run_and_release(counts: list[PendingCount]) -> int:
+    """run_counts(counts), the counts (and so their files' mappings) let go of before the
+    task's result is set: the pool's thread keeps its task's arguments a little longer, and
+    a count returns with no mapping of its own left."""
+    try:
+        return run_counts(counts)
+    finally:
+        counts.clear()
 
 
 def _check_unique(schema: T.Schema) -> None:
