@@ -274,10 +274,10 @@ def _null_test_of(term: Expression) -> str | None:
     return None
 
 
-def equality_values(expr: Expression) -> dict[str, Any]:
-    """The values an `and` of terms fixes: {name: value} for each `field == literal` (either
-    way round) and {name: None} for each `is_null(field)`, of top-level fields; other terms
-    fix nothing (values_expression's inverse)."""
+def _fixed_values(expr: Expression, either_way: bool, null_literals: bool) -> dict[str, Any]:
+    """{name: value} for each `field == literal` term of an `and` of terms (`either_way`: or
+    `literal == field`; `null_literals`: a null literal fixes None, else nothing), and
+    {name: None} for each `is_null(field)`, of top-level fields."""
     out: dict[str, Any] = {}
     for term in _conjuncts(expr):
         name = _null_test_of(term)
@@ -285,14 +285,21 @@ def equality_values(expr: Expression) -> dict[str, Any]:
             out[name] = None
         elif term._kind == "call" and term._function == "equal" and len(term._args) == 2:
             left, right = term._args
-            if left._kind == "literal":
+            if either_way and left._kind == "literal":
                 left, right = right, left
             name = top_field(left)
-            if name is not None and right._kind == "literal" and right._literal is not None:
-                value = right._literal.as_py()
-                if value is not None:
+            if name is not None and right._kind == "literal":
+                value = None if right._literal is None else right._literal.as_py()
+                if value is not None or null_literals:
                     out[name] = value
     return out
+
+
+def equality_values(expr: Expression) -> dict[str, Any]:
+    """The values an `and` of terms fixes: {name: value} for each `field == literal` (either
+    way round, the literal not null) and {name: None} for each `is_null(field)`, of top-level
+    fields; other terms fix nothing (values_expression's inverse)."""
+    return _fixed_values(expr, either_way=True, null_literals=False)
 
 
 def get_partition_keys(partition_expression: Any) -> dict[str, Any]:
@@ -303,35 +310,7 @@ def get_partition_keys(partition_expression: Any) -> dict[str, Any]:
     expr = as_expression(partition_expression)
     if expr is None:
         raise TypeError("get_partition_keys() takes an Expression, got None")
-    out: dict[str, Any] = {}
-    for term in _conjuncts(expr):
-        name = _null_test_of(term)
-        if name is not None:
-            out[name] = None
-        elif term._kind == "call" and term._function == "equal" and len(term._args) == 2:
-            left, right = term._args
-            name = top_field(left)
-            if name is not None and right._kind == "literal":
-                out[name] = None if right._literal is None else right._literal.as_py()
-    return out
-    if expr._function == "and_kleene" or expr._function == "and":
-        for arg in expr._args:
-            out.update(equality_values(arg))
-        return out
-    args = expr._args
-    if expr._function == "is_null" and len(args) == 1 and top_field(args[0]) is not None \
-            and not expr._options.get("nan_is_null", False):
-        out[top_field(args[0]) or ""] = None
-    elif expr._function == "equal" and len(args) == 2:
-        left, right = args
-        if left._kind == "literal":
-            left, right = right, left
-        name = top_field(left)
-        if name is not None and right._kind == "literal" and right._literal is not None:
-            value = right._literal.as_py()
-            if value is not None:
-                out[name] = value
-    return out
+    return _fixed_values(expr, either_way=False, null_literals=True)
 
 
 class DirectoryPartitioning(Partitioning):
