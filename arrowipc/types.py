@@ -119,13 +119,25 @@ class KeyValueMetadata(Mapping):  # type: ignore[type-arg]   # Mapping[bytes, by
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, KeyValueMetadata):
-            return self._pairs == other._pairs
+            return self.equals(other)
         if isinstance(other, Mapping):
             try:
-                return self._pairs == KeyValueMetadata(other)._pairs
+                return self.equals(KeyValueMetadata(other))
             except TypeError:
                 return False
         return NotImplemented
+
+    def equals(self, other: KeyValueMetadata) -> bool:
+        """Whether both hold the same pairs, in any order of keys (pyarrow's rule: the pairs
+        sorted by key, a repeated key's values in their order)."""
+        if not isinstance(other, KeyValueMetadata):
+            if type(other).__name__ != "KeyValueMetadata" or not isinstance(other, Mapping):
+                raise TypeError(f"Argument 'other' has incorrect type (expected "
+                                f"KeyValueMetadata, got {type(other).__name__})")
+            other = KeyValueMetadata(other.items())
+        by_key = sorted(self._pairs, key=lambda pair: pair[0])   # stable: repeats keep order
+        return len(self._pairs) == len(other._pairs) and \
+            by_key == sorted(other._pairs, key=lambda pair: pair[0])
 
     __hash__ = None  # type: ignore[assignment]   # mutable-looking mapping: unhashable
 
@@ -159,7 +171,9 @@ class KeyValueMetadata(Mapping):  # type: ignore[type-arg]   # Mapping[bytes, by
         return dict(self._dict)
 
     def __repr__(self) -> str:
-        return f"KeyValueMetadata({list(self._pairs)!r})"
+        # pyarrow's text: one `key: value` line a pair under a heading
+        return "\n-- metadata --" + "".join(
+            f"\n{k.decode(errors='replace')}: {v.decode(errors='replace')}" for k, v in self._pairs)
 
 
 def _as_bytes(value: object) -> bytes:

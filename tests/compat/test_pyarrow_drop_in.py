@@ -218,6 +218,27 @@ def test_key_value_metadata_keeps_repeated_keys():
         arrowipc.KeyValueMetadata({"k": 1})
 
 
+KEY_VALUE_CASES = [[("k", "1"), ("j", "2")], [("j", "2"), ("k", "1")], [("k", "1"), ("k", "2")],
+                   [("k", "2"), ("k", "1")], [], [("a", b"\xff\x00")]]
+
+
+@pytest.mark.parametrize("pairs", KEY_VALUE_CASES)
+def test_key_value_metadata_prints_and_compares_as_pyarrows(pairs):
+    """`print(batch.custom_metadata)` shows pyarrow's text; equality ignores the order of keys
+    but not of a repeated key's values, and `equals` takes metadata only, as pyarrow's."""
+    ours, theirs = arrowipc.KeyValueMetadata(pairs), pa.KeyValueMetadata(pairs)
+    assert repr(ours) == repr(theirs) and str(ours) == str(theirs)
+    for other in KEY_VALUE_CASES:
+        want = theirs.equals(pa.KeyValueMetadata(other))
+        assert ours.equals(arrowipc.KeyValueMetadata(other)) is want
+        assert ours.equals(pa.KeyValueMetadata(other)) is want
+        assert (ours == arrowipc.KeyValueMetadata(other)) is want
+    with pytest.raises(TypeError):
+        theirs.equals(dict(pairs))
+    with pytest.raises(TypeError):
+        ours.equals(dict(pairs))
+
+
 # -- messages and errors --------------------------------------------------------------------------
 
 def test_read_message_end_is_eof_error():
