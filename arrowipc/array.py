@@ -529,7 +529,9 @@ class ChunkedArray:
             type = chunks[0].type
         for c in chunks:
             if c.type != type:
-                raise ArrowInvalid(f"chunk of type {c.type} in a ChunkedArray of type {type}")
+                # pyarrow's error and builtin (TypeError)
+                raise ArrowTypeError(f"Array chunks must all be same type: a chunk of type "
+                                     f"{c.type} in a ChunkedArray of type {type}")
         self.type = type
         self.chunks = chunks
 

@@ -999,7 +999,12 @@ class Schema:
             if isinstance(f, tuple):
                 f = Field(f[0], f[1])
             if not isinstance(f, Field):
-                raise ArrowTypeError(f"schema members must be Fields, got {type(f).__name__}")
+                # another library's field (pyarrow's...), imported through its capsule
+                theirs = f
+                f = _peer(theirs, "field")
+                if f is None:
+                    raise ArrowTypeError(f"schema members must be Fields, got "
+                                         f"{type(theirs).__name__}")
             fs.append(f)
         self._fields = tuple(fs)
         self.metadata = normalize_metadata(metadata)
@@ -1096,7 +1101,8 @@ class Schema:
         return Schema(self._fields, None)
 
     def append(self, field: Field) -> Schema:
-        """This schema with `field` added at the end."""
+        """This schema with `field` (ours, or another library's through the PyCapsule interface)
+        added at the end."""
         return Schema(self._fields + (field,), self.metadata)
 
     def add_metadata(self, metadata: MetadataLike) -> Schema:
@@ -1104,13 +1110,13 @@ class Schema:
         return self.with_metadata(metadata)
 
     def insert(self, i: int, field: Field) -> Schema:
-        """The schema with `field` inserted at position i."""
+        """The schema with `field` (ours or another library's) inserted at position i."""
         if not 0 <= i <= len(self._fields):
             raise ArrowInvalid("Invalid column index to add field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i:], self.metadata)
 
     def set(self, i: int, field: Field) -> Schema:
-        """The schema with field i replaced by `field`."""
+        """The schema with field i replaced by `field` (ours or another library's)."""
         if not 0 <= i < len(self._fields):
             raise ArrowInvalid("Invalid column index to set field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i + 1:], self.metadata)

@@ -1,0 +1,157 @@
+"""Drop-in behaviour of the objects (tables, batches, schemas, types, arrays) that ETL scripts
+written for pyarrow rely on, each checked against pyarrow 26 as the oracle: pyarrow's fields in
+column and schema edits, lists of chunks, hashes that agree with pyarrow's, numpy conversion
+through `__array__`, `==` on arrays, and the array and table methods scripts call."""
+import math
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import arrowipc as A
+
+pa = pytest.importorskip("pyarrow")
+pc = pytest.importorskip("pyarrow.compute")
+
+
+def ours_table(pa_table):
+    """An arrowipc Table of the same data and chunking as a pyarrow one."""
+    return A.table(pa_table)
+
+
+def same_table(ours, theirs, column="n"):
+    """Schema (metadata included) and values of `ours` equal pyarrow's, and so does the chunk
+    layout of `column` (an arrowipc Table is a list of batches: its other columns take the
+    same chunk boundaries, where pyarrow's columns keep their own)."""
+    assert pa.table(ours).equals(theirs, check_metadata=True)
+    assert ([len(c) for c in ours.column(column).chunks]
+            == [len(c) for c in theirs.column(column).chunks])
+
+
+def same_batch(ours, theirs):
+    assert pa.record_batch(ours).equals(theirs, check_metadata=True)
+
+
+# -- 1. pyarrow's fields in column and schema edits ----------------------------------------------
+
+FIELDS = [pa.field("n", pa.int8()), pa.field("n", pa.int8(), nullable=False),
+          pa.field("n", pa.int8(), metadata={"k": "v"})]
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=str)
+@pytest.mark.parametrize("edit", ["append", "add", "set"])
+def test_a_pyarrow_field_names_an_added_table_column(field, edit):
+    theirs = pa.table({"a": [1, 2], "b": ["x", "y"]})
+    column = pa.array([1, 2], pa.int8())
+    call = {"append": lambda t: t.append_column(field, column),
+            "add": lambda t: t.add_column(1, field, column),
+            "set": lambda t: t.set_column(0, field, column)}[edit]
+    same_table(call(ours_table(theirs)), call(theirs))
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=str)
+@pytest.mark.parametrize("edit", ["append", "add", "set"])
+def test_a_pyarrow_field_names_an_added_batch_column(field, edit):
+    theirs = pa.record_batch({"a": [1, 2], "b": ["x", "y"]})
+    column = pa.array([1, 2], pa.int8())
+    call = {"append": lambda t: t.append_column(field, column),
+            "add": lambda t: t.add_column(1, field, column),
+            "set": lambda t: t.set_column(0, field, column)}[edit]
+    same_batch(call(A.record_batch(theirs)), call(theirs))
+
+
+@pytest.mark.parametrize("kind, error", [("table", ValueError), ("batch", TypeError)])
+def test_a_field_of_another_type_than_the_column_raises_pyarrows_builtin(kind, error):
+    # pyarrow: ArrowInvalid (a ValueError) for a table, ArrowTypeError for a batch
+    theirs = pa.table({"a": [1, 2]}) if kind == "table" else pa.record_batch({"a": [1, 2]})
+    ours = A.table(theirs) if kind == "table" else A.record_batch(theirs)
+    for obj in (theirs, ours):
+        with pytest.raises(error):
+            obj.append_column(pa.field("n", pa.int8()), pa.array([1, 2]))
+
+
+def builtin_of(error):
+    """The builtin exception class an Arrow exception derives from (ValueError...)."""
+    return next(c for c in type(error).__mro__ if c.__module__ == "builtins")
+
+
+@pytest.mark.parametrize("not_a_field", [pa.int8(), pa.schema([("q", pa.int8())]), 3], ids=repr)
+@pytest.mark.parametrize("kind", ["table", "batch"])
+def test_what_is_not_a_field_is_refused_as_by_pyarrow(not_a_field, kind):
+    theirs = pa.table({"a": [1, 2]}) if kind == "table" else pa.record_batch({"a": [1, 2]})
+    ours = A.table(theirs) if kind == "table" else A.record_batch(theirs)
+    column = [[1, 2]] if kind == "table" else [1, 2]
+    with pytest.raises(Exception) as expected:
+        theirs.append_column(not_a_field, column)
+    with pytest.raises(builtin_of(expected.value)):
+        ours.append_column(not_a_field, column)
+    for schema in (theirs.schema, ours.schema):
+        with pytest.raises(TypeError):
+            schema.append(not_a_field)
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=str)
+@pytest.mark.parametrize("edit", ["append", "insert", "set"])
+def test_schema_edits_take_pyarrow_fields(field, edit):
+    theirs = pa.schema([("a", pa.int64()), ("b", pa.string())], metadata={"s": "1"})
+    call = {"append": lambda s: s.append(field), "insert": lambda s: s.insert(1, field),
+            "set": lambda s: s.set(0, field)}[edit]
+    got = call(A.schema(theirs))
+    assert isinstance(got, A.Schema)
+    assert pa.schema(got).equals(call(theirs), check_metadata=True)
+
+
+def test_a_schema_is_built_from_pyarrow_fields():
+    fields = [pa.field("a", pa.int64(), False), pa.field("b", pa.list_(pa.string()))]
+    assert pa.schema(A.schema(fields)).equals(pa.schema(fields), check_metadata=True)
+
+
+# -- 2. a column given as a list of chunks ---------------------------------------------------------
+
+CHUNK_LISTS = {
+    "pyarrow arrays": lambda: [pa.array([1]), pa.array([2, 3])],
+    "pyarrow int8 arrays": lambda: [pa.array([1], pa.int8()), pa.array([2, 3], pa.int8())],
+    "arrowipc arrays": lambda: [A.array([1]), A.array([2, 3])],
+    "lists": lambda: [[1], [2, 3]],
+    "numpy arrays": lambda: [np.array([1]), np.array([2, 3])],
+    "one pyarrow array": lambda: [pa.array(["x", None, "z"])],
+}
+
+
+def _as_pyarrow_chunks(chunks):
+    return [pa.array(c) if isinstance(c, A.Array) else c for c in chunks]
+
+
+@pytest.mark.parametrize("name", list(CHUNK_LISTS))
+@pytest.mark.parametrize("edit", ["append", "add", "set"])
+def test_a_list_of_chunks_is_a_chunked_column(name, edit):
+    theirs = pa.table({"a": [1, 2, 3]})
+    chunks = CHUNK_LISTS[name]()
+
+    def call(t, c):
+        return {"append": lambda: t.append_column("n", c),
+                "add": lambda: t.add_column(0, "n", c),
+                "set": lambda: t.set_column(0, "n", c)}[edit]()
+
+    same_table(call(ours_table(theirs), chunks), call(theirs, _as_pyarrow_chunks(chunks)))
+
+
+def test_chunks_of_different_types_raise_pyarrows_builtin():
+    chunks = [pa.array([1], pa.int8()), pa.array([2, 3])]
+    for obj in (pa.table({"a": [1, 2, 3]}), A.table({"a": [1, 2, 3]})):
+        with pytest.raises(TypeError, match="Array chunks must all be same type"):
+            obj.append_column("n", chunks)
+
+
+def test_a_pyarrow_chunked_array_is_a_column_of_a_table_and_of_a_batch():
+    column = pa.chunked_array([[1], [2, 3]])
+    theirs = pa.table({"a": [1, 2, 3]})
+    same_table(ours_table(theirs).append_column("n", column), theirs.append_column("n", column))
+    batch = pa.record_batch({"a": [1, 2, 3]})
+    same_batch(A.record_batch(batch).append_column("n", column),
+               batch.append_column("n", column))
+
+
+def test_a_batch_column_of_the_wrong_length_names_the_batch():
+    with pytest.raises(ValueError, match="record batch's length"):
+        A.record_batch({"a": [1, 2]}).append_column("n", [[1, 2]])
