@@ -217,8 +217,9 @@ class DataType:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__,) + tuple(
-            k if not isinstance(k, list) else tuple(k) for k in self._key()))
+        # pyarrow's hash (its str), so a dict keyed by pyarrow's types finds ours; equal types
+        # print alike, and a type equals its str
+        return hash(str(self))
 
     def to_pyarrow(self) -> Any:
         """The same data as a pyarrow.DataType, zero-copy (arrowipc.handoff; needs pyarrow)."""
@@ -686,8 +687,7 @@ class ExtensionType(DataType):
             other = _peer(other, "type")
         return isinstance(other, ExtensionType) and self._key() == other._key()
 
-    def __hash__(self) -> int:
-        return hash(self._key())
+    __hash__ = DataType.__hash__        # (defining __eq__ would drop the inherited one)
 
 
 # -- factories (pyarrow names) ------------------------------------------------------------------
@@ -947,7 +947,8 @@ class Field:
         return self.equals(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # pyarrow's Field hash, so dicts keyed by pyarrow's fields find ours
+        return hash((self.name, self.type, self.nullable))
 
     def with_name(self, name: str) -> Field:
         """A copy named `name`."""
@@ -1090,7 +1091,10 @@ class Schema:
         return self.equals(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # pyarrow's Schema hash: the fields and the schema metadata. As in pyarrow, two schemas
+        # that differ only in metadata are equal (without check_metadata) but hash apart.
+        metadata = frozenset(self.metadata.items() if self.metadata else ())
+        return hash((self._fields, metadata))
 
     def with_metadata(self, metadata: MetadataLike) -> Schema:
         """A copy with `metadata` in place of the schema's metadata."""

@@ -155,3 +155,76 @@ def test_a_pyarrow_chunked_array_is_a_column_of_a_table_and_of_a_batch():
 def test_a_batch_column_of_the_wrong_length_names_the_batch():
     with pytest.raises(ValueError, match="record batch's length"):
         A.record_batch({"a": [1, 2]}).append_column("n", [[1, 2]])
+
+
+# -- 3. hashes that agree with pyarrow's --------------------------------------------------------
+
+TYPES = [
+    A.null(), A.bool_(), A.int8(), A.uint64(), A.float16(), A.float64(), A.string(),
+    A.large_binary(), A.string_view(), A.binary(3), A.date32(), A.date64(),
+    A.timestamp("s", "UTC"), A.timestamp("us", "Europe/Paris"), A.timestamp("ns"),
+    A.time32("ms"), A.time64("us"), A.duration("s"), A.month_day_nano_interval(),
+    A.decimal32(5, 2), A.decimal128(38, 10), A.decimal256(40, 2), A.list_(A.int8()),
+    A.list_(A.field("x", A.int64(), False)), A.large_list(A.string()), A.list_view(A.int8()),
+    A.fixed_size_list(A.field("v", A.float32()), 4), A.struct([("a", A.int8())]),
+    A.struct([A.field("a", A.int8(), False), ("b", A.list_(A.string()))]),
+    A.map_(A.int8(), A.string()), A.map_(A.string(), A.int64(), keys_sorted=True),
+    A.dictionary(A.int8(), A.string()), A.dictionary(A.int32(), A.string(), ordered=True),
+    A.run_end_encoded(A.int32(), A.int8()), A.sparse_union([A.field("a", A.int8())]),
+    A.dense_union([A.field("a", A.int8()), A.field("b", A.string())]),
+]
+
+
+def as_pyarrow_type(t):
+    return pa.schema(A.schema([A.field("x", t)])).field(0).type
+
+
+@pytest.mark.parametrize("t", TYPES, ids=str)
+def test_a_dict_keyed_by_pyarrow_types_finds_ours(t):
+    theirs = as_pyarrow_type(t)
+    assert t == theirs and hash(t) == hash(theirs) == hash(str(t))
+    assert {theirs: "found"}.get(t) == "found"
+    assert {t: "found"}.get(theirs) == "found"
+    assert hash(t) == hash(str(t)) and t == str(t)       # a type equals its str: same hash
+
+
+def test_equal_types_hash_equal():
+    assert hash(A.list_(A.int64())) == hash(A.list_(A.field("item", A.int64())))
+    assert len({A.int64(), A.int64(), A.int32(), A.struct([("a", A.int8())]),
+                A.struct([("a", A.int8())])}) == 3
+
+
+@pytest.mark.parametrize("field", [
+    A.field("a", A.int64()), A.field("a", A.int64(), False),
+    A.field("a", A.string(), metadata={"k": "v"}), A.field("", A.list_(A.int8())),
+], ids=str)
+def test_a_dict_keyed_by_pyarrow_fields_finds_ours(field):
+    theirs = pa.field(field)
+    assert field == theirs and hash(field) == hash(theirs)
+    assert {theirs: "found"}.get(field) == "found"
+    # as in pyarrow, metadata is neither compared nor hashed
+    assert hash(field) == hash(field.with_metadata({"other": "1"}))
+
+
+@pytest.mark.parametrize("metadata", [None, {"k": "v"}, {"a": "1", "b": "2"}])
+def test_a_dict_keyed_by_pyarrow_schemas_finds_ours(metadata):
+    theirs = pa.schema([pa.field("a", pa.int64(), False), ("b", pa.list_(pa.string()))],
+                       metadata=metadata)
+    ours = A.schema(theirs)
+    assert ours == theirs and hash(ours) == hash(theirs)
+    assert {theirs: "found"}.get(ours) == "found"
+
+
+def test_schema_metadata_takes_part_in_the_hash_as_in_pyarrow():
+    # pyarrow hashes the schema metadata although == ignores it: so do we, to find its keys
+    theirs = [pa.schema([("a", pa.int8())], metadata=m) for m in (None, {"k": "v"})]
+    ours = [A.schema(s) for s in theirs]
+    assert (ours[0] == ours[1]) == (theirs[0] == theirs[1])
+    assert (hash(ours[0]) == hash(ours[1])) == (hash(theirs[0]) == hash(theirs[1]))
+
+
+def test_a_struct_type_equals_pyarrows():
+    # pyarrow's struct types have `names` as schemas do: they were taken for schemas
+    assert A.struct([("a", A.int8())]) == pa.struct([("a", pa.int8())])
+    assert A.struct([("a", A.int8())]) != pa.schema([("a", pa.int8())])
+    assert A.schema([("a", A.int8())]) != pa.struct([("a", pa.int8())])
