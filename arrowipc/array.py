@@ -132,6 +132,24 @@ class Array:
         from .data.to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray, pd.Series), as pyarrow's: to_numpy's values (a
+        zero-copy view where one exists); copy=False raises ValueError when none does."""
+        import numpy as np
+        if copy is False:
+            try:
+                values = self.to_numpy(zero_copy_only=True)
+            except ArrowInvalid:
+                raise ValueError(_NO_COPY_AVOIDED) from None
+            return np.array(values, dtype=dtype, copy=False)
+        values = self.to_numpy(zero_copy_only=False)
+        t = self.type
+        if copy is True and self.null_count == 0 and (
+                getattr(t, "is_integer", False) or getattr(t, "is_float", False)):
+            # to_numpy gave a view of the buffer: copy it (pyarrow copies numbers only)
+            return np.array(values, dtype=dtype, copy=True)
+        return values if dtype is None else np.asarray(values, dtype=dtype)
+
     if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
         to_pandas = _pandas.array_to_pandas
         from_pandas = classmethod(_pandas.array_from_pandas)
@@ -237,6 +255,11 @@ class Array:
         # pyarrow 26 does not hand container_window to the printer: lists keep Arrow's 2
         return array_to_string(self.data, PrintOptions(top_level_indent, indent, window, 2,
                                                        skip_new_lines, element_size_limit))
+
+
+_NO_COPY_AVOIDED = ("Unable to avoid a copy while creating a numpy array as requested.\n"
+                    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to "
+                    "allow a copy when needed")
 
 
 def _validity_array(arr: Array, invert: bool) -> Array:
@@ -588,6 +611,17 @@ class ChunkedArray:
         if not self.chunks:     # an empty array of the column's own dtype, as pyarrow's
             return nulls(0, self.type).to_numpy(zero_copy_only=False)
         return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray, pd.Series), as pyarrow's: to_numpy's values;
+        copy=False raises ValueError (the chunks are concatenated)."""
+        if copy is False:
+            raise ValueError("Unable to avoid a copy while creating a numpy array as requested "
+                             "(converting a ChunkedArray always results in a copy).\n"
+                             "If using `np.array(obj, copy=False)` replace it with "
+                             "`np.asarray(obj)` to allow a copy when needed")
+        values = self.to_numpy()
+        return values if dtype is None else values.astype(dtype, copy=False)
 
     if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
         to_pandas = _pandas.chunked_array_to_pandas

@@ -275,6 +275,20 @@ class TabularOps:
                 cols.append(c)
         return self._with_columns(Schema(fields, self.schema.metadata), cols)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray(table)), as pyarrow's: a (rows, columns) array of
+        the columns' numpy forms stacked; copy=False raises ValueError (stacking copies)."""
+        import numpy as np
+        if copy is False:
+            raise ValueError(f"Unable to avoid a copy while creating a numpy array as requested "
+                             f"(converting a {type(self).__name__} always results in a copy).\n"
+                             "If using `np.array(obj, copy=False)` replace it with "
+                             "`np.asarray(obj)` to allow a copy when needed")
+        columns = [np.asarray(c, dtype=dtype) for c in self.itercolumns()]
+        if not columns:
+            return np.empty((self.num_rows, 0), dtype=dtype)
+        return np.stack(columns, axis=1)
+
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer the columns refer to, counted once each."""
         datas = []

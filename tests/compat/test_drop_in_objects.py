@@ -228,3 +228,131 @@ def test_a_struct_type_equals_pyarrows():
     assert A.struct([("a", A.int8())]) == pa.struct([("a", pa.int8())])
     assert A.struct([("a", A.int8())]) != pa.schema([("a", pa.int8())])
     assert A.schema([("a", A.int8())]) != pa.struct([("a", pa.int8())])
+
+
+# -- 4. numpy and pandas conversion through __array__ --------------------------------------------
+
+COLUMNS = {
+    "int64": pa.array([1, 2, 3]),
+    "int64 nulls": pa.array([1, None, 3]),
+    "uint8": pa.array([1, 2, 255], pa.uint8()),
+    "float32 nulls": pa.array([1.5, None, float("nan")], pa.float32()),
+    "float64": pa.array([0.5, 1.5, -2.0]),
+    "bool": pa.array([True, False, True]),
+    "bool nulls": pa.array([True, None, False]),
+    "string": pa.array(["x", None, "zz"]),
+    "large_binary": pa.array([b"x", None, b""], pa.large_binary()),
+    "date32": pa.array([0, None, 19000], pa.date32()),
+    "timestamp": pa.array([0, 10**12, None], pa.timestamp("us")),
+    "timestamp tz": pa.array([0, 10**9, 5], pa.timestamp("s", "UTC")),
+    "duration": pa.array([1, None, 3], pa.duration("ms")),
+    "decimal": pa.array([Decimal("1.25"), None, Decimal("-3.50")], pa.decimal128(5, 2)),
+    "list": pa.array([[1, 2], None, []]),
+    "struct": pa.array([{"a": 1}, None, {"a": 3}]),
+    "dictionary": pa.array(["a", "b", None]).dictionary_encode(),
+    "null": pa.nulls(3),
+}
+
+
+def assert_same_numpy(ours, theirs):
+    """Same dtype, shape and values (NaN, NaT and None where pyarrow has them)."""
+    assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
+    if ours.dtype != object:
+        np.testing.assert_array_equal(ours, theirs)
+        return
+    for mine, other in zip(ours.ravel(), theirs.ravel()):
+        if isinstance(other, np.ndarray):
+            np.testing.assert_array_equal(mine, other)
+        elif isinstance(other, float) and math.isnan(other):
+            assert isinstance(mine, float) and math.isnan(mine)
+        else:
+            assert type(mine) is type(other) and mine == other
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_np_asarray_of_an_array_is_pyarrows(name):
+    theirs = COLUMNS[name]
+    assert_same_numpy(np.asarray(A.array(theirs)), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("name", list(COLUMNS))
+def test_np_asarray_of_a_chunked_array_is_pyarrows(name):
+    theirs = pa.chunked_array([COLUMNS[name], COLUMNS[name].slice(1)])
+    expected = np.asarray(theirs)
+    if name == "dictionary":
+        # pyarrow 26 gives a dictionary value for a null of a chunked dictionary column
+        # (['a', 'b', 'b', 'b', 'b']): its chunks' own conversions are the oracle
+        expected = np.concatenate([np.asarray(c) for c in theirs.chunks])
+    assert_same_numpy(np.asarray(A.chunked_array(theirs)), expected)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")   # NaN to int32
+@pytest.mark.parametrize("name", ["int64", "int64 nulls", "bool", "float64", "decimal"])
+@pytest.mark.parametrize("dtype", ["float64", "int32", "object"])
+def test_np_asarray_with_a_dtype_is_pyarrows(name, dtype):
+    theirs = COLUMNS[name]
+    try:
+        expected = np.asarray(theirs, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        with pytest.raises(type(e)):
+            np.asarray(A.array(theirs), dtype=dtype)
+        return
+    assert_same_numpy(np.asarray(A.array(theirs), dtype=dtype), expected)
+    chunked = pa.chunked_array([theirs])
+    assert_same_numpy(np.asarray(A.chunked_array(chunked), dtype=dtype),
+                      np.asarray(chunked, dtype=dtype))
+
+
+@pytest.mark.parametrize("name", ["int64", "int64 nulls", "string", "bool"])
+def test_copy_false_is_refused_as_by_pyarrow(name):
+    theirs = COLUMNS[name]
+    for pa_obj, ours in [(theirs, A.array(theirs)),
+                         (pa.chunked_array([theirs]), A.chunked_array([A.array(theirs)])),
+                         (pa.table({"x": theirs}), A.table({"x": A.array(theirs)}))]:
+        try:
+            expected = np.array(pa_obj, copy=False)
+        except ValueError:
+            with pytest.raises(ValueError, match="Unable to avoid a copy"):
+                np.array(ours, copy=False)
+            continue
+        got = np.array(ours, copy=False)
+        assert_same_numpy(got, expected)
+        assert not got.flags.writeable          # a view of the arrow buffer, as pyarrow's
+
+
+def test_copy_true_gives_a_writable_copy_as_pyarrow():
+    ours = A.array([1, 2, 3])
+    copied = np.array(ours, copy=True)
+    assert copied.flags.writeable == np.array(pa.array([1, 2, 3]), copy=True).flags.writeable
+    copied[0] = 9
+    assert ours.to_pylist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("columns", [
+    {"a": [1, 2], "b": [1.5, None]},
+    {"a": [1, 2], "b": ["x", None]},
+    {"a": [True, False], "b": [1, None]},
+    {"a": pa.array([0, 1], pa.timestamp("ms"))},
+], ids=str)
+def test_np_asarray_of_a_table_and_a_batch_is_pyarrows(columns):
+    theirs = pa.table(columns)
+    assert_same_numpy(np.asarray(A.table(theirs)), np.asarray(theirs))
+    batch = pa.record_batch(columns)
+    assert_same_numpy(np.asarray(A.record_batch(batch)), np.asarray(batch))
+    assert_same_numpy(np.asarray(A.table(theirs), dtype="object"),
+                      np.asarray(theirs, dtype="object"))
+
+
+def test_np_asarray_of_a_table_without_columns_is_pyarrows():
+    theirs = pa.table({"a": [1, 2]}).select([])
+    assert_same_numpy(np.asarray(A.table({"a": [1, 2]}).select([])), np.asarray(theirs))
+
+
+@pytest.mark.parametrize("name", ["int64", "int64 nulls", "float64", "string", "bool nulls",
+                                  "timestamp", "date32"])
+def test_a_pandas_series_of_a_column_is_pyarrows(name):
+    pd = pytest.importorskip("pandas")
+    theirs = pa.chunked_array([COLUMNS[name]])
+    pd.testing.assert_series_equal(pd.Series(A.chunked_array(theirs)), pd.Series(theirs))
+    pd.testing.assert_series_equal(pd.Series(A.array(COLUMNS[name])),
+                                   pd.Series(COLUMNS[name]))
