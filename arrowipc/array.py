@@ -167,6 +167,20 @@ class Array:
             return False
         return _data_equal(self.data, other.data)
 
+    def __eq__(self, other: object) -> bool:
+        # pyarrow's: equals() for another array (ours, or any __arrow_c_array__ exporter but a
+        # record batch); NotImplemented for anything else, so Python asks the other side (a
+        # numpy array compares elementwise, other objects are unequal)
+        if isinstance(other, Array) or (hasattr(other, "__arrow_c_array__")
+                                        and not hasattr(other, "num_columns")):
+            try:
+                return self.equals(other)
+            except TypeError:
+                return NotImplemented
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]   # unhashable, as pyarrow's arrays
+
     def validate(self, full: bool = False) -> None:
         """Check the structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
@@ -602,6 +616,17 @@ class ChunkedArray:
         if len(self) != len(other):
             return False
         return _chunks_equal(self.chunks, other.chunks)
+
+    def __eq__(self, other: object) -> bool:
+        # pyarrow's: equals() for another chunked array (ours, or another library's with
+        # __arrow_c_stream__ and num_chunks: a stream reader is never consumed by a
+        # comparison); NotImplemented for anything else, so Python asks the other side
+        if isinstance(other, ChunkedArray) or (hasattr(other, "__arrow_c_stream__")
+                                               and hasattr(other, "num_chunks")):
+            return self.equals(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]   # unhashable, as pyarrow's chunked arrays
 
     def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """The values as one numpy array (copied when there are several chunks)."""

@@ -356,3 +356,79 @@ def test_a_pandas_series_of_a_column_is_pyarrows(name):
     pd.testing.assert_series_equal(pd.Series(A.chunked_array(theirs)), pd.Series(theirs))
     pd.testing.assert_series_equal(pd.Series(A.array(COLUMNS[name])),
                                    pd.Series(COLUMNS[name]))
+
+
+# -- 5. == on arrays and chunked arrays -------------------------------------------------------------
+
+NAN = float("nan")
+EQUALITY_CASES = [
+    ([1, 2, 3], [1, 2, 3], None),
+    ([1, None, 3], [1, None, 3], None),
+    ([1, None, 3], [1, 2, 3], None),
+    ([1.0, NAN], [1.0, NAN], None),                 # NaN equals nothing, as in pyarrow
+    ([0.0], [-0.0], None),
+    (["a", None], ["a", None], None),
+    ([1, 2], [1, 2], "int8"),                       # another type: unequal
+    ([[1], None], [[1], None], None),
+    ([1, 2], [1, 2, 3], None),
+]
+
+
+@pytest.mark.parametrize("left, right, right_type", EQUALITY_CASES, ids=str)
+def test_array_eq_compares_values_as_pyarrow(left, right, right_type):
+    theirs_l, theirs_r = pa.array(left), pa.array(right, right_type)
+    expected = theirs_l == theirs_r
+    ours_l, ours_r = A.array(theirs_l), A.array(theirs_r)
+    assert (ours_l == ours_r) is expected
+    assert (ours_l != ours_r) is (not expected)
+    assert (ours_l == theirs_r) is expected          # against pyarrow's, both ways
+    assert (theirs_r == ours_l) is expected
+
+
+@pytest.mark.parametrize("left, right, right_type", EQUALITY_CASES, ids=str)
+def test_chunked_array_eq_compares_values_as_pyarrow(left, right, right_type):
+    theirs_l = pa.chunked_array([pa.array(left)])
+    whole = pa.array(right, right_type)
+    theirs_r = pa.chunked_array([whole.slice(0, 1), whole.slice(1)])     # chunked otherwise
+    expected = theirs_l == theirs_r
+    ours_l, ours_r = A.chunked_array(theirs_l), A.chunked_array(theirs_r)
+    assert (ours_l == ours_r) is expected
+    assert (ours_l != ours_r) is (not expected)
+    assert (ours_l == theirs_r) is expected
+    assert (theirs_r == ours_l) is expected
+
+
+@pytest.mark.parametrize("other", [None, 1, "x", [1, 2], (1, 2), pa.scalar(1)], ids=repr)
+def test_eq_with_what_is_not_an_array_is_false_as_in_pyarrow(other):
+    for theirs, ours in [(pa.array([1, 2]), A.array([1, 2])),
+                         (pa.chunked_array([[1, 2]]), A.chunked_array([[1, 2]]))]:
+        assert (ours == other) is (theirs == other) is False
+        assert (ours != other) is (theirs != other) is True
+
+
+def test_an_array_and_a_chunked_array_are_unequal_as_in_pyarrow():
+    assert (pa.array([1]) == pa.chunked_array([[1]])) is False
+    assert (A.array([1]) == A.chunked_array([[1]])) is False
+    assert (A.chunked_array([[1]]) == A.array([1])) is False
+    assert (A.array([1]) == pa.chunked_array([[1]])) is False
+
+
+def test_eq_with_a_numpy_array_is_numpys_elementwise_comparison_as_in_pyarrow():
+    values = np.array([1, 5, 3])
+    np.testing.assert_array_equal(A.array([1, 2, 3]) == values, pa.array([1, 2, 3]) == values)
+    np.testing.assert_array_equal(A.chunked_array([[1, 2, 3]]) == values,
+                                  pa.chunked_array([[1, 2, 3]]) == values)
+
+
+def test_a_stream_reader_is_not_consumed_by_a_comparison():
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("a", pa.int64())]), [])
+    assert (A.chunked_array([[1]]) == reader) is False
+    assert reader.read_all().num_rows == 0
+
+
+def test_arrays_are_unhashable_as_in_pyarrow():
+    for theirs, ours in [(pa.array([1]), A.array([1])),
+                         (pa.chunked_array([[1]]), A.chunked_array([[1]]))]:
+        for obj in (theirs, ours):
+            with pytest.raises(TypeError, match="unhashable"):
+                hash(obj)
