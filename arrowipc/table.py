@@ -317,21 +317,8 @@ def _struct_field(col: Any, k: int) -> Any:
     if isinstance(col, ChunkedArray):
         t = col.type.fields[k].type
         return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
-    # a child under a null parent becomes null (pyarrow's flatten)
-    child = col.field(k)
-    if col.null_count:
-        # take row i where the parent is valid, a null where it is not
-        from array import array as _pyarray
-        from ._core.arraydata import ArrayData
-        from ._core.bitmap import bitmap_view
-        from ._core.buffer import py_buffer
-        from .types import int64
-        d = col.data
-        rows = py_buffer(_pyarray("q", range(d.length)))
-        idx = ArrayData(int64(), d.length, 0, -1,
-                        [bitmap_view(d.buffers[0], d.offset, d.length), rows])
-        return child.take(make_array(idx))
-    return child
+    from .data.selection import struct_field
+    return make_array(struct_field(col.data, k))
 
 
 def _expression_mask(data: RecordBatch | Table, mask: Any) -> Any:
@@ -536,6 +523,16 @@ class RecordBatch(RecordBatchFields, TabularOps):
         sel = Selection.from_indices(argument_data(indices), self.num_rows)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
         return RecordBatch(self.schema, cols, sel.count)
+
+    def drop_null(self) -> RecordBatch:
+        """The rows without a null in any column (a column's own validity: a struct's null
+        child does not count, as in pyarrow); the batch itself when there is none."""
+        from .data.selection import valid_rows
+        from .types import bool_
+        bits = valid_rows(self._columns, self.num_rows)
+        if bits is None:
+            return self
+        return self.filter(make_array(ArrayData(bool_(), self.num_rows, 0, 0, [None, bits])))
 
     def replace_schema_metadata(self, metadata: MetadataLike = None) -> RecordBatch:
         """The same columns under a schema with `metadata`."""
@@ -848,6 +845,15 @@ class Table(TabularOps):
             from .data.from_python import array_data_from_python
             cols = [array_data_from_python([], f.type) for f in self.schema]
         return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
+
+    def drop_null(self) -> Table:
+        """The rows without a null in any column, batch by batch (see RecordBatch.drop_null);
+        as in pyarrow, batches left with no row go, and a table without nulls is returned as
+        it is."""
+        batches = [b.drop_null() for b in self._batches]
+        if all(mine is b for mine, b in zip(batches, self._batches)):
+            return self
+        return Table(self.schema, [b for b in batches if b.num_rows])
 
     def drop(self, columns: str | Iterable[str]) -> Table:
         """Without the named columns: pyarrow's alias of drop_columns, kept for old code."""
