@@ -350,10 +350,42 @@ def _data_equal(a: ArrayData, b: ArrayData) -> bool:
         return (_data_equal(ArrayData(index_type, a.length, a.offset, a.null_count, a.buffers),
                             ArrayData(index_type, b.length, b.offset, b.null_count, b.buffers))
                 and _data_equal(a.dictionary, b.dictionary))
+    fast = _kernel_equal(a, b)
+    if fast is not None:
+        return fast
     # == on the Python values: None matches None only, NaN never matches (each value is a
     # fresh float object, so list equality's identity shortcut cannot pair two NaNs)
     from .data.to_python import to_pylist
     return to_pylist(a) == to_pylist(b)
+
+
+def _kernel_equal(a: ArrayData, b: ArrayData) -> bool | None:
+    """_data_equal by the comparison kernel, with no Python value made (`==` on columns is
+    common in ETL code): nulls in the same slots and every other slot equal ("equal" gives
+    false for NaN, true for 0.0 and -0.0, as pyarrow's equals). None for the types that kernel
+    does not compare (nested, fixed-size binary, intervals...)."""
+    import numpy as np
+    from ._core.select_kernels import effective_mask
+    from .data.compute import compare
+    from .data.to_python import validity_mask
+    from .errors import ArrowNotImplementedError
+    if a.type.kind in (Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED,
+                       Kind.DICTIONARY) or a.type.storage_type.name == "halffloat":
+        return None                     # (the comparison kernel has no float16 loop)
+    try:
+        found = compare("equal", a, b)
+    except ArrowNotImplementedError:
+        return None
+    valid_a, valid_b = validity_mask(a), validity_mask(b)
+    valid = a.length
+    if valid_a is not None or valid_b is not None:
+        mine = valid_a if valid_a is not None else np.ones(a.length, np.bool_)
+        theirs = valid_b if valid_b is not None else np.ones(b.length, np.bool_)
+        if not np.array_equal(mine, theirs):
+            return False                # a null where the other has a value
+        valid = int(mine.sum())
+    assert isinstance(found, ArrayData)
+    return effective_mask(found)[1] == valid
 
 
 def _chunks_equal(mine: list[Array], theirs: list[Array]) -> bool:

@@ -560,12 +560,13 @@ def sum_values(chunks: list[ArrayData], type: Any, skip_nulls: bool = True,
     if out_t is None:
         raise _no_kernel("sum", type)
     from .to_python import validity_mask
+    from ..validate import null_count_of
     total: Any = 0.0 if out_t.name == "double" else 0
     count = nulls = 0
     fam = family(value_type)
     for d in datas:
         valid = None if fam == "null" else validity_mask(d)
-        kept = 0 if fam == "null" else d.length if valid is None else int(valid.sum())
+        kept = 0 if fam == "null" else d.length if valid is None else d.length - null_count_of(d)
         count += kept
         nulls += d.length - kept
         if not kept:
@@ -574,12 +575,13 @@ def sum_values(chunks: list[ArrayData], type: Any, skip_nulls: bool = True,
             total += _decimal_sum(d, valid)
             continue
         values = _bool_values(d) if fam == "bool" else _fixed_values(d)
-        if valid is not None:
-            values = values[valid]
         if fam == "float":
+            # the valid values gathered: numpy sums a contiguous array pairwise
+            values = values if valid is None else values[valid]
             total += float(values.astype(np.float64, copy=False).sum())
         else:
-            total += int(values.sum(dtype=np.uint64 if out_t.name == "uint64" else np.int64))
+            dtype = np.uint64 if out_t.name == "uint64" else np.int64
+            total += int(values.sum(dtype=dtype, where=True if valid is None else valid))
     if count < min_count or (nulls and not skip_nulls):
         return ScalarData(array_data_from_python([None], out_t))
     if fam == "decimal":

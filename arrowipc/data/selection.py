@@ -314,7 +314,8 @@ def drop_null(data: ArrayData) -> ArrayData:
 
 def struct_field(data: ArrayData, k: int) -> ArrayData:
     """Child `k` of a struct array, sliced to the array, and null where the struct is null
-    (pyarrow's flatten): one take, the row itself where the struct is valid."""
+    (pyarrow's flatten): the child's buffers under a new validity bitmap when it starts at
+    row 0, else one take (the row itself where the struct is valid)."""
     from .._core.bitmap import bitmap_view
     from .._core.buffer import py_buffer
     from ..validate import null_count_of
@@ -324,6 +325,14 @@ def struct_field(data: ArrayData, k: int) -> ArrayData:
     if nulls == 0 or bitmap is None or data.type.kind != Kind.STRUCT:
         return child
     n = data.length
+    if child.offset == 0 and child.type.kind not in _NO_VALIDITY_BITMAP + (Kind.NULL,):
+        # zero-copy: the child's own buffers, under its validity AND the struct's
+        from .._core import compute_kernels as _ck
+        bits = _ck.and_bits(_ck.validity_bits(child, n, False),
+                            _ck.validity_bits(data, n, False), n)
+        buffers: list[Buffer | None] = [bits]
+        buffers += child.buffers[1:]
+        return ArrayData(child.type, n, 0, -1, buffers, child.children, child.dictionary)
     # a mask true everywhere, null where the struct is: "emit_null" turns it into the rows
     # 0..n-1 with -1 (a null row) at each null struct
     mask = ArrayData(bool_(), n, 0, nulls, [bitmap_view(bitmap, data.offset, n),

@@ -793,3 +793,22 @@ def test_record_batch_drop_null_is_pyarrows(name):
         pytest.skip("no batch")
     got, expected = A.record_batch(theirs[0]).drop_null(), theirs[0].drop_null()
     assert pa.record_batch(got).equals(expected, check_metadata=True)
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_eq_over_every_kind_of_values_is_pyarrows(name):
+    # equal values at other offsets, another value, a null moved: as pyarrow's equals says
+    theirs = SAMPLES[name]
+    rebuilt = pa.concat_arrays([pa.array([None], theirs.type).cast(theirs.type)
+                                if pa.types.is_null(theirs.type) else theirs.slice(0, 1),
+                                theirs]).slice(1)
+    others = [theirs, rebuilt, theirs.slice(1)]
+    if len(theirs) and not pa.types.is_string_view(theirs.type):   # (pyarrow cannot take)
+        others.append(theirs[::-1])
+    for left in (theirs, theirs.slice(1)):
+        for right in others:
+            if left.type != right.type:
+                continue
+            expected = left.equals(right)
+            assert (A.array(left) == A.array(right)) is expected, (left, right)
+            assert (A.array(left) == right) is expected
