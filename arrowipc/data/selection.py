@@ -282,7 +282,7 @@ def hash_key(v: Any) -> Any:
     return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)
 
 
-# -- nulls ------------------------------------------------------------------------------------------
+# -- nulls ----------------------------------------------------------------------------------------
 
 # layouts without a validity bitmap of their own: drop_null keeps all their rows, as pyarrow's
 _NO_VALIDITY_BITMAP = (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED)

@@ -358,7 +358,7 @@ def test_a_pandas_series_of_a_column_is_pyarrows(name):
                                    pd.Series(COLUMNS[name]))
 
 
-# -- 5. == on arrays and chunked arrays -------------------------------------------------------------
+# -- 5. == on arrays and chunked arrays -----------------------------------------------------------
 
 NAN = float("nan")
 EQUALITY_CASES = [
