@@ -12,7 +12,7 @@ from ._core import bitmap as _bitmap
 from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
-                    MapType)
+                    MapType, StructType)
 
 __all__ = ["Array", "ChunkedArray", "Scalar", "argument_data", "array", "chunk_slices",
            "chunked_array", "is_pandas_dataframe", "is_pandas_series", "make_array",
@@ -132,6 +132,24 @@ class Array:
         from .data.to_python import to_numpy
         return to_numpy(self.data, zero_copy_only=zero_copy_only, writable=writable)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray, pd.Series), as pyarrow's: to_numpy's values (a
+        zero-copy view where one exists); copy=False raises ValueError when none does."""
+        import numpy as np
+        if copy is False:
+            try:
+                values = self.to_numpy(zero_copy_only=True)
+            except ArrowInvalid:
+                raise ValueError(_NO_COPY_AVOIDED) from None
+            return np.array(values, dtype=dtype, copy=False)
+        values = self.to_numpy(zero_copy_only=False)
+        t = self.type
+        if copy is True and self.null_count == 0 and (
+                getattr(t, "is_integer", False) or getattr(t, "is_float", False)):
+            # to_numpy gave a view of the buffer: copy it (pyarrow copies numbers only)
+            return np.array(values, dtype=dtype, copy=True)
+        return values if dtype is None else np.asarray(values, dtype=dtype)
+
     if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
         to_pandas = _pandas.array_to_pandas
         from_pandas = classmethod(_pandas.array_from_pandas)
@@ -148,6 +166,20 @@ class Array:
         if not isinstance(other, Array) or other.type != self.type:
             return False
         return _data_equal(self.data, other.data)
+
+    def __eq__(self, other: object) -> bool:
+        # pyarrow's: equals() for another array (ours, or any __arrow_c_array__ exporter but a
+        # record batch); NotImplemented for anything else, so Python asks the other side (a
+        # numpy array compares elementwise, other objects are unequal)
+        if isinstance(other, Array) or (hasattr(other, "__arrow_c_array__")
+                                        and not hasattr(other, "num_columns")):
+            try:
+                return self.equals(other)
+            except TypeError:
+                return NotImplemented
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]   # unhashable, as pyarrow's arrays
 
     def validate(self, full: bool = False) -> None:
         """Check the structure (and values, with `full`); ArrowInvalid if broken."""
@@ -219,9 +251,52 @@ class Array:
         return make_array(value_counts(self.data))
 
     def dictionary_encode(self, null_encoding: str = "mask") -> Array:
-        """The values as a dictionary<int32, type> array."""
-        from .types import DictionaryType, int32
-        return self.cast(DictionaryType(int32(), self.type))
+        """The values as a dictionary<int32, type> array, in order of first appearance; with
+        null_encoding="encode" a null is a dictionary value, with "mask" a null index. A
+        dictionary array is returned as it is."""
+        from .data.cast import dictionary_encode
+        return make_array(dictionary_encode(self.data, null_encoding))
+
+    def tolist(self) -> list[Any]:
+        """The values as Python objects: pyarrow's alias of to_pylist()."""
+        return self.to_pylist()
+
+    def drop_null(self) -> Array:
+        """The values that are not null. As in pyarrow, only the array's own validity counts:
+        union and run-end encoded arrays, which have none, keep every row."""
+        from .data.selection import drop_null
+        return make_array(drop_null(self.data))
+
+    def is_nan(self) -> Array:
+        """A bool array, true where the value is NaN and null where it is null (floats;
+        integers, durations, decimal128 and decimal256 are never NaN; the null type gives
+        nulls; other types raise ArrowNotImplementedError, as in pyarrow)."""
+        from .data.compute import is_nan
+        return make_array(is_nan(self.data))  # type: ignore[arg-type]   # an array in, one out
+
+    def index(self, value: Any, start: int | None = None, end: int | None = None, *,
+              memory_pool: Any = None) -> Scalar:
+        """The position of the first value equal to `value` within [start, end), as an int64
+        Scalar; -1 when there is none (a null value is never found, NaN equals nothing)."""
+        return _index(self, value, start, end)
+
+    def sum(self, **kwargs: Any) -> Scalar:
+        """The sum of the values (options skip_nulls=True, min_count=1, as pyarrow's
+        ScalarAggregateOptions): an int64 Scalar for signed integers, uint64 for unsigned ones
+        and booleans (wrapping on overflow), double for floats, decimal128(38, s) or
+        decimal256(76, s) for decimals; null below min_count valid values, or on a null
+        without skip_nulls."""
+        from .data.compute import sum_values
+        skip_nulls, min_count = _aggregate_options("sum", kwargs)
+        return Scalar(make_array(sum_values([self.data], self.type, skip_nulls,
+                                            min_count).data))
+
+    def sort(self, order: str = "ascending", null_placement: str = "at_end",
+             **kwargs: Any) -> Array:
+        """The values sorted ("ascending" or "descending"); nulls, and NaNs before them, go
+        "at_end" or "at_start" (pyarrow's sort)."""
+        return self.take(_sort_indices([[self.data]], order, null_placement, kwargs,
+                                       len(self)))
 
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer this array refers to, counted once each (slices count whole)."""
@@ -237,6 +312,11 @@ class Array:
         # pyarrow 26 does not hand container_window to the printer: lists keep Arrow's 2
         return array_to_string(self.data, PrintOptions(top_level_indent, indent, window, 2,
                                                        skip_new_lines, element_size_limit))
+
+
+_NO_COPY_AVOIDED = ("Unable to avoid a copy while creating a numpy array as requested.\n"
+                    "If using `np.array(obj, copy=False)` replace it with `np.asarray(obj)` to "
+                    "allow a copy when needed")
 
 
 def _validity_array(arr: Array, invert: bool) -> Array:
@@ -270,10 +350,42 @@ def _data_equal(a: ArrayData, b: ArrayData) -> bool:
         return (_data_equal(ArrayData(index_type, a.length, a.offset, a.null_count, a.buffers),
                             ArrayData(index_type, b.length, b.offset, b.null_count, b.buffers))
                 and _data_equal(a.dictionary, b.dictionary))
+    fast = _kernel_equal(a, b)
+    if fast is not None:
+        return fast
     # == on the Python values: None matches None only, NaN never matches (each value is a
     # fresh float object, so list equality's identity shortcut cannot pair two NaNs)
     from .data.to_python import to_pylist
     return to_pylist(a) == to_pylist(b)
+
+
+def _kernel_equal(a: ArrayData, b: ArrayData) -> bool | None:
+    """_data_equal by the comparison kernel, with no Python value made (`==` on columns is
+    common in ETL code): nulls in the same slots and every other slot equal ("equal" gives
+    false for NaN, true for 0.0 and -0.0, as pyarrow's equals). None for the types that kernel
+    does not compare (nested, fixed-size binary, intervals...)."""
+    import numpy as np
+    from ._core.select_kernels import effective_mask
+    from .data.compute import compare
+    from .data.to_python import validity_mask
+    from .errors import ArrowNotImplementedError
+    if a.type.kind in (Kind.NULL, Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED,
+                       Kind.DICTIONARY) or a.type.storage_type.name == "halffloat":
+        return None                     # (the comparison kernel has no float16 loop)
+    try:
+        found = compare("equal", a, b)
+    except ArrowNotImplementedError:
+        return None
+    valid_a, valid_b = validity_mask(a), validity_mask(b)
+    valid = a.length
+    if valid_a is not None or valid_b is not None:
+        mine = valid_a if valid_a is not None else np.ones(a.length, np.bool_)
+        theirs = valid_b if valid_b is not None else np.ones(b.length, np.bool_)
+        if not np.array_equal(mine, theirs):
+            return False                # a null where the other has a value
+        valid = int(mine.sum())
+    assert isinstance(found, ArrayData)
+    return effective_mask(found)[1] == valid
 
 
 def _chunks_equal(mine: list[Array], theirs: list[Array]) -> bool:
@@ -350,6 +462,12 @@ class BaseListArray(Array):
         n = d.length + (1 if d.type.kind in (Kind.LIST, Kind.LARGE_LIST) else 0)
         return make_array(ArrayData(t, n, d.offset, 0, [None, d.buffers[1]]))
 
+    def value_lengths(self) -> Array:
+        """The number of values in each list (int32; int64 for the large variants), null
+        where the list is null."""
+        from .data.compute import list_value_lengths
+        return make_array(list_value_lengths(self.data))
+
     def flatten(self) -> Array:
         """The child values this (possibly sliced) list array refers to."""
         d = self.data
@@ -413,9 +531,31 @@ class StructArray(Array):
         d = self.data
         return make_array(d.children[j].slice(d.offset, d.length))
 
-    def flatten(self) -> list[Array]:
-        """One array per field, each sliced to this array's offset and length."""
-        return [self.field(i) for i in range(self.type.num_fields)]
+    def flatten(self, memory_pool: Any = None) -> list[Array]:
+        """One array per field, each sliced to this array's offset and length and null where
+        the struct is null (pyarrow's flatten; `field(i)` gives the child as stored)."""
+        from .data.selection import struct_field
+        return [make_array(struct_field(self.data, k)) for k in range(self.type.num_fields)]
+
+    def sort(self, order: str = "ascending", null_placement: str = "at_end",
+             by: str | int | None = None, **kwargs: Any) -> StructArray:
+        """The structs sorted by their fields in order (or by the field `by` alone), each
+        field's nulls placed by `null_placement`, as are null structs (pyarrow's sort)."""
+        from .data.selection import struct_field
+        if by is not None:
+            k = by if isinstance(by, int) else self.data.type.get_field_index(by)
+            if not isinstance(by, int) and k < 0:
+                raise KeyError(by)
+            keys = [[struct_field(self.data, k)]]
+        else:
+            # null structs first or last whatever the order: their own key, then the fields
+            nulls = self.is_null()
+            assert isinstance(nulls, Array)
+            keys = [[nulls.data]] + [[struct_field(self.data, k)]
+                                     for k in range(self.type.num_fields)]
+        indices = _sort_indices(keys, order, null_placement, kwargs, len(self),
+                                null_key=by is None)
+        return self.take(indices)  # type: ignore[return-value]   # a StructArray's rows
 
 
 class UnionArray(Array):
@@ -438,6 +578,10 @@ class DictionaryArray(Array):
         d = self.data
         return make_array(ArrayData(d.type.index_type, d.length, d.offset, d.null_count,
                                     d.buffers, [], None))
+
+    def dictionary_decode(self) -> Array:
+        """The values the indices stand for, as an array of the dictionary's type."""
+        return self.cast(self.type.value_type)  # type: ignore[attr-defined]   # a DictionaryType
 
     @property
     def dictionary(self) -> Array:
@@ -529,7 +673,9 @@ class ChunkedArray:
             type = chunks[0].type
         for c in chunks:
             if c.type != type:
-                raise ArrowInvalid(f"chunk of type {c.type} in a ChunkedArray of type {type}")
+                # pyarrow's error and builtin (TypeError)
+                raise ArrowTypeError(f"Array chunks must all be same type: a chunk of type "
+                                     f"{c.type} in a ChunkedArray of type {type}")
         self.type = type
         self.chunks = chunks
 
@@ -578,6 +724,17 @@ class ChunkedArray:
             return False
         return _chunks_equal(self.chunks, other.chunks)
 
+    def __eq__(self, other: object) -> bool:
+        # pyarrow's: equals() for another chunked array (ours, or another library's with
+        # __arrow_c_stream__ and num_chunks: a stream reader is never consumed by a
+        # comparison); NotImplemented for anything else, so Python asks the other side
+        if isinstance(other, ChunkedArray) or (hasattr(other, "__arrow_c_stream__")
+                                               and hasattr(other, "num_chunks")):
+            return self.equals(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]   # unhashable, as pyarrow's chunked arrays
+
     def to_numpy(self, zero_copy_only: bool = False) -> Any:
         """The values as one numpy array (copied when there are several chunks)."""
         import numpy as np
@@ -586,6 +743,17 @@ class ChunkedArray:
         if not self.chunks:     # an empty array of the column's own dtype, as pyarrow's
             return nulls(0, self.type).to_numpy(zero_copy_only=False)
         return np.concatenate([c.to_numpy(zero_copy_only=False) for c in self.chunks])
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray, pd.Series), as pyarrow's: to_numpy's values;
+        copy=False raises ValueError (the chunks are concatenated)."""
+        if copy is False:
+            raise ValueError("Unable to avoid a copy while creating a numpy array as requested "
+                             "(converting a ChunkedArray always results in a copy).\n"
+                             "If using `np.array(obj, copy=False)` replace it with "
+                             "`np.asarray(obj)` to allow a copy when needed")
+        values = self.to_numpy()
+        return values if dtype is None else values.astype(dtype, copy=False)
 
     if TYPE_CHECKING:   # bound by arrowipc/__init__.py: the pandas shim sits above the objects
         to_pandas = _pandas.chunked_array_to_pandas
@@ -711,6 +879,74 @@ class ChunkedArray:
         """The distinct values in order of first appearance, as an Array."""
         return self.combine_chunks().unique()
 
+    def length(self) -> int:
+        """The number of values (pyarrow's alias of len())."""
+        return len(self)
+
+    def drop_null(self) -> ChunkedArray:
+        """The values that are not null, chunk by chunk; as in pyarrow, chunks left with no
+        value go (one empty chunk stays when none is left), and a column without nulls is
+        returned as it is."""
+        if self.null_count == 0:
+            return self
+        chunks = [c.drop_null() for c in self.chunks if c.null_count != len(c)]
+        return self._like(chunks or [array([], self.type)])
+
+    def flatten(self, memory_pool: Any = None) -> list[ChunkedArray]:
+        """A struct column as one ChunkedArray per field, null where the struct is null (the
+        column itself, in a list, for other types)."""
+        from .data.selection import struct_field
+        if not isinstance(self.type, StructType):
+            return [self]
+        return [ChunkedArray([make_array(struct_field(c.data, k)) for c in self.chunks],
+                             f.type) for k, f in enumerate(self.type.fields)]
+
+    def dictionary_encode(self, null_encoding: str = "mask") -> ChunkedArray:
+        """The column as dictionary<int32, type> chunks sharing one dictionary (values in order
+        of first appearance; see Array.dictionary_encode); empty chunks are left out, as
+        pyarrow leaves them."""
+        from .data.cast import dictionary_encode
+        from .data.selection import combined_data
+        kept = [c for c in self.chunks if len(c)]
+        whole = dictionary_encode(combined_data([c.data for c in kept], self.type),
+                                  null_encoding)
+        pieces, pos = [], 0
+        for c in kept:
+            pieces.append(make_array(whole.slice(pos, len(c))))
+            pos += len(c)
+        ca = type(self)(pieces, whole.type)
+        ca._name = self._name
+        return ca
+
+    def index(self, value: Any, start: int | None = None, end: int | None = None, *,
+              memory_pool: Any = None) -> Scalar:
+        """The position of the first value equal to `value` within [start, end), as an int64
+        Scalar; -1 when there is none (see Array.index)."""
+        return _index(self, value, start, end)
+
+    def is_nan(self) -> ChunkedArray:
+        """A bool column, true where the value is NaN (see Array.is_nan): one chunk, none for a
+        column without values, as pyarrow's."""
+        from .types import bool_
+        result = self.combine_chunks().is_nan()       # raises for a type without a kernel
+        return type(self)([result] if len(result) else [], bool_())
+
+    def sort(self, order: str = "ascending", null_placement: str = "at_end",
+             **kwargs: Any) -> ChunkedArray:
+        """The values sorted, as a one-chunk column (see Array.sort)."""
+        if isinstance(self.type, StructType):
+            combined = self.combine_chunks()
+            assert isinstance(combined, StructArray)
+            return self._like([combined.sort(order, null_placement, **kwargs)])
+        from .errors import ArrowNotImplementedError
+        try:
+            indices = _sort_indices([[c.data for c in self.chunks]], order, null_placement,
+                                    kwargs, len(self))
+        except ArrowNotImplementedError:
+            # pyarrow's chunked sort words it so, and raises a TypeError
+            raise ArrowTypeError(f"Sorting not supported for type {self.type}") from None
+        return self.take(indices)
+
     def value_counts(self) -> Array:
         """struct<values, counts: int64> over every chunk."""
         return self.combine_chunks().value_counts()
@@ -734,6 +970,76 @@ class ChunkedArray:
         return chunked_array_to_string([c.data for c in self.chunks], self.type,
                                        PrintOptions(indent, 2, window, container_window,
                                                     skip_new_lines, element_size_limit))
+
+
+def _aggregate_options(function: str, kwargs: dict[str, Any]) -> tuple[bool, int]:
+    """(skip_nulls, min_count) from the keywords of an aggregate method, as pyarrow's
+    ScalarAggregateOptions takes them."""
+    unknown = sorted(set(kwargs) - {"skip_nulls", "min_count"})
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument '{unknown[0]}'")
+    return bool(kwargs.get("skip_nulls", True)), int(kwargs.get("min_count", 1))
+
+
+def _sort_indices(columns: list[list[ArrayData]], order: str, null_placement: str,
+                  kwargs: dict[str, Any], length: int, null_key: bool = False) -> Any:
+    """The int64 row order of `columns` (each one key, in turn, given as its chunks) by
+    pyarrow's SortOptions; with `null_key` the first column is a bool null mask that places
+    null rows as `null_placement` says, whatever the order."""
+    from .data.sorting import sort_indices, sort_keys
+    from .errors import ArrowNotImplementedError
+    if kwargs:
+        raise TypeError(f"sort() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    keys = sort_keys([(str(i), order, null_placement) for i in range(len(columns))])
+    if null_key:
+        keys[0] = ("nulls", "ascending" if null_placement == "at_end" else "descending",
+                   "at_end")
+    if all(c.type.kind == Kind.NULL for chunks in columns for c in chunks):
+        import numpy as np
+        return np.arange(length, dtype=np.int64)        # all null: all equal, order kept
+    try:
+        return sort_indices(columns, keys, length)
+    except ArrowNotImplementedError:
+        types = ", ".join(str(chunks[0].type) for chunks in columns[1 if null_key else 0:]
+                          if chunks)
+        raise ArrowNotImplementedError(f"Function 'array_sort_indices' has no kernel matching "
+                                       f"input types ({types})") from None
+
+
+def _index_value(value: Any, type: DataType) -> Any:
+    """The ScalarData an index() looks for: `value` (a Python value, or a Scalar, ours or
+    pyarrow's) as a value of `type`, converted as pyarrow.scalar converts it."""
+    import math
+    from .data.compute import scalar_data
+    if hasattr(value, "as_py") and hasattr(value, "type"):
+        value = value.as_py()
+    if isinstance(value, float) and getattr(type, "is_integer", False) and math.isfinite(value):
+        value = int(value)          # pyarrow.scalar(2.7, pa.int8()) truncates to 2
+    return scalar_data(value, type)
+
+
+def _index(column: Array | ChunkedArray, value: Any, start: int | None, end: int | None
+           ) -> Scalar:
+    """pyarrow's index(): the first position of `value` in column[start:end], or -1."""
+    from .data.compute import index_of
+    from .types import int64
+    if start is not None:
+        column = column.slice(start, None if end is None else end - start)
+    elif end is not None:
+        column = column.slice(0, end)
+    if column.type.name == "halffloat":           # pyarrow's answer, before any conversion
+        from .errors import ArrowNotImplementedError
+        raise ArrowNotImplementedError("Function 'index' has no kernel matching input types "
+                                       "(halffloat)")
+    wanted = _index_value(value, column.type)
+    found, pos = -1, 0
+    for c in column.chunks if isinstance(column, ChunkedArray) else [column]:
+        i = index_of(c.data, wanted)
+        if i >= 0:
+            found = pos + i + (start or 0)
+            break
+        pos += len(c)
+    return scalar(found, int64())
 
 
 def is_pandas_dataframe(obj: object) -> bool:

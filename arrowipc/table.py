@@ -73,13 +73,28 @@ def _schema_from_arrays(arrays: list[Array], names: list[str] | None, schema: Sc
 
 # -- what batches and tables share -----------------------------------------------------------------
 
-def _field_and_type(field_: Any, column: Any) -> Field:
-    from .types import Field
+def _field_of(field_: Any) -> Field | None:
+    """The Field that add/append/set_column's `field_` names: ours, or another library's
+    (pyarrow's...) imported through the PyCapsule interface; None for a column name."""
+    if isinstance(field_, str):
+        return None
     if isinstance(field_, Field):
         return field_
-    if not isinstance(field_, str):
-        raise ArrowTypeError(f"field_ must be a str or a Field, got {type(field_).__name__}")
-    return Field(field_, column.type)
+    from .data.cschema import peer_as_ours
+    ours: Field | None = peer_as_ours(field_, "field")
+    if ours is None:
+        # pyarrow's builtins: a ValueError for a type or schema (pa.field refuses to give one
+        # a second type), a TypeError for anything else
+        error = ArrowInvalid if hasattr(field_, "__arrow_c_schema__") else ArrowTypeError
+        raise error(f"field_ must be a str or a Field, got {type(field_).__name__}")
+    return ours
+
+
+def _is_chunk(obj: object) -> bool:
+    """Whether `obj`, an item of a column given as a list, is a chunk (a list of values, an
+    Array, any __arrow_c_array__ exporter, a numpy array) rather than a value."""
+    return (isinstance(obj, (list, Array)) or hasattr(obj, "__arrow_c_array__")
+            or type(obj).__name__ == "ndarray")
 
 
 class TabularOps:
@@ -90,6 +105,10 @@ class TabularOps:
     # their own kind (Arrays for a batch, ChunkedArrays for a table); _as_column(x) converts.
     # Declared here for type checkers:
     schema: Schema
+    # what pyarrow calls the object in its messages, and the builtin it raises when an added
+    # column's type is not its field's (ArrowInvalid for a table, ArrowTypeError for a batch)
+    _noun: str
+    _field_mismatch: type[Exception]
     if TYPE_CHECKING:
         @property
         def num_rows(self) -> int: ...
@@ -184,17 +203,19 @@ class TabularOps:
         return self._with_columns(sch, list(self.itercolumns()))
 
     def add_column(self, i: int, field_: str | Field, column: Any) -> Self:
-        """A new column inserted at position i."""
+        """A new column inserted at position i. `field_` is a name or a Field (ours, or
+        another library's: pyarrow's...); `column` an Array or ChunkedArray (ours or another
+        library's), a list of chunks (a table's), or values."""
         if not isinstance(i, int) or not 0 <= i <= self.num_columns:
             raise ArrowInvalid("Invalid column index to add field.")
         return self._insert(i, field_, column, replace=False)
 
     def append_column(self, field_: str | Field, column: Any) -> Self:
-        """A new column at the end."""
+        """A new column at the end (`field_` and `column` as add_column takes them)."""
         return self._insert(self.num_columns, field_, column, replace=False)
 
     def set_column(self, i: int, field_: str | Field, column: Any) -> Self:
-        """Column i replaced."""
+        """Column i replaced (`field_` and `column` as add_column takes them)."""
         self._index_for(i, "set")
         return self._insert(i, field_, column, replace=True)
 
@@ -205,15 +226,16 @@ class TabularOps:
 
     def _insert(self, i: int, field_: str | Field, column: Any, replace: bool) -> Self:
         from .types import Schema
-        col = self._as_column(column, field_.type if hasattr(field_, "type") and
-                              not isinstance(field_, str) else None)
+        f = _field_of(field_)
+        col = self._as_column(column, None if f is None else f.type)
         if len(col) != self.num_rows and self.num_columns:
-            raise ArrowInvalid(f"Added column's length must match table's length. Expected "
-                               f"length {self.num_rows} but got length {len(col)}")
-        f = _field_and_type(field_, col)
-        if f.type != col.type:
-            raise ArrowTypeError(f"Field type {f.type} does not match the column's type "
-                                 f"{col.type}")
+            raise ArrowInvalid(f"Added column's length must match {self._noun}'s length. "
+                               f"Expected length {self.num_rows} but got length {len(col)}")
+        if f is None:
+            f = Field(str(field_), col.type)
+        elif f.type != col.type:
+            raise self._field_mismatch(f"Field type {f.type} does not match the column's type "
+                                       f"{col.type}")
         fields = list(self.schema)
         cols = list(self.itercolumns())
         if replace:
@@ -253,6 +275,20 @@ class TabularOps:
                 cols.append(c)
         return self._with_columns(Schema(fields, self.schema.metadata), cols)
 
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """numpy's conversion (np.asarray(table)), as pyarrow's: a (rows, columns) array of
+        the columns' numpy forms stacked; copy=False raises ValueError (stacking copies)."""
+        import numpy as np
+        if copy is False:
+            raise ValueError(f"Unable to avoid a copy while creating a numpy array as requested "
+                             f"(converting a {type(self).__name__} always results in a copy).\n"
+                             "If using `np.array(obj, copy=False)` replace it with "
+                             "`np.asarray(obj)` to allow a copy when needed")
+        columns = [np.asarray(c, dtype=dtype) for c in self.itercolumns()]
+        if not columns:
+            return np.empty((self.num_rows, 0), dtype=dtype)
+        return np.stack(columns, axis=1)
+
     def get_total_buffer_size(self) -> int:
         """Bytes of every buffer the columns refer to, counted once each."""
         datas = []
@@ -281,21 +317,8 @@ def _struct_field(col: Any, k: int) -> Any:
     if isinstance(col, ChunkedArray):
         t = col.type.fields[k].type
         return ChunkedArray([_struct_field(c, k) for c in col.chunks], t)
-    # a child under a null parent becomes null (pyarrow's flatten)
-    child = col.field(k)
-    if col.null_count:
-        # take row i where the parent is valid, a null where it is not
-        from array import array as _pyarray
-        from ._core.arraydata import ArrayData
-        from ._core.bitmap import bitmap_view
-        from ._core.buffer import py_buffer
-        from .types import int64
-        d = col.data
-        rows = py_buffer(_pyarray("q", range(d.length)))
-        idx = ArrayData(int64(), d.length, 0, -1,
-                        [bitmap_view(d.buffers[0], d.offset, d.length), rows])
-        return child.take(make_array(idx))
-    return child
+    from .data.selection import struct_field
+    return make_array(struct_field(col.data, k))
 
 
 def _expression_mask(data: RecordBatch | Table, mask: Any) -> Any:
@@ -471,10 +494,17 @@ class RecordBatch(RecordBatchFields, TabularOps):
         return RecordBatch(schema, [c.data for c in columns],
                            self.num_rows if num_rows is None else num_rows)
 
+    _noun = "record batch"
+    _field_mismatch = ArrowTypeError
+
     @staticmethod
     def _as_column(column: Any, type: Any = None) -> Array:
         if isinstance(column, ChunkedArray):
             return column.combine_chunks()
+        if hasattr(column, "__arrow_c_stream__") and not hasattr(column, "__arrow_c_array__"):
+            # another library's chunked array, as pyarrow's batches take one: combined
+            from .array import chunked_array
+            return chunked_array(column).combine_chunks()
         return array(column, type)
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> RecordBatch:
@@ -493,6 +523,16 @@ class RecordBatch(RecordBatchFields, TabularOps):
         sel = Selection.from_indices(argument_data(indices), self.num_rows)
         cols = parallel_map(lambda c: apply(c, sel), self._columns, sel.count)
         return RecordBatch(self.schema, cols, sel.count)
+
+    def drop_null(self) -> RecordBatch:
+        """The rows without a null in any column (a column's own validity: a struct's null
+        child does not count, as in pyarrow); the batch itself when there is none."""
+        from .data.selection import valid_rows
+        from .types import bool_
+        bits = valid_rows(self._columns, self.num_rows)
+        if bits is None:
+            return self
+        return self.filter(make_array(ArrayData(bool_(), self.num_rows, 0, 0, [None, bits])))
 
     def replace_schema_metadata(self, metadata: MetadataLike = None) -> RecordBatch:
         """The same columns under a schema with `metadata`."""
@@ -723,6 +763,9 @@ class Table(TabularOps):
                          if num_rows is None else [RecordBatch(schema, [], n)])
         return Table.from_arrays(columns, schema=schema)
 
+    _noun = "table"
+    _field_mismatch = ArrowInvalid
+
     @staticmethod
     def _as_column(column: Any, type: Any = None) -> ChunkedArray:
         from .array import chunked_array
@@ -730,7 +773,10 @@ class Table(TabularOps):
             return column
         if isinstance(column, Array):
             return ChunkedArray([column], column.type)
-        if isinstance(column, list) and column and isinstance(column[0], (list, Array)):
+        if hasattr(column, "__arrow_c_stream__") and not hasattr(column, "__arrow_c_array__"):
+            return chunked_array(column)            # another library's chunked array
+        if isinstance(column, list) and column and _is_chunk(column[0]):
+            # a list of chunks, as pyarrow reads it (values, ours or other libraries' arrays)
             return chunked_array(column, type)
         return ChunkedArray([array(column, type)])
 
@@ -799,6 +845,15 @@ class Table(TabularOps):
             from .data.from_python import array_data_from_python
             cols = [array_data_from_python([], f.type) for f in self.schema]
         return Table(self.schema, [RecordBatch(self.schema, cols, self.num_rows)])
+
+    def drop_null(self) -> Table:
+        """The rows without a null in any column, batch by batch (see RecordBatch.drop_null);
+        as in pyarrow, batches left with no row go, and a table without nulls is returned as
+        it is."""
+        batches = [b.drop_null() for b in self._batches]
+        if all(mine is b for mine, b in zip(batches, self._batches)):
+            return self
+        return Table(self.schema, [b for b in batches if b.num_rows])
 
     def drop(self, columns: str | Iterable[str]) -> Table:
         """Without the named columns: pyarrow's alias of drop_columns, kept for old code."""

@@ -231,8 +231,9 @@ class DataType:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__,) + tuple(
-            k if not isinstance(k, list) else tuple(k) for k in self._key()))
+        # pyarrow's hash (its str), so a dict keyed by pyarrow's types finds ours; equal types
+        # print alike, and a type equals its str
+        return hash(str(self))
 
     def to_pyarrow(self) -> Any:
         """The same data as a pyarrow.DataType, zero-copy (arrowipc.handoff; needs pyarrow)."""
@@ -700,8 +701,7 @@ class ExtensionType(DataType):
             other = _peer(other, "type")
         return isinstance(other, ExtensionType) and self._key() == other._key()
 
-    def __hash__(self) -> int:
-        return hash(self._key())
+    __hash__ = DataType.__hash__        # (defining __eq__ would drop the inherited one)
 
 
 # -- factories (pyarrow names) ------------------------------------------------------------------
@@ -961,7 +961,8 @@ class Field:
         return self.equals(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # pyarrow's Field hash, so dicts keyed by pyarrow's fields find ours
+        return hash((self.name, self.type, self.nullable))
 
     def with_name(self, name: str) -> Field:
         """A copy named `name`."""
@@ -1013,7 +1014,12 @@ class Schema:
             if isinstance(f, tuple):
                 f = Field(f[0], f[1])
             if not isinstance(f, Field):
-                raise ArrowTypeError(f"schema members must be Fields, got {type(f).__name__}")
+                # another library's field (pyarrow's...), imported through its capsule
+                theirs = f
+                f = _peer(theirs, "field")
+                if f is None:
+                    raise ArrowTypeError(f"schema members must be Fields, got "
+                                         f"{type(theirs).__name__}")
             fs.append(f)
         self._fields = tuple(fs)
         self.metadata = normalize_metadata(metadata)
@@ -1099,7 +1105,10 @@ class Schema:
         return self.equals(other)
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # pyarrow's Schema hash: the fields and the schema metadata. As in pyarrow, two schemas
+        # that differ only in metadata are equal (without check_metadata) but hash apart.
+        metadata = frozenset(self.metadata.items() if self.metadata else ())
+        return hash((self._fields, metadata))
 
     def with_metadata(self, metadata: MetadataLike) -> Schema:
         """A copy with `metadata` in place of the schema's metadata."""
@@ -1110,7 +1119,8 @@ class Schema:
         return Schema(self._fields, None)
 
     def append(self, field: Field) -> Schema:
-        """This schema with `field` added at the end."""
+        """This schema with `field` (ours, or another library's through the PyCapsule interface)
+        added at the end."""
         return Schema(self._fields + (field,), self.metadata)
 
     def add_metadata(self, metadata: MetadataLike) -> Schema:
@@ -1118,13 +1128,13 @@ class Schema:
         return self.with_metadata(metadata)
 
     def insert(self, i: int, field: Field) -> Schema:
-        """The schema with `field` inserted at position i."""
+        """The schema with `field` (ours or another library's) inserted at position i."""
         if not 0 <= i <= len(self._fields):
             raise ArrowInvalid("Invalid column index to add field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i:], self.metadata)
 
     def set(self, i: int, field: Field) -> Schema:
-        """The schema with field i replaced by `field`."""
+        """The schema with field i replaced by `field` (ours or another library's)."""
         if not 0 <= i < len(self._fields):
             raise ArrowInvalid("Invalid column index to set field.")
         return Schema(self._fields[:i] + (field,) + self._fields[i + 1:], self.metadata)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from ..types import DataType
 
-__all__ = ["cast_data", "format_float", "make_int", "unsupported"]
+__all__ = ["cast_data", "dictionary_encode", "format_float", "make_int", "unsupported"]
 
 _CODES = _k.NUMERIC_CODES
 
@@ -322,14 +322,37 @@ def _string_like(t: Any) -> Any:
     return string() if t.kind == Kind.BINARY else large_string()
 
 
-def _dictionary_encode(d: ArrayData, target: Any) -> ArrayData:
+def dictionary_encode(d: ArrayData, null_encoding: str = "mask") -> ArrayData:
+    """`d` as a dictionary<int32, type> array, values in order of first appearance (pyarrow's
+    dictionary_encode); null_encoding="encode" makes a null a dictionary value (at its first
+    appearance) where "mask" (the default) leaves null indices. Dictionary data is returned
+    as it is."""
+    from ..types import DictionaryType, int32
+    if null_encoding not in ("mask", "encode"):
+        raise ValueError(f'"{null_encoding}" is not a valid null encoding')
+    if isinstance(d.type, DictionaryType):
+        return d
+    target = DictionaryType(int32(), d.type)
+    if d.type.kind == Kind.NULL and d.length:
+        # pyarrow's dictionary of null values is one null, whatever the encoding
+        out = _dictionary_encode(d, target, True)
+        if null_encoding == "mask":
+            from .from_python import array_data_from_python
+            idx = array_data_from_python([None] * d.length, int32())
+            out = ArrayData(target, idx.length, 0, idx.null_count, idx.buffers, [],
+                            out.dictionary)
+        return out
+    return _dictionary_encode(d, target, null_encoding == "encode")
+
+
+def _dictionary_encode(d: ArrayData, target: Any, encode_nulls: bool = False) -> ArrayData:
     from .from_python import array_data_from_python
     values = to_pylist(d)
     position: dict[Any, int] = {}
     firsts: list[int] = []
     codes: list[int | None] = []
     for i, v in enumerate(values):
-        if v is None:
+        if v is None and not encode_nulls:
             codes.append(None)
             continue
         key = hash_key(v)

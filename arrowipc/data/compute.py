@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     Datum = Union[ArrayData, "ScalarData"]
 
 __all__ = ["ARITHMETIC", "COMPARISONS", "ScalarData", "and_kleene", "arithmetic", "broadcast",
-           "common_numeric_type", "compare", "family", "invert", "is_in", "is_nan", "is_null", "is_valid",
-           "or_kleene", "scalar_data"]
+           "common_numeric_type", "compare", "family", "index_of", "invert", "is_in", "is_nan",
+           "is_null", "is_valid", "list_value_lengths", "or_kleene", "scalar_data", "sum_values"]
 
 # function name -> the comparison it makes
 COMPARISONS = {"equal": "==", "not_equal": "!=", "less": "<", "less_equal": "<=",
@@ -462,19 +462,206 @@ def is_null(d: Datum, nan_is_null: bool = False) -> Datum:
 
 
 def is_nan(d: Datum) -> Datum:
-    """True where the value is NaN (integers never are), null where it is null."""
+    """True where the value is NaN, null where it is null. pyarrow's kernels: floats (float16
+    too); integers, durations, decimal128 and decimal256 are never NaN; the null type gives
+    nulls; other types (decimal32 and decimal64 among them) have no kernel."""
     d = _decoded(d)
     rows, data = _rows(d), _data(d)
     n = data.length
     fam = family(data.type)
-    if fam not in ("int", "float") or data.type.name == "halffloat":
+    wide_decimal = fam == "decimal" and data.type.bit_width >= 128
+    if fam not in ("int", "float", "duration", "null") and not wide_decimal:
         raise _no_kernel("is_nan", data.type)
     validity, nulls = _validity(data, None, n)
-    if fam == "float":
+    if fam == "float" and data.type.name == "halffloat":
+        values = _packed(np.isnan(_fixed_values(data)))       # no C kernel for float16
+    elif fam == "float":
         values = _k.nan_bits(np.ascontiguousarray(_fixed_values(data)))
     else:
         values = py_buffer(bytes((n + 7) // 8))
     return _result(_bool_data(values, validity, nulls, n), rows)
+
+
+def _packed(flags: Any) -> Buffer:
+    """A numpy bool array as a bitmap from bit 0."""
+    return py_buffer(np.packbits(flags, bitorder="little").tobytes())
+
+
+# -- vector and aggregate functions of the array methods (sum, index, value_lengths) -----------
+
+def _sum_type(t: Any) -> Any:
+    """pyarrow's result type of `sum` over values of (decoded) type `t`, or None when it has
+    no kernel (float16, decimal32 and decimal64, temporal and text types...)."""
+    fam = family(t)
+    if fam == "int":
+        return T.int64() if t.is_signed else T.uint64()
+    if fam == "bool":
+        return T.uint64()
+    if fam == "float" and t.name != "halffloat":
+        return T.float64()
+    if fam == "null":
+        return T.int64()
+    if fam == "decimal" and t.bit_width == 128:
+        return T.decimal128(38, t.scale)
+    if fam == "decimal" and t.bit_width == 256:
+        return T.decimal256(76, t.scale)
+    return None
+
+
+# rows summed at a time in a decimal's 32-bit pieces: 2**31 pieces of 32 bits fit an int64
+_DECIMAL_SUM_BLOCK = 1 << 30
+
+
+def _decimal_sum(d: ArrayData, valid: Any) -> int:
+    """The exact sum of decimal128/256 values (their unscaled integers) where `valid` (or
+    everywhere, None), vectorized: each value is split in 32-bit pieces, summed per piece."""
+    width = d.type.bit_width // 8
+    buf = d.buffers[1] if len(d.buffers) > 1 else None
+    if d.length == 0:
+        return 0
+    if buf is None or d.offset < 0 or d.offset + d.length > buf.size // width:
+        raise ArrowInvalid(f"{d.type} values: rows [{d.offset}, {d.offset}+{d.length}) need "
+                           f"{(d.offset + d.length) * width} bytes, the buffer has "
+                           f"{0 if buf is None else buf.size}")
+    pieces = np.frombuffer(buf, dtype="<u4",  # type: ignore[call-overload]
+                           count=(d.offset + d.length) * width // 4)
+    pieces = pieces.reshape(-1, width // 4)[d.offset:]
+    if valid is not None:
+        pieces = pieces[valid]
+    total = 0
+    for start in range(0, len(pieces), _DECIMAL_SUM_BLOCK):
+        block = pieces[start:start + _DECIMAL_SUM_BLOCK]
+        low = block[:, :-1].astype(np.int64).sum(axis=0)
+        high = int(block[:, -1].view(np.int32).astype(np.int64).sum())    # the signed piece
+        total += sum(int(v) << (32 * i) for i, v in enumerate(low)) + (high << (8 * width - 32))
+    return total
+
+
+def _wrapped(value: int, bits: int, signed: bool) -> int:
+    """`value` wrapped to a `bits`-wide integer, as fixed-width arithmetic gives it."""
+    value &= (1 << bits) - 1
+    if signed and value >> (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def sum_values(chunks: list[ArrayData], type: Any, skip_nulls: bool = True,
+               min_count: int = 1) -> ScalarData:
+    """pyarrow's `sum` of the chunks of a column of `type`: int64 for signed integers, uint64
+    for unsigned ones and booleans (both wrap on overflow), double for floats, decimal128(38,
+    s) or decimal256(76, s) for decimals (wrapping at their width); null when fewer than
+    `min_count` values are valid, or any is null and not `skip_nulls`."""
+    datas = [_data(_decoded(c)) for c in chunks]
+    value_type = type                      # decoded, as _decoded decodes the chunks
+    while isinstance(value_type, (T.DictionaryType, T.ExtensionType)):
+        value_type = (value_type.value_type if isinstance(value_type, T.DictionaryType)
+                      else value_type.storage_type)
+    out_t = _sum_type(value_type)
+    if out_t is None:
+        raise _no_kernel("sum", type)
+    from .to_python import validity_mask
+    from ..validate import null_count_of
+    total: Any = 0.0 if out_t.name == "double" else 0
+    count = nulls = 0
+    fam = family(value_type)
+    for d in datas:
+        valid = None if fam == "null" else validity_mask(d)
+        kept = 0 if fam == "null" else d.length if valid is None else d.length - null_count_of(d)
+        count += kept
+        nulls += d.length - kept
+        if not kept:
+            continue
+        if fam == "decimal":
+            total += _decimal_sum(d, valid)
+            continue
+        values = _bool_values(d) if fam == "bool" else _fixed_values(d)
+        if fam == "float":
+            # the valid values gathered: numpy sums a contiguous array pairwise
+            values = values if valid is None else values[valid]
+            total += float(values.astype(np.float64, copy=False).sum())
+        else:
+            dtype = np.uint64 if out_t.name == "uint64" else np.int64
+            total += int(values.sum(dtype=dtype, where=True if valid is None else valid))
+    if count < min_count or (nulls and not skip_nulls):
+        return ScalarData(array_data_from_python([None], out_t))
+    if fam == "decimal":
+        bits = out_t.bit_width
+        raw = _wrapped(total, bits, True).to_bytes(bits // 8, "little", signed=True)
+        return ScalarData(ArrayData(out_t, 1, 0, 0, [None, py_buffer(raw)]))
+    if out_t.name != "double":
+        total = _wrapped(total, 64, out_t.name == "int64")
+    return ScalarData(array_data_from_python([total], out_t))
+
+
+def index_of(d: ArrayData, value: ScalarData) -> int:
+    """The position of the first value of `d` equal to `value` (pyarrow's `index`), or -1; a
+    null value is never found, and NaN equals nothing."""
+    from .._core.select_kernels import effective_mask
+    if d.type.name == "halffloat":
+        raise _no_kernel("index", d.type)
+    if isinstance(d.type, T.FixedSizeBinaryType):
+        # compared as binary, which the comparison kernels take
+        d, value = _fixed_as_binary(d), ScalarData(_fixed_as_binary(value.data))
+    try:
+        found = compare("equal", d, value)
+    except ArrowNotImplementedError:
+        raise _no_kernel("index", d.type) from None
+    assert isinstance(found, ArrayData)
+    bits, kept = effective_mask(found)
+    if not kept:
+        return -1
+    flags = np.unpackbits(np.frombuffer(bits, dtype=np.uint8),  # type: ignore[call-overload]
+                          count=d.length, bitorder="little")
+    return int(np.argmax(flags))
+
+
+def _fixed_as_binary(d: ArrayData) -> ArrayData:
+    """Fixed-size binary data as large_binary over the same value bytes (offsets made, no
+    value copied)."""
+    width = d.type.byte_width
+    offsets = np.arange(d.offset + d.length + 1, dtype=np.int64) * width
+    return ArrayData(T.large_binary(), d.length, d.offset, d.null_count,
+                     [d.buffers[0], py_buffer(offsets), d.buffers[1]])
+
+
+def list_value_lengths(d: ArrayData) -> ArrayData:
+    """The number of values in each list of a list, large list, list view, fixed-size list or
+    map array (int32, int64 for the large variants), null where the list is null."""
+    from .._core.bitmap import bitmap_view
+    from ..validate import null_count_of
+    t = d.type.storage_type
+    kind = t.kind
+    n = d.length
+    wide = kind in (T.Kind.LARGE_LIST, T.Kind.LARGE_LIST_VIEW)
+    out_t = T.int64() if wide else T.int32()
+    dtype = np.int64 if wide else np.int32
+    if kind == T.Kind.FIXED_SIZE_LIST:
+        lengths = np.full(n, t.list_size, dtype=dtype)
+    elif kind in (T.Kind.LIST, T.Kind.LARGE_LIST):
+        offsets = _checked_view(d, 1, dtype, d.offset + n + 1 if n else 0, "offsets")
+        lengths = np.diff(offsets[d.offset:]) if n else np.zeros(0, dtype)
+    elif kind in (T.Kind.LIST_VIEW, T.Kind.LARGE_LIST_VIEW):
+        lengths = _checked_view(d, 2, dtype, d.offset + n, "sizes")[d.offset:].copy()
+    else:
+        raise _no_kernel("list_value_length", d.type)
+    nulls = null_count_of(d)
+    bitmap = d.buffers[0]
+    validity = bitmap_view(bitmap, d.offset, n) if nulls and bitmap is not None else None
+    return ArrayData(out_t, n, 0, nulls, [validity, py_buffer(np.ascontiguousarray(lengths))])
+
+
+def _checked_view(d: ArrayData, index: int, dtype: Any, count: int, what: str) -> Any:
+    """The first `count` entries of buffer `index` of `d` as numpy `dtype`, checked to be
+    there (untrusted input)."""
+    width = np.dtype(dtype).itemsize
+    buf = d.buffers[index] if len(d.buffers) > index else None
+    size = 0 if buf is None else buf.size
+    if count > size // width:
+        raise ArrowInvalid(f"{d.type} {what}: {count} entries need {count * width} bytes, the "
+                           f"buffer has {size}")
+    if not count:
+        return np.zeros(0, dtype)
+    return np.frombuffer(buf, dtype=dtype, count=count)  # type: ignore[call-overload]
 
 
 def is_valid(d: Datum) -> Datum:

@@ -319,12 +319,14 @@ def peer_as_ours(obj: object, kind: str) -> Any:
     equality, so `ours == theirs` compares contents, whichever library made `theirs`.
 
     Types, fields and schemas all export `__arrow_c_schema__`; they are told apart by pyarrow's
-    attribute names (a field has `nullable`, a schema `names`), as the capsule alone cannot.
+    attribute names (a field has `nullable`, a schema `names` and `metadata`: a struct type has
+    `names` too), as the capsule alone cannot.
     """
     try:
         if not hasattr(obj, "__arrow_c_schema__"):
             return None
-        is_field, is_schema = hasattr(obj, "nullable"), hasattr(obj, "names")
+        is_field = hasattr(obj, "nullable")
+        is_schema = hasattr(obj, "names") and hasattr(obj, "metadata") and not is_field
         if kind == "schema":
             return import_schema(obj) if is_schema else None
         if kind == "field":

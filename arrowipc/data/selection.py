@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     _In = TypeVar("_In")
     _Out = TypeVar("_Out")
 
-__all__ = ["apply", "check_null_selection_behavior", "combined_data", "fill_null", "hash_key",
-           "parallel_map", "PARALLEL_MIN_ROWS", "Selection", "take", "unify_chunks", "unique",
-           "value_counts"]
+__all__ = ["apply", "check_null_selection_behavior", "combined_data", "drop_null", "fill_null",
+           "hash_key", "parallel_map", "PARALLEL_MIN_ROWS", "Selection", "struct_field", "take",
+           "unify_chunks", "unique", "valid_rows", "value_counts"]
 
 _NULL_SELECTION = ("drop", "emit_null")
 
@@ -280,3 +280,61 @@ def hash_key(v: Any) -> Any:
     if isinstance(v, list):
         return ("list", tuple(hash_key(x) for x in v))
     return (type(v).__name__ if isinstance(v, (bool, int, float)) else "", v)
+
+
+# -- nulls ----------------------------------------------------------------------------------------
+
+# layouts without a validity bitmap of their own: drop_null keeps all their rows, as pyarrow's
+_NO_VALIDITY_BITMAP = (Kind.SPARSE_UNION, Kind.DENSE_UNION, Kind.RUN_END_ENCODED)
+
+
+def valid_rows(columns: list[ArrayData], length: int) -> Buffer | None:
+    """A bitmap (from bit 0 over `length` rows) of the rows where every column is valid, or
+    None when every row is: pyarrow's drop_null looks at the columns' own validity only (a
+    struct's null child, a union's null member and a run-end encoded null do not count)."""
+    from .._core import compute_kernels as _ck
+    from ..validate import null_count_of
+    bits = None
+    for c in columns:
+        if c.type.kind in _NO_VALIDITY_BITMAP or null_count_of(c) == 0:
+            continue
+        valid = _ck.validity_bits(c, length, False)
+        bits = valid if bits is None else _ck.and_bits(bits, valid, length)
+    return bits
+
+
+def drop_null(data: ArrayData) -> ArrayData:
+    """The rows of `data` that are not null (data itself when none is)."""
+    bits = valid_rows([data], data.length)
+    if bits is None:
+        return data
+    return apply(data, Selection.from_mask(ArrayData(bool_(), data.length, 0, 0, [None, bits]),
+                                           data.length))
+
+
+def struct_field(data: ArrayData, k: int) -> ArrayData:
+    """Child `k` of a struct array, sliced to the array, and null where the struct is null
+    (pyarrow's flatten): the child's buffers under a new validity bitmap when it starts at
+    row 0, else one take (the row itself where the struct is valid)."""
+    from .._core.bitmap import bitmap_view
+    from .._core.buffer import py_buffer
+    from ..validate import null_count_of
+    child = data.children[k].slice(data.offset, data.length)
+    nulls = null_count_of(data)
+    bitmap = data.buffers[0]
+    if nulls == 0 or bitmap is None or data.type.kind != Kind.STRUCT:
+        return child
+    n = data.length
+    if child.offset == 0 and child.type.kind not in _NO_VALIDITY_BITMAP + (Kind.NULL,):
+        # zero-copy: the child's own buffers, under its validity AND the struct's
+        from .._core import compute_kernels as _ck
+        bits = _ck.and_bits(_ck.validity_bits(child, n, False),
+                            _ck.validity_bits(data, n, False), n)
+        buffers: list[Buffer | None] = [bits]
+        buffers += child.buffers[1:]
+        return ArrayData(child.type, n, 0, -1, buffers, child.children, child.dictionary)
+    # a mask true everywhere, null where the struct is: "emit_null" turns it into the rows
+    # 0..n-1 with -1 (a null row) at each null struct
+    mask = ArrayData(bool_(), n, 0, nulls, [bitmap_view(bitmap, data.offset, n),
+                                            py_buffer(b"\xff" * ((n + 7) // 8))])
+    return apply(child, Selection.from_mask(mask, n, "emit_null"))
