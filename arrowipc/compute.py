@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from .array import Array, ChunkedArray, Scalar, array, make_array
 from .data import compute as K
+from .data import string_predicates as SP
 from .expression import Expression, field, scalar, to_expression
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Expression", "add", "add_checked", "and_kleene", "divide", "divide_checked", "equal",
-           "field", "greater", "greater_equal", "invert", "is_in", "is_nan", "is_null", "is_valid",
-           "less", "less_equal", "multiply", "multiply_checked", "not_equal", "or_kleene",
-           "scalar", "subtract", "subtract_checked", "to_expression"]
+__all__ = ["Expression", "abs", "abs_checked", "add", "add_checked", "and_kleene", "divide",
+           "divide_checked", "ends_with", "equal", "field", "greater", "greater_equal", "invert",
+           "is_in", "is_nan", "is_null", "is_valid", "less", "less_equal", "match_substring",
+           "multiply", "multiply_checked", "negate", "negate_checked", "not_equal", "or_kleene",
+           "scalar", "starts_with", "subtract", "subtract_checked", "to_expression"]
 
 
 def _datum(value: Any) -> Any:
@@ -185,3 +187,48 @@ add_checked = _arith("add_checked")
 subtract_checked = _arith("subtract_checked")
 multiply_checked = _arith("multiply_checked")
 divide_checked = _arith("divide_checked")
+
+
+# -- string predicates and unary arithmetic: on arrays as the functions above, and, as pyarrow's,
+# on an Expression too (a call to evaluate later: how dataset filters use them)
+
+def _is_expression(value: Any) -> bool:
+    """Whether `value` is an Expression, ours or pyarrow's."""
+    return isinstance(value, Expression) or type(value).__name__ == "Expression"
+
+
+def _string_predicate(name: str) -> Any:
+    def function(strings: Any, /, pattern: str, *, ignore_case: bool = False) -> Any:
+        if _is_expression(strings):
+            return Expression._call(name, [strings],  # noqa: SLF001
+                                    {"pattern": pattern, "ignore_case": ignore_case})
+        return _call(lambda a: SP.string_predicate(name, a, pattern, ignore_case), strings)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = {
+        "starts_with": "Whether each string or binary value starts with `pattern`.",
+        "ends_with": "Whether each string or binary value ends with `pattern`.",
+        "match_substring": "Whether each string or binary value contains `pattern`.",
+    }[name] + " Null where the value is null; ignore_case folds case as pyarrow does."
+    return function
+
+
+def _unary(name: str) -> Any:
+    def function(x: Any, /) -> Any:
+        if _is_expression(x):
+            return Expression._call(name, [x])  # noqa: SLF001
+        return _call(lambda a: SP.unary_arithmetic(name, a), x)
+    function.__name__ = function.__qualname__ = name
+    what = "absolute value" if name.startswith("abs") else "negation"
+    function.__doc__ = (f"The {what} of each integer, float or duration; " +
+                        ("integer overflow (INT_MIN) raises ArrowInvalid." if "checked" in name
+                         else "integers wrap (INT_MIN stays INT_MIN)."))
+    return function
+
+
+starts_with = _string_predicate("starts_with")
+ends_with = _string_predicate("ends_with")
+match_substring = _string_predicate("match_substring")
+abs = _unary("abs")     # noqa: A001 (pyarrow.compute's name)
+abs_checked = _unary("abs_checked")
+negate = _unary("negate")
+negate_checked = _unary("negate_checked")

@@ -19,6 +19,7 @@ from decimal import Decimal
 
 from ._core.arraydata import ArrayData
 from .data import compute as K
+from .data import string_predicates as SP
 from .errors import ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from . import types as T
 
@@ -214,6 +215,9 @@ class Expression:
         if f == "cast":
             flags = ", ".join(f"{k}={'true' if o[k] else 'false'}" for k in _CAST_FLAGS)
             return f"{{to_type={o['to_type']}, {flags}}}"
+        if f in SP.STRING_PREDICATES:
+            return (f"{{pattern=\"{o['pattern']}\", "
+                    f"ignore_case={'true' if o.get('ignore_case') else 'false'}}}")
         return ""
 
     # -- evaluation ----------------------------------------------------------------------------------
@@ -573,7 +577,8 @@ def _arity(function: str) -> int | None:
     if function in K.COMPARISONS or function.removesuffix("_checked") in K.ARITHMETIC or \
             function in ("and_kleene", "or_kleene"):
         return 2
-    if function in ("invert", "is_null", "is_valid", "is_in", "cast", "is_nan"):
+    if function in ("invert", "is_null", "is_valid", "is_in", "cast", "is_nan") or \
+            function in SP.STRING_PREDICATES or function in SP.UNARY_ARITHMETIC:
         return 1
     return None
 
@@ -586,7 +591,8 @@ def _text(value: bytes, what: str) -> str:
                            f"{e.reason} at byte {e.start})") from None
 
 
-_OPTION_FIELDS = {"is_in": ("value_set",), "is_null": ("nan_is_null",), "cast": ("to_type",)}
+_OPTION_FIELDS = {"is_in": ("value_set",), "is_null": ("nan_is_null",), "cast": ("to_type",),
+                  **{f: ("pattern",) for f in SP.STRING_PREDICATES}}
 
 
 def _options_from(function: str, struct: ArrayData) -> dict[str, Any]:
@@ -761,6 +767,11 @@ def _apply(function: str, args: list[K.Datum], options: Mapping[str, Any]) -> K.
         if isinstance(arg, K.ScalarData):
             return K.ScalarData(cast_data(arg.data, options["to_type"], safe))
         return cast_data(arg, options["to_type"], safe)
+    if function in SP.STRING_PREDICATES:
+        return SP.string_predicate(function, args[0], options["pattern"],
+                                   bool(options.get("ignore_case", False)))
+    if function in SP.UNARY_ARITHMETIC:
+        return SP.unary_arithmetic(function, args[0])
     raise ArrowNotImplementedError(f"arrowipc cannot evaluate the function '{function}'")
 
 
