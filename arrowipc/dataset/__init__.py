@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .datasets import Dataset, FileSystemDataset, InMemoryDataset, dataset
+from .datasets import Dataset, FileSystemDataset, InMemoryDataset, UnionDataset, dataset
 from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWriteOptions,
                       IpcStreamFormat)
 from .fragments import FileFragment, Fragment
@@ -30,8 +30,8 @@ __all__ = [
     "Dataset", "DirectoryPartitioning", "Expression", "FeatherFileFormat", "FileFormat",
     "FileFragment", "FileSystemDataset", "FilenamePartitioning", "Fragment", "HivePartitioning",
     "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
-    "PartitioningFactory", "Scanner", "TaggedRecordBatch", "WrittenFile", "dataset", "field",
-    "get_partition_keys", "partitioning", "scalar", "write_dataset",
+    "PartitioningFactory", "Scanner", "TaggedRecordBatch", "UnionDataset", "WrittenFile",
+    "dataset", "field", "get_partition_keys", "partitioning", "scalar", "write_dataset",
 ]
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import types as T
 from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
 from ..table import RecordBatch, Table
-from ..unify import unify_types
+from ..unify import unify_schemas, unify_types
 from . import _exprs
 from .discovery import FileSource, Storage, discover, storage_of
 from .formats import FileFormat, as_format
@@ -333,6 +333,68 @@ class InMemoryDataset(Dataset):
                              fragments=[InMemoryFragment(b) for b in self._batches])
 
 
+class UnionDataset(Dataset):
+    """Datasets read as one (pyarrow.dataset.UnionDataset): what `dataset([ds1, ds2])` gives.
+    Each child is read as the union's schema (a column a child lacks reads as nulls), the
+    children one after another, in order."""
+
+    def __init__(self, schema: T.Schema, children: Iterable[Dataset]) -> None:
+        self._schema = _schema_argument("schema", schema)
+        self._children = [child.replace_schema(self._schema) for child in children]
+        for child in self._children:
+            if not isinstance(child, Dataset):
+                raise TypeError(f"Expected a list of Datasets, got a {type(child).__name__}")
+
+    @property
+    def children(self) -> list[Dataset]:
+        """The datasets, each read as the union's schema."""
+        return list(self._children)
+
+    def get_fragments(self, filter: Any = None) -> Iterator[Fragment]:
+        """The children's fragments, in order, that `filter` does not rule out."""
+        expr = self._combined(filter)
+        for child in self._children:
+            yield from child.get_fragments(expr)
+
+    def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
+                batch_readahead: int = 16, fragment_readahead: int = 4,
+                fragment_scan_options: Any = None, use_threads: bool = True,
+                cache_metadata: bool = True, memory_pool: Any = None,
+                target_bytes_readahead: int | None = None) -> Scanner:
+        from .scanner import UnionScanner
+        expr = self._combined(filter)
+        children = [child.scanner(columns, expr, batch_size=batch_size,
+                                  batch_readahead=batch_readahead,
+                                  fragment_readahead=fragment_readahead,
+                                  use_threads=use_threads, cache_metadata=cache_metadata,
+                                  target_bytes_readahead=target_bytes_readahead)
+                    for child in self._children]
+        return UnionScanner(self._schema, children, columns=columns, filter=expr,
+                            batch_size=batch_size, use_threads=use_threads)
+
+    def replace_schema(self, schema: T.Schema) -> Dataset:
+        """This union read as `schema` (every child with it)."""
+        return UnionDataset(as_schema(schema), self._children)
+
+    def __repr__(self) -> str:
+        return f"<arrowipc.dataset.UnionDataset children={len(self._children)}>"
+
+
+def _union_of(children: list[Dataset], schema: Any, given: dict[str, Any]) -> UnionDataset:
+    """dataset([ds1, ds2, ...]): pyarrow's rules for a list of datasets."""
+    if any(v for v in given.values()):
+        raise ValueError("When passing a list of Datasets, you cannot pass any additional "
+                         "arguments")
+    for child in children:
+        if child._filter is not None:
+            raise ValueError("Creating an UnionDataset from filtered or projected Datasets is "
+                             "currently not supported. Union the unfiltered datasets and "
+                             "apply the filter to the resulting union.")
+    if schema is None:
+        schema = unify_schemas([child.schema for child in children])
+    return UnionDataset(schema, children)
+
+
 def _schema_argument(name: str, obj: Any) -> T.Schema:
     """A Schema argument (pyarrow's converted); TypeError naming the argument otherwise."""
     if isinstance(obj, T.Schema):
@@ -467,8 +529,11 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     if isinstance(source, (list, tuple)):
         items = list(source)
         if items and all(isinstance(x, Dataset) for x in items):
-            raise NotImplementedError("a dataset of datasets (UnionDataset) is not supported; "
-                                      "read each and concatenate")
+            return _union_of(items, schema, {
+                "format": format, "filesystem": filesystem, "partitioning": partitioning,
+                "partition_base_dir": partition_base_dir,
+                "exclude_invalid_files": exclude_invalid_files,
+                "ignore_prefixes": ignore_prefixes})
         if items and all(_is_data(x) for x in items):
             return InMemoryDataset(items, schema)
         _check_source_list(items)

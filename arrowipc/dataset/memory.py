@@ -90,6 +90,7 @@ class MemoryScanner(Scanner):
     def _scanned(self, batch: RecordBatch) -> Iterator[RecordBatch]:
         """One batch filtered, projected and split to the batch size."""
         spec = self._spec
+        batch = _conformed(batch, spec.dataset_schema)
         if spec.filter is not None:
             batch = batch.filter(_exprs.row_mask(spec.filter, batch))
         cols = [batch.column(src) if isinstance(src, str) else _exprs.value_of(src, batch)
@@ -123,3 +124,21 @@ class MemoryScanner(Scanner):
 
     def to_table(self) -> Table:
         return Table(self.projected_schema, list(self.to_batches()))
+
+
+def _conformed(batch: RecordBatch, schema: T.Schema) -> RecordBatch:
+    """`batch` as `schema` (a dataset's schema replaced, or a union's): a column it lacks as
+    nulls, one of another type cast."""
+    if batch.schema.equals(schema, check_metadata=False):
+        return batch
+    from ..array import nulls
+    columns = []
+    for field in schema:
+        i = batch.schema.get_field_index(field.name)
+        if i < 0:
+            columns.append(nulls(batch.num_rows, field.type).data)
+        else:
+            column = batch.column(i)
+            columns.append((column if column.type.equals(field.type)
+                            else column.cast(field.type)).data)
+    return RecordBatch(schema, columns, batch.num_rows)

@@ -574,6 +574,33 @@ class Scanner:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+class UnionScanner(Scanner):
+    """A Scanner over the children of a UnionDataset: each child's scanner read in turn
+    (their columns and filter checked once, against the union's schema)."""
+
+    def __init__(self, schema: T.Schema, children: Sequence[Scanner], columns: Any = None,
+                 filter: Any = None, batch_size: int = DEFAULT_BATCH_SIZE,
+                 use_threads: bool = True) -> None:
+        super().__init__(schema, [], [], columns=columns, filter=filter,
+                         batch_size=batch_size, use_threads=use_threads)
+        self._children = list(children)
+
+    def _tagged(self, use_threads: bool | None = None) -> Iterator[tuple[RecordBatch, Any]]:
+        for child in self._children:
+            yield from child._tagged(use_threads)
+
+    def to_batches(self) -> Iterator[RecordBatch]:
+        for child in self._children:
+            yield from child.to_batches()
+
+    def count_rows(self) -> int:
+        return sum(child.count_rows() for child in self._children)
+
+    def take(self, indices: Any) -> Table:
+        from .take import take_rows
+        return take_rows(self, indices, in_memory=self.to_batches())
+
+
 class _InFlight:
     """A file batch to decode (or a stream to read in the consumer's thread, i < 0), with the
     bytes the byte bound counts for it: its message body until decoded, then its batches'."""
