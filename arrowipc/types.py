@@ -249,7 +249,12 @@ class DataType:
         return self.name
 
     def __repr__(self) -> str:
-        return f"DataType({self})"
+        # pyarrow's: the type's class, DataType for the plain ones (numbers, strings...)
+        return f"{self._class_shown()}({self})"
+
+    def _class_shown(self) -> str:
+        return "DataType" if type(self) in (DataType, PrimitiveType, BinaryType) \
+            else type(self).__name__
 
     # -- layout ---------------------------------------------------------------------------------
     @property
@@ -320,6 +325,9 @@ class DecimalType(DataType):
     """A decimal of `precision` digits, `scale` after the point, in 32 to 256 bits."""
     __slots__ = ("precision", "scale")
     _MAX_PRECISION = {32: 9, 64: 18, 128: 38, 256: 76}
+
+    def _class_shown(self) -> str:
+        return f"Decimal{self.bit_width}Type"
 
     def __init__(self, bit_width: int, precision: int, scale: int = 0) -> None:
         maxp = self._MAX_PRECISION.get(bit_width)
@@ -606,6 +614,9 @@ class UnionType(_NestedType):
         self._fields = fs
         self.mode = mode
         self.type_codes = codes
+
+    def _class_shown(self) -> str:
+        return "SparseUnionType" if self.mode == "sparse" else "DenseUnionType"
 
     def _key(self) -> tuple[Any, ...]:
         return super()._key() + (tuple(self.type_codes),)

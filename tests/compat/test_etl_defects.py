@@ -261,3 +261,10 @@ def test_to_pyarrow_hands_every_object_over_without_copying():
         assert isinstance(converted, cls) and ours.equals(converted) if not isinstance(
             ours, A.Scalar) else converted.as_py() == ours.as_py()
     assert pa.types.is_timestamp(A.timestamp("ms").to_pyarrow())
+
+
+@pytest.mark.parametrize("t", EVERY_TYPE, ids=str)
+def test_a_type_prints_as_pyarrows(t):
+    """Logged schemas read alike: repr names pyarrow's class (TimestampType(...),
+    Decimal128Type(...), DataType(int64) for the plain ones)."""
+    assert repr(t) == repr(as_pyarrow(t))
