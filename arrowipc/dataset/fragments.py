@@ -123,6 +123,13 @@ class _DirectCount(NamedTuple):
     width: int                      # bytes a value
 
 
+# functions whose value is bool whatever their arguments' types
+_BOOLEAN_FUNCTIONS = frozenset({
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "and_kleene",
+    "or_kleene", "and", "or", "xor", "invert", "is_null", "is_valid", "is_nan", "is_in",
+    "starts_with", "ends_with", "match_substring"})
+
+
 class ScanSpec:
     """What a scan asks of each fragment: the columns to read and produce, the filter, the
     batch size. Built once per scan by the Scanner."""
@@ -143,7 +150,10 @@ class ScanSpec:
         for name in needed:
             if name not in names and name not in SPECIAL_FIELDS:
                 raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {dataset_schema}")
-        if filter is not None:
+        if filter is not None and not (filter._kind == "call"
+                                       and filter._function in _BOOLEAN_FUNCTIONS):
+            # a call of these gives bool (or fails on its arguments' types when evaluated);
+            # anything else is evaluated over a probe of no rows to find its type
             kind = self._type_of(filter)
             if not kind.equals(T.bool_()):
                 raise ArrowTypeError(f"Filter expression must evaluate to bool, but {filter} "
