@@ -22,7 +22,8 @@ from .._core.bitmap import unpack_bits
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
-                     Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
+                     Kind, TimestampType, _NestedType, bool_, float64, int64, list_, struct,
+                     uint64)
 from .selection import Selection, apply, hash_key
 from .sorting import _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
@@ -151,6 +152,8 @@ def _value_codes(data: ArrayData) -> tuple[Any, int]:
     t = _storage(data.type)
     if t.kind == Kind.NULL:
         return np.zeros(n, np.int64), 1
+    if isinstance(t, _NestedType):
+        raise ArrowNotImplementedError(f"Keys of type {data.type}")
     if isinstance(t, DictionaryType):
         idx = ArrayData(t.index_type, n, data.offset, data.null_count, data.buffers)
         found = _numeric(idx)
@@ -197,8 +200,10 @@ def _short_bytes_codes(data: ArrayData) -> tuple[Any, int] | None:
     starts, ends, values = binary_spans(data)
     lengths = ends - starts
     widest = int(lengths.max(initial=0))
-    if widest > _SHORT or not len(values):
-        return None if widest else (lengths, 1)
+    if widest > _SHORT:
+        return None
+    if widest == 0:                             # every value empty
+        return np.zeros(len(starts), np.int64), 1
     last = len(values) - 1
     codes: tuple[Any, int] | None = None
     for w in range(0, widest, 8):
@@ -382,6 +387,10 @@ def _family(t: Any) -> str:
         return "decimal"
     if isinstance(s, DictionaryType):
         return "dictionary"
+    if s.kind == Kind.NULL:
+        return "null"
+    if isinstance(s, _NestedType):
+        return "nested"
     return "other"
 
 
@@ -390,7 +399,7 @@ _ACCEPTS = {
     "stddev": {"number"}, "variance": {"number"}, "any": {"bool"}, "all": {"bool"},
     "min": {"number", "bool", "temporal", "binary", "decimal"},
     "first": {"number", "bool", "temporal", "binary"},
-    "list": {"number", "bool", "temporal", "binary", "decimal", "other"},
+    "list": {"number", "bool", "temporal", "binary", "decimal", "other", "null"},
 }
 for _f in ("max", "min_max", "one"):
     _ACCEPTS[_f] = _ACCEPTS["min"]
@@ -398,6 +407,9 @@ for _f in ("last", "first_last"):
     _ACCEPTS[_f] = _ACCEPTS["first"]
 # decimals pyarrow aggregates but arrowipc does not (yet)
 _DECIMAL_TOO = {"sum", "product", "mean", "stddev", "variance"}
+# what pyarrow's kernels give for a column of the null type: nulls of this type (None: null)
+_OF_NULLS: dict[str, Any] = {"sum": int64, "product": int64, "mean": float64, "min": None,
+                             "max": None, "one": None, "min_max": None}
 # the kernel pyarrow runs for a function (its error messages name it)
 _KERNEL_OF = {"min": "min_max", "max": "min_max", "first": "first_last", "last": "first_last"}
 
@@ -452,7 +464,20 @@ def _aggregate(g: Groups, bare: str, func: str, data: ArrayData | None,
         return _fixed(int64(), {"only_valid": nvalid, "only_null": g.sizes - nvalid,
                                 "all": g.sizes}[mode])
     if bare in ("count_distinct", "distinct"):
+        if family == "nested":                  # pyarrow groups by the values: no nested keys
+            raise ArrowNotImplementedError(f"Keys of type {t}")
+        if family == "null" and bare == "count_distinct":
+            return _fixed(int64(), (g.sizes > 0).astype(np.int64))    # pyarrow counts the null
         return _distinct(g, bare, data, valid, _mode(opts))
+    if family == "null" and bare in _OF_NULLS:
+        # no values: a null of the type pyarrow's kernel gives, in every group
+        none = np.zeros(g.count, np.bool_)
+        if bare == "min_max":
+            part = ArrayData(t, g.count, 0, g.count, [])
+            return _struct_of(("min", "max"), (part, part))
+        if _OF_NULLS[bare] is None:
+            return ArrayData(t, g.count, 0, g.count, [])
+        return _fixed(_OF_NULLS[bare](), np.zeros(g.count, np.int64), none)
     accepted = _ACCEPTS.get(bare, set())
     if family not in accepted:
         if family == "decimal" and bare in _DECIMAL_TOO:
