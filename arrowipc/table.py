@@ -1156,23 +1156,25 @@ class TableGroupBy:
         from .data.grouping import aggregate, aggregation_specs   # numpy: loaded on first use
         from .data.selection import combined_data
         from .types import field
-        table = self._table
-        if isinstance(table, RecordBatch):
-            table = Table.from_batches([table])
+        tab = self._table
+        if isinstance(tab, RecordBatch):
+            tab = Table.from_batches([tab])
+        elif not isinstance(tab, Table):
+            tab = table(tab)            # another library's table, through its stream capsule
         keys = list(self.keys)
         specs = aggregation_specs(aggregations, bool(keys))
 
         def column(name: Any) -> Any:
-            if not isinstance(name, str) or name not in table.schema.names:
-                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {table.schema}")
-            col = table.column(name)
+            if not isinstance(name, str) or name not in tab.schema.names:
+                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {tab.schema}")
+            col = tab.column(name)
             return combined_data([c.data for c in col.chunks], col.type)
 
         # pyarrow resolves the aggregations' columns before the keys'
         targets = [([column(t) for t in target], func, opt, name)
                    for target, func, opt, name in specs]
         key_data = [column(k) for k in keys]
-        columns = aggregate(key_data, targets, table.num_rows, bool(self._use_threads))
+        columns = aggregate(key_data, targets, tab.num_rows, bool(self._use_threads))
         names = keys + [name for _, _, _, name in specs]
         schema = Schema([field(n, c.type) for n, c in zip(names, columns)])
         rows = columns[0].length if columns else 1 if not keys else 0

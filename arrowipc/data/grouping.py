@@ -22,10 +22,9 @@ from .._core.bitmap import unpack_bits
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
-                     Kind, TimestampType, _NestedType, bool_, float64, int64, list_, struct,
-                     uint64)
+                     Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .selection import Selection, apply, hash_key
-from .sorting import _key_ranks, _padded_bytes
+from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
 
 __all__ = ["Aggregation", "FUNCTIONS", "aggregate", "aggregation_specs"]
@@ -152,7 +151,7 @@ def _value_codes(data: ArrayData) -> tuple[Any, int]:
     t = _storage(data.type)
     if t.kind == Kind.NULL:
         return np.zeros(n, np.int64), 1
-    if isinstance(t, _NestedType):
+    if t.kind in _NESTED_KINDS:
         raise ArrowNotImplementedError(f"Keys of type {data.type}")
     if isinstance(t, DictionaryType):
         idx = ArrayData(t.index_type, n, data.offset, data.null_count, data.buffers)
@@ -389,7 +388,7 @@ def _family(t: Any) -> str:
         return "dictionary"
     if s.kind == Kind.NULL:
         return "null"
-    if isinstance(s, _NestedType):
+    if s.kind in _NESTED_KINDS:
         return "nested"
     return "other"
 

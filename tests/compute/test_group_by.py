@@ -451,3 +451,11 @@ def test_other_value_types(vtype, fn):
     if str(vtype) == "null" and fn == "distinct":
         pytest.skip("pyarrow 26 crashes (segmentation fault) on hash_distinct of nulls")
     _check(pt, "k", [([] if fn == "count_all" else "v", fn)])
+
+
+def test_table_group_by_takes_other_libraries_tables_and_batches():
+    pt = pa.table({"k": ["a", "b", "a"], "v": [1, 2, 3]})
+    expected = pt.group_by("k", use_threads=False).aggregate([("v", "sum")])
+    for source in (pt, arrowipc.table(pt).to_batches()[0]):
+        got = arrowipc.TableGroupBy(source, "k", use_threads=False).aggregate([("v", "sum")])
+        assert pa.table(got).equals(expected)
