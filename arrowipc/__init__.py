@@ -19,7 +19,7 @@ from .types import (DecimalType, DictionaryType, DurationType, ExtensionType,
                     StructType, Time32Type, Time64Type, TimestampType, UnionType)
 from ._core.buffer import Buffer, allocate_buffer, py_buffer
 from .array import Array, ChunkedArray, array, chunked_array, nulls
-from .table import RecordBatch, Table, concat_tables, record_batch, table
+from .table import RecordBatch, Table, TableGroupBy, concat_tables, record_batch, table
 from .unify import unify_schemas
 from .scalar import Scalar, scalar
 from .io import BufferOutputStream, BufferReader, MemoryMappedFile, memory_map
@@ -48,7 +48,7 @@ __all__ = [
     "DictionaryType", "DurationType", "ExtensionType", "Field", "FixedSizeBinaryType",
     "FixedSizeListType", "LargeListType", "ListType", "MapType", "MemoryMappedFile", "RecordBatch",
     "Schema",
-    "StructType", "Table", "Time32Type", "Time64Type", "TimestampType", "UnionType",
+    "StructType", "Table", "TableGroupBy", "Time32Type", "Time64Type", "TimestampType", "UnionType",
     "allocate_buffer", "array", "binary", "binary_view", "bool_", "chunked_array",
     "concat_tables", "date32", "date64", "day_time_interval", "decimal128", "decimal256",
     "decimal32", "decimal64", "dense_union", "dictionary", "double", "duration", "field",

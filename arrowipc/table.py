@@ -17,7 +17,7 @@ from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKey
                      ArrowTypeError)
 from .types import Field, Schema, StructType
 
-__all__ = ["RecordBatch", "Table", "concat_tables", "record_batch", "table"]
+__all__ = ["RecordBatch", "Table", "TableGroupBy", "concat_tables", "record_batch", "table"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
@@ -834,6 +834,11 @@ class Table(TabularOps):
         cols = parallel_map(column, list(range(self.num_columns)), sel.count)
         return Table(self.schema, [RecordBatch(self.schema, cols, sel.count)])
 
+    def group_by(self, keys: str | list[str], use_threads: bool = True) -> TableGroupBy:
+        """A grouping of the rows by the `keys` columns, to aggregate (pyarrow's group_by):
+        ``table.group_by("k").aggregate([("v", "sum")])``."""
+        return TableGroupBy(self, keys, use_threads=use_threads)
+
     def combine_chunks(self, memory_pool: Any = None) -> Table:
         """One batch: every column's chunks concatenated (dictionaries unified)."""
         if len(self._batches) == 1:
@@ -1127,6 +1132,53 @@ def _conformed(batch: RecordBatch, schema: Schema) -> RecordBatch:
 def _schema_empty_table(self: Schema) -> Table:
     """A Table of this schema with no rows."""
     return Table._empty(self)
+
+
+class TableGroupBy:
+    """A grouping of the rows of `table` by the columns `keys` (a name or a list of names), to
+    aggregate (pyarrow's TableGroupBy; `Table.group_by` makes one). Groups come in order of
+    first appearance, whatever `use_threads` (pyarrow's order is its hash table's, mostly the
+    same); the kernels are arrowipc/data/grouping.py's."""
+
+    def __init__(self, table: Any, keys: str | list[str], use_threads: bool = True) -> None:
+        if isinstance(keys, str):
+            keys = [keys]
+        self._table = table
+        self.keys = keys
+        self._use_threads = use_threads
+
+    def aggregate(self, aggregations: list[tuple[Any, ...]]) -> Table:
+        """A Table of the key columns, then one column per aggregation: (column, function[,
+        options]) where column is a name, a list of names or [] (count_all), function a hash
+        aggregation's name ("sum" or "hash_sum"), options a pyarrow FunctionOptions
+        (CountOptions, ScalarAggregateOptions, VarianceOptions) or None. The output column of
+        ("amount", "sum") is "amount_sum", of ([], "count_all") "count_all"."""
+        from .data.grouping import aggregate, aggregation_specs   # numpy: loaded on first use
+        from .data.selection import combined_data
+        from .types import field
+        tab = self._table
+        if isinstance(tab, RecordBatch):
+            tab = Table.from_batches([tab])
+        elif not isinstance(tab, Table):
+            tab = table(tab)            # another library's table, through its stream capsule
+        keys = list(self.keys)
+        specs = aggregation_specs(aggregations, bool(keys))
+
+        def column(name: Any) -> Any:
+            if not isinstance(name, str) or name not in tab.schema.names:
+                raise ArrowInvalid(f"No match for FieldRef.Name({name}) in {tab.schema}")
+            col = tab.column(name)
+            return combined_data([c.data for c in col.chunks], col.type)
+
+        # pyarrow resolves the aggregations' columns before the keys'
+        targets = [([column(t) for t in target], func, opt, name)
+                   for target, func, opt, name in specs]
+        key_data = [column(k) for k in keys]
+        columns = aggregate(key_data, targets, tab.num_rows, bool(self._use_threads))
+        names = keys + [name for _, _, _, name in specs]
+        schema = Schema([field(n, c.type) for n, c in zip(names, columns)])
+        rows = columns[0].length if columns else 1 if not keys else 0
+        return Table(schema, [RecordBatch(schema, columns, rows)])
 
 
 def _schema_serialize(self: Schema) -> Buffer:

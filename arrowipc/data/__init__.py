@@ -2,7 +2,7 @@
 never an Array, Table or other object of the model above.
 
 cast (casts), text (value <-> text, for casts and printing), selection (take, filter and the
-vector functions), concat, to_python / from_python, interop (the C data interface for
+vector functions), sorting (sort indices), grouping (group ids and hash aggregations), concat, to_python / from_python, interop (the C data interface for
 ArrayData), cschema (C schema format strings <-> types, and the schema capsules of types, fields
 and schemas), pretty (Arrow's printout), sizes (buffer size counting). They import only arrowipc._core, errors, types, extension and
 validate, and each other (tests/docs/test_layering.py holds the rule); the objects in

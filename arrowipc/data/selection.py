@@ -3,9 +3,9 @@ functions ETL code calls on columns (fill_null, unique, value_counts), ArrayData
 
 The work is done by the kernels of arrowipc/_core/select_kernels.pyx; this module builds what they
 take (a Selection of rows) and the ArrayData they give back. The Array and Table methods turn
-pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting,
-grouping and joins are not here: docs/table-ops.md shows the zero-copy hand-off to DuckDB and
-polars for them.
+pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting
+is in sorting.py, grouping in grouping.py; joins are not ours: docs/table-ops.md shows the
+zero-copy hand-off to DuckDB and polars for them.
 """
 from __future__ import annotations
 
