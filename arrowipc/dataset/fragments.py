@@ -439,10 +439,12 @@ class FileFragment(Fragment):
                 self._opening = kept
         return reader
 
-    def forget_opening(self) -> None:
+    def forget_opening(self, only: RangeSource | None = None) -> None:
         """Open the remote file anew next time: a read failed (the object may have changed
-        since its opening was kept: the ranges read from it must match its version)."""
-        self._opening = None
+        since its opening was kept: the ranges read from it must match its version).
+        `only`: forget the opening kept only if it is still this one."""
+        if only is None or self._opening is only:
+            self._opening = None
 
     def scanner(self, schema: T.Schema | None = None, columns: Any = None, filter: Any = None,
                 batch_size: int = 131072, use_threads: bool = True, **kwargs: Any) -> Scanner:
@@ -767,6 +769,9 @@ class FragmentPlan:
                  reads_columns: bool) -> None:
         self.fragment = fragment
         self.reader = reader
+        # the opening the fragment kept when this plan was made: a failed read forgets it,
+        # and only it (another plan may have kept a newer one since)
+        self.opening = fragment._opening
         self.residual = residual
         self.spec = spec
         self.reads_columns = reads_columns
@@ -836,7 +841,7 @@ class FragmentPlan:
                     return batch
             return self.reader.get_batch(i)
         except (ArrowException, OSError) as e:
-            self.fragment.forget_opening()
+            self.fragment.forget_opening(self.opening)
             raise named_error(e, self.fragment.path) from None
 
     def _from_window(self, i: int) -> RecordBatch | None:
@@ -882,7 +887,7 @@ class FragmentPlan:
             for run in _runs(self.batches):
                 yield from zip(run, self.reader.iter_batch_range(run[0], run[-1] + 1))
         except (ArrowException, OSError) as e:
-            self.fragment.forget_opening()
+            self.fragment.forget_opening(self.opening)
             raise named_error(e, self.fragment.path) from None
 
     def stream_batches(self) -> Iterator[RecordBatch]:

@@ -471,7 +471,7 @@ class Scanner:
                 # each file is retried once)
                 if not failed or not _through_kept_opening(failed[0]):
                     raise
-                failed[0].fragment.forget_opening()
+                failed[0].fragment.forget_opening(failed[0].opening)
 
     def count_rows(self) -> int:
         """Rows the scan produces: from footers and headers alone when no filter is left to
@@ -633,7 +633,7 @@ def _fresh_plan(plan: FragmentPlan) -> FragmentPlan | None | Literal[False]:
     out). False for any other failure, which is the scan's."""
     if not _through_kept_opening(plan):
         return False
-    plan.fragment.forget_opening()
+    plan.fragment.forget_opening(plan.opening)
     return plan.fragment.plan(plan.spec, plan.residual)
 
 
