@@ -422,8 +422,9 @@ class RecordBatch(RecordBatchFields, TabularOps):
     def from_pylist(cls, mapping: list[dict[str, Any]], schema: Schema | None = None,
                     metadata: MetadataLike = None) -> RecordBatch:
         """A RecordBatch from a list of rows, each a dict of column name to value."""
-        names = list(schema.names) if schema is not None else list(dict.fromkeys(
-            k for r in mapping for k in r))
+        # pyarrow takes the columns from the first row's keys only (later keys are dropped)
+        names = list(schema.names) if schema is not None else (
+            list(mapping[0].keys()) if mapping else [])
         return cls.from_pydict({n: [r.get(n) for r in mapping] for n in names}, schema, metadata)
 
     @classmethod
