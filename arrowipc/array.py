@@ -70,6 +70,11 @@ class Array:
         from .data.sizes import referenced_buffer_size
         return referenced_buffer_size(self.data)
 
+    @property
+    def is_cpu(self) -> bool:
+        """True: the buffers are in CPU memory (pyarrow's property; no other device here)."""
+        return True
+
     # -- slicing and access ---------------------------------------------------------------------
     def slice(self, offset: int = 0, length: int | None = None) -> Array:
         """A zero-copy view of `length` values (to the end by default) from `offset`."""
@@ -781,6 +786,11 @@ class ChunkedArray:
                 starts.append(pos)
             self._offsets = starts
         return starts
+
+    @property
+    def is_cpu(self) -> bool:
+        """True: the chunks are in CPU memory (pyarrow's property; no other device here)."""
+        return True
 
     def __getitem__(self, key: int | slice) -> Any:
         """A Scalar for an integer (O(log chunks)), a ChunkedArray for a slice."""

@@ -121,6 +121,11 @@ class TabularOps:
         def _as_column(column: Any, type: Any = None) -> Any: ...
         def take(self, indices: Any) -> Self: ...
 
+    @property
+    def is_cpu(self) -> bool:
+        """True: every buffer is in CPU memory (pyarrow's property; no other device here)."""
+        return True
+
     def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""
         for i in range(self.num_columns):
