@@ -212,14 +212,27 @@ class Array:
 
     # -- operations (kernels of arrowipc/data/) --------------------------------------------------
     def take(self, indices: Any) -> Array:
-        """The values at `indices` (integers; a null index gives a null), as a new Array."""
+        """The values at `indices` (integers; a null index gives a null), as a new Array (a
+        ChunkedArray, one chunk per chunk of `indices`, when they are chunked, as pyarrow)."""
         from .data.selection import take
+        if is_chunked_argument(indices):
+            out = ChunkedArray([self.take(c) for c in _argument_chunks(indices)], self.type)
+            return out                                      # type: ignore[return-value]
         return make_array(take(self.data, argument_data(indices)))
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> Array:
         """The values where the boolean `mask` is true; null mask slots are dropped, or give a
-        null with null_selection_behavior="emit_null"."""
+        null with null_selection_behavior="emit_null". A chunked mask gives a ChunkedArray
+        chunked as the mask (pyarrow's)."""
         from .data.selection import apply
+        if is_chunked_argument(mask):
+            chunks = _argument_chunks(mask)
+            if sum(len(m) for m in chunks) == len(self):
+                pieces, pos = [], 0
+                for m in chunks:
+                    pieces.append(self.slice(pos, len(m)).filter(m, null_selection_behavior))
+                    pos += len(m)
+                return ChunkedArray(pieces, self.type)        # type: ignore[return-value]
         return make_array(apply(self.data, mask_selection(mask, len(self),
                                                           null_selection_behavior)))
 
@@ -847,15 +860,21 @@ class ChunkedArray:
         return self._like([make_array(d) for d in unify_chunks([c.data for c in self.chunks])])
 
     def take(self, indices: Any) -> ChunkedArray:
-        """The values at `indices`, as a one-chunk ChunkedArray."""
-        return self._like([self.combine_chunks().take(indices)])
+        """The values at `indices`, as a one-chunk ChunkedArray (one chunk per chunk of
+        `indices` when they are chunked, as pyarrow)."""
+        one = self.combine_chunks()
+        if is_chunked_argument(indices):
+            return self._like([one.take(c) for c in _argument_chunks(indices)])
+        return self._like([one.take(indices)])
 
     def filter(self, mask: Any, null_selection_behavior: str = "drop") -> ChunkedArray:
         """The values where `mask` is true, chunk by chunk."""
         from .data.selection import apply
         sel = mask_selection(mask, len(self), null_selection_behavior)
         if sel.mask is None:
-            return self._like([self.combine_chunks().filter(mask, null_selection_behavior)])
+            out: Any = self.combine_chunks().filter(mask, null_selection_behavior)
+            # a chunked mask gives chunks already (Array.filter follows the mask's chunks)
+            return self._like(list(out.chunks) if isinstance(out, ChunkedArray) else [out])
         starts = self._starts()
         return self._like([make_array(apply(c.data, sel.slice(starts[k], starts[k + 1])))
                            for k, c in enumerate(self.chunks)])
@@ -1147,14 +1166,39 @@ def chunk_slices(lengths: list[int], offset: int, length: int | None) -> list[tu
     return out
 
 
+def slice_rows(obj: Any, key: slice) -> Any:
+    """`obj[key]` for a slice of an Array, ChunkedArray, RecordBatch or Table, as pyarrow: step 1
+    is a zero-copy slice; any other step a take of the strided rows (a negative one reverses)."""
+    start, stop, step = key.indices(len(obj))      # ValueError for step 0, as pyarrow
+    if step == 1:
+        return obj.slice(start, max(0, stop - start))
+    import numpy as np
+    from .types import int64
+    return obj.take(array(np.arange(start, stop, step, dtype=np.int64), int64()))
+
+
+def is_chunked_argument(obj: Any) -> bool:
+    """True for a ChunkedArray argument: ours, or another library's (a stream, not an array)."""
+    return isinstance(obj, ChunkedArray) or (
+        not isinstance(obj, Array) and hasattr(obj, "__arrow_c_stream__")
+        and not hasattr(obj, "__arrow_c_array__"))
+
+
+def _argument_chunks(obj: Any) -> list[Array]:
+    """The chunks of a chunked argument (is_chunked_argument), as our Arrays."""
+    return list((obj if isinstance(obj, ChunkedArray) else chunked_array(obj)).chunks)
+
+
 def argument_data(obj: Any, type: DataType | None = None) -> ArrayData:
     """The ArrayData of a method's array argument: an Array's own, a ChunkedArray's chunks
     combined, else what arrowipc.array makes of it (a list, a numpy array...)."""
     if isinstance(obj, Array):
         return obj.data
-    if isinstance(obj, ChunkedArray):
+    if is_chunked_argument(obj):
+        # indices or a mask in several chunks (pyarrow's too): one array of them
         from .data.selection import combined_data
-        return combined_data([c.data for c in obj.chunks], obj.type)
+        ca = obj if isinstance(obj, ChunkedArray) else chunked_array(obj)
+        return combined_data([c.data for c in ca.chunks], ca.type)
     return array(obj, type=type).data
 
 
