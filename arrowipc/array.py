@@ -82,10 +82,7 @@ class Array:
 
     def __getitem__(self, key: int | builtins.slice) -> Any:
         if isinstance(key, slice):
-            start, stop, step = key.indices(len(self))
-            if step != 1:
-                raise ArrowInvalid("only contiguous slices (step 1) are supported")
-            return self.slice(start, max(0, stop - start))
+            return slice_rows(self, key)
         n = len(self)
         i = int(key)
         if i < 0:
@@ -808,10 +805,7 @@ class ChunkedArray:
     def __getitem__(self, key: int | slice) -> Any:
         """A Scalar for an integer (O(log chunks)), a ChunkedArray for a slice."""
         if isinstance(key, slice):
-            start, stop, step = key.indices(len(self))
-            if step != 1:
-                raise ArrowInvalid("only contiguous slices (step 1) are supported")
-            return self.slice(start, max(0, stop - start))
+            return slice_rows(self, key)
         return self._scalar_at(key)
 
     def _scalar_at(self, i: int) -> Any:

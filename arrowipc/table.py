@@ -12,7 +12,7 @@ from _collections_abc import Iterable, Sequence  # as collections.abc; typing is
 from ._core.arraydata import ArrayData, RecordBatchFields, untrack_acyclic
 from ._core.content_checks import run_pending_checks
 from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, is_pandas_dataframe,
-                    make_array, mask_selection, nulls)
+                    make_array, mask_selection, nulls, slice_rows)
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
                      ArrowTypeError)
 from .types import Field, Schema, StructType
@@ -467,9 +467,9 @@ class RecordBatch(RecordBatchFields, TabularOps):
         return self.schema.field(i)
 
     def __getitem__(self, i: int | str | slice) -> Any:
+        """The column at index or name `i`; for a slice, the rows (strided ones taken)."""
         if isinstance(i, slice):
-            start, stop, _ = i.indices(self.num_rows)
-            return self.slice(start, max(0, stop - start))
+            return slice_rows(self, i)
         return self.column(i)
 
     def __len__(self) -> int:
@@ -718,7 +718,10 @@ class Table(TabularOps):
         ca._name = self.schema.field(j).name
         return ca
 
-    def __getitem__(self, i: int | str) -> ChunkedArray:
+    def __getitem__(self, i: int | str | slice) -> Any:
+        """The column at index or name `i`; for a slice, the rows (strided ones taken)."""
+        if isinstance(i, slice):
+            return slice_rows(self, i)
         return self.column(i)
 
     def field(self, i: int | str) -> Field:
