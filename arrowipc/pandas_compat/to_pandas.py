@@ -547,10 +547,13 @@ class _Converter:
                 valid = self._valid_mask(d)
                 if valid is not None:
                     part[~valid] = 0          # null slots may hold any index
-                if part.min() < 0 or part.max() >= len(values):
+                # only valid slots are checked: a chunk of nulls may have an empty dictionary
+                checked = part if valid is None else part[valid]
+                if len(checked) and (checked.min() < 0 or checked.max() >= len(values)):
                     raise ArrowInvalid(f"dictionary index outside the dictionary of "
                                        f"{len(values)} values")
-                part[:] = mapping[part]
+                if len(values):               # else all null: the caller writes -1 there
+                    part[:] = mapping[part]
             pos += d.length
         cats = np.empty(len(order), dtype=object)
         cats[:] = order

@@ -1,0 +1,61 @@
+"""to_pandas defects a probe found, each checked against pyarrow 26 (the oracle)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.ipc as pipc
+import pytest
+
+import arrowipc
+import arrowipc.ipc as aipc
+
+
+def _stream(t: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return sink.getvalue().to_pybytes()
+
+
+def _null_chunk_empty_dictionary(index: int = 0) -> pa.DictionaryArray:
+    """Two null slots (one holding `index`) over an empty dictionary: valid Arrow data."""
+    idx = pa.Array.from_buffers(pa.int32(), 2, [pa.py_buffer(bytes([0])),
+                                                pa.py_buffer(np.array([0, index], "i4").tobytes())])
+    return pa.DictionaryArray.from_arrays(idx, pa.array([], pa.string()))
+
+
+_D0 = pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array(["d0"]))
+
+
+# -- 1. a chunk of nulls over an empty dictionary ---------------------------------------------
+
+@pytest.mark.parametrize("index", [0, 7])
+@pytest.mark.parametrize("null_first", [True, False])
+def test_empty_dictionary_chunk_table(index, null_first):
+    chunks = [_null_chunk_empty_dictionary(index), _D0]
+    t = pa.table({"d": pa.chunked_array(chunks if null_first else chunks[::-1])})
+    pd.testing.assert_frame_equal(arrowipc.table(t).to_pandas(), t.to_pandas())
+
+
+@pytest.mark.parametrize("null_first", [True, False])
+def test_empty_dictionary_chunk_chunked_array(null_first):
+    chunks = [_null_chunk_empty_dictionary(), _D0]
+    c = pa.chunked_array(chunks if null_first else chunks[::-1])
+    pd.testing.assert_series_equal(arrowipc.chunked_array(c).to_pandas(), c.to_pandas())
+
+
+def test_empty_dictionary_chunk_read_pandas():
+    t = pa.table({"d": pa.chunked_array([_null_chunk_empty_dictionary(), _D0])})
+    data = _stream(t)
+    pd.testing.assert_frame_equal(aipc.open_stream(data).read_pandas(),
+                                  pipc.open_stream(data).read_pandas())
+
+
+def test_empty_dictionary_chunk_valid_index_still_refused():
+    # a valid index past an empty dictionary is still malformed data
+    bad = pa.Array.from_buffers(pa.int32(), 1, [None, pa.py_buffer(np.array([0], "i4").tobytes())])
+    c = pa.chunked_array([pa.DictionaryArray.from_arrays(bad, pa.array([], pa.string()), safe=False),
+                          _D0])
+    with pytest.raises(arrowipc.ArrowInvalid, match="outside the dictionary of 0 values"):
+        arrowipc.chunked_array(c).to_pandas()
