@@ -1223,6 +1223,10 @@ def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOption
     if opts.timestamp_as_object and isinstance(st, TimestampType) and st.unit == "ns":
         # a Series of nanosecond timestamps as objects holds pandas Timestamps (and NaT)
         return pd.Series(values, name=name, copy=False).astype(object)
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        # objects stay objects: pandas 3 would infer datetime64 from datetimes (as pyarrow, which
+        # keeps timestamp_as_object's datetimes, with or without a time zone)
+        return pd.Series(values, name=name, dtype=object, copy=False)
     return pd.Series(values, name=name, copy=False)
 
 

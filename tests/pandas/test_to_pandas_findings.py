@@ -59,3 +59,16 @@ def test_empty_dictionary_chunk_valid_index_still_refused():
                           _D0])
     with pytest.raises(arrowipc.ArrowInvalid, match="outside the dictionary of 0 values"):
         arrowipc.chunked_array(c).to_pandas()
+
+
+# -- 2. timestamp_as_object on a Series --------------------------------------------------------
+
+@pytest.mark.parametrize("tz", [None, "UTC", "Asia/Tokyo"])
+@pytest.mark.parametrize("unit", ["s", "ms", "us"])
+def test_series_timestamp_as_object(unit, tz):
+    c = pa.chunked_array([pa.array([0, None, 86_400], pa.timestamp(unit, tz))])
+    pd.testing.assert_series_equal(arrowipc.chunked_array(c).to_pandas(timestamp_as_object=True),
+                                   c.to_pandas(timestamp_as_object=True))
+    pd.testing.assert_series_equal(
+        arrowipc.array(c.chunk(0)).to_pandas(timestamp_as_object=True),
+        c.chunk(0).to_pandas(timestamp_as_object=True))
