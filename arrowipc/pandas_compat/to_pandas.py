@@ -425,7 +425,8 @@ class _Converter:
         def build() -> Any:
             values = naive.to_array(np, n)
             return pd.array(values.view("int64"), dtype=dtype, copy=False)
-        return _Column(build=build)
+        # view: whether zero_copy_only can have it (the values viewed, the zone on the dtype)
+        return _Column(build=build, view=naive.view)
 
     def _fill_dates(self, chunks: list[ArrayData], st: Any, out: Any) -> None:
         np = self.np
@@ -1058,6 +1059,7 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     if meta is None and opts.types_mapper is None:
         ext = {}
     plans = []
+    categorical = []                        # per data column: does it become a Categorical?
     for i in data_idx:
         f = fields[i]
         chunks = columns[i]
@@ -1075,6 +1077,7 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
+        categorical.append(cat or _storage(f.type).kind == Kind.DICTIONARY)
         if e is not None and not cat and f.name in from_metadata:
             plans[-1].build = _metadata_dtype_build(plans[-1].build, f.name, e)
         if opts.zero_copy_only and opts.split_blocks:
@@ -1082,7 +1085,13 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             _check_zero_copy(f, plans[-1], chunks, np)
     # after the plans: a type pandas has no block for is refused first (pyarrow's order)
     if opts.zero_copy_only and not opts.split_blocks:
-        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
+        # pyarrow writes column by column: the first column decides the message (a Categorical
+        # has its own, any other cannot land in a consolidated block); no column, no copy
+        for i, cat in zip(data_idx, categorical):
+            if cat:
+                _refuse_copy(columns[i])
+            raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame "
+                               "block")
 
     # index arrays (converted like pyarrow: the column's own to_pandas, name restored after).
     # pyarrow passes that call types_mapper and nothing else: the other options (nanosecond
@@ -1154,8 +1163,18 @@ def _check_zero_copy(f: Field, plan: _Column, chunks: list[ArrayData], np: Any) 
         return
     if plan.dtype is None and st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
         return      # strings are wrapped, as in pyarrow
+    if isinstance(st, TimestampType) and plan.dtype is None and plan.view is not None and \
+            len(chunks) == 1 and not _null_count(chunks[0]):
+        return      # with a time zone: the values viewed, the zone on the dtype (as pyarrow)
+    _refuse_copy(chunks, st.kind == Kind.DICTIONARY)
+
+
+def _refuse_copy(chunks: list[ArrayData], categorical: bool = True) -> None:
+    """pyarrow's refusal of a column zero_copy_only cannot give without a copy."""
     nulls = sum(_null_count(d) for d in chunks)
-    raise ArrowInvalid(f"Needed to copy {len(chunks)} chunks with {nulls} nulls, but "
+    # pyarrow's categorical writer sees at least one chunk (an empty column has one)
+    n = max(len(chunks), 1) if categorical else len(chunks)
+    raise ArrowInvalid(f"Needed to copy {n} chunks with {nulls} nulls, but "
                        f"zero_copy_only was True")
 
 

@@ -55,8 +55,8 @@ def test_empty_dictionary_chunk_read_pandas():
 def test_empty_dictionary_chunk_valid_index_still_refused():
     # a valid index past an empty dictionary is still malformed data
     bad = pa.Array.from_buffers(pa.int32(), 1, [None, pa.py_buffer(np.array([0], "i4").tobytes())])
-    c = pa.chunked_array([pa.DictionaryArray.from_arrays(bad, pa.array([], pa.string()), safe=False),
-                          _D0])
+    empty = pa.DictionaryArray.from_arrays(bad, pa.array([], pa.string()), safe=False)
+    c = pa.chunked_array([empty, _D0])
     with pytest.raises(arrowipc.ArrowInvalid, match="outside the dictionary of 0 values"):
         arrowipc.chunked_array(c).to_pandas()
 
@@ -72,3 +72,65 @@ def test_series_timestamp_as_object(unit, tz):
     pd.testing.assert_series_equal(
         arrowipc.array(c.chunk(0)).to_pandas(timestamp_as_object=True),
         c.chunk(0).to_pandas(timestamp_as_object=True))
+
+
+# -- 3. zero_copy_only -------------------------------------------------------------------------
+
+def _dict(values):
+    return pa.array(values, pa.string()).dictionary_encode()
+
+
+_NO_DATA_COLUMNS = {
+    "index_only": lambda: pa.Table.from_pandas(pd.DataFrame(index=pd.Index([1, 2], name="idx"))),
+    "range_index_only": lambda: pa.Table.from_pandas(pd.DataFrame(index=pd.RangeIndex(3))),
+    "no_columns": lambda: pa.table({}),
+}
+
+
+@pytest.mark.parametrize("split_blocks", [False, True])
+@pytest.mark.parametrize("case", sorted(_NO_DATA_COLUMNS))
+def test_zero_copy_without_data_columns(case, split_blocks):
+    t = _NO_DATA_COLUMNS[case]()
+    pd.testing.assert_frame_equal(
+        arrowipc.table(t).to_pandas(zero_copy_only=True, split_blocks=split_blocks),
+        t.to_pandas(zero_copy_only=True, split_blocks=split_blocks))
+
+
+_REFUSED = {
+    "categorical_zero_rows": lambda: pa.table({"d": _dict([])}),
+    "categorical": lambda: pa.table({"d": _dict(["a", "b"])}),
+    "categorical_with_null": lambda: pa.table({"d": _dict(["a", None])}),
+    "categorical_two_chunks": lambda: pa.table({"d": pa.chunked_array([_dict(["a", None]),
+                                                                       _dict([None])])}),
+    "categorical_then_int": lambda: pa.table({"d": _dict(["a", None]), "i": [1, 2]}),
+    "int_then_categorical": lambda: pa.table({"i": [1, 2], "d": _dict(["a", None])}),
+    "int": lambda: pa.table({"i": [1, 2]}),
+}
+
+
+@pytest.mark.parametrize("split_blocks", [False, True])
+@pytest.mark.parametrize("case", sorted(_REFUSED))
+def test_zero_copy_refusal_message(case, split_blocks):
+    t = _REFUSED[case]()
+    try:
+        t.to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+    except pa.ArrowInvalid as e:
+        expected = str(e)
+    else:
+        expected = None
+    if expected is None:
+        arrowipc.table(t).to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+        return
+    with pytest.raises(arrowipc.ArrowInvalid) as got:
+        arrowipc.table(t).to_pandas(zero_copy_only=True, split_blocks=split_blocks)
+    assert str(got.value) == expected
+
+
+@pytest.mark.parametrize("unit", ["s", "ns"])
+def test_zero_copy_time_zone_column(unit):
+    t = pa.table({"t": pa.array([1, 2], pa.timestamp(unit, "UTC"))})
+    pd.testing.assert_frame_equal(
+        arrowipc.table(t).to_pandas(zero_copy_only=True, split_blocks=True),
+        t.to_pandas(zero_copy_only=True, split_blocks=True))
+    pd.testing.assert_series_equal(arrowipc.table(t)["t"].to_pandas(zero_copy_only=True),
+                                   t["t"].to_pandas(zero_copy_only=True))
