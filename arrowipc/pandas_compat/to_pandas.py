@@ -569,12 +569,30 @@ class _Converter:
         if st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
             parts = [_binary_objects(np, d, True, None, True) for d in chunks]
         else:
+            # pyarrow's dictionary_encode has no kernel for nested types; pandas refuses null
+            # categories (pyarrow's dictionary of nulls holds one)
+            if st.kind in _LIST_KINDS or st.kind == Kind.STRUCT or isinstance(st, MapType):
+                raise ArrowNotImplementedError(f"Function 'dictionary_encode' has no kernel "
+                                               f"matching input types ({st})")
+            if st.kind == Kind.NULL and _total(chunks):
+                raise ValueError("Categorical categories cannot be null")
             # the values as Python objects (nulls None): integers stay integers
             parts = [_as_object_array(np, _pylist(d)) for d in chunks]
         values = np.concatenate(parts) if parts else np.empty(0, dtype=object)
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if isinstance(uniques, pd.Index):
             uniques = uniques.to_numpy()
+        if parts and not (st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)):
+            # categories as pyarrow gives them: the dictionary (each value's first appearance)
+            # converted as a column of its own type (int64 when empty, timedelta64[ms], ...)
+            from ..data.from_python import array_data_from_python
+            from ..data.selection import combined_data, take
+            from ..types import int64
+            _, first = np.unique(codes, return_index=True)
+            first = first[1:] if len(codes) and codes.min() < 0 else first
+            order = np.argsort(codes[first], kind="stable")
+            idx = array_data_from_python(first[order].tolist(), int64())
+            uniques = self.to_numpy(take(combined_data(list(chunks), st), idx))
         return pd.Categorical.from_codes(codes, categories=uniques)
 
     # -- run-end encoded ------------------------------------------------------------------------

@@ -134,3 +134,30 @@ def test_zero_copy_time_zone_column(unit):
         t.to_pandas(zero_copy_only=True, split_blocks=True))
     pd.testing.assert_series_equal(arrowipc.table(t)["t"].to_pandas(zero_copy_only=True),
                                    t["t"].to_pandas(zero_copy_only=True))
+
+
+# -- 4. categories= ---------------------------------------------------------------------------
+
+_CATEGORY_CASES = {
+    "int64_all_null": lambda: pa.array([None, None], pa.int64()),
+    "duration_ms": lambda: pa.array([0, 5], pa.duration("ms")),
+    "timestamp_tz": lambda: pa.array([0, 86_400], pa.timestamp("s", "Asia/Tokyo")),
+    "null": lambda: pa.nulls(2),
+    "struct": lambda: pa.array([{"a": 1}], pa.struct([("a", pa.int32())])),
+    "list": lambda: pa.array([[1.0]], pa.list_(pa.float32())),
+    "time64_ns": lambda: pa.array([1001], pa.time64("ns")),
+    "bool": lambda: pa.array([True, None]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CATEGORY_CASES))
+def test_categories_option(case):
+    t = pa.table({"x": _CATEGORY_CASES[case]()})
+    try:
+        expected = t.to_pandas(categories=["x"])
+    except Exception as e:                  # noqa: BLE001   pyarrow's refusal is the oracle
+        with pytest.raises(Exception) as got:
+            arrowipc.table(t).to_pandas(categories=["x"])
+        assert (type(got.value).__name__, str(got.value)) == (type(e).__name__, str(e))
+        return
+    pd.testing.assert_frame_equal(arrowipc.table(t).to_pandas(categories=["x"]), expected)
