@@ -425,7 +425,8 @@ class _Converter:
         def build() -> Any:
             values = naive.to_array(np, n)
             return pd.array(values.view("int64"), dtype=dtype, copy=False)
-        return _Column(build=build)
+        # view: whether zero_copy_only can have it (the values viewed, the zone on the dtype)
+        return _Column(build=build, view=naive.view)
 
     def _fill_dates(self, chunks: list[ArrayData], st: Any, out: Any) -> None:
         np = self.np
@@ -547,10 +548,13 @@ class _Converter:
                 valid = self._valid_mask(d)
                 if valid is not None:
                     part[~valid] = 0          # null slots may hold any index
-                if part.min() < 0 or part.max() >= len(values):
+                # only valid slots are checked: a chunk of nulls may have an empty dictionary
+                checked = part if valid is None else part[valid]
+                if len(checked) and (checked.min() < 0 or checked.max() >= len(values)):
                     raise ArrowInvalid(f"dictionary index outside the dictionary of "
                                        f"{len(values)} values")
-                part[:] = mapping[part]
+                if len(values):               # else all null: the caller writes -1 there
+                    part[:] = mapping[part]
             pos += d.length
         cats = np.empty(len(order), dtype=object)
         cats[:] = order
@@ -565,12 +569,30 @@ class _Converter:
         if st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
             parts = [_binary_objects(np, d, True, None, True) for d in chunks]
         else:
+            # pyarrow's dictionary_encode has no kernel for nested types; pandas refuses null
+            # categories (pyarrow's dictionary of nulls holds one)
+            if st.kind in _LIST_KINDS or st.kind == Kind.STRUCT or isinstance(st, MapType):
+                raise ArrowNotImplementedError(f"Function 'dictionary_encode' has no kernel "
+                                               f"matching input types ({st})")
+            if st.kind == Kind.NULL and _total(chunks):
+                raise ValueError("Categorical categories cannot be null")
             # the values as Python objects (nulls None): integers stay integers
             parts = [_as_object_array(np, _pylist(d)) for d in chunks]
         values = np.concatenate(parts) if parts else np.empty(0, dtype=object)
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
         if isinstance(uniques, pd.Index):
             uniques = uniques.to_numpy()
+        if parts and not (st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)):
+            # categories as pyarrow gives them: the dictionary (each value's first appearance)
+            # converted as a column of its own type (int64 when empty, timedelta64[ms], ...)
+            from ..data.from_python import array_data_from_python
+            from ..data.selection import combined_data, take
+            from ..types import int64
+            _, first = np.unique(codes, return_index=True)
+            first = first[1:] if len(codes) and codes.min() < 0 else first
+            order = np.argsort(codes[first], kind="stable")
+            idx = array_data_from_python(first[order].tolist(), int64())
+            uniques = self.to_numpy(take(combined_data(list(chunks), st), idx))
         return pd.Categorical.from_codes(codes, categories=uniques)
 
     # -- run-end encoded ------------------------------------------------------------------------
@@ -1055,6 +1077,7 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     if meta is None and opts.types_mapper is None:
         ext = {}
     plans = []
+    categorical = []                        # per data column: does it become a Categorical?
     for i in data_idx:
         f = fields[i]
         chunks = columns[i]
@@ -1072,6 +1095,7 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             raise ArrowNotImplementedError(f"No known equivalent Pandas block for Arrow data of "
                                            f"type {f.type} is known.")
         plans.append(conv.column(chunks, f.type, e if not cat else None, cat))
+        categorical.append(cat or _storage(f.type).kind == Kind.DICTIONARY)
         if e is not None and not cat and f.name in from_metadata:
             plans[-1].build = _metadata_dtype_build(plans[-1].build, f.name, e)
         if opts.zero_copy_only and opts.split_blocks:
@@ -1079,7 +1103,13 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
             _check_zero_copy(f, plans[-1], chunks, np)
     # after the plans: a type pandas has no block for is refused first (pyarrow's order)
     if opts.zero_copy_only and not opts.split_blocks:
-        raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame block")
+        # pyarrow writes column by column: the first column decides the message (a Categorical
+        # has its own, any other cannot land in a consolidated block); no column, no copy
+        for i, cat in zip(data_idx, categorical):
+            if cat:
+                _refuse_copy(columns[i])
+            raise ArrowInvalid("Cannot do zero copy conversion into multi-column DataFrame "
+                               "block")
 
     # index arrays (converted like pyarrow: the column's own to_pandas, name restored after).
     # pyarrow passes that call types_mapper and nothing else: the other options (nanosecond
@@ -1151,8 +1181,18 @@ def _check_zero_copy(f: Field, plan: _Column, chunks: list[ArrayData], np: Any) 
         return
     if plan.dtype is None and st.kind in _STRING_KINDS and getattr(st, "is_utf8", False):
         return      # strings are wrapped, as in pyarrow
+    if isinstance(st, TimestampType) and plan.dtype is None and plan.view is not None and \
+            len(chunks) == 1 and not _null_count(chunks[0]):
+        return      # with a time zone: the values viewed, the zone on the dtype (as pyarrow)
+    _refuse_copy(chunks, st.kind == Kind.DICTIONARY)
+
+
+def _refuse_copy(chunks: list[ArrayData], categorical: bool = True) -> None:
+    """pyarrow's refusal of a column zero_copy_only cannot give without a copy."""
     nulls = sum(_null_count(d) for d in chunks)
-    raise ArrowInvalid(f"Needed to copy {len(chunks)} chunks with {nulls} nulls, but "
+    # pyarrow's categorical writer sees at least one chunk (an empty column has one)
+    n = max(len(chunks), 1) if categorical else len(chunks)
+    raise ArrowInvalid(f"Needed to copy {n} chunks with {nulls} nulls, but "
                        f"zero_copy_only was True")
 
 
@@ -1220,6 +1260,10 @@ def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOption
     if opts.timestamp_as_object and isinstance(st, TimestampType) and st.unit == "ns":
         # a Series of nanosecond timestamps as objects holds pandas Timestamps (and NaT)
         return pd.Series(values, name=name, copy=False).astype(object)
+    if isinstance(values, np.ndarray) and values.dtype == object:
+        # objects stay objects: pandas 3 would infer datetime64 from datetimes (as pyarrow, which
+        # keeps timestamp_as_object's datetimes, with or without a time zone)
+        return pd.Series(values, name=name, dtype=object, copy=False)
     return pd.Series(values, name=name, copy=False)
 
 
