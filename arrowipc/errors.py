@@ -6,7 +6,8 @@ expected, what was found, and where (field, buffer index or byte offset).
 
 
 __all__ = ["ArrowCapacityError", "ArrowException", "ArrowIndexError", "ArrowInvalid",
-           "ArrowIOError", "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError"]
+           "ArrowIOError", "ArrowKeyError", "ArrowNotImplementedError", "ArrowTruncatedBody",
+           "ArrowTypeError"]
 
 
 class ArrowException(Exception):
@@ -35,6 +36,11 @@ class ArrowNotImplementedError(ArrowException, NotImplementedError):
 
 class ArrowIOError(ArrowException, OSError):
     """An I/O operation that cannot be done: a message of another type than the one asked for."""
+
+
+class ArrowTruncatedBody(ArrowIOError, ArrowInvalid):
+    """Input that ends inside a message's body: a read that came back short (an OSError, what
+    pyarrow raises there) and bytes that cannot be decoded (ArrowInvalid, a ValueError)."""
 
 
 class ArrowCapacityError(ArrowException):

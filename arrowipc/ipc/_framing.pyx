@@ -10,7 +10,7 @@ from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t
 
 from arrowipc._core.buffer cimport Buffer, slice_unchecked, py_buffer
 from arrowipc.ipc._flatbuf cimport FlatTable, rd_i32, rd_i64, root_table, table_at
-from arrowipc.errors import ArrowInvalid
+from arrowipc.errors import ArrowInvalid, ArrowTruncatedBody
 from arrowipc.ipc.format import file_read_as_stream_hint
 
 DEF METADATA_V4 = 3
@@ -195,8 +195,8 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
     if not with_body:
         return m, pos
     if m.body_length > end - pos:
-        raise ArrowInvalid(f"{where}: truncated {m.type} message at byte {base + start}: expected a "
-                           f"{m.body_length}-byte body, got {end - pos}")
+        raise ArrowTruncatedBody(f"{where}: truncated {m.type} message at byte {base + start}: "
+                                 f"expected a {m.body_length}-byte body, got {end - pos}")
     m.body = slice_unchecked(buf, pos, m.body_length)
     return m, pos + m.body_length
 

@@ -9,7 +9,7 @@ import struct
 
 from .._core.buffer import py_buffer
 from . import _framing
-from ..errors import ArrowInvalid
+from ..errors import ArrowInvalid, ArrowTruncatedBody
 from .format import CONTINUATION, MAX_METADATA_SIZE, file_read_as_stream_hint
 from .filesystems import open_reading
 
@@ -43,8 +43,9 @@ def read_message_from(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
     if msg.body_length:
         body = source.read(msg.body_length)
         if body.size < msg.body_length:
-            raise ArrowInvalid(f"{where}: truncated {msg.type} message at byte {msg.offset}: "
-                               f"expected a {msg.body_length}-byte body, got {body.size}")
+            raise ArrowTruncatedBody(f"{where}: truncated {msg.type} message at byte "
+                                     f"{msg.offset}: expected a {msg.body_length}-byte body, "
+                                     f"got {body.size}")
         msg.body = body
     else:
         msg.body = py_buffer(b"")

@@ -26,7 +26,8 @@ from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, py_buffer
 from ._flatbuf import ExtentCache, recording, root_table
 from ._framing import check_block, file_blocks, read_frame
-from ..errors import ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError
+from ..errors import (ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError,
+                      ArrowTruncatedBody)
 from ..extension import registry_generation
 from ..batch_reader import RecordBatchReader, RecordBatchWithMetadata
 from ..table import RecordBatch, Table
@@ -1255,9 +1256,9 @@ class RecordBatchFileReader(_ReaderBase):
             if msg is not None and msg.header_type == md.HEADER_RECORD_BATCH:
                 body_start = head.pos
                 if msg.body_length > end - body_start:
-                    raise ArrowInvalid(f"file: truncated {msg.type} message at byte {msg.offset}: "
-                                       f"expected a {msg.body_length}-byte body, got "
-                                       f"{end - body_start}")
+                    raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte "
+                                             f"{msg.offset}: expected a {msg.body_length}-byte "
+                                             f"body, got {end - body_start}")
                 header = decode_record_batch_header(msg.header, msg.legacy_codec)
                 needed = dec.buffers_needed(header, msg)
                 body = allocate_claimed(msg.body_length, src.name, body_start)

@@ -471,3 +471,36 @@ def test_batch_numbers_convert_as_pyarrow_converts_them(number):
         if method == "get_batch_with_custom_metadata":
             got, expected = got.batch, expected.batch
         assert pa.record_batch(got).equals(expected)
+
+
+@pytest.mark.parametrize("as_file", [False, True], ids=["bytes", "file object"])
+def test_a_stream_cut_inside_a_body_is_an_oserror_as_pyarrows(as_file):
+    """pyarrow raises OSError ("Expected to be able to read N bytes for message body"); ours
+    is an OSError too, and still an ArrowInvalid, with the message and byte named."""
+    import io
+    from arrowipc.errors import ArrowTruncatedBody
+    table = pa.table({"x": pa.array(range(100), pa.int64())})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table, max_chunksize=50)
+    data = sink.getvalue().to_pybytes()
+    cuts = [c for c in range(1, len(data)) if _body_cut(data[:c])]
+    assert len(cuts) > 100
+    for cut in cuts[::37]:
+        with pytest.raises(OSError):
+            pa.ipc.open_stream(data[:cut]).read_all()
+        source = io.BytesIO(data[:cut]) if as_file else data[:cut]
+        with pytest.raises(ArrowTruncatedBody, match="truncated record batch message at byte "
+                                                     r"\d+: expected a \d+-byte body") as e:
+            ipc.open_stream(source).read_all()
+        assert isinstance(e.value, OSError) and isinstance(e.value, ArrowInvalid)
+
+
+def _body_cut(data):
+    try:
+        pa.ipc.open_stream(data).read_all()
+    except OSError as e:
+        return "message body" in str(e)
+    except Exception:
+        return False
+    return False
