@@ -237,9 +237,14 @@ def test_malformed_input_raises_pyarrows_exception(accelerated):
 def test_a_corrupt_batch_met_while_reading_raises_pyarrows_class(accelerated):
     table = pa.table({"a": pa.array(range(100))})
     data = bytearray(_pa_stream(table))
-    reader = pa_ipc.open_stream(io.BytesIO(bytes(data[: len(data) - 300])))  # cut in the body
-    with pytest.raises(pa.ArrowInvalid):
+    cut = bytes(data[: len(data) - 300])        # cut in the body: pyarrow says OSError
+    reader = pa_ipc.open_stream(io.BytesIO(cut))
+    with pytest.raises(OSError) as served:
         reader.read_all()
+    acc.uninstall()
+    with pytest.raises(OSError) as plain:
+        pa_ipc.open_stream(io.BytesIO(cut)).read_all()
+    assert type(served.value) is type(plain.value)
 
 
 def test_feather_round_trip_through_pandas_equals_pyarrow(accelerated, tmp_path):
