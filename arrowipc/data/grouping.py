@@ -23,6 +23,7 @@ from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
                      Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
+from .compute import _no_kernel as no_kernel
 from .selection import Selection, apply, hash_key
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
@@ -364,9 +365,9 @@ def _struct_of(names: tuple[str, str], parts: tuple[ArrayData, ArrayData]) -> Ar
 # -- the aggregations ---------------------------------------------------------------------------
 
 def _no_kernel(func: str, t: DataType) -> ArrowNotImplementedError:
-    groups = ", uint32" if func.startswith("hash_") else ""      # the group ids' type
-    return ArrowNotImplementedError(
-        f"Function '{func}' has no kernel matching input types ({t}{groups})")
+    # a hash_ kernel's inputs end with the group ids' type
+    groups = ("uint32",) if func.startswith("hash_") else ()
+    return no_kernel(func, t, *groups)
 
 
 def _family(t: Any) -> str:
