@@ -218,18 +218,32 @@ static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, cons
 #define SAMPLES 4
 #define SAMPLE (16 << 10)
 
+/* Whether the samples of a buffer of SAMPLE_FROM bytes or more all fail to shrink (*none = 1).
+   With `sizes` set, every sample is compressed and *sizes receives their compressed bytes in all
+   (else the first that shrinks answers). */
+static int samples_shrink_none(arrowipc_codec_contexts* c, int codec, int level,
+                               const uint8_t* src, int64_t n, uint8_t* dst, int64_t cap,
+                               int* none, int64_t* sizes, const char** error) {
+  *none = 1;
+  if (sizes != NULL) *sizes = 0;
+  if (n < SAMPLE_FROM) { *none = 0; return ARROWIPC_CODEC_OK; }
+  for (int k = 0; k < SAMPLES; k++) {
+    int64_t at = (n - SAMPLE) / (SAMPLES - 1) * k, got = 0;
+    int status = compress_whole(c, codec, level, src + at, SAMPLE, dst, cap, &got, error);
+    if (status != ARROWIPC_CODEC_OK) return status;
+    if (got < SAMPLE) *none = 0;
+    if (sizes != NULL) *sizes += got;
+    else if (!*none) break;
+  }
+  return ARROWIPC_CODEC_OK;
+}
+
 int arrowipc_compress(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
                       int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len, const char** error) {
-  if (n >= SAMPLE_FROM) {
-    int shrinks = 0;
-    for (int k = 0; k < SAMPLES && !shrinks; k++) {
-      int64_t at = (n - SAMPLE) / (SAMPLES - 1) * k, got = 0;
-      int status = compress_whole(c, codec, level, src + at, SAMPLE, dst, cap, &got, error);
-      if (status != ARROWIPC_CODEC_OK) return status;
-      shrinks = got < SAMPLE;
-    }
-    if (!shrinks) { *out_len = n; return ARROWIPC_CODEC_OK; }
-  }
+  int none = 0;
+  int status = samples_shrink_none(c, codec, level, src, n, dst, cap, &none, NULL, error);
+  if (status != ARROWIPC_CODEC_OK) return status;
+  if (none) { *out_len = n; return ARROWIPC_CODEC_OK; }
   return compress_whole(c, codec, level, src, n, dst, cap, out_len, error);
 }
 
@@ -312,8 +326,15 @@ typedef struct {
   int64_t next;                  /* claimed with __atomic_fetch_add */
 } codec_queue;
 
+/* compress == SPLIT_PIECE: one piece of a split buffer, compressed whole into its own frame (the
+   samples were taken of the whole buffer). */
+#define SPLIT_PIECE 2
+
 static void run_one(arrowipc_codec_contexts* c, arrowipc_codec_task* t) {
-  if (t->compress)
+  if (t->compress == SPLIT_PIECE)
+    t->status = compress_whole(c, t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
+                               &t->out_len, &t->error);
+  else if (t->compress)
     t->status = arrowipc_compress(c, t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
                                   &t->out_len, &t->error);
   else
@@ -346,9 +367,136 @@ static int larger_first(const void* a, const void* b) {
   return x > y ? -1 : x < y;
 }
 
-void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
+/* ZSTD frames may follow one another in a compressed buffer: ZSTD_decompress, which readers call
+   (Arrow C++, Java through zstd-jni, Rust, arrowipc), decodes them all into one output. So a
+   buffer larger than a thread's share of the run, which would keep one thread compressing while
+   the others wait, is cut into pieces, each compressed into a frame of its own on any thread, and
+   the frames are put back to back. A piece is about a quarter of a thread's share and at least
+   PIECE_MIN bytes. Each frame starts afresh, which costs little where compression is slow
+   (0.01-0.3 % on strings, floats and integers shrinking 1.5 to 6 times) but can cost much on
+   data that shrinks tenfold or more (+10 to +60 % on ascending integers), which compresses
+   fast anyway: a buffer whose samples shrink more than SPLIT_RATIO_MAX times is not cut. Other
+   buffers keep pyarrow's frame, byte for byte. */
+#define SPLIT_RATIO_MAX 8
+#define PIECE_MIN (2 << 20)
+
+typedef struct { int64_t share, piece; } split_rule;
+
+static split_rule split_rule_of(const arrowipc_codec_task* tasks, int64_t n, int threads) {
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) total += task_work(&tasks[i]);
+  split_rule r = {total / threads, total / ((int64_t)threads * 4)};
+  if (r.piece < PIECE_MIN) r.piece = PIECE_MIN;
+  return r;
+}
+
+static int splits(const arrowipc_codec_task* t, split_rule r) {
+  return t->compress == 1 && t->codec == ARROWIPC_CODEC_ZSTD && t->src_len > r.share
+      && t->src_len > r.piece + r.piece / 2;
+}
+
+/* A split buffer: its pieces' tasks, and the scratch memory their frames are written to when
+   not to the buffer's own output. */
+typedef struct {
+  arrowipc_codec_task* whole;
+  arrowipc_codec_task* pieces;
+  int64_t count;
+  uint8_t* scratch;
+} split_buffer;
+
+/* Cut each task worth splitting into piece tasks, appended to `work` after the tasks left whole;
+   a buffer whose samples do not shrink is settled here (out_len = its size: stored raw). Returns
+   the number of tasks in `work`, or -1 when memory for the pieces is short (nothing is split). */
+static int64_t cut_pieces(arrowipc_codec_contexts* c, arrowipc_codec_task* tasks, int64_t n,
+                          split_rule rule, arrowipc_codec_task** work, split_buffer* split,
+                          int64_t* nsplit) {
+  int64_t piece = rule.piece;
+  int64_t count = 0;
+  *nsplit = 0;
+  for (int64_t i = 0; i < n; i++) {
+    arrowipc_codec_task* t = &tasks[i];
+    if (!splits(t, rule)) { work[count++] = t; continue; }
+    int none = 0;
+    int64_t sampled = 0;
+    t->status = samples_shrink_none(c, t->codec, t->level, t->src, t->src_len, t->dst,
+                                    t->dst_len, &none, &sampled, &t->error);
+    if (t->status != ARROWIPC_CODEC_OK) continue;
+    if (none) { t->out_len = t->src_len; continue; }
+    if (sampled * SPLIT_RATIO_MAX < SAMPLES * SAMPLE) { work[count++] = t; continue; }
+    int64_t k = (t->src_len + piece - 1) / piece, step = t->src_len / k;
+    int64_t last = t->src_len - step * (k - 1);
+    int64_t bound = arrowipc_compress_bound(t->codec, step);
+    int64_t room = bound * (k - 1) + arrowipc_compress_bound(t->codec, last);
+    split_buffer* s = &split[(*nsplit)++];
+    s->whole = t;
+    s->count = k;
+    s->pieces = (arrowipc_codec_task*)calloc((size_t)k, sizeof(*s->pieces));
+    if (s->pieces == NULL) return -1;
+    /* each frame at its own place in the buffer's output when the pieces' bounds fit in it (as
+       ZSTD's do from 128 KiB on, where the bound is linear), else in scratch memory */
+    uint8_t* out = t->dst;
+    if (room > t->dst_len) {
+      out = s->scratch = (uint8_t*)malloc((size_t)room);
+      if (out == NULL) return -1;
+    }
+    for (int64_t j = 0; j < k; j++) {
+      arrowipc_codec_task* p = &s->pieces[j];
+      *p = *t;
+      p->compress = SPLIT_PIECE;
+      p->src = t->src + step * j;
+      p->src_len = j == k - 1 ? last : step;
+      p->dst = out + bound * j;
+      p->dst_len = j == k - 1 ? room - bound * j : bound;
+      work[count++] = p;
+    }
+  }
+  return count;
+}
+
+/* The pieces' frames put back to back in the whole buffer's output; frames that together do not
+   fit its capacity mean the buffer does not shrink: it is stored raw (out_len = its size). */
+static void join_pieces(split_buffer* s) {
+  arrowipc_codec_task* t = s->whole;
+  int64_t at = 0;
+  for (int64_t j = 0; j < s->count; j++) {
+    arrowipc_codec_task* p = &s->pieces[j];
+    if (p->status != ARROWIPC_CODEC_OK) {
+      t->status = p->status;
+      t->error = p->error;
+      return;
+    }
+    if (p->out_len > t->dst_len - at) { t->out_len = t->src_len; return; }
+    if (p->dst != t->dst + at) memmove(t->dst + at, p->dst, (size_t)p->out_len);
+    at += p->out_len;
+  }
+  t->status = ARROWIPC_CODEC_OK;
+  t->out_len = at;
+}
+
+static void free_splits(split_buffer* split, int64_t nsplit) {
+  for (int64_t i = 0; i < nsplit; i++) {
+    free(split[i].pieces);
+    free(split[i].scratch);
+  }
+}
+
+/* The tasks on `threads` threads (the calling one included) from a queue, longest first: the
+   threads then run out of work at nearly the same time. */
+static void run_queue(arrowipc_codec_contexts* c, arrowipc_codec_task** order, int64_t n,
+                      int threads) {
   pthread_t ids[64];
-  int started = 0, zstd_level = 0;
+  int started = 0;
+  qsort(order, (size_t)n, sizeof(*order), larger_first);
+  codec_queue q = {order, n, 0};
+  for (int i = 1; i < threads && i < n; i++) {
+    if (pthread_create(&ids[started], NULL, codec_worker, &q) == 0) started++;
+  }
+  work_queue(c, &q);
+  for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+}
+
+void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
+  int zstd_level = 0;
   arrowipc_codec_contexts own = {NULL, NULL};
   arrowipc_codec_contexts* kept = thread_contexts();
   arrowipc_codec_contexts* c = kept != NULL ? kept : &own;
@@ -356,23 +504,36 @@ void arrowipc_codec_run(arrowipc_codec_task* tasks, int64_t n, int threads) {
     if (tasks[i].compress && tasks[i].codec == ARROWIPC_CODEC_ZSTD && tasks[i].level > zstd_level)
       zstd_level = tasks[i].level;
   if (threads > 64) threads = 64;
-  if (threads > n) threads = (int)n;
-  /* Longest tasks first: the threads then run out of work at nearly the same time. */
+  split_rule rule = {0, 0};
+  int64_t pieces = 0, nsplit = 0;
+  if (threads > 1) rule = split_rule_of(tasks, n, threads);
+  for (int64_t i = 0; threads > 1 && i < n; i++)
+    if (splits(&tasks[i], rule)) pieces += (tasks[i].src_len + rule.piece - 1) / rule.piece;
+  if (threads > 1 && pieces == 0 && threads > n) threads = (int)n;
   arrowipc_codec_task** order = threads > 1
-      ? (arrowipc_codec_task**)malloc(sizeof(*order) * (size_t)(n + 1)) : NULL;
+      ? (arrowipc_codec_task**)malloc(sizeof(*order) * (size_t)(n + pieces + 1)) : NULL;
+  split_buffer* split = pieces > 0 ? (split_buffer*)calloc((size_t)n, sizeof(*split)) : NULL;
+  int64_t count = -1;
+  if (order != NULL && split != NULL)
+    count = cut_pieces(c, tasks, n, rule, order, split, &nsplit);
+  if (count < 0) {              /* nothing to split, or no memory to: each task whole */
+    free_splits(split, nsplit);
+    nsplit = 0;
+    for (int64_t i = 0; i < n; i++) {
+      tasks[i].status = ARROWIPC_CODEC_OK;
+      tasks[i].error = NULL;
+      if (order != NULL) order[i] = &tasks[i];
+    }
+    count = n;
+  }
   if (order == NULL) {
     for (int64_t i = 0; i < n; i++) run_one(c, &tasks[i]);
-    release_contexts(c, kept, zstd_level);
-    return;
+  } else {
+    run_queue(c, order, count, threads);
+    for (int64_t i = 0; i < nsplit; i++) join_pieces(&split[i]);
   }
-  for (int64_t i = 0; i < n; i++) order[i] = &tasks[i];
-  qsort(order, (size_t)n, sizeof(*order), larger_first);
-  codec_queue q = {order, n, 0};
-  for (int i = 1; i < threads; i++) {
-    if (pthread_create(&ids[started], NULL, codec_worker, &q) == 0) started++;
-  }
-  work_queue(c, &q);         /* the calling thread works too */
-  for (int i = 0; i < started; i++) pthread_join(ids[i], NULL);
+  free_splits(split, nsplit);
+  free(split);
   release_contexts(c, kept, zstd_level);
   free(order);
 }
@@ -421,12 +582,16 @@ int arrowipc_pack(int codec, int level, double min_savings, int64_t alignment,
   *used = 0;
   *failed = -1;
   *error = NULL;
+  int64_t largest = 0;
   for (int64_t i = 0; i < n; i++) {
     items[i].at = -1;
     items[i].len = items[i].src_len ? 8 + items[i].src_len : 0;
     ntasks += items[i].compress != 0;
+    if (items[i].compress && items[i].src_len > largest) largest = items[i].src_len;
   }
-  if (threads <= 1 || ntasks <= 1) {
+  /* one buffer alone goes to the runner too when it is cut into pieces there */
+  int alone = ntasks <= 1 && !(codec == ARROWIPC_CODEC_ZSTD && largest > PIECE_MIN + PIECE_MIN / 2);
+  if (threads <= 1 || alone) {
     /* in order, each frame right after the previous one kept: no gaps between them */
     arrowipc_codec_contexts own = {NULL, NULL};
     arrowipc_codec_contexts* kept = thread_contexts();

@@ -315,6 +315,75 @@ def test_raw_buffers_written_to_a_path_as_to_memory(tmp_path, form, codec, colum
     assert_pa_equal(got, [batch, batch])
 
 
+def zstd_frames(frame: bytes) -> list[int]:
+    """The content size of each ZSTD frame in a compressed buffer's bytes, in order."""
+    import zstandard
+    sizes = []
+    while frame:
+        sizes.append(zstandard.frame_content_size(frame))
+        d = zstandard.ZstdDecompressor().decompressobj()
+        d.decompress(frame)
+        frame = d.unused_data
+    return sizes
+
+
+def buffer_frames(data: bytes) -> list[list[int]]:
+    """zstd_frames of every compressed buffer of a one-batch stream's body."""
+    frame = body_frames(data)[0]
+    out = []
+    for _, off, n in frame.buffers():
+        pos = frame.body_start + off
+        if n and struct.unpack_from("<q", data, pos)[0] >= 0:
+            out.append(zstd_frames(bytes(data[pos + 8:pos + n])))
+    return out
+
+
+@pytest.mark.parametrize("use_threads", [True, False], ids=["threads", "no_threads"])
+def test_large_zstd_buffers_are_compressed_in_pieces_on_threads(use_threads):
+    # a buffer larger than a thread's share is cut into pieces compressed on all threads, one
+    # ZSTD frame each, put back to back: pyarrow (ZSTD_decompress) reads them as one buffer
+    np = pytest.importorskip("numpy")
+    n = 3_000_000
+    rng = np.random.default_rng(5)
+    batch = pa.record_batch({"i": pa.array(np.cumsum(rng.integers(0, 100, n))),
+                             "s": pa.array((np.arange(n) % 1000).astype(str))})
+    data = ours_write([batch], "stream", ours_options("zstd", use_threads=use_threads))
+    sizes = buffer_frames(data)
+    assert [sum(s) for s in sizes] == [8 * n, 4 * (n + 1),
+                                       sum(len(str(i % 1000)) for i in range(n))]
+    if use_threads:
+        assert len(sizes[0]) > 1, sizes                 # the largest buffer: several frames
+        assert all(f >= 2 << 20 for s in sizes for f in s), sizes
+    else:
+        assert all(len(s) == 1 for s in sizes), sizes
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+    _, ours = ours_read(data, "stream")
+    assert_ours_equal(ours, [batch])
+
+
+def test_large_zstd_buffer_shrinking_tenfold_stays_one_frame_on_threads():
+    # data that shrinks more than eightfold in its samples loses most to pieces (each frame
+    # starts afresh) and compresses fast whole: one frame, pyarrow's
+    np = pytest.importorskip("numpy")
+    batch = pa.record_batch({"i": pa.array(np.arange(4_000_000, dtype=np.int64) // 3)})
+    ours = ours_write([batch], "stream", ours_options("zstd", use_threads=True))
+    assert buffer_frames(ours) == [[32_000_000]]
+    theirs = pa_write([batch], "stream", pa_options("zstd"))
+    assert S.as_bytes(ours) == S.as_bytes(theirs)
+
+
+def test_large_incompressible_zstd_buffer_stays_raw_on_threads():
+    # the samples of a buffer cut into pieces are taken of the whole buffer first: random bytes
+    # are stored raw, not as frames larger than the data
+    batch = pa.record_batch({"b": pa.array([random_bytes(8 << 20, 3)], pa.binary())})
+    data = ours_write([batch], "stream", ours_options("zstd", use_threads=True))
+    prefixes = [p for _, p in body_frames(data)[0].compressed_prefixes()]
+    assert prefixes[-1] == -1, prefixes
+    _, got = pa_read(data, "stream")
+    assert_pa_equal(got, [batch])
+
+
 @pytest.mark.parametrize("codec", CODECS)
 def test_mixed_raw_and_compressed_buffers(codec):
     rng = random.Random(10)
