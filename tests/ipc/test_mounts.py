@@ -12,12 +12,20 @@ TABLE = """\
 """
 
 
+def _fresh_device_caches(monkeypatch):
+    # the kinds found by device under a test's table must not outlive it: the real table,
+    # put back by monkeypatch, comes back with the real caches
+    monkeypatch.setattr(mounts, "_devices", {})
+    monkeypatch.setattr(mounts, "_by_device", {})
+
+
 @pytest.fixture
 def table(tmp_path, monkeypatch):
     path = tmp_path / "mountinfo"
     path.write_text(TABLE)
     monkeypatch.setattr(mounts, "MOUNTINFO", str(path))
     monkeypatch.setattr(mounts, "_mounts", None)
+    _fresh_device_caches(monkeypatch)
     monkeypatch.setattr(mounts.os.path, "realpath", lambda p: p)
     yield
     mounts._mounts = None
@@ -40,6 +48,7 @@ def test_a_path_takes_the_file_system_of_its_longest_mount_point(table, path, ki
 def test_without_a_mount_table_no_path_is_on_a_network(tmp_path, monkeypatch):
     monkeypatch.setattr(mounts, "MOUNTINFO", str(tmp_path / "missing"))
     monkeypatch.setattr(mounts, "_mounts", None)
+    _fresh_device_caches(monkeypatch)
     try:
         assert mounts.file_system_type("/mnt/x") is None
         assert not mounts.on_network_file_system("/mnt/x")
@@ -60,6 +69,7 @@ def test_a_file_takes_the_file_system_of_its_device(tmp_path, monkeypatch):
                      "nfs4 server:/export rw\n")
     monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
     monkeypatch.setattr(mounts, "_mounts", None)
+    _fresh_device_caches(monkeypatch)
 
     def no_resolving(path):
         raise AssertionError("a path was resolved")
@@ -81,6 +91,7 @@ def test_a_device_missing_from_the_table_goes_by_mount_point(tmp_path, monkeypat
     table.write_text(f"40 1 999:999 / {os.path.realpath(tmp_path)} rw - cifs //host/share rw\n")
     monkeypatch.setattr(mounts, "MOUNTINFO", str(table))
     monkeypatch.setattr(mounts, "_mounts", None)
+    _fresh_device_caches(monkeypatch)
     try:
         assert mounts.file_system_type(str(path)) == "cifs"
         assert mounts.on_network_file_system(str(path))
