@@ -43,8 +43,9 @@ from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
 from ..ipc.options import IpcReadOptions
 from ..ipc.paths import leased_map_if_unchanged
-from ..ipc.reader import RecordBatchFileReader, RecordBatchStreamReader
-from ..ipc.statistics import file_statistics, might_match, read_statistics
+from ..ipc.reader import (RecordBatchFileReader, RecordBatchStreamReader, decoded_footer,
+                          local_file_rows)
+from ..ipc.statistics import file_statistics, footer_statistics, might_match, read_statistics
 from ..table import RecordBatch, Table
 from . import _exprs
 from .formats import FileFormat, IpcStreamFormat, _SniffedFormat, sniff_format
@@ -307,7 +308,11 @@ class FileFragment(Fragment):
         # the footer's statistics summary of a local file, as last read: ((size, mtime), summary
         # or None, physical schema); a later scan prunes or counts by it without opening the
         # file while the file's size and mtime are unchanged (pyarrow's cache_metadata)
-        self._footer: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
+        self._footer_kept: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
+        # the rows of a local file counted from its footer and headers alone, under the same
+        # (size, mtime) key, with the footer's bytes, decoded into _footer when a later scan
+        # asks for it: ((size, mtime), rows, footer or None once decoded)
+        self._rows: tuple[tuple[int, int], int, bytes | None] | None = None
         # each batch's statistics as last read, under the same (size, mtime) key
         self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
         # where a `column op number` count found each batch's values of a column, by column
@@ -468,6 +473,24 @@ class FileFragment(Fragment):
             return None
         return (st.st_size, st.st_mtime_ns)
 
+    @property
+    def _footer(self) -> tuple[tuple[int, int], Statistics | None, T.Schema] | None:
+        """The kept footer summary (see __init__), decoded from the bytes a count kept if the
+        count was the last to read the file."""
+        rows = self._rows
+        if self._footer_kept is None and rows is not None and rows[2] is not None:
+            self._rows = (rows[0], rows[1], None)
+            try:
+                schema, metadata, batches = decoded_footer(rows[2])
+            except ArrowException:
+                return None                     # read again by the scan: its error is raised
+            self._footer_kept = (rows[0], footer_statistics(metadata, batches), schema)
+        return self._footer_kept
+
+    @_footer.setter
+    def _footer(self, kept: tuple[tuple[int, int], Statistics | None, T.Schema] | None) -> None:
+        self._footer_kept = kept
+
     def _cached_footer(self) -> tuple[Statistics | None, T.Schema] | None:
         """The summary and schema kept from the last footer read, if the file is unchanged."""
         if self._footer is None:
@@ -486,7 +509,9 @@ class FileFragment(Fragment):
         return not _exprs.might_match(rest, cached[0], cached[1])
 
     def rows_from_footer(self) -> int | None:
-        """The file's rows from the kept footer summary (None: not kept)."""
+        """The file's rows from the kept count or footer summary (None: not kept)."""
+        if self._rows is not None and self._rows[0] == self._file_key():
+            return self._rows[1]
         cached = self._cached_footer()
         if cached is None or cached[0] is None:
             return None
@@ -624,14 +649,24 @@ class FileFragment(Fragment):
             and not self.opens_over_a_network
 
     def count_all_rows(self, reopen: bool = True) -> int | None:
-        """All the file's rows, from its footer alone: the statistics summary (kept for later
-        scans) or each batch's header; no plan is made. None for a stream (read to count).
-        `reopen`: see _open."""
+        """All the file's rows, from its footer alone: the kept count or statistics summary, a
+        local file's batch headers, or a remote file's statistics summary (kept for later scans)
+        or batch headers; no plan is made. None for a stream (read to count). `reopen`: see
+        _open."""
         rows = self.rows_from_footer()
         if rows is not None:
             return rows
         if self.is_stream():
             return None
+        if self._storage.kind == "local" and self._kept_reader is None:
+            # the footer and the batch headers read directly, no reader set up; a file not well
+            # formed is opened below, for the reader's error
+            found = local_file_rows(self.path)
+            if found is not None:
+                self._rows = ((found.size, found.mtime_ns), found.rows, found.footer)
+                if self._footer_kept is not None and self._footer_kept[0] != self._rows[0]:
+                    self._footer_kept = None        # of an earlier version of the file
+                return found.rows
         key = self._file_key()
         reader, self._kept_reader = self._kept_reader or self._open(None, reopen), None
         assert isinstance(reader, RecordBatchFileReader)

@@ -13,10 +13,13 @@ what was read.
 from __future__ import annotations
 
 import bisect
+import os
+import stat
 import struct
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Sequence, cast, overload
+from typing import (TYPE_CHECKING, Any, Iterable, Iterator, Literal, NamedTuple, Sequence, cast,
+                    overload)
 
 from .. import types as T
 from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, buffer_needed_mask,
@@ -35,7 +38,8 @@ from ..validate import validate_values
 from . import metadata as md
 from .dictionary import DictionaryMemo
 from .filesystems import RangeSource, open_reading
-from .format import CONTINUATION, FILE_MAGICS, describe_bytes, file_magic
+from .format import (CONTINUATION, FILE_MAGICS, MAX_METADATA_SIZE, describe_bytes,
+                     file_magic)
 from .limits import check_schema_bounds, schema_size
 from .message import (Message, missing_eos_error, no_schema_error, read_first_message,
                       read_message_from, read_message_header)
@@ -1309,8 +1313,7 @@ class RecordBatchFileReader(_ReaderBase):
 
     def _block_batch(self, msg: Message, i: int) -> RecordBatch:
         """The batch of record batch block i, its message already framed."""
-        if msg.header_type != md.HEADER_RECORD_BATCH:
-            raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
+        _check_batch_message(msg, i)
         return self._decoder.read_record_batch_message(msg)
 
     def _framed_once(self, i: int) -> tuple[RecordBatch | None, Message | None]:
@@ -1483,6 +1486,7 @@ class RecordBatchFileReader(_ReaderBase):
         with self._lock:
             for i, block in enumerate(self._batch_blocks):
                 msg = self._read_block(block, i, "record batch", with_body=False)
+                _check_batch_message(msg, i)
                 total += decode_record_batch_header(msg.header, msg.legacy_codec).length
         return total
 
@@ -1499,8 +1503,85 @@ class RecordBatchFileReader(_ReaderBase):
         return export_stream(self.schema, iter(self), requested_schema)
 
 
+def _check_batch_message(msg: Message, i: int) -> None:
+    """ArrowInvalid unless `msg`, read at record batch block i, is a record batch."""
+    if msg.header_type != md.HEADER_RECORD_BATCH:
+        raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
+
+
 NOT_SEEKABLE = ("file: the file format needs a seekable source; read it as a stream or buffer "
                 "it")
+
+
+class FileRows(NamedTuple):
+    """What local_file_rows reads of a file."""
+    rows: int
+    size: int
+    mtime_ns: int
+    footer: bytes           # the footer's flatbuffer: decoded_footer decodes it when asked
+
+
+def decoded_footer(footer: bytes) -> tuple[T.Schema, dict[bytes, bytes] | None, int]:
+    """The schema, custom metadata and number of record batches of a footer that
+    local_file_rows read (RecordBatchFileReader's schema, metadata and num_record_batches)."""
+    table = root_table(footer, "Footer")
+    schema_table = table.table(1, "Schema")
+    if schema_table is None:
+        raise ArrowInvalid("file: footer has no schema")
+    info = _decoded_schema(schema_table, IpcReadOptions(), "file")[0]
+    return info.schema, md.decode_custom_metadata(table, 4), len(file_blocks(*table.structs(3, 24)))
+
+
+def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRows | None:
+    """The rows, size and mtime of the IPC file at the local `path`, from its footer and its
+    record batch headers alone: no reader, schema or body. None when the file is anything but
+    a well-formed file (the checks are the reader's): the caller then opens it with
+    RecordBatchFileReader, which says what is wrong. A dataset's first `count_rows()` counts
+    each file so, in a fifth of a reader's set-up."""
+    try:
+        # non-blocking: a FIFO opened for reading would wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if not stat.S_ISREG(st.st_mode) or size < 12 + 10:
+            return None
+        tail_start = size - min(size, TAIL_READ_SIZE)
+        tail = os.pread(fd, size - tail_start, tail_start)
+        magic = file_magic(tail[:8] if tail_start == 0 else os.pread(fd, 8, 0))
+        if magic is None or len(tail) != size - tail_start or not tail.endswith(magic):
+            return None
+        footer_end = size - len(magic) - 4
+        footer_len = int.from_bytes(tail[footer_end - tail_start:][:4], "little", signed=True)
+        if footer_len <= 0 or footer_len > footer_end - 8 or footer_len > max_metadata:
+            return None
+        footer_start = footer_end - footer_len
+        raw = tail[footer_start - tail_start:footer_end - tail_start] \
+            if footer_start >= tail_start else os.pread(fd, footer_len, footer_start)
+        footer = root_table(raw, "Footer")
+        if footer.int16(0) > md.METADATA_V5 or footer.table(1, "Schema") is None:
+            return None
+        rows = 0
+        for i, block in enumerate(file_blocks(*footer.structs(3, 24))):
+            off, meta_len, _ = check_block(block, i, "record batch", footer_start)
+            head = tail[off - tail_start:off - tail_start + meta_len] if off >= tail_start \
+                else os.pread(fd, meta_len, off)
+            if len(head) != meta_len:
+                return None
+            msg = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file", False)[0]
+            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
+                return None
+            length = msg.header.int64(0)
+            if length < 0:
+                return None
+            rows += length
+        return FileRows(rows, size, st.st_mtime_ns, raw)
+    except (ArrowException, OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
 
 
 class _Fetched:

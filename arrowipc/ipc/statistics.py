@@ -249,11 +249,17 @@ def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> Statistics | N
 def file_statistics(reader: RecordBatchFileReader) -> Statistics | None:
     """The footer's summary of a RecordBatchFileReader's statistics, None when the footer has
     none, or one that does not describe this file's record batches."""
-    doc = _parse(reader.metadata, FILE_KEY)
+    return footer_statistics(reader.metadata, reader.num_record_batches)
+
+
+def footer_statistics(metadata: Mapping[Any, Any] | None, batches: int) -> Statistics | None:
+    """The statistics summary in a file footer's custom `metadata`, None when it has none, or
+    one that does not describe the footer's `batches` record batches."""
+    doc = _parse(metadata, FILE_KEY)
     if doc is None:
         return None
     rows = doc.get("batch_rows")
-    if (not isinstance(rows, list) or len(rows) != reader.num_record_batches
+    if (not isinstance(rows, list) or len(rows) != batches
             or not all(type(r) is int and r >= 0 for r in rows) or doc.get("rows") != sum(rows)):
         return None
     return doc
