@@ -37,7 +37,7 @@ from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_file
                                      count_compare_spans)
 from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
-from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
+from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
@@ -922,7 +922,9 @@ class FragmentPlan:
 
     def _file_columns(self, batch: RecordBatch) -> dict[str, Array]:
         """The scan's file columns of `batch` (as read) in the dataset's types: a column the
-        file lacks reads as nulls, one of another type is cast."""
+        file lacks reads as nulls, one of another type is cast (a cast there is no kernel for
+        stays an ArrowNotImplementedError, as pyarrow's scans raise it; a failing one is an
+        ArrowInvalid)."""
         spec, frag = self.spec, self.fragment
         n = batch.num_rows
         columns: dict[str, Array] = {}
@@ -935,10 +937,11 @@ class FragmentPlan:
                 if not col.type.equals(target):
                     try:
                         col = col.cast(target)
-                    except (ArrowException, ValueError, TypeError) as e:
-                        raise ArrowInvalid(f"{frag.path}: column '{name}' of type {col.type} "
-                                           f"does not match the dataset's {target}: {e}"
-                                           ) from None
+                    except (ArrowException, ValueError, TypeError, NotImplementedError) as e:
+                        kind = (ArrowNotImplementedError if isinstance(e, NotImplementedError)
+                                else ArrowInvalid)
+                        raise kind(f"{frag.path}: column '{name}' of type {col.type} "
+                                   f"does not match the dataset's {target}: {e}") from None
                 columns[name] = col
             else:
                 columns[name] = nulls(n, target)

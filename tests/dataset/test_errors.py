@@ -52,6 +52,22 @@ def test_a_column_of_an_incompatible_type_is_an_error_naming_file_and_column(tmp
         ds.dataset([good, other], format="ipc").to_table()
 
 
+@pytest.mark.parametrize("target", [pa.list_(pa.int32()), pa.null()])
+def test_a_cast_without_kernel_to_the_datasets_type_is_not_implemented_as_pyarrows(
+        good, target):
+    import pyarrow.dataset as pds
+    schema = pa.schema([("x", target)])
+    with pytest.raises(pa.ArrowNotImplementedError) as theirs:
+        pds.dataset(good, format="ipc", schema=schema).to_table()
+    data = ds.dataset(good, format="ipc", schema=schema)
+    expected = (f"^{re.escape(good)}: column 'x' of type int64 does not match the dataset's "
+                f"{re.escape(str(target))}: {re.escape(str(theirs.value))}$")
+    for read in (lambda: data.to_table(), lambda: data.scanner().to_reader().read_all(),
+                 lambda: next(data.get_fragments()).to_table(schema=data.schema)):
+        with pytest.raises(A.ArrowNotImplementedError, match=expected):
+            read()
+
+
 def test_a_castable_column_reads_as_the_datasets_type(tmp_path, good):
     other = str(tmp_path / "d.arrow")
     pf.write_feather(pa.table({"x": pa.array([7], pa.int8())}), other)
