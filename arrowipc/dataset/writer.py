@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -146,7 +146,7 @@ class _OpenFile:
         self.path = path
         self.writer = writer
         self.rows = 0                   # written to the file so far
-        self.pending: list[RecordBatch] = []
+        self.pending: deque[RecordBatch] = deque()
         self.pending_rows = 0
 
 
@@ -227,21 +227,34 @@ class _DatasetWriter:
         self.open[key] = handle
         return handle
 
-    def _flush(self, handle: _OpenFile) -> None:
-        if not handle.pending:
-            return
-        batches = handle.pending
-        if len(batches) > 1:
-            batches = Table.from_batches(batches, self.schema).combine_chunks().to_batches()
-        for b in batches:
-            for o in range(0, b.num_rows, self.max_rows_per_group):
-                handle.writer.write_batch(b.slice(o, self.max_rows_per_group)
-                                          if b.num_rows > self.max_rows_per_group else b)
-        handle.pending, handle.pending_rows = [], 0
+    def _flush(self, handle: _OpenFile, final: bool = False) -> None:
+        """Write the pending rows as Arrow C++'s dataset writer does: while at least
+        min_rows_per_group rows wait (any, when the file is `final`), one record batch of the
+        first max_rows_per_group of them, made of the pending batches (the last one split where
+        the group ends). Fewer rows than the minimum wait for the next batch or the close."""
+        pending, limit = handle.pending, self.max_rows_per_group
+        floor = 1 if final else max(1, self.min_rows_per_group)
+        while handle.pending_rows >= floor:
+            group: list[RecordBatch] = []
+            rows = 0
+            while pending and rows < limit:
+                b = pending[0]
+                if b.num_rows <= limit - rows:
+                    group.append(pending.popleft())
+                    rows += b.num_rows
+                else:
+                    group.append(b.slice(0, limit - rows))
+                    pending[0] = b.slice(limit - rows)
+                    rows = limit
+            handle.pending_rows -= rows
+            handle.writer.write_batch(group[0] if len(group) == 1 else Table.from_batches(
+                group, self.schema).combine_chunks().to_batches()[0])
+        if final:
+            pending.clear()
 
     def _close(self, key: tuple[str, str]) -> None:
         handle = self.open.pop(key)
-        self._flush(handle)
+        self._flush(handle, final=True)
         handle.writer.close()
         if self.file_visitor is not None:
             self.file_visitor(WrittenFile(handle.path, None, self.storage.size(handle.path)))

@@ -121,6 +121,34 @@ def test_min_rows_per_group_gathers_small_batches(tmp_path):
     assert [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)] == [8, 8, 4]
 
 
+def _group_sizes(directory):
+    sizes = {}
+    for name in _files(directory):
+        with pipc.open_file(os.path.join(directory, name)) as reader:
+            sizes[name] = [reader.get_batch(i).num_rows
+                           for i in range(reader.num_record_batches)]
+    return sizes
+
+
+@pytest.mark.parametrize("lengths, opts", [
+    # a group's tail under the minimum waits for the next batch (8, 7, 8, 6, 8, 8), not 8, 2...
+    ([5, 5, 5, 5, 5, 4, 4, 4, 4, 4], dict(min_rows_per_group=6, max_rows_per_group=8)),
+    ([3, 3, 3, 0, 3], dict(min_rows_per_group=4, max_rows_per_group=5, max_rows_per_file=7)),
+    ([5, 5, 5], dict(min_rows_per_group=4, max_rows_per_group=5, partitioning=["b"])),
+    ([1, 1, 1, 1], dict(min_rows_per_group=10, max_rows_per_group=20)),
+    ([7, 0, 7], dict(max_rows_per_group=3)),
+])
+def test_record_batches_per_file_as_pyarrow_groups_them(tmp_path, lengths, opts):
+    batches = [pa.record_batch({"a": pa.array(range(n), pa.int64()),
+                                "b": pa.array([i % 2 for i in range(n)], pa.int64())})
+               for n in lengths]
+    ds.write_dataset(batches, str(tmp_path / "ours"), use_threads=False, **opts)
+    pds.write_dataset(batches, str(tmp_path / "theirs"), format="ipc", use_threads=False, **opts)
+    assert _group_sizes(tmp_path / "ours") == _group_sizes(tmp_path / "theirs")
+    assert (pds.dataset(str(tmp_path / "ours"), format="ipc").to_table()
+            .equals(pds.dataset(str(tmp_path / "theirs"), format="ipc").to_table()))
+
+
 def test_basename_template_and_file_visitor(tmp_path, table):
     seen = []
     ds.write_dataset(table, str(tmp_path / "o"), basename_template="dat_{i}.arrow",
