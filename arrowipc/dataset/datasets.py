@@ -16,7 +16,7 @@ from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
 from ..table import RecordBatch, Table
 from ..unify import unify_schemas, unify_types
 from . import _exprs
-from .discovery import FileSource, Storage, discover, storage_of
+from .discovery import FileSource, Storage, discover, filesystem_argument, storage_of
 from .formats import FileFormat, as_format
 from .fragments import FileFragment, Fragment, named_error, relative_to
 from .layout import DEFAULT_IGNORE_PREFIXES
@@ -545,6 +545,9 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     if schema is not None:
         schema = as_schema(schema)
     fmt = as_format(format)
+    if isinstance(filesystem, str) and partition_base_dir is not None:
+        partition_base_dir = filesystem_argument(filesystem, partition_base_dir)[1]
+    filesystem, source = filesystem_argument(filesystem, source)
     if isinstance(source, str) and source.lower().startswith("file:") \
             and not source.lower().startswith("file://"):
         raise ArrowInvalid(f"URI '{source}' is invalid: file URI cannot be relative")

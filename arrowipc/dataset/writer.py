@@ -26,7 +26,7 @@ from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
 from ..ipc.writer import RecordBatchFileWriter, RecordBatchStreamWriter
 from ..table import RecordBatch, Table
-from .discovery import Storage, storage_of
+from .discovery import Storage, filesystem_argument, storage_of
 from .formats import FileFormat, IpcFileFormat, IpcFileWriteOptions, as_format
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
                            Partitioning, PartitioningFactory, as_schema)
@@ -449,6 +449,7 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     kept = [i for i, f in enumerate(data_schema) if f.name not in part_names]
     file_schema = T.schema([data_schema.field(i) for i in kept], data_schema.metadata)
 
+    filesystem, base_dir = filesystem_argument(filesystem, base_dir)
     storage, base = storage_of(base_dir, filesystem)
     _check_existing(storage, base, existing_data_behavior)
     writer = _DatasetWriter(base, storage, fmt, file_options, file_schema, basename_template,

@@ -250,3 +250,61 @@ def test_from_paths_accepts_pyarrow_expressions():
                        root_partition=pds.field("level") == 7)
     assert str(ours.partition_expression) == "(level == 7)"
     assert next(ours.get_fragments()).partition_values == {"part": 3}
+
+
+# -- filesystem= as a URI or a directory (pyarrow's SubTreeFileSystem) -------------------------
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "sub").mkdir()
+    pfeather.write_feather(pa.table({"a": [1, 2]}), str(tmp_path / "sub" / "x.arrow"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("source, base", [
+    ("sub/x.arrow", "uri"), ("sub", "directory"), (["sub/x.arrow"], "uri"),
+    ("x.arrow", "uri of sub"), ("/sub/x.arrow", "directory"),
+])
+def test_a_filesystem_uri_reads_paths_below_it_as_pyarrow(tree, source, base):
+    filesystem = {"uri": tree.as_uri(), "directory": str(tree),
+                  "uri of sub": (tree / "sub").as_uri()}[base]
+    theirs = pds.dataset(source, format="ipc", filesystem=filesystem)
+    ours = ds.dataset(source, format="ipc", filesystem=filesystem)
+    assert ours.to_table().equals(theirs.to_table())
+    # ours lists the files by their whole path (pyarrow's relative to the sub-tree)
+    assert ours.files == [str(tree / "sub" / "x.arrow")]
+
+
+def test_a_filesystem_uri_must_name_a_directory(tree):
+    uri = tree.as_uri() + "/nothing"
+    with pytest.raises(ValueError) as theirs:
+        pds.dataset("sub/x.arrow", format="ipc", filesystem=uri)
+    with pytest.raises(ValueError) as ours:
+        ds.dataset("sub/x.arrow", format="ipc", filesystem=uri)
+    assert str(ours.value) == str(theirs.value) == (
+        f"The path component of the filesystem URI must point to a directory but it has a "
+        f"type: `NotFound`. The path component is `{tree}/nothing` and the given filesystem "
+        f"URI is `{uri}`")
+
+
+def test_write_dataset_takes_a_filesystem_uri(tree):
+    table = pa.table({"a": [1, 2, 3]})
+    ds.write_dataset(table, "out", format="ipc", filesystem=tree.as_uri())
+    assert pds.dataset(str(tree / "out"), format="ipc").to_table().equals(table)
+
+
+@pytest.mark.parametrize("filesystem", [pafs._MockFileSystem, "memory"])
+def test_a_path_object_with_a_filesystem_not_local_is_a_type_error_as_pyarrows(tree, filesystem):
+    import fsspec
+    fs = fsspec.filesystem("memory") if filesystem == "memory" else filesystem()
+    path = tree / "sub" / "x.arrow"
+    expected = "Expected string path; path-like objects are only allowed with a local filesystem"
+    with pytest.raises(TypeError, match=f"^{expected}$"):
+        pds.dataset(path, format="ipc", filesystem=fs)
+    with pytest.raises(TypeError, match=f"^{expected} \\(got a PosixPath and a "
+                                        f"{type(fs).__name__}\\)$"):
+        ds.dataset(path, format="ipc", filesystem=fs)
+    with pytest.raises(TypeError, match=f"^{expected} "):
+        ds.write_dataset(pa.table({"a": [1]}), tree / "out", format="ipc", filesystem=fs)
+    # a local filesystem (pyarrow's or fsspec's) takes it
+    for local in (pafs.LocalFileSystem(), fsspec.filesystem("file")):
+        assert ds.dataset(path, format="ipc", filesystem=local).to_table().num_rows == 2
