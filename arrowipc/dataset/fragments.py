@@ -316,6 +316,15 @@ class FileFragment(Fragment):
         self._value_spans: dict[str, tuple[tuple[int, int], T.DataType,
                                            list[tuple[int, int] | None]]] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fragment without what this process keeps of its file (a reader left open, a
+        remote file's opening, statistics read): a copy unpickled elsewhere (pyarrow's
+        fragments and datasets pickle) reads the file again on its first scan."""
+        state = dict(self.__dict__)
+        state.update(_kept_reader=None, _opening=None, _over_network=None, _footer=None,
+                     _batch_statistics=None, _value_spans={})
+        return state
+
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
     def format(self) -> FileFormat:

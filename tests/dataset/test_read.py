@@ -565,3 +565,28 @@ def test_an_integer_partition_value_out_of_its_type_is_an_error(tmp_path, type_,
     with pytest.raises(A.ArrowInvalid, match=re.escape(
             f"error parsing '{text}' as scalar of type {type_} for partition field 'k'")):
         ds.dataset(str(tmp_path), format="ipc", partitioning=part).to_table()
+
+
+@pytest.mark.parametrize("partitioning", ["hive", "hive dictionary"])
+def test_datasets_and_fragments_pickle_as_pyarrows_do(tmp_path, partitioning):
+    import pickle
+    table = pa.table({"a": [1, 2, 3, 4], "part": ["x", "x", "y", "z"]})
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive")
+    how = {"hive": "hive",
+           "hive dictionary": ds.HivePartitioning.discover(infer_dictionary=True)}[partitioning]
+    theirs_how = {"hive": "hive",
+                  "hive dictionary": pds.HivePartitioning.discover(infer_dictionary=True)}
+    ours = ds.dataset(str(tmp_path), format="ipc", partitioning=how)
+    theirs = pds.dataset(str(tmp_path), format="ipc", partitioning=theirs_how[partitioning])
+    ours.count_rows(filter=field("a") > 1)      # footers, statistics and readers kept
+    pairs = [(ours, theirs), (next(ours.get_fragments()), next(theirs.get_fragments())),
+             (ds.dataset([ours, ours]), pds.dataset([theirs, theirs])),
+             (ours.filter(field("a") > 1), theirs.filter(pds.field("a") > 1))]
+    for mine, expected in pairs:
+        back = pickle.loads(pickle.dumps(mine))
+        assert type(back) is type(mine)
+        assert _ours(back.to_table()).equals(expected.to_table())
+    back = pickle.loads(pickle.dumps(ours))
+    assert back.count_rows(filter=field("a") > 1) == theirs.count_rows(filter=pds.field("a") > 1)
+    assert back.schema.equals(ours.schema) and back.files == ours.files
