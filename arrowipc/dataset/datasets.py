@@ -20,7 +20,8 @@ from .discovery import FileSource, Storage, discover, filesystem_argument, stora
 from .formats import FileFormat, as_format
 from .fragments import FileFragment, Fragment, named_error, relative_to
 from .layout import DEFAULT_IGNORE_PREFIXES
-from .partitioning import Partitioning, PartitioningFactory, as_schema, equality_values
+from .partitioning import (DirectoryPartitioning, Partitioning, PartitioningFactory, as_schema,
+                           equality_values)
 from .partitioning import partitioning as make_partitioning
 from .scanner import Scanner
 
@@ -247,7 +248,8 @@ class FileSystemDataset(Dataset):
 
     @property
     def partitioning(self) -> Partitioning | None:
-        """The partitioning found or given (None without one)."""
+        """The partitioning found or given; dataset() without one gives a DirectoryPartitioning
+        of no field, as pyarrow's discovery does (None: FileSystemDataset(...), from_paths)."""
         return self._partitioning
 
     def _fragments(self) -> list[FileFragment]:
@@ -565,7 +567,7 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
                                       part.schema.names if part is not None else ()))
     if part is not None:
         dictionaries = {f.name: d for f, d in zip(part.schema, part.dictionaries)
-                        if d is not None}
+                        if d is not None and isinstance(f.type, T.DictionaryType)}
         for fragment in fragments:
             fragment.partition_dictionaries = dictionaries
     if exclude_invalid_files:
@@ -574,7 +576,11 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
             f.index = i
     if schema is None:
         schema = _inspect(fragments, part)
-    return FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+    result = FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+    if part is None:
+        # pyarrow's discovery reports a partitioning of no field
+        result._partitioning = DirectoryPartitioning(T.schema([]))
+    return result
 
 
 def _dirname(path: str) -> str:

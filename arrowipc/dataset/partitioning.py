@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import types as T
 from ..array import Array, array
-from ..errors import ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid
 from ._exprs import as_expression, top_field
 from .layout import (DEFAULT_PARTITION_NAME, decode_segment_value, escape_path_name,
                      format_partition_segment, parse_partition_segment)
@@ -472,19 +472,18 @@ class PartitioningFactory:
         return _CLASSES[self.flavor](schema, dictionaries, self.segment_encoding)
 
     def finish(self, relative_paths: Iterable[str]) -> Partitioning:
-        """The Partitioning of these paths (relative to the partition base directory)."""
+        """The Partitioning of these paths (relative to the partition base directory), with
+        pyarrow's dictionaries: per field, its distinct values in the order of the paths,
+        nulls left out (dictionary-typed fields index into them)."""
         if self.schema is not None:
-            return self._make(self.schema)
+            return self._make(self.schema, self._dictionaries_of(list(relative_paths)))
         names = list(self.field_names or [])
         probe = self._make(T.schema([T.field(n, T.string()) for n in names]))
         found: dict[str, list[str | None]] = {n: [] for n in names}
         examined = False
         for path in relative_paths:
             examined = True
-            if self.flavor == "hive":
-                texts = _hive_texts(path, probe)
-            else:
-                texts = probe._texts(path)
+            texts = self._texts_of(probe, path)
             _require_utf8(texts, path, None)
             for name, text in texts.items():
                 found.setdefault(name, []).append(text)
@@ -500,14 +499,35 @@ class PartitioningFactory:
             is_int = bool(present) and all(_INT.match(t) and -2**31 <= int(t) < 2**31
                                            for t in present)
             value_type = T.int32() if is_int else T.string()
-            if self.infer_dictionary:
-                uniq = list(dict.fromkeys(int(t) if is_int else t for t in present))
-                fields.append(T.field(name, T.dictionary(T.int32(), value_type)))
-                dictionaries.append(array(uniq, value_type))
-            else:
-                fields.append(T.field(name, value_type))
-                dictionaries.append(None)
+            uniq = list(dict.fromkeys(int(t) if is_int else t for t in present))
+            fields.append(T.field(name, T.dictionary(T.int32(), value_type)
+                                  if self.infer_dictionary else value_type))
+            dictionaries.append(array(uniq, value_type))
         return self._make(T.schema(fields), dictionaries)
+
+    def _texts_of(self, probe: Partitioning, path: str) -> dict[str, str | None]:
+        return _hive_texts(path, probe) if self.flavor == "hive" else probe._texts(path)
+
+    def _dictionaries_of(self, relative_paths: list[str]) -> list[Array | None]:
+        """Per field of the schema given, its distinct values in these paths, parsed as its
+        type (None for a field where some value does not: the dataset's reading of that path
+        raises the error naming its directory)."""
+        assert self.schema is not None
+        probe = self._make(self.schema)
+        found: dict[str, dict[str, None]] = {f.name: {} for f in self.schema}
+        for path in relative_paths:
+            for name, text in self._texts_of(probe, path).items():
+                if text is not None and name in found:
+                    found[name][text] = None
+        out: list[Array | None] = []
+        for f in self.schema:
+            value_type = f.type.value_type if isinstance(f.type, T.DictionaryType) else f.type
+            try:
+                out.append(array([parse_partition_value(t, f.type, f.name, "a path")
+                                  for t in found[f.name]], value_type))
+            except (ArrowException, ValueError, TypeError):
+                out.append(None)
+        return out
 
     def __repr__(self) -> str:
         return f"<arrowipc.dataset.PartitioningFactory flavor={self.flavor!r}>"

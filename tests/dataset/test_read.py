@@ -590,3 +590,43 @@ def test_datasets_and_fragments_pickle_as_pyarrows_do(tmp_path, partitioning):
     back = pickle.loads(pickle.dumps(ours))
     assert back.count_rows(filter=field("a") > 1) == theirs.count_rows(filter=pds.field("a") > 1)
     assert back.schema.equals(ours.schema) and back.files == ours.files
+
+
+def _partitioning_as_pyarrows(ours, theirs):
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours.schema.equals(theirs.schema)
+    assert len(ours.dictionaries) == len(theirs.dictionaries)
+    for a, b in zip(ours.dictionaries, theirs.dictionaries):
+        assert (a is None and b is None) or _ours(a).equals(b)
+
+
+@pytest.mark.parametrize("how", ["hive", "hive dictionary", "hive schema", "hive object",
+                                 "directory names", "directory schema dictionary", "none",
+                                 "none, one file"])
+def test_a_datasets_partitioning_is_pyarrows(tmp_path, how):
+    table = pa.table({"a": [1, 2, 3, 4, 5], "p": ["b", "a", "x", "b", "c"],
+                      "q": [3, 1, 2, 3, 1]})
+    flavor = "hive" if how.startswith("hive") else None
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["p", "q"],
+                      partitioning_flavor=flavor)
+    schema = pa.schema([("p", pa.string()), ("q", pa.int8())])
+    dict_schema = pa.schema([("p", pa.dictionary(pa.int32(), pa.string())), ("q", pa.int8())])
+
+    def make(mod):
+        return {"hive": "hive",
+                "hive dictionary": mod.HivePartitioning.discover(infer_dictionary=True),
+                "hive schema": mod.HivePartitioning.discover(schema=schema),
+                "hive object": mod.HivePartitioning(schema),
+                "directory names": ["p", "q"],
+                "directory schema dictionary": mod.DirectoryPartitioning.discover(
+                    schema=dict_schema),
+                "none": None, "none, one file": None}[how]
+    source = str(tmp_path / "b" / "3" / "part-0.arrow") if how == "none, one file" \
+        else str(tmp_path)
+    ours = ds.dataset(source, format="ipc", partitioning=make(ds))
+    theirs = pds.dataset(source, format="ipc", partitioning=make(pds))
+    _partitioning_as_pyarrows(ours.partitioning, theirs.partitioning)
+    assert _ours(ours.to_table()).equals(theirs.to_table())
+    # built from fragments or paths, a dataset has none
+    assert ds.FileSystemDataset(list(ours.get_fragments()), ours.schema,
+                                ours.format).partitioning is None
