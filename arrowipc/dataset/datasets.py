@@ -178,6 +178,16 @@ class FileSystemDataset(Dataset):
         # the root partition's `field == value` terms: a filter they make false reads no file
         self._root_values = ({} if self._root_partition is None
                              else equality_values(self._root_partition))
+        if partitioning is None:
+            # the fields the fragments' partition expressions fix that the schema has (as
+            # pyarrow fills them): a fragment whose expression does not fix one reads nulls
+            names = [n for n in dict.fromkeys(k for f in self._fragment_list
+                                              for k in f.partition_values)
+                     if n in self._schema.names]
+            for fragment in self._fragment_list:
+                for name in names:
+                    fragment.partition_values.setdefault(name, None)
+            self._partition_fields = names
 
     @classmethod
     def from_paths(cls, paths: Iterable[Any], schema: T.Schema | None = None,

@@ -308,3 +308,44 @@ def test_a_path_object_with_a_filesystem_not_local_is_a_type_error_as_pyarrows(t
     # a local filesystem (pyarrow's or fsspec's) takes it
     for local in (pafs.LocalFileSystem(), fsspec.filesystem("file")):
         assert ds.dataset(path, format="ipc", filesystem=local).to_table().num_rows == 2
+
+
+# -- FileFormat.make_fragment and inspect, and datasets of such fragments -----------------------
+def test_format_inspect_and_make_fragment_as_pyarrows(tree):
+    import fsspec
+    path = tree / "sub" / "x.arrow"
+    fsspec_local = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("file")))
+    for filesystem in (None, pafs.LocalFileSystem(), fsspec_local):
+        # pyarrow needs a filesystem for a path; ours reads a local one without
+        theirs = pds.IpcFileFormat().inspect(str(path), filesystem or pafs.LocalFileSystem())
+        assert ds.IpcFileFormat().inspect(str(path), filesystem).equals(theirs)
+        fragment = ds.IpcFileFormat().make_fragment(str(path), filesystem)
+        assert fragment.physical_schema.equals(theirs)
+        assert fragment.partition_expression.equals(ds.scalar(True))
+    assert ds.FeatherFileFormat().inspect(path).equals(theirs)
+    with pytest.raises(TypeError, match="^make_fragment takes the path of a file, got a "
+                                        "BufferReader "):
+        ds.IpcFileFormat().make_fragment(pa.BufferReader(b"abc"))
+
+
+def test_a_dataset_of_made_fragments_reads_their_partition_values_as_pyarrows(tree):
+    path = str(tree / "sub" / "x.arrow")
+    schema = pa.schema([("a", pa.int64()), ("part", pa.int64())])
+
+    def make(mod, filesystem):
+        fmt = mod.IpcFileFormat()
+        fragments = [fmt.make_fragment(path, filesystem, mod.field("part") == 1),
+                     fmt.make_fragment(path, filesystem, mod.field("part") == 2),
+                     fmt.make_fragment(path, filesystem)]
+        return mod.FileSystemDataset(fragments, schema=schema, format=fmt,
+                                     filesystem=filesystem)
+    ours, theirs = make(ds, None), make(pds, pafs.LocalFileSystem())
+    assert [f.partition_expression.equals(g.partition_expression)
+            for f, g in zip(ours.get_fragments(), theirs.get_fragments())] == [True] * 3
+    assert _pa(ours.to_table()).equals(theirs.to_table())
+    for make_filter in (lambda mod: mod.field("part") == 2,
+                        lambda mod: mod.field("part").is_null()):
+        expected = make_filter(pds)
+        for expr in (make_filter(ds), expected):        # pyarrow's expressions are taken too
+            assert _pa(ours.to_table(filter=expr)).equals(theirs.to_table(filter=expected))
+            assert ours.count_rows(filter=expr) == theirs.count_rows(filter=expected)
