@@ -61,7 +61,8 @@ class FileFormat:
                             f"{type(file).__name__} (arrowipc's fragments read files by path; "
                             f"read a buffer with arrowipc.ipc.open_file)")
         expr = _expression_argument("partition_expression", partition_expression)
-        filesystem, file = filesystem_argument(filesystem, file)
+        # a path object goes with any filesystem here (pyarrow's FileSource takes it)
+        filesystem, file = filesystem_argument(filesystem, os.fspath(file))
         storage, path = storage_of(file, filesystem)
         fragment = FileFragment(path, self, storage,
                                 {} if expr is None else equality_values(expr))

@@ -321,6 +321,9 @@ def test_format_inspect_and_make_fragment_as_pyarrows(tree):
         assert ds.IpcFileFormat().inspect(str(path), filesystem).equals(theirs)
         fragment = ds.IpcFileFormat().make_fragment(str(path), filesystem)
         assert fragment.physical_schema.equals(theirs)
+        # a path object too, with any filesystem (dataset() takes it with a local one only)
+        assert ds.IpcFileFormat().inspect(path, filesystem).equals(
+            pds.IpcFileFormat().inspect(path, filesystem or pafs.LocalFileSystem()))
         assert fragment.partition_expression.equals(ds.scalar(True))
     assert ds.FeatherFileFormat().inspect(path).equals(theirs)
     with pytest.raises(TypeError, match="^make_fragment takes the path of a file, got a "
