@@ -318,8 +318,8 @@ class InMemoryDataset(Dataset):
         assert sch is not None
         for b in batches:
             if not b.schema.equals(sch):
-                raise TypeError(f"Item has schema\n{b.schema}\nwhich does not match expected "
-                                f"schema\n{sch}")
+                raise ArrowTypeError(f"Item has schema\n{b.schema}\nwhich does not match "
+                                     f"expected schema\n{sch}")
         self._schema = sch
         self._batches = batches
 

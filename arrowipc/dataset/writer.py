@@ -44,9 +44,20 @@ class WrittenFile(NamedTuple):
 
 
 def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[RecordBatch]]:
-    """(schema, batches) of what write_dataset takes."""
-    from .datasets import Dataset
+    """(schema, batches) of what write_dataset takes, as pyarrow reads it: tables and batches
+    (or a list of them) as an InMemoryDataset of `schema` (an item of another schema is an
+    ArrowTypeError; the schema's metadata is written), a reader, stream or iterable of batches
+    as Scanner.from_batches reads it (projected to `schema`), a Dataset scanned whole (`schema`
+    is not used, as in pyarrow)."""
+    from .datasets import Dataset, InMemoryDataset, _arrowipc_data
     from .scanner import Scanner
+    if type(data).__name__ in ("Table", "RecordBatch") and (
+            hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__")):
+        data = _arrowipc_data(data)         # pyarrow's, through the C data interface
+    if isinstance(data, (Table, RecordBatch, list, tuple)):
+        if isinstance(data, (list, tuple)) and not data and schema is None:
+            raise ValueError("Must provide schema to write an empty list")
+        data = InMemoryDataset(data, schema)
     if isinstance(data, Dataset):
         scanner = data.scanner()
         return scanner.projected_schema, scanner.to_batches()
@@ -54,45 +65,21 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         if schema is not None:
             raise ValueError("Cannot specify a schema when writing a Scanner")
         return data.projected_schema, data.to_batches()
-    if isinstance(data, Table):
-        return data.schema, iter(data.to_batches())
-    if isinstance(data, RecordBatch):
-        return data.schema, iter([data])
     is_reader = isinstance(data, RecordBatchReader) or (
         type(data).__name__ == "RecordBatchReader" and hasattr(data, "__arrow_c_stream__"))
     if is_reader and schema is not None:
         raise ValueError("Cannot specify a schema when providing a RecordBatchReader")
-    if isinstance(data, RecordBatchReader):
-        return data.schema, iter(data)
-    if isinstance(data, (list, tuple)):
-        items = list(data)
-        batches: list[RecordBatch] = []
-        for item in items:
-            if isinstance(item, Table):
-                batches.extend(item.to_batches())
-            elif isinstance(item, RecordBatch):
-                batches.append(item)
-            elif hasattr(item, "__arrow_c_stream__") or hasattr(item, "__arrow_c_array__"):
-                from ..table import table as to_table
-                batches.extend(to_table(item).to_batches())
-            else:
-                raise TypeError(f"Expected a list of tables or batches, got a "
-                                f"{type(item).__name__}")
-        if schema is None:
-            if not batches:
-                raise ValueError("Must provide schema to write an empty list")
-            schema = batches[0].schema
-        return schema, iter(batches)
-    if hasattr(data, "__arrow_c_stream__"):
-        reader = RecordBatchReader.from_stream(data)
-        return reader.schema, iter(reader)
-    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes)):
+    if not (isinstance(data, RecordBatchReader) or hasattr(data, "__arrow_c_stream__")):
+        if not hasattr(data, "__iter__") or isinstance(data, (str, bytes)):
+            raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: "
+                            f"give a Table, RecordBatch, list of them, RecordBatchReader, "
+                            f"Dataset, Scanner, an iterable of batches (with schema=) or an "
+                            f"object with __arrow_c_stream__")
         if schema is None:
             raise ValueError("write_dataset needs schema= with an iterable of batches")
-        return schema, _each_batch(data)
-    raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: give a "
-                    f"Table, RecordBatch, list of them, RecordBatchReader, Dataset or an object "
-                    f"with __arrow_c_stream__")
+        data = _each_batch(data)
+    scanner = Scanner.from_batches(data, schema=schema)
+    return scanner.projected_schema, scanner.to_batches()
 
 
 def _each_batch(items: Any) -> Iterator[RecordBatch]:
@@ -432,15 +419,11 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     if basename_template is None:
         basename_template = f"part-{{i}}.{fmt.default_extname}"
     elif "{i}" not in basename_template:
-        raise ValueError("basename_template did not contain '{i}'")
+        raise ArrowInvalid("basename_template did not contain '{i}'")
 
     if schema is not None:
         schema = as_schema(schema)
     data_schema, batches = _batches_of(data, schema)
-    if schema is not None and not schema.equals(data_schema):
-        target = schema
-        batches = (b.cast(target) if not b.schema.equals(target) else b for b in batches)
-        data_schema = target
     part = _resolve_partitioning(partitioning, partitioning_flavor, data_schema)
     part_names = [] if part is None else list(part.schema.names)
     for name in part_names:

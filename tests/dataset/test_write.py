@@ -293,3 +293,47 @@ def test_an_iterable_of_batches_with_a_schema(tmp_path, table):
     assert ds.dataset(str(tmp_path / "o")).to_table().equals(table)
     with pytest.raises(ValueError, match="needs schema= with an iterable of batches"):
         ds.write_dataset((b for b in table.to_batches()), str(tmp_path / "p"))
+
+
+_DATA = {
+    "table": lambda t: t, "batch": lambda t: t.to_batches()[0], "list": lambda t: t.to_batches(),
+    "iterator": lambda t: iter(t.to_batches()),
+}
+_SCHEMAS = {
+    "int32": pa.schema([("i", pa.int32()), ("s", pa.string())]),
+    "reordered": pa.schema([("s", pa.string()), ("i", pa.int64())]),
+    "fewer": pa.schema([("i", pa.int64())]),
+    "metadata": pa.schema([("i", pa.int64()), ("s", pa.string())], metadata={"k": "v"}),
+}
+
+
+@pytest.mark.parametrize("data", sorted(_DATA))
+@pytest.mark.parametrize("schema", sorted(_SCHEMAS))
+def test_schema_given_to_write_dataset_is_taken_as_pyarrow_takes_it(tmp_path, data, schema):
+    # tables and batches must have it (as an InMemoryDataset); an iterator is projected to it
+    table = pa.table({"i": pa.array([1, 2], pa.int64()), "s": ["a", "b"]})
+    results = []
+    for name, write in (("theirs", pds.write_dataset), ("ours", ds.write_dataset)):
+        try:
+            write(_DATA[data](table), str(tmp_path / name), format="ipc",
+                  schema=_SCHEMAS[schema])
+        except Exception as e:      # noqa: BLE001 - the class and message are compared
+            results.append((isinstance(e, TypeError), type(e).__name__, str(e)))
+        else:
+            back = pds.dataset(str(tmp_path / name), format="ipc").to_table()
+            results.append((back.schema, back.schema.metadata, back.to_pydict()))
+    theirs, ours = results
+    assert ours == theirs
+
+
+def test_from_batches_takes_no_schema_with_a_reader_as_pyarrows():
+    table = pa.table({"i": [1, 2]})
+    for source, what in ((lambda: pa.RecordBatchReader.from_batches(table.schema,
+                                                                    table.to_batches()),
+                          "a RecordBatchReader"),
+                         (lambda: A.table({"i": [1]}), "an object implementing the Arrow "
+                                                       "PyCapsule Protocol")):
+        for mod in (pds, ds):
+            with pytest.raises(ValueError, match=f"^Cannot specify a schema when providing "
+                                                 f"{what}$"):
+                mod.Scanner.from_batches(source(), schema=table.schema)
