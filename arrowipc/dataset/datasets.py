@@ -137,9 +137,23 @@ class Dataset:
         return out
 
     def replace_schema(self, schema: T.Schema) -> Dataset:
-        """This dataset read as `schema`."""
+        """This dataset read as `schema`: its fields in any order, fewer, or more (read as
+        nulls); a field keeping its name keeps its type (another is an ArrowTypeError, as
+        pyarrow's replace_schema raises)."""
+        schema = as_schema(schema)
+        for new in schema:
+            i = self._schema.get_field_index(new.name)
+            old = self._schema.field(i) if i >= 0 else None
+            if old is not None and not old.type.equals(new.type):
+                raise ArrowTypeError(f"fields had matching names but differing types. From: "
+                                     f"{old.name}: {old.type} To: {new.name}: {new.type}")
+        return self._read_as(schema)
+
+    def _read_as(self, schema: T.Schema) -> Dataset:
+        """This dataset read as `schema`, whatever its types (UnionDataset's children: their
+        columns are cast to the union's)."""
         out = self._copy()
-        out._schema = as_schema(schema)
+        out._schema = schema
         return out
 
     def _copy(self) -> Dataset:
@@ -352,7 +366,7 @@ class UnionDataset(Dataset):
 
     def __init__(self, schema: T.Schema, children: Iterable[Dataset]) -> None:
         self._schema = _schema_argument("schema", schema)
-        self._children = [child.replace_schema(self._schema) for child in children]
+        self._children = [child._read_as(self._schema) for child in children]
         for child in self._children:
             if not isinstance(child, Dataset):
                 raise TypeError(f"Expected a list of Datasets, got a {type(child).__name__}")
@@ -384,9 +398,8 @@ class UnionDataset(Dataset):
         return UnionScanner(self._schema, children, columns=columns, filter=expr,
                             batch_size=batch_size, use_threads=use_threads)
 
-    def replace_schema(self, schema: T.Schema) -> Dataset:
-        """This union read as `schema` (every child with it)."""
-        return UnionDataset(as_schema(schema), self._children)
+    def _read_as(self, schema: T.Schema) -> Dataset:
+        return UnionDataset(schema, self._children)
 
     def __repr__(self) -> str:
         return f"<arrowipc.dataset.UnionDataset children={len(self._children)}>"
