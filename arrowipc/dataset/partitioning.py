@@ -65,7 +65,8 @@ def _require_utf8(texts: Mapping[str, str | None], relative_path: str, where: st
 
 def _check_encoding(segment_encoding: str) -> str:
     if segment_encoding.lower() not in _SEGMENT_ENCODINGS:
-        raise ValueError(f"Invalid segment encoding: {segment_encoding}")
+        raise ValueError(f"Unknown segment encoding: {segment_encoding} (expected one of "
+                         f"{', '.join(sorted(_SEGMENT_ENCODINGS))})")
     return segment_encoding.lower()
 
 

@@ -235,3 +235,15 @@ def test_values_a_header_places_past_the_body_are_an_error_naming_the_file(tmp_p
                                            f"bytes \\[{offset}, {offset}\\+80000\\) but the "
                                            f"body has 80000 bytes"):
         ds.dataset([good, bad], format="ipc").count_rows(filter=ds.field("x") < 10)
+
+
+def test_an_unknown_segment_encoding_is_named_as_pyarrow_names_it():
+    import pyarrow.dataset as pds
+    schema = pa.schema([("y", pa.int16())])
+    with pytest.raises(ValueError, match="^Unknown segment encoding: bogus$"):
+        pds.DirectoryPartitioning(schema, segment_encoding="bogus")
+    for make in (lambda: ds.DirectoryPartitioning(schema, segment_encoding="bogus"),
+                 lambda: ds.HivePartitioning.discover(segment_encoding="bogus")):
+        with pytest.raises(ValueError, match=r"^Unknown segment encoding: bogus \(expected one "
+                                             r"of none, uri\)$"):
+            make()
