@@ -591,8 +591,10 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     if part is not None:
         dictionaries = {f.name: d for f, d in zip(part.schema, part.dictionaries)
                         if d is not None and isinstance(f.type, T.DictionaryType)}
+        types = {f.name: f.type for f in part.schema}
         for fragment in fragments:
             fragment.partition_dictionaries = dictionaries
+            fragment.partition_types = types
     if exclude_invalid_files:
         fragments = [f for f in fragments if _is_valid(f)]
         for i, f in enumerate(fragments):

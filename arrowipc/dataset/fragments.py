@@ -296,6 +296,9 @@ class FileFragment(Fragment):
         # the partitioning's dictionary of each dictionary-typed partition field: its column
         # indexes into it, as pyarrow's does (set by dataset())
         self.partition_dictionaries: dict[str, Array] = {}
+        # the partitioning's type of each partition field: its partition expression's literals
+        # have it, as pyarrow's (set by dataset(); untyped literals without it)
+        self.partition_types: dict[str, T.DataType] = {}
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
@@ -343,7 +346,7 @@ class FileFragment(Fragment):
         if self.given_expression is not None:
             return self.given_expression
         return values_expression({k: v for k, v in self.partition_values.items()
-                                  if k in self._given})
+                                  if k in self._given}, self.partition_types)
 
     @property
     def physical_schema(self) -> T.Schema:

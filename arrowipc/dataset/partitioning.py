@@ -178,7 +178,8 @@ class Partitioning:
 
     def parse(self, path: str) -> Expression:
         """The partition expression of `path` (pyarrow's Partitioning.parse)."""
-        return values_expression(self.values_of(path.lstrip("/")))
+        return values_expression(self.values_of(path.lstrip("/")),
+                                 {f.name: f.type for f in self._schema})
 
     # -- writing ----------------------------------------------------------------------------------
     def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
@@ -247,13 +248,22 @@ def _dictionary_list(schema: T.Schema, dictionaries: Mapping[str, Any] | Sequenc
     return [None if d is None else (d if isinstance(d, Array) else array(d)) for d in got]
 
 
-def values_expression(values: Mapping[str, Any]) -> Expression:
+def values_expression(values: Mapping[str, Any],
+                      types: Mapping[str, T.DataType] | None = None) -> Expression:
     """`field == value` (`is_null(field)` for None) for each pair, joined by `and`; the literal
-    true for no pairs."""
+    true for no pairs. A value whose field has a type in `types` is a literal of that type (of
+    its values' type for a dictionary), as pyarrow's partition expressions are: `q == 1` of
+    an int32 field equals `field("q") == pa.scalar(1, pa.int32())`."""
     from ..expression import field, scalar
     out: Expression | None = None
     for name, value in values.items():
-        term = field(name).is_null() if value is None else field(name) == scalar(value)
+        if value is None:
+            term = field(name).is_null()
+        else:
+            type_ = (types or {}).get(name)
+            if isinstance(type_, T.DictionaryType):
+                type_ = type_.value_type
+            term = field(name) == scalar(value if type_ is None else array([value], type_)[0])
         out = term if out is None else out & term
     return scalar(True) if out is None else out
 

@@ -630,3 +630,24 @@ def test_a_datasets_partitioning_is_pyarrows(tmp_path, how):
     # built from fragments or paths, a dataset has none
     assert ds.FileSystemDataset(list(ours.get_fragments()), ours.schema,
                                 ours.format).partitioning is None
+
+
+@pytest.mark.parametrize("how", ["hive", "hive int8", "parse timestamp"])
+def test_partition_expressions_have_the_fields_types_as_pyarrows(tmp_path, how):
+    table = pa.table({"a": [1, 2], "p": ["x", "y"], "q": [1, 2]})
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["p", "q"],
+                      partitioning_flavor="hive")
+    typed = pa.schema([("p", pa.string()), ("q", pa.int8())])
+
+    def expression(mod):
+        if how == "parse timestamp":
+            return mod.HivePartitioning(pa.schema([("t", pa.timestamp("s"))])).parse(
+                "/t=2021-01-02 03:04:05/")
+        data = mod.dataset(str(tmp_path), format="ipc",
+                           partitioning="hive" if how == "hive" else mod.HivePartitioning(typed))
+        return next(iter(data.get_fragments())).partition_expression
+    ours, theirs = expression(ds), expression(pds)
+    assert str(ours) == str(theirs)
+    for literal in (1, pa.scalar(1, pa.int32()), pa.scalar(1, pa.int8())):
+        expected = (pds.field("p") == "x") & (pds.field("q") == literal)
+        assert ours.equals(expected) == theirs.equals(expected)
