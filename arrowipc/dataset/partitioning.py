@@ -521,21 +521,32 @@ class PartitioningFactory:
 
     def _dictionaries_of(self, relative_paths: list[str]) -> list[Array | None]:
         """Per field of the schema given, its distinct values in these paths, parsed as its
-        type (None for a field where some value does not: the dataset's reading of that path
-        raises the error naming its directory)."""
+        type. A value that does not parse is pyarrow's ArrowInvalid ("Could not cast segments
+        for partition field ..."), naming the path; a field whose values make no array (text
+        that is not UTF-8) has None, and the dataset's reading of its path raises."""
         assert self.schema is not None
         probe = self._make(self.schema)
-        found: dict[str, dict[str, None]] = {f.name: {} for f in self.schema}
+        # field -> text -> the first path giving it
+        found: dict[str, dict[str, str]] = {f.name: {} for f in self.schema}
         for path in relative_paths:
             for name, text in self._texts_of(probe, path).items():
                 if text is not None and name in found:
-                    found[name][text] = None
+                    found[name].setdefault(text, path)
         out: list[Array | None] = []
         for f in self.schema:
             value_type = f.type.value_type if isinstance(f.type, T.DictionaryType) else f.type
+            values = []
+            for text, path in found[f.name].items():
+                try:
+                    values.append(parse_partition_value(text, f.type, f.name, path))
+                except ArrowInvalid:
+                    raise ArrowInvalid(
+                        f"Could not cast segments for partition field {f.name} to requested "
+                        f"type {f.type} because: Invalid: Failed to parse string: '{text}' as "
+                        f"a scalar of type {value_type} (path '{_shown(path)}' below the "
+                        f"partition base directory)") from None
             try:
-                out.append(array([parse_partition_value(t, f.type, f.name, "a path")
-                                  for t in found[f.name]], value_type))
+                out.append(array(values, value_type))
             except (ArrowException, ValueError, TypeError):
                 out.append(None)
         return out

@@ -247,3 +247,26 @@ def test_an_unknown_segment_encoding_is_named_as_pyarrow_names_it():
         with pytest.raises(ValueError, match=r"^Unknown segment encoding: bogus \(expected one "
                                              r"of none, uri\)$"):
             make()
+
+
+@pytest.mark.parametrize("flavor", ["hive", "directory"])
+def test_a_discovered_value_that_does_not_parse_as_the_schema_given_is_pyarrows_error(
+        tmp_path, flavor):
+    import pyarrow.dataset as pds
+    for value in ("1", "abc"):
+        d = tmp_path / (f"y={value}" if flavor == "hive" else value)
+        d.mkdir()
+        pf.write_feather(pa.table({"x": [1]}), str(d / "f.arrow"))
+    schema = pa.schema([("y", pa.int32())])
+    expected = ("Could not cast segments for partition field y to requested type int32 "
+                "because: Invalid: Failed to parse string: 'abc' as a scalar of type int32")
+
+    def factory(mod):
+        return (mod.HivePartitioning if flavor == "hive" else mod.DirectoryPartitioning
+                ).discover(schema=schema)
+    with pytest.raises(pa.ArrowInvalid, match=f"^{re.escape(expected)}$"):
+        pds.dataset(str(tmp_path), format="ipc", partitioning=factory(pds))
+    where = "y=abc" if flavor == "hive" else "abc"
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(expected)} \\(path '{where}/f.arrow' "
+                                           f"below the partition base directory\\)$"):
+        ds.dataset(str(tmp_path), format="ipc", partitioning=factory(ds))
