@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from ..batch_reader import RecordBatchReader
     from ..expression import Expression
 
-__all__ = ["Dataset", "FileSystemDataset", "InMemoryDataset", "dataset"]
+__all__ = ["Dataset", "FileSystemDataset", "FileSystemDatasetFactory", "FileSystemFactoryOptions",
+           "InMemoryDataset", "dataset"]
 
 
 class Dataset:
@@ -645,3 +646,101 @@ def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Sche
     metadata = fragments[0].physical_schema.metadata if fragments else None
     return T.schema(fields, metadata)
 
+
+
+class FileSystemFactoryOptions:
+    """How FileSystemDatasetFactory finds a dataset's files and partitions (pyarrow's
+    FileSystemFactoryOptions): `partitioning` or `partitioning_factory` (one slot: the last
+    set is used), `partition_base_dir`, `exclude_invalid_files` (False),
+    `selector_ignore_prefixes` ([".", "_"])."""
+
+    def __init__(self, partition_base_dir: str | None = None, partitioning: Any = None,
+                 exclude_invalid_files: bool | None = None,
+                 selector_ignore_prefixes: list[str] | None = None) -> None:
+        self.partition_base_dir = partition_base_dir
+        self._partitioning: Any = partitioning
+        self.exclude_invalid_files = bool(exclude_invalid_files)
+        self.selector_ignore_prefixes = (list(DEFAULT_IGNORE_PREFIXES)
+                                         if selector_ignore_prefixes is None
+                                         else list(selector_ignore_prefixes))
+
+    @property
+    def partitioning(self) -> Partitioning | None:
+        """The Partitioning set (None when a factory is, or nothing)."""
+        return self._partitioning if isinstance(self._partitioning, Partitioning) else None
+
+    @partitioning.setter
+    def partitioning(self, value: Any) -> None:
+        self._partitioning = value
+
+    @property
+    def partitioning_factory(self) -> PartitioningFactory | None:
+        """The PartitioningFactory set (None when a Partitioning is, or nothing)."""
+        return (self._partitioning if isinstance(self._partitioning, PartitioningFactory)
+                else None)
+
+    @partitioning_factory.setter
+    def partitioning_factory(self, value: Any) -> None:
+        self._partitioning = value
+
+
+class FileSystemDatasetFactory:
+    """A dataset's files on a filesystem, inspected before the dataset is made (pyarrow's
+    FileSystemDatasetFactory): `inspect()` gives its files' schemas unified, `finish()` the
+    FileSystemDataset dataset() would make. `paths_or_selector`: a list of paths, or a pyarrow FileSelector
+    (its directory is the partition base directory unless the options say another)."""
+
+    def __init__(self, filesystem: Any, paths_or_selector: Any, format: FileFormat,
+                 options: FileSystemFactoryOptions | None = None) -> None:
+        self._format = _format_argument("format", format)
+        self._options = options if options is not None else FileSystemFactoryOptions()
+        self._filesystem = filesystem
+        base = getattr(paths_or_selector, "base_dir", None)
+        if isinstance(base, str):
+            if not getattr(paths_or_selector, "recursive", False):
+                # only the directory's own files: the filesystem lists them
+                infos = filesystem.get_file_info(paths_or_selector)
+                self._source: Any = [i.path for i in infos if i.is_file]
+            else:
+                self._source = base
+            self._base_dir: str | None = self._options.partition_base_dir or base
+        elif isinstance(paths_or_selector, (list, tuple)):
+            self._source = [os.fspath(p) for p in paths_or_selector]
+            self._base_dir = self._options.partition_base_dir
+        else:
+            raise TypeError(f"Expected a list of paths or a FileSelector, got a "
+                            f"{type(paths_or_selector).__name__}")
+
+    def _dataset(self, schema: T.Schema | None) -> Dataset:
+        opts = self._options
+        return dataset(self._source, schema=schema, format=self._format,
+                       filesystem=self._filesystem, partitioning=opts._partitioning,
+                       partition_base_dir=self._base_dir,
+                       exclude_invalid_files=opts.exclude_invalid_files,
+                       ignore_prefixes=opts.selector_ignore_prefixes)
+
+    def inspect(self, *, promote_options: str = "default", fragments: int | None = None
+                ) -> T.Schema:
+        """The schemas of the first `fragments` files (None: all), unified as unify_schemas
+        unifies them with `promote_options` ("default" or "permissive"), then the partition
+        fields (pyarrow's inspect; dataset() and finish() read the first file's)."""
+        if promote_options not in ("default", "permissive"):
+            raise ValueError(f"Invalid promote_options: {promote_options}")
+        if fragments is not None and (not isinstance(fragments, int)
+                                      or isinstance(fragments, bool) or fragments < 0):
+            raise ValueError(f"Fragment count must be a non-negative int or None; got "
+                             f"{fragments!r}")
+        found = self._dataset(None)
+        assert isinstance(found, FileSystemDataset)
+        files = found._fragment_list[:fragments]
+        if not files:
+            return found.schema
+        unified = unify_schemas([f.physical_schema for f in files],
+                                promote_options=promote_options)
+        part = found.partitioning
+        return T.schema(list(unified) + [f for f in (part.schema if part is not None else ())
+                                         if f.name not in unified.names], unified.metadata)
+
+    def finish(self, schema: T.Schema | None = None) -> Dataset:
+        """The FileSystemDataset (with `schema`, or the one inspect() finds)."""
+        return self._dataset(None if schema is None else _schema_argument("schema", schema))

@@ -352,3 +352,72 @@ def test_a_dataset_of_made_fragments_reads_their_partition_values_as_pyarrows(tr
         for expr in (make_filter(ds), expected):        # pyarrow's expressions are taken too
             assert _pa(ours.to_table(filter=expr)).equals(theirs.to_table(filter=expected))
             assert ours.count_rows(filter=expr) == theirs.count_rows(filter=expected)
+
+
+# -- FileSystemDatasetFactory and FileSystemFactoryOptions ----------------------------------------
+@pytest.fixture
+def encoded_tree():
+    mockfs = pafs._MockFileSystem()
+    schema = pa.schema([("i64", pa.int64())])
+    for directory in ["directory/2021-05-04 00%3A00%3A00/%24",
+                      "hive/date=2021-05-04 00%3A00%3A00/string=%24"]:
+        mockfs.create_dir(directory)
+        with mockfs.open_output_stream(directory + "/0.feather") as sink:
+            with pipc.new_file(sink, schema) as writer:
+                writer.write_table(pa.table([pa.array(range(4))], schema=schema))
+    return mockfs
+
+
+@pytest.mark.parametrize("flavor", ["directory", "hive"])
+@pytest.mark.parametrize("how", ["schema", "names none", "object none"])
+def test_filesystem_dataset_factory_as_pyarrows(encoded_tree, flavor, how):
+    import pickle
+    timestamp_schema = pa.schema([("date", pa.timestamp("s")), ("string", pa.string())])
+    string_schema = pa.schema([("date", pa.string()), ("string", pa.string())])
+    results = []
+    for mod in (pds, ds):
+        cls = mod.HivePartitioning if flavor == "hive" else mod.DirectoryPartitioning
+        options = mod.FileSystemFactoryOptions(flavor)
+        if how == "schema":
+            options.partitioning_factory = pickle.loads(pickle.dumps(
+                cls.discover(schema=timestamp_schema)))
+        elif how == "names none":
+            options.partitioning_factory = (
+                cls.discover(segment_encoding="none") if flavor == "hive"
+                else cls.discover(["date", "string"], segment_encoding="none"))
+        else:
+            options.partitioning = cls(string_schema, segment_encoding="none")
+        factory = mod.FileSystemDatasetFactory(
+            encoded_tree, pafs.FileSelector(flavor, recursive=True), mod.IpcFileFormat(),
+            options)
+        data = factory.finish()
+        results.append((str(factory.inspect()), [str(f.partition_expression)
+                                                 for f in data.get_fragments()],
+                        pa.table(data.to_table()).to_pydict()))
+    theirs, ours = results
+    assert ours == theirs
+
+
+def test_filesystem_dataset_factory_inspects_every_file_as_pyarrows(tmp_path):
+    paths = []
+    for i, type_ in enumerate((pa.int8(), pa.int16())):
+        paths.append(str(tmp_path / f"{i}.arrow"))
+        pfeather.write_feather(pa.table({"v": pa.array([i], type_)}), paths[-1])
+    local = pafs.LocalFileSystem()
+    for mod in (pds, ds):
+        factory = mod.FileSystemDatasetFactory(local, paths, mod.IpcFileFormat())
+        with pytest.raises(TypeError, match="^Unable to merge: Field v has incompatible "
+                                            "types: int8 vs int16"):
+            factory.inspect()
+        assert str(factory.inspect(promote_options="permissive")) == "v: int16"
+        assert str(factory.inspect(fragments=1)) == "v: int8"
+        assert str(factory.finish().schema) == "v: int8"
+        with pytest.raises(ValueError, match="^Invalid promote_options: bad$"):
+            factory.inspect(promote_options="bad")
+        for bad in ("one", -1):
+            with pytest.raises(ValueError, match=f"^Fragment count must be a non-negative int "
+                                                 f"or None; got {bad!r}$"):
+                factory.inspect(fragments=bad)
+    options = ds.FileSystemFactoryOptions()
+    assert (options.exclude_invalid_files, options.selector_ignore_prefixes,
+            options.partitioning, options.partitioning_factory) == (False, [".", "_"], None, None)
