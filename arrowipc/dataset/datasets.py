@@ -500,8 +500,9 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "
                          f"give arrowipc.dataset's own partitioning factory")
     ours: T.Schema = to_table(obj.schema.empty_table()).schema
-    classes: dict[str, type[Partitioning]] = {"HivePartitioning": HivePartitioning, "DirectoryPartitioning":
-               DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
+    classes: dict[str, type[Partitioning]] = {
+        "HivePartitioning": HivePartitioning, "DirectoryPartitioning": DirectoryPartitioning,
+        "FilenamePartitioning": FilenamePartitioning}
     if name not in classes:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")
     from ..array import array
@@ -687,8 +688,9 @@ class FileSystemFactoryOptions:
 class FileSystemDatasetFactory:
     """A dataset's files on a filesystem, inspected before the dataset is made (pyarrow's
     FileSystemDatasetFactory): `inspect()` gives its files' schemas unified, `finish()` the
-    FileSystemDataset dataset() would make. `paths_or_selector`: a list of paths, or a pyarrow FileSelector
-    (its directory is the partition base directory unless the options say another)."""
+    FileSystemDataset dataset() would make. `paths_or_selector`: a list of paths, or a pyarrow
+    FileSelector (its directory is the partition base directory unless the options say
+    another)."""
 
     def __init__(self, filesystem: Any, paths_or_selector: Any, format: FileFormat,
                  options: FileSystemFactoryOptions | None = None) -> None:

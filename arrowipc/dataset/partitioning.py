@@ -12,7 +12,8 @@ that fits int32 is int32, any other is string (pyarrow's inference), dictionary-
 not parse is an ArrowInvalid naming the directory.
 
 Values are decoded as `segment_encoding="uri"` (the default) says: `%XX` escapes as Spark and
-Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them (layout.decode_segment_value).
+Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them
+(layout.decode_segment_value).
 """
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ class Partitioning:
 
     _flavor = ""
 
-    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+    def __init__(self, schema: T.Schema,
+                 dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
                  segment_encoding: str = "uri") -> None:
         self._schema = as_schema(schema)
         self._segment_encoding = _check_encoding(segment_encoding)
@@ -357,7 +359,8 @@ class HivePartitioning(Partitioning):
 
     _flavor = "hive"
 
-    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+    def __init__(self, schema: T.Schema,
+                 dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
                  null_fallback: str = DEFAULT_PARTITION_NAME, segment_encoding: str = "uri"
                  ) -> None:
         super().__init__(schema, dictionaries, segment_encoding)
