@@ -651,15 +651,17 @@ def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Sche
 
 class FileSystemFactoryOptions:
     """How FileSystemDatasetFactory finds a dataset's files and partitions (pyarrow's
-    FileSystemFactoryOptions): `partitioning` or `partitioning_factory` (one slot: the last
-    set is used), `partition_base_dir`, `exclude_invalid_files` (False),
-    `selector_ignore_prefixes` ([".", "_"])."""
+    FileSystemFactoryOptions): `partitioning` (a DirectoryPartitioning of no field by
+    default, as pyarrow's) or `partitioning_factory` (one slot: the last set is used),
+    `partition_base_dir`, `exclude_invalid_files` (False), `selector_ignore_prefixes`
+    ([".", "_"])."""
 
     def __init__(self, partition_base_dir: str | None = None, partitioning: Any = None,
                  exclude_invalid_files: bool | None = None,
                  selector_ignore_prefixes: list[str] | None = None) -> None:
         self.partition_base_dir = partition_base_dir
-        self._partitioning: Any = partitioning
+        self._partitioning: Any = (DirectoryPartitioning(T.schema([])) if partitioning is None
+                                   else partitioning)
         self.exclude_invalid_files = bool(exclude_invalid_files)
         self.selector_ignore_prefixes = (list(DEFAULT_IGNORE_PREFIXES)
                                          if selector_ignore_prefixes is None

@@ -418,6 +418,9 @@ def test_filesystem_dataset_factory_inspects_every_file_as_pyarrows(tmp_path):
             with pytest.raises(ValueError, match=f"^Fragment count must be a non-negative int "
                                                  f"or None; got {bad!r}$"):
                 factory.inspect(fragments=bad)
-    options = ds.FileSystemFactoryOptions()
-    assert (options.exclude_invalid_files, options.selector_ignore_prefixes,
-            options.partitioning, options.partitioning_factory) == (False, [".", "_"], None, None)
+    for mod in (pds, ds):
+        options = mod.FileSystemFactoryOptions()
+        assert (options.exclude_invalid_files, options.selector_ignore_prefixes,
+                type(options.partitioning).__name__, len(options.partitioning.schema),
+                options.partitioning_factory) == (
+            False, [".", "_"], "DirectoryPartitioning", 0, None)
