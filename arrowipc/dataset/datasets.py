@@ -438,16 +438,7 @@ def _format_argument(name: str, obj: Any) -> FileFormat:
                     f"{type(obj).__name__})")
 
 
-def _expression_argument(name: str, obj: Any) -> Expression | None:
-    """An Expression argument (pyarrow's converted) or None; TypeError naming the argument
-    for anything else (a bare value is not taken as a literal here)."""
-    from ..expression import Expression
-    if obj is None or isinstance(obj, Expression):
-        return obj
-    if type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow"):
-        return _exprs.as_expression(obj)
-    raise TypeError(f"Argument '{name}' has incorrect type (expected Expression, got "
-                    f"{type(obj).__name__})")
+_expression_argument = _exprs.expression_argument
 
 
 def _partitioning_of(partitioning: Any, relative: list[str | None], base_dir: str | None

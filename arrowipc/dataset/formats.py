@@ -7,7 +7,7 @@ first read: the file magic `ARROW1` is the file format, anything else is read as
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ArrowInvalid
 from ..ipc.format import FEATHER_V1_MAGIC, file_magic, foreign_format
@@ -30,6 +30,9 @@ class FileFormat:
     type_name = ""
     default_extname = ""
     is_stream = False
+    # FileFragment, registered by fragments.py (which imports this module, so this one names
+    # it without importing it back)
+    _fragment_class: ClassVar[type[FileFragment]]
 
     def __init__(self) -> None:
         if type(self) is FileFormat:
@@ -52,20 +55,19 @@ class FileFormat:
         signature: the size is read from the file."""
         import os
 
-        from .datasets import _expression_argument
+        from ._exprs import expression_argument
         from .discovery import filesystem_argument, storage_of
-        from .fragments import FileFragment
         from .partitioning import equality_values
         if not isinstance(file, (str, os.PathLike)):
             raise TypeError(f"make_fragment takes the path of a file, got a "
                             f"{type(file).__name__} (arrowipc's fragments read files by path; "
                             f"read a buffer with arrowipc.ipc.open_file)")
-        expr = _expression_argument("partition_expression", partition_expression)
+        expr = expression_argument("partition_expression", partition_expression)
         # a path object goes with any filesystem here (pyarrow's FileSource takes it)
         filesystem, file = filesystem_argument(filesystem, os.fspath(file))
         storage, path = storage_of(file, filesystem)
-        fragment = FileFragment(path, self, storage,
-                                {} if expr is None else equality_values(expr))
+        fragment = FileFormat._fragment_class(path, self, storage,
+                                              {} if expr is None else equality_values(expr))
         fragment.given_expression = expr
         return fragment
 

@@ -733,6 +733,9 @@ class FileFragment(Fragment):
 WINDOW_LIMIT = 32 << 20
 
 
+FileFormat._fragment_class = FileFragment      # what FileFormat.make_fragment makes
+
+
 class _Window:
     """A run of adjacent surviving batches of one file, fetched together by the first task
     that reads one of them."""
