@@ -43,6 +43,9 @@ class WrittenFile(NamedTuple):
     size: int | None
 
 
+_AS_THEY_COME = 1 << 62       # a scan's batch_size that slices no batch
+
+
 def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[RecordBatch]]:
     """(schema, batches) of what write_dataset takes, as pyarrow reads it: tables and batches
     (or a list of them) as an InMemoryDataset of `schema` (an item of another schema is an
@@ -57,7 +60,8 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
     if isinstance(data, (Table, RecordBatch, list, tuple)):
         if isinstance(data, (list, tuple)) and not data and schema is None:
             raise ValueError("Must provide schema to write an empty list")
-        data = InMemoryDataset(data, schema)
+        memory = InMemoryDataset(data, schema)
+        return memory.schema, iter(memory._batches)     # as given, not sliced by a scan
     if isinstance(data, Dataset):
         scanner = data.scanner()
         return scanner.projected_schema, scanner.to_batches()
@@ -78,7 +82,8 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         if schema is None:
             raise ValueError("write_dataset needs schema= with an iterable of batches")
         data = _each_batch(data)
-    scanner = Scanner.from_batches(data, schema=schema)
+    # the batches as they come (a scan would slice them at its batch_size)
+    scanner = Scanner.from_batches(data, schema=schema, batch_size=_AS_THEY_COME)
     return scanner.projected_schema, scanner.to_batches()
 
 
