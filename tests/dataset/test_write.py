@@ -337,3 +337,10 @@ def test_from_batches_takes_no_schema_with_a_reader_as_pyarrows():
             with pytest.raises(ValueError, match=f"^Cannot specify a schema when providing "
                                                  f"{what}$"):
                 mod.Scanner.from_batches(source(), schema=table.schema)
+
+
+@pytest.mark.parametrize("data", sorted(_DATA))
+def test_batches_are_written_as_they_come_whatever_checks_the_schema(tmp_path, data):
+    table = pa.table({"i": np.arange(200_000)})
+    ds.write_dataset(_DATA[data](table), str(tmp_path / "o"), schema=table.schema)
+    assert _group_sizes(tmp_path / "o") == {"part-0.arrow": [200_000]}
