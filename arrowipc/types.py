@@ -913,13 +913,28 @@ _BY_NAME: dict[str, Callable[[], DataType]] = {t().name: t for t in (
     string, binary, large_string, large_binary, string_view, binary_view)}
 _BY_NAME.update({"float16": float16, "float32": float32, "float64": float64, "utf8": string,
                  "large_utf8": large_string, "date32": date32, "date64": date64,
-                 "boolean": bool_})
+                 "boolean": bool_, "float": float32, "str": string, "large_str": large_string})
+# pyarrow's other aliases: numpy's short codes and the units of the temporal types
+_BY_NAME.update({f"{k}{n // 8}": t for k, n, t in (
+    ("i", 8, int8), ("i", 16, int16), ("i", 32, int32), ("i", 64, int64), ("u", 8, uint8),
+    ("u", 16, uint16), ("u", 32, uint32), ("u", 64, uint64), ("f", 16, float16),
+    ("f", 32, float32), ("f", 64, float64))})
+
+
+def _of_unit(make: Callable[[str], DataType], unit: str) -> Callable[[], DataType]:
+    return lambda: make(unit)
+
+
+_BY_NAME.update({t(u).name: _of_unit(t, u) for t, units in (
+    (timestamp, "s ms us ns"), (duration, "s ms us ns"), (time32, "s ms"), (time64, "us ns"))
+    for u in units.split()})
 
 
 def type_for_alias(name: str) -> DataType:
-    """A type from its short name ('int64', 'string', 'double', ...)."""
+    """A type from its alias, as pyarrow's type_for_alias (any case): 'int64', 'i8', 'string',
+    'str', 'double', 'f8', 'date32[day]', 'timestamp[ms]', 'duration[s]', ..."""
     try:
-        return _BY_NAME[name]()
+        return _BY_NAME[name.lower()]()
     except KeyError:
         raise ArrowInvalid(f"no type named {name!r}") from None
 

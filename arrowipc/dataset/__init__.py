@@ -1,6 +1,7 @@
 """Datasets: many IPC files and partitions, read and written, as `pyarrow.dataset` does.
 
     dataset(source, ...)        files, directories, globs, URLs -> FileSystemDataset
+    FileSystemDatasetFactory    the same discovery, inspected (schema) before it is finished
     write_dataset(data, dir)    partitioned IPC files, with statistics, committed by rename
     partitioning(...)           DirectoryPartitioning, HivePartitioning, FilenamePartitioning
     get_partition_keys(expr)    {name: value} of a fragment's partition expression
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .datasets import Dataset, FileSystemDataset, InMemoryDataset, UnionDataset, dataset
+from .datasets import (Dataset, FileSystemDataset, FileSystemDatasetFactory,
+                       FileSystemFactoryOptions, InMemoryDataset, UnionDataset, dataset)
 from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWriteOptions,
                       IpcStreamFormat)
 from .fragments import FileFragment, Fragment
@@ -28,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Dataset", "DirectoryPartitioning", "Expression", "FeatherFileFormat", "FileFormat",
-    "FileFragment", "FileSystemDataset", "FilenamePartitioning", "Fragment", "HivePartitioning",
+    "FileFragment", "FileSystemDataset", "FileSystemDatasetFactory", "FileSystemFactoryOptions",
+    "FilenamePartitioning", "Fragment", "HivePartitioning",
     "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
     "PartitioningFactory", "Scanner", "TaggedRecordBatch", "UnionDataset", "WrittenFile",
     "dataset", "field", "get_partition_keys", "partitioning", "scalar", "write_dataset",

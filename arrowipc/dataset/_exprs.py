@@ -164,3 +164,15 @@ def column_comparison(expr: Expression | None) -> tuple[str, str, int | float] |
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return None
     return left._path[0], K.COMPARISONS[function], value
+
+
+def expression_argument(name: str, obj: Any) -> Expression | None:
+    """An Expression argument (pyarrow's converted) or None; TypeError naming the argument
+    for anything else (a bare value is not taken as a literal here)."""
+    from ..expression import Expression
+    if obj is None or isinstance(obj, Expression):
+        return obj
+    if type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow"):
+        return as_expression(obj)
+    raise TypeError(f"Argument '{name}' has incorrect type (expected Expression, got "
+                    f"{type(obj).__name__})")

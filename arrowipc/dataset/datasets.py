@@ -16,11 +16,12 @@ from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
 from ..table import RecordBatch, Table
 from ..unify import unify_schemas, unify_types
 from . import _exprs
-from .discovery import FileSource, Storage, discover, storage_of
+from .discovery import FileSource, Storage, discover, filesystem_argument, storage_of
 from .formats import FileFormat, as_format
 from .fragments import FileFragment, Fragment, named_error, relative_to
 from .layout import DEFAULT_IGNORE_PREFIXES
-from .partitioning import Partitioning, PartitioningFactory, as_schema, equality_values
+from .partitioning import (DirectoryPartitioning, Partitioning, PartitioningFactory, as_schema,
+                           equality_values)
 from .partitioning import partitioning as make_partitioning
 from .scanner import Scanner
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
     from ..batch_reader import RecordBatchReader
     from ..expression import Expression
 
-__all__ = ["Dataset", "FileSystemDataset", "InMemoryDataset", "dataset"]
+__all__ = ["Dataset", "FileSystemDataset", "FileSystemDatasetFactory", "FileSystemFactoryOptions",
+           "InMemoryDataset", "dataset"]
 
 
 class Dataset:
@@ -136,9 +138,23 @@ class Dataset:
         return out
 
     def replace_schema(self, schema: T.Schema) -> Dataset:
-        """This dataset read as `schema`."""
+        """This dataset read as `schema`: its fields in any order, fewer, or more (read as
+        nulls); a field keeping its name keeps its type (another is an ArrowTypeError, as
+        pyarrow's replace_schema raises)."""
+        schema = as_schema(schema)
+        for new in schema:
+            i = self._schema.get_field_index(new.name)
+            old = self._schema.field(i) if i >= 0 else None
+            if old is not None and not old.type.equals(new.type):
+                raise ArrowTypeError(f"fields had matching names but differing types. From: "
+                                     f"{old.name}: {old.type} To: {new.name}: {new.type}")
+        return self._read_as(schema)
+
+    def _read_as(self, schema: T.Schema) -> Dataset:
+        """This dataset read as `schema`, whatever its types (UnionDataset's children: their
+        columns are cast to the union's)."""
         out = self._copy()
-        out._schema = as_schema(schema)
+        out._schema = schema
         return out
 
     def _copy(self) -> Dataset:
@@ -177,6 +193,16 @@ class FileSystemDataset(Dataset):
         # the root partition's `field == value` terms: a filter they make false reads no file
         self._root_values = ({} if self._root_partition is None
                              else equality_values(self._root_partition))
+        if partitioning is None:
+            # the fields the fragments' partition expressions fix that the schema has (as
+            # pyarrow fills them): a fragment whose expression does not fix one reads nulls
+            names = [n for n in dict.fromkeys(k for f in self._fragment_list
+                                              for k in f.partition_values)
+                     if n in self._schema.names]
+            for fragment in self._fragment_list:
+                for name in names:
+                    fragment.partition_values.setdefault(name, None)
+            self._partition_fields = names
 
     @classmethod
     def from_paths(cls, paths: Iterable[Any], schema: T.Schema | None = None,
@@ -247,7 +273,8 @@ class FileSystemDataset(Dataset):
 
     @property
     def partitioning(self) -> Partitioning | None:
-        """The partitioning found or given (None without one)."""
+        """The partitioning found or given; dataset() without one gives a DirectoryPartitioning
+        of no field, as pyarrow's discovery does (None: FileSystemDataset(...), from_paths)."""
         return self._partitioning
 
     def _fragments(self) -> list[FileFragment]:
@@ -306,8 +333,8 @@ class InMemoryDataset(Dataset):
         assert sch is not None
         for b in batches:
             if not b.schema.equals(sch):
-                raise TypeError(f"Item has schema\n{b.schema}\nwhich does not match expected "
-                                f"schema\n{sch}")
+                raise ArrowTypeError(f"Item has schema\n{b.schema}\nwhich does not match "
+                                     f"expected schema\n{sch}")
         self._schema = sch
         self._batches = batches
 
@@ -340,7 +367,7 @@ class UnionDataset(Dataset):
 
     def __init__(self, schema: T.Schema, children: Iterable[Dataset]) -> None:
         self._schema = _schema_argument("schema", schema)
-        self._children = [child.replace_schema(self._schema) for child in children]
+        self._children = [child._read_as(self._schema) for child in children]
         for child in self._children:
             if not isinstance(child, Dataset):
                 raise TypeError(f"Expected a list of Datasets, got a {type(child).__name__}")
@@ -372,9 +399,8 @@ class UnionDataset(Dataset):
         return UnionScanner(self._schema, children, columns=columns, filter=expr,
                             batch_size=batch_size, use_threads=use_threads)
 
-    def replace_schema(self, schema: T.Schema) -> Dataset:
-        """This union read as `schema` (every child with it)."""
-        return UnionDataset(as_schema(schema), self._children)
+    def _read_as(self, schema: T.Schema) -> Dataset:
+        return UnionDataset(schema, self._children)
 
     def __repr__(self) -> str:
         return f"<arrowipc.dataset.UnionDataset children={len(self._children)}>"
@@ -412,16 +438,7 @@ def _format_argument(name: str, obj: Any) -> FileFormat:
                     f"{type(obj).__name__})")
 
 
-def _expression_argument(name: str, obj: Any) -> Expression | None:
-    """An Expression argument (pyarrow's converted) or None; TypeError naming the argument
-    for anything else (a bare value is not taken as a literal here)."""
-    from ..expression import Expression
-    if obj is None or isinstance(obj, Expression):
-        return obj
-    if type(obj).__name__ == "Expression" and type(obj).__module__.startswith("pyarrow"):
-        return _exprs.as_expression(obj)
-    raise TypeError(f"Argument '{name}' has incorrect type (expected Expression, got "
-                    f"{type(obj).__name__})")
+_expression_argument = _exprs.expression_argument
 
 
 def _partitioning_of(partitioning: Any, relative: list[str | None], base_dir: str | None
@@ -474,8 +491,9 @@ def _from_pyarrow_partitioning(obj: Any) -> Partitioning | PartitioningFactory:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}: "
                          f"give arrowipc.dataset's own partitioning factory")
     ours: T.Schema = to_table(obj.schema.empty_table()).schema
-    classes: dict[str, type[Partitioning]] = {"HivePartitioning": HivePartitioning, "DirectoryPartitioning":
-               DirectoryPartitioning, "FilenamePartitioning": FilenamePartitioning}
+    classes: dict[str, type[Partitioning]] = {
+        "HivePartitioning": HivePartitioning, "DirectoryPartitioning": DirectoryPartitioning,
+        "FilenamePartitioning": FilenamePartitioning}
     if name not in classes:
         raise ValueError(f"Expected Partitioning or PartitioningFactory, got {type(obj)}")
     from ..array import array
@@ -545,6 +563,9 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
     if schema is not None:
         schema = as_schema(schema)
     fmt = as_format(format)
+    if isinstance(filesystem, str) and partition_base_dir is not None:
+        partition_base_dir = filesystem_argument(filesystem, partition_base_dir)[1]
+    filesystem, source = filesystem_argument(filesystem, source)
     if isinstance(source, str) and source.lower().startswith("file:") \
             and not source.lower().startswith("file://"):
         raise ArrowInvalid(f"URI '{source}' is invalid: file URI cannot be relative")
@@ -562,16 +583,22 @@ def dataset(source: Any, schema: T.Schema | None = None, format: Any = None,
                                       part.schema.names if part is not None else ()))
     if part is not None:
         dictionaries = {f.name: d for f, d in zip(part.schema, part.dictionaries)
-                        if d is not None}
+                        if d is not None and isinstance(f.type, T.DictionaryType)}
+        types = {f.name: f.type for f in part.schema}
         for fragment in fragments:
             fragment.partition_dictionaries = dictionaries
+            fragment.partition_types = types
     if exclude_invalid_files:
         fragments = [f for f in fragments if _is_valid(f)]
         for i, f in enumerate(fragments):
             f.index = i
     if schema is None:
         schema = _inspect(fragments, part)
-    return FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+    result = FileSystemDataset(fragments, schema, fmt, storage.filesystem, part)
+    if part is None:
+        # pyarrow's discovery reports a partitioning of no field
+        result._partitioning = DirectoryPartitioning(T.schema([]))
+    return result
 
 
 def _dirname(path: str) -> str:
@@ -611,3 +638,104 @@ def _inspect(fragments: list[FileFragment], part: Partitioning | None) -> T.Sche
     metadata = fragments[0].physical_schema.metadata if fragments else None
     return T.schema(fields, metadata)
 
+
+
+class FileSystemFactoryOptions:
+    """How FileSystemDatasetFactory finds a dataset's files and partitions (pyarrow's
+    FileSystemFactoryOptions): `partitioning` (a DirectoryPartitioning of no field by
+    default, as pyarrow's) or `partitioning_factory` (one slot: the last set is used),
+    `partition_base_dir`, `exclude_invalid_files` (False), `selector_ignore_prefixes`
+    ([".", "_"])."""
+
+    def __init__(self, partition_base_dir: str | None = None, partitioning: Any = None,
+                 exclude_invalid_files: bool | None = None,
+                 selector_ignore_prefixes: list[str] | None = None) -> None:
+        self.partition_base_dir = partition_base_dir
+        self._partitioning: Any = (DirectoryPartitioning(T.schema([])) if partitioning is None
+                                   else partitioning)
+        self.exclude_invalid_files = bool(exclude_invalid_files)
+        self.selector_ignore_prefixes = (list(DEFAULT_IGNORE_PREFIXES)
+                                         if selector_ignore_prefixes is None
+                                         else list(selector_ignore_prefixes))
+
+    @property
+    def partitioning(self) -> Partitioning | None:
+        """The Partitioning set (None when a factory is, or nothing)."""
+        return self._partitioning if isinstance(self._partitioning, Partitioning) else None
+
+    @partitioning.setter
+    def partitioning(self, value: Any) -> None:
+        self._partitioning = value
+
+    @property
+    def partitioning_factory(self) -> PartitioningFactory | None:
+        """The PartitioningFactory set (None when a Partitioning is, or nothing)."""
+        return (self._partitioning if isinstance(self._partitioning, PartitioningFactory)
+                else None)
+
+    @partitioning_factory.setter
+    def partitioning_factory(self, value: Any) -> None:
+        self._partitioning = value
+
+
+class FileSystemDatasetFactory:
+    """A dataset's files on a filesystem, inspected before the dataset is made (pyarrow's
+    FileSystemDatasetFactory): `inspect()` gives its files' schemas unified, `finish()` the
+    FileSystemDataset dataset() would make. `paths_or_selector`: a list of paths, or a pyarrow
+    FileSelector (its directory is the partition base directory unless the options say
+    another)."""
+
+    def __init__(self, filesystem: Any, paths_or_selector: Any, format: FileFormat,
+                 options: FileSystemFactoryOptions | None = None) -> None:
+        self._format = _format_argument("format", format)
+        self._options = options if options is not None else FileSystemFactoryOptions()
+        self._filesystem = filesystem
+        base = getattr(paths_or_selector, "base_dir", None)
+        if isinstance(base, str):
+            if not getattr(paths_or_selector, "recursive", False):
+                # only the directory's own files: the filesystem lists them
+                infos = filesystem.get_file_info(paths_or_selector)
+                self._source: Any = [i.path for i in infos if i.is_file]
+            else:
+                self._source = base
+            self._base_dir: str | None = self._options.partition_base_dir or base
+        elif isinstance(paths_or_selector, (list, tuple)):
+            self._source = [os.fspath(p) for p in paths_or_selector]
+            self._base_dir = self._options.partition_base_dir
+        else:
+            raise TypeError(f"Expected a list of paths or a FileSelector, got a "
+                            f"{type(paths_or_selector).__name__}")
+
+    def _dataset(self, schema: T.Schema | None) -> Dataset:
+        opts = self._options
+        return dataset(self._source, schema=schema, format=self._format,
+                       filesystem=self._filesystem, partitioning=opts._partitioning,
+                       partition_base_dir=self._base_dir,
+                       exclude_invalid_files=opts.exclude_invalid_files,
+                       ignore_prefixes=opts.selector_ignore_prefixes)
+
+    def inspect(self, *, promote_options: str = "default", fragments: int | None = None
+                ) -> T.Schema:
+        """The schemas of the first `fragments` files (None: all), unified as unify_schemas
+        unifies them with `promote_options` ("default" or "permissive"), then the partition
+        fields (pyarrow's inspect; dataset() and finish() read the first file's)."""
+        if promote_options not in ("default", "permissive"):
+            raise ValueError(f"Invalid promote_options: {promote_options}")
+        if fragments is not None and (not isinstance(fragments, int)
+                                      or isinstance(fragments, bool) or fragments < 0):
+            raise ValueError(f"Fragment count must be a non-negative int or None; got "
+                             f"{fragments!r}")
+        found = self._dataset(None)
+        assert isinstance(found, FileSystemDataset)
+        files = found._fragment_list[:fragments]
+        if not files:
+            return found.schema
+        unified = unify_schemas([f.physical_schema for f in files],
+                                promote_options=promote_options)
+        part = found.partitioning
+        return T.schema(list(unified) + [f for f in (part.schema if part is not None else ())
+                                         if f.name not in unified.names], unified.metadata)
+
+    def finish(self, schema: T.Schema | None = None) -> Dataset:
+        """The FileSystemDataset (with `schema`, or the one inspect() finds)."""
+        return self._dataset(None if schema is None else _schema_argument("schema", schema))

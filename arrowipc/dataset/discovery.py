@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from ..ipc.filesystems import resolve
 from .layout import DEFAULT_IGNORE_PREFIXES, is_skipped_name
 
-__all__ = ["FileSource", "Storage", "discover", "storage_of"]
+__all__ = ["FileSource", "Storage", "discover", "filesystem_argument", "storage_of"]
 
 _GLOB_CHARS = ("*", "?", "[")
 
@@ -135,6 +135,45 @@ def storage_of(source: Any, filesystem: Any) -> tuple[Storage, str]:
     """(Storage, path on it) of one path or URL."""
     kind, fs, path = resolve(source, filesystem)
     return Storage(kind, fs), path
+
+
+def _in_subtree(base: str, path: Any, local: bool) -> Any:
+    """`path` (or each path of a list) below directory `base`, as a SubTreeFileSystem reads it
+    (a leading "/" stays inside the tree)."""
+    if isinstance(path, (list, tuple)):
+        return [_in_subtree(base, p, local) for p in path]
+    if not isinstance(path, (str, os.PathLike)):
+        return path
+    rel = os.fspath(path).lstrip("/")
+    if local:
+        return os.path.join(base, rel) if rel else base
+    return base.rstrip("/") + "/" + rel if rel else base
+
+
+def filesystem_argument(filesystem: Any, source: Any, where: str = "path"
+                        ) -> tuple[Any, Any]:
+    """The `filesystem=` and `source` (a path or a list of paths) pyarrow's dataset functions
+    take, as arrowipc's readers take them: (filesystem object or None, source).
+
+    A string `filesystem` is a URI or a directory, as pyarrow reads it (a SubTreeFileSystem):
+    its directory must exist, and the paths are below it (the filesystem becomes None for local
+    files, fsspec's for a URL). A path-like object that is not a string is refused with any
+    filesystem but a local one, as pyarrow refuses it (a `TypeError`)."""
+    if isinstance(filesystem, str):
+        kind, fs, base = resolve(filesystem)
+        storage = Storage(kind, fs)
+        if not storage.is_dir(base):
+            found = "File" if storage.is_file(base) else "NotFound"
+            raise ValueError(f"The path component of the filesystem URI must point to a "
+                             f"directory but it has a type: `{found}`. The path component is "
+                             f"`{base}` and the given filesystem URI is `{filesystem}`")
+        return fs, _in_subtree(base, source, kind == "local")
+    if (filesystem is not None and isinstance(source, os.PathLike)
+            and type(filesystem).__name__ != "LocalFileSystem"):
+        raise TypeError(f"Expected string {where}; path-like objects are only allowed with a "
+                        f"local filesystem (got a {type(source).__name__} and a "
+                        f"{type(filesystem).__name__})")
+    return filesystem, source
 
 
 def _expand(storage: Storage, path: str, ignore_prefixes: Iterable[str] | None,

@@ -7,11 +7,15 @@ first read: the file magic `ARROW1` is the file format, anything else is read as
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ArrowInvalid
 from ..ipc.format import FEATHER_V1_MAGIC, file_magic, foreign_format
 from ..ipc.options import IpcWriteOptions
+
+if TYPE_CHECKING:
+    from ..types import Schema
+    from .fragments import FileFragment
 
 __all__ = ["FeatherFileFormat", "FileFormat", "IpcFileFormat", "IpcFileWriteOptions",
            "IpcStreamFormat", "as_format", "sniff_format"]
@@ -26,6 +30,9 @@ class FileFormat:
     type_name = ""
     default_extname = ""
     is_stream = False
+    # FileFragment, registered by fragments.py (which imports this module, so this one names
+    # it without importing it back)
+    _fragment_class: ClassVar[type[FileFragment]]
 
     def __init__(self) -> None:
         if type(self) is FileFormat:
@@ -37,6 +44,37 @@ class FileFormat:
         "zstd", metadata_version, use_legacy_format, ...) and `statistics` (default True: min,
         max and null counts per batch and in the footer, so later reads prune by them)."""
         return IpcFileWriteOptions(self, **kwargs)
+
+    def make_fragment(self, file: Any, filesystem: Any = None,
+                      partition_expression: Any = None, *, file_size: int | None = None
+                      ) -> FileFragment:
+        """A FileFragment of `file` (a path or URL, on `filesystem`; None: local) read as this
+        format (pyarrow's FileFormat.make_fragment). Nothing is opened until it is read. The
+        `field == value` and `is_null(field)` terms of `partition_expression` are its partition
+        values, as in FileSystemDataset.from_paths. `file_size` is accepted for pyarrow's
+        signature: the size is read from the file."""
+        import os
+
+        from ._exprs import expression_argument
+        from .discovery import filesystem_argument, storage_of
+        from .partitioning import equality_values
+        if not isinstance(file, (str, os.PathLike)):
+            raise TypeError(f"make_fragment takes the path of a file, got a "
+                            f"{type(file).__name__} (arrowipc's fragments read files by path; "
+                            f"read a buffer with arrowipc.ipc.open_file)")
+        expr = expression_argument("partition_expression", partition_expression)
+        # a path object goes with any filesystem here (pyarrow's FileSource takes it)
+        filesystem, file = filesystem_argument(filesystem, os.fspath(file))
+        storage, path = storage_of(file, filesystem)
+        fragment = FileFormat._fragment_class(path, self, storage,
+                                              {} if expr is None else equality_values(expr))
+        fragment.given_expression = expr
+        return fragment
+
+    def inspect(self, file: Any, filesystem: Any = None) -> Schema:
+        """The schema of `file` (a path or URL, on `filesystem`), read from its footer, or its
+        first message for the stream format (pyarrow's FileFormat.inspect)."""
+        return self.make_fragment(file, filesystem).physical_schema
 
     @property
     def default_fragment_scan_options(self) -> None:

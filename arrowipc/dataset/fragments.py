@@ -37,7 +37,7 @@ from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_file
                                      count_compare_spans)
 from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
-from ..errors import ArrowException, ArrowInvalid, ArrowTypeError
+from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
 from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
@@ -297,6 +297,9 @@ class FileFragment(Fragment):
         # the partitioning's dictionary of each dictionary-typed partition field: its column
         # indexes into it, as pyarrow's does (set by dataset())
         self.partition_dictionaries: dict[str, Array] = {}
+        # the partitioning's type of each partition field: its partition expression's literals
+        # have it, as pyarrow's (set by dataset(); untyped literals without it)
+        self.partition_types: dict[str, T.DataType] = {}
         self.index = index
         self._schema: T.Schema | None = None
         self._kept_reader: RecordBatchFileReader | None = None
@@ -321,6 +324,15 @@ class FileFragment(Fragment):
         self._value_spans: dict[str, tuple[tuple[int, int], T.DataType,
                                            list[tuple[int, int] | None]]] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fragment without what this process keeps of its file (a reader left open, a
+        remote file's opening, statistics read): a copy unpickled elsewhere (pyarrow's
+        fragments and datasets pickle) reads the file again on its first scan."""
+        state = dict(self.__dict__)
+        state.update(_kept_reader=None, _opening=None, _over_network=None, _footer=None,
+                     _batch_statistics=None, _value_spans={})
+        return state
+
     # -- pyarrow's attributes -------------------------------------------------------------------
     @property
     def format(self) -> FileFormat:
@@ -339,7 +351,7 @@ class FileFragment(Fragment):
         if self.given_expression is not None:
             return self.given_expression
         return values_expression({k: v for k, v in self.partition_values.items()
-                                  if k in self._given})
+                                  if k in self._given}, self.partition_types)
 
     @property
     def physical_schema(self) -> T.Schema:
@@ -756,6 +768,9 @@ class FileFragment(Fragment):
 WINDOW_LIMIT = 32 << 20
 
 
+FileFormat._fragment_class = FileFragment      # what FileFormat.make_fragment makes
+
+
 class _Window:
     """A run of adjacent surviving batches of one file, fetched together by the first task
     that reads one of them."""
@@ -957,7 +972,9 @@ class FragmentPlan:
 
     def _file_columns(self, batch: RecordBatch) -> dict[str, Array]:
         """The scan's file columns of `batch` (as read) in the dataset's types: a column the
-        file lacks reads as nulls, one of another type is cast."""
+        file lacks reads as nulls, one of another type is cast (a cast there is no kernel for
+        stays an ArrowNotImplementedError, as pyarrow's scans raise it; a failing one is an
+        ArrowInvalid)."""
         spec, frag = self.spec, self.fragment
         n = batch.num_rows
         columns: dict[str, Array] = {}
@@ -970,10 +987,11 @@ class FragmentPlan:
                 if not col.type.equals(target):
                     try:
                         col = col.cast(target)
-                    except (ArrowException, ValueError, TypeError) as e:
-                        raise ArrowInvalid(f"{frag.path}: column '{name}' of type {col.type} "
-                                           f"does not match the dataset's {target}: {e}"
-                                           ) from None
+                    except (ArrowException, ValueError, TypeError, NotImplementedError) as e:
+                        kind = (ArrowNotImplementedError if isinstance(e, NotImplementedError)
+                                else ArrowInvalid)
+                        raise kind(f"{frag.path}: column '{name}' of type {col.type} "
+                                   f"does not match the dataset's {target}: {e}") from None
                 columns[name] = col
             else:
                 columns[name] = nulls(n, target)

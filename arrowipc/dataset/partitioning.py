@@ -12,7 +12,8 @@ that fits int32 is int32, any other is string (pyarrow's inference), dictionary-
 not parse is an ArrowInvalid naming the directory.
 
 Values are decoded as `segment_encoding="uri"` (the default) says: `%XX` escapes as Spark and
-Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them (layout.decode_segment_value).
+Hive write them, runs of escapes spelling UTF-8 as pyarrow writes them
+(layout.decode_segment_value).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import types as T
 from ..array import Array, array
-from ..errors import ArrowInvalid
+from ..errors import ArrowException, ArrowInvalid
 from ._exprs import as_expression, top_field
 from .layout import (DEFAULT_PARTITION_NAME, decode_segment_value, escape_path_name,
                      format_partition_segment, parse_partition_segment)
@@ -65,7 +66,8 @@ def _require_utf8(texts: Mapping[str, str | None], relative_path: str, where: st
 
 def _check_encoding(segment_encoding: str) -> str:
     if segment_encoding.lower() not in _SEGMENT_ENCODINGS:
-        raise ValueError(f"Invalid segment encoding: {segment_encoding}")
+        raise ValueError(f"Unknown segment encoding: {segment_encoding} (expected one of "
+                         f"{', '.join(sorted(_SEGMENT_ENCODINGS))})")
     return segment_encoding.lower()
 
 
@@ -120,7 +122,8 @@ class Partitioning:
 
     _flavor = ""
 
-    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+    def __init__(self, schema: T.Schema,
+                 dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
                  segment_encoding: str = "uri") -> None:
         self._schema = as_schema(schema)
         self._segment_encoding = _check_encoding(segment_encoding)
@@ -177,7 +180,8 @@ class Partitioning:
 
     def parse(self, path: str) -> Expression:
         """The partition expression of `path` (pyarrow's Partitioning.parse)."""
-        return values_expression(self.values_of(path.lstrip("/")))
+        return values_expression(self.values_of(path.lstrip("/")),
+                                 {f.name: f.type for f in self._schema})
 
     # -- writing ----------------------------------------------------------------------------------
     def format_values(self, values: Sequence[Any]) -> tuple[str, str]:
@@ -246,13 +250,22 @@ def _dictionary_list(schema: T.Schema, dictionaries: Mapping[str, Any] | Sequenc
     return [None if d is None else (d if isinstance(d, Array) else array(d)) for d in got]
 
 
-def values_expression(values: Mapping[str, Any]) -> Expression:
+def values_expression(values: Mapping[str, Any],
+                      types: Mapping[str, T.DataType] | None = None) -> Expression:
     """`field == value` (`is_null(field)` for None) for each pair, joined by `and`; the literal
-    true for no pairs."""
+    true for no pairs. A value whose field has a type in `types` is a literal of that type (of
+    its values' type for a dictionary), as pyarrow's partition expressions are: `q == 1` of
+    an int32 field equals `field("q") == pa.scalar(1, pa.int32())`."""
     from ..expression import field, scalar
     out: Expression | None = None
     for name, value in values.items():
-        term = field(name).is_null() if value is None else field(name) == scalar(value)
+        if value is None:
+            term = field(name).is_null()
+        else:
+            type_ = (types or {}).get(name)
+            if isinstance(type_, T.DictionaryType):
+                type_ = type_.value_type
+            term = field(name) == scalar(value if type_ is None else array([value], type_)[0])
         out = term if out is None else out & term
     return scalar(True) if out is None else out
 
@@ -346,7 +359,8 @@ class HivePartitioning(Partitioning):
 
     _flavor = "hive"
 
-    def __init__(self, schema: T.Schema, dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
+    def __init__(self, schema: T.Schema,
+                 dictionaries: Mapping[str, Any] | Sequence[Any] | None = None,
                  null_fallback: str = DEFAULT_PARTITION_NAME, segment_encoding: str = "uri"
                  ) -> None:
         super().__init__(schema, dictionaries, segment_encoding)
@@ -472,19 +486,18 @@ class PartitioningFactory:
         return _CLASSES[self.flavor](schema, dictionaries, self.segment_encoding)
 
     def finish(self, relative_paths: Iterable[str]) -> Partitioning:
-        """The Partitioning of these paths (relative to the partition base directory)."""
+        """The Partitioning of these paths (relative to the partition base directory), with
+        pyarrow's dictionaries: per field, its distinct values in the order of the paths,
+        nulls left out (dictionary-typed fields index into them)."""
         if self.schema is not None:
-            return self._make(self.schema)
+            return self._make(self.schema, self._dictionaries_of(list(relative_paths)))
         names = list(self.field_names or [])
         probe = self._make(T.schema([T.field(n, T.string()) for n in names]))
         found: dict[str, list[str | None]] = {n: [] for n in names}
         examined = False
         for path in relative_paths:
             examined = True
-            if self.flavor == "hive":
-                texts = _hive_texts(path, probe)
-            else:
-                texts = probe._texts(path)
+            texts = self._texts_of(probe, path)
             _require_utf8(texts, path, None)
             for name, text in texts.items():
                 found.setdefault(name, []).append(text)
@@ -500,14 +513,46 @@ class PartitioningFactory:
             is_int = bool(present) and all(_INT.match(t) and -2**31 <= int(t) < 2**31
                                            for t in present)
             value_type = T.int32() if is_int else T.string()
-            if self.infer_dictionary:
-                uniq = list(dict.fromkeys(int(t) if is_int else t for t in present))
-                fields.append(T.field(name, T.dictionary(T.int32(), value_type)))
-                dictionaries.append(array(uniq, value_type))
-            else:
-                fields.append(T.field(name, value_type))
-                dictionaries.append(None)
+            uniq = list(dict.fromkeys(int(t) if is_int else t for t in present))
+            fields.append(T.field(name, T.dictionary(T.int32(), value_type)
+                                  if self.infer_dictionary else value_type))
+            dictionaries.append(array(uniq, value_type))
         return self._make(T.schema(fields), dictionaries)
+
+    def _texts_of(self, probe: Partitioning, path: str) -> dict[str, str | None]:
+        return _hive_texts(path, probe) if self.flavor == "hive" else probe._texts(path)
+
+    def _dictionaries_of(self, relative_paths: list[str]) -> list[Array | None]:
+        """Per field of the schema given, its distinct values in these paths, parsed as its
+        type. A value that does not parse is pyarrow's ArrowInvalid ("Could not cast segments
+        for partition field ..."), naming the path; a field whose values make no array (text
+        that is not UTF-8) has None, and the dataset's reading of its path raises."""
+        assert self.schema is not None
+        probe = self._make(self.schema)
+        # field -> text -> the first path giving it
+        found: dict[str, dict[str, str]] = {f.name: {} for f in self.schema}
+        for path in relative_paths:
+            for name, text in self._texts_of(probe, path).items():
+                if text is not None and name in found:
+                    found[name].setdefault(text, path)
+        out: list[Array | None] = []
+        for f in self.schema:
+            value_type = f.type.value_type if isinstance(f.type, T.DictionaryType) else f.type
+            values = []
+            for text, path in found[f.name].items():
+                try:
+                    values.append(parse_partition_value(text, f.type, f.name, path))
+                except ArrowInvalid:
+                    raise ArrowInvalid(
+                        f"Could not cast segments for partition field {f.name} to requested "
+                        f"type {f.type} because: Invalid: Failed to parse string: '{text}' as "
+                        f"a scalar of type {value_type} (path '{_shown(path)}' below the "
+                        f"partition base directory)") from None
+            try:
+                out.append(array(values, value_type))
+            except (ArrowException, ValueError, TypeError):
+                out.append(None)
+        return out
 
     def __repr__(self) -> str:
         return f"<arrowipc.dataset.PartitioningFactory flavor={self.flavor!r}>"

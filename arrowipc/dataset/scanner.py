@@ -264,9 +264,17 @@ class Scanner:
         from .memory import MemoryScanner, OneShotBatches
         from .partitioning import as_schema
         if isinstance(source, RecordBatchReader) or hasattr(source, "__arrow_c_stream__"):
+            # as pyarrow: the reader's schema is the scan's
+            if schema is not None:
+                raise ValueError(
+                    "Cannot specify a schema when providing a RecordBatchReader"
+                    if isinstance(source, RecordBatchReader)
+                    or type(source).__name__ == "RecordBatchReader" else
+                    "Cannot specify a schema when providing an object implementing the Arrow "
+                    "PyCapsule Protocol")
             reader = source if isinstance(source, RecordBatchReader) else \
                 RecordBatchReader.from_stream(source)
-            schema = schema if schema is not None else reader.schema
+            schema = reader.schema
             source = reader
         elif not isinstance(source, Iterable):
             raise TypeError(f"Expected a RecordBatchReader or an iterable of batches instead "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -26,7 +26,7 @@ from ..batch_reader import RecordBatchReader
 from ..errors import ArrowInvalid
 from ..ipc.writer import RecordBatchFileWriter, RecordBatchStreamWriter
 from ..table import RecordBatch, Table
-from .discovery import Storage, storage_of
+from .discovery import Storage, filesystem_argument, storage_of
 from .formats import FileFormat, IpcFileFormat, IpcFileWriteOptions, as_format
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
                            Partitioning, PartitioningFactory, as_schema)
@@ -43,10 +43,25 @@ class WrittenFile(NamedTuple):
     size: int | None
 
 
+_AS_THEY_COME = 1 << 62       # a scan's batch_size that slices no batch
+
+
 def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[RecordBatch]]:
-    """(schema, batches) of what write_dataset takes."""
-    from .datasets import Dataset
+    """(schema, batches) of what write_dataset takes, as pyarrow reads it: tables and batches
+    (or a list of them) as an InMemoryDataset of `schema` (an item of another schema is an
+    ArrowTypeError; the schema's metadata is written), a reader, stream or iterable of batches
+    as Scanner.from_batches reads it (projected to `schema`), a Dataset scanned whole (`schema`
+    is not used, as in pyarrow)."""
+    from .datasets import Dataset, InMemoryDataset, _arrowipc_data
     from .scanner import Scanner
+    if type(data).__name__ in ("Table", "RecordBatch") and (
+            hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__")):
+        data = _arrowipc_data(data)         # pyarrow's, through the C data interface
+    if isinstance(data, (Table, RecordBatch, list, tuple)):
+        if isinstance(data, (list, tuple)) and not data and schema is None:
+            raise ValueError("Must provide schema to write an empty list")
+        memory = InMemoryDataset(data, schema)
+        return memory.schema, iter(memory._batches)     # as given, not sliced by a scan
     if isinstance(data, Dataset):
         scanner = data.scanner()
         return scanner.projected_schema, scanner.to_batches()
@@ -54,45 +69,22 @@ def _batches_of(data: Any, schema: T.Schema | None) -> tuple[T.Schema, Iterator[
         if schema is not None:
             raise ValueError("Cannot specify a schema when writing a Scanner")
         return data.projected_schema, data.to_batches()
-    if isinstance(data, Table):
-        return data.schema, iter(data.to_batches())
-    if isinstance(data, RecordBatch):
-        return data.schema, iter([data])
     is_reader = isinstance(data, RecordBatchReader) or (
         type(data).__name__ == "RecordBatchReader" and hasattr(data, "__arrow_c_stream__"))
     if is_reader and schema is not None:
         raise ValueError("Cannot specify a schema when providing a RecordBatchReader")
-    if isinstance(data, RecordBatchReader):
-        return data.schema, iter(data)
-    if isinstance(data, (list, tuple)):
-        items = list(data)
-        batches: list[RecordBatch] = []
-        for item in items:
-            if isinstance(item, Table):
-                batches.extend(item.to_batches())
-            elif isinstance(item, RecordBatch):
-                batches.append(item)
-            elif hasattr(item, "__arrow_c_stream__") or hasattr(item, "__arrow_c_array__"):
-                from ..table import table as to_table
-                batches.extend(to_table(item).to_batches())
-            else:
-                raise TypeError(f"Expected a list of tables or batches, got a "
-                                f"{type(item).__name__}")
-        if schema is None:
-            if not batches:
-                raise ValueError("Must provide schema to write an empty list")
-            schema = batches[0].schema
-        return schema, iter(batches)
-    if hasattr(data, "__arrow_c_stream__"):
-        reader = RecordBatchReader.from_stream(data)
-        return reader.schema, iter(reader)
-    if hasattr(data, "__iter__") and not isinstance(data, (str, bytes)):
+    if not (isinstance(data, RecordBatchReader) or hasattr(data, "__arrow_c_stream__")):
+        if not hasattr(data, "__iter__") or isinstance(data, (str, bytes)):
+            raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: "
+                            f"give a Table, RecordBatch, list of them, RecordBatchReader, "
+                            f"Dataset, Scanner, an iterable of batches (with schema=) or an "
+                            f"object with __arrow_c_stream__")
         if schema is None:
             raise ValueError("write_dataset needs schema= with an iterable of batches")
-        return schema, _each_batch(data)
-    raise TypeError(f"Unsupported data type for write_dataset: {type(data).__name__}: give a "
-                    f"Table, RecordBatch, list of them, RecordBatchReader, Dataset or an object "
-                    f"with __arrow_c_stream__")
+        data = _each_batch(data)
+    # the batches as they come (a scan would slice them at its batch_size)
+    scanner = Scanner.from_batches(data, schema=schema, batch_size=_AS_THEY_COME)
+    return scanner.projected_schema, scanner.to_batches()
 
 
 def _each_batch(items: Any) -> Iterator[RecordBatch]:
@@ -146,7 +138,7 @@ class _OpenFile:
         self.path = path
         self.writer = writer
         self.rows = 0                   # written to the file so far
-        self.pending: list[RecordBatch] = []
+        self.pending: deque[RecordBatch] = deque()
         self.pending_rows = 0
 
 
@@ -227,21 +219,34 @@ class _DatasetWriter:
         self.open[key] = handle
         return handle
 
-    def _flush(self, handle: _OpenFile) -> None:
-        if not handle.pending:
-            return
-        batches = handle.pending
-        if len(batches) > 1:
-            batches = Table.from_batches(batches, self.schema).combine_chunks().to_batches()
-        for b in batches:
-            for o in range(0, b.num_rows, self.max_rows_per_group):
-                handle.writer.write_batch(b.slice(o, self.max_rows_per_group)
-                                          if b.num_rows > self.max_rows_per_group else b)
-        handle.pending, handle.pending_rows = [], 0
+    def _flush(self, handle: _OpenFile, final: bool = False) -> None:
+        """Write the pending rows as Arrow C++'s dataset writer does: while at least
+        min_rows_per_group rows wait (any, when the file is `final`), one record batch of the
+        first max_rows_per_group of them, made of the pending batches (the last one split where
+        the group ends). Fewer rows than the minimum wait for the next batch or the close."""
+        pending, limit = handle.pending, self.max_rows_per_group
+        floor = 1 if final else max(1, self.min_rows_per_group)
+        while handle.pending_rows >= floor:
+            group: list[RecordBatch] = []
+            rows = 0
+            while pending and rows < limit:
+                b = pending[0]
+                if b.num_rows <= limit - rows:
+                    group.append(pending.popleft())
+                    rows += b.num_rows
+                else:
+                    group.append(b.slice(0, limit - rows))
+                    pending[0] = b.slice(limit - rows)
+                    rows = limit
+            handle.pending_rows -= rows
+            handle.writer.write_batch(group[0] if len(group) == 1 else Table.from_batches(
+                group, self.schema).combine_chunks().to_batches()[0])
+        if final:
+            pending.clear()
 
     def _close(self, key: tuple[str, str]) -> None:
         handle = self.open.pop(key)
-        self._flush(handle)
+        self._flush(handle, final=True)
         handle.writer.close()
         if self.file_visitor is not None:
             self.file_visitor(WrittenFile(handle.path, None, self.storage.size(handle.path)))
@@ -419,15 +424,11 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     if basename_template is None:
         basename_template = f"part-{{i}}.{fmt.default_extname}"
     elif "{i}" not in basename_template:
-        raise ValueError("basename_template did not contain '{i}'")
+        raise ArrowInvalid("basename_template did not contain '{i}'")
 
     if schema is not None:
         schema = as_schema(schema)
     data_schema, batches = _batches_of(data, schema)
-    if schema is not None and not schema.equals(data_schema):
-        target = schema
-        batches = (b.cast(target) if not b.schema.equals(target) else b for b in batches)
-        data_schema = target
     part = _resolve_partitioning(partitioning, partitioning_flavor, data_schema)
     part_names = [] if part is None else list(part.schema.names)
     for name in part_names:
@@ -436,6 +437,7 @@ def write_dataset(data: Any, base_dir: str | os.PathLike[str], *,
     kept = [i for i, f in enumerate(data_schema) if f.name not in part_names]
     file_schema = T.schema([data_schema.field(i) for i in kept], data_schema.metadata)
 
+    filesystem, base_dir = filesystem_argument(filesystem, base_dir)
     storage, base = storage_of(base_dir, filesystem)
     _check_existing(storage, base, existing_data_behavior)
     writer = _DatasetWriter(base, storage, fmt, file_options, file_schema, basename_template,

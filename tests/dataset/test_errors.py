@@ -52,6 +52,22 @@ def test_a_column_of_an_incompatible_type_is_an_error_naming_file_and_column(tmp
         ds.dataset([good, other], format="ipc").to_table()
 
 
+@pytest.mark.parametrize("target", [pa.list_(pa.int32()), pa.null()])
+def test_a_cast_without_kernel_to_the_datasets_type_is_not_implemented_as_pyarrows(
+        good, target):
+    import pyarrow.dataset as pds
+    schema = pa.schema([("x", target)])
+    with pytest.raises(pa.ArrowNotImplementedError) as theirs:
+        pds.dataset(good, format="ipc", schema=schema).to_table()
+    data = ds.dataset(good, format="ipc", schema=schema)
+    expected = (f"^{re.escape(good)}: column 'x' of type int64 does not match the dataset's "
+                f"{re.escape(str(target))}: {re.escape(str(theirs.value))}$")
+    for read in (lambda: data.to_table(), lambda: data.scanner().to_reader().read_all(),
+                 lambda: next(data.get_fragments()).to_table(schema=data.schema)):
+        with pytest.raises(A.ArrowNotImplementedError, match=expected):
+            read()
+
+
 def test_a_castable_column_reads_as_the_datasets_type(tmp_path, good):
     other = str(tmp_path / "d.arrow")
     pf.write_feather(pa.table({"x": pa.array([7], pa.int8())}), other)
@@ -219,3 +235,38 @@ def test_values_a_header_places_past_the_body_are_an_error_naming_the_file(tmp_p
                                            f"bytes \\[{offset}, {offset}\\+80000\\) but the "
                                            f"body has 80000 bytes"):
         ds.dataset([good, bad], format="ipc").count_rows(filter=ds.field("x") < 10)
+
+
+def test_an_unknown_segment_encoding_is_named_as_pyarrow_names_it():
+    import pyarrow.dataset as pds
+    schema = pa.schema([("y", pa.int16())])
+    with pytest.raises(ValueError, match="^Unknown segment encoding: bogus$"):
+        pds.DirectoryPartitioning(schema, segment_encoding="bogus")
+    for make in (lambda: ds.DirectoryPartitioning(schema, segment_encoding="bogus"),
+                 lambda: ds.HivePartitioning.discover(segment_encoding="bogus")):
+        with pytest.raises(ValueError, match=r"^Unknown segment encoding: bogus \(expected one "
+                                             r"of none, uri\)$"):
+            make()
+
+
+@pytest.mark.parametrize("flavor", ["hive", "directory"])
+def test_a_discovered_value_that_does_not_parse_as_the_schema_given_is_pyarrows_error(
+        tmp_path, flavor):
+    import pyarrow.dataset as pds
+    for value in ("1", "abc"):
+        d = tmp_path / (f"y={value}" if flavor == "hive" else value)
+        d.mkdir()
+        pf.write_feather(pa.table({"x": [1]}), str(d / "f.arrow"))
+    schema = pa.schema([("y", pa.int32())])
+    expected = ("Could not cast segments for partition field y to requested type int32 "
+                "because: Invalid: Failed to parse string: 'abc' as a scalar of type int32")
+
+    def factory(mod):
+        return (mod.HivePartitioning if flavor == "hive" else mod.DirectoryPartitioning
+                ).discover(schema=schema)
+    with pytest.raises(pa.ArrowInvalid, match=f"^{re.escape(expected)}$"):
+        pds.dataset(str(tmp_path), format="ipc", partitioning=factory(pds))
+    where = "y=abc" if flavor == "hive" else "abc"
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(expected)} \\(path '{where}/f.arrow' "
+                                           f"below the partition base directory\\)$"):
+        ds.dataset(str(tmp_path), format="ipc", partitioning=factory(ds))

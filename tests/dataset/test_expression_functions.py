@@ -155,3 +155,31 @@ def test_a_string_predicate_of_a_number_has_no_kernel():
         pads.dataset(table).to_table(filter=e)
     with pytest.raises(ArrowNotImplementedError, match="starts_with"):
         ds.dataset(table).to_table(filter=e)
+
+
+_PYARROW_ALIASES = [
+    "null", "bool", "boolean", "i1", "int8", "i2", "int16", "i4", "int32", "i8", "int64", "u1",
+    "uint8", "u2", "uint16", "u4", "uint32", "u8", "uint64", "f2", "halffloat", "float16", "f4",
+    "float", "float32", "f8", "double", "float64", "string", "str", "utf8", "binary",
+    "large_string", "large_str", "large_utf8", "large_binary", "binary_view", "string_view",
+    "date32", "date64", "date32[day]", "date64[ms]", "time32[s]", "time32[ms]", "time64[us]",
+    "time64[ns]", "timestamp[s]", "timestamp[ms]", "timestamp[us]", "timestamp[ns]",
+    "duration[s]", "duration[ms]", "duration[us]", "duration[ns]", "month_day_nano_interval",
+    "Int8", "DOUBLE", "Timestamp[MS]",
+]
+
+
+def test_a_cast_takes_every_type_alias_pyarrow_takes(tmp_path):
+    import pyarrow.feather as pf
+    from arrowipc.types import type_for_alias
+    for name in _PYARROW_ALIASES:
+        assert str(type_for_alias(name)) == str(pa.type_for_alias(name)), name
+    with pytest.raises(ValueError, match="^no type named 'time32\\[us\\]'$"):
+        type_for_alias("time32[us]")
+    pf.write_feather(pa.table({"d": pa.array([0, 365], pa.int32()).cast("date32")}),
+                     str(tmp_path / "x.arrow"))
+    ours = ds.dataset(str(tmp_path), format="ipc").to_table(
+        columns={"d": ds.field("d").cast("timestamp[s]")})
+    theirs = pads.dataset(str(tmp_path), format="ipc").to_table(
+        columns={"d": pads.field("d").cast("timestamp[s]")})
+    assert ours.to_pyarrow().equals(theirs)

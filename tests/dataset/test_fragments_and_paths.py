@@ -250,3 +250,177 @@ def test_from_paths_accepts_pyarrow_expressions():
                        root_partition=pds.field("level") == 7)
     assert str(ours.partition_expression) == "(level == 7)"
     assert next(ours.get_fragments()).partition_values == {"part": 3}
+
+
+# -- filesystem= as a URI or a directory (pyarrow's SubTreeFileSystem) -------------------------
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "sub").mkdir()
+    pfeather.write_feather(pa.table({"a": [1, 2]}), str(tmp_path / "sub" / "x.arrow"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("source, base", [
+    ("sub/x.arrow", "uri"), ("sub", "directory"), (["sub/x.arrow"], "uri"),
+    ("x.arrow", "uri of sub"), ("/sub/x.arrow", "directory"),
+])
+def test_a_filesystem_uri_reads_paths_below_it_as_pyarrow(tree, source, base):
+    filesystem = {"uri": tree.as_uri(), "directory": str(tree),
+                  "uri of sub": (tree / "sub").as_uri()}[base]
+    theirs = pds.dataset(source, format="ipc", filesystem=filesystem)
+    ours = ds.dataset(source, format="ipc", filesystem=filesystem)
+    assert ours.to_table().equals(theirs.to_table())
+    # ours lists the files by their whole path (pyarrow's relative to the sub-tree)
+    assert ours.files == [str(tree / "sub" / "x.arrow")]
+
+
+def test_a_filesystem_uri_must_name_a_directory(tree):
+    uri = tree.as_uri() + "/nothing"
+    with pytest.raises(ValueError) as theirs:
+        pds.dataset("sub/x.arrow", format="ipc", filesystem=uri)
+    with pytest.raises(ValueError) as ours:
+        ds.dataset("sub/x.arrow", format="ipc", filesystem=uri)
+    assert str(ours.value) == str(theirs.value) == (
+        f"The path component of the filesystem URI must point to a directory but it has a "
+        f"type: `NotFound`. The path component is `{tree}/nothing` and the given filesystem "
+        f"URI is `{uri}`")
+
+
+def test_write_dataset_takes_a_filesystem_uri(tree):
+    table = pa.table({"a": [1, 2, 3]})
+    ds.write_dataset(table, "out", format="ipc", filesystem=tree.as_uri())
+    assert pds.dataset(str(tree / "out"), format="ipc").to_table().equals(table)
+
+
+@pytest.mark.parametrize("filesystem", [pafs._MockFileSystem, "memory"])
+def test_a_path_object_with_a_filesystem_not_local_is_a_type_error_as_pyarrows(tree, filesystem):
+    import fsspec
+    fs = fsspec.filesystem("memory") if filesystem == "memory" else filesystem()
+    path = tree / "sub" / "x.arrow"
+    expected = "Expected string path; path-like objects are only allowed with a local filesystem"
+    with pytest.raises(TypeError, match=f"^{expected}$"):
+        pds.dataset(path, format="ipc", filesystem=fs)
+    with pytest.raises(TypeError, match=f"^{expected} \\(got a PosixPath and a "
+                                        f"{type(fs).__name__}\\)$"):
+        ds.dataset(path, format="ipc", filesystem=fs)
+    with pytest.raises(TypeError, match=f"^{expected} "):
+        ds.write_dataset(pa.table({"a": [1]}), tree / "out", format="ipc", filesystem=fs)
+    # a local filesystem (pyarrow's or fsspec's) takes it
+    for local in (pafs.LocalFileSystem(), fsspec.filesystem("file")):
+        assert ds.dataset(path, format="ipc", filesystem=local).to_table().num_rows == 2
+
+
+# -- FileFormat.make_fragment and inspect, and datasets of such fragments -----------------------
+def test_format_inspect_and_make_fragment_as_pyarrows(tree):
+    import fsspec
+    path = tree / "sub" / "x.arrow"
+    fsspec_local = pafs.PyFileSystem(pafs.FSSpecHandler(fsspec.filesystem("file")))
+    for filesystem in (None, pafs.LocalFileSystem(), fsspec_local):
+        # pyarrow needs a filesystem for a path; ours reads a local one without
+        theirs = pds.IpcFileFormat().inspect(str(path), filesystem or pafs.LocalFileSystem())
+        assert ds.IpcFileFormat().inspect(str(path), filesystem).equals(theirs)
+        fragment = ds.IpcFileFormat().make_fragment(str(path), filesystem)
+        assert fragment.physical_schema.equals(theirs)
+        # a path object too, with any filesystem (dataset() takes it with a local one only)
+        assert ds.IpcFileFormat().inspect(path, filesystem).equals(
+            pds.IpcFileFormat().inspect(path, filesystem or pafs.LocalFileSystem()))
+        assert fragment.partition_expression.equals(ds.scalar(True))
+    assert ds.FeatherFileFormat().inspect(path).equals(theirs)
+    with pytest.raises(TypeError, match="^make_fragment takes the path of a file, got a "
+                                        "BufferReader "):
+        ds.IpcFileFormat().make_fragment(pa.BufferReader(b"abc"))
+
+
+def test_a_dataset_of_made_fragments_reads_their_partition_values_as_pyarrows(tree):
+    path = str(tree / "sub" / "x.arrow")
+    schema = pa.schema([("a", pa.int64()), ("part", pa.int64())])
+
+    def make(mod, filesystem):
+        fmt = mod.IpcFileFormat()
+        fragments = [fmt.make_fragment(path, filesystem, mod.field("part") == 1),
+                     fmt.make_fragment(path, filesystem, mod.field("part") == 2),
+                     fmt.make_fragment(path, filesystem)]
+        return mod.FileSystemDataset(fragments, schema=schema, format=fmt,
+                                     filesystem=filesystem)
+    ours, theirs = make(ds, None), make(pds, pafs.LocalFileSystem())
+    assert [f.partition_expression.equals(g.partition_expression)
+            for f, g in zip(ours.get_fragments(), theirs.get_fragments())] == [True] * 3
+    assert _pa(ours.to_table()).equals(theirs.to_table())
+    for make_filter in (lambda mod: mod.field("part") == 2,
+                        lambda mod: mod.field("part").is_null()):
+        expected = make_filter(pds)
+        for expr in (make_filter(ds), expected):        # pyarrow's expressions are taken too
+            assert _pa(ours.to_table(filter=expr)).equals(theirs.to_table(filter=expected))
+            assert ours.count_rows(filter=expr) == theirs.count_rows(filter=expected)
+
+
+# -- FileSystemDatasetFactory and FileSystemFactoryOptions ----------------------------------------
+@pytest.fixture
+def encoded_tree():
+    mockfs = pafs._MockFileSystem()
+    schema = pa.schema([("i64", pa.int64())])
+    for directory in ["directory/2021-05-04 00%3A00%3A00/%24",
+                      "hive/date=2021-05-04 00%3A00%3A00/string=%24"]:
+        mockfs.create_dir(directory)
+        with mockfs.open_output_stream(directory + "/0.feather") as sink:
+            with pipc.new_file(sink, schema) as writer:
+                writer.write_table(pa.table([pa.array(range(4))], schema=schema))
+    return mockfs
+
+
+@pytest.mark.parametrize("flavor", ["directory", "hive"])
+@pytest.mark.parametrize("how", ["schema", "names none", "object none"])
+def test_filesystem_dataset_factory_as_pyarrows(encoded_tree, flavor, how):
+    import pickle
+    timestamp_schema = pa.schema([("date", pa.timestamp("s")), ("string", pa.string())])
+    string_schema = pa.schema([("date", pa.string()), ("string", pa.string())])
+    results = []
+    for mod in (pds, ds):
+        cls = mod.HivePartitioning if flavor == "hive" else mod.DirectoryPartitioning
+        options = mod.FileSystemFactoryOptions(flavor)
+        if how == "schema":
+            options.partitioning_factory = pickle.loads(pickle.dumps(
+                cls.discover(schema=timestamp_schema)))
+        elif how == "names none":
+            options.partitioning_factory = (
+                cls.discover(segment_encoding="none") if flavor == "hive"
+                else cls.discover(["date", "string"], segment_encoding="none"))
+        else:
+            options.partitioning = cls(string_schema, segment_encoding="none")
+        factory = mod.FileSystemDatasetFactory(
+            encoded_tree, pafs.FileSelector(flavor, recursive=True), mod.IpcFileFormat(),
+            options)
+        data = factory.finish()
+        results.append((str(factory.inspect()), [str(f.partition_expression)
+                                                 for f in data.get_fragments()],
+                        pa.table(data.to_table()).to_pydict()))
+    theirs, ours = results
+    assert ours == theirs
+
+
+def test_filesystem_dataset_factory_inspects_every_file_as_pyarrows(tmp_path):
+    paths = []
+    for i, type_ in enumerate((pa.int8(), pa.int16())):
+        paths.append(str(tmp_path / f"{i}.arrow"))
+        pfeather.write_feather(pa.table({"v": pa.array([i], type_)}), paths[-1])
+    local = pafs.LocalFileSystem()
+    for mod in (pds, ds):
+        factory = mod.FileSystemDatasetFactory(local, paths, mod.IpcFileFormat())
+        with pytest.raises(TypeError, match="^Unable to merge: Field v has incompatible "
+                                            "types: int8 vs int16"):
+            factory.inspect()
+        assert str(factory.inspect(promote_options="permissive")) == "v: int16"
+        assert str(factory.inspect(fragments=1)) == "v: int8"
+        assert str(factory.finish().schema) == "v: int8"
+        with pytest.raises(ValueError, match="^Invalid promote_options: bad$"):
+            factory.inspect(promote_options="bad")
+        for bad in ("one", -1):
+            with pytest.raises(ValueError, match=f"^Fragment count must be a non-negative int "
+                                                 f"or None; got {bad!r}$"):
+                factory.inspect(fragments=bad)
+    for mod in (pds, ds):
+        options = mod.FileSystemFactoryOptions()
+        assert (options.exclude_invalid_files, options.selector_ignore_prefixes,
+                type(options.partitioning).__name__, len(options.partitioning.schema),
+                options.partitioning_factory) == (
+            False, [".", "_"], "DirectoryPartitioning", 0, None)

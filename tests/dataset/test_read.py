@@ -565,3 +565,89 @@ def test_an_integer_partition_value_out_of_its_type_is_an_error(tmp_path, type_,
     with pytest.raises(A.ArrowInvalid, match=re.escape(
             f"error parsing '{text}' as scalar of type {type_} for partition field 'k'")):
         ds.dataset(str(tmp_path), format="ipc", partitioning=part).to_table()
+
+
+@pytest.mark.parametrize("partitioning", ["hive", "hive dictionary"])
+def test_datasets_and_fragments_pickle_as_pyarrows_do(tmp_path, partitioning):
+    import pickle
+    table = pa.table({"a": [1, 2, 3, 4], "part": ["x", "x", "y", "z"]})
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["part"],
+                      partitioning_flavor="hive")
+    how = {"hive": "hive",
+           "hive dictionary": ds.HivePartitioning.discover(infer_dictionary=True)}[partitioning]
+    theirs_how = {"hive": "hive",
+                  "hive dictionary": pds.HivePartitioning.discover(infer_dictionary=True)}
+    ours = ds.dataset(str(tmp_path), format="ipc", partitioning=how)
+    theirs = pds.dataset(str(tmp_path), format="ipc", partitioning=theirs_how[partitioning])
+    ours.count_rows(filter=field("a") > 1)      # footers, statistics and readers kept
+    pairs = [(ours, theirs), (next(ours.get_fragments()), next(theirs.get_fragments())),
+             (ds.dataset([ours, ours]), pds.dataset([theirs, theirs])),
+             (ours.filter(field("a") > 1), theirs.filter(pds.field("a") > 1))]
+    for mine, expected in pairs:
+        back = pickle.loads(pickle.dumps(mine))
+        assert type(back) is type(mine)
+        assert _ours(back.to_table()).equals(expected.to_table())
+    back = pickle.loads(pickle.dumps(ours))
+    assert back.count_rows(filter=field("a") > 1) == theirs.count_rows(filter=pds.field("a") > 1)
+    assert back.schema.equals(ours.schema) and back.files == ours.files
+
+
+def _partitioning_as_pyarrows(ours, theirs):
+    assert type(ours).__name__ == type(theirs).__name__
+    assert ours.schema.equals(theirs.schema)
+    assert len(ours.dictionaries) == len(theirs.dictionaries)
+    for a, b in zip(ours.dictionaries, theirs.dictionaries):
+        assert (a is None and b is None) or _ours(a).equals(b)
+
+
+@pytest.mark.parametrize("how", ["hive", "hive dictionary", "hive schema", "hive object",
+                                 "directory names", "directory schema dictionary", "none",
+                                 "none, one file"])
+def test_a_datasets_partitioning_is_pyarrows(tmp_path, how):
+    table = pa.table({"a": [1, 2, 3, 4, 5], "p": ["b", "a", "x", "b", "c"],
+                      "q": [3, 1, 2, 3, 1]})
+    flavor = "hive" if how.startswith("hive") else None
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["p", "q"],
+                      partitioning_flavor=flavor)
+    schema = pa.schema([("p", pa.string()), ("q", pa.int8())])
+    dict_schema = pa.schema([("p", pa.dictionary(pa.int32(), pa.string())), ("q", pa.int8())])
+
+    def make(mod):
+        return {"hive": "hive",
+                "hive dictionary": mod.HivePartitioning.discover(infer_dictionary=True),
+                "hive schema": mod.HivePartitioning.discover(schema=schema),
+                "hive object": mod.HivePartitioning(schema),
+                "directory names": ["p", "q"],
+                "directory schema dictionary": mod.DirectoryPartitioning.discover(
+                    schema=dict_schema),
+                "none": None, "none, one file": None}[how]
+    source = str(tmp_path / "b" / "3" / "part-0.arrow") if how == "none, one file" \
+        else str(tmp_path)
+    ours = ds.dataset(source, format="ipc", partitioning=make(ds))
+    theirs = pds.dataset(source, format="ipc", partitioning=make(pds))
+    _partitioning_as_pyarrows(ours.partitioning, theirs.partitioning)
+    assert _ours(ours.to_table()).equals(theirs.to_table())
+    # built from fragments or paths, a dataset has none
+    assert ds.FileSystemDataset(list(ours.get_fragments()), ours.schema,
+                                ours.format).partitioning is None
+
+
+@pytest.mark.parametrize("how", ["hive", "hive int8", "parse timestamp"])
+def test_partition_expressions_have_the_fields_types_as_pyarrows(tmp_path, how):
+    table = pa.table({"a": [1, 2], "p": ["x", "y"], "q": [1, 2]})
+    pds.write_dataset(table, str(tmp_path), format="ipc", partitioning=["p", "q"],
+                      partitioning_flavor="hive")
+    typed = pa.schema([("p", pa.string()), ("q", pa.int8())])
+
+    def expression(mod):
+        if how == "parse timestamp":
+            return mod.HivePartitioning(pa.schema([("t", pa.timestamp("s"))])).parse(
+                "/t=2021-01-02 03:04:05/")
+        data = mod.dataset(str(tmp_path), format="ipc",
+                           partitioning="hive" if how == "hive" else mod.HivePartitioning(typed))
+        return next(iter(data.get_fragments())).partition_expression
+    ours, theirs = expression(ds), expression(pds)
+    assert str(ours) == str(theirs)
+    for literal in (1, pa.scalar(1, pa.int32()), pa.scalar(1, pa.int8())):
+        expected = (pds.field("p") == "x") & (pds.field("q") == literal)
+        assert ours.equals(expected) == theirs.equals(expected)

@@ -95,3 +95,22 @@ def test_a_union_is_written_as_a_dataset(tmp_path, unions):
     ds.write_dataset(ours, str(tmp_path / "out"), format="ipc")
     got = pads.dataset(str(tmp_path / "out"), format="ipc").to_table()
     assert sorted(got.column("colA").to_pylist()) == T1["colA"] + T2["colA"]
+
+
+def test_replace_schema_keeps_each_fields_type_as_pyarrows(tmp_path):
+    import pyarrow.feather as pf
+    from arrowipc.errors import ArrowTypeError
+    pf.write_feather(pa.table({"i": [1, 2], "s": ["a", "b"]}), str(tmp_path / "x.arrow"))
+    table = pa.table({"i": [5], "s": ["z"]})
+    for mod in (pads, ds):
+        files = mod.dataset(str(tmp_path), format="ipc")
+        for data in (files, mod.dataset(table), mod.dataset([files, mod.dataset(table)])):
+            with pytest.raises(pa.ArrowTypeError if mod is pads else ArrowTypeError,
+                               match="^fields had matching names but differing types. From: "
+                                     "i: int64 To: i: int32$"):
+                data.replace_schema(pa.schema([("i", pa.int32())]))
+            # fewer, reordered and new fields are taken
+            got = data.replace_schema(pa.schema([("z", pa.int8()), ("s", pa.string())]))
+            assert pa.table(got.to_table()).to_pydict() == {
+                "z": [None] * data.count_rows(),
+                "s": pa.table(data.to_table()).column("s").to_pylist()}

@@ -121,6 +121,34 @@ def test_min_rows_per_group_gathers_small_batches(tmp_path):
     assert [reader.get_batch(i).num_rows for i in range(reader.num_record_batches)] == [8, 8, 4]
 
 
+def _group_sizes(directory):
+    sizes = {}
+    for name in _files(directory):
+        with pipc.open_file(os.path.join(directory, name)) as reader:
+            sizes[name] = [reader.get_batch(i).num_rows
+                           for i in range(reader.num_record_batches)]
+    return sizes
+
+
+@pytest.mark.parametrize("lengths, opts", [
+    # a group's tail under the minimum waits for the next batch (8, 7, 8, 6, 8, 8), not 8, 2...
+    ([5, 5, 5, 5, 5, 4, 4, 4, 4, 4], dict(min_rows_per_group=6, max_rows_per_group=8)),
+    ([3, 3, 3, 0, 3], dict(min_rows_per_group=4, max_rows_per_group=5, max_rows_per_file=7)),
+    ([5, 5, 5], dict(min_rows_per_group=4, max_rows_per_group=5, partitioning=["b"])),
+    ([1, 1, 1, 1], dict(min_rows_per_group=10, max_rows_per_group=20)),
+    ([7, 0, 7], dict(max_rows_per_group=3)),
+])
+def test_record_batches_per_file_as_pyarrow_groups_them(tmp_path, lengths, opts):
+    batches = [pa.record_batch({"a": pa.array(range(n), pa.int64()),
+                                "b": pa.array([i % 2 for i in range(n)], pa.int64())})
+               for n in lengths]
+    ds.write_dataset(batches, str(tmp_path / "ours"), use_threads=False, **opts)
+    pds.write_dataset(batches, str(tmp_path / "theirs"), format="ipc", use_threads=False, **opts)
+    assert _group_sizes(tmp_path / "ours") == _group_sizes(tmp_path / "theirs")
+    assert (pds.dataset(str(tmp_path / "ours"), format="ipc").to_table()
+            .equals(pds.dataset(str(tmp_path / "theirs"), format="ipc").to_table()))
+
+
 def test_basename_template_and_file_visitor(tmp_path, table):
     seen = []
     ds.write_dataset(table, str(tmp_path / "o"), basename_template="dat_{i}.arrow",
@@ -265,3 +293,54 @@ def test_an_iterable_of_batches_with_a_schema(tmp_path, table):
     assert ds.dataset(str(tmp_path / "o")).to_table().equals(table)
     with pytest.raises(ValueError, match="needs schema= with an iterable of batches"):
         ds.write_dataset((b for b in table.to_batches()), str(tmp_path / "p"))
+
+
+_DATA = {
+    "table": lambda t: t, "batch": lambda t: t.to_batches()[0], "list": lambda t: t.to_batches(),
+    "iterator": lambda t: iter(t.to_batches()),
+}
+_SCHEMAS = {
+    "int32": pa.schema([("i", pa.int32()), ("s", pa.string())]),
+    "reordered": pa.schema([("s", pa.string()), ("i", pa.int64())]),
+    "fewer": pa.schema([("i", pa.int64())]),
+    "metadata": pa.schema([("i", pa.int64()), ("s", pa.string())], metadata={"k": "v"}),
+}
+
+
+@pytest.mark.parametrize("data", sorted(_DATA))
+@pytest.mark.parametrize("schema", sorted(_SCHEMAS))
+def test_schema_given_to_write_dataset_is_taken_as_pyarrow_takes_it(tmp_path, data, schema):
+    # tables and batches must have it (as an InMemoryDataset); an iterator is projected to it
+    table = pa.table({"i": pa.array([1, 2], pa.int64()), "s": ["a", "b"]})
+    results = []
+    for name, write in (("theirs", pds.write_dataset), ("ours", ds.write_dataset)):
+        try:
+            write(_DATA[data](table), str(tmp_path / name), format="ipc",
+                  schema=_SCHEMAS[schema])
+        except Exception as e:      # noqa: BLE001 - the class and message are compared
+            results.append((isinstance(e, TypeError), type(e).__name__, str(e)))
+        else:
+            back = pds.dataset(str(tmp_path / name), format="ipc").to_table()
+            results.append((back.schema, back.schema.metadata, back.to_pydict()))
+    theirs, ours = results
+    assert ours == theirs
+
+
+def test_from_batches_takes_no_schema_with_a_reader_as_pyarrows():
+    table = pa.table({"i": [1, 2]})
+    for source, what in ((lambda: pa.RecordBatchReader.from_batches(table.schema,
+                                                                    table.to_batches()),
+                          "a RecordBatchReader"),
+                         (lambda: A.table({"i": [1]}), "an object implementing the Arrow "
+                                                       "PyCapsule Protocol")):
+        for mod in (pds, ds):
+            with pytest.raises(ValueError, match=f"^Cannot specify a schema when providing "
+                                                 f"{what}$"):
+                mod.Scanner.from_batches(source(), schema=table.schema)
+
+
+@pytest.mark.parametrize("data", sorted(_DATA))
+def test_batches_are_written_as_they_come_whatever_checks_the_schema(tmp_path, data):
+    table = pa.table({"i": np.arange(200_000)})
+    ds.write_dataset(_DATA[data](table), str(tmp_path / "o"), schema=table.schema)
+    assert _group_sizes(tmp_path / "o") == {"part-0.arrow": [200_000]}
