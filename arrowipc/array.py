@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ._core.arraydata import ArrayData
 from ._core import bitmap as _bitmap
-from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
+from .errors import ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType, StructType)
@@ -1081,7 +1081,11 @@ def is_pandas_series(obj: object) -> bool:
 
 
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
-    """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
+    """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter.
+
+    As pa.array, Python binary or string values of more than _BINARY_CHUNK_LIMIT bytes in all give
+    a ChunkedArray instead, split where a chunk would pass the limit (the annotation names the
+    usual answer, so that the many callers building small arrays need no check)."""
     from .types import ensure_type
     if isinstance(obj, Array):
         if type is not None and ensure_type(type) != obj.type:
@@ -1102,7 +1106,66 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
             return chunks[0]
         raise ArrowInvalid("array() got a stream of several chunks; use chunked_array()")
     from .data.from_python import array_data_from_python
-    return make_array(array_data_from_python(obj, type))
+    try:
+        return make_array(array_data_from_python(obj, type))
+    except ArrowCapacityError:
+        pieces = _binary_chunk_data(obj, type)
+        if pieces is None:
+            raise
+        chunked = ChunkedArray([make_array(d) for d in pieces], pieces[0].type)
+        return chunked          # type: ignore[return-value]  # see the docstring
+
+
+# The most bytes one chunk of 32-bit-offset binary or string holds when built from Python values:
+# pyarrow's BinaryBuilder memory limit (INT32_MAX - 1). pa.array starts a new chunk at the value
+# that would pass it and returns a ChunkedArray.
+_BINARY_CHUNK_LIMIT = 2**31 - 2
+
+
+def _binary_chunk_bounds(offsets: Any, type: DataType, where: str,
+                         limit: int = _BINARY_CHUNK_LIMIT) -> list[int]:
+    """[0, b1, ..., n]: the row bounds that split n binary or string values into chunks of at most
+    `limit` bytes, greedily as pyarrow does (a value that would take its chunk past the limit
+    starts the next one). `offsets` are the values' n + 1 cumulative byte offsets from 0 (a list
+    or a numpy array). A single value over the limit raises ArrowCapacityError."""
+    from bisect import bisect_right
+    n = len(offsets) - 1
+    bounds, start = [0], 0
+    while offsets[n] - offsets[start] > limit:
+        end = bisect_right(offsets, offsets[start] + limit, lo=start) - 1
+        if end == start:
+            size = int(offsets[start + 1] - offsets[start])
+            raise ArrowCapacityError(
+                f"{where}: value {start} is {size} bytes, more than one {type} array holds "
+                f"({limit}); use large_{type}")
+        bounds.append(end)
+        start = end
+    bounds.append(n)
+    return bounds
+
+
+def _binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | None:
+    """pa.array's chunks for Python binary or string values over _BINARY_CHUNK_LIMIT bytes in all
+    (None for any other type or input): each piece built by the usual kernel."""
+    from itertools import accumulate
+    from .data.from_python import array_data_from_python, infer_type
+    if not isinstance(obj, (list, tuple)):
+        return None
+    values = list(obj)
+    t = type if type is not None else infer_type(values)
+    if t.kind != Kind.BINARY:           # string and binary (32-bit offsets), not large_ or views
+        return None
+
+    def nbytes(v: Any) -> int:
+        if v is None:
+            return 0
+        if isinstance(v, str):
+            return len(v) if v.isascii() else len(v.encode("utf8", "surrogatepass"))
+        return memoryview(v).nbytes
+
+    offsets = list(accumulate(map(nbytes, values), initial=0))
+    bounds = _binary_chunk_bounds(offsets, t, "array")
+    return [array_data_from_python(values[a:b], t) for a, b in zip(bounds, bounds[1:])]
 
 
 def chunked_array(chunks: Iterable[Array | Any] | Any, type: DataType | str | None = None

@@ -1,0 +1,100 @@
+"""Binary and string values over 2 GiB in all are split into chunks where pyarrow splits them:
+pa.array returns a ChunkedArray and Table.from_pandas a chunked column (pyarrow's own
+test_feather.py::test_chunked_binary_error_message writes such a frame to Feather V2)."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.feather
+import pytest
+
+import arrowipc
+import arrowipc.feather
+from arrowipc.array import _BINARY_CHUNK_LIMIT, _binary_chunk_bounds, make_array
+from arrowipc.errors import ArrowCapacityError
+from arrowipc.pandas_compat import from_pandas as fp
+
+MIB = 1 << 20
+
+
+def offsets_of(sizes):
+    out = [0]
+    for n in sizes:
+        out.append(out[-1] + n)
+    return out
+
+
+@pytest.mark.parametrize("sizes, bounds", [
+    # pa.array(['x' * 2**30, 'x' * (2**30 - 1), 'y']) has chunks of 1 and 2 values: the second
+    # value would bring the first chunk to 2**31 - 1 bytes, one past BinaryBuilder's limit
+    ([1 << 30, (1 << 30) - 1, 1], [0, 1, 3]),
+    # pyarrow's test frame: 1 byte then 2048 values of 1 MiB split as 2048 + 1
+    ([1] + [MIB] * 2048, [0, 2048, 2049]),
+    # exactly at the limit: one chunk
+    ([_BINARY_CHUNK_LIMIT - 5, 5], [0, 2]),
+    ([], [0, 0]),
+])
+def test_chunk_bounds_follow_pyarrow(sizes, bounds):
+    assert _BINARY_CHUNK_LIMIT == 2**31 - 2
+    assert _binary_chunk_bounds(offsets_of(sizes), arrowipc.string(), "array") == bounds
+    assert _binary_chunk_bounds(np.array(offsets_of(sizes), dtype="int64"),
+                                arrowipc.string(), "array") == bounds
+
+
+def test_chunk_bounds_with_a_small_limit():
+    sizes = [3, 4, 0, 3, 1, 10, 2]
+    assert _binary_chunk_bounds(offsets_of(sizes), arrowipc.binary(), "array", limit=10) == \
+        [0, 4, 5, 6, 7]
+
+
+def test_a_single_value_over_the_limit_is_refused_with_its_index():
+    with pytest.raises(ArrowCapacityError) as e:
+        _binary_chunk_bounds(offsets_of([4, 12, 1]), arrowipc.binary(), "from_pandas", limit=10)
+    assert str(e.value) == ("from_pandas: value 1 is 12 bytes, more than one binary array holds "
+                            "(10); use large_binary")
+
+
+def test_object_strings_over_the_limit_come_as_chunks(monkeypatch):
+    """The C string pass is split at the bounds (the limit lowered so the data stays small)."""
+    monkeypatch.setattr(fp, "_BINARY_CHUNK_LIMIT", 6)
+    values = np.array(["abc", None, "dé", "f", "ghijk", "x"], dtype=object)
+    chunks = fp.ndarray_to_array_data(values, arrowipc.string())
+    assert isinstance(chunks, list)
+    assert [make_array(c).to_pylist() for c in chunks] == [["abc", None, "dé"], ["f", "ghijk"],
+                                                           ["x"]]
+    assert all(c.type == arrowipc.string() for c in chunks)
+
+
+@pytest.mark.slow
+def test_more_than_2gib_of_binary_is_chunked_like_pyarrow():
+    """Needs about 4 GiB of memory at its peak (pyarrow's result is freed before ours is made)."""
+    values = [b"x"] + [b"x" * MIB] * 2048       # one 1 MiB object, 2 GiB + 1 byte of data
+    theirs = pa.array(values)
+    want = (type(theirs).__name__, str(theirs.type), [len(c) for c in theirs.chunks])
+    del theirs
+    ours = arrowipc.array(values)
+    assert (type(ours).__name__, str(ours.type), [len(c) for c in ours.chunks]) == want
+    assert [len(c) for c in ours.chunks] == [2048, 1]
+    del ours
+
+    df = pd.DataFrame({"byte_col": values})
+    theirs_t = pa.Table.from_pandas(df)
+    want_chunks = [len(c) for c in theirs_t.column(0).chunks]
+    del theirs_t
+    table = arrowipc.Table.from_pandas(df)
+    assert [len(c) for c in table.column(0).chunks] == want_chunks
+    del table
+
+    buf = io.BytesIO()
+    arrowipc.feather.write_feather(df, buf, version=2)
+    back = pyarrow.feather.read_table(pa.BufferReader(buf.getvalue()))
+    assert back.column(0).type == pa.binary()
+    assert back.num_rows == len(values)
+    assert back.column(0)[2048].as_py() == b"x" * MIB
+    with pytest.warns(DeprecationWarning, match="Feather V1"), \
+            pytest.raises(ValueError, match="'byte_col' exceeds 2GB maximum capacity of a "
+                                            "Feather binary column"):
+        arrowipc.feather.write_feather(df, io.BytesIO(), version=1)
