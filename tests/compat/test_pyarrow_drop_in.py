@@ -399,7 +399,8 @@ def test_tensor_negative_stride_is_refused():
 
 
 def test_read_tensor_of_another_message_is_an_os_error():
-    with pytest.raises(OSError, match="type tensor but got schema"):
+    with pytest.raises(OSError, match="Header-type of flatbuffer-encoded Message is not Tensor "
+                                      r"\(the message at byte 0 is a schema message\)"):
         ipc.read_tensor(pa_stream_bytes())
 
 
