@@ -14,9 +14,10 @@ from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType, StructType)
 
-__all__ = ["Array", "ChunkedArray", "Scalar", "argument_data", "array", "chunk_slices",
-           "chunked_array", "is_pandas_dataframe", "is_pandas_series", "make_array",
-           "mask_selection", "nulls", "scalar"]
+__all__ = ["Array", "BINARY_CHUNK_LIMIT", "ChunkedArray", "Scalar", "argument_data", "array",
+           "binary_chunk_bounds", "binary_chunk_data", "chunk_slices", "chunked_array",
+           "is_pandas_dataframe", "is_pandas_series", "make_array", "mask_selection", "nulls",
+           "scalar"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
@@ -1083,7 +1084,7 @@ def is_pandas_series(obj: object) -> bool:
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
     """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter.
 
-    As pa.array, Python binary or string values of more than _BINARY_CHUNK_LIMIT bytes in all give
+    As pa.array, Python binary or string values of more than BINARY_CHUNK_LIMIT bytes in all give
     a ChunkedArray instead, split where a chunk would pass the limit (the annotation names the
     usual answer, so that the many callers building small arrays need no check)."""
     from .types import ensure_type
@@ -1109,7 +1110,7 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
     try:
         return make_array(array_data_from_python(obj, type))
     except ArrowCapacityError:
-        pieces = _binary_chunk_data(obj, type)
+        pieces = binary_chunk_data(obj, type)
         if pieces is None:
             raise
         chunked = ChunkedArray([make_array(d) for d in pieces], pieces[0].type)
@@ -1119,11 +1120,11 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
 # The most bytes one chunk of 32-bit-offset binary or string holds when built from Python values:
 # pyarrow's BinaryBuilder memory limit (INT32_MAX - 1). pa.array starts a new chunk at the value
 # that would pass it and returns a ChunkedArray.
-_BINARY_CHUNK_LIMIT = 2**31 - 2
+BINARY_CHUNK_LIMIT = 2**31 - 2
 
 
-def _binary_chunk_bounds(offsets: Any, type: DataType, where: str,
-                         limit: int = _BINARY_CHUNK_LIMIT) -> list[int]:
+def binary_chunk_bounds(offsets: Any, type: DataType, where: str,
+                         limit: int = BINARY_CHUNK_LIMIT) -> list[int]:
     """[0, b1, ..., n]: the row bounds that split n binary or string values into chunks of at most
     `limit` bytes, greedily as pyarrow does (a value that would take its chunk past the limit
     starts the next one). `offsets` are the values' n + 1 cumulative byte offsets from 0 (a list
@@ -1144,8 +1145,8 @@ def _binary_chunk_bounds(offsets: Any, type: DataType, where: str,
     return bounds
 
 
-def _binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | None:
-    """pa.array's chunks for Python binary or string values over _BINARY_CHUNK_LIMIT bytes in all
+def binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | None:
+    """pa.array's chunks for Python binary or string values over BINARY_CHUNK_LIMIT bytes in all
     (None for any other type or input): each piece built by the usual kernel."""
     from itertools import accumulate
     from .data.from_python import array_data_from_python, infer_type
@@ -1164,7 +1165,7 @@ def _binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | Non
         return memoryview(v).nbytes
 
     offsets = list(accumulate(map(nbytes, values), initial=0))
-    bounds = _binary_chunk_bounds(offsets, t, "array")
+    bounds = binary_chunk_bounds(offsets, t, "array")
     return [array_data_from_python(values[a:b], t) for a, b in zip(bounds, bounds[1:])]
 
 

@@ -71,7 +71,7 @@ cdef class Message:
 
     def equals(self, other):
         """Whether `other` is a Message with the same metadata and body bytes: ours, or another
-        library's message object (a pyarrow.Message, see `is_message_like`)."""
+        library's (a pyarrow.Message: `metadata` and `body` buffers, `serialize()`)."""
         if not isinstance(other, Message) and not is_message_like(other):
             return False
         return (_bytes_of(self.metadata) == _bytes_of(other.metadata)

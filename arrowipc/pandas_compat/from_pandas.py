@@ -6,7 +6,7 @@ import json as _json
 
 from .._core.arraydata import ArrayData
 from .._core import pandas_kernels as _k
-from ..array import _BINARY_CHUNK_LIMIT, _binary_chunk_bounds, _binary_chunk_data
+from ..array import BINARY_CHUNK_LIMIT, binary_chunk_bounds, binary_chunk_data
 from ..errors import (ArrowCapacityError, ArrowException, ArrowInvalid, ArrowNotImplementedError,
                       ArrowTypeError)
 from ..types import DataType, Field, Kind, Schema
@@ -362,9 +362,9 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData | lis
             assert data is not None             # set whenever no value was refused (bad < 0)
             if t.kind == Kind.BINARY:
                 wide = np.frombuffer(offsets, dtype="int64")
-                if data.size > _BINARY_CHUNK_LIMIT:
+                if data.size > BINARY_CHUNK_LIMIT:
                     # pyarrow's chunks (as pa.array), each piece converted again in C
-                    bounds = _binary_chunk_bounds(wide, t, "from_pandas", _BINARY_CHUNK_LIMIT)
+                    bounds = binary_chunk_bounds(wide, t, "from_pandas", BINARY_CHUNK_LIMIT)
                     pieces = []
                     for a, b in zip(bounds, bounds[1:]):
                         piece = _object_data(np, values[a:b], t, safe)
@@ -386,7 +386,7 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData | lis
     try:
         return array_data_from_python(items, type)
     except ArrowCapacityError:
-        chunks = _binary_chunk_data(items, type)       # pyarrow's chunks, as pa.array
+        chunks = binary_chunk_data(items, type)       # pyarrow's chunks, as pa.array
         if chunks is None:
             raise
         return chunks

@@ -13,7 +13,7 @@ import pytest
 
 import arrowipc
 import arrowipc.feather
-from arrowipc.array import _BINARY_CHUNK_LIMIT, _binary_chunk_bounds, make_array
+from arrowipc.array import BINARY_CHUNK_LIMIT, binary_chunk_bounds, make_array
 from arrowipc.errors import ArrowCapacityError
 from arrowipc.pandas_compat import from_pandas as fp
 
@@ -34,32 +34,32 @@ def offsets_of(sizes):
     # pyarrow's test frame: 1 byte then 2048 values of 1 MiB split as 2048 + 1
     ([1] + [MIB] * 2048, [0, 2048, 2049]),
     # exactly at the limit: one chunk
-    ([_BINARY_CHUNK_LIMIT - 5, 5], [0, 2]),
+    ([BINARY_CHUNK_LIMIT - 5, 5], [0, 2]),
     ([], [0, 0]),
 ])
 def test_chunk_bounds_follow_pyarrow(sizes, bounds):
-    assert _BINARY_CHUNK_LIMIT == 2**31 - 2
-    assert _binary_chunk_bounds(offsets_of(sizes), arrowipc.string(), "array") == bounds
-    assert _binary_chunk_bounds(np.array(offsets_of(sizes), dtype="int64"),
+    assert BINARY_CHUNK_LIMIT == 2**31 - 2
+    assert binary_chunk_bounds(offsets_of(sizes), arrowipc.string(), "array") == bounds
+    assert binary_chunk_bounds(np.array(offsets_of(sizes), dtype="int64"),
                                 arrowipc.string(), "array") == bounds
 
 
 def test_chunk_bounds_with_a_small_limit():
     sizes = [3, 4, 0, 3, 1, 10, 2]
-    assert _binary_chunk_bounds(offsets_of(sizes), arrowipc.binary(), "array", limit=10) == \
+    assert binary_chunk_bounds(offsets_of(sizes), arrowipc.binary(), "array", limit=10) == \
         [0, 4, 5, 6, 7]
 
 
 def test_a_single_value_over_the_limit_is_refused_with_its_index():
     with pytest.raises(ArrowCapacityError) as e:
-        _binary_chunk_bounds(offsets_of([4, 12, 1]), arrowipc.binary(), "from_pandas", limit=10)
+        binary_chunk_bounds(offsets_of([4, 12, 1]), arrowipc.binary(), "from_pandas", limit=10)
     assert str(e.value) == ("from_pandas: value 1 is 12 bytes, more than one binary array holds "
                             "(10); use large_binary")
 
 
 def test_object_strings_over_the_limit_come_as_chunks(monkeypatch):
     """The C string pass is split at the bounds (the limit lowered so the data stays small)."""
-    monkeypatch.setattr(fp, "_BINARY_CHUNK_LIMIT", 6)
+    monkeypatch.setattr(fp, "BINARY_CHUNK_LIMIT", 6)
     values = np.array(["abc", None, "dé", "f", "ghijk", "x"], dtype=object)
     chunks = fp.ndarray_to_array_data(values, arrowipc.string())
     assert isinstance(chunks, list)
