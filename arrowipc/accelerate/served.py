@@ -165,6 +165,17 @@ def _kv(metadata: Any) -> Any:
     return pa.KeyValueMetadata(metadata) if metadata else None
 
 
+def _message_bytes(obj: Any) -> Any:
+    """The bytes read_schema and read_record_batch read from `obj`: itself when a bytes-like or a
+    pyarrow.Buffer, a pyarrow.Message's framed bytes (its `serialize()`), else None (a stream,
+    which pyarrow reads from its position)."""
+    if isinstance(obj, (bytes, bytearray, memoryview, pa.Buffer)):
+        return obj
+    if isinstance(obj, pa_ipc.Message):
+        return obj.serialize()
+    return None
+
+
 def _opened(entry: str, open_ours: Callable[[_Source], Any], source: Any,
             fall_back: Callable[[], Any]) -> Any:
     """arrowipc's object for `source`, or pyarrow's answer (through `fall_back`)."""
@@ -591,27 +602,27 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
     def read_schema(obj: Any, dictionary_memo: Any = None) -> Any:
         def fall_back() -> Any:
             return o["read_schema"](obj, dictionary_memo)
-        if dictionary_memo is not None or not isinstance(
-                obj, (bytes, bytearray, memoryview, pa.Buffer)):
-            RECORD.fall_back("ipc.read_schema", "a Message, stream or dictionary_memo"
+        raw = _message_bytes(obj)
+        if dictionary_memo is not None or raw is None:
+            RECORD.fall_back("ipc.read_schema", "a stream or dictionary_memo"
                              if dictionary_memo is None else "a dictionary_memo")
             with passthrough():
                 return fall_back()
         return _opened("ipc.read_schema", lambda src: pa.schema(ai_ipc.read_schema(src.opened)),
-                       obj, fall_back)
+                       raw, fall_back)
 
     def read_record_batch(obj: Any, schema: Any, dictionary_memo: Any = None) -> Any:
         def fall_back() -> Any:
             return o["read_record_batch"](obj, schema, dictionary_memo)
-        if dictionary_memo is not None or not isinstance(schema, pa.Schema) or \
-                not isinstance(obj, (bytes, bytearray, memoryview, pa.Buffer)):
+        raw = _message_bytes(obj)
+        if dictionary_memo is not None or not isinstance(schema, pa.Schema) or raw is None:
             RECORD.fall_back("ipc.read_record_batch",
-                             "a Message, a dictionary_memo or a schema not pyarrow's")
+                             "a stream, a dictionary_memo or a schema not pyarrow's")
             with passthrough():
                 return fall_back()
         return _opened("ipc.read_record_batch",
                        lambda src: _batch(ai_ipc.read_record_batch(src.opened, schema)),
-                       obj, fall_back)
+                       raw, fall_back)
 
     def deserialize_pandas(buf: Any, *, use_threads: bool = True) -> Any:
         def ours(src: _Source) -> Any:

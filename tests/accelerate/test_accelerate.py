@@ -351,6 +351,22 @@ def test_read_schema_and_record_batch_serve_buffers(accelerated):
     assert "served 4 calls, 0 fell back" in acc.report()
 
 
+def test_read_schema_and_record_batch_serve_pyarrow_messages(accelerated):
+    # pyarrow's test_ipc.py reads its MessageReader's messages with them
+    table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    messages = list(pa_ipc.MessageReader.open_stream(_pa_stream(table)))
+    assert pa_ipc.read_schema(messages[0]).equals(table.schema)
+    got = pa_ipc.read_record_batch(messages[1], table.schema)
+    assert type(got) is pa.RecordBatch and got.equals(table.to_batches()[0])
+    assert "served 2 calls, 0 fell back" in acc.report()
+    # a message of the other type: pyarrow's own exception (arrowipc refuses, pyarrow answers)
+    acc.reset_report()
+    with pytest.raises(OSError, match="^Expected IPC message of type record batch but got "
+                                      "schema$"):
+        pa_ipc.read_record_batch(messages[0], table.schema)
+    assert "arrowipc refused the input (ArrowIOError); pyarrow's answer is kept" in acc.report()
+
+
 def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerated, tmp_path):
     # a served stream reader is no RecordBatchReader, whose C++ object pyarrow's datasets, Acero
     # and Flight use directly (it would be empty): they take it through __arrow_c_stream__
