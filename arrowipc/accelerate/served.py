@@ -813,8 +813,6 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
                 raise Unservable(f"chunksize={chunksize!r}")
             if compression_level is not None and compression == "uncompressed":
                 raise Unservable("compression_level without compression")
-            if version == 1 and _path_or_none(dest) is None:
-                raise Unservable("a Feather V1 write to a file object")
             target = _sink(dest)
             is_frame = type(df).__name__ == "DataFrame" and hasattr(df, "columns")
             if not is_frame and not isinstance(df, pa.Table):
@@ -852,14 +850,17 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
             "write_feather": write_feather}
 
 
-def _write_feather_v1(table: Any, path: str, fall_back: Callable[[], Any]) -> None:
-    """Feather V1 through arrowipc.feather (its write is atomic: a refusal leaves nothing), or
-    pyarrow's answer when arrowipc refuses the table (a type V1 cannot hold...)."""
+def _write_feather_v1(table: Any, target: Any, fall_back: Callable[[], Any]) -> None:
+    """Feather V1 through arrowipc.feather, or pyarrow's answer when arrowipc refuses the table (a
+    type V1 cannot hold...). A refusal leaves nothing behind for pyarrow's answer to follow: a
+    path is written atomically by arrowipc.feather, and a file object (a Python one or a
+    pyarrow NativeFile) gets the whole file in one write once it is complete."""
     from .. import feather as ai_feather
+    staged = None if isinstance(target, str) else io.BytesIO()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)     # raised once, by the caller
-            ai_feather.write_feather(table, path, version=1)
+            ai_feather.write_feather(table, target if staged is None else staged, version=1)
     except (ai_errors.ArrowException, TypeError, ValueError) as exc:
         RECORD.fall_back("feather.write_feather", f"arrowipc refused the table "
                                                   f"({type(exc).__name__}); pyarrow's answer "
@@ -867,5 +868,7 @@ def _write_feather_v1(table: Any, path: str, fall_back: Callable[[], Any]) -> No
         with warnings.catch_warnings(), passthrough():
             warnings.simplefilter("ignore", DeprecationWarning)
             return fall_back()                           # type: ignore[no-any-return]
+    if staged is not None:
+        target.write(staged.getbuffer())   # outside the try: the sink's own errors are raised
     RECORD.serve("feather.write_feather")
     return None

@@ -339,6 +339,40 @@ def test_feather_v1_is_served_with_pyarrows_single_warning(accelerated, tmp_path
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("sink", [io.BytesIO, pa.BufferOutputStream])
+def test_feather_v1_writes_to_file_objects_are_served(accelerated, sink):
+    table = pa.table({"i": [1, None, 3], "s": ["x", None, "zz"], "f": [0.5, 1.5, None]})
+
+    def written(out):
+        return out.getvalue() if isinstance(out, io.BytesIO) else out.getvalue().to_pybytes()
+
+    out = sink()
+    with pytest.warns(DeprecationWarning, match="Feather V1") as warned:
+        pa_feather.write_feather(table, out, version=1)
+    assert len(warned) == 1 and warned[0].filename == __file__
+    assert "served 1 calls, 0 fell back" in acc.report()
+    with plain(), pytest.warns(DeprecationWarning):
+        back = pa_feather.read_table(pa.BufferReader(written(out)))
+    assert back.equals(table)
+    assert written(out)[:4] == written(out)[-4:] == b"FEA1"
+
+
+def test_a_feather_v1_table_arrowipc_refuses_leaves_the_file_object_to_pyarrow(accelerated):
+    table = pa.table({"l": [[1], [2, 3]]})          # lists: no Feather V1 type
+    theirs_out = io.BytesIO()
+    with plain(), pytest.warns(DeprecationWarning):
+        with pytest.raises(pa.ArrowTypeError) as theirs:
+            pa_feather.write_feather(table, theirs_out, version=1)
+    out = io.BytesIO()
+    with pytest.warns(DeprecationWarning), pytest.raises(pa.ArrowTypeError) as ours:
+        pa_feather.write_feather(table, out, version=1)
+    assert str(ours.value) == str(theirs.value)
+    # only what pyarrow itself leaves (its magic): arrowipc wrote nothing before it
+    assert out.getvalue() == theirs_out.getvalue()
+    assert "arrowipc refused the table (ArrowTypeError); pyarrow's answer is kept" in \
+        acc.report()
+
+
 def test_read_schema_and_record_batch_serve_buffers(accelerated):
     table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
     batch = table.to_batches()[0]
