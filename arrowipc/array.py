@@ -1146,13 +1146,25 @@ def binary_chunk_bounds(offsets: Any, type: DataType, where: str,
 
 
 def binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | None:
-    """pa.array's chunks for Python binary or string values over BINARY_CHUNK_LIMIT bytes in all
-    (None for any other type or input): each piece built by the usual kernel."""
+    """pa.array's chunks for Python binary or string values (a list, a tuple or a numpy array of
+    objects, bytes or str) over BINARY_CHUNK_LIMIT bytes in all (None for any other type or
+    input): each piece built by the usual kernel."""
+    import sys
     from itertools import accumulate
     from .data.from_python import array_data_from_python, infer_type
-    if not isinstance(obj, (list, tuple)):
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray) and obj.ndim == 1 and \
+            obj.dtype.kind in "OSU":
+        # as the kernel takes such arrays: their Python values, masked entries as nulls
+        mask = np.ma.getmaskarray(obj) if isinstance(obj, np.ma.MaskedArray) else None
+        values = np.asarray(obj.data if mask is not None else obj).tolist()
+        if mask is not None:
+            for i in np.flatnonzero(mask).tolist():
+                values[i] = None
+    elif isinstance(obj, (list, tuple)):
+        values = list(obj)
+    else:
         return None
-    values = list(obj)
     t = type if type is not None else infer_type(values)
     if t.kind != Kind.BINARY:           # string and binary (32-bit offsets), not large_ or views
         return None

@@ -13,7 +13,8 @@ import pytest
 
 import arrowipc
 import arrowipc.feather
-from arrowipc.array import BINARY_CHUNK_LIMIT, binary_chunk_bounds, make_array
+from arrowipc.array import (BINARY_CHUNK_LIMIT, binary_chunk_bounds, binary_chunk_data,
+                            make_array)
 from arrowipc.errors import ArrowCapacityError
 from arrowipc.pandas_compat import from_pandas as fp
 
@@ -68,6 +69,30 @@ def test_object_strings_over_the_limit_come_as_chunks(monkeypatch):
     assert all(c.type == arrowipc.string() for c in chunks)
 
 
+@pytest.mark.parametrize("values", [
+    np.array([b"ab", None, b"cde", b"f"], dtype=object),
+    np.array(["ab", "cd", "é"]),
+    np.ma.masked_array(np.array(["ab", "cd", "e"]), mask=[False, True, False]),
+    [b"x", None, bytearray(b"yz")],
+])
+def test_chunk_data_takes_what_array_takes(values):
+    """Under the limit, one chunk with pa.array's type and values (numpy arrays as the kernel
+    takes them: their Python values, masked entries null)."""
+    pieces = binary_chunk_data(values, None)
+    want = pa.array(values)
+    assert len(pieces) == 1
+    assert str(pieces[0].type) == str(want.type)
+    assert make_array(pieces[0]).to_pylist() == [
+        bytes(v) if isinstance(v, bytearray) else v for v in want.to_pylist()]
+
+
+def test_chunk_data_leaves_other_types_alone():
+    assert binary_chunk_data(np.arange(3), None) is None
+    assert binary_chunk_data([1, 2], None) is None
+    assert binary_chunk_data(["a"], arrowipc.large_string()) is None
+    assert binary_chunk_data("abc", None) is None
+
+
 @pytest.mark.slow
 def test_more_than_2gib_of_binary_is_chunked_like_pyarrow():
     """Needs about 4 GiB of memory at its peak (pyarrow's result is freed before ours is made)."""
@@ -78,6 +103,13 @@ def test_more_than_2gib_of_binary_is_chunked_like_pyarrow():
     ours = arrowipc.array(values)
     assert (type(ours).__name__, str(ours.type), [len(c) for c in ours.chunks]) == want
     assert [len(c) for c in ours.chunks] == [2048, 1]
+    del ours
+    as_numpy = np.array(values, dtype=object)
+    theirs = pa.array(as_numpy)
+    want = (type(theirs).__name__, str(theirs.type), [len(c) for c in theirs.chunks])
+    del theirs
+    ours = arrowipc.array(as_numpy)
+    assert (type(ours).__name__, str(ours.type), [len(c) for c in ours.chunks]) == want
     del ours
 
     df = pd.DataFrame({"byte_col": values})
