@@ -212,8 +212,10 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
     if not with_body:
         return m, pos
     if m.body_length > end - pos:
-        raise ArrowTruncatedBody(f"{where}: truncated {m.type} message at byte {base + start}: "
-                                 f"expected a {m.body_length}-byte body, got {end - pos}")
+        # the second sentence is pyarrow's, which tests match on
+        raise ArrowTruncatedBody(f"{where}: truncated {m.type} message at byte {base + start}. "
+                                 f"Expected to be able to read {m.body_length} bytes for message "
+                                 f"body, got {end - pos}")
     m.body = slice_unchecked(buf, pos, m.body_length)
     return m, pos + m.body_length
 
