@@ -380,8 +380,21 @@ def _stream_reader_methods() -> dict[str, Any]:
             except StopIteration:
                 return
 
+    def as_pyarrow_reader(self: Any) -> Any:
+        """pyarrow's RecordBatchReader over the batches read_next_batch hands out, for pyarrow's
+        own C stream exports: an error crosses the C interface as pyarrow's class of it (a body
+        cut short, an OSError, stays one), as pyarrow's reader's errors do."""
+        def batches() -> Iterator[Any]:
+            while True:
+                try:
+                    batch = read_next_batch(self)
+                except StopIteration:
+                    return
+                yield batch
+        return pa.RecordBatchReader.from_batches(_exporter(self).theirs, batches())
+
     def c_stream(self: Any, requested_schema: Any = None) -> Any:
-        return pa.RecordBatchReader.from_stream(self._ours).__arrow_c_stream__(requested_schema)
+        return as_pyarrow_reader(self).__arrow_c_stream__(requested_schema)
 
     return {
         "__iter__": _delegating("__iter__", lambda self: self),
@@ -397,10 +410,9 @@ def _stream_reader_methods() -> dict[str, Any]:
             "read_pandas", lambda self, **options: _table(_call(self._ours.read_all))
             .to_pandas(**options)),
         "cast": _delegating("cast", lambda self, target_schema:
-                            pa.RecordBatchReader.from_stream(self._ours).cast(target_schema)),
+                            as_pyarrow_reader(self).cast(target_schema)),
         "_export_to_c": _delegating("_export_to_c", lambda self, out_ptr:
-                                    pa.RecordBatchReader.from_stream(self._ours)
-                                    ._export_to_c(out_ptr)),
+                                    as_pyarrow_reader(self)._export_to_c(out_ptr)),
         "__arrow_c_stream__": _delegating("__arrow_c_stream__", c_stream),
         "stats": _delegating_property("stats", lambda self: pa_ipc.ReadStats(*self._ours.stats)),
         "from_stream": staticmethod(pa.RecordBatchReader.from_stream),

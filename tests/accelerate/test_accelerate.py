@@ -417,6 +417,39 @@ def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerat
         acero.RecordBatchReaderSourceNodeOptions(pa_ipc.open_stream(data))
 
 
+@pytest.mark.parametrize("export", ["capsule", "_export_to_c"])
+def test_a_body_cut_short_crosses_the_c_interface_as_pyarrows_os_error(accelerated, export):
+    # pyarrow's test_cffi.py::test_imported_batch_reader_error on a served reader
+    schema = pa.schema([("foo", pa.int32())])
+    batches = [pa.record_batch([[1, 2, 3]], schema=schema),
+               pa.record_batch([[4, 5, 6]], schema=schema)]
+    with plain():
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_stream(sink, schema) as w:
+            for b in batches:
+                w.write_batch(b)
+    cut = sink.getvalue()[:-16]
+
+    def imported():
+        reader = pa_ipc.open_stream(cut)
+        if export == "capsule":
+            return pa.RecordBatchReader._import_from_c_capsule(reader.__arrow_c_stream__())
+        ffi = pytest.importorskip("pyarrow.cffi").ffi
+        c_stream = ffi.new("struct ArrowArrayStream*")
+        reader._export_to_c(int(ffi.cast("uintptr_t", c_stream)))
+        return pa.RecordBatchReader._import_from_c(int(ffi.cast("uintptr_t", c_stream)))
+
+    reader = imported()
+    assert reader.read_next_batch().equals(batches[0])
+    with pytest.raises(OSError, match="Expected to be able to read 16 bytes for message body, "
+                                      "got 8"):
+        reader.read_next_batch()
+    with pytest.raises(OSError, match="stream: truncated record batch message at byte 288. "
+                                      "Expected to be able to read 16 bytes"):
+        imported().read_all()
+    assert "fell back" in acc.report() and ", 0 fell back" in acc.report()
+
+
 def test_every_method_of_pyarrows_classes_is_served(accelerated):
     # a pyarrow method a served instance inherits would run over an empty C++ object
     for name in ("RecordBatchStreamReader", "RecordBatchFileReader", "RecordBatchStreamWriter",
