@@ -478,4 +478,4 @@ def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = No
         from ..array import ChunkedArray
         chunked = ChunkedArray([make_array(d) for d in chunks], chunks[0].type)
         return chunked          # type: ignore[return-value]  # as pa.Array.from_pandas
-    return make_array(data)
+    return make_array(chunks[0])

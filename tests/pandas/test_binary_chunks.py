@@ -69,6 +69,18 @@ def test_object_strings_over_the_limit_come_as_chunks(monkeypatch):
     assert all(c.type == arrowipc.string() for c in chunks)
 
 
+def test_array_from_pandas_over_the_limit_is_a_chunked_array(monkeypatch):
+    monkeypatch.setattr(fp, "BINARY_CHUNK_LIMIT", 6)
+    series = pd.Series(np.array(["abc", None, "dé", "f", "ghijk", "x"], dtype=object),
+                       dtype=object)
+    got = arrowipc.Array.from_pandas(series)
+    assert isinstance(got, arrowipc.ChunkedArray) and got.type == arrowipc.string()
+    assert [c.to_pylist() for c in got.chunks] == [["abc", None, "dé"], ["f", "ghijk"], ["x"]]
+    masked = arrowipc.Array.from_pandas(series, mask=np.array([0, 0, 1, 0, 0, 0], dtype=bool))
+    assert masked.to_pylist() == ["abc", None, None, "f", "ghijk", "x"]
+    assert arrowipc.Array.from_pandas(series[:2]).to_pylist() == ["abc", None]
+
+
 @pytest.mark.parametrize("values", [
     np.array([b"ab", None, b"cde", b"f"], dtype=object),
     np.array(["ab", "cd", "é"]),
