@@ -417,6 +417,21 @@ def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerat
         acero.RecordBatchReaderSourceNodeOptions(pa_ipc.open_stream(data))
 
 
+def test_a_served_stream_readers_cast_and_c_stream_give_pyarrows_results(accelerated):
+    table = pa.table({"a": [1, 2, None], "s": ["x", None, "z"]},
+                     metadata={"origin": "test"})
+    data = _pa_stream(table)
+    target = pa.schema([("a", pa.float64()), ("s", pa.large_string())])
+    got_cast = pa_ipc.open_stream(data).cast(target).read_all()
+    got_stream = pa.table(pa_ipc.open_stream(data))            # through __arrow_c_stream__
+    assert "served 2 calls, 0 fell back" in acc.report()
+    with plain():
+        want_cast = pa_ipc.open_stream(data).cast(target).read_all()
+        want_stream = pa.table(pa_ipc.open_stream(data))
+    for got, want in ((got_cast, want_cast), (got_stream, want_stream)):
+        assert got.equals(want) and got.schema.metadata == want.schema.metadata
+
+
 @pytest.mark.parametrize("export", ["capsule", "_export_to_c"])
 def test_a_body_cut_short_crosses_the_c_interface_as_pyarrows_os_error(accelerated, export):
     # pyarrow's test_cffi.py::test_imported_batch_reader_error on a served reader
