@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from ._core.arraydata import ArrayData
 from ._core import bitmap as _bitmap
-from .errors import ArrowIndexError, ArrowInvalid, ArrowTypeError
+from .errors import ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .validate import null_count_of
 from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
                     MapType, StructType)
 
-__all__ = ["Array", "ChunkedArray", "Scalar", "argument_data", "array", "chunk_slices",
-           "chunked_array", "is_pandas_dataframe", "is_pandas_series", "make_array",
-           "mask_selection", "nulls", "scalar"]
+__all__ = ["Array", "BINARY_CHUNK_LIMIT", "ChunkedArray", "Scalar", "argument_data", "array",
+           "binary_chunk_bounds", "binary_chunk_data", "chunk_slices", "chunked_array",
+           "is_pandas_dataframe", "is_pandas_series", "make_array", "mask_selection", "nulls",
+           "scalar"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time (slow)
 if TYPE_CHECKING:
@@ -1081,7 +1082,11 @@ def is_pandas_series(obj: object) -> bool:
 
 
 def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = False) -> Array:
-    """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter."""
+    """An Array from a Python sequence, a numpy array, or any __arrow_c_array__ exporter.
+
+    As pa.array, Python binary or string values of more than BINARY_CHUNK_LIMIT bytes in all give
+    a ChunkedArray instead, split where a chunk would pass the limit (the annotation names the
+    usual answer, so that the many callers building small arrays need no check)."""
     from .types import ensure_type
     if isinstance(obj, Array):
         if type is not None and ensure_type(type) != obj.type:
@@ -1102,7 +1107,78 @@ def array(obj: Any, type: DataType | str | None = None, from_pandas: bool = Fals
             return chunks[0]
         raise ArrowInvalid("array() got a stream of several chunks; use chunked_array()")
     from .data.from_python import array_data_from_python
-    return make_array(array_data_from_python(obj, type))
+    try:
+        return make_array(array_data_from_python(obj, type))
+    except ArrowCapacityError:
+        pieces = binary_chunk_data(obj, type)
+        if pieces is None:
+            raise
+        chunked = ChunkedArray([make_array(d) for d in pieces], pieces[0].type)
+        return chunked          # type: ignore[return-value]  # see the docstring
+
+
+# The most bytes one chunk of 32-bit-offset binary or string holds when built from Python values:
+# pyarrow's BinaryBuilder memory limit (INT32_MAX - 1). pa.array starts a new chunk at the value
+# that would pass it and returns a ChunkedArray.
+BINARY_CHUNK_LIMIT = 2**31 - 2
+
+
+def binary_chunk_bounds(offsets: Any, type: DataType, where: str,
+                         limit: int = BINARY_CHUNK_LIMIT) -> list[int]:
+    """[0, b1, ..., n]: the row bounds that split n binary or string values into chunks of at most
+    `limit` bytes, greedily as pyarrow does (a value that would take its chunk past the limit
+    starts the next one). `offsets` are the values' n + 1 cumulative byte offsets from 0 (a list
+    or a numpy array). A single value over the limit raises ArrowCapacityError."""
+    from bisect import bisect_right
+    n = len(offsets) - 1
+    bounds, start = [0], 0
+    while offsets[n] - offsets[start] > limit:
+        end = bisect_right(offsets, offsets[start] + limit, lo=start) - 1
+        if end == start:
+            size = int(offsets[start + 1] - offsets[start])
+            raise ArrowCapacityError(
+                f"{where}: value {start} is {size} bytes, more than one {type} array holds "
+                f"({limit}); use large_{type}")
+        bounds.append(end)
+        start = end
+    bounds.append(n)
+    return bounds
+
+
+def binary_chunk_data(obj: Any, type: DataType | None) -> list[ArrayData] | None:
+    """pa.array's chunks for Python binary or string values (a list, a tuple or a numpy array of
+    objects, bytes or str) over BINARY_CHUNK_LIMIT bytes in all (None for any other type or
+    input): each piece built by the usual kernel."""
+    import sys
+    from itertools import accumulate
+    from .data.from_python import array_data_from_python, infer_type
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray) and obj.ndim == 1 and \
+            obj.dtype.kind in "OSU":
+        # as the kernel takes such arrays: their Python values, masked entries as nulls
+        mask = np.ma.getmaskarray(obj) if isinstance(obj, np.ma.MaskedArray) else None
+        values = np.asarray(obj.data if mask is not None else obj).tolist()
+        if mask is not None:
+            for i in np.flatnonzero(mask).tolist():
+                values[i] = None
+    elif isinstance(obj, (list, tuple)):
+        values = list(obj)
+    else:
+        return None
+    t = type if type is not None else infer_type(values)
+    if t.kind != Kind.BINARY:           # string and binary (32-bit offsets), not large_ or views
+        return None
+
+    def nbytes(v: Any) -> int:
+        if v is None:
+            return 0
+        if isinstance(v, str):
+            return len(v) if v.isascii() else len(v.encode("utf8", "surrogatepass"))
+        return memoryview(v).nbytes
+
+    offsets = list(accumulate(map(nbytes, values), initial=0))
+    bounds = binary_chunk_bounds(offsets, t, "array")
+    return [array_data_from_python(values[a:b], t) for a, b in zip(bounds, bounds[1:])]
 
 
 def chunked_array(chunks: Iterable[Array | Any] | Any, type: DataType | str | None = None

@@ -165,6 +165,17 @@ def _kv(metadata: Any) -> Any:
     return pa.KeyValueMetadata(metadata) if metadata else None
 
 
+def _message_bytes(obj: Any) -> Any:
+    """The bytes read_schema and read_record_batch read from `obj`: itself when a bytes-like or a
+    pyarrow.Buffer, a pyarrow.Message's framed bytes (its `serialize()`), else None (a stream,
+    which pyarrow reads from its position)."""
+    if isinstance(obj, (bytes, bytearray, memoryview, pa.Buffer)):
+        return obj
+    if isinstance(obj, pa_ipc.Message):
+        return obj.serialize()
+    return None
+
+
 def _opened(entry: str, open_ours: Callable[[_Source], Any], source: Any,
             fall_back: Callable[[], Any]) -> Any:
     """arrowipc's object for `source`, or pyarrow's answer (through `fall_back`)."""
@@ -369,8 +380,21 @@ def _stream_reader_methods() -> dict[str, Any]:
             except StopIteration:
                 return
 
+    def as_pyarrow_reader(self: Any) -> Any:
+        """pyarrow's RecordBatchReader over the batches read_next_batch hands out, for pyarrow's
+        own C stream exports: an error crosses the C interface as pyarrow's class of it (a body
+        cut short, an OSError, stays one), as pyarrow's reader's errors do."""
+        def batches() -> Iterator[Any]:
+            while True:
+                try:
+                    batch = read_next_batch(self)
+                except StopIteration:
+                    return
+                yield batch
+        return pa.RecordBatchReader.from_batches(_exporter(self).theirs, batches())
+
     def c_stream(self: Any, requested_schema: Any = None) -> Any:
-        return pa.RecordBatchReader.from_stream(self._ours).__arrow_c_stream__(requested_schema)
+        return as_pyarrow_reader(self).__arrow_c_stream__(requested_schema)
 
     return {
         "__iter__": _delegating("__iter__", lambda self: self),
@@ -386,10 +410,9 @@ def _stream_reader_methods() -> dict[str, Any]:
             "read_pandas", lambda self, **options: _table(_call(self._ours.read_all))
             .to_pandas(**options)),
         "cast": _delegating("cast", lambda self, target_schema:
-                            pa.RecordBatchReader.from_stream(self._ours).cast(target_schema)),
+                            as_pyarrow_reader(self).cast(target_schema)),
         "_export_to_c": _delegating("_export_to_c", lambda self, out_ptr:
-                                    pa.RecordBatchReader.from_stream(self._ours)
-                                    ._export_to_c(out_ptr)),
+                                    as_pyarrow_reader(self)._export_to_c(out_ptr)),
         "__arrow_c_stream__": _delegating("__arrow_c_stream__", c_stream),
         "stats": _delegating_property("stats", lambda self: pa_ipc.ReadStats(*self._ours.stats)),
         "from_stream": staticmethod(pa.RecordBatchReader.from_stream),
@@ -591,27 +614,27 @@ def build_ipc_patches(originals: dict[str, Any]) -> dict[str, Any]:
     def read_schema(obj: Any, dictionary_memo: Any = None) -> Any:
         def fall_back() -> Any:
             return o["read_schema"](obj, dictionary_memo)
-        if dictionary_memo is not None or not isinstance(
-                obj, (bytes, bytearray, memoryview, pa.Buffer)):
-            RECORD.fall_back("ipc.read_schema", "a Message, stream or dictionary_memo"
+        raw = _message_bytes(obj)
+        if dictionary_memo is not None or raw is None:
+            RECORD.fall_back("ipc.read_schema", "a stream or dictionary_memo"
                              if dictionary_memo is None else "a dictionary_memo")
             with passthrough():
                 return fall_back()
         return _opened("ipc.read_schema", lambda src: pa.schema(ai_ipc.read_schema(src.opened)),
-                       obj, fall_back)
+                       raw, fall_back)
 
     def read_record_batch(obj: Any, schema: Any, dictionary_memo: Any = None) -> Any:
         def fall_back() -> Any:
             return o["read_record_batch"](obj, schema, dictionary_memo)
-        if dictionary_memo is not None or not isinstance(schema, pa.Schema) or \
-                not isinstance(obj, (bytes, bytearray, memoryview, pa.Buffer)):
+        raw = _message_bytes(obj)
+        if dictionary_memo is not None or not isinstance(schema, pa.Schema) or raw is None:
             RECORD.fall_back("ipc.read_record_batch",
-                             "a Message, a dictionary_memo or a schema not pyarrow's")
+                             "a stream, a dictionary_memo or a schema not pyarrow's")
             with passthrough():
                 return fall_back()
         return _opened("ipc.read_record_batch",
                        lambda src: _batch(ai_ipc.read_record_batch(src.opened, schema)),
-                       obj, fall_back)
+                       raw, fall_back)
 
     def deserialize_pandas(buf: Any, *, use_threads: bool = True) -> Any:
         def ours(src: _Source) -> Any:
@@ -802,8 +825,6 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
                 raise Unservable(f"chunksize={chunksize!r}")
             if compression_level is not None and compression == "uncompressed":
                 raise Unservable("compression_level without compression")
-            if version == 1 and _path_or_none(dest) is None:
-                raise Unservable("a Feather V1 write to a file object")
             target = _sink(dest)
             is_frame = type(df).__name__ == "DataFrame" and hasattr(df, "columns")
             if not is_frame and not isinstance(df, pa.Table):
@@ -841,14 +862,17 @@ def build_feather_patches(originals: dict[str, Any]) -> dict[str, Any]:
             "write_feather": write_feather}
 
 
-def _write_feather_v1(table: Any, path: str, fall_back: Callable[[], Any]) -> None:
-    """Feather V1 through arrowipc.feather (its write is atomic: a refusal leaves nothing), or
-    pyarrow's answer when arrowipc refuses the table (a type V1 cannot hold...)."""
+def _write_feather_v1(table: Any, target: Any, fall_back: Callable[[], Any]) -> None:
+    """Feather V1 through arrowipc.feather, or pyarrow's answer when arrowipc refuses the table (a
+    type V1 cannot hold...). A refusal leaves nothing behind for pyarrow's answer to follow: a
+    path is written atomically by arrowipc.feather, and a file object (a Python one or a
+    pyarrow NativeFile) gets the whole file in one write once it is complete."""
     from .. import feather as ai_feather
+    staged = None if isinstance(target, str) else io.BytesIO()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)     # raised once, by the caller
-            ai_feather.write_feather(table, path, version=1)
+            ai_feather.write_feather(table, target if staged is None else staged, version=1)
     except (ai_errors.ArrowException, TypeError, ValueError) as exc:
         RECORD.fall_back("feather.write_feather", f"arrowipc refused the table "
                                                   f"({type(exc).__name__}); pyarrow's answer "
@@ -856,5 +880,7 @@ def _write_feather_v1(table: Any, path: str, fall_back: Callable[[], Any]) -> No
         with warnings.catch_warnings(), passthrough():
             warnings.simplefilter("ignore", DeprecationWarning)
             return fall_back()                           # type: ignore[no-any-return]
+    if staged is not None:
+        target.write(staged.getbuffer())   # outside the try: the sink's own errors are raised
     RECORD.serve("feather.write_feather")
     return None

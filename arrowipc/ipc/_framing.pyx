@@ -70,10 +70,12 @@ cdef class Message:
         sink.write(self.serialize(alignment))
 
     def equals(self, other):
-        """Whether `other` is a Message with the same metadata and body bytes."""
-        return (isinstance(other, Message) and self.metadata.equals(other.metadata)
-                and (self.body.to_pybytes() if self.body is not None else b"") ==
-                (other.body.to_pybytes() if other.body is not None else b""))
+        """Whether `other` is a Message with the same metadata and body bytes: ours, or another
+        library's (a pyarrow.Message: `metadata` and `body` buffers, `serialize()`)."""
+        if not isinstance(other, Message) and not is_message_like(other):
+            return False
+        return (_bytes_of(self.metadata) == _bytes_of(other.metadata)
+                and _bytes_of(self.body) == _bytes_of(other.body))
 
     def __repr__(self):
         return (f"<arrowipc.ipc.Message type={self.type} metadata_length={self.metadata.size} "
@@ -82,6 +84,21 @@ cdef class Message:
     def __str__(self):
         return (f"arrowipc.ipc.Message\ntype: {self.type}\nmetadata length: "
                 f"{self.metadata.size}\nbody length: {self.body_length}")
+
+
+cdef bytes _bytes_of(object buf):
+    """A message's metadata or body buffer (ours, pyarrow's: any buffer-protocol object; None for
+    no body) as bytes."""
+    return b"" if buf is None else bytes(memoryview(buf))
+
+
+cpdef bint is_message_like(object obj):
+    """Whether `obj` is another library's IPC message object, such as a pyarrow.Message: not a
+    file-like, with `metadata` and `body` buffers, a `metadata_version` and a `serialize()` that
+    returns the framed message (duck-typed: arrowipc does not import pyarrow)."""
+    return (not isinstance(obj, Message) and not hasattr(obj, "read")
+            and callable(getattr(obj, "serialize", None)) and hasattr(obj, "metadata")
+            and hasattr(obj, "body") and hasattr(obj, "metadata_version"))
 
 
 cdef str _message_at(int64_t offset):
@@ -195,8 +212,10 @@ cpdef tuple read_frame(Buffer buf, int64_t pos, int64_t end, int64_t max_metadat
     if not with_body:
         return m, pos
     if m.body_length > end - pos:
-        raise ArrowTruncatedBody(f"{where}: truncated {m.type} message at byte {base + start}: "
-                                 f"expected a {m.body_length}-byte body, got {end - pos}")
+        # the second sentence is pyarrow's, which tests match on
+        raise ArrowTruncatedBody(f"{where}: truncated {m.type} message at byte {base + start}. "
+                                 f"Expected to be able to read {m.body_length} bytes for message "
+                                 f"body, got {end - pos}")
     m.body = slice_unchecked(buf, pos, m.body_length)
     return m, pos + m.body_length
 

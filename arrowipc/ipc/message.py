@@ -44,8 +44,9 @@ def read_message_from(source: Any, max_metadata_size: int = MAX_METADATA_SIZE,
         body = source.read(msg.body_length)
         if body.size < msg.body_length:
             raise ArrowTruncatedBody(f"{where}: truncated {msg.type} message at byte "
-                                     f"{msg.offset}: expected a {msg.body_length}-byte body, "
-                                     f"got {body.size}")
+                                     f"{msg.offset}. Expected to be able to read "
+                                     f"{msg.body_length} bytes for message body, got "
+                                     f"{body.size}")
         msg.body = body
     else:
         msg.body = py_buffer(b"")

@@ -28,7 +28,7 @@ from ._batch_decode import (PlainBatchDecoder, ReadCounters, assemble_columns, b
 from .._core.content_checks import run_pending_checks
 from .._core.buffer import Buffer, py_buffer
 from ._flatbuf import ExtentCache, recording, root_table
-from ._framing import check_block, file_blocks, read_frame
+from ._framing import check_block, file_blocks, is_message_like, read_frame
 from ..errors import (ArrowException, ArrowInvalid, ArrowIOError, ArrowNotImplementedError,
                       ArrowTruncatedBody)
 from ..extension import registry_generation
@@ -1619,18 +1619,26 @@ class _BoundedSource:
 
 def _message_of_type(obj: Message | SourceLike, header_type: int, type_name: str, what: str
                      ) -> Message:
-    """The message `obj` is or holds first; OSError (as pyarrow) when it is of another type."""
-    msg = obj if isinstance(obj, Message) else read_first_message(obj)
+    """The message `obj` is or holds first; OSError (in pyarrow's words) when it is of another
+    type. A pyarrow.Message (any `is_message_like` object) is read from its `serialize()`
+    bytes."""
+    if isinstance(obj, Message):
+        msg: Message | None = obj
+    elif is_message_like(obj):
+        msg = read_first_message(cast(Any, obj).serialize())
+    else:
+        msg = read_first_message(obj)
     if msg is None:
         raise ArrowInvalid(f"{what}: expected a message, found the end of the stream")
     if msg.header_type != header_type:
-        raise ArrowIOError(f"{what}: Message not expected type {type_name}"
-                           f" but got {msg.type}")
+        raise ArrowIOError(f"{what}: Expected IPC message of type {type_name} but got "
+                           f"{msg.type}")
     return msg
 
 
 def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.Schema:
-    """The schema of a Schema message (a Message, bytes, a buffer or a stream)."""
+    """The schema of a Schema message (a Message, ours or pyarrow's, bytes, a buffer or a
+    stream)."""
     msg = _message_of_type(obj, md.HEADER_SCHEMA, "schema", "read_schema")
     return md.decode_schema(msg.header).schema
 
@@ -1638,8 +1646,9 @@ def read_schema(obj: Message | SourceLike, dictionary_memo: object = None) -> T.
 def read_record_batch(obj: Message | SourceLike, schema: T.Schema | object,
                       dictionary_memo: object = None, *,
                       options: IpcReadOptions | None = None) -> RecordBatch:
-    """A RecordBatch from a record batch message (a Message, bytes or a stream) and its schema
-    (ours, or any object exporting `__arrow_c_schema__`, such as a pyarrow.Schema)."""
+    """A RecordBatch from a record batch message (a Message, ours or pyarrow's, bytes or a stream)
+    and its schema (ours, or any object exporting `__arrow_c_schema__`, such as a
+    pyarrow.Schema)."""
     msg = _message_of_type(obj, md.HEADER_RECORD_BATCH, "record batch", "read_record_batch")
     if not isinstance(schema, T.Schema):
         schema = T.schema(schema)

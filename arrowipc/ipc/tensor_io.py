@@ -263,7 +263,9 @@ def read_tensor(source: Any) -> Tensor | SparseTensor:
     if msg.header_type == HEADER_SPARSE_TENSOR:
         return decode_sparse_tensor(msg.header, msg.body, where)
     if msg.header_type != HEADER_TENSOR:
-        raise ArrowIOError(f"read_tensor: Message not expected type tensor but got {msg.type}")
+        raise ArrowIOError(f"read_tensor: Header-type of flatbuffer-encoded Message is not Tensor "
+                           f"(the message at byte {max(msg.offset, 0)} is a {msg.type} "
+                           f"message)")
     return decode_tensor(msg.header, msg.body, where)
 
 

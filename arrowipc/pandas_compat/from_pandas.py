@@ -6,7 +6,9 @@ import json as _json
 
 from .._core.arraydata import ArrayData
 from .._core import pandas_kernels as _k
-from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
+from ..array import BINARY_CHUNK_LIMIT, binary_chunk_bounds, binary_chunk_data
+from ..errors import (ArrowCapacityError, ArrowException, ArrowInvalid, ArrowNotImplementedError,
+                      ArrowTypeError)
 from ..types import DataType, Field, Kind, Schema
 from .common import _GENERATED_INDEX, _NAT, _numpy, _pandas, _run
 from .metadata import (_column_index_descriptor, _column_metadata, _column_name_to_string,
@@ -227,8 +229,10 @@ def series_to_array_data(col: Any, type: DataType | None = None, safe: bool = Tr
         if dtype.storage == "pyarrow" and hasattr(values, "_pa_array"):
             return _from_arrow_exporter(values._pa_array, type, keep_chunks)
         t = type if type is not None else T.string()
-        return _cast_if_needed(_object_data(np, np.asarray(values._ndarray), T.string(), safe),
-                               t, safe)
+        data = _object_data(np, np.asarray(values._ndarray), T.string(), safe)
+        if isinstance(data, list):          # over 2 GiB: pyarrow's chunks
+            return [_cast_if_needed(d, t, safe) for d in data]
+        return _cast_if_needed(data, t, safe)
     if isinstance(dtype, pd.DatetimeTZDtype):
         ints = np.asarray(values.asi8 if hasattr(values, "asi8") else values.view("i8"))
         t = T.timestamp(dtype.unit, _tz_string(dtype.tz))
@@ -302,9 +306,10 @@ def _sentinel_data(np: Any, ints: Any, t: Any) -> ArrayData:
 
 
 def ndarray_to_array_data(values: Any, type: DataType | None = None, safe: bool = True
-                          ) -> ArrayData:
+                          ) -> ArrayData | list[ArrayData]:
     """A 1-D numpy array as ArrayData: numbers zero-copy (NaN as null for floats), datetimes and
-    timedeltas with NaT as null, booleans packed, objects inferred like pyarrow."""
+    timedeltas with NaT as null, booleans packed, objects inferred like pyarrow. Binary or string
+    objects over 2 GiB in all come as a list of ArrayData chunks, split where pyarrow splits."""
     np = _numpy()
     from .. import types as T
     if values.ndim != 1:
@@ -342,9 +347,10 @@ def ndarray_to_array_data(values: Any, type: DataType | None = None, safe: bool 
     raise ArrowNotImplementedError(f"converting numpy dtype {values.dtype} is not supported")
 
 
-def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
+def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData | list[ArrayData]:
     """An object array: strings in one C pass; everything else through arrowipc.array's
-    inference (pyarrow's rules: NaN and None are null, mixed types raise)."""
+    inference (pyarrow's rules: NaN and None are null, mixed types raise). ArrayData, or a list
+    of ArrayData chunks where pyarrow splits binary or string values over 2 GiB (as pa.array)."""
     from .. import types as T
     values = np.ascontiguousarray(values, dtype=object)
     want_string = type is None or (type.kind in (Kind.BINARY, Kind.LARGE_BINARY) and
@@ -355,14 +361,17 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
             t = type if type is not None else T.string()
             assert data is not None             # set whenever no value was refused (bad < 0)
             if t.kind == Kind.BINARY:
-                total = data.size
-                if total > 2**31 - 1:
-                    if type is not None:
-                        raise ArrowInvalid(f"string column of {total} bytes does not fit in "
-                                           f"{type} (at most 2147483647)")
-                    t = T.large_string()
-                else:
-                    offsets = _buffer_of(np, np.frombuffer(offsets, dtype="int64").astype("int32"))
+                wide = np.frombuffer(offsets, dtype="int64")
+                if data.size > BINARY_CHUNK_LIMIT:
+                    # pyarrow's chunks (as pa.array), each piece converted again in C
+                    bounds = binary_chunk_bounds(wide, t, "from_pandas", BINARY_CHUNK_LIMIT)
+                    pieces = []
+                    for a, b in zip(bounds, bounds[1:]):
+                        piece = _object_data(np, values[a:b], t, safe)
+                        assert not isinstance(piece, list)      # each piece fits
+                        pieces.append(piece)
+                    return pieces
+                offsets = _buffer_of(np, wide.astype("int32"))
             return ArrayData(t, len(values), 0, nulls, [validity, offsets, data])
     from ..data.from_python import array_data_from_python
     pd = _pandas()
@@ -374,7 +383,13 @@ def _object_data(np: Any, values: Any, type: Any, safe: bool) -> ArrayData:
     if type is None and any(isinstance(v, np.ndarray) for v in items):
         type = _numpy_lists_type(np, items)
     items = [_python_value(pd, np, v) for v in items]
-    return array_data_from_python(items, type)
+    try:
+        return array_data_from_python(items, type)
+    except ArrowCapacityError:
+        chunks = binary_chunk_data(items, type)       # pyarrow's chunks, as pa.array
+        if chunks is None:
+            raise
+        return chunks
 
 
 def _numpy_lists_type(np: Any, items: list[Any]) -> Any:
@@ -452,10 +467,15 @@ def series_to_array(obj: Any, mask: Any = None, type: DataType | str | None = No
     np = _numpy()
     t = ensure_type(type) if type is not None else None
     data = series_to_array_data(obj, t, safe)
+    chunks = data if isinstance(data, list) else [data]
     if mask is not None:
         mask = np.asarray(mask, dtype=bool)
         from ..array import array as _array
-        values = make_array(data).to_pylist()
+        values = [v for d in chunks for v in make_array(d).to_pylist()]
         values = [None if m else v for v, m in zip(values, mask.tolist())]
-        return _array(values, type=data.type)
-    return make_array(data)
+        return _array(values, type=chunks[0].type)
+    if len(chunks) > 1:                 # over 2 GiB of binary or string: pyarrow's chunks too
+        from ..array import ChunkedArray
+        chunked = ChunkedArray([make_array(d) for d in chunks], chunks[0].type)
+        return chunked          # type: ignore[return-value]  # as pa.Array.from_pandas
+    return make_array(chunks[0])

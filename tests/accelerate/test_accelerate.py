@@ -339,6 +339,40 @@ def test_feather_v1_is_served_with_pyarrows_single_warning(accelerated, tmp_path
     _assert_same(got, expected)
 
 
+@pytest.mark.parametrize("sink", [io.BytesIO, pa.BufferOutputStream])
+def test_feather_v1_writes_to_file_objects_are_served(accelerated, sink):
+    table = pa.table({"i": [1, None, 3], "s": ["x", None, "zz"], "f": [0.5, 1.5, None]})
+
+    def written(out):
+        return out.getvalue() if isinstance(out, io.BytesIO) else out.getvalue().to_pybytes()
+
+    out = sink()
+    with pytest.warns(DeprecationWarning, match="Feather V1") as warned:
+        pa_feather.write_feather(table, out, version=1)
+    assert len(warned) == 1 and warned[0].filename == __file__
+    assert "served 1 calls, 0 fell back" in acc.report()
+    with plain(), pytest.warns(DeprecationWarning):
+        back = pa_feather.read_table(pa.BufferReader(written(out)))
+    assert back.equals(table)
+    assert written(out)[:4] == written(out)[-4:] == b"FEA1"
+
+
+def test_a_feather_v1_table_arrowipc_refuses_leaves_the_file_object_to_pyarrow(accelerated):
+    table = pa.table({"l": [[1], [2, 3]]})          # lists: no Feather V1 type
+    theirs_out = io.BytesIO()
+    with plain(), pytest.warns(DeprecationWarning):
+        with pytest.raises(pa.ArrowTypeError) as theirs:
+            pa_feather.write_feather(table, theirs_out, version=1)
+    out = io.BytesIO()
+    with pytest.warns(DeprecationWarning), pytest.raises(pa.ArrowTypeError) as ours:
+        pa_feather.write_feather(table, out, version=1)
+    assert str(ours.value) == str(theirs.value)
+    # only what pyarrow itself leaves (its magic): arrowipc wrote nothing before it
+    assert out.getvalue() == theirs_out.getvalue()
+    assert "arrowipc refused the table (ArrowTypeError); pyarrow's answer is kept" in \
+        acc.report()
+
+
 def test_read_schema_and_record_batch_serve_buffers(accelerated):
     table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
     batch = table.to_batches()[0]
@@ -349,6 +383,22 @@ def test_read_schema_and_record_batch_serve_buffers(accelerated):
     frame = pa.serialize_pandas(table.to_pandas())
     assert pa.deserialize_pandas(frame).equals(table.to_pandas())
     assert "served 4 calls, 0 fell back" in acc.report()
+
+
+def test_read_schema_and_record_batch_serve_pyarrow_messages(accelerated):
+    # pyarrow's test_ipc.py reads its MessageReader's messages with them
+    table = pa.table({"a": [1, 2, 3], "s": ["x", None, "z"]})
+    messages = list(pa_ipc.MessageReader.open_stream(_pa_stream(table)))
+    assert pa_ipc.read_schema(messages[0]).equals(table.schema)
+    got = pa_ipc.read_record_batch(messages[1], table.schema)
+    assert type(got) is pa.RecordBatch and got.equals(table.to_batches()[0])
+    assert "served 2 calls, 0 fell back" in acc.report()
+    # a message of the other type: pyarrow's own exception (arrowipc refuses, pyarrow answers)
+    acc.reset_report()
+    with pytest.raises(OSError, match="^Expected IPC message of type record batch but got "
+                                      "schema$"):
+        pa_ipc.read_record_batch(messages[0], table.schema)
+    assert "arrowipc refused the input (ArrowIOError); pyarrow's answer is kept" in acc.report()
 
 
 def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerated, tmp_path):
@@ -365,6 +415,54 @@ def test_pyarrows_cpp_consumers_of_readers_take_a_served_stream_reader(accelerat
     acero = pytest.importorskip("pyarrow._acero")
     with pytest.raises(TypeError):             # refused, where an empty C++ reader would crash
         acero.RecordBatchReaderSourceNodeOptions(pa_ipc.open_stream(data))
+
+
+def test_a_served_stream_readers_cast_and_c_stream_give_pyarrows_results(accelerated):
+    table = pa.table({"a": [1, 2, None], "s": ["x", None, "z"]},
+                     metadata={"origin": "test"})
+    data = _pa_stream(table)
+    target = pa.schema([("a", pa.float64()), ("s", pa.large_string())])
+    got_cast = pa_ipc.open_stream(data).cast(target).read_all()
+    got_stream = pa.table(pa_ipc.open_stream(data))            # through __arrow_c_stream__
+    assert "served 2 calls, 0 fell back" in acc.report()
+    with plain():
+        want_cast = pa_ipc.open_stream(data).cast(target).read_all()
+        want_stream = pa.table(pa_ipc.open_stream(data))
+    for got, want in ((got_cast, want_cast), (got_stream, want_stream)):
+        assert got.equals(want) and got.schema.metadata == want.schema.metadata
+
+
+@pytest.mark.parametrize("export", ["capsule", "_export_to_c"])
+def test_a_body_cut_short_crosses_the_c_interface_as_pyarrows_os_error(accelerated, export):
+    # pyarrow's test_cffi.py::test_imported_batch_reader_error on a served reader
+    schema = pa.schema([("foo", pa.int32())])
+    batches = [pa.record_batch([[1, 2, 3]], schema=schema),
+               pa.record_batch([[4, 5, 6]], schema=schema)]
+    with plain():
+        sink = pa.BufferOutputStream()
+        with pa_ipc.new_stream(sink, schema) as w:
+            for b in batches:
+                w.write_batch(b)
+    cut = sink.getvalue()[:-16]
+
+    def imported():
+        reader = pa_ipc.open_stream(cut)
+        if export == "capsule":
+            return pa.RecordBatchReader._import_from_c_capsule(reader.__arrow_c_stream__())
+        ffi = pytest.importorskip("pyarrow.cffi").ffi
+        c_stream = ffi.new("struct ArrowArrayStream*")
+        reader._export_to_c(int(ffi.cast("uintptr_t", c_stream)))
+        return pa.RecordBatchReader._import_from_c(int(ffi.cast("uintptr_t", c_stream)))
+
+    reader = imported()
+    assert reader.read_next_batch().equals(batches[0])
+    with pytest.raises(OSError, match="Expected to be able to read 16 bytes for message body, "
+                                      "got 8"):
+        reader.read_next_batch()
+    with pytest.raises(OSError, match="stream: truncated record batch message at byte 288. "
+                                      "Expected to be able to read 16 bytes"):
+        imported().read_all()
+    assert "fell back" in acc.report() and ", 0 fell back" in acc.report()
 
 
 def test_every_method_of_pyarrows_classes_is_served(accelerated):

@@ -378,7 +378,8 @@ def _hostile_tensor(shape, strides, nbytes=32):
 def test_tensor_message_cut_short_is_refused():
     sink = io.BytesIO()
     ipc.write_tensor(np.arange(4, dtype="int64"), sink)
-    with pytest.raises(ArrowInvalid, match="expected a 32-byte body, got 24"):
+    with pytest.raises(ArrowInvalid, match="Expected to be able to read 32 bytes for message "
+                                           "body, got 24"):
         ipc.read_tensor(sink.getvalue()[:-8])
 
 
@@ -399,7 +400,8 @@ def test_tensor_negative_stride_is_refused():
 
 
 def test_read_tensor_of_another_message_is_an_os_error():
-    with pytest.raises(OSError, match="type tensor but got schema"):
+    with pytest.raises(OSError, match="Header-type of flatbuffer-encoded Message is not Tensor "
+                                      r"\(the message at byte 0 is a schema message\)"):
         ipc.read_tensor(pa_stream_bytes())
 
 
@@ -490,8 +492,9 @@ def test_a_stream_cut_inside_a_body_is_an_oserror_as_pyarrows(as_file):
         with pytest.raises(OSError):
             pa.ipc.open_stream(data[:cut]).read_all()
         source = io.BytesIO(data[:cut]) if as_file else data[:cut]
-        with pytest.raises(ArrowTruncatedBody, match="truncated record batch message at byte "
-                                                     r"\d+: expected a \d+-byte body") as e:
+        with pytest.raises(ArrowTruncatedBody, match=r"truncated record batch message at byte "
+                                                     r"\d+\. Expected to be able to read \d+ "
+                                                     r"bytes for message body, got \d+$") as e:
             ipc.open_stream(source).read_all()
         assert isinstance(e.value, OSError) and isinstance(e.value, ArrowInvalid)
 

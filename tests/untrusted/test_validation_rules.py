@@ -317,7 +317,8 @@ ONE = stream_bytes(rb(x=pa.array([1])))
     (ONE[:-8], "stream: truncated at byte 280: the input ends after 1 record batches without an "
                "end-of-stream marker (IpcReadOptions(allow_missing_eos=True) accepts that)"),
     (ONE[:-4], "stream: truncated message length at byte 284: expected 4 bytes, got 0"),
-    (ONE[:-12], "stream: truncated record batch message at byte 128: expected a 8-byte body, got 4"),
+    (ONE[:-12], "stream: truncated record batch message at byte 128. Expected to be able to read 8 "
+     "bytes for message body, got 4"),
     (ONE[:130], "stream: truncated message prefix at byte 128: expected 4 bytes, got 2"),
     (ONE[:140], "stream: truncated message at byte 128: expected 136 bytes of metadata, got 4"),
 ], ids=["empty", "no end-of-stream marker", "inside the marker", "inside a body",
