@@ -10,8 +10,10 @@ source, target = sys.argv[1], sys.argv[2]
 source_data = ds.dataset(source, format="ipc")
 table = source_data.to_table()
 written = []
+# preserve_order: pyarrow's threaded writer may otherwise put the rows in another order from run
+# to run (the accelerator leaves a write with a file_visitor to pyarrow)
 ds.write_dataset(table, target, format="ipc", max_rows_per_file=300, max_rows_per_group=100,
-                 basename_template="chunk-{i}.arrow",
+                 basename_template="chunk-{i}.arrow", preserve_order=True,
                  file_visitor=lambda f: written.append(os.path.basename(f.path)))
 print("written", sorted(written))
 
