@@ -326,3 +326,18 @@ def test_osfile_missing_file_as_pyarrow(tmp_path):
 def test_ipc_classes_at_the_top_level_as_pyarrow(name):
     assert getattr(pa, name) is getattr(pa.ipc, name)
     assert getattr(A, name) is getattr(A.ipc, name)
+
+
+@pytest.mark.parametrize("message", ["No function registered with name: hash_nope", ""])
+def test_arrow_key_error_prints_its_message_as_pyarrow(message):
+    assert str(A.ArrowKeyError(message)) == str(pa.ArrowKeyError(message))
+    assert repr(A.ArrowKeyError(message)) == repr(pa.ArrowKeyError(message))
+    assert isinstance(A.ArrowKeyError(message), KeyError)
+
+
+def test_an_unknown_aggregation_says_so_as_pyarrow():
+    def run(mod):
+        with pytest.raises(KeyError) as e:
+            mod.table({"k": [1], "v": [2]}).group_by("k").aggregate([("v", "nope")])
+        return str(e.value)
+    assert run(A) == run(pa)
