@@ -22,7 +22,7 @@ from .array import Array, ChunkedArray, array, chunked_array, nulls
 from .table import RecordBatch, Table, TableGroupBy, concat_tables, record_batch, table
 from .unify import unify_schemas
 from .scalar import Scalar, scalar
-from .io import BufferOutputStream, BufferReader, MemoryMappedFile, memory_map
+from .io import BufferOutputStream, BufferReader, MemoryMappedFile, OSFile, memory_map
 from .extension import register_extension_type, unregister_extension_type
 from . import pandas_shim as _pandas
 
@@ -46,7 +46,9 @@ __all__ = [
     "ArrowKeyError", "ArrowNotImplementedError", "ArrowTypeError", "Buffer",
     "BufferOutputStream", "BufferReader", "ChunkedArray", "DataType", "DecimalType",
     "DictionaryType", "DurationType", "ExtensionType", "Field", "FixedSizeBinaryType",
-    "FixedSizeListType", "LargeListType", "ListType", "MapType", "MemoryMappedFile", "RecordBatch",
+    "FixedSizeListType", "LargeListType", "ListType", "MapType", "MemoryMappedFile", "OSFile",
+    "RecordBatch", "RecordBatchFileReader", "RecordBatchFileWriter", "RecordBatchStreamReader",
+    "RecordBatchStreamWriter",
     "Schema",
     "StructType", "Table", "TableGroupBy", "Time32Type", "Time64Type", "TimestampType", "UnionType",
     "allocate_buffer", "array", "binary", "binary_view", "bool_", "chunked_array",
@@ -65,6 +67,8 @@ __all__ = [
 # Classes whose modules load on first use: they sit above the model (readers, tensors) and
 # `import arrowipc` stays light without them.
 _LAZY_CLASSES = {"RecordBatchReader": ".batch_reader", "Tensor": ".tensor",
+                 "RecordBatchFileReader": ".ipc", "RecordBatchStreamReader": ".ipc",
+                 "RecordBatchFileWriter": ".ipc", "RecordBatchStreamWriter": ".ipc",
                  "SparseCOOTensor": ".tensor", "SparseCSRMatrix": ".tensor",
                  "SparseCSCMatrix": ".tensor", "SparseCSFTensor": ".tensor"}
 
@@ -73,10 +77,13 @@ if TYPE_CHECKING:
     # what the lazy __getattr__ below returns, spelled out for type checkers
     from . import dataset, dissociated, feather, integration, ipc, validate
     from .batch_reader import RecordBatchReader
+    from .ipc import (RecordBatchFileReader, RecordBatchFileWriter, RecordBatchStreamReader,
+                      RecordBatchStreamWriter)
     from .ipc.recover import recover
     from .tensor import Tensor
     _LAZY = (dataset, dissociated, feather, integration, ipc, recover, validate,
-             RecordBatchReader, Tensor)
+             RecordBatchReader, Tensor, RecordBatchFileReader, RecordBatchFileWriter,
+             RecordBatchStreamReader, RecordBatchStreamWriter)
 else:
     def __dir__() -> list[str]:
         return sorted(set(globals()) | set(_LAZY_CLASSES))

@@ -29,6 +29,10 @@ class ArrowIndexError(ArrowException, IndexError):
 class ArrowKeyError(ArrowException, KeyError):
     """A field name that does not exist."""
 
+    def __str__(self) -> str:
+        # the message as given, as pyarrow's ArrowKeyError (KeyError's own str quotes it)
+        return Exception.__str__(self)
+
 
 class ArrowNotImplementedError(ArrowException, NotImplementedError):
     """Something the format allows that arrowipc cannot do."""

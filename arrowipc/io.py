@@ -7,7 +7,7 @@ import os
 
 from ._core.buffer import Buffer, concat_buffers, py_buffer
 
-__all__ = ["BufferOutputStream", "BufferReader", "MemoryMappedFile", "memory_map"]
+__all__ = ["BufferOutputStream", "BufferReader", "MemoryMappedFile", "OSFile", "memory_map"]
 
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
@@ -196,6 +196,50 @@ class MemoryMappedFile(io.RawIOBase):
     def __repr__(self) -> str:
         state = "closed" if self._buffer is None else f"{self._buffer.size} bytes"
         return f"<arrowipc.io.MemoryMappedFile {self.path!r} ({state})>"
+
+
+class OSFile(io.FileIO):
+    """A local file opened for reading ("r", "rb"), writing ("w", "wb": truncated first) or
+    appending ("a", "ab"), as pyarrow.OSFile: a file object the IPC readers and writers and
+    feather take. `read_buffer(n)` returns the next bytes as a Buffer, `size()` the file's
+    length; `mode` is "rb", "wb" or "ab". A file opened to write is not seekable, as in
+    pyarrow; reading it, or writing one opened to read, raises OSError."""
+
+    def __init__(self, path: StrPath, mode: str = "r", memory_pool: object = None) -> None:
+        if mode not in ("r", "rb", "w", "wb", "a", "ab"):
+            raise ValueError(f"Invalid file mode: {mode}")
+        super().__init__(os.fspath(path), mode[0])
+        self.path = os.fspath(path)
+
+    def seekable(self) -> bool:
+        """True when opened to read (pyarrow's write-only files do not seek)."""
+        return self.readable()
+
+    def size(self) -> int:
+        """The file's length in bytes (a file opened to read)."""
+        if not self.readable():
+            raise OSError("only valid on readable files")
+        return os.fstat(self.fileno()).st_size
+
+    def read_buffer(self, nbytes: int | None = None) -> Buffer:
+        """The next `nbytes` (all that is left when None; fewer at the end) as a Buffer."""
+        return py_buffer(self.read(-1 if nbytes is None else nbytes))
+
+    def read(self, size: int | None = -1) -> bytes:
+        """The next `size` bytes (all that is left when None or negative)."""
+        if not self.readable():
+            raise OSError("only valid on readable files")
+        return super().read(size)
+
+    def write(self, b: ReadableBuffer) -> int:
+        """Write `b`; returns the number of bytes written."""
+        if not self.writable():
+            raise OSError("only valid on writable files")
+        return super().write(b)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else self.mode
+        return f"<arrowipc.io.OSFile {self.path!r} ({state})>"
 
 
 def map_file(path: StrPath) -> Buffer:

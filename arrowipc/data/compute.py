@@ -695,9 +695,19 @@ def is_in(d: Datum, value_set: ArrayData, null_matching_behavior: str = "MATCH")
     compatible = fam == "null" or sfam == "null" or fam == sfam or \
         (fam in numeric and sfam in numeric) or (fam in texts and sfam in texts) or \
         ({fam, sfam} <= {"date", "timestamp"})
+    if not compatible and fam not in ("other", "string") and sfam != "null":
+        # pyarrow casts such a set to the values' type (strings to numbers, dates,
+        # decimals...), never to strings; a set that does not cast is the mismatch below
+        try:
+            vs = cast_data(vs, data.type, True)
+        except (ArrowInvalid, ArrowTypeError, ArrowNotImplementedError, ValueError,
+                TypeError, OverflowError):
+            pass
+        else:
+            sfam, compatible = fam, True
     if not compatible or fam == "other" or (sfam == "null" and fam in texts):
         raise ArrowTypeError(f"Array type doesn't match type of values set: {data.type} vs "
-                             f"{vs.type}")
+                             f"{value_set.type}")
     if fam == "null" or sfam == "null" or vs.length == 0 or n == 0:
         found = _k.validity_bits(ArrayData(T.null(), n, 0, n), n, False)     # none
     elif fam in texts:

@@ -1081,10 +1081,11 @@ def table_to_dataframe(schema: Schema, columns: list[list[ArrayData]], num_rows:
     for i in data_idx:
         f = fields[i]
         chunks = columns[i]
-        # pyarrow's rule: every string and binary layout (views too), not fixed-size binary
-        cat = opts.strings_to_categorical and _storage(f.type).kind in _STRING_KINDS
-        cat = cat or f.name in categories
         e = ext.get(f.name)
+        # pyarrow's rule: every string and binary layout (views too), not fixed-size binary; a
+        # column given an extension dtype (types_mapper, the metadata) keeps it instead
+        cat = opts.strings_to_categorical and _storage(f.type).kind in _STRING_KINDS
+        cat = e is None and (cat or f.name in categories)
         if e is None and not cat and conv.uses_string_dtype and \
                 _storage(f.type).kind in _STRING_KINDS and \
                 getattr(_storage(f.type), "is_utf8", False) and not \
@@ -1249,7 +1250,8 @@ def chunked_to_series(chunks: list[ArrayData], t: DataType, opts: ToPandasOption
     if opts.types_mapper is not None:
         e = _mapped(opts.types_mapper, t)
     is_str = st.kind in _STRING_KINDS and getattr(st, "is_utf8", False)
-    cat = opts.strings_to_categorical and st.kind in _STRING_KINDS
+    # a types_mapper's dtype wins over strings_to_categorical, as in pyarrow
+    cat = e is None and opts.strings_to_categorical and st.kind in _STRING_KINDS
     if e is None and is_str and not cat and conv.uses_string_dtype and \
             not isinstance(t, ExtensionType):
         e = conv.string_dtype()

@@ -1,6 +1,7 @@
 """Defects that ETL scripts written against pyarrow hit when switched to arrowipc, each checked
 with pyarrow as the oracle."""
 import os
+import re
 
 import pytest
 
@@ -268,3 +269,75 @@ def test_a_type_prints_as_pyarrows(t):
     """Logged schemas read alike: repr names pyarrow's class (TimestampType(...),
     Decimal128Type(...), DataType(int64) for the plain ones)."""
     assert repr(t) == repr(as_pyarrow(t))
+
+
+# -- `import arrowipc as pa`: pa.OSFile and the IPC classes at the top level -------------------
+
+def _osfile_script(mod, path):
+    """pyarrow's documented way to write and read an IPC stream through OSFile, with `mod` as
+    `pa` (the writer and reader from `mod.ipc`)."""
+    ipc = mod.ipc
+    schema = mod.schema([("x", mod.int64()), ("s", mod.string())])
+    out = []
+    with mod.OSFile(path, "wb") as sink:
+        out.append((sink.mode, sink.writable(), sink.readable(), sink.seekable()))
+        with ipc.new_stream(sink, schema) as w:
+            w.write_batch(mod.record_batch([mod.array([1, None]), mod.array(["a", "b"])],
+                                           schema=schema))
+        out.append(sink.tell())
+    with mod.OSFile(path, "r") as source:
+        out.append((source.mode, source.size(), source.seekable()))
+        out.append(ipc.open_stream(source).read_all().to_pydict())
+        source.seek(4)
+        out.append((bytes(source.read_buffer(4)), source.read(2), source.tell()))
+        with pytest.raises(OSError) as e:
+            source.write(b"x")
+        out.append(str(e.value))
+    with mod.OSFile(path, "ab") as sink:
+        out.append((sink.mode, sink.tell()))
+        with pytest.raises(OSError) as e:
+            sink.read()
+        out.append(str(e.value))
+    return out
+
+
+def test_osfile_as_pyarrow(tmp_path):
+    assert _osfile_script(A, str(tmp_path / "a")) == _osfile_script(pa, str(tmp_path / "p"))
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "p").read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["x", "r+", "rw", "wt"])
+def test_osfile_mode_refused_as_pyarrow(tmp_path, mode):
+    with pytest.raises(ValueError) as expected:
+        pa.OSFile(str(tmp_path / "f"), mode)
+    with pytest.raises(ValueError, match=f"^{re.escape(str(expected.value))}$"):
+        A.OSFile(str(tmp_path / "f"), mode)
+
+
+def test_osfile_missing_file_as_pyarrow(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        pa.OSFile(str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError):
+        A.OSFile(str(tmp_path / "nope"))
+
+
+@pytest.mark.parametrize("name", ["RecordBatchFileReader", "RecordBatchFileWriter",
+                                  "RecordBatchStreamReader", "RecordBatchStreamWriter"])
+def test_ipc_classes_at_the_top_level_as_pyarrow(name):
+    assert getattr(pa, name) is getattr(pa.ipc, name)
+    assert getattr(A, name) is getattr(A.ipc, name)
+
+
+@pytest.mark.parametrize("message", ["No function registered with name: hash_nope", ""])
+def test_arrow_key_error_prints_its_message_as_pyarrow(message):
+    assert str(A.ArrowKeyError(message)) == str(pa.ArrowKeyError(message))
+    assert repr(A.ArrowKeyError(message)) == repr(pa.ArrowKeyError(message))
+    assert isinstance(A.ArrowKeyError(message), KeyError)
+
+
+def test_an_unknown_aggregation_says_so_as_pyarrow():
+    def run(mod):
+        with pytest.raises(KeyError) as e:
+            mod.table({"k": [1], "v": [2]}).group_by("k").aggregate([("v", "nope")])
+        return str(e.value)
+    assert run(A) == run(pa)

@@ -414,3 +414,46 @@ def test_a_fragments_repr_shows_its_partition_as_pyarrow(tmp_path):
                         m.dataset(path, format="ipc", **kwargs).get_fragments())
                  for m in (ds, pads)]
         assert shown[0] == shown[1]
+
+
+# -- isin with a value set of strings on a number, date or timestamp column (and partition) -----
+
+@pytest.fixture
+def typed(tmp_path):
+    import datetime
+    path = str(tmp_path / "t")
+    t = pa.table({"n": pa.array([1, 7, 7, None], pa.int32()),
+                  "ts": pa.array([datetime.datetime(2026, 1, d) for d in (1, 2, 3, 4)],
+                                 pa.timestamp("s")),
+                  "d": pa.array([datetime.date(2026, 1, d) for d in (1, 2, 3, 4)]),
+                  "year": pa.array([2020, 2021, 2020, 2021], pa.int32())})
+    pads.write_dataset(t, path, format="ipc", partitioning=["year"], partitioning_flavor="hive")
+    return path
+
+
+@pytest.mark.parametrize("column, values", [
+    ("n", ["7"]), ("n", ["7", None]), ("n", ["7", "x"]), ("n", ["2.5"]),
+    ("ts", ["2026-01-02 00:00:00"]), ("ts", ["2026-01-02T00:00:00Z"]), ("d", ["2026-01-03"]),
+    ("year", ["2020"]), ("year", ["2021", None]),
+])
+def test_isin_casts_a_set_of_strings_to_the_columns_type_as_pyarrow(typed, column, values):
+    def run(mod):
+        d = mod.dataset(typed, format="ipc", partitioning="hive")
+        try:
+            t = d.to_table(filter=mod.field(column).isin(values), columns=["n", "d"])
+            return sorted(t.to_pylist(), key=str)
+        except TypeError as e:          # the message may start with the file's path
+            return "TypeError", str(e).split("Array type")[-1]
+    assert run(ds) == run(pads)
+
+
+@pytest.mark.parametrize("values", [[1], [True], [1.0]])
+def test_isin_never_casts_a_set_to_strings_as_pyarrow(values):
+    import arrowipc
+    import arrowipc.compute as ac
+    import pyarrow.compute as pc
+    with pytest.raises(TypeError) as want:
+        pc.is_in(pa.array(["1", "2"]), value_set=pa.array(values))
+    with pytest.raises(TypeError) as got:
+        ac.is_in(arrowipc.array(["1", "2"]), value_set=arrowipc.array(values))
+    assert str(got.value) == str(want.value)

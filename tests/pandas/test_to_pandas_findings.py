@@ -161,3 +161,35 @@ def test_categories_option(case):
         assert (type(got.value).__name__, str(got.value)) == (type(e).__name__, str(e))
         return
     pd.testing.assert_frame_equal(arrowipc.table(t).to_pandas(categories=["x"]), expected)
+
+
+# -- an extension dtype (types_mapper, the pandas metadata) wins over categorical options -----
+
+_EXT_FRAME = pd.DataFrame({
+    "a": pd.array(["x", None, "x"], dtype="large_string[pyarrow]"),
+    "b": pd.array(["y", "z", None], dtype="string"),
+    "c": ["p", "q", "p"],
+    "d": pd.array([1, 2, None], dtype="int64[pyarrow]"),
+})
+
+
+@pytest.mark.parametrize("kw", [
+    {"strings_to_categorical": True},
+    {"categories": ["a", "b", "c", "d"]},
+    {"types_mapper": pd.ArrowDtype, "strings_to_categorical": True},
+    {"types_mapper": pd.ArrowDtype, "categories": ["c"]},
+], ids=["strings", "categories", "mapper-strings", "mapper-categories"])
+def test_extension_dtype_before_categorical(kw):
+    expected = pa.Table.from_pandas(_EXT_FRAME).to_pandas(**kw)
+    got = arrowipc.Table.from_pandas(_EXT_FRAME).to_pandas(**kw)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.dtypes.to_dict() == expected.dtypes.to_dict()
+
+
+@pytest.mark.parametrize("mapper", [pd.ArrowDtype, None])
+def test_extension_dtype_before_categorical_column(mapper):
+    expected = pa.chunked_array([["x", None, "x"]]).to_pandas(
+        types_mapper=mapper, strings_to_categorical=True)
+    got = arrowipc.chunked_array([["x", None, "x"]]).to_pandas(
+        types_mapper=mapper, strings_to_categorical=True)
+    pd.testing.assert_series_equal(got, expected)
