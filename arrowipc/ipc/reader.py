@@ -1004,19 +1004,26 @@ class RecordBatchFileReader(_ReaderBase):
     def _check_block(self, block: Block, i: int, what: str) -> Block:
         return check_block(block, i, what, self._footer_start)
 
-    def _read_block(self, block: Block, i: int, what: str, with_body: bool = True) -> Message:
+    def _read_block(self, block: Block, i: int, what: str, with_body: bool = True,
+                    body_fits: bool = False) -> Message:
+        """The message of block i. `body_fits` (header only): ArrowTruncatedBody, as reading
+        the block whole raises, when the header claims a body longer than the block has."""
         off, meta_len, body_len = self._check_block(block, i, what)
         src = self._source
         read = read_message_from if with_body else read_message_header
+        source: _BoundedSource | _Fetched
         if isinstance(src, BufferSource):
-            msg = read(_BoundedSource(src, off, off + meta_len + body_len),
-                       self._decoder.options.max_metadata_size, "file")
+            source = _BoundedSource(src, off, off + meta_len + body_len)
         else:
             length = meta_len + body_len if with_body else meta_len
-            msg = read(_Fetched(src.read_at(off, length), off, off + meta_len + body_len),
-                       self._decoder.options.max_metadata_size, "file")
+            source = _Fetched(src.read_at(off, length), off, off + meta_len + body_len)
+        msg = read(source, self._decoder.options.max_metadata_size, "file")
         if msg is None:
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
+        if body_fits and msg.body_length > off + meta_len + body_len - source.pos:
+            raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
+                                     f"Expected to be able to read {msg.body_length} bytes for "
+                                     f"message body, got {off + meta_len + body_len - source.pos}")
         return msg
 
     def _ensure_dictionaries(self) -> None:
@@ -1485,7 +1492,8 @@ class RecordBatchFileReader(_ReaderBase):
         total = 0
         with self._lock:
             for i, block in enumerate(self._batch_blocks):
-                msg = self._read_block(block, i, "record batch", with_body=False)
+                msg = self._read_block(block, i, "record batch", with_body=False,
+                                       body_fits=True)
                 _check_batch_message(msg, i)
                 total += decode_record_batch_header(msg.header, msg.legacy_codec).length
         return total
@@ -1565,14 +1573,16 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
             return None
         rows = 0
         for i, block in enumerate(file_blocks(*footer.structs(3, 24))):
-            off, meta_len, _ = check_block(block, i, "record batch", footer_start)
+            off, meta_len, body_len = check_block(block, i, "record batch", footer_start)
             head = tail[off - tail_start:off - tail_start + meta_len] if off >= tail_start \
                 else os.pread(fd, meta_len, off)
             if len(head) != meta_len:
                 return None
-            msg = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file", False)[0]
-            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
-                return None
+            msg, body_start = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file",
+                                         False)
+            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
+                    or msg.body_length > meta_len + body_len - body_start:
+                return None             # not a batch, or its body overruns the block
             length = msg.header.int64(0)
             if length < 0:
                 return None

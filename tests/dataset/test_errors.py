@@ -270,3 +270,37 @@ def test_a_discovered_value_that_does_not_parse_as_the_schema_given_is_pyarrows_
     with pytest.raises(ArrowInvalid, match=f"^{re.escape(expected)} \\(path '{where}/f.arrow' "
                                            f"below the partition base directory\\)$"):
         ds.dataset(str(tmp_path), format="ipc", partitioning=factory(ds))
+
+
+def _body_length_claiming(tmp_path, claim):
+    """A file of three batches whose second batch header claims a `claim`-byte body (its block
+    keeps the bytes written), pyarrow's writing otherwise."""
+    path = str(tmp_path / "body.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64()), "y": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    off, meta_len, body_len = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    # the header's bodyLength: the one int64 equal to the block's body length in its metadata
+    at = [i for i in range(off, off + meta_len, 8)
+          if int.from_bytes(data[i:i + 8], "little") == body_len]
+    assert len(at) == 1
+    data[at[0]:at[0] + 8] = claim.to_bytes(8, "little")
+    open(path, "wb").write(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("claim", [56, 1 << 40], ids=["a little", "a terabyte"])
+def test_a_batch_header_claiming_a_body_past_its_block_is_not_counted(tmp_path, good, claim):
+    # pyarrow's count reads the body and refuses; a count from the headers alone said 7
+    import pyarrow.dataset as pds
+    path = _body_length_claiming(tmp_path, claim)
+    with pytest.raises(OSError, match="advertised body size"):
+        pds.dataset(path, format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^{re.escape(path)}: file: truncated record batch message "
+                                      f"at byte \\d+. Expected to be able to read {claim} bytes "
+                                      f"for message body, got 48$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^file: truncated record batch message at byte \\d+. "
+                                      f"Expected to be able to read {claim} bytes"):
+        A.ipc.open_file(path).count_rows()
