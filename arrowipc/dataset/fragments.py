@@ -314,8 +314,8 @@ class FileFragment(Fragment):
         self._footer_kept: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
         # the rows of a local file counted from its footer and headers alone, under the same
         # (size, mtime) key, with the footer's bytes, decoded into _footer when a later scan
-        # asks for it: ((size, mtime), rows, footer or None once decoded)
-        self._rows: tuple[tuple[int, int], int, bytes | None] | None = None
+        # asks for it: ((size, mtime), rows, footer or None once decoded, each batch's rows)
+        self._rows: tuple[tuple[int, int], int, bytes | None, list[int]] | None = None
         # each batch's statistics as last read, under the same (size, mtime) key
         self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
         # where a `column op number` count found each batch's values of a column, by column
@@ -491,12 +491,13 @@ class FileFragment(Fragment):
         count was the last to read the file."""
         rows = self._rows
         if self._footer_kept is None and rows is not None and rows[2] is not None:
-            self._rows = (rows[0], rows[1], None)
+            self._rows = (rows[0], rows[1], None, rows[3])
             try:
                 schema, metadata, batches = decoded_footer(rows[2])
             except ArrowException:
                 return None                     # read again by the scan: its error is raised
-            self._footer_kept = (rows[0], footer_statistics(metadata, batches), schema)
+            self._footer_kept = (rows[0], footer_statistics(metadata, batches, rows[3]),
+                                 schema)
         return self._footer_kept
 
     @_footer.setter
@@ -675,7 +676,8 @@ class FileFragment(Fragment):
             # formed is opened below, for the reader's error
             found = local_file_rows(self.path)
             if found is not None:
-                self._rows = ((found.size, found.mtime_ns), found.rows, found.footer)
+                self._rows = ((found.size, found.mtime_ns), found.rows, found.footer,
+                              found.lengths)
                 if self._footer_kept is not None and self._footer_kept[0] != self._rows[0]:
                     self._footer_kept = None        # of an earlier version of the file
                 return found.rows

@@ -966,9 +966,22 @@ class RecordBatchFileReader(_ReaderBase):
         """Each record batch's custom metadata, from its message header (no body read). A file
         not in memory fetches every header at once (concurrently, coalesced where they are
         close) and keeps them for the batch reads that follow, which do not fetch them again."""
+        return [msg.custom_metadata for msg in self._batch_headers()]
+
+    def batch_lengths(self) -> list[int]:
+        """Each record batch's rows, from its message header (no body read; fetched as
+        batch_custom_metadata fetches them); an error for a block holding another message."""
+        out = []
+        for i, msg in enumerate(self._batch_headers()):
+            _check_batch_message(msg, i)
+            out.append(decode_record_batch_header(msg.header, msg.legacy_codec).length)
+        return out
+
+    def _batch_headers(self) -> list[Message]:
+        """Each record batch block's message, its body not read (see batch_custom_metadata)."""
         n = len(self._batch_blocks)
         if isinstance(self._source, BufferSource):
-            return [self.read_block_message("record batch", i, with_body=False).custom_metadata
+            return [self.read_block_message("record batch", i, with_body=False)
                     for i in range(n)]
         blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
         copies = self._copied_heads()
@@ -983,7 +996,7 @@ class RecordBatchFileReader(_ReaderBase):
                                       self._decoder.options.max_metadata_size, "file")
             if msg is None:
                 raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
-            out.append(msg.custom_metadata)
+            out.append(msg)
         return out
 
     def _kept_head(self, i: int) -> Buffer | None:
@@ -1527,6 +1540,7 @@ class FileRows(NamedTuple):
     size: int
     mtime_ns: int
     footer: bytes           # the footer's flatbuffer: decoded_footer decodes it when asked
+    lengths: list[int]      # each record batch's rows, from its header
 
 
 def decoded_footer(footer: bytes) -> tuple[T.Schema, dict[bytes, bytes] | None, int]:
@@ -1571,7 +1585,7 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
         footer = root_table(raw, "Footer")
         if footer.int16(0) > md.METADATA_V5 or footer.table(1, "Schema") is None:
             return None
-        rows = 0
+        lengths = []
         for i, block in enumerate(file_blocks(*footer.structs(3, 24))):
             off, meta_len, body_len = check_block(block, i, "record batch", footer_start)
             head = tail[off - tail_start:off - tail_start + meta_len] if off >= tail_start \
@@ -1586,8 +1600,8 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
             length = msg.header.int64(0)
             if length < 0:
                 return None
-            rows += length
-        return FileRows(rows, size, st.st_mtime_ns, raw)
+            lengths.append(length)
+        return FileRows(sum(lengths), size, st.st_mtime_ns, raw, lengths)
     except (ArrowException, OSError, ValueError):
         return None
     finally:
