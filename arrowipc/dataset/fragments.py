@@ -38,7 +38,6 @@ from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_file
 from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
 from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
 from ..ipc.options import IpcReadOptions
@@ -866,8 +865,10 @@ class FragmentPlan:
         if self.batch_rows is not None:
             return self.batch_rows[i]
         assert isinstance(self.reader, RecordBatchFileReader)
-        msg = self.reader.read_block_message("record batch", i, with_body=False)
-        return int(decode_record_batch_header(msg.header).length)
+        try:
+            return self.reader.batch_length(i)
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.fragment.path) from None
 
     def body_length(self, i: int) -> int:
         """The size of record batch i's message body in the file (footer block, no read)."""

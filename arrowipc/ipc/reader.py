@@ -977,6 +977,14 @@ class RecordBatchFileReader(_ReaderBase):
             out.append(decode_record_batch_header(msg.header, msg.legacy_codec).length)
         return out
 
+    def batch_length(self, i: int) -> int:
+        """Record batch i's rows, from its message header (no body read), checked as
+        count_rows checks each."""
+        msg = self._read_block(self._batch_blocks[i], i, "record batch", with_body=False,
+                               body_fits=True)
+        _check_batch_message(msg, i)
+        return decode_record_batch_header(msg.header, msg.legacy_codec).length
+
     def _batch_headers(self) -> list[Message]:
         """Each record batch block's message, its body not read (see batch_custom_metadata)."""
         n = len(self._batch_blocks)
