@@ -1042,13 +1042,17 @@ class FragmentPlan:
         filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
-        counted = self._counted_directly(batch, batch_index)
-        if counted is not None:
-            return counted
-        if self._filters_file_columns:
-            columns = self._file_columns(batch)
-            return _true_count(self._mask_of(_batch_of(columns, batch.num_rows)))
-        return _true_count(self._mask_of(self._completed(batch, 0, False)))
+        try:
+            counted = self._counted_directly(batch, batch_index)
+            if counted is not None:
+                return counted
+            if self._filters_file_columns:
+                columns = self._file_columns(batch)
+                return _true_count(self._mask_of(_batch_of(columns, batch.num_rows)))
+            return _true_count(self._mask_of(self._completed(batch, 0, False)))
+        except (ArrowException, OSError) as e:
+            # the batch's deferred content checks run at its first column access, here
+            raise named_error(e, self.fragment.path) from None
 
     def keep_value_spans(self) -> None:
         """Hand the fragment where this count found the compared column's values in each

@@ -304,3 +304,26 @@ def test_a_batch_header_claiming_a_body_past_its_block_is_not_counted(tmp_path, 
     with pytest.raises(OSError, match=f"^file: truncated record batch message at byte \\d+. "
                                       f"Expected to be able to read {claim} bytes"):
         A.ipc.open_file(path).count_rows()
+
+
+def test_a_dictionary_index_outside_its_dictionary_in_a_filtered_count_names_the_file(
+        tmp_path, good):
+    # the batch's deferred checks run when the filter reads the column: a count's error named
+    # no file (a scan's did)
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "dict.arrow")
+    indices = [1, 0, 1, 1, 0, 1]
+    column = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), ["a", "b"])
+    pf.write_feather(pa.table({"x": column}), path, compression="uncompressed")
+    data = bytearray(open(path, "rb").read())
+    at = data.index(struct.pack("<6i", *indices))
+    struct.pack_into("<i", data, at + 4, 7)                 # slot 1 -> index 7 of 2 values
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowIndexError):                 # pyarrow refuses it too
+        pds.dataset(path, format="ipc").count_rows(filter=pds.field("x") == "a")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: record batch: field 'x': "
+                                           f"dictionary index at slot 1 is outside the "
+                                           f"dictionary of 2 values$"):
+        ds.dataset(path, format="ipc").count_rows(filter=ds.field("x") == "a")
