@@ -327,3 +327,31 @@ def test_a_dictionary_index_outside_its_dictionary_in_a_filtered_count_names_the
                                            f"dictionary index at slot 1 is outside the "
                                            f"dictionary of 2 values$"):
         ds.dataset(path, format="ipc").count_rows(filter=ds.field("x") == "a")
+
+
+@pytest.mark.parametrize("field", ["offset", "metadata", "body"])
+def test_a_block_not_aligned_to_8_bytes_is_refused_as_by_pyarrow(tmp_path, good, field):
+    # read leniently, the file counted and read 7 rows where pyarrow refuses it
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "unaligned.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    block = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    at = data.index(struct.pack("<qi4xq", *block), footer)
+    moved = list(block)
+    moved[["offset", "metadata", "body"].index(field)] -= 4
+    struct.pack_into("<qi4xq", data, at, *moved)
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowInvalid, match="Unaligned block in IPC file"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = (f"file: record batch block 1 \\(offset {moved[0]}, metadata {moved[1]}, body "
+               f"{moved[2]}\\) is not aligned to 8 bytes")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(ArrowInvalid, match=f"^{message}$"):
+        A.ipc.open_file(path).read_all()
