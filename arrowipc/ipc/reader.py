@@ -1605,7 +1605,9 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
             if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
                     or msg.body_length > meta_len + body_len - body_start:
                 return None             # not a batch, or its body overruns the block
-            length = msg.header.int64(0)
+            # the header decoded whole, as RecordBatchFileReader.count_rows decodes it: a
+            # header whose nodes or buffers do not decode is the reader's error
+            length = decode_record_batch_header(msg.header, msg.legacy_codec).length
             if length < 0:
                 return None
             lengths.append(length)
