@@ -1045,6 +1045,10 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
                                      f"Expected to be able to read {msg.body_length} bytes for "
                                      f"message body, got {off + meta_len + body_len - source.pos}")
+        if body_fits and msg.body_length != body_len and msg.header_type == HEADER_TYPE[what]:
+            # pyarrow's count (and read) refuses a block whose body length is not the header's
+            raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body length "
+                               f"is {body_len}, but the message header's is {msg.body_length}")
         return msg
 
     def _ensure_dictionaries(self) -> None:
@@ -1538,6 +1542,9 @@ def _check_batch_message(msg: Message, i: int) -> None:
         raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
 
 
+# the message a block of each kind holds
+HEADER_TYPE = {"record batch": md.HEADER_RECORD_BATCH, "dictionary": md.HEADER_DICTIONARY_BATCH}
+
 NOT_SEEKABLE = ("file: the file format needs a seekable source; read it as a stream or buffer "
                 "it")
 
@@ -1603,8 +1610,9 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
             msg, body_start = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file",
                                          False)
             if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
-                    or msg.body_length > meta_len + body_len - body_start:
-                return None             # not a batch, or its body overruns the block
+                    or msg.body_length > meta_len + body_len - body_start \
+                    or msg.body_length != body_len:
+                return None             # not a batch, or its body is not the block's
             # the header decoded whole, as RecordBatchFileReader.count_rows decodes it: a
             # header whose nodes or buffers do not decode is the reader's error
             length = decode_record_batch_header(msg.header, msg.legacy_codec).length

@@ -355,3 +355,19 @@ def test_a_block_not_aligned_to_8_bytes_is_refused_as_by_pyarrow(tmp_path, good,
         ds.dataset([good, path], format="ipc").count_rows()
     with pytest.raises(ArrowInvalid, match=f"^{message}$"):
         A.ipc.open_file(path).read_all()
+
+
+def test_a_batch_header_claiming_a_shorter_body_than_its_block_is_not_counted(tmp_path, good):
+    # pyarrow's count refuses a block whose body length is not its header's; a count from the
+    # headers alone said 7
+    import pyarrow.dataset as pds
+    path = _body_length_claiming(tmp_path, 40)             # the block keeps 48
+    with pytest.raises(OSError, match="advertised body size is 48, but message decoder expects "
+                                      "to read 40 bytes instead"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = ("file: record batch block 1 at byte \\d+: the block's body length is 48, but the "
+               "message header's is 40")
+    with pytest.raises(OSError, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^{message}$"):
+        A.ipc.open_file(path).count_rows()
