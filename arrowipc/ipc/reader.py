@@ -1045,10 +1045,16 @@ class RecordBatchFileReader(_ReaderBase):
             raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
                                      f"Expected to be able to read {msg.body_length} bytes for "
                                      f"message body, got {off + meta_len + body_len - source.pos}")
-        if body_fits and msg.body_length != body_len and msg.header_type == HEADER_TYPE[what]:
-            # pyarrow's count (and read) refuses a block whose body length is not the header's
-            raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body length "
-                               f"is {body_len}, but the message header's is {msg.body_length}")
+        if body_fits and msg.header_type == HEADER_TYPE[what]:
+            # pyarrow's count (and read) refuses a block whose lengths are not its message's
+            if source.pos != off + meta_len:
+                raise ArrowInvalid(f"file: {what} block {i} at byte {off}: the block's metadata "
+                                   f"length is {meta_len}, but the message's framed metadata "
+                                   f"is {source.pos - off} bytes")
+            if msg.body_length != body_len:
+                raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body "
+                                   f"length is {body_len}, but the message header's is "
+                                   f"{msg.body_length}")
         return msg
 
     def _ensure_dictionaries(self) -> None:
@@ -1611,8 +1617,8 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
                                          False)
             if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
                     or msg.body_length > meta_len + body_len - body_start \
-                    or msg.body_length != body_len:
-                return None             # not a batch, or its body is not the block's
+                    or msg.body_length != body_len or body_start != meta_len:
+                return None             # not a batch, or its lengths are not the block's
             # the header decoded whole, as RecordBatchFileReader.count_rows decodes it: a
             # header whose nodes or buffers do not decode is the reader's error
             length = decode_record_batch_header(msg.header, msg.legacy_codec).length

@@ -371,3 +371,28 @@ def test_a_batch_header_claiming_a_shorter_body_than_its_block_is_not_counted(tm
         ds.dataset([good, path], format="ipc").count_rows()
     with pytest.raises(OSError, match=f"^{message}$"):
         A.ipc.open_file(path).count_rows()
+
+
+def test_a_block_whose_metadata_length_is_not_its_messages_is_not_counted(tmp_path, good):
+    # pyarrow's count refuses it; a count from the headers alone said 7
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "meta.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    off, meta_len, body_len = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    at = data.index(struct.pack("<qi4xq", off, meta_len, body_len), footer)
+    struct.pack_into("<qi4xq", data, at, off, meta_len + 8, body_len - 8)
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowInvalid, match="Message metadata too long by 8 bytes"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = (f"file: record batch block 1 at byte {off}: the block's metadata length is "
+               f"{meta_len + 8}, but the message's framed metadata is {meta_len} bytes")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(ArrowInvalid, match=f"^{message}$"):
+        A.ipc.open_file(path).count_rows()
