@@ -14,7 +14,9 @@ zero-copy through the C data interface, so every later pyarrow call works unchan
 compression level reaches arrowipc. Feather V1 files are read and written by arrowipc.feather.
 A call arrowipc cannot serve (a memory pool or an option pyarrow must apply itself, a closed
 NativeFile, an argument pyarrow would refuse) runs pyarrow's original untouched; malformed input opened from
-a source pyarrow can read again is answered by pyarrow too, so its exceptions are raised.
+a source pyarrow can read again is answered by pyarrow too, so its exceptions are raised; but a
+malformed Feather V1 file is arrowipc's error in pyarrow's class (pyarrow's V1 reader follows
+such a file's offsets unchecked and crashes the process on some).
 `uninstall()` puts every original back. With ARROWIPC_ACCELERATE_REPORT=1 in the environment the
 report of what was served and what fell back (and why) is printed on standard error at exit,
 ending with `arrowipc.accelerate: served N calls, M fell back to pyarrow`.

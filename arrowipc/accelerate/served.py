@@ -736,9 +736,14 @@ class _FeatherRead:
         from .. import feather as ai_feather
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)     # the caller raises pyarrow's
-            table = ai_feather.read_table(opened, columns=self.columns,
-                                          memory_map=self.memory_map,
-                                          use_threads=self.use_threads)
+            try:
+                table = ai_feather.read_table(opened, columns=self.columns,
+                                              memory_map=self.memory_map,
+                                              use_threads=self.use_threads)
+            except ai_errors.ArrowException as exc:
+                # not left to pyarrow: its Feather V1 reader follows a malformed file's offsets
+                # unchecked and crashes the process on some; arrowipc's error, in pyarrow's class
+                raise pyarrow_error(exc) from exc
         self.v1 = True                          # read: the caller warns as pyarrow does
         return _table(table)                    # V1 reads give the columns in the order asked
 

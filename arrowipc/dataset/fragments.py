@@ -38,7 +38,6 @@ from .._core.compute_kernels import (OP_CODES, count_compare, count_compare_file
 from ..array import Array, array, mask_selection, nulls
 from ..data.selection import apply
 from ..errors import ArrowException, ArrowInvalid, ArrowNotImplementedError, ArrowTypeError
-from ..ipc._batch_decode import decode_record_batch_header
 from ..ipc.filesystems import RangeSource
 from ..ipc.mounts import on_network_file_system
 from ..ipc.options import IpcReadOptions
@@ -314,8 +313,8 @@ class FileFragment(Fragment):
         self._footer_kept: tuple[tuple[int, int], Statistics | None, T.Schema] | None = None
         # the rows of a local file counted from its footer and headers alone, under the same
         # (size, mtime) key, with the footer's bytes, decoded into _footer when a later scan
-        # asks for it: ((size, mtime), rows, footer or None once decoded)
-        self._rows: tuple[tuple[int, int], int, bytes | None] | None = None
+        # asks for it: ((size, mtime), rows, footer or None once decoded, each batch's rows)
+        self._rows: tuple[tuple[int, int], int, bytes | None, list[int]] | None = None
         # each batch's statistics as last read, under the same (size, mtime) key
         self._batch_statistics: tuple[tuple[int, int], list[Statistics | None]] | None = None
         # where a `column op number` count found each batch's values of a column, by column
@@ -491,12 +490,13 @@ class FileFragment(Fragment):
         count was the last to read the file."""
         rows = self._rows
         if self._footer_kept is None and rows is not None and rows[2] is not None:
-            self._rows = (rows[0], rows[1], None)
+            self._rows = (rows[0], rows[1], None, rows[3])
             try:
                 schema, metadata, batches = decoded_footer(rows[2])
             except ArrowException:
                 return None                     # read again by the scan: its error is raised
-            self._footer_kept = (rows[0], footer_statistics(metadata, batches), schema)
+            self._footer_kept = (rows[0], footer_statistics(metadata, batches, rows[3]),
+                                 schema)
         return self._footer_kept
 
     @_footer.setter
@@ -675,7 +675,8 @@ class FileFragment(Fragment):
             # formed is opened below, for the reader's error
             found = local_file_rows(self.path)
             if found is not None:
-                self._rows = ((found.size, found.mtime_ns), found.rows, found.footer)
+                self._rows = ((found.size, found.mtime_ns), found.rows, found.footer,
+                              found.lengths)
                 if self._footer_kept is not None and self._footer_kept[0] != self._rows[0]:
                     self._footer_kept = None        # of an earlier version of the file
                 return found.rows
@@ -864,8 +865,10 @@ class FragmentPlan:
         if self.batch_rows is not None:
             return self.batch_rows[i]
         assert isinstance(self.reader, RecordBatchFileReader)
-        msg = self.reader.read_block_message("record batch", i, with_body=False)
-        return int(decode_record_batch_header(msg.header).length)
+        try:
+            return self.reader.batch_length(i)
+        except (ArrowException, OSError) as e:
+            raise named_error(e, self.fragment.path) from None
 
     def body_length(self, i: int) -> int:
         """The size of record batch i's message body in the file (footer block, no read)."""
@@ -1039,13 +1042,17 @@ class FragmentPlan:
         filter keeps: true, not null."""
         if self.residual is None:
             return batch.num_rows
-        counted = self._counted_directly(batch, batch_index)
-        if counted is not None:
-            return counted
-        if self._filters_file_columns:
-            columns = self._file_columns(batch)
-            return _true_count(self._mask_of(_batch_of(columns, batch.num_rows)))
-        return _true_count(self._mask_of(self._completed(batch, 0, False)))
+        try:
+            counted = self._counted_directly(batch, batch_index)
+            if counted is not None:
+                return counted
+            if self._filters_file_columns:
+                columns = self._file_columns(batch)
+                return _true_count(self._mask_of(_batch_of(columns, batch.num_rows)))
+            return _true_count(self._mask_of(self._completed(batch, 0, False)))
+        except (ArrowException, OSError) as e:
+            # the batch's deferred content checks run at its first column access, here
+            raise named_error(e, self.fragment.path) from None
 
     def keep_value_spans(self) -> None:
         """Hand the fragment where this count found the compared column's values in each

@@ -79,6 +79,11 @@ cdef class FlatTable:
         if p < 0:
             count[0] = 0
             return -1
+        if p % 4:
+            # a flatbuffer verifier's rule (pyarrow's refuses such metadata): read unaligned,
+            # the count and elements are other bytes than the writer's
+            raise ArrowInvalid(f"flatbuffer {self.what}: vector in field {slot} at byte {p} is not "
+                               f"aligned to 4 bytes")
         cdef int64_t n = rd_u32(self.buf.ptr + p)
         if elem_size > 0 and n > (self.buf.size - p - 4) // elem_size:
             raise ArrowInvalid(f"flatbuffer {self.what}: vector in field {slot} claims {n} elements "
@@ -193,6 +198,8 @@ cdef FlatTable table_at(Buffer buf, int64_t pos, str what, int depth, Extent ext
         raise ArrowInvalid(f"flatbuffer {what}: tables nested more than 128 deep")
     if pos < 0 or pos > buf.size - 4:
         raise ArrowInvalid(f"flatbuffer {what}: table at byte {pos} outside the {buf.size}-byte metadata")
+    if pos % 4:
+        raise ArrowInvalid(f"flatbuffer {what}: table at byte {pos} is not aligned to 4 bytes")
     cdef int64_t vt = pos - <int64_t>rd_i32(buf.ptr + pos)
     if vt < 0 or vt > buf.size - 4:
         raise ArrowInvalid(f"flatbuffer {what}: vtable of the table at byte {pos} is at byte {vt}, "

@@ -239,10 +239,15 @@ def file_blocks(Buffer raw, Py_ssize_t n):
 cpdef tuple check_block(tuple block, Py_ssize_t i, str what, int64_t limit):
     """`block` (offset, metadata length, body length), the footer's entry `i` for a `what`
     ("record batch" or "dictionary"), when it lies inside the data section [8, limit) (the
-    checks cannot overflow: each bound is compared with what is left below `limit`)."""
+    checks cannot overflow: each bound is compared with what is left below `limit`) and each of
+    its three numbers is a multiple of 8."""
     cdef int64_t off = block[0], meta_len = block[1], body_len = block[2]
     if (off < 8 or meta_len <= 0 or body_len < 0 or off > limit or meta_len > limit - off
             or body_len > limit - off - meta_len):
         raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
                            f"{body_len}) lies outside the data section [8, {limit})")
+    if (off | meta_len | body_len) & 7:
+        # pyarrow refuses such a block ("Unaligned block in IPC file"); every writer aligns them
+        raise ArrowInvalid(f"file: {what} block {i} (offset {off}, metadata {meta_len}, body "
+                           f"{body_len}) is not aligned to 8 bytes")
     return block

@@ -966,9 +966,30 @@ class RecordBatchFileReader(_ReaderBase):
         """Each record batch's custom metadata, from its message header (no body read). A file
         not in memory fetches every header at once (concurrently, coalesced where they are
         close) and keeps them for the batch reads that follow, which do not fetch them again."""
+        return [msg.custom_metadata for msg in self._batch_headers()]
+
+    def batch_lengths(self) -> list[int]:
+        """Each record batch's rows, from its message header (no body read; fetched as
+        batch_custom_metadata fetches them); an error for a block holding another message."""
+        out = []
+        for i, msg in enumerate(self._batch_headers()):
+            _check_batch_message(msg, i)
+            out.append(decode_record_batch_header(msg.header, msg.legacy_codec).length)
+        return out
+
+    def batch_length(self, i: int) -> int:
+        """Record batch i's rows, from its message header (no body read), checked as
+        count_rows checks each."""
+        msg = self._read_block(self._batch_blocks[i], i, "record batch", with_body=False,
+                               body_fits=True)
+        _check_batch_message(msg, i)
+        return decode_record_batch_header(msg.header, msg.legacy_codec).length
+
+    def _batch_headers(self) -> list[Message]:
+        """Each record batch block's message, its body not read (see batch_custom_metadata)."""
         n = len(self._batch_blocks)
         if isinstance(self._source, BufferSource):
-            return [self.read_block_message("record batch", i, with_body=False).custom_metadata
+            return [self.read_block_message("record batch", i, with_body=False)
                     for i in range(n)]
         blocks = [self._check_block(self._batch_blocks[i], i, "record batch") for i in range(n)]
         copies = self._copied_heads()
@@ -983,7 +1004,7 @@ class RecordBatchFileReader(_ReaderBase):
                                       self._decoder.options.max_metadata_size, "file")
             if msg is None:
                 raise ArrowInvalid(f"file: record batch block {i} at byte {off} holds no message")
-            out.append(msg.custom_metadata)
+            out.append(msg)
         return out
 
     def _kept_head(self, i: int) -> Buffer | None:
@@ -1004,19 +1025,36 @@ class RecordBatchFileReader(_ReaderBase):
     def _check_block(self, block: Block, i: int, what: str) -> Block:
         return check_block(block, i, what, self._footer_start)
 
-    def _read_block(self, block: Block, i: int, what: str, with_body: bool = True) -> Message:
+    def _read_block(self, block: Block, i: int, what: str, with_body: bool = True,
+                    body_fits: bool = False) -> Message:
+        """The message of block i. `body_fits` (header only): ArrowTruncatedBody, as reading
+        the block whole raises, when the header claims a body longer than the block has."""
         off, meta_len, body_len = self._check_block(block, i, what)
         src = self._source
         read = read_message_from if with_body else read_message_header
+        source: _BoundedSource | _Fetched
         if isinstance(src, BufferSource):
-            msg = read(_BoundedSource(src, off, off + meta_len + body_len),
-                       self._decoder.options.max_metadata_size, "file")
+            source = _BoundedSource(src, off, off + meta_len + body_len)
         else:
             length = meta_len + body_len if with_body else meta_len
-            msg = read(_Fetched(src.read_at(off, length), off, off + meta_len + body_len),
-                       self._decoder.options.max_metadata_size, "file")
+            source = _Fetched(src.read_at(off, length), off, off + meta_len + body_len)
+        msg = read(source, self._decoder.options.max_metadata_size, "file")
         if msg is None:
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
+        if body_fits and msg.body_length > off + meta_len + body_len - source.pos:
+            raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
+                                     f"Expected to be able to read {msg.body_length} bytes for "
+                                     f"message body, got {off + meta_len + body_len - source.pos}")
+        if body_fits and msg.header_type == HEADER_TYPE[what]:
+            # pyarrow's count (and read) refuses a block whose lengths are not its message's
+            if source.pos != off + meta_len:
+                raise ArrowInvalid(f"file: {what} block {i} at byte {off}: the block's metadata "
+                                   f"length is {meta_len}, but the message's framed metadata "
+                                   f"is {source.pos - off} bytes")
+            if msg.body_length != body_len:
+                raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body "
+                                   f"length is {body_len}, but the message header's is "
+                                   f"{msg.body_length}")
         return msg
 
     def _ensure_dictionaries(self) -> None:
@@ -1485,7 +1523,8 @@ class RecordBatchFileReader(_ReaderBase):
         total = 0
         with self._lock:
             for i, block in enumerate(self._batch_blocks):
-                msg = self._read_block(block, i, "record batch", with_body=False)
+                msg = self._read_block(block, i, "record batch", with_body=False,
+                                       body_fits=True)
                 _check_batch_message(msg, i)
                 total += decode_record_batch_header(msg.header, msg.legacy_codec).length
         return total
@@ -1509,6 +1548,9 @@ def _check_batch_message(msg: Message, i: int) -> None:
         raise ArrowInvalid(f"file: record batch block {i} holds a {msg.type} message")
 
 
+# the message a block of each kind holds
+HEADER_TYPE = {"record batch": md.HEADER_RECORD_BATCH, "dictionary": md.HEADER_DICTIONARY_BATCH}
+
 NOT_SEEKABLE = ("file: the file format needs a seekable source; read it as a stream or buffer "
                 "it")
 
@@ -1519,6 +1561,7 @@ class FileRows(NamedTuple):
     size: int
     mtime_ns: int
     footer: bytes           # the footer's flatbuffer: decoded_footer decodes it when asked
+    lengths: list[int]      # each record batch's rows, from its header
 
 
 def decoded_footer(footer: bytes) -> tuple[T.Schema, dict[bytes, bytes] | None, int]:
@@ -1563,21 +1606,26 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
         footer = root_table(raw, "Footer")
         if footer.int16(0) > md.METADATA_V5 or footer.table(1, "Schema") is None:
             return None
-        rows = 0
+        lengths = []
         for i, block in enumerate(file_blocks(*footer.structs(3, 24))):
-            off, meta_len, _ = check_block(block, i, "record batch", footer_start)
+            off, meta_len, body_len = check_block(block, i, "record batch", footer_start)
             head = tail[off - tail_start:off - tail_start + meta_len] if off >= tail_start \
                 else os.pread(fd, meta_len, off)
             if len(head) != meta_len:
                 return None
-            msg = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file", False)[0]
-            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH:
-                return None
-            length = msg.header.int64(0)
+            msg, body_start = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file",
+                                         False)
+            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
+                    or msg.body_length > meta_len + body_len - body_start \
+                    or msg.body_length != body_len or body_start != meta_len:
+                return None             # not a batch, or its lengths are not the block's
+            # the header decoded whole, as RecordBatchFileReader.count_rows decodes it: a
+            # header whose nodes or buffers do not decode is the reader's error
+            length = decode_record_batch_header(msg.header, msg.legacy_codec).length
             if length < 0:
                 return None
-            rows += length
-        return FileRows(rows, size, st.st_mtime_ns, raw)
+            lengths.append(length)
+        return FileRows(sum(lengths), size, st.st_mtime_ns, raw, lengths)
     except (ArrowException, OSError, ValueError):
         return None
     finally:

@@ -45,6 +45,8 @@ from decimal import Decimal
 
 import numpy as np
 
+from ..errors import ArrowException
+
 TYPE_CHECKING = False               # typing itself is not imported at run time
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
@@ -248,19 +250,30 @@ def read_statistics(custom_metadata: Mapping[Any, Any] | None) -> Statistics | N
 
 def file_statistics(reader: RecordBatchFileReader) -> Statistics | None:
     """The footer's summary of a RecordBatchFileReader's statistics, None when the footer has
-    none, or one that does not describe this file's record batches."""
-    return footer_statistics(reader.metadata, reader.num_record_batches)
+    none, or one that does not describe this file's record batches (their headers' rows are
+    read to check it: a header that cannot be read is left to the read that follows)."""
+    doc = footer_statistics(reader.metadata, reader.num_record_batches)
+    if doc is None:
+        return None
+    try:
+        lengths = reader.batch_lengths()
+    except (ArrowException, OSError):
+        return None
+    return doc if doc["batch_rows"] == lengths else None
 
 
-def footer_statistics(metadata: Mapping[Any, Any] | None, batches: int) -> Statistics | None:
+def footer_statistics(metadata: Mapping[Any, Any] | None, batches: int,
+                      lengths: Sequence[int] | None = None) -> Statistics | None:
     """The statistics summary in a file footer's custom `metadata`, None when it has none, or
-    one that does not describe the footer's `batches` record batches."""
+    one that does not describe the footer's `batches` record batches (of `lengths` rows, when
+    given: a summary whose rows are not the headers' would make counts and takes wrong)."""
     doc = _parse(metadata, FILE_KEY)
     if doc is None:
         return None
     rows = doc.get("batch_rows")
     if (not isinstance(rows, list) or len(rows) != batches
-            or not all(type(r) is int and r >= 0 for r in rows) or doc.get("rows") != sum(rows)):
+            or not all(type(r) is int and r >= 0 for r in rows) or doc.get("rows") != sum(rows)
+            or (lengths is not None and rows != list(lengths))):
         return None
     return doc
 

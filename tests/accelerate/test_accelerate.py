@@ -593,3 +593,37 @@ def test_a_batch_failing_its_content_check_raises_pyarrows_class(accelerated):
         assert read(reader) is not None                 # the good batch first
         with pytest.raises(pa.ArrowInvalid, match="offsets must not decrease"):
             read(reader)
+
+
+def _v1_with_a_root_vtable_far_outside():
+    """A Feather V1 file (pyarrow's) whose metadata's root table points its vtable 1 GiB away:
+    pyarrow's own V1 reader follows it and crashes the process (it was the fall back)."""
+    import warnings
+    table = pa.table({"i": pa.array([1, None, 3], pa.int64()), "s": pa.array(["a", None, "c"])})
+    sink = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        acc.uninstall()
+        try:
+            pa_feather.write_feather(table, sink, version=1)
+        finally:
+            acc.install(report=False)
+    data = bytearray(sink.getvalue())
+    meta = len(data) - 8 - struct.unpack_from("<I", data, len(data) - 8)[0]
+    struct.pack_into("<i", data, meta + struct.unpack_from("<I", data, meta)[0], 1 << 30)
+    return bytes(data)
+
+
+@pytest.mark.parametrize("given", ["path", "bytes", "BytesIO"])
+def test_a_malformed_feather_v1_file_is_arrowipcs_error_in_pyarrows_class(
+        accelerated, tmp_path, given):
+    # never handed to pyarrow's V1 reader, which crashes on it
+    data = _v1_with_a_root_vtable_far_outside()
+    path = str(tmp_path / "bad.feather")
+    with open(path, "wb") as f:
+        f.write(data)
+    source = {"path": path, "bytes": data, "BytesIO": io.BytesIO(data)}[given]
+    with pytest.raises(pa.ArrowInvalid, match="invalid Feather V1 metadata .* flatbuffer "
+                                              "CTable: vtable of the table at byte 20 is at"):
+        pa_feather.read_table(source)
+    assert "pyarrow's answer is kept" not in acc.report()

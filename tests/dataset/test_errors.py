@@ -270,3 +270,129 @@ def test_a_discovered_value_that_does_not_parse_as_the_schema_given_is_pyarrows_
     with pytest.raises(ArrowInvalid, match=f"^{re.escape(expected)} \\(path '{where}/f.arrow' "
                                            f"below the partition base directory\\)$"):
         ds.dataset(str(tmp_path), format="ipc", partitioning=factory(ds))
+
+
+def _body_length_claiming(tmp_path, claim):
+    """A file of three batches whose second batch header claims a `claim`-byte body (its block
+    keeps the bytes written), pyarrow's writing otherwise."""
+    path = str(tmp_path / "body.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64()), "y": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    off, meta_len, body_len = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    # the header's bodyLength: the one int64 equal to the block's body length in its metadata
+    at = [i for i in range(off, off + meta_len, 8)
+          if int.from_bytes(data[i:i + 8], "little") == body_len]
+    assert len(at) == 1
+    data[at[0]:at[0] + 8] = claim.to_bytes(8, "little")
+    open(path, "wb").write(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("claim", [56, 1 << 40], ids=["a little", "a terabyte"])
+def test_a_batch_header_claiming_a_body_past_its_block_is_not_counted(tmp_path, good, claim):
+    # pyarrow's count reads the body and refuses; a count from the headers alone said 7
+    import pyarrow.dataset as pds
+    path = _body_length_claiming(tmp_path, claim)
+    with pytest.raises(OSError, match="advertised body size"):
+        pds.dataset(path, format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^{re.escape(path)}: file: truncated record batch message "
+                                      f"at byte \\d+. Expected to be able to read {claim} bytes "
+                                      f"for message body, got 48$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^file: truncated record batch message at byte \\d+. "
+                                      f"Expected to be able to read {claim} bytes"):
+        A.ipc.open_file(path).count_rows()
+
+
+def test_a_dictionary_index_outside_its_dictionary_in_a_filtered_count_names_the_file(
+        tmp_path, good):
+    # the batch's deferred checks run when the filter reads the column: a count's error named
+    # no file (a scan's did)
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "dict.arrow")
+    indices = [1, 0, 1, 1, 0, 1]
+    column = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), ["a", "b"])
+    pf.write_feather(pa.table({"x": column}), path, compression="uncompressed")
+    data = bytearray(open(path, "rb").read())
+    at = data.index(struct.pack("<6i", *indices))
+    struct.pack_into("<i", data, at + 4, 7)                 # slot 1 -> index 7 of 2 values
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowIndexError):                 # pyarrow refuses it too
+        pds.dataset(path, format="ipc").count_rows(filter=pds.field("x") == "a")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: record batch: field 'x': "
+                                           f"dictionary index at slot 1 is outside the "
+                                           f"dictionary of 2 values$"):
+        ds.dataset(path, format="ipc").count_rows(filter=ds.field("x") == "a")
+
+
+@pytest.mark.parametrize("field", ["offset", "metadata", "body"])
+def test_a_block_not_aligned_to_8_bytes_is_refused_as_by_pyarrow(tmp_path, good, field):
+    # read leniently, the file counted and read 7 rows where pyarrow refuses it
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "unaligned.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    block = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    at = data.index(struct.pack("<qi4xq", *block), footer)
+    moved = list(block)
+    moved[["offset", "metadata", "body"].index(field)] -= 4
+    struct.pack_into("<qi4xq", data, at, *moved)
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowInvalid, match="Unaligned block in IPC file"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = (f"file: record batch block 1 \\(offset {moved[0]}, metadata {moved[1]}, body "
+               f"{moved[2]}\\) is not aligned to 8 bytes")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(ArrowInvalid, match=f"^{message}$"):
+        A.ipc.open_file(path).read_all()
+
+
+def test_a_batch_header_claiming_a_shorter_body_than_its_block_is_not_counted(tmp_path, good):
+    # pyarrow's count refuses a block whose body length is not its header's; a count from the
+    # headers alone said 7
+    import pyarrow.dataset as pds
+    path = _body_length_claiming(tmp_path, 40)             # the block keeps 48
+    with pytest.raises(OSError, match="advertised body size is 48, but message decoder expects "
+                                      "to read 40 bytes instead"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = ("file: record batch block 1 at byte \\d+: the block's body length is 48, but the "
+               "message header's is 40")
+    with pytest.raises(OSError, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(OSError, match=f"^{message}$"):
+        A.ipc.open_file(path).count_rows()
+
+
+def test_a_block_whose_metadata_length_is_not_its_messages_is_not_counted(tmp_path, good):
+    # pyarrow's count refuses it; a count from the headers alone said 7
+    import struct
+
+    import pyarrow.dataset as pds
+    path = str(tmp_path / "meta.arrow")
+    t = pa.table({"x": pa.array(range(7), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    off, meta_len, body_len = A.ipc.open_file(path).record_batch_blocks[1]
+    data = bytearray(open(path, "rb").read())
+    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    at = data.index(struct.pack("<qi4xq", off, meta_len, body_len), footer)
+    struct.pack_into("<qi4xq", data, at, off, meta_len + 8, body_len - 8)
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(pa.ArrowInvalid, match="Message metadata too long by 8 bytes"):
+        pds.dataset(path, format="ipc").count_rows()
+    message = (f"file: record batch block 1 at byte {off}: the block's metadata length is "
+               f"{meta_len + 8}, but the message's framed metadata is {meta_len} bytes")
+    with pytest.raises(ArrowInvalid, match=f"^{re.escape(path)}: {message}$"):
+        ds.dataset([good, path], format="ipc").count_rows()
+    with pytest.raises(ArrowInvalid, match=f"^{message}$"):
+        A.ipc.open_file(path).count_rows()

@@ -477,3 +477,40 @@ def test_empty_batches_are_counted_as_none_in_a_first_and_a_later_count(tmp_path
     assert data.count_rows(filter=field("b") < 10) == expected
     assert data.count_rows(filter=field("b") < 10) == expected
     assert counts.batches == []
+
+
+def _summary_lying_about_rows(tmp_path):
+    """A file of two 5-row batches whose footer summary says they hold 3 rows each (right in
+    form: two batches, rows the sum of batch_rows)."""
+    import json
+
+    import pyarrow as pa
+    from arrowipc.ipc.statistics import FILE_KEY
+    path = str(tmp_path / "lie.arrow")
+    t = pa.table({"id": pa.array(range(10), pa.int64())})
+    lie = json.dumps({"version": 1, "rows": 6, "batch_rows": [3, 3],
+                      "columns": {"id": {"null_count": 0, "min": 0, "max": 9}}})
+    with pa.ipc.new_file(path, t.schema, metadata={FILE_KEY: lie}) as w:
+        w.write_table(t, max_chunksize=5)
+    return path
+
+
+@pytest.mark.parametrize("first", ["nothing", "to_table", "count_rows", "filtered"])
+def test_a_summary_whose_rows_are_not_the_headers_is_not_used(tmp_path, first):
+    # counts and takes came from the summary's rows (6, and indices past 5 out of bounds)
+    # once the file had been opened; pyarrow, which ignores the summary, is the oracle
+    import pyarrow.dataset as pds
+    path = _summary_lying_about_rows(tmp_path)
+    theirs = pds.dataset(path, format="ipc")
+    d = ds.dataset(path, format="ipc")
+    if first == "to_table":
+        d.to_table()
+    elif first == "count_rows":
+        d.count_rows()
+    elif first == "filtered":
+        d.to_table(filter=field("id") > 4)
+    assert d.count_rows() == theirs.count_rows() == 10
+    assert [f.count_rows() for f in d.get_fragments()] == [10]
+    assert d.take([7, 9]).to_pydict() == theirs.take([7, 9]).to_pydict()
+    assert d.head(8).num_rows == 8
+    assert d.count_rows(filter=field("id") > 4) == 5

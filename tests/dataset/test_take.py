@@ -171,3 +171,36 @@ def test_take_of_an_in_memory_dataset():
     assert data.take([2, 0]).column("a").to_pylist() == [7, 5]
     with pytest.raises(IndexError, match="Some indices were out of bounds: 3"):
         data.take([3])
+
+
+def _with_batch_block(tmp_path, k, edit):
+    """A file of three 3-row batches (pyarrow's) whose k-th record batch block is edit(block)."""
+    import re
+    import struct
+    path = str(tmp_path / "bad.arrow")
+    t = pa.table({"x": pa.array(range(9), pa.int64())})
+    with pa.ipc.new_file(path, t.schema) as w:
+        w.write_table(t, max_chunksize=3)
+    blocks = A.ipc.open_file(path).record_batch_blocks
+    data = bytearray(open(path, "rb").read())
+    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
+    at = re.compile(re.escape(struct.pack("<qi4xq", *blocks[k]))).search(data, footer).start()
+    struct.pack_into("<qi4xq", data, at, *edit(blocks[k]))
+    open(path, "wb").write(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda b: (b[0], b[1], 1 << 40), r"file: record batch block 1 \(offset \d+, metadata \d+, "
+                                      r"body 1099511627776\) lies outside the data section"),
+    (lambda b: (8, b[1], b[2]), "file: record batch block 1 holds a schema message")],
+    ids=["block past the data section", "block at the schema"])
+def test_take_over_a_bad_block_is_an_error_naming_the_file(tmp_path, edit, message):
+    # the batch lengths take walks were read from the headers with no file named, and a block
+    # at the schema message read its header as a batch's
+    import re
+    path = _with_batch_block(tmp_path, 1, edit)
+    with pytest.raises(A.ArrowInvalid, match=f"^{re.escape(path)}: {message}"):
+        ds.dataset(path, format="ipc").take([0, 7])
+    with pytest.raises((pa.ArrowInvalid, OSError)):     # pyarrow refuses it too
+        pads.dataset(path, format="ipc").take([0, 7])

@@ -108,12 +108,14 @@ def test_filter_batches_without_statistics_yields_every_batch(tmp_path):
     '{"version": 1, "rows": 3, "batch_rows": [3], "columns": {"id": {"null_count": 0, "min": 900, "max": 901}}}',
     '{"version": 1, "rows": 11, "batch_rows": [5, 5], "columns": {"id": {"null_count": 0, "min": 900}}}',
     '{"version": 1, "rows": 10, "batch_rows": [5, -5, 10], "columns": {}}',
+    '{"version": 1, "rows": 10, "batch_rows": [3, 7], "columns": {}}',
     '{"version": 2, "rows": 10, "batch_rows": [10], "columns": {}}',
     'not json',
 ])
 def test_a_summary_not_describing_the_file_is_ignored(tmp_path, summary):
-    """A footer summary with the wrong batch count or rows, another version or bad JSON is
-    ignored: the batches' own statistics decide."""
+    """A footer summary with the wrong batch count or rows (in all, or batch by batch against
+    the headers), another version or bad JSON is ignored: the batches' own statistics
+    decide."""
     path = str(tmp_path / "odd.arrow")
     t = pa.table({"id": pa.array(np.arange(10, dtype=np.int64))})
     with ipc.new_file(path, arrowipc.schema(t.schema), statistics=False,

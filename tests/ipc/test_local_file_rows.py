@@ -84,6 +84,15 @@ def _message_starts(data):
     return [i for i in range(8, len(data) - 4) if data[i:i + 4] == b"\xff\xff\xff\xff"]
 
 
+def _node_count_at(data, k, rows):
+    """The byte of the k-th record batch header's node vector count (its one node: `rows`
+    rows, no nulls)."""
+    off, meta_len, _ = ipc.open_file(pa.py_buffer(bytes(data))).record_batch_blocks[k]
+    at = bytes(data).index(struct.pack("<qq", rows, 0), off, off + meta_len) - 4
+    assert struct.unpack_from("<I", data, at)[0] == 1
+    return at
+
+
 def _set(data, at, fmt, value):
     struct.pack_into(fmt, data, at, value)
     return data
@@ -97,6 +106,7 @@ DAMAGE = {
     "footer length zero": lambda d: _set(d, len(d) - 10, "<i", 0),
     "block past the footer": lambda d: _set(d, _block_offset(d, 0), "<q", len(d)),
     "block at the schema message": lambda d: _set(d, _block_offset(d, 1), "<q", 8),
+    "node vector past the header": lambda d: _set(d, _node_count_at(d, 1, 4), "<I", 1 << 20),
     "header bytes garbled": lambda d: d[:_message_starts(d)[1] + 8] + b"\xee" * 16
     + d[_message_starts(d)[1] + 24:],
 }
@@ -130,4 +140,19 @@ def test_count_rows_refuses_a_record_batch_block_at_another_message(tmp_path):
         ipc.open_file(path).count_rows()
     import arrowipc.dataset as ds
     with pytest.raises(ArrowInvalid, match=f"^{path}: file: record batch block 1 holds a schema"):
+        ds.dataset(path, format="ipc").count_rows()
+
+
+def test_a_header_that_does_not_decode_is_the_datasets_error_naming_the_file(tmp_path):
+    # its length alone was read: the dataset counted 7 rows where every read, the reader's
+    # count and pyarrow's refuse the header
+    import pyarrow.dataset as pds
+
+    import arrowipc.dataset as ds
+    path = _damaged(tmp_path, DAMAGE["node vector past the header"])
+    with pytest.raises(OSError, match="Invalid flatbuffers message"):
+        pds.dataset(path, format="ipc").count_rows()
+    with pytest.raises(ArrowInvalid, match=f"^{path}: flatbuffer RecordBatch: vector in field 1 "
+                                           f"claims 1048576 elements of 16 bytes at byte \\d+, "
+                                           f"past the end of the 136-byte metadata$"):
         ds.dataset(path, format="ipc").count_rows()

@@ -499,3 +499,40 @@ def test_offsets_checks_name_the_first_bad_offset_wherever_it_lies(width):
             with pytest.raises(ArrowInvalid, match=re.escape(expected)):
                 check_offsets(py_buffer(array.array(code, offsets).tobytes()), skip, n, width,
                               2 * (n + skip))
+
+
+def _footer_field_moved(data: bytes, slot: int, by: int) -> tuple[bytes, int]:
+    """`data` (a file) with the uoffset in its footer's root table `slot` moved `by` bytes; the
+    position, within the footer, it then points to."""
+    out = bytearray(data)
+    start = len(out) - 10 - struct.unpack_from("<i", out, len(out) - 10)[0]
+    root = start + struct.unpack_from("<I", out, start)[0]
+    vtable = root - struct.unpack_from("<i", out, root)[0]
+    field = root + struct.unpack_from("<H", out, vtable + 4 + 2 * slot)[0]
+    struct.pack_into("<I", out, field, struct.unpack_from("<I", out, field)[0] + by)
+    return bytes(out), field - start + struct.unpack_from("<I", out, field)[0]
+
+
+@pytest.mark.parametrize("by", [1, 2, 3])
+def test_a_flatbuffer_vector_not_aligned_to_4_bytes_is_refused(by):
+    # read unaligned, the footer's block vector gave other bytes as its count (0 blocks: an
+    # empty file where pyarrow's verifier refuses the footer)
+    data = file_bytes([rb(x=pa.array([1, 2, 3]))] * 2)
+    bad, at = _footer_field_moved(data, 3, by)             # Footer.recordBatches
+    with pytest.raises(ArrowInvalid, match=f"^flatbuffer Footer: vector in field 3 at "
+                                           f"byte {at} is not aligned to 4 bytes$"):
+        ipc.open_file(bad)
+    with pytest.raises(OSError, match="Verification of flatbuffer-encoded Footer failed"):
+        pa.ipc.open_file(bad)
+    assert ipc.open_file(data).read_all().num_rows == 6
+
+
+@pytest.mark.parametrize("by", [1, 2, 3])
+def test_a_flatbuffer_table_not_aligned_to_4_bytes_is_refused(by):
+    data = file_bytes([rb(x=pa.array([1, 2, 3]))])
+    bad, at = _footer_field_moved(data, 1, by)             # Footer.schema
+    with pytest.raises(ArrowInvalid, match=f"flatbuffer .*table at byte {at} is not aligned "
+                                           f"to 4 bytes$"):
+        ipc.open_file(bad)
+    with pytest.raises(OSError, match="Verification of flatbuffer-encoded Footer failed"):
+        pa.ipc.open_file(bad)
