@@ -329,24 +329,33 @@ def test_a_dictionary_index_outside_its_dictionary_in_a_filtered_count_names_the
         ds.dataset(path, format="ipc").count_rows(filter=ds.field("x") == "a")
 
 
-@pytest.mark.parametrize("field", ["offset", "metadata", "body"])
-def test_a_block_not_aligned_to_8_bytes_is_refused_as_by_pyarrow(tmp_path, good, field):
-    # read leniently, the file counted and read 7 rows where pyarrow refuses it
+def _file_with_block_edited(tmp_path, name, edit):
+    """(path, the block as written) of a pyarrow file of 7 rows in batches of 3 whose footer's
+    record batch block 1 is replaced by edit(offset, metadata length, body length)."""
     import struct
-
-    import pyarrow.dataset as pds
-    path = str(tmp_path / "unaligned.arrow")
+    path = str(tmp_path / name)
     t = pa.table({"x": pa.array(range(7), pa.int64())})
     with pa.ipc.new_file(path, t.schema) as w:
         w.write_table(t, max_chunksize=3)
-    block = A.ipc.open_file(path).record_batch_blocks[1]
+    block = tuple(A.ipc.open_file(path).record_batch_blocks[1])
     data = bytearray(open(path, "rb").read())
     footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
     at = data.index(struct.pack("<qi4xq", *block), footer)
-    moved = list(block)
-    moved[["offset", "metadata", "body"].index(field)] -= 4
-    struct.pack_into("<qi4xq", data, at, *moved)
+    struct.pack_into("<qi4xq", data, at, *edit(*block))
     open(path, "wb").write(bytes(data))
+    return path, block
+
+
+@pytest.mark.parametrize("field", ["offset", "metadata", "body"])
+def test_a_block_not_aligned_to_8_bytes_is_refused_as_by_pyarrow(tmp_path, good, field):
+    # read leniently, the file counted and read 7 rows where pyarrow refuses it
+    import pyarrow.dataset as pds
+    k = ["offset", "metadata", "body"].index(field)
+
+    def move(*block):
+        return [v - 4 * (i == k) for i, v in enumerate(block)]
+    path, block = _file_with_block_edited(tmp_path, "unaligned.arrow", move)
+    moved = move(*block)
     with pytest.raises(pa.ArrowInvalid, match="Unaligned block in IPC file"):
         pds.dataset(path, format="ipc").count_rows()
     message = (f"file: record batch block 1 \\(offset {moved[0]}, metadata {moved[1]}, body "
@@ -375,19 +384,9 @@ def test_a_batch_header_claiming_a_shorter_body_than_its_block_is_not_counted(tm
 
 def test_a_block_whose_metadata_length_is_not_its_messages_is_not_counted(tmp_path, good):
     # pyarrow's count refuses it; a count from the headers alone said 7
-    import struct
-
     import pyarrow.dataset as pds
-    path = str(tmp_path / "meta.arrow")
-    t = pa.table({"x": pa.array(range(7), pa.int64())})
-    with pa.ipc.new_file(path, t.schema) as w:
-        w.write_table(t, max_chunksize=3)
-    off, meta_len, body_len = A.ipc.open_file(path).record_batch_blocks[1]
-    data = bytearray(open(path, "rb").read())
-    footer = len(data) - 10 - struct.unpack_from("<i", data, len(data) - 10)[0]
-    at = data.index(struct.pack("<qi4xq", off, meta_len, body_len), footer)
-    struct.pack_into("<qi4xq", data, at, off, meta_len + 8, body_len - 8)
-    open(path, "wb").write(bytes(data))
+    path, (off, meta_len, _) = _file_with_block_edited(
+        tmp_path, "meta.arrow", lambda off, meta, body: (off, meta + 8, body - 8))
     with pytest.raises(pa.ArrowInvalid, match="Message metadata too long by 8 bytes"):
         pds.dataset(path, format="ipc").count_rows()
     message = (f"file: record batch block 1 at byte {off}: the block's metadata length is "
