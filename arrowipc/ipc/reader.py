@@ -1041,20 +1041,8 @@ class RecordBatchFileReader(_ReaderBase):
         msg = read(source, self._decoder.options.max_metadata_size, "file")
         if msg is None:
             raise ArrowInvalid(f"file: {what} block {i} at byte {off} holds no message")
-        if body_fits and msg.body_length > off + meta_len + body_len - source.pos:
-            raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
-                                     f"Expected to be able to read {msg.body_length} bytes for "
-                                     f"message body, got {off + meta_len + body_len - source.pos}")
-        if body_fits and msg.header_type == HEADER_TYPE[what]:
-            # pyarrow's count (and read) refuses a block whose lengths are not its message's
-            if source.pos != off + meta_len:
-                raise ArrowInvalid(f"file: {what} block {i} at byte {off}: the block's metadata "
-                                   f"length is {meta_len}, but the message's framed metadata "
-                                   f"is {source.pos - off} bytes")
-            if msg.body_length != body_len:
-                raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body "
-                                   f"length is {body_len}, but the message header's is "
-                                   f"{msg.body_length}")
+        if body_fits:
+            _check_block_lengths(msg, (off, meta_len, body_len), source.pos - off, i, what)
         return msg
 
     def _ensure_dictionaries(self) -> None:
@@ -1551,6 +1539,27 @@ def _check_batch_message(msg: Message, i: int) -> None:
 # the message a block of each kind holds
 HEADER_TYPE = {"record batch": md.HEADER_RECORD_BATCH, "dictionary": md.HEADER_DICTIONARY_BATCH}
 
+
+def _check_block_lengths(msg: Message, block: Block, framed: int, i: int, what: str) -> None:
+    """ArrowTruncatedBody, as reading the block whole raises, when the header of block i (its
+    message's metadata `framed` bytes long, prefix included) claims a body longer than the
+    block has; an error too, as pyarrow's count and read raise, when a message of the block's
+    kind has other lengths than the block."""
+    off, meta_len, body_len = block
+    if msg.body_length > meta_len + body_len - framed:
+        raise ArrowTruncatedBody(f"file: truncated {msg.type} message at byte {off}. "
+                                 f"Expected to be able to read {msg.body_length} bytes for "
+                                 f"message body, got {meta_len + body_len - framed}")
+    if msg.header_type == HEADER_TYPE[what]:
+        if framed != meta_len:
+            raise ArrowInvalid(f"file: {what} block {i} at byte {off}: the block's metadata "
+                               f"length is {meta_len}, but the message's framed metadata "
+                               f"is {framed} bytes")
+        if msg.body_length != body_len:
+            raise ArrowIOError(f"file: {what} block {i} at byte {off}: the block's body "
+                               f"length is {body_len}, but the message header's is "
+                               f"{msg.body_length}")
+
 NOT_SEEKABLE = ("file: the file format needs a seekable source; read it as a stream or buffer "
                 "it")
 
@@ -1608,17 +1617,17 @@ def local_file_rows(path: str, max_metadata: int = MAX_METADATA_SIZE) -> FileRow
             return None
         lengths = []
         for i, block in enumerate(file_blocks(*footer.structs(3, 24))):
-            off, meta_len, body_len = check_block(block, i, "record batch", footer_start)
+            off, meta_len, _ = check_block(block, i, "record batch", footer_start)
             head = tail[off - tail_start:off - tail_start + meta_len] if off >= tail_start \
                 else os.pread(fd, meta_len, off)
             if len(head) != meta_len:
                 return None
-            msg, body_start = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file",
-                                         False)
-            if msg is None or msg.header_type != md.HEADER_RECORD_BATCH \
-                    or msg.body_length > meta_len + body_len - body_start \
-                    or msg.body_length != body_len or body_start != meta_len:
-                return None             # not a batch, or its lengths are not the block's
+            msg, framed = read_frame(py_buffer(head), 0, meta_len, max_metadata, "file", False)
+            if msg is None:
+                return None
+            # not a batch, or its lengths are not the block's: the reader's error
+            _check_batch_message(msg, i)
+            _check_block_lengths(msg, block, framed, i, "record batch")
             # the header decoded whole, as RecordBatchFileReader.count_rows decodes it: a
             # header whose nodes or buffers do not decode is the reader's error
             length = decode_record_batch_header(msg.header, msg.legacy_codec).length
