@@ -13,10 +13,11 @@ In both modes the inputs are untouched pyarrow objects (batches, schemas, pa.Buf
 pa.BufferOutputStream, pa.Codec...): accepting them is part of what is tested. The names a user
 switches when moving from pyarrow.ipc are those of ``pyarrow.ipc`` and their top-level aliases
 (RecordBatchReader, RecordBatch*Reader/Writer, Message, MessageReader, MetadataVersion,
-serialize_pandas, deserialize_pandas). The exception classes become tuples (pyarrow's class,
-arrowipc's class) so that ``pytest.raises(pa.ArrowInvalid)`` accepts either: arrowipc does not
-import pyarrow, so its errors cannot be pyarrow's classes. In ``own`` mode the classes the test
-only uses in isinstance checks (Buffer, KeyValueMetadata) are tuples too.
+serialize_pandas, deserialize_pandas). The exception classes stay pyarrow's: with pyarrow loaded,
+arrowipc's errors are made subclasses of pyarrow's classes of their names (arrowipc/errors.py),
+so ``pytest.raises(pa.ArrowInvalid)`` catches them as it is. In ``own`` mode the classes the test
+only uses in isinstance checks (Buffer, KeyValueMetadata) become tuples (pyarrow's class,
+arrowipc's class).
 """
 import os
 import sys
@@ -35,8 +36,6 @@ TOP_LEVEL_IPC_NAMES = ["RecordBatchReader", "RecordBatchStreamReader", "RecordBa
                        "RecordBatchFileReader", "RecordBatchFileWriter", "Message",
                        "MessageReader", "MetadataVersion", "serialize_pandas",
                        "deserialize_pandas"]
-ERRORS = ["ArrowException", "ArrowInvalid", "ArrowTypeError", "ArrowIndexError", "ArrowKeyError",
-          "ArrowNotImplementedError", "ArrowCapacityError", "ArrowIOError"]
 
 
 # -- converted mode: results to pyarrow ----------------------------------------------------------
@@ -184,27 +183,14 @@ for _name in IPC_NAMES:
         setattr(ipc, _name, _value)
 
 
-def _error(name):
-    theirs = getattr(_pa, name, None) or getattr(_pa.lib, name, None)
-    ours = getattr(arrowipc, name, None)
-    if ours is None:
-        import arrowipc.errors as _errors
-        ours = getattr(_errors, name, None)
-    return tuple(c for c in (theirs, ours) if c is not None)
-
-
 lib = types.ModuleType("pyarrow.lib")
 lib.__getattr__ = lambda name: getattr(_pa.lib, name)
-for _name in ERRORS:
-    setattr(lib, _name, _error(_name))
 
 _overrides = {"ipc": ipc, "lib": lib}
 for _name in TOP_LEVEL_IPC_NAMES:
     _value = _served(_name)
     if _value is not None:
         _overrides[_name] = _value
-for _name in ERRORS:
-    _overrides[_name] = _error(_name)
 if MODE == "own":
     _overrides["Buffer"] = (_pa.Buffer, arrowipc.Buffer)
     _overrides["KeyValueMetadata"] = (_pa.KeyValueMetadata, arrowipc.KeyValueMetadata)

@@ -1,7 +1,9 @@
 """Drop-in behaviour for pyarrow.ipc users, with pyarrow as the oracle: sources, equality, options,
 stats, messages, errors, RecordBatchReader, tensors and keyword names."""
+import copy
 import io
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -296,6 +298,51 @@ def test_exceptions_derive_from_pyarrows_builtins(name, builtin):
     assert issubclass(getattr(arrowipc, name), builtin)
     theirs = getattr(pa, name, None) or getattr(pa.lib, name)
     assert issubclass(theirs, builtin)
+
+
+_JOINED = [("ArrowInvalid", "ArrowInvalid"), ("ArrowTypeError", "ArrowTypeError"),
+           ("ArrowIndexError", "ArrowIndexError"), ("ArrowKeyError", "ArrowKeyError"),
+           ("ArrowNotImplementedError", "ArrowNotImplementedError"),
+           ("ArrowCapacityError", "ArrowCapacityError"), ("ArrowTruncatedBody", "ArrowInvalid"),
+           ("ArrowException", "ArrowException")]
+
+
+@pytest.mark.parametrize("name, pyarrow_name", _JOINED)
+def test_with_pyarrow_loaded_pyarrows_class_catches_ours(name, pyarrow_name):
+    ours = getattr(arrowipc.errors, name)
+    with pytest.raises(getattr(pa.lib, pyarrow_name)) as caught:
+        raise ours("what was expected, what was found")
+    exc = caught.value
+    assert isinstance(exc, ours) and isinstance(exc, pa.ArrowException)
+    assert type(exc).__name__ == name and type(exc).__module__ == "arrowipc.errors"
+    assert str(exc) == "what was expected, what was found"
+    assert repr(exc) == f"{name}('what was expected, what was found')"
+    again = pickle.loads(pickle.dumps(exc))
+    assert type(again) is type(exc) and again.args == exc.args
+    assert type(copy.copy(exc)) is type(exc)
+
+
+def test_our_io_error_stays_an_os_error_as_pyarrows_alias():
+    exc = arrowipc.errors.ArrowIOError(2, "No such file", "x.arrow")
+    assert isinstance(exc, OSError) and not isinstance(exc, pa.ArrowException)
+    assert (exc.errno, exc.strerror, exc.filename) == (2, "No such file", "x.arrow")
+
+
+def test_a_corrupt_stream_is_caught_as_pa_arrow_invalid():
+    with pytest.raises(pa.ArrowInvalid, match="flatbuffer Message: vtable at byte 0"):
+        ipc.open_stream(b"\xff\xff\xff\xff\x10\x00\x00\x00" + b"\x00" * 16).read_all()
+
+
+def test_without_pyarrow_errors_are_arrowipcs_alone():
+    import subprocess
+    import sys
+    code = ("import sys, pickle, arrowipc; from arrowipc.errors import ArrowInvalid\n"
+            "try:\n    arrowipc.ipc.open_stream(b'garbage-garbage').read_all()\n"
+            "except ArrowInvalid as exc:\n"
+            "    assert type(exc) is ArrowInvalid, type(exc).__mro__\n"
+            "    assert type(pickle.loads(pickle.dumps(exc))) is ArrowInvalid\n"
+            "assert 'pyarrow' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, env=dict(os.environ))
 
 
 # -- RecordBatchReader ----------------------------------------------------------------------------
