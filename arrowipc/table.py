@@ -848,6 +848,47 @@ class Table(TabularOps):
         ``table.group_by("k").aggregate([("v", "sum")])``."""
         return TableGroupBy(self, keys, use_threads=use_threads)
 
+    def join(self, right_table: Any, keys: str | list[str], right_keys: str | list[str] | None
+             = None, join_type: str = "left outer", left_suffix: str | None = None,
+             right_suffix: str | None = None, coalesce_keys: bool = True,
+             use_threads: bool = True, filter_expression: Any = None) -> Table:
+        """This table's rows joined with `right_table`'s where the `keys` columns (here) equal
+        the `right_keys` columns (there; `keys` by default), as pyarrow's Table.join: join_type
+        "inner", "left outer", "right outer", "full outer", "left semi", "right semi", "left
+        anti" or "right anti"; a null key matches nothing; a column name both sides give is
+        suffixed; `coalesce_keys` keeps one copy of the keys; `filter_expression` (columns
+        named as in either input) drops matched pairs. Rows come in the left table's order,
+        then the right rows no left row matched (pyarrow's order is its threads')."""
+        from .data.joining import hash_join
+        left, right = _join_side(self), _join_side(right_table)
+        keep = None
+        if filter_expression is not None:
+            keep = _pair_filter(filter_expression, left, right)
+        lkeys = [keys] if isinstance(keys, str) else list(keys)
+        rkeys = lkeys if right_keys is None else \
+            [right_keys] if isinstance(right_keys, str) else list(right_keys)
+        fields, columns = hash_join(left, right, lkeys, rkeys, join_type, left_suffix or "",
+                                    right_suffix or "", coalesce_keys, keep)
+        schema = Schema(fields)
+        rows = columns[0].length if columns else 0
+        return Table(schema, [RecordBatch(schema, columns, rows)])
+
+    def join_asof(self, right_table: Any, on: str, by: str | list[str], tolerance: int,
+                  right_on: str | None = None, right_by: str | list[str] | None = None
+                  ) -> Table:
+        """Each row of this table with the right table's row of equal `by` columns whose `on`
+        value is the nearest within `tolerance` (pyarrow's Table.join_asof): a negative
+        tolerance looks back (right on-key <= left on-key), a positive one ahead, 0 wants them
+        equal; right columns are null where no row qualifies. Both tables sorted by `on`."""
+        from .data.joining import asof_columns
+        by = [by] if isinstance(by, str) else list(by)
+        rby = by if right_by is None else [right_by] if isinstance(right_by, str) \
+            else list(right_by)
+        fields, columns = asof_columns(_join_side(self), _join_side(right_table), on, by,
+                                       int(tolerance), on if right_on is None else right_on, rby)
+        schema = Schema(fields)
+        return Table(schema, [RecordBatch(schema, columns, self.num_rows)])
+
     def combine_chunks(self, memory_pool: Any = None) -> Table:
         """One batch: every column's chunks concatenated (dictionaries unified)."""
         if len(self._batches) == 1:
@@ -1188,6 +1229,41 @@ class TableGroupBy:
         schema = Schema([field(n, c.type) for n, c in zip(names, columns)])
         rows = columns[0].length if columns else 1 if not keys else 0
         return Table(schema, [RecordBatch(schema, columns, rows)])
+
+
+def _join_side(data: Any) -> Any:
+    """A join's input (a Table, a RecordBatch or another library's table) as data.joining's
+    Side: names and whole columns."""
+    from .data.joining import Side
+    from .data.selection import combined_data
+    tab = Table.from_batches([data]) if isinstance(data, RecordBatch) else \
+        data if isinstance(data, Table) else table(data)
+    columns = [combined_data([c.data for c in col.chunks], col.type) for col in tab.columns]
+    return Side(list(tab.schema), columns, tab.num_rows)
+
+
+def _pair_filter(expression: Any, left: Any, right: Any) -> Any:
+    """keep(left rows, right rows) of a join's filter_expression: its columns, each found in
+    exactly one input (pyarrow's rule), taken at the pairs' rows, and the rows it is true on."""
+    from .data.joining import row_selection, take_rows, true_rows
+    from .expression import to_expression
+    expr = to_expression(expression)
+    assert expr is not None
+    where = {}
+    for name in sorted(expr.field_names()):
+        found = [(side, which) for side, which in ((left, 0), (right, 1)) if name in side.names]
+        if len(found) != 1:
+            raise ArrowInvalid(f"FieldRefFieldRef.Name({name})was "
+                               + ("found in both left and right schemas" if found
+                                  else "not found in either left or right schema"))
+        where[name] = found[0]
+
+    def keep(left_rows: Any, right_rows: Any) -> Any:
+        pairs = (row_selection(left_rows, -1), row_selection(right_rows, -1))
+        columns = {name: take_rows(side.columns[side.names.index(name)], pairs[which])
+                   for name, (side, which) in where.items()}
+        return true_rows(expr.evaluate_data(columns, len(left_rows)))
+    return keep
 
 
 def _schema_serialize(self: Schema) -> Buffer:

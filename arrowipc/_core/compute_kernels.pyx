@@ -13,7 +13,7 @@ The loops run with the GIL released and create no Python object per value.
 """
 from libc.stdint cimport (uint8_t, int8_t, int16_t, int32_t, int64_t, uint16_t, uint32_t,
                           uint64_t)
-from libc.string cimport memcmp, memset
+from libc.string cimport memcmp, memcpy, memset
 from libc.stdlib cimport malloc, free
 from libc.math cimport isnan, NAN
 
@@ -602,11 +602,24 @@ def or_bits(Buffer a, Buffer b, int64_t n):
 # -- membership: an open-addressing hash set over the value set's bytes ---------------------------------
 
 cdef inline uint64_t _hash(const uint8_t* p, int64_t n) noexcept nogil:
-    cdef uint64_t h = 1469598103934665603ULL
-    cdef int64_t i
-    for i in range(n):
-        h = (h ^ p[i]) * 1099511628211ULL
-    return h ^ (h >> 29)
+    # eight bytes at a time, each word multiplied in; then murmur3's finalizer
+    cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    cdef uint64_t w
+    cdef int64_t i = 0
+    while n - i >= 8:
+        memcpy(&w, p + i, 8)
+        h = (h ^ w) * 0xff51afd7ed558ccdULL
+        h ^= h >> 32
+        i += 8
+    if i < n:
+        w = 0
+        while i < n:            # the last bytes, one by one (a memcpy of a variable size
+            w = (w << 8) | p[i]  # is a call)
+            i += 1
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    return h ^ (h >> 33)
 
 
 cdef struct HashSet:
@@ -626,9 +639,23 @@ cdef int _set_init(HashSet* s, int64_t members) except -1:
     return 0
 
 
+cdef inline uint64_t _hash_fixed(const uint8_t* p, int width) noexcept nogil:
+    # a value of up to 8 bytes as one word, mixed (murmur3's finalizer): a byte loop per
+    # value costs more than the lookup
+    cdef uint64_t h = 0
+    if width > 8:
+        return _hash(p, width)
+    memcpy(&h, p, width)
+    h ^= h >> 33
+    h *= 0xff51afd7ed558ccdULL
+    h ^= h >> 33
+    h *= 0xc4ceb9fe1a85ec53ULL
+    return h ^ (h >> 33)
+
+
 cdef inline uint64_t _probe_fixed(const HashSet* s, const uint8_t* members, int width,
                                   const uint8_t* key, bint* found) noexcept nogil:
-    cdef uint64_t j = _hash(key, width) & s.mask
+    cdef uint64_t j = _hash_fixed(key, width) & s.mask
     cdef int64_t m
     while True:
         m = s.slots[j]
@@ -641,17 +668,15 @@ cdef inline uint64_t _probe_fixed(const HashSet* s, const uint8_t* members, int 
         j = (j + 1) & s.mask
 
 
-def is_in_numbers(const numeric_t[::1] values, const numeric_t[::1] members):
-    """Bitmap of the values found among `members` (same type), compared by their bytes after
-    giving every NaN one pattern (0.0 and -0.0 differ, NaN finds NaN: pyarrow's rule)."""
+cdef int _find_numbers(const numeric_t[::1] values, const numeric_t[::1] members,
+                      uint8_t* bits, int64_t* index) except -1:
+    """Each value looked up among the members, by bytes after giving every NaN one pattern
+    (0.0 and -0.0 differ, NaN finds NaN: pyarrow's rule): its bit set in `bits` when found,
+    or index[i] the position of the first equal member, -1 when none (either may be NULL)."""
     cdef int64_t n = values.shape[0], m = members.shape[0], i
-    cdef Buffer out = _bits_out(n)
-    if n == 0 or m == 0:
-        return out
-    cdef uint8_t* dst = mutable_data(out)
     cdef HashSet s
     cdef int width = sizeof(numeric_t)
-    cdef numeric_t* canon = <numeric_t*>malloc(m * sizeof(numeric_t))
+    cdef numeric_t* canon = <numeric_t*>malloc(m * sizeof(numeric_t) + 1)
     if canon == NULL:
         raise MemoryError()
     try:
@@ -670,12 +695,35 @@ def is_in_numbers(const numeric_t[::1] values, const numeric_t[::1] members):
                 s.slots[j] = i
         for i in range(n):
             key = _nan_canonical(values[i])
-            _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&key, &found)
-            if found:
-                set_bit(dst, i)
+            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&key, &found)
+            if bits != NULL and found:
+                set_bit(bits, i)
+            if index != NULL:
+                index[i] = s.slots[j] if found else -1
     free(s.slots)
     free(canon)
+    return 0
+
+
+def is_in_numbers(const numeric_t[::1] values, const numeric_t[::1] members):
+    """Bitmap of the values found among `members` (same type), compared by their bytes after
+    giving every NaN one pattern (0.0 and -0.0 differ, NaN finds NaN: pyarrow's rule)."""
+    cdef int64_t n = values.shape[0]
+    cdef Buffer out = _bits_out(n)
+    if n == 0 or members.shape[0] == 0:
+        return out
+    _find_numbers(values, members, mutable_data(out), NULL)
     return out
+
+
+def index_in_numbers(const numeric_t[::1] values, const numeric_t[::1] members,
+                     int64_t[::1] out):
+    """out[i]: the position of the first member equal to values[i] (is_in_numbers' equality),
+    -1 where none. `out` has a slot per value."""
+    if out.shape[0] != values.shape[0]:
+        raise ValueError(f"index_in: {out.shape[0]} output slots for {values.shape[0]} values")
+    if values.shape[0]:
+        _find_numbers(values, members, NULL, &out[0])
 
 
 cdef inline numeric_t _nan_canonical(numeric_t v) noexcept nogil:
@@ -685,16 +733,14 @@ cdef inline numeric_t _nan_canonical(numeric_t v) noexcept nogil:
     return v
 
 
-def is_in_binary(ArrayData values, ArrayData members):
-    """Bitmap of the string/binary values found among `members` (bytewise)."""
+cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
+                     int64_t* index) except -1:
+    """_find_numbers for string/binary values, bytewise; a value whose offsets leave its data
+    is an ArrowInvalid naming the row."""
     cdef BinaryView vv, vm
     _binary_view(values, &vv, "values")
     _binary_view(members, &vm, "value set")
     cdef int64_t n = vv.length, m = vm.length, i, lp = 0, lq = 0, k
-    cdef Buffer out = _bits_out(n)
-    if n == 0 or m == 0:
-        return out
-    cdef uint8_t* dst = mutable_data(out)
     cdef HashSet s
     _set_init(&s, m)
     cdef const uint8_t* p = NULL
@@ -703,6 +749,7 @@ def is_in_binary(ArrayData values, ArrayData members):
     cdef int err = ERR_OK
     cdef BinaryView* bad = &vm
     cdef int64_t bad_row = 0
+    cdef bint found
     with nogil:
         for i in range(m):
             err = _value(&vm, i, &p, &lp)
@@ -726,19 +773,167 @@ def is_in_binary(ArrayData values, ArrayData members):
                 bad, bad_row = &vv, i
                 break
             j = _hash(p, lp) & s.mask
+            found = False
             while s.slots[j] >= 0:
                 k = s.slots[j]
                 _value(&vm, k, &q, &lq)
                 if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
-                    set_bit(dst, i)
+                    found = True
                     break
                 j = (j + 1) & s.mask
+            if bits != NULL and found:
+                set_bit(bits, i)
+            if index != NULL:
+                index[i] = s.slots[j] if found else -1
     free(s.slots)
     if err != ERR_OK:
         raise ArrowInvalid(f"is_in: value {bad_row} of the {'value set' if bad == &vm else 'values'}"
                            f" spans bytes [{_offset_at(bad, bad_row)}, "
                            f"{_offset_at(bad, bad_row + 1)}) but the data has {bad.data_size}")
+    return 0
+
+
+def is_in_binary(ArrayData values, ArrayData members):
+    """Bitmap of the string/binary values found among `members` (bytewise)."""
+    cdef Buffer out = _bits_out(values.length)
+    if values.length == 0 or members.length == 0:
+        return out
+    _find_binary(values, members, mutable_data(out), NULL)
     return out
+
+
+def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
+    """out[i]: the position of the first member equal to value i (bytewise), -1 where none."""
+    if out.shape[0] != values.length:
+        raise ValueError(f"index_in: {out.shape[0]} output slots for {values.length} values")
+    if values.length:
+        _find_binary(values, members, NULL, &out[0])
+
+
+# -- hash join pairs -------------------------------------------------------------------------------
+
+def index_in_range(const integer_t[::1] values, int64_t lo, const int64_t[::1] table,
+                   int64_t[::1] out):
+    """out[i] = table[values[i] - lo] where that lies in the table, else -1: index_in for
+    integer members of a narrow range (the table holds each value's first member, or -1)."""
+    cdef int64_t n = values.shape[0], size = table.shape[0], i
+    cdef uint64_t at
+    if out.shape[0] != n:
+        raise ValueError(f"index_in_range: {out.shape[0]} output slots for {n} values")
+    with nogil:
+        for i in range(n):
+            # the difference taken modulo 2**64 (no signed overflow), once the value is known
+            # not to lie below lo
+            at = <uint64_t>values[i] - <uint64_t>lo
+            if values[i] < <integer_t>lo or at >= <uint64_t>size:
+                out[i] = -1
+            else:
+                out[i] = table[at]
+
+
+def join_matched(const int64_t[::1] left_codes, const int64_t[::1] counts, uint8_t[::1] out):
+    """out[i] = 1 where left row i's code has a right row (counts[code] > 0), else 0."""
+    cdef int64_t n = left_codes.shape[0], bound = counts.shape[0], i, c
+    if out.shape[0] != n:
+        raise ValueError(f"join_matched: {out.shape[0]} output slots for {n} rows")
+    with nogil:
+        for i in range(n):
+            c = left_codes[i]
+            out[i] = 1 if 0 <= c < bound and counts[c] > 0 else 0
+
+
+def join_build(const int64_t[::1] right_codes, const int64_t[::1] counts, int64_t[::1] starts,
+               int64_t[::1] order):
+    """The build side of a hash join, by a counting sort: starts[c] where code c's right rows
+    begin in `order`, and `order` the right rows of codes >= 0 grouped by code, each group in
+    row order (`counts`: the rows of each code, as the codes give them)."""
+    cdef int64_t m = right_codes.shape[0], bound = counts.shape[0], i, c, at = 0
+    cdef int err = 0
+    if starts.shape[0] != bound:
+        raise ValueError("join_build: starts and counts of different lengths")
+    with nogil:
+        for c in range(bound):
+            starts[c] = at
+            at += counts[c]
+        if at > order.shape[0]:
+            err = 1
+        else:
+            for i in range(m):
+                c = right_codes[i]
+                if c < 0:
+                    continue
+                if c >= bound or starts[c] >= order.shape[0]:
+                    err = 1
+                    break
+                order[starts[c]] = i
+                starts[c] += 1
+            for c in range(bound):          # back to where each group begins
+                starts[c] -= counts[c]
+    if err:
+        raise ValueError("join_build: the codes disagree with their counts")
+
+
+def join_count(const int64_t[::1] left_codes, const int64_t[::1] counts, bint keep_unmatched):
+    """How many pairs join_pairs writes for these codes (see there)."""
+    cdef int64_t n = left_codes.shape[0], bound = counts.shape[0], i, c, many, total = 0
+    cdef int err = 0
+    with nogil:
+        for i in range(n):
+            c = left_codes[i]
+            many = 0
+            if c >= bound:
+                err = 1
+                break
+            if c >= 0:
+                many = counts[c]
+            if many < 0:
+                err = 1
+                break
+            total += many if many else (1 if keep_unmatched else 0)
+    if err:
+        raise ValueError(f"join_count: left row {i} has code {c} outside the {bound} codes")
+    return total
+
+
+def join_pairs(const int64_t[::1] left_codes, const int64_t[::1] starts,
+               const int64_t[::1] counts, const int64_t[::1] order, bint keep_unmatched,
+               int64_t[::1] left_out, int64_t[::1] right_out):
+    """The (left row, right row) pairs of a hash join, in left row order: left row i of code
+    c >= 0 pairs with the right rows order[starts[c] .. starts[c] + counts[c]); a row with code
+    -1 or no right row gives (i, -1) when `keep_unmatched` (a left outer join). The outputs have
+    as many slots as the pairs (the caller counted them); returns how many were written."""
+    cdef int64_t n = left_codes.shape[0], bound = starts.shape[0], m = order.shape[0]
+    cdef int64_t size = left_out.shape[0], i, c, k, first, many, w = 0
+    cdef int err = 0
+    if right_out.shape[0] != size or counts.shape[0] != bound:
+        raise ValueError("join_pairs: output or code arrays of different lengths")
+    with nogil:
+        for i in range(n):
+            c = left_codes[i]
+            many = 0
+            if c >= 0:
+                if c >= bound:
+                    err = 1
+                    break
+                first, many = starts[c], counts[c]
+                if first < 0 or many < 0 or first > m - many or many > size - w:
+                    err = 1
+                    break
+                for k in range(many):
+                    left_out[w] = i
+                    right_out[w] = order[first + k]
+                    w += 1
+            if many == 0 and keep_unmatched:
+                if w >= size:
+                    err = 1
+                    break
+                left_out[w] = i
+                right_out[w] = -1
+                w += 1
+    if err:
+        raise ValueError(f"join_pairs: left row {i} (code {c}) lies outside the codes or the "
+                         f"{size} output slots")
+    return w
 
 
 # -- arithmetic -----------------------------------------------------------------------------------------
