@@ -72,13 +72,20 @@ class Dataset:
         return self._filter if given is None else self._filter & given
 
     def get_fragments(self, filter: Any = None) -> Iterator[Fragment]:
-        """The fragments whose partition expression does not rule out `filter`."""
-        expr = self._combined(filter)
+        """The fragments whose partition expression does not rule out `filter`. A filtered
+        dataset (`dataset.filter(expr)`) has none to give: a ValueError, as pyarrow's."""
+        self._check_unfiltered()
+        expr = _exprs.as_expression(filter)
         fragments = self._fragments_for(expr)
         kept = _exprs.residuals(expr, [f.partition_values for f in fragments], self._schema)
-        for fragment, rest in zip(fragments, kept):
-            if rest is not False:
-                yield fragment
+        return iter([fragment for fragment, rest in zip(fragments, kept) if rest is not False])
+
+    def _check_unfiltered(self) -> None:
+        # pyarrow's rule: it would be unclear whether the filter applies to the fragments or
+        # to the rows in them
+        if self._filter is not None:
+            raise ValueError("Retrieving fragments of a filtered or projected dataset is not "
+                             "allowed. Remove the filtering.")
 
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
@@ -162,9 +169,23 @@ class Dataset:
         out.__dict__.update(self.__dict__)
         return out
 
-    def join(self, *args: Any, **kwargs: Any) -> Any:
-        """Not supported: read the datasets (to_table) and join with pyarrow or polars."""
-        raise NotImplementedError("arrowipc.dataset does not join; use to_table() and pyarrow")
+    def join(self, right_dataset: Any, keys: str | list[str],
+             right_keys: str | list[str] | None = None, join_type: str = "left outer",
+             left_suffix: str | None = None, right_suffix: str | None = None,
+             coalesce_keys: bool = True, use_threads: bool = True) -> InMemoryDataset:
+        """This dataset's rows (after its filter) joined with `right_dataset`'s (a dataset or a
+        table) on the key columns: Table.join's rules, as pyarrow's Dataset.join."""
+        return InMemoryDataset(self.to_table().join(
+            _joined_table(right_dataset), keys, right_keys, join_type, left_suffix,
+            right_suffix, coalesce_keys, use_threads))
+
+    def join_asof(self, right_dataset: Any, on: str, by: str | list[str], tolerance: int,
+                  right_on: str | None = None, right_by: str | list[str] | None = None
+                  ) -> InMemoryDataset:
+        """This dataset's rows each with the nearest row of `right_dataset` (a dataset or a
+        table) within `tolerance` on `on`, of equal `by` columns: Table.join_asof's rules."""
+        return InMemoryDataset(self.to_table().join_asof(
+            _joined_table(right_dataset), on, by, tolerance, right_on, right_by))
 
     def sort_by(self, sorting: Any, **kwargs: Any) -> InMemoryDataset:
         """This dataset's rows (after its filter) sorted: `sorting` a column name (ascending)
@@ -345,9 +366,9 @@ class InMemoryDataset(Dataset):
         """One fragment per record batch, in order; as pyarrow's, they have no partition
         expression, so `filter` rules none out."""
         from .memory import InMemoryFragment
+        self._check_unfiltered()
         _exprs.as_expression(filter)
-        for batch in self._batches:
-            yield InMemoryFragment(batch)
+        return iter([InMemoryFragment(batch) for batch in self._batches])
 
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
@@ -379,9 +400,9 @@ class UnionDataset(Dataset):
 
     def get_fragments(self, filter: Any = None) -> Iterator[Fragment]:
         """The children's fragments, in order, that `filter` does not rule out."""
-        expr = self._combined(filter)
-        for child in self._children:
-            yield from child.get_fragments(expr)
+        self._check_unfiltered()
+        expr = _exprs.as_expression(filter)
+        return (fragment for child in self._children for fragment in child.get_fragments(expr))
 
     def scanner(self, columns: Any = None, filter: Any = None, batch_size: int = 131072,
                 batch_readahead: int = 16, fragment_readahead: int = 4,
@@ -518,6 +539,15 @@ def _arrowipc_data(obj: Any) -> Any:
     if hasattr(obj, "__arrow_c_stream__"):
         return table(obj)
     return obj
+
+
+def _joined_table(obj: Any) -> Any:
+    """The right input of a dataset join: a dataset's table (after its filter), or data."""
+    if isinstance(obj, Dataset):
+        return obj.to_table()
+    if _is_data(obj):
+        return _arrowipc_data(obj)
+    raise TypeError(f"Expected a dataset or a table to join, got {type(obj).__name__}")
 
 
 def _check_source_list(items: list[Any]) -> None:
