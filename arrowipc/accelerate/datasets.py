@@ -345,9 +345,8 @@ def build_dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
             _local_filesystem(filesystem)
             path = _local_path(base_dir)
             options = _file_options(fmt, file_options)
-            for name in ("schema", "file_visitor"):
-                if kwargs[name] is not None:
-                    raise Unservable(f"{name} was given")
+            if schema is not None:
+                raise Unservable("schema was given")
             written = _written_data(data)
             if isinstance(partitioning, pa_ds.Partitioning):
                 _check_written_partitioning(partitioning, written.schema)
@@ -367,6 +366,10 @@ def build_dataset_patches(originals: dict[str, Any]) -> dict[str, Any]:
                 return original_write(data, base_dir, **kwargs)  # type: ignore[no-any-return]
         from .. import dataset as ai_dataset
         ours = dict(kwargs, format=fmt, file_options=options, partitioning=partitioning or None)
+        if file_visitor is not None:
+            # the visitor gets pyarrow's WrittenFile, as from pyarrow's writer
+            ours["file_visitor"] = lambda written: file_visitor(
+                pa_ds.WrittenFile(written.path, written.metadata, written.size))
         try:
             ai_dataset.write_dataset(written, path, **ours)
         except ai_errors.ArrowException as exc:

@@ -247,13 +247,28 @@ def test_a_served_write_takes_pyarrow_file_options_and_batches(tmp_path, acceler
         assert reader.read_all().equals(table)
 
 
+def test_a_served_write_gives_the_file_visitor_pyarrows_written_files(tmp_path, accelerated):
+    table = pa.table({"a": [1, 2, 3], "p": ["x", "y", "x"]})
+    seen = []
+    ds.write_dataset(table, str(tmp_path / "out"), format="ipc", partitioning=["p"],
+                     partitioning_flavor="hive", file_visitor=seen.append)
+    assert _served("dataset.write_dataset") == 1, acc.report()
+    theirs = []
+    _plain(lambda: ds.write_dataset(table, str(tmp_path / "plain"), format="ipc",
+                                    partitioning=["p"], partitioning_flavor="hive",
+                                    file_visitor=theirs.append))
+    assert all(type(w) is ds.WrittenFile and w.metadata is None for w in seen)
+    assert sorted(w.path.replace("/out/", "/plain/") for w in seen) == \
+        sorted(w.path for w in theirs)
+    assert all(w.size == os.path.getsize(w.path) for w in seen)
+
+
 def test_parquet_and_unknown_options_fall_back_to_pyarrow(tmp_path, accelerated):
     table = _table()
     ds.write_dataset(table, str(tmp_path / "pq"), format="parquet")
-    ds.write_dataset(table, str(tmp_path / "visited"), format="ipc",
-                     file_visitor=lambda written: None)
+    ds.write_dataset(table, str(tmp_path / "visited"), format="ipc", schema=table.schema)
     assert _fell_back("dataset.write_dataset") == {"format 'parquet'": 1,
-                                                   "file_visitor was given": 1}
+                                                   "schema was given": 1}
     parquet = ds.dataset(str(tmp_path / "pq"))            # pyarrow's default format: parquet
     assert type(parquet) is ds.FileSystemDataset
     assert parquet.to_table().equals(table)
