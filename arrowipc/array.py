@@ -258,12 +258,12 @@ class Array:
 
     def unique(self) -> Array:
         """The distinct values in order of first appearance."""
-        from .data.selection import unique
+        from .data.hashing import unique
         return make_array(unique(self.data))
 
     def value_counts(self) -> Array:
         """struct<values, counts: int64> of the distinct values in order of first appearance."""
-        from .data.selection import value_counts
+        from .data.hashing import value_counts
         return make_array(value_counts(self.data))
 
     def dictionary_encode(self, null_encoding: str = "mask") -> Array:

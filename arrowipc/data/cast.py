@@ -15,7 +15,7 @@ import re
 from .._core.arraydata import ArrayData
 from .._core import cast_kernels as _k
 from ..errors import ArrowInvalid, ArrowNotImplementedError
-from .selection import hash_key, take
+from .selection import take
 from .text import (MS_PER_DAY, UNITS_PER_SECOND, civil_days, decimal_text, float32_repr,
                    format_float, local_times, parse_decimal, parse_temporal, storage_int,
                    temporal_text, temporal_text_fixed, unscaled, valid_flags, validity_bitmap,
@@ -346,24 +346,8 @@ def dictionary_encode(d: ArrayData, null_encoding: str = "mask") -> ArrayData:
 
 
 def _dictionary_encode(d: ArrayData, target: Any, encode_nulls: bool = False) -> ArrayData:
-    from .from_python import array_data_from_python
-    values = to_pylist(d)
-    position: dict[Any, int] = {}
-    firsts: list[int] = []
-    codes: list[int | None] = []
-    for i, v in enumerate(values):
-        if v is None and not encode_nulls:
-            codes.append(None)
-            continue
-        key = hash_key(v)
-        j = position.get(key)
-        if j is None:
-            j = position[key] = len(firsts)
-            firsts.append(i)
-        codes.append(j)
-    idx = array_data_from_python(codes, target.index_type)
-    dictionary = take(d, array_data_from_python(firsts, int64()))
-    return ArrayData(target, idx.length, idx.offset, idx.null_count, idx.buffers, [], dictionary)
+    from .hashing import dictionary_encoded         # numpy: loaded on first use
+    return dictionary_encoded(d, target, encode_nulls)
 
 
 # -- text ---------------------------------------------------------------------------------------

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from .._core.arraydata import ArrayData
-from .._core.bitmap import unpack_bits
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
                      Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .compute import _no_kernel as no_kernel
+from .hashing import numeric_values, storage_type
 from .selection import Selection, apply, hash_key
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
@@ -98,30 +98,6 @@ def _options(opt: Any) -> dict[str, Any]:
 
 # -- group ids ------------------------------------------------------------------------------------
 
-def _storage(t: Any) -> Any:
-    while isinstance(t, ExtensionType):
-        t = t.storage_type
-    return t
-
-
-def _numeric(data: ArrayData) -> tuple[Any, Any] | None:
-    """(values, valid) of fixed-width numbers, temporal values and booleans as numpy (integers
-    for temporal values, uint8 for booleans; valid None when all are), else None."""
-    t = _storage(data.type)
-    if t.kind == Kind.BOOL:
-        bits = data.buffers[1]
-        values = np.frombuffer(unpack_bits(bits, data.offset, data.length), np.uint8) \
-            if data.length and bits is not None else np.zeros(data.length, np.uint8)
-        return values, validity_mask(data)
-    found = ordered_numpy(data)
-    if found is None:
-        return None
-    values, valid = found
-    if values.dtype.kind in "Mm":
-        values = values.view(np.int64)
-    return values, valid
-
-
 def _dense(codes: Any, bound: int) -> tuple[Any, int]:
     """`codes` in [0, bound) renumbered 0..count-1 (in the order of their values)."""
     n = len(codes)
@@ -149,14 +125,14 @@ def _value_codes(data: ArrayData) -> tuple[Any, int]:
     """(codes, bound): equal values of `data` share a code in [0, bound), nulls the code
     bound - 1 (so a null is a group of its own)."""
     n = data.length
-    t = _storage(data.type)
+    t = storage_type(data.type)
     if t.kind == Kind.NULL:
         return np.zeros(n, np.int64), 1
     if t.kind in _NESTED_KINDS:
         raise ArrowNotImplementedError(f"Keys of type {data.type}")
     if isinstance(t, DictionaryType):
         idx = ArrayData(t.index_type, n, data.offset, data.null_count, data.buffers)
-        found = _numeric(idx)
+        found = numeric_values(idx)
         assert found is not None and data.dictionary is not None
         indices, valid = found
         words, wbound = _value_codes(data.dictionary)
@@ -167,7 +143,7 @@ def _value_codes(data: ArrayData) -> tuple[Any, int]:
             raise ArrowInvalid(f"dictionary indices out of bounds for {len(words)} values")
         codes = words[indices] if n else np.zeros(0, np.int64)
         return _with_null_code(codes, wbound, valid)
-    found = _numeric(data)
+    found = numeric_values(data)
     if found is not None:
         values, valid = found
         if values.dtype.kind == "f":
@@ -334,7 +310,7 @@ def _fixed(type: DataType, values: Any, valid: Any = None) -> ArrayData:
     n = len(values)
     nulls = 0 if valid is None else n - int(np.count_nonzero(valid))
     bits = None if not nulls else _bitmap(valid)
-    if _storage(type).kind == Kind.BOOL:
+    if storage_type(type).kind == Kind.BOOL:
         buf = _bitmap(values)
     else:
         buf = py_buffer(np.ascontiguousarray(values).tobytes())
@@ -372,7 +348,7 @@ def _no_kernel(func: str, t: DataType) -> ArrowNotImplementedError:
 
 def _family(t: Any) -> str:
     """"number", "bool", "temporal", "binary", "decimal" or "other"."""
-    s = _storage(t)
+    s = storage_type(t)
     if s.kind == Kind.BOOL:
         return "bool"
     if getattr(s, "is_integer", False) or getattr(s, "is_float", False):
@@ -455,7 +431,7 @@ def _aggregate(g: Groups, bare: str, func: str, data: ArrayData | None,
     family = _family(t)
     skip_nulls = bool(opts.get("skip_nulls", True))
     valid = validity_mask(data)
-    if _storage(t).kind == Kind.NULL:
+    if storage_type(t).kind == Kind.NULL:
         valid = np.zeros(data.length, np.bool_)
     nvalid = g.tally(valid) if valid is not None else g.sizes
     has_nulls = nvalid < g.sizes
@@ -497,7 +473,7 @@ def _aggregate(g: Groups, bare: str, func: str, data: ArrayData | None,
             return _struct_of(("min", "max"), (_extreme(g, data, valid, skip_nulls, "min"),
                                                _extreme(g, data, valid, skip_nulls, "max")))
         return _extreme(g, data, valid, skip_nulls, bare)
-    found = _numeric(data)
+    found = numeric_values(data)
     assert found is not None
     values = found[0]
     min_count = int(opts.get("min_count", 0 if bare in ("stddev", "variance") else 1))
@@ -610,7 +586,7 @@ def _extreme(g: Groups, data: ArrayData, valid: Any, skip_nulls: bool, which: st
     ok = nvalid > 0
     if not skip_nulls:
         ok &= nvalid == g.sizes
-    found = _numeric(data)
+    found = numeric_values(data)
     if found is None:                       # strings and binaries: by their ranks
         ranks = _key_ranks([data], "ascending", "at_end", "", g.n) if g.n else \
             np.zeros(0, np.int64)
@@ -646,7 +622,7 @@ def _distinct(g: Groups, bare: str, data: ArrayData, valid: Any, mode: str) -> A
     nulls counted as `mode` says."""
     codes, bound = _value_codes(data) if g.n else (np.zeros(0, np.int64), 1)
     keep = np.ones(g.n, np.bool_)
-    if valid is not None or _storage(data.type).kind == Kind.NULL:
+    if valid is not None or storage_type(data.type).kind == Kind.NULL:
         is_null = ~valid if valid is not None else np.ones(g.n, np.bool_)
         if mode == "only_valid":
             keep = ~is_null

@@ -13,7 +13,6 @@ then the right rows no left row matched (pyarrow's order is its hash table's and
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,10 +22,11 @@ from .._core import compute_kernels as _k
 from .._core.arraydata import ArrayData
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid
-from ..types import DictionaryType, Field, Kind, binary, field, string
+from ..types import Field, Kind, binary, field, string
 from .cast import cast_data
-from .grouping import _combine, _dense, _numeric, _storage, _value_codes
-from .selection import PARALLEL_MIN_ROWS, Selection, apply, combined_data, parallel_map
+from .grouping import _combine, _dense, _value_codes
+from .hashing import index_in, numeric_values, storage_type
+from .selection import Selection, apply, combined_data, parallel_map
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS
 from .to_python import validity_mask
 
@@ -37,62 +37,6 @@ JOIN_TYPES = ("inner", "left outer", "right outer", "full outer", "left semi", "
               "left anti", "right anti")
 
 
-def _index_in(values: ArrayData, members: ArrayData) -> Any | None:
-    """For each value, the row of the first equal member (-1: none), by the membership kernels'
-    hash sets (GIL released): numbers, temporal values and booleans by their bytes (every NaN
-    one NaN, -0.0 apart from 0.0, as pyarrow hashes them), strings and binaries bytewise; None
-    for other types. Null slots are looked up by the bytes they hold: the caller masks them."""
-    out = np.empty(values.length, np.int64)
-    t = _storage(values.type)
-    if t.kind in (Kind.BINARY, Kind.LARGE_BINARY, Kind.VIEW) and \
-            t.name not in ("fixed_size_binary",):
-        if t.kind == Kind.VIEW:
-            target = string() if t.name == "string_view" else binary()
-            values, members = cast_data(values, target, True), cast_data(members, target, True)
-        _in_pieces(lambda at, size: _k.index_in_binary(values.slice(at, size), members,
-                                                       out[at:at + size]), len(out))
-        return out
-    a, b = _numeric(values), _numeric(members)
-    if a is None or b is None or a[0].dtype != b[0].dtype:
-        return None
-    if a[0].dtype.kind in "iu" and len(b[0]):
-        direct = _index_in_range(a[0], b[0])
-        if direct is not None:
-            return direct
-    found, wanted = np.ascontiguousarray(a[0]), np.ascontiguousarray(b[0])
-    _in_pieces(lambda at, size: _k.index_in_numbers(found[at:at + size], wanted,
-                                                    out[at:at + size]), len(out))
-    return out
-
-
-def _in_pieces(probe: Callable[[int, int], None], n: int) -> None:
-    """probe(start, size) over n values, in one piece per core when there are enough values
-    (the kernels release the GIL; each piece builds its own hash set of the members)."""
-    pieces = min(os.cpu_count() or 1, max(1, n // PARALLEL_MIN_ROWS))
-    bounds = [n * i // pieces for i in range(pieces + 1)]
-    parallel_map(lambda i: probe(bounds[i], bounds[i + 1] - bounds[i]), list(range(pieces)), n)
-
-
-def _index_in_range(values: Any, members: Any) -> Any | None:
-    """_index_in of integers whose members span a small range: a table indexed by value (no
-    hashing); None when the range is too wide for one."""
-    lo, hi = int(members.min()), int(members.max())
-    if hi - lo > 4 * (len(values) + len(members)) + 1024:
-        return None
-
-    def offsets(x: Any) -> Any:         # x - lo, without overflow in x's own type
-        if x.dtype == np.uint64:
-            return (x - np.uint64(lo)).astype(np.int64)
-        return x.astype(np.int64) - lo
-
-    table = np.full(hi - lo + 1, -1, np.int64)
-    # the first member of each value wins: written last
-    table[offsets(members[::-1])] = np.arange(len(members) - 1, -1, -1, dtype=np.int64)
-    out = np.empty(len(values), np.int64)
-    _k.index_in_range(np.ascontiguousarray(values), lo, table, out)
-    return out
-
-
 def _column_codes(a: ArrayData, b: ArrayData) -> tuple[Any, Any, int]:
     """(left codes, right codes, bound) of one key column on each side: a right row's code is
     the first right row of its value, a left row's the same row found by hashing (dictionaries
@@ -100,8 +44,12 @@ def _column_codes(a: ArrayData, b: ArrayData) -> tuple[Any, Any, int]:
     and for a left value no right row has."""
     n = a.length
     lc = rc = None
-    if not isinstance(_storage(a.type), DictionaryType) and a.type == b.type:
-        lc, rc = _index_in(a, b), _index_in(b, b)
+    if a.type == b.type:
+        t = storage_type(a.type)
+        if t.kind == Kind.VIEW:         # the hash kernels read offsets layouts
+            target = string() if t.name == "string_view" else binary()
+            a, b = cast_data(a, target, True), cast_data(b, target, True)
+        lc, rc = index_in(a, b), index_in(b, b)
     bound = b.length
     if lc is None or rc is None:
         both, bound = _value_codes(combined_data([a, b], a.type))
@@ -233,7 +181,7 @@ def take_rows(data: ArrayData, rows: Selection | None) -> ArrayData:
 
 def true_rows(data: ArrayData) -> Any:
     """A numpy bool array: the rows where the boolean `data` is true (null as false)."""
-    found = _numeric(data)
+    found = numeric_values(data)
     assert found is not None, data.type
     values, valid = found
     rows = values.astype(np.bool_)
@@ -275,7 +223,7 @@ def hash_join(left: Side, right: Side, left_keys: list[str], right_keys: list[st
             raise ArrowInvalid(f"Incompatible data types for corresponding join field keys: "
                                f"FieldRef.Name({left.names[a]}) of type {lt} and "
                                f"FieldRef.Name({right.names[b]}) of type {rt}")
-        if _storage(lt).kind in _NESTED_KINDS:
+        if storage_type(lt).kind in _NESTED_KINDS:
             raise ArrowInvalid(f"Data type {lt} is not supported in join key field")
     # the columns each side gives (pyarrow's _perform_join)
     lout, rout = list(range(len(left.names))), list(range(len(right.names)))
@@ -289,7 +237,7 @@ def hash_join(left: Side, right: Side, left_keys: list[str], right_keys: list[st
         lout = [i for i in lout if i not in li]
     for side, out in ((left, lout), (right, rout)):
         for i in out:
-            if _storage(side.columns[i].type).kind in _NESTED_KINDS:
+            if storage_type(side.columns[i].type).kind in _NESTED_KINDS:
                 raise ArrowInvalid(f"Data type {side.columns[i].type} is not supported in join "
                                    f"non-key field {side.names[i]}")
     lrows, rrows = join_rows([left.columns[i] for i in li], [right.columns[i] for i in ri],
@@ -328,7 +276,7 @@ def hash_join(left: Side, right: Side, left_keys: list[str], right_keys: list[st
 def _on_values(data: ArrayData, name: str) -> tuple[Any, Any]:
     """(int64 values, valid) of an as-of join's on-key: integers and temporal values, checked
     to be in order where valid (Acero's rule)."""
-    found = _numeric(data) if _storage(data.type).kind != Kind.BOOL else None
+    found = numeric_values(data) if storage_type(data.type).kind != Kind.BOOL else None
     if found is None or found[0].dtype.kind not in "iu":     # integers and temporal values
         raise ArrowInvalid(f"Unsupported type for on-key {name} : {data.type}")
     values, valid = found

@@ -1,11 +1,11 @@
 """Row selection kernels: take, filter, combine_chunks, unify_dictionaries, and the small vector
-functions ETL code calls on columns (fill_null, unique, value_counts), ArrayData in, ArrayData out.
+functions ETL code calls on columns (fill_null, drop_null), ArrayData in, ArrayData out.
 
 The work is done by the kernels of arrowipc/_core/select_kernels.pyx; this module builds what they
 take (a Selection of rows) and the ArrayData they give back. The Array and Table methods turn
 pyarrow's arguments (lists, numpy arrays, Arrays, ChunkedArrays) into ArrayData first. Sorting
-is in sorting.py, grouping in grouping.py; joins are not ours: docs/table-ops.md shows the
-zero-copy hand-off to DuckDB and polars for them.
+is in sorting.py, grouping in grouping.py, joins in joining.py, and unique, value_counts and
+dictionary_encode in hashing.py.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["apply", "check_null_selection_behavior", "combined_data", "drop_null", "fill_null",
            "hash_key", "parallel_map", "PARALLEL_MIN_ROWS", "Selection", "struct_field", "take",
-           "unify_chunks", "unique", "valid_rows", "value_counts"]
+           "unify_chunks", "valid_rows"]
 
 _NULL_SELECTION = ("drop", "emit_null")
 
@@ -232,42 +232,6 @@ def fill_null(data: ArrayData, fill: ArrayData | None) -> ArrayData:
     both = concat_array_data([data, fill])
     sel = _k.fill_selection(data)
     return _k.take(both, sel, data.length, False)
-
-
-def unique(data: ArrayData) -> ArrayData:
-    """The distinct values of `data` in order of first appearance (one null if any)."""
-    from .from_python import array_data_from_python
-    from .to_python import to_pylist
-    values = to_pylist(data)
-    seen: set[Any] = set()
-    keep: list[int] = []
-    for i, v in enumerate(values):
-        key = hash_key(v)
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    return take(data, array_data_from_python(keep, int64()))
-
-
-def value_counts(data: ArrayData) -> ArrayData:
-    """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
-    from .from_python import array_data_from_python
-    from .to_python import to_pylist
-    from ..types import StructType, field
-    values = to_pylist(data)
-    counts: dict[Any, int] = {}
-    first: dict[Any, int] = {}
-    for i, v in enumerate(values):
-        key = hash_key(v)
-        if key in counts:
-            counts[key] += 1
-        else:
-            counts[key] = 1
-            first[key] = i
-    uniq = take(data, array_data_from_python(list(first.values()), int64()))
-    cnt = array_data_from_python(list(counts.values()), int64())
-    t = StructType([field("values", data.type), field("counts", int64())])
-    return ArrayData(t, uniq.length, 0, 0, [None], [uniq, cnt])
 
 
 def hash_key(v: Any) -> Any:
