@@ -810,6 +810,134 @@ def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
         _find_binary(values, members, NULL, &out[0])
 
 
+# -- first equal value: a column looked up in itself, in one pass -----------------------------------
+
+cdef struct GrowingSet:
+    int64_t* slots              # a row, -1 for an empty slot
+    uint64_t mask
+    int64_t used
+
+
+cdef int _grown(GrowingSet* s, const uint64_t* hashes) noexcept nogil:
+    """The table doubled, its rows placed again by their hashes; -1 when out of memory."""
+    cdef uint64_t size = (s.mask + 1) * 2, j, k
+    cdef int64_t* slots = <int64_t*>malloc(size * sizeof(int64_t))
+    if slots == NULL:
+        return -1
+    memset(slots, 0xFF, size * sizeof(int64_t))
+    for k in range(s.mask + 1):
+        if s.slots[k] >= 0:
+            j = hashes[s.slots[k]] & (size - 1)
+            while slots[j] >= 0:
+                j = (j + 1) & (size - 1)
+            slots[j] = s.slots[k]
+    free(s.slots)
+    s.slots, s.mask = slots, size - 1
+    return 0
+
+
+cdef int _growing_init(GrowingSet* s, uint64_t** hashes, int64_t n) except -1:
+    s.slots = <int64_t*>malloc(1024 * sizeof(int64_t))
+    hashes[0] = <uint64_t*>malloc(n * sizeof(uint64_t) + 8)
+    if s.slots == NULL or hashes[0] == NULL:
+        free(s.slots)
+        free(hashes[0])
+        raise MemoryError()
+    memset(s.slots, 0xFF, 1024 * sizeof(int64_t))
+    s.mask, s.used = 1023, 0
+    return 0
+
+
+def first_equal_numbers(const numeric_t[::1] values, int64_t[::1] out):
+    """out[i]: the first row whose value equals value i (by bytes, every NaN one NaN: the
+    membership kernels' equality), in one pass over a hash set of the distinct values."""
+    cdef int64_t n = values.shape[0], i, r = 0
+    if out.shape[0] != n:
+        raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
+    cdef GrowingSet s
+    cdef uint64_t* hashes = NULL
+    _growing_init(&s, &hashes, n)
+    cdef int width = sizeof(numeric_t), err = 0
+    cdef numeric_t key, other
+    cdef uint64_t j
+    cdef bint found
+    with nogil:
+        for i in range(n):
+            if s.used * 2 >= <int64_t>s.mask and _grown(&s, hashes) != 0:
+                err = 1
+                break
+            key = _nan_canonical(values[i])
+            hashes[i] = _hash_fixed(<const uint8_t*>&key, width)
+            j = hashes[i] & s.mask
+            found = False
+            while s.slots[j] >= 0:
+                r = s.slots[j]
+                other = _nan_canonical(values[r])
+                if memcmp(&other, &key, width) == 0:
+                    found = True
+                    break
+                j = (j + 1) & s.mask
+            if found:
+                out[i] = r
+            else:
+                s.slots[j] = i
+                s.used += 1
+                out[i] = i
+    free(s.slots)
+    free(hashes)
+    if err:
+        raise MemoryError()
+
+
+def first_equal_binary(ArrayData values, int64_t[::1] out):
+    """first_equal_numbers for string/binary values, bytewise; a value whose offsets leave its
+    data is an ArrowInvalid naming the row."""
+    cdef BinaryView v
+    _binary_view(values, &v, "values")
+    cdef int64_t n = v.length, i, r = 0, lp = 0, lq = 0
+    if out.shape[0] != n:
+        raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
+    cdef GrowingSet s
+    cdef uint64_t* hashes = NULL
+    _growing_init(&s, &hashes, n)
+    cdef const uint8_t* p = NULL
+    cdef const uint8_t* q = NULL
+    cdef uint64_t j
+    cdef int err = ERR_OK
+    cdef bint found
+    with nogil:
+        for i in range(n):
+            if s.used * 2 >= <int64_t>s.mask and _grown(&s, hashes) != 0:
+                err = -1
+                break
+            err = _value(&v, i, &p, &lp)
+            if err != ERR_OK:
+                break
+            hashes[i] = _hash(p, lp)
+            j = hashes[i] & s.mask
+            found = False
+            while s.slots[j] >= 0:
+                r = s.slots[j]
+                _value(&v, r, &q, &lq)
+                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
+                    found = True
+                    break
+                j = (j + 1) & s.mask
+            if found:
+                out[i] = r
+            else:
+                s.slots[j] = i
+                s.used += 1
+                out[i] = i
+    free(s.slots)
+    free(hashes)
+    if err == -1:
+        raise MemoryError()
+    if err != ERR_OK:
+        raise ArrowInvalid(f"values: value {i} spans bytes [{_offset_at(&v, i)}, "
+                           f"{_offset_at(&v, i + 1)}) but the data has {v.data_size}")
+
+
 # -- hash join pairs -------------------------------------------------------------------------------
 
 def index_in_range(const integer_t[::1] values, int64_t lo, const int64_t[::1] table,

@@ -23,7 +23,7 @@ from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
                      Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .compute import _no_kernel as no_kernel
-from .hashing import numeric_values, storage_type
+from .hashing import first_appearance, numeric_values, storage_type
 from .selection import Selection, apply, hash_key
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
@@ -122,14 +122,18 @@ def _combine(a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
 
 
 def _value_codes(data: ArrayData) -> tuple[Any, int]:
-    """(codes, bound): equal values of `data` share a code in [0, bound), nulls the code
-    bound - 1 (so a null is a group of its own)."""
+    """(codes, bound): equal values of `data` share a code in [0, bound), nulls one of their
+    own. Types the hash kernels take are coded by them (by first appearance); dictionaries by
+    their values' codes; strings and binaries of other layouts by their bytes with numpy."""
     n = data.length
     t = storage_type(data.type)
     if t.kind == Kind.NULL:
         return np.zeros(n, np.int64), 1
     if t.kind in _NESTED_KINDS:
         raise ArrowNotImplementedError(f"Keys of type {data.type}")
+    hashed = first_appearance(data, hashed_only=True) if n else None
+    if hashed is not None:
+        return hashed[0], len(hashed[1])
     if isinstance(t, DictionaryType):
         idx = ArrayData(t.index_type, n, data.offset, data.null_count, data.buffers)
         found = numeric_values(idx)
@@ -251,6 +255,10 @@ class Groups:
         """The groups of rows equal on every key column (a null equal to a null)."""
         if not keys:                            # one group of every row, even of none
             return cls(np.zeros(n, np.int64), 1, np.zeros(1, np.int64))
+        if len(keys) == 1 and n and storage_type(keys[0].type).kind not in _NESTED_KINDS:
+            hashed = first_appearance(keys[0], hashed_only=True)
+            if hashed is not None:              # groups numbered by first appearance already
+                return cls(hashed[0], len(hashed[1]), hashed[1])
         codes = _value_codes(keys[0])
         for k in keys[1:]:
             codes = _combine(codes, _value_codes(k))

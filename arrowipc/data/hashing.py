@@ -25,7 +25,7 @@ from ..types import DictionaryType, ExtensionType, Kind, StructType, field, int6
 from .selection import PARALLEL_MIN_ROWS, hash_key, parallel_map, take
 from .to_python import ordered_numpy, to_pylist, validity_mask
 
-__all__ = ["dictionary_encoded", "first_appearance", "index_in", "numeric_values",
+__all__ = ["dictionary_encoded", "first_appearance", "first_equal", "index_in", "numeric_values",
            "storage_type", "unique", "value_counts"]
 
 
@@ -58,24 +58,45 @@ def index_in(values: ArrayData, members: ArrayData) -> Any | None:
     """For each value, the row of the first equal member (-1: none), as int64 numpy; None for a
     type without a kernel (string and binary views too: cast them first). Null slots are looked
     up by the bytes they hold: callers mask them."""
+    return _lookup(values, members)
+
+
+def first_equal(data: ArrayData) -> Any | None:
+    """For each row, the first row of an equal value (index_in of the column in itself, in one
+    pass over a hash set of its distinct values); None as index_in."""
+    return _lookup(data, None)
+
+
+def _lookup(values: ArrayData, members: ArrayData | None) -> Any | None:
     out = np.empty(values.length, np.int64)
     t = storage_type(values.type)
     if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
-        _in_pieces(lambda at, size: _k.index_in_binary(values.slice(at, size), members,
-                                                       out[at:at + size]), len(out))
+        if members is None:
+            _k.first_equal_binary(values, out)
+        else:
+            _in_pieces(lambda at, size: _k.index_in_binary(values.slice(at, size), members,
+                                                           out[at:at + size]), len(out))
         return out
     if isinstance(t, DictionaryType):
         return None
-    a, b = numeric_values(values), numeric_values(members)
+    a = numeric_values(values)
+    b = a if members is None else numeric_values(members)
     if a is None or b is None or a[0].dtype != b[0].dtype:
         return None
-    if a[0].dtype.kind in "iu" and len(b[0]):
-        direct = _index_in_range(a[0], b[0])
+    found, wanted = a[0], b[0]
+    if found.dtype == np.float16:       # no kernel of its own: its bits, every NaN one NaN
+        found, wanted = (np.where(np.isnan(x), np.float16("nan"), x).view(np.uint16)
+                         for x in (found, wanted))
+    if found.dtype.kind in "iu" and len(wanted):
+        direct = _index_in_range(found, wanted)
         if direct is not None:
             return direct
-    found, wanted = np.ascontiguousarray(a[0]), np.ascontiguousarray(b[0])
-    _in_pieces(lambda at, size: _k.index_in_numbers(found[at:at + size], wanted,
-                                                    out[at:at + size]), len(out))
+    found, wanted = np.ascontiguousarray(found), np.ascontiguousarray(wanted)
+    if members is None:
+        _k.first_equal_numbers(found, out)
+    else:
+        _in_pieces(lambda at, size: _k.index_in_numbers(found[at:at + size], wanted,
+                                                        out[at:at + size]), len(out))
     return out
 
 
@@ -107,14 +128,17 @@ def _index_in_range(values: Any, members: Any) -> Any | None:
     return out
 
 
-def first_appearance(data: ArrayData) -> tuple[Any, Any, int]:
+def first_appearance(data: ArrayData, hashed_only: bool = False) -> tuple[Any, Any, int] | None:
     """(group of each row, first row of each group, the nulls' group or -1): rows of equal
-    values share a group (nulls one of their own), numbered by first appearance."""
+    values share a group (nulls one of their own), numbered by first appearance. A type
+    without a hash kernel goes through Python values, or gives None if `hashed_only`."""
     n = data.length
     rows = np.arange(n, dtype=np.int64)
     valid = validity_mask(data) if n else None
-    first = index_in(data, data) if n else np.zeros(0, np.int64)
+    first = first_equal(data) if n else np.zeros(0, np.int64)
     if first is None:                   # no kernel: Python values, one dict lookup each
+        if hashed_only:
+            return None
         seen: dict[Any, int] = {}
         first = np.fromiter((seen.setdefault(hash_key(v), i)
                              for i, v in enumerate(to_pylist(data))), np.int64, n)
@@ -135,6 +159,12 @@ def first_appearance(data: ArrayData) -> tuple[Any, Any, int]:
     return rank[first], firsts, null_group
 
 
+def _groups(data: ArrayData) -> tuple[Any, Any, int]:
+    found = first_appearance(data)
+    assert found is not None
+    return found
+
+
 def _rows_data(rows: Any) -> ArrayData:
     rows = np.ascontiguousarray(rows, np.int64)
     return ArrayData(int64(), len(rows), 0, 0, [None, py_buffer(rows)])
@@ -142,12 +172,12 @@ def _rows_data(rows: Any) -> ArrayData:
 
 def unique(data: ArrayData) -> ArrayData:
     """The distinct values of `data` in order of first appearance (one null if any)."""
-    return take(data, _rows_data(first_appearance(data)[1]))
+    return take(data, _rows_data(_groups(data)[1]))
 
 
 def value_counts(data: ArrayData) -> ArrayData:
     """A struct array of {values, counts} in order of first appearance (pyarrow's layout)."""
-    groups, firsts, _ = first_appearance(data)
+    groups, firsts, _ = _groups(data)
     counts = np.bincount(groups, minlength=len(firsts)).astype(np.int64)
     uniq = take(data, _rows_data(firsts))
     t = StructType([field("values", data.type), field("counts", int64())])
@@ -159,7 +189,7 @@ def dictionary_encoded(data: ArrayData, target: DictionaryType, encode_nulls: bo
     """`data` as a `target` dictionary array, its values in order of first appearance: a null
     a dictionary value where `encode_nulls`, else a null index."""
     from ..errors import ArrowInvalid
-    groups, firsts, null_group = first_appearance(data)
+    groups, firsts, null_group = _groups(data)
     valid = None
     if null_group >= 0 and not encode_nulls:
         # the null group out of the dictionary, the groups after it one lower
