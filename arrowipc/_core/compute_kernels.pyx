@@ -733,6 +733,24 @@ cdef inline numeric_t _nan_canonical(numeric_t v) noexcept nogil:
     return v
 
 
+cdef inline uint64_t _probe_binary(const int64_t* slots, uint64_t mask, const BinaryView* rows,
+                                   const uint8_t* p, int64_t size, uint64_t h,
+                                   bint* found) noexcept nogil:
+    """The slot holding a row of `rows` whose bytes are p[:size] (found), or the empty slot
+    where such a row would go; rows in the table were checked when they went in."""
+    cdef uint64_t j = h & mask
+    cdef const uint8_t* q = NULL
+    cdef int64_t lq = 0
+    while slots[j] >= 0:
+        _value(rows, slots[j], &q, &lq)
+        if lq == size and (size == 0 or memcmp(p, q, size) == 0):
+            found[0] = True
+            return j
+        j = (j + 1) & mask
+    found[0] = False
+    return j
+
+
 cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
                      int64_t* index) except -1:
     """_find_numbers for string/binary values, bytewise; a value whose offsets leave its data
@@ -740,11 +758,10 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
     cdef BinaryView vv, vm
     _binary_view(values, &vv, "values")
     _binary_view(members, &vm, "value set")
-    cdef int64_t n = vv.length, m = vm.length, i, lp = 0, lq = 0, k
+    cdef int64_t n = vv.length, m = vm.length, i, lp = 0
     cdef HashSet s
     _set_init(&s, m)
     cdef const uint8_t* p = NULL
-    cdef const uint8_t* q = NULL
     cdef uint64_t j
     cdef int err = ERR_OK
     cdef BinaryView* bad = &vm
@@ -756,14 +773,8 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if err != ERR_OK:
                 bad_row = i
                 break
-            j = _hash(p, lp) & s.mask
-            while s.slots[j] >= 0:
-                k = s.slots[j]
-                _value(&vm, k, &q, &lq)
-                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
-                    break
-                j = (j + 1) & s.mask
-            if s.slots[j] < 0:
+            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp), &found)
+            if not found:
                 s.slots[j] = i
         for i in range(n):
             if err != ERR_OK:
@@ -772,15 +783,7 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if err != ERR_OK:
                 bad, bad_row = &vv, i
                 break
-            j = _hash(p, lp) & s.mask
-            found = False
-            while s.slots[j] >= 0:
-                k = s.slots[j]
-                _value(&vm, k, &q, &lq)
-                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
-                    found = True
-                    break
-                j = (j + 1) & s.mask
+            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp), &found)
             if bits != NULL and found:
                 set_bit(bits, i)
             if index != NULL:
@@ -848,6 +851,16 @@ cdef int _growing_init(GrowingSet* s, uint64_t** hashes, int64_t n) except -1:
     return 0
 
 
+cdef inline int64_t _first_row(GrowingSet* s, uint64_t j, int64_t i, int64_t r,
+                               bint found) noexcept nogil:
+    # row i's first equal row: r, found at slot j, or i itself, kept in the empty slot j
+    if found:
+        return r
+    s.slots[j] = i
+    s.used += 1
+    return i
+
+
 def first_equal_numbers(const numeric_t[::1] values, int64_t[::1] out):
     """out[i]: the first row whose value equals value i (by bytes, every NaN one NaN: the
     membership kernels' equality), in one pass over a hash set of the distinct values."""
@@ -877,12 +890,7 @@ def first_equal_numbers(const numeric_t[::1] values, int64_t[::1] out):
                     found = True
                     break
                 j = (j + 1) & s.mask
-            if found:
-                out[i] = r
-            else:
-                s.slots[j] = i
-                s.used += 1
-                out[i] = i
+            out[i] = _first_row(&s, j, i, r, found)
     free(s.slots)
     free(hashes)
     if err:
@@ -894,14 +902,13 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
     data is an ArrowInvalid naming the row."""
     cdef BinaryView v
     _binary_view(values, &v, "values")
-    cdef int64_t n = v.length, i, r = 0, lp = 0, lq = 0
+    cdef int64_t n = v.length, i, lp = 0
     if out.shape[0] != n:
         raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
     cdef GrowingSet s
     cdef uint64_t* hashes = NULL
     _growing_init(&s, &hashes, n)
     cdef const uint8_t* p = NULL
-    cdef const uint8_t* q = NULL
     cdef uint64_t j
     cdef int err = ERR_OK
     cdef bint found
@@ -914,21 +921,8 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
             if err != ERR_OK:
                 break
             hashes[i] = _hash(p, lp)
-            j = hashes[i] & s.mask
-            found = False
-            while s.slots[j] >= 0:
-                r = s.slots[j]
-                _value(&v, r, &q, &lq)
-                if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
-                    found = True
-                    break
-                j = (j + 1) & s.mask
-            if found:
-                out[i] = r
-            else:
-                s.slots[j] = i
-                s.used += 1
-                out[i] = i
+            j = _probe_binary(s.slots, s.mask, &v, p, lp, hashes[i], &found)
+            out[i] = _first_row(&s, j, i, s.slots[j], found)
     free(s.slots)
     free(hashes)
     if err == -1:
