@@ -1,11 +1,17 @@
 """pyarrow.compute's names for what arrowipc computes: expressions (`field`, `scalar`,
 `Expression`) and the comparison, Kleene logic, null, membership and arithmetic functions on
-Arrays, ChunkedArrays and scalars, returning arrowipc objects.
+Arrays, ChunkedArrays and scalars, returning arrowipc objects; the aggregations of a whole column
+(`sum`, `mean`, `min`, `max`, `count`, `count_distinct`, ... each a Scalar, by the grouping
+kernels with no key) and the vector functions the arrays have as methods (`cast`, `take`,
+`filter`, `unique`, `value_counts`, `dictionary_encode`, `fill_null`, `drop_null`, `index_in`).
+This module's `sum`, `min`, `max`, `any`, `all` and `filter` are pyarrow's, not the builtins.
 
     import arrowipc.compute as pc
     pc.greater(table["x"], 3); table.filter(pc.field("x") > 3)
 """
 from __future__ import annotations
+
+import builtins
 
 from .array import Array, ChunkedArray, Scalar, array, make_array
 from .data import compute as K
@@ -63,7 +69,7 @@ def _call(kernel: Any, *args: Any) -> Any:
     if not chunked:
         return _wrap(kernel(*datums))
     lengths = [len(c) for c in chunked]
-    if len(set(lengths)) > 1 or any(
+    if len(set(lengths)) > 1 or builtins.any(
             [x.length for x in c] != [x.length for x in chunked[0]] for c in chunked):
         from .data.selection import combined_data
         datums = [combined_data(d, d[0].type) if isinstance(d, list) and d else d
@@ -232,3 +238,248 @@ abs = _unary("abs")     # noqa: A001 (pyarrow.compute's name)
 abs_checked = _unary("abs_checked")
 negate = _unary("negate")
 negate_checked = _unary("negate_checked")
+
+
+# -- aggregations over a whole column, as pyarrow.compute's (a Scalar each) ----------------------
+
+def _column_data(values: Any) -> Any:
+    """One ArrayData of `values`: an Array's, a ChunkedArray's chunks joined, or another
+    library's array or stream imported; a list or numpy array converted."""
+    from .data.selection import combined_data
+    datum = _datum(values)
+    if isinstance(datum, list):
+        ours = values if isinstance(values, ChunkedArray) else None
+        return combined_data(datum, ours.type if ours is not None and not datum
+                             else datum[0].type) if datum else array([], ours.type).data \
+            if ours is not None else array([]).data
+    if isinstance(datum, K.ScalarData):
+        if isinstance(values, (list, tuple)) or type(values).__module__ == "numpy":
+            return array(values).data
+        raise TypeError(f"an aggregation takes an array, got {type(values).__name__}")
+    return datum
+
+
+class _Options:
+    """The settings an aggregation kernel reads (pyarrow's ScalarAggregateOptions,
+    CountOptions and VarianceOptions, by attribute)."""
+
+    def __init__(self, **settings: Any) -> None:
+        self.__dict__.update(settings)
+
+
+def _aggregated(function: str, values: Any, options: Any, settings: dict[str, Any]) -> Scalar:
+    from .data.grouping import aggregate
+    data = _column_data(values)
+    opts = options if options is not None else _Options(**settings)
+    [out] = aggregate([], [([data], function, opts, function)], data.length, False)
+    return Scalar(make_array(out))
+
+
+def sum(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
+        options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The sum of the values (int64 for signed integers, uint64 for unsigned ones, double for
+    floats); null when fewer than `min_count` values are not null, or a null is met with
+    skip_nulls=False."""
+    return _aggregated("sum", array, options, {"skip_nulls": skip_nulls,
+                                               "min_count": min_count})
+
+
+def product(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+            options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The product of the values (the types of sum)."""
+    return _aggregated("product", array, options, {"skip_nulls": skip_nulls,
+                                                   "min_count": min_count})
+
+
+def mean(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+         options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The mean of the values, a double."""
+    return _aggregated("mean", array, options, {"skip_nulls": skip_nulls,
+                                                "min_count": min_count})
+
+
+def min(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
+        options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The smallest value (NaNs only when every value is NaN)."""
+    return _aggregated("min", array, options, {"skip_nulls": skip_nulls,
+                                               "min_count": min_count})
+
+
+def max(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
+        options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The largest value (NaNs only when every value is NaN)."""
+    return _aggregated("max", array, options, {"skip_nulls": skip_nulls,
+                                               "min_count": min_count})
+
+
+def min_max(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+            options: Any = None, memory_pool: Any = None) -> Scalar:
+    """A struct scalar {min, max} of the values."""
+    return _aggregated("min_max", array, options, {"skip_nulls": skip_nulls,
+                                                   "min_count": min_count})
+
+
+def any(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
+        options: Any = None, memory_pool: Any = None) -> Scalar:
+    """Whether any boolean value is true (Kleene logic with skip_nulls=False)."""
+    return _aggregated("any", array, options, {"skip_nulls": skip_nulls,
+                                               "min_count": min_count})
+
+
+def all(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
+        options: Any = None, memory_pool: Any = None) -> Scalar:
+    """Whether every boolean value is true (Kleene logic with skip_nulls=False)."""
+    return _aggregated("all", array, options, {"skip_nulls": skip_nulls,
+                                               "min_count": min_count})
+
+
+def count(array: Any, /, mode: str = "only_valid", *, options: Any = None,
+          memory_pool: Any = None) -> Scalar:
+    """The number of values: "only_valid" (not null), "only_null" or "all"."""
+    return _aggregated("count", array, options, {"mode": mode})
+
+
+def count_distinct(array: Any, /, mode: str = "only_valid", *, options: Any = None,
+                   memory_pool: Any = None) -> Scalar:
+    """The number of distinct values ("only_valid", "only_null" or "all", as count)."""
+    return _aggregated("count_distinct", array, options, {"mode": mode})
+
+
+def stddev(array: Any, /, *, ddof: int = 0, skip_nulls: bool = True, min_count: int = 0,
+           options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The standard deviation of the values (`ddof` delta degrees of freedom), a double."""
+    return _aggregated("stddev", array, options, {"ddof": ddof, "skip_nulls": skip_nulls,
+                                                  "min_count": min_count})
+
+
+def variance(array: Any, /, *, ddof: int = 0, skip_nulls: bool = True, min_count: int = 0,
+             options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The variance of the values (`ddof` delta degrees of freedom), a double."""
+    return _aggregated("variance", array, options, {"ddof": ddof, "skip_nulls": skip_nulls,
+                                                    "min_count": min_count})
+
+
+def first(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+          options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The first value (the first not null with skip_nulls)."""
+    return _aggregated("first", array, options, {"skip_nulls": skip_nulls,
+                                                 "min_count": min_count})
+
+
+def last(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+         options: Any = None, memory_pool: Any = None) -> Scalar:
+    """The last value (the last not null with skip_nulls)."""
+    return _aggregated("last", array, options, {"skip_nulls": skip_nulls,
+                                                "min_count": min_count})
+
+
+# -- vector functions: the arrays' own methods under pyarrow.compute's names --------------------
+
+def _ours(values: Any) -> Any:
+    """An arrowipc Array, ChunkedArray, RecordBatch or Table of `values` (others imported)."""
+    from .table import RecordBatch, Table, table
+    if isinstance(values, (Array, ChunkedArray, RecordBatch, Table)):
+        return values
+    if hasattr(values, "__arrow_c_stream__") and not hasattr(values, "__arrow_c_array__"):
+        if hasattr(values, "schema") and hasattr(values, "num_rows"):
+            return table(values)
+        from .array import chunked_array
+        return chunked_array(values)
+    return array(values)
+
+
+def cast(arr: Any, target_type: Any = None, safe: bool | None = None, options: Any = None,
+         memory_pool: Any = None) -> Any:
+    """The values cast to `target_type` (safe by default: a value that does not fit raises)."""
+    return _ours(arr).cast(target_type, safe=safe if safe is not None else True,
+                           options=options)
+
+
+def take(data: Any, indices: Any, *, boundscheck: bool = True, memory_pool: Any = None) -> Any:
+    """The rows of `data` at `indices` (a null index gives a null row)."""
+    return _ours(data).take(indices)
+
+
+def filter(input: Any, selection_filter: Any, /,  # noqa: A001
+           null_selection_behavior: str = "drop", *, options: Any = None,
+           memory_pool: Any = None) -> Any:
+    """The rows where the boolean `selection_filter` is true (null rows dropped or emitted)."""
+    return _ours(input).filter(selection_filter, null_selection_behavior)
+
+
+def unique(array: Any, /, *, memory_pool: Any = None) -> Array:
+    """The distinct values in order of first appearance."""
+    return _ours(array).unique()  # type: ignore[no-any-return]
+
+
+def value_counts(array: Any, /, *, memory_pool: Any = None) -> Array:
+    """struct<values, counts> of the distinct values in order of first appearance."""
+    return _ours(array).value_counts()  # type: ignore[no-any-return]
+
+
+def dictionary_encode(array: Any, /, null_encoding: str = "mask", *, options: Any = None,
+                      memory_pool: Any = None) -> Any:
+    """The values as a dictionary<int32, type> array (nulls as null indices, or encoded)."""
+    return _ours(array).dictionary_encode(null_encoding)
+
+
+def fill_null(values: Any, fill_value: Any) -> Any:
+    """The values with their nulls replaced by `fill_value`."""
+    return _ours(values).fill_null(fill_value)
+
+
+def drop_null(input: Any, /, *, memory_pool: Any = None) -> Any:
+    """The values (or rows) without nulls."""
+    return _ours(input).drop_null()
+
+
+def index_in(values: Any, /, value_set: Any, *, skip_nulls: bool = False,
+             options: Any = None, memory_pool: Any = None) -> Any:
+    """The position of each value in `value_set` (int32), null where it is not there (a null
+    finds a null in the set unless skip_nulls)."""
+    from .types import int32
+    ours, members = _ours(values), _ours(value_set)
+    if isinstance(members, ChunkedArray):
+        members = members.combine_chunks()
+    if isinstance(ours, ChunkedArray):
+        return ChunkedArray([index_in(c, members, skip_nulls=skip_nulls) for c in ours.chunks],
+                            int32())
+    return make_array(_index_in_data(ours.data, members.data, skip_nulls))
+
+
+def _index_in_data(values: Any, members: Any, skip_nulls: bool) -> Any:
+    """index_in over ArrayData: the hash kernels' first equal member of each value, nulls
+    looked up as nulls."""
+    import numpy as np
+
+    from ._core.arraydata import ArrayData
+    from ._core.buffer import py_buffer
+    from .data.cast import cast_data
+    from .data.hashing import index_in as first_member
+    from .data.to_python import validity_mask
+    from .errors import ArrowNotImplementedError, ArrowTypeError
+    from .types import int32
+    if values.type != members.type:
+        try:
+            members = cast_data(members, values.type, True)
+        except (ValueError, TypeError, ArrowNotImplementedError):
+            raise ArrowTypeError(f"Array type doesn't match type of values set: {values.type} "
+                                 f"vs {members.type}") from None
+    found = first_member(values, members)
+    if found is None:
+        raise ArrowNotImplementedError(f"index_in of {values.type}")
+    valid, set_valid = validity_mask(values), validity_mask(members)
+    if set_valid is not None:           # a null slot's bytes are no member
+        found[(found >= 0) & ~set_valid[np.maximum(found, 0)]] = -1
+    if valid is not None:
+        null_at = np.flatnonzero(~set_valid) if set_valid is not None else np.zeros(0)
+        found[~valid] = null_at[0] if len(null_at) and not skip_nulls else -1
+    ok = found >= 0
+    bits = None if ok.all() else py_buffer(np.packbits(ok, bitorder="little"))
+    return ArrayData(int32(), len(found), 0, int(len(ok) - np.count_nonzero(ok)),
+                     [bits, py_buffer(np.where(ok, found, 0).astype(np.int32))])
+
+
+__all__ += ["all", "any", "cast", "count", "count_distinct", "dictionary_encode", "drop_null",
+            "fill_null", "filter", "first", "index_in", "last", "max", "mean", "min", "min_max",
+            "product", "stddev", "sum", "take", "unique", "value_counts", "variance"]
