@@ -372,13 +372,15 @@ static int larger_first(const void* a, const void* b) {
    buffer larger than a thread's share of the run, which would keep one thread compressing while
    the others wait, is cut into pieces, each compressed into a frame of its own on any thread, and
    the frames are put back to back. A piece is about a quarter of a thread's share and at least
-   PIECE_MIN bytes. Each frame starts afresh, which costs little where compression is slow
-   (0.01-0.3 % on strings, floats and integers shrinking 1.5 to 6 times) but can cost much on
-   data that shrinks tenfold or more (+10 to +60 % on ascending integers), which compresses
-   fast anyway: a buffer whose samples shrink more than SPLIT_RATIO_MAX times is not cut. Other
-   buffers keep pyarrow's frame, byte for byte. */
+   PIECE_MIN bytes. Each frame starts afresh, which costs little (0.01-0.3 % on strings, floats
+   and integers shrinking 1.5 to 6 times). Data whose samples shrink more than SPLIT_RATIO_MAX
+   times loses more to small pieces (+10 % for 2 MiB pieces of integers of three values) and
+   nothing measurable to pieces of PIECE_MIN_SHRINKING bytes (text shrinking 60 times even
+   comes out a quarter smaller): its pieces are at least that large. Other buffers keep
+   pyarrow's frame, byte for byte. */
 #define SPLIT_RATIO_MAX 8
 #define PIECE_MIN (2 << 20)
+#define PIECE_MIN_SHRINKING (8 << 20)
 
 typedef struct { int64_t share, piece; } split_rule;
 
@@ -422,8 +424,12 @@ static int64_t cut_pieces(arrowipc_codec_contexts* c, arrowipc_codec_task* tasks
                                     t->dst_len, &none, &sampled, &t->error);
     if (t->status != ARROWIPC_CODEC_OK) continue;
     if (none) { t->out_len = t->src_len; continue; }
-    if (sampled * SPLIT_RATIO_MAX < SAMPLES * SAMPLE) { work[count++] = t; continue; }
-    int64_t k = (t->src_len + piece - 1) / piece, step = t->src_len / k;
+    int64_t size = piece;
+    if (sampled * SPLIT_RATIO_MAX < SAMPLES * SAMPLE) {
+      if (size < PIECE_MIN_SHRINKING) size = PIECE_MIN_SHRINKING;
+      if (t->src_len <= size + size / 2) { work[count++] = t; continue; }
+    }
+    int64_t k = (t->src_len + size - 1) / size, step = t->src_len / k;
     int64_t last = t->src_len - step * (k - 1);
     int64_t bound = arrowipc_compress_bound(t->codec, step);
     int64_t room = bound * (k - 1) + arrowipc_compress_bound(t->codec, last);

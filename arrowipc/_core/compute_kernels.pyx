@@ -902,7 +902,7 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
     data is an ArrowInvalid naming the row."""
     cdef BinaryView v
     _binary_view(values, &v, "values")
-    cdef int64_t n = v.length, i, lp = 0
+    cdef int64_t n = v.length, i = 0, lp = 0
     if out.shape[0] != n:
         raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
     cdef GrowingSet s
@@ -997,7 +997,7 @@ def join_build(const int64_t[::1] right_codes, const int64_t[::1] counts, int64_
 
 def join_count(const int64_t[::1] left_codes, const int64_t[::1] counts, bint keep_unmatched):
     """How many pairs join_pairs writes for these codes (see there)."""
-    cdef int64_t n = left_codes.shape[0], bound = counts.shape[0], i, c, many, total = 0
+    cdef int64_t n = left_codes.shape[0], bound = counts.shape[0], i = 0, c = 0, many, total = 0
     cdef int err = 0
     with nogil:
         for i in range(n):
@@ -1025,7 +1025,7 @@ def join_pairs(const int64_t[::1] left_codes, const int64_t[::1] starts,
     -1 or no right row gives (i, -1) when `keep_unmatched` (a left outer join). The outputs have
     as many slots as the pairs (the caller counted them); returns how many were written."""
     cdef int64_t n = left_codes.shape[0], bound = starts.shape[0], m = order.shape[0]
-    cdef int64_t size = left_out.shape[0], i, c, k, first, many, w = 0
+    cdef int64_t size = left_out.shape[0], i = 0, c = 0, k, first, many, w = 0
     cdef int err = 0
     if right_out.shape[0] != size or counts.shape[0] != bound:
         raise ValueError("join_pairs: output or code arrays of different lengths")

@@ -363,13 +363,25 @@ def test_large_zstd_buffers_are_compressed_in_pieces_on_threads(use_threads):
     assert_ours_equal(ours, [batch])
 
 
-def test_large_zstd_buffer_shrinking_tenfold_stays_one_frame_on_threads():
-    # data that shrinks more than eightfold in its samples loses most to pieces (each frame
-    # starts afresh) and compresses fast whole: one frame, pyarrow's
+def test_large_zstd_buffer_shrinking_tenfold_is_cut_in_large_pieces_on_threads():
+    # data that shrinks more than eightfold in its samples loses to small pieces (each frame
+    # starts afresh), not to pieces of 8 MiB: 32 MB in four frames, the output no larger
     np = pytest.importorskip("numpy")
     batch = pa.record_batch({"i": pa.array(np.arange(4_000_000, dtype=np.int64) // 3)})
     ours = ours_write([batch], "stream", ours_options("zstd", use_threads=True))
-    assert buffer_frames(ours) == [[32_000_000]]
+    assert buffer_frames(ours) == [[8_000_000] * 4]
+    theirs = pa_write([batch], "stream", pa_options("zstd"))
+    assert len(S.as_bytes(ours)) <= len(S.as_bytes(theirs)) * 1.001
+    _, got = pa_read(ours, "stream")
+    assert_pa_equal(got, [batch])
+
+
+def test_a_shrinking_zstd_buffer_below_a_piece_and_a_half_stays_one_frame():
+    # 12 MB shrinking tenfold: under one and a half pieces of 8 MiB, one frame, pyarrow's bytes
+    np = pytest.importorskip("numpy")
+    batch = pa.record_batch({"i": pa.array(np.arange(1_500_000, dtype=np.int64) // 3)})
+    ours = ours_write([batch], "stream", ours_options("zstd", use_threads=True))
+    assert buffer_frames(ours) == [[12_000_000]]
     theirs = pa_write([batch], "stream", pa_options("zstd"))
     assert S.as_bytes(ours) == S.as_bytes(theirs)
 
