@@ -275,62 +275,34 @@ def _aggregated(function: str, values: Any, options: Any, settings: dict[str, An
     return Scalar(make_array(out))
 
 
-def sum(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
-        options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The sum of the values (int64 for signed integers, uint64 for unsigned ones, double for
-    floats); null when fewer than `min_count` values are not null, or a null is met with
-    skip_nulls=False."""
-    return _aggregated("sum", array, options, {"skip_nulls": skip_nulls,
-                                               "min_count": min_count})
+def _scalar_aggregation(name: str, doc: str) -> Any:
+    """pyarrow.compute's `name`: an aggregation taking ScalarAggregateOptions' keywords."""
+    def function(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
+                 options: Any = None, memory_pool: Any = None) -> Scalar:
+        return _aggregated(name, array, options, {"skip_nulls": skip_nulls,
+                                                  "min_count": min_count})
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
 
 
-def product(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
-            options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The product of the values (the types of sum)."""
-    return _aggregated("product", array, options, {"skip_nulls": skip_nulls,
-                                                   "min_count": min_count})
-
-
-def mean(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
-         options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The mean of the values, a double."""
-    return _aggregated("mean", array, options, {"skip_nulls": skip_nulls,
-                                                "min_count": min_count})
-
-
-def min(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
-        options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The smallest value (NaNs only when every value is NaN)."""
-    return _aggregated("min", array, options, {"skip_nulls": skip_nulls,
-                                               "min_count": min_count})
-
-
-def max(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
-        options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The largest value (NaNs only when every value is NaN)."""
-    return _aggregated("max", array, options, {"skip_nulls": skip_nulls,
-                                               "min_count": min_count})
-
-
-def min_max(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
-            options: Any = None, memory_pool: Any = None) -> Scalar:
-    """A struct scalar {min, max} of the values."""
-    return _aggregated("min_max", array, options, {"skip_nulls": skip_nulls,
-                                                   "min_count": min_count})
-
-
-def any(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
-        options: Any = None, memory_pool: Any = None) -> Scalar:
-    """Whether any boolean value is true (Kleene logic with skip_nulls=False)."""
-    return _aggregated("any", array, options, {"skip_nulls": skip_nulls,
-                                               "min_count": min_count})
-
-
-def all(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,  # noqa: A001
-        options: Any = None, memory_pool: Any = None) -> Scalar:
-    """Whether every boolean value is true (Kleene logic with skip_nulls=False)."""
-    return _aggregated("all", array, options, {"skip_nulls": skip_nulls,
-                                               "min_count": min_count})
+sum = _scalar_aggregation(  # noqa: A001 (pyarrow.compute's name)
+    "sum", "The sum of the values (int64 for signed integers, uint64 for unsigned ones, double "
+    "for floats); null when fewer than `min_count` values are not null, or a null is met with "
+    "skip_nulls=False.")
+product = _scalar_aggregation("product", "The product of the values (the types of sum).")
+mean = _scalar_aggregation("mean", "The mean of the values, a double.")
+min = _scalar_aggregation(  # noqa: A001
+    "min", "The smallest value (NaN only when every value is NaN).")
+max = _scalar_aggregation(  # noqa: A001
+    "max", "The largest value (NaN only when every value is NaN).")
+min_max = _scalar_aggregation("min_max", "A struct scalar {min, max} of the values.")
+any = _scalar_aggregation(  # noqa: A001
+    "any", "Whether any boolean value is true (Kleene logic with skip_nulls=False).")
+all = _scalar_aggregation(  # noqa: A001
+    "all", "Whether every boolean value is true (Kleene logic with skip_nulls=False).")
+first = _scalar_aggregation("first", "The first value (the first not null with skip_nulls).")
+last = _scalar_aggregation("last", "The last value (the last not null with skip_nulls).")
 
 
 def count(array: Any, /, mode: str = "only_valid", *, options: Any = None,
@@ -357,20 +329,6 @@ def variance(array: Any, /, *, ddof: int = 0, skip_nulls: bool = True, min_count
     """The variance of the values (`ddof` delta degrees of freedom), a double."""
     return _aggregated("variance", array, options, {"ddof": ddof, "skip_nulls": skip_nulls,
                                                     "min_count": min_count})
-
-
-def first(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
-          options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The first value (the first not null with skip_nulls)."""
-    return _aggregated("first", array, options, {"skip_nulls": skip_nulls,
-                                                 "min_count": min_count})
-
-
-def last(array: Any, /, *, skip_nulls: bool = True, min_count: int = 1,
-         options: Any = None, memory_pool: Any = None) -> Scalar:
-    """The last value (the last not null with skip_nulls)."""
-    return _aggregated("last", array, options, {"skip_nulls": skip_nulls,
-                                                "min_count": min_count})
 
 
 # -- vector functions: the arrays' own methods under pyarrow.compute's names --------------------

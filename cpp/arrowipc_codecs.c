@@ -209,6 +209,8 @@ int64_t arrowipc_compress_bound(int codec, int64_t n) {
 static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, const uint8_t* src,
                           int64_t n, uint8_t* dst, int64_t cap, int64_t* out_len,
                           const char** error);
+static int compress_lz4(int level, const uint8_t* src, int64_t n, uint8_t* dst, int64_t cap,
+                        int sized, int64_t* out_len, const char** error);
 
 /* Incompressible data (random numbers, already-compressed bytes) is common in large buffers and
    costs a full compression pass only to be stored raw. From SAMPLE_FROM bytes on, SAMPLES spread
@@ -260,14 +262,23 @@ static int compress_whole(arrowipc_codec_contexts* c, int codec, int level, cons
     r = zstd.compress_cctx(c->zstd_cctx, dst, (size_t)cap, src, (size_t)n, level);
     if (zstd.is_error(r)) { *error = zstd.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
   } else {
-    if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
-    lz4f_preferences prefs;
-    memset(&prefs, 0, sizeof(prefs));
-    prefs.frameInfo.contentSize = (unsigned long long)n;   /* readers can size their output */
-    prefs.compressionLevel = level;
-    r = lz4.compress_frame(dst, (size_t)cap, src, (size_t)n, &prefs);
-    if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
+    return compress_lz4(level, src, n, dst, cap, 1, out_len, error);
   }
+  *out_len = (int64_t)r;
+  return ARROWIPC_CODEC_OK;
+}
+
+/* An LZ4 frame of src (pyarrow's preferences), its content size in the header when `sized`:
+   readers can size their output. */
+static int compress_lz4(int level, const uint8_t* src, int64_t n, uint8_t* dst, int64_t cap,
+                        int sized, int64_t* out_len, const char** error) {
+  if (!lz4.loaded) return ARROWIPC_CODEC_UNAVAILABLE;
+  lz4f_preferences prefs;
+  memset(&prefs, 0, sizeof(prefs));
+  if (sized) prefs.frameInfo.contentSize = (unsigned long long)n;
+  prefs.compressionLevel = level;
+  size_t r = lz4.compress_frame(dst, (size_t)cap, src, (size_t)n, &prefs);
+  if (lz4.is_error(r)) { *error = lz4.error_name(r); return ARROWIPC_CODEC_NO_SPACE; }
   *out_len = (int64_t)r;
   return ARROWIPC_CODEC_OK;
 }
@@ -331,7 +342,11 @@ typedef struct {
 #define SPLIT_PIECE 2
 
 static void run_one(arrowipc_codec_contexts* c, arrowipc_codec_task* t) {
-  if (t->compress == SPLIT_PIECE)
+  if (t->compress == SPLIT_PIECE && t->codec == ARROWIPC_CODEC_LZ4_FRAME)
+    /* no content size: the pieces' headers are one header, of the frame they are joined into */
+    t->status = compress_lz4(t->level, t->src, t->src_len, t->dst, t->dst_len, 0, &t->out_len,
+                             &t->error);
+  else if (t->compress == SPLIT_PIECE)
     t->status = compress_whole(c, t->codec, t->level, t->src, t->src_len, t->dst, t->dst_len,
                                &t->out_len, &t->error);
   else if (t->compress)
@@ -371,7 +386,8 @@ static int larger_first(const void* a, const void* b) {
    (Arrow C++, Java through zstd-jni, Rust, arrowipc), decodes them all into one output. So a
    buffer larger than a thread's share of the run, which would keep one thread compressing while
    the others wait, is cut into pieces, each compressed into a frame of its own on any thread, and
-   the frames are put back to back. A piece is about a quarter of a thread's share and at least
+   the frames are put back to back. Arrow C++ refuses LZ4 input of more than one frame, so LZ4
+   pieces' blocks are joined into one frame (join_pieces). A piece is about a quarter of a thread's share and at least
    PIECE_MIN bytes. Each frame starts afresh, which costs little (0.01-0.3 % on strings, floats
    and integers shrinking 1.5 to 6 times). Data whose samples shrink more than SPLIT_RATIO_MAX
    times loses more to small pieces (+10 % for 2 MiB pieces of integers of three values) and
@@ -379,6 +395,9 @@ static int larger_first(const void* a, const void* b) {
    comes out a quarter smaller): its pieces are at least that large. Other buffers keep
    pyarrow's frame, byte for byte. */
 #define SPLIT_RATIO_MAX 8
+/* An LZ4 frame without content size or dictionary: magic, FLG, BD, header checksum; its end. */
+#define LZ4_HEADER 7
+#define LZ4_END_MARK 4
 #define PIECE_MIN (2 << 20)
 #define PIECE_MIN_SHRINKING (8 << 20)
 
@@ -393,8 +412,7 @@ static split_rule split_rule_of(const arrowipc_codec_task* tasks, int64_t n, int
 }
 
 static int splits(const arrowipc_codec_task* t, split_rule r) {
-  return t->compress == 1 && t->codec == ARROWIPC_CODEC_ZSTD && t->src_len > r.share
-      && t->src_len > r.piece + r.piece / 2;
+  return t->compress == 1 && t->src_len > r.share && t->src_len > r.piece + r.piece / 2;
 }
 
 /* A split buffer: its pieces' tasks, and the scratch memory their frames are written to when
@@ -463,6 +481,7 @@ static int64_t cut_pieces(arrowipc_codec_contexts* c, arrowipc_codec_task* tasks
    fit its capacity mean the buffer does not shrink: it is stored raw (out_len = its size). */
 static void join_pieces(split_buffer* s) {
   arrowipc_codec_task* t = s->whole;
+  int lz4_frame = t->codec == ARROWIPC_CODEC_LZ4_FRAME;
   int64_t at = 0;
   for (int64_t j = 0; j < s->count; j++) {
     arrowipc_codec_task* p = &s->pieces[j];
@@ -471,9 +490,19 @@ static void join_pieces(split_buffer* s) {
       t->error = p->error;
       return;
     }
-    if (p->out_len > t->dst_len - at) { t->out_len = t->src_len; return; }
-    if (p->dst != t->dst + at) memmove(t->dst + at, p->dst, (size_t)p->out_len);
-    at += p->out_len;
+    /* LZ4 (whose readers take one frame): the pieces' blocks in one frame, under the first
+       piece's header (each piece's is the same: no content size, no checksum) and before one
+       end mark. A block that starts a piece refers to no earlier data, which a frame of linked
+       blocks allows. */
+    int64_t from = 0, len = p->out_len;
+    if (lz4_frame) {
+      if (len < LZ4_HEADER + LZ4_END_MARK) { t->status = ARROWIPC_CODEC_NO_SPACE; return; }
+      from = j == 0 ? 0 : LZ4_HEADER;
+      len -= from + (j == s->count - 1 ? 0 : LZ4_END_MARK);
+    }
+    if (len > t->dst_len - at) { t->out_len = t->src_len; return; }
+    if (p->dst + from != t->dst + at) memmove(t->dst + at, p->dst + from, (size_t)len);
+    at += len;
   }
   t->status = ARROWIPC_CODEC_OK;
   t->out_len = at;
@@ -596,7 +625,7 @@ int arrowipc_pack(int codec, int level, double min_savings, int64_t alignment,
     if (items[i].compress && items[i].src_len > largest) largest = items[i].src_len;
   }
   /* one buffer alone goes to the runner too when it is cut into pieces there */
-  int alone = ntasks <= 1 && !(codec == ARROWIPC_CODEC_ZSTD && largest > PIECE_MIN + PIECE_MIN / 2);
+  int alone = ntasks <= 1 && !(largest > PIECE_MIN + PIECE_MIN / 2);
   if (threads <= 1 || alone) {
     /* in order, each frame right after the previous one kept: no gaps between them */
     arrowipc_codec_contexts own = {NULL, NULL};

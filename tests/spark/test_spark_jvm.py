@@ -41,16 +41,20 @@ def test_only_the_selected_columns_buffers_are_read(spark, jvm, tmp_path):
     assert jvm.bodyBytesRead() == 0                 # count(*) reads message headers only
 
 
+@pytest.mark.parametrize("writer", ["pyarrow", "arrowipc"])
 @pytest.mark.parametrize("compression", ["lz4", "zstd"])
-def test_large_compressed_bodies(spark, jvm, tmp_path, compression):
-    # a million values: LZ4 frames of many linked 64 KiB blocks, as pyarrow writes them
-    values = pa.array(np.arange(1_000_000, dtype=np.int64) % 977)
-    strings = pa.array([f"v{i % 1013}" for i in range(1_000_000)])
+def test_large_compressed_bodies(spark, jvm, tmp_path, compression, writer):
+    # LZ4 frames of many linked 64 KiB blocks, as pyarrow writes them; arrowipc's writer cuts
+    # the 32 MB buffer in pieces (ZSTD frames back to back, LZ4 blocks joined in one frame)
+    n = 4_000_000
+    values = pa.array(np.arange(n, dtype=np.int64) % 977)
+    strings = pa.array(np.char.add("v", (np.arange(n) % 1013).astype(str)).astype(object))
     t = pa.table({"v": values, "s": strings})
     path = str(tmp_path / f"big-{compression}.arrow")
-    with pa.ipc.new_file(path, t.schema,
-                         options=pa.ipc.IpcWriteOptions(compression=compression)) as w:
-        w.write_table(t)
+    lib = pa.ipc if writer == "pyarrow" else ipc
+    with lib.new_file(path, t.schema,
+                      options=lib.IpcWriteOptions(compression=compression)) as w:
+        w.write_table(t if writer == "pyarrow" else arrowipc.table(t))
     row = spark.read.format("arrowipc").load(path).selectExpr(
         "sum(v)", "count(distinct s)", "max(s)").collect()[0]
     assert row[0] == pa.compute.sum(values).as_py()
