@@ -846,6 +846,11 @@ class ChunkedArray:
         from .data.selection import combined_data
         return make_array(combined_data([c.data for c in self.chunks], self.type))
 
+    def validate(self, *, full: bool = False) -> None:
+        """Check every chunk's structure (and values, with `full`); ArrowInvalid if broken."""
+        for chunk in self.chunks:
+            chunk.validate(full=full)
+
     def unify_dictionaries(self, memory_pool: Any = None) -> ChunkedArray:
         """Dictionary chunks re-encoded against one shared dictionary."""
         from .types import DictionaryType

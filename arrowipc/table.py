@@ -733,6 +733,32 @@ class Table(TabularOps):
         """The bytes the batches' buffers span."""
         return sum(b.nbytes for b in self._batches)
 
+    def to_struct_array(self, max_chunksize: int | None = None) -> ChunkedArray:
+        """The rows as a struct column, a chunk per record batch (of at most `max_chunksize`
+        rows when given), the columns as its children, zero-copy."""
+        from .types import StructType
+        struct = StructType(list(self.schema))
+        return ChunkedArray([make_array(ArrayData(struct, b.num_rows, 0, 0, [None],
+                                                  [c.data for c in b.columns]))
+                             for b in self.to_batches(max_chunksize)], struct)
+
+    @staticmethod
+    def from_struct_array(struct_array: Any) -> Table:
+        """A table of a struct array's (or column's) fields, a null struct giving nulls in
+        every column (pyarrow's Table.from_struct_array)."""
+        from .types import StructType
+        column = struct_array if isinstance(struct_array, (Array, ChunkedArray)) \
+            else array(struct_array)
+        if not isinstance(column.type, StructType):
+            raise ArrowTypeError(f"Argument 'struct_array' has incorrect type (expected a "
+                                 f"struct array, got {column.type})")
+        from .data.selection import struct_field
+        chunks = column.chunks if isinstance(column, ChunkedArray) else [column]
+        schema = Schema(list(column.type))
+        return Table(schema, [RecordBatch(schema, [struct_field(chunk.data, k)
+                                                   for k in range(len(schema))], len(chunk))
+                              for chunk in chunks])
+
     def to_batches(self, max_chunksize: int | None = None) -> list[RecordBatch]:
         """The record batches, split to at most `max_chunksize` rows each when given; as pyarrow,
         empty batches after the last row are left out (all of them in a table of no rows)."""

@@ -1092,6 +1092,15 @@ class Schema:
         """Indices of every field called `name`."""
         return [i for i, f in enumerate(self._fields) if f.name == name]
 
+    def field_by_name(self, name: str) -> Field | None:
+        """The only field called `name`, None when none or several are (pyarrow's deprecated
+        form of `field`: a FutureWarning, as pyarrow's)."""
+        import warnings
+        warnings.warn("The 'field_by_name' method is deprecated, use 'field' instead",
+                      FutureWarning, stacklevel=2)
+        i = self.get_field_index(name)
+        return self._fields[i] if i >= 0 else None
+
     def field(self, i: int | str) -> Field:
         """The field at index `i`, or the only one named `i` (ArrowKeyError otherwise)."""
         if isinstance(i, str):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .datasets import (Dataset, FileSystemDataset, FileSystemDatasetFactory,
+from .datasets import (Dataset, DatasetFactory, FileSystemDataset, FileSystemDatasetFactory,
                        FileSystemFactoryOptions, InMemoryDataset, UnionDataset, dataset)
-from .formats import (FeatherFileFormat, FileFormat, IpcFileFormat, IpcFileWriteOptions,
-                      IpcStreamFormat)
+from .formats import (FeatherFileFormat, FileFormat, FileWriteOptions, FragmentScanOptions,
+                      IpcFileFormat, IpcFileWriteOptions, IpcStreamFormat)
 from .fragments import FileFragment, Fragment
 from .partitioning import (DirectoryPartitioning, FilenamePartitioning, HivePartitioning,
                            Partitioning, PartitioningFactory, get_partition_keys, partitioning)
@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from ..expression import Expression, field, scalar
 
 __all__ = [
-    "Dataset", "DirectoryPartitioning", "Expression", "FeatherFileFormat", "FileFormat",
-    "FileFragment", "FileSystemDataset", "FileSystemDatasetFactory", "FileSystemFactoryOptions",
-    "FilenamePartitioning", "Fragment", "HivePartitioning",
+    "Dataset", "DatasetFactory", "DirectoryPartitioning", "Expression", "FeatherFileFormat",
+    "FileFormat", "FileFragment", "FileSystemDataset", "FileSystemDatasetFactory",
+    "FileSystemFactoryOptions", "FileWriteOptions", "FilenamePartitioning", "Fragment",
+    "FragmentScanOptions", "HivePartitioning",
     "InMemoryDataset", "IpcFileFormat", "IpcFileWriteOptions", "IpcStreamFormat", "Partitioning",
     "PartitioningFactory", "Scanner", "TaggedRecordBatch", "UnionDataset", "WrittenFile",
     "dataset", "field", "get_partition_keys", "partitioning", "scalar", "write_dataset",

@@ -708,7 +708,15 @@ class FileSystemFactoryOptions:
         self._partitioning = value
 
 
-class FileSystemDatasetFactory:
+class DatasetFactory:
+    """The base of dataset factories (pyarrow's DatasetFactory): `inspect()` a schema,
+    `finish()` a dataset. Made as a FileSystemDatasetFactory."""
+
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} is made as a FileSystemDatasetFactory")
+
+
+class FileSystemDatasetFactory(DatasetFactory):
     """A dataset's files on a filesystem, inspected before the dataset is made (pyarrow's
     FileSystemDatasetFactory): `inspect()` gives its files' schemas unified, `finish()` the
     FileSystemDataset dataset() would make. `paths_or_selector`: a list of paths, or a pyarrow

@@ -125,7 +125,24 @@ class _SniffedFormat(FileFormat):
     default_extname = "arrow"
 
 
-class IpcFileWriteOptions:
+class FileWriteOptions:
+    """The base of a format's write options (pyarrow's FileWriteOptions): made by a format's
+    make_write_options(), never directly."""
+
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} is made by a format's make_write_options()")
+
+
+class FragmentScanOptions:
+    """The base of a format's scan options (pyarrow's FragmentScanOptions); the IPC formats
+    have none of their own, so it is never made."""
+
+    def __init__(self) -> None:
+        raise TypeError(f"{type(self).__name__} cannot be made: the IPC formats have no "
+                        f"fragment scan options")
+
+
+class IpcFileWriteOptions(FileWriteOptions):
     """Write options of an IPC format (pyarrow's IpcFileWriteOptions): `write_options` (an
     IpcWriteOptions) and `statistics` (ours: per-batch and footer statistics, default True)."""
 

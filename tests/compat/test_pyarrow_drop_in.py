@@ -10,6 +10,7 @@ import pytest
 
 import arrowipc
 from arrowipc import ipc
+from arrowipc.array import make_array
 from arrowipc.errors import ArrowInvalid, ArrowIOError, ArrowTypeError
 
 pa = pytest.importorskip("pyarrow")
@@ -554,3 +555,47 @@ def _body_cut(data):
     except Exception:
         return False
     return False
+
+
+# -- smaller pyarrow names: struct arrays of tables, validate, field_by_name, base classes ---------
+
+def test_table_to_and_from_struct_array_as_pyarrow():
+    theirs = pa.table({"a": [1, 2, None], "b": ["x", None, "z"]})
+    ours = arrowipc.table(theirs)
+    for size in (None, 2):
+        assert pa.chunked_array(ours.to_struct_array(size)).equals(
+            theirs.to_struct_array(size))
+    assert pa.table(arrowipc.Table.from_struct_array(ours.to_struct_array())).equals(theirs)
+    nulls = pa.array([{"a": 1, "b": "q"}, None, {"a": None, "b": "r"}])
+    assert pa.table(arrowipc.Table.from_struct_array(arrowipc.array(nulls))).equals(
+        pa.Table.from_struct_array(nulls))
+    with pytest.raises(ArrowTypeError, match="expected a struct array, got int64"):
+        arrowipc.Table.from_struct_array(arrowipc.array([1, 2]))
+
+
+def test_chunked_array_validate_checks_every_chunk():
+    from arrowipc._core.arraydata import ArrayData
+    arrowipc.chunked_array([[1, 2], [3]]).validate(full=True)
+    offsets = arrowipc.py_buffer(np.array([0, 9], np.int32).tobytes())
+    bad = make_array(ArrayData(arrowipc.string(), 1, 0, 0,
+                               [None, offsets, arrowipc.py_buffer(b"ab")]))
+    with pytest.raises(ArrowInvalid):
+        arrowipc.chunked_array([arrowipc.array(["ok"]), bad]).validate()
+
+
+def test_schema_field_by_name_warns_as_pyarrow():
+    schema = arrowipc.schema([("a", arrowipc.int64()), ("b", arrowipc.string()),
+                              ("b", arrowipc.int8())])
+    with pytest.warns(FutureWarning, match="'field_by_name' method is deprecated"):
+        assert schema.field_by_name("a").name == "a"
+    with pytest.warns(FutureWarning):
+        assert schema.field_by_name("b") is None and schema.field_by_name("zz") is None
+
+
+def test_dataset_base_classes_as_pyarrows():
+    import arrowipc.dataset as ds
+    assert isinstance(ds.IpcFileFormat().make_write_options(), ds.FileWriteOptions)
+    assert issubclass(ds.FileSystemDatasetFactory, ds.DatasetFactory)
+    for base in (ds.FileWriteOptions, ds.FragmentScanOptions, ds.DatasetFactory):
+        with pytest.raises(TypeError):
+            base()
