@@ -11,8 +11,8 @@ from ._core.arraydata import ArrayData
 from ._core import bitmap as _bitmap
 from .errors import ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowTypeError
 from .validate import null_count_of
-from .types import (BinaryType, DataType, ExtensionType, Field, FixedSizeBinaryType, Kind,
-                    MapType, StructType)
+from .types import (BinaryType, DataType, DictionaryType, ExtensionType, Field,
+                    FixedSizeBinaryType, Kind, MapType, StructType)
 
 __all__ = ["Array", "BINARY_CHUNK_LIMIT", "ChunkedArray", "Scalar", "argument_data", "array",
            "binary_chunk_bounds", "binary_chunk_data", "chunk_slices", "chunked_array",
@@ -188,6 +188,33 @@ class Array:
         """Check the structure (and values, with `full`); ArrowInvalid if broken."""
         from .validate import validate_array
         validate_array(self.data, full=full)
+
+    @staticmethod
+    def from_buffers(type: Any, length: int, buffers: list[Any], null_count: int = -1,
+                     offset: int = 0, children: list[Any] | None = None) -> Array:
+        """An array of `type` over `buffers` (arrowipc's or pyarrow's Buffers, anything with
+        the buffer protocol, None for an absent one) and `children` (arrays), zero-copy, as
+        pyarrow's Array.from_buffers; its structure is checked (ArrowInvalid naming the
+        buffer that is too small)."""
+        from ._core.buffer import py_buffer
+        from .types import ensure_type
+        from .validate import validate_array
+        t = ensure_type(type)
+        kids = [c.data if isinstance(c, Array) else array(c).data for c in children or []]
+        data = ArrayData(t, length, offset, null_count,
+                         [None if b is None else py_buffer(b) for b in buffers], kids)
+        validate_array(data, where=f"array of type {t} and length {length}")
+        return make_array(data)
+
+    def view(self, target_type: Any) -> Array:
+        """The same buffers read as `target_type`, of the same layout (int64 as uint64 or a
+        timestamp, string as binary...); ArrowInvalid for another layout, as pyarrow."""
+        from .types import ensure_type
+        target = ensure_type(target_type)
+        if not _same_layout(self.type, target):
+            raise ArrowInvalid(f"Can't view array of type {self.type} as {target}: "
+                               f"incompatible layouts")
+        return make_array(_viewed(self.data, target))
 
     # -- interop --------------------------------------------------------------------------------
     def __arrow_c_schema__(self) -> object:
@@ -1289,6 +1316,26 @@ def mask_selection(mask: Any, length: int, null_selection_behavior: str) -> Sele
 # A Scalar is a one-row view of its array (O(1) to make; the value converts to Python only when
 # `as_py()` asks). Two scalars are equal when their types are equal and their values are; that
 # holds against pyarrow's scalars too, which have the same `type` and `as_py()`.
+
+def _same_layout(a: DataType, b: DataType) -> bool:
+    """Whether values of `a` are laid out as values of `b`: the same buffers of the same
+    widths, and children of the same layouts."""
+    a, b = a.storage_type, b.storage_type
+    if a.kind != b.kind or isinstance(a, DictionaryType) or isinstance(b, DictionaryType):
+        return a == b
+    if a.kind == Kind.FIXED and a.byte_width != b.byte_width:
+        return False
+    if a.kind == Kind.FIXED_SIZE_LIST and a.list_size != b.list_size:  # type: ignore[attr-defined]
+        return False
+    fa, fb = a.fields, b.fields
+    return len(fa) == len(fb) and all(_same_layout(x.type, y.type) for x, y in zip(fa, fb))
+
+
+def _viewed(data: ArrayData, target: DataType) -> ArrayData:
+    """`data`'s buffers under `target` (of the same layout), children viewed in turn."""
+    kids = [_viewed(c, f.type) for c, f in zip(data.children, target.storage_type.fields)]
+    return ArrayData(target, data.length, data.offset, data.null_count, data.buffers, kids)
+
 
 class Scalar:
     """One value of an array, with its type and validity."""

@@ -599,3 +599,29 @@ def test_dataset_base_classes_as_pyarrows():
     for base in (ds.FileWriteOptions, ds.FragmentScanOptions, ds.DatasetFactory):
         with pytest.raises(TypeError):
             base()
+
+
+def test_array_from_buffers_as_pyarrow():
+    theirs = pa.array([1, 2, None])
+    ours = arrowipc.Array.from_buffers(pa.int64(), 3, theirs.buffers())
+    assert ours.null_count == 1 and pa.array(ours).equals(theirs)
+    struct = arrowipc.Array.from_buffers(pa.struct([("x", pa.int64())]), 1, [None],
+                                         children=[pa.array([5])])
+    assert struct.to_pylist() == [{"x": 5}]
+    with pytest.raises(ArrowInvalid, match="length 30: the validity buffer needs 4 bytes"):
+        arrowipc.Array.from_buffers(pa.int64(), 30, theirs.buffers())
+    with pytest.raises(ValueError, match="expected 2 buffers for type int64, got 1"):
+        arrowipc.Array.from_buffers(pa.int64(), 3, [None])
+
+
+@pytest.mark.parametrize("values, target", [
+    (pa.array([1, 2, None]), pa.uint64()), (pa.array([1, 2, None]), pa.timestamp("s")),
+    (pa.array(["a", None]), pa.binary()), (pa.array([[1, 2], [3]]), pa.list_(pa.uint64()))])
+def test_array_view_as_pyarrow(values, target):
+    assert pa.array(arrowipc.array(values).view(target)).equals(values.view(target))
+
+
+def test_array_view_of_another_layout_is_arrow_invalid():
+    with pytest.raises(ArrowInvalid, match="Can't view array of type int64 as int32: "
+                                           "incompatible layouts"):
+        arrowipc.array([1, 2]).view(arrowipc.int32())
