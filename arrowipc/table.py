@@ -14,7 +14,7 @@ from ._core.content_checks import run_pending_checks
 from .array import (Array, ChunkedArray, argument_data, array, chunk_slices, is_pandas_dataframe,
                     make_array, mask_selection, nulls, slice_rows)
 from .errors import (ArrowCapacityError, ArrowIndexError, ArrowInvalid, ArrowKeyError,
-                     ArrowTypeError)
+                     ArrowNotImplementedError, ArrowTypeError)
 from .types import Field, Schema, StructType
 
 __all__ = ["RecordBatch", "Table", "TableGroupBy", "concat_tables", "record_batch", "table"]
@@ -125,6 +125,44 @@ class TabularOps:
     def is_cpu(self) -> bool:
         """True: every buffer is in CPU memory (pyarrow's property; no other device here)."""
         return True
+
+    def to_tensor(self, null_to_nan: bool = False, row_major: bool = True,
+                  memory_pool: Any = None) -> Any:
+        """The columns as a 2-D Tensor (rows × columns) of their common type (integers and
+        floats, promoted as pyarrow merges them: int32 beside float32 is float64), row-major
+        or column-major; nulls are an ArrowTypeError unless null_to_nan (then NaN, in a float
+        type), as pyarrow's to_tensor."""
+        import numpy as np
+
+        from ._core.buffer import py_buffer
+        from .tensor import Tensor, numpy_dtype_of
+        from .types import float32
+        from .unify import unify_types
+        columns = [self.column(i) for i in range(self.num_columns)]
+        for f in self.schema:
+            if not (getattr(f.type, "is_integer", False) or f.type.name in (
+                    "halffloat", "float", "double")):
+                raise ArrowTypeError(f"DataType is not supported: {f.type}")
+        if not null_to_nan and any(c.null_count for c in columns):
+            raise ArrowTypeError("Can only convert a Table or RecordBatch with no nulls. Set "
+                                 "null_to_nan to true to convert nulls to NaN")
+        target = self.schema.field(0).type if columns else float32()
+        for f in list(self.schema)[1:]:
+            if f.type != target and "halffloat" in (f.type.name, target.name):
+                raise ArrowNotImplementedError("Casting from or to halffloat is not supported.")
+            target = unify_types(target, f.type, "permissive", f.name)
+        if getattr(target, "is_integer", False) and null_to_nan:
+            target = unify_types(target, float32(), "permissive")
+        out = np.empty((self.num_rows, len(columns)), numpy_dtype_of(target),
+                       order="C" if row_major else "F")
+        for j, column in enumerate(columns):
+            values = column.cast(target) if column.type != target else column
+            out[:, j] = values.to_numpy(zero_copy_only=False) if column.null_count == 0 else \
+                np.where(np.asarray(column.is_valid()), values.fill_null(0).to_numpy(), np.nan)
+        if not out.size:            # no values: pyarrow's strides are the row-major ones
+            item = out.dtype.itemsize
+            return Tensor._make(target, py_buffer(b""), out.shape, (item * out.shape[1], item))
+        return Tensor.from_numpy(out) if row_major else Tensor._fortran(out)
 
     def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""

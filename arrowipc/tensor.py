@@ -78,6 +78,16 @@ class Tensor:
         data = py_buffer(arr.reshape(-1).view(np.uint8)) if arr.size else py_buffer(b"")
         return Tensor._make(type, data, arr.shape, arr.strides, dim_names)
 
+    @staticmethod
+    def _fortran(arr: Any) -> "Tensor":
+        """A Tensor over a Fortran-ordered (column-major) numpy array, zero-copy, its strides
+        kept."""
+        import numpy as np
+        type = tensor_type_of(arr.dtype)
+        data = py_buffer(arr.reshape(-1, order="F").view(np.uint8)) if arr.size \
+            else py_buffer(b"")
+        return Tensor._make(type, data, arr.shape, arr.strides)
+
     def to_numpy(self) -> NDArray:
         """A read-only numpy view of the tensor (zero-copy)."""
         import numpy as np

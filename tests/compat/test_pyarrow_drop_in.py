@@ -625,3 +625,31 @@ def test_array_view_of_another_layout_is_arrow_invalid():
     with pytest.raises(ArrowInvalid, match="Can't view array of type int64 as int32: "
                                            "incompatible layouts"):
         arrowipc.array([1, 2]).view(arrowipc.int32())
+
+
+_TENSOR_BATCHES = [
+    {"a": pa.array([1, 2], pa.int32()), "b": pa.array([1.5, 2.5], pa.float32())},
+    {"a": pa.array([1, None], pa.int32()), "b": pa.array([1, 2], pa.int8())},
+    {"a": pa.array([1], pa.uint64()), "b": pa.array([1], pa.int64())},
+    {"a": pa.array([], pa.int64())},
+    {"a": pa.array([1.0, None]), "b": pa.array([None, 3.0])},
+    {"s": pa.array(["x"])},
+    {"h": pa.array([1], pa.float16()), "i": pa.array([1], pa.int8())},
+]
+
+
+@pytest.mark.parametrize("columns", _TENSOR_BATCHES, ids=lambda c: ",".join(
+    str(v.type) for v in c.values()))
+@pytest.mark.parametrize("options", [{}, {"null_to_nan": True}, {"row_major": False},
+                                     {"null_to_nan": True, "row_major": False}])
+def test_to_tensor_as_pyarrow(columns, options):
+    def outcome(batch):
+        try:
+            t = batch.to_tensor(**options)
+        except Exception as exc:
+            return type(exc).__name__
+        return str(t.type), t.shape, t.strides, repr(t.to_numpy().tolist())
+    theirs = pa.record_batch(columns)
+    assert outcome(arrowipc.record_batch(theirs)) == outcome(theirs)
+    table = pa.Table.from_batches([theirs, theirs])
+    assert outcome(arrowipc.table(table)) == outcome(table)
