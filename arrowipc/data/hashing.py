@@ -21,6 +21,7 @@ from .._core import compute_kernels as _k
 from .._core.arraydata import ArrayData
 from .._core.bitmap import unpack_bits
 from .._core.buffer import py_buffer
+from ..errors import ArrowInvalid
 from ..types import DictionaryType, ExtensionType, Kind, StructType, field, int64
 from .selection import PARALLEL_MIN_ROWS, hash_key, parallel_map, take
 from .to_python import ordered_numpy, to_pylist, validity_mask
