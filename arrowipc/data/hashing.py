@@ -189,7 +189,6 @@ def dictionary_encoded(data: ArrayData, target: DictionaryType, encode_nulls: bo
                        ) -> ArrayData:
     """`data` as a `target` dictionary array, its values in order of first appearance: a null
     a dictionary value where `encode_nulls`, else a null index."""
-    from ..errors import ArrowInvalid
     groups, firsts, null_group = _groups(data)
     valid = None
     if null_group >= 0 and not encode_nulls:
