@@ -387,13 +387,13 @@ static int larger_first(const void* a, const void* b) {
    buffer larger than a thread's share of the run, which would keep one thread compressing while
    the others wait, is cut into pieces, each compressed into a frame of its own on any thread, and
    the frames are put back to back. Arrow C++ refuses LZ4 input of more than one frame, so LZ4
-   pieces' blocks are joined into one frame (join_pieces). A piece is about a quarter of a thread's share and at least
-   PIECE_MIN bytes. Each frame starts afresh, which costs little (0.01-0.3 % on strings, floats
-   and integers shrinking 1.5 to 6 times). Data whose samples shrink more than SPLIT_RATIO_MAX
-   times loses more to small pieces (+10 % for 2 MiB pieces of integers of three values) and
-   nothing measurable to pieces of PIECE_MIN_SHRINKING bytes (text shrinking 60 times even
-   comes out a quarter smaller): its pieces are at least that large. Other buffers keep
-   pyarrow's frame, byte for byte. */
+   pieces' blocks are joined into one frame (join_pieces). A piece is about a quarter of a
+   thread's share and at least PIECE_MIN bytes. Each frame starts afresh, which costs little
+   (0.01-0.3 % on strings, floats and integers shrinking 1.5 to 6 times). Data whose samples
+   shrink more than SPLIT_RATIO_MAX times loses more to small pieces (+10 % for 2 MiB pieces of
+   integers of three values) and nothing measurable to pieces of PIECE_MIN_SHRINKING bytes (text
+   shrinking 60 times even comes out a quarter smaller): its pieces are at least that large.
+   Other buffers keep pyarrow's frame, byte for byte. */
 #define SPLIT_RATIO_MAX 8
 /* An LZ4 frame without content size or dictionary: magic, FLG, BD, header checksum; its end. */
 #define LZ4_HEADER 7

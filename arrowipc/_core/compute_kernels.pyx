@@ -813,7 +813,7 @@ def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
         _find_binary(values, members, NULL, &out[0])
 
 
-# -- first equal value: a column looked up in itself, in one pass -----------------------------------
+# -- first equal value: a column looked up in itself, in one pass ----------------------------------
 
 cdef struct GrowingSet:
     int64_t* slots              # a row, -1 for an empty slot
