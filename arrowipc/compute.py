@@ -245,16 +245,17 @@ negate_checked = _unary("negate_checked")
 def _column_data(values: Any) -> Any:
     """One ArrayData of `values`: an Array's, a ChunkedArray's chunks joined, or another
     library's array or stream imported; a list or numpy array converted."""
+    from .array import chunked_array
     from .data.selection import combined_data
+    if isinstance(values, (list, tuple)) or type(values).__module__ == "numpy":
+        return array(values).data
+    if not isinstance(values, (Array, ChunkedArray)) and hasattr(values, "__arrow_c_stream__") \
+            and not hasattr(values, "__arrow_c_array__"):
+        values = chunked_array(values)          # another library's column, its type kept
+    if isinstance(values, ChunkedArray):
+        return combined_data([c.data for c in values.chunks], values.type)
     datum = _datum(values)
-    if isinstance(datum, list):
-        ours = values if isinstance(values, ChunkedArray) else None
-        return combined_data(datum, ours.type if ours is not None and not datum
-                             else datum[0].type) if datum else array([], ours.type).data \
-            if ours is not None else array([]).data
     if isinstance(datum, K.ScalarData):
-        if isinstance(values, (list, tuple)) or type(values).__module__ == "numpy":
-            return array(values).data
         raise TypeError(f"an aggregation takes an array, got {type(values).__name__}")
     return datum
 
