@@ -4,6 +4,9 @@
     python bench/codec_limit.py [--rounds N] [--datasets wide5m,small1k,cols1000] [--threads T]
                                 [-k SUBSTRING]
 
+`--datasets ints8,trips` adds the shapes where compression is nearly all of a write (eight
+balanced int64 columns; a trip-record table): there a write cannot be faster than the limit.
+
 The limit: the body buffers of a compressed IPC file of the bench's data (LZ4 frame and ZSTD,
 written by pyarrow: `[int64 uncompressed length][frame]` each), decompressed, and their plain
 bytes compressed again, by the codec libraries' C functions called directly (through ctypes, the

@@ -95,10 +95,53 @@ def _wide_float_batches(num_columns: int, num_rows: int) -> list[pa.RecordBatch]
     ]
 
 
+def _ints8_batches(num_rows: int) -> list[pa.RecordBatch]:
+    """Eight int64 columns of values below a million: buffers many, equal and codec-bound."""
+    rng = np.random.default_rng(SEED)
+    return [
+        pa.RecordBatch.from_arrays(
+            [pa.array(rng.integers(0, 10**6, num_rows)) for _ in range(8)],
+            names=[f"i{i}" for i in range(8)],
+        )
+    ]
+
+
+def _trips_batches(num_rows: int) -> list[pa.RecordBatch]:
+    """A trip-record table (sorted timestamps, small codes, rounded amounts with nulls, a few
+    repeated strings) in one batch."""
+    rng = np.random.default_rng(SEED)
+    start = np.sort(rng.integers(1_700_000_000 * 10**6, 1_702_592_000 * 10**6, num_rows))
+    zones = np.array([f"Zone {i} {'North' if i % 3 else 'South'}" for i in range(263)])
+    payments = np.array(["Credit card", "Cash", "No charge", "Dispute", "Unknown"])
+    return [
+        pa.RecordBatch.from_arrays(
+            [
+                pa.array(rng.integers(1, 3, num_rows).astype(np.int8)),
+                pa.array(start.astype("datetime64[us]")),
+                pa.array((start + rng.integers(60, 3600, num_rows) * 10**6)
+                         .astype("datetime64[us]")),
+                pa.array(rng.integers(1, 7, num_rows).astype(np.int8)),
+                pa.array(rng.exponential(3, num_rows).round(2)),
+                pa.array((rng.exponential(12, num_rows) + 3).round(2)),
+                pa.array(rng.exponential(2, num_rows).round(2),
+                         mask=rng.random(num_rows) < 0.2),
+                pa.array(payments[rng.integers(0, 5, num_rows)]),
+                pa.array(zones[rng.integers(0, 263, num_rows)]),
+            ],
+            names=["vendor", "pickup", "dropoff", "passengers", "distance", "fare", "tip",
+                   "payment", "zone"],
+        )
+    ]
+
+
+# The pytest suite runs the first three (ROUNDS); the scripts take any by name. ints8 and trips
+# are the shapes where compression is nearly all the work (codec_limit.py).
 BUILDERS = {
     "wide5m": lambda: _mixed_batches(5_000_000, 1_000_000),
     "small1k": lambda: _mixed_batches(1_000_000, 1_000),
     "cols1000": lambda: _wide_float_batches(1000, 1000),
+    "ints8": lambda: _ints8_batches(1_000_000),
+    "trips": lambda: _trips_batches(1_000_000),
 }
 
 
