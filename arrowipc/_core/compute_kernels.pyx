@@ -601,21 +601,34 @@ def or_bits(Buffer a, Buffer b, int64_t n):
 
 # -- membership: an open-addressing hash set over the value set's bytes ---------------------------------
 
-cdef inline uint64_t _hash(const uint8_t* p, int64_t n) noexcept nogil:
-    # eight bytes at a time, each word multiplied in; then murmur3's finalizer
+cdef extern from *:
+    """
+    #define ARROWIPC_LITTLE_ENDIAN (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+    """
+    bint ARROWIPC_LITTLE_ENDIAN
+
+
+cdef inline uint64_t _hash(const uint8_t* p, int64_t n, const uint8_t* end) noexcept nogil:
+    # eight bytes at a time, each word multiplied in; then murmur3's finalizer. The last 1-7
+    # bytes are one little-endian word: loaded whole and masked when eight bytes from them
+    # still lie before `end` (the buffer's end), else assembled byte by byte (a memcpy of a
+    # variable size is a call); both give the same word.
     cdef uint64_t h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
     cdef uint64_t w
-    cdef int64_t i = 0
+    cdef int64_t i = 0, k
     while n - i >= 8:
         memcpy(&w, p + i, 8)
         h = (h ^ w) * 0xff51afd7ed558ccdULL
         h ^= h >> 32
         i += 8
     if i < n:
-        w = 0
-        while i < n:            # the last bytes, one by one (a memcpy of a variable size
-            w = (w << 8) | p[i]  # is a call)
-            i += 1
+        if ARROWIPC_LITTLE_ENDIAN and end - (p + i) >= 8:
+            memcpy(&w, p + i, 8)
+            w &= (<uint64_t>1 << (8 * (n - i))) - 1
+        else:
+            w = 0
+            for k in range(n - i):
+                w |= (<uint64_t>p[i + k]) << (8 * k)
         h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL
     h ^= h >> 33
     h *= 0xff51afd7ed558ccdULL
@@ -644,7 +657,7 @@ cdef inline uint64_t _hash_fixed(const uint8_t* p, int width) noexcept nogil:
     # value costs more than the lookup
     cdef uint64_t h = 0
     if width > 8:
-        return _hash(p, width)
+        return _hash(p, width, p + width)
     memcpy(&h, p, width)
     h ^= h >> 33
     h *= 0xff51afd7ed558ccdULL
@@ -773,7 +786,8 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if err != ERR_OK:
                 bad_row = i
                 break
-            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp), &found)
+            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp, vm.data + vm.data_size),
+                              &found)
             if not found:
                 s.slots[j] = i
         for i in range(n):
@@ -783,7 +797,8 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if err != ERR_OK:
                 bad, bad_row = &vv, i
                 break
-            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp), &found)
+            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp, vv.data + vv.data_size),
+                              &found)
             if bits != NULL and found:
                 set_bit(bits, i)
             if index != NULL:
@@ -815,23 +830,28 @@ def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
 
 # -- first equal value: a column looked up in itself, in one pass ----------------------------------
 
+cdef struct Slot:
+    int64_t row                 # -1: empty
+    uint64_t hash
+
+
 cdef struct GrowingSet:
-    int64_t* slots              # a row, -1 for an empty slot
+    Slot* slots                 # each distinct value's first row, with its hash
     uint64_t mask
     int64_t used
 
 
-cdef int _grown(GrowingSet* s, const uint64_t* hashes) noexcept nogil:
+cdef int _grown(GrowingSet* s) noexcept nogil:
     """The table doubled, its rows placed again by their hashes; -1 when out of memory."""
     cdef uint64_t size = (s.mask + 1) * 2, j, k
-    cdef int64_t* slots = <int64_t*>malloc(size * sizeof(int64_t))
+    cdef Slot* slots = <Slot*>malloc(size * sizeof(Slot))
     if slots == NULL:
         return -1
-    memset(slots, 0xFF, size * sizeof(int64_t))
+    memset(slots, 0xFF, size * sizeof(Slot))
     for k in range(s.mask + 1):
-        if s.slots[k] >= 0:
-            j = hashes[s.slots[k]] & (size - 1)
-            while slots[j] >= 0:
+        if s.slots[k].row >= 0:
+            j = s.slots[k].hash & (size - 1)
+            while slots[j].row >= 0:
                 j = (j + 1) & (size - 1)
             slots[j] = s.slots[k]
     free(s.slots)
@@ -839,24 +859,22 @@ cdef int _grown(GrowingSet* s, const uint64_t* hashes) noexcept nogil:
     return 0
 
 
-cdef int _growing_init(GrowingSet* s, uint64_t** hashes, int64_t n) except -1:
-    s.slots = <int64_t*>malloc(1024 * sizeof(int64_t))
-    hashes[0] = <uint64_t*>malloc(n * sizeof(uint64_t) + 8)
-    if s.slots == NULL or hashes[0] == NULL:
-        free(s.slots)
-        free(hashes[0])
+cdef int _growing_init(GrowingSet* s) except -1:
+    s.slots = <Slot*>malloc(1024 * sizeof(Slot))
+    if s.slots == NULL:
         raise MemoryError()
-    memset(s.slots, 0xFF, 1024 * sizeof(int64_t))
+    memset(s.slots, 0xFF, 1024 * sizeof(Slot))
     s.mask, s.used = 1023, 0
     return 0
 
 
-cdef inline int64_t _first_row(GrowingSet* s, uint64_t j, int64_t i, int64_t r,
+cdef inline int64_t _first_row(GrowingSet* s, uint64_t j, int64_t i, uint64_t h,
                                bint found) noexcept nogil:
-    # row i's first equal row: r, found at slot j, or i itself, kept in the empty slot j
+    # row i's first equal row: the one found at slot j, or i itself, kept in the empty slot j
     if found:
-        return r
-    s.slots[j] = i
+        return s.slots[j].row
+    s.slots[j].row = i
+    s.slots[j].hash = h
     s.used += 1
     return i
 
@@ -864,35 +882,33 @@ cdef inline int64_t _first_row(GrowingSet* s, uint64_t j, int64_t i, int64_t r,
 def first_equal_numbers(const numeric_t[::1] values, int64_t[::1] out):
     """out[i]: the first row whose value equals value i (by bytes, every NaN one NaN: the
     membership kernels' equality), in one pass over a hash set of the distinct values."""
-    cdef int64_t n = values.shape[0], i, r = 0
+    cdef int64_t n = values.shape[0], i
     if out.shape[0] != n:
         raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
     cdef GrowingSet s
-    cdef uint64_t* hashes = NULL
-    _growing_init(&s, &hashes, n)
+    _growing_init(&s)
     cdef int width = sizeof(numeric_t), err = 0
     cdef numeric_t key, other
-    cdef uint64_t j
+    cdef uint64_t j, h
     cdef bint found
     with nogil:
         for i in range(n):
-            if s.used * 2 >= <int64_t>s.mask and _grown(&s, hashes) != 0:
+            if s.used * 2 >= <int64_t>s.mask and _grown(&s) != 0:
                 err = 1
                 break
             key = _nan_canonical(values[i])
-            hashes[i] = _hash_fixed(<const uint8_t*>&key, width)
-            j = hashes[i] & s.mask
+            h = _hash_fixed(<const uint8_t*>&key, width)
+            j = h & s.mask
             found = False
-            while s.slots[j] >= 0:
-                r = s.slots[j]
-                other = _nan_canonical(values[r])
-                if memcmp(&other, &key, width) == 0:
-                    found = True
-                    break
+            while s.slots[j].row >= 0:
+                if s.slots[j].hash == h:
+                    other = _nan_canonical(values[s.slots[j].row])
+                    if memcmp(&other, &key, width) == 0:
+                        found = True
+                        break
                 j = (j + 1) & s.mask
-            out[i] = _first_row(&s, j, i, r, found)
+            out[i] = _first_row(&s, j, i, h, found)
     free(s.slots)
-    free(hashes)
     if err:
         raise MemoryError()
 
@@ -902,29 +918,38 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
     data is an ArrowInvalid naming the row."""
     cdef BinaryView v
     _binary_view(values, &v, "values")
-    cdef int64_t n = v.length, i = 0, lp = 0
+    cdef int64_t n = v.length, i = 0, lp = 0, lq = 0
     if out.shape[0] != n:
         raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
     cdef GrowingSet s
-    cdef uint64_t* hashes = NULL
-    _growing_init(&s, &hashes, n)
+    _growing_init(&s)
     cdef const uint8_t* p = NULL
-    cdef uint64_t j
+    cdef const uint8_t* q = NULL
+    cdef const uint8_t* end = v.data + v.data_size
+    cdef uint64_t j, h
     cdef int err = ERR_OK
     cdef bint found
     with nogil:
         for i in range(n):
-            if s.used * 2 >= <int64_t>s.mask and _grown(&s, hashes) != 0:
+            if s.used * 2 >= <int64_t>s.mask and _grown(&s) != 0:
                 err = -1
                 break
             err = _value(&v, i, &p, &lp)
             if err != ERR_OK:
                 break
-            hashes[i] = _hash(p, lp)
-            j = _probe_binary(s.slots, s.mask, &v, p, lp, hashes[i], &found)
-            out[i] = _first_row(&s, j, i, s.slots[j], found)
+            h = _hash(p, lp, end)
+            # the slots' hashes first: a row's bytes are read only when they may be equal
+            j = h & s.mask
+            found = False
+            while s.slots[j].row >= 0:
+                if s.slots[j].hash == h:
+                    _value(&v, s.slots[j].row, &q, &lq)
+                    if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
+                        found = True
+                        break
+                j = (j + 1) & s.mask
+            out[i] = _first_row(&s, j, i, h, found)
     free(s.slots)
-    free(hashes)
     if err == -1:
         raise MemoryError()
     if err != ERR_OK:

@@ -1,13 +1,15 @@
 """Grouping kernels: the group of each row by key columns, and pyarrow's hash aggregations
 (hash_sum, hash_count, hash_list, ...) per group, ArrayData in, ArrayData out.
 
-Keys: each key column becomes int64 codes with numpy (numbers and temporal values by their
-bits, NaNs as one, -0.0 apart from 0.0, as pyarrow hashes them; strings and binaries as
-zero-padded byte strings; other types through Python values), a null its own code. The codes of
-several keys combine into one, and groups are numbered by first appearance, the order pyarrow's
-hash aggregation gives them. Aggregations then reduce over the rows sorted stably by group
-(np.*.reduceat) or count with np.bincount: no Python per row on numbers; list and distinct are
-one take each.
+Keys: one key column is numbered by the hash kernels (arrowipc/data/hashing.py: integers of a
+narrow range by value, other numbers and strings through a hash set). Several keys each become
+int64 codes with numpy (numbers and temporal values by their bits, NaNs as one, -0.0 apart from
+0.0, as pyarrow hashes them; strings and binaries as zero-padded byte strings; other types
+through Python values), a null its own code, and their codes combine into one. Groups are
+numbered by first appearance, the order pyarrow's hash aggregation gives them
+(_core/group_kernels). Aggregations reduce each row into its group in row order with the group
+kernels (sums, products, min and max, counts, first and last rows), or over the rows sorted
+stably by group: no Python per row on numbers; list and distinct are one take each.
 """
 from __future__ import annotations
 
@@ -17,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
+from .._core import group_kernels as _g
 from .._core.arraydata import ArrayData
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
 from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
                      Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .compute import _no_kernel as no_kernel
-from .hashing import first_appearance, numeric_values, storage_type
+from .hashing import appearances, first_appearance, numeric_values, storage_type
 from .selection import Selection, apply, hash_key
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
@@ -46,6 +49,8 @@ _HASH_ONLY = {"list", "distinct", "one", "pivot_wider"}
 _ORDERED = {"first", "last", "first_last"}
 
 _BIG = 1 << 62          # codes of combined keys stay below this (int64 without overflow)
+_REDUCE_OPS = {np.add: _g.OP_CODES["sum"], np.multiply: _g.OP_CODES["product"],
+               np.minimum: _g.OP_CODES["min"], np.maximum: _g.OP_CODES["max"]}
 
 
 # -- aggregation specs, as pyarrow's TableGroupBy.aggregate reads them ---------------------------
@@ -247,7 +252,7 @@ class Groups:
         self.count = count
         self.first_rows = first_rows          # the first row of each group
         self.n = len(gid)
-        self.sizes = np.bincount(gid, minlength=count).astype(np.int64)
+        self.sizes = np.bincount(gid, minlength=count).astype(np.int64, copy=False)
         self._order: Any = None
 
     @classmethod
@@ -262,13 +267,10 @@ class Groups:
         codes = _value_codes(keys[0])
         for k in keys[1:]:
             codes = _combine(codes, _value_codes(k))
-        dense, count = _dense(*codes) if n else (np.zeros(0, np.int64), 0)
-        first = np.full(count, n, np.int64)
-        np.minimum.at(first, dense, np.arange(n, dtype=np.int64))
-        by_appearance = np.argsort(first, kind="stable")
-        rank = np.empty(count, np.int64)
-        rank[by_appearance] = np.arange(count, dtype=np.int64)
-        return cls(rank[dense], count, first[by_appearance])
+        if codes[1] > 4 * n + 1024:             # too wide for a table of every code
+            codes = _dense(*codes)
+        gid, firsts = appearances(*codes)
+        return cls(gid, len(firsts), firsts)
 
     @property
     def order(self) -> Any:
@@ -287,24 +289,38 @@ class Groups:
         """Rows per group (where `mask`)."""
         if mask is None:
             return self.sizes
-        return np.bincount(self.gid[mask], minlength=self.count).astype(np.int64)
+        counts = np.zeros(self.count, np.int64)
+        self.reduce(np.add, _bytes(mask), 0, mask, counts=counts)   # the sums are not used
+        return counts
 
-    def reduce(self, ufunc: Any, values: Any, identity: Any) -> Any:
-        """ufunc reduced over each group's values, in row order (identity for no rows)."""
+    def reduce(self, ufunc: Any, values: Any, identity: Any, valid: Any = None,
+               skip_nan: bool = False, counts: Any = None) -> Any:
+        """ufunc (add, multiply, minimum, maximum) reduced over each group's values in row
+        order (identity for none), leaving out rows where `valid` is false and, with
+        `skip_nan`, NaNs; integers wrap. `counts` (int64 per group) adds the values taken."""
+        if values.dtype == np.float16:      # no kernel of its own: exact in float32
+            return self.reduce(ufunc, values.astype(np.float32), identity, valid, skip_nan,
+                               counts).astype(np.float16)
         out = np.full(self.count, identity, values.dtype)
-        ufunc.at(out, self.gid, values)         # unbuffered, in row order; integers wrap
+        op = _REDUCE_OPS.get(ufunc)
+        if op is None or values.dtype.kind not in "iuf":        # Python integers, say
+            assert valid is None and counts is None and not skip_nan
+            ufunc.at(out, self.gid, values)
+        else:
+            _g.group_reduce(op, self.gid, np.ascontiguousarray(values),
+                            None if valid is None else _bytes(valid), skip_nan, out, counts)
         return out
 
     def first_row(self, mask: Any, last: bool = False) -> Any:
         """The first (or last) row of each group where `mask` is true, -1 where none is."""
-        rows = np.arange(self.n, dtype=np.int64)
-        if last:
-            key = np.where(mask, rows, -1)
-            return self.reduce(np.maximum, key, -1)
-        key = np.where(mask, rows, self.n)
-        out = self.reduce(np.minimum, key, self.n)
-        out[out == self.n] = -1
+        out = np.full(self.count, -1, np.int64)
+        _g.group_first_rows(self.gid, None if mask is None else _bytes(mask), last, out)
         return out
+
+
+def _bytes(mask: Any) -> Any:
+    """A boolean mask as the uint8 array the kernels take (no copy when contiguous)."""
+    return np.ascontiguousarray(mask, np.bool_).view(np.uint8)
 
 
 # -- results --------------------------------------------------------------------------------------
@@ -518,19 +534,13 @@ def _sum(g: Groups, bare: str, values: Any, valid: Any, nvalid: Any, ok: Any) ->
     # pyarrow's accumulators: int64 for signed, uint64 for unsigned and booleans, double
     acc, out_type = ((np.float64, float64()) if kind == "f" else
                      (np.int64, int64()) if kind == "i" else (np.uint64, uint64()))
-    v = values.astype(acc)
-    identity = 1 if bare == "product" else 0
-    if valid is not None:
-        v = np.where(valid, v, acc(identity))
+    if bare == "mean":                  # pyarrow's mean adds in double (no wrap-around)
+        acc = np.float64
+    v = values.astype(acc, copy=False)
     if bare == "product":
-        total = g.reduce(np.multiply, v, identity)
-    elif kind == "f" or bare == "mean":
-        # pyarrow's mean adds in double whatever the type (no integer wrap-around)
-        v = v.astype(np.float64)
-        total = np.bincount(g.gid, weights=v, minlength=g.count) if g.n else \
-            np.zeros(g.count)
+        total = g.reduce(np.multiply, v, 1, valid)
     else:
-        total = g.reduce(np.add, v, 0)   # wraps on overflow, as pyarrow's
+        total = g.reduce(np.add, v, 0, valid)   # integers wrap on overflow, as pyarrow's
     if bare == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             return _fixed(float64(), total.astype(np.float64) / nvalid, ok)
@@ -610,18 +620,15 @@ def _extreme(g: Groups, data: ArrayData, valid: Any, skip_nulls: bool, which: st
     values = found[0]
     kind = values.dtype.kind
     if kind == "f":
-        nan = np.isnan(values)
-        usable = ~nan if valid is None else valid & ~nan
         identity = np.inf if which == "min" else -np.inf
     else:
-        usable = valid
         info = np.iinfo(values.dtype)
         identity = info.max if which == "min" else info.min
-    v = values if usable is None else np.where(usable, values, values.dtype.type(identity))
-    best = g.reduce(np.minimum if which == "min" else np.maximum, v, identity)
-    if kind == "f":
-        only_nan = g.tally(usable) == 0
-        best = np.where(only_nan, np.nan, best).astype(values.dtype)
+    usable = np.zeros(g.count, np.int64) if kind == "f" else None
+    best = g.reduce(np.minimum if which == "min" else np.maximum, values, identity, valid,
+                    kind == "f", usable)
+    if usable is not None:              # NaN where a group holds nothing else
+        best[usable == 0] = np.nan
     return _fixed(data.type, best, ok)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._core import compute_kernels as _k
+from .._core import group_kernels as _g
 from .._core.arraydata import ArrayData
 from .._core.bitmap import unpack_bits
 from .._core.buffer import py_buffer
@@ -26,8 +27,8 @@ from ..types import DictionaryType, ExtensionType, Kind, StructType, field, int6
 from .selection import PARALLEL_MIN_ROWS, hash_key, parallel_map, take
 from .to_python import ordered_numpy, to_pylist, validity_mask
 
-__all__ = ["dictionary_encoded", "first_appearance", "first_equal", "index_in", "numeric_values",
-           "storage_type", "unique", "value_counts"]
+__all__ = ["appearances", "dictionary_encoded", "first_appearance", "first_equal", "index_in",
+           "numeric_values", "storage_type", "unique", "value_counts"]
 
 
 def storage_type(t: Any) -> Any:
@@ -134,30 +135,59 @@ def first_appearance(data: ArrayData, hashed_only: bool = False) -> tuple[Any, A
     values share a group (nulls one of their own), numbered by first appearance. A type
     without a hash kernel goes through Python values, or gives None if `hashed_only`."""
     n = data.length
-    rows = np.arange(n, dtype=np.int64)
     valid = validity_mask(data) if n else None
-    first = first_equal(data) if n else np.zeros(0, np.int64)
-    if first is None:                   # no kernel: Python values, one dict lookup each
-        if hashed_only:
-            return None
-        seen: dict[Any, int] = {}
-        first = np.fromiter((seen.setdefault(hash_key(v), i)
-                             for i, v in enumerate(to_pylist(data))), np.int64, n)
-    elif valid is not None and not valid.all():
-        # a null slot's bytes may equal a valid value's: first rows among valid rows only
-        kept = rows[valid]
-        codes = first[kept]
-        smallest = np.full(n, -1, np.int64)
-        smallest[codes[::-1]] = kept[::-1]          # repeated codes: the last written wins
-        first[kept] = smallest[codes]
-        first[~valid] = int(np.argmin(valid))       # every null with the first null
-    firsts = np.flatnonzero(first == rows)
-    rank = np.empty(n, np.int64)
-    rank[firsts] = np.arange(len(firsts), dtype=np.int64)
-    null_group = -1
-    if valid is not None and not valid.all():
-        null_group = int(rank[int(np.argmin(valid))])
-    return rank[first], firsts, null_group
+    if valid is not None and valid.all():
+        valid = None                    # no nulls
+    found = _appearances_in_range(data, valid)
+    if found is not None:
+        groups, firsts = found
+    else:
+        first = first_equal(data) if n else np.zeros(0, np.int64)
+        if first is None:                   # no kernel: Python values, one dict lookup each
+            if hashed_only:
+                return None
+            seen: dict[Any, int] = {}
+            first = np.fromiter((seen.setdefault(hash_key(v), i)
+                                 for i, v in enumerate(to_pylist(data))), np.int64, n)
+        elif valid is not None:
+            # a null slot's bytes may equal a valid value's: first rows among valid rows only
+            kept = np.flatnonzero(valid)
+            codes = first[kept]
+            smallest = np.full(n, -1, np.int64)
+            smallest[codes[::-1]] = kept[::-1]          # repeated codes: the last written wins
+            first[kept] = smallest[codes]
+            first[~valid] = int(np.argmin(valid))       # every null with the first null
+        groups = np.empty(n, np.int64)
+        firsts = np.empty(n, np.int64)
+        firsts = firsts[:_g.first_row_ids(first, groups, firsts)]
+    null_group = int(groups[int(np.argmin(valid))]) if valid is not None else -1
+    return groups, firsts, null_group
+
+
+def _appearances_in_range(data: ArrayData, valid: Any) -> tuple[Any, Any] | None:
+    """appearances() of integers (booleans, temporal values) spanning a small range, by value
+    with no hashing, null rows (valid false) one group; None for other data."""
+    if not data.length or isinstance(storage_type(data.type), DictionaryType):
+        return None
+    found = numeric_values(data)
+    if found is None or found[0].dtype.kind not in "iu":
+        return None
+    values = np.ascontiguousarray(found[0])
+    lo, hi = int(values.min()), int(values.max())
+    if hi - lo > 4 * len(values) + 1024:
+        return None
+    return appearances(values, hi - lo + 1, lo, valid)
+
+
+def appearances(codes: Any, bound: int, lo: int = 0, valid: Any = None) -> tuple[Any, Any]:
+    """(group of each row, first row of each group): integer `codes` in [lo, lo + bound)
+    numbered by first appearance, the rows where `valid` is false one group."""
+    n = len(codes)
+    groups = np.empty(n, np.int64)
+    firsts = np.empty(min(n, bound + 1), np.int64)
+    count = _g.appearance_ids(codes, lo % (1 << 64), bound,
+                              None if valid is None else valid.view(np.uint8), groups, firsts)
+    return groups, firsts[:count]
 
 
 def _groups(data: ArrayData) -> tuple[Any, Any, int]:

@@ -28,6 +28,11 @@ def _column(rng, kind, n):
         return pa.array(rng.choice([-(2 ** 62), 0, 7, 2 ** 62], n), mask=mask)
     if kind == "uint8":
         return pa.array(rng.integers(0, 255, n).astype(np.uint8), mask=mask)
+    if kind == "int8":                     # negative codes of a narrow range: by value
+        return pa.array(rng.integers(-128, -120, n).astype(np.int8), mask=mask)
+    if kind == "top uint64":               # a narrow range above 2**63: by value
+        return pa.array(np.uint64(2 ** 64 - 9) + rng.integers(0, 8, n).astype(np.uint64),
+                        mask=mask)
     if kind == "double":
         return pa.array(rng.choice([0.0, -0.0, np.nan, 1.5, -2.25], n), mask=mask)
     if kind == "float32":
@@ -46,8 +51,8 @@ def _column(rng, kind, n):
     raise AssertionError(kind)
 
 
-KINDS = ["int64", "wide int64", "uint8", "double", "float32", "bool", "string", "large_binary",
-         "timestamp", "date32"]
+KINDS = ["int64", "wide int64", "uint8", "int8", "top uint64", "double", "float32", "bool",
+         "string", "large_binary", "timestamp", "date32"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
