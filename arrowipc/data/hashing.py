@@ -74,7 +74,11 @@ def _lookup(values: ArrayData, members: ArrayData | None) -> Any | None:
     t = storage_type(values.type)
     if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
         if members is None:
-            _k.first_equal_binary(values, out)
+            _first_equal_in_pieces(
+                lambda at, size: _k.first_equal_binary(values.slice(at, size), out[at:at + size]),
+                lambda rows, among, got: _k.index_in_binary(take(values, _rows_data(rows)),
+                                                            take(values, _rows_data(among)), got),
+                out)
         else:
             _in_pieces(lambda at, size: _k.index_in_binary(values.slice(at, size), members,
                                                            out[at:at + size]), len(out))
@@ -95,11 +99,60 @@ def _lookup(values: ArrayData, members: ArrayData | None) -> Any | None:
             return direct
     found, wanted = np.ascontiguousarray(found), np.ascontiguousarray(wanted)
     if members is None:
-        _k.first_equal_numbers(found, out)
+        _first_equal_in_pieces(
+            lambda at, size: _k.first_equal_numbers(found[at:at + size], out[at:at + size]),
+            lambda rows, among, got: _k.index_in_numbers(found[rows], found[among], got), out)
     else:
         _in_pieces(lambda at, size: _k.index_in_numbers(found[at:at + size], wanted,
                                                         out[at:at + size]), len(out))
     return out
+
+
+def _first_equal_in_pieces(first_equal_piece: Callable[[int, int], None],
+                           index_in_rows: Callable[[Any, Any, Any], None], out: Any) -> None:
+    """first_equal into `out`, one piece of rows per core when there are enough of them:
+    first_equal_piece(start, size) numbers a piece by its own rows (in parallel, the kernels
+    release the GIL), then each piece's distinct values are looked up among those of the
+    pieces before it (index_in_rows(rows, among, found) writes the index in `among` of each
+    row's value, or -1), and its rows renamed to the first equal row of the whole column."""
+    n = len(out)
+    pieces = min(os.cpu_count() or 1, max(1, n // (4 * PARALLEL_MIN_ROWS)))
+    if pieces > 1 and not _repeats_within(first_equal_piece, out):
+        pieces = 1
+    bounds = [n * i // pieces for i in range(pieces + 1)]
+    parallel_map(lambda i: first_equal_piece(bounds[i], bounds[i + 1] - bounds[i]),
+                 list(range(pieces)), n)
+    if pieces == 1:
+        return
+    distinct = None                     # the first row of each value found so far
+    for at, end in zip(bounds, bounds[1:]):
+        local = out[at:end]
+        firsts = np.flatnonzero(local == np.arange(end - at))
+        if distinct is None:
+            distinct = firsts
+            continue
+        found = np.empty(len(firsts), np.int64)
+        index_in_rows(firsts + at, distinct, found)
+        rename = np.empty(end - at, np.int64)
+        rename[firsts] = np.where(found >= 0, distinct[found], firsts + at)
+        out[at:end] = rename[local]
+        distinct = np.concatenate([distinct, firsts[found < 0] + at])
+
+
+_WINDOW = 4096
+
+
+def _repeats_within(first_equal_piece: Callable[[int, int], None], out: Any) -> bool:
+    """Whether rows repeat values in each of four windows spread over the column (at most half
+    of a window's values distinct). Merging pieces costs a lookup per distinct value of each
+    piece: worth it for repeated values only."""
+    n = len(out)
+    for k in range(4):
+        at = (n - _WINDOW) * k // 3
+        first_equal_piece(at, _WINDOW)          # into out, which the pieces write again
+        if np.count_nonzero(out[at:at + _WINDOW] == np.arange(_WINDOW)) > _WINDOW // 2:
+            return False
+    return True
 
 
 def _in_pieces(probe: Callable[[int, int], None], n: int) -> None:
