@@ -147,10 +147,11 @@ def _repeats_within(first_equal_piece: Callable[[int, int], None], out: Any) -> 
     of a window's values distinct). Merging pieces costs a lookup per distinct value of each
     piece: worth it for repeated values only."""
     n = len(out)
+    window = min(_WINDOW, n // 4)
     for k in range(4):
-        at = (n - _WINDOW) * k // 3
-        first_equal_piece(at, _WINDOW)          # into out, which the pieces write again
-        if np.count_nonzero(out[at:at + _WINDOW] == np.arange(_WINDOW)) > _WINDOW // 2:
+        at = (n - window) * k // 3
+        first_equal_piece(at, window)           # into out, which the pieces write again
+        if np.count_nonzero(out[at:at + window] == np.arange(window)) > window // 2:
             return False
     return True
 

@@ -96,3 +96,33 @@ def test_too_many_values_for_the_index_type_is_arrow_invalid_as_pyarrow():
         values.cast(arrowipc.dictionary(arrowipc.uint8(), arrowipc.string()))
     encoded = values.cast(arrowipc.dictionary(arrowipc.int16(), arrowipc.string()))
     assert encoded.to_pylist() == values.to_pylist()
+
+
+@pytest.mark.parametrize("kind", ["string", "double", "wide int64"])
+@pytest.mark.parametrize("pieces", [2, 3])
+def test_a_column_hashed_in_pieces_as_pyarrow(monkeypatch, kind, pieces):
+    # first_equal cuts a column of repeated values in one piece per core, then renames each
+    # piece's rows to the first equal row of the whole column: made to happen on small columns
+    from arrowipc.data import hashing
+    monkeypatch.setattr(hashing, "PARALLEL_MIN_ROWS", 64)
+    monkeypatch.setattr(hashing.os, "cpu_count", lambda: pieces)
+    rng = np.random.default_rng(pieces)
+    column = _column(rng, kind, 3000)
+    for data in (column, column.slice(7, 2500)):
+        ours = arrowipc.array(data)
+        same(data.unique(), ours.unique())
+        same(data.value_counts(), ours.value_counts())
+        same(data.dictionary_encode(), ours.dictionary_encode())
+
+
+def test_a_column_of_distinct_values_is_hashed_in_one_pass(monkeypatch):
+    from arrowipc.data import hashing
+    monkeypatch.setattr(hashing, "PARALLEL_MIN_ROWS", 64)
+    monkeypatch.setattr(hashing.os, "cpu_count", lambda: 2)
+    calls = []
+    real = hashing.parallel_map
+    monkeypatch.setattr(hashing, "parallel_map",
+                        lambda f, items, rows: calls.append(len(items)) or real(f, items, rows))
+    data = pa.array([f"v{i}" for i in range(3000)])
+    same(data.unique(), arrowipc.array(data).unique())
+    assert calls == [1]
