@@ -635,8 +635,13 @@ cdef inline uint64_t _hash(const uint8_t* p, int64_t n, const uint8_t* end) noex
     return h ^ (h >> 33)
 
 
+cdef struct Slot:
+    int64_t row                 # -1: empty
+    uint64_t hash               # the row's value's: compared before its bytes
+
+
 cdef struct HashSet:
-    int64_t* slots              # index of a member, -1 for an empty slot
+    Slot* slots                 # a member (its first row) per distinct value
     uint64_t mask
 
 
@@ -644,12 +649,17 @@ cdef int _set_init(HashSet* s, int64_t members) except -1:
     cdef uint64_t size = 8
     while size < <uint64_t>(members * 2 + 1):
         size <<= 1
-    s.slots = <int64_t*>malloc(size * sizeof(int64_t))
+    s.slots = <Slot*>malloc(size * sizeof(Slot))
     if s.slots == NULL:
         raise MemoryError()
-    memset(s.slots, 0xFF, size * sizeof(int64_t))
+    memset(s.slots, 0xFF, size * sizeof(Slot))
     s.mask = size - 1
     return 0
+
+
+cdef inline void _keep(Slot* slot, int64_t row, uint64_t h) noexcept nogil:
+    slot.row = row
+    slot.hash = h
 
 
 cdef inline uint64_t _hash_fixed(const uint8_t* p, int width) noexcept nogil:
@@ -667,15 +677,15 @@ cdef inline uint64_t _hash_fixed(const uint8_t* p, int width) noexcept nogil:
 
 
 cdef inline uint64_t _probe_fixed(const HashSet* s, const uint8_t* members, int width,
-                                  const uint8_t* key, bint* found) noexcept nogil:
-    cdef uint64_t j = _hash_fixed(key, width) & s.mask
+                                  const uint8_t* key, uint64_t h, bint* found) noexcept nogil:
+    cdef uint64_t j = h & s.mask
     cdef int64_t m
     while True:
-        m = s.slots[j]
+        m = s.slots[j].row
         if m < 0:
             found[0] = False
             return j
-        if memcmp(members + m * width, key, width) == 0:
+        if s.slots[j].hash == h and memcmp(members + m * width, key, width) == 0:
             found[0] = True
             return j
         j = (j + 1) & s.mask
@@ -698,21 +708,24 @@ cdef int _find_numbers(const numeric_t[::1] values, const numeric_t[::1] members
         free(canon)
         raise
     cdef bint found
-    cdef uint64_t j
+    cdef uint64_t j, h
     cdef numeric_t key
     with nogil:
         for i in range(m):
             canon[i] = _nan_canonical(members[i])
-            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&canon[i], &found)
+            h = _hash_fixed(<const uint8_t*>&canon[i], width)
+            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&canon[i], h,
+                             &found)
             if not found:
-                s.slots[j] = i
+                _keep(&s.slots[j], i, h)
         for i in range(n):
             key = _nan_canonical(values[i])
-            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&key, &found)
+            j = _probe_fixed(&s, <const uint8_t*>canon, width, <const uint8_t*>&key,
+                             _hash_fixed(<const uint8_t*>&key, width), &found)
             if bits != NULL and found:
                 set_bit(bits, i)
             if index != NULL:
-                index[i] = s.slots[j] if found else -1
+                index[i] = s.slots[j].row if found else -1
     free(s.slots)
     free(canon)
     return 0
@@ -746,19 +759,21 @@ cdef inline numeric_t _nan_canonical(numeric_t v) noexcept nogil:
     return v
 
 
-cdef inline uint64_t _probe_binary(const int64_t* slots, uint64_t mask, const BinaryView* rows,
+cdef inline uint64_t _probe_binary(const Slot* slots, uint64_t mask, const BinaryView* rows,
                                    const uint8_t* p, int64_t size, uint64_t h,
                                    bint* found) noexcept nogil:
     """The slot holding a row of `rows` whose bytes are p[:size] (found), or the empty slot
-    where such a row would go; rows in the table were checked when they went in."""
+    where such a row would go; rows in the table were checked when they went in. A row's
+    bytes are read only when its hash is p's."""
     cdef uint64_t j = h & mask
     cdef const uint8_t* q = NULL
     cdef int64_t lq = 0
-    while slots[j] >= 0:
-        _value(rows, slots[j], &q, &lq)
-        if lq == size and (size == 0 or memcmp(p, q, size) == 0):
-            found[0] = True
-            return j
+    while slots[j].row >= 0:
+        if slots[j].hash == h:
+            _value(rows, slots[j].row, &q, &lq)
+            if lq == size and (size == 0 or memcmp(p, q, size) == 0):
+                found[0] = True
+                return j
         j = (j + 1) & mask
     found[0] = False
     return j
@@ -775,7 +790,7 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
     cdef HashSet s
     _set_init(&s, m)
     cdef const uint8_t* p = NULL
-    cdef uint64_t j
+    cdef uint64_t j, h
     cdef int err = ERR_OK
     cdef BinaryView* bad = &vm
     cdef int64_t bad_row = 0
@@ -786,10 +801,10 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if err != ERR_OK:
                 bad_row = i
                 break
-            j = _probe_binary(s.slots, s.mask, &vm, p, lp, _hash(p, lp, vm.data + vm.data_size),
-                              &found)
+            h = _hash(p, lp, vm.data + vm.data_size)
+            j = _probe_binary(s.slots, s.mask, &vm, p, lp, h, &found)
             if not found:
-                s.slots[j] = i
+                _keep(&s.slots[j], i, h)
         for i in range(n):
             if err != ERR_OK:
                 break
@@ -802,7 +817,7 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
             if bits != NULL and found:
                 set_bit(bits, i)
             if index != NULL:
-                index[i] = s.slots[j] if found else -1
+                index[i] = s.slots[j].row if found else -1
     free(s.slots)
     if err != ERR_OK:
         raise ArrowInvalid(f"is_in: value {bad_row} of the {'value set' if bad == &vm else 'values'}"
@@ -829,11 +844,6 @@ def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
 
 
 # -- first equal value: a column looked up in itself, in one pass ----------------------------------
-
-cdef struct Slot:
-    int64_t row                 # -1: empty
-    uint64_t hash
-
 
 cdef struct GrowingSet:
     Slot* slots                 # each distinct value's first row, with its hash
@@ -873,8 +883,7 @@ cdef inline int64_t _first_row(GrowingSet* s, uint64_t j, int64_t i, uint64_t h,
     # row i's first equal row: the one found at slot j, or i itself, kept in the empty slot j
     if found:
         return s.slots[j].row
-    s.slots[j].row = i
-    s.slots[j].hash = h
+    _keep(&s.slots[j], i, h)
     s.used += 1
     return i
 
@@ -918,13 +927,12 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
     data is an ArrowInvalid naming the row."""
     cdef BinaryView v
     _binary_view(values, &v, "values")
-    cdef int64_t n = v.length, i = 0, lp = 0, lq = 0
+    cdef int64_t n = v.length, i = 0, lp = 0
     if out.shape[0] != n:
         raise ValueError(f"first_equal: {out.shape[0]} output slots for {n} values")
     cdef GrowingSet s
     _growing_init(&s)
     cdef const uint8_t* p = NULL
-    cdef const uint8_t* q = NULL
     cdef const uint8_t* end = v.data + v.data_size
     cdef uint64_t j, h
     cdef int err = ERR_OK
@@ -938,16 +946,7 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
             if err != ERR_OK:
                 break
             h = _hash(p, lp, end)
-            # the slots' hashes first: a row's bytes are read only when they may be equal
-            j = h & s.mask
-            found = False
-            while s.slots[j].row >= 0:
-                if s.slots[j].hash == h:
-                    _value(&v, s.slots[j].row, &q, &lq)
-                    if lq == lp and (lp == 0 or memcmp(p, q, lp) == 0):
-                        found = True
-                        break
-                j = (j + 1) & s.mask
+            j = _probe_binary(s.slots, s.mask, &v, p, lp, h, &found)
             out[i] = _first_row(&s, j, i, h, found)
     free(s.slots)
     if err == -1:
@@ -987,6 +986,31 @@ def join_matched(const int64_t[::1] left_codes, const int64_t[::1] counts, uint8
         for i in range(n):
             c = left_codes[i]
             out[i] = 1 if 0 <= c < bound and counts[c] > 0 else 0
+
+
+def join_unique(const int64_t[::1] left_codes, const int64_t[::1] right_of_code, bint inner,
+                int64_t[::1] left_rows, int64_t[::1] right_rows, uint8_t[::1] right_hit):
+    """The pairs of a join whose right side has at most one row per code (right_of_code[c], or
+    -1): with `inner` only the matched left rows, else every left row (-1: no right row);
+    right_hit[r] (None: not wanted) set for each right row paired. Returns the number of
+    pairs written."""
+    cdef int64_t n = left_codes.shape[0], bound = right_of_code.shape[0], i, c, r, k = 0
+    cdef int64_t m = right_hit.shape[0] if right_hit is not None else 0
+    cdef bint hits = right_hit is not None
+    if left_rows.shape[0] < n or right_rows.shape[0] < n:
+        raise ValueError(f"join_unique: fewer output slots than the {n} rows")
+    with nogil:
+        for i in range(n):
+            c = left_codes[i]
+            r = right_of_code[c] if 0 <= c < bound else -1
+            if r < 0 and inner:
+                continue
+            if hits and 0 <= r < m:
+                right_hit[r] = 1
+            left_rows[k] = i
+            right_rows[k] = r
+            k += 1
+    return k
 
 
 def join_build(const int64_t[::1] right_codes, const int64_t[::1] counts, int64_t[::1] starts,

@@ -116,17 +116,18 @@ def join_rows(left_keys: Sequence[ArrayData], right_keys: Sequence[ArrayData], n
         right_of_code = np.full(bound + 1, -1, np.int64)
         right_of_code[rcodes] = np.arange(m, dtype=np.int64)     # -1 codes land in the spare
         right_of_code[bound] = -1
-        right_rows = right_of_code[lcodes]                     # -1 codes: the spare again
-        if join_type == "inner":
-            found = np.flatnonzero(right_rows >= 0)
-            left_rows, right_rows = found, right_rows[found]
-        else:
-            left_rows = np.arange(n, dtype=np.int64)
-        if join_type == "full outer":
-            lonely = np.flatnonzero(~matched(rcodes, lcodes))
-            left_rows = np.concatenate([left_rows, np.full(len(lonely), -1, np.int64)])
-            right_rows = np.concatenate([right_rows, lonely])
-        return left_rows, right_rows
+        # a full outer join's unmatched right rows go after the pairs, in the same arrays
+        extra = m if join_type == "full outer" else 0
+        left_rows, right_rows = np.empty(n + extra, np.int64), np.empty(n + extra, np.int64)
+        hit = np.zeros(m, np.uint8) if extra else None
+        pairs = _k.join_unique(lcodes, right_of_code, join_type == "inner", left_rows,
+                               right_rows, hit)
+        if hit is not None:
+            lonely = np.flatnonzero(hit == 0)
+            left_rows[pairs:pairs + len(lonely)] = -1
+            right_rows[pairs:pairs + len(lonely)] = lonely
+            pairs += len(lonely)
+        return left_rows[:pairs], right_rows[:pairs]
     starts = np.empty(bound, np.int64)
     order = np.empty(int(per_code.sum()), np.int64)
     _k.join_build(rcodes, per_code, starts, order)
