@@ -7,7 +7,7 @@ integers of a narrow range through a table), so a left row and a right row match
 codes are equal on every key; a null key never matches, as in pyarrow's hash join. The right
 rows are grouped by code (a counting sort) and the pairs written in one pass (compute_kernels'
 join_build and join_pairs); a right table of unique keys takes a shortcut, one lookup per left
-row. No Python per row.
+row (join_unique). No Python per row.
 Output order: the left rows in their order, each with its matches in the right table's order,
 then the right rows no left row matched (pyarrow's order is its hash table's and its threads').
 """
