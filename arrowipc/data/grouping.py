@@ -27,7 +27,7 @@ from ..types import (DataType, DictionaryType, DurationType, ExtensionType, Fixe
                      Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .compute import _no_kernel as no_kernel
 from .hashing import appearances, first_appearance, numeric_values, storage_type
-from .selection import Selection, apply, hash_key
+from .selection import Selection, apply, hash_key, parallel_map
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
 from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
 
@@ -437,12 +437,16 @@ def aggregate(keys: Sequence[ArrayData], aggregations: Sequence[Aggregation], nu
         raise ArrowNotImplementedError("Using ordered aggregator in multiple threaded execution "
                                        "is not supported")
     groups = Groups.of_keys(keys, num_rows)
-    out = [_rows(d, groups.first_rows) for d in keys]
-    for targets, func, opt, _ in aggregations:
+
+    def computed(aggregation: Aggregation) -> ArrayData:
+        targets, func, opt, _ = aggregation
         bare = func[5:] if func.startswith("hash_") else func
-        out.append(_aggregate(groups, bare, func, targets[0] if targets else None,
-                              _options(opt)))
-    return out
+        return _aggregate(groups, bare, func, targets[0] if targets else None, _options(opt))
+
+    # the kernels release the GIL: with use_threads, aggregations run side by side
+    columns = parallel_map(computed, list(aggregations), num_rows) if use_threads else \
+        [computed(a) for a in aggregations]
+    return [_rows(d, groups.first_rows) for d in keys] + columns
 
 
 def _aggregate(g: Groups, bare: str, func: str, data: ArrayData | None,

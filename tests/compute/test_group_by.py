@@ -236,6 +236,20 @@ def test_group_order_is_first_appearance_with_threads_too():
         assert ours.column("k").to_pylist() == [5, 3, 9, 1, 0]
 
 
+def test_aggregations_side_by_side_with_threads_as_pyarrow():
+    # from 65,536 rows the aggregations of use_threads=True run on the thread pool
+    rng = np.random.default_rng(11)
+    n = 100_000
+    pt = pa.table({"k": pa.array([f"k{x}" for x in rng.integers(0, 300, n)]),
+                   "v": pa.array(rng.integers(-50, 50, n), mask=rng.random(n) < 0.1),
+                   "f": rng.normal(size=n)})
+    _check(pt, "k", [("v", "sum"), ("f", "mean"), ([], "count_all"), ("f", "max"),
+                     ("v", "min_max"), ("v", "count_distinct"), ("f", "stddev")],
+           use_threads=True)
+    # an aggregation that raises, among others, raises as it does alone
+    _check(pt, "k", [("v", "sum"), ("k", "mean"), ("f", "max")], use_threads=True)
+
+
 def test_ordered_aggregations_refused_with_threads():
     pt = pa.table({"k": [1, 1, 2], "v": [1, 2, 3]})
     for fn in ("first", "last", "first_last"):
