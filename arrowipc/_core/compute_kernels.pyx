@@ -780,7 +780,7 @@ cdef inline uint64_t _probe_binary(const Slot* slots, uint64_t mask, const Binar
 
 
 cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
-                     int64_t* index) except -1:
+                     int64_t* index, int64_t row_base=0) except -1:
     """_find_numbers for string/binary values, bytewise; a value whose offsets leave its data
     is an ArrowInvalid naming the row."""
     cdef BinaryView vv, vm
@@ -820,7 +820,9 @@ cdef int _find_binary(ArrayData values, ArrayData members, uint8_t* bits,
                 index[i] = s.slots[j].row if found else -1
     free(s.slots)
     if err != ERR_OK:
-        raise ArrowInvalid(f"is_in: value {bad_row} of the {'value set' if bad == &vm else 'values'}"
+        # the values may be a piece of a column: the row named is the column's
+        raise ArrowInvalid(f"is_in: value {bad_row + (row_base if bad == &vv else 0)} of the "
+                           f"{'value set' if bad == &vm else 'values'}"
                            f" spans bytes [{_offset_at(bad, bad_row)}, "
                            f"{_offset_at(bad, bad_row + 1)}) but the data has {bad.data_size}")
     return 0
@@ -835,12 +837,14 @@ def is_in_binary(ArrayData values, ArrayData members):
     return out
 
 
-def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out):
-    """out[i]: the position of the first member equal to value i (bytewise), -1 where none."""
+def index_in_binary(ArrayData values, ArrayData members, int64_t[::1] out,
+                    int64_t row_base=0):
+    """out[i]: the position of the first member equal to value i (bytewise), -1 where none.
+    `values` may be a piece of a column starting at row `row_base` (named in errors)."""
     if out.shape[0] != values.length:
         raise ValueError(f"index_in: {out.shape[0]} output slots for {values.length} values")
     if values.length:
-        _find_binary(values, members, NULL, &out[0])
+        _find_binary(values, members, NULL, &out[0], row_base)
 
 
 # -- first equal value: a column looked up in itself, in one pass ----------------------------------
@@ -922,9 +926,10 @@ def first_equal_numbers(const numeric_t[::1] values, int64_t[::1] out):
         raise MemoryError()
 
 
-def first_equal_binary(ArrayData values, int64_t[::1] out):
+def first_equal_binary(ArrayData values, int64_t[::1] out, int64_t row_base=0):
     """first_equal_numbers for string/binary values, bytewise; a value whose offsets leave its
-    data is an ArrowInvalid naming the row."""
+    data is an ArrowInvalid naming the row (`values` may be a piece of a column starting at row
+    `row_base`: out then holds rows of the piece)."""
     cdef BinaryView v
     _binary_view(values, &v, "values")
     cdef int64_t n = v.length, i = 0, lp = 0
@@ -952,7 +957,7 @@ def first_equal_binary(ArrayData values, int64_t[::1] out):
     if err == -1:
         raise MemoryError()
     if err != ERR_OK:
-        raise ArrowInvalid(f"values: value {i} spans bytes [{_offset_at(&v, i)}, "
+        raise ArrowInvalid(f"values: value {row_base + i} spans bytes [{_offset_at(&v, i)}, "
                            f"{_offset_at(&v, i + 1)}) but the data has {v.data_size}")
 
 

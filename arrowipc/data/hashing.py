@@ -75,13 +75,14 @@ def _lookup(values: ArrayData, members: ArrayData | None) -> Any | None:
     if t.kind in (Kind.BINARY, Kind.LARGE_BINARY):
         if members is None:
             _first_equal_in_pieces(
-                lambda at, size: _k.first_equal_binary(values.slice(at, size), out[at:at + size]),
+                lambda at, size: _k.first_equal_binary(values.slice(at, size), out[at:at + size],
+                                                       at),
                 lambda rows, among, got: _k.index_in_binary(take(values, _rows_data(rows)),
                                                             take(values, _rows_data(among)), got),
                 out)
         else:
             _in_pieces(lambda at, size: _k.index_in_binary(values.slice(at, size), members,
-                                                           out[at:at + size]), len(out))
+                                                           out[at:at + size], at), len(out))
         return out
     if isinstance(t, DictionaryType):
         return None

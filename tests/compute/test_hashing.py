@@ -126,3 +126,28 @@ def test_a_column_of_distinct_values_is_hashed_in_one_pass(monkeypatch):
     data = pa.array([f"v{i}" for i in range(3000)])
     same(data.unique(), arrowipc.array(data).unique())
     assert calls == [1]
+
+
+@pytest.mark.parametrize("pieces", [1, 2])
+def test_string_offsets_outside_the_data_name_the_columns_row(monkeypatch, pieces):
+    # a column cut in pieces names the row of the whole column, not of its piece
+    import struct
+    from arrowipc._core.arraydata import ArrayData
+    from arrowipc._core.buffer import py_buffer
+    from arrowipc.array import make_array
+    from arrowipc.data import hashing
+    monkeypatch.setattr(hashing, "PARALLEL_MIN_ROWS", 64)
+    monkeypatch.setattr(hashing.os, "cpu_count", lambda: pieces)
+    n, bad = 3000, 2900
+    ends = [(i % 3) + 1 for i in range(n)]          # "a", "ab", "abc" repeated
+    offsets = np.concatenate([[0], np.cumsum(ends)]).astype(np.int32)
+    data = b"".join(b"abc"[:e] for e in ends)
+    offsets[bad + 1:] += 10 ** 6                    # value 2900 claims bytes far past the data
+    column = make_array(ArrayData(arrowipc.string(), n, 0, 0,
+                                  [None, py_buffer(offsets.tobytes()), py_buffer(data)]))
+    start = int(offsets[bad])
+    with pytest.raises(ArrowInvalid, match=rf"^values: value {bad} spans bytes \[{start}, "):
+        column.unique()
+    import arrowipc.compute as ac
+    with pytest.raises(ArrowInvalid, match=rf"^is_in: value {bad} of the values spans bytes"):
+        ac.index_in(column, value_set=arrowipc.array(["ab"]))
