@@ -1,13 +1,12 @@
 """Grouping kernels: the group of each row by key columns, and pyarrow's hash aggregations
 (hash_sum, hash_count, hash_list, ...) per group, ArrayData in, ArrayData out.
 
-Keys: one key column is numbered by the hash kernels (arrowipc/data/hashing.py: integers of a
-narrow range by value, other numbers and strings through a hash set). Several keys each become
-int64 codes with numpy (numbers and temporal values by their bits, NaNs as one, -0.0 apart from
-0.0, as pyarrow hashes them; strings and binaries as zero-padded byte strings; other types
-through Python values), a null its own code, and their codes combine into one. Groups are
-numbered by first appearance, the order pyarrow's hash aggregation gives them
-(_core/group_kernels). Aggregations reduce each row into its group in row order with the group
+Keys: each key column is coded by the hash kernels (arrowipc/data/hashing.py: integers of a
+narrow range by value, other numbers by their bits as pyarrow hashes them, strings and binaries
+by their bytes, through a hash set), dictionaries by their values' codes, other types through
+Python values; a null is a code of its own. One key's codes are its groups already; several
+keys' codes combine into one, numbered by first appearance, the order pyarrow's hash
+aggregation gives (_core/group_kernels). Aggregations reduce each row into its group in row order with the group
 kernels (sums, products, min and max, counts, first and last rows), or over the rows sorted
 stably by group: no Python per row on numbers; list and distinct are one take each.
 """
@@ -23,13 +22,13 @@ from .._core import group_kernels as _g
 from .._core.arraydata import ArrayData
 from .._core.buffer import py_buffer
 from ..errors import ArrowInvalid, ArrowKeyError, ArrowNotImplementedError
-from ..types import (DataType, DictionaryType, DurationType, ExtensionType, FixedSizeBinaryType,
-                     Kind, TimestampType, bool_, float64, int64, list_, struct, uint64)
+from ..types import (DataType, DictionaryType, DurationType, FixedSizeBinaryType, Kind,
+                     TimestampType, bool_, float64, int64, list_, struct, uint64)
 from .compute import _no_kernel as no_kernel
 from .hashing import appearances, first_appearance, numeric_values, storage_type
 from .selection import Selection, apply, hash_key, parallel_map
-from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks, _padded_bytes
-from .to_python import binary_spans, ordered_numpy, to_pylist, validity_mask
+from .sorting import _UNORDERED_KINDS as _NESTED_KINDS, _key_ranks
+from .to_python import to_pylist, validity_mask
 
 __all__ = ["Aggregation", "FUNCTIONS", "aggregate", "aggregation_specs"]
 
@@ -129,14 +128,15 @@ def _combine(a: tuple[Any, int], b: tuple[Any, int]) -> tuple[Any, int]:
 def _value_codes(data: ArrayData) -> tuple[Any, int]:
     """(codes, bound): equal values of `data` share a code in [0, bound), nulls one of their
     own. Types the hash kernels take are coded by them (by first appearance); dictionaries by
-    their values' codes; strings and binaries of other layouts by their bytes with numpy."""
+    their values' codes; other types (string views, decimals, fixed-size binaries) through
+    Python values, one dict lookup each."""
     n = data.length
     t = storage_type(data.type)
     if t.kind == Kind.NULL:
         return np.zeros(n, np.int64), 1
     if t.kind in _NESTED_KINDS:
         raise ArrowNotImplementedError(f"Keys of type {data.type}")
-    hashed = first_appearance(data, hashed_only=True) if n else None
+    hashed = first_appearance(data, hashed_only=True)
     if hashed is not None:
         return hashed[0], len(hashed[1])
     if isinstance(t, DictionaryType):
@@ -152,88 +152,12 @@ def _value_codes(data: ArrayData) -> tuple[Any, int]:
             raise ArrowInvalid(f"dictionary indices out of bounds for {len(words)} values")
         codes = words[indices] if n else np.zeros(0, np.int64)
         return _with_null_code(codes, wbound, valid)
-    found = numeric_values(data)
-    if found is not None:
-        values, valid = found
-        if values.dtype.kind == "f":
-            # by their bits, as pyarrow hashes floats: -0.0 apart from 0.0, every NaN one NaN
-            values = np.where(np.isnan(values), np.nan, values).astype(values.dtype)
-            values = values.view(f"<i{values.dtype.itemsize}")
-        return _with_null_code(*_integer_codes(values, valid), valid)
-    if t.kind in (Kind.BINARY, Kind.LARGE_BINARY) and n:
-        short = _short_bytes_codes(data)
-        if short is not None:
-            return _with_null_code(*_dense(*short), validity_mask(data))
-        padded = _padded_bytes([data])
-        if padded is not None:
-            return _with_null_code(*_dense(*_bytes_codes(*padded)), validity_mask(data))
     seen: dict[Any, int] = {}
     values = to_pylist(data)
     out = np.fromiter((-1 if v is None else seen.setdefault(hash_key(v), len(seen))
                        for v in values), np.int64, len(values))
     out[out < 0] = len(seen)
     return out, len(seen) + 1
-
-
-_SHORT = 24         # strings up to this many bytes are read into words byte column by column
-
-
-def _short_bytes_codes(data: ArrayData) -> tuple[Any, int] | None:
-    """(codes, bound) of a string or binary column whose values are all short: each value's
-    bytes gathered into 8-byte words one byte position at a time (no padded copy), the words
-    ranked as integers, then the lengths; None when a value is longer than _SHORT."""
-    starts, ends, values = binary_spans(data)
-    lengths = ends - starts
-    widest = int(lengths.max(initial=0))
-    if widest > _SHORT:
-        return None
-    if widest == 0:                             # every value empty
-        return np.zeros(len(starts), np.int64), 1
-    last = len(values) - 1
-    codes: tuple[Any, int] | None = None
-    for w in range(0, widest, 8):
-        word = np.zeros(len(starts), np.uint64)
-        for j in range(w, min(w + 8, widest)):
-            byte = values[np.minimum(starts + j, last)].astype(np.uint64)
-            byte[lengths <= j] = 0
-            word |= byte << np.uint64(8 * (j - w))
-        found = _integer_codes(word, None)
-        codes = found if codes is None else _combine(codes, found)
-    assert codes is not None
-    return _combine(codes, (lengths, widest + 1))
-
-
-def _bytes_codes(padded: Any, lengths: Any) -> tuple[Any, int]:
-    """(codes, bound) of zero-padded byte strings: their 8-byte words ranked as integers
-    (numpy sorts uint64 several times faster than byte strings), combined, then the lengths,
-    which tell "a" from "a\\0"."""
-    n = len(padded)
-    width = padded.dtype.itemsize
-    words = -(-width // 8)
-    matrix = np.zeros((n, words * 8), np.uint8)
-    matrix[:, :width] = padded.view(np.uint8).reshape(n, width)
-    columns = matrix.view(np.uint64)
-    codes = _integer_codes(columns[:, 0], None)
-    for i in range(1, words):
-        codes = _combine(codes, _integer_codes(columns[:, i], None))
-    return _combine(codes, (lengths, int(lengths.max()) + 1))
-
-
-def _integer_codes(values: Any, valid: Any) -> tuple[Any, int]:
-    """(codes, bound) of integers: their offsets from the smallest when the range is small,
-    else their ranks."""
-    n = len(values)
-    present = values if valid is None else values[valid]
-    if not len(present):
-        return np.zeros(n, np.int64), 0
-    lo, hi = present.min(), present.max()
-    if int(hi) - int(lo) <= 4 * n + 1024:
-        # offsets from the smallest: in uint64 for uint64 (no int64 holds them all)
-        offsets = (values - lo).astype(np.int64) if values.dtype == np.uint64 \
-            else values.astype(np.int64) - np.int64(lo)
-        return offsets, int(hi) - int(lo) + 1
-    uniq, inverse = np.unique(values, return_inverse=True)
-    return inverse.reshape(-1), len(uniq)
 
 
 def _with_null_code(codes: Any, bound: int, valid: Any) -> tuple[Any, int]:

@@ -25,7 +25,7 @@ from ..errors import ArrowInvalid
 from ..types import Field, Kind, binary, field, string
 from .cast import cast_data
 from .grouping import _combine, _dense, _value_codes
-from .hashing import index_in, numeric_values, storage_type
+from .hashing import first_equal, index_in, numeric_values, storage_type
 from .selection import Selection, apply, combined_data, parallel_map
 from .sorting import _UNORDERED_KINDS as _NESTED_KINDS
 from .to_python import validity_mask
@@ -49,7 +49,7 @@ def _column_codes(a: ArrayData, b: ArrayData) -> tuple[Any, Any, int]:
         if t.kind == Kind.VIEW:         # the hash kernels read offsets layouts
             target = string() if t.name == "string_view" else binary()
             a, b = cast_data(a, target, True), cast_data(b, target, True)
-        lc, rc = index_in(a, b), index_in(b, b)
+        lc, rc = index_in(a, b), first_equal(b)
     bound = b.length
     if lc is None or rc is None:
         both, bound = _value_codes(combined_data([a, b], a.type))
