@@ -414,7 +414,7 @@ def _index_in_data(values: Any, members: Any, skip_nulls: bool) -> Any:
     from ._core.arraydata import ArrayData
     from ._core.buffer import py_buffer
     from .data.cast import cast_data
-    from .data.hashing import index_in as first_member
+    from .data.hashing import index_in_valid as first_member
     from .data.to_python import validity_mask
     from .errors import ArrowNotImplementedError, ArrowTypeError
     from .types import int32
@@ -428,8 +428,6 @@ def _index_in_data(values: Any, members: Any, skip_nulls: bool) -> Any:
     if found is None:
         raise ArrowNotImplementedError(f"index_in of {values.type}")
     valid, set_valid = validity_mask(values), validity_mask(members)
-    if set_valid is not None:           # a null slot's bytes are no member
-        found[(found >= 0) & ~set_valid[np.maximum(found, 0)]] = -1
     if valid is not None:
         null_at = np.flatnonzero(~set_valid) if set_valid is not None else np.zeros(0)
         found[~valid] = null_at[0] if len(null_at) and not skip_nulls else -1

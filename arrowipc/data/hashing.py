@@ -28,7 +28,7 @@ from .selection import PARALLEL_MIN_ROWS, hash_key, parallel_map, take
 from .to_python import ordered_numpy, to_pylist, validity_mask
 
 __all__ = ["appearances", "dictionary_encoded", "first_appearance", "first_equal", "index_in",
-           "numeric_values", "storage_type", "unique", "value_counts"]
+           "index_in_valid", "numeric_values", "storage_type", "unique", "value_counts"]
 
 
 def storage_type(t: Any) -> Any:
@@ -61,6 +61,17 @@ def index_in(values: ArrayData, members: ArrayData) -> Any | None:
     type without a kernel (string and binary views too: cast them first). Null slots are looked
     up by the bytes they hold: callers mask them."""
     return _lookup(values, members)
+
+
+def index_in_valid(values: ArrayData, members: ArrayData) -> Any | None:
+    """index_in among the valid members only: a null slot of `members` is no member, even when
+    its bytes equal a value (null slots of `values` are still looked up by their bytes)."""
+    valid = validity_mask(members)
+    if valid is None:
+        return _lookup(values, members)
+    rows = np.flatnonzero(valid)
+    found = _lookup(values, take(members, _rows_data(rows)))
+    return None if found is None else np.where(found >= 0, rows[np.maximum(found, 0)], -1)
 
 
 def first_equal(data: ArrayData) -> Any | None:

@@ -101,3 +101,15 @@ def test_vector_functions_on_tables_and_chunked_columns():
     chunked = arrowipc.chunked_array([[1, 2], [2, None]])
     assert ac.index_in(chunked, arrowipc.array([2])).to_pylist() == [None, 0, 0, None]
     assert ac.sum(chunked).as_py() == 5 and ac.count_distinct(chunked).as_py() == 2
+
+
+@pytest.mark.parametrize("value_set, values", [
+    (pa.array([None, 0, 5, 0]), pa.array([0, 5, None, 7])),      # the null slot holds 0
+    (pa.array(["", None, "a"]), pa.array(["", "a", None])),       # ... and an empty string
+])
+def test_index_in_skips_a_null_slot_holding_a_members_bytes(value_set, values):
+    for skip_nulls in (False, True):
+        got = ac.index_in(arrowipc.array(values), arrowipc.array(value_set),
+                          skip_nulls=skip_nulls)
+        assert got.to_pylist() == \
+            pc.index_in(values, value_set=value_set, skip_nulls=skip_nulls).to_pylist()
