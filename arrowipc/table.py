@@ -162,7 +162,7 @@ class TabularOps:
         if not out.size:            # no values: pyarrow's strides are the row-major ones
             item = out.dtype.itemsize
             return Tensor._make(target, py_buffer(b""), out.shape, (item * out.shape[1], item))
-        return Tensor.from_numpy(out) if row_major else Tensor._fortran(out)
+        return Tensor._over(out)            # row- or column-major as made, zero-copy
 
     def itercolumns(self) -> Iterator[Any]:
         """The columns, one by one."""

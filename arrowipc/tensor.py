@@ -71,22 +71,19 @@ class Tensor:
         """A Tensor over the numpy array `obj`: zero-copy for a C-contiguous array (its memory
         is kept alive), a row-major copy otherwise."""
         import numpy as np
-        arr = np.ascontiguousarray(obj)
+        return Tensor._over(np.ascontiguousarray(obj), dim_names)
+
+    @staticmethod
+    def _over(arr: Any, dim_names: Any = None) -> "Tensor":
+        """A Tensor over a C- or Fortran-contiguous numpy array, zero-copy, its strides kept."""
+        import numpy as np
         type = tensor_type_of(arr.dtype)
         if dim_names is not None and len(dim_names) != arr.ndim:
             raise ValueError(f"dim_names has {len(dim_names)} names for {arr.ndim} dimensions")
-        data = py_buffer(arr.reshape(-1).view(np.uint8)) if arr.size else py_buffer(b"")
-        return Tensor._make(type, data, arr.shape, arr.strides, dim_names)
-
-    @staticmethod
-    def _fortran(arr: Any) -> "Tensor":
-        """A Tensor over a Fortran-ordered (column-major) numpy array, zero-copy, its strides
-        kept."""
-        import numpy as np
-        type = tensor_type_of(arr.dtype)
-        data = py_buffer(arr.reshape(-1, order="F").view(np.uint8)) if arr.size \
+        # order "A": the memory's own order, so neither layout is copied
+        data = py_buffer(arr.reshape(-1, order="A").view(np.uint8)) if arr.size \
             else py_buffer(b"")
-        return Tensor._make(type, data, arr.shape, arr.strides)
+        return Tensor._make(type, data, arr.shape, arr.strides, dim_names)
 
     def to_numpy(self) -> NDArray:
         """A read-only numpy view of the tensor (zero-copy)."""
